@@ -1,0 +1,370 @@
+/* ir.h - the tx graph IR: an FX-like dataflow graph held in one arena.
+ *
+ * Invariants (checked by ir_verify):
+ *  - nodes live in g->nodes and are named by their index (ir_id, 32 bits);
+ *  - nodes are in topological order: every input id of node i is < i;
+ *  - input (placeholder) nodes come first, in parameter order; exactly one
+ *    OUTPUT node exists and it is the last node; its inputs are the returned
+ *    values in return order;
+ *  - every node carries its dtype and shape (concrete or symbolic dims);
+ *  - each op is declared once in IR_OPS below; enums, names, arity and
+ *    traits are generated from that table.
+ * No global state: everything hangs off an ir_graph.
+ */
+#ifndef TX_IR_H
+#define TX_IR_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef uint32_t ir_id;
+#define IR_NONE UINT32_MAX
+#define IR_MAX_RANK 8
+#define IR_MAX_NEST 256          /* nesting depth limit of the language */
+#define IR_MAX_ELEMS (1LL << 62) /* element count of a tensor must stay below */
+
+/* ---- dtypes ------------------------------------------------------------ */
+/* X(ENUM, name, bytes, is_float) */
+#define IR_DTYPES(X)      \
+    X(F32, "f32", 4, 1)   \
+    X(F16, "f16", 2, 1)   \
+    X(BF16, "bf16", 2, 1) \
+    X(I32, "i32", 4, 0)   \
+    X(BOOL, "bool", 1, 0)
+
+typedef enum {
+#define X(e, s, b, f) IR_##e,
+    IR_DTYPES(X)
+#undef X
+        IR_NDTYPES
+} ir_dtype;
+
+const char *ir_dtype_name(ir_dtype t);
+int ir_dtype_size(ir_dtype t);
+bool ir_dtype_is_float(ir_dtype t);
+/* Parses "f32" etc.; returns -1 when the name is not a dtype. */
+int ir_dtype_parse(const char *s, size_t len);
+/* Promotion of two strong dtypes (spec 1): same -> same; f16+bf16 -> f32;
+ * any float with a wider float -> wider; float with int/bool -> the float;
+ * i32 with bool -> i32. */
+ir_dtype ir_dtype_promote(ir_dtype a, ir_dtype b);
+
+/* ---- ops ----------------------------------------------------------------- */
+/* Traits. */
+enum {
+    IR_T_LEAF = 1u << 0,   /* no inputs: input, const */
+    IR_T_ELEM = 1u << 1,   /* elementwise: output[i] depends on inputs[i] (after broadcast) */
+    IR_T_CMP = 1u << 2,    /* comparison: result dtype bool */
+    IR_T_COMMUT = 1u << 3, /* commutative binary */
+    IR_T_REDUCE = 1u << 4, /* reduction over attr.red.axes */
+    IR_T_VIEW = 1u << 5,   /* pure data movement: index arithmetic only */
+    IR_T_MATMUL = 1u << 6,
+    IR_T_TRANSC = 1u << 7, /* transcendental: costs more than one flop */
+    IR_T_VARARG = 1u << 8, /* arity given by nin (concat, output) */
+};
+
+/* X(ENUM, name, arity, traits, flops_per_element)
+ * arity -1: variadic. flops: FLOPs charged per output element by the cost
+ * model (reductions: per input element; matmul: computed separately). */
+#define IR_OPS(X)                                              \
+    X(INPUT, "input", 0, IR_T_LEAF, 0)                         \
+    X(CONST, "const", 0, IR_T_LEAF, 0)                         \
+    X(NEG, "neg", 1, IR_T_ELEM, 1)                             \
+    X(ABS, "abs", 1, IR_T_ELEM, 1)                             \
+    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
+    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
+    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
+    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC, 1)           \
+    X(RECIP, "recip", 1, IR_T_ELEM, 1)                         \
+    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
+    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC, 3)       \
+    X(RELU, "relu", 1, IR_T_ELEM, 1)                           \
+    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC, 4)             \
+    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC, 7)   \
+    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC, 4)             \
+    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(FLOOR, "floor", 1, IR_T_ELEM, 1)                         \
+    X(CEIL, "ceil", 1, IR_T_ELEM, 1)                           \
+    X(CAST, "cast", 1, IR_T_ELEM, 0)                           \
+    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)               \
+    X(SUB, "sub", 2, IR_T_ELEM, 1)                             \
+    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)               \
+    X(DIV, "div", 2, IR_T_ELEM, 1)                             \
+    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC, 1)               \
+    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT, 1)       \
+    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT, 1)       \
+    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
+    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
+    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
+    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
+    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)      \
+    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)      \
+    X(WHERE, "where", 3, IR_T_ELEM, 1)                         \
+    X(SUM, "sum", 1, IR_T_REDUCE, 1)                           \
+    X(MEAN, "mean", 1, IR_T_REDUCE, 1)                         \
+    X(MAX, "max", 1, IR_T_REDUCE, 1)                           \
+    X(MIN, "min", 1, IR_T_REDUCE, 1)                           \
+    X(MATMUL, "matmul", 2, IR_T_MATMUL, 0)                     \
+    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                     \
+    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                     \
+    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)              \
+    X(SLICE, "slice", 1, IR_T_VIEW, 0)                         \
+    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)        \
+    X(OUTPUT, "output", -1, IR_T_VARARG, 0)
+
+typedef enum {
+#define X(e, s, a, t, f) IR_OP_##e,
+    IR_OPS(X)
+#undef X
+        IR_NOPS
+} ir_op;
+
+const char *ir_op_name(ir_op op);
+int ir_op_arity(ir_op op);       /* -1: variadic */
+unsigned ir_op_traits(ir_op op); /* IR_T_* bitmask */
+int ir_op_flops(ir_op op);       /* cost-model FLOPs per element */
+/* Parses an op name as printed; returns -1 when unknown. */
+int ir_op_parse(const char *s, size_t len);
+
+/* ---- shapes -------------------------------------------------------------- */
+/* A dim >= 0 is a concrete extent. A dim < 0 is the symbolic size with
+ * symbol index IR_DIM_SYMIDX(d) in the graph's symbol table. */
+typedef int64_t ir_dim;
+#define IR_DIM_SYM(idx) (-(int64_t)(idx)-1)
+#define IR_DIM_IS_SYM(d) ((d) < 0)
+#define IR_DIM_SYMIDX(d) ((uint32_t)(-(d)-1))
+
+typedef struct ir_shape {
+    uint8_t rank;
+    ir_dim dim[IR_MAX_RANK];
+} ir_shape;
+
+bool ir_shape_eq(const ir_shape *a, const ir_shape *b);
+bool ir_shape_is_concrete(const ir_shape *s);
+/* Element count of a concrete shape; -1 when symbolic. */
+int64_t ir_shape_numel(const ir_shape *s);
+
+/* ---- symbols ------------------------------------------------------------- */
+typedef struct ir_sym {
+    char *name;
+    int64_t value; /* bound value, or -1 while unbound (a runtime parameter) */
+} ir_sym;
+
+/* ---- nodes --------------------------------------------------------------- */
+typedef struct ir_node {
+    uint16_t op;    /* ir_op */
+    uint8_t dtype;  /* ir_dtype of the result */
+    uint8_t flags;  /* IR_NF_* */
+    uint16_t nin;   /* number of inputs */
+    uint32_t inoff; /* inputs are g->args[inoff .. inoff+nin) */
+    ir_shape shape; /* result shape */
+    uint32_t name;  /* offset of the value's source name in g->strs; 0: none */
+    uint32_t line, col;  /* source location of the expression (1-based; 0: none) */
+    uint32_t region;     /* fused region index, IR_NONE before planning */
+    union {
+        double cval;                       /* CONST: scalar value (shape is rank 0) */
+        uint32_t param;                    /* INPUT: parameter index */
+        struct { uint32_t axes; uint8_t keepdim; } red; /* reductions: bitmask of input axes */
+        uint8_t perm[IR_MAX_RANK];         /* PERMUTE: out dim i = in dim perm[i] */
+        struct { int32_t axis; int64_t start, stop; } slice; /* SLICE: [start, stop), normalised */
+        int32_t axis;                      /* CONCAT: axis (normalised, >= 0) */
+    } a;
+} ir_node;
+
+enum {
+    IR_NF_DEAD = 1u << 0, /* marked for removal by ir_compact */
+};
+
+/* ---- fused regions ------------------------------------------------------- */
+/* A region is one planned kernel. Nodes name their region in node.region;
+ * the planner (passes/fuse.c) fills the table, codegen reads it. */
+#define IR_REGION_KINDS(X)           \
+    X(POINTWISE, "pointwise")        \
+    X(REDUCTION, "reduction")        \
+    X(MATMUL, "matmul")              \
+    X(ATTENTION, "attention")        \
+    X(COPY, "copy")
+
+typedef enum {
+#define X(e, s) IR_RK_##e,
+    IR_REGION_KINDS(X)
+#undef X
+        IR_NRKINDS
+} ir_region_kind;
+const char *ir_region_kind_name(ir_region_kind k);
+
+enum { /* fusion kinds used by a region (bitmask) */
+    IR_FUSE_VERTICAL = 1u << 0,
+    IR_FUSE_HORIZONTAL = 1u << 1,
+    IR_FUSE_EPILOGUE = 1u << 2,
+    IR_FUSE_ATTENTION = 1u << 3,
+};
+
+/* How a reduction region keeps its reduced extent. */
+typedef enum {
+    IR_RED_ONCHIP = 0, /* whole reduced row in registers/shared memory, one HBM read */
+    IR_RED_ONLINE,     /* streamed in chunks with running statistics (online softmax) */
+    IR_RED_MULTIPASS,  /* several passes over HBM; counted as spilled bytes */
+} ir_red_strategy;
+
+typedef struct ir_region {
+    uint8_t kind;       /* ir_region_kind */
+    uint8_t fusion;     /* IR_FUSE_* bitmask */
+    uint8_t strategy;   /* ir_red_strategy for reductions/attention */
+    uint8_t pad;
+    uint32_t anchor;    /* the node that gives the region its iteration space
+                           (the widest elementwise output, the reduction, the matmul) */
+    uint32_t threads;   /* threads per block the plan assumes */
+    int64_t tile[3];    /* tile extents: matmul (BM, BN, BK); reduction (row chunk, -, -);
+                           pointwise (elements per block, -, -) */
+    int64_t sram_bytes;    /* on-chip bytes per block from the tile plan */
+    int64_t spilled_bytes; /* extra HBM bytes the plan moves because it did not fit */
+} ir_region;
+
+/* ---- graph --------------------------------------------------------------- */
+typedef struct ir_graph {
+    char *name;         /* entry function name */
+    char *file;         /* source file name, for locations; may be NULL */
+    ir_node *nodes;
+    uint32_t n, cap;
+    uint32_t *args;     /* input-id pool; see ir_node.inoff */
+    uint32_t nargs, argcap;
+    ir_sym *syms;
+    uint32_t nsyms, symcap;
+    char *strs;         /* string pool: NUL-terminated names; offset 0 is "" */
+    uint32_t nstrs, strcap;
+    ir_region *regions;
+    uint32_t nregions, regcap;
+} ir_graph;
+
+ir_graph *ir_graph_new(const char *name, const char *file);
+void ir_graph_free(ir_graph *g);
+/* Deep copy (regions included). Returns NULL on allocation failure. */
+ir_graph *ir_graph_clone(const ir_graph *g);
+
+static inline ir_node *ir_node_at(ir_graph *g, ir_id id) { return &g->nodes[id]; }
+static inline ir_id ir_in(const ir_graph *g, const ir_node *n, unsigned i) { return g->args[n->inoff + i]; }
+static inline void ir_set_in(ir_graph *g, ir_node *n, unsigned i, ir_id v) { g->args[n->inoff + i] = v; }
+static inline const char *ir_str(const ir_graph *g, uint32_t off) { return g->strs + off; }
+static inline ir_id ir_output(const ir_graph *g) { return g->n - 1; }
+
+/* Interns a string in the pool; returns its offset. */
+uint32_t ir_intern(ir_graph *g, const char *s);
+/* Adds a symbol (or finds it by name); returns its index. */
+uint32_t ir_sym_get(ir_graph *g, const char *name);
+int ir_sym_find(const ir_graph *g, const char *name); /* -1 if absent */
+
+/* Appends a node with the given inputs; attributes are zeroed, region is
+ * IR_NONE, and the caller fills dtype/shape/attributes. Topological order is
+ * the caller's duty (inputs must already exist). Returns the new id. */
+ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape,
+             const ir_id *ins, unsigned nin);
+/* Convenience constructors that infer dtype and shape; they assume valid
+ * inputs (the frontend checks and reports errors before calling them). */
+ir_id ir_add_input(ir_graph *g, const char *name, ir_dtype dt, const ir_shape *shape);
+ir_id ir_add_const(ir_graph *g, double v, ir_dtype dt);
+ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x);         /* result dtype: x's (bool for none) */
+ir_id ir_add_cast(ir_graph *g, ir_id x, ir_dtype to);
+ir_id ir_add_binary(ir_graph *g, ir_op op, ir_id a, ir_id b); /* broadcast shapes; CMP -> bool */
+ir_id ir_add_where(ir_graph *g, ir_id c, ir_id a, ir_id b);
+ir_id ir_add_reduce(ir_graph *g, ir_op op, ir_id x, uint32_t axes, bool keepdim);
+ir_id ir_add_matmul(ir_graph *g, ir_id a, ir_id b);
+ir_id ir_add_permute(ir_graph *g, ir_id x, const uint8_t *perm);
+ir_id ir_add_reshape(ir_graph *g, ir_id x, const ir_shape *to);
+ir_id ir_add_broadcast(ir_graph *g, ir_id x, const ir_shape *to);
+ir_id ir_add_slice(ir_graph *g, ir_id x, int axis, int64_t start, int64_t stop);
+ir_id ir_add_concat(ir_graph *g, const ir_id *xs, unsigned n, int axis);
+ir_id ir_add_output(ir_graph *g, const ir_id *xs, unsigned n);
+
+/* Broadcast two shapes (NumPy rules; a symbolic dim matches itself or 1).
+ * Returns false when incompatible. */
+bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);
+/* Result shape of a matmul; false when the shapes do not fit. */
+bool ir_shape_matmul(const ir_shape *a, const ir_shape *b, ir_shape *out);
+
+/* ---- uses ---------------------------------------------------------------- */
+/* Users of every node in CSR form: users of node i are
+ * u->ids[u->start[i] .. u->start[i+1]); a node using a value twice appears twice. */
+typedef struct ir_uses {
+    uint32_t *start; /* n + 1 entries */
+    uint32_t *ids;
+} ir_uses;
+bool ir_uses_build(const ir_graph *g, ir_uses *u);
+void ir_uses_free(ir_uses *u);
+static inline uint32_t ir_nuses(const ir_uses *u, ir_id i) { return u->start[i + 1] - u->start[i]; }
+
+/* Replaces every use of `from` by `to` (to < from keeps topological order
+ * when `to` already precedes all users). */
+void ir_replace_uses(ir_graph *g, ir_id from, ir_id to);
+/* Removes nodes flagged IR_NF_DEAD and renumbers the rest, keeping order.
+ * Returns the number removed. Region indices are kept. */
+uint32_t ir_compact(ir_graph *g);
+
+/* ---- text form, verifier ----------------------------------------------- */
+/* Prints the canonical text form (docs/ir.md). */
+void ir_print(const ir_graph *g, FILE *out);
+/* Formats a shape like "[M, 4096]" into buf; returns buf. */
+char *ir_shape_str(const ir_graph *g, const ir_shape *s, char *buf, size_t cap);
+/* Checks every invariant; on failure writes one line per problem to err
+ * (may be NULL) and returns false. */
+bool ir_verify(const ir_graph *g, FILE *err);
+
+/* ---- symbolic polynomials (cost formulas with unbound dims) ------------- */
+/* A sum of terms coef * prod(sym_i ^ pow_i); used for byte and FLOP counts
+ * when dims are unbound. At most IR_POLY_TERMS terms. */
+#define IR_POLY_TERMS 16
+#define IR_POLY_SYMS 6
+typedef struct ir_poly_term {
+    double coef;
+    uint8_t nsym;
+    uint32_t sym[IR_POLY_SYMS]; /* sorted symbol indices, repeated for powers */
+} ir_poly_term;
+typedef struct ir_poly {
+    uint8_t nterms;
+    bool overflow; /* too many terms to represent: treat as unknown */
+    ir_poly_term t[IR_POLY_TERMS];
+} ir_poly;
+void ir_poly_const(ir_poly *p, double c);
+/* p = coef * numel(shape) (symbolic dims become factors). */
+void ir_poly_numel(ir_poly *p, const ir_shape *s, double coef);
+void ir_poly_add(ir_poly *p, const ir_poly *q);
+void ir_poly_scale(ir_poly *p, double c);
+bool ir_poly_is_const(const ir_poly *p, double *value);
+/* Prints like "4*M*N + 2*N" using the graph's symbol names. */
+char *ir_poly_str(const ir_graph *g, const ir_poly *p, char *buf, size_t cap);
+
+/* ---- diagnostics --------------------------------------------------------- */
+/* Source diagnostics: "FILE:LINE:COL: error: MSG", the line, a caret.
+ * Other errors: "txc: error: MSG". Owned by the caller (no globals). */
+typedef struct tx_diag {
+    FILE *out;          /* where messages go (stderr) */
+    const char *file;   /* file name as given by the user */
+    const char *src;    /* source text, for echoing the line; may be NULL */
+    size_t srclen;
+    unsigned errors;
+    unsigned max_errors; /* stop reporting after this many (0: 1) */
+} tx_diag;
+void tx_diag_init(tx_diag *d, FILE *out, const char *file, const char *src, size_t srclen);
+void tx_error_at(tx_diag *d, unsigned line, unsigned col, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+void tx_error(tx_diag *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Overflow-checked arithmetic for sizes: false on overflow. */
+bool ir_mul_ok(int64_t a, int64_t b, int64_t *r);
+bool ir_add_ok(int64_t a, int64_t b, int64_t *r);
+
+/* Allocation that aborts with a message on out-of-memory (the only
+ * acceptable response in a compiler of this size). */
+void *ir_xmalloc(size_t n);
+void *ir_xcalloc(size_t n, size_t m);
+void *ir_xrealloc(void *p, size_t n);
+char *ir_xstrdup(const char *s);
+
+#endif

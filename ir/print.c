@@ -1,0 +1,119 @@
+/* print.c - the canonical IR text form (docs/ir.md). Deterministic: the
+ * same graph prints the same bytes. */
+#include "ir/ir.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+char *ir_shape_str(const ir_graph *g, const ir_shape *s, char *buf, size_t cap) {
+    size_t k = 0;
+    k += (size_t)snprintf(buf + k, cap - k, "[");
+    for (int i = 0; i < s->rank && k < cap; i++) {
+        if (i) k += (size_t)snprintf(buf + k, cap - k, ", ");
+        if (k >= cap) break;
+        if (IR_DIM_IS_SYM(s->dim[i])) {
+            uint32_t si = IR_DIM_SYMIDX(s->dim[i]);
+            k += (size_t)snprintf(buf + k, cap - k, "%s", si < g->nsyms ? g->syms[si].name : "?");
+        } else {
+            k += (size_t)snprintf(buf + k, cap - k, "%lld", (long long)s->dim[i]);
+        }
+    }
+    if (k < cap) snprintf(buf + k, cap - k, "]");
+    return buf;
+}
+
+/* Shortest decimal that reads back to the same double. */
+static void fmt_double(double v, char *buf, size_t cap) {
+    for (int prec = 1; prec <= 17; prec++) {
+        snprintf(buf, cap, "%.*g", prec, v);
+        if (strtod(buf, NULL) == v) return;
+    }
+}
+
+static void print_axes(FILE *out, uint32_t mask) {
+    fputc('(', out);
+    int first = 1;
+    for (int i = 0; i < IR_MAX_RANK; i++)
+        if (mask & (1u << i)) {
+            fprintf(out, first ? "%d" : ", %d", i);
+            first = 0;
+        }
+    fputc(')', out);
+}
+
+static void print_attrs(const ir_graph *g, const ir_node *n, FILE *out) {
+    unsigned t = ir_op_traits((ir_op)n->op);
+    if (t & IR_T_REDUCE) {
+        fputs(" {axes=", out);
+        print_axes(out, n->a.red.axes);
+        fputs(n->a.red.keepdim ? ", keepdim}" : "}", out);
+    } else if (n->op == IR_OP_PERMUTE) {
+        fputs(" {perm=(", out);
+        for (int i = 0; i < n->shape.rank; i++) fprintf(out, i ? ", %d" : "%d", n->a.perm[i]);
+        fputs(")}", out);
+    } else if (n->op == IR_OP_SLICE) {
+        fprintf(out, " {axis=%d, start=%lld, stop=%lld}", n->a.slice.axis, (long long)n->a.slice.start,
+                (long long)n->a.slice.stop);
+    } else if (n->op == IR_OP_CONCAT) {
+        fprintf(out, " {axis=%d}", n->a.axis);
+    }
+    (void)g;
+}
+
+static void print_node(const ir_graph *g, ir_id id, FILE *out) {
+    const ir_node *n = &g->nodes[id];
+    char sb[256];
+    fprintf(out, "  %%%u", id);
+    if (n->name) fprintf(out, " %s", ir_str(g, n->name));
+    if (n->op == IR_OP_OUTPUT) {
+        fputs(" = output", out);
+    } else {
+        fprintf(out, " = %s", ir_op_name((ir_op)n->op));
+    }
+    if (n->op == IR_OP_INPUT) fprintf(out, " %u", n->a.param);
+    if (n->op == IR_OP_CONST) {
+        char vb[40];
+        fmt_double(n->a.cval, vb, sizeof vb);
+        fprintf(out, " %s", vb);
+    }
+    for (unsigned k = 0; k < n->nin; k++) fprintf(out, k ? ", %%%u" : " %%%u", ir_in(g, n, k));
+    print_attrs(g, n, out);
+    if (n->op != IR_OP_OUTPUT)
+        fprintf(out, " : %s%s", ir_dtype_name((ir_dtype)n->dtype), ir_shape_str(g, &n->shape, sb, sizeof sb));
+    if (n->region != IR_NONE) fprintf(out, " @k%u", n->region);
+    if (n->line) fprintf(out, " # %u:%u", n->line, n->col);
+    fputc('\n', out);
+}
+
+static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
+    const ir_region *r = &g->regions[i];
+    static const char *const fk[] = {"vertical", "horizontal", "epilogue", "attention"};
+    fprintf(out, "  region k%u = %s [", i, ir_region_kind_name((ir_region_kind)r->kind));
+    int first = 1;
+    for (int b = 0; b < 4; b++)
+        if (r->fusion & (1u << b)) {
+            fprintf(out, first ? "%s" : ", %s", fk[b]);
+            first = 0;
+        }
+    fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld spilled=%lld", r->anchor, r->threads,
+            (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2], (long long)r->sram_bytes,
+            (long long)r->spilled_bytes);
+    if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION) {
+        static const char *const st[] = {"onchip", "online", "multipass"};
+        fprintf(out, " strategy=%s", r->strategy < 3 ? st[r->strategy] : "?");
+    }
+    fputc('\n', out);
+}
+
+void ir_print(const ir_graph *g, FILE *out) {
+    fprintf(out, "graph %s {\n", g->name);
+    for (uint32_t i = 0; i < g->nsyms; i++) {
+        if (g->syms[i].value >= 0)
+            fprintf(out, "  sym %s = %lld\n", g->syms[i].name, (long long)g->syms[i].value);
+        else
+            fprintf(out, "  sym %s\n", g->syms[i].name);
+    }
+    for (ir_id i = 0; i < g->n; i++) print_node(g, i, out);
+    for (uint32_t i = 0; i < g->nregions; i++) print_region(g, i, out);
+    fputs("}\n", out);
+}
