@@ -27,6 +27,22 @@ float rt_f16_to_f32(uint16_t h);
 uint16_t rt_f32_to_f16(float f);
 float rt_bf16_to_f32(uint16_t h);
 uint16_t rt_f32_to_bf16(float f);
+/* Added by the runtime/interpreter work (additive): */
+/* Exact rounding of a double to f16/bf16 bits (nearest even, one rounding,
+ * overflow to +-inf, denormals exact, NaN stays NaN with its sign). */
+uint16_t rt_f64_to_f16(double v);
+uint16_t rt_f64_to_bf16(double v);
+/* i32 store rule: truncation toward zero, saturating to [INT32_MIN,
+ * INT32_MAX]; NaN gives 0. */
+int32_t rt_double_to_i32(double v);
+/* Byte size of t's data; false when the element count is negative,
+ * overflows or is not below IR_MAX_ELEMS. */
+bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes);
+/* dst = src converted to dtype `to` (same shape, new allocation; values
+ * stored by rt_set's rules, e.g. f32 -> bf16 rounds to nearest even). The
+ * CLI uses it for bf16 parameters given as <f4 files. False when the
+ * allocation fails (dst untouched). */
+bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst);
 
 /* .npy files (spec section 3). rt_npy_read reads any supported file into
  * `t` (f32/f16/i32/bool as stored); errors are one clear line into `err`
@@ -34,6 +50,9 @@ uint16_t rt_f32_to_bf16(float f);
  * file then rename); bf16 is written as <f4. */
 bool rt_npy_read(const char *path, rt_tensor *t, char *err, size_t cap);
 bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t cap);
+/* Parses an in-memory .npy image (same rules and messages as rt_npy_read;
+ * `name` prefixes the messages). */
+bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err, size_t cap);
 
 /* Fills t with deterministic pseudo-random values from `seed` and the
  * parameter index `param` (floats in [-1, 1), i32 in [-8, 8), bools 50/50). */
@@ -50,5 +69,214 @@ bool rt_bind_shapes(const ir_graph *g, const rt_tensor *inputs, int64_t *syms, t
  * values are the rounded ones). `outputs` receives one tensor per returned
  * value (caller frees). False with an error reported on failure. */
 bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+
+/* ---- entry points the CLI calls (tools/txc.c) --------------------------- */
+/* Declared by the lead; implemented in runtime/tensor.c (convert) and the GPU
+ * runtime files (runtime/cuda.c, runtime/bench.c). */
+
+/* Converts t in place to dtype `to` as an input file crosses the boundary:
+ * same dtype: nothing; f32 -> bf16 rounds to nearest even (spec 3); any
+ * other mismatch is an error ("file holds <f2 (f16), parameter is f32"). */
+bool rt_tensor_convert(rt_tensor *t, ir_dtype to, char *err, size_t cap);
+
+struct pass_ctx;
+/* True when libcuda.so.1 loads and reports at least one device. */
+bool rt_gpu_available(void);
+/* Compiles the planned graph g for `target` (a cg_target), runs it on the
+ * GPU with host inputs (parameter order) and fills outputs (return order).
+ * Without a driver: "no CUDA driver found (...); use --device=cpu". */
+bool rt_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+
+typedef struct rt_bench_opts {
+    long iters;            /* timed iterations (median reported) */
+    bool json;             /* machine-readable output */
+    bool compare_unfused;  /* also plan, run and time the --no-fuse graph */
+    bool calibrate;        /* measure bandwidth and launch overhead, save them */
+    const char *calib_path;/* calibration file (NULL: the default place) */
+    const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
+    int target;            /* cg_target for the GPU */
+} rt_bench_opts;
+/* `txc bench`: g is the planned graph, raw the frontend's graph (for the
+ * reference and for re-planning unfused with pc), inputs in parameter order.
+ * Verifies every output against the reference, times kernels and the graph,
+ * prints the table (or JSON) to out. */
+bool rt_bench(const ir_graph *g, const ir_graph *raw, struct pass_ctx *pc, const rt_tensor *inputs,
+              const rt_bench_opts *o, FILE *out, tx_diag *d);
+
+/* ---- GPU runtime (runtime/cuda.c, runtime/bench.c) -----------------------
+ * The CUDA driver is loaded with dlopen at run time; nothing CUDA is needed
+ * to build. Every function that can fail returns false (or NULL) and leaves
+ * one clear line (no "txc: error: " prefix, no newline) in the context's
+ * error buffer, read with rt_cuda_error(). */
+typedef struct rt_cuda rt_cuda;       /* driver library, device, context */
+typedef struct rt_module rt_module;   /* one loaded PTX module */
+typedef uint64_t rt_devptr;           /* a device address (CUdeviceptr) */
+typedef void *rt_func;                /* a kernel (CUfunction) */
+typedef void *rt_event;               /* a timing event (CUevent) */
+
+/* Facts about the device, read once by rt_cuda_new. */
+typedef struct rt_cuda_info {
+    char name[128];          /* "NVIDIA H200" */
+    int cc;                  /* compute capability, major*10+minor (90) */
+    int driver_version;      /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+    int sms;
+    int max_threads;         /* per block */
+    int64_t smem_per_block;  /* default dynamic shared memory limit */
+    int64_t smem_optin;      /* opt-in limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) */
+    int64_t l2_bytes;
+    int64_t total_mem;       /* bytes; 0 when unknown */
+} rt_cuda_info;
+
+/* Opens libcuda.so.1, initialises the driver and creates a context on
+ * device 0. NULL on failure with one line in err: without a driver it is
+ * exactly "no CUDA driver found (libcuda.so.1: <dlerror>); use --device=cpu". */
+rt_cuda *rt_cuda_new(char *err, size_t cap);
+/* The same with an explicit library name or path and device ordinal. */
+rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap);
+void rt_cuda_free(rt_cuda *c);
+const rt_cuda_info *rt_cuda_get_info(const rt_cuda *c);
+const char *rt_cuda_error(const rt_cuda *c); /* the last error line ("" if none) */
+
+/* Device memory. `what` names the buffer in error messages ("output y").
+ * Out-of-memory says how much was asked for and how much is free. */
+bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p);
+void rt_cuda_release(rt_cuda *c, rt_devptr p); /* 0 is ignored */
+bool rt_cuda_upload(rt_cuda *c, rt_devptr dst, const void *src, size_t bytes, const char *what);
+bool rt_cuda_download(rt_cuda *c, void *dst, rt_devptr src, size_t bytes, const char *what);
+bool rt_cuda_memset8(rt_cuda *c, rt_devptr dst, uint8_t byte, size_t bytes, const char *what);
+bool rt_cuda_copy(rt_cuda *c, rt_devptr dst, rt_devptr src, size_t bytes, const char *what);
+bool rt_cuda_sync(rt_cuda *c, const char *what);
+
+/* Loads PTX text (NUL-terminated) through the driver JIT. Checks the
+ * .version and .target lines against the driver and device first; a JIT
+ * failure reports the JIT's error log. */
+rt_module *rt_module_load(rt_cuda *c, const char *ptx);
+void rt_module_free(rt_module *m);
+/* The driver JIT's info log of the last load (may be empty). */
+const char *rt_module_info_log(const rt_module *m);
+bool rt_module_func(rt_module *m, const char *name, rt_func *f);
+/* Launches f on the default stream. smem above the default 48 KiB limit
+ * sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first (and fails
+ * clearly above the device's opt-in limit). `params` as cuLaunchKernel. */
+bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
+                    const uint32_t block[3], uint32_t smem, void **params);
+
+bool rt_event_new(rt_cuda *c, rt_event *e);
+void rt_event_free(rt_cuda *c, rt_event e);
+bool rt_event_record(rt_cuda *c, rt_event e);
+/* Waits for `stop` and gives the time from start to stop in microseconds. */
+bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us);
+
+/* PTX compatibility (pure; used by rt_module_load, tested on the CPU).
+ * rt_ptx_isa parses ".version X.Y" into X*10+Y (-1 if absent);
+ * rt_ptx_sm parses ".target sm_NN[a]" into NN (-1 if absent);
+ * rt_ptx_isa_min_driver gives the oldest driver version (cuDriverGetVersion
+ * form, 12000 = 12.0) that accepts an ISA version (-1 if unknown).
+ * rt_ptx_check: true when the driver and device accept the PTX, else one
+ * line in err naming both sides. */
+int rt_ptx_isa(const char *ptx);
+int rt_ptx_sm(const char *ptx);
+int rt_ptx_isa_min_driver(int isa);
+bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t cap);
+
+/* ---- running a planned program on the GPU (runtime/bench.c) -------------
+ * rt_gpu_plan is the runtime's view of a compiled program: the PTX, the
+ * device buffers it needs and every kernel launch with concrete geometry.
+ * It is built from codegen's program and manifest by rt_gpu_plan_from_cg
+ * (runtime/plan.c) once the symbolic dims are bound. */
+typedef enum { RT_BUF_INPUT, RT_BUF_OUTPUT, RT_BUF_TEMP } rt_buf_role;
+typedef struct rt_buf_desc {
+    uint8_t role;            /* rt_buf_role */
+    uint8_t dtype;           /* ir_dtype */
+    uint8_t rank;
+    uint32_t index;          /* parameter index, return index, or temp number */
+    int64_t dim[IR_MAX_RANK];
+    char name[64];           /* source name for messages */
+} rt_buf_desc;
+
+typedef enum { RT_KP_BUF, RT_KP_I64, RT_KP_I32 } rt_kparam_kind;
+typedef struct rt_kparam {
+    uint8_t kind;            /* rt_kparam_kind */
+    uint32_t buf;            /* RT_KP_BUF: index into plan->bufs */
+    int64_t value;           /* RT_KP_I64/I32: the immediate */
+} rt_kparam;
+
+typedef struct rt_kernel_desc {
+    char name[64];           /* PTX entry name */
+    rt_kparam *params;       /* in the kernel's parameter order */
+    uint32_t nparams;
+    uint32_t grid[3], block[3];
+    uint32_t smem;           /* dynamic shared memory bytes */
+    /* The planner's figures for this kernel (negative: unknown). */
+    double bytes, flops, predicted_us;
+    char kind[16];           /* region kind name ("pointwise"), for reports */
+} rt_kernel_desc;
+
+typedef struct rt_gpu_plan {
+    char *ptx;               /* owned, NUL-terminated */
+    rt_buf_desc *bufs;
+    uint32_t nbufs;
+    rt_kernel_desc *kernels;
+    uint32_t nkernels;
+    uint32_t ninputs, noutputs;
+} rt_gpu_plan;
+
+rt_gpu_plan *rt_gpu_plan_new(void);
+void rt_gpu_plan_free(rt_gpu_plan *p);
+/* Appends a buffer / a kernel (params copied); returns its index. */
+uint32_t rt_gpu_plan_add_buf(rt_gpu_plan *p, const rt_buf_desc *b);
+uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k);
+/* Checks a plan's internal consistency (buffer indices in range, inputs and
+ * outputs numbered 0..n-1 once each, non-zero geometry); one line in err. */
+bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap);
+/* Bytes of buffer b (numel * dtype size; -1 on overflow). */
+int64_t rt_buf_bytes(const rt_buf_desc *b);
+
+/* A plan loaded on a device: module, functions and device buffers. */
+typedef struct rt_gpu_run rt_gpu_run;
+rt_gpu_run *rt_gpu_run_new(rt_cuda *c, const rt_gpu_plan *p);
+void rt_gpu_run_free(rt_gpu_run *r);
+rt_devptr rt_gpu_run_buf(const rt_gpu_run *r, uint32_t buf);
+/* Copies host inputs (parameter order) to the device; checks dtype and
+ * shape against the plan, naming the parameter on mismatch. */
+bool rt_gpu_run_upload(rt_gpu_run *r, const rt_tensor *inputs, uint32_t n);
+/* Fills every output and intermediate with 0xFF bytes (NaN for floats, -1
+ * for i32), so that an element a kernel fails to write is caught. */
+bool rt_gpu_run_poison(rt_gpu_run *r);
+bool rt_gpu_run_launch(rt_gpu_run *r, uint32_t kernel);
+bool rt_gpu_run_launch_all(rt_gpu_run *r);
+/* Allocates and fills `outputs` (return order; caller frees). */
+bool rt_gpu_run_download(rt_gpu_run *r, rt_tensor *outputs, uint32_t n);
+
+/* ---- verification and statistics (runtime/bench.c; pure) ---------------- */
+/* Tolerance per dtype: an element passes when |got - ref| <= atol + rtol*|ref|;
+ * NaN only matches NaN, an infinity only the same infinity; i32 and bool
+ * must be equal. */
+typedef struct rt_tol { double atol, rtol; } rt_tol;
+rt_tol rt_tolerance(ir_dtype t);
+
+typedef struct rt_cmp {
+    int64_t n, bad;          /* elements compared, elements out of tolerance */
+    int64_t first_bad;       /* index of the first bad element, -1 when none */
+    double got, want;        /* values at first_bad */
+    double max_abs, max_rel; /* over the finite elements */
+} rt_cmp;
+/* Compares got against ref element by element. False (with cmp->bad = -1
+ * and a line in err) when dtypes or shapes differ; otherwise true, with the
+ * verdict in cmp->bad == 0. */
+bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *cmp,
+                char *err, size_t cap);
+
+/* Median of n values (n > 0); sorts v in place. */
+double rt_median(double *v, size_t n);
+/* GB/s for bytes moved in us microseconds (0 when us <= 0). */
+double rt_gbps(double bytes, double us);
+/* TFLOP/s for flops in us microseconds (0 when us <= 0). */
+double rt_tflops(double flops, double us);
+/* Chooses the reference for verifying a program whose inputs and outputs
+ * hold `elems` elements in total and which does `flops` FLOPs: "ref" (the
+ * double-precision interpreter) when small enough to run in about a
+ * second, else "cpu" (the host JIT). */
+const char *rt_bench_pick_reference(double elems, double flops);
 
 #endif

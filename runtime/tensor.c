@@ -1,0 +1,188 @@
+/* tensor.c - host tensors: allocation, element access at every dtype, exact
+ * f16/bf16 conversions, dtype conversion, deterministic random fill. */
+#include "runtime/runtime.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t rt_numel(const rt_tensor *t) {
+    int64_t n = 1;
+    for (int i = 0; i < t->rank; i++)
+        if (t->dim[i] < 0 || !ir_mul_ok(n, t->dim[i], &n)) return -1;
+    return n;
+}
+
+bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes) {
+    int64_t n = rt_numel(t), b;
+    if (n < 0 || n >= IR_MAX_ELEMS || t->dtype >= IR_NDTYPES) return false;
+    if (!ir_mul_ok(n, ir_dtype_size(t->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX) return false;
+    *bytes = (size_t)b;
+    return true;
+}
+
+bool rt_tensor_alloc(rt_tensor *t) {
+    size_t bytes;
+    t->data = NULL;
+    if (!rt_tensor_bytes(t, &bytes)) return false;
+    t->data = calloc(bytes ? bytes : 1, 1);
+    return t->data != NULL;
+}
+
+void rt_tensor_free(rt_tensor *t) {
+    if (!t) return;
+    free(t->data);
+    t->data = NULL;
+}
+
+/* ---- exact half-precision conversions ------------------------------------ */
+/* A binary floating-point format with `mbits` stored mantissa bits, minimum
+ * normal exponent `emin` and maximum exponent `emax`. */
+typedef struct fmt_desc {
+    int mbits, emin, emax, ebias;
+} fmt_desc;
+static const fmt_desc FMT_F16 = {10, -14, 15, 15};
+static const fmt_desc FMT_BF16 = {7, -126, 127, 127};
+
+/* Rounds finite or infinite |v| (v >= 0, not NaN) to the format, to nearest
+ * with ties to even, and returns the bit pattern without sign. Values past
+ * the largest finite number after rounding become infinity; denormals are
+ * produced exactly. */
+static uint16_t round_to_fmt(double v, const fmt_desc *f) {
+    uint16_t inf = (uint16_t)(((1u << (f->emax + f->ebias + 1)) - 1u) << f->mbits);
+    if (isinf(v)) return inf;
+    if (v == 0) return 0;
+    int e;
+    frexp(v, &e); /* v = m * 2^e, m in [0.5, 1): unbiased exponent e - 1 */
+    e -= 1;
+    if (e < f->emin) e = f->emin;
+    double q = ldexp(1.0, e - f->mbits); /* spacing of representable values */
+    double r = nearbyint(v / q) * q;     /* default mode: ties to even */
+    double maxv = ldexp(2.0 - ldexp(1.0, -f->mbits), f->emax);
+    if (r > maxv) return inf;
+    if (r < ldexp(1.0, f->emin)) /* denormal (or zero): exact multiple of min spacing */
+        return (uint16_t)(r / ldexp(1.0, f->emin - f->mbits));
+    int re;
+    double m = frexp(r, &re); /* r = m * 2^re */
+    re -= 1;
+    uint32_t frac = (uint32_t)(ldexp(m * 2.0 - 1.0, f->mbits));
+    return (uint16_t)(((uint32_t)(re + f->ebias) << f->mbits) | frac);
+}
+
+/* Exact value of a bit pattern (sign included) in the format. */
+static double from_fmt(uint16_t h, const fmt_desc *f) {
+    int ebits = 15 - f->mbits;
+    uint32_t sign = h >> 15, ex = (h >> f->mbits) & ((1u << ebits) - 1u), fr = h & ((1u << f->mbits) - 1u);
+    double v;
+    if (ex == (1u << ebits) - 1u)
+        v = fr ? NAN : INFINITY;
+    else if (ex == 0)
+        v = ldexp((double)fr, f->emin - f->mbits);
+    else
+        v = ldexp(1.0 + ldexp((double)fr, -f->mbits), (int)ex - f->ebias);
+    return sign ? -v : v;
+}
+
+/* Converts a double to the format's bits: sign kept, NaN stays a quiet NaN. */
+static uint16_t to_fmt(double v, const fmt_desc *f) {
+    uint16_t sign = signbit(v) ? 0x8000u : 0;
+    if (isnan(v)) return (uint16_t)(sign | (((1u << (15 - f->mbits)) - 1u) << f->mbits) | (1u << (f->mbits - 1)));
+    return (uint16_t)(sign | round_to_fmt(fabs(v), f));
+}
+
+float rt_f16_to_f32(uint16_t h) { return (float)from_fmt(h, &FMT_F16); }
+uint16_t rt_f32_to_f16(float f) { return to_fmt(f, &FMT_F16); }
+float rt_bf16_to_f32(uint16_t h) { return (float)from_fmt(h, &FMT_BF16); }
+uint16_t rt_f32_to_bf16(float f) { return to_fmt(f, &FMT_BF16); }
+uint16_t rt_f64_to_f16(double v) { return to_fmt(v, &FMT_F16); }
+uint16_t rt_f64_to_bf16(double v) { return to_fmt(v, &FMT_BF16); }
+
+/* ---- element access ------------------------------------------------------ */
+int32_t rt_double_to_i32(double v) {
+    if (isnan(v)) return 0;
+    if (v >= 2147483647.0) return INT32_MAX;
+    if (v <= -2147483648.0) return INT32_MIN;
+    return (int32_t)v; /* truncation toward zero */
+}
+
+double rt_get(const rt_tensor *t, int64_t i) {
+    switch (t->dtype) {
+    case IR_F32: return ((const float *)t->data)[i];
+    case IR_F16: return from_fmt(((const uint16_t *)t->data)[i], &FMT_F16);
+    case IR_BF16: return from_fmt(((const uint16_t *)t->data)[i], &FMT_BF16);
+    case IR_I32: return ((const int32_t *)t->data)[i];
+    case IR_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+    default: return NAN;
+    }
+}
+
+void rt_set(rt_tensor *t, int64_t i, double v) {
+    switch (t->dtype) {
+    case IR_F32: ((float *)t->data)[i] = (float)v; break; /* C conversion: nearest even */
+    case IR_F16: ((uint16_t *)t->data)[i] = rt_f64_to_f16(v); break;
+    case IR_BF16: ((uint16_t *)t->data)[i] = rt_f64_to_bf16(v); break;
+    case IR_I32: ((int32_t *)t->data)[i] = rt_double_to_i32(v); break;
+    case IR_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+    default: break;
+    }
+}
+
+bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst) {
+    rt_tensor r = *src;
+    r.dtype = to;
+    if (!rt_tensor_alloc(&r)) return false;
+    int64_t n = rt_numel(src);
+    if (src->dtype == to) {
+        size_t bytes;
+        rt_tensor_bytes(src, &bytes);
+        if (bytes) memcpy(r.data, src->data, bytes);
+    } else {
+        for (int64_t i = 0; i < n; i++) rt_set(&r, i, rt_get(src, i));
+    }
+    *dst = r;
+    return true;
+}
+
+/* ---- deterministic random fill ------------------------------------------- */
+/* SplitMix64 output function (Steele, Lea, Flood 2014). */
+static uint64_t mix64(uint64_t z) {
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+/* Initial state of parameter `param`'s stream: independent streams per
+ * parameter, fully determined by (seed, param). */
+static uint64_t random_state(uint64_t seed, uint32_t param) {
+    return mix64(seed) ^ mix64(0x9E3779B97F4A7C15ull * ((uint64_t)param + 1));
+}
+
+/* Next 64 random bits of a SplitMix64 stream. */
+static uint64_t random_next(uint64_t *state) {
+    *state += 0x9E3779B97F4A7C15ull;
+    return mix64(*state);
+}
+
+/* Precision in bits of the random grid for a float dtype: every value
+ * k / 2^(p-1) - 1 with k < 2^p is exact in the dtype, so the stored values
+ * lie in [-1, 1) without rounding. */
+static int random_bits(ir_dtype t) {
+    return t == IR_F16 ? 11 : t == IR_BF16 ? 8 : 24;
+}
+
+void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param) {
+    uint64_t st = random_state(seed, param);
+    int64_t n = rt_numel(t);
+    int p = random_bits(t->dtype);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t r = random_next(&st);
+        double v;
+        if (t->dtype == IR_I32)
+            v = (double)(int64_t)(r >> 60) - 8.0;
+        else if (t->dtype == IR_BOOL)
+            v = (double)(r >> 63);
+        else
+            v = ldexp((double)(r >> (64 - p)), 1 - p) - 1.0;
+        rt_set(t, i, v);
+    }
+}

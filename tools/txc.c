@@ -1,0 +1,557 @@
+/* txc.c - the command line (spec section 2): compile, run, bench.
+ * All state lives in one txc_opts and the objects it creates; main owns
+ * them. Exit 0 on success, 1 on any user error (with a clear message). */
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+#define TXC_MAX_SOURCE (64u << 20) /* refuse sources above 64 MiB */
+#define TXC_MAX_DEFS 64
+#define TXC_MAX_INPUTS 256
+
+typedef enum { CMD_COMPILE, CMD_RUN, CMD_BENCH } txc_cmd;
+typedef enum { EMIT_PTX, EMIT_LLVM, EMIT_IR, EMIT_REPORT, EMIT_JSON, EMIT_DOT } txc_emit;
+static const char *const emit_names[] = {"ptx", "llvm", "ir", "report", "json", "dot"};
+static const char *const emit_ext[] = {".ptx", ".ll", ".ir", ".report.txt", ".json", ".dot"};
+
+typedef struct txc_input {
+    const char *name, *path;
+} txc_input;
+
+typedef struct txc_opts {
+    txc_cmd cmd;
+    const char *file, *out, *entry, *dump_stage, *gpu, *device, *outdir, *target_name, *calib;
+    txc_emit emit;
+    int target;
+    bool no_fuse, explain, json, compare_unfused, calibrate, have_seed;
+    uint64_t seed;
+    long iters;
+    int64_t sram_budget;
+    fe_define defs[TXC_MAX_DEFS];
+    unsigned ndefs;
+    txc_input inputs[TXC_MAX_INPUTS];
+    unsigned ninputs;
+} txc_opts;
+
+static void usage(FILE *f) {
+    fputs("usage: txc FILE.tx [options]            compile (default --emit=ptx)\n"
+          "       txc run FILE.tx [options]        compile and run on inputs, write outputs\n"
+          "       txc bench FILE.tx [options]      compile, run, verify against the reference, time\n"
+          "options:\n"
+          "  -o PATH                 output file ('-' for stdout; default FILE's base name + extension)\n"
+          "  --emit=KIND             ptx | llvm | ir | report | json | dot\n"
+          "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90)\n"
+          "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
+          "  -D NAME=INT             bind a symbolic dim (repeatable)\n"
+          "  --entry NAME            entry function (default: the last one in the file)\n"
+          "  --dump-ir[=STAGE|all]   print the IR to stderr after a stage (default: the last)\n"
+          "  --no-fuse               one kernel per operation (the unfused baseline)\n"
+          "  --sram-budget=BYTES     per-block on-chip budget for the fusion planner\n"
+          "  --explain               say why each producer/consumer pair was left unfused\n"
+          "run/bench:\n"
+          "  --device=cpu|gpu|ref    where to run (default gpu when a CUDA driver is found, else cpu)\n"
+          "  --input NAME=FILE.npy   an input (repeatable)\n"
+          "  --random-inputs=SEED    fill every input not given, deterministically\n"
+          "  --output-dir DIR        run: write out0.npy, out1.npy, ... there\n"
+          "  --iters N               bench: timed iterations (default 50)\n"
+          "  --compare-unfused       bench: also time the --no-fuse plan\n"
+          "  --calibrate             bench: measure bandwidth and launch overhead, save them for --gpu\n"
+          "  --json                  machine-readable output\n"
+          "  --help, --version\n",
+          f);
+}
+
+/* Reports a command-line error and returns 1 (the exit status). */
+static int cli_error(const char *fmt, const char *arg) {
+    fputs("txc: error: ", stderr);
+    fprintf(stderr, fmt, arg);
+    fputc('\n', stderr);
+    return 1;
+}
+
+/* Parses a decimal integer in [lo, hi]; false on anything else. */
+static bool parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out) {
+    if (!s || !*s) return false;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || *end || v < lo || v > hi) return false;
+    *out = v;
+    return true;
+}
+
+/* Option value: "--opt=V" or "--opt V". Returns NULL when absent. */
+static const char *opt_value(int argc, char **argv, int *i, const char *name) {
+    size_t n = strlen(name);
+    const char *a = argv[*i];
+    if (strncmp(a, name, n)) return NULL;
+    if (a[n] == '=') return a + n + 1;
+    if (a[n] == 0 && *i + 1 < argc) return argv[++*i];
+    return NULL;
+}
+
+static bool is_opt(const char *a, const char *name) {
+    size_t n = strlen(name);
+    return !strncmp(a, name, n) && (a[n] == 0 || a[n] == '=');
+}
+
+static int parse_define(txc_opts *o, const char *s) {
+    const char *eq = strchr(s, '=');
+    if (!eq || eq == s) return cli_error("-D expects NAME=INT, got '%s'", s);
+    if (o->ndefs == TXC_MAX_DEFS) return cli_error("too many -D options (limit 64) at '%s'", s);
+    int64_t v;
+    if (!parse_i64(eq + 1, 1, IR_MAX_ELEMS - 1, &v))
+        return cli_error("-D %s: the value must be an integer from 1 to 2^62-1", s);
+    char *name = ir_xstrdup(s);
+    name[eq - s] = 0;
+    for (unsigned i = 0; i < o->ndefs; i++)
+        if (!strcmp(o->defs[i].name, name) && o->defs[i].value != v) {
+            free(name);
+            return cli_error("-D %s contradicts an earlier -D for the same name", s);
+        }
+    o->defs[o->ndefs].name = name;
+    o->defs[o->ndefs++].value = v;
+    return 0;
+}
+
+/* Parses argv into o; returns -1 to continue, or an exit status. */
+static int parse_args(int argc, char **argv, txc_opts *o) {
+    int i = 1;
+    o->target = CG_SM90;
+    o->gpu = "h200";
+    o->iters = 50;
+    if (argc < 2) {
+        usage(stderr);
+        return 1;
+    }
+    if (!strcmp(argv[1], "run")) o->cmd = CMD_RUN, i = 2;
+    else if (!strcmp(argv[1], "bench")) o->cmd = CMD_BENCH, i = 2;
+    for (; i < argc; i++) {
+        const char *a = argv[i], *v;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            usage(stdout);
+            return 0;
+        } else if (!strcmp(a, "--version")) {
+            printf("txc %s (LLVM 19)\n", TX_VERSION);
+            return 0;
+        } else if (!strcmp(a, "-o")) {
+            if (++i >= argc) return cli_error("%s needs a path", a);
+            o->out = argv[i];
+        } else if (!strncmp(a, "-D", 2)) {
+            const char *d = a[2] ? a + 2 : (++i < argc ? argv[i] : NULL);
+            if (!d) return cli_error("%s needs NAME=INT", "-D");
+            int rc = parse_define(o, d);
+            if (rc) return rc;
+        } else if (is_opt(a, "--emit")) {
+            if (!(v = opt_value(argc, argv, &i, "--emit"))) return cli_error("%s needs a value", a);
+            unsigned k;
+            for (k = 0; k < 6 && strcmp(v, emit_names[k]); k++) {}
+            if (k == 6) return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot)", v);
+            o->emit = (txc_emit)k;
+        } else if (is_opt(a, "--target")) {
+            if (!(v = opt_value(argc, argv, &i, "--target"))) return cli_error("%s needs a value", a);
+            if ((o->target = cg_target_parse(v)) < 0)
+                return cli_error("unknown target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a, host)", v);
+            o->target_name = v;
+        } else if (is_opt(a, "--gpu")) {
+            if (!(v = opt_value(argc, argv, &i, "--gpu"))) return cli_error("%s needs a value", a);
+            o->gpu = v;
+        } else if (is_opt(a, "--entry")) {
+            if (!(v = opt_value(argc, argv, &i, "--entry"))) return cli_error("%s needs a name", a);
+            o->entry = v;
+        } else if (!strcmp(a, "--dump-ir")) {
+            o->dump_stage = "fuse";
+        } else if (!strncmp(a, "--dump-ir=", 10)) {
+            o->dump_stage = a + 10;
+            if (!pass_stage_known(o->dump_stage)) return cli_error("unknown --dump-ir stage '%s'", o->dump_stage);
+        } else if (!strcmp(a, "--no-fuse")) {
+            o->no_fuse = true;
+        } else if (!strcmp(a, "--explain")) {
+            o->explain = true;
+        } else if (is_opt(a, "--sram-budget")) {
+            if (!(v = opt_value(argc, argv, &i, "--sram-budget")) || !parse_i64(v, 1, (int64_t)1 << 40, &o->sram_budget))
+                return cli_error("--sram-budget needs a positive number of bytes, got '%s'", v ? v : "");
+        } else if (is_opt(a, "--device")) {
+            if (!(v = opt_value(argc, argv, &i, "--device"))) return cli_error("%s needs a value", a);
+            if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "ref"))
+                return cli_error("unknown device '%s' (cpu, gpu, ref)", v);
+            o->device = v;
+        } else if (is_opt(a, "--input")) {
+            if (!(v = opt_value(argc, argv, &i, "--input"))) return cli_error("%s needs NAME=FILE.npy", a);
+            const char *eq = strchr(v, '=');
+            if (!eq || eq == v || !eq[1]) return cli_error("--input expects NAME=FILE.npy, got '%s'", v);
+            if (o->ninputs == TXC_MAX_INPUTS) return cli_error("too many --input options at '%s'", v);
+            char *name = ir_xstrdup(v);
+            name[eq - v] = 0;
+            o->inputs[o->ninputs].name = name;
+            o->inputs[o->ninputs++].path = eq + 1;
+        } else if (is_opt(a, "--random-inputs")) {
+            int64_t s;
+            if (!(v = opt_value(argc, argv, &i, "--random-inputs")) || !parse_i64(v, 0, INT64_MAX, &s))
+                return cli_error("--random-inputs needs a non-negative integer seed, got '%s'", v ? v : "");
+            o->seed = (uint64_t)s;
+            o->have_seed = true;
+        } else if (is_opt(a, "--output-dir")) {
+            if (!(v = opt_value(argc, argv, &i, "--output-dir"))) return cli_error("%s needs a directory", a);
+            o->outdir = v;
+        } else if (is_opt(a, "--iters")) {
+            int64_t n;
+            if (!(v = opt_value(argc, argv, &i, "--iters")) || !parse_i64(v, 1, 1000000, &n))
+                return cli_error("--iters needs an integer from 1 to 1000000, got '%s'", v ? v : "");
+            o->iters = (long)n;
+        } else if (is_opt(a, "--calib")) {
+            if (!(v = opt_value(argc, argv, &i, "--calib"))) return cli_error("%s needs a file", a);
+            o->calib = v;
+        } else if (!strcmp(a, "--json")) {
+            o->json = true;
+        } else if (!strcmp(a, "--compare-unfused")) {
+            o->compare_unfused = true;
+        } else if (!strcmp(a, "--calibrate")) {
+            o->calibrate = true;
+        } else if (a[0] == '-' && a[1]) {
+            return cli_error("unknown option '%s' (see --help)", a);
+        } else if (o->file) {
+            return cli_error("more than one input file ('%s')", a);
+        } else {
+            o->file = a;
+        }
+    }
+    if (!o->file) return cli_error("%s", "no input file (see --help)");
+    return -1;
+}
+
+/* Reads a whole file; NULL with a one-line error on failure. */
+static char *read_source(const char *path, size_t *len) {
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        fprintf(stderr, "txc: error: cannot open '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "txc: error: '%s' is a directory\n", path);
+        return NULL;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        fprintf(stderr, "txc: error: cannot open '%s': %s\n", path, strerror(errno));
+        return NULL;
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = ir_xmalloc(cap + 1);
+    for (;;) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n > TXC_MAX_SOURCE) {
+            fprintf(stderr, "txc: error: '%s' is larger than %u MiB\n", path, TXC_MAX_SOURCE >> 20);
+            fclose(f);
+            free(buf);
+            return NULL;
+        }
+        if (r == 0) break;
+        if (n == cap) buf = ir_xrealloc(buf, (cap *= 2) + 1);
+    }
+    bool bad = ferror(f);
+    fclose(f);
+    if (bad) {
+        fprintf(stderr, "txc: error: cannot read '%s'\n", path);
+        free(buf);
+        return NULL;
+    }
+    buf[n] = 0;
+    *len = n;
+    return buf;
+}
+
+/* Default output path: FILE's base name with `ext` (in the current directory, as cc does). */
+static char *default_out(const char *file, const char *ext) {
+    const char *base = strrchr(file, '/');
+    base = base ? base + 1 : file;
+    size_t n = strlen(base);
+    if (n > 3 && !strcmp(base + n - 3, ".tx")) n -= 3;
+    char *p = ir_xmalloc(n + strlen(ext) + 1);
+    memcpy(p, base, n);
+    strcpy(p + n, ext);
+    return p;
+}
+
+/* An output file written to PATH.tmpXXXXXX and renamed on success, so an
+ * error never leaves a partial file behind. "-" is stdout. */
+typedef struct txc_outfile {
+    FILE *f;
+    char *path, *tmp;
+} txc_outfile;
+
+static bool outfile_open(txc_outfile *o, const char *path) {
+    memset(o, 0, sizeof *o);
+    if (!strcmp(path, "-")) {
+        o->f = stdout;
+        return true;
+    }
+    o->path = ir_xstrdup(path);
+    o->tmp = ir_xmalloc(strlen(path) + 16);
+    sprintf(o->tmp, "%s.tmpXXXXXX", path);
+    int fd = mkstemp(o->tmp);
+    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
+        fprintf(stderr, "txc: error: cannot write '%s': %s\n", path, strerror(errno));
+        if (fd >= 0) close(fd), unlink(o->tmp);
+        free(o->path), free(o->tmp);
+        return false;
+    }
+    return true;
+}
+
+/* Finishes an output: renames on success (ok), removes the temporary otherwise. */
+static bool outfile_close(txc_outfile *o, bool ok) {
+    if (!o->path) {
+        fflush(stdout);
+        return ok;
+    }
+    if (fclose(o->f) != 0 && ok) {
+        fprintf(stderr, "txc: error: cannot write '%s': %s\n", o->path, strerror(errno));
+        ok = false;
+    }
+    if (ok) {
+        chmod(o->tmp, 0644);
+        if (rename(o->tmp, o->path) != 0) {
+            fprintf(stderr, "txc: error: cannot write '%s': %s\n", o->path, strerror(errno));
+            ok = false;
+        }
+    }
+    if (!ok) unlink(o->tmp);
+    free(o->path);
+    free(o->tmp);
+    return ok;
+}
+
+/* Compiles the source into a planned graph. `*raw` (optional) receives a
+ * copy of the frontend's graph before any pass: the reference interpreter
+ * runs that one, so a pass bug cannot hide behind its own output. */
+static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, tx_diag *d, pass_ctx *pc,
+                               ir_graph **raw) {
+    fe_options fo = {.entry = o->entry, .defines = o->defs, .ndefines = o->ndefs};
+    ir_graph *g = fe_compile(o->file, src, len, &fo, d);
+    if (!g) return NULL;
+    if (raw) *raw = ir_graph_clone(g);
+    if (!pass_run_pipeline(g, pc)) {
+        ir_graph_free(g);
+        if (raw) ir_graph_free(*raw), *raw = NULL;
+        return NULL;
+    }
+    return g;
+}
+
+/* Writes the PTX kernel manifest beside a PTX file (PATH.json). */
+static bool write_manifest(const cg_program *p, const char *ptx_path) {
+    char *mpath = ir_xmalloc(strlen(ptx_path) + 6);
+    sprintf(mpath, "%s.json", ptx_path);
+    txc_outfile of;
+    bool ok = outfile_open(&of, mpath);
+    if (ok) ok = outfile_close(&of, cg_manifest_write(p, of.f));
+    free(mpath);
+    return ok;
+}
+
+/* `txc FILE.tx`: writes the requested form of the compiled graph. */
+static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d) {
+    char *path = o->out ? ir_xstrdup(o->out) : default_out(o->file, emit_ext[o->emit]);
+    txc_outfile of;
+    bool ok = outfile_open(&of, path);
+    cg_program *prog = NULL;
+    if (ok) {
+        switch (o->emit) {
+        case EMIT_IR: ir_print(g, of.f); break;
+        case EMIT_REPORT: ok = pass_report_text(g, pc, of.f); break;
+        case EMIT_JSON: ok = pass_report_json(g, pc, of.f); break;
+        case EMIT_DOT: ok = pass_report_dot(g, pc, of.f); break;
+        case EMIT_LLVM:
+        case EMIT_PTX:
+            prog = cg_program_new(g, (cg_target)o->target, d);
+            if (!prog) ok = false;
+            else if (o->emit == EMIT_LLVM) ok = cg_program_emit_llvm(prog, of.f);
+            else if (o->target == CG_HOST) {
+                tx_error(d, "--emit=ptx needs a GPU target, not host (use --emit=llvm)");
+                ok = false;
+            } else ok = cg_program_emit_ptx(prog, of.f);
+            break;
+        }
+        ok = outfile_close(&of, ok);
+    }
+    if (ok && prog && o->emit == EMIT_PTX && strcmp(path, "-")) ok = write_manifest(prog, path);
+    cg_program_free(prog);
+    free(path);
+    return ok ? 0 : 1;
+}
+
+/* Finds the --input given for parameter `name`; NULL when none. */
+static const txc_input *find_input(const txc_opts *o, const char *name) {
+    for (unsigned i = 0; i < o->ninputs; i++)
+        if (!strcmp(o->inputs[i].name, name)) return &o->inputs[i];
+    return NULL;
+}
+
+/* Loads the --input files and fills the rest randomly; inputs[] is in
+ * parameter order. Shapes of random inputs take their symbolic dims from -D
+ * bindings or from the loaded files. False with a message on error. */
+static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs, uint32_t nparams, tx_diag *d) {
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    char err[512];
+    bool ok = true;
+    for (unsigned i = 0; i < o->ninputs && ok; i++) {
+        bool found = false;
+        for (uint32_t p = 0; p < nparams; p++)
+            if (!strcmp(ir_str(g, g->nodes[p].name), o->inputs[i].name)) found = true;
+        if (!found) tx_error(d, "--input %s: the entry has no parameter named '%s'", o->inputs[i].name, o->inputs[i].name), ok = false;
+    }
+    for (uint32_t s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    for (uint32_t p = 0; p < nparams && ok; p++) { /* files first: they bind dims */
+        const ir_node *n = &g->nodes[p];
+        const txc_input *in = find_input(o, ir_str(g, n->name));
+        if (!in) continue;
+        if (!rt_npy_read(in->path, &inputs[p], err, sizeof err)) {
+            tx_error(d, "--input %s: %s", in->name, err);
+            ok = false;
+            break;
+        }
+        if (!rt_tensor_convert(&inputs[p], (ir_dtype)n->dtype, err, sizeof err)) {
+            tx_error(d, "input '%s' (%s): %s", in->name, in->path, err);
+            ok = false;
+            break;
+        }
+        for (int k = 0; k < n->shape.rank && k < inputs[p].rank; k++)
+            if (IR_DIM_IS_SYM(n->shape.dim[k]) && syms[IR_DIM_SYMIDX(n->shape.dim[k])] < 0)
+                syms[IR_DIM_SYMIDX(n->shape.dim[k])] = inputs[p].dim[k];
+    }
+    for (uint32_t p = 0; p < nparams && ok; p++) {
+        const ir_node *n = &g->nodes[p];
+        if (inputs[p].data) continue;
+        const char *name = ir_str(g, n->name);
+        if (!o->have_seed) {
+            tx_error(d, "input '%s' not given (use --input %s=FILE.npy or --random-inputs=SEED)", name, name);
+            ok = false;
+            break;
+        }
+        inputs[p].dtype = (ir_dtype)n->dtype;
+        inputs[p].rank = n->shape.rank;
+        for (int k = 0; k < n->shape.rank && ok; k++) {
+            ir_dim dd = n->shape.dim[k];
+            int64_t v = IR_DIM_IS_SYM(dd) ? syms[IR_DIM_SYMIDX(dd)] : dd;
+            if (v < 0) {
+                tx_error(d, "dim %s of input '%s' is unbound: bind it with -D %s=INT or give --input %s=FILE.npy",
+                         g->syms[IR_DIM_SYMIDX(dd)].name, name, g->syms[IR_DIM_SYMIDX(dd)].name, name);
+                ok = false;
+            }
+            inputs[p].dim[k] = v;
+        }
+        if (ok && !rt_tensor_alloc(&inputs[p])) {
+            tx_error(d, "input '%s' is too large to allocate", name);
+            ok = false;
+        }
+        if (ok) rt_fill_random(&inputs[p], o->seed, p);
+    }
+    free(syms);
+    return ok;
+}
+
+/* Writes outputs as DIR/outK.npy, or prints a short summary without --output-dir. */
+static bool write_outputs(const txc_opts *o, const ir_graph *g, rt_tensor *outs, unsigned nout, tx_diag *d) {
+    char err[512];
+    if (!o->outdir) {
+        for (unsigned k = 0; k < nout; k++) {
+            int64_t n = rt_numel(&outs[k]);
+            printf("out%u: %s[", k, ir_dtype_name(outs[k].dtype));
+            for (int i = 0; i < outs[k].rank; i++) printf(i ? ", %lld" : "%lld", (long long)outs[k].dim[i]);
+            printf("] =");
+            for (int64_t i = 0; i < n && i < 8; i++) printf(" %.6g", rt_get(&outs[k], i));
+            puts(n > 8 ? " ..." : "");
+        }
+        (void)g;
+        return true;
+    }
+    struct stat st;
+    if (stat(o->outdir, &st) != 0 && mkdir(o->outdir, 0755) != 0) {
+        tx_error(d, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
+        return false;
+    }
+    for (unsigned k = 0; k < nout; k++) {
+        char *path = ir_xmalloc(strlen(o->outdir) + 32);
+        sprintf(path, "%s/out%u.npy", o->outdir, k);
+        bool ok = rt_npy_write(path, &outs[k], err, sizeof err);
+        if (!ok) tx_error(d, "%s", err);
+        free(path);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* The default device: the GPU when a CUDA driver loads, else the CPU. */
+static const char *default_device(void) {
+    return rt_gpu_available() ? "gpu" : "cpu";
+}
+
+/* `txc run` and `txc bench`. */
+static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, tx_diag *d) {
+    uint32_t nparams = 0;
+    while (nparams < raw->n && raw->nodes[nparams].op == IR_OP_INPUT) nparams++;
+    const ir_node *outn = &raw->nodes[ir_output(raw)];
+    unsigned nout = outn->nin;
+    rt_tensor *inputs = ir_xcalloc(nparams + 1, sizeof *inputs);
+    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs);
+    const char *dev = o->device ? o->device : default_device();
+    bool ok = load_inputs(o, raw, inputs, nparams, d);
+    if (ok && o->cmd == CMD_BENCH) {
+        rt_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
+                            .calibrate = o->calibrate, .calib_path = o->calib, .device = dev,
+                            .target = o->target == CG_HOST ? CG_SM90 : o->target};
+        ok = rt_bench(g, raw, pc, inputs, &bo, stdout, d);
+    } else if (ok) {
+        if (!strcmp(dev, "ref")) ok = rt_interp_run(raw, inputs, outs, d);
+        else if (!strcmp(dev, "cpu")) ok = cg_host_run(g, inputs, outs, d);
+        else ok = rt_gpu_run(g, o->target == CG_HOST ? CG_SM90 : o->target, inputs, outs, d);
+        if (ok) ok = write_outputs(o, raw, outs, nout, d);
+    }
+    for (uint32_t p = 0; p < nparams; p++) rt_tensor_free(&inputs[p]);
+    for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outs[k]);
+    free(inputs);
+    free(outs);
+    return ok ? 0 : 1;
+}
+
+int main(int argc, char **argv) {
+    txc_opts o;
+    memset(&o, 0, sizeof o);
+    int rc = parse_args(argc, argv, &o);
+    if (rc >= 0) goto done;
+    rc = 1;
+    const pass_gpu *gpu = pass_gpu_find(o.gpu);
+    if (!gpu) {
+        fprintf(stderr, "txc: error: unknown --gpu '%s' (known: %s)\n", o.gpu, pass_gpu_names());
+        goto done;
+    }
+    size_t len = 0;
+    char *src = read_source(o.file, &len);
+    if (!src) goto done;
+    tx_diag d;
+    tx_diag_init(&d, stderr, o.file, src, len);
+    bool out_is_stdout = o.out && !strcmp(o.out, "-");
+    pass_ctx pc = {.diag = &d, .dump = o.dump_stage ? stderr : NULL, .dump_stage = o.dump_stage,
+                   .explain = o.explain ? (out_is_stdout ? stderr : stdout) : NULL, .gpu = gpu,
+                   .sram_budget = o.sram_budget, .no_fuse = o.no_fuse};
+    ir_graph *raw = NULL;
+    ir_graph *g = compile_graph(&o, src, len, &d, &pc, o.cmd == CMD_COMPILE ? NULL : &raw);
+    if (g) rc = o.cmd == CMD_COMPILE ? cmd_compile(&o, g, &pc, &d) : cmd_run(&o, g, raw, &pc, &d);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+    free(src);
+done:
+    for (unsigned i = 0; i < o.ndefs; i++) free((char *)o.defs[i].name);
+    for (unsigned i = 0; i < o.ninputs; i++) free((char *)o.inputs[i].name);
+    return rc;
+}
