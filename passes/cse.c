@@ -23,6 +23,7 @@ static ir_id canon_in(const ir_graph *g, const ir_node *n, unsigned k) {
     return ir_in(g, n, k);
 }
 
+/* Folds v into the running hash h. */
 static uint64_t mix(uint64_t h, uint64_t v) {
     h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
     return h;
@@ -68,7 +69,12 @@ static uint64_t hash_node(const ir_graph *g, ir_id id) {
     h = mix(h, n->shape.rank);
     for (int i = 0; i < n->shape.rank; i++) h = mix(h, (uint64_t)n->shape.dim[i]);
     for (unsigned k = 0; k < n->nin; k++) h = mix(h, canon_in(g, n, k));
-    return mix(h, hash_attrs(n));
+    h = mix(h, hash_attrs(n));
+    h ^= h >> 33; /* avalanche, so the table's low bits depend on every input bit */
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
 /* True when nodes a and b compute the same value by construction. */

@@ -76,6 +76,9 @@ static bool run_one(ir_graph *g, pass_ctx *c, const pass_def *p, bool again, boo
     return true;
 }
 
+/* Dumps "input", verifies the input graph, runs shapes, the cleanup group
+ * to a bounded fixed point, then the rest of the table. Returns false at
+ * the first pass that reported an error or left an invalid graph. */
 bool pass_run_pipeline(ir_graph *g, pass_ctx *c) {
     dump_after(g, c, "input");
     if (!verify_after(g, c, "input")) return false;

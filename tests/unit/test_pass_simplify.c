@@ -1,0 +1,295 @@
+/* test_pass_simplify.c - algebraic simplification: the identities that must
+ * fire, the ones that must not (f32->f16->f32, x*0 on floats), and that
+ * every rewrite keeps dtype and shape (by cast or broadcast_to in place). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "passes/passes.h"
+
+typedef struct fixture {
+    tx_diag diag;
+    pass_ctx ctx;
+} fixture;
+
+static void fixture_init(fixture *f) {
+    tx_diag_init(&f->diag, stderr, "test", NULL, 0);
+    f->ctx = (pass_ctx){.diag = &f->diag};
+}
+
+/* Runs simplify then dce (so the structure is easy to check), verifying
+ * after each; returns simplify's answer. */
+static bool run_simplify(ir_graph *g, fixture *f) {
+    bool changed = pass_simplify(g, &f->ctx);
+    assert_true(ir_verify(g, stderr));
+    pass_dce(g, &f->ctx);
+    assert_true(ir_verify(g, stderr));
+    assert_int_equal(f->diag.errors, 0);
+    return changed;
+}
+
+static const ir_node *out_in(ir_graph *g, unsigned k) { return &g->nodes[ir_in(g, &g->nodes[ir_output(g)], k)]; }
+static ir_id out_id(ir_graph *g, unsigned k) { return ir_in(g, &g->nodes[ir_output(g)], k); }
+
+static const ir_shape S23 = {.rank = 2, .dim = {2, 3}};
+
+/* x+0, 0+x, x-0, x*1, 1*x, x/1, x**1 all become x itself. */
+static void test_identities(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id z = ir_add_const(g, 0.0, IR_F32), o = ir_add_const(g, 1.0, IR_F32);
+    ir_id outs[7] = {
+        ir_add_binary(g, IR_OP_ADD, x, z), ir_add_binary(g, IR_OP_ADD, z, x), ir_add_binary(g, IR_OP_SUB, x, z),
+        ir_add_binary(g, IR_OP_MUL, x, o), ir_add_binary(g, IR_OP_MUL, o, x), ir_add_binary(g, IR_OP_DIV, x, o),
+        ir_add_binary(g, IR_OP_POW, x, o),
+    };
+    ir_add_output(g, outs, 7);
+    assert_true(run_simplify(g, &f));
+    assert_int_equal(g->n, 2);
+    for (unsigned k = 0; k < 7; k++) assert_int_equal(out_id(g, k), 0);
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
+/* Rewrites that must not happen: x*0 and 0-x on floats, x+1, x-x. */
+static void test_float_zero_kept(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id z = ir_add_const(g, 0.0, IR_F32), o = ir_add_const(g, 1.0, IR_F32);
+    ir_id outs[4] = {ir_add_binary(g, IR_OP_MUL, x, z), ir_add_binary(g, IR_OP_SUB, z, x),
+                     ir_add_binary(g, IR_OP_ADD, x, o), ir_add_binary(g, IR_OP_SUB, x, x)};
+    ir_add_output(g, outs, 4);
+    uint32_t n = g->n;
+    assert_false(run_simplify(g, &f));
+    assert_int_equal(g->n, n);
+    assert_int_equal(out_in(g, 0)->op, IR_OP_MUL);
+    assert_int_equal(out_in(g, 3)->op, IR_OP_SUB);
+    ir_graph_free(g);
+}
+
+/* i32 x*0 becomes broadcast_to(0) of x's shape. */
+static void test_int_times_zero(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_I32, &S23);
+    ir_id z = ir_add_const(g, 0.0, IR_I32);
+    ir_id y = ir_add_binary(g, IR_OP_MUL, x, z);
+    ir_add_output(g, &y, 1);
+    assert_true(run_simplify(g, &f));
+    const ir_node *n = out_in(g, 0);
+    assert_int_equal(n->op, IR_OP_BROADCAST);
+    assert_int_equal(n->dtype, IR_I32);
+    assert_true(ir_shape_eq(&n->shape, &S23));
+    assert_int_equal(g->nodes[ir_in(g, n, 0)].op, IR_OP_CONST);
+    ir_graph_free(g);
+}
+
+/* A rewrite that would change the dtype becomes a cast; one that would
+ * change the shape becomes a broadcast_to. */
+static void test_keeps_dtype_and_shape(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_BF16, &S23);
+    ir_shape s1 = {.rank = 1, .dim = {3}};
+    ir_id v = ir_add_input(g, "v", IR_F32, &s1);
+    ir_id zb = ir_add_broadcast(g, ir_add_const(g, 0.0, IR_F32), &S23);
+    ir_id a = ir_add_binary(g, IR_OP_ADD, x, ir_add_const(g, 0.0, IR_F32)); /* f32[2,3] */
+    ir_id b = ir_add_binary(g, IR_OP_ADD, v, zb);                           /* f32[2,3] */
+    ir_id outs[2] = {a, b};
+    ir_add_output(g, outs, 2);
+    assert_true(run_simplify(g, &f));
+    const ir_node *na = out_in(g, 0), *nb = out_in(g, 1);
+    assert_int_equal(na->op, IR_OP_CAST);
+    assert_int_equal(na->dtype, IR_F32);
+    assert_int_equal(ir_in(g, na, 0), 0);
+    assert_int_equal(nb->op, IR_OP_BROADCAST);
+    assert_true(ir_shape_eq(&nb->shape, &S23));
+    assert_int_equal(ir_in(g, nb, 0), 1);
+    ir_graph_free(g);
+}
+
+/* Cast chains: same dtype removed; bf16->f32->bf16 removed; f32->f16->f32
+ * kept; bf16->f32->f16 becomes one cast. */
+static void test_cast_chains(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id xb = ir_add_input(g, "xb", IR_BF16, &S23);
+    ir_id xf = ir_add_input(g, "xf", IR_F32, &S23);
+    ir_id outs[4] = {
+        ir_add_cast(g, ir_add_cast(g, xb, IR_F32), IR_BF16),
+        ir_add_cast(g, ir_add_cast(g, xf, IR_F16), IR_F32),
+        ir_add_cast(g, ir_add_cast(g, xb, IR_F32), IR_F16),
+        ir_add_cast(g, xf, IR_F32),
+    };
+    ir_add_output(g, outs, 4);
+    assert_true(run_simplify(g, &f));
+    assert_int_equal(out_id(g, 0), 0);
+    const ir_node *k = out_in(g, 1);
+    assert_int_equal(k->op, IR_OP_CAST);
+    assert_int_equal(k->dtype, IR_F32);
+    assert_int_equal(g->nodes[ir_in(g, k, 0)].op, IR_OP_CAST);
+    assert_int_equal(g->nodes[ir_in(g, k, 0)].dtype, IR_F16);
+    k = out_in(g, 2);
+    assert_int_equal(k->op, IR_OP_CAST);
+    assert_int_equal(k->dtype, IR_F16);
+    assert_int_equal(ir_in(g, k, 0), 0);
+    assert_int_equal(out_id(g, 3), 1);
+    assert_int_equal(g->n, 6); /* xb xf cast(f16) cast(f32) cast(f16) output */
+    ir_graph_free(g);
+}
+
+/* neg(neg x) -> x; x**2 -> x*x; x**0.5 -> sqrt(x). */
+static void test_neg_and_pow(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F16, &S23);
+    ir_id outs[3] = {
+        ir_add_unary(g, IR_OP_NEG, ir_add_unary(g, IR_OP_NEG, x)),
+        ir_add_binary(g, IR_OP_POW, x, ir_add_const(g, 2.0, IR_F16)),
+        ir_add_binary(g, IR_OP_POW, x, ir_add_const(g, 0.5, IR_F16)),
+    };
+    ir_add_output(g, outs, 3);
+    assert_true(run_simplify(g, &f));
+    assert_int_equal(out_id(g, 0), 0);
+    const ir_node *m = out_in(g, 1), *q = out_in(g, 2);
+    assert_int_equal(m->op, IR_OP_MUL);
+    assert_int_equal(ir_in(g, m, 0), 0);
+    assert_int_equal(ir_in(g, m, 1), 0);
+    assert_int_equal(q->op, IR_OP_SQRT);
+    assert_int_equal(q->nin, 1);
+    assert_int_equal(ir_in(g, q, 0), 0);
+    assert_int_equal(g->n, 4);
+    ir_graph_free(g);
+}
+
+/* Views: permute of permute composes (identity disappears), reshape and
+ * broadcast_to to the same shape vanish, reshape chains collapse. */
+static void test_views(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_shape s = {.rank = 3, .dim = {2, 3, 4}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &s);
+    uint8_t p1[3] = {1, 2, 0}, p2[3] = {2, 0, 1}, p3[3] = {0, 2, 1};
+    ir_id id = ir_add_permute(g, ir_add_permute(g, x, p1), p2);
+    ir_id pp = ir_add_permute(g, ir_add_permute(g, x, p1), p3); /* x dims (1, 0, 2) */
+    ir_shape r1 = {.rank = 2, .dim = {6, 4}}, r2 = {.rank = 1, .dim = {24}};
+    ir_id rr = ir_add_reshape(g, ir_add_reshape(g, x, &r1), &r2);
+    ir_id same = ir_add_reshape(g, x, &s);
+    ir_id bsame = ir_add_broadcast(g, x, &s);
+    ir_id outs[5] = {id, pp, rr, same, bsame};
+    ir_add_output(g, outs, 5);
+    assert_true(run_simplify(g, &f));
+    assert_int_equal(out_id(g, 0), 0);
+    const ir_node *p = out_in(g, 1);
+    assert_int_equal(p->op, IR_OP_PERMUTE);
+    assert_int_equal(ir_in(g, p, 0), 0);
+    assert_int_equal(p->a.perm[0], 1);
+    assert_int_equal(p->a.perm[1], 0);
+    assert_int_equal(p->a.perm[2], 2);
+    assert_int_equal(p->shape.dim[0], 3);
+    const ir_node *r = out_in(g, 2);
+    assert_int_equal(r->op, IR_OP_RESHAPE);
+    assert_int_equal(ir_in(g, r, 0), 0);
+    assert_int_equal(out_id(g, 3), 0);
+    assert_int_equal(out_id(g, 4), 0);
+    assert_int_equal(g->n, 4); /* x permute reshape output */
+    ir_graph_free(g);
+}
+
+/* A broadcast rank-0 value feeding an elementwise op is used directly when
+ * the op's shape stays; where it would shrink the shape it stays. */
+static void test_scalar_broadcast(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_shape s1 = {.rank = 1, .dim = {3}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id v = ir_add_input(g, "v", IR_F32, &s1);
+    ir_id c = ir_add_input(g, "c", IR_F32, &(ir_shape){0});
+    ir_id b = ir_add_broadcast(g, c, &S23);
+    ir_id keep = ir_add_binary(g, IR_OP_MUL, b, v); /* [2,3] only through b */
+    ir_id drop = ir_add_binary(g, IR_OP_MUL, x, b);
+    ir_id outs[2] = {keep, drop};
+    ir_add_output(g, outs, 2);
+    assert_true(run_simplify(g, &f));
+    const ir_node *k = out_in(g, 0), *d = out_in(g, 1);
+    assert_int_equal(g->nodes[ir_in(g, k, 0)].op, IR_OP_BROADCAST);
+    assert_int_equal(ir_in(g, d, 0), 0);
+    assert_int_equal(ir_in(g, d, 1), 2);
+    assert_true(ir_shape_eq(&d->shape, &S23));
+    ir_graph_free(g);
+}
+
+/* The name of a replaced node moves to the unnamed value that replaces
+ * it; a second run over the result (dead nodes still there) changes
+ * nothing. */
+static void test_name_moves(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id e = ir_add_unary(g, IR_OP_EXP, x);
+    ir_id h = ir_add_binary(g, IR_OP_MUL, e, ir_add_const(g, 1.0, IR_F32));
+    g->nodes[h].name = ir_intern(g, "h");
+    ir_add_output(g, &h, 1);
+    assert_true(pass_simplify(g, &f.ctx));
+    assert_int_equal(out_id(g, 0), e);
+    assert_string_equal(ir_str(g, g->nodes[e].name), "h");
+    assert_int_equal(g->nodes[h].name, 0);
+    assert_false(pass_simplify(g, &f.ctx));
+    assert_true(ir_verify(g, stderr));
+    ir_graph_free(g);
+}
+
+/* A chain of identities collapses in one run: ((x + 0) * 1 - 0) / 1 -> x,
+ * and a user after the chain reads x. */
+static void test_chain(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id z = ir_add_const(g, 0.0, IR_F32), o = ir_add_const(g, 1.0, IR_F32);
+    ir_id v = ir_add_binary(g, IR_OP_ADD, x, z);
+    v = ir_add_binary(g, IR_OP_MUL, v, o);
+    v = ir_add_binary(g, IR_OP_SUB, v, z);
+    v = ir_add_binary(g, IR_OP_DIV, v, o);
+    ir_id e = ir_add_unary(g, IR_OP_EXP, v);
+    ir_add_output(g, &e, 1);
+    assert_true(run_simplify(g, &f));
+    assert_int_equal(g->n, 3); /* x exp output */
+    assert_int_equal(g->nodes[1].op, IR_OP_EXP);
+    assert_int_equal(ir_in(g, &g->nodes[1], 0), 0);
+    ir_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_identities),       cmocka_unit_test(test_float_zero_kept),
+        cmocka_unit_test(test_int_times_zero),   cmocka_unit_test(test_keeps_dtype_and_shape),
+        cmocka_unit_test(test_cast_chains),      cmocka_unit_test(test_neg_and_pow),
+        cmocka_unit_test(test_views),            cmocka_unit_test(test_scalar_broadcast),
+        cmocka_unit_test(test_name_moves),       cmocka_unit_test(test_chain),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
