@@ -4,6 +4,7 @@
 #include "runtime/runtime.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ static const char *descr_of(ir_dtype t) {
 }
 
 /* ---- header dictionary ----------------------------------------------------- */
+/* Skips blanks (spaces, tabs, newlines) in the header text. */
 static void skip_ws(npy_parser *ps) {
     while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')) ps->p++;
 }
@@ -123,7 +125,7 @@ static bool parse_shape(npy_parser *ps, npy_info *info) {
     info->rank = 0;
     if (accept(ps, ')')) return true;
     for (;;) {
-        int64_t d;
+        int64_t d = 0;
         if (!parse_dim(ps, &d)) return false;
         if (info->rank == IR_MAX_RANK)
             return fail(ps->name, ps->err, ps->cap, "rank above %d is not supported", IR_MAX_RANK);
@@ -311,13 +313,29 @@ static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, cha
 }
 
 bool rt_npy_read(const char *path, rt_tensor *t, char *err, size_t cap) {
-    FILE *f = fopen(path, "rb");
-    if (!f) return fail(path, err, cap, "cannot open: %s", strerror(errno));
+    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
+     * rejected as not a regular file. */
+    int fd = open(path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0) return fail(path, err, cap, "cannot open: %s", strerror(errno));
     struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = errno;
+        close(fd);
+        return fail(path, err, cap, "cannot stat: %s", strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        return fail(path, err, cap, "not a regular file");
+    }
+    int fl = fcntl(fd, F_GETFL);
+    FILE *f = fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1 ? NULL : fdopen(fd, "rb");
+    if (!f) {
+        int e = errno;
+        close(fd);
+        return fail(path, err, cap, "cannot open: %s", strerror(e));
+    }
     bool ok;
-    if (fstat(fileno(f), &st) != 0) ok = fail(path, err, cap, "cannot stat: %s", strerror(errno));
-    else if (!S_ISREG(st.st_mode)) ok = fail(path, err, cap, "not a regular file");
-    else if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) ok = fail(path, err, cap, "file too large");
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) ok = fail(path, err, cap, "file too large");
     else ok = read_open(path, f, (size_t)st.st_size, t, err, cap);
     fclose(f);
     return ok;
@@ -355,49 +373,108 @@ static bool write_stream(FILE *f, const rt_tensor *t) {
            (bytes == 0 || fwrite(t->data, 1, bytes, f) == bytes);
 }
 
-/* Writes t to a fresh temporary file beside `path`, then renames it over
- * path; on any failure the temporary file is removed. */
-static bool write_atomic(const char *path, const rt_tensor *t, char *err, size_t cap) {
+/* Writes t (at a stored dtype) to a fresh temporary file beside `path`
+ * and returns its malloc'ed name; on failure reports, leaves no temporary
+ * file and returns NULL. */
+static char *write_temp(const char *path, const rt_tensor *t, char *err, size_t cap) {
     size_t plen = strlen(path);
     char *tmp = malloc(plen + 16);
-    if (!tmp) return fail(path, err, cap, "out of memory");
+    if (!tmp) {
+        fail(path, err, cap, "out of memory");
+        return NULL;
+    }
     memcpy(tmp, path, plen);
     memcpy(tmp + plen, ".tmp.XXXXXX", 12);
     int fd = mkstemp(tmp);
     if (fd < 0) {
         int e = errno;
         free(tmp);
-        return fail(path, err, cap, "cannot write: %s", strerror(e));
+        fail(path, err, cap, "cannot write: %s", strerror(e));
+        return NULL;
     }
     (void)fchmod(fd, 0644);
     FILE *f = fdopen(fd, "wb");
+    errno = 0;
     bool ok = f && write_stream(f, t);
     int e = errno;
     if (f) {
-        ok = fflush(f) == 0 && ok;
-        e = ok ? e : errno;
-        ok = fclose(f) == 0 && ok;
+        if (fflush(f) != 0 && ok) ok = false, e = errno;
+        if (fclose(f) != 0 && ok) ok = false, e = errno;
     } else {
         close(fd);
     }
-    if (ok && rename(tmp, path) != 0) {
-        e = errno;
-        ok = false;
+    if (ok) return tmp;
+    unlink(tmp);
+    free(tmp);
+    fail(path, err, cap, "cannot write: %s", e ? strerror(e) : "write error");
+    return NULL;
+}
+
+/* Writes t's file image to a temporary beside path (bf16 converted to
+ * <f4 first); NULL with a message on failure. */
+static char *stage_one(const char *path, const rt_tensor *t, char *err, size_t cap) {
+    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK) {
+        fail(path, err, cap, "invalid tensor");
+        return NULL;
     }
-    if (!ok) {
-        unlink(tmp);
-        fail(path, err, cap, "cannot write: %s", e ? strerror(e) : "write error");
+    if (t->dtype != IR_BF16) return write_temp(path, t, err, cap);
+    rt_tensor f32;
+    if (!rt_tensor_cast(t, IR_F32, &f32)) {
+        fail(path, err, cap, "out of memory");
+        return NULL;
     }
+    char *tmp = write_temp(path, &f32, err, cap);
+    rt_tensor_free(&f32);
+    return tmp;
+}
+
+/* Removes and frees the temporaries tmp[from..n). */
+static void drop_temps(char **tmp, unsigned from, unsigned n) {
+    for (unsigned k = from; k < n; k++) {
+        if (tmp[k]) unlink(tmp[k]);
+        free(tmp[k]);
+        tmp[k] = NULL;
+    }
+}
+
+/* Renames every temporary over its path. A target that is a directory
+ * fails before anything is renamed; if a rename still fails, the files
+ * already renamed by this call are removed again. Frees the names. */
+static bool commit_all(const char *const *paths, char **tmp, unsigned n, char *err, size_t cap) {
+    struct stat st;
+    for (unsigned k = 0; k < n; k++)
+        if (stat(paths[k], &st) == 0 && S_ISDIR(st.st_mode)) {
+            drop_temps(tmp, 0, n);
+            return fail(paths[k], err, cap, "cannot write: %s", strerror(EISDIR));
+        }
+    for (unsigned k = 0; k < n; k++) {
+        if (rename(tmp[k], paths[k]) == 0) continue;
+        int e = errno;
+        drop_temps(tmp, k, n);
+        for (unsigned j = 0; j < k; j++) {
+            unlink(paths[j]);
+            free(tmp[j]);
+        }
+        return fail(paths[k], err, cap, "cannot write: %s", strerror(e));
+    }
+    for (unsigned k = 0; k < n; k++) free(tmp[k]);
+    return true;
+}
+
+bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err, size_t cap) {
+    char **tmp = calloc(n ? n : 1, sizeof *tmp);
+    if (!tmp) return fail(n ? paths[0] : "npy", err, cap, "out of memory");
+    for (unsigned k = 0; k < n; k++)
+        if (!(tmp[k] = stage_one(paths[k], &ts[k], err, cap))) {
+            drop_temps(tmp, 0, k);
+            free(tmp);
+            return false;
+        }
+    bool ok = commit_all(paths, tmp, n, err, cap);
     free(tmp);
     return ok;
 }
 
 bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t cap) {
-    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK) return fail(path, err, cap, "invalid tensor");
-    if (t->dtype != IR_BF16) return write_atomic(path, t, err, cap);
-    rt_tensor f32;
-    if (!rt_tensor_convert(t, IR_F32, &f32)) return fail(path, err, cap, "out of memory");
-    bool ok = write_atomic(path, &f32, err, cap);
-    rt_tensor_free(&f32);
-    return ok;
+    return rt_npy_write_all(&path, t, 1, err, cap);
 }

@@ -49,7 +49,7 @@ static const fmt_desc FMT_BF16 = {7, -126, 127, 127};
  * the largest finite number after rounding become infinity; denormals are
  * produced exactly. */
 static uint16_t round_to_fmt(double v, const fmt_desc *f) {
-    uint16_t inf = (uint16_t)(((1u << (f->emax + f->ebias + 1)) - 1u) << f->mbits);
+    uint16_t inf = (uint16_t)(((1u << (15 - f->mbits)) - 1u) << f->mbits);
     if (isinf(v)) return inf;
     if (v == 0) return 0;
     int e;
@@ -127,7 +127,7 @@ void rt_set(rt_tensor *t, int64_t i, double v) {
     }
 }
 
-bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst) {
+bool rt_tensor_cast(const rt_tensor *src, ir_dtype to, rt_tensor *dst) {
     rt_tensor r = *src;
     r.dtype = to;
     if (!rt_tensor_alloc(&r)) return false;
@@ -140,6 +140,34 @@ bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst) {
         for (int64_t i = 0; i < n; i++) rt_set(&r, i, rt_get(src, i));
     }
     *dst = r;
+    return true;
+}
+
+/* The .npy descr a dtype is stored as (bf16 crosses the boundary as <f4). */
+static const char *npy_descr(ir_dtype t) {
+    switch (t) {
+    case IR_F16: return "<f2";
+    case IR_I32: return "<i4";
+    case IR_BOOL: return "|b1";
+    default: return "<f4";
+    }
+}
+
+bool rt_tensor_convert(rt_tensor *t, ir_dtype to, char *err, size_t cap) {
+    if (t->dtype == to) return true;
+    if (!(t->dtype == IR_F32 && to == IR_BF16)) {
+        if (err && cap)
+            snprintf(err, cap, "file holds %s (%s), parameter is %s", npy_descr(t->dtype), ir_dtype_name(t->dtype),
+                     ir_dtype_name(to));
+        return false;
+    }
+    rt_tensor r;
+    if (!rt_tensor_cast(t, to, &r)) {
+        if (err && cap) snprintf(err, cap, "out of memory converting to %s", ir_dtype_name(to));
+        return false;
+    }
+    rt_tensor_free(t);
+    *t = r;
     return true;
 }
 

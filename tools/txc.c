@@ -239,6 +239,10 @@ static char *read_source(const char *path, size_t *len) {
         fprintf(stderr, "txc: error: '%s' is a directory\n", path);
         return NULL;
     }
+    if (!S_ISREG(st.st_mode)) {
+        fprintf(stderr, "txc: error: '%s' is not a regular file\n", path);
+        return NULL;
+    }
     FILE *f = fopen(path, "rb");
     if (!f) {
         fprintf(stderr, "txc: error: cannot open '%s': %s\n", path, strerror(errno));
@@ -480,14 +484,16 @@ static bool write_outputs(const txc_opts *o, const ir_graph *g, rt_tensor *outs,
         tx_error(d, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
         return false;
     }
+    char **paths = ir_xcalloc(nout + 1, sizeof *paths);
     for (unsigned k = 0; k < nout; k++) {
-        char *path = ir_xmalloc(strlen(o->outdir) + 32);
-        sprintf(path, "%s/out%u.npy", o->outdir, k);
-        bool ok = rt_npy_write(path, &outs[k], err, sizeof err);
-        if (!ok) tx_error(d, "%s", err);
-        free(path);
-        if (!ok) return false;
+        paths[k] = ir_xmalloc(strlen(o->outdir) + 32);
+        sprintf(paths[k], "%s/out%u.npy", o->outdir, k);
     }
+    bool ok = rt_npy_write_all((const char *const *)paths, outs, nout, err, sizeof err);
+    if (!ok) tx_error(d, "%s", err);
+    for (unsigned k = 0; k < nout; k++) free(paths[k]);
+    free(paths);
+    if (!ok) return false;
     return true;
 }
 
