@@ -38,11 +38,10 @@ int32_t rt_double_to_i32(double v);
 /* Byte size of t's data; false when the element count is negative,
  * overflows or is not below IR_MAX_ELEMS. */
 bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes);
-/* dst = src converted to dtype `to` (same shape, new allocation; values
- * stored by rt_set's rules, e.g. f32 -> bf16 rounds to nearest even). The
- * CLI uses it for bf16 parameters given as <f4 files. False when the
- * allocation fails (dst untouched). */
-bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst);
+/* dst = a new copy of src converted to dtype `to` (same shape; values
+ * stored by rt_set's rules, e.g. f32 -> bf16 rounds to nearest even; same
+ * dtype: a bitwise copy). False when the allocation fails (dst untouched). */
+bool rt_tensor_cast(const rt_tensor *src, ir_dtype to, rt_tensor *dst);
 
 /* .npy files (spec section 3). rt_npy_read reads any supported file into
  * `t` (f32/f16/i32/bool as stored); errors are one clear line into `err`
@@ -50,6 +49,12 @@ bool rt_tensor_convert(const rt_tensor *src, ir_dtype to, rt_tensor *dst);
  * file then rename); bf16 is written as <f4. */
 bool rt_npy_read(const char *path, rt_tensor *t, char *err, size_t cap);
 bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t cap);
+/* Writes n files all or nothing: every file goes to a temporary beside
+ * its path first; only when all are written are they renamed into place
+ * (a path that is a directory fails before any rename). On failure no
+ * temporary remains and no path holds a file of this call (one already
+ * renamed into place is removed again). Meant for the CLI's outK.npy set. */
+bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err, size_t cap);
 /* Parses an in-memory .npy image (same rules and messages as rt_npy_read;
  * `name` prefixes the messages). */
 bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err, size_t cap);
@@ -127,9 +132,11 @@ typedef struct rt_cuda_info {
     int64_t total_mem;       /* bytes; 0 when unknown */
 } rt_cuda_info;
 
-/* Opens libcuda.so.1, initialises the driver and creates a context on
- * device 0. NULL on failure with one line in err: without a driver it is
- * exactly "no CUDA driver found (libcuda.so.1: <dlerror>); use --device=cpu". */
+/* Opens libcuda.so.1 (or the library named by the environment variable
+ * TX_CUDA_LIB, which the tests point at tests/fake_cuda), initialises the
+ * driver and creates a context on device 0. NULL on failure with one line
+ * in err: without a driver it is exactly
+ * "no CUDA driver found (libcuda.so.1: <dlerror>); use --device=cpu". */
 rt_cuda *rt_cuda_new(char *err, size_t cap);
 /* The same with an explicit library name or path and device ordinal. */
 rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap);
@@ -155,9 +162,12 @@ void rt_module_free(rt_module *m);
 /* The driver JIT's info log of the last load (may be empty). */
 const char *rt_module_info_log(const rt_module *m);
 bool rt_module_func(rt_module *m, const char *name, rt_func *f);
-/* Launches f on the default stream. smem above the default 48 KiB limit
- * sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES first (and fails
- * clearly above the device's opt-in limit). `params` as cuLaunchKernel. */
+/* Allows kernel f `smem` bytes of dynamic shared memory: above the default
+ * 48 KiB it sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (once,
+ * before launching); above the device's opt-in limit it fails clearly. */
+bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem);
+/* Launches f on the default stream (`params` as cuLaunchKernel); smem above
+ * 48 KiB needs rt_cuda_func_smem first. */
 bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
                     const uint32_t block[3], uint32_t smem, void **params);
 
@@ -179,11 +189,11 @@ int rt_ptx_sm(const char *ptx);
 int rt_ptx_isa_min_driver(int isa);
 bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t cap);
 
-/* ---- running a planned program on the GPU (runtime/bench.c) -------------
+/* ---- running a planned program on the GPU (runtime/gpu.c) ---------------
  * rt_gpu_plan is the runtime's view of a compiled program: the PTX, the
  * device buffers it needs and every kernel launch with concrete geometry.
  * It is built from codegen's program and manifest by rt_gpu_plan_from_cg
- * (runtime/plan.c) once the symbolic dims are bound. */
+ * once the symbolic dims are bound. */
 typedef enum { RT_BUF_INPUT, RT_BUF_OUTPUT, RT_BUF_TEMP } rt_buf_role;
 typedef struct rt_buf_desc {
     uint8_t role;            /* rt_buf_role */
@@ -210,6 +220,7 @@ typedef struct rt_kernel_desc {
     /* The planner's figures for this kernel (negative: unknown). */
     double bytes, flops, predicted_us;
     char kind[16];           /* region kind name ("pointwise"), for reports */
+    int region;              /* region index of the graph; -1: an output copy */
 } rt_kernel_desc;
 
 typedef struct rt_gpu_plan {
@@ -231,22 +242,56 @@ uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k);
 bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap);
 /* Bytes of buffer b (numel * dtype size; -1 on overflow). */
 int64_t rt_buf_bytes(const rt_buf_desc *b);
+/* Checks host inputs (parameter order) against the plan's input buffers:
+ * count, dtype and shape, naming the parameter on mismatch. */
+bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err, size_t cap);
 
-/* A plan loaded on a device: module, functions and device buffers. */
-typedef struct rt_gpu_run rt_gpu_run;
-rt_gpu_run *rt_gpu_run_new(rt_cuda *c, const rt_gpu_plan *p);
-void rt_gpu_run_free(rt_gpu_run *r);
-rt_devptr rt_gpu_run_buf(const rt_gpu_run *r, uint32_t buf);
-/* Copies host inputs (parameter order) to the device; checks dtype and
- * shape against the plan, naming the parameter on mismatch. */
-bool rt_gpu_run_upload(rt_gpu_run *r, const rt_tensor *inputs, uint32_t n);
+/* FLOPs of region r of g at bound sizes syms (r = -2: every node; r = -1:
+ * none): ir_op_flops per output element (per input element for
+ * reductions), 2*M*N*K per matmul; views and casts count 0. */
+double rt_region_flops(const ir_graph *g, int r, const int64_t *syms);
+
+struct cg_program;
+/* The plan of a compiled program at bound sizes syms (g->nsyms entries):
+ * buffers are the inputs (parameter order), then the outputs (return
+ * order), then codegen's intermediates; kernels in manifest order with
+ * concrete geometry, their manifest bytes (each HBM tensor once) and FLOPs.
+ * NULL with one line in err. */
+rt_gpu_plan *rt_gpu_plan_from_cg(const ir_graph *g, struct cg_program *cp, const int64_t *syms,
+                                 char *err, size_t cap);
+/* Binds the sizes from the inputs (into syms, g->nsyms entries), compiles
+ * the planned graph g for a GPU target (a cg_target) and builds the plan.
+ * NULL with an error reported. */
+rt_gpu_plan *rt_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
+                               tx_diag *d);
+
+/* A plan loaded on a device: module, functions and device buffers. The
+ * intermediates are always allocated here; inputs and outputs too when
+ * alloc_io is set, else they stay unbound (0) until rt_gpu_exec_bind. */
+typedef struct rt_gpu_exec rt_gpu_exec;
+rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io);
+void rt_gpu_exec_free(rt_gpu_exec *r);
+rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf);
+/* Points buffer `buf` at caller-owned device memory (released here first
+ * if it was allocated here). False when buf is out of range. */
+bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p);
+/* The last error of the execution (an unbound buffer, or the driver's). */
+const char *rt_gpu_exec_error(const rt_gpu_exec *r);
+/* Copies host inputs (parameter order) to the device after
+ * rt_gpu_check_inputs; one line in err on failure. */
+bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, char *err, size_t cap);
 /* Fills every output and intermediate with 0xFF bytes (NaN for floats, -1
  * for i32), so that an element a kernel fails to write is caught. */
-bool rt_gpu_run_poison(rt_gpu_run *r);
-bool rt_gpu_run_launch(rt_gpu_run *r, uint32_t kernel);
-bool rt_gpu_run_launch_all(rt_gpu_run *r);
-/* Allocates and fills `outputs` (return order; caller frees). */
-bool rt_gpu_run_download(rt_gpu_run *r, rt_tensor *outputs, uint32_t n);
+bool rt_gpu_exec_poison(rt_gpu_exec *r);
+bool rt_gpu_exec_launch(rt_gpu_exec *r, uint32_t kernel);
+bool rt_gpu_exec_launch_all(rt_gpu_exec *r);
+/* Waits for the kernels, then allocates and fills `outputs` (return
+ * order; caller frees). */
+bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n);
+/* Loads p on c, uploads inputs, poisons, runs every kernel once and
+ * downloads the outputs. False with an error reported. */
+bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, rt_tensor *outputs,
+                      tx_diag *d);
 
 /* ---- verification and statistics (runtime/bench.c; pure) ---------------- */
 /* Tolerance per dtype: an element passes when |got - ref| <= atol + rtol*|ref|;
@@ -278,5 +323,77 @@ double rt_tflops(double flops, double us);
  * double-precision interpreter) when small enough to run in about a
  * second, else "cpu" (the host JIT). */
 const char *rt_bench_pick_reference(double elems, double flops);
+
+/* Elements of t still holding the 0xFF poison of rt_gpu_exec_poison (never
+ * written by a kernel); 0 for i32, where -1 is a value. */
+int64_t rt_count_poison(const rt_tensor *t);
+
+/* ---- calibration (runtime/bench.c) ---------------------------------------
+ * `txc bench --calibrate` measures the device copy bandwidth and the launch
+ * overhead and saves them as one JSON object, by default in
+ * $XDG_CACHE_HOME/tx/calib-<slug>.json (else ~/.cache/tx/...), where slug
+ * names the GPU like --gpu does ("NVIDIA H200" -> "h200"). The CLI may load
+ * it and apply it to the cost model's pass_gpu before planning. */
+typedef struct rt_calib {
+    char gpu[128];       /* device name as the driver reports it */
+    char slug[64];       /* "h200" */
+    int cc, sms, driver;
+    int64_t l2_bytes;
+    double copy_GBps;    /* bytes read + written per second by cuMemcpyDtoD */
+    double launch_us;    /* per launch, empty kernels launched back to back */
+} rt_calib;
+/* "NVIDIA H200" -> "h200", "NVIDIA GeForce RTX 4090" -> "rtx4090",
+ * "NVIDIA A100-SXM4-80GB" -> "a100"; "gpu" when nothing is left. */
+void rt_gpu_slug(const char *device, char *buf, size_t cap);
+/* The default calibration path for a device name (or a --gpu name); false
+ * when neither XDG_CACHE_HOME nor HOME is set. */
+bool rt_calib_default_path(const char *device, char *buf, size_t cap);
+bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap); /* atomic */
+bool rt_calib_load(const char *path, rt_calib *cal, char *err, size_t cap);
+bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap);
+struct pass_gpu;
+/* Sets the cost model's hbm_GBps and launch_us from a calibration. */
+void rt_calib_apply(const rt_calib *cal, struct pass_gpu *gpu);
+
+/* ---- bench results and reports (runtime/bench.c) ------------------------ */
+typedef struct rt_kernel_time {
+    char name[64], kind[16];
+    int region;
+    double us;                 /* median alone, L2 flushed */
+    double start_us, end_us;   /* median offsets within a whole-graph run */
+    double bytes, flops;       /* manifest bytes (each HBM tensor once), FLOPs */
+    double predicted_us;       /* the planner's time of its region; -1 unknown */
+} rt_kernel_time;
+
+typedef struct rt_out_check {
+    ir_dtype dtype;
+    bool checked;              /* compared against a reference */
+    rt_cmp cmp;
+    int64_t poisoned;          /* elements never written */
+} rt_out_check;
+
+typedef struct rt_bench_result {
+    char label[16];            /* "fused", "unfused" */
+    uint32_t nkernels, nout;
+    rt_kernel_time *k;
+    rt_out_check *out;
+    bool verified, l2_flushed;
+    int iters;
+    double graph_us, predicted_us, bytes, flops;
+} rt_bench_result;
+void rt_bench_result_free(rt_bench_result *res);
+
+typedef struct rt_bench_report {
+    char program[64], device[128], reference[128];
+    int cc;
+    double copy_GBps, launch_us; /* measured in the same run */
+} rt_bench_report;
+
+/* (predicted - measured) / measured in percent; 0 when either is unknown. */
+double rt_pred_error_pct(double measured_us, double predicted_us);
+void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res);
+void rt_bench_print_timeline(FILE *out, const rt_bench_result *res);
+void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_result *fused,
+                         const rt_bench_result *unfused);
 
 #endif

@@ -1,0 +1,1075 @@
+/* bench.c - `txc bench`: verification against a CPU reference, timing
+ * with CUDA events (median after warm-up, L2 flushed between runs), device
+ * ceilings (copy bandwidth, launch overhead), the calibration file, and the
+ * text and JSON reports. The pure parts (tolerances, comparison, median,
+ * rates, reference choice, calibration file, printers) are tested on
+ * the CPU by tests/unit/test_cuda.c, the rest on its fake driver. The
+ * contracts of exported functions are in runtime/runtime.h. */
+#include "codegen/codegen.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* ---- tolerances and comparison ------------------------------------------ */
+
+rt_tol rt_tolerance(ir_dtype t)
+{
+    switch (t) {
+    case IR_F32: return (rt_tol){1e-5, 1e-4};
+    case IR_F16: return (rt_tol){1e-3, 2e-3};   /* 2 ulp of f16 (2^-10 each) */
+    case IR_BF16: return (rt_tol){1e-2, 1.6e-2}; /* 2 ulp of bf16 (2^-7 each) */
+    default: return (rt_tol){0, 0};              /* i32, bool: exact */
+    }
+}
+
+/* True when got matches want within tol (NaN only matches NaN; infinities
+ * only the same infinity). */
+static bool close_enough(double got, double want, rt_tol tol)
+{
+    if (isnan(want) || isnan(got))
+        return isnan(want) && isnan(got);
+    if (isinf(want) || isinf(got))
+        return got == want;
+    return fabs(got - want) <= tol.atol + tol.rtol * fabs(want);
+}
+
+bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *cmp, char *err, size_t cap)
+{
+    int64_t n;
+    memset(cmp, 0, sizeof *cmp);
+    cmp->first_bad = -1;
+    cmp->bad = -1;
+    if (!got || !ref || got->dtype != ref->dtype || got->rank != ref->rank) {
+        snprintf(err, cap, "output has %s rank %u, the reference %s rank %u",
+                 got ? ir_dtype_name(got->dtype) : "?", got ? got->rank : 0,
+                 ref ? ir_dtype_name(ref->dtype) : "?", ref ? ref->rank : 0);
+        return false;
+    }
+    for (unsigned d = 0; d < got->rank; d++)
+        if (got->dim[d] != ref->dim[d]) {
+            snprintf(err, cap, "output dim %u is %lld, the reference's is %lld", d,
+                     (long long)got->dim[d], (long long)ref->dim[d]);
+            return false;
+        }
+    n = rt_numel(got);
+    cmp->bad = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double g = rt_get(got, i), w = rt_get(ref, i);
+        if (isfinite(g) && isfinite(w)) {
+            double a = fabs(g - w), r = w != 0 ? a / fabs(w) : (a != 0 ? INFINITY : 0);
+            cmp->max_abs = a > cmp->max_abs ? a : cmp->max_abs;
+            cmp->max_rel = r > cmp->max_rel ? r : cmp->max_rel;
+        }
+        if (!close_enough(g, w, tol)) {
+            if (cmp->bad++ == 0) {
+                cmp->first_bad = i;
+                cmp->got = g;
+                cmp->want = w;
+            }
+        }
+    }
+    cmp->n = n;
+    return true;
+}
+
+/* True when element i of t still holds the 0xFF poison pattern. */
+static bool is_poison(const rt_tensor *t, int64_t i)
+{
+    int s = ir_dtype_size(t->dtype);
+    const unsigned char *p = (const unsigned char *)t->data + i * s;
+    for (int k = 0; k < s; k++)
+        if (p[k] != 0xFF)
+            return false;
+    return true;
+}
+
+int64_t rt_count_poison(const rt_tensor *t)
+{
+    int64_t n = rt_numel(t), c = 0;
+    if (t->dtype == IR_I32) /* -1 is a legitimate i32 value */
+        return 0;
+    for (int64_t i = 0; i < n; i++)
+        c += is_poison(t, i);
+    return c;
+}
+
+/* ---- statistics ------------------------------------------------------------ */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+double rt_median(double *v, size_t n)
+{
+    if (n == 0)
+        return 0;
+    qsort(v, n, sizeof *v, cmp_double);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+double rt_gbps(double bytes, double us) { return us > 0 ? bytes / (us * 1e3) : 0; }
+double rt_tflops(double flops, double us) { return us > 0 ? flops / (us * 1e6) : 0; }
+
+const char *rt_bench_pick_reference(double elems, double flops)
+{
+    if (elems <= (double)(1 << 23) && flops <= 2e8)
+        return "ref";
+    if (flops <= 4e10)
+        return "cpu";
+    return NULL;
+}
+
+/* ---- calibration file ---------------------------------------------------- */
+
+void rt_gpu_slug(const char *device, char *buf, size_t cap)
+{
+    static const char *skip[] = {"nvidia", "geforce", "tesla", "quadro"};
+    size_t n = 0;
+    const char *s = device;
+    buf[0] = 0;
+    while (*s && n + 1 < cap) {
+        const char *e;
+        bool digit = false, skipped = false;
+        while (*s == ' ')
+            s++;
+        e = s;
+        while (*e && *e != ' ')
+            e++;
+        for (size_t k = 0; k < sizeof skip / sizeof skip[0]; k++)
+            if ((size_t)(e - s) == strlen(skip[k]) && strncasecmp(s, skip[k], (size_t)(e - s)) == 0)
+                skipped = true;
+        for (const char *q = s; !skipped && q < e && isalnum((unsigned char)*q) && n + 1 < cap; q++) {
+            buf[n++] = (char)tolower((unsigned char)*q);
+            digit |= isdigit((unsigned char)*q) != 0;
+        }
+        buf[n] = 0;
+        if (digit)
+            break;
+        s = e;
+    }
+    if (!buf[0])
+        snprintf(buf, cap, "gpu");
+}
+
+bool rt_calib_default_path(const char *device, char *buf, size_t cap)
+{
+    char slug[64];
+    const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+    rt_gpu_slug(device, slug, sizeof slug);
+    if (xdg && xdg[0])
+        snprintf(buf, cap, "%s/tx/calib-%s.json", xdg, slug);
+    else if (home && home[0])
+        snprintf(buf, cap, "%s/.cache/tx/calib-%s.json", home, slug);
+    else
+        return false;
+    return true;
+}
+
+/* Creates the directories above `path` (like mkdir -p of its dirname). */
+static void mkdir_parents(const char *path)
+{
+    char tmp[1024];
+    snprintf(tmp, sizeof tmp, "%s", path);
+    for (char *p = tmp + 1; *p; p++)
+        if (*p == '/') {
+            *p = 0;
+            mkdir(tmp, 0777);
+            *p = '/';
+        }
+}
+
+/* Writes a JSON string (escaping quotes, backslashes and control bytes). */
+static void json_put_str(FILE *out, const char *s)
+{
+    fputc('"', out);
+    for (; *s; s++) {
+        if (*s == '"' || *s == '\\')
+            fprintf(out, "\\%c", *s);
+        else if ((unsigned char)*s < 0x20)
+            fprintf(out, "\\u%04x", *s);
+        else
+            fputc(*s, out);
+    }
+    fputc('"', out);
+}
+
+bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap)
+{
+    char tmp[1100];
+    FILE *f;
+    mkdir_parents(path);
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    f = fopen(tmp, "w");
+    if (!f) {
+        snprintf(err, cap, "cannot write %s: %s", tmp, strerror(errno));
+        return false;
+    }
+    fprintf(f, "{\"gpu\": ");
+    json_put_str(f, cal->gpu);
+    fprintf(f, ", \"slug\": ");
+    json_put_str(f, cal->slug);
+    fprintf(f, ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, \"launch_us\": %.3f, "
+            "\"driver\": %d}\n",
+            cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us, cal->driver);
+    if (fclose(f) != 0 || rename(tmp, path) != 0) {
+        snprintf(err, cap, "cannot write %s: %s", path, strerror(errno));
+        remove(tmp);
+        return false;
+    }
+    return true;
+}
+
+/* Finds "key": in [s, e) outside strings; returns the text after the colon. */
+static const char *json_key(const char *s, const char *e, const char *key)
+{
+    size_t k = strlen(key);
+    bool in_str = false;
+    for (const char *p = s; p < e; p++) {
+        if (*p == '\\' && in_str) {
+            p++;
+            continue;
+        }
+        if (*p != '"')
+            continue;
+        if (!in_str && (size_t)(e - p) > k + 1 && strncmp(p + 1, key, k) == 0 && p[k + 1] == '"') {
+            const char *q = p + k + 2;
+            while (q < e && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+                q++;
+            if (q < e && *q == ':') {
+                q++;
+                while (q < e && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+                    q++;
+                return q;
+            }
+        }
+        in_str = !in_str;
+    }
+    return NULL;
+}
+
+/* Reads the number of "key" in [s, e); false when absent, null or not a number. */
+static bool json_num(const char *s, const char *e, const char *key, double *v)
+{
+    const char *p = json_key(s, e, key);
+    char *end;
+    if (!p)
+        return false;
+    *v = strtod(p, &end);
+    return end != p && end <= e;
+}
+
+/* Reads the string of "key" in [s, e) into buf (no escapes kept). */
+static bool json_str(const char *s, const char *e, const char *key, char *buf, size_t cap)
+{
+    const char *p = json_key(s, e, key);
+    size_t n = 0;
+    if (!p || *p != '"')
+        return false;
+    for (p++; p < e && *p != '"' && n + 1 < cap; p++)
+        buf[n++] = *p == '\\' && p + 1 < e ? *++p : *p;
+    buf[n] = 0;
+    return true;
+}
+
+bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap)
+{
+    const char *e = text + strlen(text);
+    double v;
+    memset(cal, 0, sizeof *cal);
+    if (!json_num(text, e, "copy_GBps", &cal->copy_GBps) || !json_num(text, e, "launch_us", &cal->launch_us) ||
+        !(cal->copy_GBps > 0) || !(cal->launch_us >= 0)) {
+        snprintf(err, cap, "calibration file lacks positive \"copy_GBps\" and \"launch_us\"");
+        return false;
+    }
+    json_str(text, e, "gpu", cal->gpu, sizeof cal->gpu);
+    json_str(text, e, "slug", cal->slug, sizeof cal->slug);
+    if (json_num(text, e, "cc", &v))
+        cal->cc = (int)v;
+    if (json_num(text, e, "sms", &v))
+        cal->sms = (int)v;
+    if (json_num(text, e, "l2_bytes", &v))
+        cal->l2_bytes = (int64_t)v;
+    if (json_num(text, e, "driver", &v))
+        cal->driver = (int)v;
+    return true;
+}
+
+bool rt_calib_load(const char *path, rt_calib *cal, char *err, size_t cap)
+{
+    char buf[4096], why[256];
+    size_t n;
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, cap, "cannot read calibration file %s: %s", path, strerror(errno));
+        return false;
+    }
+    n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    if (!rt_calib_parse(buf, cal, why, sizeof why)) {
+        snprintf(err, cap, "%s: %s", path, why);
+        return false;
+    }
+    return true;
+}
+
+void rt_calib_apply(const rt_calib *cal, pass_gpu *gpu)
+{
+    gpu->hbm_GBps = cal->copy_GBps;
+    gpu->launch_us = cal->launch_us;
+}
+
+/* ---- the planner's predictions --------------------------------------------- */
+
+/* A copy of g with every symbolic dim replaced by its bound value, so that
+ * the cost model gives concrete numbers. NULL on allocation failure. */
+static ir_graph *concrete_clone(const ir_graph *g, const int64_t *syms)
+{
+    ir_graph *c = ir_graph_clone(g);
+    for (uint32_t i = 0; c && i < c->n; i++) {
+        ir_shape *sh = &c->nodes[i].shape;
+        for (unsigned d = 0; d < sh->rank; d++)
+            if (IR_DIM_IS_SYM(sh->dim[d]) && IR_DIM_SYMIDX(sh->dim[d]) < c->nsyms)
+                sh->dim[d] = syms[IR_DIM_SYMIDX(sh->dim[d])];
+    }
+    for (uint32_t k = 0; c && k < c->nsyms; k++)
+        c->syms[k].value = syms[k];
+    return c;
+}
+
+/* Copies the cost model's predicted time of every region (roofline plus
+ * launch overhead, passes/cost.c) into the plan's kernels of that region.
+ * Returns the predicted total (-1 when some region has no figure). */
+static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int64_t *syms, rt_gpu_plan *p)
+{
+    ir_graph *c = pc && pc->gpu ? concrete_clone(g, syms) : NULL;
+    ir_uses u;
+    double total = 0;
+    bool all = c != NULL;
+    if (!c || !ir_uses_build(c, &u)) {
+        ir_graph_free(c);
+        return -1;
+    }
+    for (uint32_t r = 0; r < c->nregions; r++) {
+        pass_cost cost;
+        pass_region_cost(c, &u, r, pc->gpu, &cost);
+        all &= cost.concrete;
+        total += cost.concrete ? cost.predicted_us : 0;
+        for (uint32_t k = 0; cost.concrete && k < p->nkernels; k++)
+            if (p->kernels[k].region == (int)r)
+                p->kernels[k].predicted_us = cost.predicted_us;
+    }
+    ir_uses_free(&u);
+    ir_graph_free(c);
+    return all ? total : -1;
+}
+
+/* ---- device ceilings ------------------------------------------------------ */
+
+static const char empty_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n\n"
+                                ".visible .entry tx_empty()\n{\n\tret;\n}\n";
+
+/* A pair of timing events on one context. */
+typedef struct timer {
+    rt_cuda *c;
+    rt_event e0, e1;
+} timer;
+
+/* Creates both events of t on c; false with the driver error. */
+static bool timer_new(rt_cuda *c, timer *t)
+{
+    t->c = c;
+    t->e0 = t->e1 = NULL;
+    return rt_event_new(c, &t->e0) && rt_event_new(c, &t->e1);
+}
+
+/* Destroys t's events (NULL ones are skipped). */
+static void timer_free(timer *t)
+{
+    rt_event_free(t->c, t->e0);
+    rt_event_free(t->c, t->e1);
+}
+
+/* Device-to-device copy bandwidth (bytes read + written per second) over
+ * up to 1 GiB, the median of 10 copies. */
+static bool measure_copy(rt_cuda *c, double *GBps)
+{
+    const rt_cuda_info *in = rt_cuda_get_info(c);
+    size_t bytes = (size_t)1 << 30;
+    rt_devptr a = 0, b = 0;
+    double t[10], us;
+    timer tm = {0};
+    bool ok;
+    while (in->total_mem > 0 && (int64_t)bytes * 4 > in->total_mem)
+        bytes /= 2;
+    ok = rt_cuda_alloc(c, bytes, "the copy-bandwidth source", &a) &&
+         rt_cuda_alloc(c, bytes, "the copy-bandwidth destination", &b) && timer_new(c, &tm);
+    for (int i = -2; ok && i < 10; i++) {
+        ok = rt_event_record(c, tm.e0) && rt_cuda_copy(c, b, a, bytes, "the bandwidth test") &&
+             rt_event_record(c, tm.e1) && rt_event_elapsed_us(c, tm.e0, tm.e1, &us);
+        if (ok && i >= 0)
+            t[i] = us;
+    }
+    if (ok)
+        *GBps = rt_gbps(2.0 * (double)bytes, rt_median(t, 10));
+    if (tm.c)
+        timer_free(&tm);
+    rt_cuda_release(c, a);
+    rt_cuda_release(c, b);
+    return ok;
+}
+
+/* Launch overhead: time per launch of an empty kernel launched 200 times
+ * back to back, the median of 5 batches. */
+static bool measure_launch(rt_cuda *c, double *us_per)
+{
+    static const uint32_t one[3] = {1, 1, 1};
+    rt_module *m = rt_module_load(c, empty_ptx);
+    rt_func f;
+    double t[5], us;
+    timer tm = {0};
+    bool ok = m && rt_module_func(m, "tx_empty", &f) && timer_new(c, &tm);
+    for (int i = -1; ok && i < 5; i++) {
+        ok = rt_event_record(c, tm.e0);
+        for (int k = 0; ok && k < 200; k++)
+            ok = rt_cuda_launch(c, f, "tx_empty", one, one, 0, NULL);
+        ok = ok && rt_event_record(c, tm.e1) && rt_event_elapsed_us(c, tm.e0, tm.e1, &us);
+        if (ok && i >= 0)
+            t[i] = us / 200.0;
+    }
+    if (ok)
+        *us_per = rt_median(t, 5);
+    if (tm.c)
+        timer_free(&tm);
+    rt_module_free(m);
+    return ok;
+}
+
+/* ---- timing a plan -------------------------------------------------------- */
+
+/* Working state of one timed plan. */
+typedef struct bench_run {
+    rt_cuda *c;
+    rt_gpu_exec *x;
+    const rt_gpu_plan *p;
+    rt_devptr flush;       /* >= 2x L2, written between runs; 0: no flushing */
+    size_t flush_bytes;
+    int iters, warmup;
+} bench_run;
+
+/* Evicts the L2 cache by writing the flush buffer (outside the timing). */
+static bool flush_l2(bench_run *b, int i)
+{
+    return !b->flush || rt_cuda_memset8(b->c, b->flush, (uint8_t)i, b->flush_bytes, "the L2 flush buffer");
+}
+
+/* Median time of kernel k alone, each run after an L2 flush. */
+static bool time_kernel(bench_run *b, timer *tm, uint32_t k, double *med)
+{
+    double *t = ir_xcalloc((size_t)b->iters, sizeof *t), us;
+    bool ok = true;
+    for (int i = -b->warmup; ok && i < b->iters; i++) {
+        ok = flush_l2(b, i) && rt_event_record(b->c, tm->e0) && rt_gpu_exec_launch(b->x, k) &&
+             rt_event_record(b->c, tm->e1) && rt_event_elapsed_us(b->c, tm->e0, tm->e1, &us);
+        if (ok && i >= 0)
+            t[i] = us;
+    }
+    if (ok)
+        *med = rt_median(t, (size_t)b->iters);
+    free(t);
+    return ok;
+}
+
+/* Median time of the whole graph and the median start/end offset of each
+ * kernel within it (an event after every launch). */
+static bool time_graph(bench_run *b, rt_bench_result *res)
+{
+    uint32_t nk = b->p->nkernels;
+    rt_event *ev = ir_xcalloc(nk + 1, sizeof *ev);
+    double *t = ir_xcalloc((size_t)b->iters * (nk + 1), sizeof *t), us;
+    bool ok = true;
+    for (uint32_t k = 0; ok && k <= nk; k++)
+        ok = rt_event_new(b->c, &ev[k]);
+    for (int i = -b->warmup; ok && i < b->iters; i++) {
+        ok = flush_l2(b, i) && rt_event_record(b->c, ev[0]);
+        for (uint32_t k = 0; ok && k < nk; k++)
+            ok = rt_gpu_exec_launch(b->x, k) && rt_event_record(b->c, ev[k + 1]);
+        for (uint32_t k = 1; ok && k <= nk; k++) {
+            ok = rt_event_elapsed_us(b->c, ev[0], ev[k], &us);
+            if (ok && i >= 0)
+                t[(size_t)k * b->iters + i] = us;
+        }
+    }
+    for (uint32_t k = 1; ok && k <= nk; k++) {
+        double m = rt_median(&t[(size_t)k * b->iters], (size_t)b->iters);
+        res->k[k - 1].end_us = m;
+        res->k[k - 1].start_us = k > 1 ? res->k[k - 2].end_us : 0;
+    }
+    if (ok)
+        res->graph_us = nk ? res->k[nk - 1].end_us : 0;
+    for (uint32_t k = 0; k <= nk; k++)
+        rt_event_free(b->c, ev[k]);
+    free(ev);
+    free(t);
+    return ok;
+}
+
+/* Fills res's per-kernel rows from the plan (names and planner figures). */
+static void result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *label)
+{
+    memset(res, 0, sizeof *res);
+    snprintf(res->label, sizeof res->label, "%s", label);
+    res->nkernels = p->nkernels;
+    res->k = ir_xcalloc(p->nkernels + 1, sizeof *res->k);
+    res->predicted_us = -1;
+    for (uint32_t k = 0; k < p->nkernels; k++) {
+        rt_kernel_time *kt = &res->k[k];
+        snprintf(kt->name, sizeof kt->name, "%s", p->kernels[k].name);
+        snprintf(kt->kind, sizeof kt->kind, "%s", p->kernels[k].kind);
+        kt->region = p->kernels[k].region;
+        kt->bytes = p->kernels[k].bytes;
+        kt->flops = p->kernels[k].flops;
+        kt->predicted_us = p->kernels[k].predicted_us;
+        res->bytes += kt->bytes;
+        res->flops += kt->flops;
+    }
+}
+
+void rt_bench_result_free(rt_bench_result *res)
+{
+    free(res->k);
+    free(res->out);
+    res->k = NULL;
+    res->out = NULL;
+}
+
+/* Loads the plan, runs it once on the inputs for verification against
+ * `ref` (may be NULL: then only the poison check), then times it. */
+static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, const rt_tensor *ref,
+                       const rt_bench_opts *o, rt_bench_result *res, tx_diag *d)
+{
+    char err[512];
+    bench_run b = {c, NULL, p, 0, 0, o->iters > 0 ? (int)o->iters : 20, 3};
+    rt_tensor *outs = ir_xcalloc(p->noutputs + 1, sizeof *outs);
+    timer tm = {0};
+    bool ok = false;
+    b.x = rt_gpu_exec_new(c, p, true);
+    if (!b.x) {
+        tx_error(d, "%s", rt_cuda_error(c));
+        free(outs);
+        return false;
+    }
+    if (!rt_gpu_exec_upload(b.x, inputs, p->ninputs, err, sizeof err)) {
+        tx_error(d, "%s", err);
+        goto done;
+    }
+    if (!rt_gpu_exec_poison(b.x) || !rt_gpu_exec_launch_all(b.x) || !rt_gpu_exec_download(b.x, outs, p->noutputs))
+        goto cuda_fail;
+    res->nout = p->noutputs;
+    res->out = ir_xcalloc(p->noutputs + 1, sizeof *res->out);
+    res->verified = true;
+    for (uint32_t k = 0; k < p->noutputs; k++) {
+        rt_out_check *oc = &res->out[k];
+        oc->dtype = outs[k].dtype;
+        oc->poisoned = rt_count_poison(&outs[k]);
+        if (ref && !rt_compare(&outs[k], &ref[k], rt_tolerance(outs[k].dtype), &oc->cmp, err, sizeof err)) {
+            tx_error(d, "output %u: %s", k, err);
+            goto done;
+        }
+        oc->checked = ref != NULL;
+        res->verified &= oc->poisoned == 0 && (!ref || oc->cmp.bad == 0);
+    }
+    b.flush_bytes = (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
+    if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20))
+        b.flush_bytes = (size_t)64 << 20;
+    if (b.flush_bytes && !rt_cuda_alloc(c, b.flush_bytes, "the L2 flush buffer", &b.flush))
+        goto cuda_fail;
+    res->l2_flushed = b.flush != 0;
+    res->iters = b.iters;
+    if (!timer_new(c, &tm))
+        goto cuda_fail;
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        if (!time_kernel(&b, &tm, k, &res->k[k].us))
+            goto cuda_fail;
+    if (!time_graph(&b, res))
+        goto cuda_fail;
+    ok = true;
+    goto done;
+cuda_fail:
+    tx_error(d, "%s", rt_gpu_exec_error(b.x));
+done:
+    if (tm.c)
+        timer_free(&tm);
+    rt_cuda_release(c, b.flush);
+    for (uint32_t k = 0; k < p->noutputs; k++)
+        rt_tensor_free(&outs[k]);
+    free(outs);
+    rt_gpu_exec_free(b.x);
+    return ok;
+}
+
+/* ---- reports -------------------------------------------------------------- */
+
+/* Sum of the measured times of the kernels of region r. */
+static double region_us(const rt_bench_result *res, int r)
+{
+    double s = 0;
+    for (uint32_t k = 0; k < res->nkernels; k++)
+        if (res->k[k].region == r)
+            s += res->k[k].us;
+    return s;
+}
+
+/* True when kernel k is the first of its region (predictions print there). */
+static bool region_first(const rt_bench_result *res, uint32_t k)
+{
+    for (uint32_t j = 0; j < k; j++)
+        if (res->k[j].region == res->k[k].region)
+            return false;
+    return true;
+}
+
+double rt_pred_error_pct(double measured_us, double predicted_us)
+{
+    return predicted_us > 0 && measured_us > 0 ? 100.0 * (predicted_us - measured_us) / measured_us : 0;
+}
+
+void rt_bench_print_timeline(FILE *out, const rt_bench_result *res)
+{
+    enum { COLS = 40 };
+    double total = res->graph_us > 0 ? res->graph_us : 1, prev = 0;
+    fprintf(out, "\ntimeline (measured; median of %d whole-graph runs; a kernel's slot runs from the previous "
+                 "kernel's end to its own, gap_us is the part beyond its time alone):\n", res->iters);
+    fprintf(out, "  %-6s %-10s %12s %12s %12s %10s  %s\n", "kernel", "kind", "start_us", "end_us", "dur_us", "gap_us",
+            "bar");
+    for (uint32_t k = 0; k < res->nkernels; k++) {
+        const rt_kernel_time *kt = &res->k[k];
+        double st = kt->end_us - kt->us > prev ? kt->end_us - kt->us : prev;
+        int c0 = (int)floor(st / total * COLS), c1 = (int)ceil(kt->end_us / total * COLS);
+        char bar[COLS + 1];
+        if (c1 <= c0)
+            c1 = c0 + 1;
+        if (c1 > COLS)
+            c1 = COLS;
+        for (int i = 0; i < COLS; i++)
+            bar[i] = i < c0 ? ' ' : i < c1 ? '#' : ' ';
+        bar[COLS] = 0;
+        fprintf(out, "  %-6s %-10s %12.3f %12.3f %12.3f %10.3f  |%s|\n", kt->name, kt->kind, st, kt->end_us,
+                kt->end_us - st, st - prev, bar);
+        prev = kt->end_us;
+    }
+}
+
+/* Prints the verification lines of one result. */
+static void print_verify(FILE *out, const rt_bench_result *res)
+{
+    for (uint32_t k = 0; k < res->nout; k++) {
+        const rt_out_check *oc = &res->out[k];
+        rt_tol t = rt_tolerance(oc->dtype);
+        fprintf(out, "  out%u %-4s ", k, ir_dtype_name(oc->dtype));
+        if (oc->poisoned)
+            fprintf(out, "FAIL: %lld elements never written\n", (long long)oc->poisoned);
+        else if (!oc->checked)
+            fprintf(out, "written (not compared: no reference at this size)\n");
+        else if (oc->cmp.bad)
+            fprintf(out, "FAIL: %lld of %lld elements out of tolerance (atol %g rtol %g); first at %lld: "
+                    "got %.9g want %.9g\n", (long long)oc->cmp.bad, (long long)oc->cmp.n, t.atol, t.rtol,
+                    (long long)oc->cmp.first_bad, oc->cmp.got, oc->cmp.want);
+        else
+            fprintf(out, "ok   %lld elements, max abs err %.3g, max rel err %.3g (atol %g rtol %g)\n",
+                    (long long)oc->cmp.n, oc->cmp.max_abs, oc->cmp.max_rel, t.atol, t.rtol);
+    }
+}
+
+void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res)
+{
+    fprintf(out, "%s: %s, reference %s\n", res->label, res->verified ? "verified" : "VERIFICATION FAILED",
+            rep->reference);
+    print_verify(out, res);
+    fprintf(out, "kernels (median of %d runs after 3 warm-up%s):\n", res->iters,
+            res->l2_flushed ? ", L2 flushed before each" : "");
+    fprintf(out, "  %-24s %-10s %10s %9s %6s %8s %10s %8s\n", "kernel", "kind", "us", "GB/s", "%copy",
+            "TFLOP/s", "pred us", "pred err");
+    for (uint32_t k = 0; k < res->nkernels; k++) {
+        const rt_kernel_time *kt = &res->k[k];
+        double gb = rt_gbps(kt->bytes, kt->us);
+        fprintf(out, "  %-24s %-10s %10.2f %9.1f %5.1f%% ", kt->name, kt->kind, kt->us, gb,
+                rep->copy_GBps > 0 ? 100.0 * gb / rep->copy_GBps : 0);
+        if (kt->flops > 0)
+            fprintf(out, "%8.2f ", rt_tflops(kt->flops, kt->us));
+        else
+            fprintf(out, "%8s ", "-");
+        if (kt->predicted_us > 0 && region_first(res, k))
+            fprintf(out, "%10.2f %+7.1f%%\n", kt->predicted_us,
+                    rt_pred_error_pct(region_us(res, kt->region), kt->predicted_us));
+        else
+            fprintf(out, "%10s %8s\n", "-", "-");
+    }
+    fprintf(out, "  %-24s %-10s %10.2f %9.1f %5.1f%% ", "graph", "", res->graph_us, rt_gbps(res->bytes, res->graph_us),
+            rep->copy_GBps > 0 ? 100.0 * rt_gbps(res->bytes, res->graph_us) / rep->copy_GBps : 0);
+    if (res->flops > 0)
+        fprintf(out, "%8.2f ", rt_tflops(res->flops, res->graph_us));
+    else
+        fprintf(out, "%8s ", "-");
+    if (res->predicted_us > 0)
+        fprintf(out, "%10.2f %+7.1f%%\n", res->predicted_us, rt_pred_error_pct(res->graph_us, res->predicted_us));
+    else
+        fprintf(out, "%10s %8s\n", "-", "-");
+    rt_bench_print_timeline(out, res);
+}
+
+/* Writes a number, or null when negative (unknown) or not finite. */
+static void json_put_num(FILE *out, double v)
+{
+    if (v < 0 || !isfinite(v))
+        fputs("null", out);
+    else
+        fprintf(out, "%.6g", v);
+}
+
+/* Writes one plan's result object (see docs/runtime.md for the fields). */
+static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_result *res)
+{
+    fprintf(out, "{\"verified\": %s, \"graph_us\": ", res->verified ? "true" : "false");
+    json_put_num(out, res->graph_us);
+    fprintf(out, ", \"predicted_us\": ");
+    json_put_num(out, res->predicted_us);
+    fprintf(out, ", \"bytes\": %.0f, \"flops\": %.0f, \"GBps\": %.1f, \"pct_copy\": %.1f, \"iters\": %d, "
+            "\"l2_flushed\": %s,\n   \"outputs\": [", res->bytes, res->flops, rt_gbps(res->bytes, res->graph_us),
+            rep->copy_GBps > 0 ? 100.0 * rt_gbps(res->bytes, res->graph_us) / rep->copy_GBps : 0, res->iters,
+            res->l2_flushed ? "true" : "false");
+    for (uint32_t k = 0; k < res->nout; k++) {
+        const rt_out_check *oc = &res->out[k];
+        fprintf(out, "%s{\"dtype\": \"%s\", \"compared\": %s, \"bad\": %lld, \"unwritten\": %lld, "
+                "\"max_abs\": %.3g, \"max_rel\": %.3g}", k ? ", " : "", ir_dtype_name(oc->dtype),
+                oc->checked ? "true" : "false", (long long)oc->cmp.bad, (long long)oc->poisoned,
+                oc->cmp.max_abs, oc->cmp.max_rel);
+    }
+    fprintf(out, "],\n   \"kernels\": [");
+    for (uint32_t k = 0; k < res->nkernels; k++) {
+        const rt_kernel_time *kt = &res->k[k];
+        fprintf(out, "%s\n    {\"name\": ", k ? "," : "");
+        json_put_str(out, kt->name);
+        fprintf(out, ", \"kind\": \"%s\", \"region\": %d, \"us\": %.3f, \"start_us\": %.3f, \"end_us\": %.3f, "
+                "\"bytes\": %.0f, \"flops\": %.0f, \"GBps\": %.1f, \"TFLOPs\": %.3f, \"predicted_us\": ",
+                kt->kind, kt->region, kt->us, kt->start_us, kt->end_us, kt->bytes, kt->flops,
+                rt_gbps(kt->bytes, kt->us), rt_tflops(kt->flops, kt->us));
+        json_put_num(out, kt->predicted_us);
+        fputc('}', out);
+    }
+    fprintf(out, "]}");
+}
+
+void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_result *fused,
+                         const rt_bench_result *unfused)
+{
+    fprintf(out, "{\"program\": ");
+    json_put_str(out, rep->program);
+    fprintf(out, ", \"device\": ");
+    json_put_str(out, rep->device);
+    fprintf(out, ", \"cc\": %d, \"reference\": \"%s\", \"copy_GBps\": %.1f, \"launch_us\": %.3f,\n \"fused\": ",
+            rep->cc, rep->reference, rep->copy_GBps, rep->launch_us);
+    json_result(out, rep, fused);
+    if (unfused) {
+        fprintf(out, ",\n \"unfused\": ");
+        json_result(out, rep, unfused);
+        fprintf(out, ",\n \"speedup\": %.3f", fused->graph_us > 0 ? unfused->graph_us / fused->graph_us : 0);
+    }
+    fprintf(out, "}\n");
+}
+
+/* ---- txc bench ------------------------------------------------------------ */
+
+/* Total elements of the graph's inputs and outputs at bound sizes. */
+static double plan_elems(const rt_gpu_plan *p)
+{
+    double e = 0;
+    for (uint32_t b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].role != RT_BUF_TEMP)
+            e += (double)rt_buf_bytes(&p->bufs[b]) / ir_dtype_size((ir_dtype)p->bufs[b].dtype);
+    return e;
+}
+
+/* Computes the reference outputs with the chosen reference; NULL ref (and
+ * true) when the program is too large for either. */
+static bool bench_reference(const ir_graph *g, const ir_graph *raw, const rt_gpu_plan *p, const rt_tensor *inputs,
+                            rt_tensor **ref, const char **name, tx_diag *d)
+{
+    double flops = 0;
+    const char *pick;
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        flops += p->kernels[k].flops > 0 ? p->kernels[k].flops : 0;
+    pick = rt_bench_pick_reference(plan_elems(p), flops);
+    *ref = NULL;
+    *name = "none (too large for a CPU reference; only checked that every output element was written)";
+    if (!pick)
+        return true;
+    *ref = ir_xcalloc(p->noutputs + 1, sizeof **ref);
+    if (strcmp(pick, "ref") == 0 ? rt_interp_run(raw, inputs, *ref, d) : cg_host_run(g, inputs, *ref, d)) {
+        *name = strcmp(pick, "ref") == 0 ? "ref (double-precision interpreter)" : "cpu (host JIT)";
+        return true;
+    }
+    free(*ref);
+    *ref = NULL;
+    return false;
+}
+
+/* Frees n tensors and the array holding them (NULL: nothing). */
+static void free_outputs(rt_tensor *t, uint32_t n)
+{
+    for (uint32_t k = 0; t && k < n; k++)
+        rt_tensor_free(&t[k]);
+    free(t);
+}
+
+/* Plans raw again with --no-fuse (quietly) into a new graph; NULL with an
+ * error reported. */
+static ir_graph *plan_unfused(const ir_graph *raw, pass_ctx *pc)
+{
+    pass_ctx u = *pc;
+    ir_graph *g = ir_graph_clone(raw);
+    if (!g) {
+        tx_error(pc->diag, "out of memory cloning the graph");
+        return NULL;
+    }
+    u.no_fuse = true;
+    u.dump = NULL;
+    u.explain = NULL;
+    if (!pass_run_pipeline(g, &u)) {
+        ir_graph_free(g);
+        return NULL;
+    }
+    return g;
+}
+
+/* Measures the device ceilings into rep and writes the calibration file
+ * when asked. */
+static bool bench_ceilings(rt_cuda *c, const rt_bench_opts *o, rt_bench_report *rep, FILE *out, tx_diag *d)
+{
+    const rt_cuda_info *in = rt_cuda_get_info(c);
+    char path[1024], err[1200];
+    rt_calib cal;
+    if (!measure_copy(c, &rep->copy_GBps) || !measure_launch(c, &rep->launch_us)) {
+        tx_error(d, "%s", rt_cuda_error(c));
+        return false;
+    }
+    if (!o->calibrate)
+        return true;
+    memset(&cal, 0, sizeof cal);
+    snprintf(cal.gpu, sizeof cal.gpu, "%s", in->name);
+    rt_gpu_slug(in->name, cal.slug, sizeof cal.slug);
+    cal.cc = in->cc;
+    cal.sms = in->sms;
+    cal.l2_bytes = in->l2_bytes;
+    cal.copy_GBps = rep->copy_GBps;
+    cal.launch_us = rep->launch_us;
+    cal.driver = in->driver_version;
+    if (o->calib_path)
+        snprintf(path, sizeof path, "%s", o->calib_path);
+    else if (!rt_calib_default_path(in->name, path, sizeof path)) {
+        tx_error(d, "no place for the calibration file: set HOME or pass --calib=FILE");
+        return false;
+    }
+    if (!rt_calib_save(path, &cal, err, sizeof err)) {
+        tx_error(d, "%s", err);
+        return false;
+    }
+    if (!o->json)
+        fprintf(out, "calibration written to %s\n", path);
+    return true;
+}
+
+/* Compiles the planned graph g for the inputs' sizes and prepares res
+ * (kernel rows, the planner's predictions). NULL with an error reported. */
+static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tensor *inputs, const rt_bench_opts *o,
+                                  rt_bench_result *res, const char *label, tx_diag *d)
+{
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    rt_gpu_plan *p = rt_gpu_plan_build(g, o->target, inputs, syms, d);
+    double total = p ? plan_predictions(g, pc, syms, p) : -1;
+    free(syms);
+    if (!p)
+        return NULL;
+    result_init(res, p, label);
+    res->predicted_us = total;
+    return p;
+}
+
+/* Verifies and times the fused graph g and, when asked, its --no-fuse
+ * plan, against one reference computed once. */
+static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
+                       const rt_bench_opts *o, rt_bench_report *rep, rt_bench_result *fused,
+                       rt_bench_result *unfused, tx_diag *d)
+{
+    rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", d), *pu = NULL;
+    rt_tensor *ref = NULL;
+    ir_graph *ug = NULL;
+    const char *refname;
+    uint32_t nout = p ? p->noutputs : 0;
+    bool ok = p && bench_reference(g, raw, p, inputs, &ref, &refname, d);
+    if (ok) {
+        snprintf(rep->reference, sizeof rep->reference, "%s", refname);
+        ok = bench_plan(c, p, inputs, ref, o, fused, d);
+    }
+    if (ok && o->compare_unfused)
+        ok = (ug = plan_unfused(raw, pc)) != NULL &&
+             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", d)) != NULL &&
+             bench_plan(c, pu, inputs, ref, o, unfused, d);
+    free_outputs(ref, nout);
+    rt_gpu_plan_free(p);
+    rt_gpu_plan_free(pu);
+    ir_graph_free(ug);
+    return ok;
+}
+
+/* Monotonic wall clock in microseconds. */
+static double now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Runs the host JIT on the inputs, verifies its outputs against the
+ * reference interpreter when the program is small enough, and fills res
+ * with the median wall time per call (which includes JIT compilation). */
+static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, int iters,
+                          rt_bench_report *rep, rt_bench_result *res, tx_diag *d)
+{
+    uint32_t nin = 0, nout = g->nodes[ir_output(g)].nin;
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs), *ref = NULL;
+    double elems = 0, *t = ir_xcalloc((size_t)iters, sizeof *t);
+    char err[256];
+    const char *pick;
+    bool ok = rt_bind_shapes(g, inputs, syms, d);
+    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT)
+        elems += (double)rt_numel(&inputs[nin++]);
+    for (int i = 0; ok && i < iters; i++) {
+        double t0 = now_us();
+        for (uint32_t k = 0; i && k < nout; k++)
+            rt_tensor_free(&outs[k]);
+        ok = cg_host_run(g, inputs, outs, d);
+        t[i] = now_us() - t0;
+    }
+    for (uint32_t k = 0; ok && k < nout; k++)
+        elems += (double)rt_numel(&outs[k]);
+    pick = ok ? rt_bench_pick_reference(elems, rt_region_flops(g, -2, syms)) : NULL;
+    snprintf(rep->reference, sizeof rep->reference, "%s",
+             pick && !strcmp(pick, "ref") ? "ref (double-precision interpreter)"
+                                          : "none (too large for the reference interpreter)");
+    if (ok && pick && !strcmp(pick, "ref")) {
+        ref = ir_xcalloc(nout + 1, sizeof *ref);
+        ok = rt_interp_run(raw, inputs, ref, d);
+    }
+    res->nout = nout;
+    res->out = ir_xcalloc(nout + 1, sizeof *res->out);
+    res->verified = ok;
+    for (uint32_t k = 0; ok && k < nout; k++) {
+        rt_out_check *oc = &res->out[k];
+        oc->dtype = outs[k].dtype;
+        oc->checked = ref != NULL;
+        if (ref && !rt_compare(&outs[k], &ref[k], rt_tolerance(outs[k].dtype), &oc->cmp, err, sizeof err)) {
+            tx_error(d, "output %u: %s", k, err);
+            ok = false;
+        }
+        res->verified &= !ref || oc->cmp.bad == 0;
+    }
+    res->graph_us = ok ? rt_median(t, (size_t)iters) : 0;
+    res->iters = iters;
+    free_outputs(outs, nout);
+    free_outputs(ref, ref ? nout : 0);
+    free(syms);
+    free(t);
+    return ok;
+}
+
+/* `txc bench --device=cpu`: the host JIT verified against the reference
+ * interpreter and timed by wall clock (no per-kernel figures). */
+static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, const rt_bench_opts *o,
+                      FILE *out, tx_diag *d)
+{
+    rt_bench_report rep;
+    rt_bench_result res;
+    int iters = o->iters > 0 && o->iters < 5 ? (int)o->iters : 5;
+    bool ok;
+    memset(&rep, 0, sizeof rep);
+    memset(&res, 0, sizeof res);
+    snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
+    snprintf(rep.device, sizeof rep.device, "cpu (host JIT)");
+    snprintf(res.label, sizeof res.label, "fused");
+    res.predicted_us = -1;
+    ok = bench_cpu_run(g, raw, inputs, iters, &rep, &res, d);
+    if (ok && o->json) {
+        rt_bench_print_json(out, &rep, &res, NULL);
+    } else if (ok) {
+        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program,
+                res.verified ? "verified" : "VERIFICATION FAILED", rep.reference);
+        print_verify(out, &res);
+        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d)\n", res.graph_us, iters);
+    }
+    if (ok && !res.verified) {
+        tx_error(d, "verification failed: the host JIT's results differ from the reference");
+        ok = false;
+    }
+    rt_bench_result_free(&res);
+    return ok;
+}
+
+bool rt_bench(const ir_graph *g, const ir_graph *raw, struct pass_ctx *pc, const rt_tensor *inputs,
+              const rt_bench_opts *o, FILE *out, tx_diag *d)
+{
+    char err[512];
+    rt_bench_report rep;
+    rt_bench_result fused, unfused;
+    rt_cuda *c;
+    bool ok;
+    if (o->device && strcmp(o->device, "cpu") == 0)
+        return bench_cpu(g, raw, inputs, o, out, d);
+    if (o->device && strcmp(o->device, "gpu") != 0) {
+        tx_error(d, "txc bench --device=%s: the reference is what bench verifies against; use --device=gpu or "
+                 "--device=cpu", o->device);
+        return false;
+    }
+    if (!(c = rt_cuda_new(err, sizeof err))) {
+        tx_error(d, "%s", err);
+        return false;
+    }
+    memset(&rep, 0, sizeof rep);
+    memset(&fused, 0, sizeof fused);
+    memset(&unfused, 0, sizeof unfused);
+    snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
+    snprintf(rep.device, sizeof rep.device, "%s", rt_cuda_get_info(c)->name);
+    rep.cc = rt_cuda_get_info(c)->cc;
+    ok = bench_ceilings(c, o, &rep, out, d) && bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
+    if (ok && o->json) {
+        rt_bench_print_json(out, &rep, &fused, o->compare_unfused ? &unfused : NULL);
+    } else if (ok) {
+        fprintf(out, "%s on %s (sm_%d): copy %.0f GB/s, launch %.2f us (measured)\n", rep.program, rep.device, rep.cc,
+                rep.copy_GBps, rep.launch_us);
+        rt_bench_print_text(out, &rep, &fused);
+        if (o->compare_unfused) {
+            rt_bench_print_text(out, &rep, &unfused);
+            fprintf(out, "speed-up of fusion: %.2fx (%u kernels -> %u)\n",
+                    fused.graph_us > 0 ? unfused.graph_us / fused.graph_us : 0, unfused.nkernels, fused.nkernels);
+        }
+    }
+    if (ok && (!fused.verified || (o->compare_unfused && !unfused.verified))) {
+        tx_error(d, "verification failed: the GPU results differ from the reference");
+        ok = false;
+    }
+    rt_bench_result_free(&fused);
+    rt_bench_result_free(&unfused);
+    rt_cuda_free(c);
+    return ok;
+}

@@ -1,0 +1,589 @@
+/* gpu.c - running a compiled program on the GPU: the runtime plan (buffers
+ * and launches with concrete geometry, built from codegen's manifest), its
+ * execution (module, device buffers, upload, poison, launches, download)
+ * and the CLI's `txc run --device=gpu` entry point. Contracts of exported
+ * functions are in runtime/runtime.h. */
+#include "codegen/codegen.h"
+#include "runtime/runtime.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- plans --------------------------------------------------------------- */
+
+rt_gpu_plan *rt_gpu_plan_new(void) { return ir_xcalloc(1, sizeof(rt_gpu_plan)); }
+
+void rt_gpu_plan_free(rt_gpu_plan *p)
+{
+    if (!p)
+        return;
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        free(p->kernels[k].params);
+    free(p->kernels);
+    free(p->bufs);
+    free(p->ptx);
+    free(p);
+}
+
+uint32_t rt_gpu_plan_add_buf(rt_gpu_plan *p, const rt_buf_desc *b)
+{
+    p->bufs = ir_xrealloc(p->bufs, (p->nbufs + 1) * sizeof *p->bufs);
+    p->bufs[p->nbufs] = *b;
+    if (b->role == RT_BUF_INPUT)
+        p->ninputs++;
+    else if (b->role == RT_BUF_OUTPUT)
+        p->noutputs++;
+    return p->nbufs++;
+}
+
+uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k)
+{
+    rt_kernel_desc *d;
+    p->kernels = ir_xrealloc(p->kernels, (p->nkernels + 1) * sizeof *p->kernels);
+    d = &p->kernels[p->nkernels];
+    *d = *k;
+    d->params = ir_xcalloc(k->nparams ? k->nparams : 1, sizeof *d->params);
+    if (k->nparams)
+        memcpy(d->params, k->params, k->nparams * sizeof *d->params);
+    return p->nkernels++;
+}
+
+int64_t rt_buf_bytes(const rt_buf_desc *b)
+{
+    int64_t n = ir_dtype_size((ir_dtype)b->dtype);
+    for (unsigned i = 0; i < b->rank; i++)
+        if (b->dim[i] < 0 || !ir_mul_ok(n, b->dim[i], &n))
+            return -1;
+    return n;
+}
+
+/* True when exactly one buffer of `role` has each index 0..n-1. */
+static bool plan_roles_ok(const rt_gpu_plan *p, uint8_t role, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        unsigned seen = 0;
+        for (uint32_t b = 0; b < p->nbufs; b++)
+            seen += p->bufs[b].role == role && p->bufs[b].index == i;
+        if (seen != 1)
+            return false;
+    }
+    return true;
+}
+
+bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap)
+{
+    if (!p->ptx || !p->ptx[0]) {
+        snprintf(err, cap, "GPU plan has no PTX");
+        return false;
+    }
+    if (!plan_roles_ok(p, RT_BUF_INPUT, p->ninputs) || !plan_roles_ok(p, RT_BUF_OUTPUT, p->noutputs)) {
+        snprintf(err, cap, "GPU plan numbers its inputs or outputs inconsistently");
+        return false;
+    }
+    for (uint32_t b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].rank > IR_MAX_RANK || p->bufs[b].dtype >= IR_NDTYPES || rt_buf_bytes(&p->bufs[b]) < 0) {
+            snprintf(err, cap, "GPU plan buffer %u (%s) has a bad dtype or shape", b, p->bufs[b].name);
+            return false;
+        }
+    for (uint32_t k = 0; k < p->nkernels; k++) {
+        const rt_kernel_desc *kd = &p->kernels[k];
+        for (uint32_t i = 0; i < kd->nparams; i++)
+            if (kd->params[i].kind > RT_KP_I32 || (kd->params[i].kind == RT_KP_BUF && kd->params[i].buf >= p->nbufs)) {
+                snprintf(err, cap, "GPU plan kernel %s: parameter %u is invalid", kd->name, i);
+                return false;
+            }
+        if (!kd->name[0] || !kd->block[0] || !kd->block[1] || !kd->block[2]) {
+            snprintf(err, cap, "GPU plan kernel %u has no name or an empty block", k);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- from codegen's manifest ------------------------------------------- */
+
+/* Fills a buffer description for value `id` of g with shape resolved by syms. */
+static bool cg_buf_from_value(const ir_graph *g, ir_id id, const int64_t *syms, rt_buf_desc *b,
+                              char *err, size_t cap)
+{
+    const ir_node *n = &g->nodes[id];
+    b->dtype = n->dtype;
+    b->rank = n->shape.rank;
+    if (!cg_shape_resolve(&n->shape, syms, g->nsyms, b->dim)) {
+        snprintf(err, cap, "cannot size the buffer of %s: a dim is unbound or overflows",
+                 n->name ? ir_str(g, n->name) : "a value");
+        return false;
+    }
+    snprintf(b->name, sizeof b->name, "%s", n->name ? ir_str(g, n->name) : "");
+    return true;
+}
+
+/* Adds the graph's inputs, outputs and the program's temps to the plan, in
+ * that order: input i is buffer i, output k is buffer ninputs + k. */
+static bool plan_bufs_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_program *cp,
+                              const int64_t *syms, char *err, size_t cap)
+{
+    const ir_node *out = &g->nodes[ir_output(g)];
+    rt_buf_desc b;
+    for (uint32_t i = 0; i < g->n && g->nodes[i].op == IR_OP_INPUT; i++) {
+        memset(&b, 0, sizeof b);
+        b.role = RT_BUF_INPUT;
+        b.index = g->nodes[i].a.param;
+        if (!cg_buf_from_value(g, i, syms, &b, err, cap))
+            return false;
+        rt_gpu_plan_add_buf(p, &b);
+    }
+    for (uint32_t k = 0; k < out->nin; k++) {
+        memset(&b, 0, sizeof b);
+        b.role = RT_BUF_OUTPUT;
+        b.index = k;
+        if (!cg_buf_from_value(g, ir_in(g, out, k), syms, &b, err, cap))
+            return false;
+        if (!b.name[0])
+            snprintf(b.name, sizeof b.name, "out%u", k);
+        rt_gpu_plan_add_buf(p, &b);
+    }
+    for (unsigned t = 0; t < cg_program_ntemps(cp); t++) {
+        const cg_temp *ct = cg_program_temp(cp, t);
+        memset(&b, 0, sizeof b);
+        b.role = RT_BUF_TEMP;
+        b.index = t;
+        b.dtype = ct->dtype;
+        b.rank = ct->shape.rank;
+        snprintf(b.name, sizeof b.name, "temp%u", t);
+        if (!cg_shape_resolve(&ct->shape, syms, g->nsyms, b.dim)) {
+            snprintf(err, cap, "cannot size intermediate %u: a dim is unbound or overflows", t);
+            return false;
+        }
+        rt_gpu_plan_add_buf(p, &b);
+    }
+    return true;
+}
+
+/* Index of the plan buffer a manifest buffer names (see plan_bufs_from_cg). */
+static uint32_t plan_buf_index(const rt_gpu_plan *p, const cg_buf *cb)
+{
+    uint8_t role = cb->kind == CG_BUF_INPUT ? RT_BUF_INPUT : cb->kind == CG_BUF_OUTPUT ? RT_BUF_OUTPUT : RT_BUF_TEMP;
+    for (uint32_t b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].role == role && p->bufs[b].index == cb->index)
+            return b;
+    return UINT32_MAX;
+}
+
+double rt_region_flops(const ir_graph *g, int r, const int64_t *syms)
+{
+    double f = 0;
+    int64_t dims[IR_MAX_RANK];
+    for (uint32_t i = 0; r != -1 && i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        const ir_shape *s = &n->shape;
+        double e = 1;
+        if ((r >= 0 && n->region != (uint32_t)r) || (ir_op_traits(n->op) & (IR_T_LEAF | IR_T_VIEW)) ||
+            n->op == IR_OP_OUTPUT)
+            continue;
+        if (ir_op_traits(n->op) & (IR_T_REDUCE | IR_T_MATMUL))
+            s = &g->nodes[ir_in(g, n, 0)].shape;
+        if (!cg_shape_resolve(s, syms, g->nsyms, dims))
+            continue;
+        for (unsigned d = 0; d < s->rank; d++)
+            e *= (double)dims[d];
+        if (ir_op_traits(n->op) & IR_T_MATMUL) { /* e = batch*M*K; times 2*N */
+            int64_t bd[IR_MAX_RANK];
+            const ir_shape *bs = &g->nodes[ir_in(g, n, 1)].shape;
+            if (cg_shape_resolve(bs, syms, g->nsyms, bd) && bs->rank >= 1)
+                f += 2.0 * e * (double)bd[bs->rank - 1];
+        } else {
+            f += e * ir_op_flops(n->op);
+        }
+    }
+    return f;
+}
+
+/* Adds kernel k of cp to the plan with its geometry at the bound sizes. */
+static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_program *cp, unsigned k,
+                                const int64_t *syms, char *err, size_t cap)
+{
+    const cg_kernel *ck = cg_program_kernel(cp, k);
+    rt_kernel_desc kd;
+    unsigned grid[3], block[3], smem = 0;
+    memset(&kd, 0, sizeof kd);
+    snprintf(kd.name, sizeof kd.name, "%s", ck->name);
+    if (!cg_kernel_geometry(cp, k, syms, grid, block, &smem)) {
+        snprintf(err, cap, "kernel %s: launch geometry overflows at these sizes", ck->name);
+        return false;
+    }
+    kd.nparams = ck->nbufs + ck->nsyms;
+    kd.params = ir_xcalloc(kd.nparams ? kd.nparams : 1, sizeof *kd.params);
+    kd.bytes = 0;
+    for (unsigned i = 0; i < ck->nbufs; i++) {
+        kd.params[i].kind = RT_KP_BUF;
+        kd.params[i].buf = plan_buf_index(p, &ck->bufs[i]);
+        if (kd.params[i].buf == UINT32_MAX) {
+            snprintf(err, cap, "kernel %s: manifest names a buffer the program lacks", ck->name);
+            free(kd.params);
+            return false;
+        }
+        kd.bytes += (double)rt_buf_bytes(&p->bufs[kd.params[i].buf]);
+    }
+    for (unsigned i = 0; i < ck->nsyms; i++) {
+        kd.params[ck->nbufs + i].kind = RT_KP_I64;
+        kd.params[ck->nbufs + i].value = syms[ck->syms[i]];
+    }
+    memcpy(kd.grid, grid, sizeof kd.grid);
+    memcpy(kd.block, block, sizeof kd.block);
+    kd.smem = smem;
+    kd.region = ck->region;
+    kd.flops = rt_region_flops(g, ck->region, syms);
+    kd.predicted_us = -1;
+    snprintf(kd.kind, sizeof kd.kind, "%s",
+             ck->region >= 0 && (uint32_t)ck->region < g->nregions
+                 ? ir_region_kind_name((ir_region_kind)g->regions[ck->region].kind)
+                 : "copy");
+    rt_gpu_plan_add_kernel(p, &kd);
+    free(kd.params);
+    return true;
+}
+
+rt_gpu_plan *rt_gpu_plan_from_cg(const ir_graph *g, struct cg_program *cp, const int64_t *syms,
+                                 char *err, size_t cap)
+{
+    rt_gpu_plan *p = rt_gpu_plan_new();
+    const char *ptx = cg_program_ptx(cp, NULL);
+    if (!ptx) {
+        snprintf(err, cap, "the program has no PTX (compiled for the host target?)");
+        rt_gpu_plan_free(p);
+        return NULL;
+    }
+    p->ptx = ir_xstrdup(ptx);
+    if (!plan_bufs_from_cg(p, g, cp, syms, err, cap)) {
+        rt_gpu_plan_free(p);
+        return NULL;
+    }
+    for (unsigned k = 0; k < cg_program_nkernels(cp); k++)
+        if (!plan_kernel_from_cg(p, g, cp, k, syms, err, cap)) {
+            rt_gpu_plan_free(p);
+            return NULL;
+        }
+    if (!rt_gpu_plan_check(p, err, cap)) {
+        rt_gpu_plan_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* ---- execution ----------------------------------------------------------- */
+
+struct rt_gpu_exec {
+    rt_cuda *c;
+    const rt_gpu_plan *p;
+    rt_module *mod;
+    rt_func *fn;       /* per kernel */
+    rt_devptr *dev;    /* per buffer; 0 while unbound */
+    bool *owned;       /* per buffer: allocated here (released by _free) */
+    void ***args;      /* per kernel: cuLaunchKernel parameter pointers */
+    int64_t **vals;    /* per kernel: storage the pointers point at */
+    char errbuf[256];  /* errors found here rather than by the driver */
+};
+
+void rt_gpu_exec_free(rt_gpu_exec *r)
+{
+    if (!r)
+        return;
+    for (uint32_t b = 0; r->dev && b < r->p->nbufs; b++)
+        if (r->owned[b])
+            rt_cuda_release(r->c, r->dev[b]);
+    free(r->owned);
+    for (uint32_t k = 0; r->args && k < r->p->nkernels; k++) {
+        free(r->args[k]);
+        free(r->vals[k]);
+    }
+    free(r->args);
+    free(r->vals);
+    free(r->dev);
+    free(r->fn);
+    rt_module_free(r->mod);
+    free(r);
+}
+
+/* Allocates the plan's intermediates, and its inputs and outputs too when
+ * io is set; names the buffer on failure. */
+static bool exec_alloc(rt_gpu_exec *r, bool io)
+{
+    static const char *role[] = {"input", "output", "intermediate"};
+    char what[128];
+    for (uint32_t b = 0; b < r->p->nbufs; b++) {
+        const rt_buf_desc *bd = &r->p->bufs[b];
+        if (!io && bd->role != RT_BUF_TEMP)
+            continue;
+        r->owned[b] = true;
+        snprintf(what, sizeof what, "%s %s", role[bd->role], bd->name[0] ? bd->name : "(unnamed)");
+        /* round up to 16 bytes: kernels may use 128-bit accesses on the tail */
+        if (!rt_cuda_alloc(r->c, (size_t)((rt_buf_bytes(bd) + 15) & ~(int64_t)15), what, &r->dev[b]))
+            return false;
+    }
+    return true;
+}
+
+/* Builds kernel k's parameter array: buffer addresses, then immediates. */
+static void exec_args(rt_gpu_exec *r, uint32_t k)
+{
+    const rt_kernel_desc *kd = &r->p->kernels[k];
+    uint32_t n = kd->nparams ? kd->nparams : 1;
+    r->args[k] = ir_xcalloc(n, sizeof(void *));
+    r->vals[k] = ir_xcalloc(n, sizeof(int64_t));
+    for (uint32_t i = 0; i < kd->nparams; i++) {
+        const rt_kparam *kp = &kd->params[i];
+        if (kp->kind == RT_KP_BUF) {
+            uint64_t a = r->dev[kp->buf];
+            memcpy(&r->vals[k][i], &a, sizeof a);
+        } else if (kp->kind == RT_KP_I32) {
+            int32_t v = (int32_t)kp->value;
+            memcpy(&r->vals[k][i], &v, sizeof v);
+        } else {
+            r->vals[k][i] = kp->value;
+        }
+        r->args[k][i] = &r->vals[k][i];
+    }
+}
+
+rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
+{
+    rt_gpu_exec *r = ir_xcalloc(1, sizeof *r);
+    r->c = c;
+    r->p = p;
+    r->fn = ir_xcalloc(p->nkernels + 1, sizeof *r->fn);
+    r->dev = ir_xcalloc(p->nbufs + 1, sizeof *r->dev);
+    r->owned = ir_xcalloc(p->nbufs + 1, sizeof *r->owned);
+    r->args = ir_xcalloc(p->nkernels + 1, sizeof *r->args);
+    r->vals = ir_xcalloc(p->nkernels + 1, sizeof *r->vals);
+    r->mod = rt_module_load(c, p->ptx);
+    if (!r->mod) {
+        rt_gpu_exec_free(r);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        if (!rt_module_func(r->mod, p->kernels[k].name, &r->fn[k]) ||
+            !rt_cuda_func_smem(c, r->fn[k], p->kernels[k].name, p->kernels[k].smem)) {
+            rt_gpu_exec_free(r);
+            return NULL;
+        }
+    if (!exec_alloc(r, alloc_io)) {
+        rt_gpu_exec_free(r);
+        return NULL;
+    }
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        exec_args(r, k);
+    return r;
+}
+
+rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf) { return buf < r->p->nbufs ? r->dev[buf] : 0; }
+
+bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p)
+{
+    if (buf >= r->p->nbufs)
+        return false;
+    if (r->owned[buf])
+        rt_cuda_release(r->c, r->dev[buf]);
+    r->owned[buf] = false;
+    r->dev[buf] = p;
+    for (uint32_t k = 0; k < r->p->nkernels; k++)
+        for (uint32_t i = 0; i < r->p->kernels[k].nparams; i++)
+            if (r->p->kernels[k].params[i].kind == RT_KP_BUF && r->p->kernels[k].params[i].buf == buf)
+                memcpy(&r->vals[k][i], &p, sizeof p);
+    return true;
+}
+
+/* Buffer index of the role/index pair, or UINT32_MAX. */
+static uint32_t exec_find(const rt_gpu_plan *p, uint8_t role, uint32_t index)
+{
+    for (uint32_t b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].role == role && p->bufs[b].index == index)
+            return b;
+    return UINT32_MAX;
+}
+
+/* Formats a tensor type like "bf16[4, 8]" into buf. */
+static const char *type_str(char *buf, size_t cap, ir_dtype t, unsigned rank, const int64_t *dim)
+{
+    size_t n = (size_t)snprintf(buf, cap, "%s[", ir_dtype_name(t));
+    for (unsigned i = 0; i < rank && n < cap; i++)
+        n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)dim[i]);
+    if (n < cap)
+        snprintf(buf + n, cap - n, "]");
+    return buf;
+}
+
+bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err, size_t cap)
+{
+    char want[160], got[160];
+    if (n != p->ninputs) {
+        snprintf(err, cap, "the program takes %u inputs, %u were given", p->ninputs, n);
+        return false;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const rt_buf_desc *bd = &p->bufs[exec_find(p, RT_BUF_INPUT, i)];
+        bool same = inputs[i].dtype == bd->dtype && inputs[i].rank == bd->rank;
+        for (unsigned d = 0; same && d < bd->rank; d++)
+            same = inputs[i].dim[d] == bd->dim[d];
+        if (!same) {
+            snprintf(err, cap, "input %u (%s): expected %s, got %s", i, bd->name,
+                     type_str(want, sizeof want, (ir_dtype)bd->dtype, bd->rank, bd->dim),
+                     type_str(got, sizeof got, inputs[i].dtype, inputs[i].rank, inputs[i].dim));
+            return false;
+        }
+    }
+    return true;
+}
+
+bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, char *err, size_t cap)
+{
+    char what[128];
+    if (!rt_gpu_check_inputs(r->p, inputs, n, err, cap))
+        return false;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t b = exec_find(r->p, RT_BUF_INPUT, i);
+        snprintf(what, sizeof what, "input %s", r->p->bufs[b].name);
+        if (!rt_cuda_upload(r->c, r->dev[b], inputs[i].data, (size_t)rt_buf_bytes(&r->p->bufs[b]), what)) {
+            snprintf(err, cap, "%s", rt_cuda_error(r->c));
+            return false;
+        }
+    }
+    return true;
+}
+
+bool rt_gpu_exec_poison(rt_gpu_exec *r)
+{
+    for (uint32_t b = 0; b < r->p->nbufs; b++)
+        if (r->p->bufs[b].role != RT_BUF_INPUT &&
+            !rt_cuda_memset8(r->c, r->dev[b], 0xFF, (size_t)rt_buf_bytes(&r->p->bufs[b]), r->p->bufs[b].name))
+            return false;
+    return true;
+}
+
+bool rt_gpu_exec_launch(rt_gpu_exec *r, uint32_t k)
+{
+    const rt_kernel_desc *kd = &r->p->kernels[k];
+    if (!kd->grid[0] || !kd->grid[1] || !kd->grid[2])
+        return true; /* empty work */
+    for (uint32_t i = 0; i < kd->nparams; i++)
+        if (kd->params[i].kind == RT_KP_BUF && !r->dev[kd->params[i].buf]) {
+            snprintf(r->errbuf, sizeof r->errbuf, "kernel %s: buffer %s is not bound to device memory", kd->name,
+                     r->p->bufs[kd->params[i].buf].name);
+            return false;
+        }
+    return rt_cuda_launch(r->c, r->fn[k], kd->name, kd->grid, kd->block, kd->smem, r->args[k]);
+}
+
+const char *rt_gpu_exec_error(const rt_gpu_exec *r)
+{
+    return r->errbuf[0] ? r->errbuf : rt_cuda_error(r->c);
+}
+
+bool rt_gpu_exec_launch_all(rt_gpu_exec *r)
+{
+    for (uint32_t k = 0; k < r->p->nkernels; k++)
+        if (!rt_gpu_exec_launch(r, k))
+            return false;
+    return true;
+}
+
+bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n)
+{
+    char what[128];
+    memset(outputs, 0, n * sizeof *outputs);
+    if (!rt_cuda_sync(r->c, "the kernels to finish"))
+        return false;
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t b = exec_find(r->p, RT_BUF_OUTPUT, k);
+        const rt_buf_desc *bd;
+        if (b == UINT32_MAX)
+            return false;
+        bd = &r->p->bufs[b];
+        outputs[k].dtype = (ir_dtype)bd->dtype;
+        outputs[k].rank = bd->rank;
+        memcpy(outputs[k].dim, bd->dim, sizeof bd->dim);
+        snprintf(what, sizeof what, "output %s", bd->name);
+        if (!rt_tensor_alloc(&outputs[k]) ||
+            !rt_cuda_download(r->c, outputs[k].data, r->dev[b], (size_t)rt_buf_bytes(bd), what)) {
+            for (uint32_t j = 0; j <= k; j++)
+                rt_tensor_free(&outputs[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
+/* ---- CLI entry points ---------------------------------------------------- */
+
+bool rt_gpu_available(void)
+{
+    char err[256];
+    rt_cuda *c = rt_cuda_new(err, sizeof err);
+    rt_cuda_free(c);
+    return c != NULL;
+}
+
+/* Compiles g for target and returns the plan for the inputs' sizes; syms
+ * receives the symbol values (g->nsyms entries). NULL with an error reported. */
+rt_gpu_plan *rt_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
+                               tx_diag *d)
+{
+    char err[512];
+    rt_gpu_plan *p;
+    cg_program *cp;
+    if (target == CG_HOST || target < 0 || target >= CG_NTARGETS) {
+        tx_error(d, "running on the GPU needs an sm_* target, not %s", cg_target_name((cg_target)target));
+        return NULL;
+    }
+    if (!rt_bind_shapes(g, inputs, syms, d))
+        return NULL;
+    cp = cg_program_new(g, (cg_target)target, d);
+    if (!cp)
+        return NULL;
+    p = rt_gpu_plan_from_cg(g, cp, syms, err, sizeof err);
+    cg_program_free(cp);
+    if (!p)
+        tx_error(d, "%s", err);
+    return p;
+}
+
+/* Loads p on c, uploads inputs, poisons outputs, runs every kernel once and
+ * downloads the outputs. False with an error reported. */
+bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, rt_tensor *outputs,
+                      tx_diag *d)
+{
+    char err[512];
+    rt_gpu_exec *r = rt_gpu_exec_new(c, p, true);
+    bool ok;
+    if (!r) {
+        tx_error(d, "%s", rt_cuda_error(c));
+        return false;
+    }
+    if (!rt_gpu_exec_upload(r, inputs, p->ninputs, err, sizeof err)) {
+        tx_error(d, "%s", err);
+        rt_gpu_exec_free(r);
+        return false;
+    }
+    ok = rt_gpu_exec_poison(r) && rt_gpu_exec_launch_all(r) && rt_gpu_exec_download(r, outputs, p->noutputs);
+    if (!ok)
+        tx_error(d, "%s", rt_gpu_exec_error(r));
+    rt_gpu_exec_free(r);
+    return ok;
+}
+
+bool rt_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d)
+{
+    char err[512];
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    rt_cuda *c = rt_cuda_new(err, sizeof err);
+    rt_gpu_plan *p = NULL;
+    bool ok = false;
+    if (!c)
+        tx_error(d, "%s", err);
+    else if ((p = rt_gpu_plan_build(g, target, inputs, syms, d)) != NULL)
+        ok = rt_gpu_exec_once(c, p, inputs, outputs, d);
+    rt_gpu_plan_free(p);
+    rt_cuda_free(c);
+    free(syms);
+    return ok;
+}
