@@ -235,8 +235,8 @@ ir_id ir_add_const(ir_graph *g, double v, ir_dtype dt) {
     return id;
 }
 ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x) {
-    ir_node *in = &g->nodes[x];
-    return ir_add(g, op, (ir_dtype)in->dtype, &in->shape, &x, 1);
+    ir_shape s = g->nodes[x].shape; /* a copy: ir_add may move the node array */
+    return ir_add(g, op, (ir_dtype)g->nodes[x].dtype, &s, &x, 1);
 }
 ir_id ir_add_cast(ir_graph *g, ir_id x, ir_dtype to) {
     ir_shape s = g->nodes[x].shape;
@@ -284,7 +284,7 @@ ir_id ir_add_permute(ir_graph *g, ir_id x, const uint8_t *perm) {
     ir_shape s = {.rank = in->rank};
     for (int i = 0; i < in->rank; i++) s.dim[i] = in->dim[perm[i]];
     ir_id id = ir_add(g, IR_OP_PERMUTE, (ir_dtype)g->nodes[x].dtype, &s, &x, 1);
-    memcpy(g->nodes[id].a.perm, perm, in->rank);
+    memcpy(g->nodes[id].a.perm, perm, s.rank); /* not in->rank: ir_add may move the node array */
     return id;
 }
 ir_id ir_add_reshape(ir_graph *g, ir_id x, const ir_shape *to) {

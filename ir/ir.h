@@ -223,9 +223,20 @@ typedef struct ir_region {
                            (the widest elementwise output, the reduction, the matmul) */
     uint32_t threads;   /* threads per block the plan assumes */
     int64_t tile[3];    /* tile extents: matmul (BM, BN, BK); reduction (row chunk, -, -);
-                           pointwise (elements per block, -, -) */
+                           pointwise (elements per block, -, -); attention (BQ, BKV, head dim);
+                           copy (32, 32, -) for a tiled transpose, else (elements per block, -, -) */
     int64_t sram_bytes;    /* on-chip bytes per block from the tile plan */
-    int64_t spilled_bytes; /* extra HBM bytes the plan moves because it did not fit */
+    int64_t spilled_bytes; /* extra HBM bytes the plan moves because it did not fit
+                              (-1: depends on unbound dims; the report prints the formula) */
+    /* Plan details (added for the planner; docs/fusion.md "Region fields"): */
+    uint32_t red_axes;  /* reduction: bitmask of reduced axes of the domain (the anchor's input) */
+    uint8_t passes;     /* HBM passes over the region's row inputs (1: single pass) */
+    uint8_t stages;     /* reduction: dependent reduction stages; matmul/attention: smem ring depth */
+    uint16_t nout;      /* values the region writes to HBM */
+    int64_t red_extent; /* reduction: elements per reduced row; attention: key length;
+                           -1: symbolic; 0: other kinds */
+    int64_t rows;       /* reduction: rows per block; attention: query rows per block;
+                           matmul: products sharing the A operand (1, or more when horizontal) */
 } ir_region;
 
 /* ---- graph --------------------------------------------------------------- */

@@ -68,4 +68,106 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out); /* --emit=repo
 bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out); /* --emit=json */
 bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out);  /* --emit=dot */
 
+/* ---- planner, tile plans and cost model (fuse.c, plan_tile.c, cost.c) ----
+ * Shared by the planner and the reports; docs/fusion.md and
+ * docs/cost-model.md give the rules and formulas. */
+
+/* The GPU the context names, or the default (h200) when c->gpu is NULL. */
+const pass_gpu *pass_ctx_gpu(const pass_ctx *c);
+/* The per-block on-chip budget in bytes: c->sram_budget when > 0, else the
+ * GPU's shared memory per block. */
+int64_t pass_sram_budget(const pass_ctx *c);
+
+/* p = coef * numel(s), with symbols bound in g replaced by their values. */
+void pass_numel(const ir_graph *g, const ir_shape *s, double coef, ir_poly *p);
+/* True when node op is a compute op (elementwise, reduction or matmul):
+ * the ops that belong to a region of their own kind. */
+bool pass_is_compute(ir_op op);
+/* The non-view values a (possibly view) value v reads: v itself when v is
+ * not a view, else the sources of its view chain (concat: several), in
+ * operand order, without duplicates. Returns the count (at most cap). */
+unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap);
+enum { PASS_SRC_CAP = 256 }; /* source buffers of this size never truncate in practice */
+
+/* Per-graph index for the region queries below: the use lists and, per
+ * region, its nodes (compute nodes and the views placed in it) in id
+ * order: region r holds rids[rstart[r] .. rstart[r + 1]). Build it after
+ * planning; rebuild after the regions change. */
+typedef struct pass_index {
+    ir_uses u;
+    uint32_t *rstart, *rids;
+} pass_index;
+bool pass_index_build(const ir_graph *g, pass_index *ix);
+void pass_index_free(pass_index *ix);
+
+/* The HBM traffic of one region (spec section 4): the distinct tensors it
+ * reads (inputs and values of other regions, through views; constants are
+ * immediates) and writes (values used outside the region or returned). */
+typedef struct pass_io {
+    ir_id *reads, *writes;
+    uint32_t nreads, nwrites;
+    ir_id *rowreads;    /* reduction: reads that cover the whole domain (re-read by extra passes) */
+    uint32_t nrowreads;
+} pass_io;
+void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io *io);
+void pass_io_free(pass_io *io);
+
+/* Plans region r's tiles against `budget`: fills threads, tile, sram_bytes,
+ * spilled_bytes, strategy, passes, stages, rows, red_extent, red_axes, nout.
+ * Guarantees sram_bytes <= budget. When the preferred plan did not fit,
+ * writes one explanation (rule, numbers, what would change) into why;
+ * else why is "". */
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap);
+/* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
+ * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
+ * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */
+int64_t pass_attention_sram(int64_t bq, int64_t bkv, int64_t d, int64_t dv, int e, int st);
+/* Matmul tile plan: (bm*bk + nb*bk*bn) * e * st. */
+int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, int st);
+/* The smallest attention plan that fits: fills bq, bkv, st; false when even
+ * the smallest does not fit. */
+bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv, int *st);
+
+/* Roofline: FLOP/B where compute time equals memory time for dtype dt. */
+double pass_ridge(const pass_gpu *gpu, ir_dtype dt);
+/* Roofline time in microseconds (launch overhead not included). */
+double pass_roofline_us(const pass_gpu *gpu, ir_dtype dt, double flops, double bytes);
+
+/* The cost of one planned region. Polynomials are exact; the doubles are
+ * valid only when `concrete`. */
+typedef struct pass_cost {
+    ir_poly flops, bytes_read, bytes_written, spilled;
+    bool concrete;
+    double f, br, bw, sp;     /* concrete values of the four polynomials */
+    double intensity;         /* f / (br + bw + sp) */
+    double ridge;             /* FLOP/B of the region's compute dtype */
+    bool compute_bound;       /* intensity >= ridge */
+    double roofline_us, predicted_us; /* predicted = roofline + launch */
+    ir_dtype dtype;           /* compute dtype: matmul operand dtype, else f32 */
+} pass_cost;
+void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_cost *out);
+/* The same from the use lists alone (scans the graph for r's nodes: O(n)
+ * per call; prefer pass_region_cost_ix over many regions). */
+void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu, pass_cost *out);
+
+/* Tile scheduler simulation (deterministic). Programs run in launch order
+ * (row-major over the grid), `wave` at a time; a tile request is a hit
+ * when a program of the same wave already loaded that tile (it is on
+ * chip), else a miss (an HBM load). */
+typedef struct pass_sched {
+    bool concrete;
+    int64_t grid;              /* programs */
+    int64_t wave;              /* programs resident at once */
+    int64_t tiles_per_program; /* tile loads one program issues */
+    int64_t hits, misses;
+} pass_sched;
+/* Matmul grid gm x gn (x batch), ksteps k-tiles, nb B operands sharing
+ * the A operand (horizontal; 1 normally, 0: A tiles only); A tiles are
+ * shared by a grid row, B tiles by a grid column (within one batch entry).
+ * Grids over 2^26 programs are not walked (concrete stays false). */
+void pass_sched_matmul(int64_t gm, int64_t gn, int64_t batch, int64_t ksteps, int64_t nb, int64_t wave,
+                       pass_sched *s);
+/* The simulation of region r as planned (kind-specific; docs/cost-model.md). */
+void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_sched *s);
+
 #endif

@@ -1,0 +1,1111 @@
+/* fuse.c - the fusion planner (docs/fusion.md).
+ *
+ * Groups compute nodes into regions (kernels): attention patterns first,
+ * then vertical merges along producer-consumer edges to a fixed point, then
+ * horizontal merges of siblings that read one tensor, then batching of
+ * small independent pointwise work. Every merge goes through one decision
+ * function (merge_check) whose rule, numbers and remedy are what --explain
+ * prints. Regions are emitted in a topological order of the region graph;
+ * views join the first region that reads them; returned views become COPY
+ * regions; each region then gets its tile plan (plan_tile.c), never over
+ * the SRAM budget. Deterministic: everything iterates in node order. */
+#include "passes/passes.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Planner state of one group, valid at its union-find root. */
+typedef struct grp {
+    uint8_t kind;    /* ir_region_kind */
+    uint8_t fusion;  /* IR_FUSE_* */
+    ir_shape dom;    /* pointwise: output shape; reduction: reduced input shape; matmul/attention: output */
+    uint32_t raxes;  /* reduction axes of dom */
+    ir_id anchor;
+    bool vin;        /* some member reads a computed value through a view */
+} grp;
+
+typedef struct fz {
+    ir_graph *g;
+    pass_ctx *c;
+    ir_uses u;
+    uint32_t *uf;   /* union-find parent per node; IR_NONE for non-compute nodes */
+    grp *gs;        /* per node, meaningful at roots */
+    uint8_t *mark;  /* scratch: per node */
+    uint32_t *stack;
+    uint32_t *rid;  /* root -> region index */
+    ir_id *cbuf;    /* consumers() results: g->n entries; callers never nest its use */
+    uint32_t *nxt;  /* member lists: next member of the same group (IR_NONE ends), head = root */
+    uint32_t *tail; /* per root: last member of its list */
+    uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
+} fz;
+
+/* A decision: the rule that kept two groups apart, its numbers, the remedy. */
+typedef struct why {
+    const char *rule;
+    char msg[320];
+    char change[200];
+} why;
+
+bool pass_is_compute(ir_op op) {
+    unsigned t = ir_op_traits(op);
+    return !(t & (IR_T_LEAF | IR_T_VIEW)) && op != IR_OP_OUTPUT;
+}
+
+static bool is_view(const ir_graph *g, ir_id i) { return (ir_op_traits((ir_op)g->nodes[i].op) & IR_T_VIEW) != 0; }
+
+/* Collects the non-view sources of v into out (no duplicates); returns the new count. */
+static unsigned collect_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned n, unsigned cap) {
+    if (!is_view(g, v)) {
+        for (unsigned i = 0; i < n; i++)
+            if (out[i] == v) return n;
+        if (n < cap) out[n++] = v;
+        return n;
+    }
+    const ir_node *nd = &g->nodes[v];
+    for (unsigned k = 0; k < nd->nin; k++) n = collect_sources(g, ir_in(g, nd, k), out, n, cap);
+    return n;
+}
+
+unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap) {
+    return collect_sources(g, v, out, 0, cap);
+}
+
+const pass_gpu *pass_ctx_gpu(const pass_ctx *c) {
+    return c && c->gpu ? c->gpu : pass_gpu_find("h200");
+}
+
+int64_t pass_sram_budget(const pass_ctx *c) {
+    if (c && c->sram_budget > 0) return c->sram_budget;
+    return pass_ctx_gpu(c)->smem_per_block;
+}
+
+void pass_numel(const ir_graph *g, const ir_shape *s, double coef, ir_poly *p) {
+    ir_shape b = *s;
+    for (int i = 0; i < b.rank; i++)
+        if (IR_DIM_IS_SYM(b.dim[i]) && IR_DIM_SYMIDX(b.dim[i]) < g->nsyms &&
+            g->syms[IR_DIM_SYMIDX(b.dim[i])].value >= 0)
+            b.dim[i] = g->syms[IR_DIM_SYMIDX(b.dim[i])].value;
+    ir_poly_numel(p, &b, coef);
+}
+
+/* ---- union-find ------------------------------------------------------ */
+
+static uint32_t find(fz *f, uint32_t x) {
+    while (f->uf[x] != x) {
+        f->uf[x] = f->uf[f->uf[x]];
+        x = f->uf[x];
+    }
+    return x;
+}
+
+/* Joins group b into group a; the root with the smaller id survives and
+ * takes the merged state `st`. Returns the new root. */
+static uint32_t join(fz *f, uint32_t a, uint32_t b, const grp *st) {
+    uint32_t r = a < b ? a : b, o = a < b ? b : a;
+    f->uf[o] = r;
+    f->gs[r] = *st;
+    f->nxt[f->tail[r]] = o;
+    f->tail[r] = f->tail[o];
+    return r;
+}
+
+/* Iterates the members m of the group with root r (list order, not id order). */
+#define FOR_MEMBERS(f, r, m) for (uint32_t m = (r); m != IR_NONE; m = (f)->nxt[m])
+
+static const char *nname(const ir_graph *g, ir_id i, char *buf, size_t cap) {
+    if (g->nodes[i].name)
+        snprintf(buf, cap, "%%%u %s", i, ir_str(g, g->nodes[i].name));
+    else
+        snprintf(buf, cap, "%%%u", i);
+    return buf;
+}
+
+/* ---- shapes ------------------------------------------------------------ */
+
+/* The reduced form of d over raxes: kept dims (keepdim: reduced dims become 1). */
+static ir_shape reduced_shape(const ir_shape *d, uint32_t raxes, bool keepdim) {
+    ir_shape s = {0};
+    for (int i = 0; i < d->rank; i++) {
+        if (raxes & (1u << i)) {
+            if (keepdim) s.dim[s.rank++] = 1;
+        } else {
+            s.dim[s.rank++] = d->dim[i];
+        }
+    }
+    return s;
+}
+
+/* True when shape e can be evaluated in a reduction region of domain d:
+ * the full domain, or one value per row (keepdim or not). */
+static bool fits_dom(const ir_shape *e, const ir_shape *d, uint32_t raxes) {
+    if (ir_shape_eq(e, d)) return true;
+    ir_shape k = reduced_shape(d, raxes, true), n = reduced_shape(d, raxes, false);
+    return ir_shape_eq(e, &k) || ir_shape_eq(e, &n);
+}
+
+/* ---- group queries ------------------------------------------------------- */
+
+/* True when compute node m is in group root r. */
+static bool in_grp(fz *f, ir_id m, uint32_t r) { return f->uf[m] != IR_NONE && find(f, m) == r; }
+
+/* Appends to out[n..cap) every compute node that reads v, directly or
+ * through view chains, without duplicates; sets *to_output when the output
+ * node reads it. Returns the new count. */
+static unsigned consumers(fz *f, ir_id v, ir_id *out, unsigned n, unsigned cap, bool *to_output) {
+    for (uint32_t k = f->u.start[v]; k < f->u.start[v + 1]; k++) {
+        ir_id w = f->u.ids[k];
+        if (is_view(f->g, w)) {
+            n = consumers(f, w, out, n, cap, to_output);
+        } else if (f->g->nodes[w].op == IR_OP_OUTPUT) {
+            if (to_output) *to_output = true;
+        } else if (n < cap) {
+            bool dup = false;
+            for (unsigned i = 0; i < n; i++) dup |= out[i] == w;
+            if (!dup) out[n++] = w;
+        }
+    }
+    return n;
+}
+
+/* True when every value of group x is read only inside {a, b} (never
+ * returned): such a group may be recomputed per element of a wider domain. */
+static bool internal_only(fz *f, uint32_t x, uint32_t a, uint32_t b) {
+    FOR_MEMBERS(f, x, m) {
+        bool out = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, f->g->n, &out);
+        if (out) return false;
+        for (unsigned k = 0; k < nc; k++)
+            if (!in_grp(f, f->cbuf[k], a) && !in_grp(f, f->cbuf[k], b)) return false;
+    }
+    return true;
+}
+
+enum { BATCH_MAX_ELEMS = 1 << 16 };
+
+/* A pointwise group o of another domain joins a group of domain d: it is
+ * recomputed per element of d (through broadcasting and view index maps),
+ * so it must be used only inside the merge and never be written, and the
+ * recomputation must be bounded: o is small (<= BATCH_MAX_ELEMS elements)
+ * or has as many elements as d (a permutation or reshape of it). */
+static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint32_t b) {
+    if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, a, b)) return false;
+    int64_t ne = ir_shape_numel(&f->gs[o].dom);
+    if (ne >= 0 && ne <= BATCH_MAX_ELEMS) return true;
+    ir_poly p, q;
+    char b1[256], b2[256];
+    pass_numel(f->g, &f->gs[o].dom, 1, &p);
+    pass_numel(f->g, d, 1, &q);
+    return !p.overflow && !q.overflow &&
+           !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2));
+}
+
+/* True when compute node m of the union {a, b} reads a matmul operand from
+ * group `from`: some matmul of group `to` has an operand source in `from`. */
+static bool feeds_matmul_operand(fz *f, uint32_t from, uint32_t to) {
+    FOR_MEMBERS(f, to, m) {
+        if (f->g->nodes[m].op != IR_OP_MATMUL) continue;
+        const ir_node *nd = &f->g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(f->g, ir_in(f->g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++)
+                if (in_grp(f, src[s], from)) return true;
+        }
+    }
+    return false;
+}
+
+/* The single matmul of a matmul group (the lowest id), or IR_NONE. */
+static ir_id first_matmul(fz *f, uint32_t r) {
+    ir_id best = IR_NONE;
+    FOR_MEMBERS(f, r, m)
+    if (f->g->nodes[m].op == IR_OP_MATMUL && (best == IR_NONE || m < best)) best = m;
+    return best;
+}
+
+/* Horizontal matmul compatibility: both read the same A operand (same
+ * value), B operands of one shape and dtype, equal output shapes. */
+static bool mm_siblings(fz *f, ir_id m1, ir_id m2) {
+    const ir_graph *g = f->g;
+    const ir_node *a = &g->nodes[m1], *b = &g->nodes[m2];
+    const ir_node *b1 = &g->nodes[ir_in(g, a, 1)], *b2 = &g->nodes[ir_in(g, b, 1)];
+    return ir_in(g, a, 0) == ir_in(g, b, 0) && ir_shape_eq(&b1->shape, &b2->shape) && b1->dtype == b2->dtype &&
+           ir_shape_eq(&a->shape, &b->shape);
+}
+
+/* True when all matmuls of groups a and b are pairwise horizontal siblings. */
+static bool mm_groups_siblings(fz *f, uint32_t a, uint32_t b) {
+    ir_id ma = first_matmul(f, a);
+    uint32_t roots[2] = {a, b};
+    for (int r = 0; r < 2; r++)
+        FOR_MEMBERS(f, roots[r], m)
+    if (f->g->nodes[m].op == IR_OP_MATMUL && !mm_siblings(f, ma, m)) return false;
+    return true;
+}
+
+/* One direction of the cycle search: forward from group `from` along
+ * consumers looking for group `to`, or backward along producers. Seeds are
+ * the members of `from`; an edge from a seed straight into `to` is the
+ * merge itself, not a cycle; reaching `to` from a node outside both is.
+ * Reaching one node of a group reaches the whole group: a kernel starts
+ * only after all its inputs exist. */
+typedef struct search {
+    uint32_t from, to;
+    bool fwd;
+    uint32_t seed;   /* next member of `from` to expand; IR_NONE when done */
+    uint32_t *stack, sp;
+    uint32_t *stamp; /* visited when stamp[node] == epoch */
+    ir_id found;     /* the outside node that reached `to` */
+} search;
+
+/* Pushes every member of y's group not yet visited. */
+static void search_push(fz *f, search *s, ir_id y) {
+    for (uint32_t m = find(f, y); m != IR_NONE; m = f->nxt[m])
+        if (s->stamp[m] != f->epoch) {
+            s->stamp[m] = f->epoch;
+            s->stack[s->sp++] = m;
+        }
+}
+
+/* Producers of x (compute values read through views) into f->cbuf. */
+static unsigned producers(fz *f, ir_id x) {
+    const ir_node *nd = &f->g->nodes[x];
+    unsigned n = 0;
+    for (unsigned k = 0; k < nd->nin; k++) {
+        ir_id src[PASS_SRC_CAP];
+        unsigned ns = pass_view_sources(f->g, ir_in(f->g, nd, k), src, PASS_SRC_CAP);
+        for (unsigned t = 0; t < ns; t++)
+            if (f->uf[src[t]] != IR_NONE) f->cbuf[n++] = src[t];
+    }
+    return n;
+}
+
+/* Expands one node. Returns 1 when `to` was reached, -1 when the search
+ * is exhausted (no path), 0 otherwise. */
+static int search_step(fz *f, search *s) {
+    ir_id x;
+    bool seed = false;
+    if (s->sp) {
+        x = s->stack[--s->sp];
+    } else if (s->seed != IR_NONE) {
+        x = s->seed;
+        s->seed = f->nxt[x];
+        seed = true;
+    } else {
+        return -1;
+    }
+    unsigned n = s->fwd ? consumers(f, x, f->cbuf, 0, f->g->n, NULL) : producers(f, x);
+    for (unsigned k = 0; k < n; k++) {
+        ir_id y = f->cbuf[k];
+        if (in_grp(f, y, s->from)) continue;
+        if (in_grp(f, y, s->to)) {
+            if (seed) continue;
+            s->found = x;
+            return 1;
+        }
+        if (s->stamp[y] != f->epoch) search_push(f, s, y);
+    }
+    return 0;
+}
+
+/* True when a path from group a to group b passes outside both. Runs the
+ * forward search from a and the backward search from b in lockstep and
+ * stops as soon as either finishes: cost twice the smaller search. */
+static bool path_between(fz *f, uint32_t a, uint32_t b, ir_id *via) {
+    f->epoch++;
+    search fw = {.from = a, .to = b, .fwd = true, .seed = a, .stack = f->stack, .stamp = f->stampf, .found = IR_NONE};
+    search bw = {.from = b, .to = a, .fwd = false, .seed = b, .stack = f->stack2, .stamp = f->stampb, .found = IR_NONE};
+    for (;;) {
+        int r = search_step(f, &fw);
+        if (r) {
+            if (r > 0) *via = fw.found;
+            return r > 0;
+        }
+        r = search_step(f, &bw);
+        if (r) {
+            if (r > 0) *via = bw.found;
+            return r > 0;
+        }
+    }
+}
+
+/* Cycle test at group level: true when merging groups a and b would make
+ * the kernel graph cyclic (some path between them leaves both); *via gets
+ * an outside node on such a path. a_feeds_b: b reads a value of a, so a
+ * path b -> X -> a cannot exist (it would be a cycle already). */
+static bool makes_cycle(fz *f, uint32_t a, uint32_t b, bool a_feeds_b, ir_id *via) {
+    return path_between(f, a, b, via) || (!a_feeds_b && path_between(f, b, a, via));
+}
+
+static int cmp_id(const void *x, const void *y) {
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+/* View contract for non-pointwise regions: a view inside the region may
+ * read an HBM value, an in-region value that does not depend on a
+ * reduction or matmul of the region, or broadcast/reshape a per-row value
+ * back onto the domain. Returns the offending view or IR_NONE. */
+static ir_id bad_view(fz *f, uint32_t a, uint32_t b, const grp *st) {
+    ir_graph *g = f->g;
+    if (st->kind == IR_RK_POINTWISE || !(f->gs[a].vin || f->gs[b].vin)) return IR_NONE;
+    uint32_t n = 0, roots[2] = {a, b};
+    for (int r = 0; r < 2; r++)
+        FOR_MEMBERS(f, roots[r], m) {
+            f->stack[n++] = m;
+            f->mark[m] = 0; /* mark: depends on an in-region reduction/matmul */
+        }
+    qsort(f->stack, n, sizeof *f->stack, cmp_id);
+    for (uint32_t i = 0; i < n; i++) {
+        ir_id m = f->stack[i];
+        ir_node *nd = &g->nodes[m];
+        unsigned t = ir_op_traits((ir_op)nd->op);
+        bool taint = (t & (IR_T_REDUCE | IR_T_MATMUL)) != 0;
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id in = ir_in(g, nd, k), src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, in, src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++) {
+                if (!(in_grp(f, src[s], a) || in_grp(f, src[s], b)) || !f->mark[src[s]]) continue;
+                taint = true;
+                if (!is_view(g, in)) continue;
+                bool rowb = (g->nodes[in].op == IR_OP_BROADCAST || g->nodes[in].op == IR_OP_RESHAPE) &&
+                            st->kind == IR_RK_REDUCTION && fits_dom(&g->nodes[src[s]].shape, &st->dom, st->raxes) &&
+                            !ir_shape_eq(&g->nodes[src[s]].shape, &st->dom) &&
+                            fits_dom(&g->nodes[in].shape, &st->dom, st->raxes);
+                if (!rowb) return in;
+            }
+        }
+        f->mark[m] = taint;
+    }
+    return IR_NONE;
+}
+
+static void why_set(why *w, const char *rule) {
+    w->rule = rule;
+    w->msg[0] = w->change[0] = 0;
+}
+
+/* Fills *w with the no-fuse decision. */
+static bool no_fuse_rule(why *w) {
+    why_set(w, "no-fuse");
+    snprintf(w->msg, sizeof w->msg, "--no-fuse plans one kernel per operation");
+    snprintf(w->change, sizeof w->change, "drop --no-fuse");
+    return false;
+}
+
+/* Attention with anything: only a pointwise epilogue of its output shape. */
+static bool check_attention(fz *f, const grp *A, const grp *B, grp *st, why *w) {
+    char d1[128];
+    if (A->kind == IR_RK_ATTENTION && B->kind == IR_RK_POINTWISE && ir_shape_eq(&A->dom, &B->dom)) {
+        st->fusion |= IR_FUSE_EPILOGUE;
+        return true;
+    }
+    bool att_a = A->kind == IR_RK_ATTENTION;
+    why_set(w, "attention.closed");
+    snprintf(w->msg, sizeof w->msg, "an attention kernel takes only a pointwise epilogue of its output shape %s",
+             ir_shape_str(f->g, &(att_a ? A : B)->dom, d1, sizeof d1));
+    snprintf(w->change, sizeof w->change, "nothing: the other side is a %s kernel",
+             ir_region_kind_name((ir_region_kind)(att_a ? B : A)->kind));
+    return false;
+}
+
+/* Two matmul groups: horizontal siblings only (same A operand), never a
+ * product feeding another product's operand. */
+static bool check_mm_mm(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    char n1[96];
+    if (feeds_matmul_operand(f, a, b) || feeds_matmul_operand(f, b, a)) {
+        why_set(w, "matmul.chain");
+        snprintf(w->msg, sizeof w->msg,
+                 "a value computed after the product %s is an operand of another product; one kernel runs one K loop",
+                 nname(f->g, f->gs[a].anchor, n1, sizeof n1));
+        snprintf(w->change, sizeof w->change, "nothing (only matmul -> softmax -> matmul fuses, as attention)");
+        return false;
+    }
+    if (!mm_groups_siblings(f, a, b)) {
+        why_set(w, "matmul.operands");
+        snprintf(w->msg, sizeof w->msg, "the products do not share their A operand with equal B and output shapes");
+        snprintf(w->change, sizeof w->change, "read the same A value with B operands of one shape");
+        return false;
+    }
+    st->fusion |= IR_FUSE_HORIZONTAL | IR_FUSE_EPILOGUE;
+    return true;
+}
+
+/* True when group ot is a prologue of matmul group mm: casts only, every
+ * value used only inside the two. */
+static bool casts_only_for(fz *f, uint32_t ot, uint32_t mm) {
+    FOR_MEMBERS(f, ot, m) {
+        if (f->g->nodes[m].op != IR_OP_CAST) return false;
+        bool out = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, f->g->n, &out);
+        if (out) return false;
+        for (unsigned k = 0; k < nc; k++)
+            if (!in_grp(f, f->cbuf[k], ot) && !in_grp(f, f->cbuf[k], mm)) return false;
+    }
+    return true;
+}
+
+/* A matmul group with a pointwise or reduction group: operand casts fold
+ * into the prologue, elementwise work of the product's shape into the
+ * epilogue, reductions never. */
+static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    ir_graph *g = f->g;
+    uint32_t mm = f->gs[a].kind == IR_RK_MATMUL ? a : b, ot = mm == a ? b : a;
+    const grp *M = &f->gs[mm], *O = &f->gs[ot];
+    char d1[128], d2[128], n1[96];
+    *st = *M;
+    st->fusion |= O->fusion;
+    st->vin = M->vin || O->vin;
+    if (O->kind == IR_RK_REDUCTION) {
+        why_set(w, mm == a ? "matmul.epilogue_reduction" : "matmul.reduction_operand");
+        snprintf(w->msg, sizeof w->msg, "%s reduces over %s; a matmul kernel fuses elementwise work only",
+                 nname(g, O->anchor, n1, sizeof n1), ir_shape_str(g, &O->dom, d1, sizeof d1));
+        snprintf(w->change, sizeof w->change, "nothing (matmul -> softmax -> matmul fuses as attention)");
+        return false;
+    }
+    if (feeds_matmul_operand(f, ot, mm)) {
+        if (!casts_only_for(f, ot, mm)) {
+            why_set(w, "matmul.prologue");
+            snprintf(w->msg, sizeof w->msg,
+                     "operand work of %s is not only casts used by this product; only pointwise casts fold into "
+                     "operand loads",
+                     nname(g, M->anchor, n1, sizeof n1));
+            snprintf(w->change, sizeof w->change, "compute the operand as a plain cast used only by the product");
+            return false;
+        }
+        st->fusion |= IR_FUSE_VERTICAL;
+        return true;
+    }
+    if (!ir_shape_eq(&O->dom, &M->dom) && !absorbs_small(f, ot, &M->dom, a, b)) {
+        why_set(w, "matmul.epilogue_shape");
+        snprintf(w->msg, sizeof w->msg, "the epilogue iterates %s but the product is %s",
+                 ir_shape_str(g, &O->dom, d1, sizeof d1), ir_shape_str(g, &M->dom, d2, sizeof d2));
+        snprintf(w->change, sizeof w->change, "an elementwise tail with the product's shape fuses");
+        return false;
+    }
+    st->fusion |= IR_FUSE_EPILOGUE;
+    return true;
+}
+
+/* Two pointwise groups: one iteration space, or the smaller side is
+ * recomputed per element (absorbs_small). */
+static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    const grp *A = &f->gs[a], *B = &f->gs[b];
+    char d1[128], d2[128], n1[96], n2[96];
+    st->fusion |= IR_FUSE_VERTICAL;
+    if (ir_shape_eq(&A->dom, &B->dom) || absorbs_small(f, b, &A->dom, a, b)) return true;
+    if (absorbs_small(f, a, &B->dom, a, b)) {
+        st->dom = B->dom;
+        st->anchor = B->anchor;
+        return true;
+    }
+    why_set(w, "pointwise.domain");
+    snprintf(w->msg, sizeof w->msg,
+             "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and the other side is "
+             "also used elsewhere (or too large to recompute per element)",
+             nname(f->g, A->anchor, n1, sizeof n1), ir_shape_str(f->g, &A->dom, d1, sizeof d1),
+             nname(f->g, B->anchor, n2, sizeof n2), ir_shape_str(f->g, &B->dom, d2, sizeof d2));
+    snprintf(w->change, sizeof w->change,
+             "use the smaller value only in this elementwise chain (it is then recomputed per element)");
+    return false;
+}
+
+/* A reduction group with a pointwise or reduction group: the same rows
+ * (domain and axes), per-row values, or small recomputed work. */
+static bool check_reduction(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    uint32_t r = f->gs[a].kind == IR_RK_REDUCTION ? a : b, o = r == a ? b : a;
+    const grp *R = &f->gs[r], *O = &f->gs[o];
+    char d1[128], d2[128], n1[96], n2[96];
+    *st = *R;
+    st->fusion |= O->fusion | IR_FUSE_VERTICAL;
+    st->vin = R->vin || O->vin;
+    bool ok = O->kind == IR_RK_REDUCTION ? ir_shape_eq(&O->dom, &R->dom) && O->raxes == R->raxes
+                                         : fits_dom(&O->dom, &R->dom, R->raxes) || absorbs_small(f, o, &R->dom, a, b);
+    if (ok) return true;
+    why_set(w, "reduction.domain");
+    snprintf(w->msg, sizeof w->msg, "%s works on %s, not on the rows of %s reduced by %s",
+             nname(f->g, O->anchor, n1, sizeof n1), ir_shape_str(f->g, &O->dom, d1, sizeof d1),
+             ir_shape_str(f->g, &R->dom, d2, sizeof d2), nname(f->g, R->anchor, n2, sizeof n2));
+    snprintf(w->change, sizeof w->change, "nothing: a reduction kernel covers one domain and one axis set");
+    return false;
+}
+
+/* The checks every merge ends with: the view contract and acyclicity.
+ * a_feeds_b: b reads a value of a. */
+static bool check_structure(fz *f, uint32_t a, uint32_t b, const grp *st, bool a_feeds_b, why *w) {
+    char n1[96];
+    ir_id v = bad_view(f, a, b, st);
+    if (v != IR_NONE) {
+        why_set(w, "view.after_reduction");
+        snprintf(w->msg, sizeof w->msg, "view %s rearranges a value computed from the %s inside the kernel",
+                 nname(f->g, v, n1, sizeof n1), st->kind == IR_RK_REDUCTION ? "reduction" : "product");
+        snprintf(w->change, sizeof w->change, "nothing: the value is written and the view reads it by index arithmetic");
+        return false;
+    }
+    ir_id via;
+    if (makes_cycle(f, a, b, a_feeds_b, &via)) {
+        why_set(w, "cycle");
+        snprintf(w->msg, sizeof w->msg, "one kernel would both feed and wait for %s of another kernel",
+                 nname(f->g, via, n1, sizeof n1));
+        snprintf(w->change, sizeof w->change, "nothing: kernels must form an acyclic launch order");
+        return false;
+    }
+    return true;
+}
+
+/* The decision for merging producer group a with consumer group b (b reads
+ * a value of a, directly or through views). On success fills *st with the
+ * merged state and returns true; else fills *w with the rule. */
+static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    const grp *A = &f->gs[a], *B = &f->gs[b];
+    if (f->c->no_fuse) return no_fuse_rule(w);
+    *st = *A;
+    st->fusion |= B->fusion;
+    st->vin = A->vin || B->vin;
+    int ka = A->kind, kb = B->kind;
+    bool ok;
+    if (ka == IR_RK_ATTENTION || kb == IR_RK_ATTENTION) ok = check_attention(f, A, B, st, w);
+    else if (ka == IR_RK_MATMUL && kb == IR_RK_MATMUL) ok = check_mm_mm(f, a, b, st, w);
+    else if (ka == IR_RK_MATMUL || kb == IR_RK_MATMUL) ok = check_mm_other(f, a, b, st, w);
+    else if (ka == IR_RK_POINTWISE && kb == IR_RK_POINTWISE) ok = check_pw_pw(f, a, b, st, w);
+    else ok = check_reduction(f, a, b, st, w);
+    return ok && check_structure(f, a, b, st, true, w);
+}
+
+/* ---- attention --------------------------------------------------------- */
+
+/* Steps back over casts and scaling by constants (mul/div by a CONST);
+ * appends the skipped nodes to chain. */
+static ir_id strip_scale(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) {
+    for (;;) {
+        const ir_node *nd = &g->nodes[x];
+        ir_id nx = IR_NONE;
+        if (nd->op == IR_OP_CAST) nx = ir_in(g, nd, 0);
+        if (nd->op == IR_OP_MUL || nd->op == IR_OP_DIV) {
+            ir_id l = ir_in(g, nd, 0), r = ir_in(g, nd, 1);
+            if (g->nodes[r].op == IR_OP_CONST) nx = l;
+            else if (nd->op == IR_OP_MUL && g->nodes[l].op == IR_OP_CONST) nx = r;
+        }
+        if (nx == IR_NONE || *n >= 16) return x;
+        chain[(*n)++] = x;
+        x = nx;
+    }
+}
+
+/* Steps back over broadcast_to/reshape views; appends them to chain. */
+static ir_id strip_bview(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) {
+    while ((g->nodes[x].op == IR_OP_BROADCAST || g->nodes[x].op == IR_OP_RESHAPE) && *n < 32) {
+        chain[(*n)++] = x;
+        x = ir_in(g, &g->nodes[x], 0);
+    }
+    return x;
+}
+
+/* True when reduction node r of op `op` reduces the last axis of x. */
+static bool last_axis_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
+    const ir_node *nd = &g->nodes[r];
+    return nd->op == op && ir_in(g, nd, 0) == x && nd->a.red.axes == (1u << (g->nodes[x].shape.rank - 1));
+}
+
+/* Recognises matmul -> (scale, cast) -> softmax(last axis) -> (cast) ->
+ * matmul ending at m2; fills the pattern's nodes (excluding operand views)
+ * and returns their count, 0 when m2 is not such a pattern. */
+static unsigned match_attention(const ir_graph *g, ir_id m2, ir_id *set) {
+    unsigned n = 0;
+    if (g->nodes[m2].op != IR_OP_MATMUL) return 0;
+    set[n++] = m2;
+    ir_id p = strip_scale(g, ir_in(g, &g->nodes[m2], 0), set, &n);
+    const ir_node *pd = &g->nodes[p];
+    if (pd->op != IR_OP_DIV && pd->op != IR_OP_MUL) return 0;
+    set[n++] = p;
+    ir_id e = ir_in(g, pd, 0), s = strip_bview(g, ir_in(g, pd, 1), set, &n);
+    if (pd->op == IR_OP_MUL) {
+        if (g->nodes[s].op != IR_OP_RECIP) return 0;
+        set[n++] = s;
+        s = strip_bview(g, ir_in(g, &g->nodes[s], 0), set, &n);
+    }
+    if (g->nodes[e].op != IR_OP_EXP || !last_axis_red(g, s, IR_OP_SUM, e)) return 0;
+    set[n++] = s;
+    set[n++] = e;
+    ir_id sub = ir_in(g, &g->nodes[e], 0);
+    if (g->nodes[sub].op != IR_OP_SUB) return 0;
+    set[n++] = sub;
+    ir_id x = ir_in(g, &g->nodes[sub], 0), mx = strip_bview(g, ir_in(g, &g->nodes[sub], 1), set, &n);
+    if (!last_axis_red(g, mx, IR_OP_MAX, x)) return 0;
+    set[n++] = mx;
+    ir_id m1 = strip_scale(g, x, set, &n);
+    if (g->nodes[m1].op != IR_OP_MATMUL) return 0;
+    set[n++] = m1;
+    return n;
+}
+
+/* Tries to plan the attention pattern ending at m2 as one group. Returns
+ * true when formed; otherwise explains why (when the shape matched). */
+static bool try_attention(fz *f, ir_id m2) {
+    ir_graph *g = f->g;
+    ir_id set[64];
+    unsigned n = match_attention(g, m2, set);
+    if (!n) return false;
+    char n1[96], n2[96];
+    ir_id m1 = set[n - 1];
+    for (unsigned i = 0; i < n; i++) {
+        if (set[i] == m2) continue;
+        for (uint32_t k = f->u.start[set[i]]; k < f->u.start[set[i] + 1]; k++) {
+            ir_id w = f->u.ids[k];
+            bool in = false;
+            for (unsigned j = 0; j < n; j++) in |= set[j] == w;
+            if (!in) {
+                if (f->c->explain)
+                    fprintf(f->c->explain,
+                            "attention %s .. %s: not fused [attention.escape]: %s is also used by %s, so the scores "
+                            "must reach HBM; would change: use the scores only inside the softmax\n",
+                            nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), nname(g, set[i], n1, sizeof n1),
+                            nname(g, w, n2, sizeof n2));
+                return false;
+            }
+        }
+    }
+    const ir_node *q = &g->nodes[ir_in(g, &g->nodes[m1], 0)], *v = &g->nodes[ir_in(g, &g->nodes[m2], 1)];
+    int64_t d = q->shape.dim[q->shape.rank - 1], dv = v->shape.dim[v->shape.rank - 1];
+    int e = ir_dtype_size((ir_dtype)q->dtype);
+    if (ir_dtype_size((ir_dtype)v->dtype) > e) e = ir_dtype_size((ir_dtype)v->dtype);
+    int64_t bq, bkv;
+    int st;
+    int64_t budget = pass_sram_budget(f->c);
+    if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv) || !pass_attention_fit(d, dv, e, budget, &bq, &bkv, &st)) {
+        if (f->c->explain) {
+            if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv))
+                fprintf(f->c->explain,
+                        "attention %s .. %s: split [attention.symbolic_head]: the head dim is unbound, the tile plan "
+                        "cannot be sized; would change: bind it with -D\n",
+                        nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2));
+            else
+                fprintf(f->c->explain,
+                        "attention %s .. %s: split [attention.budget]: the smallest tile plan (16x16, head dims %lld/%lld) "
+                        "needs %lld B on chip > budget %lld B; fits with --sram-budget >= %lld\n",
+                        nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), (long long)d, (long long)dv,
+                        (long long)pass_attention_sram(16, 16, d, dv, e, 1), (long long)budget,
+                        (long long)pass_attention_sram(16, 16, d, dv, e, 1));
+        }
+        return false;
+    }
+    for (unsigned i = 0; i < n; i++) /* pattern nodes must still be ungrouped */
+        if (!is_view(g, set[i]) && find(f, set[i]) != set[i]) return false;
+    grp ag = {.kind = IR_RK_ATTENTION, .fusion = IR_FUSE_ATTENTION, .dom = g->nodes[m2].shape, .anchor = m2};
+    uint32_t r = find(f, m2);
+    for (unsigned i = 0; i < n; i++)
+        if (!is_view(g, set[i]) && find(f, set[i]) != r) r = join(f, r, find(f, set[i]), &ag);
+    f->gs[r] = ag;
+    return true;
+}
+
+/* ---- grouping ------------------------------------------------------------ */
+
+/* Initial singleton groups: every compute node its own group. */
+static void init_groups(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id i = 0; i < g->n; i++) {
+        ir_node *nd = &g->nodes[i];
+        f->uf[i] = IR_NONE;
+        f->nxt[i] = IR_NONE;
+        f->tail[i] = i;
+        if (!pass_is_compute((ir_op)nd->op)) continue;
+        f->uf[i] = i;
+        grp *s = &f->gs[i];
+        memset(s, 0, sizeof *s);
+        s->anchor = i;
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id in = ir_in(g, nd, k);
+            if (!is_view(g, in)) continue;
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, in, src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++) s->vin |= pass_is_compute((ir_op)g->nodes[src[t]].op);
+        }
+        s->dom = nd->shape;
+        unsigned t = ir_op_traits((ir_op)nd->op);
+        if (t & IR_T_REDUCE) {
+            s->kind = IR_RK_REDUCTION;
+            s->dom = g->nodes[ir_in(g, nd, 0)].shape;
+            s->raxes = nd->a.red.axes;
+        } else if (t & IR_T_MATMUL) {
+            s->kind = IR_RK_MATMUL;
+        } else {
+            s->kind = IR_RK_POINTWISE;
+        }
+    }
+}
+
+/* One sweep of vertical merges over every producer-consumer edge in node
+ * order. Returns true when something merged. */
+static bool vertical_sweep(fz *f) {
+    ir_graph *g = f->g;
+    bool any = false;
+    for (ir_id n = 0; n < g->n; n++) {
+        if (f->uf[n] == IR_NONE) continue;
+        const ir_node *nd = &g->nodes[n];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++) {
+                if (f->uf[src[s]] == IR_NONE) continue;
+                uint32_t a = find(f, src[s]), b = find(f, n);
+                if (a == b) continue;
+                grp st;
+                why w;
+                if (merge_check(f, a, b, &st, &w)) {
+                    join(f, a, b, &st);
+                    any = true;
+                }
+            }
+        }
+    }
+    return any;
+}
+
+/* Groups reading HBM value s (s outside them), in root order; returns count. */
+static unsigned readers(fz *f, ir_id s, uint32_t *out, unsigned cap) {
+    unsigned nc = consumers(f, s, f->cbuf, 0, f->g->n, NULL), n = 0;
+    for (unsigned k = 0; k < nc; k++) {
+        uint32_t r = find(f, f->cbuf[k]);
+        if (f->uf[s] != IR_NONE && find(f, s) == r) continue;
+        bool dup = false;
+        for (unsigned i = 0; i < n; i++) dup |= out[i] == r;
+        if (!dup && n < cap) out[n++] = r;
+    }
+    for (unsigned i = 1; i < n; i++) /* insertion sort: deterministic order */
+        for (unsigned j = i; j > 0 && out[j - 1] > out[j]; j--) {
+            uint32_t t = out[j];
+            out[j] = out[j - 1];
+            out[j - 1] = t;
+        }
+    return n;
+}
+
+/* Sibling decision: groups a and b both read one tensor and neither reads
+ * the other. Same contract as merge_check. */
+static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    ir_graph *g = f->g;
+    const grp *A = &f->gs[a], *B = &f->gs[b];
+    char d1[128], d2[128];
+    if (f->c->no_fuse) return no_fuse_rule(w);
+    *st = *A;
+    st->fusion |= B->fusion | IR_FUSE_HORIZONTAL;
+    st->vin = A->vin || B->vin;
+    bool ok;
+    if (A->kind != B->kind) {
+        why_set(w, "sibling.kind");
+        snprintf(w->msg, sizeof w->msg, "a %s kernel and a %s kernel", ir_region_kind_name((ir_region_kind)A->kind),
+                 ir_region_kind_name((ir_region_kind)B->kind));
+        snprintf(w->change, sizeof w->change, "nothing: siblings merge only within one kernel kind");
+        return false;
+    }
+    if (A->kind == IR_RK_MATMUL) ok = mm_groups_siblings(f, a, b);
+    else if (A->kind == IR_RK_ATTENTION) ok = false;
+    else ok = ir_shape_eq(&A->dom, &B->dom) && A->raxes == B->raxes;
+    if (!ok) {
+        why_set(w, "sibling.domain");
+        snprintf(w->msg, sizeof w->msg, "iteration spaces differ: %s vs %s%s", ir_shape_str(g, &A->dom, d1, sizeof d1),
+                 ir_shape_str(g, &B->dom, d2, sizeof d2),
+                 A->kind == IR_RK_MATMUL ? " (or the products' operands differ)"
+                 : A->raxes != B->raxes  ? " (different reduced axes)"
+                                         : "");
+        snprintf(w->change, sizeof w->change, "nothing: a kernel has one iteration space");
+        return false;
+    }
+    ir_id via;
+    if (makes_cycle(f, a, b, false, &via)) {
+        why_set(w, "cycle");
+        snprintf(w->msg, sizeof w->msg, "one depends on the other through %%%u", via);
+        snprintf(w->change, sizeof w->change, "nothing: kernels must form an acyclic launch order");
+        return false;
+    }
+    return true;
+}
+
+/* Horizontal merges: for every tensor, the groups that read it merge
+ * pairwise when sibling_check allows. Returns true when something merged. */
+static bool horizontal_sweep(fz *f) {
+    bool any = false;
+    for (ir_id s = 0; s < f->g->n; s++) {
+        if (is_view(f->g, s) || f->g->nodes[s].op == IR_OP_CONST || f->g->nodes[s].op == IR_OP_OUTPUT) continue;
+        uint32_t rs[64];
+        unsigned n = readers(f, s, rs, 64);
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = i + 1; j < n; j++) {
+                uint32_t a = find(f, rs[i]), b = find(f, rs[j]);
+                grp st;
+                why w;
+                if (a != b && sibling_check(f, a, b, &st, &w)) {
+                    join(f, a, b, &st);
+                    any = true;
+                }
+            }
+    }
+    return any;
+}
+
+enum { BATCH_TRIES = 64 };
+
+/* Batches small independent pointwise groups of one concrete domain
+ * (numel <= BATCH_MAX_ELEMS) into one launch, trying at most BATCH_TRIES
+ * later groups of that domain per group. */
+static void batch_small(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id a = 0; a < g->n; a++) {
+        if (f->uf[a] != a || f->gs[a].kind != IR_RK_POINTWISE) continue;
+        int64_t ne = ir_shape_numel(&f->gs[a].dom);
+        if (ne < 0 || ne > BATCH_MAX_ELEMS) continue;
+        unsigned tries = 0; /* bounded: at most BATCH_TRIES candidates per group */
+        for (ir_id b = a + 1; b < g->n && tries < BATCH_TRIES; b++) {
+            if (f->uf[b] != b || f->gs[b].kind != IR_RK_POINTWISE || !ir_shape_eq(&f->gs[a].dom, &f->gs[b].dom)) continue;
+            tries++;
+            grp st;
+            why w;
+            if (sibling_check(f, a, b, &st, &w)) join(f, a, b, &st);
+        }
+    }
+}
+
+/* ---- regions ------------------------------------------------------------- */
+
+static uint32_t add_region(ir_graph *g, int k, ir_id anchor) {
+    if (g->nregions == g->regcap) {
+        g->regcap = g->regcap ? 2 * g->regcap : 16;
+        g->regions = ir_xrealloc(g->regions, g->regcap * sizeof *g->regions);
+    }
+    ir_region *r = &g->regions[g->nregions];
+    memset(r, 0, sizeof *r);
+    r->kind = (uint8_t)k;
+    r->anchor = anchor;
+    r->threads = 256;
+    return g->nregions++;
+}
+
+/* Binary min-heap of ids (capacity: the caller's buffer of g->n + 1). */
+static void heap_push(uint32_t *h, uint32_t *n, uint32_t v) {
+    uint32_t i = (*n)++;
+    while (i > 0 && h[(i - 1) / 2] > v) {
+        h[i] = h[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    h[i] = v;
+}
+
+static uint32_t heap_pop(uint32_t *h, uint32_t *n) {
+    uint32_t top = h[0], v = h[--(*n)], i = 0;
+    for (;;) {
+        uint32_t c = 2 * i + 1;
+        if (c >= *n) break;
+        if (c + 1 < *n && h[c + 1] < h[c]) c++;
+        if (h[c] >= v) break;
+        h[i] = h[c];
+        i = c;
+    }
+    if (*n) h[i] = v;
+    return top;
+}
+
+/* Emits the groups as regions in a topological order of the group graph
+ * (ties: the group whose first node comes first). Sets node.region. */
+static void emit_regions(fz *f) {
+    ir_graph *g = f->g;
+    uint32_t *indeg = ir_xcalloc(g->n, sizeof *indeg);
+    for (ir_id m = 0; m < g->n; m++) { /* count group edges (with multiplicity) */
+        if (f->uf[m] == IR_NONE) continue;
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++)
+                if (f->uf[src[s]] != IR_NONE && find(f, src[s]) != find(f, m)) indeg[find(f, m)]++;
+        }
+    }
+    for (ir_id i = 0; i < g->n; i++) f->rid[i] = IR_NONE;
+    uint32_t *heap = f->stack, nh = 0; /* ready roots, a min-heap: the group whose first member comes first */
+    for (ir_id m = 0; m < g->n; m++)
+        if (f->uf[m] == m && indeg[m] == 0) heap_push(heap, &nh, m);
+    while (nh) {
+        uint32_t pick = heap_pop(heap, &nh);
+        const grp *s = &f->gs[pick];
+        uint32_t ri = add_region(g, s->kind, s->anchor);
+        g->regions[ri].fusion = s->fusion;
+        g->regions[ri].red_axes = s->raxes;
+        f->rid[pick] = ri;
+        FOR_MEMBERS(f, pick, m) {
+            g->nodes[m].region = ri;
+            unsigned nc = consumers(f, m, f->cbuf, 0, f->g->n, NULL);
+            for (unsigned k = 0; k < nc; k++) {
+                uint32_t cg = find(f, f->cbuf[k]);
+                if (cg == pick) continue;
+                const ir_node *cd = &g->nodes[f->cbuf[k]]; /* one edge per operand read of m */
+                for (unsigned j = 0; j < cd->nin; j++) {
+                    ir_id src[PASS_SRC_CAP];
+                    unsigned ns = pass_view_sources(g, ir_in(g, cd, j), src, PASS_SRC_CAP);
+                    for (unsigned t = 0; t < ns; t++)
+                        if (src[t] == m && --indeg[cg] == 0) heap_push(heap, &nh, cg);
+                }
+            }
+        }
+    }
+    free(indeg);
+}
+
+/* Returned views and constants become COPY regions (appended last: nothing
+ * reads a copy); other views join the first region that reads them. */
+static void place_views(fz *f) {
+    ir_graph *g = f->g;
+    const ir_node *out = &g->nodes[ir_output(g)];
+    for (unsigned k = 0; k < out->nin; k++) {
+        ir_id v = ir_in(g, out, k);
+        ir_op op = (ir_op)g->nodes[v].op;
+        if (!(is_view(g, v) || op == IR_OP_CONST) || (is_view(g, v) && g->nodes[v].region != IR_NONE)) continue;
+        bool dup = false;
+        for (uint32_t r = 0; r < g->nregions; r++) dup |= g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == v;
+        if (dup) continue;
+        uint32_t ri = add_region(g, IR_RK_COPY, v);
+        if (is_view(g, v)) g->nodes[v].region = ri;
+    }
+    for (ir_id i = g->n; i-- > 0;) {
+        if (!is_view(g, i) || g->nodes[i].region != IR_NONE) continue;
+        uint32_t best = IR_NONE;
+        for (uint32_t k = f->u.start[i]; k < f->u.start[i + 1]; k++) {
+            uint32_t r = g->nodes[f->u.ids[k]].region;
+            if (r != IR_NONE && (best == IR_NONE || r < best)) best = r;
+        }
+        g->nodes[i].region = best;
+    }
+}
+
+/* ---- explain ----------------------------------------------------------- */
+
+static void explain_line(fz *f, const char *what, why *w) {
+    fprintf(f->c->explain, "%s: kept apart [%s]: %s; would change: %s\n", what, w->rule, w->msg, w->change);
+}
+
+/* Writes one line per producer-consumer pair left in different kernels and
+ * per sibling pair (groups reading one tensor) not merged. */
+static void explain_pairs(fz *f) {
+    ir_graph *g = f->g;
+    char n1[96], n2[96], what[320];
+    for (ir_id n = 0; n < g->n; n++) {
+        if (f->uf[n] == IR_NONE) continue;
+        const ir_node *nd = &g->nodes[n];
+        ir_id seen[32];
+        unsigned nseen = 0;
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++) {
+                ir_id p = src[s];
+                bool dup = false;
+                for (unsigned i = 0; i < nseen; i++) dup |= seen[i] == p;
+                if (dup || f->uf[p] == IR_NONE || find(f, p) == find(f, n)) continue;
+                if (nseen < 32) seen[nseen++] = p;
+                grp st;
+                why w;
+                snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, p)], f->rid[find(f, n)],
+                         nname(g, p, n1, sizeof n1), ir_op_name((ir_op)g->nodes[p].op), nname(g, n, n2, sizeof n2),
+                         ir_op_name((ir_op)nd->op));
+                if (merge_check(f, find(f, p), find(f, n), &st, &w)) {
+                    why_set(&w, "order");
+                    snprintf(w.msg, sizeof w.msg, "the merge became legal only after the plan was fixed");
+                    snprintf(w.change, sizeof w.change, "nothing");
+                }
+                explain_line(f, what, &w);
+            }
+        }
+    }
+    for (uint32_t r = 0; r < g->nregions; r++) {
+        if (g->regions[r].kind != IR_RK_COPY || !is_view(g, g->regions[r].anchor)) continue;
+        ir_id src[PASS_SRC_CAP], v = g->regions[r].anchor;
+        unsigned ns = pass_view_sources(g, v, src, PASS_SRC_CAP);
+        for (unsigned t = 0; t < ns; t++) {
+            if (f->uf[src[t]] == IR_NONE) continue;
+            why w;
+            why_set(&w, "view.returned");
+            snprintf(w.msg, sizeof w.msg, "the returned view %s must be materialised, so a copy kernel reads %s",
+                     nname(g, v, n1, sizeof n1), nname(g, src[t], n2, sizeof n2));
+            snprintf(w.change, sizeof w.change, "return the value itself, or use the view only inside kernels");
+            snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, src[t])], r, n2,
+                     ir_op_name((ir_op)g->nodes[src[t]].op), n1, ir_op_name((ir_op)g->nodes[v].op));
+            explain_line(f, what, &w);
+        }
+    }
+    for (ir_id s = 0; s < g->n; s++) {
+        if (is_view(g, s) || g->nodes[s].op == IR_OP_CONST || g->nodes[s].op == IR_OP_OUTPUT) continue;
+        uint32_t rs[64];
+        unsigned n = readers(f, s, rs, 64);
+        for (unsigned i = 0; i < n; i++)
+            for (unsigned j = i + 1; j < n; j++) {
+                grp st;
+                why w;
+                if (sibling_check(f, rs[i], rs[j], &st, &w)) continue;
+                snprintf(what, sizeof what, "siblings k%u, k%u (both read %s)", f->rid[rs[i]], f->rid[rs[j]],
+                         nname(g, s, n1, sizeof n1));
+                explain_line(f, what, &w);
+            }
+    }
+}
+
+/* ---- the pass -------------------------------------------------------------- */
+
+bool pass_fuse(ir_graph *g, pass_ctx *c) {
+    fz f = {.g = g, .c = c};
+    if (!ir_uses_build(g, &f.u)) {
+        tx_error(c->diag, "internal error: cannot build the use lists for fusion");
+        return false;
+    }
+    f.uf = ir_xmalloc((size_t)g->n * sizeof *f.uf);
+    f.gs = ir_xcalloc(g->n, sizeof *f.gs);
+    f.mark = ir_xcalloc(g->n ? g->n : 1, 1);
+    f.stack = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.stack);
+    f.rid = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.rid);
+    f.cbuf = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.cbuf);
+    f.nxt = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.nxt);
+    f.tail = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.tail);
+    f.stack2 = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.stack2);
+    f.stampf = ir_xcalloc((size_t)g->n + 1, sizeof *f.stampf);
+    f.stampb = ir_xcalloc((size_t)g->n + 1, sizeof *f.stampb);
+    g->nregions = 0;
+    for (ir_id i = 0; i < g->n; i++) g->nodes[i].region = IR_NONE;
+    init_groups(&f);
+    if (!c->no_fuse) {
+        for (ir_id i = 0; i < g->n; i++)
+            if (g->nodes[i].op == IR_OP_MATMUL && f.uf[i] == i) try_attention(&f, i);
+        for (int round = 0; round < 64; round++) {
+            bool any = false;
+            while (vertical_sweep(&f)) any = true;
+            if (horizontal_sweep(&f)) any = true;
+            if (!any) break;
+        }
+        batch_small(&f);
+    }
+    emit_regions(&f);
+    place_views(&f);
+    if (c->explain) explain_pairs(&f);
+    int64_t budget = pass_sram_budget(c);
+    pass_index ix;
+    if (!pass_index_build(g, &ix)) {
+        tx_error(c->diag, "internal error: cannot index the regions for tile planning");
+    } else {
+        for (uint32_t r = 0; r < g->nregions; r++) {
+            char why_buf[512];
+            pass_plan_region(g, &ix, r, budget, why_buf, sizeof why_buf);
+            if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
+        }
+        pass_index_free(&ix);
+    }
+    ir_uses_free(&f.u);
+    free(f.uf);
+    free(f.gs);
+    free(f.mark);
+    free(f.stack);
+    free(f.rid);
+    free(f.cbuf);
+    free(f.nxt);
+    free(f.tail);
+    free(f.stack2);
+    free(f.stampf);
+    free(f.stampb);
+    return g->nregions > 0;
+}

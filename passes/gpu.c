@@ -1,0 +1,27 @@
+/* gpu.c - the hardware table of the cost model (docs/cost-model.md says
+ * where every figure comes from). Constant data only. */
+#include "passes/passes.h"
+
+#include <string.h>
+
+/* peak_TFLOPs is indexed by ir_dtype: f32, f16, bf16, i32, bool.
+ * f16/bf16: dense tensor-core rate with f32 accumulation (no sparsity);
+ * f32: the CUDA-core FMA rate; i32 and bool are charged at the f32 rate. */
+static const pass_gpu gpu_table[] = {
+    {"h100", 132, 232448, 233472, 65536, 50LL << 20, 3350.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5},
+    {"h200", 132, 232448, 233472, 65536, 50LL << 20, 4800.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5},
+    {"a100", 108, 166912, 167936, 65536, 40LL << 20, 2039.0, {19.5, 312.0, 312.0, 19.5, 19.5}, 3.0},
+    {"l4", 58, 101376, 102400, 65536, 48LL << 20, 300.0, {30.3, 121.0, 121.0, 30.3, 30.3}, 3.0},
+    {"rtx4090", 128, 101376, 102400, 65536, 72LL << 20, 1008.0, {82.6, 165.2, 165.2, 82.6, 82.6}, 3.0},
+};
+
+/* Returns the table entry named `name` (exact, lower case); NULL when unknown. */
+const pass_gpu *pass_gpu_find(const char *name) {
+    if (!name) return NULL;
+    for (size_t i = 0; i < sizeof gpu_table / sizeof gpu_table[0]; i++)
+        if (!strcmp(gpu_table[i].name, name)) return &gpu_table[i];
+    return NULL;
+}
+
+/* Returns the known names, comma separated, in table order. */
+const char *pass_gpu_names(void) { return "h100, h200, a100, l4, rtx4090"; }

@@ -1,0 +1,421 @@
+/* plan_tile.c - the tile plan of every region kind against the SRAM budget
+ * (docs/cost-model.md "Tile plans"), and the tile scheduler simulation of
+ * each planned region. The on-chip bytes of a region are exactly the
+ * formula of its plan; a plan that does not fit is replaced by the next
+ * smaller one, ending in plans that need no shared memory, so no region is
+ * ever planned over the budget. */
+#include "passes/passes.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, int st) {
+    return (bm * bk + nb * bk * bn) * e * st;
+}
+
+int64_t pass_attention_sram(int64_t bq, int64_t bkv, int64_t d, int64_t dv, int e, int st) {
+    return bq * d * e + (int64_t)st * bkv * (d + dv) * e + bq * bkv * 4;
+}
+
+static const struct { int64_t bq, bkv; int st; } att_ladder[] = {
+    {128, 64, 2}, {128, 32, 2}, {64, 64, 2}, {64, 32, 2}, {32, 32, 1}, {16, 16, 1},
+};
+
+bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv, int *st) {
+    if (d <= 0 || dv <= 0 || d > 1024 || dv > 1024) return false;
+    for (size_t i = 0; i < sizeof att_ladder / sizeof att_ladder[0]; i++)
+        if (pass_attention_sram(att_ladder[i].bq, att_ladder[i].bkv, d, dv, e, att_ladder[i].st) <= budget) {
+            *bq = att_ladder[i].bq;
+            *bkv = att_ladder[i].bkv;
+            *st = att_ladder[i].st;
+            return true;
+        }
+    return false;
+}
+
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* The smallest power of two >= x, at least 16 and at most cap. */
+static int64_t clamp_tile(int64_t x, int64_t cap) {
+    if (IR_DIM_IS_SYM(x)) return cap;
+    int64_t t = 16;
+    while (t < x && t < cap) t *= 2;
+    return t;
+}
+
+static const char *nm(const ir_graph *g, ir_id i, char *buf, size_t cap) {
+    if (g->nodes[i].name)
+        snprintf(buf, cap, "%%%u %s", i, ir_str(g, g->nodes[i].name));
+    else
+        snprintf(buf, cap, "%%%u", i);
+    return buf;
+}
+
+/* ---- reductions ------------------------------------------------------------ */
+
+/* What the reduction plan needs to know about region r. */
+typedef struct redinfo {
+    ir_shape dom;
+    int64_t rext;    /* elements per reduced row; -1 symbolic */
+    int64_t nrows;   /* rows (kept combinations); -1 symbolic */
+    int nred;        /* reductions in the region */
+    int stages;      /* longest chain of dependent reductions */
+    bool needs_rows; /* some full-domain value is computed after a reduction */
+    bool online;     /* the reduction chain has an online (streaming) form */
+    int held;        /* row inputs held on chip when onchip */
+    ir_poly rowbytes;/* bytes of the row inputs (one pass) */
+} redinfo;
+
+/* The in-region source of operand k of m through views, or IR_NONE. */
+static ir_id in_region_src(const ir_graph *g, const ir_node *nd, unsigned k, uint32_t r) {
+    ir_id src[PASS_SRC_CAP];
+    unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+    for (unsigned s = 0; s < ns; s++)
+        if (g->nodes[src[s]].region == r && pass_is_compute((ir_op)g->nodes[src[s]].op)) return src[s];
+    return IR_NONE;
+}
+
+/* Steps over casts inside region r. */
+static ir_id skip_casts(const ir_graph *g, ir_id x) {
+    while (g->nodes[x].op == IR_OP_CAST) x = ir_in(g, &g->nodes[x], 0);
+    return x;
+}
+
+/* True when the two-stage chain of region r streams: max then sum(exp(x - max))
+ * (softmax, logsumexp), or mean/sum then mean/sum of (x - mean)^2 (variance). */
+static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r, const int *lvl) {
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        ir_id m = ix->rids[j];
+        const ir_node *nd = &g->nodes[m];
+        if (!(ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) || lvl[m] != 2) continue;
+        if (nd->op != IR_OP_SUM && nd->op != IR_OP_MEAN) return false;
+        ir_id x = skip_casts(g, ir_in(g, nd, 0)), d = IR_NONE;
+        const ir_node *xd = &g->nodes[x];
+        if (xd->op == IR_OP_EXP) d = skip_casts(g, ir_in(g, xd, 0));
+        else if (xd->op == IR_OP_MUL && ir_in(g, xd, 0) == ir_in(g, xd, 1)) d = skip_casts(g, ir_in(g, xd, 0));
+        else if (xd->op == IR_OP_POW) d = skip_casts(g, ir_in(g, xd, 0));
+        if (d == IR_NONE || g->nodes[d].op != IR_OP_SUB) return false;
+        ir_id st = in_region_src(g, &g->nodes[d], 1, r);
+        if (st == IR_NONE) return false;
+        ir_op so = (ir_op)g->nodes[st].op;
+        bool ok = xd->op == IR_OP_EXP ? so == IR_OP_MAX : (so == IR_OP_MEAN || so == IR_OP_SUM);
+        if (!ok) return false;
+    }
+    return true;
+}
+
+static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, redinfo *ri) {
+    const ir_region *rg = &g->regions[r];
+    memset(ri, 0, sizeof *ri);
+    ri->dom = g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].shape;
+    ri->rext = ri->nrows = 1;
+    for (int i = 0; i < ri->dom.rank; i++) {
+        int64_t *p = (rg->red_axes & (1u << i)) ? &ri->rext : &ri->nrows;
+        if (IR_DIM_IS_SYM(ri->dom.dim[i]) || *p < 0) *p = -1;
+        else if (!ir_mul_ok(*p, ri->dom.dim[i], p)) *p = -1;
+    }
+    int *lvl = ir_xcalloc(g->n ? g->n : 1, sizeof *lvl); /* reductions on the longest in-region path ending here */
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        ir_id m = ix->rids[j];
+        const ir_node *nd = &g->nodes[m];
+        if (!pass_is_compute((ir_op)nd->op)) continue;
+        int in = 0;
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id s = in_region_src(g, nd, k, r);
+            if (s != IR_NONE && lvl[s] > in) in = lvl[s];
+        }
+        bool red = (ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) != 0;
+        lvl[m] = in + red;
+        if (red) {
+            ri->nred++;
+            if (lvl[m] > ri->stages) ri->stages = lvl[m];
+        } else if (in > 0 && ir_shape_eq(&nd->shape, &ri->dom)) {
+            ri->needs_rows = true;
+        }
+    }
+    ri->online = ri->stages <= 1 || (ri->stages == 2 && two_stage_online(g, ix, r, lvl));
+    free(lvl);
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
+    ir_poly_const(&ri->rowbytes, 0);
+    for (uint32_t i = 0; i < io.nrowreads; i++) {
+        ir_poly q;
+        pass_numel(g, &g->nodes[io.rowreads[i]].shape, ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype), &q);
+        ir_poly_add(&ri->rowbytes, &q);
+    }
+    pass_io_free(&io);
+}
+
+enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32) * 4 };
+
+/* Reduction plan: onchip when the held rows fit, else online (streaming
+ * statistics, one re-read pass for the epilogue), else multipass. */
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+    ir_region *rg = &g->regions[r];
+    redinfo ri;
+    red_analyse(g, ix, r, &ri);
+    char n1[96];
+    int64_t scratch = (int64_t)RED_SCRATCH_PER * ri.nred;
+    rg->threads = RED_THREADS;
+    if (scratch > budget) { /* one warp per row: shuffles only */
+        rg->threads = 32;
+        scratch = 0;
+    }
+    rg->stages = (uint8_t)ri.stages;
+    rg->red_extent = ri.rext;
+    rg->strategy = IR_RED_ONCHIP;
+    rg->passes = 1;
+    rg->rows = 1;
+    rg->tile[0] = ri.rext > 0 && ri.rext < RED_CHUNK ? ri.rext : RED_CHUNK;
+    rg->sram_bytes = scratch;
+    if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
+    if (ri.rext > 0) {
+        int64_t rpb = ri.rext >= RED_CHUNK ? 1 : RED_CHUNK / ri.rext;
+        if (rpb > 8) rpb = 8;
+        int64_t row = INT64_MAX, one = INT64_MAX, need = INT64_MAX; /* INT64_MAX: overflows, never fits */
+        if (!ir_mul_ok(ri.rext, 4LL * ri.held, &row) || !ir_add_ok(row, scratch, &one)) row = one = INT64_MAX;
+        while (rpb > 1 && (!ir_mul_ok(row, rpb, &need) || need > budget - scratch)) rpb /= 2;
+        if (ir_mul_ok(row, rpb, &need) && need <= budget - scratch) {
+            rg->rows = rpb;
+            rg->tile[0] = ri.rext;
+            rg->sram_bytes = need + scratch;
+            return;
+        }
+        rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
+        rg->passes = (uint8_t)(ri.online ? 2 : ri.stages + 1);
+        snprintf(why, cap,
+                 "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B x %d held + %lld B "
+                 "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
+                 nm(g, rg->anchor, n1, sizeof n1), one == INT64_MAX ? "more than " : "", (long long)one,
+                 (long long)ri.rext, ri.held, (long long)scratch, (long long)budget, ri.online ? "online" : "multipass",
+                 rg->passes, one == INT64_MAX ? "no budget fits: more than " : "fits with --sram-budget >= ",
+                 (long long)one);
+    } else {
+        rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
+        rg->passes = (uint8_t)(ri.online ? 2 : ri.stages + 1);
+        snprintf(why, cap,
+                 "[reduction.symbolic] the row of %s has an unbound extent, so holding it on chip cannot be proven to fit: "
+                 "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D and small enough",
+                 nm(g, rg->anchor, n1, sizeof n1), ri.online ? "online" : "multipass", rg->passes);
+    }
+    ir_poly sp = ri.rowbytes;
+    ir_poly_scale(&sp, rg->passes - 1);
+    double v;
+    rg->spilled_bytes = ir_poly_is_const(&sp, &v) && v < 9e18 ? (int64_t)v : -1;
+}
+
+/* ---- matrix products ------------------------------------------------------ */
+
+static const struct { int64_t bm, bn, bk; int st; } mm_ladder[] = {
+    {128, 128, 64, 3}, {128, 128, 64, 2}, {128, 128, 32, 2}, {128, 64, 32, 2},
+    {64, 64, 32, 2},   {64, 64, 16, 2},   {32, 32, 16, 2},   {16, 16, 16, 1},
+};
+
+/* Matmul plan: the first ladder entry (clamped to the problem) that fits;
+ * the last resort streams operands from L1/L2 with no shared memory. */
+static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+    ir_region *rg = &g->regions[r];
+    const ir_node *mm = &g->nodes[rg->anchor];
+    const ir_node *a = &g->nodes[ir_in(g, mm, 0)], *b = &g->nodes[ir_in(g, mm, 1)];
+    int e = ir_dtype_size((ir_dtype)a->dtype);
+    if (ir_dtype_size((ir_dtype)b->dtype) > e) e = ir_dtype_size((ir_dtype)b->dtype);
+    int64_t nb = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) nb += g->nodes[ix->rids[j]].op == IR_OP_MATMUL;
+    int64_t M = mm->shape.dim[mm->shape.rank - 2], N = mm->shape.dim[mm->shape.rank - 1];
+    int64_t K = a->shape.dim[a->shape.rank - 1];
+    rg->rows = nb;
+    int64_t first = -1;
+    char n1[96];
+    for (size_t i = 0; i < sizeof mm_ladder / sizeof mm_ladder[0]; i++) {
+        int64_t bm = clamp_tile(M, mm_ladder[i].bm), bn = clamp_tile(N, mm_ladder[i].bn), bk = clamp_tile(K, mm_ladder[i].bk);
+        int64_t need = pass_matmul_sram(bm, bn, bk, nb, e, mm_ladder[i].st);
+        if (first < 0) first = need;
+        if (need > budget) continue;
+        rg->tile[0] = bm, rg->tile[1] = bn, rg->tile[2] = bk;
+        rg->stages = (uint8_t)mm_ladder[i].st;
+        rg->sram_bytes = need;
+        rg->threads = (uint32_t)(bm * bn / 64 < 32 ? 32 : bm * bn / 64 > 256 ? 256 : bm * bn / 64);
+        if (i > 0)
+            snprintf(why, cap,
+                     "[matmul.budget] %s: tiles of the first plan need %lld B on chip > budget %lld B: planned "
+                     "%lldx%lldx%lld, %d stages, at %lld B; fits with --sram-budget >= %lld",
+                     nm(g, rg->anchor, n1, sizeof n1), (long long)first, (long long)budget, (long long)bm,
+                     (long long)bn, (long long)bk, mm_ladder[i].st, (long long)need, (long long)first);
+        return;
+    }
+    rg->tile[0] = 16, rg->tile[1] = 16, rg->tile[2] = 16;
+    rg->stages = 0;
+    rg->sram_bytes = 0;
+    rg->threads = 64;
+    snprintf(why, cap,
+             "[matmul.budget] %s: even 16x16x16 tiles need %lld B > budget %lld B: planned without shared memory "
+             "(operands read through L1/L2); fits with --sram-budget >= %lld",
+             nm(g, rg->anchor, n1, sizeof n1),
+             (long long)pass_matmul_sram(16, 16, 16, nb, e, 1), (long long)budget,
+             (long long)pass_matmul_sram(16, 16, 16, nb, e, 1));
+}
+
+/* ---- attention ---------------------------------------------------------- */
+
+/* The first product (scores) of an attention region: its other matmul. */
+static ir_id att_scores(const ir_graph *g, const pass_index *ix, uint32_t r) {
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        if (g->nodes[ix->rids[j]].op == IR_OP_MATMUL && ix->rids[j] != g->regions[r].anchor) return ix->rids[j];
+    return g->regions[r].anchor;
+}
+
+static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget) {
+    ir_region *rg = &g->regions[r];
+    const ir_node *m1 = &g->nodes[att_scores(g, ix, r)], *m2 = &g->nodes[rg->anchor];
+    const ir_node *q = &g->nodes[ir_in(g, m1, 0)], *v = &g->nodes[ir_in(g, m2, 1)];
+    int64_t d = q->shape.dim[q->shape.rank - 1], dv = v->shape.dim[v->shape.rank - 1];
+    int e = ir_dtype_size((ir_dtype)q->dtype);
+    if (ir_dtype_size((ir_dtype)v->dtype) > e) e = ir_dtype_size((ir_dtype)v->dtype);
+    int64_t bq = 16, bkv = 16;
+    int st = 1;
+    pass_attention_fit(d, dv, e, budget, &bq, &bkv, &st); /* the planner formed the region only if it fits */
+    int64_t sk = m1->shape.dim[m1->shape.rank - 1];
+    rg->strategy = IR_RED_ONLINE;
+    rg->passes = 1;
+    rg->stages = (uint8_t)st;
+    rg->rows = bq;
+    rg->red_extent = IR_DIM_IS_SYM(sk) ? -1 : sk;
+    rg->red_axes = 1u << (m1->shape.rank - 1);
+    rg->tile[0] = bq, rg->tile[1] = bkv, rg->tile[2] = d;
+    rg->threads = bq >= 128 ? 256 : 128;
+    rg->sram_bytes = pass_attention_sram(bq, bkv, d, dv, e, st);
+}
+
+/* ---- copies and pointwise ---------------------------------------------- */
+
+static void plan_copy(ir_graph *g, uint32_t r, int64_t budget) {
+    ir_region *rg = &g->regions[r];
+    const ir_node *a = &g->nodes[rg->anchor];
+    rg->threads = 256;
+    int64_t need = 32 * 33 * ir_dtype_size((ir_dtype)a->dtype);
+    if (a->op == IR_OP_PERMUTE && need <= budget) { /* transpose through a padded 32x32 tile */
+        rg->tile[0] = 32, rg->tile[1] = 32;
+        rg->sram_bytes = need;
+    } else {
+        rg->tile[0] = 1024;
+    }
+}
+
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+    ir_region *rg = &g->regions[r];
+    why[0] = 0;
+    rg->sram_bytes = rg->spilled_bytes = 0;
+    rg->tile[0] = rg->tile[1] = rg->tile[2] = 0;
+    rg->passes = 1;
+    rg->stages = 0;
+    rg->rows = 1;
+    rg->red_extent = 0;
+    switch ((ir_region_kind)rg->kind) {
+    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, why, cap); break;
+    case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
+    case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
+    case IR_RK_COPY: plan_copy(g, r, budget); break;
+    default:
+        rg->threads = 256;
+        rg->tile[0] = 1024; /* 4 elements per thread */
+        break;
+    }
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    rg->nout = (uint16_t)io.nwrites;
+    pass_io_free(&io);
+}
+
+/* ---- the simulation ---------------------------------------------------- */
+
+/* Product of the concrete dims [from, to) of s; -1 when one is symbolic. */
+static int64_t dims_prod(const ir_shape *s, int from, int to) {
+    int64_t p = 1;
+    for (int i = from; i < to; i++)
+        if (IR_DIM_IS_SYM(s->dim[i]) || !ir_mul_ok(p, s->dim[i], &p)) return -1;
+    return p;
+}
+
+/* Programs resident at once: SMs x blocks per SM (shared memory and
+ * 2048 threads per SM permitting, at most 8). */
+static int64_t wave_of(const pass_gpu *gpu, const ir_region *rg) {
+    int64_t per = rg->sram_bytes > 0 ? gpu->smem_per_sm / rg->sram_bytes : 8;
+    int64_t tl = 2048 / (rg->threads ? rg->threads : 256);
+    if (per > tl) per = tl;
+    if (per > 8) per = 8;
+    if (per < 1) per = 1;
+    return per * gpu->sms;
+}
+
+void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_sched *s) {
+    const ir_region *rg = &g->regions[r];
+    const ir_node *an = &g->nodes[rg->anchor];
+    memset(s, 0, sizeof *s);
+    int64_t wave = wave_of(gpu, rg);
+    if (rg->kind == IR_RK_MATMUL) {
+        const ir_node *a = &g->nodes[ir_in(g, an, 0)];
+        int64_t M = dims_prod(&an->shape, an->shape.rank - 2, an->shape.rank - 1);
+        int64_t N = dims_prod(&an->shape, an->shape.rank - 1, an->shape.rank);
+        int64_t K = dims_prod(&a->shape, a->shape.rank - 1, a->shape.rank);
+        int64_t B = dims_prod(&an->shape, 0, an->shape.rank - 2);
+        if (M < 0 || N < 0 || K < 0 || B < 0) return;
+        pass_sched_matmul(cdiv(M, rg->tile[0]), cdiv(N, rg->tile[1]), B, cdiv(K, rg->tile[2]), rg->rows, wave, s);
+        return;
+    }
+    if (rg->kind == IR_RK_ATTENTION) {
+        ir_id m1 = att_scores(g, ix, r);
+        const ir_node *sc = &g->nodes[m1];
+        int64_t sq = dims_prod(&sc->shape, sc->shape.rank - 2, sc->shape.rank - 1);
+        int64_t sk = dims_prod(&sc->shape, sc->shape.rank - 1, sc->shape.rank);
+        int64_t B = dims_prod(&sc->shape, 0, sc->shape.rank - 2);
+        if (sq < 0 || sk < 0 || B < 0) return;
+        int64_t nq = cdiv(sq, rg->tile[0]), ks = cdiv(sk, rg->tile[1]);
+        pass_sched kv; /* K/V tiles keyed by (batch, step): shared by the programs of one head */
+        pass_sched_matmul(1, nq, B, ks, 0, wave, &kv);
+        int64_t req; /* kv.grid * ks requests of each of K and V; everything below is smaller than 4x req */
+        if (!kv.concrete || !ir_mul_ok(kv.grid, ks, &req) || req > INT64_MAX / 4) return;
+        s->concrete = true;
+        s->grid = kv.grid;
+        s->wave = wave;
+        s->tiles_per_program = 1 + 2 * ks;                       /* Q once, K and V per step */
+        s->misses = s->grid + 2 * kv.misses;                      /* Q tiles + distinct K/V tiles per wave */
+        s->hits = (req - s->grid) + 2 * (req - kv.misses);        /* Q reuse from smem + shared K/V tiles */
+        return;
+    }
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    int64_t nin = io.nreads;
+    if (rg->kind == IR_RK_REDUCTION) {
+        redinfo ri;
+        red_analyse(g, ix, r, &ri);
+        int64_t chunk = rg->tile[0] > 0 ? rg->tile[0] : RED_CHUNK, loads, all, grid;
+        int64_t logical = ri.stages + (ri.needs_rows ? 1 : 0);
+        int64_t reps = rg->strategy == IR_RED_ONCHIP ? (ri.held ? logical : 1) : rg->passes;
+        if (ri.rext > 0 && ri.nrows > 0 && ir_mul_ok(rg->rows, cdiv(ri.rext, chunk), &loads) &&
+            ir_mul_ok(loads, nin > 0 ? nin : 1, &loads) && ir_mul_ok((grid = cdiv(ri.nrows, rg->rows)), loads, &all) &&
+            ir_mul_ok(all, reps, &all)) {
+            s->concrete = true;
+            s->grid = grid;
+            s->wave = wave;
+            s->misses = rg->strategy == IR_RED_ONCHIP ? grid * loads : all; /* onchip: later passes hit */
+            s->hits = all - s->misses;
+            s->tiles_per_program = loads * reps;
+        }
+    } else {
+        int64_t n = dims_prod(&an->shape, 0, an->shape.rank);
+        if (rg->kind == IR_RK_COPY || rg->kind == IR_RK_POINTWISE) {
+            int64_t per = rg->tile[0] * (rg->tile[1] ? rg->tile[1] : 1);
+            int64_t miss;
+            if (n >= 0 && per > 0 && ir_mul_ok(cdiv(n, per), nin, &miss)) {
+                s->concrete = true;
+                s->grid = cdiv(n, per);
+                s->wave = wave;
+                s->tiles_per_program = nin;
+                s->misses = miss;
+            }
+        }
+    }
+    pass_io_free(&io);
+}

@@ -1,0 +1,417 @@
+/* report.c - the cost report in three forms (spec section 4): a readable
+ * table with the tile scheduler simulation and a predicted timeline
+ * (--emit=report), JSON (--emit=json) and Graphviz (--emit=dot). Every
+ * form also plans the same graph with --no-fuse for the totals.
+ * Deterministic: fixed formats, node order. */
+#include "passes/passes.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Everything the three forms print, computed once. */
+typedef struct rep {
+    const ir_graph *g;
+    pass_index ix;
+    const pass_gpu *gpu;
+    int64_t budget;
+    pass_cost *cost;
+    pass_sched *sched;
+    ir_poly flops, bytes; /* totals of the plan; bytes = read + written + spilled */
+    bool concrete;
+    double f, b, us;
+    uint32_t un_kernels;
+    ir_poly un_bytes;
+    bool un_concrete;
+    double un_b, un_us;
+} rep;
+
+/* Totals of the --no-fuse plan of g (planned on a clone). */
+static bool unfused_totals(const ir_graph *g, pass_ctx *c, rep *r) {
+    ir_graph *cl = ir_graph_clone(g);
+    if (!cl) return false;
+    cl->nregions = 0;
+    for (ir_id i = 0; i < cl->n; i++) cl->nodes[i].region = IR_NONE;
+    pass_ctx c2 = *c;
+    c2.no_fuse = true;
+    c2.explain = NULL;
+    c2.dump = NULL;
+    pass_fuse(cl, &c2);
+    pass_index u;
+    if (!pass_index_build(cl, &u)) {
+        ir_graph_free(cl);
+        return false;
+    }
+    r->un_kernels = cl->nregions;
+    ir_poly_const(&r->un_bytes, 0);
+    r->un_concrete = true;
+    r->un_us = 0;
+    for (uint32_t k = 0; k < cl->nregions; k++) {
+        pass_cost pc;
+        pass_region_cost_ix(cl, &u, k, r->gpu, &pc);
+        ir_poly_add(&r->un_bytes, &pc.bytes_read);
+        ir_poly_add(&r->un_bytes, &pc.bytes_written);
+        ir_poly_add(&r->un_bytes, &pc.spilled);
+        r->un_concrete &= pc.concrete;
+        r->un_us += pc.predicted_us;
+    }
+    r->un_concrete &= ir_poly_is_const(&r->un_bytes, &r->un_b);
+    pass_index_free(&u);
+    ir_graph_free(cl);
+    return true;
+}
+
+static void rep_free(rep *r) {
+    free(r->cost);
+    free(r->sched);
+    pass_index_free(&r->ix);
+}
+
+/* Computes the report data; false with an error reported on failure. */
+static bool rep_build(const ir_graph *g, pass_ctx *c, rep *r) {
+    memset(r, 0, sizeof *r);
+    r->g = g;
+    r->gpu = pass_ctx_gpu(c);
+    r->budget = pass_sram_budget(c);
+    if (!pass_index_build(g, &r->ix)) {
+        tx_error(c->diag, "internal error: cannot build the use lists for the cost report");
+        return false;
+    }
+    r->cost = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->cost);
+    r->sched = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->sched);
+    ir_poly_const(&r->flops, 0);
+    ir_poly_const(&r->bytes, 0);
+    r->concrete = true;
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        pass_cost *pc = &r->cost[k];
+        pass_region_cost_ix(g, &r->ix, k, r->gpu, pc);
+        pass_sched_region(g, &r->ix, k, r->gpu, &r->sched[k]);
+        ir_poly_add(&r->flops, &pc->flops);
+        ir_poly_add(&r->bytes, &pc->bytes_read);
+        ir_poly_add(&r->bytes, &pc->bytes_written);
+        ir_poly_add(&r->bytes, &pc->spilled);
+        r->concrete &= pc->concrete;
+        r->us += pc->predicted_us;
+    }
+    r->concrete &= ir_poly_is_const(&r->flops, &r->f) && ir_poly_is_const(&r->bytes, &r->b);
+    if (!unfused_totals(g, c, r)) {
+        tx_error(c->diag, "internal error: cannot plan the unfused baseline for the cost report");
+        rep_free(r);
+        return false;
+    }
+    return true;
+}
+
+static const char *const fusion_names[] = {"vertical", "horizontal", "epilogue", "attention"};
+static const char *const strategy_names[] = {"onchip", "online", "multipass"};
+
+/* "%id name" -> the report's op name: the value's name, or %id. */
+static const char *op_label(const ir_graph *g, ir_id i, char *buf, size_t cap) {
+    if (g->nodes[i].name) snprintf(buf, cap, "%s", ir_str(g, g->nodes[i].name));
+    else snprintf(buf, cap, "%%%u", i);
+    return buf;
+}
+
+/* A polynomial as text: the number when concrete, else the formula. */
+static const char *poly_text(const ir_graph *g, const ir_poly *p, char *buf, size_t cap) {
+    double v;
+    if (ir_poly_is_const(p, &v)) snprintf(buf, cap, "%.0f", v);
+    else ir_poly_str(g, p, buf, cap);
+    return buf;
+}
+
+/* ---- text ------------------------------------------------------------------ */
+
+static void text_region(const rep *r, uint32_t k, FILE *out) {
+    const ir_graph *g = r->g;
+    const ir_region *rg = &g->regions[k];
+    const pass_cost *pc = &r->cost[k];
+    char b1[256], b2[256], b3[256], b4[256];
+    fprintf(out, "kernel k%u: %s [", k, ir_region_kind_name((ir_region_kind)rg->kind));
+    int first = 1;
+    for (int b = 0; b < 4; b++)
+        if (rg->fusion & (1u << b)) {
+            fprintf(out, first ? "%s" : ", %s", fusion_names[b]);
+            first = 0;
+        }
+    fputc(']', out);
+    if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION)
+        fprintf(out, " strategy=%s passes=%u", strategy_names[rg->strategy % 3], rg->passes);
+    fputc('\n', out);
+    fputs("  ops:", out);
+    unsigned nops = 0;
+    for (uint32_t j = r->ix.rstart[k]; j < r->ix.rstart[k + 1]; j++)
+        if (pass_is_compute((ir_op)g->nodes[r->ix.rids[j]].op) || rg->kind == IR_RK_COPY) {
+            ir_id i = r->ix.rids[j];
+            fprintf(out, nops ? ", %s" : " %s", op_label(g, i, b1, sizeof b1));
+            nops++;
+        }
+    if (!nops && rg->kind == IR_RK_COPY) fprintf(out, " %s", op_label(g, rg->anchor, b1, sizeof b1));
+    fputc('\n', out);
+    fprintf(out, "  flops %s  bytes read %s  written %s  spilled %s\n", poly_text(g, &pc->flops, b1, sizeof b1),
+            poly_text(g, &pc->bytes_read, b2, sizeof b2), poly_text(g, &pc->bytes_written, b3, sizeof b3),
+            poly_text(g, &pc->spilled, b4, sizeof b4));
+    if (pc->concrete)
+        fprintf(out, "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us roofline + %.3f us launch = %.3f us\n",
+                pc->intensity, pc->ridge, ir_dtype_name(pc->dtype), pc->compute_bound ? "compute" : "memory",
+                pc->roofline_us, r->gpu->launch_us, pc->predicted_us);
+    else
+        fprintf(out, "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: bind the dims with -D\n",
+                pc->ridge, ir_dtype_name(pc->dtype));
+    fprintf(out, "  on-chip %lld B of %lld B  tile (%lld, %lld, %lld)  threads %u", (long long)rg->sram_bytes,
+            (long long)r->budget, (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2], rg->threads);
+    if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION) {
+        if (rg->red_extent >= 0) fprintf(out, "  rows/block %lld  row %lld", (long long)rg->rows, (long long)rg->red_extent);
+        else fprintf(out, "  rows/block %lld  row symbolic", (long long)rg->rows);
+    }
+    if (rg->kind == IR_RK_MATMUL) fprintf(out, "  stages %u  products %lld", rg->stages, (long long)rg->rows);
+    fputc('\n', out);
+    if (rg->kind == IR_RK_COPY)
+        fprintf(out, "  note: %s is returned, so it is materialised; views read inside kernels stay index arithmetic\n",
+                op_label(g, rg->anchor, b1, sizeof b1));
+    const pass_sched *s = &r->sched[k];
+    if (s->concrete)
+        fprintf(out, "  schedule: grid %lld programs, %lld resident per wave, %lld tile loads per program, "
+                     "%lld hits, %lld misses\n",
+                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program, (long long)s->hits,
+                (long long)s->misses);
+    else
+        fputs("  schedule: not simulated (symbolic or too large a grid)\n", out);
+}
+
+/* The predicted timeline: kernels back to back, each after its launch gap. */
+static void text_timeline(const rep *r, FILE *out) {
+    const ir_graph *g = r->g;
+    enum { COLS = 40 };
+    fprintf(out, "\ntimeline (predicted; each kernel starts %.3f us of launch overhead after the previous one ends):\n",
+            r->gpu->launch_us);
+    if (!r->concrete) {
+        fputs("  not available: sizes are symbolic (bind them with -D)\n", out);
+        return;
+    }
+    double total = r->us > 0 ? r->us : 1, t = 0;
+    fprintf(out, "  %-6s %-10s %12s %12s %12s %10s  %s\n", "kernel", "kind", "start_us", "end_us", "dur_us", "gap_us",
+            "bar");
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        const pass_cost *pc = &r->cost[k];
+        double gap = r->gpu->launch_us, st = t + gap, en = st + pc->roofline_us;
+        char bar[COLS + 1];
+        int c0 = (int)floor(st / total * COLS), c1 = (int)ceil(en / total * COLS);
+        if (c1 <= c0) c1 = c0 + 1;
+        if (c1 > COLS) c1 = COLS;
+        for (int i = 0; i < COLS; i++) bar[i] = i < c0 ? ' ' : i < c1 ? '#' : ' ';
+        bar[COLS] = 0;
+        char nm[16];
+        snprintf(nm, sizeof nm, "k%u", k);
+        fprintf(out, "  %-6s %-10s %12.3f %12.3f %12.3f %10.3f  |%s|\n", nm,
+                ir_region_kind_name((ir_region_kind)g->regions[k].kind), st, en, pc->roofline_us, gap, bar);
+        t = en;
+    }
+}
+
+bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
+    rep r;
+    if (!rep_build(g, c, &r)) return false;
+    const pass_gpu *gp = r.gpu;
+    fprintf(out, "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16; SRAM budget %lld B per block; "
+                 "launch %.3f us)\n\n",
+            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16], (long long)r.budget,
+            gp->launch_us);
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        text_region(&r, k, out);
+        fputc('\n', out);
+    }
+    char b1[256], b2[256], b3[256];
+    fprintf(out, "totals: %u kernels (unfused %u), flops %s, bytes %s (unfused %s)", g->nregions, r.un_kernels,
+            poly_text(g, &r.flops, b1, sizeof b1), poly_text(g, &r.bytes, b2, sizeof b2),
+            poly_text(g, &r.un_bytes, b3, sizeof b3));
+    if (r.concrete && r.un_concrete)
+        fprintf(out, ", predicted %.3f us (unfused %.3f us)\n", r.us, r.un_us);
+    else
+        fputs(", predicted time needs bound dims\n", out);
+    text_timeline(&r, out);
+    rep_free(&r);
+    return !ferror(out);
+}
+
+/* ---- JSON ------------------------------------------------------------------ */
+
+static void json_str(FILE *out, const char *s) {
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(out, "\\%c", ch);
+        else if (ch < 0x20) fprintf(out, "\\u%04x", ch);
+        else fputc(ch, out);
+    }
+    fputc('"', out);
+}
+
+/* A number: integral values without a fraction, others with 6 decimals. */
+static void json_num(FILE *out, double v) {
+    if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%.0f", v);
+    else fprintf(out, "%.6f", v);
+}
+
+static void json_poly(FILE *out, const ir_poly *p) {
+    double v;
+    if (ir_poly_is_const(p, &v)) json_num(out, v);
+    else fputs("null", out);
+}
+
+static void json_region(const rep *r, uint32_t k, FILE *out) {
+    const ir_graph *g = r->g;
+    const ir_region *rg = &g->regions[k];
+    const pass_cost *pc = &r->cost[k];
+    char b1[256];
+    fprintf(out, "    { \"name\": \"k%u\", \"kind\": \"%s\", \"fusion\": [", k, ir_region_kind_name((ir_region_kind)rg->kind));
+    int first = 1;
+    for (int b = 0; b < 4; b++)
+        if (rg->fusion & (1u << b)) {
+            fprintf(out, first ? "\"%s\"" : ", \"%s\"", fusion_names[b]);
+            first = 0;
+        }
+    fputs("], \"ops\": [", out);
+    first = 1;
+    for (uint32_t j = r->ix.rstart[k]; j < r->ix.rstart[k + 1]; j++)
+        if (pass_is_compute((ir_op)g->nodes[r->ix.rids[j]].op) || rg->kind == IR_RK_COPY) {
+            ir_id i = r->ix.rids[j];
+            if (!first) fputs(", ", out);
+            json_str(out, op_label(g, i, b1, sizeof b1));
+            first = 0;
+        }
+    if (first && rg->kind == IR_RK_COPY) json_str(out, op_label(g, rg->anchor, b1, sizeof b1));
+    fputs("],\n      \"flops\": ", out);
+    json_poly(out, &pc->flops);
+    fputs(", \"bytes_read\": ", out);
+    json_poly(out, &pc->bytes_read);
+    fputs(", \"bytes_written\": ", out);
+    json_poly(out, &pc->bytes_written);
+    fputs(", \"intensity\": ", out);
+    if (pc->concrete) json_num(out, pc->intensity);
+    else fputs("null", out);
+    fputs(", \"ridge\": ", out);
+    json_num(out, pc->ridge);
+    fprintf(out, ", \"bound\": %s", !pc->concrete ? "null" : pc->compute_bound ? "\"compute\"" : "\"memory\"");
+    fputs(", \"predicted_us\": ", out);
+    if (pc->concrete) json_num(out, pc->predicted_us);
+    else fputs("null", out);
+    fprintf(out, ",\n      \"sram_bytes\": %lld, \"spilled_bytes\": ", (long long)rg->sram_bytes);
+    json_poly(out, &pc->spilled);
+    fprintf(out, ", \"strategy\": %s", rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION ? "\"" : "null");
+    if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION)
+        fprintf(out, "%s\"", strategy_names[rg->strategy % 3]);
+    fprintf(out, ", \"passes\": %u, \"threads\": %u, \"tile\": [%lld, %lld, %lld],\n", rg->passes, rg->threads,
+            (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
+    const pass_sched *s = &r->sched[k];
+    if (s->concrete)
+        fprintf(out, "      \"schedule\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": %lld, \"hits\": %lld, "
+                     "\"misses\": %lld} }",
+                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program, (long long)s->hits,
+                (long long)s->misses);
+    else
+        fputs("      \"schedule\": null }", out);
+}
+
+bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
+    rep r;
+    if (!rep_build(g, c, &r)) return false;
+    const pass_gpu *gp = r.gpu;
+    fputs("{ \"gpu\": {\"name\": ", out);
+    json_str(out, gp->name);
+    fputs(", \"hbm_GBps\": ", out);
+    json_num(out, gp->hbm_GBps);
+    fputs(", \"peak_TFLOPs\": {\"f32\": ", out);
+    json_num(out, gp->peak_TFLOPs[IR_F32]);
+    fputs(", \"f16\": ", out);
+    json_num(out, gp->peak_TFLOPs[IR_F16]);
+    fputs(", \"bf16\": ", out);
+    json_num(out, gp->peak_TFLOPs[IR_BF16]);
+    fprintf(out, "}, \"sram_bytes\": %lld, \"sms\": %d, \"launch_us\": ", (long long)r.budget, gp->sms);
+    json_num(out, gp->launch_us);
+    fputs("},\n  \"kernels\": [\n", out);
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        json_region(&r, k, out);
+        fputs(k + 1 < g->nregions ? ",\n" : "\n", out);
+    }
+    fprintf(out, "  ],\n  \"totals\": { \"kernels\": %u, \"unfused_kernels\": %u, \"bytes\": ", g->nregions, r.un_kernels);
+    json_poly(out, &r.bytes);
+    fputs(", \"unfused_bytes\": ", out);
+    json_poly(out, &r.un_bytes);
+    fputs(", \"flops\": ", out);
+    json_poly(out, &r.flops);
+    fputs(", \"predicted_us\": ", out);
+    if (r.concrete) json_num(out, r.us);
+    else fputs("null", out);
+    fputs(", \"unfused_predicted_us\": ", out);
+    if (r.un_concrete) json_num(out, r.un_us);
+    else fputs("null", out);
+    fputs(" } }\n", out);
+    rep_free(&r);
+    return !ferror(out);
+}
+
+/* ---- DOT --------------------------------------------------------------------- */
+
+static void dot_node(const ir_graph *g, ir_id i, FILE *out, const char *indent) {
+    char b1[96], sb[160];
+    const ir_node *nd = &g->nodes[i];
+    const char *shape = nd->op == IR_OP_INPUT || nd->op == IR_OP_OUTPUT ? "ellipse"
+                        : (ir_op_traits((ir_op)nd->op) & IR_T_VIEW) ? "note"
+                                                                    : "box";
+    fprintf(out, "%sn%u [shape=%s, label=\"%%%u %s", indent, i, shape, i,
+            nd->op == IR_OP_OUTPUT ? "output" : ir_op_name((ir_op)nd->op));
+    if (nd->name) fprintf(out, "\\n%s", op_label(g, i, b1, sizeof b1));
+    if (nd->op != IR_OP_OUTPUT)
+        fprintf(out, "\\n%s%s", ir_dtype_name((ir_dtype)nd->dtype), ir_shape_str(g, &nd->shape, sb, sizeof sb));
+    fputs("\"];\n", out);
+}
+
+/* Bytes of value v in HBM (a view: its sources). */
+static void value_bytes(const ir_graph *g, ir_id v, ir_poly *p) {
+    ir_id src[PASS_SRC_CAP];
+    unsigned ns = pass_view_sources(g, v, src, PASS_SRC_CAP);
+    ir_poly_const(p, 0);
+    for (unsigned s = 0; s < ns; s++) {
+        ir_poly q;
+        pass_numel(g, &g->nodes[src[s]].shape, ir_dtype_size((ir_dtype)g->nodes[src[s]].dtype), &q);
+        ir_poly_add(p, &q);
+    }
+}
+
+bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
+    rep r;
+    if (!rep_build(g, c, &r)) return false;
+    char b1[256], b2[256];
+    fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n", g->name);
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        const ir_region *rg = &g->regions[k];
+        const pass_cost *pc = &r.cost[k];
+        fprintf(out, "  subgraph cluster_k%u {\n    label=\"k%u %s\\nbytes %s + %s, sram %lld B\";\n", k, k,
+                ir_region_kind_name((ir_region_kind)rg->kind), poly_text(g, &pc->bytes_read, b1, sizeof b1),
+                poly_text(g, &pc->bytes_written, b2, sizeof b2), (long long)rg->sram_bytes);
+        for (uint32_t j = r.ix.rstart[k]; j < r.ix.rstart[k + 1]; j++) dot_node(g, r.ix.rids[j], out, "    ");
+        fputs("  }\n", out);
+    }
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].region == IR_NONE && g->nodes[i].op != IR_OP_CONST) dot_node(g, i, out, "  ");
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *nd = &g->nodes[i];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id p = ir_in(g, nd, k);
+            const ir_node *pn = &g->nodes[p];
+            if (pn->op == IR_OP_CONST) continue;
+            bool onchip = pn->region != IR_NONE && pn->region == nd->region;
+            if (onchip) {
+                fprintf(out, "  n%u -> n%u [label=\"on-chip\", style=dashed];\n", p, i);
+            } else {
+                ir_poly q;
+                value_bytes(g, p, &q);
+                fprintf(out, "  n%u -> n%u [label=\"%s B\"];\n", p, i, poly_text(g, &q, b1, sizeof b1));
+            }
+        }
+    }
+    fputs("}\n", out);
+    rep_free(&r);
+    return !ferror(out);
+}
