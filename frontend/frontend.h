@@ -129,7 +129,7 @@ typedef struct fe_func {
 
 typedef struct fe_program {
     fe_func **funcs;
-    unsigned nfuncs;
+    unsigned nfuncs, cap;
 } fe_program;
 
 /* A token, for tests and debugging of the scanner. */
@@ -154,6 +154,15 @@ bool fe_parse(fe_arena *a, const char *src, size_t len, bool prelude, fe_program
 
 /* Writes an expression as an S-expression, e.g. "(+ a (neg (** x 2)))". */
 void fe_expr_print(const fe_expr *e, FILE *out);
+
+/* The name of a token kind as the grammar spells it (e.g. "'('", "name"). */
+const char *fe_token_name(int kind);
+
+/* Lowers the parsed program (prelude and user functions, `file` names the
+ * user source) to a verified graph of the entry function: checks names,
+ * recursion, types and shapes, inlines every call. Reports the first error
+ * to `d` and returns NULL on failure. Temporaries live in `a`. */
+ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt, tx_diag *d);
 
 /* Checks the source bytes before scanning: NUL bytes, invalid UTF-8 and an
  * empty file are errors (reported to `d`). Returns true when clean. */
