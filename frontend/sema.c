@@ -637,8 +637,8 @@ static bool axes_of(sema *s, const fe_val *v, unsigned rank, uint32_t *mask) {
     unsigned n = v->kind == V_TUPLE ? v->n : 1;
     for (unsigned i = 0; i < n; i++) {
         const fe_val *e = v->kind == V_TUPLE ? &v->el[i] : v;
-        int64_t a;
-        int ax;
+        int64_t a = 0;
+        int ax = 0;
         TRY(as_int(s, e, "axis", &a));
         TRY(norm_axis(s, a, rank, e->loc, &ax));
         if (*mask & (1u << ax)) return err(s, e->loc, "duplicate axis %lld", (long long)a);
@@ -674,7 +674,7 @@ static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, co
 
 /* a @ b over the last two dims; leading dims broadcast. */
 static FE_NOINLINE bool b_matmul(sema *s, const fe_val *av, const fe_val *bv, fe_loc l, fe_val *out) {
-    ir_id a, b;
+    ir_id a = 0, b = 0;
     char x[300], y[300];
     TRY(as_tensor(s, av, &a));
     TRY(as_tensor(s, bv, &b));
@@ -703,8 +703,8 @@ static bool b_permute_ids(sema *s, ir_id x, const uint8_t *perm, fe_loc l, fe_va
 /* transpose(x, a, b): swaps two axes. */
 static FE_NOINLINE bool b_transpose(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv, fe_loc l, fe_val *out) {
     ir_id x;
-    int64_t a, b;
-    int ia, ib;
+    int64_t a = 0, b = 0;
+    int ia = 0, ib = 0;
     TRY(as_tensor(s, xv, &x));
     unsigned rank = sh_of(s, x)->rank;
     TRY(as_int(s, av, "axis", &a));
@@ -729,8 +729,8 @@ static FE_NOINLINE bool b_permute(sema *s, const fe_val *xv, const fe_val *pv, f
     uint8_t perm[IR_MAX_RANK];
     uint32_t seen = 0;
     for (unsigned i = 0; i < rank; i++) {
-        int64_t a;
-        int ax;
+        int64_t a = 0;
+        int ax = 0;
         TRY(as_int(s, &pv->el[i], "axis", &a));
         TRY(norm_axis(s, a, rank, pv->el[i].loc, &ax));
         if (seen & (1u << ax)) return err(s, pv->el[i].loc, "duplicate axis %lld", (long long)a);
@@ -755,7 +755,7 @@ static bool shape_arg(sema *s, const fe_val *v, ir_shape *sh, int *minus1) {
             sh->dim[i] = e->i;
             continue;
         }
-        int64_t d;
+        int64_t d = 0;
         TRY(as_int(s, e, "a dim", &d));
         if (d == -1 && minus1 && *minus1 < 0) {
             *minus1 = (int)i;
@@ -852,8 +852,8 @@ static FE_NOINLINE bool b_bcast(sema *s, const fe_val *xv, const fe_val *shv, fe
 static FE_NOINLINE bool b_slice(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv, const fe_val *ev, fe_loc l,
                     fe_val *out) {
     ir_id x;
-    int64_t a, start = 0, stop = 0;
-    int ax;
+    int64_t a = 0, start = 0, stop = 0;
+    int ax = 0;
     TRY(as_tensor(s, xv, &x));
     const ir_shape *sh = sh_of(s, x);
     TRY(as_int(s, av, "axis", &a));
@@ -896,7 +896,7 @@ static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe
     const ir_shape *s0 = sh_of(s, ids[0]);
     if (s0->rank == 0) return err(s, tv->el[0].loc, "concat needs tensors of rank >= 1");
     int64_t a = 0;
-    int ax;
+    int ax = 0;
     if (av) TRY(as_int(s, av, "axis", &a));
     TRY(norm_axis(s, a, s0->rank, av ? av->loc : l, &ax));
     int64_t total = 0;
@@ -926,7 +926,7 @@ static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe
 
 /* _as_dtype(y, like): y cast to like's dtype when like is a float tensor. */
 static FE_NOINLINE bool b_asdtype(sema *s, const fe_val *y, const fe_val *like, fe_loc l, fe_val *out) {
-    ir_id a, b;
+    ir_id a = 0, b = 0;
     TRY(as_tensor(s, y, &a));
     TRY(as_tensor(s, like, &b));
     ir_dtype t = dt_of(s, b);
@@ -1110,7 +1110,7 @@ static bool match_type(sema *s, dimenv *env, const fe_type *t, ir_id id, bool *o
     const ir_shape *sh = sh_of(s, id);
     *ok = dt_of(s, id) == (ir_dtype)t->dtype && sh->rank == t->rank;
     for (unsigned i = 0; *ok && i < t->rank; i++) {
-        ir_dim d;
+        ir_dim d = 0;
         TRY(dim_for(s, env, &t->dims[i], sh->dim[i], &d));
         *ok = d == sh->dim[i];
     }
@@ -1401,7 +1401,7 @@ static bool check_calls(sema *s) {
                 continue;
             }
             const fe_expr *c = calls[it->fi].v[it->pos++];
-            int t;
+            int t = 0;
             TRY(callee(s, s->p->funcs[it->fi], c, &t));
             if (t < 0 || color[t] == 2) continue;
             if (color[t] == 1) {

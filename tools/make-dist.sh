@@ -5,7 +5,7 @@
 # git-ignored; name it in the device tool's `carry`.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cmake -S . -B build-static -DCMAKE_BUILD_TYPE=Release -DTX_LLVM_STATIC=ON >/dev/null
+cmake -S . -B build-static -DCMAKE_BUILD_TYPE=Release -DTX_LLVM_STATIC=ON ${TX_DIST_CMAKE_ARGS:-} >/dev/null
 cmake --build build-static -j2 --target txc
 rm -rf dist && mkdir -p dist/bin dist/shared
 cp build-static/tools/txc dist/bin/txc && strip dist/bin/txc

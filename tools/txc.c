@@ -63,7 +63,8 @@ static void usage(FILE *f) {
           "  --output-dir DIR        run: write out0.npy, out1.npy, ... there\n"
           "  --iters N               bench: timed iterations (default 50)\n"
           "  --compare-unfused       bench: also time the --no-fuse plan\n"
-          "  --calibrate             bench: measure bandwidth and launch overhead, save them for --gpu\n"
+          "  --calibrate             bench: measure bandwidth and launch overhead, save them\n"
+          "  --calib=FILE            use (or, with --calibrate, write) this calibration file\n"
           "  --json                  machine-readable output\n"
           "  --help, --version\n",
           f);
@@ -540,6 +541,18 @@ int main(int argc, char **argv) {
     if (!gpu) {
         fprintf(stderr, "txc: error: unknown --gpu '%s' (known: %s)\n", o.gpu, pass_gpu_names());
         goto done;
+    }
+    pass_gpu calibrated;
+    if (o.calib && !o.calibrate) { /* --calib=FILE: predictions use measured figures */
+        rt_calib cal;
+        char err[512];
+        if (!rt_calib_load(o.calib, &cal, err, sizeof err)) {
+            fprintf(stderr, "txc: error: --calib %s: %s\n", o.calib, err);
+            goto done;
+        }
+        calibrated = *gpu;
+        rt_calib_apply(&cal, &calibrated);
+        gpu = &calibrated;
     }
     size_t len = 0;
     char *src = read_source(o.file, &len);

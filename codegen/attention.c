@@ -1,0 +1,583 @@
+/* attention.c - the attention region:
+ *   s = chain(q @ kT)  (chain: casts and scaling by constants)
+ *   p = softmax(s, axis=-1) (the prelude's max / sub / exp / sum / div)
+ *   o = cast(p) @ v, then the region's epilogue
+ * as one kernel with an online softmax: running max m and sum l per query
+ * row, rescaled as each key tile arrives; o divided by l once at the end.
+ *
+ * GPU, f16/bf16 with D, Dv <= 256 known at compile time: a Q tile of BM
+ * rows (16 per warp) held in registers as mma fragments; K and V tiles of
+ * BN keys staged in shared memory (two cp.async stages when they qualify);
+ * scores and P @ V with mma m16n8k16 (fragments by ldmatrix); P
+ * re-packed from the score fragments (no shared-memory round trip).
+ * GPU otherwise: one warp per query row (lanes split D and Dv). Host: the
+ * same online recurrence, one key at a time. Notes: docs/codegen-matmul.md. */
+#define TX_CODEGEN_INTERNAL 1
+#include "codegen/codegen.h"
+#include "codegen/mm_priv.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+/* One step of the score chain from the product to the softmax input. */
+typedef struct attn_step {
+    uint8_t kind; /* 0: round to dt; 1: multiply by c; 2: divide by c */
+    ir_dtype dt;
+    double c;
+} attn_step;
+
+/* The matched region. */
+typedef struct attn_match {
+    ir_id mm1, mm2, q, kt, v;
+    attn_step steps[16];
+    unsigned nsteps;
+    ir_dtype pdt;
+} attn_match;
+
+/* The emission state shared by the bodies. */
+typedef struct attn_gen {
+    cg_mm_ir *e;
+    const attn_match *am;
+    cg_attn_desc d;
+    LLVMValueRef bidx[IR_MAX_RANK];
+} attn_gen;
+
+/* ---- matching ------------------------------------------------------------- */
+
+static const ir_node *nd(const ir_graph *g, ir_id id) { return &g->nodes[id]; }
+
+/* Looks through in-region broadcast_to / reshape nodes (a keepdim row
+ * statistic read back onto the rows). */
+static ir_id strip_views(const ir_graph *g, ir_id id) {
+    for (int i = 0; i < 8; i++) {
+        const ir_node *n = nd(g, id);
+        if (n->op != IR_OP_BROADCAST && n->op != IR_OP_RESHAPE) break;
+        id = ir_in(g, n, 0);
+    }
+    return id;
+}
+
+/* True when node r (through views) is a reduction `op` of x over its last
+ * axis whose result has one element per row. */
+static bool is_lastaxis_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
+    const ir_node *n = nd(g, strip_views(g, r));
+    unsigned rank = nd(g, x)->shape.rank;
+    return n->op == op && ir_in(g, n, 0) == x && rank > 0 && n->a.red.axes == (1u << (rank - 1));
+}
+
+/* True when id is a scalar constant; *c gets its value. */
+static bool scalar_const(const ir_graph *g, ir_id id, double *c) {
+    const ir_node *n = nd(g, id);
+    if (n->op != IR_OP_CONST || ir_shape_numel(&n->shape) != 1) return false;
+    *c = n->a.cval;
+    return true;
+}
+
+/* Walks from the softmax input x down to the first product, recording the
+ * chain of casts and constant scalings (applied later from mm1 upwards). */
+static bool match_chain(const ir_graph *g, unsigned region, ir_id x, attn_match *am) {
+    attn_step rev[16];
+    unsigned n = 0;
+    while (nd(g, x)->op != IR_OP_MATMUL) {
+        const ir_node *xn = nd(g, x);
+        if (xn->region != region || n == 16) return false;
+        double c;
+        if (xn->op == IR_OP_CAST) {
+            rev[n++] = (attn_step){0, (ir_dtype)xn->dtype, 0};
+            x = ir_in(g, xn, 0);
+        } else if ((xn->op == IR_OP_MUL || xn->op == IR_OP_DIV) && scalar_const(g, ir_in(g, xn, 1), &c)) {
+            rev[n++] = (attn_step){(uint8_t)(xn->op == IR_OP_MUL ? 1 : 2), (ir_dtype)xn->dtype, c};
+            x = ir_in(g, xn, 0);
+        } else if (xn->op == IR_OP_MUL && scalar_const(g, ir_in(g, xn, 0), &c)) {
+            rev[n++] = (attn_step){1, (ir_dtype)xn->dtype, c};
+            x = ir_in(g, xn, 1);
+        } else {
+            return false;
+        }
+    }
+    if (nd(g, x)->region != region) return false;
+    am->mm1 = x;
+    am->nsteps = n;
+    for (unsigned i = 0; i < n; i++) am->steps[i] = rev[n - 1 - i];
+    return true;
+}
+
+/* Recognises the region; false when it is not the attention pattern. */
+static bool attn_match_region(const ir_graph *g, unsigned region, attn_match *am) {
+    memset(am, 0, sizeof *am);
+    am->mm2 = IR_NONE;
+    for (ir_id i = g->n; i-- > 0;)
+        if (nd(g, i)->region == region && nd(g, i)->op == IR_OP_MATMUL) {
+            am->mm2 = i;
+            break;
+        }
+    if (am->mm2 == IR_NONE) return false;
+    const ir_node *m2 = nd(g, am->mm2);
+    am->v = ir_in(g, m2, 1);
+    ir_id p = ir_in(g, m2, 0);
+    am->pdt = (ir_dtype)nd(g, p)->dtype;
+    while (nd(g, p)->op == IR_OP_CAST && nd(g, p)->region == region) p = ir_in(g, nd(g, p), 0);
+    /* p = e / sum(e) or e * recip(sum(e)) (either order) */
+    const ir_node *dv = nd(g, p);
+    if ((dv->op != IR_OP_DIV && dv->op != IR_OP_MUL) || dv->region != region) return false;
+    ir_id ex = ir_in(g, dv, 0), den = ir_in(g, dv, 1);
+    if (dv->op == IR_OP_MUL) {
+        if (nd(g, ex)->op != IR_OP_EXP) ex = ir_in(g, dv, 1), den = ir_in(g, dv, 0);
+        den = strip_views(g, den);
+        if (nd(g, den)->op != IR_OP_RECIP) return false;
+        den = ir_in(g, nd(g, den), 0);
+    }
+    if (nd(g, ex)->op != IR_OP_EXP || !is_lastaxis_red(g, den, IR_OP_SUM, ex)) return false;
+    const ir_node *sb = nd(g, ir_in(g, nd(g, ex), 0));
+    if (sb->op != IR_OP_SUB) return false;
+    ir_id x = ir_in(g, sb, 0);
+    if (!is_lastaxis_red(g, ir_in(g, sb, 1), IR_OP_MAX, x)) return false;
+    if (!match_chain(g, region, x, am)) return false;
+    const ir_node *m1 = nd(g, am->mm1);
+    am->q = ir_in(g, m1, 0);
+    am->kt = ir_in(g, m1, 1);
+    /* the batch dims of both products must agree */
+    unsigned nb = m2->shape.rank - 2;
+    if (m1->shape.rank != m2->shape.rank) return false;
+    for (unsigned i = 0; i < nb; i++)
+        if (m1->shape.dim[i] != m2->shape.dim[i]) return false;
+    return m1->shape.dim[nb] == m2->shape.dim[nb];
+}
+
+/* ---- shared pieces ---------------------------------------------------------- */
+
+/* Applies the score chain to a raw f32 dot product. */
+static LLVMValueRef score(attn_gen *a, LLVMValueRef s) {
+    cg_mm_ir *e = a->e;
+    s = cg_mm_round(e, s, a->d.sdt);
+    for (unsigned i = 0; i < a->am->nsteps; i++) {
+        const attn_step *st = &a->am->steps[i];
+        if (st->kind == 1) s = LLVMBuildFMul(e->b, s, cg_mm_cf(e, st->c), "");
+        else if (st->kind == 2) s = LLVMBuildFDiv(e->b, s, cg_mm_cf(e, st->c), "");
+        s = cg_mm_round(e, s, st->dt);
+    }
+    return s;
+}
+
+/* 1 / l, and 0 when l is 0 (no keys: the product over an empty axis is 0). */
+static LLVMValueRef inv_sum(cg_mm_ir *e, LLVMValueRef l) {
+    LLVMValueRef z = LLVMBuildFCmp(e->b, LLVMRealOEQ, l, cg_mm_cf(e, 0), "");
+    return LLVMBuildSelect(e->b, z, cg_mm_cf(e, 0), LLVMBuildFDiv(e->b, cg_mm_cf(e, 1.0), l, ""), "");
+}
+
+static LLVMValueRef ld(cg_mm_ir *e, LLVMValueRef p) { return LLVMBuildLoad2(e->b, cg_mm_f32(e), p, ""); }
+static void st(cg_mm_ir *e, LLVMValueRef v, LLVMValueRef p) { LLVMBuildStore(e->b, v, p); }
+static LLVMValueRef fmul(cg_mm_ir *e, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFMul(e->b, x, y, ""); }
+static LLVMValueRef fadd(cg_mm_ir *e, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFAdd(e->b, x, y, ""); }
+
+/* Online-softmax update of one row: given the running max *m (variable)
+ * and the tile max mx, stores the new max and returns (alpha, msafe):
+ * alpha rescales old sums, msafe is subtracted from the scores (0 while the
+ * max is still -inf, so exp gives 0, never NaN). */
+static void online_max(cg_mm_ir *e, LLVMValueRef mvar, LLVMValueRef mx, LLVMValueRef *alpha, LLVMValueRef *msafe,
+                       bool fast) {
+    LLVMValueRef mo = ld(e, mvar);
+    LLVMValueRef mn = cg_mm_fmax(e, mo, mx);
+    LLVMValueRef ninf = LLVMBuildFCmp(e->b, LLVMRealOEQ, mn, cg_mm_cf(e, -INFINITY), "");
+    *msafe = LLVMBuildSelect(e->b, ninf, cg_mm_cf(e, 0), mn, "");
+    LLVMValueRef dm = LLVMBuildFSub(e->b, mo, *msafe, "");
+    *alpha = fast ? cg_mm_exp_fast(e, dm) : cg_mm_exp(e, dm);
+    st(e, mn, mvar);
+}
+
+/* ---- GPU tensor-core body --------------------------------------------------- */
+
+/* Picks BM (query rows, 16 per warp) and BN (keys per tile) so that the
+ * Q/K buffer and the V buffer fit in 48 KiB of static shared memory. */
+static bool attn_tc_tile(int64_t dp, int64_t dvp, int64_t *bm, int64_t *bn) {
+    static const int64_t cand[][2] = {{64, 64}, {64, 32}, {32, 32}, {16, 32}, {16, 16}};
+    for (unsigned i = 0; i < sizeof cand / sizeof cand[0]; i++) {
+        int64_t m = cand[i][0], n = cand[i][1];
+        int64_t rows = m > n ? m : n;
+        int64_t vb = dvp * (n + 8) > n * (dvp + 8) ? dvp * (n + 8) : n * (dvp + 8);
+        if ((rows * (dp + 8) + vb) * 2 <= 48 * 1024) {
+            *bm = m, *bn = n;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
+    cg_mm_ir *e = a->e;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = e->b;
+    int64_t DP = (d->dmax + 15) / 16 * 16, DVP = (d->dvmax + 15) / 16 * 16, BM = l->bm, BN = l->bn;
+    int64_t PK = DP + 8, PV = BN + 8;
+    int KD = (int)(DP / 16), NT = (int)(BN / 8), DT = (int)(DVP / 8);
+    int64_t rows = BM > BN ? BM : BN;
+    /* V in shared memory: [j][dv] (ldmatrix.trans) when dv is contiguous in
+     * HBM, else [dv][j] (ldmatrix) */
+    bool vjd = d->v.unit_c && !d->v.load;
+    if (vjd) PV = DVP + 8;
+    int64_t vbytes = (vjd ? BN : DVP) * PV * 2;
+    LLVMValueRef sqk = cg_mm_smem(e, rows * PK * 2), sv = cg_mm_smem(e, vbytes);
+    l->smem_bytes = rows * PK * 2 + vbytes;
+    LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
+    LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_mm_c32(e, 32), "");
+    LLVMValueRef lane = LLVMBuildURem(b, tid, cg_mm_c32(e, 32), "");
+    LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_mm_c32(e, 2), "");
+    LLVMValueRef t2 = LLVMBuildMul(b, LLVMBuildAnd(b, lane, cg_mm_c32(e, 3), ""), cg_mm_c32(e, 2), "");
+    LLVMValueRef wrow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_mm_c32(e, 16), ""), gq, "");
+    LLVMValueRef l15 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 15), "");
+    LLVMValueRef l7 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 7), "");
+    LLVMValueRef hi8 = LLVMBuildMul(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 4), ""), cg_mm_c32(e, 8), "");
+    LLVMValueRef b3 = LLVMBuildMul(b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 3), ""), cg_mm_c32(e, 1), ""),
+                                   cg_mm_c32(e, 8), "");
+    LLVMValueRef w16 = LLVMBuildMul(b, warp, cg_mm_c32(e, 16), "");
+    /* Q tile -> shared -> fragments in registers */
+    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_mm_c64(e, 0), d->Sq, d->D, BM, DP, PK, 1, d->cdt, sqk};
+    cg_mm_tile_load(e, &tq, tid, l->threads);
+    cg_mm_barrier(e);
+    LLVMValueRef qf[16][4];
+    for (int kk = 0; kk < KD; kk++) {
+        LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, w16, l15, ""), cg_mm_c32(e, PK), ""),
+                                        LLVMBuildAdd(b, hi8, cg_mm_c32(e, kk * 16), ""), "");
+        if (!cg_mm_ldsm_x4(e, sqk, idx, false, qf[kk])) return false;
+    }
+    cg_mm_barrier(e);
+    LLVMValueRef mv[2], lv[2], ov[32][4];
+    for (int h = 0; h < 2; h++) mv[h] = cg_mm_var(e, cg_mm_cf(e, -INFINITY)), lv[h] = cg_mm_var(e, cg_mm_cf(e, 0));
+    for (int t = 0; t < DT; t++)
+        for (int q = 0; q < 4; q++) ov[t][q] = cg_mm_var(e, cg_mm_cf(e, 0));
+    LLVMValueRef t264 = LLVMBuildZExt(b, t2, cg_mm_i64(e), "");
+    /* K/V tiles: two cp.async stages in dynamic shared memory when the tiles
+     * qualify and fit next to the static Q/K buffer, else synchronous copies
+     * into sqk / sv */
+    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_mm_c64(e, 0), NULL, d->D, d->Sk, DP, BN, 1, PK, d->cdt, sqk};
+    cg_mm_tile tv = {&d->v, d->nb, a->bidx, NULL, cg_mm_c64(e, 0), d->Sk, d->Dv, BN, DVP, vjd ? PV : 1, vjd ? 1 : PV,
+                     d->cdt, sv};
+    int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
+    bool async = cg_mm_tile_async_ok(e, &tk) && cg_mm_tile_async_ok(e, &tv) &&
+                 l->smem_bytes + 2 * stage <= e->smem_max;
+    LLVMValueRef dyn = NULL;
+    if (async) {
+        dyn = cg_mm_dyn_smem(e);
+        l->dyn_smem = 2 * stage;
+        l->smem_bytes += 2 * stage;
+        tk.c0 = cg_mm_c64(e, 0), tv.r0 = cg_mm_c64(e, 0);
+        tk.smem = dyn;
+        tv.smem = LLVMBuildGEP2(b, LLVMInt8TypeInContext(e->c), dyn, (LLVMValueRef[]){cg_mm_c64(e, kbytes)}, 1, "");
+        LLVMBasicBlockRef c0 = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, cg_mm_c64(e, 0), d->Sk, ""), "pro");
+        cg_mm_tile_async(e, &tk, tid, l->threads);
+        cg_mm_tile_async(e, &tv, tid, l->threads);
+        cg_mm_if_end(e, c0);
+        cg_mm_cp_commit(e);
+    }
+    cg_mm_loop jl;
+    LLVMValueRef j0 = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), d->Sk, cg_mm_c64(e, BN), "kv");
+    LLVMValueRef skb = sqk, svb = sv;
+    if (async) {
+        cg_mm_cp_wait(e, 0);
+        cg_mm_barrier(e);
+        LLVMValueRef jt = LLVMBuildUDiv(b, j0, cg_mm_c64(e, BN), "");
+        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_mm_c64(e, BN), "");
+        LLVMValueRef ns = LLVMBuildMul(b, LLVMBuildAnd(b, LLVMBuildAdd(b, jt, cg_mm_c64(e, 1), ""), cg_mm_c64(e, 1), ""),
+                                       cg_mm_c64(e, stage), "");
+        LLVMValueRef cs = LLVMBuildMul(b, LLVMBuildAnd(b, jt, cg_mm_c64(e, 1), ""), cg_mm_c64(e, stage), "");
+        LLVMTypeRef i8t = LLVMInt8TypeInContext(e->c);
+        LLVMBasicBlockRef cn = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, nj, d->Sk, ""), "next");
+        tk.c0 = nj, tv.r0 = nj;
+        tk.smem = LLVMBuildGEP2(b, i8t, dyn, &ns, 1, "");
+        LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_mm_c64(e, kbytes), "");
+        tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
+        cg_mm_tile_async(e, &tk, tid, l->threads);
+        cg_mm_tile_async(e, &tv, tid, l->threads);
+        cg_mm_if_end(e, cn);
+        cg_mm_cp_commit(e);
+        skb = LLVMBuildGEP2(b, i8t, dyn, &cs, 1, "");
+        LLVMValueRef csv = LLVMBuildAdd(b, cs, cg_mm_c64(e, kbytes), "");
+        svb = LLVMBuildGEP2(b, i8t, dyn, &csv, 1, "");
+    } else {
+        tk.c0 = j0, tv.r0 = j0;
+        cg_mm_tile_load(e, &tk, tid, l->threads);
+        cg_mm_tile_load(e, &tv, tid, l->threads);
+        cg_mm_barrier(e);
+    }
+    /* scores S = Q K^T for this warp's 16 rows x BN keys */
+    LLVMValueRef s[16][4];
+    for (int n = 0; n < NT; n++)
+        for (int q = 0; q < 4; q++) s[n][q] = cg_mm_cf(e, 0);
+    for (int kk = 0; kk < KD; kk++)
+        for (int n = 0; n < NT; n += 2) { /* Ks[j][d]: rows j = 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
+            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_mm_c32(e, n * 8), "");
+            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PK), ""),
+                                            LLVMBuildAdd(b, b3, cg_mm_c32(e, kk * 16), ""), "");
+            LLVMValueRef kf[4];
+            if (!cg_mm_ldsm_x4(e, skb, idx, false, kf)) return false;
+            if (!cg_mm_mma16816(e, d->cdt, qf[kk], kf, s[n], s[n])) return false;
+            if (!cg_mm_mma16816(e, d->cdt, qf[kk], kf + 2, s[n + 1], s[n + 1])) return false;
+        }
+    /* chain, mask, row max over the quad */
+    LLVMValueRef mx[2] = {cg_mm_cf(e, -INFINITY), cg_mm_cf(e, -INFINITY)};
+    for (int n = 0; n < NT; n++)
+        for (int q = 0; q < 4; q++) {
+            LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_mm_c64(e, n * 8 + (q & 1)), "");
+            LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
+            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q]), cg_mm_cf(e, -INFINITY), "");
+            mx[q >> 1] = cg_mm_fmax(e, mx[q >> 1], s[n][q]);
+        }
+    LLVMValueRef alpha[2], msafe[2], psum[2];
+    for (int h = 0; h < 2; h++) {
+        mx[h] = cg_mm_fmax(e, mx[h], cg_mm_shfl_xor(e, mx[h], 1));
+        mx[h] = cg_mm_fmax(e, mx[h], cg_mm_shfl_xor(e, mx[h], 2));
+        online_max(e, mv[h], mx[h], &alpha[h], &msafe[h], true);
+        psum[h] = cg_mm_cf(e, 0);
+    }
+    for (int n = 0; n < NT; n++)
+        for (int q = 0; q < 4; q++) {
+            s[n][q] = cg_mm_exp_fast(e, LLVMBuildFSub(b, s[n][q], msafe[q >> 1], ""));
+            psum[q >> 1] = fadd(e, psum[q >> 1], s[n][q]);
+        }
+    for (int h = 0; h < 2; h++) st(e, fadd(e, fmul(e, ld(e, lv[h]), alpha[h]), psum[h]), lv[h]);
+    /* O = O * alpha + P V; P's A fragments are the score fragments */
+    LLVMValueRef oc[32][4];
+    for (int t = 0; t < DT; t++)
+        for (int q = 0; q < 4; q++) oc[t][q] = fmul(e, ld(e, ov[t][q]), alpha[q >> 1]);
+    for (int kk = 0; kk < BN / 16; kk++) {
+        LLVMValueRef pf[4] = {cg_mm_pack2(e, s[2 * kk][0], s[2 * kk][1], d->cdt),
+                              cg_mm_pack2(e, s[2 * kk][2], s[2 * kk][3], d->cdt),
+                              cg_mm_pack2(e, s[2 * kk + 1][0], s[2 * kk + 1][1], d->cdt),
+                              cg_mm_pack2(e, s[2 * kk + 1][2], s[2 * kk + 1][3], d->cdt)};
+        for (int t = 0; t + 1 < DT; t += 2) {
+            LLVMValueRef idx;
+            if (vjd) { /* Vs[j][dv]: rows j = 16kk + (l & 15), dv = 8t + 8 (l >> 4) */
+                LLVMValueRef r = LLVMBuildAdd(b, l15, cg_mm_c32(e, kk * 16), "");
+                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PV), ""), LLVMBuildAdd(b, hi8, cg_mm_c32(e, t * 8), ""), "");
+            } else { /* Vs[dv][j]: rows dv = 8t + 8 (l >> 4) + (l & 7), j = 16kk + 8 bit3 */
+                LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_mm_c32(e, t * 8), "");
+                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PV), ""), LLVMBuildAdd(b, b3, cg_mm_c32(e, kk * 16), ""), "");
+            }
+            LLVMValueRef vf[4];
+            if (!cg_mm_ldsm_x4(e, svb, idx, vjd, vf)) return false;
+            if (!cg_mm_mma16816(e, d->cdt, pf, vf, oc[t], oc[t])) return false;
+            if (!cg_mm_mma16816(e, d->cdt, pf, vf + 2, oc[t + 1], oc[t + 1])) return false;
+        }
+    }
+    for (int t = 0; t < DT; t++)
+        for (int q = 0; q < 4; q++) st(e, oc[t][q], ov[t][q]);
+    if (!async) cg_mm_barrier(e);
+    cg_mm_loop_end(e, &jl);
+    if (async) cg_mm_barrier(e);
+    /* normalise and store */
+    LLVMValueRef inv[2];
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef lt = ld(e, lv[h]);
+        lt = fadd(e, lt, cg_mm_shfl_xor(e, lt, 1));
+        lt = fadd(e, lt, cg_mm_shfl_xor(e, lt, 2));
+        inv[h] = inv_sum(e, lt);
+    }
+    LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cg_mm_i64(e), ""), "");
+    for (int t = 0; t < DT; t++)
+        for (int q = 0; q < 4; q++) {
+            LLVMValueRef row = LLVMBuildAdd(b, row0, cg_mm_c64(e, (q >> 1) * 8), "");
+            LLVMValueRef col = LLVMBuildAdd(b, t264, cg_mm_c64(e, t * 8 + (q & 1)), "");
+            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+                                           LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+            LLVMBasicBlockRef cont = cg_mm_if_begin(e, in, "st");
+            LLVMValueRef o = fmul(e, ld(e, ov[t][q]), inv[q >> 1]);
+            if (!d->epi(d->user, e, &o, a->bidx, row, col)) return false;
+            cg_mm_if_end(e, cont);
+        }
+    return true;
+}
+
+/* ---- GPU warp-per-row body and host body ------------------------------------ */
+
+/* Sum over the warp (GPU) of a per-lane partial. */
+static LLVMValueRef warp_sum(cg_mm_ir *e, LLVMValueRef v) {
+    for (int m = 16; m >= 1; m /= 2) v = fadd(e, v, cg_mm_shfl_xor(e, v, m));
+    return v;
+}
+
+/* One query row `row` (i64) processed by `lanes` lanes (32 on the GPU, 1 on
+ * the host) with lane index `lane` (i64). O lives in `ov` (GPU: ceil(Dv/32)
+ * variables, lane owns dv = lane + 32 t) or in the host array `orow`. */
+static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes, LLVMValueRef *ov, int nt,
+                     LLVMValueRef orow) {
+    cg_mm_ir *e = a->e;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = e->b;
+    LLVMTypeRef f = cg_mm_f32(e);
+    LLVMValueRef mvar = cg_mm_var(e, cg_mm_cf(e, -INFINITY)), lvar = cg_mm_var(e, cg_mm_cf(e, 0));
+    LLVMValueRef acc = cg_mm_var(e, cg_mm_cf(e, 0));
+    cg_mm_loop il, jl, dl;
+    if (orow) {
+        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "oz");
+        st(e, cg_mm_cf(e, 0), LLVMBuildGEP2(b, f, orow, &i, 1, ""));
+        cg_mm_loop_end(e, &il);
+    } else {
+        for (int t = 0; t < nt; t++) st(e, cg_mm_cf(e, 0), ov[t]);
+    }
+    LLVMValueRef j = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), d->Sk, cg_mm_c64(e, 1), "key");
+    st(e, cg_mm_cf(e, 0), acc);
+    LLVMValueRef dd = cg_mm_loop_begin(e, &dl, lane, d->D, cg_mm_c64(e, lanes), "dot");
+    LLVMValueRef qv = cg_mm_opnd_load(e, &d->q, d->nb, a->bidx, row, dd);
+    LLVMValueRef kv = cg_mm_opnd_load(e, &d->k, d->nb, a->bidx, dd, j);
+    st(e, fadd(e, ld(e, acc), fmul(e, qv, kv)), acc);
+    cg_mm_loop_end(e, &dl);
+    LLVMValueRef s = ld(e, acc);
+    if (lanes > 1) s = warp_sum(e, s);
+    s = score(a, s);
+    LLVMValueRef alpha, msafe;
+    online_max(e, mvar, s, &alpha, &msafe, false);
+    LLVMValueRef p = cg_mm_exp(e, LLVMBuildFSub(b, s, msafe, ""));
+    st(e, fadd(e, fmul(e, ld(e, lvar), alpha), p), lvar);
+    LLVMValueRef pr = cg_mm_round(e, p, d->pdt);
+    if (orow) {
+        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "pv");
+        LLVMValueRef op = LLVMBuildGEP2(b, f, orow, &i, 1, "");
+        LLVMValueRef vv = cg_mm_opnd_load(e, &d->v, d->nb, a->bidx, j, i);
+        st(e, fadd(e, fmul(e, ld(e, op), alpha), fmul(e, pr, vv)), op);
+        cg_mm_loop_end(e, &il);
+    } else {
+        for (int t = 0; t < nt; t++) {
+            LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_mm_c64(e, 32 * t), "");
+            LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, "");
+            LLVMValueRef dvc = LLVMBuildSelect(b, in, dv, cg_mm_c64(e, 0), "");
+            LLVMValueRef vv = cg_mm_opnd_load(e, &d->v, d->nb, a->bidx, j, dvc);
+            st(e, fadd(e, fmul(e, ld(e, ov[t]), alpha), fmul(e, pr, vv)), ov[t]);
+        }
+    }
+    cg_mm_loop_end(e, &jl);
+    LLVMValueRef inv = inv_sum(e, ld(e, lvar));
+    if (orow) {
+        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "out");
+        LLVMValueRef o = fmul(e, ld(e, LLVMBuildGEP2(b, f, orow, &i, 1, "")), inv);
+        if (!d->epi(d->user, e, &o, a->bidx, row, i)) return false;
+        cg_mm_loop_end(e, &il);
+        return true;
+    }
+    for (int t = 0; t < nt; t++) {
+        LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_mm_c64(e, 32 * t), "");
+        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, ""), "st");
+        LLVMValueRef o = fmul(e, ld(e, ov[t]), inv);
+        if (!d->epi(d->user, e, &o, a->bidx, row, dv)) return false;
+        cg_mm_if_end(e, cont);
+    }
+    return true;
+}
+
+/* ---- entry -------------------------------------------------------------------- */
+
+/* Emits the body for program ids pid[0] (query tile) and pid[1] (flat batch,
+ * stepping by ystep). Fills l. */
+static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, cg_mm_launch *l, char *err,
+                      size_t cap) {
+    cg_mm_ir *e = a->e;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = e->b;
+    bool tc = false;
+    if (e->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16) && d->dmax > 0 && d->dmax <= 256 && d->dvmax > 0 &&
+        d->dvmax <= 256)
+        tc = attn_tc_tile((d->dmax + 15) / 16 * 16, (d->dvmax + 15) / 16 * 16, &l->bm, &l->bn);
+    int nt = 0;
+    if (!e->gpu) {
+        l->bm = 1, l->bn = 1, l->threads = 1;
+    } else if (tc) {
+        l->threads = (unsigned)(l->bm / 16 * 32);
+    } else {
+        if (d->dvmax <= 0 || d->dvmax > 1024) {
+            snprintf(err, cap, "attention: the value head dim must be a known size <= 1024 on the GPU");
+            return false;
+        }
+        l->bm = 4, l->bn = 1, l->threads = 128;
+        nt = (int)((d->dvmax + 31) / 32);
+    }
+    l->tensor_cores = tc;
+    LLVMValueRef orow = NULL, ov[32];
+    if (!e->gpu) {
+        orow = LLVMBuildArrayAlloca(b, cg_mm_f32(e), d->Dv, "orow");
+    } else if (!tc) {
+        for (int t = 0; t < nt; t++) ov[t] = cg_mm_var(e, cg_mm_cf(e, 0));
+    }
+    LLVMValueRef nbatch = cg_mm_batch_count(e, d->nb, d->bdim);
+    cg_mm_loop bl;
+    LLVMValueRef bz = cg_mm_loop_begin(e, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
+    cg_mm_unflatten(e, bz, d->nb, d->bdim, a->bidx);
+    LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_mm_c64(e, l->bm), "q0");
+    bool ok;
+    if (tc) {
+        ok = attn_tc_block(a, q0, l);
+    } else if (e->gpu) {
+        LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
+        LLVMValueRef warp = LLVMBuildZExt(b, LLVMBuildUDiv(b, tid, cg_mm_c32(e, 32), ""), cg_mm_i64(e), "");
+        LLVMValueRef lane = LLVMBuildZExt(b, LLVMBuildURem(b, tid, cg_mm_c32(e, 32), ""), cg_mm_i64(e), "");
+        LLVMValueRef row = LLVMBuildAdd(b, q0, warp, "");
+        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "row");
+        ok = attn_row(a, row, lane, 32, ov, nt, NULL);
+        cg_mm_if_end(e, cont);
+    } else {
+        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, q0, d->Sq, ""), "row");
+        ok = attn_row(a, q0, cg_mm_c64(e, 0), 1, NULL, 0, orow);
+        cg_mm_if_end(e, cont);
+    }
+    cg_mm_loop_end(e, &bl);
+    if (!ok) snprintf(err, cap, "attention: an LLVM intrinsic is missing or the epilogue failed");
+    return ok;
+}
+
+/* Compile-time value of a dim (0 when symbolic and unbound). */
+static int64_t dim_bound(const ir_graph *g, ir_dim d) {
+    if (!IR_DIM_IS_SYM(d)) return d;
+    int64_t v = g->syms[IR_DIM_SYMIDX(d)].value;
+    return v > 0 ? v : 0;
+}
+
+bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
+    attn_match am;
+    if (!attn_match_region(g, region, &am)) {
+        tx_error(cx->diag, "codegen: attention region k%u is not softmax(chain(q @ k^T)) @ v over the last axis",
+                 region);
+        return false;
+    }
+    cg_mm_epi_state es = {.cx = cx, .nmm = 1, .mm = {am.mm2}};
+    if (!cg_kernel_begin(cx, region, NULL)) return false;
+    if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
+    cg_mm_ir e = {cx->llctx, cx->mod, cx->b, cx->fn, LLVMGetEntryBasicBlock(cx->fn), cx->gpu,
+                  cg_mm_smem_limit(cx->target), 0};
+    attn_gen a = {.e = &e, .am = &am};
+    cg_attn_desc *d = &a.d;
+    const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
+    unsigned nb = m2->shape.rank - 2;
+    d->nb = nb;
+    for (unsigned i = 0; i < nb; i++) d->bdim[i] = cg_dim(cx, m2->shape.dim[i]);
+    d->Sq = cg_dim(cx, m2->shape.dim[nb]);
+    d->Sk = cg_dim(cx, m1->shape.dim[nb + 1]);
+    const ir_node *qn = nd(g, am.q);
+    d->D = cg_dim(cx, qn->shape.dim[qn->shape.rank - 1]);
+    d->Dv = cg_dim(cx, m2->shape.dim[nb + 1]);
+    d->dmax = dim_bound(g, qn->shape.dim[qn->shape.rank - 1]);
+    d->dvmax = dim_bound(g, m2->shape.dim[nb + 1]);
+    cg_mm_resolve_opnd(cx, &e, region, am.q, nb, &d->q);
+    cg_mm_resolve_opnd(cx, &e, region, am.kt, nb, &d->k);
+    cg_mm_resolve_opnd(cx, &e, region, am.v, nb, &d->v);
+    d->sdt = (ir_dtype)m1->dtype;
+    d->pdt = am.pdt;
+    ir_dtype qd = (ir_dtype)qn->dtype;
+    bool half = qd == IR_F16 || qd == IR_BF16;
+    d->cdt = half && nd(g, am.kt)->dtype == qd && nd(g, am.v)->dtype == qd && am.pdt == qd ? qd : IR_F32;
+    d->epi = cg_mm_epi_store;
+    d->user = &es;
+    cg_mm_launch l;
+    memset(&l, 0, sizeof l);
+    char err[256];
+    LLVMValueRef pid[2] = {cg_program_id(cx, 0), cg_program_id(cx, 1)};
+    if (!attn_body(&a, pid, cg_program_count(cx, 1), &l, err, sizeof err)) {
+        tx_error(cx->diag, "codegen: %s", err);
+        return false;
+    }
+    ir_shape work[3] = {{.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
+    for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];
+    int64_t per[3] = {l.bm, 1, 1};
+    int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
+    unsigned block[3] = {l.threads, 1, 1};
+    cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);
+    return true;
+}

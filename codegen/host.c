@@ -1,0 +1,250 @@
+/* host.c - the host target: per-kernel wrappers that loop over the program
+ * ids, the ORC LLJIT session, and cg_host_run. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+
+#include <llvm-c/Error.h>
+#include <llvm-c/LLJIT.h>
+#include <llvm-c/Orc.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Signature of a host wrapper: buffers, all graph symbols, grid. */
+typedef void (*cg_host_fn)(void **bufs, const int64_t *syms, int64_t gx, int64_t gy, int64_t gz);
+
+/* Emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, i64 gy, i64 gz)`:
+ * for z, y, x over the grid, calls the kernel body. */
+static void cg_host_wrapper(cg_ctx *cx, const cg_kernel *k) {
+    LLVMValueRef body = LLVMGetNamedFunction(cx->mod, k->name);
+    LLVMTypeRef bty = LLVMGlobalGetValueType(body);
+    LLVMTypeRef pt[5] = {cx->ptr, cx->ptr, cx->i64, cx->i64, cx->i64};
+    char name[200];
+    snprintf(name, sizeof name, "%s_host", k->name);
+    cx->fn = LLVMAddFunction(cx->mod, name, LLVMFunctionType(cx->voidt, pt, 5, 0));
+    LLVMPositionBuilderAtEnd(cx->b, LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "entry"));
+    unsigned np = k->nbufs + k->nsyms + 6;
+    LLVMValueRef *args = ir_xmalloc(np * sizeof *args);
+    for (unsigned i = 0; i < k->nbufs; i++) {
+        LLVMValueRef ix = cg_i64(cx, i);
+        args[i] = LLVMBuildLoad2(cx->b, cx->ptr, LLVMBuildGEP2(cx->b, cx->ptr, LLVMGetParam(cx->fn, 0), &ix, 1, ""), "");
+    }
+    for (unsigned i = 0; i < k->nsyms; i++) {
+        LLVMValueRef ix = cg_i64(cx, k->syms[i]);
+        args[k->nbufs + i] =
+            LLVMBuildLoad2(cx->b, cx->i64, LLVMBuildGEP2(cx->b, cx->i64, LLVMGetParam(cx->fn, 1), &ix, 1, ""), "");
+    }
+    unsigned o = k->nbufs + k->nsyms;
+    for (int d = 0; d < 3; d++) args[o + 3 + d] = LLVMGetParam(cx->fn, 2 + d);
+    cg_loop lz, ly, lx;
+    args[o + 2] = cg_loop_begin(cx, &lz, cg_i64(cx, 0), LLVMGetParam(cx->fn, 4), cg_i64(cx, 1), "z");
+    args[o + 1] = cg_loop_begin(cx, &ly, cg_i64(cx, 0), LLVMGetParam(cx->fn, 3), cg_i64(cx, 1), "y");
+    args[o + 0] = cg_loop_begin(cx, &lx, cg_i64(cx, 0), LLVMGetParam(cx->fn, 2), cg_i64(cx, 1), "x");
+    LLVMBuildCall2(cx->b, bty, body, args, np, "");
+    cg_loop_end(cx, &lx);
+    cg_loop_end(cx, &ly);
+    cg_loop_end(cx, &lz);
+    LLVMBuildRetVoid(cx->b);
+    free(args);
+    cx->fn = NULL;
+}
+
+/* Emits the wrappers of every kernel (host target). */
+void cg_host_wrappers(cg_ctx *cx) {
+    for (unsigned k = 0; k < cx->nkernels; k++) cg_host_wrapper(cx, &cx->kernels[k]);
+}
+
+/* Reports an LLVM error (consuming it); returns false. */
+static bool cg_llvm_err(tx_diag *d, const char *what, LLVMErrorRef e) {
+    char *m = LLVMGetErrorMessage(e);
+    tx_error(d, "codegen: %s: %s", what, m);
+    LLVMDisposeErrorMessage(m);
+    return false;
+}
+
+/* A JIT session holding one program's module. */
+typedef struct cg_jit {
+    LLVMOrcLLJITRef jit;
+} cg_jit;
+
+/* Creates the LLJIT for the host, with the process's symbols visible (libm
+ * fallbacks), and moves p's module into it. */
+static bool cg_jit_new(cg_jit *j, cg_program *p, tx_diag *d) {
+    LLVMOrcJITTargetMachineBuilderRef jtmb;
+    LLVMErrorRef e = LLVMOrcJITTargetMachineBuilderDetectHost(&jtmb);
+    if (e) return cg_llvm_err(d, "cannot detect the host for the JIT", e);
+    LLVMOrcLLJITBuilderRef bld = LLVMOrcCreateLLJITBuilder();
+    LLVMOrcLLJITBuilderSetJITTargetMachineBuilder(bld, jtmb);
+    e = LLVMOrcCreateLLJIT(&j->jit, bld);
+    if (e) return cg_llvm_err(d, "cannot create the JIT", e);
+    LLVMOrcDefinitionGeneratorRef gen;
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
+    if (e) return cg_llvm_err(d, "cannot expose process symbols to the JIT", e);
+    LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(j->jit), gen);
+    LLVMOrcThreadSafeModuleRef tsm =
+        LLVMOrcCreateNewThreadSafeModule(p->mod, (LLVMOrcThreadSafeContextRef)p->tsc);
+    p->mod = NULL;
+    e = LLVMOrcLLJITAddLLVMIRModule(j->jit, LLVMOrcLLJITGetMainJITDylib(j->jit), tsm);
+    if (e) {
+        LLVMOrcDisposeThreadSafeModule(tsm);
+        return cg_llvm_err(d, "cannot add the module to the JIT", e);
+    }
+    return true;
+}
+
+/* Disposes the JIT (and the module it owns). */
+static void cg_jit_free(cg_jit *j) {
+    if (j->jit) LLVMConsumeError(LLVMOrcDisposeLLJIT(j->jit));
+    j->jit = NULL;
+}
+
+/* Looks up the wrapper of kernel k. */
+static cg_host_fn cg_jit_lookup(cg_jit *j, const cg_kernel *k, tx_diag *d) {
+    char name[200];
+    snprintf(name, sizeof name, "%s_host", k->name);
+    LLVMOrcExecutorAddress a = 0;
+    LLVMErrorRef e = LLVMOrcLLJITLookup(j->jit, &a, name);
+    if (e) {
+        cg_llvm_err(d, "JIT lookup failed", e);
+        return NULL;
+    }
+    return (cg_host_fn)(uintptr_t)a;
+}
+
+/* Allocates a 64-byte aligned zeroed block of n bytes (at least 64). */
+static void *cg_aligned(size_t n) {
+    size_t sz = (n + 63) / 64 * 64;
+    void *m = aligned_alloc(64, sz ? sz : 64);
+    if (!m) {
+        fprintf(stderr, "txc: out of memory\n");
+        exit(1);
+    }
+    memset(m, 0, sz ? sz : 64);
+    return m;
+}
+
+/* Byte size of dtype t over shape s with bound syms; false on overflow. */
+static bool cg_bytes(const ir_shape *s, ir_dtype t, const int64_t *syms, unsigned nsyms, int64_t *dims,
+                     size_t *bytes) {
+    if (!cg_shape_resolve(s, syms, nsyms, dims)) return false;
+    int64_t n = ir_dtype_size(t);
+    for (unsigned i = 0; i < s->rank; i++)
+        if (!ir_mul_ok(n, dims[i], &n)) return false;
+    *bytes = (size_t)n;
+    return true;
+}
+
+/* Run state: buffers by kind. */
+typedef struct cg_run {
+    void **in, **out, **tmp;
+    void **own; /* aligned copies of misaligned inputs and the temps */
+    unsigned nown;
+} cg_run;
+
+/* Allocates the outputs (into `outputs`) and temps; aligned input views. */
+static bool cg_run_setup(const ir_graph *g, const cg_program *p, const rt_tensor *inputs, rt_tensor *outputs,
+                         const int64_t *syms, cg_run *r, tx_diag *d) {
+    const ir_node *on = &g->nodes[ir_output(g)];
+    unsigned nin = 0;
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+    r->in = ir_xcalloc(nin + 1, sizeof *r->in);
+    r->out = ir_xcalloc(on->nin + 1, sizeof *r->out);
+    r->tmp = ir_xcalloc(p->ntemps + 1, sizeof *r->tmp);
+    r->own = ir_xcalloc(nin + p->ntemps + 1, sizeof *r->own);
+    for (unsigned i = 0; i < nin; i++) {
+        r->in[i] = inputs[i].data;
+        if ((uintptr_t)inputs[i].data % 16 == 0) continue;
+        size_t n = (size_t)rt_numel(&inputs[i]) * (size_t)ir_dtype_size(inputs[i].dtype);
+        r->in[i] = r->own[r->nown++] = cg_aligned(n);
+        memcpy(r->in[i], inputs[i].data, n);
+    }
+    for (unsigned k = 0; k < on->nin; k++) {
+        const ir_node *v = &g->nodes[ir_in(g, on, k)];
+        rt_tensor *t = &outputs[k];
+        memset(t, 0, sizeof *t);
+        t->dtype = (ir_dtype)v->dtype;
+        t->rank = v->shape.rank;
+        size_t bytes;
+        if (!cg_bytes(&v->shape, t->dtype, syms, g->nsyms, t->dim, &bytes) || !rt_tensor_alloc(t)) {
+            tx_error(d, "output %u is too large", k);
+            return false;
+        }
+        if (bytes && ((uintptr_t)t->data % 16)) {
+            tx_error(d, "codegen: output buffer %u is not 16-byte aligned", k);
+            return false;
+        }
+        r->out[k] = t->data;
+    }
+    for (unsigned i = 0; i < p->ntemps; i++) {
+        int64_t dims[IR_MAX_RANK];
+        size_t bytes;
+        if (!cg_bytes(&p->temps[i].shape, p->temps[i].dtype, syms, g->nsyms, dims, &bytes)) {
+            tx_error(d, "intermediate %u is too large", i);
+            return false;
+        }
+        r->tmp[i] = r->own[r->nown++] = cg_aligned(bytes);
+    }
+    return true;
+}
+
+/* Releases the run state's own allocations (not the outputs). */
+static void cg_run_free(cg_run *r) {
+    for (unsigned i = 0; i < r->nown; i++) free(r->own[i]);
+    free(r->own);
+    free(r->in);
+    free(r->out);
+    free(r->tmp);
+}
+
+/* Runs every kernel of p in order. */
+static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r, tx_diag *d) {
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        const cg_kernel *kr = &p->kernels[k];
+        unsigned grid[3], block[3], smem;
+        if (!cg_kernel_geometry(p, k, syms, grid, block, &smem)) {
+            tx_error(d, "codegen: cannot compute the launch geometry of %s", kr->name);
+            return false;
+        }
+        if (!grid[0] || !grid[1] || !grid[2]) continue;
+        cg_host_fn fn = cg_jit_lookup(j, kr, d);
+        if (!fn) return false;
+        void **bufs = ir_xcalloc(kr->nbufs + 1, sizeof *bufs);
+        for (unsigned b = 0; b < kr->nbufs; b++) {
+            const cg_buf *cb = &kr->bufs[b];
+            bufs[b] = cb->kind == CG_BUF_INPUT ? r->in[cb->index] : cb->kind == CG_BUF_OUTPUT ? r->out[cb->index]
+                                                                                              : r->tmp[cb->index];
+        }
+        fn(bufs, syms, grid[0], grid[1], grid[2]);
+        free(bufs);
+    }
+    return true;
+}
+
+/* Host execution; see codegen.h. */
+bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    if (!rt_bind_shapes(g, inputs, syms, d)) {
+        free(syms);
+        return false;
+    }
+    cg_program *p = cg_program_new(g, CG_HOST, d);
+    if (!p) {
+        free(syms);
+        return false;
+    }
+    unsigned nout = g->nodes[ir_output(g)].nin;
+    memset(outputs, 0, nout * sizeof *outputs);
+    cg_jit j = {0};
+    cg_run r;
+    memset(&r, 0, sizeof r);
+    bool ok = cg_jit_new(&j, p, d) && cg_run_setup(g, p, inputs, outputs, syms, &r, d) &&
+              cg_run_kernels(p, &j, syms, &r, d);
+    if (!ok && r.out)
+        for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outputs[k]);
+    cg_run_free(&r);
+    cg_jit_free(&j);
+    cg_program_free(p);
+    free(syms);
+    return ok;
+}

@@ -1,0 +1,325 @@
+/* math.c - f32 math functions written once as LLVM IR (range reduction and
+ * polynomials), so the host and the GPU compute the same results. Each is
+ * an internal function "tx.NAME" of the module, defined on first use; O3
+ * inlines them. Measured accuracy (tests/unit/test_codegen.c) is listed in
+ * docs/codegen.md. Only llvm.fma, llvm.sqrt, llvm.rint, llvm.fabs and
+ * llvm.copysign are used as building blocks: they lower on both targets. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+
+#include <string.h>
+
+/* Builder state saved while a math function body is built. */
+typedef struct cg_save {
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+} cg_save;
+
+/* Shorthands: f32/i32 constants and single IR instructions at cx->b. */
+static LLVMValueRef F(cg_ctx *cx, double v) { return cg_f32c(cx, v); }
+static LLVMValueRef I(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i32, (unsigned long long)v, 1); }
+
+static LLVMValueRef fmul(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(cx->b, a, b, ""); }
+static LLVMValueRef fadd(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(cx->b, a, b, ""); }
+static LLVMValueRef fsub(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(cx->b, a, b, ""); }
+static LLVMValueRef fdiv(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(cx->b, a, b, ""); }
+static LLVMValueRef sel(cg_ctx *cx, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(cx->b, c, a, b, "");
+}
+static LLVMValueRef fcmp(cg_ctx *cx, LLVMRealPredicate p, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFCmp(cx->b, p, a, b, "");
+}
+static LLVMValueRef ffma(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c) {
+    LLVMValueRef v[3] = {a, b, c};
+    return cg_call_intrinsic(cx, "llvm.fma", true, v, 3);
+}
+static LLVMValueRef fun1(cg_ctx *cx, const char *name, LLVMValueRef a) {
+    return cg_call_intrinsic(cx, name, true, &a, 1);
+}
+static LLVMValueRef fcopysign(cg_ctx *cx, LLVMValueRef mag, LLVMValueRef sgn) {
+    LLVMValueRef v[2] = {mag, sgn};
+    return cg_call_intrinsic(cx, "llvm.copysign", true, v, 2);
+}
+
+/* Horner evaluation of c[0] + c[1] x + ... + c[n-1] x^(n-1) with fma. */
+static LLVMValueRef poly(cg_ctx *cx, LLVMValueRef x, const double *c, int n) {
+    LLVMValueRef p = F(cx, c[n - 1]);
+    for (int i = n - 2; i >= 0; i--) p = ffma(cx, p, x, F(cx, c[i]));
+    return p;
+}
+
+/* 2^n for an i32 n in [-126, 127] as a float (bit construction). */
+static LLVMValueRef pow2i(cg_ctx *cx, LLVMValueRef n) {
+    LLVMValueRef e = LLVMBuildShl(cx->b, LLVMBuildAdd(cx->b, n, I(cx, 127), ""), I(cx, 23), "");
+    return LLVMBuildBitCast(cx->b, e, cx->f32, "");
+}
+
+/* p * 2^n for an i32 n in [-252, 254], in two exact steps. */
+static LLVMValueRef ldexpf_(cg_ctx *cx, LLVMValueRef p, LLVMValueRef n) {
+    LLVMValueRef n1 = LLVMBuildAShr(cx->b, n, I(cx, 1), "");
+    LLVMValueRef n2 = LLVMBuildSub(cx->b, n, n1, "");
+    return fmul(cx, fmul(cx, p, pow2i(cx, n1)), pow2i(cx, n2));
+}
+
+/* x clamped to [lo, hi]; NaN passes through (callers patch it). */
+static LLVMValueRef fclamp(cg_ctx *cx, LLVMValueRef x, double lo, double hi) {
+    x = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, hi)), F(cx, hi), x);
+    return sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, lo)), F(cx, lo), x);
+}
+
+/* i1: x is NaN. */
+static LLVMValueRef isnanf_(cg_ctx *cx, LLVMValueRef x) { return fcmp(cx, LLVMRealUNO, x, x); }
+
+/* f32 -> i32 for values known to be small integers. */
+static LLVMValueRef f2i(cg_ctx *cx, LLVMValueRef x) { return LLVMBuildFPToSI(cx->b, x, cx->i32, ""); }
+
+/* e^r - 1 for |r| <= ln2/2 (Taylor to r^9; truncation < 1e-11). */
+static LLVMValueRef expm1_small(cg_ctx *cx, LLVMValueRef r) {
+    static const double c[] = {1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
+                               1.0 / 362880};
+    LLVMValueRef p = poly(cx, r, c, 8);
+    return ffma(cx, fmul(cx, r, r), p, r);
+}
+
+static const double LN2_HI = 0.693145751953125;         /* 16 trailing zero bits */
+static const double LN2_LO = 1.42860682030941723212e-6;
+static const double LOG2E = 1.4426950408889634;
+
+/* e^x: n = rint(x / ln2), r = x - n ln2 (Cody-Waite), e^r by expm1 + 1. */
+static LLVMValueRef m_exp(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef xc = fclamp(cx, x, -104.0, 89.0);
+    LLVMValueRef nf = fun1(cx, "llvm.rint", fmul(cx, xc, F(cx, LOG2E)));
+    LLVMValueRef r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_HI), xc);
+    r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_LO), r);
+    LLVMValueRef p = fadd(cx, expm1_small(cx, r), F(cx, 1.0));
+    LLVMValueRef res = ldexpf_(cx, p, f2i(cx, nf));
+    return sel(cx, isnanf_(cx, x), x, res);
+}
+
+/* 2^x: n = rint(x), 2^(x-n) = e^((x-n) ln2). */
+static LLVMValueRef m_exp2(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef xc = fclamp(cx, x, -152.0, 130.0);
+    LLVMValueRef nf = fun1(cx, "llvm.rint", xc);
+    LLVMValueRef f = fsub(cx, xc, nf);
+    LLVMValueRef r = fmul(cx, f, F(cx, 0.69314718055994531));
+    LLVMValueRef p = fadd(cx, expm1_small(cx, r), F(cx, 1.0));
+    LLVMValueRef res = ldexpf_(cx, p, f2i(cx, nf));
+    return sel(cx, isnanf_(cx, x), x, res);
+}
+
+/* log decomposition: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1;
+ * returns log1p(f) (fdlibm's form) and sets *e (f32). Special inputs are
+ * patched by the callers. */
+static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef tiny = fcmp(cx, LLVMRealOLT, x, F(cx, 1.1754943508222875e-38));
+    LLVMValueRef xs = sel(cx, tiny, fmul(cx, x, F(cx, 8388608.0)), x);
+    LLVMValueRef u = LLVMBuildBitCast(b, xs, cx->i32, "");
+    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, u, I(cx, 23), ""), I(cx, 127), "");
+    e = LLVMBuildSub(b, e, sel(cx, tiny, I(cx, 23), I(cx, 0)), "");
+    LLVMValueRef mb = LLVMBuildOr(b, LLVMBuildAnd(b, u, I(cx, 0x7fffff), ""), I(cx, 0x3f800000), "");
+    LLVMValueRef m = LLVMBuildBitCast(b, mb, cx->f32, "");
+    LLVMValueRef big = fcmp(cx, LLVMRealOGT, m, F(cx, 1.41421356237309505));
+    m = sel(cx, big, fmul(cx, m, F(cx, 0.5)), m);
+    e = LLVMBuildAdd(b, e, sel(cx, big, I(cx, 1), I(cx, 0)), "");
+    *ef = LLVMBuildSIToFP(b, e, cx->f32, "");
+    LLVMValueRef f = fsub(cx, m, F(cx, 1.0));
+    LLVMValueRef s = fdiv(cx, f, fadd(cx, f, F(cx, 2.0)));
+    LLVMValueRef z = fmul(cx, s, s);
+    static const double lg[] = {6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01, 2.2222198546e-01,
+                                1.8183572590e-01, 1.5313838422e-01, 1.4798198640e-01};
+    LLVMValueRef R = fmul(cx, z, poly(cx, z, lg, 7));
+    LLVMValueRef hfsq = fmul(cx, F(cx, 0.5), fmul(cx, f, f));
+    /* log1p(f) = f - (hfsq - s*(hfsq+R)) */
+    return fsub(cx, f, fsub(cx, hfsq, fmul(cx, s, fadd(cx, hfsq, R))));
+}
+
+/* Special values of log/log2: NaN for x < 0 or NaN, -inf at 0, +inf at inf. */
+static LLVMValueRef log_special(cg_ctx *cx, LLVMValueRef x, LLVMValueRef r) {
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, x, F(cx, __builtin_inf())), x, r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, x, F(cx, 0.0)), F(cx, -__builtin_inf()), r);
+    return sel(cx, fcmp(cx, LLVMRealULT, x, F(cx, 0.0)), F(cx, __builtin_nan("")), r);
+}
+
+/* log(x) = e ln2 + log1p(f). */
+static LLVMValueRef m_log(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef e, l1p = log_core(cx, x, &e);
+    /* e ln2_hi + (e ln2_lo + log1p(f)) with ln2_hi exact in e*ln2_hi */
+    LLVMValueRef r = fadd(cx, fmul(cx, e, F(cx, 6.9313812256e-01)), ffma(cx, e, F(cx, 9.0580006145e-06), l1p));
+    return log_special(cx, x, r);
+}
+
+/* log2(x) = e + log1p(f) log2(e): exact at powers of two. */
+static LLVMValueRef m_log2(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef e, l1p = log_core(cx, x, &e);
+    LLVMValueRef r = ffma(cx, l1p, F(cx, LOG2E), e);
+    return log_special(cx, x, r);
+}
+
+/* tanh(x) = sign(x) * em / (em + 2), em = e^(2|x|) - 1 computed as
+ * 2^n (expm1(r) + 1) - 1 = 2^n expm1(r) + (2^n - 1) without cancellation. */
+static LLVMValueRef m_tanh(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
+    LLVMValueRef u = fmul(cx, fclamp(cx, ax, 0.0, 10.0), F(cx, 2.0));
+    LLVMValueRef nf = fun1(cx, "llvm.rint", fmul(cx, u, F(cx, LOG2E)));
+    LLVMValueRef r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_HI), u);
+    r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_LO), r);
+    LLVMValueRef p2 = pow2i(cx, f2i(cx, nf));
+    LLVMValueRef em = ffma(cx, p2, expm1_small(cx, r), fsub(cx, p2, F(cx, 1.0)));
+    LLVMValueRef t = fdiv(cx, em, fadd(cx, em, F(cx, 2.0)));
+    t = sel(cx, fcmp(cx, LLVMRealOGT, ax, F(cx, 9.1)), F(cx, 1.0), t);
+    t = fcopysign(cx, t, x);
+    return sel(cx, isnanf_(cx, x), x, t);
+}
+
+/* erf: Taylor series for |x| < 1 (as x + x (P(x^2) - 1)); 1 - e^(-x^2) G(x) on [1, 3.92) with G a
+ * degree-12 Chebyshev fit of erfc(x) e^(x^2) (rel. error 1.7e-7 in f32);
+ * +-1 beyond. */
+static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
+    static const double ts[] = {0.1283791670955126,     -0.37612638903183754,  0.11283791670955126,
+                                -0.026866170645131252,  0.0052239776254421878, -0.00085483270234508529,
+                                0.00012055332981789664, -1.4925650358406251e-05, 1.6462114365889247e-06,
+                                -1.6365844691234924e-07, 1.4807192815879218e-08};
+    static const double gc[] = {0.21080636427595434,    -0.11152100469538528,    0.05611047258426323,
+                                -0.027005725289662622,  0.012489703671772368,    -0.0055673329100265363,
+                                0.002401701693995797,   -0.001017117773014926,   0.00041450810102357748,
+                                -0.00014394859933557417, 5.494724508253375e-05,  -3.6928722991855243e-05,
+                                1.3819090149087855e-05};
+    LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
+    LLVMValueRef small = ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 11), ax); /* ax (1 + (P - 1)) */
+    LLVMValueRef am = fclamp(cx, ax, 1.0, 4.0);
+    LLVMValueRef hi = fmul(cx, am, am);
+    LLVMValueRef lo = ffma(cx, am, am, LLVMBuildFNeg(cx->b, hi, ""));
+    LLVMValueRef ex = fmul(cx, cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, hi, ""), NULL), fsub(cx, F(cx, 1.0), lo));
+    LLVMValueRef t = fmul(cx, fsub(cx, am, F(cx, 2.5)), F(cx, 1.0 / 1.5));
+    LLVMValueRef mid = fsub(cx, F(cx, 1.0), fmul(cx, ex, poly(cx, t, gc, 13)));
+    LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOLT, ax, F(cx, 1.0)), small, mid);
+    r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 3.92)), F(cx, 1.0), r);
+    r = fcopysign(cx, r, x);
+    return sel(cx, isnanf_(cx, x), x, r);
+}
+
+/* sin/cos: k = rint(x 2/pi) and r = x - k pi/2 in double (two-part pi/2,
+ * exact products for |k| < 2^20), then the quadrant's polynomial in f32. */
+static LLVMValueRef m_sincos(cg_ctx *cx, LLVMValueRef x, bool is_cos) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef xd = LLVMBuildFPExt(b, x, cx->f64, "");
+    LLVMValueRef kd = fun1(cx, "llvm.rint", LLVMBuildFMul(b, xd, LLVMConstReal(cx->f64, 0.63661977236758134), ""));
+    LLVMValueRef rd = LLVMBuildFSub(b, xd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 1.57079632673412561417), ""), "");
+    rd = LLVMBuildFSub(b, rd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 6.07710050650619224932e-11), ""), "");
+    LLVMValueRef r = LLVMBuildFPTrunc(b, rd, cx->f32, "");
+    LLVMTypeRef tys[2] = {cx->i64, cx->f64}, fty;
+    LLVMValueRef fn = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &fty);
+    LLVMValueRef k = LLVMBuildCall2(b, fty, fn, &kd, 1, "");
+    LLVMValueRef q = LLVMBuildTrunc(b, LLVMBuildAnd(b, k, LLVMConstInt(cx->i64, 3, 0), ""), cx->i32, "");
+    if (is_cos) q = LLVMBuildAnd(b, LLVMBuildAdd(b, q, I(cx, 1), ""), I(cx, 3), "");
+    static const double sc[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
+    static const double cc[] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800};
+    LLVMValueRef z = fmul(cx, r, r);
+    LLVMValueRef s = ffma(cx, fmul(cx, r, z), poly(cx, z, sc, 4), r);
+    LLVMValueRef c = ffma(cx, fmul(cx, z, z), poly(cx, z, cc, 4), ffma(cx, F(cx, -0.5), z, F(cx, 1.0)));
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(cx, 1), ""), I(cx, 0), "");
+    LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(cx, 2), ""), I(cx, 0), "");
+    LLVMValueRef v = sel(cx, odd, c, s);
+    v = sel(cx, neg, LLVMBuildFNeg(b, v, ""), v);
+    LLVMValueRef bad = fcmp(cx, LLVMRealUNO, fsub(cx, x, x), F(cx, 0.0)); /* inf or nan */
+    return sel(cx, bad, F(cx, __builtin_nan("")), v);
+}
+
+/* pow(a, b) = 2^(b log2|a|) with b log2|a| formed in double from log2's
+ * exponent and f32 mantissa log, so large |b log2 a| loses no accuracy;
+ * NumPy's special cases: b == 0 -> 1, a == 1 -> 1, a < 0 with integer b
+ * -> sign by parity, a < 0 otherwise -> NaN, a == 0 / inf by b's sign;
+ * exact paths for b == 1 and b == 2. */
+static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef aa = fun1(cx, "llvm.fabs", a);
+    LLVMValueRef e, l1p = log_core(cx, aa, &e);
+    LLVMValueRef ld = LLVMBuildFAdd(b, LLVMBuildFPExt(b, e, cx->f64, ""),
+                                    LLVMBuildFMul(b, LLVMBuildFPExt(b, l1p, cx->f64, ""),
+                                                  LLVMConstReal(cx->f64, LOG2E), ""), "");
+    LLVMValueRef yd = LLVMBuildFMul(b, LLVMBuildFPExt(b, bb, cx->f64, ""), ld, "");
+    LLVMValueRef hi = LLVMConstReal(cx->f64, 130.0), lo = LLVMConstReal(cx->f64, -152.0);
+    yd = sel(cx, LLVMBuildFCmp(b, LLVMRealOGT, yd, hi, ""), hi, yd);
+    yd = sel(cx, LLVMBuildFCmp(b, LLVMRealOLT, yd, lo, ""), lo, yd);
+    LLVMValueRef nd = fun1(cx, "llvm.rint", yd);
+    LLVMValueRef f = LLVMBuildFPTrunc(b, LLVMBuildFSub(b, yd, nd, ""), cx->f32, "");
+    LLVMValueRef p = fadd(cx, expm1_small(cx, fmul(cx, f, F(cx, 0.69314718055994531))), F(cx, 1.0));
+    LLVMValueRef r = ldexpf_(cx, p, LLVMBuildFPToSI(b, nd, cx->i32, ""));
+    LLVMValueRef bneg = fcmp(cx, LLVMRealOLT, bb, F(cx, 0.0));
+    LLVMValueRef inf = F(cx, __builtin_inf()), zero = F(cx, 0.0);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, aa, zero), sel(cx, bneg, inf, zero), r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, aa, inf), sel(cx, bneg, zero, inf), r);
+    r = sel(cx, LLVMBuildOr(b, isnanf_(cx, a), isnanf_(cx, bb), ""), F(cx, __builtin_nan("")), r);
+    LLVMValueRef bint = fcmp(cx, LLVMRealOEQ, fun1(cx, "llvm.floor", bb), bb);
+    LLVMValueRef half = fmul(cx, bb, F(cx, 0.5));
+    LLVMValueRef bodd = LLVMBuildAnd(b, bint, fcmp(cx, LLVMRealONE, fun1(cx, "llvm.floor", half), half), "");
+    LLVMValueRef aneg = fcmp(cx, LLVMRealOLT, a, zero);
+    LLVMValueRef rs = sel(cx, bodd, LLVMBuildFNeg(b, r, ""), r);
+    rs = sel(cx, bint, rs, F(cx, __builtin_nan("")));
+    r = sel(cx, aneg, rs, r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, F(cx, 2.0)), fmul(cx, a, a), r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, F(cx, 1.0)), a, r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, a, F(cx, 1.0)), F(cx, 1.0), r);
+    return sel(cx, fcmp(cx, LLVMRealOEQ, bb, zero), F(cx, 1.0), r);
+}
+
+/* Body of the math function for op with arguments x (and y for POW). */
+static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
+    switch (op) {
+    case IR_OP_EXP: return m_exp(cx, x);
+    case IR_OP_EXP2: return m_exp2(cx, x);
+    case IR_OP_LOG: return m_log(cx, x);
+    case IR_OP_LOG2: return m_log2(cx, x);
+    case IR_OP_TANH: return m_tanh(cx, x);
+    case IR_OP_ERF: return m_erf(cx, x);
+    case IR_OP_SIN: return m_sincos(cx, x, false);
+    case IR_OP_COS: return m_sincos(cx, x, true);
+    case IR_OP_SQRT: return fun1(cx, "llvm.sqrt", x);
+    case IR_OP_RSQRT: return fdiv(cx, F(cx, 1.0), fun1(cx, "llvm.sqrt", x));
+    case IR_OP_SIGMOID:
+        return fdiv(cx, F(cx, 1.0), fadd(cx, F(cx, 1.0), cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, x, ""), NULL)));
+    case IR_OP_SILU:
+        return fdiv(cx, x, fadd(cx, F(cx, 1.0), cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, x, ""), NULL)));
+    case IR_OP_GELU: {
+        LLVMValueRef e = cg_math(cx, IR_OP_ERF, fmul(cx, x, F(cx, 0.70710678118654752)), NULL);
+        return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), e));
+    }
+    case IR_OP_GELU_TANH: {
+        LLVMValueRef x3 = fmul(cx, fmul(cx, x, x), x);
+        LLVMValueRef in = fmul(cx, F(cx, 0.79788456080286536), ffma(cx, F(cx, 0.044715), x3, x));
+        LLVMValueRef t = cg_math(cx, IR_OP_TANH, in, NULL);
+        return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), t));
+    }
+    case IR_OP_POW: return m_pow(cx, x, y);
+    default: return NULL;
+    }
+}
+
+/* Calls tx.<op> (defining it on first use); see codegen.h. */
+LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
+    unsigned nargs = op == IR_OP_POW ? 2 : 1;
+    LLVMTypeRef at[2] = {cx->f32, cx->f32};
+    LLVMTypeRef fty = LLVMFunctionType(cx->f32, at, nargs, 0);
+    if (!cx->mathfn[op]) {
+        char name[64];
+        snprintf(name, sizeof name, "tx.%s", ir_op_name(op));
+        LLVMValueRef fn = LLVMAddFunction(cx->mod, name, fty);
+        LLVMSetLinkage(fn, LLVMInternalLinkage);
+        unsigned k = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->llctx, k, 0));
+        cx->mathfn[op] = fn;
+        cg_save sv = {cx->b, cx->fn};
+        cx->b = LLVMCreateBuilderInContext(cx->llctx);
+        cx->fn = fn;
+        LLVMPositionBuilderAtEnd(cx->b, LLVMAppendBasicBlockInContext(cx->llctx, fn, "entry"));
+        LLVMValueRef r = cg_math_body(cx, op, LLVMGetParam(fn, 0), nargs > 1 ? LLVMGetParam(fn, 1) : NULL);
+        if (!r) r = LLVMGetUndef(cx->f32);
+        LLVMBuildRet(cx->b, r);
+        LLVMDisposeBuilder(cx->b);
+        cx->b = sv.b;
+        cx->fn = sv.fn;
+    }
+    LLVMValueRef args[2] = {x, y};
+    return LLVMBuildCall2(cx->b, fty, cx->mathfn[op], args, nargs, "");
+}

@@ -1,0 +1,183 @@
+/* pointwise.c - the emitter of pointwise and copy regions (and of output
+ * copy kernels): a grid-stride loop over the anchor's elements, w elements
+ * per iteration with w-wide vector loads and stores where every stored
+ * value has the anchor's shape, then a scalar tail. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define CG_PW_THREADS 256
+#define CG_PW_GROUPS 2 /* vector groups per thread in a full grid */
+
+/* One value the loop stores: node, destination pointer and dtype. */
+typedef struct cg_pw_item {
+    ir_id node;
+    LLVMValueRef dst;
+    ir_dtype dt;
+    bool full; /* shape == the iteration shape (else a broadcast-shaped output) */
+} cg_pw_item;
+
+/* Stores item it's value at iteration index idx (scalar path). A broadcast-
+ * shaped output is stored only by the iterations whose broadcast dims are 0. */
+static bool cg_pw_store_scalar(cg_ctx *cx, const cg_pw_item *it, cg_index *idx) {
+    const ir_node *n = &cx->g->nodes[it->node];
+    cg_index oi = cg_index_bcast(cx, idx, &n->shape);
+    LLVMValueRef v = cg_emit_value(cx, it->node, &oi);
+    if (!v) return false;
+    if (it->full) {
+        cg_store(cx, it->dst, it->dt, oi.lin, v);
+        return true;
+    }
+    cg_index_dims(cx, idx);
+    const ir_shape *s = idx->shape;
+    unsigned off = s->rank - n->shape.rank;
+    LLVMValueRef cond = LLVMConstInt(cx->i1, 1, 0);
+    for (unsigned i = 0; i < s->rank; i++) {
+        bool bc = i < off || (n->shape.dim[i - off] == 1 && s->dim[i] != 1);
+        if (bc) cond = LLVMBuildAnd(cx->b, cond, LLVMBuildICmp(cx->b, LLVMIntEQ, idx->dim[i], cg_i64(cx, 0), ""), "");
+    }
+    LLVMBasicBlockRef join = cg_if_begin(cx, cond);
+    cg_store(cx, it->dst, it->dt, oi.lin, v);
+    cg_if_end(cx, join);
+    return true;
+}
+
+/* Emits the grid-stride loop over shape s storing items; w > 1 enables the
+ * vector path (all items full). Returns false with an error reported. */
+static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems, unsigned w,
+                       unsigned threads) {
+    const ir_graph *g = cx->g;
+    LLVMValueRef total = cg_numel(cx, s);
+    LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+    LLVMValueRef gid = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, threads), ""), tid, "gid");
+    LLVMValueRef stride = LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, threads), "stride");
+    LLVMValueRef tail_start = cg_i64(cx, 0);
+    if (w > 1) {
+        LLVMValueRef ngroups = LLVMBuildUDiv(cx->b, total, cg_i64(cx, w), "ngroups");
+        cg_loop l;
+        LLVMValueRef gi = cg_loop_begin(cx, &l, gid, ngroups, stride, "vec");
+        LLVMValueRef base = LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), "base");
+        LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
+        LLVMValueRef br = LLVMBuildBr(cx->b, elem);
+        cx->vecb = LLVMCreateBuilderInContext(cx->llctx);
+        LLVMPositionBuilderBefore(cx->vecb, br);
+        LLVMPositionBuilderAtEnd(cx->b, elem);
+        cx->vecw = w;
+        cx->vecn = w;
+        cx->nvecalias = 0;
+        cx->vecshape = s;
+        memset(cx->veccache, 0, (size_t)g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+        cx->nmemo = 0;
+        for (unsigned j = 0; j < w; j++)
+            cx->veclin[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
+        bool ok = true;
+        LLVMValueRef vals[16];
+        for (unsigned t = 0; ok && t < nitems; t++) {
+            for (unsigned j = 0; ok && j < w; j++) {
+                cg_index idx = cg_index_lin(s, cx->veclin[j]);
+                vals[j] = cg_emit_value(cx, items[t].node, &idx);
+                ok = vals[j] != NULL;
+            }
+            if (ok) cg_store_vec(cx, items[t].dst, items[t].dt, base, vals, w);
+        }
+        cx->vecw = cx->vecn = cx->nvecalias = 0;
+        cx->vecshape = NULL;
+        LLVMDisposeBuilder(cx->vecb);
+        cx->vecb = NULL;
+        if (!ok) return false;
+        cg_loop_end(cx, &l);
+        tail_start = LLVMBuildNUWMul(cx->b, ngroups, cg_i64(cx, w), "tail");
+    }
+    cg_loop l;
+    LLVMValueRef i = cg_loop_begin(cx, &l, LLVMBuildAdd(cx->b, tail_start, gid, ""), total, stride, "scalar");
+    cx->nmemo = 0;
+    cg_index idx = cg_index_lin(s, i);
+    for (unsigned t = 0; t < nitems; t++)
+        if (!cg_pw_store_scalar(cx, &items[t], &idx)) return false;
+    cg_loop_end(cx, &l);
+    return true;
+}
+
+/* Vector width for a loop whose items are all full: 16 bytes of the widest
+ * stored or loaded dtype, at most 8 elements. 1 when some item is not full. */
+static unsigned cg_pw_width(cg_ctx *cx, const cg_pw_item *items, unsigned n) {
+    int maxb = 1;
+    for (unsigned t = 0; t < n; t++) {
+        if (!items[t].full) return 1;
+        if (ir_dtype_size(items[t].dt) > maxb) maxb = ir_dtype_size(items[t].dt);
+    }
+    for (unsigned b = 0; cx->k && b < cx->k->nbufs; b++) {
+        int sz = ir_dtype_size((ir_dtype)cx->g->nodes[cx->k->bufs[b].value].dtype);
+        if (sz > maxb) maxb = sz;
+    }
+    unsigned w = 16u / (unsigned)maxb;
+    return w > 8 ? 8 : w;
+}
+
+/* Finishes a loop kernel over shape s with the pointwise geometry. */
+static void cg_pw_end(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned threads) {
+    ir_shape work[3] = {*s, {0}, {0}};
+    int64_t per[3] = {(int64_t)threads * w * CG_PW_GROUPS, 1, 1};
+    int64_t cap[3] = {cx->gpu ? (1 << 20) : 1, 1, 1};
+    unsigned block[3] = {threads, 1, 1};
+    cg_kernel_end(cx, work, per, cap, block, 0);
+}
+
+/* Pointwise/copy region: iterates over the anchor's shape, stores every
+ * region output. */
+bool cg_emit_pointwise(cg_ctx *cx, unsigned region) {
+    const ir_graph *g = cx->g;
+    const ir_region *rg = &g->regions[region];
+    if (!cg_kernel_begin(cx, region, NULL)) return false;
+    if (rg->anchor >= g->n) {
+        tx_error(cx->diag, "codegen: region %u has no anchor node", region);
+        return false;
+    }
+    const ir_shape *s = &g->nodes[rg->anchor].shape;
+    unsigned n = 0;
+    cg_pw_item *items = ir_xcalloc(g->n, sizeof *items);
+    bool ok = true;
+    for (ir_id i = 0; ok && i < g->n; i++) {
+        if (!cg_is_region_output(cx, i)) continue;
+        const ir_node *o = &g->nodes[i];
+        ir_shape bs;
+        bool full = ir_shape_eq(&o->shape, s);
+        if (!full && !(ir_shape_broadcast(&o->shape, s, &bs) && ir_shape_eq(&bs, s))) {
+            char b1[96], b2[96];
+            tx_error(cx->diag, "codegen: region %u stores %%%u of shape %s, which does not broadcast to its "
+                     "iteration shape %s", region, i, ir_shape_str(g, &o->shape, b1, sizeof b1),
+                     ir_shape_str(g, s, b2, sizeof b2));
+            ok = false;
+            break;
+        }
+        items[n++] = (cg_pw_item){i, cg_buf_ptr(cx, i), (ir_dtype)o->dtype, full};
+    }
+    if (ok && n == 0) { /* nothing to store (a returned constant: the output copy fills it) */
+        free(items);
+        LLVMDeleteFunction(cx->fn);
+        cx->fn = NULL;
+        cx->k = NULL;
+        cg_kernel_drop(cx);
+        return true;
+    }
+    unsigned threads = cx->gpu ? CG_PW_THREADS : 1;
+    unsigned w = ok ? cg_pw_width(cx, items, n) : 1;
+    if (ok) ok = cg_pw_loop(cx, s, items, n, w, threads);
+    free(items);
+    if (!ok) return false;
+    cg_pw_end(cx, s, w, threads);
+    return true;
+}
+
+/* Output copy kernel body; see codegen.h. */
+bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst) {
+    const ir_node *n = &cx->g->nodes[v];
+    cg_pw_item it = {v, dst, (ir_dtype)n->dtype, true};
+    unsigned threads = cx->gpu ? CG_PW_THREADS : 1;
+    unsigned w = cg_pw_width(cx, &it, 1);
+    if (!cg_pw_loop(cx, &n->shape, &it, 1, w, threads)) return false;
+    cg_pw_end(cx, &n->shape, w, threads);
+    return true;
+}

@@ -1,0 +1,699 @@
+/* program.c - cg_program: targets, LLVM context/module/target machine,
+ * HBM buffer assignment, kernel dispatch per region kind, optimisation,
+ * PTX emission, the manifest and launch geometry. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+#include <llvm-c/Orc.h>
+
+#include <llvm-c/Analysis.h>
+#include <llvm-c/Target.h>
+#include <llvm-c/Transforms/PassBuilder.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct cg_target_desc {
+    const char *name, *cpu;
+} cg_target_desc;
+
+static const cg_target_desc cg_targets[CG_NTARGETS] = {
+    {"sm_80", "sm_80"}, {"sm_86", "sm_86"}, {"sm_89", "sm_89"},
+    {"sm_90", "sm_90"}, {"sm_90a", "sm_90a"}, {"host", NULL},
+};
+
+/* Returns the target named s, -1 when unknown. */
+int cg_target_parse(const char *s) {
+    for (int i = 0; s && i < CG_NTARGETS; i++)
+        if (strcmp(s, cg_targets[i].name) == 0) return i;
+    return -1;
+}
+
+/* Returns the canonical name of t ("?" when out of range). */
+const char *cg_target_name(cg_target t) {
+    return (unsigned)t < CG_NTARGETS ? cg_targets[t].name : "?";
+}
+
+/* Returns the accepted target names, comma separated. */
+const char *cg_target_names(void) { return "sm_80, sm_86, sm_89, sm_90, sm_90a, host"; }
+
+cg_target cg_program_target(const cg_program *p) { return p->target; }
+
+/* ---- target machines ---------------------------------------------------- */
+
+/* Creates the target machine for t (NVPTX with PTX ISA 8.0, or the host CPU);
+ * NULL with an error reported when LLVM lacks the target. */
+LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d) {
+    char *triple, *cpu, *feat, *err = NULL;
+    if (t == CG_HOST) {
+        LLVMInitializeX86TargetInfo();
+        LLVMInitializeX86Target();
+        LLVMInitializeX86TargetMC();
+        LLVMInitializeX86AsmPrinter();
+        triple = LLVMGetDefaultTargetTriple();
+        cpu = LLVMGetHostCPUName();
+        feat = LLVMGetHostCPUFeatures();
+    } else {
+        LLVMInitializeNVPTXTargetInfo();
+        LLVMInitializeNVPTXTarget();
+        LLVMInitializeNVPTXTargetMC();
+        LLVMInitializeNVPTXAsmPrinter();
+        triple = LLVMCreateMessage("nvptx64-nvidia-cuda");
+        cpu = LLVMCreateMessage(cg_targets[t].cpu);
+        feat = LLVMCreateMessage("+ptx80");
+    }
+    LLVMTargetRef tgt;
+    LLVMTargetMachineRef tm = NULL;
+    if (LLVMGetTargetFromTriple(triple, &tgt, &err)) {
+        tx_error(d, "codegen: no LLVM target for %s: %s", triple, err ? err : "?");
+        LLVMDisposeMessage(err);
+    } else {
+        tm = LLVMCreateTargetMachine(tgt, triple, cpu, feat, LLVMCodeGenLevelAggressive,
+                                     LLVMRelocPIC, LLVMCodeModelDefault);
+        if (!tm) tx_error(d, "codegen: cannot create a target machine for %s", triple);
+    }
+    LLVMDisposeMessage(triple);
+    LLVMDisposeMessage(cpu);
+    LLVMDisposeMessage(feat);
+    return tm;
+}
+
+/* Disposes a target machine (NULL is fine). */
+void cg_tm_free(LLVMTargetMachineRef tm) {
+    if (tm) LLVMDisposeTargetMachine(tm);
+}
+
+/* ---- HBM homes ------------------------------------------------------------ */
+
+static bool cg_is_view(const ir_node *n) { return (ir_op_traits((ir_op)n->op) & IR_T_VIEW) != 0; }
+
+/* Calls fn(cx, src, arg) for every non-view value that node v reads through
+ * view chains (v itself when it is not a view). Views are index arithmetic
+ * in whichever region reads them (docs/fusion.md), so what a region needs
+ * from HBM are these sources. */
+static void cg_sources(cg_ctx *cx, ir_id v, void (*fn)(cg_ctx *, ir_id, void *), void *arg) {
+    const ir_node *n = &cx->g->nodes[v];
+    if (!cg_is_view(n)) {
+        fn(cx, v, arg);
+        return;
+    }
+    for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(cx->g, n, j), fn, arg);
+}
+
+/* True when node n is computed by its region: a non-view member, or a
+ * view its region writes (a returned view, materialised by a copy region). */
+static bool cg_is_member(const cg_ctx *cx, ir_id i) {
+    const ir_node *n = &cx->g->nodes[i];
+    if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST || n->op == IR_OP_OUTPUT || n->region >= cx->g->nregions)
+        return false;
+    return !cg_is_view(n) || cx->bufidx_kind[i] == CG_BUF_OUTPUT + 1;
+}
+
+/* Source callback of the temp assignment: arg is the reading region. */
+static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
+    unsigned reader = *(const unsigned *)arg;
+    const ir_node *p = &cx->g->nodes[v];
+    if (p->op == IR_OP_INPUT || p->op == IR_OP_CONST || cx->bufidx_kind[v] || p->region == reader) return;
+    if (cx->ntemps == cx->tcap) {
+        cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
+        cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
+    }
+    cx->temps[cx->ntemps] = (cg_temp){v, (ir_dtype)p->dtype, p->shape};
+    cx->bufidx_kind[v] = CG_BUF_TEMP + 1;
+    cx->bufidx[v] = cx->ntemps++;
+}
+
+/* Assigns every value that crosses HBM its buffer: graph inputs, returned
+ * values (first return slot), and values produced in one region and read in
+ * another (temps). Fails on a non-leaf node without a region. */
+static bool cg_assign_homes(cg_ctx *cx) {
+    const ir_graph *g = cx->g;
+    ir_id out = ir_output(g);
+    cx->bufidx_kind = ir_xcalloc(g->n, sizeof *cx->bufidx_kind);
+    cx->bufidx = ir_xcalloc(g->n, sizeof *cx->bufidx);
+    cx->outslots = ir_xmalloc(g->n * sizeof *cx->outslots);
+    for (ir_id i = 0; i < g->n; i++) cx->outslots[i] = UINT32_MAX;
+    for (unsigned k = 0; k < g->nodes[out].nin; k++) {
+        ir_id v = ir_in(g, &g->nodes[out], k);
+        if (cx->outslots[v] == UINT32_MAX) cx->outslots[v] = k;
+    }
+    for (ir_id i = 0; i < out; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op == IR_OP_INPUT) {
+            cx->bufidx_kind[i] = CG_BUF_INPUT + 1;
+            cx->bufidx[i] = n->a.param;
+            continue;
+        }
+        if (n->op == IR_OP_CONST) continue;
+        if (n->region == IR_NONE || n->region >= g->nregions) {
+            tx_error(cx->diag, "codegen: node %%%u (%s) belongs to no fused region; run the planner first",
+                     i, ir_op_name(n->op));
+            return false;
+        }
+        if (cx->outslots[i] != UINT32_MAX) {
+            cx->bufidx_kind[i] = CG_BUF_OUTPUT + 1;
+            cx->bufidx[i] = cx->outslots[i];
+        }
+    }
+    for (ir_id i = 0; i < out; i++) { /* temps: read (through views) from another region */
+        if (!cg_is_member(cx, i)) continue;
+        const ir_node *n = &g->nodes[i];
+        unsigned reader = n->region;
+        for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(g, n, j), cg_temp_src, &reader);
+    }
+    return true;
+}
+
+/* ---- kernels -------------------------------------------------------------- */
+
+/* True when node id has an HBM home and is not computed by the current region. */
+bool cg_is_hbm(const cg_ctx *cx, ir_id id) {
+    const ir_node *n = &cx->g->nodes[id];
+    if (n->op == IR_OP_CONST || cg_is_view(n)) return false;
+    if (n->op == IR_OP_INPUT) return true;
+    if (cx->region == IR_NONE) return cx->bufidx_kind[id] != 0;
+    return n->region != cx->region && cx->bufidx_kind[id] != 0;
+}
+
+/* True when node id is produced by the current region and has an HBM home. */
+bool cg_is_region_output(const cg_ctx *cx, ir_id id) {
+    const ir_node *n = &cx->g->nodes[id];
+    return cx->region != IR_NONE && n->region == cx->region && cg_is_member(cx, id) && cx->bufidx_kind[id] != 0;
+}
+
+/* Adds buffer (value v, write flag) to the kernel once. */
+static void cg_kernel_addbuf(cg_ctx *cx, ir_id v, bool write) {
+    cg_kernel *k = cx->k;
+    for (unsigned i = 0; i < k->nbufs; i++)
+        if (k->bufs[i].value == v) return;
+    k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
+    k->bufs[k->nbufs++] = (cg_buf){(uint8_t)(cx->bufidx_kind[v] - 1), write, cx->bufidx[v], v};
+}
+
+/* Source callback of the buffer collection: adds HBM sources as reads. */
+static void cg_collect_src(cg_ctx *cx, ir_id v, void *arg) {
+    (void)arg;
+    if (cg_is_hbm(cx, v)) cg_kernel_addbuf(cx, v, false);
+}
+
+/* Collects the buffers of the current region: the HBM values its members
+ * read through views (in id order), then the values it stores. */
+static void cg_kernel_collect(cg_ctx *cx) {
+    const ir_graph *g = cx->g;
+    ir_id out = ir_output(g);
+    for (ir_id i = 0; i < out; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->region != cx->region || !cg_is_member(cx, i)) continue;
+        for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(g, n, j), cg_collect_src, NULL);
+    }
+    for (ir_id i = 0; i < out; i++)
+        if (cg_is_region_output(cx, i)) cg_kernel_addbuf(cx, i, true);
+}
+
+/* Starts a kernel; see codegen.h. For an output copy kernel (region IR_NONE)
+ * the caller has put the buffers in cx->k already. */
+bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
+    const ir_graph *g = cx->g;
+    if (cx->nkernels == cx->kcap) {
+        cx->kcap = cx->kcap ? 2 * cx->kcap : 8;
+        cx->kernels = ir_xrealloc(cx->kernels, cx->kcap * sizeof *cx->kernels);
+    }
+    cg_kernel *k = &cx->kernels[cx->nkernels];
+    if (region != IR_NONE) memset(k, 0, sizeof *k);
+    cx->k = k;
+    cx->region = region;
+    char name[160];
+    if (region != IR_NONE)
+        snprintf(name, sizeof name, "%s_k%u%s", g->name ? g->name : "tx", region, suffix ? suffix : "");
+    else
+        snprintf(name, sizeof name, "%s%s", g->name ? g->name : "tx", suffix ? suffix : "_copy");
+    for (char *c = name; *c; c++)
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+            *c = '_';
+    k->name = ir_xstrdup(name);
+    k->region = region == IR_NONE ? -1 : (int)region;
+    if (region != IR_NONE) cg_kernel_collect(cx);
+    k->syms = ir_xmalloc((g->nsyms + 1) * sizeof *k->syms);
+    for (uint32_t s = 0; s < g->nsyms; s++)
+        if (g->syms[s].value < 0) k->syms[k->nsyms++] = s;
+    cx->nkernels++;
+
+    unsigned np = k->nbufs + k->nsyms + (cx->gpu ? 0 : 6);
+    LLVMTypeRef *pt = ir_xmalloc((np + 1) * sizeof *pt);
+    for (unsigned i = 0; i < k->nbufs; i++) pt[i] = cx->gptr;
+    for (unsigned i = k->nbufs; i < np; i++) pt[i] = cx->i64;
+    LLVMTypeRef fty = LLVMFunctionType(cx->voidt, pt, np, 0);
+    free(pt);
+    cx->fn = LLVMAddFunction(cx->mod, k->name, fty);
+    if (cx->gpu) {
+        LLVMSetFunctionCallConv(cx->fn, 71);
+    } else {
+        LLVMSetLinkage(cx->fn, LLVMInternalLinkage);
+    }
+    unsigned kid_noalias = LLVMGetEnumAttributeKindForName("noalias", 7);
+    unsigned kid_ro = LLVMGetEnumAttributeKindForName("readonly", 8);
+    unsigned kid_align = LLVMGetEnumAttributeKindForName("align", 5);
+    unsigned kid_nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
+    LLVMAddAttributeAtIndex(cx->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->llctx, kid_nounwind, 0));
+    for (unsigned i = 0; i < k->nbufs; i++) {
+        LLVMValueRef prm = LLVMGetParam(cx->fn, i);
+        const ir_node *vn = &g->nodes[k->bufs[i].value];
+        LLVMSetValueName2(prm, ir_str(g, vn->name), strlen(ir_str(g, vn->name)));
+        LLVMAddAttributeAtIndex(cx->fn, i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_noalias, 0));
+        LLVMAddAttributeAtIndex(cx->fn, i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_align, 16));
+        if (!k->bufs[i].write)
+            LLVMAddAttributeAtIndex(cx->fn, i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_ro, 0));
+    }
+    memset(cx->valptr, 0, g->n * sizeof *cx->valptr);
+    for (unsigned i = 0; i < k->nbufs; i++) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
+    for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
+    for (unsigned i = 0; i < k->nsyms; i++) {
+        LLVMValueRef prm = LLVMGetParam(cx->fn, k->nbufs + i);
+        const char *sn = g->syms[k->syms[i]].name;
+        LLVMSetValueName2(prm, sn, strlen(sn));
+        cx->symval[k->syms[i]] = prm;
+    }
+    for (int d = 0; d < 3; d++) {
+        cx->pid[d] = cx->gpu ? NULL : LLVMGetParam(cx->fn, k->nbufs + k->nsyms + d);
+        cx->npid[d] = cx->gpu ? NULL : LLVMGetParam(cx->fn, k->nbufs + k->nsyms + 3 + d);
+    }
+    LLVMBasicBlockRef entry = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "entry");
+    LLVMPositionBuilderAtEnd(cx->b, entry);
+    memset(cx->subst, 0, g->n * sizeof *cx->subst);
+    cx->nmemo = 0;
+    return true;
+}
+
+/* Forgets the last kernel entry (its function was deleted by the caller). */
+void cg_kernel_drop(cg_ctx *cx) {
+    cg_kernel *k = &cx->kernels[--cx->nkernels];
+    free(k->name);
+    free(k->bufs);
+    free(k->syms);
+    memset(k, 0, sizeof *k);
+}
+
+/* Adds the nvvm.annotations entries of a GPU kernel (kernel, maxntidx). */
+static void cg_annotate(cg_ctx *cx, unsigned threads) {
+    LLVMMetadataRef md[3];
+    md[0] = LLVMValueAsMetadata(cx->fn);
+    md[1] = LLVMMDStringInContext2(cx->llctx, "kernel", 6);
+    md[2] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, 1, 0));
+    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+    md[1] = LLVMMDStringInContext2(cx->llctx, "maxntidx", 8);
+    md[2] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, threads, 0));
+    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+}
+
+/* Finishes the current kernel; see codegen.h. */
+void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3], const int64_t cap[3],
+                   const unsigned block[3], unsigned smem) {
+    LLVMBuildRetVoid(cx->b);
+    cg_kernel *k = cx->k;
+    for (int d = 0; d < 3; d++) {
+        k->work[d] = work[d];
+        k->per[d] = per[d] > 0 ? per[d] : 1;
+        k->cap[d] = cap[d] > 0 ? cap[d] : (d == 0 ? INT32_MAX : 65535);
+        k->block[d] = block[d] ? block[d] : 1;
+    }
+    k->smem_bytes = smem;
+    if (cx->gpu) cg_annotate(cx, k->block[0] * k->block[1] * k->block[2]);
+    cx->k = NULL;
+    cx->fn = NULL;
+}
+
+/* Buffer parameter of an HBM value in the current kernel (NULL: none). */
+LLVMValueRef cg_buf_ptr(cg_ctx *cx, ir_id id) { return cx->valptr[id]; }
+
+/* ---- output copies -------------------------------------------------------- */
+
+/* Emits a copy kernel for return slot `slot` whose value has no home of its
+ * own there (an input, a constant, or a value returned twice). */
+static bool cg_emit_output_copy(cg_ctx *cx, unsigned slot) {
+    const ir_graph *g = cx->g;
+    ir_id v = ir_in(g, &g->nodes[ir_output(g)], slot);
+    if (cx->nkernels == cx->kcap) {
+        cx->kcap = cx->kcap ? 2 * cx->kcap : 8;
+        cx->kernels = ir_xrealloc(cx->kernels, cx->kcap * sizeof *cx->kernels);
+    }
+    cg_kernel *k = &cx->kernels[cx->nkernels];
+    memset(k, 0, sizeof *k);
+    cx->k = k;
+    cx->region = IR_NONE;
+    cg_sources(cx, v, cg_collect_src, NULL); /* v itself, or a view's sources */
+    k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
+    k->bufs[k->nbufs++] = (cg_buf){CG_BUF_OUTPUT, 1, slot, v};
+    unsigned nb = k->nbufs;
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, "_out%u", slot);
+    if (!cg_kernel_begin(cx, IR_NONE, suffix)) return false;
+    LLVMValueRef dst = LLVMGetParam(cx->fn, nb - 1);
+    cx->valptr[v] = NULL; /* the destination is not a source */
+    for (unsigned i = 0; i + 1 < nb; i++) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
+    return cg_emit_copy_body(cx, v, dst);
+}
+
+/* ---- program -------------------------------------------------------------- */
+
+typedef struct cg_dep_arg {
+    bool *dep;
+    unsigned nr, reader;
+} cg_dep_arg;
+
+/* Source callback of the launch order: the reader depends on the source's region. */
+static void cg_dep_src(cg_ctx *cx, ir_id v, void *arg) {
+    cg_dep_arg *a = arg;
+    const ir_node *p = &cx->g->nodes[v];
+    if (p->region < a->nr && p->region != a->reader) a->dep[(size_t)a->reader * a->nr + p->region] = true;
+}
+
+/* Launch order of the regions: a region runs after every region whose
+ * values it reads (Kahn's algorithm, ties by region index). Fills order[]
+ * and returns false with an error on a cycle. */
+static bool cg_region_order(cg_ctx *cx, unsigned *order) {
+    const ir_graph *g = cx->g;
+    unsigned nr = g->nregions;
+    bool *dep = ir_xcalloc((size_t)nr * nr + 1, sizeof *dep); /* dep[b*nr+a]: b reads a */
+    cg_dep_arg da = {dep, nr, 0};
+    for (ir_id i = 0; i < ir_output(g); i++) {
+        const ir_node *n = &g->nodes[i];
+        if (!cg_is_member(cx, i)) continue;
+        da.reader = n->region;
+        for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(g, n, j), cg_dep_src, &da);
+    }
+    bool *done = ir_xcalloc(nr + 1, sizeof *done);
+    unsigned k = 0;
+    while (k < nr) {
+        unsigned pick = nr;
+        for (unsigned r = 0; r < nr && pick == nr; r++) {
+            if (done[r]) continue;
+            bool ready = true;
+            for (unsigned a = 0; a < nr && ready; a++)
+                if (dep[(size_t)r * nr + a] && !done[a]) ready = false;
+            if (ready) pick = r;
+        }
+        if (pick == nr) break;
+        done[pick] = true;
+        order[k++] = pick;
+    }
+    free(dep);
+    free(done);
+    if (k < nr) tx_error(cx->diag, "codegen: the fused regions depend on each other in a cycle");
+    return k == nr;
+}
+
+/* Emits every region's kernels in launch order, then the output copies. */
+static bool cg_emit_all(cg_ctx *cx) {
+    const ir_graph *g = cx->g;
+    unsigned *order = ir_xcalloc(g->nregions + 1, sizeof *order);
+    bool ok = cg_region_order(cx, order);
+    for (unsigned i = 0; ok && i < g->nregions; i++) {
+        unsigned r = order[i];
+        switch ((ir_region_kind)g->regions[r].kind) {
+        case IR_RK_POINTWISE:
+        case IR_RK_COPY: ok = cg_emit_pointwise(cx, r); break;
+        case IR_RK_REDUCTION: ok = cg_emit_reduction(cx, r); break;
+        case IR_RK_MATMUL: ok = cg_emit_matmul(cx, g, r); break;
+        case IR_RK_ATTENTION: ok = cg_emit_attention(cx, g, r); break;
+        default:
+            tx_error(cx->diag, "codegen: region %u has an unknown kind %u", r, g->regions[r].kind);
+            ok = false;
+        }
+    }
+    free(order);
+    if (!ok) return false;
+    const ir_node *out = &g->nodes[ir_output(g)];
+    for (unsigned s = 0; s < out->nin; s++) {
+        ir_id v = ir_in(g, out, s);
+        if (cx->outslots[v] == s && cx->bufidx_kind[v] == CG_BUF_OUTPUT + 1) continue;
+        if (!cg_emit_output_copy(cx, s)) return false;
+    }
+    if (!cx->gpu) cg_host_wrappers(cx);
+    return true;
+}
+
+/* Creates the emission context's LLVM objects for p. */
+static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d) {
+    memset(cx, 0, sizeof *cx);
+    cx->target = p->target;
+    cx->gpu = p->target != CG_HOST;
+    cx->diag = d;
+    cx->g = g;
+    cx->llctx = p->llctx;
+    cx->mod = p->mod;
+    cx->b = LLVMCreateBuilderInContext(cx->llctx);
+    cx->i1 = LLVMInt1TypeInContext(cx->llctx);
+    cx->i8 = LLVMInt8TypeInContext(cx->llctx);
+    cx->i16 = LLVMInt16TypeInContext(cx->llctx);
+    cx->i32 = LLVMInt32TypeInContext(cx->llctx);
+    cx->i64 = LLVMInt64TypeInContext(cx->llctx);
+    cx->f32 = LLVMFloatTypeInContext(cx->llctx);
+    cx->f64 = LLVMDoubleTypeInContext(cx->llctx);
+    cx->ptr = LLVMPointerTypeInContext(cx->llctx, 0);
+    cx->gptr = LLVMPointerTypeInContext(cx->llctx, cx->gpu ? 1 : 0);
+    cx->sptr = LLVMPointerTypeInContext(cx->llctx, cx->gpu ? 3 : 0);
+    cx->voidt = LLVMVoidTypeInContext(cx->llctx);
+    cx->valptr = ir_xcalloc(g->n, sizeof *cx->valptr);
+    cx->symval = ir_xcalloc(g->nsyms + 1, sizeof *cx->symval);
+    cx->subst = ir_xcalloc(g->n, sizeof *cx->subst);
+    cx->veccache = ir_xcalloc((size_t)g->n * CG_VEC_MAXLIN, sizeof *cx->veccache);
+    cx->region = IR_NONE;
+}
+
+/* Releases the context's scratch (the manifest moves into the program). */
+static void cg_ctx_fini(cg_ctx *cx) {
+    if (cx->b) LLVMDisposeBuilder(cx->b);
+    free(cx->valptr);
+    free(cx->symval);
+    free(cx->subst);
+    free(cx->veccache);
+    free(cx->memo);
+    free(cx->bufidx_kind);
+    free(cx->bufidx);
+    free(cx->outslots);
+}
+
+/* Runs the O3 pipeline with the target machine (NVPTX's own passes included). */
+static bool cg_optimize(cg_program *p, tx_diag *d) {
+    char *msg = NULL;
+    if (LLVMVerifyModule(p->mod, LLVMReturnStatusAction, &msg)) {
+        tx_error(d, "codegen: internal error: invalid LLVM module: %s", msg ? msg : "?");
+        LLVMDisposeMessage(msg);
+        return false;
+    }
+    LLVMDisposeMessage(msg);
+    LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(p->mod, "default<O3>", p->tm, o);
+    LLVMDisposePassBuilderOptions(o);
+    if (e) {
+        char *m = LLVMGetErrorMessage(e);
+        tx_error(d, "codegen: optimisation failed: %s", m);
+        LLVMDisposeErrorMessage(m);
+        return false;
+    }
+    return true;
+}
+
+/* Emits PTX into p->ptx (GPU targets). */
+static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
+    char *err = NULL;
+    LLVMMemoryBufferRef mb = NULL;
+    if (LLVMTargetMachineEmitToMemoryBuffer(p->tm, p->mod, LLVMAssemblyFile, &err, &mb)) {
+        tx_error(d, "codegen: NVPTX backend failed: %s", err ? err : "?");
+        LLVMDisposeMessage(err);
+        return false;
+    }
+    size_t n = LLVMGetBufferSize(mb);
+    p->ptx = ir_xmalloc(n + 1);
+    memcpy(p->ptx, LLVMGetBufferStart(mb), n);
+    p->ptx[n] = 0;
+    p->ptxlen = strlen(p->ptx);
+    LLVMDisposeMemoryBuffer(mb);
+    if (strstr(p->ptx, ".extern .func")) {
+        tx_error(d, "codegen: internal error: the PTX calls an undefined function (unknown intrinsic)");
+        return false;
+    }
+    return true;
+}
+
+/* Compiles g for t; see codegen.h. */
+cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
+    if ((unsigned)t >= CG_NTARGETS) {
+        tx_error(d, "codegen: unknown target %d", (int)t);
+        return NULL;
+    }
+    cg_program *p = ir_xcalloc(1, sizeof *p);
+    p->target = t;
+    p->nsyms = g->nsyms;
+    p->symnames = ir_xcalloc(g->nsyms + 1, sizeof *p->symnames);
+    for (unsigned s = 0; s < g->nsyms; s++) p->symnames[s] = ir_xstrdup(g->syms[s].name);
+    p->tm = cg_tm_new(t, d);
+    if (!p->tm) {
+        cg_program_free(p);
+        return NULL;
+    }
+    if (t == CG_HOST) {
+        p->tsc = LLVMOrcCreateNewThreadSafeContext();
+        p->llctx = LLVMOrcThreadSafeContextGetContext((LLVMOrcThreadSafeContextRef)p->tsc);
+    } else {
+        p->llctx = LLVMContextCreate();
+    }
+    p->mod = LLVMModuleCreateWithNameInContext(g->name ? g->name : "tx", p->llctx);
+    char *triple = LLVMGetTargetMachineTriple(p->tm);
+    LLVMSetTarget(p->mod, triple);
+    LLVMDisposeMessage(triple);
+    LLVMTargetDataRef td = LLVMCreateTargetDataLayout(p->tm);
+    LLVMSetModuleDataLayout(p->mod, td);
+    LLVMDisposeTargetData(td);
+
+    cg_ctx cx;
+    cg_ctx_init(&cx, p, g, d);
+    bool ok = cg_assign_homes(&cx) && cg_emit_all(&cx);
+    p->kernels = cx.kernels;
+    p->nkernels = cx.nkernels;
+    p->temps = cx.temps;
+    p->ntemps = cx.ntemps;
+    cg_ctx_fini(&cx);
+    if (ok) ok = cg_optimize(p, d);
+    if (ok && t != CG_HOST) ok = cg_emit_ptx_buf(p, d);
+    if (!ok) {
+        cg_program_free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* Releases everything p owns (safe on partially built programs). */
+void cg_program_free(cg_program *p) {
+    if (!p) return;
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        free(p->kernels[k].name);
+        free(p->kernels[k].bufs);
+        free(p->kernels[k].syms);
+    }
+    free(p->kernels);
+    free(p->temps);
+    for (unsigned s = 0; p->symnames && s < p->nsyms; s++) free(p->symnames[s]);
+    free(p->symnames);
+    free(p->ptx);
+    if (p->mod) LLVMDisposeModule(p->mod);
+    if (p->tsc) LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
+    else if (p->llctx) LLVMContextDispose(p->llctx);
+    cg_tm_free(p->tm);
+    free(p);
+}
+
+/* Writes the module as LLVM IR text. */
+bool cg_program_emit_llvm(cg_program *p, FILE *out) {
+    if (!p->mod) return false;
+    char *s = LLVMPrintModuleToString(p->mod);
+    bool ok = fputs(s, out) >= 0;
+    LLVMDisposeMessage(s);
+    return ok;
+}
+
+/* Writes the PTX text; false for the host target or on a write error. */
+bool cg_program_emit_ptx(cg_program *p, FILE *out) {
+    if (!p->ptx) return false;
+    return fwrite(p->ptx, 1, p->ptxlen, out) == p->ptxlen;
+}
+
+/* The PTX (NUL-terminated) and its length; NULL for the host target. */
+const char *cg_program_ptx(cg_program *p, size_t *len) {
+    if (len) *len = p->ptx ? p->ptxlen : 0;
+    return p->ptx;
+}
+
+/* ---- manifest ------------------------------------------------------------- */
+
+/* Manifest accessors; see codegen.h. */
+unsigned cg_program_nkernels(const cg_program *p) { return p->nkernels; }
+const cg_kernel *cg_program_kernel(const cg_program *p, unsigned k) {
+    return k < p->nkernels ? &p->kernels[k] : NULL;
+}
+unsigned cg_program_ntemps(const cg_program *p) { return p->ntemps; }
+const cg_temp *cg_program_temp(const cg_program *p, unsigned i) { return i < p->ntemps ? &p->temps[i] : NULL; }
+unsigned cg_program_nsyms_total(const cg_program *p) { return p->nsyms; }
+
+/* Resolves shape s with symbol values; false on overflow or an unbound symbol. */
+bool cg_shape_resolve(const ir_shape *s, const int64_t *syms, unsigned nsyms, int64_t *dims) {
+    for (unsigned i = 0; i < s->rank; i++) {
+        ir_dim d = s->dim[i];
+        if (IR_DIM_IS_SYM(d)) {
+            uint32_t si = IR_DIM_SYMIDX(d);
+            if (si >= nsyms || !syms || syms[si] < 0) return false;
+            d = syms[si];
+        }
+        dims[i] = d;
+    }
+    return true;
+}
+
+/* Launch geometry of kernel k; see codegen.h. */
+bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms, unsigned grid[3],
+                        unsigned block[3], unsigned *smem_bytes) {
+    if (k >= p->nkernels) return false;
+    const cg_kernel *kr = &p->kernels[k];
+    for (int d = 0; d < 3; d++) {
+        int64_t dims[IR_MAX_RANK], n = 1;
+        if (!cg_shape_resolve(&kr->work[d], syms, p->nsyms, dims)) return false;
+        for (unsigned i = 0; i < kr->work[d].rank; i++)
+            if (!ir_mul_ok(n, dims[i], &n)) return false;
+        int64_t b = n / kr->per[d] + (n % kr->per[d] != 0);
+        if (b > kr->cap[d]) b = kr->cap[d];
+        grid[d] = (unsigned)b;
+        block[d] = kr->block[d];
+    }
+    if (smem_bytes) *smem_bytes = kr->smem_bytes;
+    return true;
+}
+
+/* Writes a shape as a JSON array: numbers, or symbol names as strings. */
+static void cg_json_shape(const cg_program *p, const ir_shape *s, const char *const *symnames, FILE *out) {
+    fputc('[', out);
+    for (unsigned i = 0; i < s->rank; i++) {
+        if (i) fputs(", ", out);
+        if (IR_DIM_IS_SYM(s->dim[i]) && IR_DIM_SYMIDX(s->dim[i]) < p->nsyms)
+            fprintf(out, "\"%s\"", symnames[IR_DIM_SYMIDX(s->dim[i])]);
+        else
+            fprintf(out, "%lld", (long long)s->dim[i]);
+    }
+    fputc(']', out);
+}
+
+/* Writes the manifest as JSON; see docs/codegen.md. */
+bool cg_manifest_write(const cg_program *p, FILE *out) {
+    static const char *const kinds[] = {"input", "output", "temp"};
+    const char *const *sn = (const char *const *)p->symnames;
+    fprintf(out, "{\n  \"target\": \"%s\",\n  \"symbols\": [", cg_target_name(p->target));
+    for (unsigned s = 0; s < p->nsyms; s++) fprintf(out, "%s\"%s\"", s ? ", " : "", sn[s]);
+    fputs("],\n  \"temps\": [", out);
+    for (unsigned i = 0; i < p->ntemps; i++) {
+        fprintf(out, "%s\n    {\"index\": %u, \"value\": %u, \"dtype\": \"%s\", \"shape\": ", i ? "," : "", i,
+                p->temps[i].value, ir_dtype_name(p->temps[i].dtype));
+        cg_json_shape(p, &p->temps[i].shape, sn, out);
+        fputc('}', out);
+    }
+    fputs("],\n  \"kernels\": [", out);
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        const cg_kernel *kr = &p->kernels[k];
+        fprintf(out, "%s\n    {\"name\": \"%s\", \"region\": %d, \"buffers\": [", k ? "," : "", kr->name,
+                kr->region);
+        for (unsigned i = 0; i < kr->nbufs; i++)
+            fprintf(out, "%s{\"kind\": \"%s\", \"index\": %u, \"value\": %u, \"write\": %s}", i ? ", " : "",
+                    kinds[kr->bufs[i].kind], kr->bufs[i].index, kr->bufs[i].value,
+                    kr->bufs[i].write ? "true" : "false");
+        fputs("],\n     \"symbols\": [", out);
+        for (unsigned i = 0; i < kr->nsyms; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", sn[kr->syms[i]]);
+        fputs("],\n     \"grid\": [", out);
+        for (int d = 0; d < 3; d++) {
+            fprintf(out, "%s{\"work\": ", d ? ", " : "");
+            cg_json_shape(p, &kr->work[d], sn, out);
+            fprintf(out, ", \"per\": %lld, \"cap\": %lld}", (long long)kr->per[d], (long long)kr->cap[d]);
+        }
+        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u}", kr->block[0], kr->block[1],
+                kr->block[2], kr->smem_bytes);
+    }
+    fputs("\n  ]\n}\n", out);
+    return !ferror(out);
+}

@@ -1,0 +1,200 @@
+/* target.c - the per-target mechanics layer: program and thread ids, warp
+ * shuffles, shared memory, barriers, block reductions, loops. On the host a
+ * block has one thread: shuffles and barriers vanish, shared memory is a
+ * private array, and program ids are parameters of the kernel body. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* i64 and f32 constants. */
+LLVMValueRef cg_i64(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i64, (unsigned long long)v, 1); }
+LLVMValueRef cg_f32c(cg_ctx *cx, double v) { return LLVMConstReal(cx->f32, v); }
+
+/* Declares intrinsic `name` (overloaded on tys when n > 0); aborts the
+ * compile with a clear message if LLVM does not know it, which must not
+ * happen for the fixed set used here. */
+LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n, LLVMTypeRef *fty) {
+    unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
+    if (!id) {
+        fprintf(stderr, "txc: internal error: LLVM has no intrinsic %s\n", name);
+        abort();
+    }
+    LLVMValueRef f = LLVMGetIntrinsicDeclaration(cx->mod, id, tys, n);
+    if (fty) *fty = LLVMIntrinsicGetType(cx->llctx, id, tys, n);
+    return f;
+}
+
+/* Calls intrinsic `name` overloaded on the type of args[0] (when ovl) with
+ * args; returns the call. */
+LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args, unsigned n) {
+    LLVMTypeRef ty = n ? LLVMTypeOf(args[0]) : NULL, fty;
+    LLVMValueRef f = cg_intrinsic(cx, name, ovl ? &ty : NULL, ovl ? 1 : 0, &fty);
+    return LLVMBuildCall2(cx->b, fty, f, args, n, "");
+}
+
+/* Reads a PTX special register (i32). */
+static LLVMValueRef cg_sreg(cg_ctx *cx, const char *name) {
+    return cg_call_intrinsic(cx, name, false, NULL, 0);
+}
+
+/* Program id along d as i64. */
+LLVMValueRef cg_program_id(cg_ctx *cx, int d) {
+    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+                                     "llvm.nvvm.read.ptx.sreg.ctaid.z"};
+    if (!cx->gpu) return cx->pid[d];
+    return LLVMBuildZExt(cx->b, cg_sreg(cx, n[d]), cx->i64, "pid");
+}
+
+/* Number of programs along d as i64. */
+LLVMValueRef cg_program_count(cg_ctx *cx, int d) {
+    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
+                                     "llvm.nvvm.read.ptx.sreg.nctaid.z"};
+    if (!cx->gpu) return cx->npid[d];
+    return LLVMBuildZExt(cx->b, cg_sreg(cx, n[d]), cx->i64, "npid");
+}
+
+/* Thread id along x (i32); 0 on the host. */
+LLVMValueRef cg_thread_id(cg_ctx *cx) {
+    if (!cx->gpu) return LLVMConstInt(cx->i32, 0, 0);
+    return cg_sreg(cx, "llvm.nvvm.read.ptx.sreg.tid.x");
+}
+
+/* Lanes that take part in a shuffle: 32 on the GPU, 1 on the host. */
+unsigned cg_warp_size(const cg_ctx *cx) { return cx->gpu ? 32 : 1; }
+
+/* Block-wide barrier (GPU only). */
+void cg_barrier(cg_ctx *cx) {
+    if (cx->gpu) cg_call_intrinsic(cx, "llvm.nvvm.barrier0", false, NULL, 0);
+}
+
+/* Butterfly shuffle of an f32 or i32 value (GPU); identity on the host. */
+LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask) {
+    if (!cx->gpu) return v;
+    bool f = LLVMTypeOf(v) == cx->f32;
+    LLVMValueRef a[4] = {LLVMConstInt(cx->i32, 0xffffffffu, 0), v, LLVMConstInt(cx->i32, mask, 0),
+                         LLVMConstInt(cx->i32, 0x1f, 0)};
+    return cg_call_intrinsic(cx, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", false, a, 4);
+}
+
+/* A shared array of n elements of t; see codegen.h. */
+LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *name) {
+    LLVMTypeRef at = LLVMArrayType2(t, n);
+    if (!cx->gpu) {
+        LLVMBasicBlockRef cur = LLVMGetInsertBlock(cx->b);
+        LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
+        LLVMValueRef first = LLVMGetFirstInstruction(entry);
+        if (first) LLVMPositionBuilderBefore(cx->b, first);
+        else LLVMPositionBuilderAtEnd(cx->b, entry);
+        LLVMValueRef a = LLVMBuildAlloca(cx->b, at, name);
+        LLVMSetAlignment(a, 16);
+        LLVMPositionBuilderAtEnd(cx->b, cur);
+        return a;
+    }
+    LLVMValueRef gv = LLVMAddGlobalInAddressSpace(cx->mod, at, name, 3);
+    LLVMSetLinkage(gv, LLVMInternalLinkage);
+    LLVMSetInitializer(gv, LLVMGetUndef(at));
+    LLVMSetAlignment(gv, 16);
+    return gv;
+}
+
+/* Identity of reduction op for compute type t. */
+LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
+    bool f = t == cx->f32;
+    switch (op) {
+    case IR_OP_MAX: return f ? cg_f32c(cx, -__builtin_inf()) : LLVMConstInt(t, (unsigned long long)INT32_MIN, 1);
+    case IR_OP_MIN: return f ? cg_f32c(cx, __builtin_inf()) : LLVMConstInt(t, INT32_MAX, 1);
+    default: return f ? cg_f32c(cx, 0.0) : LLVMConstInt(t, 0, 0);
+    }
+}
+
+/* a (op) b for SUM/MEAN (add), MAX, MIN; NaN propagates through max/min. */
+LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef b) {
+    bool f = LLVMTypeOf(a) == cx->f32;
+    LLVMValueRef ab[2] = {a, b};
+    switch (op) {
+    case IR_OP_MAX:
+        return f ? cg_call_intrinsic(cx, "llvm.maximum", true, ab, 2)
+                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
+    case IR_OP_MIN:
+        return f ? cg_call_intrinsic(cx, "llvm.minimum", true, ab, 2)
+                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
+    default: return f ? LLVMBuildFAdd(cx->b, a, b, "") : LLVMBuildAdd(cx->b, a, b, "");
+    }
+}
+
+/* Block-wide reduction; see codegen.h. Every thread gets the result; the
+ * scratch array may be reused after the call (a trailing barrier). */
+LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned threads, LLVMValueRef scratch) {
+    if (!cx->gpu || threads <= 1) return v;
+    unsigned w = threads < 32 ? threads : 32;
+    for (unsigned m = w / 2; m >= 1; m /= 2) v = cg_reduce_combine(cx, op, v, cg_shfl_xor(cx, v, m));
+    if (threads <= 32) return v;
+    unsigned nw = threads / 32;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef lane = LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, 31, 0), "lane");
+    LLVMValueRef warp = LLVMBuildLShr(cx->b, tid, LLVMConstInt(cx->i32, 5, 0), "warp");
+    LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "red.w");
+    LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "red.c");
+    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, lane, LLVMConstInt(cx->i32, 0, 0), ""), wr, cont);
+    LLVMPositionBuilderAtEnd(cx->b, wr);
+    LLVMTypeRef at = LLVMArrayType2(t, 32);
+    LLVMValueRef idx[2] = {LLVMConstInt(cx->i32, 0, 0), warp};
+    LLVMBuildStore(cx->b, v, LLVMBuildInBoundsGEP2(cx->b, at, scratch, idx, 2, ""));
+    LLVMBuildBr(cx->b, cont);
+    LLVMPositionBuilderAtEnd(cx->b, cont);
+    cg_barrier(cx);
+    LLVMValueRef r = NULL;
+    for (unsigned i = 0; i < nw; i++) {
+        LLVMValueRef ii[2] = {LLVMConstInt(cx->i32, 0, 0), LLVMConstInt(cx->i32, i, 0)};
+        LLVMValueRef x = LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, at, scratch, ii, 2, ""), "");
+        r = r ? cg_reduce_combine(cx, op, r, x) : x;
+    }
+    cg_barrier(cx);
+    return r;
+}
+
+/* Counted loop; see codegen.h. */
+LLVMValueRef cg_loop_begin(cg_ctx *cx, cg_loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
+                           const char *name) {
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    l->head = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, name);
+    l->body = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "body");
+    l->exit = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "exit");
+    l->step = step;
+    LLVMBuildBr(cx->b, l->head);
+    LLVMPositionBuilderAtEnd(cx->b, l->head);
+    l->iv = LLVMBuildPhi(cx->b, cx->i64, "i");
+    LLVMAddIncoming(l->iv, &start, &pre, 1);
+    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, l->iv, end, ""), l->body, l->exit);
+    LLVMPositionBuilderAtEnd(cx->b, l->body);
+    return l->iv;
+}
+
+/* Closes a loop from cg_loop_begin: increments, branches back, and leaves
+ * the builder in the exit block. */
+void cg_loop_end(cg_ctx *cx, cg_loop *l) {
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+    LLVMValueRef next = LLVMBuildAdd(cx->b, l->iv, l->step, "i.next");
+    LLVMAddIncoming(l->iv, &next, &latch, 1);
+    LLVMBuildBr(cx->b, l->head);
+    LLVMPositionBuilderAtEnd(cx->b, l->exit);
+}
+
+/* if (cond) { ... }: positions the builder in the then-block and returns the
+ * join block, to be closed with cg_if_end. */
+LLVMBasicBlockRef cg_if_begin(cg_ctx *cx, LLVMValueRef cond) {
+    LLVMBasicBlockRef th = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "then");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "join");
+    LLVMBuildCondBr(cx->b, cond, th, join);
+    LLVMPositionBuilderAtEnd(cx->b, th);
+    return join;
+}
+
+/* Closes an if from cg_if_begin; the builder continues in the join block. */
+void cg_if_end(cg_ctx *cx, LLVMBasicBlockRef join) {
+    LLVMBuildBr(cx->b, join);
+    LLVMPositionBuilderAtEnd(cx->b, join);
+}

@@ -1,0 +1,620 @@
+/* value.c - the shared part of every emitter: index arithmetic, loads and
+ * stores at each dtype, f16/bf16 conversions, casts, elementwise ops, and
+ * cg_emit_value, the scalar computation of a node at a logical index. */
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
+
+#include <string.h>
+
+/* ---- dims and indices ----------------------------------------------------- */
+
+/* i64 value of one dim: a constant or the symbol's value. */
+LLVMValueRef cg_dim(cg_ctx *cx, ir_dim d) {
+    if (IR_DIM_IS_SYM(d)) return cx->symval[IR_DIM_SYMIDX(d)];
+    return cg_i64(cx, d);
+}
+
+/* i64 element count of s. */
+LLVMValueRef cg_numel(cg_ctx *cx, const ir_shape *s) {
+    LLVMValueRef n = cg_i64(cx, 1);
+    for (unsigned i = 0; i < s->rank; i++) n = LLVMBuildNUWMul(cx->b, n, cg_dim(cx, s->dim[i]), "");
+    return n;
+}
+
+/* Index with only its linear offset known. */
+cg_index cg_index_lin(const ir_shape *s, LLVMValueRef lin) {
+    cg_index x;
+    memset(&x, 0, sizeof x);
+    x.shape = s;
+    x.lin = lin;
+    return x;
+}
+
+/* Index from components; lin = sum dims[i] * stride[i] (C order). */
+cg_index cg_index_from_dims(cg_ctx *cx, const ir_shape *s, const LLVMValueRef *dims) {
+    cg_index x = cg_index_lin(s, NULL);
+    LLVMValueRef lin = cg_i64(cx, 0);
+    for (unsigned i = 0; i < s->rank; i++) {
+        x.dim[i] = dims[i];
+        lin = LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, lin, cg_dim(cx, s->dim[i]), ""), dims[i], "");
+    }
+    x.lin = lin;
+    return x;
+}
+
+/* Fills idx->dim from idx->lin. Unit dims get 0 without arithmetic. */
+void cg_index_dims(cg_ctx *cx, cg_index *idx) {
+    const ir_shape *s = idx->shape;
+    if (s->rank == 0 || idx->dim[0]) return;
+    LLVMValueRef rest = idx->lin;
+    for (int i = (int)s->rank - 1; i >= 0; i--) {
+        ir_dim d = s->dim[i];
+        if (d == 1) {
+            idx->dim[i] = cg_i64(cx, 0);
+        } else if (i == 0) {
+            idx->dim[i] = rest;
+        } else {
+            LLVMValueRef dv = cg_dim(cx, d);
+            idx->dim[i] = LLVMBuildURem(cx->b, rest, dv, "");
+            rest = LLVMBuildUDiv(cx->b, rest, dv, "");
+        }
+    }
+}
+
+/* True when every dim of s is 1 (rank 0 included). */
+static bool cg_shape_is_unit(const ir_shape *s) {
+    for (unsigned i = 0; i < s->rank; i++)
+        if (s->dim[i] != 1) return false;
+    return true;
+}
+
+/* True when `to` equals the trailing dims of s after dropping its leading
+ * unit dims (a row-broadcast operand such as a bias [N] of [M, N]). */
+static bool cg_is_trailing(const ir_shape *s, const ir_shape *to) {
+    unsigned lead = 0;
+    while (lead < to->rank && to->dim[lead] == 1) lead++;
+    unsigned k = to->rank - lead;
+    if (k > s->rank || k == 0) return false;
+    for (unsigned i = 0; i < k; i++)
+        if (to->dim[lead + i] != s->dim[s->rank - k + i]) return false;
+    return true;
+}
+
+/* Vector path of a broadcast: when idx is element j of the current vector
+ * group and `to` is a row-broadcast shape whose element count is a multiple
+ * of the vector width, the element's offset in `to` is base + j % w, where
+ * base (the group start modulo numel(to)) is aligned: registers an alias so
+ * cg_load_value loads the group with one vector. NULL when not applicable. */
+static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
+    if (!cx->vecw || !cx->vecshape || !ir_shape_eq(idx->shape, cx->vecshape) || !cg_is_trailing(idx->shape, to))
+        return NULL;
+    int64_t nt = ir_shape_numel(to);
+    if (nt <= 0 || nt % cx->vecw) return NULL;
+    for (unsigned j = 0; j < cx->vecn; j++) {
+        if (idx->lin != cx->veclin[j]) continue;
+        unsigned g0 = j - j % cx->vecw;
+        LLVMValueRef base = NULL;
+        for (unsigned a = 0; a < cx->nvecalias && !base; a++)
+            if (cx->vecalias[a].j == g0 && LLVMGetOperand(cx->vecalias[a].base, 1) == cg_i64(cx, nt))
+                base = cx->vecalias[a].base;
+        if (!base) {
+            LLVMBuilderRef b = cx->vecb ? cx->vecb : cx->b;
+            base = LLVMBuildURem(b, cx->veclin[g0], cg_i64(cx, nt), "vbase");
+            if (!LLVMIsAInstruction(base)) return NULL; /* folded: no alias key */
+        }
+        LLVMValueRef lin = j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
+        if (cx->nvecalias < sizeof cx->vecalias / sizeof cx->vecalias[0]) {
+            unsigned a = cx->nvecalias++;
+            cx->vecalias[a].lin = lin;
+            cx->vecalias[a].base = base;
+            cx->vecalias[a].j = j;
+        }
+        return lin;
+    }
+    return NULL;
+}
+
+/* Index into `to` seen by idx under NumPy broadcasting (stride 0 on
+ * broadcast dims). */
+cg_index cg_index_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
+    if (ir_shape_eq(idx->shape, to)) {
+        cg_index x = *idx;
+        x.shape = to;
+        return x;
+    }
+    if (cg_shape_is_unit(to)) return cg_index_lin(to, cg_i64(cx, 0));
+    LLVMValueRef vl = cg_vec_bcast(cx, idx, to);
+    if (vl) return cg_index_lin(to, vl);
+    cg_index_dims(cx, idx);
+    LLVMValueRef d[IR_MAX_RANK];
+    unsigned off = idx->shape->rank - to->rank;
+    for (unsigned j = 0; j < to->rank; j++)
+        d[j] = to->dim[j] == 1 ? cg_i64(cx, 0) : idx->dim[j + off];
+    return cg_index_from_dims(cx, to, d);
+}
+
+/* ---- types, loads, stores --------------------------------------------------- */
+
+/* Compute type of dtype t; see codegen.h. */
+LLVMTypeRef cg_ctype(cg_ctx *cx, ir_dtype t) {
+    switch (t) {
+    case IR_I32: return cx->i32;
+    case IR_BOOL: return cx->i1;
+    default: return cx->f32;
+    }
+}
+
+/* The in-memory element type of dtype t. */
+LLVMTypeRef cg_stype(cg_ctx *cx, ir_dtype t) {
+    switch (t) {
+    case IR_F32: return cx->f32;
+    case IR_F16:
+    case IR_BF16: return cx->i16;
+    case IR_I32: return cx->i32;
+    default: return cx->i8;
+    }
+}
+
+/* Integer constant of type t. */
+static LLVMValueRef cg_ic(LLVMTypeRef t, uint64_t v) { return LLVMConstInt(t, v, 0); }
+
+/* f16/bf16 bits -> f32 (exact). f16 uses cvt on the GPU and integer
+ * arithmetic on the host; both are exact. */
+LLVMValueRef cg_half_to_f32(cg_ctx *cx, LLVMValueRef h, ir_dtype t) {
+    LLVMBuilderRef b = cx->b;
+    if (t == IR_BF16) {
+        LLVMValueRef w = LLVMBuildShl(b, LLVMBuildZExt(b, h, cx->i32, ""), cg_ic(cx->i32, 16), "");
+        return LLVMBuildBitCast(b, w, cx->f32, "");
+    }
+    if (cx->gpu) return LLVMBuildFPExt(b, LLVMBuildBitCast(b, h, LLVMHalfTypeInContext(cx->llctx), ""), cx->f32, "");
+    /* Host: (h & 0x7fff) << 13 rebiased; denormals via a float subtraction. */
+    LLVMValueRef w = LLVMBuildZExt(b, h, cx->i32, "");
+    LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x8000), ""), cg_ic(cx->i32, 16), "");
+    LLVMValueRef o = LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x7fff), ""), cg_ic(cx->i32, 13), "");
+    LLVMValueRef e = LLVMBuildAnd(b, o, cg_ic(cx->i32, 0x0f800000), "");
+    o = LLVMBuildAdd(b, o, cg_ic(cx->i32, (127 - 15) << 23), "");
+    LLVMValueRef inf = LLVMBuildICmp(b, LLVMIntEQ, e, cg_ic(cx->i32, 0x0f800000), "");
+    LLVMValueRef den = LLVMBuildICmp(b, LLVMIntEQ, e, cg_ic(cx->i32, 0), "");
+    LLVMValueRef oinf = LLVMBuildAdd(b, o, cg_ic(cx->i32, (128 - 16) << 23), "");
+    LLVMValueRef oden = LLVMBuildAdd(b, o, cg_ic(cx->i32, 1 << 23), "");
+    LLVMValueRef fden = LLVMBuildFSub(b, LLVMBuildBitCast(b, oden, cx->f32, ""), cg_f32c(cx, 6.103515625e-05), "");
+    oden = LLVMBuildBitCast(b, fden, cx->i32, "");
+    o = LLVMBuildSelect(b, inf, oinf, LLVMBuildSelect(b, den, oden, o, ""), "");
+    return LLVMBuildBitCast(b, LLVMBuildOr(b, o, sign, ""), cx->f32, "");
+}
+
+/* f32 -> f16/bf16 bits, round to nearest even; NaN stays NaN. */
+LLVMValueRef cg_f32_to_half(cg_ctx *cx, LLVMValueRef f, ir_dtype t) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef u = LLVMBuildBitCast(b, f, cx->i32, "");
+    if (t == IR_BF16) {
+        LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 1), "");
+        LLVMValueRef r = LLVMBuildAdd(b, u, LLVMBuildAdd(b, lsb, cg_ic(cx->i32, 0x7fff), ""), "");
+        r = LLVMBuildLShr(b, r, cg_ic(cx->i32, 16), "");
+        LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
+        LLVMValueRef qn = LLVMBuildOr(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 0x0040), "");
+        return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, qn, r, ""), cx->i16, "");
+    }
+    if (cx->gpu)
+        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMHalfTypeInContext(cx->llctx), ""), cx->i16, "");
+    LLVMValueRef sign = LLVMBuildAnd(b, u, cg_ic(cx->i32, 0x80000000u), "");
+    LLVMValueRef a = LLVMBuildXor(b, u, sign, "");
+    /* Overflow / inf / nan. */
+    LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, a, cg_ic(cx->i32, (127 + 16) << 23), "");
+    LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntUGT, a, cg_ic(cx->i32, 255u << 23), "");
+    LLVMValueRef obig = LLVMBuildSelect(b, isnan, cg_ic(cx->i32, 0x7e00), cg_ic(cx->i32, 0x7c00), "");
+    /* Subnormal results: let the FPU round via a magic addition. */
+    LLVMValueRef small = LLVMBuildICmp(b, LLVMIntULT, a, cg_ic(cx->i32, 113u << 23), "");
+    uint32_t magic = ((127 - 15) + (23 - 10) + 1) << 23;
+    LLVMValueRef fs = LLVMBuildFAdd(b, LLVMBuildBitCast(b, a, cx->f32, ""),
+                                    LLVMBuildBitCast(b, cg_ic(cx->i32, magic), cx->f32, ""), "");
+    LLVMValueRef osmall = LLVMBuildSub(b, LLVMBuildBitCast(b, fs, cx->i32, ""), cg_ic(cx->i32, magic), "");
+    /* Normal results. */
+    LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, a, cg_ic(cx->i32, 13), ""), cg_ic(cx->i32, 1), "");
+    LLVMValueRef n = LLVMBuildAdd(b, a, cg_ic(cx->i32, (uint32_t)(0x100000000LL - (112LL << 23)) + 0xfff), "");
+    n = LLVMBuildLShr(b, LLVMBuildAdd(b, n, odd, ""), cg_ic(cx->i32, 13), "");
+    LLVMValueRef o = LLVMBuildSelect(b, big, obig, LLVMBuildSelect(b, small, osmall, n, ""), "");
+    o = LLVMBuildOr(b, o, LLVMBuildLShr(b, sign, cg_ic(cx->i32, 16), ""), "");
+    return LLVMBuildTrunc(b, o, cx->i16, "");
+}
+
+/* Storage value -> compute value. */
+static LLVMValueRef cg_from_storage(cg_ctx *cx, LLVMValueRef v, ir_dtype t) {
+    switch (t) {
+    case IR_F16:
+    case IR_BF16: return cg_half_to_f32(cx, v, t);
+    case IR_BOOL: return LLVMBuildICmp(cx->b, LLVMIntNE, v, cg_ic(cx->i8, 0), "");
+    default: return v;
+    }
+}
+
+/* Compute value -> storage value. */
+static LLVMValueRef cg_to_storage(cg_ctx *cx, LLVMValueRef v, ir_dtype t) {
+    switch (t) {
+    case IR_F16:
+    case IR_BF16: return cg_f32_to_half(cx, v, t);
+    case IR_BOOL: return LLVMBuildZExt(cx->b, v, cx->i8, "");
+    default: return v;
+    }
+}
+
+/* Scalar load/store of element lin at dtype t; see codegen.h. */
+LLVMValueRef cg_load(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin) {
+    LLVMTypeRef st = cg_stype(cx, t);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, st, base, &lin, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(cx->b, st, p, "");
+    LLVMSetAlignment(v, (unsigned)ir_dtype_size(t));
+    return cg_from_storage(cx, v, t);
+}
+
+void cg_store(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef v) {
+    LLVMTypeRef st = cg_stype(cx, t);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, st, base, &lin, 1, "");
+    LLVMValueRef s = LLVMBuildStore(cx->b, cg_to_storage(cx, v, t), p);
+    LLVMSetAlignment(s, (unsigned)ir_dtype_size(t));
+}
+
+/* Vector load of vecw elements of dtype t at element lin (aligned to the
+ * vector size), returned as storage vector. */
+LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t, LLVMValueRef lin,
+                         unsigned w) {
+    LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(b, st, base, &lin, 1, "");
+    LLVMValueRef v = LLVMBuildLoad2(b, vt, p, "vld");
+    LLVMSetAlignment(v, w * (unsigned)ir_dtype_size(t));
+    return v;
+}
+
+/* Stores w compute values vals[] as one vector at element lin. */
+void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w) {
+    LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
+    LLVMValueRef v = LLVMGetUndef(vt);
+    for (unsigned j = 0; j < w; j++)
+        v = LLVMBuildInsertElement(cx->b, v, cg_to_storage(cx, vals[j], t), LLVMConstInt(cx->i32, j, 0), "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, st, base, &lin, 1, "");
+    LLVMValueRef s = LLVMBuildStore(cx->b, v, p);
+    LLVMSetAlignment(s, w * (unsigned)ir_dtype_size(t));
+}
+
+/* ---- conversions -------------------------------------------------------- */
+
+/* Rounds an f32 compute value to f16/bf16 precision (for casts). */
+static LLVMValueRef cg_round_half(cg_ctx *cx, LLVMValueRef v, ir_dtype t) {
+    return cg_half_to_f32(cx, cg_f32_to_half(cx, v, t), t);
+}
+
+/* Cast of a compute value (spec: truncation toward zero, != 0 for bool). */
+LLVMValueRef cg_convert(cg_ctx *cx, LLVMValueRef v, ir_dtype from, ir_dtype to) {
+    LLVMBuilderRef b = cx->b;
+    bool ff = ir_dtype_is_float(from), tf = ir_dtype_is_float(to);
+    if (from == to) return v;
+    if (ff && tf) return to == IR_F32 ? v : cg_round_half(cx, v, to);
+    if (to == IR_BOOL) {
+        if (ff) return LLVMBuildFCmp(b, LLVMRealUNE, v, cg_f32c(cx, 0.0), "");
+        return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
+    }
+    if (tf) {
+        LLVMValueRef f = from == IR_BOOL ? LLVMBuildUIToFP(b, v, cx->f32, "") : LLVMBuildSIToFP(b, v, cx->f32, "");
+        return to == IR_F32 ? f : cg_round_half(cx, f, to);
+    }
+    if (ff) { /* float -> i32: truncation toward zero, saturating, NaN -> 0 */
+        LLVMTypeRef tys[2] = {cx->i32, cx->f32}, fty;
+        LLVMValueRef fn = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &fty);
+        return LLVMBuildCall2(b, fty, fn, &v, 1, "");
+    }
+    return LLVMBuildZExt(b, v, cx->i32, ""); /* bool -> i32 */
+}
+
+/* ---- elementwise ops ----------------------------------------------------- */
+
+/* Calls a one-argument overloaded intrinsic. */
+static LLVMValueRef cg_intr1(cg_ctx *cx, const char *name, LLVMValueRef a) {
+    return cg_call_intrinsic(cx, name, true, &a, 1);
+}
+
+/* Calls a two-argument overloaded intrinsic. */
+static LLVMValueRef cg_intr2(cg_ctx *cx, const char *name, LLVMValueRef a, LLVMValueRef c) {
+    LLVMValueRef v[2] = {a, c};
+    return cg_call_intrinsic(cx, name, true, v, 2);
+}
+
+/* Float op on f32 compute values. */
+static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef c) {
+    LLVMBuilderRef b = cx->b;
+    switch (op) {
+    case IR_OP_NEG: return LLVMBuildFNeg(b, a, "");
+    case IR_OP_ABS: return cg_intr1(cx, "llvm.fabs", a);
+    case IR_OP_RECIP: return LLVMBuildFDiv(b, cg_f32c(cx, 1.0), a, "");
+    case IR_OP_RELU:
+        return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cg_f32c(cx, 0.0), ""), cg_f32c(cx, 0.0), a, "");
+    case IR_OP_FLOOR: return cg_intr1(cx, "llvm.floor", a);
+    case IR_OP_CEIL: return cg_intr1(cx, "llvm.ceil", a);
+    case IR_OP_ADD: return LLVMBuildFAdd(b, a, c, "");
+    case IR_OP_SUB: return LLVMBuildFSub(b, a, c, "");
+    case IR_OP_MUL: return LLVMBuildFMul(b, a, c, "");
+    case IR_OP_DIV: return LLVMBuildFDiv(b, a, c, "");
+    case IR_OP_MAXIMUM: return cg_intr2(cx, "llvm.maximum", a, c);
+    case IR_OP_MINIMUM: return cg_intr2(cx, "llvm.minimum", a, c);
+    case IR_OP_LT: return LLVMBuildFCmp(b, LLVMRealOLT, a, c, "");
+    case IR_OP_LE: return LLVMBuildFCmp(b, LLVMRealOLE, a, c, "");
+    case IR_OP_GT: return LLVMBuildFCmp(b, LLVMRealOGT, a, c, "");
+    case IR_OP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, c, "");
+    case IR_OP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, c, "");
+    case IR_OP_NE: return LLVMBuildFCmp(b, LLVMRealUNE, a, c, "");
+    default: return cg_math(cx, op, a, c);
+    }
+}
+
+/* Integer (i32, or i1 for bool) op; float-only ops go through f64/f32. */
+static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef c, bool isbool) {
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef t = LLVMTypeOf(a);
+    LLVMValueRef z = LLVMConstInt(t, 0, 0);
+    switch (op) {
+    case IR_OP_NEG: return isbool ? a : LLVMBuildNeg(b, a, "");
+    case IR_OP_ABS: return isbool ? a : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), LLVMBuildNeg(b, a, ""), a, "");
+    case IR_OP_RELU: return isbool ? a : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), z, a, "");
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL: return a;
+    case IR_OP_ADD: return isbool ? LLVMBuildOr(b, a, c, "") : LLVMBuildAdd(b, a, c, "");
+    case IR_OP_SUB: return isbool ? LLVMBuildXor(b, a, c, "") : LLVMBuildSub(b, a, c, "");
+    case IR_OP_MUL: return isbool ? LLVMBuildAnd(b, a, c, "") : LLVMBuildMul(b, a, c, "");
+    case IR_OP_MAXIMUM:
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, ""), a, c, "");
+    case IR_OP_MINIMUM:
+        return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, ""), a, c, "");
+    case IR_OP_LT: return LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, "");
+    case IR_OP_LE: return LLVMBuildICmp(b, isbool ? LLVMIntULE : LLVMIntSLE, a, c, "");
+    case IR_OP_GT: return LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, "");
+    case IR_OP_GE: return LLVMBuildICmp(b, isbool ? LLVMIntUGE : LLVMIntSGE, a, c, "");
+    case IR_OP_EQ: return LLVMBuildICmp(b, LLVMIntEQ, a, c, "");
+    case IR_OP_NE: return LLVMBuildICmp(b, LLVMIntNE, a, c, "");
+    case IR_OP_DIV: { /* double division truncated toward zero, saturating */
+        LLVMValueRef x = isbool ? LLVMBuildUIToFP(b, a, cx->f64, "") : LLVMBuildSIToFP(b, a, cx->f64, "");
+        LLVMValueRef y = isbool ? LLVMBuildUIToFP(b, c, cx->f64, "") : LLVMBuildSIToFP(b, c, cx->f64, "");
+        LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
+        LLVMTypeRef tys[2] = {cx->i32, cx->f64}, fty;
+        LLVMValueRef fn = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &fty);
+        LLVMValueRef r = LLVMBuildCall2(b, fty, fn, &q, 1, "");
+        return isbool ? LLVMBuildICmp(b, LLVMIntNE, r, LLVMConstInt(cx->i32, 0, 0), "") : r;
+    }
+    default: { /* transcendental on integers: computed in f32 */
+        ir_dtype dt = isbool ? IR_BOOL : IR_I32;
+        LLVMValueRef x = cg_convert(cx, a, dt, IR_F32);
+        LLVMValueRef y = c ? cg_convert(cx, c, dt, IR_F32) : NULL;
+        return cg_convert(cx, cg_float_op(cx, op, x, y), IR_F32, dt);
+    }
+    }
+}
+
+/* Elementwise op; a, b, c are compute values already converted to dtype t
+ * (the op's operand dtype). */
+LLVMValueRef cg_emit_op(cg_ctx *cx, ir_op op, ir_dtype t, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c,
+                        ir_dtype rt) {
+    (void)rt;
+    if (op == IR_OP_WHERE) return LLVMBuildSelect(cx->b, a, b, c, "");
+    if (ir_dtype_is_float(t)) return cg_float_op(cx, op, a, b);
+    return cg_int_op(cx, op, a, b, t == IR_BOOL);
+}
+
+/* ---- memo ------------------------------------------------------------------- */
+
+unsigned cg_memo_mark(const cg_ctx *cx) { return cx->nmemo; }
+void cg_memo_reset(cg_ctx *cx, unsigned mark) {
+    if (mark < cx->nmemo) cx->nmemo = mark;
+}
+
+/* The memoised value of node at index key, or NULL (innermost first). */
+static LLVMValueRef cg_memo_get(cg_ctx *cx, ir_id node, LLVMValueRef key) {
+    for (unsigned i = cx->nmemo; i-- > 0;)
+        if (cx->memo[i].node == node && cx->memo[i].key == key) return cx->memo[i].val;
+    return NULL;
+}
+
+/* Records node at index key = val in the current memo scope. */
+static void cg_memo_put(cg_ctx *cx, ir_id node, LLVMValueRef key, LLVMValueRef val) {
+    if (cx->nmemo == cx->memocap) {
+        cx->memocap = cx->memocap ? 2 * cx->memocap : 64;
+        cx->memo = ir_xrealloc(cx->memo, cx->memocap * sizeof *cx->memo);
+    }
+    cx->memo[cx->nmemo++] = (cg_memo_ent){node, key, val};
+}
+
+/* ---- cg_emit_value ------------------------------------------------------------ */
+
+/* Compute-type immediate of a constant node. */
+static LLVMValueRef cg_const(cg_ctx *cx, const ir_node *n) {
+    double v = n->a.cval;
+    switch ((ir_dtype)n->dtype) {
+    case IR_I32: return LLVMConstInt(cx->i32, (unsigned long long)(int64_t)(int32_t)(int64_t)v, 1);
+    case IR_BOOL: return LLVMConstInt(cx->i1, v != 0, 0);
+    case IR_F16: return cg_f32c(cx, rt_f16_to_f32(rt_f32_to_f16((float)v)));
+    case IR_BF16: return cg_f32c(cx, rt_bf16_to_f32(rt_f32_to_bf16((float)v)));
+    default: return cg_f32c(cx, (float)v);
+    }
+}
+
+/* Loads an HBM value at idx, through the pointwise vector cache when idx is
+ * element j of the current vector group. */
+static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
+    const ir_node *n = &cx->g->nodes[id];
+    LLVMValueRef base = cx->valptr[id];
+    if (!base) {
+        tx_error(cx->diag, "codegen: internal error: value %%%u has no buffer in kernel %s", id,
+                 cx->k ? cx->k->name : "?");
+        return NULL;
+    }
+    for (unsigned a = 0; cx->vecw && a < cx->nvecalias; a++) {
+        if (idx->lin != cx->vecalias[a].lin) continue;
+        unsigned j = cx->vecalias[a].j, grp = j / cx->vecw;
+        LLVMValueRef *slot = &cx->veccache[(size_t)id * CG_VEC_MAXLIN + grp];
+        if (!*slot)
+            *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype, cx->vecalias[a].base,
+                                cx->vecw);
+        LLVMValueRef e = LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
+        return cg_from_storage(cx, e, (ir_dtype)n->dtype);
+    }
+    if (cx->vecw && cx->vecshape && ir_shape_eq(&n->shape, cx->vecshape)) {
+        for (unsigned j = 0; j < cx->vecn; j++) {
+            if (idx->lin != cx->veclin[j]) continue;
+            unsigned grp = j / cx->vecw;
+            LLVMValueRef *slot = &cx->veccache[(size_t)id * CG_VEC_MAXLIN + grp];
+            if (!*slot)
+                *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype,
+                                    cx->veclin[grp * cx->vecw], cx->vecw);
+            LLVMValueRef e = LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
+            return cg_from_storage(cx, e, (ir_dtype)n->dtype);
+        }
+    }
+    return cg_load(cx, base, (ir_dtype)n->dtype, idx->lin);
+}
+
+/* The first non-view value under v (v itself when it is not a view; the
+ * first input of a concat). */
+static ir_id cg_view_source(const ir_graph *g, ir_id v) {
+    while (ir_op_traits((ir_op)g->nodes[v].op) & IR_T_VIEW) v = ir_in(g, &g->nodes[v], 0);
+    return v;
+}
+
+/* Value of input k of node n at the index idx of n (broadcast applied),
+ * converted to dtype t. */
+static LLVMValueRef cg_operand(cg_ctx *cx, const ir_node *n, unsigned k, cg_index *idx, ir_dtype t) {
+    ir_id in = ir_in(cx->g, n, k);
+    const ir_node *p = &cx->g->nodes[in];
+    cg_index ci = cg_index_bcast(cx, idx, &p->shape);
+    LLVMValueRef v = cg_emit_value(cx, in, &ci);
+    if (!v) return NULL;
+    return cg_convert(cx, v, (ir_dtype)p->dtype, t);
+}
+
+/* Elementwise node at idx. */
+static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
+    ir_op op = (ir_op)n->op;
+    ir_dtype rt = (ir_dtype)n->dtype, t = rt;
+    const ir_graph *g = cx->g;
+    if (op == IR_OP_CAST) {
+        ir_id in = ir_in(g, n, 0);
+        cg_index ci = cg_index_bcast(cx, idx, &g->nodes[in].shape);
+        LLVMValueRef v = cg_emit_value(cx, in, &ci);
+        return v ? cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, rt) : NULL;
+    }
+    if (op == IR_OP_WHERE) {
+        LLVMValueRef c = cg_operand(cx, n, 0, idx, IR_BOOL);
+        LLVMValueRef a = c ? cg_operand(cx, n, 1, idx, rt) : NULL;
+        LLVMValueRef b = a ? cg_operand(cx, n, 2, idx, rt) : NULL;
+        return b ? cg_emit_op(cx, op, rt, c, a, b, rt) : NULL;
+    }
+    if (n->nin == 2) {
+        t = ir_dtype_promote((ir_dtype)g->nodes[ir_in(g, n, 0)].dtype, (ir_dtype)g->nodes[ir_in(g, n, 1)].dtype);
+        if (!(ir_op_traits(op) & IR_T_CMP)) t = rt;
+    } else if (ir_op_traits(op) & IR_T_CMP) {
+        t = (ir_dtype)g->nodes[ir_in(g, n, 0)].dtype;
+    } else if (n->nin == 1) {
+        t = rt == IR_BOOL ? (ir_dtype)g->nodes[ir_in(g, n, 0)].dtype : rt;
+    }
+    LLVMValueRef a = cg_operand(cx, n, 0, idx, t);
+    LLVMValueRef b = (a && n->nin > 1) ? cg_operand(cx, n, 1, idx, t) : NULL;
+    if (!a || (n->nin > 1 && !b)) return NULL;
+    LLVMValueRef r;
+    ir_id dv = n->nin > 1 ? cg_view_source(g, ir_in(g, n, 1)) : IR_NONE;
+    if (op == IR_OP_DIV && ir_dtype_is_float(t) && dv != IR_NONE && cx->subst[dv] && b == cx->subst[dv]) {
+        /* Division by a row scalar (a reduction result, e.g. softmax's sum):
+         * one reciprocal per row, then a product per element (<= 1.5 ulp). */
+        LLVMValueRef rc = cg_memo_get(cx, g->n + dv, b);
+        if (!rc) {
+            rc = LLVMBuildFDiv(cx->b, cg_f32c(cx, 1.0), b, "rcp");
+            cg_memo_put(cx, g->n + dv, b, rc);
+        }
+        r = LLVMBuildFMul(cx->b, a, rc, "");
+    } else {
+        r = cg_emit_op(cx, op, t, a, b, NULL, rt);
+    }
+    if (!(ir_op_traits(op) & IR_T_CMP) && t != rt) r = cg_convert(cx, r, t, rt);
+    return r;
+}
+
+/* View node at idx: index arithmetic into its input. */
+static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
+    const ir_graph *g = cx->g;
+    ir_id in = ir_in(g, n, 0);
+    const ir_shape *is = &g->nodes[in].shape;
+    cg_index ci;
+    LLVMValueRef d[IR_MAX_RANK];
+    switch ((ir_op)n->op) {
+    case IR_OP_RESHAPE: ci = cg_index_lin(is, idx->lin); break;
+    case IR_OP_BROADCAST: ci = cg_index_bcast(cx, idx, is); break;
+    case IR_OP_PERMUTE:
+        cg_index_dims(cx, idx);
+        for (unsigned i = 0; i < n->shape.rank; i++) d[n->a.perm[i]] = idx->dim[i];
+        ci = cg_index_from_dims(cx, is, d);
+        break;
+    case IR_OP_SLICE:
+        cg_index_dims(cx, idx);
+        for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
+        d[n->a.slice.axis] = LLVMBuildNUWAdd(cx->b, d[n->a.slice.axis], cg_i64(cx, n->a.slice.start), "");
+        ci = cg_index_from_dims(cx, is, d);
+        break;
+    case IR_OP_CONCAT: {
+        /* All inputs are read with clamped indices and the right one selected:
+         * straight-line code keeps memoised values dominating. */
+        cg_index_dims(cx, idx);
+        unsigned ax = (unsigned)n->a.axis;
+        LLVMValueRef pos = idx->dim[ax], off = cg_i64(cx, 0), res = NULL;
+        for (unsigned k = 0; k < n->nin; k++) {
+            ir_id ik = ir_in(g, n, k);
+            const ir_shape *ks = &g->nodes[ik].shape;
+            LLVMValueRef len = cg_dim(cx, ks->dim[ax]);
+            for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
+            LLVMValueRef rel = LLVMBuildSub(cx->b, pos, off, "");
+            LLVMValueRef hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
+            LLVMValueRef cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, rel, cg_i64(cx, 0), ""),
+                                              cg_i64(cx, 0), rel, "");
+            cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, cl, hi, ""), hi, cl, "");
+            d[ax] = cl;
+            cg_index kk = cg_index_from_dims(cx, ks, d);
+            LLVMValueRef v = cg_emit_value(cx, ik, &kk);
+            if (!v) return NULL;
+            v = cg_convert(cx, v, (ir_dtype)g->nodes[ik].dtype, (ir_dtype)n->dtype);
+            LLVMValueRef inside = LLVMBuildICmp(cx->b, LLVMIntSGE, rel, cg_i64(cx, 0), "");
+            res = res ? LLVMBuildSelect(cx->b, inside, v, res, "") : v;
+            off = LLVMBuildAdd(cx->b, off, len, "");
+        }
+        return res;
+    }
+    default:
+        tx_error(cx->diag, "codegen: internal error: %s is not a view", ir_op_name((ir_op)n->op));
+        return NULL;
+    }
+    LLVMValueRef v = cg_emit_value(cx, in, &ci);
+    return v ? cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, (ir_dtype)n->dtype) : NULL;
+}
+
+/* The value of node id at idx; see codegen.h. */
+LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
+    const ir_graph *g = cx->g;
+    const ir_node *n = &g->nodes[id];
+    if (cx->subst[id]) return cx->subst[id];
+    if (n->op == IR_OP_CONST) return cg_const(cx, n);
+    LLVMValueRef v = cg_memo_get(cx, id, idx->lin);
+    if (v) return v;
+    unsigned tr = ir_op_traits((ir_op)n->op);
+    if (cg_is_hbm(cx, id)) {
+        v = cg_load_value(cx, id, idx);
+    } else if (tr & IR_T_VIEW) {
+        v = cg_emit_view(cx, n, idx); /* index arithmetic in any region */
+    } else if (cx->region != IR_NONE && n->region != cx->region) {
+        tx_error(cx->diag, "codegen: internal error: value %%%u of region %u read in region %u without a buffer",
+                 id, n->region, cx->region);
+        return NULL;
+    } else if (tr & IR_T_ELEM) {
+        v = cg_emit_elem(cx, n, idx);
+    } else if (tr & IR_T_VIEW) {
+        v = cg_emit_view(cx, n, idx);
+    } else {
+        tx_error(cx->diag, "codegen: %s node %%%u cannot be computed inside a %s region", ir_op_name((ir_op)n->op),
+                 id, cx->region == IR_NONE ? "copy" : ir_region_kind_name((ir_region_kind)g->regions[cx->region].kind));
+        return NULL;
+    }
+    if (v) cg_memo_put(cx, id, idx->lin, v);
+    return v;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# ptxas.sh TXC ROOT - every program of examples/, ../shared/bench/suite and
+# tests/oracle (when present) is compiled to PTX for each GPU target with the
+# CLI and assembled with `ptxas -arch=TARGET -v`. Fails on a compile or
+# assembly error, and when a kernel's shared memory (static from ptxas plus
+# the manifest's dynamic smem_bytes) exceeds the planner's sram_bytes for its
+# region by a large gap (more than 2x + 4 KiB). Register spills are listed.
+# Skips (77) when ptxas is absent (PATH, /usr/local/cuda/bin).
+set -u
+TXC=$1
+ROOT=$2
+PTXAS=$(command -v ptxas || true)
+[ -z "$PTXAS" ] && [ -x /usr/local/cuda/bin/ptxas ] && PTXAS=/usr/local/cuda/bin/ptxas
+if [ -z "$PTXAS" ]; then
+  echo "skip: ptxas not found (PATH, /usr/local/cuda/bin)"
+  exit 77
+fi
+PY=/usr/bin/python3
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+TARGETS=${TX_PTXAS_TARGETS:-"sm_80 sm_86 sm_89 sm_90 sm_90a"}
+fail=0
+n=0
+for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx "$ROOT"/tests/oracle/*.tx; do
+  [ -f "$f" ] || continue
+  b=$(basename "$f" .tx)
+  if ! "$TXC" "$f" --emit=json -o "$W/$b.json" 2>"$W/err"; then
+    echo "FAIL $b: --emit=json: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  for t in $TARGETS; do
+    n=$((n + 1))
+    if ! "$TXC" "$f" --target="$t" -o "$W/$b.$t.ptx" 2>"$W/err"; then
+      echo "FAIL $b $t: txc: $(head -2 "$W/err")"
+      fail=1
+      continue
+    fi
+    if ! "$PTXAS" -arch="$t" -v "$W/$b.$t.ptx" -o "$W/$b.$t.cubin" 2>"$W/$b.$t.log"; then
+      echo "FAIL $b $t: ptxas:"
+      grep -E "error" "$W/$b.$t.log" | head -5
+      fail=1
+      continue
+    fi
+    if [ -x "$PY" ] && ! $PY - "$W/$b.$t.log" "$W/$b.$t.ptx.json" "$W/$b.json" "$b $t" <<'PYEOF'
+import json, re, sys
+log, man, rep, label = sys.argv[1:5]
+man = json.load(open(man))
+rep = json.load(open(rep))
+planned = {i: k.get("sram_bytes") or 0 for i, k in enumerate(rep.get("kernels", []))}
+used, spills, cur = {}, {}, None
+for line in open(log):
+    m = re.search(r"Compiling entry function '([^']+)'", line)
+    if m:
+        cur = m.group(1)
+    m = re.search(r"(\d+) bytes spill stores", line)
+    if m and cur:
+        spills[cur] = int(m.group(1))
+    m = re.search(r"Used (\d+) registers.*?(?:(\d+) bytes smem)?(?:,|$)", line)
+    if m and cur:
+        s = re.search(r"(\d+) bytes smem", line)
+        used[cur] = (int(m.group(1)), int(s.group(1)) if s else 0)
+bad = 0
+for k in man["kernels"]:
+    name = k["name"]
+    if name not in used:
+        print("FAIL %s: ptxas did not report kernel %s" % (label, name))
+        bad = 1
+        continue
+    regs, smem = used[name]
+    smem += k.get("smem_bytes", 0)
+    plan = planned.get(k["region"], 0) if k["region"] >= 0 else 0
+    if smem > 2 * plan + 4096:
+        print("FAIL %s: %s uses %d bytes of shared memory, the plan says %d" % (label, name, smem, plan))
+        bad = 1
+    if spills.get(name):
+        print("note %s: %s spills %d bytes (%d registers)" % (label, name, spills[name], regs))
+sys.exit(bad)
+PYEOF
+    then
+      fail=1
+    fi
+  done
+done
+echo "ptxas: $n program/target pairs, $([ $fail = 0 ] && echo all assembled || echo FAILURES)"
+exit $fail

@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets (tests/fuzz) in build-fuzz/ and runs one of
+# them on one core at the lowest priority (docs/reliability.md).
+#
+#   tools/fuzz.sh TARGET [SECONDS] [libFuzzer options...]
+#     TARGET   frontend | compile | npy | build (only build) | replay (run every
+#              corpus and regression file once through all three targets)
+#     SECONDS  time budget of the run (default 600)
+#
+# Needs clang and libFuzzer (Debian 12: apt-get install clang libclang-rt-14-dev).
+# The working corpus is build-fuzz/corpus/TARGET (seeded from tests/fuzz/seeds,
+# the examples, the tests, the prelude and ../shared/bench/suite); crashes,
+# leaks, timeouts and out-of-memory inputs land in build-fuzz/artifacts/TARGET/;
+# the log (with the final executions and coverage) in build-fuzz/TARGET.log.
+# Copy each finding into tests/fuzz/regressions/TARGET/ so that
+# tests/unit/test_hostile.c replays it in CI.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+target=${1:-}
+secs=${2:-600}
+shift $(($# > 2 ? 2 : $#)) || true
+B=${TX_FUZZ_BUILD:-build-fuzz}
+
+case "$target" in
+  frontend | compile | npy | build | replay) ;;
+  *) echo "usage: tools/fuzz.sh frontend|compile|npy|build|replay [SECONDS] [libFuzzer options]" >&2; exit 2 ;;
+esac
+command -v clang >/dev/null || { echo "tools/fuzz.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+
+echo "== building $B (clang, libFuzzer + ASan + UBSan)"
+if [ ! -f "$B/CMakeCache.txt" ]; then
+  CC=clang CXX=clang++ cmake -S . -B "$B" -DTX_FUZZ=ON -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DTX_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+fi
+if [ "$target" = build ] || [ "$target" = replay ]; then
+  nice -n 19 cmake --build "$B" -j2 --target fuzz_frontend fuzz_compile fuzz_npy
+else
+  nice -n 19 cmake --build "$B" -j2 --target "fuzz_$target"
+fi
+[ "$target" = build ] && exit 0
+
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
+
+# Seeds: the committed ones plus every .tx of the examples, tests, prelude and suite.
+seed() {
+  local t=$1 dir=$B/corpus/$1
+  mkdir -p "$dir" "$B/artifacts/$t"
+  if [ "$t" = npy ]; then
+    cp -n tests/fuzz/seeds/npy/*.npy "$dir"/ 2>/dev/null || true
+    find tests -name '*.npy' -size -64k -exec cp -n {} "$dir"/ \; 2>/dev/null || true
+  else
+    cp -n tests/fuzz/seeds/tx/*.tx "$dir"/ 2>/dev/null || true
+    for f in examples/*.tx frontend/prelude.tx ../shared/bench/suite/*.tx $(find tests -name '*.tx' -size -4k 2>/dev/null); do
+      [ -f "$f" ] && cp -n "$f" "$dir/$(echo "$f" | tr '/' '_')"
+    done
+  fi
+}
+
+if [ "$target" = replay ]; then
+  rc=0
+  for t in frontend compile npy; do
+    seed "$t"
+    files=$(find "$B/corpus/$t" tests/fuzz/regressions/$t -type f 2>/dev/null | wc -l)
+    echo "== replaying $files inputs through fuzz_$t"
+    find "$B/corpus/$t" tests/fuzz/regressions/$t -type f 2>/dev/null | xargs -r nice -n 19 "$B/tests/fuzz/fuzz_$t" \
+      -timeout=60 -rss_limit_mb=4096 >"$B/replay-$t.log" 2>&1 || { echo "FAIL: see $B/replay-$t.log"; rc=1; }
+  done
+  exit $rc
+fi
+
+seed "$target"
+dict=tests/fuzz/tx.dict
+opts=(-max_len=4096 -timeout=10)
+case "$target" in
+  compile) opts=(-max_len=4096 -timeout=20) ;;
+  npy) dict=tests/fuzz/npy.dict; opts=(-max_len=4096 -timeout=5) ;;
+esac
+echo "== fuzz_$target for ${secs}s (one core, nice 19); log: $B/$target.log"
+# One process, one thread: at most one core (what -jobs=1 -workers=1 asks for).
+set +e
+nice -n 19 "$B/tests/fuzz/fuzz_$target" "$B/corpus/$target" -dict=$dict "${opts[@]}" \
+  -max_total_time="$secs" -rss_limit_mb=4096 -print_final_stats=1 -use_value_profile=1 \
+  -artifact_prefix="$B/artifacts/$target/" "$@" 2>&1 | tee "$B/$target.log" | grep -E '^#[0-9]+.*(pulse|REDUCE|NEW|DONE)' | awk 'NR % 50 == 1'
+rc=${PIPESTATUS[0]}
+set -e
+echo "== summary (fuzz_$target, exit $rc)"
+grep -E '^#[0-9]+' "$B/$target.log" | tail -1
+grep -E 'stat::number_of_executed_units|stat::average_exec_per_sec|stat::peak_rss_mb|Done [0-9]+ runs' "$B/$target.log" || true
+echo "corpus: $(ls "$B/corpus/$target" | wc -l) files; artifacts: $(ls "$B/artifacts/$target" | wc -l)"
+ls "$B/artifacts/$target" 2>/dev/null | sed 's/^/  finding: /'
+exit "$rc"
