@@ -14,7 +14,7 @@
  * same online recurrence, one key at a time. Notes: docs/codegen-matmul.md. */
 #define TX_CODEGEN_INTERNAL 1
 #include "codegen/codegen.h"
-#include "codegen/mm_priv.h"
+
 
 #include <math.h>
 #include <stdio.h>

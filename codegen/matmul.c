@@ -12,7 +12,7 @@
  * transposes are strides. Design notes: docs/codegen-matmul.md. */
 #define TX_CODEGEN_INTERNAL 1
 #include "codegen/codegen.h"
-#include "codegen/mm_priv.h"
+
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -4,7 +4,8 @@
  * tile copies and the m16n8k16 tensor-core instruction (NVVM intrinsic).
  * Every helper emits at the builder of a cg_mm_ir and works for both
  * targets unless its contract says GPU only. */
-#include "codegen/mm_priv.h"
+#define TX_CODEGEN_INTERNAL
+#include "codegen/codegen.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -95,9 +95,11 @@ static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
             fprintf(out, first ? "%s" : ", %s", fk[b]);
             first = 0;
         }
-    fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld spilled=%lld", r->anchor, r->threads,
-            (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2], (long long)r->sram_bytes,
-            (long long)r->spilled_bytes);
+    fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld", r->anchor, r->threads,
+            (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2], (long long)r->sram_bytes);
+    if (r->spilled_bytes < 0) fputs(" spilled=?", out); /* depends on unbound dims */
+    else fprintf(out, " spilled=%lld", (long long)r->spilled_bytes);
+    fprintf(out, " outputs=%u passes=%u stages=%u rows=%lld", r->nout, r->passes, r->stages, (long long)r->rows);
     if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION) {
         static const char *const st[] = {"onchip", "online", "multipass"};
         fprintf(out, " strategy=%s", r->strategy < 3 ? st[r->strategy] : "?");

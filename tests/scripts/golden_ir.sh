@@ -3,7 +3,7 @@
 # (dims left symbolic) must match tests/golden/ir/<name>.ir byte for byte.
 # UPDATE=1 rewrites the golden files instead of comparing.
 set -u
-TXC=$1 ROOT=$2
+TXC=$(realpath "$1") ROOT=$(realpath "$2")
 SUITE="$ROOT/../shared/bench/suite"
 fail=0 n=0
 for f in "$ROOT"/examples/*.tx "$SUITE"/*.tx; do
