@@ -52,7 +52,7 @@ static void usage(FILE *f) {
           "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
           "  -D NAME=INT             bind a symbolic dim (repeatable)\n"
           "  --entry NAME            entry function (default: the last one in the file)\n"
-          "  --dump-ir[=STAGE|all]   print the IR to stderr after a stage (default: the last)\n"
+          "  --dump-ir[=STAGE|all]   print the IR to stderr after one stage, or after every stage\n"
           "  --no-fuse               one kernel per operation (the unfused baseline)\n"
           "  --sram-budget=BYTES     per-block on-chip budget for the fusion planner\n"
           "  --explain               say why each producer/consumer pair was left unfused\n"
@@ -169,7 +169,7 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             if (!(v = opt_value(argc, argv, &i, "--entry"))) return cli_error("%s needs a name", a);
             o->entry = v;
         } else if (!strcmp(a, "--dump-ir")) {
-            o->dump_stage = "fuse";
+            o->dump_stage = "all";
         } else if (!strncmp(a, "--dump-ir=", 10)) {
             o->dump_stage = a + 10;
             if (!pass_stage_known(o->dump_stage)) return cli_error("unknown --dump-ir stage '%s'", o->dump_stage);
