@@ -7,13 +7,18 @@
  * stride over the row, warp shuffles then shared memory combine.
  * Column mode (the innermost axis is kept): one thread per kept element,
  * a serial loop over the reduced elements; neighbouring threads read
- * neighbouring addresses. When the row is short enough (a concrete length
- * of at most CG_RED_HOLD elements per thread) every pass is unrolled and
- * the row's values stay in registers between passes (one HBM read);
- * otherwise each pass is a loop that reads the row again. */
+ * neighbouring addresses. When the plan is onchip and the row is short
+ * enough (a concrete length of at most CG_RED_HOLD elements per thread)
+ * every reduction is unrolled and the row's values stay in registers (one
+ * HBM read). Otherwise the row is streamed: one loop (one HBM pass) per
+ * reduction level, levels 1 and 2 fused into one online pass when the
+ * chain streams (softmax's running max and rescaled sum, Welford for a
+ * variance), then one epilogue loop for the row-shaped outputs that depend
+ * on a reduction: the planner's `passes` (docs/codegen.md). */
 #define TX_CODEGEN_INTERNAL
 #include "codegen/codegen.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -34,7 +39,17 @@ typedef struct cg_red {
     unsigned hold;          /* > 0: unrolled passes, elements per thread */
     unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
     LLVMValueRef nrows, rowlen;
+    /* Streaming structure (used when the row is not held): */
+    uint8_t level[CG_RED_MAXRED];   /* 1 + the deepest region reduction its input depends on */
+    unsigned nlev;                  /* deepest level (the planner's `stages`) */
+    uint32_t *dep;                  /* per node: bitmask of the region's reductions its value depends on */
+    bool online;                    /* levels 1 and 2 run as one online pass (cg_red_online_match) */
+    uint8_t okind[CG_RED_MAXRED];   /* level-2 reduction: CG_ON_EXP or CG_ON_VAR */
+    uint8_t ostat[CG_RED_MAXRED];   /* its level-1 statistic (index into reds) */
+    ir_id oa[CG_RED_MAXRED];        /* CG_ON_VAR: the minuend A of (A - stat), accumulated by Welford */
 } cg_red;
+
+enum { CG_ON_EXP = 1, CG_ON_VAR = 2 };
 
 /* Collects the reductions of region r and checks they share shape and
  * axes; fills the layout facts. */
@@ -112,6 +127,92 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     return true;
 }
 
+/* The value behind a chain of single-input views and casts starting at x
+ * (casts only when `casts`). */
+static ir_id cg_red_skip(const ir_graph *g, ir_id x, bool casts) {
+    for (;;) {
+        const ir_node *n = &g->nodes[x];
+        bool view = (ir_op_traits((ir_op)n->op) & IR_T_VIEW) && n->op != IR_OP_CONCAT && n->nin == 1;
+        if (!view && !(casts && n->op == IR_OP_CAST)) return x;
+        x = ir_in(g, n, 0);
+    }
+}
+
+/* Index of node id among p->reds, or -1. */
+static int cg_red_index(const cg_red *p, ir_id id) {
+    for (unsigned k = 0; k < p->nred; k++)
+        if (p->reds[k] == id) return (int)k;
+    return -1;
+}
+
+/* Fills p->dep (which region reductions each value depends on, through
+ * in-region elementwise nodes and views, not through HBM values), p->level
+ * and p->nlev. The caller frees p->dep. */
+static void cg_red_levels(cg_ctx *cx, cg_red *p) {
+    const ir_graph *g = cx->g;
+    p->dep = ir_xcalloc(g->n ? g->n : 1, sizeof *p->dep);
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        int k = cg_red_index(p, i);
+        if (k >= 0) {
+            p->dep[i] = 1u << k;
+            continue;
+        }
+        bool view = (ir_op_traits((ir_op)n->op) & IR_T_VIEW) != 0;
+        if (n->op == IR_OP_OUTPUT || cg_is_hbm(cx, i) || (!view && n->region != p->region)) continue;
+        for (unsigned j = 0; j < n->nin; j++) p->dep[i] |= p->dep[ir_in(g, n, j)];
+    }
+    p->nlev = 0;
+    for (unsigned k = 0; k < p->nred; k++) {
+        uint32_t d = p->dep[ir_in(g, &g->nodes[p->reds[k]], 0)];
+        unsigned lv = 1;
+        for (unsigned j = 0; j < k; j++)
+            if ((d & (1u << j)) && p->level[j] + 1u > lv) lv = p->level[j] + 1u;
+        p->level[k] = (uint8_t)lv;
+        if (lv > p->nlev) p->nlev = lv;
+    }
+}
+
+/* True when the two levels stream in one pass (the planner's `online`
+ * chains, docs/codegen.md): every level-2 reduction is a sum or mean of
+ * cast*(exp(cast*(A - M))) with M a level-1 max, or of cast*(D * D) or
+ * cast*(pow(D, 2)) with D = cast*(A - S), S a level-1 mean or sum; A
+ * depends on no reduction of the region. Fills okind, ostat, oa. */
+static bool cg_red_online_match(const ir_graph *g, cg_red *p) {
+    if (p->nlev != 2) return false;
+    for (unsigned k = 0; k < p->nred; k++) {
+        if (p->level[k] != 2) continue;
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        if ((rn->op != IR_OP_SUM && rn->op != IR_OP_MEAN) || !ir_dtype_is_float((ir_dtype)rn->dtype)) return false;
+        ir_id x = cg_red_skip(g, ir_in(g, rn, 0), true), d = IR_NONE;
+        const ir_node *xn = &g->nodes[x];
+        int kind = 0;
+        if (xn->op == IR_OP_EXP) {
+            kind = CG_ON_EXP;
+            d = cg_red_skip(g, ir_in(g, xn, 0), true);
+        } else if (xn->op == IR_OP_MUL && ir_in(g, xn, 0) == ir_in(g, xn, 1)) {
+            kind = CG_ON_VAR;
+            d = cg_red_skip(g, ir_in(g, xn, 0), true);
+        } else if (xn->op == IR_OP_POW) {
+            const ir_node *e = &g->nodes[cg_red_skip(g, ir_in(g, xn, 1), true)];
+            if (e->op != IR_OP_CONST || e->shape.rank != 0 || e->a.cval != 2.0) return false;
+            kind = CG_ON_VAR;
+            d = cg_red_skip(g, ir_in(g, xn, 0), true);
+        }
+        if (!kind || g->nodes[d].op != IR_OP_SUB) return false;
+        ir_id a = ir_in(g, &g->nodes[d], 0);
+        int st = cg_red_index(p, cg_red_skip(g, ir_in(g, &g->nodes[d], 1), false));
+        if (st < 0 || p->level[st] != 1 || p->dep[a]) return false;
+        ir_op so = (ir_op)g->nodes[p->reds[st]].op;
+        if (kind == CG_ON_EXP ? so != IR_OP_MAX : (so != IR_OP_MEAN && so != IR_OP_SUM)) return false;
+        if (!ir_dtype_is_float((ir_dtype)g->nodes[p->reds[st]].dtype)) return false;
+        p->okind[k] = (uint8_t)kind;
+        p->ostat[k] = (uint8_t)st;
+        p->oa[k] = a;
+    }
+    return true;
+}
+
 /* Decomposes linear v over the dims of s into comps (C order). */
 static void cg_delin(cg_ctx *cx, LLVMValueRef v, const ir_shape *s, LLVMValueRef *comps) {
     for (int i = (int)s->rank - 1; i >= 0; i--) {
@@ -149,55 +250,226 @@ typedef struct cg_rowit {
     LLVMValueRef valid[CG_RED_HOLD];
 } cg_rowit;
 
-/* Accumulates reduction k over the row and sets its substitution. */
+/* Combines the thread partials of reduction k (acc: accumulator type),
+ * sets cx->subst to its value (mean: divided by the row length, then
+ * converted to the node's dtype) and returns the combined accumulator
+ * before the mean's division. */
+static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc, LLVMValueRef scratch) {
+    const ir_node *rn = &cx->g->nodes[p->reds[k]];
+    ir_dtype adt = cg_acc_dtype(rn);
+    ir_op op = (ir_op)rn->op;
+    if (p->rowmode) acc = cg_block_reduce(cx, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, p->threads, scratch);
+    LLVMValueRef v = acc;
+    if (op == IR_OP_MEAN) {
+        if (adt == IR_F32)
+            v = LLVMBuildFDiv(cx->b, acc, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""), "mean");
+        else
+            v = LLVMBuildSDiv(cx->b, acc, LLVMBuildTrunc(cx->b, p->rowlen, cx->i32, ""), "mean");
+    }
+    cx->subst[p->reds[k]] = cg_convert(cx, v, adt, (ir_dtype)rn->dtype);
+    return acc;
+}
+
+/* A sum of exp(a_i - m) rescaled to exp(a_i - M) (M >= m, f32): s when
+ * m == M (so an all -inf prefix keeps its NaN terms, as the reference),
+ * 0 when m is -inf and M is not (terms of -inf elements vanish), else
+ * s * exp(m - M). NaN in m or M gives NaN. */
+static LLVMValueRef cg_red_rescale(cg_ctx *cx, LLVMValueRef s, LLVMValueRef m, LLVMValueRef M) {
+    LLVMValueRef f = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(cx->b, m, M, ""), NULL);
+    LLVMValueRef r = LLVMBuildFMul(cx->b, s, f, "");
+    LLVMValueRef ninf = LLVMBuildFCmp(cx->b, LLVMRealOEQ, m, cg_f32c(cx, -INFINITY), "");
+    r = LLVMBuildSelect(cx->b, ninf, cg_f32c(cx, 0.0), r, "");
+    return LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOEQ, m, M, ""), s, r, "resc");
+}
+
+/* cg_red_rescale behind a branch taken only when the running max moved
+ * (m != M), so the common step costs no exponential. */
+static LLVMValueRef cg_red_rescale_br(cg_ctx *cx, LLVMValueRef s, LLVMValueRef m, LLVMValueRef M) {
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    LLVMBasicBlockRef mv = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "max.moved");
+    LLVMBasicBlockRef join = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "max.join");
+    LLVMBuildCondBr(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOEQ, m, M, ""), join, mv);
+    LLVMPositionBuilderAtEnd(cx->b, mv);
+    LLVMValueRef r = cg_red_rescale(cx, s, m, M);
+    LLVMBasicBlockRef mvend = LLVMGetInsertBlock(cx->b);
+    LLVMBuildBr(cx->b, join);
+    LLVMPositionBuilderAtEnd(cx->b, join);
+    LLVMValueRef phi = LLVMBuildPhi(cx->b, cx->f32, "s.resc");
+    LLVMValueRef vals[2] = {s, r};
+    LLVMBasicBlockRef bbs[2] = {pre, mvend};
+    LLVMAddIncoming(phi, vals, bbs, 2);
+    return phi;
+}
+
+/* True when output o (a node of the region's row shape S, stored by it)
+ * depends on no reduction of the region: stored during the first pass. */
+static bool cg_red_pro_out(const cg_red *p, const ir_graph *g, ir_id o) {
+    return p->dep[o] == 0 && ir_shape_eq(&g->nodes[o].shape, p->S);
+}
+
+/* The level-2 variance reduction k from every thread's Welford state
+ * w = (count, mean, M2) and the final statistic c (cx->subst of its
+ * level-1 reduction): sum (A - c)^2 = sum over threads of M2 + n (m - c)^2.
+ * When that is not finite (f32 overflow of the differences), one exact
+ * pass sums the reduced value itself, as the reference does. */
+static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k, const LLVMValueRef *w,
+                                     LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    ir_id st = p->reds[p->ostat[k]], in = ir_in(g, &g->nodes[p->reds[k]], 0);
+    LLVMValueRef c = cg_convert(cx, cx->subst[st], (ir_dtype)g->nodes[st].dtype, IR_F32);
+    LLVMValueRef dm = LLVMBuildFSub(cx->b, w[1], c, "");
+    LLVMValueRef part = LLVMBuildFAdd(cx->b, w[2], LLVMBuildFMul(cx->b, w[0], LLVMBuildFMul(cx->b, dm, dm, ""), ""), "");
+    LLVMValueRef tot = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, part, p->threads, scratch) : part;
+    LLVMValueRef mag = cg_call_intrinsic(cx, "llvm.fabs", true, &tot, 1);
+    LLVMValueRef finite = LLVMBuildFCmp(cx->b, LLVMRealOLT, mag, cg_f32c(cx, INFINITY), "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    LLVMBasicBlockRef join = cg_if_begin(cx, LLVMBuildNot(cx->b, finite, ""));
+    LLVMBasicBlockRef lpre = LLVMGetInsertBlock(cx->b);
+    cg_loop l;
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "var.exact");
+    LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
+    LLVMValueRef acc = LLVMBuildPhi(cx->b, cx->f32, "acc"), zero = cg_f32c(cx, 0.0);
+    LLVMAddIncoming(acc, &zero, &lpre, 1);
+    LLVMPositionBuilderAtEnd(cx->b, l.body);
+    unsigned mark = cg_memo_mark(cx);
+    cg_index idx = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, e));
+    LLVMValueRef v = cg_emit_value(cx, in, &idx);
+    if (!v) return NULL;
+    LLVMValueRef nx = LLVMBuildFAdd(cx->b, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
+    cg_memo_reset(cx, mark);
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+    LLVMAddIncoming(acc, &nx, &latch, 1);
+    cg_loop_end(cx, &l);
+    LLVMValueRef ex = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, acc, p->threads, scratch) : acc;
+    LLVMBasicBlockRef thend = LLVMGetInsertBlock(cx->b);
+    cg_if_end(cx, join);
+    LLVMValueRef r = LLVMBuildPhi(cx->b, cx->f32, "var");
+    LLVMValueRef vals[2] = {tot, ex};
+    LLVMBasicBlockRef bbs[2] = {pre, thend};
+    LLVMAddIncoming(r, vals, bbs, 2);
+    return r;
+}
+
+#define CG_RED_MAXSLOT (3 * CG_RED_MAXRED)
+
+/* One loop over the thread's elements of the row (one HBM pass): every
+ * reduction of level `lev` (p->online: levels 1 and 2 together, with the
+ * running-statistic recurrences of docs/codegen.md), and, when `pro`, the
+ * stores of the row-shaped outputs that depend on no reduction. Leaves
+ * cx->subst set for the reductions it computed. */
+static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro, LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    unsigned slot[CG_RED_MAXRED], ns = 0;
+    LLVMValueRef init[CG_RED_MAXSLOT], phi[CG_RED_MAXSLOT], nxt[CG_RED_MAXSLOT];
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        bool sel = p->online ? p->level[k] <= 2 : p->level[k] == lev;
+        slot[k] = ns;
+        if (!sel) continue;
+        bool welford = p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
+        LLVMTypeRef at = cg_ctype(cx, cg_acc_dtype(rn));
+        init[ns++] = cg_reduce_identity(cx, p->online && p->level[k] == 2 ? IR_OP_SUM : (ir_op)rn->op, at);
+        if (welford) init[ns++] = cg_f32c(cx, 0.0), init[ns++] = cg_f32c(cx, 0.0);
+    }
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    cg_loop l;
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "red");
+    LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
+    for (unsigned i = 0; i < ns; i++) {
+        phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[i]), "acc");
+        LLVMAddIncoming(phi[i], &init[i], &pre, 1);
+    }
+    LLVMPositionBuilderAtEnd(cx->b, l.body);
+    unsigned mark = cg_memo_mark(cx);
+    LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
+    cg_index idx = cg_index_lin(p->S, lin);
+    for (unsigned k = 0; k < p->nred; k++) { /* plain accumulators: this level (online: level 1) */
+        if (p->level[k] != (p->online ? 1 : lev)) continue;
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_id in = ir_in(g, rn, 0);
+        LLVMValueRef v = cg_emit_value(cx, in, &idx);
+        if (!v) return false;
+        v = cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn));
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        nxt[slot[k]] = cg_reduce_combine(cx, op, phi[slot[k]], v);
+    }
+    for (unsigned k = 0; p->online && k < p->nred; k++) { /* online statistics: level 2 */
+        if (p->level[k] != 2) continue;
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_id in = ir_in(g, rn, 0), st = p->reds[p->ostat[k]];
+        unsigned s = slot[k], j = slot[p->ostat[k]];
+        const ir_node *sn = &g->nodes[st];
+        if (p->okind[k] == CG_ON_EXP) {
+            /* s' = s exp(m - m') + exp(a - m'), m' the running max including this element. */
+            cx->subst[st] = cg_convert(cx, nxt[j], IR_F32, (ir_dtype)sn->dtype);
+            LLVMValueRef t = cg_emit_value(cx, in, &idx);
+            if (!t) return false;
+            t = cg_convert(cx, t, (ir_dtype)g->nodes[in].dtype, IR_F32);
+            nxt[s] = LLVMBuildFAdd(cx->b, cg_red_rescale_br(cx, phi[s], phi[j], nxt[j]), t, "");
+        } else {
+            /* Welford: n' = n + 1, m' = m + (a - m) / n', M2' = M2 + (a - m)(a - m'). */
+            LLVMValueRef a = cg_emit_value(cx, p->oa[k], &idx);
+            if (!a) return false;
+            a = cg_convert(cx, a, (ir_dtype)g->nodes[p->oa[k]].dtype, IR_F32);
+            LLVMValueRef n1 = LLVMBuildFAdd(cx->b, phi[s], cg_f32c(cx, 1.0), "");
+            LLVMValueRef dl = LLVMBuildFSub(cx->b, a, phi[s + 1], "");
+            LLVMValueRef m1 = LLVMBuildFAdd(cx->b, phi[s + 1], LLVMBuildFDiv(cx->b, dl, n1, ""), "");
+            nxt[s] = n1;
+            nxt[s + 1] = m1;
+            nxt[s + 2] = LLVMBuildFAdd(cx->b, phi[s + 2], LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m1, ""), ""), "");
+        }
+        cx->subst[st] = NULL;
+    }
+    for (ir_id o = 0; pro && o < g->n; o++) {
+        if (!cg_is_region_output(cx, o) || !cg_red_pro_out(p, g, o)) continue;
+        LLVMValueRef v = cg_emit_value(cx, o, &idx);
+        if (!v) return false;
+        cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
+    }
+    cg_memo_reset(cx, mark);
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+    for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
+    cg_loop_end(cx, &l);
+    LLVMValueRef fin[CG_RED_MAXRED] = {0};
+    for (unsigned k = 0; k < p->nred; k++)
+        if (p->level[k] == (p->online ? 1 : lev)) fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
+    for (unsigned k = 0; p->online && k < p->nred; k++) {
+        if (p->level[k] != 2) continue;
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        unsigned s = slot[k];
+        LLVMValueRef tot;
+        if (p->okind[k] == CG_ON_EXP) {
+            /* Every thread's sum moves to the row's max, then the block adds them. */
+            LLVMValueRef part = cg_red_rescale(cx, phi[s], phi[slot[p->ostat[k]]], fin[p->ostat[k]]);
+            tot = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, part, p->threads, scratch) : part;
+        } else {
+            tot = cg_red_var_total(cx, p, it, k, phi + s, scratch);
+            if (!tot) return false;
+        }
+        if (rn->op == IR_OP_MEAN) tot = LLVMBuildFDiv(cx->b, tot, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""), "mean");
+        cx->subst[p->reds[k]] = cg_convert(cx, tot, IR_F32, (ir_dtype)rn->dtype);
+    }
+    return true;
+}
+
+/* Hold mode: accumulates reduction k over the thread's held elements (in
+ * registers, memoised across passes) and sets its substitution. */
 static bool cg_red_pass(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k, LLVMValueRef scratch) {
     const ir_graph *g = cx->g;
-    ir_id rid = p->reds[k];
-    const ir_node *rn = &g->nodes[rid];
+    const ir_node *rn = &g->nodes[p->reds[k]];
     ir_id in = ir_in(g, rn, 0);
     ir_dtype idt = (ir_dtype)g->nodes[in].dtype, adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
-    LLVMTypeRef at = cg_ctype(cx, adt);
-    LLVMValueRef acc = cg_reduce_identity(cx, op, at);
-    if (p->hold) {
-        for (unsigned i = 0; i < p->hold; i++) {
-            cg_index idx = cg_index_lin(p->S, it->lin[i]);
-            LLVMValueRef v = cg_emit_value(cx, in, &idx);
-            if (!v) return false;
-            v = cg_convert(cx, v, idt, adt);
-            LLVMValueRef c = cg_reduce_combine(cx, op, acc, v);
-            acc = it->valid[i] ? LLVMBuildSelect(cx->b, it->valid[i], c, acc, "") : c;
-        }
-    } else {
-        LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
-        cg_loop l;
-        LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "red");
-        LLVMValueRef phi = LLVMBuildPhi(cx->b, at, "acc");
-        /* The phi sits in the body; move it to the loop head. */
-        LLVMInstructionRemoveFromParent(phi);
-        LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
-        LLVMInsertIntoBuilder(cx->b, phi);
-        LLVMPositionBuilderAtEnd(cx->b, l.body);
-        LLVMAddIncoming(phi, &acc, &pre, 1);
-        unsigned mark = cg_memo_mark(cx);
-        cg_index idx = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, e));
+    LLVMValueRef acc = cg_reduce_identity(cx, op, cg_ctype(cx, adt));
+    for (unsigned i = 0; i < p->hold; i++) {
+        cg_index idx = cg_index_lin(p->S, it->lin[i]);
         LLVMValueRef v = cg_emit_value(cx, in, &idx);
         if (!v) return false;
-        LLVMValueRef c = cg_reduce_combine(cx, op, phi, cg_convert(cx, v, idt, adt));
-        cg_memo_reset(cx, mark);
-        LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
-        LLVMAddIncoming(phi, &c, &latch, 1);
-        cg_loop_end(cx, &l);
-        acc = phi;
+        v = cg_convert(cx, v, idt, adt);
+        LLVMValueRef c = cg_reduce_combine(cx, op, acc, v);
+        acc = it->valid[i] ? LLVMBuildSelect(cx->b, it->valid[i], c, acc, "") : c;
     }
-    if (p->rowmode) acc = cg_block_reduce(cx, op, acc, p->threads, scratch);
-    if (op == IR_OP_MEAN) {
-        if (adt == IR_F32)
-            acc = LLVMBuildFDiv(cx->b, acc, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""), "mean");
-        else
-            acc = LLVMBuildSDiv(cx->b, acc, LLVMBuildTrunc(cx->b, p->rowlen, cx->i32, ""), "mean");
-    }
-    cx->subst[rid] = cg_convert(cx, acc, adt, (ir_dtype)rn->dtype);
+    cg_red_finish(cx, p, k, acc, scratch);
     return true;
 }
 
@@ -215,9 +487,12 @@ static int cg_red_out_kind(const cg_red *p, const ir_shape *o) {
     return 0;
 }
 
-/* Stores the region's outputs for one row. */
+/* Stores the region's outputs for one row: per-row outputs once (thread
+ * 0), row-shaped ones from the held registers, or (streaming) in one
+ * epilogue loop over the row for those that depend on a reduction. */
 static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     const ir_graph *g = cx->g;
+    unsigned nepi = 0;
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o)) continue;
         const ir_node *on = &g->nodes[o];
@@ -268,17 +543,25 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             }
             continue;
         }
-        cg_loop l;
-        LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "st");
-        unsigned mark = cg_memo_mark(cx);
-        LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
-        cg_index idx = cg_index_lin(p->S, lin);
+        if (!cg_red_pro_out(p, g, o)) nepi++; /* the rest were stored by the first pass */
+    }
+    if (p->hold || !nepi) return true;
+    /* The epilogue pass: one loop storing every row-shaped output that
+     * depends on a reduction. */
+    cg_loop l;
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "st");
+    unsigned mark = cg_memo_mark(cx);
+    LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
+    cg_index idx = cg_index_lin(p->S, lin);
+    for (ir_id o = 0; o < g->n; o++) {
+        if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 || cg_red_pro_out(p, g, o))
+            continue;
         LLVMValueRef v = cg_emit_value(cx, o, &idx);
         if (!v) return false;
-        cg_store(cx, dst, (ir_dtype)on->dtype, lin, v);
-        cg_memo_reset(cx, mark);
-        cg_loop_end(cx, &l);
+        cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
     }
+    cg_memo_reset(cx, mark);
+    cg_loop_end(cx, &l);
     return true;
 }
 
@@ -331,18 +614,36 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         }
     }
     bool ok = true;
-    for (unsigned k = 0; k < p->nred && ok; k++) ok = cg_red_pass(cx, p, &it, k, scratch);
+    if (p->hold) {
+        for (unsigned k = 0; k < p->nred && ok; k++) ok = cg_red_pass(cx, p, &it, k, scratch);
+    } else if (p->online) {
+        ok = cg_red_stream(cx, p, &it, 0, true, scratch);
+    } else {
+        for (unsigned lev = 1; lev <= p->nlev && ok; lev++) ok = cg_red_stream(cx, p, &it, lev, lev == 1, scratch);
+    }
     if (ok) ok = cg_red_store(cx, p, &it);
     cx->vecw = cx->vecn = cx->nvecalias = 0;
     cx->vecshape = NULL;
     return ok;
 }
 
+static bool cg_red_emit(cg_ctx *cx, cg_red *pp);
+
 /* Reduction region; see the file comment. */
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
     if (!cg_red_plan(cx, region, &p)) return false;
     if (!cg_kernel_begin(cx, region, NULL)) return false;
+    cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
+    p.online = !p.hold && cg_red_online_match(cx->g, &p);
+    bool ok = cg_red_emit(cx, &p);
+    free(p.dep);
+    return ok;
+}
+
+/* The body of a begun reduction kernel (levels known), then its end. */
+static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
+    cg_red p = *pp;
     p.nrows = cg_numel(cx, &p.kept);
     p.rowlen = cg_numel(cx, &p.red);
     /* 32 words of shared scratch serve f32 and i32 block reductions alike. */

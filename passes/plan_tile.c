@@ -63,6 +63,7 @@ typedef struct redinfo {
     int stages;      /* longest chain of dependent reductions */
     bool needs_rows; /* some full-domain value is computed after a reduction */
     bool online;     /* the reduction chain has an online (streaming) form */
+    bool epi;        /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
     int held;        /* row inputs held on chip when onchip */
     ir_poly rowbytes;/* bytes of the row inputs (one pass) */
 } redinfo;
@@ -82,22 +83,38 @@ static ir_id skip_casts(const ir_graph *g, ir_id x) {
     return x;
 }
 
+/* True when pow node xd raises to the constant 2 (through views and casts). */
+static bool pow_is_square(const ir_graph *g, const ir_node *xd) {
+    ir_id e = ir_in(g, xd, 1);
+    for (;;) {
+        const ir_node *en = &g->nodes[e];
+        if (en->op == IR_OP_CAST || ((ir_op_traits((ir_op)en->op) & IR_T_VIEW) && en->op != IR_OP_CONCAT)) {
+            e = ir_in(g, en, 0);
+            continue;
+        }
+        return en->op == IR_OP_CONST && en->shape.rank == 0 && en->a.cval == 2.0;
+    }
+}
+
 /* True when the two-stage chain of region r streams: max then sum(exp(x - max))
- * (softmax, logsumexp), or mean/sum then mean/sum of (x - mean)^2 (variance). */
+ * (softmax, logsumexp), or mean/sum then mean/sum of (x - mean)^2 (variance:
+ * d * d or pow(d, 2)); x depends on no reduction of the region and the
+ * reductions are floating-point (codegen/reduction.c matches the same). */
 static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r, const int *lvl) {
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
         ir_id m = ix->rids[j];
         const ir_node *nd = &g->nodes[m];
         if (!(ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) || lvl[m] != 2) continue;
-        if (nd->op != IR_OP_SUM && nd->op != IR_OP_MEAN) return false;
+        if ((nd->op != IR_OP_SUM && nd->op != IR_OP_MEAN) || !ir_dtype_is_float((ir_dtype)nd->dtype)) return false;
         ir_id x = skip_casts(g, ir_in(g, nd, 0)), d = IR_NONE;
         const ir_node *xd = &g->nodes[x];
         if (xd->op == IR_OP_EXP) d = skip_casts(g, ir_in(g, xd, 0));
         else if (xd->op == IR_OP_MUL && ir_in(g, xd, 0) == ir_in(g, xd, 1)) d = skip_casts(g, ir_in(g, xd, 0));
-        else if (xd->op == IR_OP_POW) d = skip_casts(g, ir_in(g, xd, 0));
+        else if (xd->op == IR_OP_POW && pow_is_square(g, xd)) d = skip_casts(g, ir_in(g, xd, 0));
         if (d == IR_NONE || g->nodes[d].op != IR_OP_SUB) return false;
-        ir_id st = in_region_src(g, &g->nodes[d], 1, r);
-        if (st == IR_NONE) return false;
+        ir_id st = in_region_src(g, &g->nodes[d], 1, r), a = in_region_src(g, &g->nodes[d], 0, r);
+        if (st == IR_NONE || (a != IR_NONE && lvl[a] != 0) || !ir_dtype_is_float((ir_dtype)g->nodes[st].dtype))
+            return false;
         ir_op so = (ir_op)g->nodes[st].op;
         bool ok = xd->op == IR_OP_EXP ? so == IR_OP_MAX : (so == IR_OP_MEAN || so == IR_OP_SUM);
         if (!ok) return false;
@@ -135,9 +152,11 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
         }
     }
     ri->online = ri->stages <= 1 || (ri->stages == 2 && two_stage_online(g, ix, r, lvl));
-    free(lvl);
     pass_io io;
     pass_region_io(g, ix, r, &io);
+    for (uint32_t i = 0; i < io.nwrites; i++)
+        if (lvl[io.writes[i]] > 0 && ir_shape_eq(&g->nodes[io.writes[i]].shape, &ri->dom)) ri->epi = true;
+    free(lvl);
     ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
     ir_poly_const(&ri->rowbytes, 0);
     for (uint32_t i = 0; i < io.nrowreads; i++) {
@@ -184,7 +203,7 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             return;
         }
         rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
-        rg->passes = (uint8_t)(ri.online ? 2 : ri.stages + 1);
+        rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
         snprintf(why, cap,
                  "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B x %d held + %lld B "
                  "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
@@ -194,7 +213,7 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                  (long long)one);
     } else {
         rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
-        rg->passes = (uint8_t)(ri.online ? 2 : ri.stages + 1);
+        rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
         snprintf(why, cap,
                  "[reduction.symbolic] the row of %s has an unbound extent, so holding it on chip cannot be proven to fit: "
                  "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D and small enough",

@@ -1,0 +1,320 @@
+/* test_reduction_plans.c - the reduction emitter honours the planner's
+ * strategies: with a small SRAM budget rows of a few thousand f32 are
+ * planned `online` (softmax, log_softmax, logsumexp, layernorm, rmsnorm)
+ * or `multipass` (chains without a streaming form); the host JIT must
+ * agree with the reference interpreter (f32 1e-4 + 1e-4|ref|, f16 1e-2 +
+ * 1e-2|ref|, NaN matches NaN, infinities exactly) on random rows and on
+ * rows holding -inf, only -inf, NaN, +inf and huge values, for row lengths
+ * that are not a multiple of the vector width and for a row length bound
+ * only at run time. The HBM passes are counted in the sm_90 PTX (compiled
+ * for an unbound row length, where each pass over the row is one load
+ * site of the row input) and must equal the region's `passes`; the PTX
+ * must assemble with ptxas when the CUDA toolkit is installed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+#define BUDGET 8192 /* bytes: a row of 5000 f32 (20000 B) does not fit on chip */
+
+static const char *SOFTMAX = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=-1) }\n";
+static const char *LOGSOFTMAX = "fn f(x: f32[M, N]) -> f32[M, N] { return log_softmax(x, axis=-1) }\n";
+static const char *LOGSUMEXP = "fn f(x: f32[M, N]) -> f32[M, 1] {\n"
+                               "  m = max(x, axis=-1, keepdim=true)\n"
+                               "  return m + log(sum(exp(x - m), axis=-1, keepdim=true))\n}\n";
+static const char *LAYERNORM = "fn f(x: f32[M, N], w: f32[N], b: f32[N]) -> f32[M, N] { return layernorm(x, w, b) }\n";
+static const char *NORMALIZE = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* layernorm without w, b: x is the only row input */
+                               "  mu = mean(x, axis=-1, keepdim=true)\n"
+                               "  d = x - mu\n"
+                               "  return d * rsqrt(mean(d ** 2, axis=-1, keepdim=true) + 1e-5)\n}\n";
+static const char *RMSNORM = "fn f(x: f32[M, N]) -> f32[M, N] { return x * rsqrt(mean(x * x, axis=-1, keepdim=true) + 1e-6) }\n";
+static const char *MULTI2 = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* sum(abs(d)) has no streaming form */
+                            "  d = x - max(x, axis=-1, keepdim=true)\n"
+                            "  return d / sum(abs(d), axis=-1, keepdim=true)\n}\n";
+static const char *MULTI3 = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* three dependent stages */
+                            "  d = x - mean(x, axis=-1, keepdim=true)\n"
+                            "  e = d - mean(d, axis=-1, keepdim=true)\n"
+                            "  return e / sum(e * e, axis=-1, keepdim=true)\n}\n";
+static const char *STATS = "fn f(x: f32[M, N]) -> (f32[M], f32[M], f32[M, N]) {\n" /* two reductions of one level, a prologue output */
+                           "  y = x * 2\n"
+                           "  return max(y, axis=-1), sum(x, axis=-1), y\n}\n";
+static const char *SOFTMAX_COLS = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n";
+static const char *SOFTMAX_F16 = "fn f(x: f16[M, N]) -> f16[M, N] { return softmax(x, axis=-1) }\n";
+static const char *LAYERNORM_BF16 = "fn f(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> bf16[M, N] { return layernorm(x, w, b) }\n";
+
+/* Compiles src with the given -D bindings and plans it against `budget`;
+ * *raw (may be NULL) gets the unplanned copy. */
+static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget, ir_graph **raw) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    fe_options fo = {.entry = NULL, .defines = defs, .ndefines = ndefs};
+    ir_graph *g = fe_compile("test.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    if (raw) *raw = ir_graph_clone(g);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .sram_budget = budget};
+    assert_true(pass_run_pipeline(g, &pc));
+    return g;
+}
+
+/* The graph's single reduction region (fails the test when there is not exactly one). */
+static const ir_region *the_reduction(const ir_graph *g) {
+    const ir_region *r = NULL;
+    for (unsigned i = 0; i < g->nregions; i++)
+        if (g->regions[i].kind == IR_RK_REDUCTION) {
+            assert_null(r);
+            r = &g->regions[i];
+        }
+    assert_non_null(r);
+    return r;
+}
+
+static bool close_enough(ir_dtype t, double a, double b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    double tol = t == IR_F32 ? 1e-4 : t == IR_F16 ? 1e-2 : t == IR_BF16 ? 3e-2 : 0.0;
+    return fabs(a - b) <= tol + tol * fabs(b);
+}
+
+/* Input filler: writes element i of input `in` (row length n). */
+typedef double (*fill_fn)(unsigned in, int64_t i, int64_t n);
+
+/* Runs the planned graph g (raw: its unplanned copy) on the host JIT and in
+ * the interpreter with M rows of length N (inputs random, or from `fill`
+ * when given) and compares every output. */
+static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src, int64_t M, int64_t N, fill_fn fill,
+                        uint64_t seed) {
+    unsigned nin = 0;
+    while (nin < raw->n && raw->nodes[nin].op == IR_OP_INPUT) nin++;
+    rt_tensor *in = calloc(nin + 1, sizeof *in);
+    for (unsigned i = 0; i < nin; i++) {
+        const ir_node *n = &raw->nodes[i];
+        in[i].dtype = (ir_dtype)n->dtype;
+        in[i].rank = n->shape.rank;
+        in[i].dim[0] = n->shape.rank == 2 ? M : N;
+        if (n->shape.rank == 2) in[i].dim[1] = N;
+        assert_true(rt_tensor_alloc(&in[i]));
+        rt_fill_random(&in[i], seed, i);
+        if (fill)
+            for (int64_t e = 0; e < rt_numel(&in[i]); e++) rt_set(&in[i], e, fill(i, e, N));
+    }
+    unsigned nout = raw->nodes[ir_output(raw)].nin;
+    rt_tensor *a = calloc(nout + 1, sizeof *a), *b = calloc(nout + 1, sizeof *b);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    assert_true(cg_host_run(g, in, a, &d));
+    assert_true(rt_interp_run(raw, in, b, &d));
+    for (unsigned k = 0; k < nout; k++) {
+        int64_t n = rt_numel(&b[k]), bad = 0, first = -1;
+        assert_int_equal(rt_numel(&a[k]), n);
+        for (int64_t i = 0; i < n; i++)
+            if (!close_enough(b[k].dtype, rt_get(&a[k], i), rt_get(&b[k], i))) {
+                if (first < 0) first = i;
+                bad++;
+            }
+        if (bad)
+            fprintf(stderr, "%soutput %u, %lld x %lld: %lld of %lld differ; first at %lld: jit %.9g ref %.9g\n", src, k,
+                    (long long)M, (long long)N, (long long)bad, (long long)n, (long long)first, rt_get(&a[k], first),
+                    rt_get(&b[k], first));
+        assert_int_equal(bad, 0);
+        rt_tensor_free(&a[k]);
+        rt_tensor_free(&b[k]);
+    }
+    for (unsigned i = 0; i < nin; i++) rt_tensor_free(&in[i]);
+    free(in);
+    free(a);
+    free(b);
+}
+
+/* Plans src with M and N bound, checks the strategy and passes of its
+ * reduction region, and compares the host JIT with the interpreter. */
+static void check_plan(const char *src, int64_t M, int64_t N, int strategy, int passes, fill_fn fill, uint64_t seed) {
+    fe_define defs[2] = {{"M", M}, {"N", N}};
+    ir_graph *raw;
+    ir_graph *g = plan(src, defs, 2, BUDGET, &raw);
+    const ir_region *r = the_reduction(g);
+    if (r->strategy != strategy || r->passes != passes)
+        fprintf(stderr, "%splanned strategy %d passes %d, expected %d, %d\n", src, r->strategy, r->passes, strategy, passes);
+    assert_int_equal(r->strategy, strategy);
+    assert_int_equal(r->passes, passes);
+    run_compare(g, raw, src, M, N, fill, seed);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+}
+
+static void test_online_plans(void **s) {
+    (void)s;
+    check_plan(SOFTMAX, 3, 5000, IR_RED_ONLINE, 2, NULL, 1);
+    check_plan(SOFTMAX, 3, 4999, IR_RED_ONLINE, 2, NULL, 2);
+    check_plan(LOGSOFTMAX, 3, 5001, IR_RED_ONLINE, 2, NULL, 3);
+    check_plan(LOGSUMEXP, 3, 5000, IR_RED_ONLINE, 1, NULL, 4); /* per-row result only: no epilogue pass */
+    check_plan(LAYERNORM, 3, 5000, IR_RED_ONLINE, 2, NULL, 5);
+    check_plan(NORMALIZE, 3, 4997, IR_RED_ONLINE, 2, NULL, 6);
+    check_plan(RMSNORM, 3, 5000, IR_RED_ONLINE, 2, NULL, 7);
+    check_plan(SOFTMAX_F16, 3, 5000, IR_RED_ONLINE, 2, NULL, 8);
+    check_plan(LAYERNORM_BF16, 2, 6000, IR_RED_ONLINE, 2, NULL, 9);
+    check_plan(SOFTMAX_COLS, 5000, 3, IR_RED_ONLINE, 2, NULL, 15); /* column mode: rows strided */
+}
+
+static void test_multipass_plans(void **s) {
+    (void)s;
+    check_plan(MULTI2, 3, 5000, IR_RED_MULTIPASS, 3, NULL, 10);
+    check_plan(MULTI3, 3, 4999, IR_RED_MULTIPASS, 4, NULL, 11);
+}
+
+/* A layernorm whose rows sit away from zero (mean ~30, spread ~0.7): the
+ * one-pass variance must not cancel (sum x^2 - n mean^2 in f32 would be off
+ * by ~0.2%, 10x the tolerance). Larger offsets would test the f32 row sum
+ * of the mean (the reference accumulates in double), not the variance. */
+static double far_rows(unsigned in, int64_t i, int64_t n) {
+    if (in != 0) return 1.0 + 0.001 * (double)(i % 7);
+    return 30.0 + sin((double)i * 0.37) + (double)(i / n);
+}
+
+/* Rows whose first element is an outlier (1e4 among values of size 1). */
+static double outlier_rows(unsigned in, int64_t i, int64_t n) {
+    if (in != 0) return 1.0;
+    return i % n == 0 ? 1e4 : sin((double)i * 0.91);
+}
+
+static void test_variance_far_from_zero(void **s) {
+    (void)s;
+    check_plan(LAYERNORM, 3, 2500, IR_RED_ONLINE, 2, far_rows, 12);
+    check_plan(NORMALIZE, 3, 2500, IR_RED_ONLINE, 2, far_rows, 13);
+    check_plan(LAYERNORM, 3, 2500, IR_RED_ONLINE, 2, outlier_rows, 14);
+}
+
+/* Rows of special values (row index = i / n): 0: random with -inf every 7th
+ * element; 1: only -inf; 2: a NaN in the middle; 3: huge values (+-3e38,
+ * 1e30); 4: a +inf; 5: -inf first then finite values; 6: random. */
+static double special_rows(unsigned in, int64_t i, int64_t n) {
+    (void)in;
+    int64_t row = i / n, e = i % n;
+    double v = sin((double)i * 1.7) * 10.0;
+    switch (row) {
+    case 0: return e % 7 == 3 ? -INFINITY : v;
+    case 1: return -INFINITY;
+    case 2: return e == n / 2 ? NAN : v;
+    case 3: return e % 5 == 0 ? 3e38 : e % 5 == 1 ? -3e38 : e % 5 == 2 ? 1e30 : v;
+    case 4: return e == n - 2 ? INFINITY : v;
+    case 5: return e < n / 3 ? -INFINITY : v;
+    default: return v;
+    }
+}
+
+static void test_special_values(void **s) {
+    (void)s;
+    const char *progs[] = {SOFTMAX, LOGSOFTMAX, LOGSUMEXP};
+    int passes[] = {2, 2, 1};
+    for (unsigned p = 0; p < 3; p++) {
+        check_plan(progs[p], 7, 3001, IR_RED_ONLINE, passes[p], special_rows, 20 + p);
+        check_plan(progs[p], 7, 3, IR_RED_ONCHIP, 1, special_rows, 30 + p); /* short rows: held on chip */
+    }
+}
+
+/* One compiled graph (row length unbound: `reduction.symbolic`, online)
+ * run at several lengths, including 1 and lengths that are not a multiple
+ * of any vector width. */
+static void test_symbolic_rows(void **s) {
+    (void)s;
+    const char *progs[] = {SOFTMAX, LAYERNORM};
+    for (unsigned p = 0; p < 2; p++) {
+        fe_define defs[1] = {{"M", 7}};
+        ir_graph *raw;
+        ir_graph *g = plan(progs[p], defs, 1, 0, &raw);
+        const ir_region *r = the_reduction(g);
+        assert_int_equal(r->strategy, IR_RED_ONLINE);
+        assert_int_equal(r->passes, 2);
+        int64_t lens[] = {1, 7, 33, 4999};
+        for (unsigned i = 0; i < 4; i++) run_compare(g, raw, progs[p], 7, lens[i], NULL, 40 + i);
+        for (unsigned i = 0; i < 2; i++) run_compare(g, raw, progs[p], 7, 3001, special_rows, 50 + i);
+        ir_graph_free(g);
+        ir_graph_free(raw);
+    }
+}
+
+/* Two independent reductions of one level and a returned prologue value:
+ * one pass (the prologue output is stored during it). */
+static void test_one_level_one_pass(void **s) {
+    (void)s;
+    check_plan(STATS, 3, 5000, IR_RED_ONCHIP, 1, NULL, 60);
+}
+
+/* Load sites of global memory in PTX text. */
+static int count_global_loads(const char *ptx) {
+    int n = 0;
+    for (const char *p = ptx; (p = strstr(p, "ld.global")) != NULL; p++) n++;
+    return n;
+}
+
+/* sm_90 PTX of src with only M bound: the region's passes equal the load
+ * sites of x (`extra`: other load sites: row-broadcast operands, the
+ * exact variance pass taken only for rows whose f32 statistics overflow); assembles with ptxas when installed. */
+static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
+    fe_define defs[1] = {{"M", 3}};
+    ir_graph *g = plan(src, defs, 1, BUDGET, NULL);
+    assert_int_equal(the_reduction(g)->passes, passes);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    cg_program *p = cg_program_new(g, CG_SM90, &d);
+    assert_non_null(p);
+    size_t len = 0;
+    const char *ptx = cg_program_ptx(p, &len);
+    assert_non_null(ptx);
+    int loads = count_global_loads(ptx);
+    if (loads != passes + extra) fprintf(stderr, "%s%d global load sites, expected %d + %d\n", src, loads, passes, extra);
+    assert_int_equal(loads, passes + extra);
+    const char *ptxas = "/usr/local/cuda/bin/ptxas";
+    if (access(ptxas, X_OK) == 0) {
+        char path[] = "/tmp/tx_redplan_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        assert_non_null(f);
+        assert_true(cg_program_emit_ptx(p, f));
+        assert_int_equal(fclose(f), 0);
+        char cmd[256];
+        snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -o /dev/null %s", ptxas, path);
+        int rc = system(cmd);
+        remove(path);
+        assert_int_equal(rc, 0);
+        *assembled = true;
+    }
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+static void test_ptx_passes(void **s) {
+    (void)s;
+    bool assembled = false;
+    check_ptx(SOFTMAX, 2, 0, &assembled);
+    check_ptx(LOGSOFTMAX, 2, 0, &assembled);
+    check_ptx(LOGSUMEXP, 1, 0, &assembled);
+    check_ptx(NORMALIZE, 2, 1, &assembled);  /* + the exact variance pass, taken only for rows that overflow f32 */
+    check_ptx(LAYERNORM, 2, 3, &assembled);  /* the same + w, b */
+    check_ptx(RMSNORM, 2, 0, &assembled);
+    check_ptx(MULTI2, 3, 0, &assembled);
+    check_ptx(MULTI3, 4, 0, &assembled);
+    check_ptx(SOFTMAX_F16, 2, 0, &assembled);
+    if (!assembled) printf("test_ptx_passes: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_online_plans),   cmocka_unit_test(test_multipass_plans),
+        cmocka_unit_test(test_variance_far_from_zero), cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_symbolic_rows),  cmocka_unit_test(test_one_level_one_pass),
+        cmocka_unit_test(test_ptx_passes),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
