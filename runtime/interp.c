@@ -116,6 +116,13 @@ static double apply_unary(ir_op op, double x) {
  * stored by the i32 rule, so INT32_MIN / -1 saturates to INT32_MAX). */
 static double div_i32(double a, double b) { return b == 0 ? 0.0 : trunc(a / b); }
 
+/* i32 +, - and * wrap modulo 2^32 (two's complement), as NumPy's int32 and
+ * the generated code do; computed in 64 bits so the product is exact. */
+static int32_t wrap_i32(ir_op op, int32_t a, int32_t b) {
+    int64_t r = op == IR_OP_ADD ? (int64_t)a + b : op == IR_OP_SUB ? (int64_t)a - b : (int64_t)a * b;
+    return (int32_t)(uint32_t)(uint64_t)r;
+}
+
 /* The exact definition of every binary op; `int_div` selects i32 division. */
 static double apply_binary(ir_op op, double a, double b, bool int_div) {
     switch (op) {
@@ -262,12 +269,25 @@ static bool eval_elem(interp *ip, ir_id id, rt_tensor *out) {
     if (!alloc_value(ip, id, out)) return false;
     ir_op op = (ir_op)n->op;
     bool int_div = op == IR_OP_DIV && out->dtype == IR_I32;
+    bool int_neg = out->dtype == IR_I32 && n->nin == 1 && in[0]->dtype == IR_I32 && (op == IR_OP_NEG || op == IR_OP_ABS);
+    bool int_wrap = out->dtype == IR_I32 && n->nin == 2 && in[0]->dtype == IR_I32 && in[1]->dtype == IR_I32 &&
+                    (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL);
     int64_t total = rt_numel(out);
     for (int64_t j = 0; j < total; j++, iter_next(&it)) {
         double v;
+        if (n->nin == 1 && int_neg) {
+            int32_t a = ((const int32_t *)in[0]->data)[it.off[0]];
+            uint32_t m = (op == IR_OP_NEG || a < 0) ? 0u - (uint32_t)a : (uint32_t)a; /* INT32_MIN stays */
+            ((int32_t *)out->data)[j] = (int32_t)m;
+            continue;
+        }
         if (n->nin == 1) v = apply_unary(op, rt_get(in[0], it.off[0]));
         else if (op == IR_OP_WHERE) v = rt_get(in[0], it.off[0]) != 0 ? rt_get(in[1], it.off[1]) : rt_get(in[2], it.off[2]);
-        else v = apply_binary(op, rt_get(in[0], it.off[0]), rt_get(in[1], it.off[1]), int_div);
+        else if (int_wrap) {
+            ((int32_t *)out->data)[j] = wrap_i32(op, ((const int32_t *)in[0]->data)[it.off[0]],
+                                                 ((const int32_t *)in[1]->data)[it.off[1]]);
+            continue;
+        } else v = apply_binary(op, rt_get(in[0], it.off[0]), rt_get(in[1], it.off[1]), int_div);
         rt_set(out, j, v);
     }
     return true;
@@ -303,8 +323,8 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     }
     int64_t on = rt_numel(out), xn = rt_numel(x);
     ir_op op = (ir_op)n->op;
-    if (count == 0 && on > 0 && (op == IR_OP_MAX || op == IR_OP_MIN))
-        return bad_node(ip, id, "max/min over an empty axis has no value");
+    /* max/min over an empty axis give their identities, -inf and +inf (as
+     * NumPy's `initial=` would), so a softmax of empty rows is empty. */
     double init = op == IR_OP_MAX ? -INFINITY : op == IR_OP_MIN ? INFINITY : 0.0;
     double *acc = ir_xmalloc((size_t)(on ? on : 1) * sizeof *acc);
     for (int64_t i = 0; i < on; i++) acc[i] = init;
@@ -318,7 +338,10 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     for (int64_t i = 0; i < on; i++) {
         double v = acc[i];
         if (op == IR_OP_MEAN) v = out->dtype == IR_I32 ? div_i32(v, (double)count) : v / (double)count;
-        rt_set(out, i, v);
+        if (op == IR_OP_SUM && out->dtype == IR_I32 && fabs(v) < 9007199254740992.0)
+            ((int32_t *)out->data)[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)v; /* wraps like i32 adds */
+        else
+            rt_set(out, i, v);
     }
     free(acc);
     return true;
