@@ -24,9 +24,13 @@ typedef struct rep {
     ir_poly un_bytes;
     bool un_concrete;
     double un_b, un_us;
+    ir_graph *un_g;     /* the --no-fuse plan of the same graph */
+    pass_index un_ix;
+    pass_cost *un_cost; /* per region of un_g */
 } rep;
 
-/* Totals of the --no-fuse plan of g (planned on a clone). */
+/* Plans a clone of g with --no-fuse and keeps it with its costs and totals
+ * (the unfused baseline of every report). */
 static bool unfused_totals(const ir_graph *g, pass_ctx *c, rep *r) {
     ir_graph *cl = ir_graph_clone(g);
     if (!cl) return false;
@@ -37,27 +41,26 @@ static bool unfused_totals(const ir_graph *g, pass_ctx *c, rep *r) {
     c2.explain = NULL;
     c2.dump = NULL;
     pass_fuse(cl, &c2);
-    pass_index u;
-    if (!pass_index_build(cl, &u)) {
+    if (!pass_index_build(cl, &r->un_ix)) {
         ir_graph_free(cl);
         return false;
     }
+    r->un_g = cl;
     r->un_kernels = cl->nregions;
+    r->un_cost = ir_xcalloc(cl->nregions ? cl->nregions : 1, sizeof *r->un_cost);
     ir_poly_const(&r->un_bytes, 0);
     r->un_concrete = true;
     r->un_us = 0;
     for (uint32_t k = 0; k < cl->nregions; k++) {
-        pass_cost pc;
-        pass_region_cost_ix(cl, &u, k, r->gpu, &pc);
-        ir_poly_add(&r->un_bytes, &pc.bytes_read);
-        ir_poly_add(&r->un_bytes, &pc.bytes_written);
-        ir_poly_add(&r->un_bytes, &pc.spilled);
-        r->un_concrete &= pc.concrete;
-        r->un_us += pc.predicted_us;
+        pass_cost *pc = &r->un_cost[k];
+        pass_region_cost_ix(cl, &r->un_ix, k, r->gpu, pc);
+        ir_poly_add(&r->un_bytes, &pc->bytes_read);
+        ir_poly_add(&r->un_bytes, &pc->bytes_written);
+        ir_poly_add(&r->un_bytes, &pc->spilled);
+        r->un_concrete &= pc->concrete;
+        r->un_us += pc->predicted_us;
     }
     r->un_concrete &= ir_poly_is_const(&r->un_bytes, &r->un_b);
-    pass_index_free(&u);
-    ir_graph_free(cl);
     return true;
 }
 
@@ -65,6 +68,12 @@ static void rep_free(rep *r) {
     free(r->cost);
     free(r->sched);
     pass_index_free(&r->ix);
+    if (r->un_g) {
+        pass_index_free(&r->un_ix);
+        ir_graph_free(r->un_g);
+        free(r->un_cost);
+        r->un_g = NULL;
+    }
 }
 
 /* Computes the report data; false with an error reported on failure. */
@@ -179,6 +188,41 @@ static void text_region(const rep *r, uint32_t k, FILE *out) {
         fputs("  schedule: not simulated (symbolic or too large a grid)\n", out);
 }
 
+/* One row per kernel of a plan: the roofline table. `ops` lists the values
+ * a kernel computes (first ones, then a count). */
+static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_cost *cost, const char *title,
+                          FILE *out) {
+    fprintf(out, "\nroofline, %s plan (%u kernels):\n", title, g->nregions);
+    fprintf(out, "  %-6s %-10s %14s %14s %10s %-8s %12s  %s\n", "kernel", "kind", "flops", "bytes", "FLOP/B", "bound",
+            "pred_us", "ops");
+    for (uint32_t k = 0; k < g->nregions; k++) {
+        const pass_cost *pc = &cost[k];
+        char nm[16], ops[96], b1[256];
+        size_t n = 0;
+        unsigned cnt = 0;
+        ops[0] = 0;
+        for (uint32_t j = ix->rstart[k]; j < ix->rstart[k + 1]; j++) {
+            ir_id i = ix->rids[j];
+            if (!pass_is_compute((ir_op)g->nodes[i].op) && g->regions[k].kind != IR_RK_COPY) continue;
+            if (cnt++ < 4 && n < sizeof ops)
+                n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", cnt > 1 ? ", " : "", op_label(g, i, b1, sizeof b1));
+        }
+        if (cnt > 4 && n < sizeof ops) snprintf(ops + n, sizeof ops - n, ", ... (%u ops)", cnt);
+        snprintf(nm, sizeof nm, "k%u", k);
+        double f = 0, b = 0, br = 0, bw = 0, sp = 0;
+        bool conc = pc->concrete && ir_poly_is_const(&pc->flops, &f) && ir_poly_is_const(&pc->bytes_read, &br) &&
+                    ir_poly_is_const(&pc->bytes_written, &bw) && ir_poly_is_const(&pc->spilled, &sp);
+        b = br + bw + sp;
+        if (conc)
+            fprintf(out, "  %-6s %-10s %14.0f %14.0f %10.3f %-8s %12.3f  %s\n", nm,
+                    ir_region_kind_name((ir_region_kind)g->regions[k].kind), f, b, pc->intensity,
+                    pc->compute_bound ? "compute" : "memory", pc->predicted_us, ops);
+        else
+            fprintf(out, "  %-6s %-10s %14s %14s %10s %-8s %12s  %s\n", nm,
+                    ir_region_kind_name((ir_region_kind)g->regions[k].kind), "symbolic", "symbolic", "-", "-", "-", ops);
+    }
+}
+
 /* The predicted timeline: kernels back to back, each after its launch gap. */
 static void text_timeline(const rep *r, FILE *out) {
     const ir_graph *g = r->g;
@@ -229,6 +273,8 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
         fprintf(out, ", predicted %.3f us (unfused %.3f us)\n", r.us, r.un_us);
     else
         fputs(", predicted time needs bound dims\n", out);
+    text_roofline(g, &r.ix, r.cost, "fused", out);
+    text_roofline(r.un_g, &r.un_ix, r.un_cost, "unfused (--no-fuse)", out);
     text_timeline(&r, out);
     rep_free(&r);
     return !ferror(out);
