@@ -10,7 +10,9 @@
  * neighbouring addresses. When the plan is onchip and the row is short
  * enough (a concrete length of at most CG_RED_HOLD elements per thread)
  * every reduction is unrolled and the row's values stay in registers (one
- * HBM read). Otherwise the row is streamed: one loop (one HBM pass) per
+ * HBM read). When it is onchip but longer (row mode, concrete length), the
+ * values later passes re-read are staged in shared memory by the first
+ * pass (one HBM read; cg_red_stage_plan). Otherwise the row is streamed: one loop (one HBM pass) per
  * reduction level, levels 1 and 2 fused into one online pass when the
  * chain streams (softmax's running max and rescaled sum, Welford for a
  * variance), then one epilogue loop for the row-shaped outputs that depend
@@ -24,6 +26,7 @@
 
 #define CG_RED_MAXRED 32
 #define CG_RED_HOLD 16
+#define CG_RED_MAXST 8 /* most values staged in shared memory */
 
 typedef struct cg_red {
     unsigned region;
@@ -47,6 +50,13 @@ typedef struct cg_red {
     uint8_t okind[CG_RED_MAXRED];   /* level-2 reduction: CG_ON_EXP or CG_ON_VAR */
     uint8_t ostat[CG_RED_MAXRED];   /* its level-1 statistic (index into reds) */
     ir_id oa[CG_RED_MAXRED];        /* CG_ON_VAR: the minuend A of (A - stat), accumulated by Welford */
+    /* Staged rows (onchip rows too long for registers, cg_red_stage_plan):
+     * the first pass writes st[j] at element e of the row to word
+     * j * len + e of stbuf; later passes read it back instead of HBM. */
+    unsigned nst;                   /* > 0: staged mode */
+    ir_id st[CG_RED_MAXST];
+    unsigned stbytes;               /* shared bytes: nst * len words, then (GPU, > 1 warp) the block scratch */
+    LLVMValueRef stbuf;             /* 32-bit words (addrspace 3 on GPU, an alloca on the host) */
 } cg_red;
 
 enum { CG_ON_EXP = 1, CG_ON_VAR = 2 };
@@ -211,6 +221,127 @@ static bool cg_red_online_match(const ir_graph *g, cg_red *p) {
         p->oa[k] = a;
     }
     return true;
+}
+
+enum { CG_ST_ID = 1, CG_ST_OTHER = 2, CG_ST_CAND = 4, CG_ST_NOID = 8, CG_ST_DIVR = 16 };
+
+/* Marks what the later passes evaluate from node n, reached at the pass's
+ * element index (`ident`) or at another index (through a view or a
+ * broadcast): CG_ST_CAND on the reduction-free nodes of the row shape S
+ * reached at the element index (they stop the walk: staged values are
+ * substituted), CG_ST_NOID on such nodes also reached at another index,
+ * CG_ST_DIVR on divisors of a division seen through views (value.c turns
+ * a division by a substituted value into a reciprocal product). */
+static void cg_red_stage_walk(cg_ctx *cx, const cg_red *p, uint8_t *fl, ir_id n, bool ident) {
+    const ir_graph *g = cx->g;
+    const ir_node *nd = &g->nodes[n];
+    uint8_t bit = ident ? CG_ST_ID : CG_ST_OTHER;
+    if (fl[n] & bit) return;
+    fl[n] |= bit;
+    if (cg_red_index(p, n) >= 0 || nd->op == IR_OP_CONST) return;
+    bool rowshaped = p->dep[n] == 0 && ir_shape_eq(&nd->shape, p->S);
+    if (rowshaped && ident) {
+        fl[n] |= CG_ST_CAND;
+        return;
+    }
+    if (rowshaped) fl[n] |= CG_ST_NOID;
+    if (cg_is_hbm(cx, n)) return;
+    unsigned tr = ir_op_traits((ir_op)nd->op);
+    if (tr & IR_T_VIEW) {
+        for (unsigned j = 0; j < nd->nin; j++) cg_red_stage_walk(cx, p, fl, ir_in(g, nd, j), false);
+        return;
+    }
+    if (nd->region != p->region || !(tr & IR_T_ELEM)) return;
+    if (nd->op == IR_OP_DIV && nd->nin > 1) {
+        ir_id x = ir_in(g, nd, 1);
+        for (;;) {
+            fl[x] |= CG_ST_DIVR;
+            if (!(ir_op_traits((ir_op)g->nodes[x].op) & IR_T_VIEW)) break;
+            x = ir_in(g, &g->nodes[x], 0);
+        }
+    }
+    bool same = ident && ir_shape_eq(&nd->shape, p->S);
+    for (unsigned j = 0; j < nd->nin; j++) {
+        ir_id in = ir_in(g, nd, j);
+        cg_red_stage_walk(cx, p, fl, in, same && ir_shape_eq(&g->nodes[in].shape, p->S));
+    }
+}
+
+/* Decides whether the row is staged in shared memory: the plan is onchip,
+ * the row (row mode, concrete length) is too long for the register hold,
+ * something is read after the first pass (a deeper level or an epilogue),
+ * and the values those passes re-read (the reduction-free values of the
+ * row shape at the frontier of what they evaluate) are each read only at
+ * the pass's element index and never as a divisor; their words (plus the
+ * block scratch) fit the plan's sram_bytes and (GPU) the target's
+ * per-block shared memory (the plan may be for a larger GPU). Fills nst, st and stbytes
+ * (nst = 0: streamed as before). Needs p->dep. */
+static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
+    const ir_graph *g = cx->g;
+    const ir_region *rg = &g->regions[p->region];
+    int64_t len = ir_shape_numel(&p->red);
+    p->nst = 0;
+    if (p->hold || !p->rowmode || rg->strategy != IR_RED_ONCHIP || rg->red_extent <= 0 || len <= 0) return;
+    uint8_t *fl = ir_xcalloc(g->n ? g->n : 1, 1);
+    bool roots = false;
+    for (unsigned k = 0; k < p->nred; k++)
+        if (p->level[k] >= 2) {
+            cg_red_stage_walk(cx, p, fl, ir_in(g, &g->nodes[p->reds[k]], 0), true);
+            roots = true;
+        }
+    for (ir_id o = 0; o < g->n; o++)
+        if (cg_is_region_output(cx, o) && ir_shape_eq(&g->nodes[o].shape, p->S) && p->dep[o]) {
+            cg_red_stage_walk(cx, p, fl, o, true);
+            roots = true;
+        }
+    bool ok = roots;
+    for (ir_id i = 0; ok && i < g->n; i++) {
+        if (!(fl[i] & CG_ST_CAND)) continue;
+        if ((fl[i] & (CG_ST_NOID | CG_ST_DIVR)) || p->nst == CG_RED_MAXST) ok = false;
+        else p->st[p->nst++] = i;
+    }
+    free(fl);
+    int64_t scratch = cx->gpu && p->threads > 32 ? 4 * (int64_t)(p->threads / 32) : 0;
+    int64_t bytes = 4 * len * (int64_t)p->nst + scratch;
+    if (!ok || !p->nst || bytes > rg->sram_bytes || (cx->gpu && bytes > cg_mm_smem_limit(cx->target))) {
+        p->nst = 0;
+        return;
+    }
+    p->stbytes = (unsigned)bytes;
+}
+
+/* The address of word `j * len + e` of the staged buffer (e: i64 element of the row). */
+static LLVMValueRef cg_red_stage_ptr(cg_ctx *cx, const cg_red *p, unsigned j, LLVMValueRef e) {
+    LLVMValueRef off = j ? LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, p->rowlen, cg_i64(cx, j), ""), e, "") : e;
+    return LLVMBuildInBoundsGEP2(cx->b, cx->f32, p->stbuf, &off, 1, "stage");
+}
+
+/* First pass: writes every staged value at element e (index idx) as a 32-bit word. */
+static bool cg_red_stage_write(cg_ctx *cx, const cg_red *p, LLVMValueRef e, cg_index *idx) {
+    for (unsigned j = 0; j < p->nst; j++) {
+        LLVMValueRef v = cg_emit_value(cx, p->st[j], idx);
+        if (!v) return false;
+        if (LLVMTypeOf(v) == cx->i1) v = LLVMBuildZExt(cx->b, v, cx->i32, "");
+        LLVMBuildStore(cx->b, v, cg_red_stage_ptr(cx, p, j, e));
+    }
+    return true;
+}
+
+/* Later passes: substitutes every staged value by its word at element e
+ * (cleared by cg_red_stage_clear at the end of the loop body). */
+static void cg_red_stage_read(cg_ctx *cx, const cg_red *p, LLVMValueRef e) {
+    for (unsigned j = 0; j < p->nst; j++) {
+        ir_dtype t = (ir_dtype)cx->g->nodes[p->st[j]].dtype;
+        LLVMTypeRef ct = cg_ctype(cx, t);
+        LLVMValueRef v = LLVMBuildLoad2(cx->b, ct == cx->i1 ? cx->i32 : ct, cg_red_stage_ptr(cx, p, j, e), "staged");
+        if (ct == cx->i1) v = LLVMBuildTrunc(cx->b, v, cx->i1, "");
+        cx->subst[p->st[j]] = v;
+    }
+}
+
+/* Ends the substitutions of cg_red_stage_read (staged values are per element). */
+static void cg_red_stage_clear(cg_ctx *cx, const cg_red *p) {
+    for (unsigned j = 0; j < p->nst; j++) cx->subst[p->st[j]] = NULL;
 }
 
 /* Decomposes linear v over the dims of s into comps (C order). */
@@ -383,6 +514,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     unsigned mark = cg_memo_mark(cx);
     LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
     cg_index idx = cg_index_lin(p->S, lin);
+    if (p->nst && !pro) cg_red_stage_read(cx, p, e);
+    if (p->nst && pro && !cg_red_stage_write(cx, p, e, &idx)) return false;
     for (unsigned k = 0; k < p->nred; k++) { /* plain accumulators: this level (online: level 1) */
         if (p->level[k] != (p->online ? 1 : lev)) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
@@ -426,6 +559,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         if (!v) return false;
         cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
     }
+    cg_red_stage_clear(cx, p);
     cg_memo_reset(cx, mark);
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
@@ -553,6 +687,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     unsigned mark = cg_memo_mark(cx);
     LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
     cg_index idx = cg_index_lin(p->S, lin);
+    cg_red_stage_read(cx, p, e);
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 || cg_red_pro_out(p, g, o))
             continue;
@@ -560,6 +695,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
         if (!v) return false;
         cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
     }
+    cg_red_stage_clear(cx, p);
     cg_memo_reset(cx, mark);
     cg_loop_end(cx, &l);
     return true;
@@ -619,7 +755,11 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     } else if (p->online) {
         ok = cg_red_stream(cx, p, &it, 0, true, scratch);
     } else {
-        for (unsigned lev = 1; lev <= p->nlev && ok; lev++) ok = cg_red_stream(cx, p, &it, lev, lev == 1, scratch);
+        for (unsigned lev = 1; lev <= p->nlev && ok; lev++) {
+            ok = cg_red_stream(cx, p, &it, lev, lev == 1, scratch);
+            /* Staged: the row's words are written before any later pass reads them. */
+            if (ok && lev == 1 && p->nst) cg_barrier(cx);
+        }
     }
     if (ok) ok = cg_red_store(cx, p, &it);
     cx->vecw = cx->vecn = cx->nvecalias = 0;
@@ -629,13 +769,26 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
 
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp);
 
+/* The kernel's dynamic shared memory (GPU): an external zero-length
+ * addrspace(3) array, 16-byte aligned, one per module; its size is the
+ * launch's dynamic bytes (the manifest's smem_bytes). */
+static LLVMValueRef cg_red_dyn_smem(cg_ctx *cx) {
+    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, "tx_red_dyn_smem");
+    if (gv) return gv;
+    gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(cx->f32, 0), "tx_red_dyn_smem", 3);
+    LLVMSetLinkage(gv, LLVMExternalLinkage);
+    LLVMSetAlignment(gv, 16);
+    return gv;
+}
+
 /* Reduction region; see the file comment. */
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
     if (!cg_red_plan(cx, region, &p)) return false;
     if (!cg_kernel_begin(cx, region, NULL)) return false;
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
-    p.online = !p.hold && cg_red_online_match(cx->g, &p);
+    cg_red_stage_plan(cx, &p);
+    p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
     bool ok = cg_red_emit(cx, &p);
     free(p.dep);
     return ok;
@@ -648,7 +801,25 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     p.rowlen = cg_numel(cx, &p.red);
     /* 32 words of shared scratch serve f32 and i32 block reductions alike. */
     LLVMValueRef scratch = NULL;
-    if (cx->gpu && p.rowmode && p.threads > 32) scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
+    unsigned smem = 0;
+    if (p.nst) {
+        /* Staged: GPU dynamic shared memory (the row words, then the block
+         * scratch: threads / 32 words, all cg_block_reduce indexes); the
+         * host uses a private array (one thread, no scratch). */
+        int64_t words = (int64_t)p.nst * ir_shape_numel(&p.red);
+        if (cx->gpu) {
+            p.stbuf = cg_red_dyn_smem(cx);
+            smem = p.stbytes;
+            if (p.threads > 32) {
+                LLVMValueRef off = cg_i64(cx, words);
+                scratch = LLVMBuildInBoundsGEP2(cx->b, cx->f32, p.stbuf, &off, 1, "red.scratch");
+            }
+        } else {
+            p.stbuf = cg_shared_array(cx, cx->f32, (unsigned)words, "red.stage");
+        }
+    } else if (cx->gpu && p.rowmode && p.threads > 32) {
+        scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
+    }
     LLVMValueRef start, step;
     if (p.rowmode) {
         start = cg_program_id(cx, 0);
@@ -669,6 +840,6 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     int64_t per[3] = {p.rowmode ? 1 : p.threads, 1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : 1, 1, 1};
     unsigned block[3] = {p.threads, 1, 1};
-    cg_kernel_end(cx, work, per, cap, block, 0);
+    cg_kernel_end(cx, work, per, cap, block, smem);
     return true;
 }

@@ -9,7 +9,10 @@
  * only at run time. The HBM passes are counted in the sm_90 PTX (compiled
  * for an unbound row length, where each pass over the row is one load
  * site of the row input) and must equal the region's `passes`; the PTX
- * must assemble with ptxas when the CUDA toolkit is installed. */
+ * must assemble with ptxas when the CUDA toolkit is installed. Under the
+ * default budget rows of 6000-20000 elements are planned onchip and staged
+ * in shared memory (one HBM load site, shared memory within sram_bytes);
+ * a row whose staged value would also be read at another index is not. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -52,6 +55,16 @@ static const char *STATS = "fn f(x: f32[M, N]) -> (f32[M], f32[M], f32[M, N]) {\
 static const char *SOFTMAX_COLS = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n";
 static const char *SOFTMAX_F16 = "fn f(x: f16[M, N]) -> f16[M, N] { return softmax(x, axis=-1) }\n";
 static const char *LAYERNORM_BF16 = "fn f(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> bf16[M, N] { return layernorm(x, w, b) }\n";
+static const char *SUMSCALE = "fn f(x: f32[M, N]) -> f32[M, N] { return x / sum(x, axis=-1, keepdim=true) }\n";
+static const char *RESNORM = "fn f(x: f32[M, N], r: f32[M, N], w: f32[N], b: f32[N]) -> (f32[M, N], f32[M, N]) {\n"
+                             "  h = x + r\n" /* staged: h (one word per element), returned from the first pass */
+                             "  return layernorm(h, w, b), h\n}\n";
+static const char *SLICED = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* x also read at (row, 0): not staged */
+                            "  e = exp(x - max(x, axis=-1, keepdim=true))\n"
+                            "  return e / sum(e, axis=-1, keepdim=true) + slice(x, axis=1, start=0, stop=1)\n}\n";
+static const char *RMSNORM_BF16 = "fn f(x: bf16[M, N], w: bf16[N]) -> bf16[M, N] {\n"
+                                  "  y = f32(x)\n"
+                                  "  return bf16(y * rsqrt(mean(y * y, axis=-1, keepdim=true) + 1e-6)) * w\n}\n";
 
 /* Compiles src with the given -D bindings and plans it against `budget`;
  * *raw (may be NULL) gets the unplanned copy. */
@@ -309,12 +322,133 @@ static void test_ptx_passes(void **s) {
     if (!assembled) printf("test_ptx_passes: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
 }
 
+/* Rows planned onchip under the default budget but too long for the
+ * register hold (more than 16 elements per thread) are staged in shared
+ * memory: the sm_90 PTX reads each row input from HBM at one load site
+ * (`extra`: row-broadcast operands such as w, b; row inputs beyond the
+ * first, e.g. a residual), declares the dynamic shared array, records
+ * its bytes in the manifest, and static (ptxas -v) plus dynamic shared
+ * memory stays within the plan's sram_bytes; the host JIT (the same pass
+ * structure over a private array) agrees with the interpreter. */
+static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_fn fill, uint64_t seed,
+                         bool *assembled) {
+    fe_define defs[2] = {{"M", M}, {"N", N}};
+    ir_graph *raw;
+    ir_graph *g = plan(src, defs, 2, 0, &raw);
+    const ir_region *r = the_reduction(g);
+    assert_int_equal(r->strategy, IR_RED_ONCHIP);
+    assert_int_equal(r->passes, 1);
+    assert_int_equal(r->red_extent, N);
+    run_compare(g, raw, src, M, N, fill, seed);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    cg_program *p = cg_program_new(g, CG_SM90, &d);
+    assert_non_null(p);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(ptx);
+    int loads = count_global_loads(ptx);
+    if (loads != 1 + extra) fprintf(stderr, "%s(N=%lld) %d global load sites, expected 1 + %d\n", src, (long long)N, loads, extra);
+    assert_int_equal(loads, 1 + extra);
+    assert_non_null(strstr(ptx, ".extern .shared .align 16 .b8 tx_red_dyn_smem[]"));
+    const cg_kernel *k = NULL;
+    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
+        if (cg_program_kernel(p, i)->region >= 0 && g->regions[cg_program_kernel(p, i)->region].kind == IR_RK_REDUCTION)
+            k = cg_program_kernel(p, i);
+    assert_non_null(k);
+    assert_true(k->smem_bytes >= 4 * (unsigned)N); /* at least one staged word per element */
+    assert_true((int64_t)k->smem_bytes <= r->sram_bytes);
+    const char *ptxas = "/usr/local/cuda/bin/ptxas";
+    if (access(ptxas, X_OK) == 0) {
+        char path[] = "/tmp/tx_redstage_XXXXXX";
+        int fd = mkstemp(path);
+        assert_true(fd >= 0);
+        FILE *f = fdopen(fd, "w");
+        assert_non_null(f);
+        assert_true(cg_program_emit_ptx(p, f));
+        assert_int_equal(fclose(f), 0);
+        char log[64], cmd[256];
+        snprintf(log, sizeof log, "%s.log", path);
+        snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -v -o /dev/null %s > %s 2>&1", ptxas, path, log);
+        int rc = system(cmd);
+        remove(path);
+        FILE *lf = fopen(log, "r");
+        assert_non_null(lf);
+        char line[512];
+        long stat = 0;
+        while (fgets(line, sizeof line, lf)) {
+            char *q = strstr(line, " bytes smem");
+            if (!q) continue;
+            while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+            stat += strtol(q, NULL, 10);
+        }
+        fclose(lf);
+        remove(log);
+        assert_int_equal(rc, 0);
+        if (stat + (int64_t)k->smem_bytes > r->sram_bytes)
+            fprintf(stderr, "%sstatic %ld + dynamic %u bytes of shared memory > plan %lld\n", src, stat, k->smem_bytes,
+                    (long long)r->sram_bytes);
+        assert_true(stat + (int64_t)k->smem_bytes <= r->sram_bytes);
+        *assembled = true;
+    }
+    cg_program_free(p);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+}
+
+static void test_staged_rows(void **s) {
+    (void)s;
+    bool assembled = false;
+    check_staged(SOFTMAX, 3, 8192, 0, NULL, 70, &assembled);
+    check_staged(SOFTMAX, 3, 6001, 0, NULL, 71, &assembled); /* odd length */
+    check_staged(LOGSOFTMAX, 2, 12289, 0, NULL, 72, &assembled);
+    check_staged(LAYERNORM, 3, 8191, 2, NULL, 73, &assembled); /* + w, b in the epilogue */
+    check_staged(LAYERNORM, 3, 2500 * 4, 2, far_rows, 74, &assembled);
+    check_staged(NORMALIZE, 2, 20000, 0, NULL, 75, &assembled);
+    check_staged(RMSNORM, 3, 16385, 0, NULL, 76, &assembled);
+    check_staged(SUMSCALE, 3, 7001, 0, NULL, 77, &assembled);
+    check_staged(MULTI2, 2, 9999, 0, NULL, 78, &assembled);   /* 2 levels, no streaming form */
+    check_staged(MULTI3, 2, 6007, 0, NULL, 79, &assembled);   /* 3 levels */
+    check_staged(RESNORM, 2, 10001, 3, NULL, 80, &assembled); /* + r, w, b */
+    check_staged(SOFTMAX_F16, 3, 8193, 0, NULL, 81, &assembled);
+    check_staged(LAYERNORM_BF16, 2, 20000, 2, NULL, 82, &assembled);
+    check_staged(RMSNORM_BF16, 3, 12000, 1, NULL, 83, &assembled);
+    check_staged(SOFTMAX, 7, 6001, 0, special_rows, 84, &assembled);
+    check_staged(LOGSOFTMAX, 7, 6001, 0, special_rows, 85, &assembled);
+    if (!assembled) printf("test_staged_rows: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
+}
+
+/* An onchip row whose frontier value is also read at another index (a
+ * slice of x in the epilogue) is not staged (a substitution is the value at
+ * the pass's element only): streamed on the GPU (no dynamic shared array,
+ * more load sites), and correct on the host, whose one thread would
+ * otherwise stage any row longer than 16 elements. */
+static void test_staging_refused(void **s) {
+    (void)s;
+    fe_define defs[2] = {{"M", 3}, {"N", 6001}};
+    ir_graph *raw;
+    ir_graph *g = plan(SLICED, defs, 2, 0, &raw);
+    assert_int_equal(the_reduction(g)->strategy, IR_RED_ONCHIP);
+    run_compare(g, raw, SLICED, 3, 6001, NULL, 90);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", SLICED, strlen(SLICED));
+    cg_program *p = cg_program_new(g, CG_SM90, &d);
+    assert_non_null(p);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(ptx);
+    assert_null(strstr(ptx, "tx_red_dyn_smem"));
+    assert_true(count_global_loads(ptx) > 1);
+    cg_program_free(p);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_online_plans),   cmocka_unit_test(test_multipass_plans),
         cmocka_unit_test(test_variance_far_from_zero), cmocka_unit_test(test_special_values),
         cmocka_unit_test(test_symbolic_rows),  cmocka_unit_test(test_one_level_one_pass),
-        cmocka_unit_test(test_ptx_passes),
+        cmocka_unit_test(test_ptx_passes),     cmocka_unit_test(test_staged_rows),
+        cmocka_unit_test(test_staging_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
