@@ -12,6 +12,7 @@
 #    any element out of tolerance or never written;
 # 2. memcheck: `compute-sanitizer --tool memcheck` on `txc run --device=gpu`
 #    of every suite program at small ragged sizes;
+#    and `--tool initcheck` on the same runs (reads of never-written device memory);
 # 3. racecheck: `compute-sanitizer --tool racecheck` on the same runs of the
 #    programs whose PTX uses shared memory.
 # One summary line per check (PASS/FAIL/SKIP) on stdout and in
@@ -133,6 +134,7 @@ elif [ "$SAN" = 1 ]; then
     n=$(basename "$f" .tx); wanted "$n" || continue
     sizes=${SMALL[$n]:-$(sizes_for "$f")}
     sanitize memcheck "suite/$n" "$f" "$sizes"
+    sanitize initcheck "suite/$n" "$f" "$sizes"
     # shellcheck disable=SC2086
     if "$TXC" "$f" --emit=ptx -o - $sizes 2>/dev/null | grep -q '\.shared'; then
       sanitize racecheck "suite/$n" "$f" "$sizes"

@@ -4,7 +4,10 @@
 #
 #   tools/fuzz.sh TARGET [SECONDS] [libFuzzer options...]
 #     TARGET   frontend | compile | npy | build (only build) | replay (run every
-#              corpus and regression file once through all three targets)
+#              corpus and regression file once through all three targets) |
+#              coverage (line coverage of each target's corpus, built in
+#              build-fuzz-cov/ with llvm-cov instrumentation; report in
+#              build-fuzz-cov/coverage-TARGET.txt)
 #     SECONDS  time budget of the run (default 600)
 #
 # Needs clang and libFuzzer (Debian 12: apt-get install clang libclang-rt-14-dev).
@@ -23,10 +26,29 @@ shift $(($# > 2 ? 2 : $#)) || true
 B=${TX_FUZZ_BUILD:-build-fuzz}
 
 case "$target" in
-  frontend | compile | npy | build | replay) ;;
-  *) echo "usage: tools/fuzz.sh frontend|compile|npy|build|replay [SECONDS] [libFuzzer options]" >&2; exit 2 ;;
+  frontend | compile | npy | build | replay | coverage) ;;
+  *) echo "usage: tools/fuzz.sh frontend|compile|npy|build|replay|coverage [SECONDS] [libFuzzer options]" >&2; exit 2 ;;
 esac
 command -v clang >/dev/null || { echo "tools/fuzz.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
+
+if [ "$target" = coverage ]; then
+  C=${TX_FUZZ_COV_BUILD:-build-fuzz-cov}
+  [ -f "$C/CMakeCache.txt" ] || cmake -S . -B "$C" -DTX_FUZZ=ON -DTX_FUZZ_COVERAGE=ON -DCMAKE_C_COMPILER=clang \
+    -DCMAKE_CXX_COMPILER=clang++ -DTX_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  for t in npy frontend compile; do
+    [ -d "$B/corpus/$t" ] || continue
+    nice -n 19 cmake --build "$C" -j2 --target "fuzz_$t" >"$C/build-$t.log" 2>&1 || { echo "build failed: $C/build-$t.log"; exit 1; }
+    rm -f "$C/$t"-*.profraw
+    find "$B/corpus/$t" tests/fuzz/regressions/$t -type f 2>/dev/null | xargs -r env ASAN_OPTIONS=detect_leaks=0 \
+      LLVM_PROFILE_FILE="$C/$t-%p.profraw" nice -n 19 "$C/tests/fuzz/fuzz_$t" -timeout=60 >/dev/null 2>&1
+    llvm-profdata-14 merge -sparse "$C/$t"-*.profraw -o "$C/$t.profdata"
+    llvm-cov-14 report "$C/tests/fuzz/fuzz_$t" -instr-profile="$C/$t.profdata" \
+      -ignore-filename-regex='(tests/|build|/usr/)' >"$C/coverage-$t.txt"
+    echo "== fuzz_$t corpus: line coverage ($C/coverage-$t.txt)"
+    tail -1 "$C/coverage-$t.txt"
+  done
+  exit 0
+fi
 
 echo "== building $B (clang, libFuzzer + ASan + UBSan)"
 if [ ! -f "$B/CMakeCache.txt" ]; then
