@@ -346,6 +346,24 @@ static bool tile_vec_ok(const cg_mm_tile *t, bool rfast, bool raw) {
     return true;
 }
 
+/* Element coordinates of the 8-wide vector `idx` of tile t (fast axis
+ * rows when rfast): its row r and column c within the tile, whether it lies
+ * inside the operand (`in`), and its element offset in the operand (clamped
+ * to element 0 when outside, so the access stays in bounds). */
+static void tile_vec_at(cg_mm_ir *e, const cg_mm_tile *t, bool rfast, LLVMValueRef idx, int64_t fv, LLVMValueRef *r,
+                        LLVMValueRef *c, LLVMValueRef *in, LLVMValueRef *off) {
+    LLVMBuilderRef b = e->b;
+    LLVMValueRef fi = LLVMBuildMul(b, LLVMBuildURem(b, idx, cg_mm_c32(e, fv), ""), cg_mm_c32(e, 8), "");
+    LLVMValueRef si = LLVMBuildUDiv(b, idx, cg_mm_c32(e, fv), "");
+    *r = rfast ? fi : si;
+    *c = rfast ? si : fi;
+    LLVMValueRef gr = LLVMBuildAdd(b, t->r0, LLVMBuildZExt(b, *r, cg_mm_i64(e), ""), "");
+    LLVMValueRef gc = LLVMBuildAdd(b, t->c0, LLVMBuildZExt(b, *c, cg_mm_i64(e), ""), "");
+    *in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, gr, t->rlim, ""), LLVMBuildICmp(b, LLVMIntSLT, gc, t->clim, ""), "");
+    LLVMValueRef z = cg_mm_c64(e, 0);
+    *off = cg_mm_offset(e, t->o, t->nb, t->bidx, LLVMBuildSelect(b, *in, gr, z, ""), LLVMBuildSelect(b, *in, gc, z, ""));
+}
+
 /* The vector form of cg_mm_tile_load (see tile_vec_ok): one <8 x i16> load
  * per thread and step, stored as one 16-byte vector when the shared layout
  * is contiguous along the same direction, else as 8 scalars. */
@@ -359,16 +377,8 @@ static void tile_load_vec(cg_mm_ir *e, const cg_mm_tile *t, bool rfast, LLVMValu
         LLVMValueRef idx = LLVMBuildAdd(b, tid, cg_mm_c32(e, i * nthreads), "");
         LLVMBasicBlockRef cont = NULL;
         if ((i + 1) * nthreads > nvec) cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, idx, cg_mm_c32(e, nvec), ""), "tv");
-        LLVMValueRef fi = LLVMBuildMul(b, LLVMBuildURem(b, idx, cg_mm_c32(e, fv), ""), cg_mm_c32(e, 8), "");
-        LLVMValueRef si = LLVMBuildUDiv(b, idx, cg_mm_c32(e, fv), "");
-        LLVMValueRef r = rfast ? fi : si, c = rfast ? si : fi;
-        LLVMValueRef gr = LLVMBuildAdd(b, t->r0, LLVMBuildZExt(b, r, cg_mm_i64(e), ""), "");
-        LLVMValueRef gc = LLVMBuildAdd(b, t->c0, LLVMBuildZExt(b, c, cg_mm_i64(e), ""), "");
-        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, gr, t->rlim, ""),
-                                       LLVMBuildICmp(b, LLVMIntSLT, gc, t->clim, ""), "");
-        LLVMValueRef z = cg_mm_c64(e, 0);
-        LLVMValueRef off = cg_mm_offset(e, t->o, t->nb, t->bidx, LLVMBuildSelect(b, in, gr, z, ""),
-                                        LLVMBuildSelect(b, in, gc, z, ""));
+        LLVMValueRef r, c, in, off;
+        tile_vec_at(e, t, rfast, idx, fv, &r, &c, &in, &off);
         LLVMValueRef v = LLVMBuildLoad2(b, v8, LLVMBuildGEP2(b, i16, t->o->ptr, &off, 1, ""), "");
         LLVMSetAlignment(v, 16);
         v = LLVMBuildSelect(b, in, v, LLVMConstNull(v8), "");
@@ -511,16 +521,8 @@ void cg_mm_tile_async(cg_mm_ir *e, const cg_mm_tile *t, LLVMValueRef tid, unsign
         LLVMValueRef idx = LLVMBuildAdd(b, tid, cg_mm_c32(e, i * nthreads), "");
         LLVMBasicBlockRef cont = NULL;
         if ((i + 1) * nthreads > nvec) cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, idx, cg_mm_c32(e, nvec), ""), "ta");
-        LLVMValueRef fi = LLVMBuildMul(b, LLVMBuildURem(b, idx, cg_mm_c32(e, fv), ""), cg_mm_c32(e, 8), "");
-        LLVMValueRef si = LLVMBuildUDiv(b, idx, cg_mm_c32(e, fv), "");
-        LLVMValueRef r = rfast ? fi : si, c = rfast ? si : fi;
-        LLVMValueRef gr = LLVMBuildAdd(b, t->r0, LLVMBuildZExt(b, r, cg_mm_i64(e), ""), "");
-        LLVMValueRef gc = LLVMBuildAdd(b, t->c0, LLVMBuildZExt(b, c, cg_mm_i64(e), ""), "");
-        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, gr, t->rlim, ""),
-                                       LLVMBuildICmp(b, LLVMIntSLT, gc, t->clim, ""), "");
-        LLVMValueRef z = cg_mm_c64(e, 0);
-        LLVMValueRef off = cg_mm_offset(e, t->o, t->nb, t->bidx, LLVMBuildSelect(b, in, gr, z, ""),
-                                        LLVMBuildSelect(b, in, gc, z, ""));
+        LLVMValueRef r, c, in, off;
+        tile_vec_at(e, t, rfast, idx, fv, &r, &c, &in, &off);
         LLVMValueRef so = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, t->ps_r), ""),
                                        LLVMBuildMul(b, c, cg_mm_c32(e, t->ps_c), ""), "");
         LLVMTypeRef pt[3] = {sp, gp, i32};
