@@ -74,6 +74,20 @@ int ir_op_parse(const char *s, size_t len) {
     return -1;
 }
 const char *ir_region_kind_name(ir_region_kind k) { return k < IR_NRKINDS ? rk_names[k] : "?"; }
+const char *ir_red_strategy_name(unsigned s) {
+    static const char *const names[] = {"onchip", "online", "multipass"};
+    return s < 3 ? names[s] : "?";
+}
+void ir_print_fusions(FILE *out, unsigned mask, char quote) {
+    static const char *const names[] = {"vertical", "horizontal", "epilogue", "attention"};
+    const char *sep = "";
+    for (unsigned b = 0; b < 4; b++)
+        if (mask & (1u << b)) {
+            if (quote) fprintf(out, "%s%c%s%c", sep, quote, names[b], quote);
+            else fprintf(out, "%s%s", sep, names[b]);
+            sep = ", ";
+        }
+}
 
 /* ---- shapes -------------------------------------------------------------- */
 bool ir_shape_eq(const ir_shape *a, const ir_shape *b) {

@@ -214,6 +214,12 @@ typedef enum {
     IR_RED_MULTIPASS,  /* several passes over HBM; counted as spilled bytes */
 } ir_red_strategy;
 
+/* Names as printed: "vertical" ... for IR_FUSE_* bits, "onchip" ... for
+ * strategies. ir_print_fusions writes the names of a fusion bitmask
+ * separated by ", ", each between `quote` characters (0: none). */
+const char *ir_red_strategy_name(unsigned s);
+void ir_print_fusions(FILE *out, unsigned mask, char quote);
+
 typedef struct ir_region {
     uint8_t kind;       /* ir_region_kind */
     uint8_t fusion;     /* IR_FUSE_* bitmask */

@@ -87,23 +87,15 @@ static void print_node(const ir_graph *g, ir_id id, FILE *out) {
 
 static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
     const ir_region *r = &g->regions[i];
-    static const char *const fk[] = {"vertical", "horizontal", "epilogue", "attention"};
     fprintf(out, "  region k%u = %s [", i, ir_region_kind_name((ir_region_kind)r->kind));
-    int first = 1;
-    for (int b = 0; b < 4; b++)
-        if (r->fusion & (1u << b)) {
-            fprintf(out, first ? "%s" : ", %s", fk[b]);
-            first = 0;
-        }
+    ir_print_fusions(out, r->fusion, 0);
     fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld", r->anchor, r->threads,
             (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2], (long long)r->sram_bytes);
     if (r->spilled_bytes < 0) fputs(" spilled=?", out); /* depends on unbound dims */
     else fprintf(out, " spilled=%lld", (long long)r->spilled_bytes);
     fprintf(out, " outputs=%u passes=%u stages=%u rows=%lld", r->nout, r->passes, r->stages, (long long)r->rows);
-    if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION) {
-        static const char *const st[] = {"onchip", "online", "multipass"};
-        fprintf(out, " strategy=%s", r->strategy < 3 ? st[r->strategy] : "?");
-    }
+    if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION)
+        fprintf(out, " strategy=%s", ir_red_strategy_name(r->strategy));
     fputc('\n', out);
 }
 

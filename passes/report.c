@@ -111,8 +111,6 @@ static bool rep_build(const ir_graph *g, pass_ctx *c, rep *r) {
     return true;
 }
 
-static const char *const fusion_names[] = {"vertical", "horizontal", "epilogue", "attention"};
-static const char *const strategy_names[] = {"onchip", "online", "multipass"};
 
 /* "%id name" -> the report's op name: the value's name, or %id. */
 static const char *op_label(const ir_graph *g, ir_id i, char *buf, size_t cap) {
@@ -137,15 +135,10 @@ static void text_region(const rep *r, uint32_t k, FILE *out) {
     const pass_cost *pc = &r->cost[k];
     char b1[256], b2[256], b3[256], b4[256];
     fprintf(out, "kernel k%u: %s [", k, ir_region_kind_name((ir_region_kind)rg->kind));
-    int first = 1;
-    for (int b = 0; b < 4; b++)
-        if (rg->fusion & (1u << b)) {
-            fprintf(out, first ? "%s" : ", %s", fusion_names[b]);
-            first = 0;
-        }
+    ir_print_fusions(out, rg->fusion, 0);
     fputc(']', out);
     if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION)
-        fprintf(out, " strategy=%s passes=%u", strategy_names[rg->strategy % 3], rg->passes);
+        fprintf(out, " strategy=%s passes=%u", ir_red_strategy_name(rg->strategy), rg->passes);
     fputc('\n', out);
     fputs("  ops:", out);
     unsigned nops = 0;
@@ -311,14 +304,9 @@ static void json_region(const rep *r, uint32_t k, FILE *out) {
     const pass_cost *pc = &r->cost[k];
     char b1[256];
     fprintf(out, "    { \"name\": \"k%u\", \"kind\": \"%s\", \"fusion\": [", k, ir_region_kind_name((ir_region_kind)rg->kind));
-    int first = 1;
-    for (int b = 0; b < 4; b++)
-        if (rg->fusion & (1u << b)) {
-            fprintf(out, first ? "\"%s\"" : ", \"%s\"", fusion_names[b]);
-            first = 0;
-        }
+    ir_print_fusions(out, rg->fusion, '"');
     fputs("], \"ops\": [", out);
-    first = 1;
+    int first = 1;
     for (uint32_t j = r->ix.rstart[k]; j < r->ix.rstart[k + 1]; j++)
         if (pass_is_compute((ir_op)g->nodes[r->ix.rids[j]].op) || rg->kind == IR_RK_COPY) {
             ir_id i = r->ix.rids[j];
@@ -346,7 +334,7 @@ static void json_region(const rep *r, uint32_t k, FILE *out) {
     json_poly(out, &pc->spilled);
     fprintf(out, ", \"strategy\": %s", rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION ? "\"" : "null");
     if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION)
-        fprintf(out, "%s\"", strategy_names[rg->strategy % 3]);
+        fprintf(out, "%s\"", ir_red_strategy_name(rg->strategy));
     fprintf(out, ", \"passes\": %u, \"threads\": %u, \"tile\": [%lld, %lld, %lld],\n", rg->passes, rg->threads,
             (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
     const pass_sched *s = &r->sched[k];
