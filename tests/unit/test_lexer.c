@@ -12,31 +12,11 @@
 
 #include "frontend/frontend.h"
 
-typedef struct cap {
-    char *buf;
-    size_t len;
-    FILE *f;
-    tx_diag d;
-} cap;
-
-/* Diagnostics for `src` go to a memory buffer. */
-static void cap_open(cap *c, const char *src, size_t len) {
-    c->buf = NULL;
-    c->f = open_memstream(&c->buf, &c->len);
-    tx_diag_init(&c->d, c->f, "t.tx", src, len);
-}
-static const char *cap_text(cap *c) {
-    fflush(c->f);
-    return c->buf ? c->buf : "";
-}
-static void cap_close(cap *c) {
-    fclose(c->f);
-    free(c->buf);
-}
+#include "tests/unit/testkit.h"
 
 /* Scans src; returns the count (or -1) and the tokens. */
 static int lex(fe_arena *a, cap *c, const char *src, fe_token **t) {
-    cap_open(c, src, strlen(src));
+    cap_open(c, "t.tx", src, strlen(src));
     return fe_lex_all(a, src, strlen(src), &c->d, t);
 }
 
@@ -196,7 +176,7 @@ static void test_bracket_depth(void **st) {
 
 static void check_bytes(const char *src, size_t len, const char *msg) {
     cap c;
-    cap_open(&c, src, len);
+    cap_open(&c, "t.tx", src, len);
     bool ok = fe_check_bytes(src, len, &c.d);
     if (!msg) {
         assert_true(ok);

@@ -12,31 +12,12 @@
 
 #include "frontend/frontend.h"
 
-typedef struct cap {
-    char *buf;
-    size_t len;
-    FILE *f;
-    tx_diag d;
-} cap;
-
-static void cap_open(cap *c, const char *src, size_t len) {
-    c->buf = NULL;
-    c->f = open_memstream(&c->buf, &c->len);
-    tx_diag_init(&c->d, c->f, "t.tx", src, len);
-}
-static const char *cap_text(cap *c) {
-    fflush(c->f);
-    return c->buf ? c->buf : "";
-}
-static void cap_close(cap *c) {
-    fclose(c->f);
-    free(c->buf);
-}
+#include "tests/unit/testkit.h"
 
 /* Parses src; on success returns the program (arena a). */
 static bool parse(fe_arena *a, cap *c, const char *src, fe_program *p) {
     memset(p, 0, sizeof *p);
-    cap_open(c, src, strlen(src));
+    cap_open(c, "t.tx", src, strlen(src));
     return fe_parse(a, src, strlen(src), false, p, &c->d);
 }
 
@@ -157,7 +138,7 @@ static void test_prelude_defaults(void **st) {
     fe_arena a = {0};
     fe_program p = {0};
     cap c;
-    cap_open(&c, fe_prelude_src, fe_prelude_len);
+    cap_open(&c, "t.tx", fe_prelude_src, fe_prelude_len);
     assert_true(fe_parse(&a, fe_prelude_src, fe_prelude_len, true, &p, &c.d));
     const char *names[] = {"softmax", "log_softmax", "layernorm", "rmsnorm"};
     assert_int_equal(p.nfuncs, 4);

@@ -17,26 +17,7 @@
 
 #include "frontend/frontend.h"
 
-typedef struct cap {
-    char *buf;
-    size_t len;
-    FILE *f;
-    tx_diag d;
-} cap;
-
-static void cap_open(cap *c, const char *file, const char *src, size_t len) {
-    c->buf = NULL;
-    c->f = open_memstream(&c->buf, &c->len);
-    tx_diag_init(&c->d, c->f, file, src, len);
-}
-static const char *cap_text(cap *c) {
-    fflush(c->f);
-    return c->buf ? c->buf : "";
-}
-static void cap_close(cap *c) {
-    fclose(c->f);
-    free(c->buf);
-}
+#include "tests/unit/testkit.h"
 
 /* Compiles src with options; the graph must verify. Fails the test with
  * the diagnostics when compilation fails. */
