@@ -14,7 +14,9 @@
 #    of every suite program at small ragged sizes;
 #    and `--tool initcheck` on the same runs (reads of never-written device memory);
 # 3. racecheck: `compute-sanitizer --tool racecheck` on the same runs of the
-#    programs whose PTX uses shared memory.
+#    programs whose PTX uses shared memory;
+# 4. math: bench/gpu_math.py, the ulp errors of the GPU's f32 math functions
+#    (exp, tanh, sigmoid, ...) against NumPy float64 (--only math selects it).
 # One summary line per check (PASS/FAIL/SKIP) on stdout and in
 # $OUT/gpu_check.txt; everything else in $OUT/gpu_check.log. Exit 1 when any
 # check failed.
@@ -126,6 +128,16 @@ for f in examples/*.tx tests/oracle/*.tx; do
   n=$(basename "$f" .tx); wanted "$n" || continue
   verify "$f" "$f" "$(sizes_for "$f")"
 done
+
+# math: ulp errors of the GPU's f32 math functions against NumPy float64 (bench/gpu_math.py).
+if wanted math; then
+  if "$PY" bench/gpu_math.py --txc "$TXC" --device gpu --out "$WORK" >"$WORK/math" 2>&1; then
+    result PASS "math ulp" "($(grep -c ' ok$' "$WORK/math") functions within their limits)"
+  else
+    result FAIL "math ulp" "$(grep -m1 -E 'FAIL|failed' "$WORK/math" | head -c 300)"
+  fi
+  { echo "== math"; cat "$WORK/math"; } >>"$LOGF"
+fi
 
 if [ "$SAN" = 1 ] && [ -z "$CS" ]; then
   result SKIP "sanitizers" "(compute-sanitizer not found)"

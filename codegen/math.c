@@ -264,8 +264,104 @@ static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     return sel(cx, fcmp(cx, LLVMRealOEQ, bb, zero), F(cx, 1.0), r);
 }
 
+/* ---- GPU versions on the special-function unit ---------------------------
+ * The portable versions above cost 25-60 instructions each, which made the
+ * transcendental-heavy memory-bound kernels instruction-bound on the H200
+ * (bench/results/2026-11-30-h200). These build on ex2.approx.ftz (relative
+ * error about 2^-22 on the reduced argument) and rcp.approx.ftz refined by
+ * one Newton step, with the same range reduction as above, so f32 results
+ * stay within a few ulp (measured on the GPU by bench/gpu_math.py; figures in
+ * docs/codegen.md). Results below FLT_MIN (2^-126) flush to zero. */
+
+static LLVMValueRef nv1(cg_ctx *cx, const char *name, LLVMValueRef a) { return cg_call_intrinsic(cx, name, false, &a, 1); }
+
+/* 1/d for finite d with |d| in [2^-126, 2^126]: rcp.approx plus one Newton step (<= 1 ulp). */
+static LLVMValueRef g_rcp(cg_ctx *cx, LLVMValueRef d) {
+    LLVMValueRef r = nv1(cx, "llvm.nvvm.rcp.approx.ftz.f", d);
+    LLVMValueRef e = ffma(cx, LLVMBuildFNeg(cx->b, d, ""), r, F(cx, 1.0));
+    return ffma(cx, r, e, r);
+}
+
+/* 2^(nf + f) from t = nf + 1.5*2^23 (nf an integer in the low mantissa bits of t) and p = 2^f in
+ * [2^-0.5, 2^0.5]: p's exponent field plus nf; valid while the result is a normal number (callers
+ * select the overflow and underflow cases). */
+static LLVMValueRef g_scale(cg_ctx *cx, LLVMValueRef p, LLVMValueRef t) {
+    LLVMValueRef n = LLVMBuildShl(cx->b, LLVMBuildBitCast(cx->b, t, cx->i32, ""), I(cx, 23), "");
+    return LLVMBuildBitCast(cx->b, LLVMBuildAdd(cx->b, LLVMBuildBitCast(cx->b, p, cx->i32, ""), n, ""), cx->f32, "");
+}
+
+static const double MAGIC_RINT = 12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
+
+/* e^x: n = rint(x log2 e) by the magic addition, r = x - n ln2 (Cody-Waite), 2^(r log2 e) on the
+ * SFU, 2^n added to the exponent. The exponent addition is right while the result is a normal
+ * number: `over` selects inf above ln(FLT_MAX), `under` 0 below ln(FLT_MIN); a caller whose
+ * argument cannot leave the range passes false and saves the comparisons. NaN propagates (no
+ * comparison holds, the arithmetic carries it). */
+static LLVMValueRef g_exp_core(cg_ctx *cx, LLVMValueRef x, bool over, bool under) {
+    LLVMValueRef t = ffma(cx, x, F(cx, LOG2E), F(cx, MAGIC_RINT));
+    LLVMValueRef nf = fsub(cx, t, F(cx, MAGIC_RINT));
+    LLVMValueRef r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_HI), x);
+    r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_LO), r);
+    LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", fmul(cx, r, F(cx, LOG2E)));
+    LLVMValueRef res = g_scale(cx, p, t);
+    if (over) res = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, 88.72283172607421875)), F(cx, __builtin_inf()), res);
+    if (under) res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
+    return res;
+}
+
+static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) { return g_exp_core(cx, x, true, true); }
+
+/* 2^x: n = rint(x), 2^(x - n) on the SFU (x - n is exact), 2^n added to the exponent. */
+static LLVMValueRef g_exp2(cg_ctx *cx, LLVMValueRef x) {
+    LLVMValueRef t = fadd(cx, x, F(cx, MAGIC_RINT));
+    LLVMValueRef f = fsub(cx, x, fsub(cx, t, F(cx, MAGIC_RINT)));
+    LLVMValueRef res = g_scale(cx, nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", f), t);
+    res = sel(cx, fcmp(cx, LLVMRealOGE, x, F(cx, 128.0)), F(cx, __builtin_inf()), res);
+    return sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -126.0)), F(cx, 0.0), res);
+}
+
+/* tanh: x + x^3 P(x^2) for |x| < 0.6 (a 5-term relative-minimax fit, 0.76 ulp in f32);
+ * 1 - 2 / (e^(2|x|) + 1) above (|x| capped at 10, where tanh is 1 in f32, so the exponential
+ * needs no range checks). NaN fails the ordered comparison and takes the polynomial, which
+ * carries it. */
+static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
+    static const double c[] = {-0.33333298563957214, 0.13331924378871918, -0.053783830255270004,
+                               0.020795971155166626, -0.005895156413316727};
+    LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
+    LLVMValueRef z = fmul(cx, x, x);
+    LLVMValueRef small = ffma(cx, poly(cx, z, c, 5), fmul(cx, z, x), x);
+    LLVMValueRef cap[2] = {ax, F(cx, 10.0)};
+    LLVMValueRef a2 = fmul(cx, cg_call_intrinsic(cx, "llvm.minnum", true, cap, 2), F(cx, 2.0));
+    LLVMValueRef e = g_exp_core(cx, a2, false, false);
+    LLVMValueRef big = ffma(cx, F(cx, -2.0), g_rcp(cx, fadd(cx, e, F(cx, 1.0))), F(cx, 1.0));
+    return sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.6)), fcopysign(cx, big, x), small);
+}
+
+/* GPU body for op, or NULL where the shared version is used. */
+static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
+    switch (op) {
+    case IR_OP_EXP: return g_exp(cx, x);
+    case IR_OP_EXP2: return g_exp2(cx, x);
+    case IR_OP_TANH: return g_tanh(cx, x);
+    default: return NULL;
+    }
+}
+
+/* sigmoid(z) = 1 / (1 + e^-|z|) for z >= 0, e^-|z| times that below: the exponential never
+ * overflows and nothing cancels, so silu and gelu_tanh built on it keep a few ulp of relative
+ * accuracy for large negative arguments too. The reciprocal is rcp.approx + Newton on the GPU. */
+static LLVMValueRef m_sigmoid(cg_ctx *cx, LLVMValueRef z) {
+    LLVMValueRef nz = LLVMBuildFNeg(cx->b, fun1(cx, "llvm.fabs", z), "");
+    LLVMValueRef e = cx->gpu ? g_exp_core(cx, nz, false, true) : cg_math(cx, IR_OP_EXP, nz, NULL);
+    LLVMValueRef d = fadd(cx, F(cx, 1.0), e);
+    LLVMValueRef r = cx->gpu ? g_rcp(cx, d) : fdiv(cx, F(cx, 1.0), d);
+    return sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+}
+
 /* Body of the math function for op with arguments x (and y for POW). */
 static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
+    LLVMValueRef g = cx->gpu ? cg_math_body_gpu(cx, op, x) : NULL;
+    if (g) return g;
     switch (op) {
     case IR_OP_EXP: return m_exp(cx, x);
     case IR_OP_EXP2: return m_exp2(cx, x);
@@ -277,19 +373,18 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
     case IR_OP_COS: return m_sincos(cx, x, true);
     case IR_OP_SQRT: return fun1(cx, "llvm.sqrt", x);
     case IR_OP_RSQRT: return fdiv(cx, F(cx, 1.0), fun1(cx, "llvm.sqrt", x));
-    case IR_OP_SIGMOID:
-        return fdiv(cx, F(cx, 1.0), fadd(cx, F(cx, 1.0), cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, x, ""), NULL)));
-    case IR_OP_SILU:
-        return fdiv(cx, x, fadd(cx, F(cx, 1.0), cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, x, ""), NULL)));
+    case IR_OP_SIGMOID: return m_sigmoid(cx, x);
+    case IR_OP_SILU: return fmul(cx, x, m_sigmoid(cx, x));
     case IR_OP_GELU: {
         LLVMValueRef e = cg_math(cx, IR_OP_ERF, fmul(cx, x, F(cx, 0.70710678118654752)), NULL);
         return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), e));
     }
     case IR_OP_GELU_TANH: {
-        LLVMValueRef x3 = fmul(cx, fmul(cx, x, x), x);
-        LLVMValueRef in = fmul(cx, F(cx, 0.79788456080286536), ffma(cx, F(cx, 0.044715), x3, x));
-        LLVMValueRef t = cg_math(cx, IR_OP_TANH, in, NULL);
-        return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), t));
+        /* 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation
+         * for negative x, where 1 + tanh(u) would lose all its digits */
+        LLVMValueRef z = fmul(cx, x, x);
+        LLVMValueRef u2 = fmul(cx, fmul(cx, x, F(cx, 2.0 * 0.79788456080286536)), ffma(cx, F(cx, 0.044715), z, F(cx, 1.0)));
+        return fmul(cx, x, m_sigmoid(cx, u2));
     }
     case IR_OP_POW: return m_pow(cx, x, y);
     default: return NULL;

@@ -41,6 +41,7 @@ typedef struct cg_red {
     unsigned threads;
     unsigned hold;          /* > 0: unrolled passes, elements per thread */
     unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
+    unsigned svec;          /* > 1: streaming loops take aligned groups of svec elements (vector loads and stores) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
     uint8_t level[CG_RED_MAXRED];   /* 1 + the deepest region reduction its input depends on */
@@ -60,6 +61,8 @@ typedef struct cg_red {
 } cg_red;
 
 enum { CG_ON_EXP = 1, CG_ON_VAR = 2 };
+
+static unsigned cg_red_vec_width(cg_ctx *cx, const cg_red *p, int64_t len, int64_t count);
 
 /* Collects the reductions of region r and checks they share shape and
  * axes; fills the layout facts. */
@@ -113,28 +116,31 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     }
     int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
     p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP) ? (unsigned)per : 0;
-    p->vec = 1;
-    if (p->hold && p->rowmode && p->trailing) {
-        /* 16 bytes of the widest dtype of the row-shaped values the region
-         * reads or writes; the row length must be a multiple of it. */
-        int maxb = 1;
-        for (ir_id i = 0; i < ir_output(g); i++) {
-            const ir_node *n = &g->nodes[i];
-            if (n->region != r) continue;
-            for (unsigned j = 0; j <= n->nin; j++) { /* its HBM inputs, and itself when stored */
-                ir_id v = j < n->nin ? ir_in(g, n, j) : i;
-                const ir_node *vn = &g->nodes[v];
-                bool hbm = cx->bufidx_kind[v] && (j == n->nin || vn->region != r);
-                if (hbm && ir_shape_eq(&vn->shape, S) && ir_dtype_size((ir_dtype)vn->dtype) > maxb)
-                    maxb = ir_dtype_size((ir_dtype)vn->dtype);
-            }
-        }
-        unsigned v = 16u / (unsigned)maxb;
-        if (v > 8) v = 8;
-        while (v > 1 && (len % v || p->hold % v)) v /= 2;
-        p->vec = v;
-    }
+    p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
     return true;
+}
+
+/* Elements per vector access of the row-shaped values region p reads or writes: 16 bytes of the
+ * widest such dtype (at most 8), halved until it divides the row length len and `count` (the
+ * elements per thread, or len again). */
+static unsigned cg_red_vec_width(cg_ctx *cx, const cg_red *p, int64_t len, int64_t count) {
+    const ir_graph *g = cx->g;
+    int maxb = 1;
+    for (ir_id i = 0; i < ir_output(g); i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->region != p->region) continue;
+        for (unsigned j = 0; j <= n->nin; j++) { /* its HBM inputs, and itself when stored */
+            ir_id v = j < n->nin ? ir_in(g, n, j) : i;
+            const ir_node *vn = &g->nodes[v];
+            bool hbm = cx->bufidx_kind[v] && (j == n->nin || vn->region != p->region);
+            if (hbm && ir_shape_eq(&vn->shape, p->S) && ir_dtype_size((ir_dtype)vn->dtype) > maxb)
+                maxb = ir_dtype_size((ir_dtype)vn->dtype);
+        }
+    }
+    unsigned v = 16u / (unsigned)maxb;
+    if (v > 8) v = 8;
+    while (v > 1 && (len % v || count % v)) v /= 2;
+    return v;
 }
 
 /* The value behind a chain of single-input views and casts starting at x
@@ -483,6 +489,49 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
 
 #define CG_RED_MAXSLOT (3 * CG_RED_MAXRED)
 
+/* Trip count of a streaming loop: the row's elements, or its groups of svec elements. */
+static LLVMValueRef cg_red_groups(cg_ctx *cx, const cg_red *p) {
+    return p->svec > 1 ? cg_i64(cx, ir_shape_numel(&p->red) / p->svec) : p->rowlen;
+}
+
+/* Indexes of the elements a streaming iteration handles at loop value e (one element, or the
+ * svec elements of group e), with the vector-load state set for a group (cg_red_group_end
+ * clears it). */
+static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e, cg_index *idx) {
+    unsigned V = p->svec > 1 ? p->svec : 1;
+    LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e;
+    for (unsigned j = 0; j < V; j++) {
+        LLVMValueRef ej = j ? LLVMBuildAdd(cx->b, e0, cg_i64(cx, j), "") : e0;
+        idx[j] = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, ej));
+        cx->veclin[j] = idx[j].lin;
+    }
+    if (V == 1) return;
+    cx->vecw = cx->vecn = V;
+    cx->nvecalias = 0;
+    cx->vecshape = p->S;
+    cx->vecb = NULL;
+    memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+}
+
+static void cg_red_group_end(cg_ctx *cx) {
+    cx->vecw = cx->vecn = cx->nvecalias = 0;
+    cx->vecshape = NULL;
+}
+
+/* Stores row-shaped output o at the iteration's elements (one vector store for a group). */
+static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *idx) {
+    unsigned V = p->svec > 1 ? p->svec : 1;
+    LLVMValueRef vals[CG_VEC_MAXLIN];
+    for (unsigned j = 0; j < V; j++)
+        if (!(vals[j] = cg_emit_value(cx, o, &idx[j]))) return false;
+    ir_dtype dt = (ir_dtype)cx->g->nodes[o].dtype;
+    if (V > 1)
+        cg_store_vec(cx, cg_buf_ptr(cx, o), dt, idx[0].lin, vals, V);
+    else
+        cg_store(cx, cg_buf_ptr(cx, o), dt, idx[0].lin, vals[0]);
+    return true;
+}
+
 /* One loop over the thread's elements of the row (one HBM pass): every
  * reduction of level `lev` (p->online: levels 1 and 2 together, with the
  * running-statistic recurrences of docs/codegen.md), and, when `pro`, the
@@ -504,7 +553,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "red");
+    unsigned V = p->svec > 1 ? p->svec : 1;
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, cg_red_groups(cx, p), it->estep, "red");
     LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
     for (unsigned i = 0; i < ns; i++) {
         phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[i]), "acc");
@@ -512,19 +562,22 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     }
     LLVMPositionBuilderAtEnd(cx->b, l.body);
     unsigned mark = cg_memo_mark(cx);
-    LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
-    cg_index idx = cg_index_lin(p->S, lin);
+    cg_index idx[CG_VEC_MAXLIN];
+    cg_red_group_begin(cx, p, it, e, idx);
     if (p->nst && !pro) cg_red_stage_read(cx, p, e);
-    if (p->nst && pro && !cg_red_stage_write(cx, p, e, &idx)) return false;
+    if (p->nst && pro && !cg_red_stage_write(cx, p, e, &idx[0])) return false;
     for (unsigned k = 0; k < p->nred; k++) { /* plain accumulators: this level (online: level 1) */
         if (p->level[k] != (p->online ? 1 : lev)) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
         ir_id in = ir_in(g, rn, 0);
-        LLVMValueRef v = cg_emit_value(cx, in, &idx);
-        if (!v) return false;
-        v = cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn));
         ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
-        nxt[slot[k]] = cg_reduce_combine(cx, op, phi[slot[k]], v);
+        LLVMValueRef acc = phi[slot[k]];
+        for (unsigned j = 0; j < V; j++) {
+            LLVMValueRef v = cg_emit_value(cx, in, &idx[j]);
+            if (!v) return false;
+            acc = cg_reduce_combine(cx, op, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn)));
+        }
+        nxt[slot[k]] = acc;
     }
     for (unsigned k = 0; p->online && k < p->nred; k++) { /* online statistics: level 2 */
         if (p->level[k] != 2) continue;
@@ -533,33 +586,40 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         unsigned s = slot[k], j = slot[p->ostat[k]];
         const ir_node *sn = &g->nodes[st];
         if (p->okind[k] == CG_ON_EXP) {
-            /* s' = s exp(m - m') + exp(a - m'), m' the running max including this element. */
+            /* s' = s exp(m - m') + sum of exp(a - m') over the group, m' the running max
+             * including the group's elements. */
             cx->subst[st] = cg_convert(cx, nxt[j], IR_F32, (ir_dtype)sn->dtype);
-            LLVMValueRef t = cg_emit_value(cx, in, &idx);
-            if (!t) return false;
-            t = cg_convert(cx, t, (ir_dtype)g->nodes[in].dtype, IR_F32);
-            nxt[s] = LLVMBuildFAdd(cx->b, cg_red_rescale_br(cx, phi[s], phi[j], nxt[j]), t, "");
+            LLVMValueRef acc = cg_red_rescale_br(cx, phi[s], phi[j], nxt[j]);
+            for (unsigned q = 0; q < V; q++) {
+                LLVMValueRef t = cg_emit_value(cx, in, &idx[q]);
+                if (!t) return false;
+                acc = LLVMBuildFAdd(cx->b, acc, cg_convert(cx, t, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
+            }
+            nxt[s] = acc;
         } else {
-            /* Welford: n' = n + 1, m' = m + (a - m) / n', M2' = M2 + (a - m)(a - m'). */
-            LLVMValueRef a = cg_emit_value(cx, p->oa[k], &idx);
-            if (!a) return false;
-            a = cg_convert(cx, a, (ir_dtype)g->nodes[p->oa[k]].dtype, IR_F32);
-            LLVMValueRef n1 = LLVMBuildFAdd(cx->b, phi[s], cg_f32c(cx, 1.0), "");
-            LLVMValueRef dl = LLVMBuildFSub(cx->b, a, phi[s + 1], "");
-            LLVMValueRef m1 = LLVMBuildFAdd(cx->b, phi[s + 1], LLVMBuildFDiv(cx->b, dl, n1, ""), "");
-            nxt[s] = n1;
-            nxt[s + 1] = m1;
-            nxt[s + 2] = LLVMBuildFAdd(cx->b, phi[s + 2], LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m1, ""), ""), "");
+            /* Welford per element: n' = n + 1, m' = m + (a - m) / n', M2' = M2 + (a - m)(a - m'). */
+            LLVMValueRef n = phi[s], m = phi[s + 1], m2 = phi[s + 2];
+            for (unsigned q = 0; q < V; q++) {
+                LLVMValueRef a = cg_emit_value(cx, p->oa[k], &idx[q]);
+                if (!a) return false;
+                a = cg_convert(cx, a, (ir_dtype)g->nodes[p->oa[k]].dtype, IR_F32);
+                n = LLVMBuildFAdd(cx->b, n, cg_f32c(cx, 1.0), "");
+                LLVMValueRef dl = LLVMBuildFSub(cx->b, a, m, "");
+                m = LLVMBuildFAdd(cx->b, m, LLVMBuildFDiv(cx->b, dl, n, ""), "");
+                m2 = LLVMBuildFAdd(cx->b, m2, LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m, ""), ""), "");
+            }
+            nxt[s] = n;
+            nxt[s + 1] = m;
+            nxt[s + 2] = m2;
         }
         cx->subst[st] = NULL;
     }
     for (ir_id o = 0; pro && o < g->n; o++) {
         if (!cg_is_region_output(cx, o) || !cg_red_pro_out(p, g, o)) continue;
-        LLVMValueRef v = cg_emit_value(cx, o, &idx);
-        if (!v) return false;
-        cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
+        if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
     cg_red_stage_clear(cx, p);
+    cg_red_group_end(cx);
     cg_memo_reset(cx, mark);
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
@@ -683,19 +743,18 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     /* The epilogue pass: one loop storing every row-shaped output that
      * depends on a reduction. */
     cg_loop l;
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "st");
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, cg_red_groups(cx, p), it->estep, "st");
     unsigned mark = cg_memo_mark(cx);
-    LLVMValueRef lin = cg_red_lin(cx, p, it->row, e);
-    cg_index idx = cg_index_lin(p->S, lin);
+    cg_index idx[CG_VEC_MAXLIN];
+    cg_red_group_begin(cx, p, it, e, idx);
     cg_red_stage_read(cx, p, e);
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 || cg_red_pro_out(p, g, o))
             continue;
-        LLVMValueRef v = cg_emit_value(cx, o, &idx);
-        if (!v) return false;
-        cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)g->nodes[o].dtype, lin, v);
+        if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
     cg_red_stage_clear(cx, p);
+    cg_red_group_end(cx);
     cg_memo_reset(cx, mark);
     cg_loop_end(cx, &l);
     return true;
@@ -789,6 +848,9 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
     cg_red_stage_plan(cx, &p);
     p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
+    /* Streaming rows (not held, not staged) of a static length take vector groups. */
+    int64_t len = ir_shape_numel(&p.red);
+    p.svec = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0 ? cg_red_vec_width(cx, &p, len, len) : 1;
     bool ok = cg_red_emit(cx, &p);
     free(p.dep);
     return ok;

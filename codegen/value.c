@@ -186,6 +186,8 @@ LLVMValueRef cg_half_to_f32(cg_ctx *cx, LLVMValueRef h, ir_dtype t) {
 /* f32 -> f16/bf16 bits, round to nearest even; NaN stays NaN. */
 LLVMValueRef cg_f32_to_half(cg_ctx *cx, LLVMValueRef f, ir_dtype t) {
     LLVMBuilderRef b = cx->b;
+    if (t == IR_BF16 && cx->gpu) /* cvt.rn.bf16.f32 (sm_80+): the same rounding, NaN becomes 0x7fff */
+        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMBFloatTypeInContext(cx->llctx), ""), cx->i16, "");
     LLVMValueRef u = LLVMBuildBitCast(b, f, cx->i32, "");
     if (t == IR_BF16) {
         LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 1), "");

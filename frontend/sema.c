@@ -362,7 +362,7 @@ static bool mk_const(sema *s, const fe_val *v, ir_dtype dt, ir_id *out) {
     } else if (ir_dtype_is_float(dt) && fabs(x) > dt_max(dt)) {
         return err(s, v->loc, "literal %g is out of range for %s", x, ir_dtype_name(dt));
     }
-    fe_val tmp;
+    fe_val tmp = {0};
     TRY(done(s, ir_add_const(s->g, x, dt), v->loc, &tmp));
     *out = tmp.id;
     return true;

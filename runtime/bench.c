@@ -751,9 +751,12 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
     for (uint32_t k = 0; k < res->nout; k++) {
         const rt_out_check *oc = &res->out[k];
         fprintf(out, "%s{\"dtype\": \"%s\", \"compared\": %s, \"bad\": %lld, \"unwritten\": %lld, "
-                "\"max_abs\": %.3g, \"max_rel\": %.3g}", k ? ", " : "", ir_dtype_name(oc->dtype),
-                oc->checked ? "true" : "false", (long long)oc->cmp.bad, (long long)oc->poisoned,
-                oc->cmp.max_abs, oc->cmp.max_rel);
+                "\"max_abs\": ", k ? ", " : "", ir_dtype_name(oc->dtype),
+                oc->checked ? "true" : "false", (long long)oc->cmp.bad, (long long)oc->poisoned);
+        json_put_num(out, oc->cmp.max_abs); /* inf when a zero reference got a non-zero value */
+        fputs(", \"max_rel\": ", out);
+        json_put_num(out, oc->cmp.max_rel);
+        fputc('}', out);
     }
     fprintf(out, "],\n   \"kernels\": [");
     for (uint32_t k = 0; k < res->nkernels; k++) {

@@ -101,8 +101,10 @@ static double apply_unary(ir_op op, double x) {
     case IR_OP_TANH: return tanh(x);
     case IR_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
     case IR_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
-    case IR_OP_GELU: return 0.5 * x * (1.0 + erf(x / sqrt(2.0)));
-    case IR_OP_GELU_TANH: return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+    /* the gelus as 0.5 x erfc(-x/sqrt 2) and x sigmoid(2u): equal to the textbook forms, without
+     * the cancellation of 1 + erf / 1 + tanh for negative x */
+    case IR_OP_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
+    case IR_OP_GELU_TANH: return x / (1.0 + exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
     case IR_OP_SILU: return x * (1.0 / (1.0 + exp(-x)));
     case IR_OP_ERF: return erf(x);
     case IR_OP_FLOOR: return floor(x);

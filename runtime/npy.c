@@ -272,7 +272,7 @@ static void normalise_bool(rt_tensor *t, size_t bytes) {
 }
 
 bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err, size_t cap) {
-    size_t hoff, hlen, bytes;
+    size_t hoff = 0, hlen = 0, bytes;
     npy_info info = {0};
     if (!parse_preamble(name, buf, len, len, &hoff, &hlen, err, cap)) return false;
     if (!parse_dict(name, (const char *)buf + hoff, hlen, &info, err, cap)) return false;
@@ -290,7 +290,7 @@ static bool read_exact(FILE *f, void *p, size_t n) { return n == 0 || fread(p, 1
 /* Reads header and data from an open regular file of `total` bytes. */
 static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, char *err, size_t cap) {
     unsigned char pre[12] = {0};
-    size_t avail = total < 12 ? total : 12, hoff, hlen, bytes;
+    size_t avail = total < 12 ? total : 12, hoff = 0, hlen = 0, bytes;
     if (!read_exact(f, pre, avail)) return fail(path, err, cap, "read error: %s", strerror(errno));
     if (!parse_preamble(path, pre, avail, total, &hoff, &hlen, err, cap)) return false;
     char *text = malloc(hlen ? hlen : 1);

@@ -581,7 +581,7 @@ static void test_golden_errors(void **st) {
         struct stat sb;
         snprintf(path, sizeof path, "tests/errors/%s.args", base);
         if (!stat(path, &sb)) continue;
-        size_t len, elen;
+        size_t len = 0, elen = 0;
         snprintf(path, sizeof path, "tests/errors/%s", de->d_name);
         char *src = read_file(path, &len);
         snprintf(path, sizeof path, "tests/errors/%s.expected", base);
@@ -606,7 +606,7 @@ static void test_golden_errors(void **st) {
 
 /* Compiles one benchmark program without and with its "bench: -D ..." bindings. */
 static void compile_bench(const char *path) {
-    size_t len;
+    size_t len = 0;
     char *src = read_file(path, &len);
     assert_non_null(src);
     cap c;
