@@ -8,6 +8,9 @@
 #   bash bench/gpu_session.sh diag   # math ulp, the memory-bound suite rows (no anchors),
 #                                    # ncu on three kernels, then gpu_check.sh (sanitizers)
 #                                    # until the time is up
+#   CHECK_ONLY=a,b ONLY=c,d bash bench/gpu_session.sh check
+#                                    # gpu_check.sh --only a,b (sanitizers included), then the
+#                                    # suite rows c,d without anchors
 #   bash bench/gpu_session.sh suite  # the whole suite with anchors.py in the same run
 #
 # Each step runs under `timeout` so the pack at the end always happens.
@@ -47,6 +50,11 @@ diag)
   else
     echo "gpu_session: no time left for gpu_check.sh"
   fi
+  ;;
+check)
+  OUT="$W/check" timeout 300 bash bench/gpu_check.sh --only "${CHECK_ONLY:-math}" 2>&1 | tail -n 60
+  OUT="$W/suite" TX_ANCHOR_DEADLINE=0 timeout "$(left)" bash bench/run_suite.sh --iters 20 --no-anchors \
+    --only "${ONLY:-softmax_wide,chain8}" 2>&1 | grep -E '^\||^ok|^FAIL'
   ;;
 suite)
   OUT="$W/suite" PER_TIMEOUT=${PER_TIMEOUT:-45} TX_ANCHOR_DEADLINE=${TX_ANCHOR_DEADLINE:-300} \

@@ -292,24 +292,28 @@ static LLVMValueRef g_scale(cg_ctx *cx, LLVMValueRef p, LLVMValueRef t) {
 
 static const double MAGIC_RINT = 12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
 
-/* e^x: n = rint(x log2 e) by the magic addition, r = x - n ln2 (Cody-Waite), 2^(r log2 e) on the
- * SFU, 2^n added to the exponent. The exponent addition is right while the result is a normal
- * number: `over` selects inf above ln(FLT_MAX), `under` 0 below ln(FLT_MIN); a caller whose
- * argument cannot leave the range passes false and saves the comparisons. NaN propagates (no
- * comparison holds, the arithmetic carries it). */
+/* e^x for non-NaN x: n = rint(x log2 e) by the magic addition, r = x log2 e - n with log2 e in
+ * two parts (Cody-Waite), 2^r on the SFU, 2^n added to the exponent bits. That addition is right
+ * while the result is a normal number: `over` selects inf above ln(FLT_MAX), `under` 0 below
+ * ln(FLT_MIN); a caller whose argument cannot leave the range passes false and saves the
+ * comparisons. A NaN x gives garbage: callers that can see NaN select it (g_exp, m_sigmoid). */
 static LLVMValueRef g_exp_core(cg_ctx *cx, LLVMValueRef x, bool over, bool under) {
+    /* log2 e in two parts, the first of 12 bits, so x * L2E_HI - n loses nothing before its one rounding */
+    static const double L2E_HI = 1.44287109375, L2E_LO = -0.000176052861036613;
     LLVMValueRef t = ffma(cx, x, F(cx, LOG2E), F(cx, MAGIC_RINT));
     LLVMValueRef nf = fsub(cx, t, F(cx, MAGIC_RINT));
-    LLVMValueRef r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_HI), x);
-    r = ffma(cx, LLVMBuildFNeg(cx->b, nf, ""), F(cx, LN2_LO), r);
-    LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", fmul(cx, r, F(cx, LOG2E)));
+    LLVMValueRef r = ffma(cx, x, F(cx, L2E_HI), LLVMBuildFNeg(cx->b, nf, ""));
+    r = ffma(cx, x, F(cx, L2E_LO), r); /* r = x log2 e - n, |r| <= 1/2 */
+    LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", r);
     LLVMValueRef res = g_scale(cx, p, t);
     if (over) res = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, 88.72283172607421875)), F(cx, __builtin_inf()), res);
     if (under) res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
     return res;
 }
 
-static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) { return g_exp_core(cx, x, true, true); }
+/* e^x for any x: NaN selected explicitly (a NaN t's bits would wrap the exponent addition to a
+ * finite number). */
+static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) { return sel(cx, isnanf_(cx, x), x, g_exp_core(cx, x, true, true)); }
 
 /* 2^x: n = rint(x), 2^(x - n) on the SFU (x - n is exact), 2^n added to the exponent. */
 static LLVMValueRef g_exp2(cg_ctx *cx, LLVMValueRef x) {
@@ -317,7 +321,8 @@ static LLVMValueRef g_exp2(cg_ctx *cx, LLVMValueRef x) {
     LLVMValueRef f = fsub(cx, x, fsub(cx, t, F(cx, MAGIC_RINT)));
     LLVMValueRef res = g_scale(cx, nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", f), t);
     res = sel(cx, fcmp(cx, LLVMRealOGE, x, F(cx, 128.0)), F(cx, __builtin_inf()), res);
-    return sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -126.0)), F(cx, 0.0), res);
+    res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -126.0)), F(cx, 0.0), res);
+    return sel(cx, isnanf_(cx, x), x, res);
 }
 
 /* tanh: x + x^3 P(x^2) for |x| < 0.6 (a 5-term relative-minimax fit, 0.76 ulp in f32);
@@ -355,7 +360,8 @@ static LLVMValueRef m_sigmoid(cg_ctx *cx, LLVMValueRef z) {
     LLVMValueRef e = cx->gpu ? g_exp_core(cx, nz, false, true) : cg_math(cx, IR_OP_EXP, nz, NULL);
     LLVMValueRef d = fadd(cx, F(cx, 1.0), e);
     LLVMValueRef r = cx->gpu ? g_rcp(cx, d) : fdiv(cx, F(cx, 1.0), d);
-    return sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+    LLVMValueRef v = sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+    return cx->gpu ? sel(cx, isnanf_(cx, z), z, v) : v;
 }
 
 /* Body of the math function for op with arguments x (and y for POW). */

@@ -156,6 +156,7 @@ typedef struct interp {
     bool *have;       /* vals[i] is computed and not yet freed */
     uint32_t *left;   /* remaining live users of each node */
     bool *live;       /* node contributes to the outputs */
+    bool *wide;       /* plan precision: this f16/bf16 value stays on chip, held in f32 */
 } interp;
 
 /* A value's name for messages: its source name or "%ID". */
@@ -223,7 +224,7 @@ static bool resolve_shape(interp *ip, ir_id id, rt_tensor *t) {
 /* Allocates node id's value with dtype and the given shape (already in
  * *t); reports overflow or allocation failure. */
 static bool alloc_value(interp *ip, ir_id id, rt_tensor *t) {
-    t->dtype = (ir_dtype)ip->g->nodes[id].dtype;
+    t->dtype = ip->wide && ip->wide[id] ? IR_F32 : (ir_dtype)ip->g->nodes[id].dtype;
     size_t bytes;
     char sb[300];
     if (!rt_tensor_bytes(t, &bytes)) {
@@ -594,7 +595,30 @@ static bool run_nodes(interp *ip, rt_tensor *outputs) {
     return collect_outputs(ip, outputs);
 }
 
-bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
+/* Plan precision (rt_interp_run_plan): marks the f16/bf16 elementwise values that g's fusion plan
+ * keeps on chip (their region consumes them all and writes none to HBM). Explicit casts round
+ * wherever they are, and so do matrix products and reductions: the generated code converts their
+ * f32 accumulators to the node's dtype before an epilogue or a later pass uses them. */
+static bool *wide_values(const ir_graph *g) {
+    bool *stored = ir_xcalloc(g->n, sizeof(bool)), *wide = ir_xcalloc(g->n, sizeof(bool));
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        for (unsigned k = 0; k < n->nin; k++) {
+            ir_id a = ir_in(g, n, k);
+            if (n->op == IR_OP_OUTPUT || n->region == IR_NONE || n->region != g->nodes[a].region) stored[a] = true;
+        }
+    }
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        ir_dtype t = (ir_dtype)n->dtype;
+        wide[i] = !stored[i] && n->region != IR_NONE && (t == IR_F16 || t == IR_BF16) &&
+                  (ir_op_traits((ir_op)n->op) & IR_T_ELEM) && n->op != IR_OP_CAST;
+    }
+    free(stored);
+    return wide;
+}
+
+static bool interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, bool plan, tx_diag *d) {
     if (g->n == 0 || g->nodes[g->n - 1].op != IR_OP_OUTPUT) {
         tx_error(d, "interpreter: the graph has no output node");
         return false;
@@ -602,7 +626,7 @@ bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *output
     for (unsigned k = 0; k < g->nodes[g->n - 1].nin; k++) memset(&outputs[k], 0, sizeof outputs[k]);
     interp ip = {g, inputs, d, ir_xcalloc(g->nsyms + 1, sizeof(int64_t)), ir_xcalloc(g->n, sizeof(rt_tensor)),
                  ir_xcalloc(g->n, sizeof(bool)), ir_xcalloc(g->n, sizeof(bool)), ir_xcalloc(g->n, sizeof(uint32_t)),
-                 ir_xcalloc(g->n, sizeof(bool))};
+                 ir_xcalloc(g->n, sizeof(bool)), plan ? wide_values(g) : NULL};
     bool ok = rt_bind_shapes(g, inputs, ip.syms, d);
     if (ok) {
         liveness(&ip);
@@ -616,5 +640,14 @@ bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *output
     free(ip.have);
     free(ip.left);
     free(ip.live);
+    free(ip.wide);
     return ok;
+}
+
+bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
+    return interp_run(g, inputs, outputs, false, d);
+}
+
+bool rt_interp_run_plan(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
+    return interp_run(g, inputs, outputs, true, d);
 }

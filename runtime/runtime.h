@@ -74,6 +74,11 @@ bool rt_bind_shapes(const ir_graph *g, const rt_tensor *inputs, int64_t *syms, t
  * values are the rounded ones). `outputs` receives one tensor per returned
  * value (caller frees). False with an error reported on failure. */
 bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+/* The same at the precision of g's fusion plan (the spec lets f16/bf16 arithmetic be computed in
+ * f32 and rounded once when stored): f16/bf16 values that a region keeps on chip are held in f32;
+ * values written to HBM, graph outputs and explicit casts round as in rt_interp_run. g must be
+ * planned (regions set); on an unplanned graph both agree. */
+bool rt_interp_run_plan(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
 
 /* ---- entry points the CLI calls (tools/txc.c) --------------------------- */
 /* Declared by the lead; implemented in runtime/tensor.c (convert) and the GPU
@@ -297,7 +302,9 @@ bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs,
 /* Tolerance per dtype: an element passes when |got - ref| <= atol + rtol*|ref|;
  * NaN only matches NaN, an infinity only the same infinity; i32 and bool
  * must be equal. */
-typedef struct rt_tol { double atol, rtol; } rt_tol;
+/* |got - want| <= atol + rtol |want| element by element; `scaled` widens atol by that many
+ * times the reference's largest finite magnitude for the scaled verdict (rt_cmp.bad_scaled). */
+typedef struct rt_tol { double atol, rtol, scaled; } rt_tol;
 rt_tol rt_tolerance(ir_dtype t);
 
 typedef struct rt_cmp {
@@ -305,6 +312,8 @@ typedef struct rt_cmp {
     int64_t first_bad;       /* index of the first bad element, -1 when none */
     double got, want;        /* values at first_bad */
     double max_abs, max_rel; /* over the finite elements */
+    double ref_absmax;       /* largest finite |want| */
+    int64_t bad_scaled;      /* elements out of the tolerance widened by tol.scaled * ref_absmax */
 } rt_cmp;
 /* Compares got against ref element by element. False (with cmp->bad = -1
  * and a line in err) when dtypes or shapes differ; otherwise true, with the
@@ -365,11 +374,18 @@ typedef struct rt_kernel_time {
     double predicted_us;       /* the planner's time of its region; -1 unknown */
 } rt_kernel_time;
 
+enum { RT_VERIFY_STRICT, RT_VERIFY_PLAN, RT_VERIFY_SCALED };
 typedef struct rt_out_check {
     ir_dtype dtype;
     bool checked;              /* compared against a reference */
     rt_cmp cmp;
     int64_t poisoned;          /* elements never written */
+    /* How the output passed: RT_VERIFY_STRICT against the per-op-rounding reference (or the
+     * host JIT); RT_VERIFY_PLAN against the plan-precision one (rt_interp_run_plan; cmp is
+     * against it, strict against the former); RT_VERIFY_SCALED within the scaled tolerance of
+     * the closest reference (f16/bf16 after chained products, see docs/runtime.md). */
+    int how;
+    rt_cmp strict;
 } rt_out_check;
 
 typedef struct rt_bench_result {

@@ -334,6 +334,34 @@ static void test_compare_mismatch(void **st)
     rt_tensor_free(&h);
 }
 
+/* The scaled verdict: rounding-sized errors on small outputs pass once the tolerance is widened
+ * by 4 ulp of the largest |want|; an error of that output's own size does not. */
+static void test_compare_scaled(void **st)
+{
+    rt_tensor got = vec(IR_BF16, 3), ref = vec(IR_BF16, 3), f = vec(IR_F32, 2), fr = vec(IR_F32, 2);
+    rt_cmp c;
+    char err[128];
+    (void)st;
+    rt_set(&ref, 0, 1000), rt_set(&ref, 1, 0.5), rt_set(&ref, 2, -2);
+    rt_set(&got, 0, 1000), rt_set(&got, 1, 0.875), rt_set(&got, 2, -2);
+    assert_true(rt_compare(&got, &ref, rt_tolerance(IR_BF16), &c, err, sizeof err));
+    assert_int_equal(c.bad, 1);
+    assert_int_equal(c.bad_scaled, 0);
+    assert_true(c.ref_absmax == 1000);
+    rt_set(&got, 2, 40); /* 42 off: beyond 0.01 + 0.0156 * 1000 */
+    assert_true(rt_compare(&got, &ref, rt_tolerance(IR_BF16), &c, err, sizeof err));
+    assert_int_equal(c.bad, 2);
+    assert_int_equal(c.bad_scaled, 1);
+    rt_set(&fr, 0, 1000), rt_set(&fr, 1, 0.5); /* f32 has no scaled widening */
+    rt_set(&f, 0, 1000), rt_set(&f, 1, 0.501);
+    assert_true(rt_compare(&f, &fr, rt_tolerance(IR_F32), &c, err, sizeof err));
+    assert_int_equal(c.bad_scaled, 1);
+    rt_tensor_free(&got);
+    rt_tensor_free(&ref);
+    rt_tensor_free(&f);
+    rt_tensor_free(&fr);
+}
+
 static void test_poison(void **st)
 {
     rt_tensor f = vec(IR_F32, 4), h = vec(IR_BF16, 3), i = vec(IR_I32, 2), b = vec(IR_BOOL, 5);
@@ -525,7 +553,7 @@ static void test_json_report(void **st)
     assert_non_null(strstr(buf, "\"name\": \"k1_reduction\""));
     assert_null(strstr(buf, "inf"));
     assert_null(strstr(buf, "nan"));
-    assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null}"));
+    assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null, \"verified_by\": \"strict\""));
     free(buf);
     rt_bench_result_free(&r);
     rt_bench_result_free(&u);
@@ -811,6 +839,7 @@ int main(void)
         cmocka_unit_test(test_compare_f32),
         cmocka_unit_test(test_compare_low_precision_and_ints),
         cmocka_unit_test(test_compare_mismatch),
+        cmocka_unit_test(test_compare_scaled),
         cmocka_unit_test(test_poison),
         cmocka_unit_test(test_slug),
         cmocka_unit_test(test_calib_roundtrip),
