@@ -42,7 +42,6 @@ typedef struct cg_red {
     unsigned hold;          /* > 0: unrolled passes, elements per thread */
     unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec;          /* > 1: streaming loops take aligned groups of svec elements (vector loads and stores) */
-    unsigned l2pin;         /* > 0: dynamic shared bytes reserved (unused) so one block runs per SM (cg_red_plan) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
     uint8_t level[CG_RED_MAXRED];   /* 1 + the deepest region reduction its input depends on */
@@ -118,17 +117,6 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
     p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP) ? (unsigned)per : 0;
     p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
-    /* A streamed row (not planned on chip) of 64-288 KiB is read twice (its statistics, then the outputs). With the
-     * usual 8 resident blocks per SM, 132 x 8 rows in flight overflow the L2 and the second read
-     * goes to HBM again; one block of 1024 threads per SM keeps about 132 rows (at most 38 MB)
-     * in flight, so the second read hits the L2 (measured: bench/results/). Shared memory
-     * reserved beyond half an SM's caps the residency at one block. */
-    int64_t rowbytes = len * 4;
-    if (cx->gpu && p->rowmode && !p->hold && g->regions[r].strategy != IR_RED_ONCHIP && len > 0 &&
-        rowbytes >= (64 << 10) && rowbytes <= (288 << 10)) {
-        p->threads = 1024;
-        p->l2pin = 120u << 10;
-    }
     return true;
 }
 
@@ -894,7 +882,6 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     } else if (cx->gpu && p.rowmode && p.threads > 32) {
         scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
     }
-    if (!p.nst && p.l2pin) smem = p.l2pin;
     LLVMValueRef start, step;
     if (p.rowmode) {
         start = cg_program_id(cx, 0);
