@@ -15,6 +15,8 @@
 #    and `--tool initcheck` on the same runs (reads of never-written device memory);
 # 3. racecheck: `compute-sanitizer --tool racecheck` on the same runs of the
 #    programs whose PTX uses shared memory;
+#    the sanitizers also run on a shared-memory-staged row (softmax_wide at
+#    N=20000; --only staged) and on every tests/oracle program (--only oracle);
 # 4. math: bench/gpu_math.py, the ulp errors of the GPU's f32 math functions
 #    (exp, tanh, sigmoid, ...) against NumPy float64 (--only math selects it).
 # One summary line per check (PASS/FAIL/SKIP) on stdout and in
@@ -142,15 +144,28 @@ fi
 if [ "$SAN" = 1 ] && [ -z "$CS" ]; then
   result SKIP "sanitizers" "(compute-sanitizer not found)"
 elif [ "$SAN" = 1 ]; then
+  # san_all NAME FILE SIZES: memcheck and initcheck, racecheck when the PTX uses shared memory.
+  san_all() {
+    sanitize memcheck "$1" "$2" "$3"
+    sanitize initcheck "$1" "$2" "$3"
+    # shellcheck disable=SC2086
+    if "$TXC" "$2" --emit=ptx -o - $3 2>/dev/null | grep -q '\.shared'; then
+      sanitize racecheck "$1" "$2" "$3"
+    fi
+  }
   for f in "$SUITE"/*.tx; do
     n=$(basename "$f" .tx); wanted "$n" || continue
-    sizes=${SMALL[$n]:-$(sizes_for "$f")}
-    sanitize memcheck "suite/$n" "$f" "$sizes"
-    sanitize initcheck "suite/$n" "$f" "$sizes"
-    # shellcheck disable=SC2086
-    if "$TXC" "$f" --emit=ptx -o - $sizes 2>/dev/null | grep -q '\.shared'; then
-      sanitize racecheck "suite/$n" "$f" "$sizes"
-    fi
+    san_all "suite/$n" "$f" "${SMALL[$n]:-$(sizes_for "$f")}"
+  done
+  # Kernel kinds the suite's small sizes do not reach: a row staged in shared memory (onchip,
+  # too long for registers), and the oracle programs (column and middle-axis reductions, views,
+  # casts, integer ops, batched and broadcast matmuls, f16/bf16).
+  if wanted staged && [ -f "$SUITE/softmax_wide.tx" ]; then
+    san_all "staged/softmax_wide" "$SUITE/softmax_wide.tx" "-D M=3 -D N=20000"
+  fi
+  for f in tests/oracle/*.tx; do
+    n=$(basename "$f" .tx); wanted "$n" || wanted oracle || continue
+    san_all "$f" "$f" "$(sizes_for "$f")"
   done
 fi
 
