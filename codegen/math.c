@@ -1,9 +1,12 @@
-/* math.c - f32 math functions written once as LLVM IR (range reduction and
- * polynomials), so the host and the GPU compute the same results. Each is
- * an internal function "tx.NAME" of the module, defined on first use; O3
- * inlines them. Measured accuracy (tests/unit/test_codegen.c) is listed in
- * docs/codegen.md. Only llvm.fma, llvm.sqrt, llvm.rint, llvm.fabs and
- * llvm.copysign are used as building blocks: they lower on both targets. */
+/* math.c - f32 math functions as LLVM IR: portable versions (range
+ * reduction and polynomials from llvm.fma, llvm.sqrt, llvm.rint, llvm.fabs and
+ * llvm.copysign, which lower on both targets) for the host and the functions
+ * the GPU has no faster path for, and GPU versions of exp, exp2, tanh,
+ * sigmoid, silu and gelu_tanh on the special-function unit (g_*). Both stay
+ * within a few ulp (limits and measurements in docs/codegen.md; checked by
+ * bench/gpu_math.py on the GPU and tests/scripts/math_ulp.sh on the host).
+ * Each is an internal function "tx.NAME" of the module, defined on first
+ * use; O3 inlines them. */
 #define TX_CODEGEN_INTERNAL
 #include "codegen/codegen.h"
 
