@@ -57,7 +57,7 @@ check)
     --only "${ONLY:-softmax_wide,chain8}" 2>&1 | grep -E '^\||^ok|^FAIL'
   ;;
 suite)
-  OUT="$W/suite" PER_TIMEOUT=${PER_TIMEOUT:-45} TX_ANCHOR_DEADLINE=${TX_ANCHOR_DEADLINE:-300} \
+  OUT="$W/suite" PER_TIMEOUT=${PER_TIMEOUT:-100} TX_ANCHOR_DEADLINE=${TX_ANCHOR_DEADLINE:-300} \
     timeout "$(left)" bash bench/run_suite.sh --iters "${ITERS:-20}" 2>&1 | tail -n 40
   ;;
 *) echo "gpu_session: unknown mode $MODE" >&2 ;;
