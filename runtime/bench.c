@@ -562,10 +562,8 @@ void rt_bench_result_free(rt_bench_result *res)
     res->out = NULL;
 }
 
-/* Compares one output with the per-op-rounding reference and, when that misses and a
- * plan-precision reference is given, with it (see rt_out_check.plan_prec). */
-static bool check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref, rt_out_check *oc,
-                         char *err, size_t cap)
+bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref, rt_out_check *oc,
+                           char *err, size_t cap)
 {
     rt_tol tol = rt_tolerance(got->dtype);
     rt_cmp pc;
@@ -586,8 +584,7 @@ static bool check_output(const rt_tensor *got, const rt_tensor *ref, const rt_te
     return true;
 }
 
-/* True when the output passed (rt_out_check.how says how). */
-static bool output_ok(const rt_out_check *oc)
+bool rt_bench_output_ok(const rt_out_check *oc)
 {
     return oc->cmp.bad == 0 || (oc->how == RT_VERIFY_SCALED && oc->cmp.bad_scaled == 0);
 }
@@ -621,12 +618,12 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs
         rt_out_check *oc = &res->out[k];
         oc->dtype = outs[k].dtype;
         oc->poisoned = rt_count_poison(&outs[k]);
-        if (ref && !check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err, sizeof err)) {
+        if (ref && !rt_bench_check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             goto done;
         }
         oc->checked = ref != NULL;
-        res->verified &= oc->poisoned == 0 && (!ref || output_ok(oc));
+        res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
     }
     b.flush_bytes = (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
     if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20))
@@ -720,7 +717,7 @@ static void print_verify(FILE *out, const rt_bench_result *res)
             fprintf(out, "FAIL: %lld elements never written\n", (long long)oc->poisoned);
         else if (!oc->checked)
             fprintf(out, "written (not compared: no reference at this size)\n");
-        else if (!output_ok(oc))
+        else if (!rt_bench_output_ok(oc))
             fprintf(out, "FAIL: %lld of %lld elements out of tolerance (atol %g rtol %g); first at %lld: "
                     "got %.9g want %.9g\n", (long long)oc->cmp.bad, (long long)oc->cmp.n, t.atol, t.rtol,
                     (long long)oc->cmp.first_bad, oc->cmp.got, oc->cmp.want);
@@ -1042,11 +1039,11 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
         rt_out_check *oc = &res->out[k];
         oc->dtype = outs[k].dtype;
         oc->checked = ref != NULL;
-        if (ref && !check_output(&outs[k], &ref[k], &pref[k], oc, err, sizeof err)) {
+        if (ref && !rt_bench_check_output(&outs[k], &ref[k], &pref[k], oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             ok = false;
         }
-        res->verified &= !ref || output_ok(oc);
+        res->verified &= !ref || rt_bench_output_ok(oc);
     }
     res->graph_us = ok ? rt_median(t, (size_t)iters) : 0;
     res->iters = iters;

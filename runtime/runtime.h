@@ -388,6 +388,14 @@ typedef struct rt_out_check {
     rt_cmp strict;
 } rt_out_check;
 
+/* Checks one output against the per-op-rounding reference `ref` and, when it misses, against the
+ * plan-precision reference `pref` (may be NULL) and the scaled tolerance; fills oc->cmp, oc->how
+ * and oc->strict. False (with a line in err) only when dtypes or shapes differ. */
+bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref, rt_out_check *oc,
+                           char *err, size_t cap);
+/* True when the output passed (oc->how says by which verdict). */
+bool rt_bench_output_ok(const rt_out_check *oc);
+
 typedef struct rt_bench_result {
     char label[16];            /* "fused", "unfused" */
     uint32_t nkernels, nout;

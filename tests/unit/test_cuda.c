@@ -362,6 +362,42 @@ static void test_compare_scaled(void **st)
     rt_tensor_free(&fr);
 }
 
+/* The three verdicts of rt_bench_check_output: strict, plan precision, scaled; and a failure. */
+static void test_check_output_verdicts(void **st)
+{
+    rt_tensor got = vec(IR_BF16, 3), ref = vec(IR_BF16, 3), pref = vec(IR_BF16, 3);
+    rt_out_check oc;
+    char err[128];
+    (void)st;
+    for (int i = 0; i < 3; i++) rt_set(&got, i, 100.0 * i + 1), rt_set(&ref, i, 100.0 * i + 1), rt_set(&pref, i, 100.0 * i + 1);
+    memset(&oc, 0, sizeof oc);
+    assert_true(rt_bench_check_output(&got, &ref, &pref, &oc, err, sizeof err));
+    assert_int_equal(oc.how, RT_VERIFY_STRICT);
+    assert_true(rt_bench_output_ok(&oc));
+    rt_set(&ref, 0, 1.5); /* only the per-op reference differs: plan precision */
+    memset(&oc, 0, sizeof oc);
+    assert_true(rt_bench_check_output(&got, &ref, &pref, &oc, err, sizeof err));
+    assert_int_equal(oc.how, RT_VERIFY_PLAN);
+    assert_int_equal(oc.strict.bad, 1);
+    assert_true(rt_bench_output_ok(&oc));
+    rt_set(&pref, 0, 1.5); /* both differ by 0.5 near zero, within 4 ulp of max |want| = 201 */
+    memset(&oc, 0, sizeof oc);
+    assert_true(rt_bench_check_output(&got, &ref, &pref, &oc, err, sizeof err));
+    assert_int_equal(oc.how, RT_VERIFY_SCALED);
+    assert_true(rt_bench_output_ok(&oc));
+    rt_set(&got, 0, 9); /* 7.5 off: beyond 0.01 + 0.0156 * 201 */
+    memset(&oc, 0, sizeof oc);
+    assert_true(rt_bench_check_output(&got, &ref, &pref, &oc, err, sizeof err));
+    assert_false(rt_bench_output_ok(&oc));
+    memset(&oc, 0, sizeof oc); /* no plan reference: the scaled verdict still applies to ref */
+    rt_set(&got, 0, 1.75);
+    assert_true(rt_bench_check_output(&got, &ref, NULL, &oc, err, sizeof err));
+    assert_int_equal(oc.how, RT_VERIFY_SCALED);
+    rt_tensor_free(&got);
+    rt_tensor_free(&ref);
+    rt_tensor_free(&pref);
+}
+
 static void test_poison(void **st)
 {
     rt_tensor f = vec(IR_F32, 4), h = vec(IR_BF16, 3), i = vec(IR_I32, 2), b = vec(IR_BOOL, 5);
@@ -840,6 +876,7 @@ int main(void)
         cmocka_unit_test(test_compare_low_precision_and_ints),
         cmocka_unit_test(test_compare_mismatch),
         cmocka_unit_test(test_compare_scaled),
+        cmocka_unit_test(test_check_output_verdicts),
         cmocka_unit_test(test_poison),
         cmocka_unit_test(test_slug),
         cmocka_unit_test(test_calib_roundtrip),

@@ -177,6 +177,13 @@ static void test_online_plans(void **s) {
     check_plan(SOFTMAX_F16, 3, 5000, IR_RED_ONLINE, 2, NULL, 8);
     check_plan(LAYERNORM_BF16, 2, 6000, IR_RED_ONLINE, 2, NULL, 9);
     check_plan(SOFTMAX_COLS, 5000, 3, IR_RED_ONLINE, 2, NULL, 15); /* column mode: rows strided */
+    /* Streaming loops take vector groups when the row length allows (svec in reduction.c): 4 f32
+     * at N=5000 above, 2 at N=5002, 8 bf16 at N=6000; a row-shaped output stored by the first
+     * pass (RESNORM's h) goes out as vector stores. */
+    check_plan(SOFTMAX, 3, 5002, IR_RED_ONLINE, 2, NULL, 16);
+    check_plan(RESNORM, 3, 5000, IR_RED_ONLINE, 2, NULL, 17);
+    check_plan(RESNORM, 3, 4998, IR_RED_ONLINE, 2, NULL, 18);
+    check_plan(RMSNORM_BF16, 2, 6000, IR_RED_ONLINE, 2, NULL, 19);
 }
 
 static void test_multipass_plans(void **s) {
