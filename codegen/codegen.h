@@ -119,6 +119,21 @@ bool cg_manifest_write(const cg_program *p, FILE *out);
  * (caller frees with rt_tensor_free). False with an error reported. */
 bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
 
+/* Sampled host re-run of a program another device ran (txc bench's check of outputs too large for
+ * a full reference). bufs[0..nbufs) are that run's buffers in the GPU plan's order (inputs, then
+ * outputs, then codegen's intermediates; rt_gpu_plan_from_cg), bytes[] their sizes, syms the bound
+ * sizes. Compiles g for the host and, for every kernel, runs up to `per_kernel` of its programs
+ * (spread over its host grid; all of them when the grid is smaller) reading the kernel's inputs
+ * from bufs, so each kernel is checked on the device's own inputs. Kernels whose host grid is a
+ * single program and whose FLOPs (kflops[k], the plan's figure; NULL: unknown) exceed `max_flops`
+ * are skipped. What the kernels write goes to fresh
+ * 16-byte aligned copies filled with `poison` bytes: sampled[b] (NULL for buffers nothing wrote;
+ * caller frees). Running twice with different poison bytes tells written elements from untouched
+ * ones. False with an error reported (including a plan whose buffers do not match g's). */
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes, unsigned nbufs,
+                    unsigned per_kernel, const double *kflops, double max_flops, unsigned char poison,
+                    void **sampled, tx_diag *d);
+
 /* ==== internal interface (codegen sources only) ==========================
  * Used by the per-kind region emitters (the codegen sources), including codegen/matmul.c and
  * codegen/attention.c. Everything below needs the LLVM C headers. */

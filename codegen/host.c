@@ -9,18 +9,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Signature of a host wrapper: buffers, all graph symbols, grid. */
-typedef void (*cg_host_fn)(void **bufs, const int64_t *syms, int64_t gx, int64_t gy, int64_t gz);
+/* Signature of a host wrapper: buffers, all graph symbols, grid, and the
+ * range [lo, hi) of linear program ids (x fastest) to run. */
+typedef void (*cg_host_fn)(void **bufs, const int64_t *syms, int64_t gx, int64_t gy, int64_t gz, int64_t lo,
+                           int64_t hi);
 
-/* Emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, i64 gy, i64 gz)`:
- * for z, y, x over the grid, calls the kernel body. */
+/* Emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, i64 gy, i64 gz, i64 lo, i64 hi)`:
+ * for each linear program id in [lo, hi), calls the kernel body with
+ * x = id % gx, y = id / gx % gy, z = id / (gx gy). */
 static void cg_host_wrapper(cg_ctx *cx, const cg_kernel *k) {
     LLVMValueRef body = LLVMGetNamedFunction(cx->mod, k->name);
     LLVMTypeRef bty = LLVMGlobalGetValueType(body);
-    LLVMTypeRef pt[5] = {cx->ptr, cx->ptr, cx->i64, cx->i64, cx->i64};
+    LLVMTypeRef pt[7] = {cx->ptr, cx->ptr, cx->i64, cx->i64, cx->i64, cx->i64, cx->i64};
     char name[200];
     snprintf(name, sizeof name, "%s_host", k->name);
-    cx->fn = LLVMAddFunction(cx->mod, name, LLVMFunctionType(cx->voidt, pt, 5, 0));
+    cx->fn = LLVMAddFunction(cx->mod, name, LLVMFunctionType(cx->voidt, pt, 7, 0));
     LLVMPositionBuilderAtEnd(cx->b, LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "entry"));
     unsigned np = k->nbufs + k->nsyms + 6;
     LLVMValueRef *args = ir_xmalloc(np * sizeof *args);
@@ -35,14 +38,15 @@ static void cg_host_wrapper(cg_ctx *cx, const cg_kernel *k) {
     }
     unsigned o = k->nbufs + k->nsyms;
     for (int d = 0; d < 3; d++) args[o + 3 + d] = LLVMGetParam(cx->fn, 2 + d);
-    cg_loop lz, ly, lx;
-    args[o + 2] = cg_loop_begin(cx, &lz, cg_i64(cx, 0), LLVMGetParam(cx->fn, 4), cg_i64(cx, 1), "z");
-    args[o + 1] = cg_loop_begin(cx, &ly, cg_i64(cx, 0), LLVMGetParam(cx->fn, 3), cg_i64(cx, 1), "y");
-    args[o + 0] = cg_loop_begin(cx, &lx, cg_i64(cx, 0), LLVMGetParam(cx->fn, 2), cg_i64(cx, 1), "x");
+    LLVMValueRef gx = LLVMGetParam(cx->fn, 2), gy = LLVMGetParam(cx->fn, 3);
+    cg_loop l;
+    LLVMValueRef id = cg_loop_begin(cx, &l, LLVMGetParam(cx->fn, 5), LLVMGetParam(cx->fn, 6), cg_i64(cx, 1), "pid");
+    LLVMValueRef xy = LLVMBuildUDiv(cx->b, id, gx, "");
+    args[o + 0] = LLVMBuildURem(cx->b, id, gx, "x");
+    args[o + 1] = LLVMBuildURem(cx->b, xy, gy, "y");
+    args[o + 2] = LLVMBuildUDiv(cx->b, xy, gy, "z");
     LLVMBuildCall2(cx->b, bty, body, args, np, "");
-    cg_loop_end(cx, &lx);
-    cg_loop_end(cx, &ly);
-    cg_loop_end(cx, &lz);
+    cg_loop_end(cx, &l);
     LLVMBuildRetVoid(cx->b);
     free(args);
     cx->fn = NULL;
@@ -214,7 +218,7 @@ static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run
             bufs[b] = cb->kind == CG_BUF_INPUT ? r->in[cb->index] : cb->kind == CG_BUF_OUTPUT ? r->out[cb->index]
                                                                                               : r->tmp[cb->index];
         }
-        fn(bufs, syms, grid[0], grid[1], grid[2]);
+        fn(bufs, syms, grid[0], grid[1], grid[2], 0, (int64_t)grid[0] * grid[1] * grid[2]);
         free(bufs);
     }
     return true;
@@ -246,5 +250,82 @@ bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs,
     cg_jit_free(&j);
     cg_program_free(p);
     free(syms);
+    return ok;
+}
+
+/* The GPU plan's index of a kernel buffer (rt_gpu_plan_from_cg order). */
+static unsigned cg_plan_index(const cg_buf *b, unsigned nin, unsigned nout) {
+    return b->kind == CG_BUF_INPUT ? b->index : b->kind == CG_BUF_OUTPUT ? nin + b->index : nin + nout + b->index;
+}
+
+/* Program i of n spread over a grid of `total` programs: the start of its
+ * stride, moved by a fixed hash inside it. */
+static int64_t cg_sample_id(unsigned i, unsigned n, int64_t total) {
+    int64_t stride = total / n, id = (int64_t)i * stride;
+    if (stride > 1) id += (int64_t)((i * 2654435761u) % (uint64_t)stride);
+    return id < total ? id : total - 1;
+}
+
+/* Sampled host re-run; see codegen.h. */
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes, unsigned nbufs,
+                    unsigned per_kernel, const double *kflops, double max_flops, unsigned char poison,
+                    void **sampled, tx_diag *d) {
+    unsigned nin = 0, nout = g->nodes[ir_output(g)].nin;
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+    memset(sampled, 0, nbufs * sizeof *sampled);
+    cg_program *p = cg_program_new(g, CG_HOST, d);
+    if (!p) return false;
+    cg_jit j = {0};
+    bool ok = nin + nout + p->ntemps == nbufs;
+    if (!ok)
+        tx_error(d, "sampled check: the host program has %u buffers, the device's plan %u", nin + nout + p->ntemps,
+                 nbufs);
+    for (unsigned b = 0; ok && b < nbufs; b++)
+        if ((uintptr_t)bufs[b] % 16) {
+            tx_error(d, "sampled check: buffer %u is not 16-byte aligned", b);
+            ok = false;
+        }
+    ok = ok && cg_jit_new(&j, p, d);
+    for (unsigned k = 0; ok && k < p->nkernels; k++) {
+        const cg_kernel *kr = &p->kernels[k];
+        unsigned grid[3], block[3], smem;
+        if (!cg_kernel_geometry(p, k, syms, grid, block, &smem)) {
+            tx_error(d, "codegen: cannot compute the launch geometry of %s", kr->name);
+            ok = false;
+            break;
+        }
+        int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
+        if (!total || (total == 1 && kflops && kflops[k] > max_flops)) continue;
+        cg_host_fn fn = cg_jit_lookup(&j, kr, d);
+        if (!fn) {
+            ok = false;
+            break;
+        }
+        void **kb = ir_xcalloc(kr->nbufs + 1, sizeof *kb);
+        for (unsigned b = 0; b < kr->nbufs; b++) {
+            unsigned ix = cg_plan_index(&kr->bufs[b], nin, nout);
+            if (ix >= nbufs) {
+                tx_error(d, "sampled check: kernel %s names buffer %u of %u", kr->name, ix, nbufs);
+                ok = false;
+                break;
+            }
+            if (kr->bufs[b].write && !sampled[ix]) {
+                sampled[ix] = cg_aligned((size_t)bytes[ix]);
+                memset(sampled[ix], poison, (size_t)bytes[ix]);
+            }
+            kb[b] = kr->bufs[b].write ? sampled[ix] : bufs[ix];
+        }
+        unsigned n = total < per_kernel ? (unsigned)total : per_kernel;
+        for (unsigned i = 0; ok && i < n; i++) {
+            int64_t id = n == total ? (int64_t)i : cg_sample_id(i, n, total);
+            fn(kb, syms, grid[0], grid[1], grid[2], id, id + 1);
+        }
+        free(kb);
+    }
+    if (!ok)
+        for (unsigned b = 0; b < nbufs; b++) free(sampled[b]), sampled[b] = NULL;
+    cg_jit_free(&j);
+    cg_program_free(p);
     return ok;
 }

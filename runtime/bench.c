@@ -591,8 +591,87 @@ bool rt_bench_output_ok(const rt_out_check *oc)
 
 /* Loads the plan, runs it once on the inputs for verification against
  * `ref` (may be NULL: then only the poison check), then times it. */
-static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, const rt_tensor *ref,
-                       const rt_tensor *pref, const rt_bench_opts *o, rt_bench_result *res, tx_diag *d)
+/* Programs of each kernel the sampled check re-runs on the host, and the FLOPs above which a
+ * kernel that is one host program (the host runs reductions as one) is left out. */
+#define SAMPLE_PROGRAMS 8
+#define SAMPLE_MAX_FLOPS 4e10
+
+/* Plan buffer index of output k. */
+static uint32_t output_buf(const rt_gpu_plan *p, uint32_t k)
+{
+    for (uint32_t b = 0; b < p->nbufs; b++)
+        if (p->bufs[b].role == RT_BUF_OUTPUT && p->bufs[b].index == k)
+            return b;
+    return UINT32_MAX;
+}
+
+/* The sampled check of outputs too large for a full reference (see rt_out_check.sampled): every
+ * buffer of the device's run comes back, cg_host_sample re-runs SAMPLE_PROGRAMS programs of each
+ * kernel on the host from the device's own inputs, twice with different poison bytes (written
+ * elements are those both runs agree on), and the written output elements are compared. */
+static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
+                         rt_bench_result *res, tx_diag *d)
+{
+    uint32_t nb = p->nbufs;
+    rt_tensor *all = ir_xcalloc(nb + 1, sizeof *all);
+    void **bp = ir_xcalloc(nb + 1, sizeof *bp), **s1 = ir_xcalloc(nb + 1, sizeof *s1),
+         **s2 = ir_xcalloc(nb + 1, sizeof *s2);
+    int64_t *bytes = ir_xcalloc(nb + 1, sizeof *bytes);
+    double *kf = ir_xcalloc(p->nkernels + 1, sizeof *kf);
+    char err[256];
+    bool ok = rt_gpu_exec_download_all(x, all);
+    if (!ok)
+        tx_error(d, "%s", rt_gpu_exec_error(x));
+    for (uint32_t b = 0; ok && b < nb; b++) {
+        bp[b] = all[b].data;
+        bytes[b] = rt_buf_bytes(&p->bufs[b]);
+    }
+    for (uint32_t k = 0; k < p->nkernels; k++)
+        kf[k] = p->kernels[k].flops;
+    ok = ok && cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0xFF, s1, d) &&
+         cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0x00, s2, d);
+    for (uint32_t k = 0; ok && k < p->noutputs; k++) {
+        uint32_t b = output_buf(p, k);
+        if (b == UINT32_MAX || !s1[b] || !s2[b])
+            continue;
+        size_t es = (size_t)ir_dtype_size(all[b].dtype);
+        int64_t n = rt_numel(&all[b]), m = 0;
+        rt_tensor got = {.dtype = all[b].dtype, .rank = 1}, want = got;
+        for (int64_t i = 0; i < n; i++)
+            m += memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0;
+        if (!m)
+            continue;
+        got.dim[0] = want.dim[0] = m;
+        ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
+        for (int64_t i = 0, j = 0; ok && i < n; i++)
+            if (memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0) {
+                memcpy((char *)got.data + j * es, (char *)all[b].data + i * es, es);
+                memcpy((char *)want.data + j * es, (char *)s1[b] + i * es, es);
+                j++;
+            }
+        rt_out_check *oc = &res->out[k];
+        if (ok && !rt_bench_check_output(&got, &want, NULL, oc, err, sizeof err)) {
+            tx_error(d, "output %u: %s", k, err);
+            ok = false;
+        }
+        oc->sampled = m;
+        oc->checked = ok;
+        res->verified &= !ok || rt_bench_output_ok(oc);
+        rt_tensor_free(&got);
+        rt_tensor_free(&want);
+    }
+    for (uint32_t b = 0; b < nb; b++) {
+        rt_tensor_free(&all[b]);
+        free(s1[b]);
+        free(s2[b]);
+    }
+    free(all), free(bp), free(s1), free(s2), free(bytes), free(kf);
+    return ok;
+}
+
+static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
+                       const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref, const rt_bench_opts *o,
+                       rt_bench_result *res, tx_diag *d)
 {
     char err[512];
     bench_run b = {c, NULL, p, 0, 0, o->iters > 0 ? (int)o->iters : 20, 3};
@@ -625,6 +704,8 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs
         oc->checked = ref != NULL;
         res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
     }
+    if (!ref && g && !bench_sample(b.x, p, g, syms, res, d))
+        goto done;
     b.flush_bytes = (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
     if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20))
         b.flush_bytes = (size_t)64 << 20;
@@ -716,7 +797,7 @@ static void print_verify(FILE *out, const rt_bench_result *res)
         if (oc->poisoned)
             fprintf(out, "FAIL: %lld elements never written\n", (long long)oc->poisoned);
         else if (!oc->checked)
-            fprintf(out, "written (not compared: no reference at this size)\n");
+            fprintf(out, "written (not compared: no reference at this size, nothing sampled)\n");
         else if (!rt_bench_output_ok(oc))
             fprintf(out, "FAIL: %lld of %lld elements out of tolerance (atol %g rtol %g); first at %lld: "
                     "got %.9g want %.9g\n", (long long)oc->cmp.bad, (long long)oc->cmp.n, t.atol, t.rtol,
@@ -724,6 +805,9 @@ static void print_verify(FILE *out, const rt_bench_result *res)
         else
             fprintf(out, "ok   %lld elements, max abs err %.3g, max rel err %.3g (atol %g rtol %g)\n",
                     (long long)oc->cmp.n, oc->cmp.max_abs, oc->cmp.max_rel, t.atol, t.rtol);
+        if (oc->checked && oc->sampled)
+            fprintf(out, "       sampled: %lld elements re-computed by the host JIT (%d programs of each kernel, "
+                    "on the GPU's own inputs)\n", (long long)oc->sampled, SAMPLE_PROGRAMS);
         if (oc->checked && oc->how == RT_VERIFY_PLAN)
             fprintf(out, "       against the plan-precision reference (f16/bf16 values kept on chip stay f32, as the "
                     "spec allows)\n");
@@ -803,7 +887,8 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
         fputs(", \"max_rel\": ", out);
         json_put_num(out, oc->cmp.max_rel);
         static const char *const how[] = {"strict", "plan", "scaled"};
-        fprintf(out, ", \"verified_by\": \"%s\", \"strict_bad\": %lld", how[oc->how],
+        fprintf(out, ", \"sampled\": %lld, \"verified_by\": \"%s\", \"strict_bad\": %lld", (long long)oc->sampled,
+                how[oc->how],
                 (long long)(oc->how == RT_VERIFY_STRICT ? oc->cmp.bad : oc->strict.bad));
         fputc('}', out);
     }
@@ -944,12 +1029,12 @@ static bool bench_ceilings(rt_cuda *c, const rt_bench_opts *o, rt_bench_report *
 /* Compiles the planned graph g for the inputs' sizes and prepares res
  * (kernel rows, the planner's predictions). NULL with an error reported. */
 static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tensor *inputs, const rt_bench_opts *o,
-                                  rt_bench_result *res, const char *label, tx_diag *d)
+                                  rt_bench_result *res, const char *label, int64_t **symsp, tx_diag *d)
 {
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     rt_gpu_plan *p = rt_gpu_plan_build(g, o->target, inputs, syms, d);
     double total = p ? plan_predictions(g, pc, syms, p) : -1;
-    free(syms);
+    *symsp = syms;
     if (!p)
         return NULL;
     result_init(res, p, label);
@@ -963,7 +1048,8 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
                        const rt_bench_opts *o, rt_bench_report *rep, rt_bench_result *fused,
                        rt_bench_result *unfused, tx_diag *d)
 {
-    rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", d), *pu = NULL;
+    int64_t *syms = NULL, *usyms = NULL;
+    rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", &syms, d), *pu = NULL;
     rt_tensor *ref = NULL;
     ir_graph *ug = NULL;
     const char *refname;
@@ -976,12 +1062,17 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
     }
     if (ok) {
         snprintf(rep->reference, sizeof rep->reference, "%s", refname);
-        ok = bench_plan(c, p, inputs, ref, pref, o, fused, d);
+        ok = bench_plan(c, p, g, syms, inputs, ref, pref, o, fused, d);
     }
+    if (ok && !ref)
+        snprintf(rep->reference, sizeof rep->reference,
+                 "sampled: the host JIT re-ran %d programs of each kernel on the GPU's own inputs", SAMPLE_PROGRAMS);
     if (ok && o->compare_unfused)
         ok = (ug = plan_unfused(raw, pc)) != NULL &&
-             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", d)) != NULL &&
-             bench_plan(c, pu, inputs, ref, NULL, o, unfused, d);
+             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", &usyms, d)) != NULL &&
+             bench_plan(c, pu, ug, usyms, inputs, ref, NULL, o, unfused, d);
+    free(syms);
+    free(usyms);
     free_outputs(ref, nout);
     free_outputs(pref, nout);
     rt_gpu_plan_free(p);

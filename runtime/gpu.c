@@ -513,6 +513,26 @@ bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n)
     return true;
 }
 
+bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs)
+{
+    memset(bufs, 0, r->p->nbufs * sizeof *bufs);
+    if (!rt_cuda_sync(r->c, "the kernels to finish"))
+        return false;
+    for (uint32_t b = 0; b < r->p->nbufs; b++) {
+        const rt_buf_desc *bd = &r->p->bufs[b];
+        bufs[b].dtype = (ir_dtype)bd->dtype;
+        bufs[b].rank = bd->rank;
+        memcpy(bufs[b].dim, bd->dim, sizeof bd->dim);
+        if (!rt_tensor_alloc(&bufs[b]) ||
+            (rt_buf_bytes(bd) > 0 && !rt_cuda_download(r->c, bufs[b].data, r->dev[b], (size_t)rt_buf_bytes(bd), bd->name))) {
+            for (uint32_t j = 0; j <= b; j++)
+                rt_tensor_free(&bufs[j]);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* ---- CLI entry points ---------------------------------------------------- */
 
 bool rt_gpu_available(void)

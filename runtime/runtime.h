@@ -293,6 +293,9 @@ bool rt_gpu_exec_launch_all(rt_gpu_exec *r);
 /* Waits for the kernels, then allocates and fills `outputs` (return
  * order; caller frees). */
 bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n);
+/* Downloads every buffer of the plan (inputs, outputs, intermediates) into bufs[0..nbufs) after the
+ * kernels finish (caller frees each with rt_tensor_free). */
+bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs);
 /* Loads p on c, uploads inputs, poisons, runs every kernel once and
  * downloads the outputs. False with an error reported. */
 bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, rt_tensor *outputs,
@@ -386,6 +389,9 @@ typedef struct rt_out_check {
      * the closest reference (f16/bf16 after chained products, see docs/runtime.md). */
     int how;
     rt_cmp strict;
+    /* > 0: no full reference at this size; this many elements were re-computed by the host JIT
+     * (cg_host_sample) and cmp is over them alone. */
+    int64_t sampled;
 } rt_out_check;
 
 /* Checks one output against the per-op-rounding reference `ref` and, when it misses, against the

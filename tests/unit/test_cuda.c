@@ -589,7 +589,7 @@ static void test_json_report(void **st)
     assert_non_null(strstr(buf, "\"name\": \"k1_reduction\""));
     assert_null(strstr(buf, "inf"));
     assert_null(strstr(buf, "nan"));
-    assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null, \"verified_by\": \"strict\""));
+    assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null, \"sampled\": 0, \"verified_by\": \"strict\""));
     free(buf);
     rt_bench_result_free(&r);
     rt_bench_result_free(&u);

@@ -325,6 +325,69 @@ static ir_graph *attn_graph(ir_dtype dt, int64_t B, int64_t S, int64_t D) {
     return attn_graph2(dt, B, S, D, false);
 }
 
+/* cg_host_sample (txc bench's check of outputs too large for a full reference): on the buffers of a
+ * full host run, re-running a few programs writes elements equal to the full run's, bit for bit,
+ * and only those (the two poison bytes agree nowhere else); with a grid of more programs than
+ * sampled, fewer elements than the whole output. */
+static void check_sample(ir_graph *g, unsigned per_kernel, bool want_partial, const char *what) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, what, NULL, 0);
+    rt_tensor t[8];
+    void *bufs[8], *s1[8], *s2[8];
+    int64_t bytes[8], syms[1] = {0};
+    unsigned nin = 0;
+    memset(t, 0, sizeof t);
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        rt_tensor *x = &t[n->a.param];
+        x->dtype = (ir_dtype)n->dtype;
+        x->rank = n->shape.rank;
+        for (unsigned k = 0; k < n->shape.rank; k++) x->dim[k] = n->shape.dim[k];
+        assert_true(rt_tensor_alloc(x));
+        rt_fill_random(x, 99, n->a.param);
+        nin++;
+    }
+    assert_int_equal(g->nodes[ir_output(g)].nin, 1);
+    assert_true(cg_host_run(g, t, &t[nin], &d));
+    for (unsigned b = 0; b <= nin; b++) {
+        size_t sz;
+        assert_true(rt_tensor_bytes(&t[b], &sz));
+        bufs[b] = t[b].data;
+        bytes[b] = (int64_t)sz;
+    }
+    assert_true(cg_host_sample(g, syms, bufs, bytes, nin + 1, per_kernel, NULL, 0, 0xFF, s1, &d));
+    assert_true(cg_host_sample(g, syms, bufs, bytes, nin + 1, per_kernel, NULL, 0, 0x00, s2, &d));
+    for (unsigned b = 0; b < nin; b++) assert_null(s1[b]); /* inputs are only read */
+    assert_non_null(s1[nin]);
+    size_t es = (size_t)ir_dtype_size(t[nin].dtype);
+    int64_t n = rt_numel(&t[nin]), m = 0;
+    for (int64_t i = 0; i < n; i++) {
+        const char *a = (char *)s1[nin] + i * es, *c = (char *)s2[nin] + i * es;
+        if (memcmp(a, c, es)) continue;
+        m++;
+        assert_memory_equal(a, (char *)t[nin].data + i * es, es);
+    }
+    if (want_partial ? !(m > 0 && m < n) : m != n)
+        fprintf(stderr, "%s: %lld of %lld elements sampled\n", what, (long long)m, (long long)n);
+    assert_true(want_partial ? m > 0 && m < n : m == n);
+    for (unsigned b = 0; b <= nin; b++) free(s1[b]), free(s2[b]), rt_tensor_free(&t[b]);
+}
+
+static void test_host_sample(void **st) {
+    (void)st;
+    ir_graph *g = mm_plain(IR_BF16, S2(300, 40), S2(40, 260), false);
+    check_sample(g, 3, true, "bf16 300x260x40, 3 programs");
+    check_sample(g, 100000, false, "bf16 300x260x40, every program");
+    ir_graph_free(g);
+    g = swiglu_graph(IR_BF16, 200, 24, 136);
+    check_sample(g, 2, true, "bf16 silu(x @ w1) * (x @ w3), 2 programs");
+    ir_graph_free(g);
+    g = attn_graph(IR_BF16, 2, 130, 64);
+    check_sample(g, 2, true, "bf16 attention S=130 D=64, 2 programs");
+    ir_graph_free(g);
+}
+
 static void test_attention_host(void **st) {
     (void)st;
     static const int64_t ss[] = {1, 17, 64, 130};
@@ -366,6 +429,7 @@ int main(void) {
         cmocka_unit_test(test_mm_residual_cast),
         cmocka_unit_test(test_mm_prologue_generic),
         cmocka_unit_test(test_mm_horizontal),
+        cmocka_unit_test(test_host_sample),
         cmocka_unit_test(test_attention_host),
         cmocka_unit_test(test_attention_ptx),
     };
