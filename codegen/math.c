@@ -329,8 +329,8 @@ static LLVMValueRef g_exp2(cg_ctx *cx, LLVMValueRef x) {
 }
 
 /* tanh: x + x^3 P(x^2) for |x| < 0.6 (a 5-term relative-minimax fit, 0.76 ulp in f32);
- * 1 - 2 / (e^(2|x|) + 1) above (|x| capped at 10, where tanh is 1 in f32). NaN fails the ordered comparison and takes the polynomial, which
- * carries it. */
+ * 1 - 2 / (e^(2|x|) + 1) above (|x| capped at 10, where tanh is 1 in f32). NaN fails the
+ * ordered comparison and takes the polynomial, which carries it. */
 static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
     static const double c[] = {-0.33333298563957214, 0.13331924378871918, -0.053783830255270004,
                                0.020795971155166626, -0.005895156413316727};
