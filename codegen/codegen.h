@@ -157,6 +157,10 @@ typedef struct cg_memo_ent {
 
 #define CG_VEC_MAXLIN 16
 
+/* Programs of a host pointwise or reduction kernel (their loops stride over the grid, so any count
+ * covers the work): enough for cg_host_run to spread them over the machine's cores. */
+#define CG_HOST_PROGRAMS 256
+
 /* The emission context: one per program, reused by every kernel. */
 typedef struct cg_ctx {
     cg_target target;

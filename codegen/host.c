@@ -8,6 +8,8 @@
 #include <llvm-c/Orc.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
+#include <unistd.h>
 
 /* Signature of a host wrapper: buffers, all graph symbols, grid, and the
  * range [lo, hi) of linear program ids (x fastest) to run. */
@@ -200,8 +202,51 @@ static void cg_run_free(cg_run *r) {
     free(r->tmp);
 }
 
+/* One thread's share of a kernel's programs. */
+typedef struct cg_par {
+    cg_host_fn fn;
+    void **bufs;
+    const int64_t *syms;
+    int64_t grid[3], lo, hi;
+} cg_par;
+
+static int cg_par_main(void *arg) {
+    cg_par *p = arg;
+    p->fn(p->bufs, p->syms, p->grid[0], p->grid[1], p->grid[2], p->lo, p->hi);
+    return 0;
+}
+
+/* Threads for host kernels: TX_HOST_THREADS when set (1 = run on the caller's thread), else the
+ * online processors; at most 64. */
+static unsigned cg_host_threads(void) {
+    const char *e = getenv("TX_HOST_THREADS");
+    long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
+}
+
+/* Runs programs [0, total) of one kernel, split into contiguous ranges over up to nthreads
+ * threads, and returns when all are done. Programs are independent (as on the GPU), so the
+ * results do not depend on the split; a thread that cannot start runs its range here. */
+static void cg_run_programs(cg_host_fn fn, void **bufs, const int64_t *syms, const unsigned grid[3], unsigned nthreads) {
+    int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
+    unsigned t = total < nthreads ? (unsigned)total : nthreads;
+    cg_par ps[64];
+    thrd_t th[64];
+    bool started[64] = {false};
+    for (unsigned i = 0; i < t; i++) {
+        ps[i] = (cg_par){fn, bufs, syms, {grid[0], grid[1], grid[2]}, total * i / t, total * (i + 1) / t};
+        if (i > 0) started[i] = thrd_create(&th[i], cg_par_main, &ps[i]) == thrd_success;
+    }
+    if (t > 0) cg_par_main(&ps[0]);
+    for (unsigned i = 1; i < t; i++) {
+        if (started[i]) thrd_join(th[i], NULL);
+        else cg_par_main(&ps[i]);
+    }
+}
+
 /* Runs every kernel of p in order. */
 static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r, tx_diag *d) {
+    unsigned nthreads = cg_host_threads();
     for (unsigned k = 0; k < p->nkernels; k++) {
         const cg_kernel *kr = &p->kernels[k];
         unsigned grid[3], block[3], smem;
@@ -218,7 +263,7 @@ static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run
             bufs[b] = cb->kind == CG_BUF_INPUT ? r->in[cb->index] : cb->kind == CG_BUF_OUTPUT ? r->out[cb->index]
                                                                                               : r->tmp[cb->index];
         }
-        fn(bufs, syms, grid[0], grid[1], grid[2], 0, (int64_t)grid[0] * grid[1] * grid[2]);
+        cg_run_programs(fn, bufs, syms, grid, nthreads);
         free(bufs);
     }
     return true;

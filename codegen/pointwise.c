@@ -120,7 +120,7 @@ static unsigned cg_pw_width(cg_ctx *cx, const cg_pw_item *items, unsigned n) {
 static void cg_pw_end(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned threads) {
     ir_shape work[3] = {*s, {0}, {0}};
     int64_t per[3] = {(int64_t)threads * w * CG_PW_GROUPS, 1, 1};
-    int64_t cap[3] = {cx->gpu ? (1 << 20) : 1, 1, 1};
+    int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     unsigned block[3] = {threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, 0);
 }

@@ -900,7 +900,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     cg_loop_end(cx, &l);
     ir_shape work[3] = {p.kept, {0}, {0}};
     int64_t per[3] = {p.rowmode ? 1 : p.threads, 1, 1};
-    int64_t cap[3] = {cx->gpu ? (1 << 20) : 1, 1, 1};
+    int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     unsigned block[3] = {p.threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);
     return true;
