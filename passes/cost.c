@@ -169,14 +169,18 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
     if (rg->passes <= 1) ir_poly_const(&out->spilled, 0);
     pass_io_free(&io);
     out->dtype = region_dtype(g, rg);
-    out->ridge = pass_ridge(gpu, out->dtype);
+    bool tc = (rg->kind == IR_RK_MATMUL || rg->kind == IR_RK_ATTENTION) &&
+              (out->dtype == IR_F16 || out->dtype == IR_BF16) && gpu->tc_eff > 0;
+    out->peak_TFLOPs = gpu->peak_TFLOPs[out->dtype] * (tc ? gpu->tc_eff : 1.0);
+    out->ridge = out->peak_TFLOPs * 1e12 / (gpu->hbm_GBps * 1e9);
     out->concrete = ir_poly_is_const(&out->flops, &out->f) && ir_poly_is_const(&out->bytes_read, &out->br) &&
                     ir_poly_is_const(&out->bytes_written, &out->bw) && ir_poly_is_const(&out->spilled, &out->sp);
     if (!out->concrete) return;
     double bytes = out->br + out->bw + out->sp;
     out->intensity = bytes > 0 ? out->f / bytes : 0;
     out->compute_bound = bytes > 0 ? out->intensity >= out->ridge : out->f > 0;
-    out->roofline_us = pass_roofline_us(gpu, out->dtype, out->f, bytes);
+    double tcomp = out->f / (out->peak_TFLOPs * 1e12), tmem = bytes / (gpu->hbm_GBps * 1e9);
+    out->roofline_us = (tcomp > tmem ? tcomp : tmem) * 1e6;
     out->predicted_us = out->roofline_us + gpu->launch_us;
 }
 

@@ -17,6 +17,7 @@ typedef struct pass_gpu {
     double hbm_GBps;           /* datasheet HBM bandwidth */
     double peak_TFLOPs[5];     /* per ir_dtype: dense matrix rate for f16/bf16, FMA rate for f32 */
     double launch_us;          /* launch overhead charged per kernel */
+    double tc_eff;             /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -143,6 +144,8 @@ typedef struct pass_cost {
     double ridge;             /* FLOP/B of the region's compute dtype */
     bool compute_bound;       /* intensity >= ridge */
     double roofline_us, predicted_us; /* predicted = roofline + launch */
+    double peak_TFLOPs;       /* the compute ceiling used: the dtype's peak, times tc_eff for matmul and
+                                 attention regions of f16/bf16 */
     ir_dtype dtype;           /* compute dtype: matmul operand dtype, else f32 */
 } pass_cost;
 void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_cost *out);

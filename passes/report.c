@@ -153,13 +153,19 @@ static void text_region(const rep *r, uint32_t k, FILE *out) {
     fprintf(out, "  flops %s  bytes read %s  written %s  spilled %s\n", poly_text(g, &pc->flops, b1, sizeof b1),
             poly_text(g, &pc->bytes_read, b2, sizeof b2), poly_text(g, &pc->bytes_written, b3, sizeof b3),
             poly_text(g, &pc->spilled, b4, sizeof b4));
+    char dts[64];
+    if (pc->peak_TFLOPs < r->gpu->peak_TFLOPs[pc->dtype])
+        snprintf(dts, sizeof dts, "%s at %.1f TFLOP/s, %.0f%% of peak", ir_dtype_name(pc->dtype), pc->peak_TFLOPs,
+                 100.0 * pc->peak_TFLOPs / r->gpu->peak_TFLOPs[pc->dtype]);
+    else
+        snprintf(dts, sizeof dts, "%s", ir_dtype_name(pc->dtype));
     if (pc->concrete)
         fprintf(out, "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us roofline + %.3f us launch = %.3f us\n",
-                pc->intensity, pc->ridge, ir_dtype_name(pc->dtype), pc->compute_bound ? "compute" : "memory",
+                pc->intensity, pc->ridge, dts, pc->compute_bound ? "compute" : "memory",
                 pc->roofline_us, r->gpu->launch_us, pc->predicted_us);
     else
         fprintf(out, "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: bind the dims with -D\n",
-                pc->ridge, ir_dtype_name(pc->dtype));
+                pc->ridge, dts);
     fprintf(out, "  on-chip %lld B of %lld B  tile (%lld, %lld, %lld)  threads %u", (long long)rg->sram_bytes,
             (long long)r->budget, (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2], rg->threads);
     if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION) {
@@ -250,10 +256,10 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
     rep r;
     if (!rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
-    fprintf(out, "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16; SRAM budget %lld B per block; "
-                 "launch %.3f us)\n\n",
-            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16], (long long)r.budget,
-            gp->launch_us);
+    fprintf(out, "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, tensor-core kernels "
+                 "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n\n",
+            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16], 100.0 * gp->tc_eff,
+            (long long)r.budget, gp->launch_us);
     for (uint32_t k = 0; k < g->nregions; k++) {
         text_region(&r, k, out);
         fputc('\n', out);
@@ -326,6 +332,8 @@ static void json_region(const rep *r, uint32_t k, FILE *out) {
     else fputs("null", out);
     fputs(", \"ridge\": ", out);
     json_num(out, pc->ridge);
+    fputs(", \"compute_TFLOPs\": ", out);
+    json_num(out, pc->peak_TFLOPs);
     fprintf(out, ", \"bound\": %s", !pc->concrete ? "null" : pc->compute_bound ? "\"compute\"" : "\"memory\"");
     fputs(", \"predicted_us\": ", out);
     if (pc->concrete) json_num(out, pc->predicted_us);
@@ -363,6 +371,8 @@ bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
     json_num(out, gp->peak_TFLOPs[IR_BF16]);
     fprintf(out, "}, \"sram_bytes\": %lld, \"sms\": %d, \"launch_us\": ", (long long)r.budget, gp->sms);
     json_num(out, gp->launch_us);
+    fputs(", \"tensor_core_efficiency\": ", out);
+    json_num(out, gp->tc_eff);
     fputs("},\n  \"kernels\": [\n", out);
     for (uint32_t k = 0; k < g->nregions; k++) {
         json_region(&r, k, out);
