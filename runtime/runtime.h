@@ -410,6 +410,7 @@ typedef struct rt_bench_result {
     bool verified, l2_flushed;
     int iters;
     double graph_us, predicted_us, bytes, flops;
+    char sample_note[200];     /* why the sampled check (rt_out_check.sampled) could not run, or "" */
 } rt_bench_result;
 void rt_bench_result_free(rt_bench_result *res);
 

@@ -579,6 +579,7 @@ static void test_json_report(void **st)
     r.out[0].checked = true;
     r.out[0].cmp.max_abs = 0.25;
     r.out[0].cmp.max_rel = INFINITY;
+    snprintf(r.sample_note, sizeof r.sample_note, "the host program has 5 buffers, the device's plan \"6\"");
     f = open_memstream(&buf, &len);
     rt_bench_print_json(f, &rep, &r, &u);
     fclose(f);
@@ -587,6 +588,8 @@ static void test_json_report(void **st)
     assert_non_null(strstr(buf, "\"graph_us\": 40,"));
     assert_non_null(strstr(buf, "\"predicted_us\": null"));
     assert_non_null(strstr(buf, "\"name\": \"k1_reduction\""));
+    assert_non_null(strstr(buf, "\"sample_note\": \"the host program has 5 buffers, the device's plan \\\"6\\\"\""));
+    assert_non_null(strstr(buf, "\"sample_note\": null")); /* the unfused result has none */
     assert_null(strstr(buf, "inf"));
     assert_null(strstr(buf, "nan"));
     assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null, \"sampled\": 0, \"verified_by\": \"strict\""));
