@@ -75,6 +75,24 @@ static ir_id tr(ir_graph *g, ir_id x) {
 
 static double tol_abs(ir_dtype t) { return t == IR_F32 ? 1e-4 : t == IR_F16 ? 4e-3 : 2e-2; }
 
+/* Allocates g's inputs into in[param] (static shapes) with deterministic random values from
+ * seed; returns how many there are. */
+static unsigned fill_inputs(const ir_graph *g, rt_tensor *in, uint64_t seed) {
+    unsigned nin = 0;
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->op != IR_OP_INPUT) continue;
+        rt_tensor *t = &in[n->a.param];
+        t->dtype = (ir_dtype)n->dtype;
+        t->rank = n->shape.rank;
+        for (unsigned k = 0; k < n->shape.rank; k++) t->dim[k] = n->shape.dim[k];
+        assert_true(rt_tensor_alloc(t));
+        rt_fill_random(t, seed, n->a.param);
+        nin++;
+    }
+    return nin;
+}
+
 /* Runs g on random inputs through the host JIT and the interpreter and
  * compares every output; fails the test with the first mismatch. */
 static void check_host(ir_graph *g, const char *what) {
@@ -86,17 +104,7 @@ static void check_host(ir_graph *g, const char *what) {
     memset(in, 0, sizeof in);
     memset(ref, 0, sizeof ref);
     memset(out, 0, sizeof out);
-    for (ir_id i = 0; i < g->n; i++) {
-        const ir_node *n = &g->nodes[i];
-        if (n->op != IR_OP_INPUT) continue;
-        rt_tensor *t = &in[n->a.param];
-        t->dtype = (ir_dtype)n->dtype;
-        t->rank = n->shape.rank;
-        for (unsigned k = 0; k < n->shape.rank; k++) t->dim[k] = n->shape.dim[k];
-        assert_true(rt_tensor_alloc(t));
-        rt_fill_random(t, 1234, n->a.param);
-        nin++;
-    }
+    nin = fill_inputs(g, in, 1234);
     unsigned nout = g->nodes[ir_output(g)].nin;
     assert_true(rt_interp_run(g, in, ref, &d));
     bool ran = cg_host_run(g, in, out, &d);
@@ -337,17 +345,7 @@ static void check_sample(ir_graph *g, unsigned per_kernel, bool want_partial, co
     int64_t bytes[8], syms[1] = {0};
     unsigned nin = 0;
     memset(t, 0, sizeof t);
-    for (ir_id i = 0; i < g->n; i++) {
-        const ir_node *n = &g->nodes[i];
-        if (n->op != IR_OP_INPUT) continue;
-        rt_tensor *x = &t[n->a.param];
-        x->dtype = (ir_dtype)n->dtype;
-        x->rank = n->shape.rank;
-        for (unsigned k = 0; k < n->shape.rank; k++) x->dim[k] = n->shape.dim[k];
-        assert_true(rt_tensor_alloc(x));
-        rt_fill_random(x, 99, n->a.param);
-        nin++;
-    }
+    nin = fill_inputs(g, t, 99);
     assert_int_equal(g->nodes[ir_output(g)].nin, 1);
     assert_true(cg_host_run(g, t, &t[nin], &d));
     for (unsigned b = 0; b <= nin; b++) {
