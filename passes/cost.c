@@ -201,23 +201,20 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
  * k-step, distinct A tiles (b, i) and B tiles (b, j) per wave (misses) and
  * requests. Returns false when the grid is too large to walk. */
 static bool sched_walk(int64_t gm, int64_t gn, int64_t batch, int64_t wave, int64_t *miss_a, int64_t *miss_b) {
-    int64_t grid;
+    int64_t grid, per_batch = gm * gn;
     if (!ir_mul_ok(gm, gn, &grid) || !ir_mul_ok(grid, batch, &grid) || grid > (1LL << 26)) return false;
-    int64_t *stamp = ir_xmalloc((size_t)(gn > 0 ? gn : 1) * sizeof *stamp);
-    for (int64_t j = 0; j < gn; j++) stamp[j] = -1;
     *miss_a = *miss_b = 0;
-    for (int64_t p0 = 0, w = 0; p0 < grid; p0 += wave, w++) {
+    for (int64_t p0 = 0; p0 < grid; p0 += wave) {
         int64_t p1 = p0 + wave < grid ? p0 + wave : grid;
         *miss_a += (p1 - 1) / gn - p0 / gn + 1; /* distinct (b, i) rows touched */
-        for (int64_t p = p0; p < p1; p++) {
-            int64_t b = p / (gm * gn), j = p % gn, key = w * batch + b;
-            if (stamp[j] != key) {
-                stamp[j] = key;
-                (*miss_b)++;
-            }
+        /* distinct (b, j) columns: a run of L consecutive programs of one batch covers min(L, gn) */
+        for (int64_t q = p0; q < p1;) {
+            int64_t end = (q / per_batch + 1) * per_batch;
+            int64_t len = (end < p1 ? end : p1) - q;
+            *miss_b += len < gn ? len : gn;
+            q += len;
         }
     }
-    free(stamp);
     return true;
 }
 

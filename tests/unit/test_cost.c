@@ -268,6 +268,16 @@ static void test_scheduler(void **st) {
     pass_sched_matmul(7, 5, 3, 4, 1, 9, &t);
     assert_memory_equal(&s, &t, sizeof s);
     assert_int_equal(s.hits + s.misses, s.grid * s.tiles_per_program);
+    /* The largest grid simulated (2^26 programs: 1 x 2^25 tiles x 2 batches), counted per run of
+     * programs rather than per program (a fuzz input with N = 4111111111 took 13 s here before):
+     * waves of 2^20 stay inside one batch, so each touches 1 A row and 2^20 B columns. */
+    pass_sched_matmul(1, 1LL << 25, 2, 1, 1, 1LL << 20, &s);
+    assert_true(s.concrete);
+    assert_int_equal(s.grid, 1LL << 26);
+    assert_int_equal(s.misses, 64 + (1LL << 26));
+    assert_int_equal(s.hits, (1LL << 26) - 64);
+    pass_sched_matmul(1, (1LL << 25) + 1, 2, 1, 1, 1LL << 20, &s); /* beyond 2^26: not simulated */
+    assert_false(s.concrete);
 }
 
 /* Shrinking the budget below a softmax row's need moves bytes back to HBM. */
