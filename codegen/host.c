@@ -217,8 +217,12 @@ static int cg_par_main(void *arg) {
 }
 
 /* Threads for host kernels: TX_HOST_THREADS when set (1 = run on the caller's thread), else the
- * online processors; at most 64. */
-static unsigned cg_host_threads(void) {
+ * online processors; at most 64. Host kernels keep their state (shared arrays, scratch) in
+ * allocas, so programs can run concurrently; a module that holds a writable global (none does
+ * today) runs on one thread. */
+static unsigned cg_host_threads(LLVMModuleRef m) {
+    for (LLVMValueRef gv = LLVMGetFirstGlobal(m); gv; gv = LLVMGetNextGlobal(gv))
+        if (!LLVMIsGlobalConstant(gv)) return 1;
     const char *e = getenv("TX_HOST_THREADS");
     long n = e && *e ? strtol(e, NULL, 10) : sysconf(_SC_NPROCESSORS_ONLN);
     return n < 1 ? 1 : n > 64 ? 64 : (unsigned)n;
@@ -245,8 +249,8 @@ static void cg_run_programs(cg_host_fn fn, void **bufs, const int64_t *syms, con
 }
 
 /* Runs every kernel of p in order. */
-static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r, tx_diag *d) {
-    unsigned nthreads = cg_host_threads();
+static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r, unsigned nthreads,
+                           tx_diag *d) {
     for (unsigned k = 0; k < p->nkernels; k++) {
         const cg_kernel *kr = &p->kernels[k];
         unsigned grid[3], block[3], smem;
@@ -287,8 +291,9 @@ bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs,
     cg_jit j = {0};
     cg_run r;
     memset(&r, 0, sizeof r);
+    unsigned nthreads = cg_host_threads(p->mod); /* before the JIT takes the module */
     bool ok = cg_jit_new(&j, p, d) && cg_run_setup(g, p, inputs, outputs, syms, &r, d) &&
-              cg_run_kernels(p, &j, syms, &r, d);
+              cg_run_kernels(p, &j, syms, &r, nthreads, d);
     if (!ok && r.out)
         for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outputs[k]);
     cg_run_free(&r);
