@@ -281,6 +281,11 @@ LLVMTypeRef cg_stype(cg_ctx *cx, ir_dtype t);
 LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t, LLVMValueRef lin,
                          unsigned w);
 void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w);
+/* Turns the vector-load cache on for the n elements at lins[0..n) (groups of w consecutive
+ * elements of values of shape s, each group starting at an aligned lin; loads go to vecb, or to
+ * the use when NULL), with nothing cached yet; cg_vec_end turns it off. */
+void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins, LLVMBuilderRef vecb);
+void cg_vec_end(cg_ctx *cx);
 /* Loads element lin of a buffer of dtype t, converted to the compute type. */
 LLVMValueRef cg_load(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin);
 /* Stores compute-type value v at element lin (f16/bf16 round to nearest even). */

@@ -48,7 +48,6 @@ static bool cg_pw_store_scalar(cg_ctx *cx, const cg_pw_item *it, cg_index *idx) 
  * vector path (all items full). Returns false with an error reported. */
 static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems, unsigned w,
                        unsigned threads) {
-    const ir_graph *g = cx->g;
     LLVMValueRef total = cg_numel(cx, s);
     LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
     LLVMValueRef gid = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, threads), ""), tid, "gid");
@@ -61,17 +60,13 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         LLVMValueRef base = LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), "base");
         LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
         LLVMValueRef br = LLVMBuildBr(cx->b, elem);
-        cx->vecb = LLVMCreateBuilderInContext(cx->llctx);
-        LLVMPositionBuilderBefore(cx->vecb, br);
+        LLVMBuilderRef vb = LLVMCreateBuilderInContext(cx->llctx);
+        LLVMPositionBuilderBefore(vb, br);
         LLVMPositionBuilderAtEnd(cx->b, elem);
-        cx->vecw = w;
-        cx->vecn = w;
-        cx->nvecalias = 0;
-        cx->vecshape = s;
-        memset(cx->veccache, 0, (size_t)g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+        LLVMValueRef lins[CG_VEC_MAXLIN];
+        for (unsigned j = 0; j < w; j++) lins[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
+        cg_vec_begin(cx, s, w, w, lins, vb);
         cx->nmemo = 0;
-        for (unsigned j = 0; j < w; j++)
-            cx->veclin[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
         bool ok = true;
         LLVMValueRef vals[16];
         for (unsigned t = 0; ok && t < nitems; t++) {
@@ -82,10 +77,8 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
             }
             if (ok) cg_store_vec(cx, items[t].dst, items[t].dt, base, vals, w);
         }
-        cx->vecw = cx->vecn = cx->nvecalias = 0;
-        cx->vecshape = NULL;
-        LLVMDisposeBuilder(cx->vecb);
-        cx->vecb = NULL;
+        cg_vec_end(cx);
+        LLVMDisposeBuilder(vb);
         if (!ok) return false;
         cg_loop_end(cx, &l);
         tail_start = LLVMBuildNUWMul(cx->b, ngroups, cg_i64(cx, w), "tail");

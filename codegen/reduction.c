@@ -495,27 +495,16 @@ static LLVMValueRef cg_red_groups(cg_ctx *cx, const cg_red *p) {
 }
 
 /* Indexes of the elements a streaming iteration handles at loop value e (one element, or the
- * svec elements of group e), with the vector-load state set for a group (cg_red_group_end
- * clears it). */
+ * svec elements of group e), with the vector-load cache on for a group (cg_vec_end clears it). */
 static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e, cg_index *idx) {
     unsigned V = p->svec > 1 ? p->svec : 1;
-    LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e;
+    LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e, lins[CG_VEC_MAXLIN];
     for (unsigned j = 0; j < V; j++) {
         LLVMValueRef ej = j ? LLVMBuildAdd(cx->b, e0, cg_i64(cx, j), "") : e0;
         idx[j] = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, ej));
-        cx->veclin[j] = idx[j].lin;
+        lins[j] = idx[j].lin;
     }
-    if (V == 1) return;
-    cx->vecw = cx->vecn = V;
-    cx->nvecalias = 0;
-    cx->vecshape = p->S;
-    cx->vecb = NULL;
-    memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
-}
-
-static void cg_red_group_end(cg_ctx *cx) {
-    cx->vecw = cx->vecn = cx->nvecalias = 0;
-    cx->vecshape = NULL;
+    if (V > 1) cg_vec_begin(cx, p->S, V, V, lins, NULL);
 }
 
 /* Stores row-shaped output o at the iteration's elements (one vector store for a group). */
@@ -619,7 +608,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
     cg_red_stage_clear(cx, p);
-    cg_red_group_end(cx);
+    cg_vec_end(cx);
     cg_memo_reset(cx, mark);
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
@@ -754,7 +743,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
         if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
     cg_red_stage_clear(cx, p);
-    cg_red_group_end(cx);
+    cg_vec_end(cx);
     cg_memo_reset(cx, mark);
     cg_loop_end(cx, &l);
     return true;
@@ -790,13 +779,7 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
                 it.valid[i * V + j] = valid;
             }
         }
-        cx->vecw = V;
-        cx->vecn = p->hold;
-        cx->nvecalias = 0;
-        cx->vecshape = p->S;
-        cx->vecb = NULL;
-        for (unsigned j = 0; j < p->hold; j++) cx->veclin[j] = it.lin[j];
-        memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+        cg_vec_begin(cx, p->S, V, p->hold, it.lin, NULL);
     } else if (p->hold) {
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");
         int64_t len = ir_shape_numel(&p->red);
@@ -821,8 +804,7 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         }
     }
     if (ok) ok = cg_red_store(cx, p, &it);
-    cx->vecw = cx->vecn = cx->nvecalias = 0;
-    cx->vecshape = NULL;
+    cg_vec_end(cx);
     return ok;
 }
 

@@ -268,6 +268,22 @@ LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dty
 }
 
 /* Stores w compute values vals[] as one vector at element lin. */
+void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins, LLVMBuilderRef vecb) {
+    cx->vecw = w;
+    cx->vecn = n;
+    cx->nvecalias = 0;
+    cx->vecshape = s;
+    cx->vecb = vecb;
+    for (unsigned j = 0; j < n; j++) cx->veclin[j] = lins[j];
+    memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+}
+
+void cg_vec_end(cg_ctx *cx) {
+    cx->vecw = cx->vecn = cx->nvecalias = 0;
+    cx->vecshape = NULL;
+    cx->vecb = NULL;
+}
+
 void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w) {
     LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
     LLVMValueRef v = LLVMGetUndef(vt);
