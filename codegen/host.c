@@ -139,6 +139,14 @@ static bool cg_bytes(const ir_shape *s, ir_dtype t, const int64_t *syms, unsigne
     return true;
 }
 
+/* Parameters of g (1 + the largest input index). */
+static unsigned cg_graph_ninputs(const ir_graph *g) {
+    unsigned nin = 0;
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+    return nin;
+}
+
 /* Run state: buffers by kind. */
 typedef struct cg_run {
     void **in, **out, **tmp;
@@ -150,9 +158,7 @@ typedef struct cg_run {
 static bool cg_run_setup(const ir_graph *g, const cg_program *p, const rt_tensor *inputs, rt_tensor *outputs,
                          const int64_t *syms, cg_run *r, tx_diag *d) {
     const ir_node *on = &g->nodes[ir_output(g)];
-    unsigned nin = 0;
-    for (ir_id i = 0; i < g->n; i++)
-        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+    unsigned nin = cg_graph_ninputs(g);
     r->in = ir_xcalloc(nin + 1, sizeof *r->in);
     r->out = ir_xcalloc(on->nin + 1, sizeof *r->out);
     r->tmp = ir_xcalloc(p->ntemps + 1, sizeof *r->tmp);
@@ -320,9 +326,7 @@ static int64_t cg_sample_id(unsigned i, unsigned n, int64_t total) {
 bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes, unsigned nbufs,
                     unsigned per_kernel, const double *kflops, double max_flops, unsigned char poison,
                     void **sampled, tx_diag *d) {
-    unsigned nin = 0, nout = g->nodes[ir_output(g)].nin;
-    for (ir_id i = 0; i < g->n; i++)
-        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+    unsigned nin = cg_graph_ninputs(g), nout = g->nodes[ir_output(g)].nin;
     memset(sampled, 0, nbufs * sizeof *sampled);
     cg_program *p = cg_program_new(g, CG_HOST, d);
     if (!p) return false;

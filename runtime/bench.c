@@ -596,15 +596,6 @@ bool rt_bench_output_ok(const rt_out_check *oc)
 #define SAMPLE_PROGRAMS 8
 #define SAMPLE_MAX_FLOPS 4e10
 
-/* Plan buffer index of output k. */
-static uint32_t output_buf(const rt_gpu_plan *p, uint32_t k)
-{
-    for (uint32_t b = 0; b < p->nbufs; b++)
-        if (p->bufs[b].role == RT_BUF_OUTPUT && p->bufs[b].index == k)
-            return b;
-    return UINT32_MAX;
-}
-
 /* The sampled check of outputs too large for a full reference (see rt_out_check.sampled): every
  * buffer of the device's run comes back, cg_host_sample re-runs SAMPLE_PROGRAMS programs of each
  * kernel on the host from the device's own inputs, twice with different poison bytes (written
@@ -649,25 +640,29 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         free(msg);
     }
     for (uint32_t k = 0; ok && sampled && k < p->noutputs; k++) {
-        uint32_t b = output_buf(p, k);
+        uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
         if (b == UINT32_MAX || !s1[b] || !s2[b])
             continue;
+        /* the written elements, gathered into vectors allocated for all n and cut to m */
         size_t es = (size_t)ir_dtype_size(all[b].dtype);
         int64_t n = rt_numel(&all[b]), m = 0;
-        rt_tensor got = {.dtype = all[b].dtype, .rank = 1}, want = got;
-        for (int64_t i = 0; i < n; i++)
-            m += memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0;
-        if (!m)
-            continue;
-        got.dim[0] = want.dim[0] = m;
+        rt_tensor got = {.dtype = all[b].dtype, .rank = 1, .dim = {n}}, want = got;
         ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
-        for (int64_t i = 0, j = 0; ok && i < n; i++)
+        if (!ok)
+            tx_error(d, "sampled check: out of memory for output %u", k);
+        for (int64_t i = 0; ok && i < n; i++)
             if (memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0) {
-                memcpy((char *)got.data + j * es, (char *)all[b].data + i * es, es);
-                memcpy((char *)want.data + j * es, (char *)s1[b] + i * es, es);
-                j++;
+                memcpy((char *)got.data + m * es, (char *)all[b].data + i * es, es);
+                memcpy((char *)want.data + m * es, (char *)s1[b] + i * es, es);
+                m++;
             }
+        got.dim[0] = want.dim[0] = m;
         rt_out_check *oc = &res->out[k];
+        if (ok && !m) {
+            rt_tensor_free(&got);
+            rt_tensor_free(&want);
+            continue;
+        }
         if (ok && !rt_bench_check_output(&got, &want, NULL, oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             ok = false;

@@ -394,7 +394,7 @@ bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p)
 }
 
 /* Buffer index of the role/index pair, or UINT32_MAX. */
-static uint32_t exec_find(const rt_gpu_plan *p, uint8_t role, uint32_t index)
+uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index)
 {
     for (uint32_t b = 0; b < p->nbufs; b++)
         if (p->bufs[b].role == role && p->bufs[b].index == index)
@@ -421,7 +421,7 @@ bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t
         return false;
     }
     for (uint32_t i = 0; i < n; i++) {
-        const rt_buf_desc *bd = &p->bufs[exec_find(p, RT_BUF_INPUT, i)];
+        const rt_buf_desc *bd = &p->bufs[rt_gpu_plan_find_buf(p, RT_BUF_INPUT, i)];
         bool same = inputs[i].dtype == bd->dtype && inputs[i].rank == bd->rank;
         for (unsigned d = 0; same && d < bd->rank; d++)
             same = inputs[i].dim[d] == bd->dim[d];
@@ -441,7 +441,7 @@ bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, cha
     if (!rt_gpu_check_inputs(r->p, inputs, n, err, cap))
         return false;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t b = exec_find(r->p, RT_BUF_INPUT, i);
+        uint32_t b = rt_gpu_plan_find_buf(r->p, RT_BUF_INPUT, i);
         snprintf(what, sizeof what, "input %s", r->p->bufs[b].name);
         if (!rt_cuda_upload(r->c, r->dev[b], inputs[i].data, (size_t)rt_buf_bytes(&r->p->bufs[b]), what)) {
             snprintf(err, cap, "%s", rt_cuda_error(r->c));
@@ -494,7 +494,7 @@ bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n)
     if (!rt_cuda_sync(r->c, "the kernels to finish"))
         return false;
     for (uint32_t k = 0; k < n; k++) {
-        uint32_t b = exec_find(r->p, RT_BUF_OUTPUT, k);
+        uint32_t b = rt_gpu_plan_find_buf(r->p, RT_BUF_OUTPUT, k);
         const rt_buf_desc *bd;
         if (b == UINT32_MAX)
             return false;

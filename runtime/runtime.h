@@ -245,6 +245,9 @@ uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k);
 /* Checks a plan's internal consistency (buffer indices in range, inputs and
  * outputs numbered 0..n-1 once each, non-zero geometry); one line in err. */
 bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap);
+/* Index of the buffer with role (rt_buf_role) and index (parameter, return or temp number);
+ * UINT32_MAX when there is none. */
+uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index);
 /* Bytes of buffer b (numel * dtype size; -1 on overflow). */
 int64_t rt_buf_bytes(const rt_buf_desc *b);
 /* Checks host inputs (parameter order) against the plan's input buffers:
