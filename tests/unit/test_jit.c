@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -30,14 +32,6 @@ static ir_graph *compile(const char *src, const fe_define *defs, unsigned ndefs,
     pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .no_fuse = no_fuse};
     assert_true(pass_run_pipeline(g, &pc));
     return g;
-}
-
-/* Tolerance check of one element. */
-static bool close_enough(ir_dtype t, double a, double b) {
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
-    if (isinf(a) || isinf(b)) return a == b;
-    double tol = t == IR_F32 ? 1e-4 : t == IR_F16 ? 1e-2 : t == IR_BF16 ? 3e-2 : 0.0;
-    return fabs(a - b) <= tol + tol * fabs(b);
 }
 
 /* Runs src on random inputs whose symbolic dims take `symvals` (by symbol
@@ -81,7 +75,7 @@ static void check(const char *src, const char *symvals, const fe_define *defs, u
             assert_int_equal(rt_numel(&a[k]), n);
             int64_t bad = 0, first = -1;
             for (int64_t i = 0; i < n; i++)
-                if (!close_enough(b[k].dtype, rt_get(&a[k], i), rt_get(&b[k], i))) {
+                if (!tk_close_enough(b[k].dtype, rt_get(&a[k], i), rt_get(&b[k], i))) {
                     if (first < 0) first = i;
                     bad++;
                 }

@@ -23,11 +23,12 @@
 
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
 
-#define PTXAS "/usr/local/cuda/bin/ptxas"
 
 /* ---- graph building ------------------------------------------------------ */
 
@@ -136,8 +137,8 @@ static void check_host(ir_graph *g, const char *what) {
 
 /* Compiles g for every GPU target and assembles the PTX with ptxas. */
 static void check_ptx(ir_graph *g, const char *what, bool want_mma) {
-    if (access(PTXAS, X_OK) != 0) {
-        printf("%s: skipping the ptxas check: %s not found\n", what, PTXAS);
+    if (access(TK_PTXAS, X_OK) != 0) {
+        printf("%s: skipping the ptxas check: %s not found\n", what, TK_PTXAS);
         return;
     }
     static const cg_target ts[] = {CG_SM80, CG_SM86, CG_SM89, CG_SM90, CG_SM90A};
@@ -151,18 +152,8 @@ static void check_ptx(ir_graph *g, const char *what, bool want_mma) {
         assert_non_null(ptx);
         assert_null(strstr(ptx, ".extern .func"));
         if (want_mma) assert_non_null(strstr(ptx, "mma.sync.aligned.m16n8k16"));
-        char path[] = "/tmp/tx_test_matmul_XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        FILE *f = fdopen(fd, "w");
-        assert_non_null(f);
-        assert_int_equal(fwrite(ptx, 1, len, f), len);
-        fclose(f);
-        char cmd[512];
-        snprintf(cmd, sizeof cmd, PTXAS " -arch=%s -o /dev/null %s", cg_target_name(ts[i]), path);
-        int rc = system(cmd);
-        if (rc != 0) fprintf(stderr, "%s: ptxas failed for %s (PTX kept in %s)\n", what, cg_target_name(ts[i]), path);
-        else unlink(path);
+        int rc = tk_ptxas(ptx, len, cg_target_name(ts[i]), NULL);
+        if (rc != 0) fprintf(stderr, "%s: ptxas failed for %s\n", what, cg_target_name(ts[i]));
         assert_int_equal(rc, 0);
         cg_program_free(p);
     }

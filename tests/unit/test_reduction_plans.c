@@ -24,6 +24,8 @@
 
 #include <cmocka.h>
 
+#include "testkit.h"
+
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -92,13 +94,6 @@ static const ir_region *the_reduction(const ir_graph *g) {
     return r;
 }
 
-static bool close_enough(ir_dtype t, double a, double b) {
-    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
-    if (isinf(a) || isinf(b)) return a == b;
-    double tol = t == IR_F32 ? 1e-4 : t == IR_F16 ? 1e-2 : t == IR_BF16 ? 3e-2 : 0.0;
-    return fabs(a - b) <= tol + tol * fabs(b);
-}
-
 /* Input filler: writes element i of input `in` (row length n). */
 typedef double (*fill_fn)(unsigned in, int64_t i, int64_t n);
 
@@ -131,7 +126,7 @@ static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src,
         int64_t n = rt_numel(&b[k]), bad = 0, first = -1;
         assert_int_equal(rt_numel(&a[k]), n);
         for (int64_t i = 0; i < n; i++)
-            if (!close_enough(b[k].dtype, rt_get(&a[k], i), rt_get(&b[k], i))) {
+            if (!tk_close_enough(b[k].dtype, rt_get(&a[k], i), rt_get(&b[k], i))) {
                 if (first < 0) first = i;
                 bad++;
             }
@@ -294,19 +289,8 @@ static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
     int loads = count_global_loads(ptx);
     if (loads != passes + extra) fprintf(stderr, "%s%d global load sites, expected %d + %d\n", src, loads, passes, extra);
     assert_int_equal(loads, passes + extra);
-    const char *ptxas = "/usr/local/cuda/bin/ptxas";
-    if (access(ptxas, X_OK) == 0) {
-        char path[] = "/tmp/tx_redplan_XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        FILE *f = fdopen(fd, "w");
-        assert_non_null(f);
-        assert_true(cg_program_emit_ptx(p, f));
-        assert_int_equal(fclose(f), 0);
-        char cmd[256];
-        snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -o /dev/null %s", ptxas, path);
-        int rc = system(cmd);
-        remove(path);
+    int rc = tk_ptxas(ptx, len, "sm_90", NULL);
+    if (rc >= 0) {
         assert_int_equal(rc, 0);
         *assembled = true;
     }
@@ -351,7 +335,8 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
     tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
     cg_program *p = cg_program_new(g, CG_SM90, &d);
     assert_non_null(p);
-    const char *ptx = cg_program_ptx(p, NULL);
+    size_t len = 0;
+    const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
     int loads = count_global_loads(ptx);
     if (loads != 1 + extra) fprintf(stderr, "%s(N=%lld) %d global load sites, expected 1 + %d\n", src, (long long)N, loads, extra);
@@ -364,20 +349,14 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
     assert_non_null(k);
     assert_true(k->smem_bytes >= 4 * (unsigned)N); /* at least one staged word per element */
     assert_true((int64_t)k->smem_bytes <= r->sram_bytes);
-    const char *ptxas = "/usr/local/cuda/bin/ptxas";
-    if (access(ptxas, X_OK) == 0) {
-        char path[] = "/tmp/tx_redstage_XXXXXX";
-        int fd = mkstemp(path);
-        assert_true(fd >= 0);
-        FILE *f = fdopen(fd, "w");
-        assert_non_null(f);
-        assert_true(cg_program_emit_ptx(p, f));
-        assert_int_equal(fclose(f), 0);
-        char log[64], cmd[256];
-        snprintf(log, sizeof log, "%s.log", path);
-        snprintf(cmd, sizeof cmd, "%s -arch=sm_90 -v -o /dev/null %s > %s 2>&1", ptxas, path, log);
-        int rc = system(cmd);
-        remove(path);
+    char log[] = "/tmp/tx_redstage_log_XXXXXX";
+    int lfd = mkstemp(log);
+    assert_true(lfd >= 0);
+    close(lfd);
+    int rc = tk_ptxas(ptx, len, "sm_90", log);
+    if (rc < 0) {
+        remove(log);
+    } else {
         FILE *lf = fopen(log, "r");
         assert_non_null(lf);
         char line[512];

@@ -2,8 +2,12 @@
 #ifndef TX_TESTKIT_H
 #define TX_TESTKIT_H
 
+#include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "ir/ir.h"
 
@@ -28,6 +32,39 @@ static inline const char *cap_text(cap *c) {
 static inline void cap_close(cap *c) {
     fclose(c->f);
     free(c->buf);
+}
+
+/* Host JIT against the interpreter, per element: NaN only matches NaN, an infinity only itself,
+ * else |a - b| <= tol (1 + |b|) with tol 1e-4 (f32), 1e-2 (f16), 3e-2 (bf16), 0 (i32, bool). */
+static inline bool tk_close_enough(ir_dtype t, double a, double b) {
+    if (isnan(a) || isnan(b)) return isnan(a) && isnan(b);
+    if (isinf(a) || isinf(b)) return a == b;
+    double tol = t == IR_F32 ? 1e-4 : t == IR_F16 ? 1e-2 : t == IR_BF16 ? 3e-2 : 0.0;
+    return fabs(a - b) <= tol + tol * fabs(b);
+}
+
+#define TK_PTXAS "/usr/local/cuda/bin/ptxas"
+
+/* Assembles len bytes of PTX with the toolkit's ptxas for arch ("sm_90"): -1 when ptxas is not
+ * installed, else its exit status. With `log` (a path), runs `ptxas -v` and leaves its output
+ * there. The PTX goes through a temporary file, removed on success and kept (and named on
+ * stderr) on failure. */
+static inline int tk_ptxas(const char *ptx, size_t len, const char *arch, const char *log) {
+    if (access(TK_PTXAS, X_OK) != 0) return -1;
+    char path[] = "/tmp/tx_test_ptx_XXXXXX", cmd[512];
+    int fd = mkstemp(path);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) return 1;
+    bool wrote = fwrite(ptx, 1, len, f) == len;
+    if (fclose(f) != 0 || !wrote) return 1;
+    if (log)
+        snprintf(cmd, sizeof cmd, TK_PTXAS " -arch=%s -v -o /dev/null %s > %s 2>&1", arch, path, log);
+    else
+        snprintf(cmd, sizeof cmd, TK_PTXAS " -arch=%s -o /dev/null %s", arch, path);
+    int rc = system(cmd);
+    if (rc != 0) fprintf(stderr, "ptxas -arch=%s failed (PTX kept in %s)\n", arch, path);
+    else unlink(path);
+    return rc;
 }
 
 #endif
