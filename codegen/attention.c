@@ -12,9 +12,7 @@
  * re-packed from the score fragments (no shared-memory round trip).
  * GPU otherwise: one warp per query row (lanes split D and Dv). Host: the
  * same online recurrence, one key at a time. Notes: docs/codegen-matmul.md. */
-#define TX_CODEGEN_INTERNAL 1
-#include "codegen/codegen.h"
-
+#include "codegen/cg_impl.h"
 
 #include <math.h>
 #include <stdio.h>

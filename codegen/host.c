@@ -1,7 +1,6 @@
 /* host.c - the host target: per-kernel wrappers that loop over the program
  * ids, the ORC LLJIT session, and cg_host_run. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <llvm-c/Error.h>
 #include <llvm-c/LLJIT.h>

@@ -7,8 +7,7 @@
  * bench/gpu_math.py on the GPU and tests/scripts/math_ulp.sh on the host).
  * Each is an internal function "tx.NAME" of the module, defined on first
  * use; O3 inlines them. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <string.h>
 

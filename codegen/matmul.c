@@ -10,9 +10,7 @@
  * blocked loop nest (a row of BN accumulators per output row). All paths
  * mask ragged M, N, K; batch dims map to strides (0 when broadcast);
  * transposes are strides. Design notes: docs/codegen-matmul.md. */
-#define TX_CODEGEN_INTERNAL 1
-#include "codegen/codegen.h"
-
+#include "codegen/cg_impl.h"
 
 #include <stdio.h>
 #include <stdlib.h>

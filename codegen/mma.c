@@ -4,8 +4,7 @@
  * tile copies and the m16n8k16 tensor-core instruction (NVVM intrinsic).
  * Every helper emits at the builder of a cg_mm_ir and works for both
  * targets unless its contract says GPU only. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <stdio.h>
 #include <string.h>

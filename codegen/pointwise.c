@@ -2,8 +2,7 @@
  * copy kernels): a grid-stride loop over the anchor's elements, w elements
  * per iteration with w-wide vector loads and stores where every stored
  * value has the anchor's shape, then a scalar tail. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,8 +1,7 @@
 /* program.c - cg_program: targets, LLVM context/module/target machine,
  * HBM buffer assignment, kernel dispatch per region kind, optimisation,
  * PTX emission, the manifest and launch geometry. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 #include <llvm-c/Orc.h>
 
 #include <llvm-c/Analysis.h>

@@ -17,8 +17,7 @@
  * chain streams (softmax's running max and rescaled sum, Welford for a
  * variance), then one epilogue loop for the row-shaped outputs that depend
  * on a reduction: the planner's `passes` (docs/codegen.md). */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -2,8 +2,7 @@
  * shuffles, shared memory, barriers, block reductions, loops. On the host a
  * block has one thread: shuffles and barriers vanish, shared memory is a
  * private array, and program ids are parameters of the kernel body. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <stdlib.h>
 #include <string.h>

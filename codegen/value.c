@@ -1,8 +1,7 @@
 /* value.c - the shared part of every emitter: index arithmetic, loads and
  * stores at each dtype, f16/bf16 conversions, casts, elementwise ops, and
  * cg_emit_value, the scalar computation of a node at a logical index. */
-#define TX_CODEGEN_INTERNAL
-#include "codegen/codegen.h"
+#include "codegen/cg_impl.h"
 
 #include <string.h>
 

@@ -1,0 +1,495 @@
+/* cg_impl.h - what codegen's own files share (private to codegen/): the emission context
+ * cg_ctx and the IR-building helpers every region emitter uses, for both targets.
+ *
+ * One emitter per region kind builds the kernel body once for both targets; a small per-target
+ * "mechanics" layer (target.c) supplies program/thread ids, warp shuffles, shared memory and
+ * barriers (on the host a block has exactly one thread and the kernel body runs in loops over
+ * the program ids). Layers above codegen include codegen/codegen.h only. Design:
+ * docs/codegen.md, docs/codegen-matmul.md.
+ */
+#ifndef TX_CG_IMPL_H
+#define TX_CG_IMPL_H
+
+#include <llvm-c/Core.h>
+#include <llvm-c/TargetMachine.h>
+
+#include "codegen/codegen.h"
+
+/* A logical index into a shape: the linear offset (C order) and, computed
+ * on demand, the per-dim components. `lin` is always set. */
+typedef struct cg_index {
+    const ir_shape *shape;
+    LLVMValueRef lin;               /* i64 */
+    LLVMValueRef dim[IR_MAX_RANK];  /* i64 each, NULL until cg_index_dims */
+} cg_index;
+
+typedef struct cg_memo_ent {
+    ir_id node;
+    LLVMValueRef key;   /* the index's lin */
+    LLVMValueRef val;
+} cg_memo_ent;
+
+#define CG_VEC_MAXLIN 16
+
+/* Programs of a host pointwise or reduction kernel (their loops stride over the grid, so any count
+ * covers the work): enough for cg_host_run to spread them over the machine's cores. */
+#define CG_HOST_PROGRAMS 256
+
+/* The emission context: one per program, reused by every kernel. */
+typedef struct cg_ctx {
+    cg_target target;
+    bool gpu;                 /* NVPTX mechanics (else host) */
+    tx_diag *diag;
+    const ir_graph *g;
+    LLVMContextRef llctx;
+    LLVMModuleRef mod;
+    LLVMBuilderRef b;
+    LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, voidt;
+    LLVMTypeRef ptr;          /* generic pointer (addrspace 0) */
+    LLVMTypeRef gptr;         /* buffer pointer: addrspace 1 on GPU, 0 on host */
+    LLVMTypeRef sptr;         /* shared memory pointer: addrspace 3 on GPU, 0 on host */
+    /* Per kernel (set by cg_kernel_begin, cleared by cg_kernel_end). */
+    LLVMValueRef fn;
+    cg_kernel *k;             /* manifest entry being built */
+    unsigned region;          /* region being emitted (IR_NONE: output copy) */
+    LLVMValueRef *valptr;     /* per node: HBM buffer pointer param, or NULL */
+    LLVMValueRef *symval;     /* per graph symbol: i64 value (param or constant) */
+    LLVMValueRef pid[3];      /* host: program ids (params of the body) */
+    LLVMValueRef npid[3];     /* host: program counts (params of the body) */
+    /* Values that cg_emit_value returns for a node at any index (reduction
+     * results of the current row, a matmul accumulator ...). */
+    LLVMValueRef *subst;      /* per node, NULL when none */
+    /* Memo: node at index -> value, a stack (scope = depth). */
+    cg_memo_ent *memo;
+    unsigned nmemo, memocap;
+    /* Vector-load cache of the pointwise and reduction emitters (value.c). */
+    unsigned vecw;            /* elements per vector; 0: off */
+    unsigned vecn;            /* entries of veclin: groups of vecw consecutive elements */
+    const ir_shape *vecshape; /* shape whose values the vector loads cover */
+    LLVMValueRef veclin[CG_VEC_MAXLIN]; /* lin of element j; group j / vecw starts at an aligned lin */
+    LLVMBuilderRef vecb;      /* builder positioned where group loads go (NULL: at the use) */
+    LLVMValueRef *veccache;   /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
+    /* Lins of row-broadcast operands (a shape equal to vecshape's trailing
+     * dims) derived from veclin[j]: lane j % vecw of the group at base. */
+    struct { LLVMValueRef lin, base; unsigned j; } vecalias[CG_VEC_MAXLIN * 4];
+    unsigned nvecalias;
+    /* Helpers defined on demand (per program). */
+    LLVMValueRef mathfn[IR_NOPS];
+    /* Manifest under construction. */
+    cg_kernel *kernels;
+    unsigned nkernels, kcap;
+    cg_temp *temps;
+    unsigned ntemps, tcap;
+    int32_t *bufidx_kind;     /* per node: cg_buf_kind + 1 of its HBM home, 0 none */
+    uint32_t *bufidx;         /* per node: index within that kind */
+    uint32_t *outslots;       /* per node: first output slot returning it, or UINT32_MAX */
+} cg_ctx;
+
+/* The program (private to the codegen sources). */
+struct cg_program {
+    cg_target target;
+    LLVMTargetMachineRef tm;
+    LLVMContextRef llctx;
+    void *tsc;                /* host: LLVMOrcThreadSafeContextRef owning llctx */
+    LLVMModuleRef mod;        /* NULL once handed to the JIT */
+    char *ptx;
+    size_t ptxlen;
+    cg_kernel *kernels;
+    unsigned nkernels;
+    cg_temp *temps;
+    unsigned ntemps;
+    unsigned nsyms;
+    char **symnames;
+};
+
+/* Target machine for t (NVPTX +ptx80 for sm_*, the host CPU for CG_HOST);
+ * NULL with an error reported. */
+LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d);
+void cg_tm_free(LLVMTargetMachineRef tm);
+
+/* ---- kernels and parameters ---- */
+/* Starts a kernel for `region` (IR_NONE for an output copy kernel): decides
+ * which HBM values it reads and writes (values used in the region but
+ * produced outside it; values produced in it and needed outside), creates
+ * the LLVM function with one pointer per buffer then the i64 symbols, and
+ * positions the builder in its entry block. On the host the function also
+ * takes six i64: the program ids x, y, z and the program counts x, y, z. Returns false with an error reported. */
+bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix);
+/* Finishes the kernel (ret void) and records the geometry: grid[d] =
+ * min(cap[d], ceil(numel(work[d]) / per[d])), block, dynamic smem. */
+void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3],
+                   const int64_t cap[3], const unsigned block[3], unsigned smem);
+/* Abandons the kernel just begun (after LLVMDeleteFunction of cx->fn):
+ * removes its manifest entry. For regions with nothing to store. */
+void cg_kernel_drop(cg_ctx *cx);
+/* True when node id's value lives in HBM for the current kernel (it has a
+ * buffer parameter); such values are loaded, not recomputed. */
+bool cg_is_hbm(const cg_ctx *cx, ir_id id);
+/* True when node id must be stored by the current kernel (produced in the
+ * region and read elsewhere or returned). */
+bool cg_is_region_output(const cg_ctx *cx, ir_id id);
+/* The buffer pointer parameter of an HBM value (NULL when it has none). */
+LLVMValueRef cg_buf_ptr(cg_ctx *cx, ir_id id);
+/* i64 value of dim d of shape s (a constant or a symbol parameter). */
+LLVMValueRef cg_dim(cg_ctx *cx, ir_dim d);
+/* i64 element count of shape s. */
+LLVMValueRef cg_numel(cg_ctx *cx, const ir_shape *s);
+
+/* ---- index math ---- */
+cg_index cg_index_lin(const ir_shape *s, LLVMValueRef lin);
+/* Index from components (lin computed). */
+cg_index cg_index_from_dims(cg_ctx *cx, const ir_shape *s, const LLVMValueRef *dims);
+/* Fills idx->dim from idx->lin (div/mod by the dims). */
+void cg_index_dims(cg_ctx *cx, cg_index *idx);
+/* Index into `to` (a shape that broadcasts to idx->shape, NumPy rules)
+ * reading the element that idx sees: stride 0 on broadcast dims. */
+cg_index cg_index_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to);
+
+/* ---- values ---- */
+/* The compute type of a dtype: f32 for floats, i32, i1 for bool. */
+LLVMTypeRef cg_ctype(cg_ctx *cx, ir_dtype t);
+/* The in-memory element type of t (f32, i16 for f16/bf16, i32, i8). */
+LLVMTypeRef cg_stype(cg_ctx *cx, ir_dtype t);
+/* w-wide vector load (storage type, aligned to w elements) with builder b,
+ * and the matching store of w compute values. */
+LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t, LLVMValueRef lin,
+                         unsigned w);
+void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w);
+/* Turns the vector-load cache on for the n elements at lins[0..n) (groups of w consecutive
+ * elements of values of shape s, each group starting at an aligned lin; loads go to vecb, or to
+ * the use when NULL), with nothing cached yet; cg_vec_end turns it off. */
+void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins, LLVMBuilderRef vecb);
+void cg_vec_end(cg_ctx *cx);
+/* Loads element lin of a buffer of dtype t, converted to the compute type. */
+LLVMValueRef cg_load(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin);
+/* Stores compute-type value v at element lin (f16/bf16 round to nearest even). */
+void cg_store(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef v);
+/* f16/bf16 bit patterns (i16) <-> f32, round to nearest even. */
+LLVMValueRef cg_half_to_f32(cg_ctx *cx, LLVMValueRef h, ir_dtype t);
+LLVMValueRef cg_f32_to_half(cg_ctx *cx, LLVMValueRef f, ir_dtype t);
+/* Converts a compute value from dtype `from` to dtype `to` (cast rules). */
+LLVMValueRef cg_convert(cg_ctx *cx, LLVMValueRef v, ir_dtype from, ir_dtype to);
+/* The scalar value of `node` at logical index idx (idx->shape == node's
+ * shape): loads HBM values, folds constants to immediates, substitutes
+ * cx->subst entries, turns views into index math and broadcasts into
+ * stride-0 indexing, and recomputes in-region elementwise producers.
+ * Returns NULL (error reported) for nodes it cannot compute (a reduction or
+ * matmul without a substitution). */
+LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id node, cg_index *idx);
+/* Memo scopes: values memoised after cg_memo_mark are forgotten by
+ * cg_memo_reset(mark) (use around control flow that does not dominate). */
+unsigned cg_memo_mark(const cg_ctx *cx);
+void cg_memo_reset(cg_ctx *cx, unsigned mark);
+/* Unary/binary elementwise op on compute values of dtype t (result dtype rt). */
+LLVMValueRef cg_emit_op(cg_ctx *cx, ir_op op, ir_dtype t, LLVMValueRef a, LLVMValueRef b,
+                        LLVMValueRef c, ir_dtype rt);
+
+/* ---- math (codegen/math.c): f32 in, f32 out, same code on both targets ---- */
+/* Calls the module's implementation of op (EXP EXP2 LOG LOG2 TANH ERF SIN COS
+ * SIGMOID GELU GELU_TANH SILU RSQRT SQRT; POW takes two arguments). */
+LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y);
+
+/* ---- mechanics (codegen/target.c) ---- */
+/* Program (block) id and count along d (i64); on the host the ids are the
+ * body's parameters and counts come from the grid. */
+LLVMValueRef cg_program_id(cg_ctx *cx, int d);
+LLVMValueRef cg_program_count(cg_ctx *cx, int d);
+/* Thread id within the block along x (i32; 0 on the host) and block size. */
+LLVMValueRef cg_thread_id(cg_ctx *cx);
+unsigned cg_warp_size(const cg_ctx *cx); /* 32 on GPU, 1 on the host */
+void cg_barrier(cg_ctx *cx);              /* bar.sync 0; nothing on the host */
+/* Butterfly shuffle of an f32/i32 value across the warp (xor lane mask). */
+LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask);
+/* A static shared-memory array of n elements of type t (addrspace 3 on
+ * GPU; a private alloca on the host). Returns the pointer. */
+LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *name);
+/* Block-wide reduction of v (op SUM, MAX or MIN, f32 or i32) across the
+ * block's `threads` threads; every thread receives the result. Uses `scratch`
+ * (from cg_shared_array, >= 32 elements of v's type). */
+LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned threads,
+                             LLVMValueRef scratch);
+/* Combine and identity of a reduction op on compute values. */
+LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef b);
+LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t);
+
+/* ---- control flow helpers ---- */
+/* for (i = start; i < end; i += step) body: creates the loop, positions
+ * the builder in the body and returns the i64 induction value; close it with
+ * cg_loop_end. */
+typedef struct cg_loop {
+    LLVMBasicBlockRef head, body, exit;
+    LLVMValueRef iv, step;
+} cg_loop;
+LLVMValueRef cg_loop_begin(cg_ctx *cx, cg_loop *l, LLVMValueRef start, LLVMValueRef end,
+                           LLVMValueRef step, const char *name);
+void cg_loop_end(cg_ctx *cx, cg_loop *l);
+/* if (cond) {: positions the builder in the then-block; returns the join
+ * block that cg_if_end closes. */
+LLVMBasicBlockRef cg_if_begin(cg_ctx *cx, LLVMValueRef cond);
+void cg_if_end(cg_ctx *cx, LLVMBasicBlockRef join);
+/* Intrinsic declaration by name (overloaded on tys); *fty gets its type. */
+LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n, LLVMTypeRef *fty);
+/* Calls intrinsic `name` (overloaded on args[0]'s type when ovl). */
+LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args, unsigned n);
+LLVMValueRef cg_i64(cg_ctx *cx, int64_t v);
+LLVMValueRef cg_f32c(cg_ctx *cx, double v);
+
+/* ---- per-kind region emitters: each emits one or more kernels with
+ * cg_kernel_begin/cg_kernel_end. False with an error reported. ----
+ * An emitter stores every node of its region for which cg_is_region_output
+ * holds, computing epilogue nodes with cg_emit_value after setting
+ * cx->subst[anchor] to its accumulator (and clearing it afterwards). */
+bool cg_emit_pointwise(cg_ctx *cx, unsigned region);  /* pointwise, copy */
+bool cg_emit_reduction(cg_ctx *cx, unsigned region);
+/* Host target: emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, gy, gz)`
+ * for every kernel, looping over the program ids (codegen/host.c). */
+void cg_host_wrappers(cg_ctx *cx);
+/* Body of an output copy kernel: dst[i] = value v at i for every element
+ * (v is an input, a constant, or a value with another home). */
+bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst);
+bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region);    /* codegen/matmul.c */
+bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region); /* codegen/attention.c */
+
+
+/* ---- matrix products and attention (codegen/matmul.c, mma.c, attention.c) ----
+ * Tensor-core building blocks, operand and tile descriptions, and the
+ * epilogue glue shared by the matrix-product and attention emitters. */
+/* The LLVM objects an emitter writes into: `fn` is the kernel being built,
+ * the builder sits inside it; `gpu` selects NVPTX (address spaces, special
+ * registers, tensor cores) over the host loop nest. `entry` is the
+ * function's first block (allocas go there). */
+typedef struct cg_mm_ir {
+    LLVMContextRef c;
+    LLVMModuleRef m;
+    LLVMBuilderRef b;
+    LLVMValueRef fn;
+    LLVMBasicBlockRef entry;
+    bool gpu;
+    int64_t smem_max;  /* shared memory one block may use on the target (bytes) */
+    unsigned uniq;     /* counter for unique global names */
+} cg_mm_ir;
+
+/* How one operand of a matrix product is read: the element (batch b, row r,
+ * column c) of the 2-D view lives at ptr[sum b_i*sb[i] + r*sr + c*sc] with
+ * stored dtype ldt; after loading it is converted to f32 and rounded through
+ * casts[0..ncast) in order (the region's prologue). Strides are i64 values;
+ * a broadcast batch dim has stride 0. `unit_c` / `unit_r` say at generation
+ * time that sc / sr is the constant 1 (used to pick coalesced load orders). */
+struct cg_mm_ir;
+struct cg_mm_opnd;
+/* Generic element load of an operand that is not a strided view of one
+ * buffer: returns the f32 value of element (bidx, r, c) after the prologue. */
+typedef LLVMValueRef (*cg_mm_load_fn)(void *user, struct cg_mm_ir *e, const struct cg_mm_opnd *o,
+                                      const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c);
+typedef struct cg_mm_opnd {
+    cg_mm_load_fn load; /* non-NULL: use it instead of ptr/strides */
+    void *user;
+    ir_id node;         /* the operand value (for `load`) */
+    unsigned nbatch;    /* batch dims of the product it feeds (for `load`) */
+    LLVMValueRef ptr;
+    ir_dtype ldt;
+    uint8_t ncast;
+    ir_dtype casts[4];
+    LLVMValueRef sb[IR_MAX_RANK];
+    LLVMValueRef sr, sc;
+    bool unit_r, unit_c;
+} cg_mm_opnd;
+
+/* Epilogue callback: called with the builder positioned where the f32 values
+ * acc[0..nmm) (one per product) of output element (bidx[0..nb), row, col)
+ * are final and in bounds
+ * (row < M, col < N already checked). It must compute the tail and store;
+ * it may create blocks but must leave the builder in a block that falls
+ * through (no terminator). Returns false on failure (reported by it). */
+typedef bool (*cg_mm_epi_fn)(void *user, cg_mm_ir *e, const LLVMValueRef *acc,
+                             const LLVMValueRef *bidx, LLVMValueRef row, LLVMValueRef col);
+
+/* Batched matrix products out_i[b, m, n] = sum_k A[b, m, k] * B_i[b, k, n]
+ * for i < nmm (several products sharing A: a horizontal region). */
+#define CG_MM_MAXH 4
+typedef struct cg_mm_desc {
+    unsigned nb;                   /* batch dims of the output */
+    LLVMValueRef bdim[IR_MAX_RANK]; /* their extents (i64) */
+    LLVMValueRef M, N, K;          /* i64 */
+    unsigned nmm;                  /* products (1..CG_MM_MAXH) */
+    cg_mm_opnd a, b[CG_MM_MAXH];   /* a: rows m, cols k; b[i]: rows k, cols n */
+    ir_dtype cdt;                  /* operand dtype after the prologue: F16/BF16 use tensor cores */
+    int64_t bm, bn, bk;            /* requested tile (0: defaults) */
+    int stages;                    /* requested shared-memory ring depth (0: as many as fit) */
+    cg_mm_epi_fn epi;
+    void *user;
+} cg_mm_desc;
+
+/* The launch shape an emitted GPU kernel expects. grid.z covers the flat
+ * batch index (the kernel loops when the batch exceeds 65535). */
+typedef struct cg_mm_launch {
+    unsigned threads;        /* block.x */
+    int64_t bm, bn, bk;      /* the tile actually used */
+    int64_t smem_bytes;      /* shared memory of the kernel (static + dynamic) */
+    int64_t dyn_smem;        /* of which dynamic (launch parameter) */
+    bool tensor_cores;
+    /* grid: x = ceil(N / bn), y = ceil(M / bm), z = min(batch, 65535) for
+     * matmul; attention: x = ceil(Sq / bm), y = min(batch, 65535). */
+} cg_mm_launch;
+
+/* ---- mma.c: building blocks ---- */
+LLVMTypeRef cg_mm_i16(cg_mm_ir *e);
+LLVMTypeRef cg_mm_i32(cg_mm_ir *e);
+LLVMTypeRef cg_mm_i64(cg_mm_ir *e);
+LLVMTypeRef cg_mm_f32(cg_mm_ir *e);
+LLVMValueRef cg_mm_c32(cg_mm_ir *e, int64_t v);
+LLVMValueRef cg_mm_c64(cg_mm_ir *e, int64_t v);
+LLVMValueRef cg_mm_cf(cg_mm_ir *e, double v);
+/* Declares (once) and calls a function or intrinsic by name; intrinsics
+ * named llvm.* must exist in LLVM (checked; false via NULL otherwise). */
+LLVMValueRef cg_mm_call(cg_mm_ir *e, const char *name, LLVMTypeRef ret,
+                        LLVMTypeRef *pt, LLVMValueRef *args, unsigned n);
+/* GPU special registers as i32: "tid.x", "ctaid.y", "nctaid.z" ... */
+LLVMValueRef cg_mm_sreg(cg_mm_ir *e, const char *reg);
+void cg_mm_barrier(cg_mm_ir *e);
+/* A static shared-memory array of `bytes` bytes (16-byte aligned); returns
+ * its address in addrspace(3). */
+LLVMValueRef cg_mm_smem(cg_mm_ir *e, int64_t bytes);
+/* The kernel's dynamic shared memory (GPU): an external zero-length
+ * addrspace(3) array, 16-byte aligned; its size is the launch's dynamic
+ * shared-memory bytes (cg_mm_launch.dyn_smem). */
+LLVMValueRef cg_mm_dyn_smem(cg_mm_ir *e);
+/* An f32 variable in the entry block (promoted to a register by mem2reg). */
+LLVMValueRef cg_mm_var(cg_mm_ir *e, LLVMValueRef init);
+/* Loads element `idx` (i64) of a tensor with stored dtype dt and returns it
+ * as f32 (i32 and bool converted exactly as numbers). */
+LLVMValueRef cg_mm_load_f32(cg_mm_ir *e, LLVMValueRef ptr, ir_dtype dt, LLVMValueRef idx);
+/* Rounds an f32 to dtype dt and back (f16/bf16: nearest even; i32: toward
+ * zero; bool: != 0); f32 is returned unchanged. */
+LLVMValueRef cg_mm_round(cg_mm_ir *e, LLVMValueRef x, ir_dtype dt);
+/* f32 -> the 16-bit pattern of dt (F16 or BF16), nearest even. */
+LLVMValueRef cg_mm_to_bits16(cg_mm_ir *e, LLVMValueRef x, ir_dtype dt);
+/* exp(x) for f32: the host calls the C library; NVPTX uses an exact-to-a-
+ * few-ulp expansion (ex2.approx on a split argument). */
+LLVMValueRef cg_mm_exp(cg_mm_ir *e, LLVMValueRef x);
+/* exp(x) for values that end in f16/bf16 precision (GPU: one ex2.approx.ftz
+ * of x log2 e, relative error ~1e-6 for |x| < 30; exp(-inf) = 0). The host
+ * uses cg_mm_exp. */
+LLVMValueRef cg_mm_exp_fast(cg_mm_ir *e, LLVMValueRef x);
+LLVMValueRef cg_mm_fmax(cg_mm_ir *e, LLVMValueRef a, LLVMValueRef b);
+/* One mma.sync.aligned.m16n8k16.row.col f32 += dt x dt (dt F16 or BF16):
+ * a[4], b[2] are i32 pairs of 16-bit values, c[4] f32; writes d[4]. */
+bool cg_mm_mma16816(cg_mm_ir *e, ir_dtype dt, LLVMValueRef *a, LLVMValueRef *b,
+                    LLVMValueRef *c, LLVMValueRef *d);
+/* Butterfly shuffle of an f32 across the warp (all lanes active). */
+LLVMValueRef cg_mm_shfl_xor(cg_mm_ir *e, LLVMValueRef v, int lanemask);
+/* Operand offset: sum bidx[i]*sb[i] + r*sr + c*sc (i64). */
+LLVMValueRef cg_mm_offset(cg_mm_ir *e, const cg_mm_opnd *o, unsigned nb,
+                          const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c);
+/* Loads operand element (r, c) as f32 after the prologue casts. */
+LLVMValueRef cg_mm_opnd_load(cg_mm_ir *e, const cg_mm_opnd *o, unsigned nb,
+                             const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c);
+/* Splits a flat batch index (i64) into per-dim indices over bdim[0..nb). */
+void cg_mm_unflatten(cg_mm_ir *e, LLVMValueRef flat, unsigned nb, const LLVMValueRef *bdim,
+                     LLVMValueRef *bidx);
+/* Product of bdim[0..nb) (1 when nb == 0). */
+LLVMValueRef cg_mm_batch_count(cg_mm_ir *e, unsigned nb, const LLVMValueRef *bdim);
+
+/* Cooperative copy of a tile of an operand from global to shared memory.
+ * Tile element (r, c) for r < rows, c < cols (compile-time extents) comes
+ * from operand element (r0 + r, c0 + c), zero when r0+r >= rlim or
+ * c0+c >= clim, and is written at smem[r*ps_r + c*ps_c] (element units)
+ * as 16-bit bits of `sdt` (F16/BF16) or as f32 (sdt F32). The `nthreads`
+ * threads of the block split the elements; thread `tid` (i32). Walks the
+ * contiguous global direction fastest when known (coalescing). */
+typedef struct cg_mm_tile {
+    const cg_mm_opnd *o;
+    unsigned nb;
+    const LLVMValueRef *bidx;
+    LLVMValueRef r0, c0, rlim, clim; /* i64 */
+    int64_t rows, cols, ps_r, ps_c;
+    ir_dtype sdt;
+    LLVMValueRef smem;
+} cg_mm_tile;
+void cg_mm_tile_load(cg_mm_ir *e, const cg_mm_tile *t, LLVMValueRef tid, unsigned nthreads);
+/* cp.async form of cg_mm_tile_load (GPU): true when the tile qualifies
+ * (raw 16-bit copy in aligned 16-byte vectors, contiguous in shared memory
+ * too). cg_mm_tile_async issues the copies (zero-filled outside the
+ * extents) without waiting; cg_mm_cp_commit closes a group and
+ * cg_mm_cp_wait(n) waits until at most n groups are pending. */
+bool cg_mm_tile_async_ok(cg_mm_ir *e, const cg_mm_tile *t);
+void cg_mm_tile_async(cg_mm_ir *e, const cg_mm_tile *t, LLVMValueRef tid, unsigned nthreads);
+void cg_mm_cp_commit(cg_mm_ir *e);
+void cg_mm_cp_wait(cg_mm_ir *e, int n);
+/* Loads the i32 holding 16-bit elements smem[idx], smem[idx+1] (idx even,
+ * i32 element index of 16-bit units). */
+LLVMValueRef cg_mm_smem_pair(cg_mm_ir *e, LLVMValueRef smem, LLVMValueRef idx);
+/* ldmatrix.sync.aligned.m8n8.x4[.trans].b16 (GPU): this lane supplies the
+ * 16-bit element index `idx` (i32) of one 16-byte-aligned row in `smem`
+ * (lanes 8i..8i+7 give the rows of matrix i); out[i] gets this lane's i32
+ * of matrix i. False when the intrinsic is missing. */
+bool cg_mm_ldsm_x4(cg_mm_ir *e, LLVMValueRef smem, LLVMValueRef idx, bool trans, LLVMValueRef *out);
+/* Packs two f32 into an i32 of two 16-bit dt values (lo = first). */
+LLVMValueRef cg_mm_pack2(cg_mm_ir *e, LLVMValueRef lo, LLVMValueRef hi, ir_dtype dt);
+/* Structured loop helper: for (i = lo; i < hi; i += step) body; the
+ * induction variable is returned by _begin and the loop closed by _end. */
+typedef struct cg_mm_loop {
+    LLVMBasicBlockRef head, body, latch, exit;
+    LLVMValueRef iv, step;
+} cg_mm_loop;
+LLVMValueRef cg_mm_loop_begin(cg_mm_ir *e, cg_mm_loop *l, LLVMValueRef lo, LLVMValueRef hi,
+                              LLVMValueRef step, const char *name);
+void cg_mm_loop_end(cg_mm_ir *e, cg_mm_loop *l);
+/* if (cond) { ...: returns the continuation block; the builder is put in the
+ * then-block. cg_mm_if_end branches to the continuation and moves there. */
+LLVMBasicBlockRef cg_mm_if_begin(cg_mm_ir *e, LLVMValueRef cond, const char *name);
+void cg_mm_if_end(cg_mm_ir *e, LLVMBasicBlockRef cont);
+
+/* ---- matmul.c / attention.c: kernel bodies over a description ---- */
+struct cg_ctx;
+/* Describes operand `id` (shape [..., R, C]) of a product with nb output
+ * batch dims: a strided view of one HBM buffer through in-region casts and
+ * permutes when possible, else a generic load through cg_emit_value. */
+void cg_mm_resolve_opnd(struct cg_ctx *cx, cg_mm_ir *e, unsigned region, ir_id id, unsigned nb,
+                        cg_mm_opnd *o);
+/* The epilogue state of a region: the product node whose value the
+ * accumulator gives, and the region outputs stored per element (each of the
+ * product's shape). */
+typedef struct cg_mm_epi_state {
+    struct cg_ctx *cx;
+    unsigned nmm;
+    ir_id mm[CG_MM_MAXH];
+    ir_id outs[64];
+    unsigned nouts;
+} cg_mm_epi_state;
+/* Fills st->outs with the region's stored values; false (reported) when one
+ * is not an elementwise epilogue of the products st->mm with their shape. */
+bool cg_mm_collect_outs(struct cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
+/* A cg_mm_epi_fn (user: cg_mm_epi_state): substitutes each accumulator,
+ * rounded to its product's dtype, for st->mm[i] and stores every output. */
+bool cg_mm_epi_store(void *user, cg_mm_ir *e, const LLVMValueRef *acc, const LLVMValueRef *bidx,
+                     LLVMValueRef row, LLVMValueRef col);
+/* Shared memory one block may use on a cg_target (0 for the host). */
+int64_t cg_mm_smem_limit(int target);
+/* Emits the whole product of d into e->fn at the builder for the program
+ * ids pid[0..3) (i64; x: M tiles, y: N tiles, z: flat batch) stepping the
+ * batch by zstep (NULL: one batch element per program); fills the launch
+ * shape l and leaves the builder in an open block. False with a message in
+ * err on failure. */
+bool cg_mm_emit_body(cg_mm_ir *e, const cg_mm_desc *d, cg_mm_launch *l, const LLVMValueRef *pid,
+                          LLVMValueRef zstep, char *err, size_t cap);
+
+/* Attention out[b, i, :] = softmax_j(chain(q[b,i,:].k[b,:,j])) @ v[b, j, :]
+ * with an online softmax (chain: attention.c's score steps); p rounded to
+ * pdt before the second product. Q is
+ * an operand with rows i, cols d; K with rows d, cols j (the transposed
+ * view); V with rows j, cols dv. The epilogue receives (bidx, i, dv). */
+typedef struct cg_attn_desc {
+    unsigned nb;
+    LLVMValueRef bdim[IR_MAX_RANK];
+    LLVMValueRef Sq, Sk, D, Dv;   /* i64 */
+    int64_t dmax, dvmax;          /* compile-time upper bounds of D, Dv (0: unknown) */
+    cg_mm_opnd q, k, v;
+    ir_dtype sdt;                 /* dtype the scores are rounded to before scaling (F32: none) */
+    ir_dtype pdt;                 /* dtype of p before the second product (F16/BF16/F32) */
+    ir_dtype cdt;                 /* operand dtype for tensor cores (F16/BF16) or F32 */
+    cg_mm_epi_fn epi;
+    void *user;
+} cg_attn_desc;
+
+#endif
