@@ -14,7 +14,7 @@
 # attention path needs known head dims). A program txc refuses is recorded by its error text, so
 # a change in what is accepted shows up as well. For host .ll files that differ, check also says
 # whether they differ only in value and block names (compared after `opt -passes=strip`).
-# TXC=path overrides the compiler (default: build/txc, else build/tools/txc); JOBS=n (default 2).
+# TXC=path overrides the compiler (default: build/txc); JOBS=n (default 2).
 set -u
 cd "$(dirname "$0")/.."
 mode=${1:-}
@@ -25,7 +25,7 @@ if [ -z "$mode" ] || [ -z "$dir" ] || { [ "$mode" != save ] && [ "$mode" != chec
 fi
 txc=${TXC:-}
 if [ -z "$txc" ]; then
-    if [ -x build/txc ]; then txc=build/txc; else txc=build/tools/txc; fi
+    txc=build/txc
 fi
 [ -x "$txc" ] || { echo "ptx-diff: no compiler at $txc (build first or set TXC)" >&2; exit 2; }
 txc=$(realpath "$txc")
