@@ -13,7 +13,6 @@
 #include <stdio.h>
 
 #include "ir/ir.h"
-#include "runtime/runtime.h"
 
 typedef enum { CG_SM80, CG_SM86, CG_SM89, CG_SM90, CG_SM90A, CG_HOST, CG_NTARGETS } cg_target;
 
@@ -108,15 +107,16 @@ bool cg_shape_resolve(const ir_shape *s, const int64_t *syms, unsigned nsyms, in
 /* The manifest as JSON (format in docs/codegen.md). False on a write error. */
 bool cg_manifest_write(const cg_program *p, FILE *out);
 
-/* Host execution: compiles g for CG_HOST, JITs it, binds the symbolic dims
- * from the inputs (rt_bind_shapes), allocates intermediates and outputs,
- * runs every kernel in order. `outputs` gets one tensor per returned value
- * (caller frees with rt_tensor_free). False with an error reported. */
-bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+/* Host execution: compiles the planned graph g for CG_HOST, JITs it and runs every kernel in
+ * order at the bound sizes syms (g->nsyms entries, every symbol bound, e.g. from the input
+ * shapes). inputs[i] holds parameter i's data (any alignment: misaligned ones are copied);
+ * outputs[k] is caller-owned room for returned value k, 16-byte aligned and sized from g's
+ * output shape at syms. Intermediates are allocated here. False with an error reported. */
+bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs, tx_diag *d);
 
 /* Sampled host re-run of a program another device ran (txc bench's check of outputs too large for
- * a full reference). bufs[0..nbufs) are that run's buffers in the GPU plan's order (inputs, then
- * outputs, then codegen's intermediates; rt_gpu_plan_from_cg), bytes[] their sizes, syms the bound
+ * a full reference). bufs[0..nbufs) are that run's buffers in the manifest's order (inputs, then
+ * outputs, then codegen's intermediates; the order of drv_gpu_plan_from_cg), bytes[] their sizes, syms the bound
  * sizes. Compiles g for the host and, for every kernel, runs up to `per_kernel` of its programs
  * (spread over its host grid; all of them when the grid is smaller) reading the kernel's inputs
  * from bufs, so each kernel is checked on the device's own inputs. Kernels whose host grid is a

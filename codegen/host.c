@@ -153,8 +153,9 @@ typedef struct cg_run {
     unsigned nown;
 } cg_run;
 
-/* Allocates the outputs (into `outputs`) and temps; aligned input views. */
-static bool cg_run_setup(const ir_graph *g, const cg_program *p, const rt_tensor *inputs, rt_tensor *outputs,
+/* Aligned views of the inputs (copies of misaligned ones), the caller's outputs (each 16-byte
+ * aligned, else an error) and freshly allocated temps, all sized at the bound syms. */
+static bool cg_run_setup(const ir_graph *g, const cg_program *p, void *const *inputs, void *const *outputs,
                          const int64_t *syms, cg_run *r, tx_diag *d) {
     const ir_node *on = &g->nodes[ir_output(g)];
     unsigned nin = cg_graph_ninputs(g);
@@ -162,29 +163,27 @@ static bool cg_run_setup(const ir_graph *g, const cg_program *p, const rt_tensor
     r->out = ir_xcalloc(on->nin + 1, sizeof *r->out);
     r->tmp = ir_xcalloc(p->ntemps + 1, sizeof *r->tmp);
     r->own = ir_xcalloc(nin + p->ntemps + 1, sizeof *r->own);
-    for (unsigned i = 0; i < nin; i++) {
-        r->in[i] = inputs[i].data;
-        if ((uintptr_t)inputs[i].data % 16 == 0) continue;
-        size_t n = (size_t)rt_numel(&inputs[i]) * (size_t)ir_dtype_size(inputs[i].dtype);
-        r->in[i] = r->own[r->nown++] = cg_aligned(n);
-        memcpy(r->in[i], inputs[i].data, n);
-    }
-    for (unsigned k = 0; k < on->nin; k++) {
-        const ir_node *v = &g->nodes[ir_in(g, on, k)];
-        rt_tensor *t = &outputs[k];
-        memset(t, 0, sizeof *t);
-        t->dtype = (ir_dtype)v->dtype;
-        t->rank = v->shape.rank;
-        size_t bytes;
-        if (!cg_bytes(&v->shape, t->dtype, syms, g->nsyms, t->dim, &bytes) || !rt_tensor_alloc(t)) {
-            tx_error(d, "output %u is too large", k);
+    for (ir_id i = 0; i < g->n; i++) {
+        const ir_node *v = &g->nodes[i];
+        if (v->op != IR_OP_INPUT) continue;
+        unsigned ix = v->a.param;
+        int64_t dims[IR_MAX_RANK];
+        size_t n;
+        r->in[ix] = inputs[ix];
+        if ((uintptr_t)inputs[ix] % 16 == 0) continue;
+        if (!cg_bytes(&v->shape, (ir_dtype)v->dtype, syms, g->nsyms, dims, &n)) {
+            tx_error(d, "input %u is too large", ix);
             return false;
         }
-        if (bytes && ((uintptr_t)t->data % 16)) {
+        r->in[ix] = r->own[r->nown++] = cg_aligned(n);
+        memcpy(r->in[ix], inputs[ix], n);
+    }
+    for (unsigned k = 0; k < on->nin; k++) {
+        if ((uintptr_t)outputs[k] % 16) {
             tx_error(d, "codegen: output buffer %u is not 16-byte aligned", k);
             return false;
         }
-        r->out[k] = t->data;
+        r->out[k] = outputs[k];
     }
     for (unsigned i = 0; i < p->ntemps; i++) {
         int64_t dims[IR_MAX_RANK];
@@ -279,36 +278,22 @@ static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run
 }
 
 /* Host execution; see codegen.h. */
-bool cg_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
-    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
-    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
-    if (!rt_bind_shapes(g, inputs, syms, d)) {
-        free(syms);
-        return false;
-    }
+bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs, tx_diag *d) {
     cg_program *p = cg_program_new(g, CG_HOST, d);
-    if (!p) {
-        free(syms);
-        return false;
-    }
-    unsigned nout = g->nodes[ir_output(g)].nin;
-    memset(outputs, 0, nout * sizeof *outputs);
+    if (!p) return false;
     cg_jit j = {0};
     cg_run r;
     memset(&r, 0, sizeof r);
     unsigned nthreads = cg_host_threads(p->mod); /* before the JIT takes the module */
     bool ok = cg_jit_new(&j, p, d) && cg_run_setup(g, p, inputs, outputs, syms, &r, d) &&
               cg_run_kernels(p, &j, syms, &r, nthreads, d);
-    if (!ok && r.out)
-        for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outputs[k]);
     cg_run_free(&r);
     cg_jit_free(&j);
     cg_program_free(p);
-    free(syms);
     return ok;
 }
 
-/* The GPU plan's index of a kernel buffer (rt_gpu_plan_from_cg order). */
+/* The index of a kernel buffer in cg_host_sample's order: inputs, outputs, temps. */
 static unsigned cg_plan_index(const cg_buf *b, unsigned nin, unsigned nout) {
     return b->kind == CG_BUF_INPUT ? b->index : b->kind == CG_BUF_OUTPUT ? nin + b->index : nin + nout + b->index;
 }

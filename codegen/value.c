@@ -445,8 +445,8 @@ static LLVMValueRef cg_const(cg_ctx *cx, const ir_node *n) {
     switch ((ir_dtype)n->dtype) {
     case IR_I32: return LLVMConstInt(cx->i32, (unsigned long long)(int64_t)(int32_t)(int64_t)v, 1);
     case IR_BOOL: return LLVMConstInt(cx->i1, v != 0, 0);
-    case IR_F16: return cg_f32c(cx, rt_f16_to_f32(rt_f32_to_f16((float)v)));
-    case IR_BF16: return cg_f32c(cx, rt_bf16_to_f32(rt_f32_to_bf16((float)v)));
+    case IR_F16: return cg_f32c(cx, ir_f16_to_f32(ir_f32_to_f16((float)v)));
+    case IR_BF16: return cg_f32c(cx, ir_bf16_to_f32(ir_f32_to_bf16((float)v)));
     default: return cg_f32c(cx, (float)v);
     }
 }

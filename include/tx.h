@@ -2,8 +2,8 @@
  * tensors (reference interpreter, host JIT or GPU), or load its kernels on
  * a GPU, bind device buffers, launch and time them.
  *
- * Link with the tx libraries (tx_runtime and its dependencies; CMake target
- * tx_runtime). The CUDA driver is loaded at run time; nothing CUDA is needed
+ * Link with the tx libraries (CMake target tx_driver, which brings the
+ * floors below it). The CUDA driver is loaded at run time; nothing CUDA is needed
  * to build or to run on the CPU. Every call that can fail returns NULL or
  * TX_ERR and leaves a message: in the caller's err buffer for calls that
  * take one, else in tx_device_error(). Handles are not thread-safe; use

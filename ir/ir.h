@@ -377,6 +377,20 @@ void tx_error(tx_diag *d, const char *fmt, ...) __attribute__((format(printf, 2,
 bool ir_mul_ok(int64_t a, int64_t b, int64_t *r);
 bool ir_add_ok(int64_t a, int64_t b, int64_t *r);
 
+/* f16/bf16 bit patterns (binary16 and bfloat16) and wider floats, exact:
+ * widening is exact; narrowing rounds once to nearest even, overflows to
+ * +-inf, produces denormals exactly, keeps the sign and turns NaN into a
+ * quiet NaN. The one host-side implementation (the runtime's tensors,
+ * constant emission in codegen). */
+float ir_f16_to_f32(uint16_t h);
+uint16_t ir_f32_to_f16(float f);
+float ir_bf16_to_f32(uint16_t h);
+uint16_t ir_f32_to_bf16(float f);
+uint16_t ir_f64_to_f16(double v);
+uint16_t ir_f64_to_bf16(double v);
+double ir_f16_to_f64(uint16_t h);
+double ir_bf16_to_f64(uint16_t h);
+
 /* Allocation that aborts with a message on out-of-memory (the only
  * acceptable response in a compiler of this size). */
 void *ir_xmalloc(size_t n);

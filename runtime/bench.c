@@ -1,12 +1,11 @@
-/* bench.c - `txc bench`: verification against a CPU reference, timing
+/* bench.c - the runtime's half of `txc bench` (the driver's driver/bench.c
+ * holds the orchestration): tolerances and comparison, timing a loaded plan
  * with CUDA events (median after warm-up, L2 flushed between runs), device
  * ceilings (copy bandwidth, launch overhead), the calibration file, and the
  * text and JSON reports. The pure parts (tolerances, comparison, median,
  * rates, reference choice, calibration file, printers) are tested on
  * the CPU by tests/unit/test_cuda.c, the rest on its fake driver. The
  * contracts of exported functions are in runtime/runtime.h. */
-#include "codegen/codegen.h"
-#include "passes/passes.h"
 #include "runtime/runtime.h"
 
 #include <ctype.h>
@@ -332,57 +331,6 @@ bool rt_calib_load(const char *path, rt_calib *cal, char *err, size_t cap)
     return true;
 }
 
-void rt_calib_apply(const rt_calib *cal, pass_gpu *gpu)
-{
-    gpu->hbm_GBps = cal->copy_GBps;
-    gpu->launch_us = cal->launch_us;
-}
-
-/* ---- the planner's predictions --------------------------------------------- */
-
-/* A copy of g with every symbolic dim replaced by its bound value, so that
- * the cost model gives concrete numbers. NULL on allocation failure. */
-static ir_graph *concrete_clone(const ir_graph *g, const int64_t *syms)
-{
-    ir_graph *c = ir_graph_clone(g);
-    for (uint32_t i = 0; c && i < c->n; i++) {
-        ir_shape *sh = &c->nodes[i].shape;
-        for (unsigned d = 0; d < sh->rank; d++)
-            if (IR_DIM_IS_SYM(sh->dim[d]) && IR_DIM_SYMIDX(sh->dim[d]) < c->nsyms)
-                sh->dim[d] = syms[IR_DIM_SYMIDX(sh->dim[d])];
-    }
-    for (uint32_t k = 0; c && k < c->nsyms; k++)
-        c->syms[k].value = syms[k];
-    return c;
-}
-
-/* Copies the cost model's predicted time of every region (roofline plus
- * launch overhead, passes/cost.c) into the plan's kernels of that region.
- * Returns the predicted total (-1 when some region has no figure). */
-static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int64_t *syms, rt_gpu_plan *p)
-{
-    ir_graph *c = pc && pc->gpu ? concrete_clone(g, syms) : NULL;
-    ir_uses u;
-    double total = 0;
-    bool all = c != NULL;
-    if (!c || !ir_uses_build(c, &u)) {
-        ir_graph_free(c);
-        return -1;
-    }
-    for (uint32_t r = 0; r < c->nregions; r++) {
-        pass_cost cost;
-        pass_region_cost(c, &u, r, pc->gpu, &cost);
-        all &= cost.concrete;
-        total += cost.concrete ? cost.predicted_us : 0;
-        for (uint32_t k = 0; cost.concrete && k < p->nkernels; k++)
-            if (p->kernels[k].region == (int)r)
-                p->kernels[k].predicted_us = cost.predicted_us;
-    }
-    ir_uses_free(&u);
-    ir_graph_free(c);
-    return all ? total : -1;
-}
-
 /* ---- device ceilings ------------------------------------------------------ */
 
 static const char empty_ptx[] = ".version 8.0\n.target sm_80\n.address_size 64\n\n"
@@ -411,7 +359,7 @@ static void timer_free(timer *t)
 
 /* Device-to-device copy bandwidth (bytes read + written per second) over
  * up to 1 GiB, the median of 10 copies. */
-static bool measure_copy(rt_cuda *c, double *GBps)
+bool rt_measure_copy(rt_cuda *c, double *GBps)
 {
     const rt_cuda_info *in = rt_cuda_get_info(c);
     size_t bytes = (size_t)1 << 30;
@@ -440,7 +388,7 @@ static bool measure_copy(rt_cuda *c, double *GBps)
 
 /* Launch overhead: time per launch of an empty kernel launched 200 times
  * back to back, the median of 5 batches. */
-static bool measure_launch(rt_cuda *c, double *us_per)
+bool rt_measure_launch(rt_cuda *c, double *us_per)
 {
     static const uint32_t one[3] = {1, 1, 1};
     rt_module *m = rt_module_load(c, empty_ptx);
@@ -534,7 +482,7 @@ static bool time_graph(bench_run *b, rt_bench_result *res)
 }
 
 /* Fills res's per-kernel rows from the plan (names and planner figures). */
-static void result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *label)
+void rt_bench_result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *label)
 {
     memset(res, 0, sizeof *res);
     snprintf(res->label, sizeof res->label, "%s", label);
@@ -552,6 +500,27 @@ static void result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *
         res->bytes += kt->bytes;
         res->flops += kt->flops;
     }
+}
+
+bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters, rt_bench_result *res)
+{
+    bench_run b = {c, x, p, 0, 0, iters > 0 ? iters : 20, 3};
+    timer tm = {0};
+    bool ok;
+    b.flush_bytes = (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
+    if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20))
+        b.flush_bytes = (size_t)64 << 20;
+    ok = !b.flush_bytes || rt_cuda_alloc(c, b.flush_bytes, "the L2 flush buffer", &b.flush);
+    res->l2_flushed = b.flush != 0;
+    res->iters = b.iters;
+    ok = ok && timer_new(c, &tm);
+    for (uint32_t k = 0; ok && k < p->nkernels; k++)
+        ok = time_kernel(&b, &tm, k, &res->k[k].us);
+    ok = ok && time_graph(&b, res);
+    if (tm.c)
+        timer_free(&tm);
+    rt_cuda_release(c, b.flush);
+    return ok;
 }
 
 void rt_bench_result_free(rt_bench_result *res)
@@ -588,166 +557,6 @@ bool rt_bench_output_ok(const rt_out_check *oc)
 {
     return oc->cmp.bad == 0 || (oc->how == RT_VERIFY_SCALED && oc->cmp.bad_scaled == 0);
 }
-
-/* Loads the plan, runs it once on the inputs for verification against
- * `ref` (may be NULL: then only the poison check), then times it. */
-/* Programs of each kernel the sampled check re-runs on the host, and the FLOPs above which a
- * kernel that is one host program (the host runs reductions as one) is left out. */
-#define SAMPLE_PROGRAMS 8
-#define SAMPLE_MAX_FLOPS 4e10
-
-/* The sampled check of outputs too large for a full reference (see rt_out_check.sampled): every
- * buffer of the device's run comes back, cg_host_sample re-runs SAMPLE_PROGRAMS programs of each
- * kernel on the host from the device's own inputs, twice with different poison bytes (written
- * elements are those both runs agree on), and the written output elements are compared. */
-static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
-                         rt_bench_result *res, tx_diag *d)
-{
-    uint32_t nb = p->nbufs;
-    rt_tensor *all = ir_xcalloc(nb + 1, sizeof *all);
-    void **bp = ir_xcalloc(nb + 1, sizeof *bp), **s1 = ir_xcalloc(nb + 1, sizeof *s1),
-         **s2 = ir_xcalloc(nb + 1, sizeof *s2);
-    int64_t *bytes = ir_xcalloc(nb + 1, sizeof *bytes);
-    double *kf = ir_xcalloc(p->nkernels + 1, sizeof *kf);
-    char err[256];
-    bool ok = rt_gpu_exec_download_all(x, all);
-    if (!ok)
-        tx_error(d, "%s", rt_gpu_exec_error(x));
-    for (uint32_t b = 0; ok && b < nb; b++) {
-        bp[b] = all[b].data;
-        bytes[b] = rt_buf_bytes(&p->bufs[b]);
-    }
-    for (uint32_t k = 0; k < p->nkernels; k++)
-        kf[k] = p->kernels[k].flops;
-    /* The host side can fail for reasons of its own (a plan whose buffers the host program does not
-     * match): then the outputs stay "not compared" and the message goes into the result, not into
-     * the run's errors. */
-    bool sampled = false;
-    if (ok) {
-        char *msg = NULL;
-        size_t len = 0;
-        FILE *mf = open_memstream(&msg, &len);
-        tx_diag hd;
-        tx_diag_init(&hd, mf ? mf : stderr, "sampled check", NULL, 0);
-        sampled = cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0xFF, s1, &hd) &&
-                  cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0x00, s2, &hd);
-        if (mf)
-            fclose(mf);
-        if (!sampled && msg && *msg)
-            snprintf(res->sample_note, sizeof res->sample_note, "%.*s", (int)strcspn(msg, "\n"), msg);
-        else if (!sampled)
-            snprintf(res->sample_note, sizeof res->sample_note, "the host re-run failed");
-        free(msg);
-    }
-    for (uint32_t k = 0; ok && sampled && k < p->noutputs; k++) {
-        uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
-        if (b == UINT32_MAX || !s1[b] || !s2[b])
-            continue;
-        /* the written elements, gathered into vectors allocated for all n and cut to m */
-        size_t es = (size_t)ir_dtype_size(all[b].dtype);
-        int64_t n = rt_numel(&all[b]), m = 0;
-        rt_tensor got = {.dtype = all[b].dtype, .rank = 1, .dim = {n}}, want = got;
-        ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
-        if (!ok)
-            tx_error(d, "sampled check: out of memory for output %u", k);
-        for (int64_t i = 0; ok && i < n; i++)
-            if (memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0) {
-                memcpy((char *)got.data + m * es, (char *)all[b].data + i * es, es);
-                memcpy((char *)want.data + m * es, (char *)s1[b] + i * es, es);
-                m++;
-            }
-        got.dim[0] = want.dim[0] = m;
-        rt_out_check *oc = &res->out[k];
-        if (ok && !m) {
-            rt_tensor_free(&got);
-            rt_tensor_free(&want);
-            continue;
-        }
-        if (ok && !rt_bench_check_output(&got, &want, NULL, oc, err, sizeof err)) {
-            tx_error(d, "output %u: %s", k, err);
-            ok = false;
-        }
-        oc->sampled = m;
-        oc->checked = ok;
-        res->verified &= !ok || rt_bench_output_ok(oc);
-        rt_tensor_free(&got);
-        rt_tensor_free(&want);
-    }
-    for (uint32_t b = 0; b < nb; b++) {
-        rt_tensor_free(&all[b]);
-        free(s1[b]);
-        free(s2[b]);
-    }
-    free(all), free(bp), free(s1), free(s2), free(bytes), free(kf);
-    return ok;
-}
-
-static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
-                       const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref, const rt_bench_opts *o,
-                       rt_bench_result *res, tx_diag *d)
-{
-    char err[512];
-    bench_run b = {c, NULL, p, 0, 0, o->iters > 0 ? (int)o->iters : 20, 3};
-    rt_tensor *outs = ir_xcalloc(p->noutputs + 1, sizeof *outs);
-    timer tm = {0};
-    bool ok = false;
-    b.x = rt_gpu_exec_new(c, p, true);
-    if (!b.x) {
-        tx_error(d, "%s", rt_cuda_error(c));
-        free(outs);
-        return false;
-    }
-    if (!rt_gpu_exec_upload(b.x, inputs, p->ninputs, err, sizeof err)) {
-        tx_error(d, "%s", err);
-        goto done;
-    }
-    if (!rt_gpu_exec_poison(b.x) || !rt_gpu_exec_launch_all(b.x) || !rt_gpu_exec_download(b.x, outs, p->noutputs))
-        goto cuda_fail;
-    res->nout = p->noutputs;
-    res->out = ir_xcalloc(p->noutputs + 1, sizeof *res->out);
-    res->verified = true;
-    for (uint32_t k = 0; k < p->noutputs; k++) {
-        rt_out_check *oc = &res->out[k];
-        oc->dtype = outs[k].dtype;
-        oc->poisoned = rt_count_poison(&outs[k]);
-        if (ref && !rt_bench_check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err, sizeof err)) {
-            tx_error(d, "output %u: %s", k, err);
-            goto done;
-        }
-        oc->checked = ref != NULL;
-        res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
-    }
-    if (!ref && g && !bench_sample(b.x, p, g, syms, res, d))
-        goto done;
-    b.flush_bytes = (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
-    if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20))
-        b.flush_bytes = (size_t)64 << 20;
-    if (b.flush_bytes && !rt_cuda_alloc(c, b.flush_bytes, "the L2 flush buffer", &b.flush))
-        goto cuda_fail;
-    res->l2_flushed = b.flush != 0;
-    res->iters = b.iters;
-    if (!timer_new(c, &tm))
-        goto cuda_fail;
-    for (uint32_t k = 0; k < p->nkernels; k++)
-        if (!time_kernel(&b, &tm, k, &res->k[k].us))
-            goto cuda_fail;
-    if (!time_graph(&b, res))
-        goto cuda_fail;
-    ok = true;
-    goto done;
-cuda_fail:
-    tx_error(d, "%s", rt_gpu_exec_error(b.x));
-done:
-    if (tm.c)
-        timer_free(&tm);
-    rt_cuda_release(c, b.flush);
-    for (uint32_t k = 0; k < p->noutputs; k++)
-        rt_tensor_free(&outs[k]);
-    free(outs);
-    rt_gpu_exec_free(b.x);
-    return ok;
-}
-
 /* ---- reports -------------------------------------------------------------- */
 
 /* Sum of the measured times of the kernels of region r. */
@@ -801,7 +610,7 @@ void rt_bench_print_timeline(FILE *out, const rt_bench_result *res)
 }
 
 /* Prints the verification lines of one result. */
-static void print_verify(FILE *out, const rt_bench_result *res)
+void rt_bench_print_verify(FILE *out, const rt_bench_result *res)
 {
     for (uint32_t k = 0; k < res->nout; k++) {
         const rt_out_check *oc = &res->out[k];
@@ -822,7 +631,7 @@ static void print_verify(FILE *out, const rt_bench_result *res)
                     (long long)oc->cmp.n, oc->cmp.max_abs, oc->cmp.max_rel, t.atol, t.rtol);
         if (oc->checked && oc->sampled)
             fprintf(out, "       sampled: %lld elements re-computed by the host JIT (%d programs of each kernel, "
-                    "on the GPU's own inputs)\n", (long long)oc->sampled, SAMPLE_PROGRAMS);
+                    "on the GPU's own inputs)\n", (long long)oc->sampled, RT_SAMPLE_PROGRAMS);
         if (oc->checked && oc->how == RT_VERIFY_PLAN)
             fprintf(out, "       against the plan-precision reference (f16/bf16 values kept on chip stay f32, as the "
                     "spec allows)\n");
@@ -840,7 +649,7 @@ void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_r
 {
     fprintf(out, "%s: %s, reference %s\n", res->label, res->verified ? "verified" : "VERIFICATION FAILED",
             rep->reference);
-    print_verify(out, res);
+    rt_bench_print_verify(out, res);
     fprintf(out, "kernels (median of %d runs after 3 warm-up%s):\n", res->iters,
             res->l2_flushed ? ", L2 flushed before each" : "");
     fprintf(out, "  %-24s %-10s %10s %9s %6s %8s %10s %8s\n", "kernel", "kind", "us", "GB/s", "%copy",
@@ -943,308 +752,4 @@ void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_r
         fprintf(out, ",\n \"speedup\": %.3f", fused->graph_us > 0 ? unfused->graph_us / fused->graph_us : 0);
     }
     fprintf(out, "}\n");
-}
-
-/* ---- txc bench ------------------------------------------------------------ */
-
-/* Total elements of the graph's inputs and outputs at bound sizes. */
-static double plan_elems(const rt_gpu_plan *p)
-{
-    double e = 0;
-    for (uint32_t b = 0; b < p->nbufs; b++)
-        if (p->bufs[b].role != RT_BUF_TEMP)
-            e += (double)rt_buf_bytes(&p->bufs[b]) / ir_dtype_size((ir_dtype)p->bufs[b].dtype);
-    return e;
-}
-
-/* Computes the reference outputs with the chosen reference; NULL ref (and
- * true) when the program is too large for either. */
-static bool bench_reference(const ir_graph *g, const ir_graph *raw, const rt_gpu_plan *p, const rt_tensor *inputs,
-                            rt_tensor **ref, const char **name, tx_diag *d)
-{
-    double flops = 0;
-    const char *pick;
-    for (uint32_t k = 0; k < p->nkernels; k++)
-        flops += p->kernels[k].flops > 0 ? p->kernels[k].flops : 0;
-    pick = rt_bench_pick_reference(plan_elems(p), flops);
-    *ref = NULL;
-    *name = "none (too large for a CPU reference; only checked that every output element was written)";
-    if (!pick)
-        return true;
-    *ref = ir_xcalloc(p->noutputs + 1, sizeof **ref);
-    if (strcmp(pick, "ref") == 0 ? rt_interp_run(raw, inputs, *ref, d) : cg_host_run(g, inputs, *ref, d)) {
-        *name = strcmp(pick, "ref") == 0 ? "ref (double-precision interpreter)" : "cpu (host JIT)";
-        return true;
-    }
-    free(*ref);
-    *ref = NULL;
-    return false;
-}
-
-/* Frees n tensors and the array holding them (NULL: nothing). */
-static void free_outputs(rt_tensor *t, uint32_t n)
-{
-    for (uint32_t k = 0; t && k < n; k++)
-        rt_tensor_free(&t[k]);
-    free(t);
-}
-
-/* Plans raw again with --no-fuse (quietly) into a new graph; NULL with an
- * error reported. */
-static ir_graph *plan_unfused(const ir_graph *raw, pass_ctx *pc)
-{
-    pass_ctx u = *pc;
-    ir_graph *g = ir_graph_clone(raw);
-    if (!g) {
-        tx_error(pc->diag, "out of memory cloning the graph");
-        return NULL;
-    }
-    u.no_fuse = true;
-    u.dump = NULL;
-    u.explain = NULL;
-    if (!pass_run_pipeline(g, &u)) {
-        ir_graph_free(g);
-        return NULL;
-    }
-    return g;
-}
-
-/* Measures the device ceilings into rep and writes the calibration file
- * when asked. */
-static bool bench_ceilings(rt_cuda *c, const rt_bench_opts *o, rt_bench_report *rep, FILE *out, tx_diag *d)
-{
-    const rt_cuda_info *in = rt_cuda_get_info(c);
-    char path[1024], err[1200];
-    rt_calib cal;
-    if (!measure_copy(c, &rep->copy_GBps) || !measure_launch(c, &rep->launch_us)) {
-        tx_error(d, "%s", rt_cuda_error(c));
-        return false;
-    }
-    if (!o->calibrate)
-        return true;
-    memset(&cal, 0, sizeof cal);
-    snprintf(cal.gpu, sizeof cal.gpu, "%s", in->name);
-    rt_gpu_slug(in->name, cal.slug, sizeof cal.slug);
-    cal.cc = in->cc;
-    cal.sms = in->sms;
-    cal.l2_bytes = in->l2_bytes;
-    cal.copy_GBps = rep->copy_GBps;
-    cal.launch_us = rep->launch_us;
-    cal.driver = in->driver_version;
-    if (o->calib_path)
-        snprintf(path, sizeof path, "%s", o->calib_path);
-    else if (!rt_calib_default_path(in->name, path, sizeof path)) {
-        tx_error(d, "no place for the calibration file: set HOME or pass --calib=FILE");
-        return false;
-    }
-    if (!rt_calib_save(path, &cal, err, sizeof err)) {
-        tx_error(d, "%s", err);
-        return false;
-    }
-    if (!o->json)
-        fprintf(out, "calibration written to %s\n", path);
-    return true;
-}
-
-/* Compiles the planned graph g for the inputs' sizes and prepares res
- * (kernel rows, the planner's predictions). NULL with an error reported. */
-static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tensor *inputs, const rt_bench_opts *o,
-                                  rt_bench_result *res, const char *label, int64_t **symsp, tx_diag *d)
-{
-    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
-    rt_gpu_plan *p = rt_gpu_plan_build(g, o->target, inputs, syms, d);
-    double total = p ? plan_predictions(g, pc, syms, p) : -1;
-    *symsp = syms;
-    if (!p)
-        return NULL;
-    result_init(res, p, label);
-    res->predicted_us = total;
-    return p;
-}
-
-/* Verifies and times the fused graph g and, when asked, its --no-fuse
- * plan, against one reference computed once. */
-static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
-                       const rt_bench_opts *o, rt_bench_report *rep, rt_bench_result *fused,
-                       rt_bench_result *unfused, tx_diag *d)
-{
-    int64_t *syms = NULL, *usyms = NULL;
-    rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", &syms, d), *pu = NULL;
-    rt_tensor *ref = NULL;
-    ir_graph *ug = NULL;
-    const char *refname;
-    uint32_t nout = p ? p->noutputs : 0;
-    rt_tensor *pref = NULL;
-    bool ok = p && bench_reference(g, raw, p, inputs, &ref, &refname, d);
-    if (ok && ref && refname[0] == 'r') { /* the interpreter: also at the plan's precision */
-        pref = ir_xcalloc(nout + 1, sizeof *pref);
-        ok = rt_interp_run_plan(g, inputs, pref, d);
-    }
-    if (ok) {
-        snprintf(rep->reference, sizeof rep->reference, "%s", refname);
-        ok = bench_plan(c, p, g, syms, inputs, ref, pref, o, fused, d);
-    }
-    if (ok && !ref && !fused->sample_note[0])
-        snprintf(rep->reference, sizeof rep->reference,
-                 "sampled: the host JIT re-ran %d programs of each kernel on the GPU's own inputs", SAMPLE_PROGRAMS);
-    else if (ok && !ref)
-        snprintf(rep->reference, sizeof rep->reference, "none (too large for a CPU reference; the sampled check "
-                 "could not run, see the outputs)");
-    if (ok && o->compare_unfused)
-        ok = (ug = plan_unfused(raw, pc)) != NULL &&
-             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", &usyms, d)) != NULL &&
-             bench_plan(c, pu, ug, usyms, inputs, ref, NULL, o, unfused, d);
-    free(syms);
-    free(usyms);
-    free_outputs(ref, nout);
-    free_outputs(pref, nout);
-    rt_gpu_plan_free(p);
-    rt_gpu_plan_free(pu);
-    ir_graph_free(ug);
-    return ok;
-}
-
-/* Monotonic wall clock in microseconds. */
-static double now_us(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
-}
-
-/* Runs the host JIT on the inputs, verifies its outputs against the
- * reference interpreter when the program is small enough, and fills res
- * with the median wall time per call (which includes JIT compilation). */
-static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, int iters,
-                          rt_bench_report *rep, rt_bench_result *res, tx_diag *d)
-{
-    uint32_t nin = 0, nout = g->nodes[ir_output(g)].nin;
-    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
-    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs), *ref = NULL;
-    double elems = 0, *t = ir_xcalloc((size_t)iters, sizeof *t);
-    char err[256];
-    const char *pick;
-    bool ok = rt_bind_shapes(g, inputs, syms, d);
-    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT)
-        elems += (double)rt_numel(&inputs[nin++]);
-    for (int i = 0; ok && i < iters; i++) {
-        double t0 = now_us();
-        for (uint32_t k = 0; i && k < nout; k++)
-            rt_tensor_free(&outs[k]);
-        ok = cg_host_run(g, inputs, outs, d);
-        t[i] = now_us() - t0;
-    }
-    for (uint32_t k = 0; ok && k < nout; k++)
-        elems += (double)rt_numel(&outs[k]);
-    pick = ok ? rt_bench_pick_reference(elems, rt_region_flops(g, -2, syms)) : NULL;
-    snprintf(rep->reference, sizeof rep->reference, "%s",
-             pick && !strcmp(pick, "ref") ? "ref (double-precision interpreter)"
-                                          : "none (too large for the reference interpreter)");
-    rt_tensor *pref = NULL;
-    if (ok && pick && !strcmp(pick, "ref")) {
-        ref = ir_xcalloc(nout + 1, sizeof *ref);
-        pref = ir_xcalloc(nout + 1, sizeof *pref);
-        ok = rt_interp_run(raw, inputs, ref, d) && rt_interp_run_plan(g, inputs, pref, d);
-    }
-    res->nout = nout;
-    res->out = ir_xcalloc(nout + 1, sizeof *res->out);
-    res->verified = ok;
-    for (uint32_t k = 0; ok && k < nout; k++) {
-        rt_out_check *oc = &res->out[k];
-        oc->dtype = outs[k].dtype;
-        oc->checked = ref != NULL;
-        if (ref && !rt_bench_check_output(&outs[k], &ref[k], &pref[k], oc, err, sizeof err)) {
-            tx_error(d, "output %u: %s", k, err);
-            ok = false;
-        }
-        res->verified &= !ref || rt_bench_output_ok(oc);
-    }
-    res->graph_us = ok ? rt_median(t, (size_t)iters) : 0;
-    res->iters = iters;
-    free_outputs(outs, nout);
-    free_outputs(ref, ref ? nout : 0);
-    free_outputs(pref, pref ? nout : 0);
-    free(syms);
-    free(t);
-    return ok;
-}
-
-/* `txc bench --device=cpu`: the host JIT verified against the reference
- * interpreter and timed by wall clock (no per-kernel figures). */
-static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, const rt_bench_opts *o,
-                      FILE *out, tx_diag *d)
-{
-    rt_bench_report rep;
-    rt_bench_result res;
-    int iters = o->iters > 0 && o->iters < 5 ? (int)o->iters : 5;
-    bool ok;
-    memset(&rep, 0, sizeof rep);
-    memset(&res, 0, sizeof res);
-    snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
-    snprintf(rep.device, sizeof rep.device, "cpu (host JIT)");
-    snprintf(res.label, sizeof res.label, "fused");
-    res.predicted_us = -1;
-    ok = bench_cpu_run(g, raw, inputs, iters, &rep, &res, d);
-    if (ok && o->json) {
-        rt_bench_print_json(out, &rep, &res, NULL);
-    } else if (ok) {
-        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program,
-                res.verified ? "verified" : "VERIFICATION FAILED", rep.reference);
-        print_verify(out, &res);
-        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d)\n", res.graph_us, iters);
-    }
-    if (ok && !res.verified) {
-        tx_error(d, "verification failed: the host JIT's results differ from the reference");
-        ok = false;
-    }
-    rt_bench_result_free(&res);
-    return ok;
-}
-
-bool rt_bench(const ir_graph *g, const ir_graph *raw, struct pass_ctx *pc, const rt_tensor *inputs,
-              const rt_bench_opts *o, FILE *out, tx_diag *d)
-{
-    char err[512];
-    rt_bench_report rep;
-    rt_bench_result fused, unfused;
-    rt_cuda *c;
-    bool ok;
-    if (o->device && strcmp(o->device, "cpu") == 0)
-        return bench_cpu(g, raw, inputs, o, out, d);
-    if (o->device && strcmp(o->device, "gpu") != 0) {
-        tx_error(d, "txc bench --device=%s: the reference is what bench verifies against; use --device=gpu or "
-                 "--device=cpu", o->device);
-        return false;
-    }
-    if (!(c = rt_cuda_new(err, sizeof err))) {
-        tx_error(d, "%s", err);
-        return false;
-    }
-    memset(&rep, 0, sizeof rep);
-    memset(&fused, 0, sizeof fused);
-    memset(&unfused, 0, sizeof unfused);
-    snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
-    snprintf(rep.device, sizeof rep.device, "%s", rt_cuda_get_info(c)->name);
-    rep.cc = rt_cuda_get_info(c)->cc;
-    ok = bench_ceilings(c, o, &rep, out, d) && bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
-    if (ok && o->json) {
-        rt_bench_print_json(out, &rep, &fused, o->compare_unfused ? &unfused : NULL);
-    } else if (ok) {
-        fprintf(out, "%s on %s (sm_%d): copy %.0f GB/s, launch %.2f us (measured)\n", rep.program, rep.device, rep.cc,
-                rep.copy_GBps, rep.launch_us);
-        rt_bench_print_text(out, &rep, &fused);
-        if (o->compare_unfused) {
-            rt_bench_print_text(out, &rep, &unfused);
-            fprintf(out, "speed-up of fusion: %.2fx (%u kernels -> %u)\n",
-                    fused.graph_us > 0 ? unfused.graph_us / fused.graph_us : 0, unfused.nkernels, fused.nkernels);
-        }
-    }
-    if (ok && (!fused.verified || (o->compare_unfused && !unfused.verified))) {
-        tx_error(d, "verification failed: the GPU results differ from the reference");
-        ok = false;
-    }
-    rt_bench_result_free(&fused);
-    rt_bench_result_free(&unfused);
-    rt_cuda_free(c);
-    return ok;
 }

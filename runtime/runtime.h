@@ -23,15 +23,7 @@ void rt_tensor_free(rt_tensor *t);
  * for f16/bf16; truncation toward zero for i32; != 0 for bool). */
 double rt_get(const rt_tensor *t, int64_t i);
 void rt_set(rt_tensor *t, int64_t i, double v);
-float rt_f16_to_f32(uint16_t h);
-uint16_t rt_f32_to_f16(float f);
-float rt_bf16_to_f32(uint16_t h);
-uint16_t rt_f32_to_bf16(float f);
-/* Added by the runtime/interpreter work (additive): */
-/* Exact rounding of a double to f16/bf16 bits (nearest even, one rounding,
- * overflow to +-inf, denormals exact, NaN stays NaN with its sign). */
-uint16_t rt_f64_to_f16(double v);
-uint16_t rt_f64_to_bf16(double v);
+/* (f16/bf16 conversions: ir_f16_to_f32 and friends in ir/ir.h.) */
 /* i32 store rule: truncation toward zero, saturating to [INT32_MIN,
  * INT32_MAX]; NaN gives 0. */
 int32_t rt_double_to_i32(double v);
@@ -80,38 +72,15 @@ bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *output
  * planned (regions set); on an unplanned graph both agree. */
 bool rt_interp_run_plan(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
 
-/* ---- entry points the CLI calls (tools/txc.c) --------------------------- */
-/* Declared by the lead; implemented in runtime/tensor.c (convert) and the GPU
- * runtime files (runtime/cuda.c, runtime/bench.c). */
+/* ---- input files and devices ----------------------------------------------- */
 
 /* Converts t in place to dtype `to` as an input file crosses the boundary:
  * same dtype: nothing; f32 -> bf16 rounds to nearest even (spec 3); any
  * other mismatch is an error ("file holds <f2 (f16), parameter is f32"). */
 bool rt_tensor_convert(rt_tensor *t, ir_dtype to, char *err, size_t cap);
 
-struct pass_ctx;
 /* True when libcuda.so.1 loads and reports at least one device. */
 bool rt_gpu_available(void);
-/* Compiles the planned graph g for `target` (a cg_target), runs it on the
- * GPU with host inputs (parameter order) and fills outputs (return order).
- * Without a driver: "no CUDA driver found (...); use --device=cpu". */
-bool rt_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
-
-typedef struct rt_bench_opts {
-    long iters;            /* timed iterations (median reported) */
-    bool json;             /* machine-readable output */
-    bool compare_unfused;  /* also plan, run and time the --no-fuse graph */
-    bool calibrate;        /* measure bandwidth and launch overhead, save them */
-    const char *calib_path;/* calibration file (NULL: the default place) */
-    const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
-    int target;            /* cg_target for the GPU */
-} rt_bench_opts;
-/* `txc bench`: g is the planned graph, raw the frontend's graph (for the
- * reference and for re-planning unfused with pc), inputs in parameter order.
- * Verifies every output against the reference, times kernels and the graph,
- * prints the table (or JSON) to out. */
-bool rt_bench(const ir_graph *g, const ir_graph *raw, struct pass_ctx *pc, const rt_tensor *inputs,
-              const rt_bench_opts *o, FILE *out, tx_diag *d);
 
 /* ---- GPU runtime (runtime/cuda.c, runtime/bench.c) -----------------------
  * The CUDA driver is loaded with dlopen at run time; nothing CUDA is needed
@@ -197,8 +166,8 @@ bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t
 /* ---- running a planned program on the GPU (runtime/gpu.c) ---------------
  * rt_gpu_plan is the runtime's view of a compiled program: the PTX, the
  * device buffers it needs and every kernel launch with concrete geometry.
- * It is built from codegen's program and manifest by rt_gpu_plan_from_cg
- * once the symbolic dims are bound. */
+ * The driver builds it from codegen's program (drv_gpu_plan_from_cg) once
+ * the symbolic dims are bound. */
 typedef enum { RT_BUF_INPUT, RT_BUF_OUTPUT, RT_BUF_TEMP } rt_buf_role;
 typedef struct rt_buf_desc {
     uint8_t role;            /* rt_buf_role */
@@ -253,25 +222,6 @@ int64_t rt_buf_bytes(const rt_buf_desc *b);
 /* Checks host inputs (parameter order) against the plan's input buffers:
  * count, dtype and shape, naming the parameter on mismatch. */
 bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err, size_t cap);
-
-/* FLOPs of region r of g at bound sizes syms (r = -2: every node; r = -1:
- * none): ir_op_flops per output element (per input element for
- * reductions), 2*M*N*K per matmul; views and casts count 0. */
-double rt_region_flops(const ir_graph *g, int r, const int64_t *syms);
-
-struct cg_program;
-/* The plan of a compiled program at bound sizes syms (g->nsyms entries):
- * buffers are the inputs (parameter order), then the outputs (return
- * order), then codegen's intermediates; kernels in manifest order with
- * concrete geometry, their manifest bytes (each HBM tensor once) and FLOPs.
- * NULL with one line in err. */
-rt_gpu_plan *rt_gpu_plan_from_cg(const ir_graph *g, struct cg_program *cp, const int64_t *syms,
-                                 char *err, size_t cap);
-/* Binds the sizes from the inputs (into syms, g->nsyms entries), compiles
- * the planned graph g for a GPU target (a cg_target) and builds the plan.
- * NULL with an error reported. */
-rt_gpu_plan *rt_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
-                               tx_diag *d);
 
 /* A plan loaded on a device: module, functions and device buffers. The
  * intermediates are always allocated here; inputs and outputs too when
@@ -348,7 +298,8 @@ int64_t rt_count_poison(const rt_tensor *t);
  * overhead and saves them as one JSON object, by default in
  * $XDG_CACHE_HOME/tx/calib-<slug>.json (else ~/.cache/tx/...), where slug
  * names the GPU like --gpu does ("NVIDIA H200" -> "h200"). The CLI may load
- * it and apply it to the cost model's pass_gpu before planning. */
+ * it and apply it to the cost model's pass_gpu before planning
+ * (drv_calib_apply). */
 typedef struct rt_calib {
     char gpu[128];       /* device name as the driver reports it */
     char slug[64];       /* "h200" */
@@ -366,9 +317,6 @@ bool rt_calib_default_path(const char *device, char *buf, size_t cap);
 bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap); /* atomic */
 bool rt_calib_load(const char *path, rt_calib *cal, char *err, size_t cap);
 bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap);
-struct pass_gpu;
-/* Sets the cost model's hbm_GBps and launch_us from a calibration. */
-void rt_calib_apply(const rt_calib *cal, struct pass_gpu *gpu);
 
 /* ---- bench results and reports (runtime/bench.c) ------------------------ */
 typedef struct rt_kernel_time {
@@ -379,6 +327,9 @@ typedef struct rt_kernel_time {
     double bytes, flops;       /* manifest bytes (each HBM tensor once), FLOPs */
     double predicted_us;       /* the planner's time of its region; -1 unknown */
 } rt_kernel_time;
+
+/* Programs of each kernel the sampled check (rt_out_check.sampled) re-runs on the host. */
+#define RT_SAMPLE_PROGRAMS 8
 
 enum { RT_VERIFY_STRICT, RT_VERIFY_PLAN, RT_VERIFY_SCALED };
 typedef struct rt_out_check {
@@ -416,6 +367,20 @@ typedef struct rt_bench_result {
     char sample_note[200];     /* why the sampled check (rt_out_check.sampled) could not run, or "" */
 } rt_bench_result;
 void rt_bench_result_free(rt_bench_result *res);
+/* Fills res's per-kernel rows from the plan (names, kinds, the planner's bytes, FLOPs and
+ * predicted times) and their totals; res->predicted_us starts at -1. */
+void rt_bench_result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *label);
+/* Times the plan loaded in x on c: every kernel alone, then the whole graph with an event after
+ * each launch, `iters` timed runs (<= 0: 20) after 3 warm-ups, the L2 flushed before each
+ * (a buffer of twice its size, at least 64 MiB, written outside the timing). Fills res's
+ * us/start_us/end_us, graph_us, iters and l2_flushed. False on a driver error (the message in
+ * rt_gpu_exec_error(x)). */
+bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters, rt_bench_result *res);
+/* Device ceilings: the device-to-device copy bandwidth (bytes read + written per second, the
+ * median of 10 copies of up to 1 GiB) and the launch overhead (per launch of an empty kernel
+ * launched 200 times back to back, the median of 5 batches). False with the driver's error. */
+bool rt_measure_copy(rt_cuda *c, double *GBps);
+bool rt_measure_launch(rt_cuda *c, double *us_per);
 
 typedef struct rt_bench_report {
     char program[64], device[128], reference[128];
@@ -427,6 +392,8 @@ typedef struct rt_bench_report {
 double rt_pred_error_pct(double measured_us, double predicted_us);
 void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res);
 void rt_bench_print_timeline(FILE *out, const rt_bench_result *res);
+/* The per-output verification lines of a result (verdict, errors, poisoned elements). */
+void rt_bench_print_verify(FILE *out, const rt_bench_result *res);
 void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_result *fused,
                          const rt_bench_result *unfused);
 

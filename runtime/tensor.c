@@ -1,5 +1,5 @@
-/* tensor.c - host tensors: allocation, element access at every dtype, exact
- * f16/bf16 conversions, dtype conversion, deterministic random fill. */
+/* tensor.c - host tensors: allocation, element access at every dtype (the
+ * f16/bf16 conversions are ir/half.c), dtype conversion, random fill. */
 #include "runtime/runtime.h"
 
 #include <math.h>
@@ -35,68 +35,6 @@ void rt_tensor_free(rt_tensor *t) {
     t->data = NULL;
 }
 
-/* ---- exact half-precision conversions ------------------------------------ */
-/* A binary floating-point format with `mbits` stored mantissa bits, minimum
- * normal exponent `emin` and maximum exponent `emax`. */
-typedef struct fmt_desc {
-    int mbits, emin, emax, ebias;
-} fmt_desc;
-static const fmt_desc FMT_F16 = {10, -14, 15, 15};
-static const fmt_desc FMT_BF16 = {7, -126, 127, 127};
-
-/* Rounds finite or infinite |v| (v >= 0, not NaN) to the format, to nearest
- * with ties to even, and returns the bit pattern without sign. Values past
- * the largest finite number after rounding become infinity; denormals are
- * produced exactly. */
-static uint16_t round_to_fmt(double v, const fmt_desc *f) {
-    uint16_t inf = (uint16_t)(((1u << (15 - f->mbits)) - 1u) << f->mbits);
-    if (isinf(v)) return inf;
-    if (v == 0) return 0;
-    int e;
-    frexp(v, &e); /* v = m * 2^e, m in [0.5, 1): unbiased exponent e - 1 */
-    e -= 1;
-    if (e < f->emin) e = f->emin;
-    double q = ldexp(1.0, e - f->mbits); /* spacing of representable values */
-    double r = nearbyint(v / q) * q;     /* default mode: ties to even */
-    double maxv = ldexp(2.0 - ldexp(1.0, -f->mbits), f->emax);
-    if (r > maxv) return inf;
-    if (r < ldexp(1.0, f->emin)) /* denormal (or zero): exact multiple of min spacing */
-        return (uint16_t)(r / ldexp(1.0, f->emin - f->mbits));
-    int re;
-    double m = frexp(r, &re); /* r = m * 2^re */
-    re -= 1;
-    uint32_t frac = (uint32_t)(ldexp(m * 2.0 - 1.0, f->mbits));
-    return (uint16_t)(((uint32_t)(re + f->ebias) << f->mbits) | frac);
-}
-
-/* Exact value of a bit pattern (sign included) in the format. */
-static double from_fmt(uint16_t h, const fmt_desc *f) {
-    int ebits = 15 - f->mbits;
-    uint32_t sign = h >> 15, ex = (h >> f->mbits) & ((1u << ebits) - 1u), fr = h & ((1u << f->mbits) - 1u);
-    double v;
-    if (ex == (1u << ebits) - 1u)
-        v = fr ? NAN : INFINITY;
-    else if (ex == 0)
-        v = ldexp((double)fr, f->emin - f->mbits);
-    else
-        v = ldexp(1.0 + ldexp((double)fr, -f->mbits), (int)ex - f->ebias);
-    return sign ? -v : v;
-}
-
-/* Converts a double to the format's bits: sign kept, NaN stays a quiet NaN. */
-static uint16_t to_fmt(double v, const fmt_desc *f) {
-    uint16_t sign = signbit(v) ? 0x8000u : 0;
-    if (isnan(v)) return (uint16_t)(sign | (((1u << (15 - f->mbits)) - 1u) << f->mbits) | (1u << (f->mbits - 1)));
-    return (uint16_t)(sign | round_to_fmt(fabs(v), f));
-}
-
-float rt_f16_to_f32(uint16_t h) { return (float)from_fmt(h, &FMT_F16); }
-uint16_t rt_f32_to_f16(float f) { return to_fmt(f, &FMT_F16); }
-float rt_bf16_to_f32(uint16_t h) { return (float)from_fmt(h, &FMT_BF16); }
-uint16_t rt_f32_to_bf16(float f) { return to_fmt(f, &FMT_BF16); }
-uint16_t rt_f64_to_f16(double v) { return to_fmt(v, &FMT_F16); }
-uint16_t rt_f64_to_bf16(double v) { return to_fmt(v, &FMT_BF16); }
-
 /* ---- element access ------------------------------------------------------ */
 int32_t rt_double_to_i32(double v) {
     if (isnan(v)) return 0;
@@ -108,8 +46,8 @@ int32_t rt_double_to_i32(double v) {
 double rt_get(const rt_tensor *t, int64_t i) {
     switch (t->dtype) {
     case IR_F32: return ((const float *)t->data)[i];
-    case IR_F16: return from_fmt(((const uint16_t *)t->data)[i], &FMT_F16);
-    case IR_BF16: return from_fmt(((const uint16_t *)t->data)[i], &FMT_BF16);
+    case IR_F16: return ir_f16_to_f64(((const uint16_t *)t->data)[i]);
+    case IR_BF16: return ir_bf16_to_f64(((const uint16_t *)t->data)[i]);
     case IR_I32: return ((const int32_t *)t->data)[i];
     case IR_BOOL: return ((const uint8_t *)t->data)[i] != 0;
     default: return NAN;
@@ -119,8 +57,8 @@ double rt_get(const rt_tensor *t, int64_t i) {
 void rt_set(rt_tensor *t, int64_t i, double v) {
     switch (t->dtype) {
     case IR_F32: ((float *)t->data)[i] = (float)v; break; /* C conversion: nearest even */
-    case IR_F16: ((uint16_t *)t->data)[i] = rt_f64_to_f16(v); break;
-    case IR_BF16: ((uint16_t *)t->data)[i] = rt_f64_to_bf16(v); break;
+    case IR_F16: ((uint16_t *)t->data)[i] = ir_f64_to_f16(v); break;
+    case IR_BF16: ((uint16_t *)t->data)[i] = ir_f64_to_bf16(v); break;
     case IR_I32: ((int32_t *)t->data)[i] = rt_double_to_i32(v); break;
     case IR_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
     default: break;

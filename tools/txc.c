@@ -8,10 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "codegen/codegen.h"
-#include "frontend/frontend.h"
-#include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "driver/driver.h"
 
 #define TXC_MAX_SOURCE (64u << 20) /* refuse sources above 64 MiB */
 #define TXC_MAX_DEFS 64
@@ -336,21 +333,12 @@ static bool outfile_close(txc_outfile *o, bool ok) {
     return ok;
 }
 
-/* Compiles the source into a planned graph. `*raw` (optional) receives a
- * copy of the frontend's graph before any pass: the reference interpreter
- * runs that one, so a pass bug cannot hide behind its own output. */
+/* Compiles the source into a planned graph (drv_compile); `*raw` (optional)
+ * receives the frontend's graph, which the reference interpreter runs. */
 static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, tx_diag *d, pass_ctx *pc,
                                ir_graph **raw) {
     fe_options fo = {.entry = o->entry, .defines = o->defs, .ndefines = o->ndefs};
-    ir_graph *g = fe_compile(o->file, src, len, &fo, d);
-    if (!g) return NULL;
-    if (raw) *raw = ir_graph_clone(g);
-    if (!pass_run_pipeline(g, pc)) {
-        ir_graph_free(g);
-        if (raw) ir_graph_free(*raw), *raw = NULL;
-        return NULL;
-    }
-    return g;
+    return drv_compile(o->file, src, len, &fo, pc, raw, d);
 }
 
 /* Writes the PTX kernel manifest beside a PTX file (PATH.json). */
@@ -514,14 +502,13 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     const char *dev = o->device ? o->device : default_device();
     bool ok = load_inputs(o, raw, inputs, nparams, d);
     if (ok && o->cmd == CMD_BENCH) {
-        rt_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
+        drv_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
                             .calibrate = o->calibrate, .calib_path = o->calib, .device = dev,
                             .target = o->target == CG_HOST ? CG_SM90 : o->target};
-        ok = rt_bench(g, raw, pc, inputs, &bo, stdout, d);
+        ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
-        if (!strcmp(dev, "ref")) ok = rt_interp_run(raw, inputs, outs, d);
-        else if (!strcmp(dev, "cpu")) ok = cg_host_run(g, inputs, outs, d);
-        else ok = rt_gpu_run(g, o->target == CG_HOST ? CG_SM90 : o->target, inputs, outs, d);
+        drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;
+        ok = drv_run(g, raw, where, o->target == CG_HOST ? CG_SM90 : o->target, inputs, outs, d);
         if (ok) ok = write_outputs(o, raw, outs, nout, d);
     }
     for (uint32_t p = 0; p < nparams; p++) rt_tensor_free(&inputs[p]);
@@ -551,7 +538,7 @@ int main(int argc, char **argv) {
             goto done;
         }
         calibrated = *gpu;
-        rt_calib_apply(&cal, &calibrated);
+        drv_calib_apply(&cal, &calibrated);
         gpu = &calibrated;
     }
     size_t len = 0;

@@ -17,6 +17,7 @@
 
 #include "tx.h"
 
+#include "driver/driver.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -278,7 +279,7 @@ static void check_plan(const char *src, const fe_define *defs, unsigned nd, unsi
         in[i].rank = g->nodes[i].shape.rank;
         memcpy(in[i].dim, g->nodes[i].shape.dim, sizeof in[i].dim);
     }
-    p = rt_gpu_plan_build(g, CG_SM90, in, syms, &d);
+    p = drv_gpu_plan_build(g, CG_SM90, in, syms, &d);
     assert_non_null(p);
     assert_int_equal(p->ninputs, nparams);
     assert_int_equal(p->noutputs, nout);

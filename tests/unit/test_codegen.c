@@ -12,6 +12,7 @@
 
 #include <cmocka.h>
 
+#include "driver/driver.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -204,7 +205,7 @@ static double sweep(const mcase *c, int n, double *worst_x) {
     rt_tensor out;
     tx_diag d;
     tx_diag_init(&d, stderr, "test", NULL, 0);
-    assert_true(cg_host_run(g, in, &out, &d));
+    assert_true(drv_host_run(g, in, &out, &d));
     double worst = 0;
     const float *r = out.data;
     for (int i = 0; i < n; i++) {

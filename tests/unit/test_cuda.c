@@ -3,7 +3,7 @@
  * tolerances and comparison, poison counting, the calibration file and the
  * report printers; then, on tests/fake_cuda (a libcuda stand-in on host
  * memory that runs no kernels), memory, modules, launches, events, the plan
- * executor and rt_bench end to end. */
+ * executor and drv_bench end to end. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "driver/driver.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
@@ -470,7 +471,7 @@ static void test_calib_roundtrip(void **st)
     assert_int_equal(b.driver, 13000);
     assert_true(fabs(b.copy_GBps - 4273.3) < 1e-9 && fabs(b.launch_us - 2.125) < 1e-9);
     memset(&g, 0, sizeof g);
-    rt_calib_apply(&b, &g);
+    drv_calib_apply(&b, &g);
     assert_true(g.hbm_GBps == b.copy_GBps && g.launch_us == b.launch_us);
     f = fopen(path, "w");
     fputs("{\"gpu\": \"x\", \"launch_us\": 2}", f);
@@ -793,7 +794,7 @@ static void test_fake_bench(void **st)
     ir_graph *raw, *g;
     pass_ctx pc;
     rt_tensor in[2];
-    rt_bench_opts o;
+    drv_bench_opts o;
     rt_calib cal;
     (void)st;
     if (!fake_path(path, sizeof path))
@@ -824,7 +825,7 @@ static void test_fake_bench(void **st)
     o.device = "gpu";
     o.target = 3; /* CG_SM90 */
     out = open_memstream(&obuf, &olen);
-    assert_false(rt_bench(g, raw, &pc, in, &o, out, &d));
+    assert_false(drv_bench(g, raw, &pc, in, &o, out, &d));
     fclose(out);
     fflush(dout);
     assert_non_null(strstr(obuf, "\"device\": \"Fake GPU\""));
@@ -846,7 +847,7 @@ static void test_fake_bench(void **st)
     o.json = false;
     o.calibrate = false;
     o.compare_unfused = false;
-    assert_false(rt_bench(g, raw, &pc, in, &o, out, &d));
+    assert_false(drv_bench(g, raw, &pc, in, &o, out, &d));
     fclose(out);
     assert_non_null(strstr(obuf, "add_relu on Fake GPU (sm_90)"));
     assert_non_null(strstr(obuf, "FAIL: 1000 elements never written"));

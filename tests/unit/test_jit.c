@@ -15,6 +15,7 @@
 
 #include "testkit.h"
 
+#include "driver/driver.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -66,7 +67,7 @@ static void check(const char *src, const char *symvals, const fe_define *defs, u
         rt_tensor *a = calloc(nout + 1, sizeof *a), *b = calloc(nout + 1, sizeof *b);
         tx_diag d;
         tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-        assert_true(cg_host_run(g, in, a, &d));
+        assert_true(drv_host_run(g, in, a, &d));
         assert_true(rt_interp_run(raw, in, b, &d));
         for (unsigned k = 0; k < nout; k++) {
             assert_int_equal(a[k].dtype, b[k].dtype);

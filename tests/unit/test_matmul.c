@@ -25,6 +25,7 @@
 
 #include "testkit.h"
 
+#include "driver/driver.h"
 #include "codegen/codegen.h"
 #include "ir/ir.h"
 #include "runtime/runtime.h"
@@ -108,7 +109,7 @@ static void check_host(ir_graph *g, const char *what) {
     nin = fill_inputs(g, in, 1234);
     unsigned nout = g->nodes[ir_output(g)].nin;
     assert_true(rt_interp_run(g, in, ref, &d));
-    bool ran = cg_host_run(g, in, out, &d);
+    bool ran = drv_host_run(g, in, out, &d);
     if (!ran) fprintf(stderr, "%s: cg_host_run failed\n", what);
     assert_true(ran);
     for (unsigned o = 0; o < nout; o++) {
@@ -338,7 +339,7 @@ static void check_sample(ir_graph *g, unsigned per_kernel, bool want_partial, co
     memset(t, 0, sizeof t);
     nin = fill_inputs(g, t, 99);
     assert_int_equal(g->nodes[ir_output(g)].nin, 1);
-    assert_true(cg_host_run(g, t, &t[nin], &d));
+    assert_true(drv_host_run(g, t, &t[nin], &d));
     for (unsigned b = 0; b <= nin; b++) {
         size_t sz;
         assert_true(rt_tensor_bytes(&t[b], &sz));

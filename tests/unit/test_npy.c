@@ -82,50 +82,50 @@ static void expect_bad(const unsigned char *buf, size_t len, const char *want) {
 /* ---- f16 / bf16 ------------------------------------------------------------ */
 static void test_f16_known(void **state) {
     (void)state;
-    assert_int_equal(rt_f32_to_f16(1.0f), 0x3c00);
-    assert_int_equal(rt_f32_to_f16(-2.0f), 0xc000);
-    assert_int_equal(rt_f32_to_f16(65504.0f), 0x7bff);
-    assert_int_equal(rt_f32_to_f16(65519.0f), 0x7bff);     /* below the midpoint 65520 */
-    assert_int_equal(rt_f32_to_f16(65520.0f), 0x7c00);     /* midpoint, ties to even: inf */
-    assert_int_equal(rt_f32_to_f16(INFINITY), 0x7c00);
-    assert_int_equal(rt_f32_to_f16(-INFINITY), 0xfc00);
-    assert_int_equal(rt_f32_to_f16(-0.0f), 0x8000);
-    assert_int_equal(rt_f32_to_f16(0x1p-24f), 0x0001);     /* smallest denormal */
-    assert_int_equal(rt_f32_to_f16(0x1p-25f), 0x0000);     /* tie to even: 0 */
-    assert_int_equal(rt_f32_to_f16(0x1.8p-25f), 0x0001);   /* above the tie */
-    assert_int_equal(rt_f32_to_f16(0x3p-24f), 0x0003);
-    assert_int_equal(rt_f32_to_f16(0x1p-14f), 0x0400);     /* smallest normal */
-    assert_int_equal(rt_f32_to_f16(0x1.ffcp-15f), 0x0400); /* largest denormal + half ulp rounds up to it */
-    assert_int_equal(rt_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);      /* tie -> even mantissa 0 */
-    assert_int_equal(rt_f32_to_f16(1.0f + 0x3p-11f), 0x3c02);      /* tie -> even mantissa 2 */
-    assert_int_equal(rt_f32_to_f16(1.0f + 0x1p-11f + 0x1p-23f), 0x3c01); /* just above tie */
-    uint16_t n = rt_f32_to_f16(NAN);
+    assert_int_equal(ir_f32_to_f16(1.0f), 0x3c00);
+    assert_int_equal(ir_f32_to_f16(-2.0f), 0xc000);
+    assert_int_equal(ir_f32_to_f16(65504.0f), 0x7bff);
+    assert_int_equal(ir_f32_to_f16(65519.0f), 0x7bff);     /* below the midpoint 65520 */
+    assert_int_equal(ir_f32_to_f16(65520.0f), 0x7c00);     /* midpoint, ties to even: inf */
+    assert_int_equal(ir_f32_to_f16(INFINITY), 0x7c00);
+    assert_int_equal(ir_f32_to_f16(-INFINITY), 0xfc00);
+    assert_int_equal(ir_f32_to_f16(-0.0f), 0x8000);
+    assert_int_equal(ir_f32_to_f16(0x1p-24f), 0x0001);     /* smallest denormal */
+    assert_int_equal(ir_f32_to_f16(0x1p-25f), 0x0000);     /* tie to even: 0 */
+    assert_int_equal(ir_f32_to_f16(0x1.8p-25f), 0x0001);   /* above the tie */
+    assert_int_equal(ir_f32_to_f16(0x3p-24f), 0x0003);
+    assert_int_equal(ir_f32_to_f16(0x1p-14f), 0x0400);     /* smallest normal */
+    assert_int_equal(ir_f32_to_f16(0x1.ffcp-15f), 0x0400); /* largest denormal + half ulp rounds up to it */
+    assert_int_equal(ir_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);      /* tie -> even mantissa 0 */
+    assert_int_equal(ir_f32_to_f16(1.0f + 0x3p-11f), 0x3c02);      /* tie -> even mantissa 2 */
+    assert_int_equal(ir_f32_to_f16(1.0f + 0x1p-11f + 0x1p-23f), 0x3c01); /* just above tie */
+    uint16_t n = ir_f32_to_f16(NAN);
     assert_true((n & 0x7c00) == 0x7c00 && (n & 0x3ff) != 0);
-    assert_true(isnan(rt_f16_to_f32(0x7e00)));
-    assert_true(rt_f16_to_f32(0x0001) == 0x1p-24f);
-    assert_true(rt_f16_to_f32(0x7bff) == 65504.0f);
-    assert_true(rt_f16_to_f32(0x3555) == 0x1.554p-2f);
+    assert_true(isnan(ir_f16_to_f32(0x7e00)));
+    assert_true(ir_f16_to_f32(0x0001) == 0x1p-24f);
+    assert_true(ir_f16_to_f32(0x7bff) == 65504.0f);
+    assert_true(ir_f16_to_f32(0x3555) == 0x1.554p-2f);
     /* From double: one rounding, not two (via f32 would round twice). */
     double v = 1.0 + 0x1p-11 + 0x1p-40; /* f32 would drop 2^-40 and tie to 1.0 */
-    assert_int_equal(rt_f64_to_f16(v), 0x3c01);
+    assert_int_equal(ir_f64_to_f16(v), 0x3c01);
 }
 
 static void test_bf16_known(void **state) {
     (void)state;
-    assert_int_equal(rt_f32_to_bf16(1.0f), 0x3f80);
-    assert_int_equal(rt_f32_to_bf16(-1.5f), 0xbfc0);
-    assert_int_equal(rt_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);   /* tie -> even */
-    assert_int_equal(rt_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);   /* tie -> even */
-    assert_int_equal(rt_f32_to_bf16(1.0f + 0x1.2p-8f), 0x3f81); /* above tie */
-    assert_int_equal(rt_f32_to_bf16(FLT_MAX), 0x7f80);          /* rounds past the max: inf */
-    assert_int_equal(rt_f32_to_bf16(0x1.fep127f), 0x7f7f);      /* bf16 max itself */
-    assert_int_equal(rt_f32_to_bf16(0x1p-133f), 0x0001);        /* smallest bf16 denormal */
-    assert_int_equal(rt_f32_to_bf16(0x1p-134f), 0x0000);        /* tie to even: 0 */
-    assert_int_equal(rt_f32_to_bf16(-0x1p-149f), 0x8000);       /* f32 denormal underflows to -0 */
-    uint16_t n = rt_f32_to_bf16(-NAN);
+    assert_int_equal(ir_f32_to_bf16(1.0f), 0x3f80);
+    assert_int_equal(ir_f32_to_bf16(-1.5f), 0xbfc0);
+    assert_int_equal(ir_f32_to_bf16(1.0f + 0x1p-8f), 0x3f80);   /* tie -> even */
+    assert_int_equal(ir_f32_to_bf16(1.0f + 0x3p-8f), 0x3f82);   /* tie -> even */
+    assert_int_equal(ir_f32_to_bf16(1.0f + 0x1.2p-8f), 0x3f81); /* above tie */
+    assert_int_equal(ir_f32_to_bf16(FLT_MAX), 0x7f80);          /* rounds past the max: inf */
+    assert_int_equal(ir_f32_to_bf16(0x1.fep127f), 0x7f7f);      /* bf16 max itself */
+    assert_int_equal(ir_f32_to_bf16(0x1p-133f), 0x0001);        /* smallest bf16 denormal */
+    assert_int_equal(ir_f32_to_bf16(0x1p-134f), 0x0000);        /* tie to even: 0 */
+    assert_int_equal(ir_f32_to_bf16(-0x1p-149f), 0x8000);       /* f32 denormal underflows to -0 */
+    uint16_t n = ir_f32_to_bf16(-NAN);
     assert_true((n & 0x7f80) == 0x7f80 && (n & 0x7f) != 0 && (n & 0x8000));
-    assert_true(rt_bf16_to_f32(0x4049) == 3.140625f);
-    assert_true(isinf(rt_bf16_to_f32(0xff80)) && rt_bf16_to_f32(0xff80) < 0);
+    assert_true(ir_bf16_to_f32(0x4049) == 3.140625f);
+    assert_true(isinf(ir_bf16_to_f32(0xff80)) && ir_bf16_to_f32(0xff80) < 0);
 }
 
 /* Every finite bit pattern: decode/encode is the identity, and the exact
@@ -150,16 +150,16 @@ static void exhaustive(float (*dec)(uint16_t), uint16_t (*enc64)(double), uint16
 
 static void test_half_exhaustive(void **state) {
     (void)state;
-    exhaustive(rt_f16_to_f32, rt_f64_to_f16, 0x7c00);
-    exhaustive(rt_bf16_to_f32, rt_f64_to_bf16, 0x7f80);
+    exhaustive(ir_f16_to_f32, ir_f64_to_f16, 0x7c00);
+    exhaustive(ir_bf16_to_f32, ir_f64_to_bf16, 0x7f80);
     /* The f32 entry points agree with the double ones on f32 inputs. */
     for (uint32_t i = 0; i < 200000; i++) {
         uint32_t bits = i * 21473u + 0x3000000u * (i & 3);
         float f;
         memcpy(&f, &bits, 4);
         if (isnan(f)) continue;
-        assert_int_equal(rt_f32_to_f16(f), rt_f64_to_f16(f));
-        assert_int_equal(rt_f32_to_bf16(f), rt_f64_to_bf16(f));
+        assert_int_equal(ir_f32_to_f16(f), ir_f64_to_f16(f));
+        assert_int_equal(ir_f32_to_bf16(f), ir_f64_to_bf16(f));
     }
 }
 

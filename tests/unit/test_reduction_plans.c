@@ -26,6 +26,7 @@
 
 #include "testkit.h"
 
+#include "driver/driver.h"
 #include "codegen/codegen.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
@@ -120,7 +121,7 @@ static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src,
     rt_tensor *a = calloc(nout + 1, sizeof *a), *b = calloc(nout + 1, sizeof *b);
     tx_diag d;
     tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-    assert_true(cg_host_run(g, in, a, &d));
+    assert_true(drv_host_run(g, in, a, &d));
     assert_true(rt_interp_run(raw, in, b, &d));
     for (unsigned k = 0; k < nout; k++) {
         int64_t n = rt_numel(&b[k]), bad = 0, first = -1;

@@ -1,13 +1,10 @@
-/* api.c - the public C API (include/tx.h) over the frontend, the passes,
- * codegen and the GPU runtime. Diagnostics that the stages print are
+/* api.c - the public C API (include/tx.h) over the driver's compile and run
+ * functions and the GPU runtime. Diagnostics that the stages print are
  * captured into the caller's error buffer. Contracts of the exported
  * functions are in include/tx.h. */
 #include "tx.h"
 
-#include "codegen/codegen.h"
-#include "frontend/frontend.h"
-#include "passes/passes.h"
-#include "runtime/runtime.h"
+#include "driver/driver.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -122,13 +119,8 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
         tx_error(d, "unknown GPU '%s' (known: %s)", opt->gpu, pass_gpu_names());
         ok = false;
     }
-    if (ok && (p->raw = fe_compile(file, src, len, &fo, d)) == NULL)
+    if (ok && (p->g = drv_compile(file, src, len, &fo, &pc, &p->raw, d)) == NULL)
         ok = false;
-    if (ok && (p->g = ir_graph_clone(p->raw)) == NULL) {
-        tx_error(d, "out of memory");
-        ok = false;
-    }
-    ok = ok && pass_run_pipeline(p->g, &pc);
     free(defs);
     free(names);
     return ok;
@@ -327,12 +319,8 @@ int tx_run(tx_program *p, tx_where where, const tx_tensor *inputs, unsigned nin,
         set_err(err, cap, "out of memory");
         ok = false;
     } else if (ok) {
-        if (where == TX_ON_REF)
-            ok = rt_interp_run(p->raw, in, out, &cp.d);
-        else if (where == TX_ON_CPU)
-            ok = cg_host_run(p->g, in, out, &cp.d);
-        else
-            ok = rt_gpu_run(p->g, p->target == CG_HOST ? CG_SM90 : p->target, in, out, &cp.d);
+        drv_device dev = where == TX_ON_REF ? DRV_REF : where == TX_ON_CPU ? DRV_CPU : DRV_GPU;
+        ok = drv_run(p->g, p->raw, dev, p->target == CG_HOST ? CG_SM90 : p->target, in, out, &cp.d);
         capture_close(&cp, err, cap);
     }
     for (unsigned k = 0; k < nout; k++) {
@@ -455,7 +443,7 @@ tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, un
             bool bound = rt_bind_shapes(p->g, in, syms, &cp.d);
             capture_close(&cp, err, cap);
             if (bound)
-                plan = rt_gpu_plan_from_cg(p->g, p->cp, syms, err, cap);
+                plan = drv_gpu_plan_from_cg(p->g, p->cp, syms, err, cap);
         }
     }
     if (plan) {

@@ -1,0 +1,83 @@
+/* driver.h - the driver floor: the one place that strings the floors below
+ * together. It compiles (frontend, then the pass pipeline), runs a compiled
+ * program on host tensors (reference interpreter, host JIT, GPU), turns
+ * codegen's program into the runtime's launch plan, and runs `txc bench`.
+ * It implements the public API (include/tx.h) and is what tools/ call.
+ * Depends on every floor (ir, frontend, passes, codegen, runtime); nothing
+ * below depends on it. Layout and dependency rule: docs/architecture.md. */
+#ifndef TX_DRIVER_H
+#define TX_DRIVER_H
+
+#include "codegen/codegen.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+/* ---- compiling (driver/compile.c) ---------------------------------------- */
+/* The compile pipeline, written once for the CLI and the C API: the frontend
+ * (fe_compile with fo) turns `len` bytes of src (`file` names it in
+ * messages) into a verified graph, then pc's pass pipeline plans it. *raw,
+ * when asked for, receives a copy of the frontend's graph before any pass
+ * (the reference interpreter runs that one, so a pass bug cannot hide behind
+ * its own output). Returns the planned graph (caller frees), or NULL with
+ * diagnostics in d (and *raw NULL). */
+ir_graph *drv_compile(const char *file, const char *src, size_t len, const fe_options *fo, pass_ctx *pc,
+                      ir_graph **raw, tx_diag *d);
+
+/* ---- running on host tensors (driver/run.c, driver/gpu.c) ------------------ */
+typedef enum { DRV_REF, DRV_CPU, DRV_GPU } drv_device;
+
+/* Runs a compiled program on host inputs (parameter order) and fills
+ * outputs (return order; caller frees each with rt_tensor_free): DRV_REF
+ * interprets raw (the frontend's graph), DRV_CPU runs the planned graph g
+ * through the host JIT, DRV_GPU compiles g for `target` (a GPU cg_target)
+ * and runs it through the CUDA driver. False with an error reported. */
+bool drv_run(const ir_graph *g, const ir_graph *raw, drv_device dev, int target, const rt_tensor *inputs,
+             rt_tensor *outputs, tx_diag *d);
+/* The host JIT on host tensors: binds the sizes from the inputs
+ * (rt_bind_shapes), allocates the outputs and runs cg_host_run. On failure
+ * no output stays allocated. */
+bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+/* The GPU on host tensors: compiles g for target, loads, uploads, runs every
+ * kernel once and downloads. Without a driver: "no CUDA driver found (...);
+ * use --device=cpu". */
+bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+
+/* The runtime's launch plan of a compiled program at bound sizes syms
+ * (g->nsyms entries): buffers are the inputs (parameter order), then the
+ * outputs (return order), then codegen's intermediates; kernels in manifest
+ * order with concrete geometry, their manifest bytes (each HBM tensor once)
+ * and FLOPs. NULL with one line in err. */
+rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64_t *syms, char *err,
+                                  size_t cap);
+/* Binds the sizes from the inputs (into syms, g->nsyms entries), compiles
+ * the planned graph g for a GPU target (a cg_target) and builds the plan.
+ * NULL with an error reported. */
+rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
+                                tx_diag *d);
+
+/* FLOPs of region r of g at bound sizes syms (r = -2: every node; r = -1:
+ * none): ir_op_flops per output element (per input element for
+ * reductions), 2*M*N*K per matmul; views and casts count 0. */
+double drv_region_flops(const ir_graph *g, int r, const int64_t *syms);
+
+/* ---- txc bench (driver/bench.c) ------------------------------------------ */
+typedef struct drv_bench_opts {
+    long iters;            /* timed iterations (median reported) */
+    bool json;             /* machine-readable output */
+    bool compare_unfused;  /* also plan, run and time the --no-fuse graph */
+    bool calibrate;        /* measure bandwidth and launch overhead, save them */
+    const char *calib_path;/* calibration file (NULL: the default place) */
+    const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
+    int target;            /* cg_target for the GPU */
+} drv_bench_opts;
+/* `txc bench`: g is the planned graph, raw the frontend's graph (for the
+ * reference and for re-planning unfused with pc), inputs in parameter order.
+ * Verifies every output against the reference, times kernels and the graph,
+ * prints the table (or JSON) to out. */
+bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
+               const drv_bench_opts *o, FILE *out, tx_diag *d);
+/* Sets the cost model's hbm_GBps and launch_us from a calibration. */
+void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu);
+
+#endif
