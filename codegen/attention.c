@@ -35,7 +35,7 @@ typedef struct attn_match {
 
 /* The emission state shared by the bodies. */
 typedef struct attn_gen {
-    cg_mm_ir *e;
+    cg_ctx *cx;
     const attn_match *am;
     cg_attn_desc d;
     LLVMValueRef bidx[IR_MAX_RANK];
@@ -84,7 +84,8 @@ static bool match_chain(const ir_graph *g, unsigned region, ir_id x, attn_match 
         if (xn->op == IR_OP_CAST) {
             rev[n++] = (attn_step){0, (ir_dtype)xn->dtype, 0};
             x = ir_in(g, xn, 0);
-        } else if ((xn->op == IR_OP_MUL || xn->op == IR_OP_DIV) && scalar_const(g, ir_in(g, xn, 1), &c)) {
+        } else if ((xn->op == IR_OP_MUL || xn->op == IR_OP_DIV) &&
+                   scalar_const(g, ir_in(g, xn, 1), &c)) {
             rev[n++] = (attn_step){(uint8_t)(xn->op == IR_OP_MUL ? 1 : 2), (ir_dtype)xn->dtype, c};
             x = ir_in(g, xn, 0);
         } else if (xn->op == IR_OP_MUL && scalar_const(g, ir_in(g, xn, 0), &c)) {
@@ -147,41 +148,52 @@ static bool attn_match_region(const ir_graph *g, unsigned region, attn_match *am
 
 /* Applies the score chain to a raw f32 dot product. */
 static LLVMValueRef score(attn_gen *a, LLVMValueRef s) {
-    cg_mm_ir *e = a->e;
-    s = cg_mm_round(e, s, a->d.sdt);
+    cg_ctx *cx = a->cx;
+    s = cg_round_f32(cx, s, a->d.sdt);
     for (unsigned i = 0; i < a->am->nsteps; i++) {
         const attn_step *st = &a->am->steps[i];
-        if (st->kind == 1) s = LLVMBuildFMul(e->b, s, cg_mm_cf(e, st->c), "");
-        else if (st->kind == 2) s = LLVMBuildFDiv(e->b, s, cg_mm_cf(e, st->c), "");
-        s = cg_mm_round(e, s, st->dt);
+        if (st->kind == 1) s = LLVMBuildFMul(cx->b, s, cg_f32c(cx, st->c), "");
+        else if (st->kind == 2) s = LLVMBuildFDiv(cx->b, s, cg_f32c(cx, st->c), "");
+        s = cg_round_f32(cx, s, st->dt);
     }
     return s;
 }
 
 /* 1 / l, and 0 when l is 0 (no keys: the product over an empty axis is 0). */
-static LLVMValueRef inv_sum(cg_mm_ir *e, LLVMValueRef l) {
-    LLVMValueRef z = LLVMBuildFCmp(e->b, LLVMRealOEQ, l, cg_mm_cf(e, 0), "");
-    return LLVMBuildSelect(e->b, z, cg_mm_cf(e, 0), LLVMBuildFDiv(e->b, cg_mm_cf(e, 1.0), l, ""), "");
+static LLVMValueRef inv_sum(cg_ctx *cx, LLVMValueRef l) {
+    LLVMValueRef z = LLVMBuildFCmp(cx->b, LLVMRealOEQ, l, cg_f32c(cx, 0), "");
+    return LLVMBuildSelect(cx->b, z, cg_f32c(cx, 0), LLVMBuildFDiv(cx->b, cg_f32c(cx, 1.0), l, ""),
+                           "");
 }
 
-static LLVMValueRef ld(cg_mm_ir *e, LLVMValueRef p) { return LLVMBuildLoad2(e->b, cg_mm_f32(e), p, ""); }
-static void st(cg_mm_ir *e, LLVMValueRef v, LLVMValueRef p) { LLVMBuildStore(e->b, v, p); }
-static LLVMValueRef fmul(cg_mm_ir *e, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFMul(e->b, x, y, ""); }
-static LLVMValueRef fadd(cg_mm_ir *e, LLVMValueRef x, LLVMValueRef y) { return LLVMBuildFAdd(e->b, x, y, ""); }
+/* maxnum(a, b) of two f32 (the larger; a NaN operand yields the other). */
+static LLVMValueRef fmaxnum(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    LLVMValueRef ab[2] = {a, b};
+    return cg_call_intrinsic(cx, "llvm.maxnum", true, ab, 2);
+}
+
+static LLVMValueRef ld(cg_ctx *cx, LLVMValueRef p) { return LLVMBuildLoad2(cx->b, cx->f32, p, ""); }
+static void st(cg_ctx *cx, LLVMValueRef v, LLVMValueRef p) { LLVMBuildStore(cx->b, v, p); }
+static LLVMValueRef fmul(cg_ctx *cx, LLVMValueRef x, LLVMValueRef y) {
+    return LLVMBuildFMul(cx->b, x, y, "");
+}
+static LLVMValueRef fadd(cg_ctx *cx, LLVMValueRef x, LLVMValueRef y) {
+    return LLVMBuildFAdd(cx->b, x, y, "");
+}
 
 /* Online-softmax update of one row: given the running max *m (variable)
  * and the tile max mx, stores the new max and returns (alpha, msafe):
  * alpha rescales old sums, msafe is subtracted from the scores (0 while the
  * max is still -inf, so exp gives 0, never NaN). */
-static void online_max(cg_mm_ir *e, LLVMValueRef mvar, LLVMValueRef mx, LLVMValueRef *alpha, LLVMValueRef *msafe,
-                       bool fast) {
-    LLVMValueRef mo = ld(e, mvar);
-    LLVMValueRef mn = cg_mm_fmax(e, mo, mx);
-    LLVMValueRef ninf = LLVMBuildFCmp(e->b, LLVMRealOEQ, mn, cg_mm_cf(e, -INFINITY), "");
-    *msafe = LLVMBuildSelect(e->b, ninf, cg_mm_cf(e, 0), mn, "");
-    LLVMValueRef dm = LLVMBuildFSub(e->b, mo, *msafe, "");
-    *alpha = fast ? cg_mm_exp_fast(e, dm) : cg_mm_exp(e, dm);
-    st(e, mn, mvar);
+static void online_max(cg_ctx *cx, LLVMValueRef mvar, LLVMValueRef mx, LLVMValueRef *alpha,
+                       LLVMValueRef *msafe, bool fast) {
+    LLVMValueRef mo = ld(cx, mvar);
+    LLVMValueRef mn = fmaxnum(cx, mo, mx);
+    LLVMValueRef ninf = LLVMBuildFCmp(cx->b, LLVMRealOEQ, mn, cg_f32c(cx, -INFINITY), "");
+    *msafe = LLVMBuildSelect(cx->b, ninf, cg_f32c(cx, 0), mn, "");
+    LLVMValueRef dm = LLVMBuildFSub(cx->b, mo, *msafe, "");
+    *alpha = fast ? cg_exp_fast(cx, dm) : cg_math(cx, IR_OP_EXP, dm, NULL);
+    st(cx, mn, mvar);
 }
 
 /* ---- GPU tensor-core body --------------------------------------------------- */
@@ -203,9 +215,9 @@ static bool attn_tc_tile(int64_t dp, int64_t dvp, int64_t *bm, int64_t *bn) {
 }
 
 static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
-    cg_mm_ir *e = a->e;
+    cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
-    LLVMBuilderRef b = e->b;
+    LLVMBuilderRef b = cx->b;
     int64_t DP = (d->dmax + 15) / 16 * 16, DVP = (d->dvmax + 15) / 16 * 16, BM = l->bm, BN = l->bn;
     int64_t PK = DP + 8, PV = BN + 8;
     int KD = (int)(DP / 16), NT = (int)(BN / 8), DT = (int)(DVP / 8);
@@ -215,173 +227,187 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     bool vjd = d->v.unit_c && !d->v.load;
     if (vjd) PV = DVP + 8;
     int64_t vbytes = (vjd ? BN : DVP) * PV * 2;
-    LLVMValueRef sqk = cg_mm_smem(e, rows * PK * 2), sv = cg_mm_smem(e, vbytes);
+    LLVMValueRef sqk = cg_shared_bytes(cx, rows * PK * 2), sv = cg_shared_bytes(cx, vbytes);
     l->smem_bytes = rows * PK * 2 + vbytes;
-    LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
-    LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_mm_c32(e, 32), "");
-    LLVMValueRef lane = LLVMBuildURem(b, tid, cg_mm_c32(e, 32), "");
-    LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_mm_c32(e, 2), "");
-    LLVMValueRef t2 = LLVMBuildMul(b, LLVMBuildAnd(b, lane, cg_mm_c32(e, 3), ""), cg_mm_c32(e, 2), "");
-    LLVMValueRef wrow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_mm_c32(e, 16), ""), gq, "");
-    LLVMValueRef l15 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 15), "");
-    LLVMValueRef l7 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 7), "");
-    LLVMValueRef hi8 = LLVMBuildMul(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 4), ""), cg_mm_c32(e, 8), "");
-    LLVMValueRef b3 = LLVMBuildMul(b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 3), ""), cg_mm_c32(e, 1), ""),
-                                   cg_mm_c32(e, 8), "");
-    LLVMValueRef w16 = LLVMBuildMul(b, warp, cg_mm_c32(e, 16), "");
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
+    LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
+    LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_i32(cx, 2), "");
+    LLVMValueRef t2 = LLVMBuildMul(b, LLVMBuildAnd(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 2), "");
+    LLVMValueRef wrow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_i32(cx, 16), ""), gq, "");
+    LLVMValueRef l15 = LLVMBuildAnd(b, lane, cg_i32(cx, 15), "");
+    LLVMValueRef l7 = LLVMBuildAnd(b, lane, cg_i32(cx, 7), "");
+    LLVMValueRef hi8 =
+        LLVMBuildMul(b, LLVMBuildLShr(b, lane, cg_i32(cx, 4), ""), cg_i32(cx, 8), "");
+    LLVMValueRef b3 = LLVMBuildMul(
+        b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 1), ""),
+        cg_i32(cx, 8), "");
+    LLVMValueRef w16 = LLVMBuildMul(b, warp, cg_i32(cx, 16), "");
     /* Q tile -> shared -> fragments in registers */
-    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_mm_c64(e, 0), d->Sq, d->D, BM, DP, PK, 1, d->cdt, sqk};
-    cg_mm_tile_load(e, &tq, tid, l->threads);
-    cg_mm_barrier(e);
+    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
+                     BM,    DP,    PK,      1,  d->cdt,        sqk};
+    cg_mm_tile_load(cx, &tq, tid, l->threads);
+    cg_barrier(cx);
     LLVMValueRef qf[16][4];
     for (int kk = 0; kk < KD; kk++) {
-        LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, w16, l15, ""), cg_mm_c32(e, PK), ""),
-                                        LLVMBuildAdd(b, hi8, cg_mm_c32(e, kk * 16), ""), "");
-        if (!cg_mm_ldsm_x4(e, sqk, idx, false, qf[kk])) return false;
+        LLVMValueRef idx =
+            LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, w16, l15, ""), cg_i32(cx, PK), ""),
+                         LLVMBuildAdd(b, hi8, cg_i32(cx, kk * 16), ""), "");
+        cg_ldmatrix_x4(cx, sqk, idx, false, qf[kk]);
     }
-    cg_mm_barrier(e);
+    cg_barrier(cx);
     LLVMValueRef mv[2], lv[2], ov[32][4];
-    for (int h = 0; h < 2; h++) mv[h] = cg_mm_var(e, cg_mm_cf(e, -INFINITY)), lv[h] = cg_mm_var(e, cg_mm_cf(e, 0));
+    for (int h = 0; h < 2; h++)
+        mv[h] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[h] = cg_var(cx, cg_f32c(cx, 0));
     for (int t = 0; t < DT; t++)
-        for (int q = 0; q < 4; q++) ov[t][q] = cg_mm_var(e, cg_mm_cf(e, 0));
-    LLVMValueRef t264 = LLVMBuildZExt(b, t2, cg_mm_i64(e), "");
+        for (int q = 0; q < 4; q++) ov[t][q] = cg_var(cx, cg_f32c(cx, 0));
+    LLVMValueRef t264 = LLVMBuildZExt(b, t2, cx->i64, "");
     /* K/V tiles: two cp.async stages in dynamic shared memory when the tiles
      * qualify and fit next to the static Q/K buffer, else synchronous copies
      * into sqk / sv */
-    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_mm_c64(e, 0), NULL, d->D, d->Sk, DP, BN, 1, PK, d->cdt, sqk};
-    cg_mm_tile tv = {&d->v, d->nb, a->bidx, NULL, cg_mm_c64(e, 0), d->Sk, d->Dv, BN, DVP, vjd ? PV : 1, vjd ? 1 : PV,
-                     d->cdt, sv};
+    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), NULL, d->D, d->Sk, DP,
+                     BN,    1,     PK,      d->cdt,        sqk};
+    cg_mm_tile tv = {&d->v, d->nb, a->bidx,      NULL,         cg_i64(cx, 0), d->Sk, d->Dv,
+                     BN,    DVP,   vjd ? PV : 1, vjd ? 1 : PV, d->cdt,        sv};
     int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
-    bool async = cg_mm_tile_async_ok(e, &tk) && cg_mm_tile_async_ok(e, &tv) &&
-                 l->smem_bytes + 2 * stage <= e->smem_max;
+    bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
+                 l->smem_bytes + 2 * stage <= cg_mm_smem_limit(cx->target);
     LLVMValueRef dyn = NULL;
     if (async) {
-        dyn = cg_mm_dyn_smem(e);
+        dyn = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
         l->dyn_smem = 2 * stage;
         l->smem_bytes += 2 * stage;
-        tk.c0 = cg_mm_c64(e, 0), tv.r0 = cg_mm_c64(e, 0);
+        tk.c0 = cg_i64(cx, 0), tv.r0 = cg_i64(cx, 0);
         tk.smem = dyn;
-        tv.smem = LLVMBuildGEP2(b, LLVMInt8TypeInContext(e->c), dyn, (LLVMValueRef[]){cg_mm_c64(e, kbytes)}, 1, "");
-        LLVMBasicBlockRef c0 = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, cg_mm_c64(e, 0), d->Sk, ""), "pro");
-        cg_mm_tile_async(e, &tk, tid, l->threads);
-        cg_mm_tile_async(e, &tv, tid, l->threads);
-        cg_mm_if_end(e, c0);
-        cg_mm_cp_commit(e);
+        tv.smem = LLVMBuildGEP2(b, cx->i8, dyn, (LLVMValueRef[]){cg_i64(cx, kbytes)}, 1, "");
+        LLVMBasicBlockRef c0 =
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, cg_i64(cx, 0), d->Sk, ""));
+        cg_mm_tile_async(cx, &tk, tid, l->threads);
+        cg_mm_tile_async(cx, &tv, tid, l->threads);
+        cg_if_end(cx, c0);
+        cg_cp_async_commit(cx);
     }
-    cg_mm_loop jl;
-    LLVMValueRef j0 = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), d->Sk, cg_mm_c64(e, BN), "kv");
+    cg_loop jl;
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, cg_i64(cx, 0), d->Sk, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
     if (async) {
-        cg_mm_cp_wait(e, 0);
-        cg_mm_barrier(e);
-        LLVMValueRef jt = LLVMBuildUDiv(b, j0, cg_mm_c64(e, BN), "");
-        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_mm_c64(e, BN), "");
-        LLVMValueRef ns = LLVMBuildMul(b, LLVMBuildAnd(b, LLVMBuildAdd(b, jt, cg_mm_c64(e, 1), ""), cg_mm_c64(e, 1), ""),
-                                       cg_mm_c64(e, stage), "");
-        LLVMValueRef cs = LLVMBuildMul(b, LLVMBuildAnd(b, jt, cg_mm_c64(e, 1), ""), cg_mm_c64(e, stage), "");
-        LLVMTypeRef i8t = LLVMInt8TypeInContext(e->c);
-        LLVMBasicBlockRef cn = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, nj, d->Sk, ""), "next");
+        cg_cp_async_wait(cx, 0);
+        cg_barrier(cx);
+        LLVMValueRef jt = LLVMBuildUDiv(b, j0, cg_i64(cx, BN), "");
+        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, BN), "");
+        LLVMValueRef ns = LLVMBuildMul(
+            b, LLVMBuildAnd(b, LLVMBuildAdd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, 1), ""),
+            cg_i64(cx, stage), "");
+        LLVMValueRef cs =
+            LLVMBuildMul(b, LLVMBuildAnd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, stage), "");
+        LLVMTypeRef i8t = cx->i8;
+        LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, d->Sk, ""));
         tk.c0 = nj, tv.r0 = nj;
         tk.smem = LLVMBuildGEP2(b, i8t, dyn, &ns, 1, "");
-        LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_mm_c64(e, kbytes), "");
+        LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
-        cg_mm_tile_async(e, &tk, tid, l->threads);
-        cg_mm_tile_async(e, &tv, tid, l->threads);
-        cg_mm_if_end(e, cn);
-        cg_mm_cp_commit(e);
+        cg_mm_tile_async(cx, &tk, tid, l->threads);
+        cg_mm_tile_async(cx, &tv, tid, l->threads);
+        cg_if_end(cx, cn);
+        cg_cp_async_commit(cx);
         skb = LLVMBuildGEP2(b, i8t, dyn, &cs, 1, "");
-        LLVMValueRef csv = LLVMBuildAdd(b, cs, cg_mm_c64(e, kbytes), "");
+        LLVMValueRef csv = LLVMBuildAdd(b, cs, cg_i64(cx, kbytes), "");
         svb = LLVMBuildGEP2(b, i8t, dyn, &csv, 1, "");
     } else {
         tk.c0 = j0, tv.r0 = j0;
-        cg_mm_tile_load(e, &tk, tid, l->threads);
-        cg_mm_tile_load(e, &tv, tid, l->threads);
-        cg_mm_barrier(e);
+        cg_mm_tile_load(cx, &tk, tid, l->threads);
+        cg_mm_tile_load(cx, &tv, tid, l->threads);
+        cg_barrier(cx);
     }
     /* scores S = Q K^T for this warp's 16 rows x BN keys */
     LLVMValueRef s[16][4];
     for (int n = 0; n < NT; n++)
-        for (int q = 0; q < 4; q++) s[n][q] = cg_mm_cf(e, 0);
+        for (int q = 0; q < 4; q++) s[n][q] = cg_f32c(cx, 0);
     for (int kk = 0; kk < KD; kk++)
-        for (int n = 0; n < NT; n += 2) { /* Ks[j][d]: rows j = 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
-            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_mm_c32(e, n * 8), "");
-            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PK), ""),
-                                            LLVMBuildAdd(b, b3, cg_mm_c32(e, kk * 16), ""), "");
+        for (int n = 0; n < NT;
+             n += 2) { /* Ks[j][d]: rows j = 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
+            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, n * 8), "");
+            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
+                                            LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
             LLVMValueRef kf[4];
-            if (!cg_mm_ldsm_x4(e, skb, idx, false, kf)) return false;
-            if (!cg_mm_mma16816(e, d->cdt, qf[kk], kf, s[n], s[n])) return false;
-            if (!cg_mm_mma16816(e, d->cdt, qf[kk], kf + 2, s[n + 1], s[n + 1])) return false;
+            cg_ldmatrix_x4(cx, skb, idx, false, kf);
+            cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf, s[n], s[n]);
+            cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf + 2, s[n + 1], s[n + 1]);
         }
     /* chain, mask, row max over the quad */
-    LLVMValueRef mx[2] = {cg_mm_cf(e, -INFINITY), cg_mm_cf(e, -INFINITY)};
+    LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
     for (int n = 0; n < NT; n++)
         for (int q = 0; q < 4; q++) {
-            LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_mm_c64(e, n * 8 + (q & 1)), "");
+            LLVMValueRef col =
+                LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_i64(cx, n * 8 + (q & 1)), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
-            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q]), cg_mm_cf(e, -INFINITY), "");
-            mx[q >> 1] = cg_mm_fmax(e, mx[q >> 1], s[n][q]);
+            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q]), cg_f32c(cx, -INFINITY), "");
+            mx[q >> 1] = fmaxnum(cx, mx[q >> 1], s[n][q]);
         }
     LLVMValueRef alpha[2], msafe[2], psum[2];
     for (int h = 0; h < 2; h++) {
-        mx[h] = cg_mm_fmax(e, mx[h], cg_mm_shfl_xor(e, mx[h], 1));
-        mx[h] = cg_mm_fmax(e, mx[h], cg_mm_shfl_xor(e, mx[h], 2));
-        online_max(e, mv[h], mx[h], &alpha[h], &msafe[h], true);
-        psum[h] = cg_mm_cf(e, 0);
+        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 1));
+        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 2));
+        online_max(cx, mv[h], mx[h], &alpha[h], &msafe[h], true);
+        psum[h] = cg_f32c(cx, 0);
     }
     for (int n = 0; n < NT; n++)
         for (int q = 0; q < 4; q++) {
-            s[n][q] = cg_mm_exp_fast(e, LLVMBuildFSub(b, s[n][q], msafe[q >> 1], ""));
-            psum[q >> 1] = fadd(e, psum[q >> 1], s[n][q]);
+            s[n][q] = cg_exp_fast(cx, LLVMBuildFSub(b, s[n][q], msafe[q >> 1], ""));
+            psum[q >> 1] = fadd(cx, psum[q >> 1], s[n][q]);
         }
-    for (int h = 0; h < 2; h++) st(e, fadd(e, fmul(e, ld(e, lv[h]), alpha[h]), psum[h]), lv[h]);
+    for (int h = 0; h < 2; h++) st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), psum[h]), lv[h]);
     /* O = O * alpha + P V; P's A fragments are the score fragments */
     LLVMValueRef oc[32][4];
     for (int t = 0; t < DT; t++)
-        for (int q = 0; q < 4; q++) oc[t][q] = fmul(e, ld(e, ov[t][q]), alpha[q >> 1]);
+        for (int q = 0; q < 4; q++) oc[t][q] = fmul(cx, ld(cx, ov[t][q]), alpha[q >> 1]);
     for (int kk = 0; kk < BN / 16; kk++) {
-        LLVMValueRef pf[4] = {cg_mm_pack2(e, s[2 * kk][0], s[2 * kk][1], d->cdt),
-                              cg_mm_pack2(e, s[2 * kk][2], s[2 * kk][3], d->cdt),
-                              cg_mm_pack2(e, s[2 * kk + 1][0], s[2 * kk + 1][1], d->cdt),
-                              cg_mm_pack2(e, s[2 * kk + 1][2], s[2 * kk + 1][3], d->cdt)};
+        LLVMValueRef pf[4] = {cg_mm_pack2(cx, s[2 * kk][0], s[2 * kk][1], d->cdt),
+                              cg_mm_pack2(cx, s[2 * kk][2], s[2 * kk][3], d->cdt),
+                              cg_mm_pack2(cx, s[2 * kk + 1][0], s[2 * kk + 1][1], d->cdt),
+                              cg_mm_pack2(cx, s[2 * kk + 1][2], s[2 * kk + 1][3], d->cdt)};
         for (int t = 0; t + 1 < DT; t += 2) {
             LLVMValueRef idx;
             if (vjd) { /* Vs[j][dv]: rows j = 16kk + (l & 15), dv = 8t + 8 (l >> 4) */
-                LLVMValueRef r = LLVMBuildAdd(b, l15, cg_mm_c32(e, kk * 16), "");
-                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PV), ""), LLVMBuildAdd(b, hi8, cg_mm_c32(e, t * 8), ""), "");
+                LLVMValueRef r = LLVMBuildAdd(b, l15, cg_i32(cx, kk * 16), "");
+                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
+                                   LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
             } else { /* Vs[dv][j]: rows dv = 8t + 8 (l >> 4) + (l & 7), j = 16kk + 8 bit3 */
-                LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_mm_c32(e, t * 8), "");
-                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, PV), ""), LLVMBuildAdd(b, b3, cg_mm_c32(e, kk * 16), ""), "");
+                LLVMValueRef r =
+                    LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, t * 8), "");
+                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
+                                   LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
             }
             LLVMValueRef vf[4];
-            if (!cg_mm_ldsm_x4(e, svb, idx, vjd, vf)) return false;
-            if (!cg_mm_mma16816(e, d->cdt, pf, vf, oc[t], oc[t])) return false;
-            if (!cg_mm_mma16816(e, d->cdt, pf, vf + 2, oc[t + 1], oc[t + 1])) return false;
+            cg_ldmatrix_x4(cx, svb, idx, vjd, vf);
+            cg_mma_m16n8k16(cx, d->cdt, pf, vf, oc[t], oc[t]);
+            cg_mma_m16n8k16(cx, d->cdt, pf, vf + 2, oc[t + 1], oc[t + 1]);
         }
     }
     for (int t = 0; t < DT; t++)
-        for (int q = 0; q < 4; q++) st(e, oc[t][q], ov[t][q]);
-    if (!async) cg_mm_barrier(e);
-    cg_mm_loop_end(e, &jl);
-    if (async) cg_mm_barrier(e);
+        for (int q = 0; q < 4; q++) st(cx, oc[t][q], ov[t][q]);
+    if (!async) cg_barrier(cx);
+    cg_loop_end(cx, &jl);
+    if (async) cg_barrier(cx);
     /* normalise and store */
     LLVMValueRef inv[2];
     for (int h = 0; h < 2; h++) {
-        LLVMValueRef lt = ld(e, lv[h]);
-        lt = fadd(e, lt, cg_mm_shfl_xor(e, lt, 1));
-        lt = fadd(e, lt, cg_mm_shfl_xor(e, lt, 2));
-        inv[h] = inv_sum(e, lt);
+        LLVMValueRef lt = ld(cx, lv[h]);
+        lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 1));
+        lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 2));
+        inv[h] = inv_sum(cx, lt);
     }
-    LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cg_mm_i64(e), ""), "");
+    LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) {
-            LLVMValueRef row = LLVMBuildAdd(b, row0, cg_mm_c64(e, (q >> 1) * 8), "");
-            LLVMValueRef col = LLVMBuildAdd(b, t264, cg_mm_c64(e, t * 8 + (q & 1)), "");
+            LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
+            LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
             LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
                                            LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
-            LLVMBasicBlockRef cont = cg_mm_if_begin(e, in, "st");
-            LLVMValueRef o = fmul(e, ld(e, ov[t][q]), inv[q >> 1]);
-            if (!d->epi(d->user, e, &o, a->bidx, row, col)) return false;
-            cg_mm_if_end(e, cont);
+            LLVMBasicBlockRef cont = cg_if_begin(cx, in);
+            LLVMValueRef o = fmul(cx, ld(cx, ov[t][q]), inv[q >> 1]);
+            if (!d->epi(d->user, cx, &o, a->bidx, row, col)) return false;
+            cg_if_end(cx, cont);
         }
     return true;
 }
@@ -389,75 +415,75 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
 /* ---- GPU warp-per-row body and host body ------------------------------------ */
 
 /* Sum over the warp (GPU) of a per-lane partial. */
-static LLVMValueRef warp_sum(cg_mm_ir *e, LLVMValueRef v) {
-    for (int m = 16; m >= 1; m /= 2) v = fadd(e, v, cg_mm_shfl_xor(e, v, m));
+static LLVMValueRef warp_sum(cg_ctx *cx, LLVMValueRef v) {
+    for (int m = 16; m >= 1; m /= 2) v = fadd(cx, v, cg_shfl_xor(cx, v, m));
     return v;
 }
 
 /* One query row `row` (i64) processed by `lanes` lanes (32 on the GPU, 1 on
  * the host) with lane index `lane` (i64). O lives in `ov` (GPU: ceil(Dv/32)
  * variables, lane owns dv = lane + 32 t) or in the host array `orow`. */
-static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes, LLVMValueRef *ov, int nt,
-                     LLVMValueRef orow) {
-    cg_mm_ir *e = a->e;
+static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes, LLVMValueRef *ov,
+                     int nt, LLVMValueRef orow) {
+    cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
-    LLVMBuilderRef b = e->b;
-    LLVMTypeRef f = cg_mm_f32(e);
-    LLVMValueRef mvar = cg_mm_var(e, cg_mm_cf(e, -INFINITY)), lvar = cg_mm_var(e, cg_mm_cf(e, 0));
-    LLVMValueRef acc = cg_mm_var(e, cg_mm_cf(e, 0));
-    cg_mm_loop il, jl, dl;
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef f = cx->f32;
+    LLVMValueRef mvar = cg_var(cx, cg_f32c(cx, -INFINITY)), lvar = cg_var(cx, cg_f32c(cx, 0));
+    LLVMValueRef acc = cg_var(cx, cg_f32c(cx, 0));
+    cg_loop il, jl, dl;
     if (orow) {
-        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "oz");
-        st(e, cg_mm_cf(e, 0), LLVMBuildGEP2(b, f, orow, &i, 1, ""));
-        cg_mm_loop_end(e, &il);
+        LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "oz");
+        st(cx, cg_f32c(cx, 0), LLVMBuildGEP2(b, f, orow, &i, 1, ""));
+        cg_loop_end(cx, &il);
     } else {
-        for (int t = 0; t < nt; t++) st(e, cg_mm_cf(e, 0), ov[t]);
+        for (int t = 0; t < nt; t++) st(cx, cg_f32c(cx, 0), ov[t]);
     }
-    LLVMValueRef j = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), d->Sk, cg_mm_c64(e, 1), "key");
-    st(e, cg_mm_cf(e, 0), acc);
-    LLVMValueRef dd = cg_mm_loop_begin(e, &dl, lane, d->D, cg_mm_c64(e, lanes), "dot");
-    LLVMValueRef qv = cg_mm_opnd_load(e, &d->q, d->nb, a->bidx, row, dd);
-    LLVMValueRef kv = cg_mm_opnd_load(e, &d->k, d->nb, a->bidx, dd, j);
-    st(e, fadd(e, ld(e, acc), fmul(e, qv, kv)), acc);
-    cg_mm_loop_end(e, &dl);
-    LLVMValueRef s = ld(e, acc);
-    if (lanes > 1) s = warp_sum(e, s);
+    LLVMValueRef j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), d->Sk, cg_i64(cx, 1), "key");
+    st(cx, cg_f32c(cx, 0), acc);
+    LLVMValueRef dd = cg_loop_begin(cx, &dl, lane, d->D, cg_i64(cx, lanes), "dot");
+    LLVMValueRef qv = cg_mm_opnd_load(cx, &d->q, d->nb, a->bidx, row, dd);
+    LLVMValueRef kv = cg_mm_opnd_load(cx, &d->k, d->nb, a->bidx, dd, j);
+    st(cx, fadd(cx, ld(cx, acc), fmul(cx, qv, kv)), acc);
+    cg_loop_end(cx, &dl);
+    LLVMValueRef s = ld(cx, acc);
+    if (lanes > 1) s = warp_sum(cx, s);
     s = score(a, s);
     LLVMValueRef alpha, msafe;
-    online_max(e, mvar, s, &alpha, &msafe, false);
-    LLVMValueRef p = cg_mm_exp(e, LLVMBuildFSub(b, s, msafe, ""));
-    st(e, fadd(e, fmul(e, ld(e, lvar), alpha), p), lvar);
-    LLVMValueRef pr = cg_mm_round(e, p, d->pdt);
+    online_max(cx, mvar, s, &alpha, &msafe, false);
+    LLVMValueRef p = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(b, s, msafe, ""), NULL);
+    st(cx, fadd(cx, fmul(cx, ld(cx, lvar), alpha), p), lvar);
+    LLVMValueRef pr = cg_round_f32(cx, p, d->pdt);
     if (orow) {
-        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "pv");
+        LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "pv");
         LLVMValueRef op = LLVMBuildGEP2(b, f, orow, &i, 1, "");
-        LLVMValueRef vv = cg_mm_opnd_load(e, &d->v, d->nb, a->bidx, j, i);
-        st(e, fadd(e, fmul(e, ld(e, op), alpha), fmul(e, pr, vv)), op);
-        cg_mm_loop_end(e, &il);
+        LLVMValueRef vv = cg_mm_opnd_load(cx, &d->v, d->nb, a->bidx, j, i);
+        st(cx, fadd(cx, fmul(cx, ld(cx, op), alpha), fmul(cx, pr, vv)), op);
+        cg_loop_end(cx, &il);
     } else {
         for (int t = 0; t < nt; t++) {
-            LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_mm_c64(e, 32 * t), "");
+            LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_i64(cx, 32 * t), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, "");
-            LLVMValueRef dvc = LLVMBuildSelect(b, in, dv, cg_mm_c64(e, 0), "");
-            LLVMValueRef vv = cg_mm_opnd_load(e, &d->v, d->nb, a->bidx, j, dvc);
-            st(e, fadd(e, fmul(e, ld(e, ov[t]), alpha), fmul(e, pr, vv)), ov[t]);
+            LLVMValueRef dvc = LLVMBuildSelect(b, in, dv, cg_i64(cx, 0), "");
+            LLVMValueRef vv = cg_mm_opnd_load(cx, &d->v, d->nb, a->bidx, j, dvc);
+            st(cx, fadd(cx, fmul(cx, ld(cx, ov[t]), alpha), fmul(cx, pr, vv)), ov[t]);
         }
     }
-    cg_mm_loop_end(e, &jl);
-    LLVMValueRef inv = inv_sum(e, ld(e, lvar));
+    cg_loop_end(cx, &jl);
+    LLVMValueRef inv = inv_sum(cx, ld(cx, lvar));
     if (orow) {
-        LLVMValueRef i = cg_mm_loop_begin(e, &il, cg_mm_c64(e, 0), d->Dv, cg_mm_c64(e, 1), "out");
-        LLVMValueRef o = fmul(e, ld(e, LLVMBuildGEP2(b, f, orow, &i, 1, "")), inv);
-        if (!d->epi(d->user, e, &o, a->bidx, row, i)) return false;
-        cg_mm_loop_end(e, &il);
+        LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "out");
+        LLVMValueRef o = fmul(cx, ld(cx, LLVMBuildGEP2(b, f, orow, &i, 1, "")), inv);
+        if (!d->epi(d->user, cx, &o, a->bidx, row, i)) return false;
+        cg_loop_end(cx, &il);
         return true;
     }
     for (int t = 0; t < nt; t++) {
-        LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_mm_c64(e, 32 * t), "");
-        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, ""), "st");
-        LLVMValueRef o = fmul(e, ld(e, ov[t]), inv);
-        if (!d->epi(d->user, e, &o, a->bidx, row, dv)) return false;
-        cg_mm_if_end(e, cont);
+        LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_i64(cx, 32 * t), "");
+        LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, ""));
+        LLVMValueRef o = fmul(cx, ld(cx, ov[t]), inv);
+        if (!d->epi(d->user, cx, &o, a->bidx, row, dv)) return false;
+        cg_if_end(cx, cont);
     }
     return true;
 }
@@ -466,23 +492,24 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
 
 /* Emits the body for program ids pid[0] (query tile) and pid[1] (flat batch,
  * stepping by ystep). Fills l. */
-static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, cg_mm_launch *l, char *err,
-                      size_t cap) {
-    cg_mm_ir *e = a->e;
+static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, cg_mm_launch *l,
+                      char *err, size_t cap) {
+    cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
-    LLVMBuilderRef b = e->b;
+    LLVMBuilderRef b = cx->b;
     bool tc = false;
-    if (e->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16) && d->dmax > 0 && d->dmax <= 256 && d->dvmax > 0 &&
-        d->dvmax <= 256)
+    if (cx->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16) && d->dmax > 0 && d->dmax <= 256 &&
+        d->dvmax > 0 && d->dvmax <= 256)
         tc = attn_tc_tile((d->dmax + 15) / 16 * 16, (d->dvmax + 15) / 16 * 16, &l->bm, &l->bn);
     int nt = 0;
-    if (!e->gpu) {
+    if (!cx->gpu) {
         l->bm = 1, l->bn = 1, l->threads = 1;
     } else if (tc) {
         l->threads = (unsigned)(l->bm / 16 * 32);
     } else {
         if (d->dvmax <= 0 || d->dvmax > 1024) {
-            snprintf(err, cap, "attention: the value head dim must be a known size <= 1024 on the GPU");
+            snprintf(err, cap,
+                     "attention: the value head dim must be a known size <= 1024 on the GPU");
             return false;
         }
         l->bm = 4, l->bn = 1, l->threads = 128;
@@ -490,34 +517,36 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     }
     l->tensor_cores = tc;
     LLVMValueRef orow = NULL, ov[32];
-    if (!e->gpu) {
-        orow = LLVMBuildArrayAlloca(b, cg_mm_f32(e), d->Dv, "orow");
+    if (!cx->gpu) {
+        orow = LLVMBuildArrayAlloca(b, cx->f32, d->Dv, "orow");
     } else if (!tc) {
-        for (int t = 0; t < nt; t++) ov[t] = cg_mm_var(e, cg_mm_cf(e, 0));
+        for (int t = 0; t < nt; t++) ov[t] = cg_var(cx, cg_f32c(cx, 0));
     }
-    LLVMValueRef nbatch = cg_mm_batch_count(e, d->nb, d->bdim);
-    cg_mm_loop bl;
-    LLVMValueRef bz = cg_mm_loop_begin(e, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
-    cg_mm_unflatten(e, bz, d->nb, d->bdim, a->bidx);
-    LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_mm_c64(e, l->bm), "q0");
+    LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, d->bdim);
+    cg_loop bl;
+    LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
+    cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
+    LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "q0");
     bool ok;
     if (tc) {
         ok = attn_tc_block(a, q0, l);
-    } else if (e->gpu) {
-        LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
-        LLVMValueRef warp = LLVMBuildZExt(b, LLVMBuildUDiv(b, tid, cg_mm_c32(e, 32), ""), cg_mm_i64(e), "");
-        LLVMValueRef lane = LLVMBuildZExt(b, LLVMBuildURem(b, tid, cg_mm_c32(e, 32), ""), cg_mm_i64(e), "");
+    } else if (cx->gpu) {
+        LLVMValueRef tid = cg_thread_id(cx);
+        LLVMValueRef warp =
+            LLVMBuildZExt(b, LLVMBuildUDiv(b, tid, cg_i32(cx, 32), ""), cx->i64, "");
+        LLVMValueRef lane =
+            LLVMBuildZExt(b, LLVMBuildURem(b, tid, cg_i32(cx, 32), ""), cx->i64, "");
         LLVMValueRef row = LLVMBuildAdd(b, q0, warp, "");
-        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "row");
+        LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""));
         ok = attn_row(a, row, lane, 32, ov, nt, NULL);
-        cg_mm_if_end(e, cont);
+        cg_if_end(cx, cont);
     } else {
-        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, q0, d->Sq, ""), "row");
-        ok = attn_row(a, q0, cg_mm_c64(e, 0), 1, NULL, 0, orow);
-        cg_mm_if_end(e, cont);
+        LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, q0, d->Sq, ""));
+        ok = attn_row(a, q0, cg_i64(cx, 0), 1, NULL, 0, orow);
+        cg_if_end(cx, cont);
     }
-    cg_mm_loop_end(e, &bl);
-    if (!ok) snprintf(err, cap, "attention: an LLVM intrinsic is missing or the epilogue failed");
+    cg_loop_end(cx, &bl);
+    if (!ok) snprintf(err, cap, "attention: the epilogue failed");
     return ok;
 }
 
@@ -531,16 +560,16 @@ static int64_t dim_bound(const ir_graph *g, ir_dim d) {
 bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     attn_match am;
     if (!attn_match_region(g, region, &am)) {
-        tx_error(cx->diag, "codegen: attention region k%u is not softmax(chain(q @ k^T)) @ v over the last axis",
-                 region);
+        tx_error(
+            cx->diag,
+            "codegen: attention region k%u is not softmax(chain(q @ k^T)) @ v over the last axis",
+            region);
         return false;
     }
-    cg_mm_epi_state es = {.cx = cx, .nmm = 1, .mm = {am.mm2}};
+    cg_mm_epi_state es = {.nmm = 1, .mm = {am.mm2}};
     if (!cg_kernel_begin(cx, region, NULL)) return false;
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
-    cg_mm_ir e = {cx->llctx, cx->mod, cx->b, cx->fn, LLVMGetEntryBasicBlock(cx->fn), cx->gpu,
-                  cg_mm_smem_limit(cx->target), 0};
-    attn_gen a = {.e = &e, .am = &am};
+    attn_gen a = {.cx = cx, .am = &am};
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;
@@ -553,14 +582,15 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     d->Dv = cg_dim(cx, m2->shape.dim[nb + 1]);
     d->dmax = dim_bound(g, qn->shape.dim[qn->shape.rank - 1]);
     d->dvmax = dim_bound(g, m2->shape.dim[nb + 1]);
-    cg_mm_resolve_opnd(cx, &e, region, am.q, nb, &d->q);
-    cg_mm_resolve_opnd(cx, &e, region, am.kt, nb, &d->k);
-    cg_mm_resolve_opnd(cx, &e, region, am.v, nb, &d->v);
+    cg_mm_resolve_opnd(cx, region, am.q, nb, &d->q);
+    cg_mm_resolve_opnd(cx, region, am.kt, nb, &d->k);
+    cg_mm_resolve_opnd(cx, region, am.v, nb, &d->v);
     d->sdt = (ir_dtype)m1->dtype;
     d->pdt = am.pdt;
     ir_dtype qd = (ir_dtype)qn->dtype;
     bool half = qd == IR_F16 || qd == IR_BF16;
-    d->cdt = half && nd(g, am.kt)->dtype == qd && nd(g, am.v)->dtype == qd && am.pdt == qd ? qd : IR_F32;
+    d->cdt =
+        half && nd(g, am.kt)->dtype == qd && nd(g, am.v)->dtype == qd && am.pdt == qd ? qd : IR_F32;
     d->epi = cg_mm_epi_store;
     d->user = &es;
     cg_mm_launch l;
@@ -571,7 +601,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         tx_error(cx->diag, "codegen: %s", err);
         return false;
     }
-    ir_shape work[3] = {{.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
+    ir_shape work[3] = {
+        {.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
     for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];
     int64_t per[3] = {l.bm, 1, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};

@@ -401,7 +401,13 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
     }
 }
 
-/* Calls tx.<op> (defining it on first use); see codegen.h. */
+/* e^x at f16/bf16 accuracy; see cg_impl.h. */
+LLVMValueRef cg_exp_fast(cg_ctx *cx, LLVMValueRef x) {
+    if (!cx->gpu) return cg_math(cx, IR_OP_EXP, x, NULL);
+    return nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", fmul(cx, x, F(cx, LOG2E)));
+}
+
+/* Calls tx.<op> (defining it on first use); see cg_impl.h. */
 LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
     unsigned nargs = op == IR_OP_POW ? 2 : 1;
     LLVMTypeRef at[2] = {cx->f32, cx->f32};

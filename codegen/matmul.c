@@ -21,16 +21,16 @@
 /* Generic operand load through cg_emit_value (prologues that are not a
  * strided view of one buffer). The operand index maps output batch dims to
  * the operand's own (stride 0 where it broadcasts). */
-static LLVMValueRef opnd_load_generic(void *user, cg_mm_ir *e, const cg_mm_opnd *o,
+static LLVMValueRef opnd_load_generic(void *user, cg_ctx *cx, const cg_mm_opnd *o,
                                       const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c) {
-    cg_ctx *cx = user;
+    (void)user;
     const ir_node *n = &cx->g->nodes[o->node];
     unsigned ro = n->shape.rank, nbo = ro - 2;
     unsigned nb = o->nbatch;
     LLVMValueRef dims[IR_MAX_RANK];
     for (unsigned j = 0; j < nbo; j++) {
         unsigned i = nb - nbo + j;
-        dims[j] = n->shape.dim[j] == 1 ? cg_mm_c64(e, 0) : bidx[i];
+        dims[j] = n->shape.dim[j] == 1 ? cg_i64(cx, 0) : bidx[i];
     }
     dims[ro - 2] = r;
     dims[ro - 1] = c;
@@ -38,9 +38,9 @@ static LLVMValueRef opnd_load_generic(void *user, cg_mm_ir *e, const cg_mm_opnd 
     cg_index idx = cg_index_from_dims(cx, &n->shape, dims);
     LLVMValueRef v = cg_emit_value(cx, o->node, &idx);
     cg_memo_reset(cx, mark);
-    if (!v) return cg_mm_cf(e, 0);
-    if (n->dtype == IR_I32) return LLVMBuildSIToFP(e->b, v, cg_mm_f32(e), "");
-    if (n->dtype == IR_BOOL) return LLVMBuildUIToFP(e->b, v, cg_mm_f32(e), "");
+    if (!v) return cg_f32c(cx, 0);
+    if (n->dtype == IR_I32) return LLVMBuildSIToFP(cx->b, v, cx->f32, "");
+    if (n->dtype == IR_BOOL) return LLVMBuildUIToFP(cx->b, v, cx->f32, "");
     return v;
 }
 
@@ -53,7 +53,7 @@ static void c_strides(cg_ctx *cx, const ir_shape *s, LLVMValueRef *st) {
     }
 }
 
-void cg_mm_resolve_opnd(cg_ctx *cx, cg_mm_ir *e, unsigned region, ir_id id, unsigned nb, cg_mm_opnd *o) {
+void cg_mm_resolve_opnd(cg_ctx *cx, unsigned region, ir_id id, unsigned nb, cg_mm_opnd *o) {
     const ir_graph *g = cx->g;
     memset(o, 0, sizeof *o);
     o->node = id;
@@ -73,7 +73,6 @@ void cg_mm_resolve_opnd(cg_ctx *cx, cg_mm_ir *e, unsigned region, ir_id id, unsi
     for (unsigned i = 0; i < nchain; i++) ncast += g->nodes[chain[i]].op == IR_OP_CAST;
     if (!ok || ncast > 4) {
         o->load = opnd_load_generic;
-        o->user = cx;
         return;
     }
     LLVMValueRef st[IR_MAX_RANK], tmp[IR_MAX_RANK];
@@ -126,13 +125,14 @@ static bool pow2_in(int64_t v, int64_t lo, int64_t hi) {
  * target's shared memory once, else 128 x 128 x 32 (one product) or
  * 128 x 64 x 32 (several). Warps tile the block with warp tiles of at most
  * 64 x 32 (32 x 32 with several products) and at most 8 warps. */
-static void mma_tile(const cg_mm_ir *e, const cg_mm_desc *d, int64_t *bm, int64_t *bn, int64_t *bk, int *wm,
-                     int *wn) {
+static void mma_tile(const cg_ctx *cx, const cg_mm_desc *d, int64_t *bm, int64_t *bn, int64_t *bk,
+                     int *wm, int *wn) {
     bool h = d->nmm > 1;
     *bm = 128, *bn = h ? 64 : 128, *bk = 32;
-    int64_t bsz = d->bk * (d->bn + 8) > d->bn * (d->bk + 8) ? d->bk * (d->bn + 8) : d->bn * (d->bk + 8);
+    int64_t bsz =
+        d->bk * (d->bn + 8) > d->bn * (d->bk + 8) ? d->bk * (d->bn + 8) : d->bn * (d->bk + 8);
     if (pow2_in(d->bm, 32, 256) && pow2_in(d->bn, 32, 256) && pow2_in(d->bk, 16, 64) &&
-        (d->bm * (d->bk + 8) + bsz * (int64_t)d->nmm) * 2 <= e->smem_max)
+        (d->bm * (d->bk + 8) + bsz * (int64_t)d->nmm) * 2 <= cg_mm_smem_limit(cx->target))
         *bm = d->bm, *bn = d->bn, *bk = d->bk;
     int64_t wr = h ? 32 : 64;
     *wm = (int)(*bm / wr > 0 ? *bm / wr : 1);
@@ -147,14 +147,14 @@ static void mma_tile(const cg_mm_ir *e, const cg_mm_desc *d, int64_t *bm, int64_
 
 /* Calls the epilogue for output element (row, col) when it is inside the
  * M x N bounds. */
-static bool epi_masked(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *acc, const LLVMValueRef *bidx,
-                       LLVMValueRef row, LLVMValueRef col) {
-    LLVMBuilderRef b = e->b;
+static bool epi_masked(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *acc,
+                       const LLVMValueRef *bidx, LLVMValueRef row, LLVMValueRef col) {
+    LLVMBuilderRef b = cx->b;
     LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->M, ""),
                                    LLVMBuildICmp(b, LLVMIntSLT, col, d->N, ""), "");
-    LLVMBasicBlockRef cont = cg_mm_if_begin(e, in, "epi");
-    bool ok = d->epi(d->user, e, acc, bidx, row, col);
-    cg_mm_if_end(e, cont);
+    LLVMBasicBlockRef cont = cg_if_begin(cx, in);
+    bool ok = d->epi(d->user, cx, acc, bidx, row, col);
+    cg_if_end(cx, cont);
     return ok;
 }
 
@@ -171,38 +171,42 @@ typedef struct mm_warp {
 /* One BK slice of tiles in shared memory (sa, sb[product]): fragments by
  * ldmatrix, MT x NT mma per product and 16-wide k step into the
  * accumulators; A fragments are shared by the products. */
-static bool mma_compute(cg_mm_ir *e, const cg_mm_desc *d, mm_warp *w, LLVMValueRef sa, const LLVMValueRef *sb) {
-    LLVMBuilderRef b = e->b;
-    LLVMTypeRef f = cg_mm_f32(e);
+static bool mma_compute(cg_ctx *cx, const cg_mm_desc *d, mm_warp *w, LLVMValueRef sa,
+                        const LLVMValueRef *sb) {
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef f = cx->f32;
     for (int64_t kk = 0; kk < w->BK; kk += 16) {
         LLVMValueRef af[8][4], bf[8][2];
         for (int i = 0; i < w->MT; i++) {
-            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, w->wrow, cg_mm_c32(e, i * 16), ""), w->l15, "");
-            LLVMValueRef c = LLVMBuildAdd(b, w->hi8, cg_mm_c32(e, kk), "");
-            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, w->PA), ""), c, "");
-            if (!cg_mm_ldsm_x4(e, sa, idx, false, af[i])) return false;
+            LLVMValueRef r =
+                LLVMBuildAdd(b, LLVMBuildAdd(b, w->wrow, cg_i32(cx, i * 16), ""), w->l15, "");
+            LLVMValueRef c = LLVMBuildAdd(b, w->hi8, cg_i32(cx, kk), "");
+            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, w->PA), ""), c, "");
+            cg_ldmatrix_x4(cx, sa, idx, false, af[i]);
         }
         for (unsigned m = 0; m < d->nmm; m++) {
             for (int j = 0; j + 1 < w->NT; j += 2) {
                 LLVMValueRef idx, out[4];
                 if (w->bkn) { /* rows k = kk + (l & 15), columns n = wcol + 8j + 8 (l >> 4) */
-                    LLVMValueRef r = LLVMBuildAdd(b, w->l15, cg_mm_c32(e, kk), "");
-                    LLVMValueRef c = LLVMBuildAdd(b, LLVMBuildAdd(b, w->wcol, cg_mm_c32(e, j * 8), ""), w->hi8, "");
-                    idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, w->PB), ""), c, "");
+                    LLVMValueRef r = LLVMBuildAdd(b, w->l15, cg_i32(cx, kk), "");
+                    LLVMValueRef c = LLVMBuildAdd(
+                        b, LLVMBuildAdd(b, w->wcol, cg_i32(cx, j * 8), ""), w->hi8, "");
+                    idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, w->PB), ""), c, "");
                 } else { /* rows n = wcol + 8j + 8 (l >> 4) + (l & 7), columns k = kk + 8 bit3 */
-                    LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, w->wcol, cg_mm_c32(e, j * 8), ""),
-                                                  LLVMBuildAdd(b, w->hi8, w->l7, ""), "");
-                    LLVMValueRef c = LLVMBuildAdd(b, w->b3, cg_mm_c32(e, kk), "");
-                    idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_mm_c32(e, w->PB), ""), c, "");
+                    LLVMValueRef r =
+                        LLVMBuildAdd(b, LLVMBuildAdd(b, w->wcol, cg_i32(cx, j * 8), ""),
+                                     LLVMBuildAdd(b, w->hi8, w->l7, ""), "");
+                    LLVMValueRef c = LLVMBuildAdd(b, w->b3, cg_i32(cx, kk), "");
+                    idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, w->PB), ""), c, "");
                 }
-                if (!cg_mm_ldsm_x4(e, sb[m], idx, w->bkn, out)) return false;
+                cg_ldmatrix_x4(cx, sb[m], idx, w->bkn, out);
                 bf[j][0] = out[0], bf[j][1] = out[1], bf[j + 1][0] = out[2], bf[j + 1][1] = out[3];
             }
             for (int i = 0; i < w->MT; i++)
                 for (int j = 0; j < w->NT; j++) {
                     LLVMValueRef c[4], dd[4];
                     for (int q = 0; q < 4; q++) c[q] = LLVMBuildLoad2(b, f, w->acc[m][i][j][q], "");
-                    if (!cg_mm_mma16816(e, d->cdt, af[i], bf[j], c, dd)) return false;
+                    cg_mma_m16n8k16(cx, d->cdt, af[i], bf[j], c, dd);
                     for (int q = 0; q < 4; q++) LLVMBuildStore(b, dd[q], w->acc[m][i][j][q]);
                 }
         }
@@ -211,65 +215,67 @@ static bool mma_compute(cg_mm_ir *e, const cg_mm_desc *d, mm_warp *w, LLVMValueR
 }
 
 /* Address of stage s (i32 or i64 value) of a multi-stage buffer. */
-static LLVMValueRef stage_ptr(cg_mm_ir *e, LLVMValueRef base, LLVMValueRef s, int64_t bytes) {
-    LLVMValueRef off = LLVMBuildMul(e->b, s, LLVMConstInt(LLVMTypeOf(s), (unsigned long long)bytes, 0), "");
-    return LLVMBuildGEP2(e->b, LLVMInt8TypeInContext(e->c), base, &off, 1, "");
+static LLVMValueRef stage_ptr(cg_ctx *cx, LLVMValueRef base, LLVMValueRef s, int64_t bytes) {
+    LLVMValueRef off =
+        LLVMBuildMul(cx->b, s, LLVMConstInt(LLVMTypeOf(s), (unsigned long long)bytes, 0), "");
+    return LLVMBuildGEP2(cx->b, cx->i8, base, &off, 1, "");
 }
 
 /* The K loop with cp.async: `stages` shared buffers, tile kt + stages - 1
  * in flight while tile kt is multiplied; one barrier per step. */
-static bool mma_kloop_async(cg_mm_ir *e, const cg_mm_desc *d, mm_warp *w, cg_mm_tile *ta, cg_mm_tile *tb,
-                            LLVMValueRef sa, const LLVMValueRef *sb, int64_t abytes, int64_t bbytes, int stages,
-                            LLVMValueRef tid, unsigned threads) {
-    LLVMBuilderRef b = e->b;
-    LLVMValueRef BKc = cg_mm_c64(e, w->BK);
-    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_mm_c64(e, w->BK - 1), ""), BKc, "nk");
+static bool mma_kloop_async(cg_ctx *cx, const cg_mm_desc *d, mm_warp *w, cg_mm_tile *ta,
+                            cg_mm_tile *tb, LLVMValueRef sa, const LLVMValueRef *sb, int64_t abytes,
+                            int64_t bbytes, int stages, LLVMValueRef tid, unsigned threads) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef BKc = cg_i64(cx, w->BK);
+    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, w->BK - 1), ""), BKc, "nk");
     for (int s = 0; s + 1 < stages; s++) {
-        LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, cg_mm_c64(e, s), nk, ""), "pro");
-        ta->c0 = cg_mm_c64(e, s * w->BK);
-        ta->smem = stage_ptr(e, sa, cg_mm_c64(e, s), abytes);
-        cg_mm_tile_async(e, ta, tid, threads);
+        LLVMBasicBlockRef cont =
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, cg_i64(cx, s), nk, ""));
+        ta->c0 = cg_i64(cx, s * w->BK);
+        ta->smem = stage_ptr(cx, sa, cg_i64(cx, s), abytes);
+        cg_mm_tile_async(cx, ta, tid, threads);
         for (unsigned m = 0; m < d->nmm; m++) {
             tb[m].r0 = ta->c0;
-            tb[m].smem = stage_ptr(e, sb[m], cg_mm_c64(e, s), bbytes);
-            cg_mm_tile_async(e, &tb[m], tid, threads);
+            tb[m].smem = stage_ptr(cx, sb[m], cg_i64(cx, s), bbytes);
+            cg_mm_tile_async(cx, &tb[m], tid, threads);
         }
-        cg_mm_if_end(e, cont);
-        cg_mm_cp_commit(e);
+        cg_if_end(cx, cont);
+        cg_cp_async_commit(cx);
     }
-    cg_mm_loop kl;
-    LLVMValueRef kt = cg_mm_loop_begin(e, &kl, cg_mm_c64(e, 0), nk, cg_mm_c64(e, 1), "kt");
-    cg_mm_cp_wait(e, stages - 2);
-    cg_mm_barrier(e);
-    LLVMValueRef nt = LLVMBuildAdd(b, kt, cg_mm_c64(e, stages - 1), "");
-    LLVMBasicBlockRef cont = cg_mm_if_begin(e, LLVMBuildICmp(b, LLVMIntSLT, nt, nk, ""), "issue");
-    LLVMValueRef ns = LLVMBuildURem(b, nt, cg_mm_c64(e, stages), "");
+    cg_loop kl;
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), nk, cg_i64(cx, 1), "kt");
+    cg_cp_async_wait(cx, stages - 2);
+    cg_barrier(cx);
+    LLVMValueRef nt = LLVMBuildAdd(b, kt, cg_i64(cx, stages - 1), "");
+    LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nt, nk, ""));
+    LLVMValueRef ns = LLVMBuildURem(b, nt, cg_i64(cx, stages), "");
     ta->c0 = LLVMBuildMul(b, nt, BKc, "");
-    ta->smem = stage_ptr(e, sa, ns, abytes);
-    cg_mm_tile_async(e, ta, tid, threads);
+    ta->smem = stage_ptr(cx, sa, ns, abytes);
+    cg_mm_tile_async(cx, ta, tid, threads);
     for (unsigned m = 0; m < d->nmm; m++) {
         tb[m].r0 = ta->c0;
-        tb[m].smem = stage_ptr(e, sb[m], ns, bbytes);
-        cg_mm_tile_async(e, &tb[m], tid, threads);
+        tb[m].smem = stage_ptr(cx, sb[m], ns, bbytes);
+        cg_mm_tile_async(cx, &tb[m], tid, threads);
     }
-    cg_mm_if_end(e, cont);
-    cg_mm_cp_commit(e);
-    LLVMValueRef cs = LLVMBuildURem(b, kt, cg_mm_c64(e, stages), "");
+    cg_if_end(cx, cont);
+    cg_cp_async_commit(cx);
+    LLVMValueRef cs = LLVMBuildURem(b, kt, cg_i64(cx, stages), "");
     LLVMValueRef sbs[CG_MM_MAXH];
-    for (unsigned m = 0; m < d->nmm; m++) sbs[m] = stage_ptr(e, sb[m], cs, bbytes);
-    bool ok = mma_compute(e, d, w, stage_ptr(e, sa, cs, abytes), sbs);
-    cg_mm_loop_end(e, &kl);
-    cg_mm_cp_wait(e, 0);
-    cg_mm_barrier(e);
+    for (unsigned m = 0; m < d->nmm; m++) sbs[m] = stage_ptr(cx, sb[m], cs, bbytes);
+    bool ok = mma_compute(cx, d, w, stage_ptr(cx, sa, cs, abytes), sbs);
+    cg_loop_end(cx, &kl);
+    cg_cp_async_wait(cx, 0);
+    cg_barrier(cx);
     return ok;
 }
 
 /* Tensor-core block body for one batch element bidx: K loop over shared
  * tiles (cp.async multi-stage when the tiles allow it), mma per warp,
  * epilogue from the fragments. */
-static bool mma_block(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+static bool mma_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
                       LLVMValueRef n0, cg_mm_launch *l, int wm, int wn) {
-    LLVMBuilderRef b = e->b;
+    LLVMBuilderRef b = cx->b;
     int64_t BM = l->bm, BN = l->bn, BK = l->bk;
     mm_warp w;
     w.BK = BK;
@@ -281,142 +287,147 @@ static bool mma_block(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *bidx
     for (unsigned m = 0; m < d->nmm; m++) w.bkn = w.bkn && d->b[m].unit_c && !d->b[m].load;
     w.PB = w.bkn ? BN + 8 : BK + 8;
     int64_t abytes = BM * w.PA * 2, bbytes = (w.bkn ? BK : BN) * w.PB * 2;
-    LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
-    LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_mm_c32(e, 32), "");
-    LLVMValueRef lane = LLVMBuildURem(b, tid, cg_mm_c32(e, 32), "");
-    LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_mm_c32(e, 2), "");
-    LLVMValueRef t4 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 3), "");
-    w.wrow = LLVMBuildMul(b, LLVMBuildUDiv(b, warp, cg_mm_c32(e, wn), ""), cg_mm_c32(e, BM / wm), "");
-    w.wcol = LLVMBuildMul(b, LLVMBuildURem(b, warp, cg_mm_c32(e, wn), ""), cg_mm_c32(e, BN / wn), "");
-    w.l15 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 15), "");
-    w.l7 = LLVMBuildAnd(b, lane, cg_mm_c32(e, 7), "");
-    w.hi8 = LLVMBuildMul(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 4), ""), cg_mm_c32(e, 8), "");
-    w.b3 = LLVMBuildMul(b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_mm_c32(e, 3), ""), cg_mm_c32(e, 1), ""),
-                        cg_mm_c32(e, 8), "");
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
+    LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
+    LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_i32(cx, 2), "");
+    LLVMValueRef t4 = LLVMBuildAnd(b, lane, cg_i32(cx, 3), "");
+    w.wrow = LLVMBuildMul(b, LLVMBuildUDiv(b, warp, cg_i32(cx, wn), ""), cg_i32(cx, BM / wm), "");
+    w.wcol = LLVMBuildMul(b, LLVMBuildURem(b, warp, cg_i32(cx, wn), ""), cg_i32(cx, BN / wn), "");
+    w.l15 = LLVMBuildAnd(b, lane, cg_i32(cx, 15), "");
+    w.l7 = LLVMBuildAnd(b, lane, cg_i32(cx, 7), "");
+    w.hi8 = LLVMBuildMul(b, LLVMBuildLShr(b, lane, cg_i32(cx, 4), ""), cg_i32(cx, 8), "");
+    w.b3 = LLVMBuildMul(
+        b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 1), ""),
+        cg_i32(cx, 8), "");
     for (unsigned m = 0; m < d->nmm; m++)
         for (int i = 0; i < w.MT; i++)
             for (int j = 0; j < w.NT; j++)
-                for (int q = 0; q < 4; q++) w.acc[m][i][j][q] = cg_mm_var(e, cg_mm_cf(e, 0));
+                for (int q = 0; q < 4; q++) w.acc[m][i][j][q] = cg_var(cx, cg_f32c(cx, 0));
     cg_mm_tile ta = {&d->a, d->nb, bidx, m0, NULL, d->M, d->K, BM, BK, w.PA, 1, d->cdt, NULL};
     cg_mm_tile tb[CG_MM_MAXH];
-    bool async_ok = cg_mm_tile_async_ok(e, &ta);
+    bool async_ok = cg_mm_tile_async_ok(cx, &ta);
     for (unsigned m = 0; m < d->nmm; m++) {
-        tb[m] = (cg_mm_tile){&d->b[m], d->nb, bidx, NULL, n0, d->K, d->N, BK, BN, w.bkn ? w.PB : 1, w.bkn ? 1 : w.PB,
-                             d->cdt, NULL};
-        async_ok = async_ok && cg_mm_tile_async_ok(e, &tb[m]);
+        tb[m] = (cg_mm_tile){
+            &d->b[m],         d->nb,  bidx, NULL, n0, d->K, d->N, BK, BN, w.bkn ? w.PB : 1,
+            w.bkn ? 1 : w.PB, d->cdt, NULL};
+        async_ok = async_ok && cg_mm_tile_async_ok(cx, &tb[m]);
     }
     int64_t allb = bbytes * (int64_t)d->nmm;
     /* stages: the plan's ring depth, else 4; fewer when they do not fit */
     int stages = d->stages >= 2 ? d->stages : 4;
-    while (stages > 1 && (abytes + allb) * stages > e->smem_max) stages--;
+    while (stages > 1 && (abytes + allb) * stages > cg_mm_smem_limit(cx->target)) stages--;
     bool ok;
     LLVMValueRef sb[CG_MM_MAXH];
     if (stages >= 2 && async_ok) {
-        LLVMValueRef sa = cg_mm_dyn_smem(e);
+        LLVMValueRef sa = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
         for (unsigned m = 0; m < d->nmm; m++) {
-            LLVMValueRef off = cg_mm_c64(e, abytes * stages + (int64_t)m * bbytes * stages);
-            sb[m] = LLVMBuildGEP2(b, LLVMInt8TypeInContext(e->c), sa, &off, 1, "");
+            LLVMValueRef off = cg_i64(cx, abytes * stages + (int64_t)m * bbytes * stages);
+            sb[m] = LLVMBuildGEP2(b, cx->i8, sa, &off, 1, "");
         }
         l->smem_bytes = l->dyn_smem = (abytes + allb) * stages;
-        ok = mma_kloop_async(e, d, &w, &ta, tb, sa, sb, abytes, bbytes, stages, tid, l->threads);
+        ok = mma_kloop_async(cx, d, &w, &ta, tb, sa, sb, abytes, bbytes, stages, tid, l->threads);
     } else { /* one buffer set, in dynamic shared memory */
-        LLVMValueRef sa = cg_mm_dyn_smem(e);
+        LLVMValueRef sa = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
         for (unsigned m = 0; m < d->nmm; m++) {
-            LLVMValueRef off = cg_mm_c64(e, abytes + (int64_t)m * bbytes);
-            sb[m] = LLVMBuildGEP2(b, LLVMInt8TypeInContext(e->c), sa, &off, 1, "");
+            LLVMValueRef off = cg_i64(cx, abytes + (int64_t)m * bbytes);
+            sb[m] = LLVMBuildGEP2(b, cx->i8, sa, &off, 1, "");
         }
         l->smem_bytes = l->dyn_smem = abytes + allb;
-        cg_mm_loop kl;
-        LLVMValueRef k0 = cg_mm_loop_begin(e, &kl, cg_mm_c64(e, 0), d->K, cg_mm_c64(e, BK), "k");
+        cg_loop kl;
+        LLVMValueRef k0 = cg_loop_begin(cx, &kl, cg_i64(cx, 0), d->K, cg_i64(cx, BK), "k");
         ta.c0 = k0;
         ta.smem = sa;
-        cg_mm_tile_load(e, &ta, tid, l->threads);
+        cg_mm_tile_load(cx, &ta, tid, l->threads);
         for (unsigned m = 0; m < d->nmm; m++) {
             tb[m].r0 = k0;
             tb[m].smem = sb[m];
-            cg_mm_tile_load(e, &tb[m], tid, l->threads);
+            cg_mm_tile_load(cx, &tb[m], tid, l->threads);
         }
-        cg_mm_barrier(e);
-        ok = mma_compute(e, d, &w, sa, sb);
-        cg_mm_barrier(e);
-        cg_mm_loop_end(e, &kl);
+        cg_barrier(cx);
+        ok = mma_compute(cx, d, &w, sa, sb);
+        cg_barrier(cx);
+        cg_loop_end(cx, &kl);
     }
     if (!ok) return false;
     /* epilogue: c0,c1 at (g, 2t..2t+1), c2,c3 at (g+8, 2t..2t+1) */
-    LLVMTypeRef f = cg_mm_f32(e);
-    LLVMValueRef gq64 = LLVMBuildZExt(b, gq, cg_mm_i64(e), "");
-    LLVMValueRef t2 = LLVMBuildZExt(b, LLVMBuildMul(b, t4, cg_mm_c32(e, 2), ""), cg_mm_i64(e), "");
-    LLVMValueRef rb = LLVMBuildAdd(b, m0, LLVMBuildAdd(b, LLVMBuildZExt(b, w.wrow, cg_mm_i64(e), ""), gq64, ""), "");
-    LLVMValueRef cb = LLVMBuildAdd(b, n0, LLVMBuildAdd(b, LLVMBuildZExt(b, w.wcol, cg_mm_i64(e), ""), t2, ""), "");
+    LLVMTypeRef f = cx->f32;
+    LLVMValueRef gq64 = LLVMBuildZExt(b, gq, cx->i64, "");
+    LLVMValueRef t2 = LLVMBuildZExt(b, LLVMBuildMul(b, t4, cg_i32(cx, 2), ""), cx->i64, "");
+    LLVMValueRef rb =
+        LLVMBuildAdd(b, m0, LLVMBuildAdd(b, LLVMBuildZExt(b, w.wrow, cx->i64, ""), gq64, ""), "");
+    LLVMValueRef cb =
+        LLVMBuildAdd(b, n0, LLVMBuildAdd(b, LLVMBuildZExt(b, w.wcol, cx->i64, ""), t2, ""), "");
     for (int i = 0; i < w.MT; i++)
         for (int j = 0; j < w.NT; j++)
             for (int q = 0; q < 4; q++) {
-                LLVMValueRef row = LLVMBuildAdd(b, rb, cg_mm_c64(e, i * 16 + (q >> 1) * 8), "");
-                LLVMValueRef col = LLVMBuildAdd(b, cb, cg_mm_c64(e, j * 8 + (q & 1)), "");
+                LLVMValueRef row = LLVMBuildAdd(b, rb, cg_i64(cx, i * 16 + (q >> 1) * 8), "");
+                LLVMValueRef col = LLVMBuildAdd(b, cb, cg_i64(cx, j * 8 + (q & 1)), "");
                 LLVMValueRef v[CG_MM_MAXH];
-                for (unsigned m = 0; m < d->nmm; m++) v[m] = LLVMBuildLoad2(b, f, w.acc[m][i][j][q], "");
-                if (!epi_masked(e, d, v, bidx, row, col)) return false;
+                for (unsigned m = 0; m < d->nmm; m++)
+                    v[m] = LLVMBuildLoad2(b, f, w.acc[m][i][j][q], "");
+                if (!epi_masked(cx, d, v, bidx, row, col)) return false;
             }
     return true;
 }
 
 /* SIMT f32 block body: 64 x 64 tile, BK 16, 256 threads, thread (tx, ty)
  * owns rows ty + 16 i and columns tx + 16 j (i, j < 4). */
-static bool simt_block(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+static bool simt_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
                        LLVMValueRef n0, cg_mm_launch *l) {
-    LLVMBuilderRef b = e->b;
+    LLVMBuilderRef b = cx->b;
     const int64_t BM = 64, BN = 64, BK = 16;
-    LLVMTypeRef f = cg_mm_f32(e);
-    LLVMValueRef sa = cg_mm_smem(e, BM * BK * 4), sb[CG_MM_MAXH];
-    for (unsigned m = 0; m < d->nmm; m++) sb[m] = cg_mm_smem(e, BN * BK * 4);
+    LLVMTypeRef f = cx->f32;
+    LLVMValueRef sa = cg_shared_bytes(cx, BM * BK * 4), sb[CG_MM_MAXH];
+    for (unsigned m = 0; m < d->nmm; m++) sb[m] = cg_shared_bytes(cx, BN * BK * 4);
     l->smem_bytes = (BM + BN * (int64_t)d->nmm) * BK * 4;
-    LLVMValueRef tid = cg_mm_sreg(e, "tid.x");
-    LLVMValueRef tx = LLVMBuildURem(b, tid, cg_mm_c32(e, 16), "");
-    LLVMValueRef ty = LLVMBuildUDiv(b, tid, cg_mm_c32(e, 16), "");
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef tx = LLVMBuildURem(b, tid, cg_i32(cx, 16), "");
+    LLVMValueRef ty = LLVMBuildUDiv(b, tid, cg_i32(cx, 16), "");
     LLVMValueRef acc[CG_MM_MAXH][4][4];
     for (unsigned m = 0; m < d->nmm; m++)
         for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++) acc[m][i][j] = cg_mm_var(e, cg_mm_cf(e, 0));
-    cg_mm_loop kl;
-    LLVMValueRef k0 = cg_mm_loop_begin(e, &kl, cg_mm_c64(e, 0), d->K, cg_mm_c64(e, BK), "k");
+            for (int j = 0; j < 4; j++) acc[m][i][j] = cg_var(cx, cg_f32c(cx, 0));
+    cg_loop kl;
+    LLVMValueRef k0 = cg_loop_begin(cx, &kl, cg_i64(cx, 0), d->K, cg_i64(cx, BK), "k");
     cg_mm_tile ta = {&d->a, d->nb, bidx, m0, k0, d->M, d->K, BM, BK, 1, BM, IR_F32, sa};
-    cg_mm_tile_load(e, &ta, tid, l->threads);
+    cg_mm_tile_load(cx, &ta, tid, l->threads);
     for (unsigned m = 0; m < d->nmm; m++) {
         cg_mm_tile tb = {&d->b[m], d->nb, bidx, k0, n0, d->K, d->N, BK, BN, BN, 1, IR_F32, sb[m]};
-        cg_mm_tile_load(e, &tb, tid, l->threads);
+        cg_mm_tile_load(cx, &tb, tid, l->threads);
     }
-    cg_mm_barrier(e);
-    LLVMTypeRef f3[3] = {f, f, f};
+    cg_barrier(cx);
     for (int64_t kk = 0; kk < BK; kk++) {
         LLVMValueRef av[4];
         for (int i = 0; i < 4; i++) {
-            LLVMValueRef ia = LLVMBuildAdd(b, ty, cg_mm_c32(e, kk * BM + 16 * i), "");
+            LLVMValueRef ia = LLVMBuildAdd(b, ty, cg_i32(cx, kk * BM + 16 * i), "");
             av[i] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, sa, &ia, 1, ""), "");
         }
         for (unsigned m = 0; m < d->nmm; m++) {
             LLVMValueRef bv[4];
             for (int j = 0; j < 4; j++) {
-                LLVMValueRef ib = LLVMBuildAdd(b, tx, cg_mm_c32(e, kk * BN + 16 * j), "");
+                LLVMValueRef ib = LLVMBuildAdd(b, tx, cg_i32(cx, kk * BN + 16 * j), "");
                 bv[j] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, sb[m], &ib, 1, ""), "");
             }
             for (int i = 0; i < 4; i++)
                 for (int j = 0; j < 4; j++) {
                     LLVMValueRef args[3] = {av[i], bv[j], LLVMBuildLoad2(b, f, acc[m][i][j], "")};
-                    LLVMBuildStore(b, cg_mm_call(e, "llvm.fmuladd.f32", f, f3, args, 3), acc[m][i][j]);
+                    LLVMBuildStore(b, cg_call_intrinsic(cx, "llvm.fmuladd", true, args, 3),
+                                   acc[m][i][j]);
                 }
         }
     }
-    cg_mm_barrier(e);
-    cg_mm_loop_end(e, &kl);
-    LLVMValueRef r0 = LLVMBuildAdd(b, m0, LLVMBuildZExt(b, ty, cg_mm_i64(e), ""), "");
-    LLVMValueRef c0 = LLVMBuildAdd(b, n0, LLVMBuildZExt(b, tx, cg_mm_i64(e), ""), "");
+    cg_barrier(cx);
+    cg_loop_end(cx, &kl);
+    LLVMValueRef r0 = LLVMBuildAdd(b, m0, LLVMBuildZExt(b, ty, cx->i64, ""), "");
+    LLVMValueRef c0 = LLVMBuildAdd(b, n0, LLVMBuildZExt(b, tx, cx->i64, ""), "");
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++) {
-            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_mm_c64(e, 16 * i), "");
-            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_mm_c64(e, 16 * j), "");
+            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 16 * i), "");
+            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 16 * j), "");
             LLVMValueRef v[CG_MM_MAXH];
             for (unsigned m = 0; m < d->nmm; m++) v[m] = LLVMBuildLoad2(b, f, acc[m][i][j], "");
-            if (!epi_masked(e, d, v, bidx, row, col)) return false;
+            if (!epi_masked(cx, d, v, bidx, row, col)) return false;
         }
     return true;
 }
@@ -424,82 +435,81 @@ static bool simt_block(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *bid
 /* Host body for one program: rows [m0, m0+BM) x columns [n0, n0+BN) of
  * batch element bidx; a row of accumulators updated with A[i,k] * B[k, :]
  * (contiguous, vectorisable), then the epilogue per element. */
-static bool host_block(cg_mm_ir *e, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
                        LLVMValueRef n0, int64_t BM, int64_t BN) {
-    LLVMBuilderRef b = e->b;
-    LLVMTypeRef f = cg_mm_f32(e);
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef f = cx->f32;
     LLVMTypeRef at = LLVMArrayType2(f, (uint64_t)(BN * (int64_t)d->nmm));
-    LLVMBuilderRef t = LLVMCreateBuilderInContext(e->c);
-    LLVMValueRef first = LLVMGetFirstInstruction(e->entry);
+    LLVMBuilderRef t = LLVMCreateBuilderInContext(cx->llctx);
+    LLVMValueRef first = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(cx->fn));
     if (first) LLVMPositionBuilderBefore(t, first);
-    else LLVMPositionBuilderAtEnd(t, e->entry);
+    else LLVMPositionBuilderAtEnd(t, LLVMGetEntryBasicBlock(cx->fn));
     LLVMValueRef accp = LLVMBuildAlloca(t, at, "accrow");
     LLVMSetAlignment(accp, 64);
     LLVMDisposeBuilder(t);
-    LLVMValueRef mend = LLVMBuildAdd(b, m0, cg_mm_c64(e, BM), "");
+    LLVMValueRef mend = LLVMBuildAdd(b, m0, cg_i64(cx, BM), "");
     mend = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, mend, d->M, ""), mend, d->M, "");
-    LLVMValueRef nend = LLVMBuildAdd(b, n0, cg_mm_c64(e, BN), "");
+    LLVMValueRef nend = LLVMBuildAdd(b, n0, cg_i64(cx, BN), "");
     nend = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nend, d->N, ""), nend, d->N, "");
     LLVMValueRef nn = LLVMBuildSub(b, nend, n0, "");
-    cg_mm_loop il, jl, kl;
-    LLVMValueRef i = cg_mm_loop_begin(e, &il, m0, mend, cg_mm_c64(e, 1), "i");
-    LLVMValueRef j = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), nn, cg_mm_c64(e, 1), "j0");
+    cg_loop il, jl, kl;
+    LLVMValueRef i = cg_loop_begin(cx, &il, m0, mend, cg_i64(cx, 1), "i");
+    LLVMValueRef j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "j0");
     for (unsigned m = 0; m < d->nmm; m++) {
-        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_mm_c64(e, (int64_t)m * BN), "");
-        LLVMBuildStore(b, cg_mm_cf(e, 0), LLVMBuildGEP2(b, f, accp, &jm, 1, ""));
+        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
+        LLVMBuildStore(b, cg_f32c(cx, 0), LLVMBuildGEP2(b, f, accp, &jm, 1, ""));
     }
-    cg_mm_loop_end(e, &jl);
-    LLVMValueRef k = cg_mm_loop_begin(e, &kl, cg_mm_c64(e, 0), d->K, cg_mm_c64(e, 1), "k");
-    LLVMValueRef a = cg_mm_opnd_load(e, &d->a, d->nb, bidx, i, k);
-    j = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), nn, cg_mm_c64(e, 1), "j");
+    cg_loop_end(cx, &jl);
+    LLVMValueRef k = cg_loop_begin(cx, &kl, cg_i64(cx, 0), d->K, cg_i64(cx, 1), "k");
+    LLVMValueRef a = cg_mm_opnd_load(cx, &d->a, d->nb, bidx, i, k);
+    j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "j");
     for (unsigned m = 0; m < d->nmm; m++) {
-        LLVMValueRef bv = cg_mm_opnd_load(e, &d->b[m], d->nb, bidx, k, LLVMBuildAdd(b, n0, j, ""));
-        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_mm_c64(e, (int64_t)m * BN), "");
+        LLVMValueRef bv = cg_mm_opnd_load(cx, &d->b[m], d->nb, bidx, k, LLVMBuildAdd(b, n0, j, ""));
+        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
         LLVMValueRef p = LLVMBuildGEP2(b, f, accp, &jm, 1, "");
-        LLVMTypeRef f3[3] = {f, f, f};
         LLVMValueRef args[3] = {a, bv, LLVMBuildLoad2(b, f, p, "")};
-        LLVMBuildStore(b, cg_mm_call(e, "llvm.fmuladd.f32", f, f3, args, 3), p);
+        LLVMBuildStore(b, cg_call_intrinsic(cx, "llvm.fmuladd", true, args, 3), p);
     }
-    cg_mm_loop_end(e, &jl);
-    cg_mm_loop_end(e, &kl);
-    j = cg_mm_loop_begin(e, &jl, cg_mm_c64(e, 0), nn, cg_mm_c64(e, 1), "je");
+    cg_loop_end(cx, &jl);
+    cg_loop_end(cx, &kl);
+    j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "je");
     LLVMValueRef v[CG_MM_MAXH];
     for (unsigned m = 0; m < d->nmm; m++) {
-        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_mm_c64(e, (int64_t)m * BN), "");
+        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
         v[m] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, accp, &jm, 1, ""), "");
     }
-    if (!d->epi(d->user, e, v, bidx, i, LLVMBuildAdd(b, n0, j, ""))) return false;
-    cg_mm_loop_end(e, &jl);
-    cg_mm_loop_end(e, &il);
+    if (!d->epi(d->user, cx, v, bidx, i, LLVMBuildAdd(b, n0, j, ""))) return false;
+    cg_loop_end(cx, &jl);
+    cg_loop_end(cx, &il);
     return true;
 }
 
-bool cg_mm_emit_body(cg_mm_ir *e, const cg_mm_desc *d, cg_mm_launch *l, const LLVMValueRef *pid,
+bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLVMValueRef *pid,
                           LLVMValueRef zstep, char *err, size_t cap) {
     int wm = 1, wn = 1;
-    bool tc = e->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16);
-    if (!e->gpu) {
+    bool tc = cx->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16);
+    if (!cx->gpu) {
         l->bm = 16, l->bn = 256, l->bk = 0, l->threads = 1;
     } else if (tc) {
-        mma_tile(e, d, &l->bm, &l->bn, &l->bk, &wm, &wn);
+        mma_tile(cx, d, &l->bm, &l->bn, &l->bk, &wm, &wn);
         l->threads = (unsigned)(32 * wm * wn);
     } else {
         l->bm = 64, l->bn = 64, l->bk = 16, l->threads = 256;
     }
     l->tensor_cores = tc;
-    LLVMBuilderRef b = e->b;
-    LLVMValueRef m0 = LLVMBuildMul(b, pid[0], cg_mm_c64(e, l->bm), "m0");
-    LLVMValueRef n0 = LLVMBuildMul(b, pid[1], cg_mm_c64(e, l->bn), "n0");
-    LLVMValueRef nbatch = cg_mm_batch_count(e, d->nb, d->bdim);
-    cg_mm_loop bl;
-    LLVMValueRef bz = cg_mm_loop_begin(e, &bl, pid[2], nbatch, zstep ? zstep : nbatch, "bz");
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef m0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "m0");
+    LLVMValueRef n0 = LLVMBuildMul(b, pid[1], cg_i64(cx, l->bn), "n0");
+    LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, d->bdim);
+    cg_loop bl;
+    LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[2], nbatch, zstep ? zstep : nbatch, "bz");
     LLVMValueRef bidx[IR_MAX_RANK];
-    cg_mm_unflatten(e, bz, d->nb, d->bdim, bidx);
-    bool ok = !e->gpu ? host_block(e, d, bidx, m0, n0, l->bm, l->bn)
-              : tc    ? mma_block(e, d, bidx, m0, n0, l, wm, wn)
-                      : simt_block(e, d, bidx, m0, n0, l);
-    cg_mm_loop_end(e, &bl);
-    if (!ok) snprintf(err, cap, "matmul: an LLVM intrinsic is missing or the epilogue failed");
+    cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
+    bool ok = !cx->gpu ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
+              : tc    ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
+                      : simt_block(cx, d, bidx, m0, n0, l);
+    cg_loop_end(cx, &bl);
+    if (!ok) snprintf(err, cap, "matmul: the epilogue failed");
     return ok;
 }
 
@@ -510,10 +520,9 @@ bool cg_mm_emit_body(cg_mm_ir *e, const cg_mm_desc *d, cg_mm_launch *l, const LL
 /* Epilogue callback: the accumulator (rounded to the matmul's dtype)
  * substitutes the matmul node; every region output is computed at the same
  * index and stored. */
-bool cg_mm_epi_store(void *user, cg_mm_ir *e, const LLVMValueRef *acc, const LLVMValueRef *bidx, LLVMValueRef row,
-                     LLVMValueRef col) {
+bool cg_mm_epi_store(void *user, cg_ctx *cx, const LLVMValueRef *acc, const LLVMValueRef *bidx,
+                     LLVMValueRef row, LLVMValueRef col) {
     cg_mm_epi_state *st = user;
-    cg_ctx *cx = st->cx;
     const ir_node *mm0 = &cx->g->nodes[st->mm[0]];
     unsigned nb = mm0->shape.rank - 2;
     LLVMValueRef dims[IR_MAX_RANK];
@@ -525,9 +534,10 @@ bool cg_mm_epi_store(void *user, cg_mm_ir *e, const LLVMValueRef *acc, const LLV
     for (unsigned m = 0; m < st->nmm; m++) {
         const ir_node *mm = &cx->g->nodes[st->mm[m]];
         LLVMValueRef v;
-        if (mm->dtype == IR_I32) v = LLVMBuildFPToSI(e->b, acc[m], cx->i32, "");
-        else if (mm->dtype == IR_BOOL) v = LLVMBuildFCmp(e->b, LLVMRealUNE, acc[m], cg_mm_cf(e, 0), "");
-        else v = cg_mm_round(e, acc[m], (ir_dtype)mm->dtype);
+        if (mm->dtype == IR_I32) v = LLVMBuildFPToSI(cx->b, acc[m], cx->i32, "");
+        else if (mm->dtype == IR_BOOL)
+            v = LLVMBuildFCmp(cx->b, LLVMRealUNE, acc[m], cg_f32c(cx, 0), "");
+        else v = cg_round_f32(cx, acc[m], (ir_dtype)mm->dtype);
         cx->subst[st->mm[m]] = v;
     }
     bool ok = true;
@@ -552,7 +562,8 @@ static bool find_matmuls(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_e
     for (ir_id i = 0; i < g->n; i++) {
         if (g->nodes[i].region != region || g->nodes[i].op != IR_OP_MATMUL || i == a) continue;
         if (st->nmm == CG_MM_MAXH) {
-            tx_error(cx->diag, "codegen: matmul region k%u has more than %d products", region, CG_MM_MAXH);
+            tx_error(cx->diag, "codegen: matmul region k%u has more than %d products", region,
+                     CG_MM_MAXH);
             return false;
         }
         st->mm[st->nmm++] = i;
@@ -565,10 +576,14 @@ static bool find_matmuls(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_e
     for (unsigned m = 1; m < st->nmm; m++) {
         const ir_node *mm = &g->nodes[st->mm[m]];
         const ir_node *b0 = &g->nodes[ir_in(g, m0, 1)], *bm = &g->nodes[ir_in(g, mm, 1)];
-        if (ir_in(g, mm, 0) != ir_in(g, m0, 0) || !ir_shape_eq(&mm->shape, &m0->shape) || mm->dtype != m0->dtype ||
-            !ir_shape_eq(&bm->shape, &b0->shape) || bm->dtype != b0->dtype) {
-            tx_error(cx->diag, "codegen: the products %%%u and %%%u of matmul region k%u do not share their first "
-                     "operand, shapes and dtypes", st->mm[0], st->mm[m], region);
+        if (ir_in(g, mm, 0) != ir_in(g, m0, 0) || !ir_shape_eq(&mm->shape, &m0->shape) ||
+            mm->dtype != m0->dtype || !ir_shape_eq(&bm->shape, &b0->shape) ||
+            bm->dtype != b0->dtype) {
+            tx_error(
+                cx->diag,
+                "codegen: the products %%%u and %%%u of matmul region k%u do not share their first "
+                "operand, shapes and dtypes",
+                st->mm[0], st->mm[m], region);
             return false;
         }
     }
@@ -602,7 +617,7 @@ bool cg_mm_collect_outs(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_ep
 }
 
 /* Fills the description of the products from the graph. */
-static void mm_desc_fill(cg_ctx *cx, cg_mm_ir *e, const ir_graph *g, unsigned region, const cg_mm_epi_state *st,
+static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const cg_mm_epi_state *st,
                          cg_mm_desc *d) {
     const ir_node *mm = &g->nodes[st->mm[0]];
     const ir_region *rg = &g->regions[region];
@@ -614,10 +629,10 @@ static void mm_desc_fill(cg_ctx *cx, cg_mm_ir *e, const ir_graph *g, unsigned re
     ir_id ia = ir_in(g, mm, 0), ib = ir_in(g, mm, 1);
     const ir_node *an = &g->nodes[ia];
     d->K = cg_dim(cx, an->shape.dim[an->shape.rank - 1]);
-    cg_mm_resolve_opnd(cx, e, region, ia, d->nb, &d->a);
+    cg_mm_resolve_opnd(cx, region, ia, d->nb, &d->a);
     d->nmm = st->nmm;
     for (unsigned m = 0; m < st->nmm; m++)
-        cg_mm_resolve_opnd(cx, e, region, ir_in(g, &g->nodes[st->mm[m]], 1), d->nb, &d->b[m]);
+        cg_mm_resolve_opnd(cx, region, ir_in(g, &g->nodes[st->mm[m]], 1), d->nb, &d->b[m]);
     ir_dtype dt = (ir_dtype)mm->dtype;
     bool half = dt == IR_F16 || dt == IR_BF16;
     d->cdt = half && an->dtype == dt && g->nodes[ib].dtype == dt ? dt : IR_F32;
@@ -626,15 +641,13 @@ static void mm_desc_fill(cg_ctx *cx, cg_mm_ir *e, const ir_graph *g, unsigned re
 }
 
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
-    cg_mm_epi_state st = {.cx = cx};
+    cg_mm_epi_state st = {.nmm = 0};
     if (!find_matmuls(cx, g, region, &st)) return false;
     ir_id mmid = st.mm[0];
     if (!cg_kernel_begin(cx, region, NULL)) return false;
     if (!cg_mm_collect_outs(cx, g, region, &st)) return false;
-    cg_mm_ir e = {cx->llctx, cx->mod, cx->b, cx->fn, LLVMGetEntryBasicBlock(cx->fn), cx->gpu,
-                  cg_mm_smem_limit(cx->target), 0};
     cg_mm_desc d;
-    mm_desc_fill(cx, &e, g, region, &st, &d);
+    mm_desc_fill(cx, g, region, &st, &d);
     d.epi = cg_mm_epi_store;
     d.user = &st;
     cg_mm_launch l;
@@ -642,13 +655,14 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     char err[256];
     LLVMValueRef pid[3] = {cg_program_id(cx, 0), cg_program_id(cx, 1), cg_program_id(cx, 2)};
     LLVMValueRef zstep = cg_program_count(cx, 2);
-    if (!cg_mm_emit_body(&e, &d, &l, pid, zstep, err, sizeof err)) {
+    if (!cg_mm_emit_body(cx, &d, &l, pid, zstep, err, sizeof err)) {
         tx_error(cx->diag, "codegen: %s", err);
         return false;
     }
     const ir_node *mm = &g->nodes[mmid];
     unsigned nb = mm->shape.rank - 2;
-    ir_shape work[3] = {{.rank = 1, .dim = {mm->shape.dim[nb]}}, {.rank = 1, .dim = {mm->shape.dim[nb + 1]}},
+    ir_shape work[3] = {{.rank = 1, .dim = {mm->shape.dim[nb]}},
+                        {.rank = 1, .dim = {mm->shape.dim[nb + 1]}},
                         {.rank = (uint8_t)nb}};
     for (unsigned i = 0; i < nb; i++) work[2].dim[i] = mm->shape.dim[i];
     int64_t per[3] = {l.bm, l.bn, 1};

@@ -219,6 +219,7 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     if (region != IR_NONE) memset(k, 0, sizeof *k);
     cx->k = k;
     cx->region = region;
+    cx->nshared = 0;
     char name[160];
     if (region != IR_NONE)
         snprintf(name, sizeof name, "%s_k%u%s", g->name ? g->name : "tx", region, suffix ? suffix : "");

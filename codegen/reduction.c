@@ -809,16 +809,10 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
 
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp);
 
-/* The kernel's dynamic shared memory (GPU): an external zero-length
- * addrspace(3) array, 16-byte aligned, one per module; its size is the
- * launch's dynamic bytes (the manifest's smem_bytes). */
+/* The staged row buffer: the kernel's dynamic shared memory as f32 words (the manifest's
+ * smem_bytes). */
 static LLVMValueRef cg_red_dyn_smem(cg_ctx *cx) {
-    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, "tx_red_dyn_smem");
-    if (gv) return gv;
-    gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(cx->f32, 0), "tx_red_dyn_smem", 3);
-    LLVMSetLinkage(gv, LLVMExternalLinkage);
-    LLVMSetAlignment(gv, 16);
-    return gv;
+    return cg_dyn_shared(cx, "tx_red_dyn_smem", cx->f32);
 }
 
 /* Reduction region; see the file comment. */

@@ -4,10 +4,14 @@
  * private array, and program ids are parameters of the kernel body. */
 #include "codegen/cg_impl.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* i64 and f32 constants. */
+/* i32, i64 and f32 constants. */
+LLVMValueRef cg_i32(cg_ctx *cx, int64_t v) {
+    return LLVMConstInt(cx->i32, (unsigned long long)v, 1);
+}
 LLVMValueRef cg_i64(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i64, (unsigned long long)v, 1); }
 LLVMValueRef cg_f32c(cg_ctx *cx, double v) { return LLVMConstReal(cx->f32, v); }
 
@@ -96,6 +100,36 @@ LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *
     LLVMSetInitializer(gv, LLVMGetUndef(at));
     LLVMSetAlignment(gv, 16);
     return gv;
+}
+
+/* tx_smem_N of `bytes` bytes; see cg_impl.h. */
+LLVMValueRef cg_shared_bytes(cg_ctx *cx, int64_t bytes) {
+    char name[32];
+    snprintf(name, sizeof name, "tx_smem_%u", cx->nshared++);
+    return cg_shared_array(cx, cx->i8, (unsigned)bytes, name);
+}
+
+/* The module's dynamic shared memory `name`; see cg_impl.h. */
+LLVMValueRef cg_dyn_shared(cg_ctx *cx, const char *name, LLVMTypeRef elt) {
+    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, name);
+    if (gv) return gv;
+    gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(elt, 0), name, 3);
+    LLVMSetLinkage(gv, LLVMExternalLinkage);
+    LLVMSetAlignment(gv, 16);
+    return gv;
+}
+
+/* Entry-block variable; see cg_impl.h. */
+LLVMValueRef cg_var(cg_ctx *cx, LLVMValueRef init) {
+    LLVMBuilderRef t = LLVMCreateBuilderInContext(cx->llctx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first) LLVMPositionBuilderBefore(t, first);
+    else LLVMPositionBuilderAtEnd(t, entry);
+    LLVMValueRef a = LLVMBuildAlloca(t, LLVMTypeOf(init), "acc");
+    LLVMDisposeBuilder(t);
+    LLVMBuildStore(cx->b, init, a);
+    return a;
 }
 
 /* Identity of reduction op for compute type t. */

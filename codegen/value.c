@@ -322,6 +322,27 @@ LLVMValueRef cg_convert(cg_ctx *cx, LLVMValueRef v, ir_dtype from, ir_dtype to) 
     return LLVMBuildZExt(b, v, cx->i32, ""); /* bool -> i32 */
 }
 
+/* Element lin of dtype t as f32; see cg_impl.h. */
+LLVMValueRef cg_load_f32(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin) {
+    return cg_convert(cx, cg_load(cx, base, t, lin), t, IR_F32);
+}
+
+/* x rounded to t and back to f32; see cg_impl.h. */
+LLVMValueRef cg_round_f32(cg_ctx *cx, LLVMValueRef x, ir_dtype t) {
+    switch (t) {
+    case IR_F16:
+    case IR_BF16: return cg_round_half(cx, x, t);
+    case IR_I32: return cg_call_intrinsic(cx, "llvm.trunc", true, &x, 1);
+    case IR_BOOL: {
+        LLVMValueRef nz = LLVMBuildFCmp(cx->b, LLVMRealUNE, x, cg_f32c(cx, 0.0), "");
+        return LLVMBuildUIToFP(cx->b, nz, cx->f32, "");
+    }
+    case IR_F32:
+    case IR_NDTYPES: return x;
+    }
+    return x;
+}
+
 /* ---- elementwise ops ----------------------------------------------------- */
 
 /* Calls a one-argument overloaded intrinsic. */

@@ -77,6 +77,7 @@ new=$(mktemp -d)
 trap 'rm -rf "$new"' EXIT
 generate "$new"
 status=0
+opt=$(command -v opt-19 || command -v /usr/lib/llvm-19/bin/opt || true)
 only=$(comm -3 <(cd "$dir" && ls | sort) <(cd "$new" && ls | sort))
 if [ -n "$only" ]; then
     status=1
@@ -90,8 +91,9 @@ for f in $(cd "$dir" && ls); do
     note=""
     case "$f" in
     *.ll)
-        if command -v opt >/dev/null &&
-            cmp -s <(opt -S -passes=strip "$dir/$f" 2>/dev/null) <(opt -S -passes=strip "$new/$f" 2>/dev/null)
+        if [ -n "$opt" ] && "$opt" -S -passes=strip "$dir/$f" -o "$new/.a" 2>/dev/null &&
+            "$opt" -S -passes=strip "$new/$f" -o "$new/.b" 2>/dev/null &&
+            cmp -s <(grep -v '^; ModuleID' "$new/.a") <(grep -v '^; ModuleID' "$new/.b")
         then note=" (value/block names only)"; fi ;;
     esac
     echo "differs:     $f$note ($(diff "$dir/$f" "$new/$f" | grep -c '^[<>]') lines)"
