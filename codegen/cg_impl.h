@@ -181,7 +181,9 @@ LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id node, cg_index *idx);
  * cg_memo_reset(mark) (use around control flow that does not dominate). */
 unsigned cg_memo_mark(const cg_ctx *cx);
 void cg_memo_reset(cg_ctx *cx, unsigned mark);
-/* Unary/binary elementwise op on compute values of dtype t (result dtype rt). */
+/* Unary/binary elementwise op on compute values of dtype t (result dtype rt),
+ * by ir/scalar.c's rules; NULL (internal error reported) for an op that has
+ * no elementwise kernel rule. */
 LLVMValueRef cg_emit_op(cg_ctx *cx, ir_op op, ir_dtype t, LLVMValueRef a, LLVMValueRef b,
                         LLVMValueRef c, ir_dtype rt);
 
@@ -193,7 +195,8 @@ LLVMValueRef cg_round_f32(cg_ctx *cx, LLVMValueRef x, ir_dtype t);
 
 /* ---- math (codegen/math.c): f32 in, f32 out, same code on both targets ---- */
 /* Calls the module's implementation of op (EXP EXP2 LOG LOG2 TANH ERF SIN COS
- * SIGMOID GELU GELU_TANH SILU RSQRT SQRT; POW takes two arguments). */
+ * SIGMOID GELU GELU_TANH SILU RSQRT SQRT; POW takes two arguments); NULL
+ * (internal error reported) for an op that has no math function. */
 LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y);
 /* e^x for values that end in f16/bf16 precision: on the GPU one ex2.approx.ftz of x log2 e
  * (relative error ~1e-6 for |x| < 30, results below 2^-126 flush to 0, exp(-inf) = 0); on the

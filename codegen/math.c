@@ -346,14 +346,61 @@ static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
     return sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.6)), fcopysign(cx, big, x), small);
 }
 
-/* GPU body for op, or NULL where the shared version is used. */
+/* GPU body for op, or NULL where the shared version is used. Names every op. */
 static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
     switch (op) {
     case IR_OP_EXP: return g_exp(cx, x);
     case IR_OP_EXP2: return g_exp2(cx, x);
     case IR_OP_TANH: return g_tanh(cx, x);
-    default: return NULL;
+    case IR_OP_LOG:
+    case IR_OP_LOG2:
+    case IR_OP_ERF:
+    case IR_OP_SIN:
+    case IR_OP_COS:
+    case IR_OP_SQRT:
+    case IR_OP_RSQRT:
+    case IR_OP_SIGMOID:
+    case IR_OP_SILU:
+    case IR_OP_GELU:
+    case IR_OP_GELU_TANH:
+    case IR_OP_POW:
+    case IR_NOPS: return NULL; /* the portable version (cg_math_body) */
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+    case IR_OP_RECIP:
+    case IR_OP_RELU:
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL:
+    case IR_OP_CAST:
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_DIV:
+    case IR_OP_MAXIMUM:
+    case IR_OP_MINIMUM:
+    case IR_OP_LT:
+    case IR_OP_LE:
+    case IR_OP_GT:
+    case IR_OP_GE:
+    case IR_OP_EQ:
+    case IR_OP_NE:
+    case IR_OP_WHERE:
+    case IR_OP_INPUT:
+    case IR_OP_CONST:
+    case IR_OP_SUM:
+    case IR_OP_MEAN:
+    case IR_OP_MAX:
+    case IR_OP_MIN:
+    case IR_OP_MATMUL:
+    case IR_OP_PERMUTE:
+    case IR_OP_RESHAPE:
+    case IR_OP_BROADCAST:
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_OUTPUT:
+        return NULL;
     }
+    return NULL;
 }
 
 /* sigmoid(z) = 1 / (1 + e^-|z|) for z >= 0, e^-|z| times that below: the exponential never
@@ -368,7 +415,8 @@ static LLVMValueRef m_sigmoid(cg_ctx *cx, LLVMValueRef z) {
     return cx->gpu ? sel(cx, isnanf_(cx, z), z, v) : v;
 }
 
-/* Body of the math function for op with arguments x (and y for POW). */
+/* Body of the math function for op with arguments x (and y for POW); names
+ * every op; NULL for ops that are not math functions (cg_math reports it). */
 static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
     LLVMValueRef g = cx->gpu ? cg_math_body_gpu(cx, op, x) : NULL;
     if (g) return g;
@@ -397,8 +445,42 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
         return fmul(cx, x, m_sigmoid(cx, u2));
     }
     case IR_OP_POW: return m_pow(cx, x, y);
-    default: return NULL;
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+    case IR_OP_RECIP:
+    case IR_OP_RELU:
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL:
+    case IR_OP_CAST:
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_DIV:
+    case IR_OP_MAXIMUM:
+    case IR_OP_MINIMUM:
+    case IR_OP_LT:
+    case IR_OP_LE:
+    case IR_OP_GT:
+    case IR_OP_GE:
+    case IR_OP_EQ:
+    case IR_OP_NE:
+    case IR_OP_WHERE:
+    case IR_OP_INPUT:
+    case IR_OP_CONST:
+    case IR_OP_SUM:
+    case IR_OP_MEAN:
+    case IR_OP_MAX:
+    case IR_OP_MIN:
+    case IR_OP_MATMUL:
+    case IR_OP_PERMUTE:
+    case IR_OP_RESHAPE:
+    case IR_OP_BROADCAST:
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_OUTPUT:
+    case IR_NOPS: return NULL;
     }
+    return NULL;
 }
 
 /* e^x at f16/bf16 accuracy; see cg_impl.h. */
@@ -425,11 +507,17 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
         cx->fn = fn;
         LLVMPositionBuilderAtEnd(cx->b, LLVMAppendBasicBlockInContext(cx->llctx, fn, "entry"));
         LLVMValueRef r = cg_math_body(cx, op, LLVMGetParam(fn, 0), nargs > 1 ? LLVMGetParam(fn, 1) : NULL);
-        if (!r) r = LLVMGetUndef(cx->f32);
-        LLVMBuildRet(cx->b, r);
+        if (r) LLVMBuildRet(cx->b, r);
         LLVMDisposeBuilder(cx->b);
         cx->b = sv.b;
         cx->fn = sv.fn;
+        if (!r) {
+            LLVMDeleteFunction(fn);
+            cx->mathfn[op] = NULL;
+            tx_error(cx->diag, "codegen: internal error: no %s math function for op '%s'", cx->gpu ? "GPU" : "host",
+                     ir_op_name(op));
+            return NULL;
+        }
     }
     LLVMValueRef args[2] = {x, y};
     return LLVMBuildCall2(cx->b, fty, cx->mathfn[op], args, nargs, "");

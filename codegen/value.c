@@ -356,7 +356,22 @@ static LLVMValueRef cg_intr2(cg_ctx *cx, const char *name, LLVMValueRef a, LLVMV
     return cg_call_intrinsic(cx, name, true, v, 2);
 }
 
-/* Float op on f32 compute values. */
+/* The elementwise dispatch names every op: -Wswitch-enum makes a missing
+ * case a build error. */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic error "-Wswitch-enum"
+
+/* Reports that the elementwise dispatch has no kernel rule for op at dtype t
+ * (an internal error: the caller gets NULL and stops). */
+static LLVMValueRef cg_no_rule(cg_ctx *cx, ir_op op, ir_dtype t) {
+    tx_error(cx->diag, "codegen: internal error: no %s kernel rule for op '%s' at %s", cx->gpu ? "GPU" : "host",
+             ir_op_name(op), ir_dtype_name(t));
+    return NULL;
+}
+
+/* Float op on f32 compute values: simple ops inline, the math functions
+ * through cg_math. Names every op; NULL (reported) for ops with no
+ * elementwise rule. */
 static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef c) {
     LLVMBuilderRef b = cx->b;
     switch (op) {
@@ -379,15 +394,83 @@ static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueR
     case IR_OP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, c, "");
     case IR_OP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, c, "");
     case IR_OP_NE: return LLVMBuildFCmp(b, LLVMRealUNE, a, c, "");
-    default: return cg_math(cx, op, a, c);
+    case IR_OP_EXP:
+    case IR_OP_EXP2:
+    case IR_OP_LOG:
+    case IR_OP_LOG2:
+    case IR_OP_SQRT:
+    case IR_OP_RSQRT:
+    case IR_OP_SIN:
+    case IR_OP_COS:
+    case IR_OP_TANH:
+    case IR_OP_SIGMOID:
+    case IR_OP_GELU:
+    case IR_OP_GELU_TANH:
+    case IR_OP_SILU:
+    case IR_OP_ERF:
+    case IR_OP_POW: return cg_math(cx, op, a, c);
+    case IR_OP_CAST:  /* cg_convert */
+    case IR_OP_WHERE: /* cg_emit_op */
+    case IR_OP_INPUT:
+    case IR_OP_CONST:
+    case IR_OP_SUM:
+    case IR_OP_MEAN:
+    case IR_OP_MAX:
+    case IR_OP_MIN:
+    case IR_OP_MATMUL:
+    case IR_OP_PERMUTE:
+    case IR_OP_RESHAPE:
+    case IR_OP_BROADCAST:
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_OUTPUT:
+    case IR_NOPS: break;
     }
+    return cg_no_rule(cx, op, IR_F32);
 }
 
-/* Integer (i32, or i1 for bool) op; float-only ops go through f64/f32. */
+/* i32 a / b by ir/scalar.c's rule: truncation toward zero, x / 0 = 0,
+ * INT_MIN / -1 wraps to INT_MIN (the divisor is replaced by 1 where sdiv
+ * would trap or overflow). */
+static LLVMValueRef cg_idiv(cg_ctx *cx, LLVMValueRef a, LLVMValueRef c) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef z = LLVMConstInt(cx->i32, 0, 0), one = LLVMConstInt(cx->i32, 1, 0);
+    LLVMValueRef c0 = LLVMBuildICmp(b, LLVMIntEQ, c, z, "");
+    LLVMValueRef ov = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstInt(cx->i32, 0x80000000u, 0), ""),
+                                   LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(cx->i32), ""), "");
+    LLVMValueRef q = LLVMBuildSDiv(b, a, LLVMBuildSelect(b, LLVMBuildOr(b, c0, ov, ""), one, c, ""), "");
+    return LLVMBuildSelect(b, c0, z, q, "");
+}
+
+/* i32 a ** c by ir/scalar.c's rule: square and multiply over the 31
+ * exponent bits, wrapping (straight-line selects, no loop); c < 0 gives 1
+ * for a = 1, +-1 by parity for a = -1, else 0. */
+static LLVMValueRef cg_ipow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef c) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef z = LLVMConstInt(cx->i32, 0, 0), one = LLVMConstInt(cx->i32, 1, 0);
+    LLVMValueRef r = one, p = a;
+    for (unsigned i = 0; i < 31; i++) {
+        LLVMValueRef bit = LLVMBuildAnd(b, c, LLVMConstInt(cx->i32, 1u << i, 0), "");
+        LLVMValueRef set = LLVMBuildICmp(b, LLVMIntNE, bit, z, "");
+        r = LLVMBuildSelect(b, set, LLVMBuildMul(b, r, p, ""), r, "");
+        if (i < 30) p = LLVMBuildMul(b, p, p, "");
+    }
+    LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, c, one, ""), z, "");
+    LLVMValueRef m1 = LLVMBuildSelect(b, odd, LLVMConstAllOnes(cx->i32), one, "");
+    LLVMValueRef neg = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, one, ""), one,
+                                       LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstAllOnes(cx->i32), ""),
+                                                       m1, z, ""), "");
+    return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c, z, ""), neg, r, "");
+}
+
+/* Integer (i32, or i1 for bool) op by ir/scalar.c's integer rules (bool as
+ * 0/1, the result != 0); float-only ops are computed in f32 and converted
+ * back. Names every op; NULL (reported) for ops with no elementwise rule. */
 static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef c, bool isbool) {
     LLVMBuilderRef b = cx->b;
     LLVMTypeRef t = LLVMTypeOf(a);
     LLVMValueRef z = LLVMConstInt(t, 0, 0);
+    ir_dtype dt = isbool ? IR_BOOL : IR_I32;
     switch (op) {
     case IR_OP_NEG: return isbool ? a : LLVMBuildNeg(b, a, "");
     case IR_OP_ABS: return isbool ? a : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), LLVMBuildNeg(b, a, ""), a, "");
@@ -407,23 +490,51 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
     case IR_OP_GE: return LLVMBuildICmp(b, isbool ? LLVMIntUGE : LLVMIntSGE, a, c, "");
     case IR_OP_EQ: return LLVMBuildICmp(b, LLVMIntEQ, a, c, "");
     case IR_OP_NE: return LLVMBuildICmp(b, LLVMIntNE, a, c, "");
-    case IR_OP_DIV: { /* double division truncated toward zero, saturating */
-        LLVMValueRef x = isbool ? LLVMBuildUIToFP(b, a, cx->f64, "") : LLVMBuildSIToFP(b, a, cx->f64, "");
-        LLVMValueRef y = isbool ? LLVMBuildUIToFP(b, c, cx->f64, "") : LLVMBuildSIToFP(b, c, cx->f64, "");
-        LLVMValueRef q = LLVMBuildFDiv(b, x, y, "");
-        LLVMTypeRef tys[2] = {cx->i32, cx->f64}, fty;
-        LLVMValueRef fn = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &fty);
-        LLVMValueRef r = LLVMBuildCall2(b, fty, fn, &q, 1, "");
+    case IR_OP_DIV:
+    case IR_OP_POW: {
+        LLVMValueRef x = isbool ? LLVMBuildZExt(b, a, cx->i32, "") : a;
+        LLVMValueRef y = isbool ? LLVMBuildZExt(b, c, cx->i32, "") : c;
+        LLVMValueRef r = op == IR_OP_DIV ? cg_idiv(cx, x, y) : cg_ipow(cx, x, y);
         return isbool ? LLVMBuildICmp(b, LLVMIntNE, r, LLVMConstInt(cx->i32, 0, 0), "") : r;
     }
-    default: { /* transcendental on integers: computed in f32 */
-        ir_dtype dt = isbool ? IR_BOOL : IR_I32;
-        LLVMValueRef x = cg_convert(cx, a, dt, IR_F32);
-        LLVMValueRef y = c ? cg_convert(cx, c, dt, IR_F32) : NULL;
-        return cg_convert(cx, cg_float_op(cx, op, x, y), IR_F32, dt);
+    case IR_OP_EXP:
+    case IR_OP_EXP2:
+    case IR_OP_LOG:
+    case IR_OP_LOG2:
+    case IR_OP_SQRT:
+    case IR_OP_RSQRT:
+    case IR_OP_RECIP:
+    case IR_OP_SIN:
+    case IR_OP_COS:
+    case IR_OP_TANH:
+    case IR_OP_SIGMOID:
+    case IR_OP_GELU:
+    case IR_OP_GELU_TANH:
+    case IR_OP_SILU:
+    case IR_OP_ERF: { /* float-only ops on integers: computed in f32 */
+        LLVMValueRef r = cg_float_op(cx, op, cg_convert(cx, a, dt, IR_F32), NULL);
+        return r ? cg_convert(cx, r, IR_F32, dt) : NULL;
     }
+    case IR_OP_CAST:  /* cg_convert */
+    case IR_OP_WHERE: /* cg_emit_op */
+    case IR_OP_INPUT:
+    case IR_OP_CONST:
+    case IR_OP_SUM:
+    case IR_OP_MEAN:
+    case IR_OP_MAX:
+    case IR_OP_MIN:
+    case IR_OP_MATMUL:
+    case IR_OP_PERMUTE:
+    case IR_OP_RESHAPE:
+    case IR_OP_BROADCAST:
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_OUTPUT:
+    case IR_NOPS: break;
     }
+    return cg_no_rule(cx, op, dt);
 }
+#pragma GCC diagnostic pop
 
 /* Elementwise op; a, b, c are compute values already converted to dtype t
  * (the op's operand dtype). */
@@ -542,14 +653,7 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
         LLVMValueRef b = a ? cg_operand(cx, n, 2, idx, rt) : NULL;
         return b ? cg_emit_op(cx, op, rt, c, a, b, rt) : NULL;
     }
-    if (n->nin == 2) {
-        t = ir_dtype_promote((ir_dtype)g->nodes[ir_in(g, n, 0)].dtype, (ir_dtype)g->nodes[ir_in(g, n, 1)].dtype);
-        if (!(ir_op_traits(op) & IR_T_CMP)) t = rt;
-    } else if (ir_op_traits(op) & IR_T_CMP) {
-        t = (ir_dtype)g->nodes[ir_in(g, n, 0)].dtype;
-    } else if (n->nin == 1) {
-        t = rt == IR_BOOL ? (ir_dtype)g->nodes[ir_in(g, n, 0)].dtype : rt;
-    }
+    t = ir_elem_compute_dtype(g, n);
     LLVMValueRef a = cg_operand(cx, n, 0, idx, t);
     LLVMValueRef b = (a && n->nin > 1) ? cg_operand(cx, n, 1, idx, t) : NULL;
     if (!a || (n->nin > 1 && !b)) return NULL;
@@ -567,6 +671,7 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
     }
+    if (!r) return NULL;
     if (!(ir_op_traits(op) & IR_T_CMP) && t != rt) r = cg_convert(cx, r, t, rt);
     return r;
 }

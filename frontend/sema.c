@@ -144,31 +144,39 @@ typedef struct builtin {
     const char *kw[3];
 } builtin;
 
+/* The built-ins with a surface form of their own (casts, views, transpose,
+ * the prelude's _as_dtype). The elementwise, reduction and matmul built-ins
+ * are the IR_T_CALL rows of the op table (op_builtin). */
 static const builtin builtins[] = {
-    {"neg", B_UNARY, 1, 0, 0, {0}}, {"abs", B_UNARY, 1, 0, 0, {0}}, {"exp", B_UNARY, 1, 0, 0, {0}},
-    {"exp2", B_UNARY, 1, 0, 0, {0}}, {"log", B_UNARY, 1, 0, 0, {0}}, {"log2", B_UNARY, 1, 0, 0, {0}},
-    {"sqrt", B_UNARY, 1, 0, 0, {0}}, {"rsqrt", B_UNARY, 1, 0, 0, {0}}, {"recip", B_UNARY, 1, 0, 0, {0}},
-    {"sin", B_UNARY, 1, 0, 0, {0}}, {"cos", B_UNARY, 1, 0, 0, {0}}, {"tanh", B_UNARY, 1, 0, 0, {0}},
-    {"sigmoid", B_UNARY, 1, 0, 0, {0}}, {"relu", B_UNARY, 1, 0, 0, {0}}, {"gelu", B_UNARY, 1, 0, 0, {0}},
-    {"gelu_tanh", B_UNARY, 1, 0, 0, {0}}, {"silu", B_UNARY, 1, 0, 0, {0}}, {"erf", B_UNARY, 1, 0, 0, {0}},
-    {"floor", B_UNARY, 1, 0, 0, {0}}, {"ceil", B_UNARY, 1, 0, 0, {0}},
     {"f32", B_CAST, 1, 0, 0, {0}}, {"f16", B_CAST, 1, 0, 0, {0}}, {"bf16", B_CAST, 1, 0, 0, {0}},
     {"i32", B_CAST, 1, 0, 0, {0}},
-    {"maximum", B_BINARY, 2, 0, 0, {0}}, {"minimum", B_BINARY, 2, 0, 0, {0}}, {"pow", B_BINARY, 2, 0, 0, {0}},
-    {"where", B_WHERE, 3, 0, 0, {0}},
-    {"sum", B_REDUCE, 1, 0, 0, {"axis", "keepdim"}}, {"mean", B_REDUCE, 1, 0, 0, {"axis", "keepdim"}},
-    {"max", B_REDUCE, 1, 0, 0, {"axis", "keepdim"}}, {"min", B_REDUCE, 1, 0, 0, {"axis", "keepdim"}},
-    {"matmul", B_MATMUL, 2, 0, 0, {0}}, {"transpose", B_TRANSPOSE, 3, 0, 0, {0}},
+    {"transpose", B_TRANSPOSE, 3, 0, 0, {0}},
     {"permute", B_PERMUTE, 2, 0, 0, {0}}, {"reshape", B_RESHAPE, 2, 0, 0, {0}},
     {"broadcast_to", B_BCAST, 2, 0, 0, {0}}, {"slice", B_SLICE, 1, 1, 0, {"axis", "start", "stop"}},
     {"concat", B_CONCAT, 1, 0, 0, {"axis"}}, {"_as_dtype", B_ASDTYPE, 2, 0, 1, {0}},
+};
+
+/* The built-ins of the op table: its IR_T_CALL rows (name NULL in the other
+ * rows), each lowered by the frontend's rule for its family, chosen by traits
+ * and arity: reduction (axis=, keepdim=), matmul, elementwise unary, binary,
+ * or three-operand (where). */
+#define OPB_RED(t) (((t) & IR_T_REDUCE) != 0)
+#define OPB_KIND(t, a) (OPB_RED(t) ? B_REDUCE : ((t) & IR_T_MATMUL) ? B_MATMUL : (a) == 1 ? B_UNARY \
+                        : (a) == 2 ? B_BINARY : B_WHERE)
+static const builtin op_builtins[IR_NOPS] = {
+#define X(e, s, a, t, f) \
+    [IR_OP_##e] = {((t) & IR_T_CALL) ? s : NULL, OPB_KIND(t, a), (a) < 0 ? 0 : (a), 0, 0, \
+                   {OPB_RED(t) ? "axis" : NULL, OPB_RED(t) ? "keepdim" : NULL, NULL}},
+    IR_OPS(X)
+#undef X
 };
 
 /* The built-in named `name`, or NULL. */
 static const builtin *find_builtin(const char *name) {
     for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
         if (!strcmp(builtins[i].name, name)) return &builtins[i];
-    return NULL;
+    int op = ir_op_parse(name, strlen(name));
+    return op >= 0 && op_builtins[op].name ? &op_builtins[op] : NULL;
 }
 
 /* qsort order of fe_fref: by name, then by position in the program. */
@@ -400,41 +408,49 @@ static bool norm_axis(sema *s, int64_t a, unsigned rank, fe_loc l, int *out) {
 }
 
 /* ---- arithmetic --------------------------------------------------------- */
-/* Binary ops on values: a fe_binop or one of these. */
-enum { OP_MAXIMUM = 100, OP_MINIMUM, OP_POWF };
+/* Binary ops on values: a fe_binop, or OP_IR + the ir_op of a binary
+ * built-in (maximum, minimum, pow, ... : the op table's binary IR_T_CALL rows). */
+enum { OP_IR = 1000 };
 
 static bool is_cmp(int op) { return op >= FE_OP_LT && op <= FE_OP_NE; }
 
-/* The IR op of a binary operator (fe_binop or OP_*). */
+/* The IR op of a binary operator (fe_binop or OP_IR + op). */
 static ir_op ir_binop(int op) {
-    switch (op) {
+    if (op >= OP_IR) return (ir_op)(op - OP_IR);
+    switch ((fe_binop)op) {
     case FE_OP_ADD: return IR_OP_ADD;
     case FE_OP_SUB: return IR_OP_SUB;
     case FE_OP_MUL: return IR_OP_MUL;
     case FE_OP_DIV: return IR_OP_DIV;
-    case FE_OP_POW: case OP_POWF: return IR_OP_POW;
+    case FE_OP_POW: return IR_OP_POW;
     case FE_OP_LT: return IR_OP_LT;
     case FE_OP_LE: return IR_OP_LE;
     case FE_OP_GT: return IR_OP_GT;
     case FE_OP_GE: return IR_OP_GE;
     case FE_OP_EQ: return IR_OP_EQ;
     case FE_OP_NE: return IR_OP_NE;
-    case OP_MAXIMUM: return IR_OP_MAXIMUM;
-    default: return IR_OP_MINIMUM;
+    case FE_OP_MATMUL: return IR_OP_MATMUL;
     }
+    return IR_OP_MATMUL;
+}
+
+/* True for the ops folded on integer literals exactly (64-bit, overflow an
+ * error); others fold in double. */
+static bool int_foldable(ir_op op) {
+    return op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL || op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM ||
+           op == IR_OP_POW;
 }
 
 /* Folds an integer operation; false (after reporting) on overflow. */
-static bool fold_int(sema *s, int op, int64_t a, int64_t b, fe_loc l, fe_val *r) {
+static bool fold_int(sema *s, ir_op op, int64_t a, int64_t b, fe_loc l, fe_val *r) {
     bool ov = false;
     r->kind = V_INT;
-    switch (op) {
-    case FE_OP_ADD: ov = __builtin_add_overflow(a, b, &r->i); break;
-    case FE_OP_SUB: ov = __builtin_sub_overflow(a, b, &r->i); break;
-    case FE_OP_MUL: ov = __builtin_mul_overflow(a, b, &r->i); break;
-    case OP_MAXIMUM: r->i = a > b ? a : b; break;
-    case OP_MINIMUM: r->i = a < b ? a : b; break;
-    default: /* power with b >= 0; |a| >= 2 overflows within 64 steps */
+    if (op == IR_OP_ADD) ov = __builtin_add_overflow(a, b, &r->i);
+    else if (op == IR_OP_SUB) ov = __builtin_sub_overflow(a, b, &r->i);
+    else if (op == IR_OP_MUL) ov = __builtin_mul_overflow(a, b, &r->i);
+    else if (op == IR_OP_MAXIMUM) r->i = a > b ? a : b;
+    else if (op == IR_OP_MINIMUM) r->i = a < b ? a : b;
+    else { /* power with b >= 0; |a| >= 2 overflows within 64 steps */
         if (a == 0 || a == 1) r->i = (a == 0 && b > 0) ? 0 : 1;
         else if (a == -1) r->i = (b % 2) ? -1 : 1;
         else {
@@ -447,7 +463,8 @@ static bool fold_int(sema *s, int op, int64_t a, int64_t b, fe_loc l, fe_val *r)
     return true;
 }
 
-/* Folds an operation on two weak literals into a weak literal. */
+/* Folds an operation on two weak literals into a weak literal: integers
+ * exactly, everything else by the op's scalar rule in double. */
 static bool fold(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe_val *r) {
     memset(r, 0, sizeof *r);
     r->loc = l;
@@ -465,18 +482,11 @@ static bool fold(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe
     }
     if (op == FE_OP_MATMUL) return err(s, l, "matmul needs operands of rank >= 2, got literals");
     if (op == FE_OP_DIV && y == 0) return err(s, l, "division by zero in constant expression");
-    bool pow_neg = (op == FE_OP_POW || op == OP_POWF) && !flt && b->i < 0;
-    if (!flt && op != FE_OP_DIV && !pow_neg) return fold_int(s, op, a->i, b->i, l, r);
-    double v;
-    switch (op) {
-    case FE_OP_ADD: v = x + y; break;
-    case FE_OP_SUB: v = x - y; break;
-    case FE_OP_MUL: v = x * y; break;
-    case FE_OP_DIV: v = x / y; break;
-    case OP_MAXIMUM: v = fmax(x, y); break;
-    case OP_MINIMUM: v = fmin(x, y); break;
-    default: v = pow(x, y); break;
-    }
+    ir_op iop = ir_binop(op);
+    bool pow_neg = iop == IR_OP_POW && !flt && b->i < 0;
+    if (!flt && int_foldable(iop) && !pow_neg) return fold_int(s, iop, a->i, b->i, l, r);
+    double v = 0, xy[2] = {x, y};
+    if (!ir_scalar_eval(iop, IR_F32, xy, &v)) return err(s, l, "'%s' of two literals", ir_op_name(iop));
     if (!isfinite(v)) return err(s, l, "constant expression overflows (result is %g)", v);
     r->kind = V_FLOAT;
     r->f = v;
@@ -516,7 +526,7 @@ static ir_dtype compute_dtype(const sema *s, int op, const fe_val *a, const fe_v
     else if (a->kind == V_TENSOR) cd = weak_with(dt_of(s, a->id), b);
     else cd = weak_with(dt_of(s, b->id), a);
     if (!is_cmp(op) && cd == IR_BOOL) cd = IR_I32;            /* arithmetic on bool */
-    if ((op == FE_OP_DIV || op == OP_POWF) && !ir_dtype_is_float(cd)) cd = IR_F32; /* true division */
+    if (op == FE_OP_DIV && !ir_dtype_is_float(cd)) cd = IR_F32; /* true division */
     return cd;
 }
 
@@ -556,12 +566,19 @@ static FE_NOINLINE bool negate(sema *s, const fe_val *a, fe_loc l, fe_val *out) 
 }
 
 /* ---- built-ins ---------------------------------------------------------- */
-static bool is_float_only(ir_op op) {
-    return op != IR_OP_NEG && op != IR_OP_ABS && op != IR_OP_RELU;
+/* The operand dtype an op's traits ask for, given the operand's dtype t:
+ * float-only ops (IR_T_FLOAT) take f32 for i32/bool; other ops take i32 for
+ * bool unless they keep bool (IR_T_BOOLOK); else t. */
+static ir_dtype operand_dtype(ir_op op, ir_dtype t) {
+    unsigned tr = ir_op_traits(op);
+    if ((tr & IR_T_FLOAT) && !ir_dtype_is_float(t)) return IR_F32;
+    if (!(tr & IR_T_BOOLOK) && t == IR_BOOL) return IR_I32;
+    return t;
 }
 
-/* Elementwise unary built-in: float-only ops turn integers into f32;
- * neg/abs/relu turn bool into i32. */
+/* Elementwise unary built-in: operands converted as the op's traits ask
+ * (operand_dtype: float-only ops turn integers into f32, the others turn
+ * bool into i32). */
 static FE_NOINLINE bool b_unary(sema *s, const char *name, const fe_val *x, fe_loc l, fe_val *out) {
     ir_op op = (ir_op)ir_op_parse(name, strlen(name));
     ir_id id;
@@ -569,12 +586,10 @@ static FE_NOINLINE bool b_unary(sema *s, const char *name, const fe_val *x, fe_l
     if (x->kind == V_TENSOR) {
         id = x->id;
     } else {
-        ir_dtype dt = is_float_only(op) ? IR_F32 : weak_default(x) == IR_BOOL ? IR_I32 : weak_default(x);
-        TRY(mk_const(s, x, dt, &id));
+        TRY(mk_const(s, x, operand_dtype(op, weak_default(x)), &id));
     }
-    ir_dtype t = dt_of(s, id);
-    if (is_float_only(op) && !ir_dtype_is_float(t)) id = cast_to(s, id, IR_F32, l);
-    else if (!is_float_only(op) && t == IR_BOOL) id = cast_to(s, id, IR_I32, l);
+    ir_dtype t = dt_of(s, id), want = operand_dtype(op, t);
+    if (want != t) id = cast_to(s, id, want, l);
     return done(s, ir_add_unary(s->g, op, id), l, out);
 }
 
@@ -647,8 +662,9 @@ static bool axes_of(sema *s, const fe_val *v, unsigned rank, uint32_t *mask) {
     return true;
 }
 
-/* sum/mean/max/min(x, axis=, keepdim=): sum of bool gives i32, mean of
- * integers f32; no axis reduces everything. */
+/* sum/mean/max/min(x, axis=, keepdim=): the operand converted as the op's
+ * traits ask (sum of bool gives i32, mean of integers f32, max/min keep
+ * bool); no axis reduces everything. */
 static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, const fe_val *axis, const fe_val *keep, fe_loc l,
                      fe_val *out) {
     ir_id x;
@@ -663,8 +679,7 @@ static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, co
     }
     ir_op op = (ir_op)ir_op_parse(name, strlen(name));
     ir_dtype t = dt_of(s, x);
-    if (op == IR_OP_SUM && t == IR_BOOL) x = cast_to(s, x, IR_I32, l);
-    if (op == IR_OP_MEAN && !ir_dtype_is_float(t)) x = cast_to(s, x, IR_F32, l);
+    if (operand_dtype(op, t) != t) x = cast_to(s, x, operand_dtype(op, t), l); /* sum(bool): i32; mean(i32): f32 */
     if (mask == 0) { /* a scalar: nothing to reduce */
         *out = (fe_val){.kind = V_TENSOR, .id = x, .loc = l};
         return true;
@@ -970,8 +985,7 @@ static bool call_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, 
     case B_UNARY: return b_unary(s, b->name, &pos[0], l, out);
     case B_CAST: return b_cast(s, b->name, &pos[0], l, out);
     case B_BINARY:
-        return binop(s, !strcmp(b->name, "pow") ? FE_OP_POW : !strcmp(b->name, "maximum") ? OP_MAXIMUM : OP_MINIMUM,
-                     &pos[0], &pos[1], l, out);
+        return binop(s, OP_IR + ir_op_parse(b->name, strlen(b->name)), &pos[0], &pos[1], l, out);
     case B_WHERE: return b_where(s, &pos[0], &pos[1], &pos[2], l, out);
     case B_REDUCE: return b_reduce(s, b->name, &pos[0], kw[0], kw[1], l, out);
     case B_MATMUL: return b_matmul(s, &pos[0], &pos[1], l, out);

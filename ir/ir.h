@@ -64,59 +64,68 @@ enum {
     IR_T_MATMUL = 1u << 6,
     IR_T_TRANSC = 1u << 7, /* transcendental: costs more than one flop */
     IR_T_VARARG = 1u << 8, /* arity given by nin (concat, output) */
+    IR_T_CALL = 1u << 9,   /* a built-in of the language under the op's name, lowered by the
+                              frontend's rule for its family (elementwise unary or binary, where,
+                              reduction, matmul); views and casts have their own surface forms */
+    IR_T_FLOAT = 1u << 10, /* float-only: the frontend converts i32/bool operands to f32 */
+    IR_T_BOOLOK = 1u << 11, /* keeps bool operands (else the frontend makes bool operands i32) */
 };
 
 /* X(ENUM, name, arity, traits, flops_per_element)
  * arity -1: variadic. flops: FLOPs charged per output element by the cost
- * model (reductions: per input element; matmul: computed separately). */
-#define IR_OPS(X)                                              \
-    X(INPUT, "input", 0, IR_T_LEAF, 0)                         \
-    X(CONST, "const", 0, IR_T_LEAF, 0)                         \
-    X(NEG, "neg", 1, IR_T_ELEM, 1)                             \
-    X(ABS, "abs", 1, IR_T_ELEM, 1)                             \
-    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
-    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
-    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
-    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC, 1)           \
-    X(RECIP, "recip", 1, IR_T_ELEM, 1)                         \
-    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC, 1)             \
-    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC, 3)       \
-    X(RELU, "relu", 1, IR_T_ELEM, 1)                           \
-    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC, 4)             \
-    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC, 7)   \
-    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC, 4)             \
-    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(FLOOR, "floor", 1, IR_T_ELEM, 1)                         \
-    X(CEIL, "ceil", 1, IR_T_ELEM, 1)                           \
-    X(CAST, "cast", 1, IR_T_ELEM, 0)                           \
-    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)               \
-    X(SUB, "sub", 2, IR_T_ELEM, 1)                             \
-    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)               \
-    X(DIV, "div", 2, IR_T_ELEM, 1)                             \
-    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC, 1)               \
-    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT, 1)       \
-    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT, 1)       \
-    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
-    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
-    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
-    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                    \
-    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)      \
-    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)      \
-    X(WHERE, "where", 3, IR_T_ELEM, 1)                         \
-    X(SUM, "sum", 1, IR_T_REDUCE, 1)                           \
-    X(MEAN, "mean", 1, IR_T_REDUCE, 1)                         \
-    X(MAX, "max", 1, IR_T_REDUCE, 1)                           \
-    X(MIN, "min", 1, IR_T_REDUCE, 1)                           \
-    X(MATMUL, "matmul", 2, IR_T_MATMUL, 0)                     \
-    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                     \
-    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                     \
-    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)              \
-    X(SLICE, "slice", 1, IR_T_VIEW, 0)                         \
-    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)        \
+ * model (reductions: per input element; matmul: computed separately).
+ * Each row has, elsewhere, one rule per consumer, found by switches that name
+ * every op (no default): its scalar meaning (ir_scalar_eval, ir/scalar.c) and
+ * its kernel rule (codegen); the frontend's built-in list is this table's
+ * IR_T_CALL rows. docs/adding-an-op.md walks through adding a row. */
+#define IR_OPS(X)                                                                       \
+    X(INPUT, "input", 0, IR_T_LEAF, 0)                                                  \
+    X(CONST, "const", 0, IR_T_LEAF, 0)                                                  \
+    X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
+    X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
+    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
+    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
+    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
+    X(RECIP, "recip", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
+    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
+    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
+    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 3)       \
+    X(RELU, "relu", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
+    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)             \
+    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 7)   \
+    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)             \
+    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
+    X(FLOOR, "floor", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
+    X(CEIL, "ceil", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                           \
+    X(CAST, "cast", 1, IR_T_ELEM, 0)                                                    \
+    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                        \
+    X(SUB, "sub", 2, IR_T_ELEM, 1)                                                      \
+    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                        \
+    X(DIV, "div", 2, IR_T_ELEM, 1)                                                      \
+    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL, 1)                            \
+    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                    \
+    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                    \
+    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
+    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
+    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
+    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
+    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
+    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
+    X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1)                                      \
+    X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1)                                        \
+    X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1)                         \
+    X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                          \
+    X(MIN, "min", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                          \
+    X(MATMUL, "matmul", 2, IR_T_MATMUL | IR_T_CALL, 0)                                  \
+    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                                              \
+    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                                              \
+    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)                                       \
+    X(SLICE, "slice", 1, IR_T_VIEW, 0)                                                  \
+    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)                                 \
     X(OUTPUT, "output", -1, IR_T_VARARG, 0)
 
 typedef enum {
@@ -132,6 +141,50 @@ unsigned ir_op_traits(ir_op op); /* IR_T_* bitmask */
 int ir_op_flops(ir_op op);       /* cost-model FLOPs per element */
 /* Parses an op name as printed; returns -1 when unknown. */
 int ir_op_parse(const char *s, size_t len);
+
+/* ---- scalar semantics (ir/scalar.c) ------------------------------------ */
+/* The one definition of what every elementwise op computes on one element.
+ * Constant folding (passes/fold.c) and the reference interpreter
+ * (runtime/interp.c) both call these, so a folded constant is bit for bit
+ * what the interpreter computes; the kernels (codegen) implement the same
+ * rules, within the ulp limits of docs/codegen.md for float math.
+ *
+ * Values travel as doubles. An operand value "of dtype t" is one t holds
+ * exactly (an f32/f16/bf16 value, an integer in i32 range, 0 or 1 for bool),
+ * so every operand is exact in double. Precision: an op is evaluated in
+ * double from its operands' exact values and the result is rounded ONCE to
+ * the result dtype by ir_scalar_round (the store rule); f16/bf16 arithmetic
+ * is therefore not rounded to f16 in between (spec 1: "may be computed in f32
+ * and rounded once when stored").
+ *
+ * The compute dtype t (ir_elem_compute_dtype) selects the family of rules:
+ *  - float t: real arithmetic in double; pow is C99/IEEE pow (NumPy's
+ *    special cases: x**0 = 1 and 1**y = 1 even for NaN, (-0)**-1 = -inf,
+ *    (-1)**inf = 1, (-inf)**0.5 = inf); maximum/minimum propagate NaN;
+ *  - i32 t: two's-complement arithmetic modulo 2^32 (NumPy int32): + - * neg
+ *    abs and ** wrap (INT_MIN stays INT_MIN under neg and abs); division
+ *    truncates toward zero, x / 0 is 0 (NumPy's integer division by zero),
+ *    INT_MIN / -1 wraps to INT_MIN; a ** b with b < 0 (NumPy refuses it) is
+ *    the integer quotient 1 / a**|b|: 1 for a = 1, -1 or 1 by parity for
+ *    a = -1, 0 otherwise (0 ** -n too, as 1 / 0 is 0); float-only ops are
+ *    computed in double and stored by the cast rule;
+ *  - bool t: the i32 rules on 0/1, stored as (result != 0);
+ *  - comparisons give 0 or 1 (NaN compares unequal to everything); where
+ *    selects; cast is the identity (the store rule converts).
+ * ir_elem_compute_dtype (below, with the graph) gives a node's t. */
+
+/* The value of elementwise op `op` at operand values x[0 .. arity) computed at
+ * compute dtype t, before the store rounding (i32 results are already
+ * wrapped). Returns false, leaving *r alone, for ops that are not elementwise
+ * (leaves, reductions, matmul, views, output). */
+bool ir_scalar_eval(ir_op op, ir_dtype t, const double *x, double *r);
+/* The store rule: v rounded to dtype t. f32/f16/bf16: to nearest even,
+ * overflow to a signed infinity, NaN stays NaN, exact for every double; i32:
+ * truncation toward zero, saturating at the i32 range, NaN gives 0; bool:
+ * v != 0 (NaN gives 1). */
+double ir_scalar_round(double v, ir_dtype t);
+/* Wraps an integer-valued v (|v| < 2^63) to i32 modulo 2^32. */
+double ir_scalar_wrap_i32(double v);
 
 /* ---- shapes -------------------------------------------------------------- */
 /* A dim >= 0 is a concrete extent. A dim < 0 is the symbolic size with
@@ -300,6 +353,10 @@ ir_id ir_add_slice(ir_graph *g, ir_id x, int axis, int64_t start, int64_t stop);
 ir_id ir_add_concat(ir_graph *g, const ir_id *xs, unsigned n, int axis);
 ir_id ir_add_output(ir_graph *g, const ir_id *xs, unsigned n);
 
+/* Compute dtype of elementwise node n: the dtype its operands are brought to
+ * before the op (comparisons: the promoted operand dtype; a unary op with a
+ * bool result: its operand's; otherwise the result dtype). */
+ir_dtype ir_elem_compute_dtype(const ir_graph *g, const ir_node *n);
 /* Broadcast two shapes (NumPy rules; a symbolic dim matches itself or 1).
  * Returns false when incompatible. */
 bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out);

@@ -4,157 +4,27 @@
  *  - an elementwise op whose inputs are all uniform,
  *  - a view (permute, reshape, broadcast_to, slice, concat) of uniform values,
  *  - a sum/mean/max/min of a uniform value over a known, non-empty extent,
- * by a CONST (rank 0) or a broadcast_to of a CONST (rank > 0). Results are
- * computed in double from the inputs' values and rounded once to the result
- * dtype (f16/bf16: exact round-to-nearest-even, overflow to infinity), the
- * reference interpreter's rule. Where backends may differ (float to i32 of
- * NaN/inf/out of range, i32 overflow, i32 division that is not exact, i32
- * pow, transcendental ops on integers, arithmetic on bool) the node is left
- * for the runtime. */
+ * by a CONST (rank 0) or a broadcast_to of a CONST (rank > 0). Elementwise
+ * values come from the shared scalar rules of ir/scalar.c (ir_scalar_eval,
+ * then ir_scalar_round): computed in double from the inputs' exact values and
+ * rounded once to the result dtype, the reference interpreter's own
+ * arithmetic, so a folded constant equals what `--device=ref` computes bit
+ * for bit. */
 #include "passes/passes.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Rounds v to a binary float with `mant` stored mantissa bits, minimum
- * normal exponent `emin` and largest finite value `maxv`, to nearest even;
- * overflow gives a signed infinity. Exact for every double input. */
-static double round_small(double v, int mant, int emin, double maxv) {
-    if (isnan(v) || isinf(v) || v == 0) return v;
-    int e;
-    (void)frexp(v, &e);
-    int be = e - 1 < emin ? emin : e - 1;
-    int q = be - mant;
-    double r = ldexp(nearbyint(ldexp(v, -q)), q);
-    return fabs(r) > maxv ? copysign(INFINITY, v) : r;
-}
-
-/* Converts v to dtype `to` as a cast does. Returns false when the result
- * is not defined (NaN, infinity or out of range to i32). */
-static bool convert(double v, ir_dtype to, double *out) {
-    switch (to) {
-    case IR_F32: *out = (double)(float)v; return true;
-    case IR_F16: *out = round_small(v, 10, -14, 65504.0); return true;
-    case IR_BF16: *out = round_small(v, 7, -126, ldexp(255.0, 120)); return true;
-    case IR_I32:
-        if (isnan(v)) return false;
-        v = trunc(v);
-        if (v < -2147483648.0 || v > 2147483647.0) return false;
-        *out = v;
-        return true;
-    case IR_BOOL: *out = v != 0; return true;
-    default: return false;
-    }
-}
-
-/* True when the integer-valued v is an i32 value. */
-static bool fits_i32(double v) { return v >= -2147483648.0 && v <= 2147483647.0; }
-
-/* The interpreter's definitions of the GELU variants. */
-static double gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
-static double gelu_tanh(double x) {
-    return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
-}
-
-/* A float unary op on x; returns false for ops that are not float unary. */
-static bool float_unary(ir_op op, double x, double *r) {
-    switch (op) {
-    case IR_OP_NEG: *r = -x; break;
-    case IR_OP_ABS: *r = fabs(x); break;
-    case IR_OP_EXP: *r = exp(x); break;
-    case IR_OP_EXP2: *r = exp2(x); break;
-    case IR_OP_LOG: *r = log(x); break;
-    case IR_OP_LOG2: *r = log2(x); break;
-    case IR_OP_SQRT: *r = sqrt(x); break;
-    case IR_OP_RSQRT: *r = 1 / sqrt(x); break;
-    case IR_OP_RECIP: *r = 1 / x; break;
-    case IR_OP_SIN: *r = sin(x); break;
-    case IR_OP_COS: *r = cos(x); break;
-    case IR_OP_TANH: *r = tanh(x); break;
-    case IR_OP_SIGMOID: *r = 1 / (1 + exp(-x)); break;
-    case IR_OP_RELU: *r = x < 0 ? 0.0 : x; break;
-    case IR_OP_GELU: *r = gelu(x); break;
-    case IR_OP_GELU_TANH: *r = gelu_tanh(x); break;
-    case IR_OP_SILU: *r = x * (1 / (1 + exp(-x))); break;
-    case IR_OP_ERF: *r = erf(x); break;
-    case IR_OP_FLOOR: *r = floor(x); break;
-    case IR_OP_CEIL: *r = ceil(x); break;
-    default: return false;
-    }
-    return true;
-}
-
-/* A float binary op; maximum/minimum propagate NaN (as torch.maximum) and
- * return the first operand on ties (so max(+0, -0) is +0). */
-static bool float_binary(ir_op op, double a, double b, double *r) {
-    switch (op) {
-    case IR_OP_ADD: *r = a + b; break;
-    case IR_OP_SUB: *r = a - b; break;
-    case IR_OP_MUL: *r = a * b; break;
-    case IR_OP_DIV: *r = a / b; break;
-    case IR_OP_POW: *r = pow(a, b); break;
-    case IR_OP_MAXIMUM: *r = isnan(a) || isnan(b) ? NAN : a >= b ? a : b; break;
-    case IR_OP_MINIMUM: *r = isnan(a) || isnan(b) ? NAN : a <= b ? a : b; break;
-    default: return false;
-    }
-    return true;
-}
-
-/* An i32 op on integer values; false when the exact result is not an i32
- * (overflow is left to the runtime: backends differ) or when division is
- * not exact. Products of two i32 values are exact in double. */
-static bool int_op(ir_op op, double a, double b, double *r) {
-    switch (op) {
-    case IR_OP_NEG: *r = -a; break;
-    case IR_OP_ABS: *r = fabs(a); break;
-    case IR_OP_RELU: *r = a < 0 ? 0 : a; break;
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL: *r = a; break;
-    case IR_OP_ADD: *r = a + b; break;
-    case IR_OP_SUB: *r = a - b; break;
-    case IR_OP_MUL: *r = a * b; break;
-    case IR_OP_MAXIMUM: *r = a >= b ? a : b; break;
-    case IR_OP_MINIMUM: *r = a <= b ? a : b; break;
-    case IR_OP_DIV:
-        if (b == 0 || fmod(a, b) != 0) return false;
-        *r = a / b;
-        break;
-    default: return false;
-    }
-    return fits_i32(*r);
-}
-
-/* A comparison of a and b (NaN compares unequal to everything). */
-static double compare(ir_op op, double a, double b) {
-    switch (op) {
-    case IR_OP_LT: return a < b;
-    case IR_OP_LE: return a <= b;
-    case IR_OP_GT: return a > b;
-    case IR_OP_GE: return a >= b;
-    case IR_OP_EQ: return a == b;
-    default: return a != b;
-    }
-}
-
 /* Value of elementwise node `n` whose inputs have the uniform values x[]
- * (each in its own dtype): computed in double from those values and
- * rounded once to the result dtype, as the reference interpreter does.
- * Returns false when the value is not one tx defines at compile time. */
-static bool eval_elem(const ir_node *n, const double *x, double *r) {
-    ir_op op = (ir_op)n->op;
-    ir_dtype dt = (ir_dtype)n->dtype;
-    double v = 0;
-    if (op == IR_OP_CAST) return convert(x[0], dt, r);
-    if (op == IR_OP_WHERE) return convert(x[0] != 0 ? x[1] : x[2], dt, r);
-    if (ir_op_traits(op) & IR_T_CMP) {
-        *r = compare(op, x[0], x[1]);
-        return true;
-    }
-    if (dt == IR_I32) return int_op(op, x[0], n->nin > 1 ? x[1] : 0, r);
-    if (!ir_dtype_is_float(dt)) return false;
-    if (!(n->nin == 1 ? float_unary(op, x[0], &v) : float_binary(op, x[0], x[1], &v))) return false;
-    return convert(v, dt, r);
+ * (each in its own dtype): the shared scalar rule (ir_scalar_eval) at the
+ * node's compute dtype, rounded once to the result dtype by the store rule,
+ * exactly as the reference interpreter computes every element. */
+static bool eval_elem(const ir_graph *g, const ir_node *n, const double *x, double *r) {
+    double v;
+    if (!ir_scalar_eval((ir_op)n->op, ir_elem_compute_dtype(g, n), x, &v)) return false;
+    *r = ir_scalar_round(v, (ir_dtype)n->dtype);
+    return true;
 }
 
 /* Value of reduction `n` of a uniform input with value v: max/min/mean
@@ -174,11 +44,13 @@ static bool eval_reduce(const ir_graph *g, const ir_node *n, double v, double *r
         return true;
     }
     if (!known) return false;
-    if (n->dtype == IR_I32) {
-        *r = v * (double)count;
-        return count < (1LL << 31) && fits_i32(*r); /* then the product is exact */
+    if (n->dtype == IR_I32) { /* wraps like the interpreter's i32 sum; exact while < 2^53 */
+        if (count >= (1LL << 31)) return false;
+        *r = ir_scalar_wrap_i32(v * (double)count);
+        return true;
     }
-    return convert(v * (double)count, (ir_dtype)n->dtype, r);
+    *r = ir_scalar_round(v * (double)count, (ir_dtype)n->dtype);
+    return true;
 }
 
 /* Pass state. Nodes [0, n0) are the graph as it came; constants the pass
@@ -226,7 +98,8 @@ static bool eval_node(fold_st *f, ir_id i) {
     f->root[i] = IR_NONE;
     if (n->op == IR_OP_CONST) {
         f->root[i] = i;
-        f->known[i] = convert(n->a.cval, (ir_dtype)n->dtype, r);
+        *r = ir_scalar_round(n->a.cval, (ir_dtype)n->dtype);
+        f->known[i] = true;
         return false; /* already folded */
     }
     if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT || n->op == IR_OP_MATMUL) return false;
@@ -240,7 +113,7 @@ static bool eval_node(fold_st *f, ir_id i) {
             (memcmp(&f->val[v], &f->val[in0], sizeof x[0]) || g->nodes[v].dtype != n->dtype))
             return false;
     }
-    if (t & IR_T_ELEM) return (f->known[i] = eval_elem(n, x, r));
+    if (t & IR_T_ELEM) return (f->known[i] = eval_elem(g, n, x, r));
     if (t & IR_T_REDUCE) return (f->known[i] = eval_reduce(g, n, x[0], r));
     if (g->nodes[in0].dtype != n->dtype) return false; /* views keep the dtype */
     f->known[i] = true;

@@ -80,69 +80,16 @@ static void copy_elem(rt_tensor *dst, int64_t j, const rt_tensor *src, int64_t i
 }
 
 /* ---- scalar semantics ---------------------------------------------------- */
-/* NumPy maximum/minimum: NaN in either operand gives NaN. */
-static double max_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a >= b ? a : b); }
-static double min_nan(double a, double b) { return isnan(a) || isnan(b) ? NAN : (a <= b ? a : b); }
+/* Every element is computed by the shared scalar rules (ir/scalar.c, the ones
+ * constant folding calls) and stored by rt_set, whose rounding is
+ * ir_scalar_round's (tests/unit/test_scalar.c checks the two agree). */
 
-/* The exact definition of every unary op on a double. */
-static double apply_unary(ir_op op, double x) {
-    switch (op) {
-    case IR_OP_NEG: return -x;
-    case IR_OP_ABS: return fabs(x);
-    case IR_OP_EXP: return exp(x);
-    case IR_OP_EXP2: return exp2(x);
-    case IR_OP_LOG: return log(x);
-    case IR_OP_LOG2: return log2(x);
-    case IR_OP_SQRT: return sqrt(x);
-    case IR_OP_RSQRT: return 1.0 / sqrt(x);
-    case IR_OP_RECIP: return 1.0 / x;
-    case IR_OP_SIN: return sin(x);
-    case IR_OP_COS: return cos(x);
-    case IR_OP_TANH: return tanh(x);
-    case IR_OP_SIGMOID: return 1.0 / (1.0 + exp(-x));
-    case IR_OP_RELU: return x < 0 ? 0.0 : x; /* NaN propagates */
-    /* the gelus as 0.5 x erfc(-x/sqrt 2) and x sigmoid(2u): equal to the textbook forms, without
-     * the cancellation of 1 + erf / 1 + tanh for negative x */
-    case IR_OP_GELU: return 0.5 * x * erfc(-x / sqrt(2.0));
-    case IR_OP_GELU_TANH: return x / (1.0 + exp(-2.0 * 0.7978845608028654 * (x + 0.044715 * x * x * x)));
-    case IR_OP_SILU: return x * (1.0 / (1.0 + exp(-x)));
-    case IR_OP_ERF: return erf(x);
-    case IR_OP_FLOOR: return floor(x);
-    case IR_OP_CEIL: return ceil(x);
-    case IR_OP_CAST: return x;
-    default: return NAN;
-    }
-}
-
-/* i32 division: truncation toward zero; x / 0 is 0 (the result is then
- * stored by the i32 rule, so INT32_MIN / -1 saturates to INT32_MAX). */
-static double div_i32(double a, double b) { return b == 0 ? 0.0 : trunc(a / b); }
-
-/* i32 +, - and * wrap modulo 2^32 (two's complement), as NumPy's int32 and
- * the generated code do; computed in 64 bits so the product is exact. */
-static int32_t wrap_i32(ir_op op, int32_t a, int32_t b) {
-    int64_t r = op == IR_OP_ADD ? (int64_t)a + b : op == IR_OP_SUB ? (int64_t)a - b : (int64_t)a * b;
-    return (int32_t)(uint32_t)(uint64_t)r;
-}
-
-/* The exact definition of every binary op; `int_div` selects i32 division. */
-static double apply_binary(ir_op op, double a, double b, bool int_div) {
-    switch (op) {
-    case IR_OP_ADD: return a + b;
-    case IR_OP_SUB: return a - b;
-    case IR_OP_MUL: return a * b;
-    case IR_OP_DIV: return int_div ? div_i32(a, b) : a / b;
-    case IR_OP_POW: return pow(a, b);
-    case IR_OP_MAXIMUM: return max_nan(a, b);
-    case IR_OP_MINIMUM: return min_nan(a, b);
-    case IR_OP_LT: return a < b;
-    case IR_OP_LE: return a <= b;
-    case IR_OP_GT: return a > b;
-    case IR_OP_GE: return a >= b;
-    case IR_OP_EQ: return a == b;
-    case IR_OP_NE: return a != b;
-    default: return NAN;
-    }
+/* Value of reduction step acc OP v for max/min (NaN propagates) at dtype t. */
+static double reduce_step(ir_op op, ir_dtype t, double acc, double v) {
+    double x[2] = {acc, v}, r = acc + v;
+    if (op == IR_OP_MAX) (void)ir_scalar_eval(IR_OP_MAXIMUM, t, x, &r);
+    if (op == IR_OP_MIN) (void)ir_scalar_eval(IR_OP_MINIMUM, t, x, &r);
+    return r;
 }
 
 /* ---- interpreter state --------------------------------------------------- */
@@ -271,26 +218,12 @@ static bool eval_elem(interp *ip, ir_id id, rt_tensor *out) {
     }
     if (!alloc_value(ip, id, out)) return false;
     ir_op op = (ir_op)n->op;
-    bool int_div = op == IR_OP_DIV && out->dtype == IR_I32;
-    bool int_neg = out->dtype == IR_I32 && n->nin == 1 && in[0]->dtype == IR_I32 && (op == IR_OP_NEG || op == IR_OP_ABS);
-    bool int_wrap = out->dtype == IR_I32 && n->nin == 2 && in[0]->dtype == IR_I32 && in[1]->dtype == IR_I32 &&
-                    (op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL);
+    ir_dtype ct = ir_elem_compute_dtype(ip->g, n);
     int64_t total = rt_numel(out);
     for (int64_t j = 0; j < total; j++, iter_next(&it)) {
-        double v;
-        if (n->nin == 1 && int_neg) {
-            int32_t a = ((const int32_t *)in[0]->data)[it.off[0]];
-            uint32_t m = (op == IR_OP_NEG || a < 0) ? 0u - (uint32_t)a : (uint32_t)a; /* INT32_MIN stays */
-            ((int32_t *)out->data)[j] = (int32_t)m;
-            continue;
-        }
-        if (n->nin == 1) v = apply_unary(op, rt_get(in[0], it.off[0]));
-        else if (op == IR_OP_WHERE) v = rt_get(in[0], it.off[0]) != 0 ? rt_get(in[1], it.off[1]) : rt_get(in[2], it.off[2]);
-        else if (int_wrap) {
-            ((int32_t *)out->data)[j] = wrap_i32(op, ((const int32_t *)in[0]->data)[it.off[0]],
-                                                 ((const int32_t *)in[1]->data)[it.off[1]]);
-            continue;
-        } else v = apply_binary(op, rt_get(in[0], it.off[0]), rt_get(in[1], it.off[1]), int_div);
+        double x[3] = {0, 0, 0}, v = 0;
+        for (unsigned k = 0; k < n->nin; k++) x[k] = rt_get(in[k], it.off[k]);
+        if (!ir_scalar_eval(op, ct, x, &v)) return bad_node(ip, id, "not an elementwise op");
         rt_set(out, j, v);
     }
     return true;
@@ -335,12 +268,15 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     iter_init(&it, x->rank, x->dim, 1);
     memcpy(it.stride[0], xs, sizeof xs);
     for (int64_t i = 0; i < xn; i++, iter_next(&it)) {
-        double v = rt_get(x, i), *a = &acc[it.off[0]];
-        *a = op == IR_OP_MAX ? max_nan(*a, v) : op == IR_OP_MIN ? min_nan(*a, v) : *a + v;
+        double *a = &acc[it.off[0]];
+        *a = reduce_step(op, x->dtype, *a, rt_get(x, i));
     }
     for (int64_t i = 0; i < on; i++) {
         double v = acc[i];
-        if (op == IR_OP_MEAN) v = out->dtype == IR_I32 ? div_i32(v, (double)count) : v / (double)count;
+        if (op == IR_OP_MEAN) {
+            double q[2] = {v, (double)count};
+            (void)ir_scalar_eval(IR_OP_DIV, out->dtype, q, &v);
+        }
         if (op == IR_OP_SUM && out->dtype == IR_I32 && fabs(v) < 9007199254740992.0)
             ((int32_t *)out->data)[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)v; /* wraps like i32 adds */
         else
