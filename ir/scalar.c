@@ -28,7 +28,7 @@ double ir_scalar_round(double v, ir_dtype t) {
         if (isnan(v)) return 0;
         if (v >= 2147483647.0) return 2147483647.0;
         if (v <= -2147483648.0) return -2147483648.0;
-        return trunc(v);
+        return trunc(v) + 0.0; /* an integer: -0 becomes +0 */
     case IR_BOOL: return v != 0;
     case IR_NDTYPES: break;
     }

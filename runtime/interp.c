@@ -459,16 +459,15 @@ static bool eval_node(interp *ip, ir_id id) {
     }
     if (ir_op_arity((ir_op)n->op) >= 0 && n->nin != ir_op_arity((ir_op)n->op)) return bad_node(ip, id, "wrong operand count");
     unsigned tr = ir_op_traits((ir_op)n->op);
-    switch ((ir_op)n->op) {
-    case IR_OP_INPUT: return eval_input(ip, id, out);
-    case IR_OP_CONST: /* the scalar, filled over the node's shape (rank 0 from the builder) */
+    if (n->op == IR_OP_INPUT) return eval_input(ip, id, out);
+    if (n->op == IR_OP_CONST) { /* the scalar, filled over the node's shape (rank 0 from the builder) */
         if (!resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
         for (int64_t i = 0, cn = rt_numel(out); i < cn; i++) rt_set(out, i, n->a.cval);
         return true;
-    case IR_OP_MATMUL: return eval_matmul(ip, id, out);
-    case IR_OP_CONCAT: return eval_concat(ip, id, out);
-    default: break;
     }
+    if (n->op == IR_OP_MATMUL) return eval_matmul(ip, id, out);
+    if (n->op == IR_OP_CONCAT) return eval_concat(ip, id, out);
+    /* the families: every elementwise op by its scalar rule (ir_scalar_eval) */
     if (tr & IR_T_ELEM) return eval_elem(ip, id, out);
     if (tr & IR_T_REDUCE) return eval_reduce(ip, id, out);
     if (tr & IR_T_VIEW) return eval_view(ip, id, out);
