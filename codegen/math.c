@@ -228,11 +228,19 @@ static LLVMValueRef m_sincos(cg_ctx *cx, LLVMValueRef x, bool is_cos) {
     return sel(cx, bad, F(cx, __builtin_nan("")), v);
 }
 
+/* i1: the sign bit of x is set (true for -0, -inf and negative NaNs). */
+static LLVMValueRef signbitf_(cg_ctx *cx, LLVMValueRef x) {
+    return LLVMBuildICmp(cx->b, LLVMIntSLT, LLVMBuildBitCast(cx->b, x, cx->i32, ""), I(cx, 0), "");
+}
+
 /* pow(a, b) = 2^(b log2|a|) with b log2|a| formed in double from log2's
- * exponent and f32 mantissa log, so large |b log2 a| loses no accuracy;
- * NumPy's special cases: b == 0 -> 1, a == 1 -> 1, a < 0 with integer b
- * -> sign by parity, a < 0 otherwise -> NaN, a == 0 / inf by b's sign;
- * exact paths for b == 1 and b == 2. */
+ * exponent and f32 mantissa log, so large |b log2 a| loses no accuracy; the
+ * special cases of C99 Annex F, which NumPy follows (ir/scalar.c's rule):
+ * |a| = 0 or inf and b = +-inf by the sign of b and whether |a| < 1; the sign
+ * of a negative a (-0 and -inf included) kept for an odd integer b; NaN for a
+ * finite a < 0 and a non-integer b; NaN operands give NaN, except that
+ * a ** 0 = 1 and 1 ** b = 1 always; (-1) ** +-inf = 1. Exact paths for
+ * b == 1 and b == 2. */
 static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef aa = fun1(cx, "llvm.fabs", a);
@@ -248,22 +256,27 @@ static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     LLVMValueRef f = LLVMBuildFPTrunc(b, LLVMBuildFSub(b, yd, nd, ""), cx->f32, "");
     LLVMValueRef p = fadd(cx, expm1_small(cx, fmul(cx, f, F(cx, 0.69314718055994531))), F(cx, 1.0));
     LLVMValueRef r = ldexpf_(cx, p, LLVMBuildFPToSI(b, nd, cx->i32, ""));
+    /* |a| ** b where the logarithm cannot say it: |a| = 0, |a| = inf, b = +-inf, |a| = 1 */
     LLVMValueRef bneg = fcmp(cx, LLVMRealOLT, bb, F(cx, 0.0));
-    LLVMValueRef inf = F(cx, __builtin_inf()), zero = F(cx, 0.0);
+    LLVMValueRef inf = F(cx, __builtin_inf()), zero = F(cx, 0.0), one = F(cx, 1.0);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, aa, zero), sel(cx, bneg, inf, zero), r);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, aa, inf), sel(cx, bneg, zero, inf), r);
+    LLVMValueRef small = fcmp(cx, LLVMRealOLT, aa, one);
+    LLVMValueRef binf = fcmp(cx, LLVMRealOEQ, fun1(cx, "llvm.fabs", bb), inf);
+    r = sel(cx, binf, sel(cx, LLVMBuildXor(b, small, bneg, ""), zero, inf), r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, aa, one), one, r);
     r = sel(cx, LLVMBuildOr(b, isnanf_(cx, a), isnanf_(cx, bb), ""), F(cx, __builtin_nan("")), r);
-    LLVMValueRef bint = fcmp(cx, LLVMRealOEQ, fun1(cx, "llvm.floor", bb), bb);
+    /* the sign: a's for an odd integer b; NaN for a finite a < 0 and a non-integer b */
+    LLVMValueRef bint = fcmp(cx, LLVMRealOEQ, fun1(cx, "llvm.floor", bb), bb); /* true for +-inf */
     LLVMValueRef half = fmul(cx, bb, F(cx, 0.5));
     LLVMValueRef bodd = LLVMBuildAnd(b, bint, fcmp(cx, LLVMRealONE, fun1(cx, "llvm.floor", half), half), "");
-    LLVMValueRef aneg = fcmp(cx, LLVMRealOLT, a, zero);
-    LLVMValueRef rs = sel(cx, bodd, LLVMBuildFNeg(b, r, ""), r);
-    rs = sel(cx, bint, rs, F(cx, __builtin_nan("")));
-    r = sel(cx, aneg, rs, r);
+    r = sel(cx, LLVMBuildAnd(b, signbitf_(cx, a), bodd, ""), LLVMBuildFNeg(b, r, ""), r);
+    LLVMValueRef afin_neg = LLVMBuildAnd(b, fcmp(cx, LLVMRealOLT, a, zero), fcmp(cx, LLVMRealONE, aa, inf), "");
+    r = sel(cx, LLVMBuildAnd(b, afin_neg, LLVMBuildNot(b, bint, ""), ""), F(cx, __builtin_nan("")), r);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, F(cx, 2.0)), fmul(cx, a, a), r);
-    r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, F(cx, 1.0)), a, r);
-    r = sel(cx, fcmp(cx, LLVMRealOEQ, a, F(cx, 1.0)), F(cx, 1.0), r);
-    return sel(cx, fcmp(cx, LLVMRealOEQ, bb, zero), F(cx, 1.0), r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, one), a, r);
+    r = sel(cx, fcmp(cx, LLVMRealOEQ, a, one), one, r);
+    return sel(cx, fcmp(cx, LLVMRealOEQ, bb, zero), one, r);
 }
 
 /* ---- GPU versions on the special-function unit ---------------------------

@@ -131,7 +131,7 @@ static bool int_rule(ir_op op, const double *x, double *r) {
     case IR_OP_ABS: *r = ir_scalar_wrap_i32(fabs(a)); return true;
     case IR_OP_ADD: *r = ir_scalar_wrap_i32(a + b); return true;
     case IR_OP_SUB: *r = ir_scalar_wrap_i32(a - b); return true;
-    case IR_OP_MUL: *r = ir_scalar_wrap_i32(a * b); return true; /* |a b| < 2^62: exact */
+    case IR_OP_MUL: *r = (double)(int32_t)((uint32_t)(int64_t)a * (uint32_t)(int64_t)b); return true;
     case IR_OP_DIV: *r = idiv(a, b); return true;
     case IR_OP_POW: *r = ipow(a, b); return true;
     case IR_OP_EXP:

@@ -4,7 +4,7 @@
  * simpler value, or left alone. Rewrites:
  *   x+0, 0+x, x-0, x*1, 1*x, x/1, x**1 -> x          (0 may be +0 or -0: see docs)
  *   x*0, 0*x -> 0 for i32 and bool only              (floats: NaN*0, inf*0, -x*0)
- *   neg(neg(x)) -> x;  x**2 -> x*x;  x**0.5 -> sqrt(x) (floats; see docs)
+ *   neg(neg(x)) -> x;  x**2 -> x*x (exact for floats, wraps like i32 ** 2)
  *   cast to the same dtype -> x; cast(cast(x, m), t) -> cast(x, t) when x's
  *     dtype converts to m without loss (then t == x's dtype gives x itself)
  *   permute(permute(x)) composed; identity permute, reshape or broadcast_to
@@ -12,7 +12,8 @@
  *     broadcast_to(broadcast_to(x)) collapsed
  *   an elementwise op's input broadcast_to(s) of a rank-0 s -> s, when the
  *     op's shape stays the same.
- * Deliberately not done: x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
+ * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
+ * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
 #include "passes/passes.h"
 
@@ -42,8 +43,7 @@ static void set_in(simp *s, ir_id i, unsigned k, ir_id v) {
     ir_set_in(s->g, n, k, v);
 }
 
-/* Rewrites node i in place into the unary op `op` (cast, broadcast_to,
- * sqrt) of x, or into mul(x, x) when op is IR_OP_MUL. Keeps dtype, shape,
+/* Rewrites node i in place into the unary op `op` (cast, broadcast_to) of x, or into mul(x, x) when op is IR_OP_MUL. Keeps dtype, shape,
  * name and location; clears the attributes. */
 static void become(simp *s, ir_id i, ir_op op, ir_id x) {
     ir_node *n = &s->g->nodes[i];
@@ -131,10 +131,6 @@ static bool simplify_binary(simp *s, ir_id i) {
         if (is_value(g, b, 1)) return replace_with(s, i, a);
         if (same && n->dtype != IR_BOOL && is_value(g, b, 2)) {
             become(s, i, IR_OP_MUL, a);
-            return true;
-        }
-        if (same && !is_int && is_value(g, b, 0.5)) {
-            become(s, i, IR_OP_SQRT, a);
             return true;
         }
         return false;

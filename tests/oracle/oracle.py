@@ -2,6 +2,11 @@
 
 Usage: /usr/bin/python3 oracle.py TXC ROOT WORKDIR
 
+The programs of EVERY_DEVICE (the IEEE edges of pow and the i32 rules, on
+tensors and on folded constants) run on --device=cpu and --device=cpu
+--no-fuse as well, and on --device=gpu when TX_ORACLE_GPU=1 (bench/gpu_check.sh):
+every path must give NumPy's answer.
+
 For each program in tests/oracle/*.tx this writes the inputs as .npy files
 (or asks for --random-inputs), runs the CLI, and compares every outK.npy with
 an expectation written by hand in NumPy below. Nothing here calls tx code:
@@ -234,7 +239,76 @@ def prog_ints():
     return {"a": (a, "i32"), "b": (b, "i32"), "m": (m, "bool")}, expect
 
 
+POW_EDGES = [np.nan, np.inf, -np.inf, 0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 0.5, -0.5, 3.0, -3.0, 1.5, -1.5,
+             1e-30, 1e30, 100.0, -100.0, 1.4e-45, 7.0, 0.25]
+
+
+def npow(a, b, dt=np.float32):
+    """NumPy's power at dtype dt, as float64 values."""
+    with np.errstate(all="ignore"):
+        return np.power(np.asarray(a, dtype=dt), np.asarray(b, dtype=dt)).astype(np.float64)
+
+
+def prog_pow_edges():
+    e = np.array(POW_EDGES, dtype=np.float32)
+    a, b = e.reshape(-1, 1), e.reshape(1, -1)
+    with np.errstate(over="ignore"):
+        h = e.astype(np.float16).reshape(-1, 1)
+    def expect(t):
+        a, b, h, k = t["a"], t["b"], t["h"], t["k"]
+        return [(npow(a, b), "f32"), (npow(a, b), "f32"), (npow(a, 2.0), "f32"), (npow(a, 1.0), "f32"),
+                (npow(a, 0.5), "f32"), (npow(a, -1.0), "f32"), (npow(a, 0.0), "f32"),
+                (npow(h, k, np.float16), "f16")]
+    return {"a": (a, "f32"), "b": (b, "f32"), "h": (h, "f16"), "k": (h.reshape(1, -1).copy(), "f16")}, expect
+
+
+def wrap32(x):
+    """Integers reduced modulo 2^32 into the i32 range (NumPy int32 overflow)."""
+    x = np.asarray(x, dtype=object)
+    return np.array([((int(v) + 2 ** 31) % 2 ** 32) - 2 ** 31 for v in x.ravel()], dtype=np.int64).reshape(x.shape)
+
+
+def ipow_neg(a, n):
+    """The documented i32 a ** -n (n > 0): 1 / a**n truncated: 1, +-1 for a = -1, else 0."""
+    a = np.asarray(a, dtype=np.int64)
+    return np.where(a == 1, 1, np.where(a == -1, np.where(np.asarray(n) % 2 == 1, -1, 1), 0))
+
+
+def prog_pow_folded():
+    x = np.array(1.5, dtype=np.float32)
+    def expect(t):
+        inf, nan = np.inf, np.nan
+        fl = [npow(-0.0, -1.0), npow(-1.0, inf), npow(-inf, 0.5), npow(nan, 0.0), npow(1.0, nan),
+              npow(-0.0, 3.0), npow(-2.0, 0.5), npow(0.5, -inf), npow(-inf, -3.0), npow(-8.0, 3.0)]
+        with np.errstate(over="ignore"):
+            ints = [np.int32(2147483647) + np.int32(1), np.int32(65536) * np.int32(65536),
+                    np.int32(3) ** np.int32(40), np.int32(-3) ** np.int32(41), np.int32(46341) ** np.int32(2),
+                    ipow_neg(7, 1), ipow_neg(-1, 3), ipow_neg(0, 2), -np.int32(-2147483648)]
+        return [(v, "f32") for v in fl] + [(np.int64(v), "i32") for v in ints] + [(t["x"], "f32")]
+    return {"x": (x, "f32")}, expect
+
+
+def prog_int_edges():
+    big = [2147483647, -2147483648, 46341, -46341, 65536, 1 << 30, -(1 << 30), 3, -3, 7, 0, 1, -1, 2, -2, 1000]
+    a = np.array(big + list(RNG.integers(-2 ** 31, 2 ** 31, 16)), dtype=np.int32)
+    b = np.array(list(reversed(big)) + list(RNG.integers(-2 ** 31, 2 ** 31, 16)), dtype=np.int32)
+    e = np.array([0, 1, 2, 3, 31, 32, 40, 41, 5, 17, 0, 9, 10, 11, 30, 4] + list(RNG.integers(0, 64, 16)), dtype=np.int32)
+    def expect(t):
+        a, b, e = t["a"], t["b"], t["e"]
+        with np.errstate(over="ignore"):
+            pw = a ** e
+            neg = np.where(e == 0, 1, ipow_neg(a.astype(np.int64), e.astype(np.int64)))
+            return [(wrap32(a.astype(np.int64) + b), "i32"), (wrap32(a.astype(np.int64) - b), "i32"),
+                    (wrap32(a.astype(np.int64) * b), "i32"), (pw, "i32"), (a * a, "i32"), (a * a * a, "i32"),
+                    (-a, "i32"), (np.abs(a), "i32"), (ipow_neg(a, 1), "i32"), (np.ones_like(a), "i32"),
+                    (neg, "i32")]
+    return {"a": (a, "i32"), "b": (b, "i32"), "e": (e, "i32")}, expect
+
+
+EVERY_DEVICE = ("pow_edges", "pow_folded", "int_edges")
+
 PROGRAMS = {
+    "pow_edges": prog_pow_edges, "pow_folded": prog_pow_folded, "int_edges": prog_int_edges,
     "unary": prog_unary, "binary": prog_binary, "compare": prog_compare, "casts": prog_casts,
     "reduce": prog_reduce, "matmul": prog_matmul, "views": prog_views, "composites": prog_composites,
     "attention": prog_attention, "half": prog_half, "ints": prog_ints,
@@ -308,11 +382,11 @@ def run_txc(txc, args):
     return subprocess.run([txc, "run"] + args, capture_output=True, text=True, timeout=120)
 
 
-def check_program(txc, root, work, name):
+def check_program(txc, root, work, name, device=("--device=ref",)):
     inputs, expect = PROGRAMS[name]()
-    d = os.path.join(work, name)
+    d = os.path.join(work, name + "".join(device).replace("-", "_"))
     os.makedirs(d, exist_ok=True)
-    args = [os.path.join(root, "tests", "oracle", name + ".tx"), "--device=ref", "--output-dir", os.path.join(d, "out")]
+    args = [os.path.join(root, "tests", "oracle", name + ".tx")] + list(device) + ["--output-dir", os.path.join(d, "out")]
     vals = {}
     for n, (arr, dt) in inputs.items():
         path = os.path.join(d, n + ".npy")
@@ -407,10 +481,16 @@ def main():
     txc, root, work = sys.argv[1:4]
     failed = 0
     checks = [(n, lambda n=n: check_program(txc, root, work, n)) for n in PROGRAMS]
+    devices = [("--device=cpu",), ("--device=cpu", "--no-fuse")]
+    if os.environ.get("TX_ORACLE_GPU") == "1":
+        devices += [("--device=gpu",), ("--device=gpu", "--no-fuse")]
+    for dev in devices:
+        checks += [("%s %s" % (n, " ".join(dev)), lambda n=n, dev=dev: check_program(txc, root, work, n, dev))
+                   for n in EVERY_DEVICE]
     checks += [("random", lambda: check_random(txc, root, work)), ("errors", lambda: check_errors(txc, root, work))]
     for name, fn in checks:
         errs = fn()
-        print("%-11s %s" % (name, "ok" if not errs else "FAILED"))
+        print("%-32s %s" % (name, "ok" if not errs else "FAILED"))
         for e in errs:
             print("    " + e)
         failed += bool(errs)

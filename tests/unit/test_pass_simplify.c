@@ -152,7 +152,8 @@ static void test_cast_chains(void **state) {
     ir_graph_free(g);
 }
 
-/* neg(neg x) -> x; x**2 -> x*x; x**0.5 -> sqrt(x). */
+/* neg(neg x) -> x; x**2 -> x*x; x**0.5 stays (sqrt differs from pow at -0
+ * and -inf, where pow gives +0 and +inf as NumPy does). */
 static void test_neg_and_pow(void **state) {
     (void)state;
     fixture f;
@@ -171,10 +172,8 @@ static void test_neg_and_pow(void **state) {
     assert_int_equal(m->op, IR_OP_MUL);
     assert_int_equal(ir_in(g, m, 0), 0);
     assert_int_equal(ir_in(g, m, 1), 0);
-    assert_int_equal(q->op, IR_OP_SQRT);
-    assert_int_equal(q->nin, 1);
+    assert_int_equal(q->op, IR_OP_POW);
     assert_int_equal(ir_in(g, q, 0), 0);
-    assert_int_equal(g->n, 4);
     ir_graph_free(g);
 }
 

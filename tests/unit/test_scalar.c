@@ -169,6 +169,8 @@ static void test_int_rules(void **state) {
     (void)state;
     static const struct { ir_op op; double a, b, want; } cases[] = {
         {IR_OP_ADD, 2147483647, 1, -2147483648.0},  {IR_OP_MUL, 65536, 65536, 0},
+        {IR_OP_MUL, 2147483647, 2147483647, 1},     {IR_OP_MUL, -2147483648.0, 3, -2147483648.0},
+        {IR_OP_MUL, 1000000007, 998244353, -602224121},
         {IR_OP_POW, 3, 40, 689956897},              {IR_OP_POW, -3, 41, -2069870691},
         {IR_OP_POW, 46341, 2, -2147479015},         {IR_OP_POW, 0, 0, 1},
         {IR_OP_POW, 2, -1, 0},                      {IR_OP_POW, -1, -3, -1},
