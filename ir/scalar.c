@@ -6,24 +6,11 @@
 
 #include <math.h>
 
-/* Rounds v to a binary float with `mant` stored mantissa bits, minimum
- * normal exponent `emin` and largest finite value `maxv`, to nearest even;
- * overflow gives a signed infinity. Exact for every double input. */
-static double round_small(double v, int mant, int emin, double maxv) {
-    if (isnan(v) || isinf(v) || v == 0) return v;
-    int e;
-    (void)frexp(v, &e);
-    int be = e - 1 < emin ? emin : e - 1;
-    int q = be - mant;
-    double r = ldexp(nearbyint(ldexp(v, -q)), q);
-    return fabs(r) > maxv ? copysign(INFINITY, v) : r;
-}
-
 double ir_scalar_round(double v, ir_dtype t) {
     switch (t) {
     case IR_F32: return (double)(float)v; /* C conversion: nearest even */
-    case IR_F16: return round_small(v, 10, -14, 65504.0);
-    case IR_BF16: return round_small(v, 7, -126, ldexp(255.0, 120));
+    case IR_F16: return ir_f16_to_f64(ir_f64_to_f16(v)); /* ir/half.c: the one conversion */
+    case IR_BF16: return ir_bf16_to_f64(ir_f64_to_bf16(v));
     case IR_I32:
         if (isnan(v)) return 0;
         if (v >= 2147483647.0) return 2147483647.0;
