@@ -19,6 +19,10 @@
 #    N=20000; --only staged) and on every tests/oracle program (--only oracle);
 # 4. math: bench/gpu_math.py, the ulp errors of the GPU's f32 math functions
 #    (exp, tanh, sigmoid, ...) against NumPy float64 (--only math selects it).
+# 5. numpy: tests/oracle/oracle.py with TX_ORACLE_GPU=1: pow at the IEEE
+#    edges and the i32 rules (tests/oracle/pow_edges.tx, pow_folded.tx,
+#    int_edges.tx) on --device=gpu (fused and --no-fuse) against NumPy itself
+#    (--only numpy selects it).
 # One summary line per check (PASS/FAIL/SKIP) on stdout and in
 # $OUT/gpu_check.txt; everything else in $OUT/gpu_check.log. Exit 1 when any
 # check failed.
@@ -139,6 +143,18 @@ if wanted math; then
     result FAIL "math ulp" "$(grep -m1 -E 'FAIL|failed' "$WORK/math" | head -c 300)"
   fi
   { echo "== math"; cat "$WORK/math"; } >>"$LOGF"
+fi
+
+# numpy: NumPy's answers on the GPU (pow edges, i32 wrapping, folded constants).
+if wanted numpy; then
+  if ! "$PY" -c 'import numpy' 2>/dev/null; then
+    result SKIP "numpy oracle" "(no NumPy for $PY)"
+  elif TX_ORACLE_GPU=1 "$PY" tests/oracle/oracle.py "$TXC" . "$WORK" >"$WORK/oracle" 2>&1; then
+    result PASS "numpy oracle" "($(grep -c 'device=gpu.* ok$' "$WORK/oracle") GPU checks, $(grep -c ' ok$' "$WORK/oracle") in all)"
+  else
+    result FAIL "numpy oracle" "$(grep -m1 -A1 'FAILED' "$WORK/oracle" | tr '\n' ' ' | head -c 300)"
+  fi
+  { echo "== numpy oracle"; cat "$WORK/oracle"; } >>"$LOGF"
 fi
 
 if [ "$SAN" = 1 ] && [ -z "$CS" ]; then
