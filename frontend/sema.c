@@ -171,6 +171,14 @@ static const builtin op_builtins[IR_NOPS] = {
 #undef X
 };
 
+/* Every IR_T_CALL row belongs to one of those families (others need a surface form of their own). */
+#define X(e, s, a, t, f)                                                                              \
+    _Static_assert(!((t) & IR_T_CALL) || ((t) & (IR_T_REDUCE | IR_T_MATMUL)) ||                      \
+                       (((t) & IR_T_ELEM) && (a) >= 1 && (a) <= 3),                                  \
+                   "IR_T_CALL row " s " has no frontend family: give it its own entry in builtins[]");
+IR_OPS(X)
+#undef X
+
 /* The built-in named `name`, or NULL. */
 static const builtin *find_builtin(const char *name) {
     for (size_t i = 0; i < sizeof builtins / sizeof *builtins; i++)
