@@ -87,6 +87,14 @@ typedef struct cg_ctx {
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
+/* A graph input (parameter order) or returned value (return order) as the
+ * manifest lists it, so that a loader can bind sizes and allocate outputs. */
+typedef struct cg_io {
+    char *name; /* source name; "" when none */
+    ir_dtype dtype;
+    ir_shape shape;
+} cg_io;
+
 struct cg_program {
     cg_target target;
     LLVMTargetMachineRef tm;
@@ -101,6 +109,8 @@ struct cg_program {
     unsigned ntemps;
     unsigned nsyms;
     char **symnames;
+    cg_io *io;                /* the graph's inputs, then its returned values */
+    unsigned nin, nout;
 };
 
 /* Target machine for t (NVPTX +ptx80 for sm_*, the host CPU for CG_HOST);

@@ -516,6 +516,28 @@ static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     return true;
 }
 
+/* Records g's inputs (parameter order) and returned values (return order) for the manifest. */
+static void cg_record_io(cg_program *p, const ir_graph *g) {
+    const ir_node *on = &g->nodes[ir_output(g)];
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > p->nin) p->nin = g->nodes[i].a.param + 1;
+    p->nout = on->nin;
+    p->io = ir_xcalloc(p->nin + p->nout + 1, sizeof *p->io);
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].op == IR_OP_INPUT) {
+            const ir_node *n = &g->nodes[i];
+            cg_io *io = &p->io[n->a.param];
+            free(io->name);
+            *io = (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype, n->shape};
+        }
+    for (unsigned k = 0; k < on->nin; k++) {
+        const ir_node *n = &g->nodes[ir_in(g, on, k)];
+        p->io[p->nin + k] = (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype, n->shape};
+    }
+    for (unsigned i = 0; i < p->nin + p->nout; i++)
+        if (!p->io[i].name) p->io[i].name = ir_xstrdup("");
+}
+
 /* Compiles g for t; see codegen.h. */
 cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     if ((unsigned)t >= CG_NTARGETS) {
@@ -527,6 +549,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     p->nsyms = g->nsyms;
     p->symnames = ir_xcalloc(g->nsyms + 1, sizeof *p->symnames);
     for (unsigned s = 0; s < g->nsyms; s++) p->symnames[s] = ir_xstrdup(g->syms[s].name);
+    cg_record_io(p, g);
     p->tm = cg_tm_new(t, d);
     if (!p->tm) {
         cg_program_free(p);
@@ -575,6 +598,8 @@ void cg_program_free(cg_program *p) {
     free(p->temps);
     for (unsigned s = 0; p->symnames && s < p->nsyms; s++) free(p->symnames[s]);
     free(p->symnames);
+    for (unsigned i = 0; p->io && i < p->nin + p->nout; i++) free(p->io[i].name);
+    free(p->io);
     free(p->ptx);
     if (p->mod) LLVMDisposeModule(p->mod);
     if (p->tsc) LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
@@ -661,12 +686,35 @@ static void cg_json_shape(const cg_program *p, const ir_shape *s, const char *co
     fputc(']', out);
 }
 
+/* Writes s as a JSON string (quotes, backslashes and control bytes escaped). */
+static void cg_json_str(const char *s, FILE *out) {
+    fputc('"', out);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
+        else if (c < 0x20) fprintf(out, "\\u%04x", c);
+        else fputc(c, out);
+    }
+    fputc('"', out);
+}
+
 /* Writes the manifest as JSON; see docs/codegen.md. */
 bool cg_manifest_write(const cg_program *p, FILE *out) {
     static const char *const kinds[] = {"input", "output", "temp"};
     const char *const *sn = (const char *const *)p->symnames;
     fprintf(out, "{\n  \"target\": \"%s\",\n  \"symbols\": [", cg_target_name(p->target));
     for (unsigned s = 0; s < p->nsyms; s++) fprintf(out, "%s\"%s\"", s ? ", " : "", sn[s]);
+    for (unsigned i = 0; i < p->nin + p->nout; i++) {
+        const cg_io *io = &p->io[i];
+        if (i == 0 || i == p->nin) fprintf(out, "],\n  \"%s\": [", i < p->nin ? "inputs" : "outputs");
+        fprintf(out, "%s\n    {\"index\": %u, \"name\": ", i != 0 && i != p->nin ? "," : "", i < p->nin ? i : i - p->nin);
+        cg_json_str(io->name, out);
+        fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", ir_dtype_name(io->dtype));
+        cg_json_shape(p, &io->shape, sn, out);
+        fputc('}', out);
+    }
+    if (p->nin == 0) fputs("],\n  \"inputs\": [", out);
+    if (p->nout == 0) fputs("],\n  \"outputs\": [", out);
     fputs("],\n  \"temps\": [", out);
     for (unsigned i = 0; i < p->ntemps; i++) {
         fprintf(out, "%s\n    {\"index\": %u, \"value\": %u, \"dtype\": \"%s\", \"shape\": ", i ? "," : "", i,

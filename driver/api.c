@@ -23,17 +23,6 @@ struct tx_program {
     cg_program *cp;  /* GPU code, made on first use */
 };
 
-struct tx_device {
-    rt_cuda *c;
-    char err[4096];
-};
-
-struct tx_loaded {
-    tx_device *d;
-    rt_gpu_plan *plan;
-    rt_gpu_exec *x;
-};
-
 static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 /* Writes a formatted message into err (when err and cap allow). */
 static void set_err(char *err, size_t cap, const char *fmt, ...)
@@ -347,79 +336,7 @@ void tx_tensor_release(tx_tensor *t)
     memset(t, 0, sizeof *t);
 }
 
-/* ---- devices ----------------------------------------------------------- */
-
-tx_device *tx_device_open(char *err, size_t cap)
-{
-    char why[512];
-    rt_cuda *c = rt_cuda_new(why, sizeof why);
-    tx_device *d;
-    if (!c) {
-        set_err(err, cap, "%s", why);
-        return NULL;
-    }
-    d = ir_xcalloc(1, sizeof *d);
-    d->c = c;
-    return d;
-}
-
-void tx_device_close(tx_device *d)
-{
-    if (!d)
-        return;
-    rt_cuda_free(d->c);
-    free(d);
-}
-
-const char *tx_device_name(const tx_device *d) { return d ? rt_cuda_get_info(d->c)->name : ""; }
-const char *tx_device_error(const tx_device *d) { return d ? d->err : "no device (NULL)"; }
-
-/* Records the driver's last error on d; returns TX_ERR. */
-static int dev_fail(tx_device *d, const char *msg)
-{
-    snprintf(d->err, sizeof d->err, "%s", msg ? msg : rt_cuda_error(d->c));
-    return TX_ERR;
-}
-
-int tx_device_alloc(tx_device *d, size_t bytes, uint64_t *ptr)
-{
-    if (!d || !ptr)
-        return TX_ERR;
-    return rt_cuda_alloc(d->c, bytes, "a tx_device_alloc buffer", ptr) ? TX_OK : dev_fail(d, NULL);
-}
-
-void tx_device_free(tx_device *d, uint64_t ptr)
-{
-    if (d)
-        rt_cuda_release(d->c, ptr);
-}
-
-int tx_device_upload(tx_device *d, uint64_t dst, const void *src, size_t bytes)
-{
-    if (!d)
-        return TX_ERR;
-    if (!src || !dst)
-        return dev_fail(d, "tx_device_upload: NULL source or destination");
-    return rt_cuda_upload(d->c, dst, src, bytes, "tx_device_upload") ? TX_OK : dev_fail(d, NULL);
-}
-
-int tx_device_download(tx_device *d, void *dst, uint64_t src, size_t bytes)
-{
-    if (!d)
-        return TX_ERR;
-    if (!src || !dst)
-        return dev_fail(d, "tx_device_download: NULL source or destination");
-    return rt_cuda_download(d->c, dst, src, bytes, "tx_device_download") ? TX_OK : dev_fail(d, NULL);
-}
-
-int tx_device_sync(tx_device *d)
-{
-    if (!d)
-        return TX_ERR;
-    return rt_cuda_sync(d->c, "the launched kernels") ? TX_OK : dev_fail(d, NULL);
-}
-
-/* ---- loading and launching -------------------------------------------- */
+/* ---- loading a compiled program on a device (the rest of the device API is runtime/tx_rt.c) */
 
 tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, unsigned nin, char *err, size_t cap)
 {
@@ -446,114 +363,10 @@ tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, un
                 plan = drv_gpu_plan_from_cg(p->g, p->cp, syms, err, cap);
         }
     }
-    if (plan) {
-        l = ir_xcalloc(1, sizeof *l);
-        l->d = d;
-        l->plan = plan;
-        l->x = rt_gpu_exec_new(d->c, plan, false);
-        if (!l->x) {
-            set_err(err, cap, "%s", rt_cuda_error(d->c));
-            tx_unload(l);
-            l = NULL;
-        }
-    }
+    if (plan)
+        l = rt_loaded_new(d, plan, err, cap);
     free(in);
     free(syms);
     return l;
 }
 
-void tx_unload(tx_loaded *l)
-{
-    if (!l)
-        return;
-    rt_gpu_exec_free(l->x);
-    rt_gpu_plan_free(l->plan);
-    free(l);
-}
-
-/* Plan buffer index of (role, index), or UINT32_MAX. */
-static uint32_t loaded_buf(const tx_loaded *l, uint8_t role, unsigned index)
-{
-    for (uint32_t b = 0; b < l->plan->nbufs; b++)
-        if (l->plan->bufs[b].role == role && l->plan->bufs[b].index == index)
-            return b;
-    return UINT32_MAX;
-}
-
-int tx_loaded_output(const tx_loaded *l, unsigned k, tx_tensor *type, size_t *bytes)
-{
-    uint32_t b;
-    const rt_buf_desc *bd;
-    if (!l || !type || (b = loaded_buf(l, RT_BUF_OUTPUT, k)) == UINT32_MAX)
-        return TX_ERR;
-    bd = &l->plan->bufs[b];
-    memset(type, 0, sizeof *type);
-    type->dtype = (tx_dtype)bd->dtype;
-    type->rank = bd->rank;
-    memcpy(type->dim, bd->dim, sizeof type->dim);
-    if (bytes)
-        *bytes = (size_t)rt_buf_bytes(bd);
-    return TX_OK;
-}
-
-/* Binds (role, index) of l to ptr; TX_ERR with the device error set. */
-static int loaded_bind(tx_loaded *l, uint8_t role, unsigned index, uint64_t ptr)
-{
-    uint32_t b;
-    if (!l)
-        return TX_ERR;
-    b = loaded_buf(l, role, index);
-    if (b == UINT32_MAX) {
-        snprintf(l->d->err, sizeof l->d->err, "the program has no %s %u", role == RT_BUF_INPUT ? "input" : "output",
-                 index);
-        return TX_ERR;
-    }
-    if (!ptr) {
-        snprintf(l->d->err, sizeof l->d->err, "binding %s %u to a NULL device address",
-                 role == RT_BUF_INPUT ? "input" : "output", index);
-        return TX_ERR;
-    }
-    rt_gpu_exec_bind(l->x, b, ptr);
-    return TX_OK;
-}
-
-int tx_bind_input(tx_loaded *l, unsigned i, uint64_t ptr) { return loaded_bind(l, RT_BUF_INPUT, i, ptr); }
-int tx_bind_output(tx_loaded *l, unsigned k, uint64_t ptr) { return loaded_bind(l, RT_BUF_OUTPUT, k, ptr); }
-unsigned tx_loaded_num_kernels(const tx_loaded *l) { return l ? l->plan->nkernels : 0; }
-
-int tx_launch(tx_loaded *l)
-{
-    if (!l)
-        return TX_ERR;
-    return rt_gpu_exec_launch_all(l->x) ? TX_OK : dev_fail(l->d, rt_gpu_exec_error(l->x));
-}
-
-int tx_time(tx_loaded *l, int iters, double *median_us)
-{
-    rt_event e0 = NULL, e1 = NULL;
-    rt_cuda *c;
-    double *t, us = 0;
-    bool ok;
-    if (!l || !median_us || iters <= 0) {
-        if (l)
-            snprintf(l->d->err, sizeof l->d->err, "tx_time: needs iters > 0 and a result pointer");
-        return TX_ERR;
-    }
-    c = l->d->c;
-    t = ir_xcalloc((size_t)iters, sizeof *t);
-    ok = rt_event_new(c, &e0) && rt_event_new(c, &e1);
-    for (int i = -3; ok && i < iters; i++) {
-        ok = rt_event_record(c, e0) && rt_gpu_exec_launch_all(l->x) && rt_event_record(c, e1) &&
-             rt_event_elapsed_us(c, e0, e1, &us);
-        if (ok && i >= 0)
-            t[i] = us;
-    }
-    if (ok)
-        *median_us = rt_median(t, (size_t)iters);
-    else
-        dev_fail(l->d, rt_gpu_exec_error(l->x));
-    rt_event_free(c, e0);
-    rt_event_free(c, e1);
-    free(t);
-    return ok ? TX_OK : TX_ERR;
-}

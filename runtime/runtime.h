@@ -254,6 +254,70 @@ bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs);
 bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, rt_tensor *outputs,
                       tx_diag *d);
 
+/* ---- kernels compiled earlier (runtime/manifest.c) ------------------------
+ * The manifest txc writes beside the PTX (FILE.ptx.json; format in
+ * docs/codegen.md), read without the compiler: shapes hold sizes or
+ * symbols (IR_DIM_SYM(i) names entry i of syms). */
+typedef struct rt_mvalue {
+    char name[64];           /* inputs and outputs: source name ("" when none) */
+    ir_dtype dtype;
+    ir_shape shape;
+} rt_mvalue;
+
+typedef struct rt_mbuf {
+    uint8_t role;            /* rt_buf_role */
+    uint8_t write;
+    uint32_t index;          /* input, output or temp number */
+} rt_mbuf;
+
+typedef struct rt_mkernel {
+    char name[64];
+    int region;              /* -1: an output copy */
+    rt_mbuf *bufs;           /* one pointer parameter each, in order */
+    uint32_t nbufs;
+    uint32_t *syms;          /* then one i64 parameter per symbol index */
+    uint32_t nsyms;
+    ir_shape work[3];        /* grid[d] = min(cap[d], ceil(numel(work[d]) / per[d])) */
+    int64_t per[3], cap[3];
+    uint32_t block[3], smem;
+} rt_mkernel;
+
+typedef struct rt_manifest {
+    char target[16];
+    char (*syms)[64];
+    uint32_t nsyms;
+    rt_mvalue *in, *out, *temps;
+    uint32_t nin, nout, ntemps;
+    rt_mkernel *kernels;
+    uint32_t nkernels;
+} rt_manifest;
+
+/* Parses manifest text (len bytes; at most 64 MiB). NULL with one line in
+ * err ("bad manifest: ...") on malformed JSON or a manifest that breaks
+ * its format (unknown symbol, buffer out of range, bad geometry). */
+rt_manifest *rt_manifest_parse(const char *text, size_t len, char *err, size_t cap);
+void rt_manifest_free(rt_manifest *m);
+/* Binds syms (m->nsyms entries; -1 where no input fixes a symbol) from the
+ * input types (parameter order; only dtype, rank and dims are read): count,
+ * dtypes, ranks and fixed dims must match, a symbol must get one size.
+ * False with one line in err naming the input. */
+bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n, int64_t *syms, char *err,
+                      size_t cap);
+/* Resolves a manifest shape at syms; false when a symbol is unbound. */
+bool rt_manifest_resolve(const rt_manifest *m, const ir_shape *s, const int64_t *syms, int64_t *dims);
+/* The launch plan at bound syms: buffers inputs, outputs, temps (as the
+ * driver orders them), kernels in manifest order with concrete geometry
+ * and their buffers' bytes (FLOPs unknown: -1). ptx is copied. NULL with
+ * one line in err. */
+rt_gpu_plan *rt_manifest_plan(const rt_manifest *m, const char *ptx, const int64_t *syms, char *err, size_t cap);
+
+/* The public API's loaded kernels (include/tx_rt.h, runtime/tx_rt.c) over a
+ * plan: takes ownership of plan, loads it on d with inputs and outputs left
+ * for the caller to bind. NULL with err set (plan freed). */
+struct tx_device;
+struct tx_loaded;
+struct tx_loaded *rt_loaded_new(struct tx_device *d, rt_gpu_plan *plan, char *err, size_t cap);
+
 /* ---- verification and statistics (runtime/bench.c; pure) ---------------- */
 /* Tolerance per dtype: an element passes when |got - ref| <= atol + rtol*|ref|;
  * NaN only matches NaN, an infinity only the same infinity; i32 and bool

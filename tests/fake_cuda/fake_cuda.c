@@ -9,7 +9,9 @@
  * wall clock. Failure injection: FAKE_CUDA_MEM_BYTES limits one
  * allocation (default 1 GiB) and FAKE_CUDA_TOTAL_MEM is the memory size
  * reported (default 8 GiB); a PTX containing "FAKE_JIT_ERROR" fails to
- * load with a JIT log. The device: "Fake GPU", sm_90, 132 SMs, 48 KiB of
+ * load with a JIT log; FAKE_CUDA_LAUNCH_LOG=PATH appends one line per
+ * launch to PATH ("NAME gx gy gz bx by bz smem p0 p1 ...", each parameter
+ * read as 8 bytes and printed in decimal). The device: "Fake GPU", sm_90, 132 SMs, 48 KiB of
  * shared memory per block by default, 227 KiB opt-in, 4 MiB L2. */
 #include <stdint.h>
 #include <stdio.h>
@@ -194,6 +196,18 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     for (unsigned i = 0; i < f->nparams; i++)
         if (!params[i])
             return E_INVALID_VALUE;
+    const char *log = getenv("FAKE_CUDA_LAUNCH_LOG");
+    FILE *lf = log && *log ? fopen(log, "a") : NULL;
+    if (lf) {
+        fprintf(lf, "%s %u %u %u %u %u %u %u", f->name, gx, gy, gz, bx, by, bz, smem);
+        for (unsigned i = 0; i < f->nparams; i++) {
+            long long v;
+            memcpy(&v, params[i], sizeof v);
+            fprintf(lf, " %lld", v);
+        }
+        fputc('\n', lf);
+        fclose(lf);
+    }
     return OK;
 }
 

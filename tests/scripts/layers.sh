@@ -80,4 +80,30 @@ check_nm codegen/libtx_codegen.a '^(rt_|drv_|fe_)' "rt_, drv_ or fe_ symbols"
 check_nm passes/libtx_passes.a '^(rt_|drv_|fe_|cg_|LLVM)' "rt_, drv_, fe_, cg_ or LLVM symbols"
 check_nm frontend/libtx_frontend.a '^(rt_|drv_|pass_|cg_|LLVM)' "rt_, drv_, pass_, cg_ or LLVM symbols"
 check_nm ir/libtx_ir.a '^(rt_|drv_|fe_|pass_|cg_|LLVM)' "symbols of a floor above ir/"
+
+# The public runtime library (include/tx_rt.h) and its demo load no LLVM and no compiler.
+rtlib=$build/runtime/libtx_rt.so
+demo=$build/runtime/tx_load_demo
+if [ -f "$rtlib" ] && [ -f "$demo" ]; then
+    check_nm runtime/libtx_rt.so '^(LLVM|llvm|_ZN4llvm|fe_|pass_|cg_|drv_)' "LLVM, fe_, pass_, cg_ or drv_ symbols"
+    if nm -D --defined-only "$rtlib" | grep -qE ' T (fe_|pass_|cg_|drv_|LLVM)'; then
+        echo "FAIL: libtx_rt.so holds compiler code"; fail=1
+    fi
+    if nm -D --defined-only "$rtlib" | grep -q ' T tx_load_kernels$'; then
+        echo "ok: libtx_rt.so exports tx_load_kernels"
+    else
+        echo "FAIL: libtx_rt.so does not export tx_load_kernels"; fail=1
+    fi
+    for f in "$rtlib" "$demo"; do
+        if ! command -v ldd > /dev/null; then break; fi
+        if ldd "$f" | grep -qiE 'libLLVM|libclang'; then
+            echo "FAIL: $(basename "$f") links LLVM:"; ldd "$f" | grep -iE 'libLLVM|libclang'; fail=1
+        else
+            echo "ok: $(basename "$f") links no LLVM ($(ldd "$f" | awk '{print $1}' | grep -c .) libraries)"
+        fi
+    done
+    check_nm runtime/tx_load_demo '^(LLVM|llvm|_ZN4llvm|fe_|pass_|cg_|drv_|rt_)' "LLVM or internal symbols"
+else
+    echo "FAIL: $rtlib or $demo was not built"; fail=1
+fi
 exit $fail
