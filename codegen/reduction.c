@@ -38,6 +38,10 @@ typedef struct cg_red {
     bool rowmode;
     bool trailing, leading; /* reduced axes are the last / first ones */
     unsigned threads;
+    unsigned cols, slices;  /* column mode: a block is cols kept elements x slices of the reduced axis
+                               (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
+    LLVMValueRef slice;     /* slices > 1: this thread's slice (i64), its column's validity */
+    LLVMValueRef colok;
     unsigned hold;          /* > 0: unrolled passes, elements per thread */
     unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec;          /* > 1: streaming loops take aligned groups of svec elements (vector loads and stores) */
@@ -111,10 +115,19 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         while (t < 256 && len > 0 && (int64_t)t * 4 < len) t *= 2;
         p->threads = len < 0 ? 256 : t;
     } else {
-        p->threads = 128;
+        const ir_region *rg = &g->regions[r];
+        p->cols = rg->tile[1] > 0 ? (unsigned)rg->tile[1] : 128;
+        p->slices = rg->tile[2] > 1 ? (unsigned)rg->tile[2] : 1;
+        if (p->slices > 1 && (p->cols & (p->cols - 1))) {
+            tx_error(cx->diag, "codegen: reduction region %u: column block of %u kept elements is not a power of two",
+                     r, p->cols);
+            return false;
+        }
+        p->threads = p->cols * p->slices;
     }
     int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
-    p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP) ? (unsigned)per : 0;
+    p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
+                  ? (unsigned)per : 0;
     p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
     return true;
 }
@@ -377,6 +390,36 @@ static LLVMValueRef cg_red_lin(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LL
 /* The compute dtype of a reduction's accumulator: f32 for floats, i32. */
 static ir_dtype cg_acc_dtype(const ir_node *n) { return ir_dtype_is_float((ir_dtype)n->dtype) ? IR_F32 : IR_I32; }
 
+/* Column split (slices > 1): combines the partials v (f32 or i32) of the
+ * block's slices of each column through `scratch` (threads words): every
+ * thread writes its own word, then every thread adds its column's words in
+ * slice order, so all threads of a column receive the same result. Two
+ * barriers; every thread of the block must call it. */
+static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v, LLVMValueRef scratch) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMBuildStore(cx->b, v, LLVMBuildInBoundsGEP2(cx->b, t, scratch, &tid, 1, ""));
+    cg_barrier(cx);
+    LLVMValueRef c = LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, p->cols - 1, 0), "col");
+    LLVMValueRef r = NULL;
+    for (unsigned s = 0; s < p->slices; s++) {
+        LLVMValueRef at = LLVMBuildAdd(cx->b, c, LLVMConstInt(cx->i32, (unsigned long long)s * p->cols, 0), "");
+        LLVMValueRef x = LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, t, scratch, &at, 1, ""), "");
+        r = r ? cg_reduce_combine(cx, op, r, x) : x;
+    }
+    cg_barrier(cx);
+    return r;
+}
+
+/* The threads' partials v of one row combined (op SUM, MAX or MIN): the
+ * block reduction in row mode, the slice combine in a column split, v
+ * itself when one thread holds the row. */
+static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v, LLVMValueRef scratch) {
+    if (p->rowmode) return cg_block_reduce(cx, op, v, p->threads, scratch);
+    if (p->slices > 1) return cg_red_slices(cx, p, op, v, scratch);
+    return v;
+}
+
 /* Row-element iteration state for one row: either hold (unrolled) lins or
  * a loop. */
 typedef struct cg_rowit {
@@ -394,7 +437,7 @@ static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRe
     const ir_node *rn = &cx->g->nodes[p->reds[k]];
     ir_dtype adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
-    if (p->rowmode) acc = cg_block_reduce(cx, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, p->threads, scratch);
+    acc = cg_red_combine(cx, p, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, scratch);
     LLVMValueRef v = acc;
     if (op == IR_OP_MEAN) {
         if (adt == IR_F32)
@@ -455,7 +498,7 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
     LLVMValueRef c = cg_convert(cx, cx->subst[st], (ir_dtype)g->nodes[st].dtype, IR_F32);
     LLVMValueRef dm = LLVMBuildFSub(cx->b, w[1], c, "");
     LLVMValueRef part = LLVMBuildFAdd(cx->b, w[2], LLVMBuildFMul(cx->b, w[0], LLVMBuildFMul(cx->b, dm, dm, ""), ""), "");
-    LLVMValueRef tot = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, part, p->threads, scratch) : part;
+    LLVMValueRef tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
     LLVMValueRef mag = cg_call_intrinsic(cx, "llvm.fabs", true, &tot, 1);
     LLVMValueRef finite = LLVMBuildFCmp(cx->b, LLVMRealOLT, mag, cg_f32c(cx, INFINITY), "");
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
@@ -476,7 +519,7 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     LLVMAddIncoming(acc, &nx, &latch, 1);
     cg_loop_end(cx, &l);
-    LLVMValueRef ex = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, acc, p->threads, scratch) : acc;
+    LLVMValueRef ex = cg_red_combine(cx, p, IR_OP_SUM, acc, scratch);
     LLVMBasicBlockRef thend = LLVMGetInsertBlock(cx->b);
     cg_if_end(cx, join);
     LLVMValueRef r = LLVMBuildPhi(cx->b, cx->f32, "var");
@@ -494,7 +537,9 @@ static LLVMValueRef cg_red_groups(cg_ctx *cx, const cg_red *p) {
 }
 
 /* Indexes of the elements a streaming iteration handles at loop value e (one element, or the
- * svec elements of group e), with the vector-load cache on for a group (cg_vec_end clears it). */
+ * svec elements of group e), with the vector-load cache on for a group of a row (contiguous
+ * elements; cg_vec_end clears it). A column split's group is svec consecutive elements of the
+ * reduced axis, strided in memory: unrolled scalar loads, all issued before their combines. */
 static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e, cg_index *idx) {
     unsigned V = p->svec > 1 ? p->svec : 1;
     LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e, lins[CG_VEC_MAXLIN];
@@ -503,7 +548,7 @@ static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, 
         idx[j] = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, ej));
         lins[j] = idx[j].lin;
     }
-    if (V > 1) cg_vec_begin(cx, p->S, V, V, lins, NULL);
+    if (V > 1 && p->rowmode) cg_vec_begin(cx, p->S, V, V, lins, NULL);
 }
 
 /* Stores row-shaped output o at the iteration's elements (one vector store for a group). */
@@ -513,10 +558,10 @@ static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *i
     for (unsigned j = 0; j < V; j++)
         if (!(vals[j] = cg_emit_value(cx, o, &idx[j]))) return false;
     ir_dtype dt = (ir_dtype)cx->g->nodes[o].dtype;
-    if (V > 1)
+    if (V > 1 && p->rowmode)
         cg_store_vec(cx, cg_buf_ptr(cx, o), dt, idx[0].lin, vals, V);
     else
-        cg_store(cx, cg_buf_ptr(cx, o), dt, idx[0].lin, vals[0]);
+        for (unsigned j = 0; j < V; j++) cg_store(cx, cg_buf_ptr(cx, o), dt, idx[j].lin, vals[j]);
     return true;
 }
 
@@ -623,7 +668,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         if (p->okind[k] == CG_ON_EXP) {
             /* Every thread's sum moves to the row's max, then the block adds them. */
             LLVMValueRef part = cg_red_rescale(cx, phi[s], phi[slot[p->ostat[k]]], fin[p->ostat[k]]);
-            tot = p->rowmode ? cg_block_reduce(cx, IR_OP_SUM, part, p->threads, scratch) : part;
+            tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
         } else {
             tot = cg_red_var_total(cx, p, it, k, phi + s, scratch);
             if (!tot) return false;
@@ -692,7 +737,10 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             LLVMValueRef v = cg_emit_value(cx, o, &idx);
             if (!v) return false;
             LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), "");
-            LLVMBasicBlockRef join = cg_if_begin(cx, p->rowmode ? first : LLVMConstInt(cx->i1, 1, 0));
+            LLVMValueRef once = p->rowmode ? first : LLVMConstInt(cx->i1, 1, 0);
+            if (p->slices > 1) /* slice 0 of a column inside the kept range */
+                once = LLVMBuildAnd(cx->b, p->colok, LLVMBuildICmp(cx->b, LLVMIntEQ, p->slice, cg_i64(cx, 0), ""), "");
+            LLVMBasicBlockRef join = cg_if_begin(cx, once);
             cg_store(cx, dst, (ir_dtype)on->dtype, it->row, v);
             cg_if_end(cx, join);
             continue;
@@ -757,6 +805,9 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     if (p->rowmode) {
         it.e0 = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
         it.estep = cg_i64(cx, p->threads);
+    } else if (p->slices > 1) {
+        it.e0 = p->slice;
+        it.estep = cg_i64(cx, p->slices);
     } else {
         it.e0 = cg_i64(cx, 0);
         it.estep = cg_i64(cx, 1);
@@ -826,6 +877,17 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     /* Streaming rows (not held, not staged) of a static length take vector groups. */
     int64_t len = ir_shape_numel(&p.red);
     p.svec = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0 ? cg_red_vec_width(cx, &p, len, len) : 1;
+    if (p.slices > 1 || (!cx->gpu && !p.rowmode && !p.hold && p.nlev == 1 && len > 0)) {
+        /* (The host's one-thread column blocks take the same unrolled groups, so CI runs them.) */
+        if (p.nlev != 1 || p.hold || p.nst || len <= 0) {
+            tx_error(cx->diag, "codegen: reduction region %u: a column split needs one stage and a concrete length",
+                     region);
+            free(p.dep);
+            return false;
+        }
+        /* Unrolled groups: the largest of 8, 4, 2 dividing the length that leaves every slice a group. */
+        for (p.svec = 8; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
+    }
     bool ok = cg_red_emit(cx, &p);
     free(p.dep);
     return ok;
@@ -856,9 +918,18 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         }
     } else if (cx->gpu && p.rowmode && p.threads > 32) {
         scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
+    } else if (p.slices > 1) {
+        scratch = cg_shared_array(cx, cx->f32, p.threads, "red.slices");
     }
-    LLVMValueRef start, step;
-    if (p.rowmode) {
+    LLVMValueRef start, step, end = p.nrows;
+    if (p.slices > 1) {
+        /* Tiles of cols kept elements, uniform per block (the slice combine's barriers); a thread
+         * past the last kept element repeats the last one and stores nothing per row. */
+        LLVMValueRef cols = cg_i64(cx, p.cols);
+        end = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, p.nrows, cg_i64(cx, p.cols - 1), ""), cols, "tiles");
+        start = cg_program_id(cx, 0);
+        step = cg_program_count(cx, 0);
+    } else if (p.rowmode) {
         start = cg_program_id(cx, 0);
         step = cg_program_count(cx, 0);
     } else {
@@ -867,14 +938,22 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, p.threads), "");
     }
     cg_loop l;
-    LLVMValueRef row = cg_loop_begin(cx, &l, start, p.nrows, step, "row");
+    LLVMValueRef row = cg_loop_begin(cx, &l, start, end, step, "row");
+    if (p.slices > 1) {
+        LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+        LLVMValueRef cols = cg_i64(cx, p.cols);
+        p.slice = LLVMBuildUDiv(cx->b, tid, cols, "slice");
+        row = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, row, cols, ""), LLVMBuildURem(cx->b, tid, cols, ""), "col");
+        p.colok = LLVMBuildICmp(cx->b, LLVMIntULT, row, p.nrows, "colok");
+        row = LLVMBuildSelect(cx->b, p.colok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
+    }
     cx->nmemo = 0;
     if (!cg_red_row(cx, &p, row, scratch)) return false;
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
     cg_loop_end(cx, &l);
     ir_shape work[3] = {p.kept, {0}, {0}};
-    int64_t per[3] = {p.rowmode ? 1 : p.threads, 1, 1};
+    int64_t per[3] = {p.rowmode ? 1 : p.slices > 1 ? p.cols : p.threads, 1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     unsigned block[3] = {p.threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);

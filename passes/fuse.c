@@ -1090,7 +1090,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     } else {
         for (uint32_t r = 0; r < g->nregions; r++) {
             char why_buf[512];
-            pass_plan_region(g, &ix, r, budget, why_buf, sizeof why_buf);
+            pass_plan_region(g, &ix, r, budget, pass_ctx_gpu(c)->sms, why_buf, sizeof why_buf);
             if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
         }
         pass_index_free(&ix);

@@ -113,12 +113,14 @@ typedef struct pass_io {
 void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io *io);
 void pass_io_free(pass_io *io);
 
-/* Plans region r's tiles against `budget`: fills threads, tile, sram_bytes,
+/* Plans region r's tiles against `budget` for a GPU of `sms` SMs (the
+ * schedule rules that fill it need it): fills threads, tile, sram_bytes,
  * spilled_bytes, strategy, passes, stages, rows, red_extent, red_axes, nout.
  * Guarantees sram_bytes <= budget. When the preferred plan did not fit,
  * writes one explanation (rule, numbers, what would change) into why;
  * else why is "". */
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap);
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
+                      size_t cap);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */

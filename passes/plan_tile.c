@@ -65,6 +65,7 @@ typedef struct redinfo {
     bool online;     /* the reduction chain has an online (streaming) form */
     bool epi;        /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
     int held;        /* row inputs held on chip when onchip */
+    int elem;        /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
     ir_poly rowbytes;/* bytes of the row inputs (one pass) */
 } redinfo;
 
@@ -159,19 +160,55 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     free(lvl);
     ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
     ir_poly_const(&ri->rowbytes, 0);
+    ri->elem = 0;
     for (uint32_t i = 0; i < io.nrowreads; i++) {
         ir_poly q;
+        int es = ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype);
+        if (es > ri->elem) ri->elem = es;
         pass_numel(g, &g->nodes[io.rowreads[i]].shape, ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype), &q);
         ir_poly_add(&ri->rowbytes, &q);
     }
+    if (ri->elem == 0) ri->elem = 4;
     pass_io_free(&io);
 }
 
 enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32) * 4 };
 
+enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
+
+/* True when region r reduces its domain with the innermost axis kept
+ * (column mode: sum(x, axis=0), middle axes). */
+static bool red_is_column(const ir_region *rg, const redinfo *ri) {
+    return ri->dom.rank > 0 && !(rg->red_axes & (1u << (ri->dom.rank - 1))) &&
+           (rg->red_axes & ((1u << ri->dom.rank) - 1)) != ((1u << ri->dom.rank) - 1);
+}
+
+/* Column-mode block shape (docs/cost-model.md "Schedules"): tile[1] = C
+ * kept elements along the contiguous axis, tile[2] = R slices of the
+ * reduced axis; threads = C x R. Rule [reduction.column_split]: with one
+ * stage and concrete sizes, C is the largest of 128, 64, ... (not below
+ * one 32-byte sector of the widest input) that still gives 2 blocks per
+ * SM, R = 512 / C halved until every slice has SPLIT_MIN_PER elements;
+ * the R partials of a column meet in shared memory (4 C R bytes). Else
+ * [reduction.column] C = 128, R = 1: one thread per kept element. */
+static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budget) {
+    rg->tile[1] = COL_THREADS, rg->tile[2] = 1;
+    rg->threads = COL_THREADS;
+    if (ri->stages != 1 || ri->rext <= 0 || ri->nrows <= 0 || sms <= 0) return;
+    int64_t cmin = 32 / ri->elem < 8 ? 8 : 32 / ri->elem, c = COL_THREADS;
+    while (c > cmin && cdiv(ri->nrows, c) < 2LL * sms) c /= 2;
+    int64_t rs = SPLIT_THREADS / c;
+    while (rs > 1 && ri->rext < SPLIT_MIN_PER * rs) rs /= 2;
+    if (rs < 2 || 4 * c * rs > budget) return;
+    rg->tile[1] = c, rg->tile[2] = rs;
+    rg->threads = (uint32_t)(c * rs);
+    rg->sram_bytes = 4 * c * rs;
+}
+
 /* Reduction plan: onchip when the held rows fit, else online (streaming
  * statistics, one re-read pass for the epilogue), else multipass. */
-static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
+                           size_t cap) {
     ir_region *rg = &g->regions[r];
     redinfo ri;
     red_analyse(g, ix, r, &ri);
@@ -189,6 +226,10 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     rg->rows = 1;
     rg->tile[0] = ri.rext > 0 && ri.rext < RED_CHUNK ? ri.rext : RED_CHUNK;
     rg->sram_bytes = scratch;
+    if (red_is_column(rg, &ri)) {
+        rg->sram_bytes = 0;
+        plan_columns(rg, &ri, sms, budget);
+    }
     if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
     if (ri.rext > 0) {
         int64_t rpb = ri.rext >= RED_CHUNK ? 1 : RED_CHUNK / ri.rext;
@@ -322,7 +363,8 @@ static void plan_copy(ir_graph *g, uint32_t r, int64_t budget) {
     }
 }
 
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
+                      size_t cap) {
     ir_region *rg = &g->regions[r];
     why[0] = 0;
     rg->sram_bytes = rg->spilled_bytes = 0;
@@ -332,7 +374,7 @@ void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t bud
     rg->rows = 1;
     rg->red_extent = 0;
     switch ((ir_region_kind)rg->kind) {
-    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, why, cap); break;
+    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, sms, why, cap); break;
     case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
     case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
     case IR_RK_COPY: plan_copy(g, r, budget); break;
