@@ -42,6 +42,8 @@ typedef struct cg_red {
                                (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;     /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
+    unsigned wrows;         /* row mode: rows per block, one warp each (the planner's rows; > 1 only on the
+                               GPU for rows of at most 32 x CG_RED_HOLD elements); threads is then 32 */
     unsigned hold;          /* > 0: unrolled passes, elements per thread */
     unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec;          /* > 1: streaming loops take aligned groups of svec elements (vector loads and stores) */
@@ -114,6 +116,11 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         unsigned t = 32;
         while (t < 256 && len > 0 && (int64_t)t * 4 < len) t *= 2;
         p->threads = len < 0 ? 256 : t;
+        int64_t w = g->regions[r].rows;
+        if (len > 0 && len <= 32 * CG_RED_HOLD && nk > 0 && w > 1 && w <= 32) { /* [reduction.warp_rows] */
+            p->threads = 32;
+            p->wrows = (unsigned)w;
+        }
     } else {
         const ir_region *rg = &g->regions[r];
         p->cols = rg->tile[1] > 0 ? (unsigned)rg->tile[1] : 128;
@@ -126,6 +133,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         p->threads = p->cols * p->slices;
     }
     int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
+    if (p->wrows < 1) p->wrows = 1;
     p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
                   ? (unsigned)per : 0;
     p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
@@ -389,6 +397,13 @@ static LLVMValueRef cg_red_lin(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LL
 
 /* The compute dtype of a reduction's accumulator: f32 for floats, i32. */
 static ir_dtype cg_acc_dtype(const ir_node *n) { return ir_dtype_is_float((ir_dtype)n->dtype) ? IR_F32 : IR_I32; }
+
+/* The thread's index among the threads of its row (i32): the thread id,
+ * or its lane when a block holds one row per warp. */
+static LLVMValueRef cg_red_lane(cg_ctx *cx, const cg_red *p) {
+    LLVMValueRef tid = cg_thread_id(cx);
+    return p->wrows > 1 ? LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, 31, 0), "lane") : tid;
+}
 
 /* Column split (slices > 1): combines the partials v (f32 or i32) of the
  * block's slices of each column through `scratch` (threads words): every
@@ -736,7 +751,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             cg_index idx = cg_index_lin(&on->shape, it->row);
             LLVMValueRef v = cg_emit_value(cx, o, &idx);
             if (!v) return false;
-            LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), "");
+            LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_red_lane(cx, p), LLVMConstInt(cx->i32, 0, 0), "");
             LLVMValueRef once = p->rowmode ? first : LLVMConstInt(cx->i1, 1, 0);
             if (p->slices > 1) /* slice 0 of a column inside the kept range */
                 once = LLVMBuildAnd(cx->b, p->colok, LLVMBuildICmp(cx->b, LLVMIntEQ, p->slice, cg_i64(cx, 0), ""), "");
@@ -803,7 +818,7 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     memset(&it, 0, sizeof it);
     it.row = row;
     if (p->rowmode) {
-        it.e0 = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+        it.e0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
         it.estep = cg_i64(cx, p->threads);
     } else if (p->slices > 1) {
         it.e0 = p->slice;
@@ -929,6 +944,13 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         end = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, p.nrows, cg_i64(cx, p.cols - 1), ""), cols, "tiles");
         start = cg_program_id(cx, 0);
         step = cg_program_count(cx, 0);
+    } else if (p.rowmode && p.wrows > 1) {
+        /* One row per warp: warp w of block b starts at row b W + w and strides by W blocks. */
+        LLVMValueRef warp = LLVMBuildZExt(cx->b, LLVMBuildLShr(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, 5, 0), ""),
+                                          cx->i64, "warp");
+        LLVMValueRef w = cg_i64(cx, p.wrows);
+        start = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), w, ""), warp, "");
+        step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), w, "");
     } else if (p.rowmode) {
         start = cg_program_id(cx, 0);
         step = cg_program_count(cx, 0);
@@ -953,9 +975,9 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     cx->nmemo = 0;
     cg_loop_end(cx, &l);
     ir_shape work[3] = {p.kept, {0}, {0}};
-    int64_t per[3] = {p.rowmode ? 1 : p.slices > 1 ? p.cols : p.threads, 1, 1};
+    int64_t per[3] = {p.rowmode ? p.wrows : p.slices > 1 ? p.cols : p.threads, 1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
-    unsigned block[3] = {p.threads, 1, 1};
+    unsigned block[3] = {p.threads * p.wrows, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);
     return true;
 }

@@ -181,7 +181,10 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
     out->compute_bound = bytes > 0 ? out->intensity >= out->ridge : out->f > 0;
     double tcomp = out->f / (out->peak_TFLOPs * 1e12), tmem = bytes / (gpu->hbm_GBps * 1e9);
     out->roofline_us = (tcomp > tmem ? tcomp : tmem) * 1e6;
-    out->predicted_us = out->roofline_us + gpu->launch_us;
+    pass_model md;
+    pass_model_region(g, ix, r, gpu, out, &md);
+    out->model_us = md.time_us;
+    out->predicted_us = md.time_us + gpu->launch_us;
 }
 
 void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu, pass_cost *out) {

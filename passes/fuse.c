@@ -1090,8 +1090,18 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     } else {
         for (uint32_t r = 0; r < g->nregions; r++) {
             char why_buf[512];
-            pass_plan_region(g, &ix, r, budget, pass_ctx_gpu(c)->sms, why_buf, sizeof why_buf);
+            pass_plan_region(g, &ix, r, budget, pass_ctx_gpu(c), why_buf, sizeof why_buf);
             if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
+        }
+        for (uint32_t r = 0; c->explain && r < g->nregions; r++) { /* the schedule each kernel runs, and why */
+            pass_cost pc;
+            pass_model md;
+            pass_region_cost_ix(g, &ix, r, pass_ctx_gpu(c), &pc);
+            pass_model_region(g, &ix, r, pass_ctx_gpu(c), &pc, &md);
+            fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r, md.schedule);
+            if (pc.concrete) fprintf(c->explain, ", predicted %.3f us", pc.predicted_us);
+            fputc('\n', c->explain);
+            if (md.concrete && md.threads) pass_model_text(&md, pass_ctx_gpu(c), c->explain);
         }
         pass_index_free(&ix);
     }

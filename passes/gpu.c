@@ -11,12 +11,16 @@
  * (bench/results/2026-11-30-h200-c: 302 TFLOP/s for the 8192^3 GEMM with its epilogue, 311 for the
  * MLP, 233 for attention; 0.30 of 989). The H100 has the same chip; for the others 0.30 is an
  * assumption, not a measurement. */
+/* mem_latency_us: the loaded DRAM latency of Little's law in passes/model.c, measured on the H200
+ * by bench/latency.sh (tx's own streaming loop, one block per SM); the H100 is assumed equal. The
+ * others have no measurement: 0 keeps their predictions on the roofline. */
+#define LAT_H 0.123
 static const pass_gpu gpu_table[] = {
-    {"h100", 132, 232448, 233472, 65536, 50LL << 20, 3350.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5, 0.30},
-    {"h200", 132, 232448, 233472, 65536, 50LL << 20, 4800.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5, 0.30},
-    {"a100", 108, 166912, 167936, 65536, 40LL << 20, 2039.0, {19.5, 312.0, 312.0, 19.5, 19.5}, 3.0, 0.30},
-    {"l4", 58, 101376, 102400, 65536, 48LL << 20, 300.0, {30.3, 121.0, 121.0, 30.3, 30.3}, 3.0, 0.30},
-    {"rtx4090", 128, 101376, 102400, 65536, 72LL << 20, 1008.0, {82.6, 165.2, 165.2, 82.6, 82.6}, 3.0, 0.30},
+    {"h100", 132, 232448, 233472, 65536, 50LL << 20, 3350.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5, 0.30, LAT_H},
+    {"h200", 132, 232448, 233472, 65536, 50LL << 20, 4800.0, {67.0, 989.0, 989.0, 67.0, 67.0}, 2.5, 0.30, LAT_H},
+    {"a100", 108, 166912, 167936, 65536, 40LL << 20, 2039.0, {19.5, 312.0, 312.0, 19.5, 19.5}, 3.0, 0.30, 0.0},
+    {"l4", 58, 101376, 102400, 65536, 48LL << 20, 300.0, {30.3, 121.0, 121.0, 30.3, 30.3}, 3.0, 0.30, 0.0},
+    {"rtx4090", 128, 101376, 102400, 65536, 72LL << 20, 1008.0, {82.6, 165.2, 165.2, 82.6, 82.6}, 3.0, 0.30, 0.0},
 };
 
 /* Returns the table entry named `name` (exact, lower case); NULL when unknown. */

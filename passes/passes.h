@@ -18,6 +18,7 @@ typedef struct pass_gpu {
     double peak_TFLOPs[5];     /* per ir_dtype: dense matrix rate for f16/bf16, FMA rate for f32 */
     double launch_us;          /* launch overhead charged per kernel */
     double tc_eff;             /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
+    double mem_latency_us;     /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline only */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -113,14 +114,14 @@ typedef struct pass_io {
 void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io *io);
 void pass_io_free(pass_io *io);
 
-/* Plans region r's tiles against `budget` for a GPU of `sms` SMs (the
- * schedule rules that fill it need it): fills threads, tile, sram_bytes,
+/* Plans region r's tiles against `budget` for `gpu` (the schedule rules
+ * that fill it read its SMs and shared memory per SM): fills threads, tile, sram_bytes,
  * spilled_bytes, strategy, passes, stages, rows, red_extent, red_axes, nout.
  * Guarantees sram_bytes <= budget. When the preferred plan did not fit,
  * writes one explanation (rule, numbers, what would change) into why;
  * else why is "". */
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
-                      size_t cap);
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
+                      char *why, size_t cap);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */
@@ -145,7 +146,8 @@ typedef struct pass_cost {
     double intensity;         /* f / (br + bw + sp) */
     double ridge;             /* FLOP/B of the region's compute dtype */
     bool compute_bound;       /* intensity >= ridge */
-    double roofline_us, predicted_us; /* predicted = roofline + launch */
+    double roofline_us, predicted_us; /* predicted = the schedule model's time (pass_model) + launch */
+    double model_us;          /* the schedule model's time (launch not included) */
     double peak_TFLOPs;       /* the compute ceiling used: the dtype's peak, times tc_eff for matmul and
                                  attention regions of f16/bf16 */
     ir_dtype dtype;           /* compute dtype: matmul operand dtype, else f32 */
@@ -154,6 +156,30 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
 /* The same from the use lists alone (scans the graph for r's nodes: O(n)
  * per call; prefer pass_region_cost_ix over many regions). */
 void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu, pass_cost *out);
+
+/* The schedule model of one planned region (passes/model.c, docs/cost-model.md "Model"):
+ * for pointwise and reduction regions, the block the schedule launches, its residency, the
+ * bytes in flight per SM and the DRAM bandwidth they sustain by Little's law; others (and
+ * unknown sizes) keep the roofline (schedule "roofline"). */
+typedef struct pass_model {
+    const char *schedule;   /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
+                               reduction.column, reduction.column_split, roofline */
+    bool concrete;
+    int64_t grid;           /* blocks launched */
+    unsigned threads;       /* per block */
+    int64_t per_sm;         /* blocks resident per SM (threads, shared memory, 32 at most) */
+    double active_sms;      /* SMs the grid keeps busy */
+    double occupancy;       /* resident threads per busy SM / 2048 */
+    double thread_bytes;    /* bytes one thread has in flight */
+    double inflight;        /* bytes in flight per busy SM */
+    double waves;           /* grid / (SMs x per_sm) */
+    double bw_GBps;         /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
+    double mem_us, comp_us, time_us; /* time = max(memory, compute); launch not included */
+} pass_model;
+void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, const pass_cost *c,
+                       pass_model *m);
+/* One line "  model: RULE: numbers" for the text report and --explain. */
+void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out);
 
 /* Tile scheduler simulation (deterministic). Programs run in launch order
  * (row-major over the grid), `wave` at a time; a tile request is a hit

@@ -174,6 +174,10 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
 
 enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32) * 4 };
 
+/* Rows of at most WARP_ROW_MAX elements get one warp each (16 per lane, held in registers);
+ * rows longer than REG_HOLD_MAX do not fit 256 threads' registers (16 each) and are staged in
+ * shared memory when held on chip. */
+enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = 4096 };
 enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
 
 /* True when region r reduces its domain with the innermost axis kept
@@ -207,8 +211,8 @@ static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budg
 
 /* Reduction plan: onchip when the held rows fit, else online (streaming
  * statistics, one re-read pass for the epilogue), else multipass. */
-static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
-                           size_t cap) {
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
+                           char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
     redinfo ri;
     red_analyse(g, ix, r, &ri);
@@ -228,7 +232,9 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     rg->sram_bytes = scratch;
     if (red_is_column(rg, &ri)) {
         rg->sram_bytes = 0;
-        plan_columns(rg, &ri, sms, budget);
+        plan_columns(rg, &ri, gpu->sms, budget);
+    } else if (ri.rext > 0 && ri.rext <= WARP_ROW_MAX && ri.nrows > 1) {
+        rg->rows = 8; /* [reduction.warp_rows]: one warp per row, 8 rows per block */
     }
     if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
     if (ri.rext > 0) {
@@ -237,15 +243,27 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
         int64_t row = INT64_MAX, one = INT64_MAX, need = INT64_MAX; /* INT64_MAX: overflows, never fits */
         if (!ir_mul_ok(ri.rext, 4LL * ri.held, &row) || !ir_add_ok(row, scratch, &one)) row = one = INT64_MAX;
         while (rpb > 1 && (!ir_mul_ok(row, rpb, &need) || need > budget - scratch)) rpb /= 2;
-        if (ir_mul_ok(row, rpb, &need) && need <= budget - scratch) {
+        bool fits = ir_mul_ok(row, rpb, &need) && need <= budget - scratch;
+        int64_t per_sm = fits ? gpu->smem_per_sm / (need + scratch) : 0;
+        if (fits && !(ri.online && ri.rext > REG_HOLD_MAX && per_sm == 1)) {
             rg->rows = rpb;
             rg->tile[0] = ri.rext;
             rg->sram_bytes = need + scratch;
+            if (rg->tile[2] > 1 && rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
+                rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
             return;
         }
         rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
         rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
-        snprintf(why, cap,
+        if (fits)
+            snprintf(why, cap,
+                     "[reduction.occupancy] the row of %s fits on chip in %lld B, but then only %lld block of %u "
+                     "threads fits the %lld B of shared memory of an SM: planned online in %u passes over HBM "
+                     "instead (streaming keeps the SM full)",
+                     nm(g, rg->anchor, n1, sizeof n1), (long long)(need + scratch), (long long)per_sm, rg->threads,
+                     (long long)gpu->smem_per_sm, rg->passes);
+        else
+            snprintf(why, cap,
                  "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B x %d held + %lld B "
                  "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
                  nm(g, rg->anchor, n1, sizeof n1), one == INT64_MAX ? "more than " : "", (long long)one,
@@ -260,6 +278,8 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                  "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D and small enough",
                  nm(g, rg->anchor, n1, sizeof n1), ri.online ? "online" : "multipass", rg->passes);
     }
+    if (rg->tile[2] > 1 && rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
+        rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
     ir_poly sp = ri.rowbytes;
     ir_poly_scale(&sp, rg->passes - 1);
     double v;
@@ -363,8 +383,8 @@ static void plan_copy(ir_graph *g, uint32_t r, int64_t budget) {
     }
 }
 
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, int sms, char *why,
-                      size_t cap) {
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
+                      char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
     why[0] = 0;
     rg->sram_bytes = rg->spilled_bytes = 0;
@@ -374,7 +394,7 @@ void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t bud
     rg->rows = 1;
     rg->red_extent = 0;
     switch ((ir_region_kind)rg->kind) {
-    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, sms, why, cap); break;
+    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, why, cap); break;
     case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
     case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
     case IR_RK_COPY: plan_copy(g, r, budget); break;

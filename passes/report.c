@@ -159,11 +159,15 @@ static void text_region(const rep *r, uint32_t k, FILE *out) {
                  100.0 * pc->peak_TFLOPs / r->gpu->peak_TFLOPs[pc->dtype]);
     else
         snprintf(dts, sizeof dts, "%s", ir_dtype_name(pc->dtype));
-    if (pc->concrete)
-        fprintf(out, "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us roofline + %.3f us launch = %.3f us\n",
-                pc->intensity, pc->ridge, dts, pc->compute_bound ? "compute" : "memory",
-                pc->roofline_us, r->gpu->launch_us, pc->predicted_us);
-    else
+    if (pc->concrete) {
+        fprintf(out, "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us roofline, %.3f us model "
+                     "+ %.3f us launch = %.3f us\n",
+                pc->intensity, pc->ridge, dts, pc->compute_bound ? "compute" : "memory", pc->roofline_us, pc->model_us,
+                r->gpu->launch_us, pc->predicted_us);
+        pass_model md;
+        pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
+        pass_model_text(&md, r->gpu, out);
+    } else
         fprintf(out, "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: bind the dims with -D\n",
                 pc->ridge, dts);
     fprintf(out, "  on-chip %lld B of %lld B  tile (%lld, %lld, %lld)  threads %u", (long long)rg->sram_bytes,
@@ -345,6 +349,24 @@ static void json_region(const rep *r, uint32_t k, FILE *out) {
         fprintf(out, "%s\"", ir_red_strategy_name(rg->strategy));
     fprintf(out, ", \"passes\": %u, \"threads\": %u, \"tile\": [%lld, %lld, %lld],\n", rg->passes, rg->threads,
             (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
+    pass_model md;
+    pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
+    fprintf(out, "      \"model\": {\"schedule\": \"%s\", \"why\": \"model\"", md.schedule);
+    if (md.concrete && md.threads) {
+        fprintf(out, ", \"grid\": %lld, \"threads\": %u, \"blocks_per_sm\": %lld, \"occupancy\": ", (long long)md.grid,
+                md.threads, (long long)md.per_sm);
+        json_num(out, md.occupancy);
+        fputs(", \"inflight_bytes_per_sm\": ", out);
+        json_num(out, md.inflight);
+        fputs(", \"waves\": ", out);
+        json_num(out, md.waves);
+        fputs(", \"bandwidth_GBps\": ", out);
+        json_num(out, md.bw_GBps);
+    }
+    fputs(", \"time_us\": ", out);
+    if (md.concrete) json_num(out, md.time_us);
+    else fputs("null", out);
+    fputs("},\n", out);
     const pass_sched *s = &r->sched[k];
     if (s->concrete)
         fprintf(out, "      \"schedule\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": %lld, \"hits\": %lld, "

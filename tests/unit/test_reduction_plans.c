@@ -429,6 +429,88 @@ static void test_staging_refused(void **s) {
     ir_graph_free(raw);
 }
 
+/* ---- schedules chosen from the shape (docs/cost-model.md "Schedules") ---- */
+
+static const char *COLSUM = "fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n";
+static const char *COLMAX = "fn f(x: f32[M, N]) -> f32[1, N] { return max(x, axis=0, keepdim=true) }\n";
+static const char *COLMEAN_BF16 = "fn f(x: bf16[M, N]) -> bf16[N] { return mean(x, axis=0) }\n";
+static const char *COLCENTER = "fn f(x: f32[M, N]) -> (f32[M, N], f32[M, N]) {\n" /* a prologue and an epilogue output */
+                               "  h = x * 2\n  return h, h - mean(h, axis=0, keepdim=true)\n}\n";
+static const char *ROWMAX = "fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n";
+
+/* The planned column block (tile[1] = C, tile[2] = R), threads and rows of src at M x N. */
+static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs, unsigned threads, int64_t rows) {
+    fe_define defs[2] = {{"M", M}, {"N", N}};
+    ir_graph *g = plan(src, defs, 2, 0, NULL);
+    const ir_region *r = the_reduction(g);
+    if (r->tile[1] != c || r->tile[2] != rs || r->threads != threads || r->rows != rows)
+        fprintf(stderr, "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld; expected %lld x %lld, %u, %lld\n", src,
+                (long long)M, (long long)N, (long long)r->tile[1], (long long)r->tile[2], r->threads, (long long)r->rows,
+                (long long)c, (long long)rs, threads, (long long)rows);
+    assert_int_equal(r->tile[1], c);
+    assert_int_equal(r->tile[2], rs);
+    assert_int_equal(r->threads, threads);
+    assert_int_equal(r->rows, rows);
+    if (rs > 1) assert_int_equal(r->sram_bytes, 4 * c * rs);
+    ir_graph_free(g);
+}
+
+/* Column split: C shrinks until the grid has 2 blocks per SM (not below one 32-byte sector),
+ * R = 512 / C until the slices get fewer than 8 elements; one thread per column otherwise. */
+static void test_column_blocks(void **s) {
+    (void)s;
+    check_block(COLSUM, 65536, 1024, 8, 64, 512, 1);     /* 128 blocks: every SM busy */
+    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);    /* plenty of columns: wide blocks */
+    check_block(COLMEAN_BF16, 32768, 4096, 16, 32, 512, 1); /* bf16: a sector is 16 columns */
+    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);      /* 40 rows: 4 slices of 10 */
+    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);      /* 20 rows: 2 slices of 10 */
+    check_block(COLSUM, 12, 65536, 128, 1, 128, 1);      /* 12 rows: no split (slices under 8) */
+    check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1); /* two stages: not split */
+    check_block(ROWMAX, 1048576, 64, 0, 0, 256, 8);      /* narrow rows: one warp each, 8 per block */
+    check_block(ROWMAX, 1000, 513, 0, 0, 256, 1);        /* longer rows: one block each */
+}
+
+/* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
+ * multiple of the unrolled group, one row, one column, a prologue and an epilogue output). */
+static void test_column_ragged(void **s) {
+    (void)s;
+    const char *srcs[] = {COLSUM, COLMAX, COLMEAN_BF16, COLCENTER};
+    const int64_t mn[][2] = {{1, 1}, {1, 7}, {7, 1}, {33, 5}, {1001, 3}, {4999, 17}, {64, 1000}, {8, 8}, {24, 130}};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+        for (size_t j = 0; j < sizeof mn / sizeof mn[0]; j++) {
+            fe_define defs[2] = {{"M", mn[j][0]}, {"N", mn[j][1]}};
+            ir_graph *raw, *g = plan(srcs[i], defs, 2, 0, &raw);
+            run_compare(g, raw, srcs[i], mn[j][0], mn[j][1], NULL, 11 + j);
+            ir_graph_free(g);
+            ir_graph_free(raw);
+        }
+}
+
+/* The sm_90 PTX of the split column sum and of the warp-row max: the first combines slices in
+ * shared memory behind barriers, the second needs neither; both assemble (when ptxas exists). */
+static void test_schedule_ptx(void **s) {
+    (void)s;
+    const char *srcs[] = {COLSUM, ROWMAX, COLCENTER};
+    const int64_t mn[][2] = {{65536, 1024}, {1048576, 64}, {65536, 1000}};
+    for (int i = 0; i < 3; i++) {
+        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
+        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
+        tx_diag d;
+        tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
+        cg_program *p = cg_program_new(g, CG_SM90, &d);
+        assert_non_null(p);
+        size_t len = 0;
+        const char *ptx = cg_program_ptx(p, &len);
+        assert_non_null(ptx);
+        assert_int_equal(strstr(ptx, "bar.sync") != NULL, i != 1);
+        assert_int_equal(strstr(ptx, "shfl.sync") != NULL, i == 1);
+        int rc = tk_ptxas(ptx, len, "sm_90", NULL);
+        if (rc >= 0) assert_int_equal(rc, 0);
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_online_plans),   cmocka_unit_test(test_multipass_plans),
@@ -436,6 +518,8 @@ int main(void) {
         cmocka_unit_test(test_symbolic_rows),  cmocka_unit_test(test_one_level_one_pass),
         cmocka_unit_test(test_ptx_passes),     cmocka_unit_test(test_staged_rows),
         cmocka_unit_test(test_staging_refused),
+        cmocka_unit_test(test_column_blocks),  cmocka_unit_test(test_column_ragged),
+        cmocka_unit_test(test_schedule_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
