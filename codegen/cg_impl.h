@@ -84,6 +84,7 @@ typedef struct cg_ctx {
     int32_t *bufidx_kind;     /* per node: cg_buf_kind + 1 of its HBM home, 0 none */
     uint32_t *bufidx;         /* per node: index within that kind */
     uint32_t *outslots;       /* per node: first output slot returning it, or UINT32_MAX */
+    unsigned ntmap_params;    /* cg_kernel_begin: tensor-map parameters to append (GPU) */
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
@@ -451,5 +452,52 @@ typedef struct cg_attn_desc {
     cg_mm_epi_fn epi;
     void *user;
 } cg_attn_desc;
+
+/* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ---- */
+#define CG_WG_MAX_STAGES 8
+#define CG_WG_SMS 132             /* persistent CTAs: the SMs of an H100/H200 SXM */
+#define CG_WG_PRODUCER_REGS 40    /* setmaxnreg of the producer warpgroup */
+#define CG_WG_CONSUMER_REGS 232   /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
+/* Tile, ring and grid of one wgmma kernel, chosen from the shape. */
+typedef struct cg_wg_plan {
+    int bm, bn, bk;               /* block tile: bm = 64 * consumers, bk = 64 (one 128-byte swizzle row) */
+    int consumers;                /* consumer warpgroups */
+    int stages;                   /* ring depth */
+    unsigned threads;             /* 128 * (1 + consumers) */
+    bool a_kmajor, b_kmajor;      /* operand tiles K-contiguous (else M/N-contiguous) */
+    int64_t stage_bytes;          /* A and B tiles of one stage */
+    int64_t smem_bytes;           /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
+    int group_m;                  /* M tiles per group of the tile order */
+    unsigned nsm;                 /* persistent CTAs */
+    bool setmaxnreg;              /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
+} cg_wg_plan;
+/* Plans a wgmma kernel for M x N x K (M, K < 0: unknown) with an
+ * epilogue storing nouts values, in smem_max bytes of shared memory on
+ * nsm SMs: bn the widest of 256 (one output only)/128/64 whose tile count
+ * fills the SMs (else 64), as many stages as fit (<= 8).
+ * False when two stages do not fit. */
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
+                    int64_t smem_max, unsigned nsm, cg_wg_plan *p);
+/* The wgmma shared-memory matrix descriptor of a 128-byte-swizzled tile
+ * at shared address saddr: start >> 4 in bits 0-13, leading byte offset
+ * >> 4 in 16-29, stride byte offset >> 4 in 32-45, mode 1 (128 B) in 62-63. */
+uint64_t cg_wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo);
+/* Byte offset of byte `byte` (< 128) of row `row` in a 1024-byte-aligned
+ * tile of 128-byte rows with the 128-byte swizzle (16-byte chunk index
+ * xor row % 8): what TMA writes and wgmma reads. */
+uint32_t cg_wg_swz128(uint32_t row, uint32_t byte);
+/* TMA boxes of one operand tile of `rows` rows (of M or N) by bk k:
+ * K-contiguous: box {64 k, rows}, bk/64 of them; else box {64, bk}, rows/64
+ * of them, each box_bytes bytes, placed one after the other. */
+void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox, int64_t *box_bytes);
+/* Descriptor offsets of such a tile: leading and stride byte offsets and
+ * the start-address step of one 16-deep k slice. */
+void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);
+/* Emits matmul region `region` (products and outputs in st) as a wgmma
+ * kernel when the target is sm_90a and the region qualifies (one 2-D
+ * f16/bf16 product whose operands are plain 2-D buffers, possibly
+ * transposed, with 16-byte row pitches): 1 emitted, 0 failed (reported),
+ * -1 not applicable (nothing emitted; use the mma.sync kernel). */
+int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
 
 #endif

@@ -72,6 +72,20 @@ typedef struct cg_temp {
     ir_shape shape;
 } cg_temp;
 
+/* A TMA tensor map a kernel takes by value (a 128-byte grid-constant
+ * parameter after its symbols, in order): the runtime encodes it with
+ * cuTensorMapEncodeTiled once the buffer's address is known, for buffer
+ * bufs[buf] seen as a 2-D C-ordered array of dtype elements with extents
+ * dim[0] (inner, contiguous) x dim[1] (row pitch dim[0] * element size),
+ * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds. */
+typedef struct cg_tmap {
+    uint32_t buf;
+    uint8_t dtype;        /* ir_dtype */
+    uint16_t swizzle;     /* bytes: 128 */
+    ir_dim dim[2];        /* may be symbolic */
+    uint32_t box[2];
+} cg_tmap;
+
 typedef struct cg_kernel {
     char *name;          /* entry symbol: GRAPH_k<region>[suffix], GRAPH_out<slot> for copies */
     int region;          /* region index of the graph; -1: an output copy kernel */
@@ -85,6 +99,12 @@ typedef struct cg_kernel {
     int64_t per[3], cap[3];
     unsigned block[3];
     unsigned smem_bytes;
+    /* Persistent kernels: when nonzero and grid x*y*z exceeds it, the grid
+     * is (persist, 1, 1); the kernel walks its work itself. */
+    unsigned persist;
+    unsigned ntmaps;
+    cg_tmap *tmaps;       /* parameters after the symbols */
+    char tmpl[48];        /* template and parameters ("" for the generic emitters) */
 } cg_kernel;
 
 unsigned cg_program_nkernels(const cg_program *p);

@@ -207,6 +207,25 @@ static void cg_kernel_collect(cg_ctx *cx) {
         if (cg_is_region_output(cx, i)) cg_kernel_addbuf(cx, i, true);
 }
 
+/* Makes parameters first..first+n-1 of the kernel 128-byte tensor maps
+ * passed by value and used in place: byval [128 x i8], align 64, and a
+ * grid_constant annotation (1-based parameter numbers). */
+static void cg_tmap_params(cg_ctx *cx, unsigned first, unsigned n) {
+    LLVMTypeRef tmt = LLVMArrayType2(cx->i8, 128);
+    unsigned kid_byval = LLVMGetEnumAttributeKindForName("byval", 5);
+    unsigned kid_align = LLVMGetEnumAttributeKindForName("align", 5);
+    LLVMMetadataRef idx[8];
+    for (unsigned i = 0; i < n && i < 8; i++) {
+        LLVMAddAttributeAtIndex(cx->fn, first + i + 1, LLVMCreateTypeAttribute(cx->llctx, kid_byval, tmt));
+        LLVMAddAttributeAtIndex(cx->fn, first + i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_align, 64));
+        idx[i] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, first + i + 1, 0));
+    }
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn), LLVMMDStringInContext2(cx->llctx, "grid_constant", 13),
+                             LLVMMDNodeInContext2(cx->llctx, idx, n < 8 ? n : 8)};
+    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
+                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+}
+
 /* Starts a kernel; see codegen.h. For an output copy kernel (region IR_NONE)
  * the caller has put the buffers in cx->k already. */
 bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
@@ -236,10 +255,12 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
         if (g->syms[s].value < 0) k->syms[k->nsyms++] = s;
     cx->nkernels++;
 
-    unsigned np = k->nbufs + k->nsyms + (cx->gpu ? 0 : 6);
+    unsigned ntm = cx->gpu ? cx->ntmap_params : 0;
+    unsigned np = k->nbufs + k->nsyms + (cx->gpu ? 0 : 6) + ntm;
     LLVMTypeRef *pt = ir_xmalloc((np + 1) * sizeof *pt);
     for (unsigned i = 0; i < k->nbufs; i++) pt[i] = cx->gptr;
-    for (unsigned i = k->nbufs; i < np; i++) pt[i] = cx->i64;
+    for (unsigned i = k->nbufs; i < np - ntm; i++) pt[i] = cx->i64;
+    for (unsigned i = np - ntm; i < np; i++) pt[i] = cx->ptr;
     LLVMTypeRef fty = LLVMFunctionType(cx->voidt, pt, np, 0);
     free(pt);
     cx->fn = LLVMAddFunction(cx->mod, k->name, fty);
@@ -262,6 +283,7 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
         if (!k->bufs[i].write)
             LLVMAddAttributeAtIndex(cx->fn, i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_ro, 0));
     }
+    if (ntm) cg_tmap_params(cx, np - ntm, ntm);
     memset(cx->valptr, 0, g->n * sizeof *cx->valptr);
     for (unsigned i = 0; i < k->nbufs; i++) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
     for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
@@ -288,6 +310,7 @@ void cg_kernel_drop(cg_ctx *cx) {
     free(k->name);
     free(k->bufs);
     free(k->syms);
+    free(k->tmaps);
     memset(k, 0, sizeof *k);
 }
 
@@ -593,6 +616,7 @@ void cg_program_free(cg_program *p) {
         free(p->kernels[k].name);
         free(p->kernels[k].bufs);
         free(p->kernels[k].syms);
+        free(p->kernels[k].tmaps);
     }
     free(p->kernels);
     free(p->temps);
@@ -669,6 +693,8 @@ bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms, un
         grid[d] = (unsigned)b;
         block[d] = kr->block[d];
     }
+    if (kr->persist && (uint64_t)grid[0] * grid[1] * grid[2] > kr->persist && grid[0] && grid[1] && grid[2])
+        grid[0] = kr->persist, grid[1] = 1, grid[2] = 1;
     if (smem_bytes) *smem_bytes = kr->smem_bytes;
     return true;
 }
@@ -739,8 +765,23 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
             cg_json_shape(p, &kr->work[d], sn, out);
             fprintf(out, ", \"per\": %lld, \"cap\": %lld}", (long long)kr->per[d], (long long)kr->cap[d]);
         }
-        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u}", kr->block[0], kr->block[1],
+        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u", kr->block[0], kr->block[1],
                 kr->block[2], kr->smem_bytes);
+        if (kr->tmpl[0]) fprintf(out, ", \"template\": \"%s\"", kr->tmpl);
+        if (kr->persist) fprintf(out, ", \"persistent\": %u", kr->persist);
+        if (kr->ntmaps) {
+            fputs(",\n     \"tensor_maps\": [", out);
+            for (unsigned i = 0; i < kr->ntmaps; i++) {
+                const cg_tmap *tm = &kr->tmaps[i];
+                fprintf(out, "%s{\"param\": %u, \"buffer\": %u, \"dtype\": \"%s\", \"dims\": ", i ? ", " : "",
+                        kr->nbufs + kr->nsyms + i, tm->buf, ir_dtype_name((ir_dtype)tm->dtype));
+                ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
+                cg_json_shape(p, &ds, sn, out);
+                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u}", tm->box[0], tm->box[1], tm->swizzle);
+            }
+            fputc(']', out);
+        }
+        fputc('}', out);
     }
     fputs("\n  ]\n}\n", out);
     return !ferror(out);

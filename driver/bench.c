@@ -462,8 +462,10 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
 }
 
 bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
-               const drv_bench_opts *o, FILE *out, tx_diag *d)
+               const drv_bench_opts *opt, FILE *out, tx_diag *d)
 {
+    drv_bench_opts oo = *opt;
+    const drv_bench_opts *o = &oo;
     char err[512];
     rt_bench_report rep;
     rt_bench_result fused, unfused;
@@ -480,6 +482,8 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
         tx_error(d, "%s", err);
         return false;
     }
+    if (oo.target == DRV_TARGET_DEVICE)
+        oo.target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
     memset(&rep, 0, sizeof rep);
     memset(&fused, 0, sizeof fused);
     memset(&unfused, 0, sizeof unfused);

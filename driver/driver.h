@@ -42,6 +42,14 @@ bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs
  * kernel once and downloads. Without a driver: "no CUDA driver found (...);
  * use --device=cpu". */
 bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+/* A GPU target argument of drv_run / drv_gpu_run / drv_bench_opts: the
+ * device's own architecture (drv_target_for_cc of its compute capability). */
+#define DRV_TARGET_DEVICE (-1)
+/* The cg_target that runs best on a device of compute capability cc
+ * (major*10+minor): 90 -> sm_90a (wgmma, TMA), 86 -> sm_86, 89 -> sm_89,
+ * later architectures sm_90 (PTX the driver JITs forward; sm_90a code runs
+ * only on sm_90), anything else sm_80 (refused at load when older). */
+int drv_target_for_cc(int cc);
 
 /* The runtime's launch plan of a compiled program at bound sizes syms
  * (g->nsyms entries): buffers are the inputs (parameter order), then the
@@ -69,7 +77,7 @@ typedef struct drv_bench_opts {
     bool calibrate;        /* measure bandwidth and launch overhead, save them */
     const char *calib_path;/* calibration file (NULL: the default place) */
     const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
-    int target;            /* cg_target for the GPU */
+    int target;            /* cg_target for the GPU, or DRV_TARGET_DEVICE */
 } drv_bench_opts;
 /* `txc bench`: g is the planned graph, raw the frontend's graph (for the
  * reference and for re-planning unfused with pc), inputs in parameter order.

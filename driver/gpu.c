@@ -121,7 +121,7 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         snprintf(err, cap, "kernel %s: launch geometry overflows at these sizes", ck->name);
         return false;
     }
-    kd.nparams = ck->nbufs + ck->nsyms;
+    kd.nparams = ck->nbufs + ck->nsyms + ck->ntmaps;
     kd.params = ir_xcalloc(kd.nparams ? kd.nparams : 1, sizeof *kd.params);
     kd.bytes = 0;
     for (unsigned i = 0; i < ck->nbufs; i++) {
@@ -137,6 +137,19 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
     for (unsigned i = 0; i < ck->nsyms; i++) {
         kd.params[ck->nbufs + i].kind = RT_KP_I64;
         kd.params[ck->nbufs + i].value = syms[ck->syms[i]];
+    }
+    for (unsigned i = 0; i < ck->ntmaps; i++) {
+        const cg_tmap *tm = &ck->tmaps[i];
+        rt_kparam *kp = &kd.params[ck->nbufs + ck->nsyms + i];
+        ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
+        kp->kind = RT_KP_TMAP;
+        kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
+        kp->tmap = (rt_tmap_desc){tm->dtype, tm->swizzle, {0, 0}, {tm->box[0], tm->box[1]}};
+        if (kp->buf == UINT32_MAX || !cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim)) {
+            snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size", ck->name, i);
+            free(kd.params);
+            return false;
+        }
     }
     memcpy(kd.grid, grid, sizeof kd.grid);
     memcpy(kd.block, block, sizeof kd.block);
@@ -204,6 +217,16 @@ rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *
     return p;
 }
 
+int drv_target_for_cc(int cc)
+{
+    switch (cc) {
+    case 90: return CG_SM90A;
+    case 86: return CG_SM86;
+    case 89: return CG_SM89;
+    default: return cc > 90 ? CG_SM90 : CG_SM80;
+    }
+}
+
 bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d)
 {
     char err[512];
@@ -211,6 +234,8 @@ bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tens
     rt_cuda *c = rt_cuda_new(err, sizeof err);
     rt_gpu_plan *p = NULL;
     bool ok = false;
+    if (c && target == DRV_TARGET_DEVICE)
+        target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
     if (!c)
         tx_error(d, "%s", err);
     else if ((p = drv_gpu_plan_build(g, target, inputs, syms, d)) != NULL)

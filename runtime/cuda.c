@@ -79,8 +79,15 @@ enum { /* CUdevice_attribute */
     X(GetErrorName, "cuGetErrorName", "", (CUresult, const char **))            \
     X(GetErrorString, "cuGetErrorString", "", (CUresult, const char **))
 
+/* cuTensorMapEncodeTiled (CUDA 12+): resolved on its own, as older
+ * drivers lack it and only Hopper kernels need it. */
+typedef CUresult (*cu_tmap_encode_fn)(void *, int, unsigned, void *, const unsigned long long *,
+                                      const unsigned long long *, const unsigned *, const unsigned *, int, int, int,
+                                      int);
+
 struct rt_cuda {
     void *lib;
+    cu_tmap_encode_fn TensorMapEncodeTiled;
     CUdevice dev;
     CUcontext ctx;
     rt_cuda_info info;
@@ -167,6 +174,8 @@ static bool cu_resolve(rt_cuda *c, const char *lib, char *err, size_t cap)
     memcpy(&c->f, &p, sizeof p);
     RT_CU_FUNCS(X)
 #undef X
+    p = dlsym(c->lib, "cuTensorMapEncodeTiled");
+    memcpy(&c->TensorMapEncodeTiled, &p, sizeof p);
     return true;
 }
 
@@ -533,4 +542,70 @@ bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us)
         return false;
     *us = (double)ms * 1000.0;
     return true;
+}
+
+/* Size in bytes of a tensor-map element dtype (0: unsupported). */
+static unsigned tmap_esize(uint8_t dt)
+{
+    return dt == IR_F16 || dt == IR_BF16 ? 2 : dt == IR_F32 ? 4 : 0;
+}
+
+bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
+{
+    unsigned es = tmap_esize(t->dtype);
+    if (!es) {
+        snprintf(err, cap, "tensor map of dtype %s: only f16, bf16 and f32", ir_dtype_name((ir_dtype)t->dtype));
+        return false;
+    }
+    if (addr % 16) {
+        snprintf(err, cap, "tensor map address 0x%llx is not 16-byte aligned", (unsigned long long)addr);
+        return false;
+    }
+    for (int i = 0; i < 2; i++) {
+        if (t->dim[i] < 1 || t->dim[i] > ((int64_t)1 << 32)) {
+            snprintf(err, cap, "tensor map extent %lld out of [1, 2^32]", (long long)t->dim[i]);
+            return false;
+        }
+        if (t->box[i] < 1 || t->box[i] > 256) {
+            snprintf(err, cap, "tensor map box extent %u out of [1, 256]", t->box[i]);
+            return false;
+        }
+    }
+    if ((t->dim[0] * es) % 16) {
+        snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16", (long long)(t->dim[0] * es));
+        return false;
+    }
+    if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128) {
+        snprintf(err, cap, "tensor map swizzle %u is not 0, 32, 64 or 128 bytes", t->swizzle);
+        return false;
+    }
+    if (t->swizzle && t->box[0] * es > t->swizzle) {
+        snprintf(err, cap, "tensor map box row of %u bytes exceeds the %u-byte swizzle", t->box[0] * es, t->swizzle);
+        return false;
+    }
+    return true;
+}
+
+bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr, const char *what)
+{
+    char e[200];
+    if (!rt_tmap_check(t, addr, e, sizeof e)) {
+        snprintf(c->err, sizeof c->err, "%s: %s", what, e);
+        return false;
+    }
+    if (!c->TensorMapEncodeTiled) {
+        snprintf(c->err, sizeof c->err, "%s: the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer needed)",
+                 what);
+        return false;
+    }
+    /* CUtensorMapDataType: FLOAT16 6, FLOAT32 7, BFLOAT16 9; swizzle enum 0..3;
+     * interleave none 0, L2 promotion 256 B 3, out-of-bounds fill zeros 0 */
+    int dt = t->dtype == IR_F16 ? 6 : t->dtype == IR_BF16 ? 9 : 7;
+    int swz = t->swizzle == 128 ? 3 : t->swizzle == 64 ? 2 : t->swizzle == 32 ? 1 : 0;
+    unsigned long long dims[2] = {(unsigned long long)t->dim[0], (unsigned long long)t->dim[1]};
+    unsigned long long strides[1] = {(unsigned long long)t->dim[0] * tmap_esize(t->dtype)};
+    unsigned box[2] = {t->box[0], t->box[1]}, estr[2] = {1, 1};
+    memset(out, 0, 128);
+    return cu_ok(c, c->TensorMapEncodeTiled(out, dt, 2, (void *)(uintptr_t)addr, dims, strides, box, estr, 0, swz, 3, 0),
+                 "cuTensorMapEncodeTiled", what);
 }

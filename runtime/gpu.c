@@ -87,7 +87,8 @@ bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap)
     for (uint32_t k = 0; k < p->nkernels; k++) {
         const rt_kernel_desc *kd = &p->kernels[k];
         for (uint32_t i = 0; i < kd->nparams; i++)
-            if (kd->params[i].kind > RT_KP_I32 || (kd->params[i].kind == RT_KP_BUF && kd->params[i].buf >= p->nbufs)) {
+            if (kd->params[i].kind > RT_KP_TMAP ||
+                ((kd->params[i].kind == RT_KP_BUF || kd->params[i].kind == RT_KP_TMAP) && kd->params[i].buf >= p->nbufs)) {
                 snprintf(err, cap, "GPU plan kernel %s: parameter %u is invalid", kd->name, i);
                 return false;
             }
@@ -110,6 +111,7 @@ struct rt_gpu_exec {
     bool *owned;       /* per buffer: allocated here (released by _free) */
     void ***args;      /* per kernel: cuLaunchKernel parameter pointers */
     int64_t **vals;    /* per kernel: storage the pointers point at */
+    unsigned char **tmaps; /* per kernel: 128 bytes (64-byte aligned) per parameter, for tensor maps */
     char errbuf[256];  /* errors found here rather than by the driver */
 };
 
@@ -124,9 +126,11 @@ void rt_gpu_exec_free(rt_gpu_exec *r)
     for (uint32_t k = 0; r->args && k < r->p->nkernels; k++) {
         free(r->args[k]);
         free(r->vals[k]);
+        free(r->tmaps[k]);
     }
     free(r->args);
     free(r->vals);
+    free(r->tmaps);
     free(r->dev);
     free(r->fn);
     rt_module_free(r->mod);
@@ -152,15 +156,48 @@ static bool exec_alloc(rt_gpu_exec *r, bool io)
     return true;
 }
 
-/* Builds kernel k's parameter array: buffer addresses, then immediates. */
-static void exec_args(rt_gpu_exec *r, uint32_t k)
+/* Encodes tensor-map parameter i of kernel k over its buffer's current
+ * address (an unbound buffer leaves the map zero until rt_gpu_exec_bind);
+ * false with the driver's or the check's line in the error buffer. */
+static bool exec_tmap(rt_gpu_exec *r, uint32_t k, uint32_t i)
+{
+    const rt_kernel_desc *kd = &r->p->kernels[k];
+    const rt_kparam *kp = &kd->params[i];
+    unsigned char *m = r->tmaps[k] + 128 * (size_t)i;
+    memset(m, 0, 128);
+    if (!r->dev[kp->buf] || kp->tmap.dim[0] < 1 || kp->tmap.dim[1] < 1)
+        return true; /* unbound, or empty (the kernel issues no copy) */
+    char what[160];
+    snprintf(what, sizeof what, "kernel %s: tensor map of %s", kd->name, r->p->bufs[kp->buf].name);
+    if (rt_cuda_tmap_encode(r->c, m, &kp->tmap, r->dev[kp->buf], what))
+        return true;
+    snprintf(r->errbuf, sizeof r->errbuf, "%s", rt_cuda_error(r->c));
+    return false;
+}
+
+/* Builds kernel k's parameter array: buffer addresses, immediates and
+ * tensor maps (encoded here). False when a map cannot be encoded. */
+static bool exec_args(rt_gpu_exec *r, uint32_t k)
 {
     const rt_kernel_desc *kd = &r->p->kernels[k];
     uint32_t n = kd->nparams ? kd->nparams : 1;
     r->args[k] = ir_xcalloc(n, sizeof(void *));
     r->vals[k] = ir_xcalloc(n, sizeof(int64_t));
+    bool ok = true;
     for (uint32_t i = 0; i < kd->nparams; i++) {
         const rt_kparam *kp = &kd->params[i];
+        if (kp->kind == RT_KP_TMAP) {
+            if (!r->tmaps[k]) {
+                r->tmaps[k] = aligned_alloc(64, 128 * (size_t)n);
+                if (!r->tmaps[k]) {
+                    fprintf(stderr, "txc: out of memory\n");
+                    abort();
+                }
+            }
+            ok = ok && exec_tmap(r, k, i);
+            r->args[k][i] = r->tmaps[k] + 128 * (size_t)i;
+            continue;
+        }
         if (kp->kind == RT_KP_BUF) {
             uint64_t a = r->dev[kp->buf];
             memcpy(&r->vals[k][i], &a, sizeof a);
@@ -172,6 +209,7 @@ static void exec_args(rt_gpu_exec *r, uint32_t k)
         }
         r->args[k][i] = &r->vals[k][i];
     }
+    return ok;
 }
 
 rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
@@ -184,6 +222,7 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
     r->owned = ir_xcalloc(p->nbufs + 1, sizeof *r->owned);
     r->args = ir_xcalloc(p->nkernels + 1, sizeof *r->args);
     r->vals = ir_xcalloc(p->nkernels + 1, sizeof *r->vals);
+    r->tmaps = ir_xcalloc(p->nkernels + 1, sizeof *r->tmaps);
     r->mod = rt_module_load(c, p->ptx);
     if (!r->mod) {
         rt_gpu_exec_free(r);
@@ -200,7 +239,10 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
         return NULL;
     }
     for (uint32_t k = 0; k < p->nkernels; k++)
-        exec_args(r, k);
+        if (!exec_args(r, k)) { /* the line is in rt_cuda_error(c) */
+            rt_gpu_exec_free(r);
+            return NULL;
+        }
     return r;
 }
 
@@ -216,8 +258,12 @@ bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p)
     r->dev[buf] = p;
     for (uint32_t k = 0; k < r->p->nkernels; k++)
         for (uint32_t i = 0; i < r->p->kernels[k].nparams; i++)
-            if (r->p->kernels[k].params[i].kind == RT_KP_BUF && r->p->kernels[k].params[i].buf == buf)
-                memcpy(&r->vals[k][i], &p, sizeof p);
+            if (r->p->kernels[k].params[i].buf == buf) {
+                if (r->p->kernels[k].params[i].kind == RT_KP_BUF)
+                    memcpy(&r->vals[k][i], &p, sizeof p);
+                else if (r->p->kernels[k].params[i].kind == RT_KP_TMAP && !exec_tmap(r, k, i))
+                    return false;
+            }
     return true;
 }
 

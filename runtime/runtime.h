@@ -145,6 +145,26 @@ bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem);
 bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
                     const uint32_t block[3], uint32_t smem, void **params);
 
+/* A 2-D TMA tensor map over a buffer (codegen's cg_tmap at bound sizes):
+ * dim[0] inner (contiguous) x dim[1] elements of dtype, row pitch
+ * dim[0] * element size, box box[0] x box[1], swizzle bytes (128), zero
+ * fill out of bounds. */
+typedef struct rt_tmap_desc {
+    uint8_t dtype;           /* ir_dtype: F16, BF16 or F32 */
+    uint16_t swizzle;
+    int64_t dim[2];
+    uint32_t box[2];
+} rt_tmap_desc;
+/* Encodes a tensor map of t over device address `addr` into out[128]
+ * (64-byte aligned) with cuTensorMapEncodeTiled. Checks the arguments the
+ * driver requires first (16-byte aligned address and row pitch, extents in
+ * [1, 2^32], box extents in [1, 256], the box's inner row within the
+ * swizzle span); one line naming `what` on failure, also when the driver
+ * lacks the entry point. */
+bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr, const char *what);
+/* The same checks alone (pure): false with one line in err. */
+bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap);
+
 bool rt_event_new(rt_cuda *c, rt_event *e);
 void rt_event_free(rt_cuda *c, rt_event e);
 bool rt_event_record(rt_cuda *c, rt_event e);
@@ -178,11 +198,12 @@ typedef struct rt_buf_desc {
     char name[64];           /* source name for messages */
 } rt_buf_desc;
 
-typedef enum { RT_KP_BUF, RT_KP_I64, RT_KP_I32 } rt_kparam_kind;
+typedef enum { RT_KP_BUF, RT_KP_I64, RT_KP_I32, RT_KP_TMAP } rt_kparam_kind;
 typedef struct rt_kparam {
     uint8_t kind;            /* rt_kparam_kind */
-    uint32_t buf;            /* RT_KP_BUF: index into plan->bufs */
+    uint32_t buf;            /* RT_KP_BUF, RT_KP_TMAP: index into plan->bufs */
     int64_t value;           /* RT_KP_I64/I32: the immediate */
+    rt_tmap_desc tmap;       /* RT_KP_TMAP: the map, passed by value (128 bytes) */
 } rt_kparam;
 
 typedef struct rt_kernel_desc {

@@ -183,7 +183,7 @@ static int loaded_bind(tx_loaded *l, uint8_t role, unsigned index, uint64_t ptr)
                  role == RT_BUF_INPUT ? "input" : "output", index);
         return TX_ERR;
     }
-    rt_gpu_exec_bind(l->x, b, ptr);
+    if (!rt_gpu_exec_bind(l->x, b, ptr)) return dev_fail(l->d, rt_gpu_exec_error(l->x));
     return TX_OK;
 }
 

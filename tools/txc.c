@@ -45,7 +45,8 @@ static void usage(FILE *f) {
           "options:\n"
           "  -o PATH                 output file ('-' for stdout; default FILE's base name + extension)\n"
           "  --emit=KIND             ptx | llvm | ir | report | json | dot\n"
-          "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90)\n"
+          "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90;\n"
+          "                          run/bench: the GPU's own, sm_90a on Hopper)\n"
           "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
           "  -D NAME=INT             bind a symbolic dim (repeatable)\n"
           "  --entry NAME            entry function (default: the last one in the file)\n"
@@ -491,6 +492,13 @@ static const char *default_device(void) {
     return rt_gpu_available() ? "gpu" : "cpu";
 }
 
+/* The GPU target of run/bench: --target when given (host means the
+ * default sm_90), else the device's own architecture. */
+static int run_target(const txc_opts *o) {
+    if (!o->target_name) return DRV_TARGET_DEVICE;
+    return o->target == CG_HOST ? CG_SM90 : o->target;
+}
+
 /* `txc run` and `txc bench`. */
 static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, tx_diag *d) {
     uint32_t nparams = 0;
@@ -504,11 +512,11 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
                             .calibrate = o->calibrate, .calib_path = o->calib, .device = dev,
-                            .target = o->target == CG_HOST ? CG_SM90 : o->target};
+                            .target = run_target(o)};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
         drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;
-        ok = drv_run(g, raw, where, o->target == CG_HOST ? CG_SM90 : o->target, inputs, outs, d);
+        ok = drv_run(g, raw, where, run_target(o), inputs, outs, d);
         if (ok) ok = write_outputs(o, raw, outs, nout, d);
     }
     for (uint32_t p = 0; p < nparams; p++) rt_tensor_free(&inputs[p]);

@@ -11,7 +11,11 @@
  * reported (default 8 GiB); a PTX containing "FAKE_JIT_ERROR" fails to
  * load with a JIT log; FAKE_CUDA_LAUNCH_LOG=PATH appends one line per
  * launch to PATH ("NAME gx gy gz bx by bz smem p0 p1 ...", each parameter
- * read as 8 bytes and printed in decimal). The device: "Fake GPU", sm_90, 132 SMs, 48 KiB of
+ * read as 8 bytes and printed in decimal). cuTensorMapEncodeTiled checks its
+ * arguments as the driver documents them and writes "FAKETMAP", the address,
+ * rank, extents, strides and box into the map; a launch checks that every
+ * 128-byte parameter points at such a map (or an all-zero one: a map of an
+ * empty tensor), 64-byte aligned. The device: "Fake GPU", sm_90, 132 SMs, 48 KiB of
  * shared memory per block by default, 227 KiB opt-in, 4 MiB L2. */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,6 +34,7 @@ enum {
 typedef struct fake_func {
     char name[128];
     unsigned nparams;
+    uint64_t tmap_params; /* bit i: parameter i is a 128-byte by-value tensor map */
     int max_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 } fake_func;
 
@@ -104,8 +109,13 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
         f = &m->f[m->n++];
         memset(f, 0, sizeof *f);
         snprintf(f->name, sizeof f->name, "%.*s", (int)(e - s), s);
-        for (const char *q = strstr(e, ".param"); q && q < close; q = strstr(q + 1, ".param"))
+        for (const char *q = strstr(e, ".param"); q && q < close; q = strstr(q + 1, ".param")) {
+            const char *eol = strchr(q, '\n');
+            const char *b128 = strstr(q, "[128]");
+            if (b128 && (!eol || b128 < eol) && f->nparams < 64)
+                f->tmap_params |= (uint64_t)1 << f->nparams;
             f->nparams++;
+        }
     }
     *mod = m;
     return OK;
@@ -184,6 +194,43 @@ CUresult cuFuncSetAttribute(void *fn, int attr, int value)
 }
 
 /* Checks the launch like the driver would; runs nothing. */
+/* What cuTensorMapEncodeTiled writes into the 128 bytes (a test reads it back). */
+typedef struct fake_tmap {
+    char magic[8]; /* "FAKETMAP" */
+    uint64_t addr;
+    uint32_t dtype, rank, swizzle, pad;
+    uint64_t dim[2], stride;
+    uint32_t box[2];
+} fake_tmap;
+
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
+                                const unsigned long long *strides, const unsigned *box, const unsigned *estr,
+                                int interleave, int swizzle, int l2, int oob)
+{
+    static const unsigned esize[13] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
+    fake_tmap t;
+    if (!map || ((uintptr_t)map & 63) || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 || ((uintptr_t)addr & 15) ||
+        swizzle < 0 || swizzle > 3 || interleave != 0 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
+        return E_INVALID_VALUE;
+    for (unsigned i = 0; i < rank; i++) {
+        if (dims[i] < 1 || dims[i] > (1ull << 32) || box[i] < 1 || box[i] > 256 || estr[i] < 1 || estr[i] > 8)
+            return E_INVALID_VALUE;
+        if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (1ull << 40)))
+            return E_INVALID_VALUE;
+    }
+    if (swizzle && box[0] * esize[dtype] > (16u << swizzle))
+        return E_INVALID_VALUE;
+    memset(&t, 0, sizeof t);
+    memcpy(t.magic, "FAKETMAP", 8);
+    t.addr = (uint64_t)(uintptr_t)addr;
+    t.dtype = (uint32_t)dtype, t.rank = rank, t.swizzle = (uint32_t)swizzle;
+    t.dim[0] = dims[0], t.dim[1] = rank > 1 ? dims[1] : 1, t.stride = rank > 1 ? strides[0] : 0;
+    t.box[0] = box[0], t.box[1] = rank > 1 ? box[1] : 1;
+    memset(map, 0, 128);
+    memcpy(map, &t, sizeof t);
+    return OK;
+}
+
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
                         unsigned smem, void *stream, void **params, void **extra)
 {
@@ -193,6 +240,11 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
         return E_INVALID_VALUE;
     if (f->nparams && !params)
         return E_INVALID_VALUE;
+    for (unsigned i = 0; i < f->nparams && i < 64; i++)
+        if ((f->tmap_params >> i & 1) && params[i] &&
+            (((uintptr_t)params[i] & 63) ||
+             (memcmp(params[i], "FAKETMAP", 8) != 0 && memcmp(params[i], "\0\0\0\0\0\0\0\0", 8) != 0)))
+            return E_INVALID_VALUE;
     for (unsigned i = 0; i < f->nparams; i++)
         if (!params[i])
             return E_INVALID_VALUE;

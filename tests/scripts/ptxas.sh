@@ -5,6 +5,13 @@
 # assembly error, and when a kernel's shared memory (static from ptxas plus
 # the manifest's dynamic smem_bytes) exceeds the planner's sram_bytes for its
 # region by a large gap (more than 2x + 4 KiB). Register spills are listed.
+# Then every program with a `bench:` comment is compiled for sm_90a at those
+# sizes (bound dims are what select the wgmma + TMA kernels) and assembled;
+# a kernel whose manifest names a wgmma template fails on any spill, on the
+# wgmma serialisation warnings (C7510, C7508, C7515), on shared memory above
+# the 227 KiB a block may use, or on a register count other than 168 when
+# it moves registers with setmaxnreg; these kernels are checked against
+# their own exact smem figure, not the planner's generic one.
 # Skips (77) when ptxas is absent (PATH, /usr/local/cuda/bin).
 set -u
 TXC=$1
@@ -82,5 +89,79 @@ PYEOF
     fi
   done
 done
-echo "ptxas: $n program/target pairs, $([ $fail = 0 ] && echo all assembled || echo FAILURES)"
+nw=0
+for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx; do
+  [ -f "$f" ] || continue
+  sizes=$(sed -n 's/.*bench: *\(-D.*\)$/\1/p' "$f" | head -1)
+  [ -n "$sizes" ] || continue
+  b=$(basename "$f" .tx).big
+  # shellcheck disable=SC2086
+  if ! "$TXC" "$f" --target=sm_90a $sizes -o "$W/$b.ptx" 2>"$W/err"; then
+    echo "FAIL $b sm_90a ($sizes): txc: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! "$PTXAS" -arch=sm_90a -v "$W/$b.ptx" -o "$W/$b.cubin" 2>"$W/$b.log"; then
+    echo "FAIL $b sm_90a: ptxas:"
+    grep -E "error" "$W/$b.log" | head -5
+    fail=1
+    continue
+  fi
+  if [ -x "$PY" ] && ! $PY - "$W/$b.log" "$W/$b.ptx.json" "$W/$b.ptx" "$b ($sizes)" <<'PYEOF'
+import json, re, sys
+log, man, ptx, label = sys.argv[1:5]
+man = json.load(open(man))
+ptx = open(ptx).read()
+info, cur = {}, None
+for line in open(log):
+    m = re.search(r"Compiling entry function '([^']+)'", line)
+    if m:
+        cur = m.group(1)
+        info[cur] = {"warn": [], "spill": 0, "regs": 0, "smem": 0}
+        continue
+    if cur is None:
+        continue
+    if re.search(r"C7510|C7508|C7515|warning", line):
+        info[cur]["warn"].append(line.strip())
+    m = re.search(r"(\d+) bytes spill stores", line)
+    if m:
+        info[cur]["spill"] = int(m.group(1))
+    m = re.search(r"Used (\d+) registers", line)
+    if m:
+        info[cur]["regs"] = int(m.group(1))
+        s = re.search(r"(\d+) bytes smem", line)
+        info[cur]["smem"] = int(s.group(1)) if s else 0
+bad = 0
+nwg = 0
+for k in man["kernels"]:
+    if not k.get("template", "").startswith("wgmma"):
+        continue
+    nwg += 1
+    name = k["name"]
+    i = info.get(name)
+    if i is None:
+        print("FAIL %s: ptxas did not report %s" % (label, name)); bad = 1; continue
+    body = ptx[ptx.find(".entry " + name + "("):]
+    nxt = body.find(".entry ", 1)
+    body = body if nxt < 0 else body[:nxt]
+    smem = i["smem"] + k["smem_bytes"]
+    if i["warn"]:
+        print("FAIL %s: %s: %s" % (label, name, i["warn"][0])); bad = 1
+    if i["spill"]:
+        print("FAIL %s: %s (%s) spills %d bytes" % (label, name, k["template"], i["spill"])); bad = 1
+    if smem > 227 * 1024:
+        print("FAIL %s: %s uses %d bytes of shared memory" % (label, name, smem)); bad = 1
+    if "setmaxnreg" in body and i["regs"] != 168:
+        print("FAIL %s: %s uses setmaxnreg but starts with %d registers" % (label, name, i["regs"])); bad = 1
+    if "wgmma.mma_async" not in body:
+        print("FAIL %s: %s names a wgmma template without wgmma" % (label, name)); bad = 1
+    print("wgmma %s: %s %s, %d registers, %d B smem" % (label, name, k["template"], i["regs"], smem))
+sys.exit(bad)
+PYEOF
+  then
+    fail=1
+  fi
+  nw=$((nw + 1))
+done
+echo "ptxas: $n program/target pairs and $nw sm_90a programs at bench sizes, $([ $fail = 0 ] && echo all assembled || echo FAILURES)"
 exit $fail

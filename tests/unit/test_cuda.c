@@ -124,7 +124,7 @@ static rt_gpu_plan *small_plan(void)
 {
     rt_gpu_plan *p = rt_gpu_plan_new();
     rt_buf_desc b = {0};
-    rt_kparam kp[3] = {{RT_KP_BUF, 0, 0}, {RT_KP_BUF, 1, 0}, {RT_KP_BUF, 2, 0}};
+    rt_kparam kp[3] = {{.kind = RT_KP_BUF, .buf = 0}, {.kind = RT_KP_BUF, .buf = 1}, {.kind = RT_KP_BUF, .buf = 2}};
     rt_kernel_desc k = {0};
     p->ptx = strdup(ptx80);
     b.dtype = IR_F32;

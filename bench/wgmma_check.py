@@ -1,0 +1,428 @@
+#!/usr/bin/env python3
+"""bench/wgmma_check.py - checks and times tx's sm_90a GEMM kernels (wgmma + TMA) on one GPU.
+
+Run from the repository root on the GPU machine with dist/ built by tools/make-dist.sh
+(normally through bench/wgmma_check.sh). Steps, each printing one line per case:
+
+  0. env       the GPU, its compute capability, txc, ptxas, torch
+  1. compile   txc --target=sm_90a for every case; the kernel template the manifest names
+               (wgmma-tma-ws ... or the mma.sync fallback) and `ptxas -arch=sm_90a -v`
+               registers / spills / warnings (C7510/C7508 serialisation warnings are failures)
+  2. verify    txc run --device=gpu (the device's own target: sm_90a on Hopper) on seeded
+               inputs; outputs against torch on the GPU in float64 (products) with the
+               graph's own roundings applied: relative Frobenius error, largest error
+               relative to the output's scale, NaNs (the runtime poisons outputs with 0xFF
+               bytes, so an unwritten element is a NaN)
+  3. time      txc bench --device=gpu --json (median kernel time, cold L2 between runs) at
+               the device's target, and at sm_90 (mma.sync) for the big GEMM; torch.matmul
+               (cuBLAS) alone, torch eager and torch.compile of the same function, timed with
+               CUDA events in the same process
+  4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs
+The summary table is printed last and written to $OUT/wgmma_check.txt; everything else goes to
+$OUT/wgmma_check.log and $OUT/wgmma_check.json. Exit status 1 when a check failed.
+"""
+import json
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+OUT = os.environ.get("OUT") or "wgmma-check-out"
+TXC = os.environ.get("TXC", "dist/bin/txc")
+QUICK = "--quick" in sys.argv  # skip the largest shapes
+COMPILE_DEADLINE = float(os.environ.get("COMPILE_DEADLINE", 260))  # s: no torch.compile after this
+TIME_DEADLINE = float(os.environ.get("TIME_DEADLINE", 360))  # s: no more timing after this
+os.makedirs(OUT, exist_ok=True)
+LOG = open(os.path.join(OUT, "wgmma_check.log"), "w")
+WORK = tempfile.mkdtemp(prefix="wgmma-")
+T0 = time.time()
+RESULTS = {"steps": [], "cases": {}}
+FAILS = []
+
+
+def log(*a):
+    s = " ".join(str(x) for x in a)
+    print(s, file=LOG, flush=True)
+
+
+def say(*a):
+    s = " ".join(str(x) for x in a)
+    print(s, flush=True)
+    log(s)
+
+
+def step(name, ok, detail=""):
+    line = "%-4s %s %s" % ("PASS" if ok is True else "FAIL" if ok is False else "SKIP", name, detail)
+    say(line)
+    RESULTS["steps"].append({"step": name, "ok": ok, "detail": detail})
+    if ok is False:
+        FAILS.append(name)
+
+
+def run(cmd, timeout=300):
+    log("$ " + " ".join(cmd))
+    t = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        log("  timed out after %ds" % timeout)
+        return 124, "", "timed out after %ds" % timeout
+    log("  rc=%d (%.1fs)" % (p.returncode, time.time() - t))
+    if p.stdout.strip():
+        log("  stdout: " + p.stdout[-4000:])
+    if p.stderr.strip():
+        log("  stderr: " + p.stderr[-4000:])
+    return p.returncode, p.stdout, p.stderr
+
+
+# ---- the programs ----------------------------------------------------------------------------
+PROGS = {
+    "bias_gelu": """fn mm_bias_gelu(a: {t}[M, K], b: {t}[K, N], c: {t}[N]) -> {t}[M, N] {{
+  return gelu_tanh(a @ b + c)
+}}
+""",
+    "linear_res": """fn linear_res(x: {t}[M, K], w: {t}[N, K], r: {t}[M, N]) -> {t}[M, N] {{
+  return x @ transpose(w, 0, 1) + r
+}}
+""",
+    "two_out": """fn two_out(a: {t}[M, K], b: {t}[K, N]) -> ({t}[M, N], f32[M, N]) {{
+  y = a @ b
+  return y, f32(silu(y))
+}}
+""",
+    "at_b": """fn at_b(a: {t}[K, M], b: {t}[K, N]) -> {t}[M, N] {{
+  return transpose(a, 0, 1) @ b
+}}
+""",
+}
+
+# (case name, program, dtype, M, N, K, time it)
+CASES = [
+    ("gelu_8192", "bias_gelu", "bf16", 8192, 8192, 8192, True),
+    ("gelu_4000x11000x4096", "bias_gelu", "bf16", 4000, 11000, 4096, True),
+    ("gelu_4000x4096x11000", "bias_gelu", "bf16", 4000, 4096, 11000, True),
+    ("gelu_1000", "bias_gelu", "bf16", 1000, 1000, 1000, True),
+    ("gelu_f16_1000x4104x520", "bias_gelu", "f16", 1000, 4104, 520, False),
+    ("linres_m16_bf16", "linear_res", "bf16", 16, 4096, 4096, True),
+    ("linres_m16_f16", "linear_res", "f16", 16, 4096, 4096, True),
+    ("linres_4000x4096x11000_f16", "linear_res", "f16", 4000, 4096, 11000, True),
+    ("two_out_1000", "two_out", "bf16", 1000, 1000, 1000, False),
+    ("two_out_200x136x72", "two_out", "bf16", 200, 136, 72, False),
+    ("at_b_1000", "at_b", "bf16", 1000, 1000, 1000, False),
+]
+if QUICK:
+    CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
+SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136)]
+
+
+def prog_file(prog, t):
+    path = os.path.join(WORK, "%s_%s.tx" % (prog, t))
+    if not os.path.exists(path):
+        open(path, "w").write(PROGS[prog].format(t=t))
+    return path
+
+
+def dims(M, N, K):
+    return ["-D", "M=%d" % M, "-D", "N=%d" % N, "-D", "K=%d" % K]
+
+
+# ---- step 0: environment ---------------------------------------------------------------------
+def env():
+    """Returns ptxas's path (or None)."""
+    ok = os.access(TXC, os.X_OK)
+    step("env txc", ok, TXC if ok else "no executable txc at %s (build dist/ with tools/make-dist.sh)" % TXC)
+    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    step("env ptxas", ptxas is not None, ptxas or "not found: the compile step only reports templates")
+    if not ok:
+        return ptxas
+    try:
+        import numpy  # noqa: F401
+        import torch
+    except Exception as e:  # noqa: BLE001
+        step("env torch", False, "cannot import torch/numpy: %s" % e)
+        return ptxas
+    if not torch.cuda.is_available():
+        step("env gpu", False, "torch sees no CUDA device")
+        return ptxas
+    cc = torch.cuda.get_device_capability()
+    name = torch.cuda.get_device_name()
+    step("env gpu", True, "%s, compute capability %d.%d, %d SMs, torch %s" % (
+        name, cc[0], cc[1], torch.cuda.get_device_properties(0).multi_processor_count, torch.__version__))
+    if cc != (9, 0):
+        step("env sm_90", False, "this check is for sm_90 (Hopper); the device is sm_%d%d" % cc)
+    return ptxas
+
+
+# ---- step 1: compile --------------------------------------------------------------------------
+def compile_case(ptxas, name, prog, t, M, N, K):
+    f = prog_file(prog, t)
+    ptx = os.path.join(WORK, name + ".ptx")
+    rc, _, err = run([TXC, f, "--target=sm_90a"] + dims(M, N, K) + ["-o", ptx])
+    if rc:
+        step("compile " + name, False, "txc failed: " + err.strip().splitlines()[-1][:200] if err.strip() else "rc %d" % rc)
+        return None
+    man = json.load(open(ptx + ".json"))
+    tmpl = [k.get("template", "mma.sync (generic)") for k in man["kernels"] if k["region"] >= 0]
+    info = {"templates": tmpl}
+    if ptxas:
+        rc, out, err = run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", os.devnull])
+        text = out + err
+        regs = re.findall(r"Used (\d+) registers", text)
+        spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", text)]
+        warns = [l.strip() for l in text.splitlines() if "C7510" in l or "C7508" in l or "C7515" in l or "warning" in l.lower()]
+        info.update(regs=regs, spills=sum(spills), warnings=warns)
+        ok = rc == 0 and not warns
+        step("compile " + name, ok, "%s; ptxas %s regs, %d B spills%s" % (
+            ", ".join(tmpl), "/".join(regs), sum(spills), ("; " + warns[0][:150]) if warns else ""))
+    else:
+        step("compile " + name, True, ", ".join(tmpl))
+    return info
+
+
+# ---- step 2: verify ---------------------------------------------------------------------------
+def make_inputs(prog, t, M, N, K, seed):
+    import torch
+    g = torch.Generator().manual_seed(seed)
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+
+    def u(*shape, scale=1.0):
+        return ((torch.rand(*shape, generator=g) * 2 - 1) * scale).to(dt)
+
+    s = 1.0 / math.sqrt(K)
+    if prog == "bias_gelu":
+        return [("a", u(M, K)), ("b", u(K, N, scale=s * 2)), ("c", u(N, scale=0.5))]
+    if prog == "linear_res":
+        return [("x", u(M, K)), ("w", u(N, K, scale=s * 2)), ("r", u(M, N))]
+    if prog == "two_out":
+        return [("a", u(M, K)), ("b", u(K, N, scale=s * 2))]
+    return [("a", u(K, M)), ("b", u(K, N, scale=s * 2))]
+
+
+def reference(prog, t, ins):
+    """The graph's semantics on the GPU: products in float64, rounded to the dtype where the graph
+    rounds (the product, each elementwise op), the tail in float32."""
+    import torch
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+    x = [v.cuda() for _, v in ins]
+    r = lambda v: v.to(dt)  # noqa: E731
+    if prog == "bias_gelu":
+        p = r(x[0].double() @ x[1].double())
+        h = r(p.float() + x[2].float())
+        return [r(torch.nn.functional.gelu(h.float(), approximate="tanh"))]
+    if prog == "linear_res":
+        p = r(x[0].double() @ x[1].double().t())
+        return [r(p.float() + x[2].float())]
+    if prog == "two_out":
+        y = r(x[0].double() @ x[1].double())
+        return [y, torch.nn.functional.silu(y.float())]
+    return [r(x[0].double().t() @ x[1].double())]
+
+
+def compare(got, want):
+    import torch
+    got = got.double()
+    want = want.double()
+    nan = int(torch.isnan(got).sum())
+    fin = torch.isfinite(got)
+    d = torch.where(fin, got - want, torch.zeros_like(got))
+    rel = float(d.norm() / max(want.norm(), 1e-30))
+    scale = float(want.abs().max())
+    worst = float(d.abs().max() / max(scale, 1e-30))
+    return nan, rel, worst
+
+
+def verify_case(name, prog, t, M, N, K):
+    import numpy as np
+    import torch
+    ins = make_inputs(prog, t, M, N, K, seed=1234 + M + N + K)
+    args = []
+    for nm, v in ins:
+        p = os.path.join(WORK, "%s_%s.npy" % (name, nm))
+        # txc reads bf16 parameters from float32 .npy (numpy has no bf16; exact here), f16 from <f2
+        np.save(p, v.numpy() if v.dtype == torch.float16 else v.float().numpy())
+        args += ["--input", "%s=%s" % (nm, p)]
+    od = os.path.join(WORK, name + "_out")
+    os.makedirs(od, exist_ok=True)
+    rc, _, err = run([TXC, "run", prog_file(prog, t), "--device=gpu"] + dims(M, N, K) + args + ["--output-dir", od], timeout=240)
+    if rc:
+        step("verify " + name, False, "txc run failed: " + (err.strip().splitlines() or ["rc %d" % rc])[-1][:250])
+        return None
+    want = reference(prog, t, ins)
+    res = []
+    ok = True
+    for i, w in enumerate(want):
+        g = torch.from_numpy(np.load(os.path.join(od, "out%d.npy" % i))).cuda()
+        if tuple(g.shape) != tuple(w.shape):
+            step("verify " + name, False, "output %d has shape %s, expected %s" % (i, tuple(g.shape), tuple(w.shape)))
+            return None
+        nan, rel, worst = compare(g, w)
+        # 16-bit outputs: a few ulp of rounding differences (2^-8 relative for bf16) per element
+        lim_rel, lim_worst = (1e-2, 5e-2) if w.dtype in (torch.bfloat16, torch.float16) else (2e-3, 2e-2)
+        this = nan == 0 and rel <= lim_rel and worst <= lim_worst
+        ok = ok and this
+        res.append({"out": i, "nan": nan, "rel_fro": rel, "worst_rel_to_scale": worst, "ok": this})
+    step("verify " + name, ok, "; ".join("out%d: rel %.2e, worst %.2e of scale, %d NaN" % (
+        r["out"], r["rel_fro"], r["worst_rel_to_scale"], r["nan"]) for r in res))
+    for f in os.listdir(od):
+        os.remove(os.path.join(od, f))
+    for nm, _ in ins:
+        os.remove(os.path.join(WORK, "%s_%s.npy" % (name, nm)))
+    return res
+
+
+# ---- step 3: time -----------------------------------------------------------------------------
+def tx_time(name, prog, t, M, N, K, target=None):
+    cmd = [TXC, "bench", prog_file(prog, t), "--device=gpu", "--random-inputs=1", "--iters", "20", "--json"] + dims(M, N, K)
+    if target:
+        cmd.append("--target=" + target)
+    rc, out, err = run(cmd, timeout=300)
+    try:
+        j = json.loads(out[out.index("{"):])
+    except Exception:  # noqa: BLE001
+        return None, "txc bench rc %d: %s" % (rc, (err.strip().splitlines() or ["no output"])[-1][:200])
+    fu = j.get("fused", {})
+    ks = [k.get("us", 0) for k in fu.get("kernels", [])]
+    return {"graph_us": fu.get("graph_us"), "kernels_us": ks, "verified": fu.get("verified"), "rc": rc}, None
+
+
+def cuda_time(fn, iters=20):
+    import torch
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
+    for _ in range(iters):
+        flush.zero_()
+        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        e0.record()
+        fn()
+        e1.record()
+        torch.cuda.synchronize()
+        ts.append(e0.elapsed_time(e1) * 1000.0)
+    ts.sort()
+    return ts[len(ts) // 2]
+
+
+def torch_times(prog, t, M, N, K):
+    import torch
+    dt = torch.bfloat16 if t == "bf16" else torch.float16
+    ins = [v.cuda() for _, v in make_inputs(prog, t, M, N, K, seed=1)]
+    gelu = torch.nn.functional.gelu
+    if prog == "bias_gelu":
+        mm = lambda: ins[0] @ ins[1]  # noqa: E731
+        full = lambda a, b, c: gelu(a @ b + c, approximate="tanh")  # noqa: E731
+    elif prog == "linear_res":
+        mm = lambda: torch.nn.functional.linear(ins[0], ins[1])  # noqa: E731
+        full = lambda x, w, r: torch.nn.functional.linear(x, w) + r  # noqa: E731
+    else:
+        return {}
+    out = {"cublas_us": cuda_time(mm), "eager_us": cuda_time(lambda: full(*ins))}
+    if time.time() - T0 > COMPILE_DEADLINE:
+        log("torch.compile skipped: %.0f s into the run" % (time.time() - T0))
+        return out
+    try:
+        comp = torch.compile(full, dynamic=False)
+        comp(*ins)
+        out["compile_us"] = cuda_time(lambda: comp(*ins))
+    except Exception as e:  # noqa: BLE001
+        log("torch.compile failed: %s" % e)
+    del dt
+    return out
+
+
+# ---- step 4: sanitizers -----------------------------------------------------------------------
+def sanitize(name, prog, t, M, N, K):
+    cs = shutil.which("compute-sanitizer") or ("/usr/local/cuda/bin/compute-sanitizer"
+                                               if os.path.exists("/usr/local/cuda/bin/compute-sanitizer") else None)
+    if not cs:
+        step("sanitize " + name, None, "compute-sanitizer not found")
+        return
+    for tool in ("memcheck", "racecheck", "synccheck"):
+        rc, out, err = run([cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", TXC, "run", prog_file(prog, t),
+                            "--device=gpu", "--random-inputs=3"] + dims(M, N, K), timeout=240)
+        text = out + err
+        first = next((l.strip() for l in text.splitlines() if re.search(r"error|hazard|invalid|fail", l, re.I)), "")
+        step("%s %s" % (tool, name), rc == 0, ("clean" if rc == 0 else "rc %d: %s" % (rc, first[:200])))
+
+
+def main():
+    ptxas = env()
+    if not os.access(TXC, os.X_OK):
+        return finish()
+    try:
+        import torch  # noqa: F401
+        have_torch = torch.cuda.is_available()
+    except Exception:  # noqa: BLE001
+        have_torch = False
+    for name, prog, t, M, N, K, _ in CASES:
+        RESULTS["cases"][name] = {"prog": prog, "dtype": t, "M": M, "N": N, "K": K,
+                                  "compile": compile_case(ptxas, name, prog, t, M, N, K)}
+    if not have_torch:
+        return finish()
+    for name, prog, t, M, N, K, _ in CASES:
+        RESULTS["cases"][name]["verify"] = verify_case(name, prog, t, M, N, K)
+    for name, prog, t, M, N, K, timed in CASES:
+        if not timed:
+            continue
+        c = RESULTS["cases"][name]
+        if time.time() - T0 > TIME_DEADLINE:
+            step("time " + name, None, "skipped: %.0f s into the run (TIME_DEADLINE)" % (time.time() - T0))
+            continue
+        tx, why = tx_time(name, prog, t, M, N, K)
+        if tx is None:
+            step("time " + name, False, why)
+            continue
+        c["tx"] = tx
+        if name == "gelu_8192" or name.startswith("linres_m16"):
+            c["tx_sm90"], _ = tx_time(name, prog, t, M, N, K, target="sm_90")
+        try:
+            c["torch"] = torch_times(prog, t, M, N, K)
+        except Exception as e:  # noqa: BLE001
+            c["torch"] = {}
+            log("torch timing failed: %s" % e)
+        step("time " + name, tx.get("rc") == 0, "tx %.1f us (bench verified: %s)" % (tx["graph_us"] or -1, tx["verified"]))
+    for name, prog, t, M, N, K in SANITIZE:
+        sanitize(name, prog, t, M, N, K)
+    finish()
+
+
+def finish():
+    rows = ["", "wgmma_check summary (%.0f s): %d checks failed%s" % (time.time() - T0, len(FAILS),
+                                                                      (": " + ", ".join(FAILS[:8])) if FAILS else ""),
+            "%-28s %-8s %-36s %-9s %9s %9s %8s %9s %9s %7s %7s" % ("case", "dtype", "kernel", "verify", "tx us", "TFLOP/s",
+                                                                 "sm90 us", "cuBLAS us", "compile", "tx/cuB", "tx/comp")]
+    for name, c in RESULTS["cases"].items():
+        comp = c.get("compile") or {}
+        tm = ",".join(comp.get("templates", ["?"]))[:36]
+        ver = c.get("verify")
+        vs = "-" if ver is None else ("ok" if all(r["ok"] for r in ver) else "FAIL")
+        tx = c.get("tx") or {}
+        us = tx.get("graph_us")
+        fl = 2.0 * c["M"] * c["N"] * c["K"]
+        to = c.get("torch") or {}
+        s90 = (c.get("tx_sm90") or {}).get("graph_us")
+        cb, co = to.get("cublas_us"), to.get("compile_us")
+        f = lambda v, w=9, p=1: ("%*.*f" % (w, p, v)) if isinstance(v, (int, float)) and v else "%*s" % (w, "-")  # noqa: E731
+        rows.append("%-28s %-8s %-36s %-9s %s %s %s %s %s %s %s" % (
+            name, c["dtype"], tm, vs, f(us), f(fl / us / 1e6 if us else None), f(s90, 8), f(cb), f(co),
+            f(cb / us if us and cb else None, 7, 2), f(co / us if us and co else None, 7, 2)))
+    rows.append("tx/cuB: cuBLAS GEMM alone (no epilogue) time / tx time with its epilogue (> 1: tx faster); "
+                "tx/comp: torch.compile of the whole function / tx")
+    text = "\n".join(rows)
+    print(text, flush=True)
+    log(text)
+    open(os.path.join(OUT, "wgmma_check.txt"), "w").write(
+        "\n".join("%s %s %s" % ("PASS" if s["ok"] is True else "FAIL" if s["ok"] is False else "SKIP", s["step"], s["detail"])
+                  for s in RESULTS["steps"]) + "\n" + text + "\n")
+    json.dump(RESULTS, open(os.path.join(OUT, "wgmma_check.json"), "w"), indent=1, default=str)
+    shutil.rmtree(WORK, ignore_errors=True)
+    sys.exit(1 if FAILS else 0)
+
+
+if __name__ == "__main__":
+    main()

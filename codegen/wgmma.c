@@ -1,0 +1,558 @@
+/* wgmma.c - the Hopper (sm_90a) matrix-product kernel: wgmma.mma_async on
+ * operands in 128-byte-swizzled shared memory, loaded by TMA
+ * (cp.async.bulk.tensor) into a ring of mbarrier-guarded stages, with one
+ * producer warpgroup (one thread issues the copies) and two consumer
+ * warpgroups (64 rows of the block tile each), a persistent grid walking
+ * the output tiles in groups of M tiles (L2 reuse of B), and the region's
+ * epilogue computed on the accumulator registers.
+ *
+ * Everything of one pipeline lives in the kernel function (no calls):
+ * ptxas serialises wgmma across calls (C7510). LLVM 19 has no intrinsics
+ * for wgmma, TMA, try_wait.parity, expect_tx or fence.mbarrier_init, so
+ * those are inline PTX; mbarrier init/arrive and setmaxnreg are
+ * intrinsics. Layout facts and the design: docs/codegen-matmul.md. */
+#include "codegen/cg_impl.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- layout arithmetic (pure; unit-tested in tests/unit/test_wgmma.c) ---- */
+
+uint64_t cg_wg_desc(uint32_t saddr, uint32_t lbo, uint32_t sbo) {
+    uint64_t d = (uint64_t)((saddr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)((lbo >> 4) & 0x3FFFu) << 16;
+    d |= (uint64_t)((sbo >> 4) & 0x3FFFu) << 32;
+    d |= (uint64_t)1 << 62; /* 128-byte swizzle */
+    return d;
+}
+
+uint32_t cg_wg_swz128(uint32_t row, uint32_t byte) {
+    return row * 128u + ((((byte >> 4) & 7u) ^ (row & 7u)) << 4) + (byte & 15u);
+}
+
+/* Tiles of a BM x BN blocking of M x N (M < 0: unknown, counted as large). */
+static int64_t wg_tiles(int64_t M, int64_t N, int64_t bm, int64_t bn) {
+    int64_t tm = M < 0 ? 1 << 20 : (M + bm - 1) / bm;
+    return tm * ((N + bn - 1) / bn);
+}
+
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
+                    int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
+    (void)K;
+    memset(p, 0, sizeof *p);
+    p->bm = 128, p->bk = 64, p->consumers = 2;
+    p->threads = 128u * (1u + (unsigned)p->consumers);
+    p->a_kmajor = a_kmajor, p->b_kmajor = b_kmajor;
+    /* the widest N tile whose tile count still fills every SM; else the
+     * narrowest (most CTAs streaming the operands). 256 columns (128
+     * accumulators a thread) only for one stored output: the registers of
+     * a longer epilogue spill */
+    p->bn = 64;
+    static const int bns[3] = {256, 128, 64};
+    for (int i = nouts > 1 ? 1 : 0; i < 3; i++)
+        if (wg_tiles(M, N, p->bm, bns[i]) >= (int64_t)nsm) {
+            p->bn = bns[i];
+            break;
+        }
+    p->stage_bytes = (int64_t)(p->bm + p->bn) * p->bk * 2;
+    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES;
+    int64_t st = (smem_max - fixed) / p->stage_bytes;
+    if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
+    if (st < 2) return false;
+    p->stages = (int)st;
+    p->smem_bytes = fixed + p->stage_bytes * st;
+    p->group_m = 8;
+    /* registers move from the producer to the consumers only when the
+     * consumers need more than the 168 per thread 384 threads start with
+     * (128 accumulators at bn 256); setmaxnreg redistributes the CTA's
+     * launch allocation, so a kernel that starts with fewer must not ask */
+    p->setmaxnreg = p->bn > 128;
+    p->nsm = nsm;
+    return true;
+}
+
+void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox, int64_t *box_bytes) {
+    if (kmajor) { /* inner: 64 k (128 bytes), outer: the tile's rows */
+        box[0] = 64, box[1] = (uint32_t)rows;
+        *nbox = (int)(bk / 64);
+    } else { /* inner: 64 rows of m or n (128 bytes), outer: bk k rows */
+        box[0] = 64, box[1] = (uint32_t)bk;
+        *nbox = (int)(rows / 64);
+    }
+    *box_bytes = (int64_t)box[0] * box[1] * 2;
+}
+
+void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep) {
+    if (kmajor) { /* rows of 128 B, 8-row atoms 1024 B apart; 16 k = 32 bytes */
+        *lbo = 16, *sbo = 1024, *kstep = 32;
+    } else { /* 64-wide chunks of m/n are boxes of bk x 128 B; 8-k atoms 1024 B apart; 16 k = 2048 B */
+        *lbo = (uint32_t)(bk * 128), *sbo = 1024, *kstep = 2048;
+    }
+}
+
+/* ---- operand eligibility (graph level, before the kernel exists) ---------- */
+
+/* Follows operand id through in-region permutes and same-dtype casts to
+ * the value read from HBM; *base gets it and *kmajor whether K is the
+ * contiguous axis (`k_last`: K is the operand's last axis, true for A,
+ * false for B). False when the operand is not a plain 2-D 16-bit buffer of
+ * dtype dt whose inner extent is a known multiple of 8 elements (TMA needs
+ * 16-byte row pitches). */
+static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, bool k_last, ir_id *base,
+                       bool *kmajor) {
+    int perm[2] = {0, 1}; /* operand axis i reads base axis perm[i] */
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 16; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->region != region || n->op == IR_OP_INPUT) break;
+        if (n->op == IR_OP_CAST && n->dtype == dt) {
+            x = ir_in(g, n, 0);
+        } else if (n->op == IR_OP_PERMUTE && n->shape.rank == 2) {
+            int np[2] = {perm[n->a.perm[0]], perm[n->a.perm[1]]};
+            perm[0] = np[0], perm[1] = np[1];
+            x = ir_in(g, n, 0);
+        } else {
+            return false;
+        }
+    }
+    const ir_node *b = &g->nodes[x];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || (b->region == region && b->op != IR_OP_INPUT)) return false;
+    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2) return false;
+    ir_dim inner = b->shape.dim[1];
+    if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
+    if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
+    /* the operand's contiguous axis is the one reading base axis 1 */
+    int contig = perm[1] == 1 ? 1 : 0;
+    int kaxis = k_last ? 1 : 0;
+    *kmajor = contig == kaxis;
+    *base = x;
+    return true;
+}
+
+/* ---- inline PTX ------------------------------------------------------------ */
+
+/* Emits inline PTX `text` with constraints `cons` over args (side effects:
+ * never moved or removed); returns the call (of type ret, NULL: void). */
+static LLVMValueRef wg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args,
+                           unsigned n) {
+    LLVMTypeRef pt[300];
+    for (unsigned i = 0; i < n; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret ? ret : cx->voidt, pt, n, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cx->b, fty, a, args, n, "");
+}
+
+static LLVMValueRef c32(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i32, (unsigned long long)v, 1); }
+
+/* Waits until the mbarrier at shared address bar (i32) completes the phase
+ * of parity `par` (i32 0/1). */
+static void wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
+    LLVMValueRef a[2] = {bar, par};
+    wg_asm(cx, NULL,
+           "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra WAIT;\n}",
+           "r,r,~{memory}", a, 2);
+}
+
+/* ---- the kernel ------------------------------------------------------------- */
+
+/* What the kernel body needs: the plan, problem extents (i32), the shared
+ * layout and the region's epilogue state. */
+typedef struct wg_kern {
+    cg_wg_plan p;
+    ir_dtype dt;
+    LLVMValueRef M, N, K;          /* i32 */
+    LLVMValueRef M64, N64;         /* i64 for the epilogue */
+    LLVMValueRef tmap_a, tmap_b;   /* byval parameters (generic pointers) */
+    LLVMValueRef smem;             /* i32 shared address of stage 0 (1024-aligned) */
+    LLVMValueRef full, empty;      /* i32 shared address of the barrier arrays */
+    LLVMValueRef ntm, ntn, ntiles, nk; /* i32 */
+    cg_mm_epi_state *st;
+} wg_kern;
+
+/* Shared address (i32) of operand tile `which` (0: A, 1: B) of stage s. */
+static LLVMValueRef wg_stage_addr(cg_ctx *cx, const wg_kern *k, LLVMValueRef s, int which) {
+    LLVMValueRef off = LLVMBuildMul(cx->b, s, c32(cx, k->p.stage_bytes), "");
+    if (which) off = LLVMBuildAdd(cx->b, off, c32(cx, (int64_t)k->p.bm * k->p.bk * 2), "");
+    return LLVMBuildAdd(cx->b, k->smem, off, "");
+}
+
+static LLVMValueRef wg_bar(cg_ctx *cx, LLVMValueRef base, LLVMValueRef s) {
+    return LLVMBuildAdd(cx->b, base, LLVMBuildMul(cx->b, s, c32(cx, 8), ""), "");
+}
+
+/* Output tile t (i32) -> (pm, pn) in groups of group_m M tiles: CTAs
+ * working at the same time share B columns and A rows in L2. */
+static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *pm, LLVMValueRef *pn) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef width = LLVMBuildMul(b, k->ntn, c32(cx, k->p.group_m), "");
+    LLVMValueRef grp = LLVMBuildUDiv(b, t, width, "");
+    LLVMValueRef first = LLVMBuildMul(b, grp, c32(cx, k->p.group_m), "");
+    LLVMValueRef left = LLVMBuildSub(b, k->ntm, first, "");
+    LLVMValueRef gsz = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, c32(cx, k->p.group_m), ""), left,
+                                       c32(cx, k->p.group_m), "");
+    LLVMValueRef r = LLVMBuildURem(b, t, width, "");
+    *pm = LLVMBuildAdd(b, first, LLVMBuildURem(b, r, gsz, ""), "pm");
+    *pn = LLVMBuildUDiv(b, r, gsz, "pn");
+}
+
+/* Issues the TMA copies of one operand tile: rows [r0, r0+rows) of the
+ * operand's M (or N) axis, k columns [k0, k0+bk), into shared address dst. */
+static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool kmajor, int64_t rows,
+                        LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst, LLVMValueRef bar) {
+    uint32_t box[2];
+    int nbox;
+    int64_t bb;
+    cg_wg_opnd_box(kmajor, rows, k->p.bk, box, &nbox, &bb);
+    for (int i = 0; i < nbox; i++) {
+        LLVMValueRef c0, c1;
+        if (kmajor) c0 = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), ""), c1 = r0;
+        else c0 = LLVMBuildAdd(cx->b, r0, c32(cx, 64 * i), ""), c1 = k0;
+        LLVMValueRef a[5] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), tmap, c0, c1, bar};
+        wg_asm(cx, NULL,
+               "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+               "$3}], [$4];",
+               "r,l,r,r,r,~{memory}", a, 5);
+    }
+}
+
+/* An i32 / f32 variable in the function's entry block (mem2reg promotes it). */
+static LLVMValueRef wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init) {
+    LLVMBuilderRef tb = LLVMCreateBuilderInContext(cx->llctx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first) LLVMPositionBuilderBefore(tb, first);
+    else LLVMPositionBuilderAtEnd(tb, entry);
+    LLVMValueRef v = LLVMBuildAlloca(tb, t, "");
+    LLVMDisposeBuilder(tb);
+    LLVMBuildStore(cx->b, init, v);
+    return v;
+}
+
+/* Stage index and phase parity of pipeline step `it` (i32). */
+static void wg_stage_of(cg_ctx *cx, const wg_kern *k, LLVMValueRef it, LLVMValueRef *s, LLVMValueRef *par) {
+    LLVMValueRef S = c32(cx, k->p.stages);
+    *s = LLVMBuildURem(cx->b, it, S, "s");
+    *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), c32(cx, 1), "par");
+}
+
+/* for (t = cta; t < ntiles; t += ncta): the persistent tile loop (i64 iv). */
+static LLVMValueRef wg_tile_loop(cg_ctx *cx, const wg_kern *k, cg_loop *l, LLVMValueRef cta, LLVMValueRef ncta) {
+    LLVMValueRef t = cg_loop_begin(cx, l, LLVMBuildZExt(cx->b, cta, cx->i64, ""),
+                                   LLVMBuildZExt(cx->b, k->ntiles, cx->i64, ""), LLVMBuildZExt(cx->b, ncta, cx->i64, ""),
+                                   "tile");
+    return LLVMBuildTrunc(cx->b, t, cx->i32, "");
+}
+
+/* The producer: one thread walks the same tiles and k steps as the
+ * consumers, waits for a free stage (empty barrier; the first pass over
+ * the ring waits on the parity before the barrier's first phase, which
+ * returns at once), arms its full barrier with the bytes of both tiles and
+ * issues their copies. Out-of-bounds box elements arrive as zeros (and
+ * count towards the bytes). */
+static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
+    cg_loop tl, kl;
+    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
+    wg_tile_coords(cx, k, t, &pm, &pn);
+    LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""), n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""), cg_i64(cx, 1), "pk");
+    LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
+    wg_stage_of(cx, k, it, &s, &par);
+    wg_wait(cx, wg_bar(cx, k->empty, s), LLVMBuildXor(b, par, c32(cx, 1), ""));
+    LLVMValueRef fb = wg_bar(cx, k->full, s);
+    LLVMValueRef ea[2] = {fb, c32(cx, k->p.stage_bytes)};
+    wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea, 2);
+    wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
+    wg_tma_tile(cx, k, k->tmap_b, k->p.b_kmajor, k->p.bn, n0, k0, wg_stage_addr(cx, k, s, 1), fb);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
+    cg_loop_end(cx, &kl);
+    cg_loop_end(cx, &tl);
+}
+
+/* Builds the "{$0, ..., $n-1}" operand list of n accumulators into buf. */
+static void wg_reglist(char *buf, size_t cap, unsigned first, unsigned n) {
+    size_t o = (size_t)snprintf(buf, cap, "{");
+    for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s$%u", i ? ", " : "", first + i);
+    if (o < cap) snprintf(buf + o, cap - o, "}");
+}
+
+/* Constraints "=f" x n, then `mid`, then n tied inputs "0".."n-1". */
+static void wg_tied(char *buf, size_t cap, unsigned n, const char *mid) {
+    size_t o = 0;
+    for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s=f", i ? "," : "");
+    if (mid[0] && o < cap) o += (size_t)snprintf(buf + o, cap - o, ",%s", mid);
+    for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, ",%u", i);
+    if (o < cap) snprintf(buf + o, cap - o, ",~{memory}");
+}
+
+/* acc[0..n) <- asm(acc) through a struct return. */
+static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text, const char *cons,
+                       LLVMValueRef *pre, unsigned npre) {
+    LLVMTypeRef ft[128];
+    LLVMValueRef args[140];
+    for (unsigned i = 0; i < n; i++) ft[i] = cx->f32;
+    for (unsigned i = 0; i < npre; i++) args[i] = pre[i];
+    for (unsigned i = 0; i < n; i++) args[npre + i] = acc[i];
+    LLVMTypeRef st = LLVMStructTypeInContext(cx->llctx, ft, n, 0);
+    LLVMValueRef r = wg_asm(cx, st, text, cons, args, npre + n);
+    for (unsigned i = 0; i < n; i++) acc[i] = LLVMBuildExtractValue(cx->b, r, i, "");
+}
+
+/* One consumer warpgroup's epilogue of output element (row, col) (i64),
+ * in bounds: the accumulator, rounded to the product's dtype, substitutes
+ * the product and every region output is computed and stored. */
+static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef row, LLVMValueRef col) {
+    cg_mm_epi_state *st = k->st;
+    const ir_node *mm = &cx->g->nodes[st->mm[0]];
+    LLVMValueRef dims[2] = {row, col};
+    unsigned mark = cg_memo_mark(cx);
+    cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
+    cx->subst[st->mm[0]] = cg_convert(cx, acc, IR_F32, (ir_dtype)mm->dtype);
+    bool ok = true;
+    for (unsigned i = 0; i < st->nouts && ok; i++) {
+        ir_id o = st->outs[i];
+        LLVMValueRef ov = cg_emit_value(cx, o, &idx);
+        if (!ov) ok = false;
+        else cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
+    }
+    cx->subst[st->mm[0]] = NULL;
+    cg_memo_reset(cx, mark);
+    return ok;
+}
+
+/* A consumer warpgroup (rows 64c .. 64c+63 of each block tile): per k step
+ * waits for the stage's full barrier, issues bk/16 wgmma (m64 x bn x 16)
+ * into the accumulators, commits, waits for the previous step's group and
+ * frees that step's stage; after the last step waits for all and runs the
+ * epilogue from the accumulator fragments (thread t of the warpgroup holds
+ * rows 16 (t/32) + (t%32)/4 + 8 ((i/2)%2) and columns 8 (i/4) + 2 (t%4) +
+ * i%2 of register i). */
+static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta, LLVMValueRef wgc,
+                        LLVMValueRef wtid) {
+    LLVMBuilderRef b = cx->b;
+    unsigned nacc = (unsigned)k->p.bn / 2;
+    LLVMValueRef accv[128];
+    for (unsigned i = 0; i < nacc; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
+    LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
+    uint32_t albo, asbo, akst, blbo, bsbo, bkst;
+    cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
+    cg_wg_opnd_desc(k->p.b_kmajor, k->p.bk, &blbo, &bsbo, &bkst);
+    /* A rows of this warpgroup: 64 rows of 128 B (k-major) or the c-th box (m-major); both 8 KiB per 64 rows */
+    LLVMValueRef aoff = LLVMBuildMul(b, wgc, c32(cx, 64 * k->p.bk * 2), "");
+    char text[4096], cons[2048], tied[2048], regs[1024];
+    wg_reglist(regs, sizeof regs, 0, nacc);
+    const char *ty = k->dt == IR_BF16 ? "bf16" : "f16";
+    snprintf(text, sizeof text,
+             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, $%u, $%u, "
+             "p, 1, 1, %d, %d;\n}",
+             nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1, k->p.b_kmajor ? 0 : 1);
+    wg_tied(cons, sizeof cons, nacc, "l,l,r");
+    wg_tied(tied, sizeof tied, nacc, "");
+
+    cg_loop tl, kl;
+    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
+    wg_tile_coords(cx, k, t, &pm, &pn);
+    LLVMValueRef acc[128];
+    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""), cg_i64(cx, 1), "ck");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
+    wg_stage_of(cx, k, it, &s, &par);
+    wg_wait(cx, wg_bar(cx, k->full, s), par);
+    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, nacc, "wgmma.fence.sync.aligned;", tied, NULL, 0);
+    LLVMValueRef sa = LLVMBuildAdd(b, wg_stage_addr(cx, k, s, 0), aoff, "");
+    LLVMValueRef sb = wg_stage_addr(cx, k, s, 1);
+    LLVMValueRef da = LLVMConstInt(cx->i64, cg_wg_desc(0, albo, asbo), 0);
+    LLVMValueRef db = LLVMConstInt(cx->i64, cg_wg_desc(0, blbo, bsbo), 0);
+    da = LLVMBuildAdd(b, da, LLVMBuildZExt(b, LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""), cx->i64, ""), "");
+    db = LLVMBuildAdd(b, db, LLVMBuildZExt(b, LLVMBuildLShr(b, LLVMBuildAnd(b, sb, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""), cx->i64, ""), "");
+    for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
+        LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
+                               LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""), c32(cx, 1)};
+        wg_acc_asm(cx, acc, nacc, text, cons, pre, 3);
+    }
+    wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
+    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, acc[i], accv[i]);
+    /* the previous step's group is complete: free its stage */
+    LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, cg_i64(cx, 0), ""));
+    LLVMValueRef ps, ppar;
+    wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
+    LLVMValueRef eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
+    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
+    cg_if_end(cx, j);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
+    cg_loop_end(cx, &kl);
+    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    /* free the last step's stage */
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->nk, c32(cx, 0), ""));
+    wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps, &ppar);
+    eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
+    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
+    cg_if_end(cx, j);
+    /* epilogue */
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""), lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef r0 = LLVMBuildAdd(b, LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                                                   LLVMBuildMul(b, wgc, c32(cx, 64), ""), ""),
+                                   LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                                                LLVMBuildUDiv(b, lane, c32(cx, 4), ""), ""), "");
+    LLVMValueRef q0 = LLVMBuildAdd(b, LLVMBuildMul(b, pn, c32(cx, k->p.bn), ""),
+                                   LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 2), ""), "");
+    r0 = LLVMBuildZExt(b, r0, cx->i64, "");
+    q0 = LLVMBuildZExt(b, q0, cx->i64, "");
+    bool ok = true;
+    for (unsigned i = 0; i < nacc && ok; i++) {
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+        LLVMValueRef col = LLVMBuildAdd(b, q0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, ""),
+                                       LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
+        LLVMBasicBlockRef e = cg_if_begin(cx, in);
+        ok = wg_epi_elem(cx, k, acc[i], row, col);
+        cg_if_end(cx, e);
+    }
+    cg_loop_end(cx, &tl);
+    return ok;
+}
+
+/* The dynamic shared memory of the kernel: an external addrspace(3)
+ * array; returns the i32 shared address rounded up to 1024 bytes (the
+ * 128-byte swizzle atom of TMA and wgmma). */
+static LLVMValueRef wg_dyn_smem(cg_ctx *cx) {
+    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, "tx_wg_dyn_smem");
+    if (!gv) {
+        gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(cx->i8, 0), "tx_wg_dyn_smem", 3);
+        LLVMSetLinkage(gv, LLVMExternalLinkage);
+        LLVMSetAlignment(gv, 1024);
+    }
+    LLVMValueRef a = LLVMBuildPtrToInt(cx->b, gv, cx->i32, "");
+    return LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, a, c32(cx, 1023), ""), c32(cx, ~(int64_t)1023), "smem");
+}
+
+/* The whole kernel body: barrier set-up by thread 0, then the producer
+ * warpgroup (registers given to the consumers with setmaxnreg when the
+ * plan says so) and the consumers. */
+static bool wg_body(cg_ctx *cx, wg_kern *k) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef tid = cg_thread_id(cx);
+    k->smem = wg_dyn_smem(cx);
+    k->full = LLVMBuildAdd(b, k->smem, c32(cx, k->p.stage_bytes * k->p.stages), "full");
+    k->empty = LLVMBuildAdd(b, k->full, c32(cx, 8 * CG_WG_MAX_STAGES), "empty");
+    LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, c32(cx, 0), ""));
+    for (int s = 0; s < k->p.stages; s++) {
+        LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, wg_bar(cx, k->full, c32(cx, s)), cx->sptr, ""), c32(cx, 1)};
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+        a[0] = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, c32(cx, s)), cx->sptr, "");
+        a[1] = c32(cx, 128 * k->p.consumers);
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+    }
+    wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+    cg_if_end(cx, j);
+    cg_barrier(cx);
+    LLVMValueRef cta = LLVMBuildAdd(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+                                    LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
+                                                 cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
+                                    "cta");
+    LLVMValueRef ncta = LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
+                                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    LLVMValueRef wg = LLVMBuildUDiv(b, tid, c32(cx, 128), "wg");
+    LLVMValueRef wtid = LLVMBuildURem(b, tid, c32(cx, 128), "wtid");
+    LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
+    LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "consumer");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, wg, c32(cx, 0), ""), prod, cons);
+    LLVMPositionBuilderAtEnd(b, prod);
+    LLVMValueRef nr = c32(cx, CG_WG_PRODUCER_REGS);
+    if (k->p.setmaxnreg) cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", false, &nr, 1);
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), ""));
+    wg_producer(cx, k, cta, ncta);
+    cg_if_end(cx, j);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, cons);
+    nr = c32(cx, CG_WG_CONSUMER_REGS);
+    if (k->p.setmaxnreg) cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
+    bool ok = wg_consumer(cx, k, cta, ncta, LLVMBuildSub(b, wg, c32(cx, 1), ""), wtid);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+    return ok;
+}
+
+/* ---- region entry ------------------------------------------------------------ */
+
+int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st) {
+    if (cx->target != CG_SM90A || st->nmm != 1) return -1;
+    const ir_node *mm = &g->nodes[st->mm[0]];
+    ir_dtype dt = (ir_dtype)mm->dtype;
+    if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
+    ir_id ia = ir_in(g, mm, 0), ib = ir_in(g, mm, 1), ba, bb;
+    bool ak, bk;
+    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak) || !wg_opnd_ok(g, region, ib, dt, false, &bb, &bk)) return -1;
+    ir_dim Md = mm->shape.dim[0], Nd = mm->shape.dim[1], Kd = g->nodes[ia].shape.dim[1];
+    wg_kern k;
+    memset(&k, 0, sizeof k);
+    unsigned nouts = 0, saved = cx->region;
+    cx->region = region; /* what cg_kernel_begin will set: the outputs it will store */
+    for (ir_id i = 0; i < g->n; i++) nouts += cg_is_region_output(cx, i);
+    cx->region = saved;
+    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nouts,
+                        cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
+        return -1;
+    k.dt = dt;
+    k.st = st;
+    /* the kernel takes the two tensor maps after its buffers and symbols */
+    cx->ntmap_params = 2;
+    bool began = cg_kernel_begin(cx, region, NULL);
+    cx->ntmap_params = 0;
+    if (!began) return 0;
+    if (!cg_mm_collect_outs(cx, g, region, st)) return 0;
+    cg_kernel *kr = cx->k;
+    ir_id bases[2] = {ba, bb};
+    bool kmaj[2] = {ak, bk};
+    int64_t rows[2] = {k.p.bm, k.p.bn};
+    kr->ntmaps = 2;
+    kr->tmaps = ir_xcalloc(2, sizeof *kr->tmaps);
+    for (int i = 0; i < 2; i++) {
+        cg_tmap *tm = &kr->tmaps[i];
+        tm->buf = UINT32_MAX;
+        for (unsigned j = 0; j < kr->nbufs; j++)
+            if (kr->bufs[j].value == bases[i]) tm->buf = j;
+        if (tm->buf == UINT32_MAX) {
+            tx_error(cx->diag, "codegen: internal error: matmul region k%u reads operand %%%u without a buffer", region,
+                     bases[i]);
+            return 0;
+        }
+        const ir_node *bn = &g->nodes[bases[i]];
+        tm->dtype = (uint8_t)bn->dtype;
+        tm->swizzle = 128;
+        tm->dim[0] = bn->shape.dim[1];
+        tm->dim[1] = bn->shape.dim[0];
+        int nbox;
+        int64_t bb2;
+        cg_wg_opnd_box(kmaj[i], rows[i], k.p.bk, tm->box, &nbox, &bb2);
+    }
+    unsigned np = kr->nbufs + kr->nsyms;
+    k.tmap_a = LLVMGetParam(cx->fn, np);
+    k.tmap_b = LLVMGetParam(cx->fn, np + 1);
+    k.M64 = cg_dim(cx, Md), k.N64 = cg_dim(cx, Nd);
+    k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
+    k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
+    k.K = LLVMBuildTrunc(cx->b, cg_dim(cx, Kd), cx->i32, "K");
+    LLVMBuilderRef b = cx->b;
+    k.ntm = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.M, c32(cx, k.p.bm - 1), ""), c32(cx, k.p.bm), "ntm");
+    k.ntn = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.N, c32(cx, k.p.bn - 1), ""), c32(cx, k.p.bn), "ntn");
+    k.nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.K, c32(cx, k.p.bk - 1), ""), c32(cx, k.p.bk), "nk");
+    k.ntiles = LLVMBuildMul(b, k.ntm, k.ntn, "ntiles");
+    if (!wg_body(cx, &k)) return 0;
+    ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
+    int64_t per[3] = {k.p.bm, k.p.bn, 1};
+    int64_t cap[3] = {INT32_MAX, 65535, 1};
+    unsigned block[3] = {k.p.threads, 1, 1};
+    kr->persist = k.p.nsm;
+    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s", k.p.bm, k.p.bn, k.p.bk, k.p.stages,
+             ak ? "K" : "M", bk ? "K" : "N");
+    cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
+    return 1;
+}

@@ -1,0 +1,376 @@
+/* test_wgmma.c - the sm_90a matrix-product kernel (codegen/wgmma.c) without a GPU:
+ *
+ * - the layout arithmetic against an independent model written here: descriptor bit fields
+ *   (PTX ISA "matrix descriptor"), the 128-byte swizzle as the byte-address xor
+ *   ((addr >> 7) & 7) << 4, and, for both operand orders, that every element of a tile lands
+ *   where TMA writes it (box order, swizzled rows) and where the wgmma canonical layout of the
+ *   descriptor (leading/stride byte offsets, k-slice start steps) reads it;
+ * - the plan from the shape (tile width filling the SMs, stages within shared memory);
+ * - programs compiled for sm_90a: the manifest's tensor maps (buffer, extents, box), the
+ *   kernel's parameters (128-byte grid constants), the runtime plan's tensor-map parameters at
+ *   bound sizes and the argument checks of the tensor-map encoder; programs outside the
+ *   kernel's scope (f32, batched, a symbolic inner extent) keep the mma.sync / SIMT kernels;
+ * - ptxas -arch=sm_90a -v on each kernel kind (wgmma with K- and MN-major operands, epilogues
+ *   with bias + gelu, residual, two outputs and a cast): no spills, no wgmma serialisation
+ *   warnings (C7510/C7508/C7515), 168 registers when the kernel moves registers with setmaxnreg
+ *   (skipped with a message when ptxas is absent). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testkit.h"
+
+#include "codegen/cg_impl.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+/* ---- the independent model ------------------------------------------------ */
+
+/* The 128-byte swizzle of a byte address inside a 1024-byte-aligned region
+ * (CUTLASS Swizzle<3,4,3>: bits 4-6 xor bits 7-9). */
+static uint32_t model_swz(uint32_t a) { return a ^ (((a >> 7) & 7u) << 4); }
+
+/* Where TMA puts tile element (mn, k) (mn < rows, k < bk), 16-bit elements:
+ * K-contiguous tiles are boxes of {64 k, rows}: row mn, byte 2k (k < 64);
+ * MN-contiguous tiles are rows/64 boxes of {64 mn, bk}: box mn/64, row k,
+ * byte 2 (mn % 64); each box is rows of 128 bytes, swizzled. */
+static uint32_t model_tma(bool kmajor, uint32_t rows, uint32_t bk, uint32_t mn, uint32_t k) {
+    if (kmajor) return model_swz(mn * 128 + 2 * k);
+    uint32_t box = mn / 64;
+    return box * (64 * bk * 2) + model_swz(k * 128 + 2 * (mn % 64));
+}
+
+/* Where wgmma reads element (mn, k) of the canonical SW128 layouts of the
+ * PTX ISA given the descriptor's start address, leading byte offset (LBO)
+ * and stride byte offset (SBO), for the k-slice that starts at k0 (the
+ * descriptor of slice k0/16 starts at start + step):
+ *   K-major:  ((8, m), (64 k)) : ((128 B, SBO), (2 B))     LBO unused
+ *   MN-major: ((64, m), (8, k)) : ((2 B, LBO), (128 B, SBO)) */
+static uint32_t model_wgmma(bool kmajor, uint32_t start, uint32_t lbo, uint32_t sbo, uint32_t mn, uint32_t kin) {
+    if (kmajor) {
+        uint32_t lin = start + (mn / 8) * sbo + (mn % 8) * 128 + 2 * kin;
+        /* the start step within a 128-byte row leaves the row's swizzle phase to the address bits */
+        return model_swz(lin);
+    }
+    uint32_t lin = start + (mn / 64) * lbo + (kin / 8) * sbo + (kin % 8) * 128 + 2 * (mn % 64);
+    return model_swz(lin);
+}
+
+static void test_descriptor_bits(void **state) {
+    (void)state;
+    uint32_t addrs[] = {0, 1024, 16384, 0x3FC00, 0x12340};
+    uint32_t offs[][2] = {{16, 1024}, {8192, 1024}, {32768, 2048}};
+    for (unsigned i = 0; i < sizeof addrs / sizeof addrs[0]; i++)
+        for (unsigned j = 0; j < 3; j++) {
+            uint64_t d = cg_wg_desc(addrs[i], offs[j][0], offs[j][1]);
+            assert_int_equal(d & 0x3FFF, (addrs[i] & 0x3FFFF) >> 4);
+            assert_int_equal((d >> 16) & 0x3FFF, offs[j][0] >> 4);
+            assert_int_equal((d >> 32) & 0x3FFF, offs[j][1] >> 4);
+            assert_int_equal(d >> 62, 1); /* 128-byte swizzle */
+            /* reserved bits 14-15, 30-31, 46-48 and the base offset 49-51 are zero */
+            assert_int_equal(d & ((3ull << 14) | (3ull << 30) | (0x3Full << 46) | (0x3FFull << 52)), 0);
+        }
+}
+
+static void test_swizzle(void **state) {
+    (void)state;
+    unsigned char seen[1024];
+    memset(seen, 0, sizeof seen);
+    for (uint32_t r = 0; r < 8; r++)
+        for (uint32_t b = 0; b < 128; b++) {
+            uint32_t a = cg_wg_swz128(r, b);
+            assert_int_equal(a, model_swz(r * 128 + b));
+            assert_true(a < 1024);
+            assert_int_equal(seen[a], 0); /* a permutation of the atom */
+            seen[a] = 1;
+            assert_int_equal(a / 128, r); /* stays in its row */
+        }
+    assert_int_equal(cg_wg_swz128(9, 16), 9 * 128 + ((1 ^ 1) << 4)); /* rows repeat every 8 */
+}
+
+/* Every element of a tile: TMA's position == wgmma's position for each k slice. */
+static void check_layout(bool kmajor, uint32_t rows, uint32_t bk) {
+    uint32_t box[2], lbo, sbo, kstep;
+    int nbox;
+    int64_t bb;
+    cg_wg_opnd_box(kmajor, rows, bk, box, &nbox, &bb);
+    cg_wg_opnd_desc(kmajor, bk, &lbo, &sbo, &kstep);
+    assert_int_equal(box[0] * 2, 128); /* one swizzle row per box row */
+    assert_int_equal((int64_t)nbox * bb, (int64_t)rows * bk * 2);
+    assert_true(box[0] <= 256 && box[1] <= 256);
+    if (kmajor) assert_int_equal(box[1], rows);
+    else assert_int_equal(box[1], bk);
+    for (uint32_t mn = 0; mn < rows; mn++)
+        for (uint32_t k = 0; k < bk; k++) {
+            uint32_t slice = k / 16, kin = k % 16;
+            uint32_t start = slice * kstep; /* the consumer's descriptor start for this slice */
+            uint32_t want = model_tma(kmajor, rows, bk, mn, k);
+            uint32_t got = model_wgmma(kmajor, start, lbo, sbo, mn, kin);
+            if (got != want) fail_msg("kmajor %d rows %u: element (%u, %u) read at %u, written at %u", kmajor, rows, mn,
+                                      k, got, want);
+        }
+    /* the consumer's 64-row slice of a 128-row A tile starts 8 KiB in, either order */
+    if (rows == 128) assert_int_equal(model_tma(kmajor, rows, bk, 64, 0), 64 * bk * 2);
+}
+
+static void test_layout_both_orders(void **state) {
+    (void)state;
+    check_layout(true, 128, 64);
+    check_layout(true, 256, 64);
+    check_layout(true, 64, 64);
+    check_layout(false, 128, 64);
+    check_layout(false, 256, 64);
+    check_layout(false, 64, 64);
+}
+
+static void test_plan(void **state) {
+    (void)state;
+    cg_wg_plan p;
+    int64_t lim = 227 * 1024;
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, lim, 132, &p));
+    assert_int_equal(p.bm, 128);
+    assert_int_equal(p.bn, 256);
+    assert_int_equal(p.bk, 64);
+    assert_int_equal(p.threads, 384);
+    assert_true(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (128 + 256) * 64 * 2);
+    assert_true(p.stages >= 2 && p.stages <= CG_WG_MAX_STAGES);
+    assert_true(p.smem_bytes <= lim);
+    assert_true(p.smem_bytes + p.stage_bytes > lim || p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
+    /* a 16-row product: the narrowest tile, most CTAs */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_false(p.setmaxnreg);
+    /* 1024 x 2048: 8 x 16 tiles of 128 fill 128 < 132 SMs, 8 x 32 of 64 do */
+    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 128);
+    /* unknown M counts as large */
+    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 256);
+    /* two stored outputs: at most 128 columns (registers) */
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 2, lim, 132, &p));
+    assert_int_equal(p.bn, 128);
+    /* too little shared memory for two stages */
+    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 48 * 1024, 132, &p));
+}
+
+/* ---- compiled programs --------------------------------------------------- */
+
+static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd, ir_graph **gout) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
+    assert_true(pass_run_pipeline(g, &pc));
+    cg_program *p = cg_program_new(g, t, &d);
+    assert_non_null(p);
+    if (gout) *gout = g;
+    else ir_graph_free(g);
+    return p;
+}
+
+/* The kernel of region 0 (the product). */
+static const cg_kernel *mm_kernel(const cg_program *p) {
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+        if (cg_program_kernel(p, k)->region >= 0) return cg_program_kernel(p, k);
+    fail_msg("no region kernel");
+    return NULL;
+}
+
+static const char *SRC_GELU = "fn f(a: bf16[M, K], b: bf16[K, N], c: bf16[N]) -> bf16[M, N] {\n"
+                              "  return gelu_tanh(a @ b + c)\n}\n";
+static const char *SRC_LIN = "fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n"
+                             "  return x @ transpose(w, 0, 1) + r\n}\n";
+static const char *SRC_TWO = "fn f(a: bf16[K, M], b: bf16[K, N]) -> (bf16[M, N], f32[M, N]) {\n"
+                             "  y = transpose(a, 0, 1) @ b\n  return y, f32(silu(y))\n}\n";
+
+static void test_manifest_tmaps(void **state) {
+    (void)state;
+    fe_define defs[2] = {{"K", 4096}, {"N", 1000}}; /* M stays symbolic */
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_GELU, CG_SM90A, defs, 2, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_int_equal(k->ntmaps, 2);
+    assert_int_equal(k->block[0], 384);
+    assert_int_equal(k->persist, CG_WG_SMS);
+    /* A: a[M, K] K-contiguous: extents {K, M}, box {64, 128}; B: b[K, N] N-contiguous: {N, K}, box {64, 64} */
+    const cg_tmap *ta = &k->tmaps[0], *tb = &k->tmaps[1];
+    assert_int_equal(g->nodes[k->bufs[ta->buf].value].op, IR_OP_INPUT);
+    assert_int_equal(k->bufs[ta->buf].index, 0);
+    assert_int_equal(k->bufs[tb->buf].index, 1);
+    assert_int_equal(ta->dim[0], 4096);
+    assert_true(IR_DIM_IS_SYM(ta->dim[1]));
+    assert_int_equal(ta->box[0], 64);
+    assert_int_equal(ta->box[1], 128);
+    assert_int_equal(tb->dim[0], 1000);
+    assert_int_equal(tb->dim[1], 4096);
+    assert_int_equal(tb->box[0], 64);
+    assert_int_equal(tb->box[1], 64);
+    assert_int_equal(ta->swizzle, 128);
+    assert_int_equal(ta->dtype, IR_BF16);
+    /* PTX: grid-constant 128-byte parameters, used in place (no local copy) */
+    const char *ptx = cg_program_ptx(p, NULL);
+    for (unsigned i = 0; i < 2; i++) {
+        char want[96];
+        snprintf(want, sizeof want, ".param .align 64 .b8 %s_param_%u[128]", k->name, k->nbufs + k->nsyms + i);
+        assert_non_null(strstr(ptx, want));
+    }
+    assert_non_null(strstr(ptx, "cvta.param"));
+    assert_null(strstr(ptx, ".local"));
+    assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n"));
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d"));
+    /* the runtime plan at M = 300: tensor-map parameters after buffers and symbols, extents bound */
+    int64_t syms[8];
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 300;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
+    assert_non_null(kd);
+    assert_int_equal(kd->nparams, k->nbufs + k->nsyms + 2);
+    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms], *pb = pa + 1;
+    assert_int_equal(pa->kind, RT_KP_TMAP);
+    assert_int_equal(pb->kind, RT_KP_TMAP);
+    assert_int_equal(pa->tmap.dim[0], 4096);
+    assert_int_equal(pa->tmap.dim[1], 300);
+    assert_int_equal(pa->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 0));
+    assert_int_equal(pb->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 1));
+    /* fewer tiles than SMs: the grid is the tiles, ceil(300 / 128) x ceil(1000 / bn) */
+    assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2], 3 * ((1000 + k->per[1] - 1) / k->per[1]));
+    char e2[200];
+    assert_true(rt_tmap_check(&pa->tmap, 4096, e2, sizeof e2));
+    rt_gpu_plan_free(rp);
+    /* at a large M the grid is the persistent CTA count */
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 100000;
+    rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) {
+            assert_int_equal(rp->kernels[i].grid[0], CG_WG_SMS);
+            assert_int_equal(rp->kernels[i].grid[1], 1);
+        }
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+static void test_tmap_check(void **state) {
+    (void)state;
+    char e[200];
+    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}};
+    assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    assert_false(rt_tmap_check(&t, 0x1008, e, sizeof e)); /* address not 16-byte aligned */
+    assert_non_null(strstr(e, "aligned"));
+    t.dim[0] = 4100; /* pitch 8200 B */
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.dim[0] = 4096, t.box[1] = 512;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.box[1] = 128, t.box[0] = 128; /* 256-byte box rows in a 128-byte swizzle */
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.box[0] = 64, t.dim[1] = 0;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.dim[1] = 1, t.dtype = IR_I32;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+}
+
+/* Programs the wgmma kernel does not take keep the other kernels. */
+static void test_fallbacks(void **state) {
+    (void)state;
+    static const char *srcs[] = {
+        "fn f(a: f32[M, K], b: f32[K, N]) -> f32[M, N] { return a @ b }\n",             /* f32 */
+        "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n", /* batched */
+        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n",          /* K, N symbolic */
+        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n",          /* N = 1001: pitch */
+    };
+    fe_define d3[2] = {{"K", 64}, {"N", 1001}};
+    for (unsigned i = 0; i < 4; i++) {
+        cg_program *p = compile_src(srcs[i], CG_SM90A, i == 3 ? d3 : NULL, i == 3 ? 2 : 0, NULL);
+        const cg_kernel *k = mm_kernel(p);
+        assert_int_equal(k->ntmaps, 0);
+        assert_int_equal(k->tmpl[0], 0);
+        assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
+        cg_program_free(p);
+    }
+    /* sm_90 (no "a") never uses wgmma */
+    fe_define d[3] = {{"M", 512}, {"K", 512}, {"N", 512}};
+    cg_program *p = compile_src(SRC_GELU, CG_SM90, d, 3, NULL);
+    assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
+    cg_program_free(p);
+}
+
+/* ptxas -v of one program: assembles, no spills, no wgmma serialisation
+ * warnings, 168 registers when setmaxnreg is used. */
+static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, bool want_wgmma) {
+    cg_program *p = compile_src(src, CG_SM90A, defs, nd, NULL);
+    size_t len;
+    const char *ptx = cg_program_ptx(p, &len);
+    assert_true((strstr(ptx, "wgmma.mma_async") != NULL) == want_wgmma);
+    char log[] = "/tmp/tx_test_wgmma_log_XXXXXX";
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    int rc = tk_ptxas(ptx, len, "sm_90a", log);
+    if (rc == -1) {
+        unlink(log);
+        cg_program_free(p);
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[512];
+    int regs = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "C7510") || strstr(line, "C7508") || strstr(line, "C7515") || strstr(line, "arning"))
+            fail_msg("ptxas: %s", line);
+        const char *s = strstr(line, "bytes stack frame, ");
+        int spill = 0;
+        if (s && sscanf(s, "bytes stack frame, %d bytes spill stores", &spill) == 1 && spill != 0)
+            fail_msg("ptxas: spills: %s", line);
+        if ((s = strstr(line, "Used ")) != NULL) regs = atoi(s + 5);
+    }
+    fclose(f);
+    unlink(log);
+    assert_true(regs > 0);
+    if (strstr(ptx, "setmaxnreg")) assert_int_equal(regs, 168);
+    cg_program_free(p);
+}
+
+static void test_ptxas(void **state) {
+    (void)state;
+    fe_define big[3] = {{"M", 8192}, {"N", 8192}, {"K", 8192}};
+    fe_define m16[3] = {{"M", 16}, {"N", 4096}, {"K", 4096}};
+    fe_define rag[3] = {{"M", 1000}, {"N", 1000}, {"K", 1000}};
+    ptxas_check(SRC_GELU, big, 3, true);
+    ptxas_check(SRC_GELU, rag, 3, true);
+    ptxas_check(SRC_LIN, m16, 3, true);
+    ptxas_check(SRC_LIN, big, 3, true);
+    ptxas_check(SRC_TWO, rag, 3, true);
+    ptxas_check(SRC_TWO, big, 3, true);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_descriptor_bits), cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest_tmaps), cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_fallbacks), cmocka_unit_test(test_ptxas),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
