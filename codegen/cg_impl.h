@@ -473,8 +473,10 @@ typedef struct cg_wg_plan {
 } cg_wg_plan;
 /* Plans a wgmma kernel for M x N x K (M, K < 0: unknown) with an
  * epilogue storing nouts values, in smem_max bytes of shared memory on
- * nsm SMs: bn the widest of 256 (one output only)/128/64 whose tile count
- * fills the SMs (else 64), as many stages as fit (<= 8).
+ * nsm SMs: one consumer (bm 64) when M <= 64, else two (bm 128); bn the
+ * widest of 256 (one output only)/128/64/32 (32 only for a K-contiguous
+ * B) whose tile count fills the SMs (else the narrowest), as many stages
+ * as fit (<= 8).
  * False when two stages do not fit. */
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
                     int64_t smem_max, unsigned nsm, cg_wg_plan *p);

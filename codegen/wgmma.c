@@ -41,16 +41,21 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
                     int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
     (void)K;
     memset(p, 0, sizeof *p);
-    p->bm = 128, p->bk = 64, p->consumers = 2;
+    /* one consumer warpgroup (64 rows) when M is known to fit in 64 rows:
+     * a skinny product is a stream of B, and half the A box would be zeros */
+    p->consumers = M >= 0 && M <= 64 ? 1 : 2;
+    p->bm = 64 * p->consumers, p->bk = 64;
     p->threads = 128u * (1u + (unsigned)p->consumers);
     p->a_kmajor = a_kmajor, p->b_kmajor = b_kmajor;
     /* the widest N tile whose tile count still fills every SM; else the
-     * narrowest (most CTAs streaming the operands). 256 columns (128
-     * accumulators a thread) only for one stored output: the registers of
-     * a longer epilogue spill */
-    p->bn = 64;
-    static const int bns[3] = {256, 128, 64};
-    for (int i = nouts > 1 ? 1 : 0; i < 3; i++)
+     * narrowest (most CTAs streaming the operands): 32 columns when B is
+     * K-contiguous (a box of 32 rows), else 64 (an M/N-contiguous box is
+     * 64 columns, one 128-byte swizzle row). 256 columns (128 accumulators
+     * a thread) only for one stored output: a longer epilogue spills */
+    static const int bns[4] = {256, 128, 64, 32};
+    int last = b_kmajor ? 3 : 2;
+    p->bn = bns[last];
+    for (int i = nouts > 1 ? 1 : 0; i <= last; i++)
         if (wg_tiles(M, N, p->bm, bns[i]) >= (int64_t)nsm) {
             p->bn = bns[i];
             break;
@@ -67,7 +72,7 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
      * consumers need more than the 168 per thread 384 threads start with
      * (128 accumulators at bn 256); setmaxnreg redistributes the CTA's
      * launch allocation, so a kernel that starts with fewer must not ask */
-    p->setmaxnreg = p->bn > 128;
+    p->setmaxnreg = p->bn > 128 && p->consumers == 2;
     p->nsm = nsm;
     return true;
 }

@@ -127,6 +127,7 @@ static void test_layout_both_orders(void **state) {
     check_layout(true, 128, 64);
     check_layout(true, 256, 64);
     check_layout(true, 64, 64);
+    check_layout(true, 32, 64);
     check_layout(false, 128, 64);
     check_layout(false, 256, 64);
     check_layout(false, 64, 64);
@@ -146,10 +147,21 @@ static void test_plan(void **state) {
     assert_true(p.stages >= 2 && p.stages <= CG_WG_MAX_STAGES);
     assert_true(p.smem_bytes <= lim);
     assert_true(p.smem_bytes + p.stage_bytes > lim || p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
-    /* a 16-row product: the narrowest tile, most CTAs */
+    /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B */
     assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 64);
+    assert_int_equal(p.bm, 64);
+    assert_int_equal(p.consumers, 1);
+    assert_int_equal(p.threads, 256);
+    assert_int_equal(p.bn, 32);
     assert_false(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (64 + 32) * 64 * 2);
+    assert_int_equal(p.stage_bytes % 1024, 0);
+    /* ... of an N-contiguous B: 64 (a box row is 64 columns) */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    /* M unknown or above 64: two consumers */
+    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_int_equal(p.bm, 128);
     /* 1024 x 2048: 8 x 16 tiles of 128 fill 128 < 132 SMs, 8 x 32 of 64 do */
     assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
@@ -360,6 +372,7 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_GELU, big, 3, true);
     ptxas_check(SRC_GELU, rag, 3, true);
     ptxas_check(SRC_LIN, m16, 3, true);
+    ptxas_check(SRC_GELU, m16, 3, true);
     ptxas_check(SRC_LIN, big, 3, true);
     ptxas_check(SRC_TWO, rag, 3, true);
     ptxas_check(SRC_TWO, big, 3, true);
