@@ -442,6 +442,11 @@ static bool mkernel(mread *r, int ko, rt_mkernel *k, uint32_t i)
     if (!mint(r, ko, "smem_bytes", 0, UINT32_MAX, &v, where))
         return false;
     k->smem = (uint32_t)v;
+    /* The sm_90a template's TMA tensor maps and persistent grids are not described to this loader
+     * yet: refuse such a kernel rather than launch it with missing parameters. */
+    if (jget(r->d, ko, "tensor_maps") >= 0 || jget(r->d, ko, "persistent") >= 0)
+        return mfail(r, "%s (%s) uses TMA tensor maps or a persistent grid (the sm_90a template), which "
+                     "tx_rt cannot load yet; compile with --target=sm_90 for it", where, k->name);
     return true;
 }
 

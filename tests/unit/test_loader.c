@@ -172,6 +172,36 @@ static unsigned check_dir(const char *dir)
     return n;
 }
 
+/* A kernel of the sm_90a template (TMA tensor maps, persistent grid) is refused by the loader with
+ * a clear message instead of being launched without its maps. */
+static void test_manifest_refuses_tensor_maps(void **st)
+{
+    (void)st;
+    static const char src[] = "fn f(a: bf16[256, 256], b: bf16[256, 256]) -> bf16[256, 256] { return a @ b }\n";
+    char *man = NULL, err[512];
+    size_t mlen = 0;
+    fe_options fo = {NULL, NULL, 0};
+    tx_diag d;
+    pass_ctx pc;
+    tx_diag_init(&d, stderr, "mm.tx", src, sizeof src - 1);
+    memset(&pc, 0, sizeof pc);
+    pc.diag = &d;
+    pc.gpu = pass_gpu_find("h200");
+    ir_graph *g = drv_compile("mm.tx", src, sizeof src - 1, &fo, &pc, NULL, &d);
+    assert_non_null(g);
+    cg_program *cp = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(cp);
+    FILE *mf = open_memstream(&man, &mlen);
+    assert_true(cg_manifest_write(cp, mf));
+    fclose(mf);
+    assert_non_null(strstr(man, "\"tensor_maps\""));
+    assert_null(rt_manifest_parse(man, mlen, err, sizeof err));
+    assert_non_null(strstr(err, "tensor maps"));
+    free(man);
+    cg_program_free(cp);
+    ir_graph_free(g);
+}
+
 static void test_manifest_plan_matches_driver(void **st)
 {
     (void)st;
@@ -390,6 +420,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manifest_plan_matches_driver),
+        cmocka_unit_test(test_manifest_refuses_tensor_maps),
         cmocka_unit_test(test_manifest_parse_and_errors),
         cmocka_unit_test(test_txc_output_on_fake_driver),
     };
