@@ -185,6 +185,19 @@ bool ir_scalar_eval(ir_op op, ir_dtype t, const double *x, double *r);
 double ir_scalar_round(double v, ir_dtype t);
 /* Wraps an integer-valued v (|v| < 2^63) to i32 modulo 2^32. */
 double ir_scalar_wrap_i32(double v);
+/* Reductions (sum, mean, max, min), over a double accumulator: the identity
+ * an accumulator starts from (sum/mean 0, max -inf, min +inf, so an empty
+ * max/min gives its identity); one step acc OP v at dtype t (sums add in
+ * double, unwrapped; max/min propagate NaN and keep the first on ties); the
+ * value after `count` elements (mean divides, by the i32 division rule at
+ * i32); and the value over `count` > 0 elements all equal to v (sum: v *
+ * count, unrounded; mean: v; max/min: v; +0 for sums and means of -0s, as
+ * the accumulation from +0 gives). Each returns false for ops that are not
+ * reductions. The result is rounded by ir_scalar_round like any value. */
+bool ir_scalar_reduce_init(ir_op op, double *acc);
+bool ir_scalar_reduce_step(ir_op op, ir_dtype t, double acc, double v, double *r);
+bool ir_scalar_reduce_finish(ir_op op, ir_dtype t, double acc, double count, double *r);
+bool ir_scalar_reduce_uniform(ir_op op, double v, double count, double *r);
 
 /* ---- shapes -------------------------------------------------------------- */
 /* A dim >= 0 is a concrete extent. A dim < 0 is the symbolic size with

@@ -186,3 +186,92 @@ ir_dtype ir_elem_compute_dtype(const ir_graph *g, const ir_node *n) {
     if (n->nin == 1 && rt == IR_BOOL) return (ir_dtype)g->nodes[ir_in(g, n, 0)].dtype;
     return rt;
 }
+
+/* ---- reductions ---------------------------------------------------------- */
+/* The combining rule of a reduction op: sum and mean add, max and min keep
+ * the larger / smaller with NaN propagating; IR_NOPS for other ops. Names
+ * every op. */
+static ir_op reduce_combiner(ir_op op) {
+    switch (op) {
+    case IR_OP_SUM:
+    case IR_OP_MEAN: return IR_OP_ADD;
+    case IR_OP_MAX: return IR_OP_MAXIMUM;
+    case IR_OP_MIN: return IR_OP_MINIMUM;
+    case IR_OP_INPUT:
+    case IR_OP_CONST:
+    case IR_OP_NEG:
+    case IR_OP_ABS:
+    case IR_OP_EXP:
+    case IR_OP_EXP2:
+    case IR_OP_LOG:
+    case IR_OP_LOG2:
+    case IR_OP_SQRT:
+    case IR_OP_RSQRT:
+    case IR_OP_RECIP:
+    case IR_OP_SIN:
+    case IR_OP_COS:
+    case IR_OP_TANH:
+    case IR_OP_SIGMOID:
+    case IR_OP_RELU:
+    case IR_OP_GELU:
+    case IR_OP_GELU_TANH:
+    case IR_OP_SILU:
+    case IR_OP_ERF:
+    case IR_OP_FLOOR:
+    case IR_OP_CEIL:
+    case IR_OP_CAST:
+    case IR_OP_ADD:
+    case IR_OP_SUB:
+    case IR_OP_MUL:
+    case IR_OP_DIV:
+    case IR_OP_POW:
+    case IR_OP_MAXIMUM:
+    case IR_OP_MINIMUM:
+    case IR_OP_LT:
+    case IR_OP_LE:
+    case IR_OP_GT:
+    case IR_OP_GE:
+    case IR_OP_EQ:
+    case IR_OP_NE:
+    case IR_OP_WHERE:
+    case IR_OP_MATMUL:
+    case IR_OP_PERMUTE:
+    case IR_OP_RESHAPE:
+    case IR_OP_BROADCAST:
+    case IR_OP_SLICE:
+    case IR_OP_CONCAT:
+    case IR_OP_OUTPUT:
+    case IR_NOPS: return IR_NOPS;
+    }
+    return IR_NOPS;
+}
+
+bool ir_scalar_reduce_init(ir_op op, double *acc) {
+    ir_op c = reduce_combiner(op);
+    if (c == IR_NOPS) return false;
+    *acc = c == IR_OP_MAXIMUM ? -INFINITY : c == IR_OP_MINIMUM ? INFINITY : 0.0;
+    return true;
+}
+
+bool ir_scalar_reduce_step(ir_op op, ir_dtype t, double acc, double v, double *r) {
+    ir_op c = reduce_combiner(op);
+    double x[2] = {acc, v};
+    /* the accumulator is exact (double), so sums are not wrapped here: the i32 store wraps them */
+    return c != IR_NOPS && ir_scalar_eval(c, ir_dtype_is_float(t) || c == IR_OP_ADD ? IR_F32 : t, x, r);
+}
+
+bool ir_scalar_reduce_finish(ir_op op, ir_dtype t, double acc, double count, double *r) {
+    if (reduce_combiner(op) == IR_NOPS) return false;
+    double q[2] = {acc, count};
+    if (op == IR_OP_MEAN) return ir_scalar_eval(IR_OP_DIV, t, q, r);
+    *r = acc;
+    return true;
+}
+
+bool ir_scalar_reduce_uniform(ir_op op, double v, double count, double *r) {
+    ir_op c = reduce_combiner(op);
+    if (c == IR_NOPS || count <= 0) return false;
+    /* the accumulator starts at +0, so a sum or mean of -0s is +0 (v + 0.0) */
+    *r = op == IR_OP_SUM ? v * count + 0.0 : op == IR_OP_MEAN ? v + 0.0 : v;
+    return true;
+}

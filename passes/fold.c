@@ -27,8 +27,9 @@ static bool eval_elem(const ir_graph *g, const ir_node *n, const double *x, doub
     return true;
 }
 
-/* Value of reduction `n` of a uniform input with value v: max/min/mean
- * give v over any non-empty extent, sum gives v times the (concrete) count. */
+/* Value of reduction `n` of a uniform input with value v, by the shared rule
+ * ir_scalar_reduce_uniform: max/min/mean give v over any non-empty extent,
+ * sum gives v times the (concrete) count, rounded once to the dtype. */
 static bool eval_reduce(const ir_graph *g, const ir_node *n, double v, double *r) {
     const ir_shape *s = &g->nodes[ir_in(g, n, 0)].shape;
     int64_t count = 1;
@@ -39,17 +40,14 @@ static bool eval_reduce(const ir_graph *g, const ir_node *n, double v, double *r
         else if (!ir_mul_ok(count, s->dim[i], &count)) return false;
     }
     if (count == 0 || n->dtype == IR_BOOL) return false;
-    if (n->op != IR_OP_SUM) {
-        *r = v;
-        return true;
-    }
-    if (!known) return false;
-    if (n->dtype == IR_I32) { /* wraps like the interpreter's i32 sum; exact while < 2^53 */
-        if (count >= (1LL << 31)) return false;
-        *r = ir_scalar_wrap_i32(v * (double)count);
-        return true;
-    }
-    *r = ir_scalar_round(v * (double)count, (ir_dtype)n->dtype);
+    if (n->op == IR_OP_SUM && !known) return false; /* the others do not depend on the count */
+    if (n->op == IR_OP_SUM && n->dtype == IR_I32 && count >= (1LL << 31)) return false; /* exact below */
+    double u;
+    if (!ir_scalar_reduce_uniform((ir_op)n->op, v, (double)count, &u)) return false;
+    if (n->op == IR_OP_SUM && n->dtype == IR_I32) /* wraps like i32 adds: the product modulo 2^32 */
+        *r = (double)(int32_t)(uint32_t)((uint64_t)(int64_t)v * (uint64_t)count);
+    else
+        *r = ir_scalar_round(u, (ir_dtype)n->dtype);
     return true;
 }
 

@@ -82,15 +82,8 @@ static void copy_elem(rt_tensor *dst, int64_t j, const rt_tensor *src, int64_t i
 /* ---- scalar semantics ---------------------------------------------------- */
 /* Every element is computed by the shared scalar rules (ir/scalar.c, the ones
  * constant folding calls) and stored by rt_set, whose rounding is
- * ir_scalar_round's (tests/unit/test_scalar.c checks the two agree). */
-
-/* Value of reduction step acc OP v for max/min (NaN propagates) at dtype t. */
-static double reduce_step(ir_op op, ir_dtype t, double acc, double v) {
-    double x[2] = {acc, v}, r = acc + v;
-    if (op == IR_OP_MAX) (void)ir_scalar_eval(IR_OP_MAXIMUM, t, x, &r);
-    if (op == IR_OP_MIN) (void)ir_scalar_eval(IR_OP_MINIMUM, t, x, &r);
-    return r;
-}
+ * ir_scalar_round's (tests/unit/test_scalar.c checks the two agree);
+ * reductions accumulate by ir_scalar_reduce_init/step/finish. */
 
 /* ---- interpreter state --------------------------------------------------- */
 typedef struct interp {
@@ -261,7 +254,8 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     ir_op op = (ir_op)n->op;
     /* max/min over an empty axis give their identities, -inf and +inf (as
      * NumPy's `initial=` would), so a softmax of empty rows is empty. */
-    double init = op == IR_OP_MAX ? -INFINITY : op == IR_OP_MIN ? INFINITY : 0.0;
+    double init = 0;
+    if (!ir_scalar_reduce_init(op, &init)) return bad_node(ip, id, "not a reduction op");
     double *acc = ir_xmalloc((size_t)(on ? on : 1) * sizeof *acc);
     for (int64_t i = 0; i < on; i++) acc[i] = init;
     iter it;
@@ -269,14 +263,11 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     memcpy(it.stride[0], xs, sizeof xs);
     for (int64_t i = 0; i < xn; i++, iter_next(&it)) {
         double *a = &acc[it.off[0]];
-        *a = reduce_step(op, x->dtype, *a, rt_get(x, i));
+        (void)ir_scalar_reduce_step(op, x->dtype, *a, rt_get(x, i), a);
     }
     for (int64_t i = 0; i < on; i++) {
         double v = acc[i];
-        if (op == IR_OP_MEAN) {
-            double q[2] = {v, (double)count};
-            (void)ir_scalar_eval(IR_OP_DIV, out->dtype, q, &v);
-        }
+        (void)ir_scalar_reduce_finish(op, out->dtype, acc[i], (double)count, &v);
         if (op == IR_OP_SUM && out->dtype == IR_I32 && fabs(v) < 9007199254740992.0)
             ((int32_t *)out->data)[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)v; /* wraps like i32 adds */
         else

@@ -3,7 +3,7 @@
  *  - constant folding (passes/fold.c) and the reference interpreter
  *    (runtime/interp.c) agree bit for bit on every elementwise op at the edge
  *    values of issue 10, at every dtype (unary ops; binary and where ops over
- *    pairs of them, with the IEEE edges of pow);
+ *    pairs of them, with the IEEE edges of pow; reductions of uniform values);
  *  - every op has its rules: a scalar rule exactly for the elementwise rows,
  *    a kernel rule on the host and the GPU target for every elementwise row
  *    at f32 and i32, and a frontend built-in for every IR_T_CALL row;
@@ -167,6 +167,55 @@ static void test_fold_matches_interp_binary(void **state) {
     assert_true(checked >= 14 * NDT * NVALS * NVALS); /* the 14 binary and where ops of today */
 }
 
+/* (a) Every reduction row: folding a reduction of a uniform value (a
+ * broadcast constant over 5 elements) gives the interpreter's bits for the
+ * same values, at every value and dtype. */
+static void test_fold_matches_interp_reduce(void **state) {
+    (void)state;
+    unsigned checked = 0;
+    ir_shape s5 = {.rank = 1, .dim = {5}};
+    for (int op = 0; op < IR_NOPS; op++) {
+        if (!(ir_op_traits((ir_op)op) & IR_T_REDUCE)) continue;
+        for (unsigned t = 0; t < NDT; t++) {
+            if (DTYPES[t] == IR_BOOL) continue; /* the frontend makes bool sums i32; fold leaves bool */
+            for (unsigned i = 0; i < NVALS; i++) {
+                double v = ir_scalar_round(VALS[i], DTYPES[t]);
+                tx_diag d;
+                tx_diag_init(&d, stderr, "fold", NULL, 0);
+                pass_ctx pc = {.diag = &d};
+                ir_graph *g = ir_graph_new("f", NULL);
+                ir_id b = ir_add_broadcast(g, ir_add_const(g, v, DTYPES[t]), &s5);
+                ir_id r = ir_add_reduce(g, (ir_op)op, b, 1, false);
+                ir_add_output(g, &r, 1);
+                (void)pass_fold(g, &pc);
+                const ir_node *o = &g->nodes[ir_in(g, &g->nodes[ir_output(g)], 0)];
+                if (o->op != IR_OP_CONST) fail_msg("%s at %s did not fold", ir_op_name((ir_op)op), ir_dtype_name(DTYPES[t]));
+                ir_dtype odt = (ir_dtype)o->dtype;
+                uint32_t got = bits_of(o->a.cval, odt);
+                ir_graph_free(g);
+                g = ir_graph_new("i", NULL);
+                ir_id x = ir_add_input(g, "x", DTYPES[t], &s5);
+                r = ir_add_reduce(g, (ir_op)op, x, 1, false);
+                ir_add_output(g, &r, 1);
+                rt_tensor in = {.dtype = DTYPES[t], .rank = 1, .dim = {5}}, out;
+                assert_true(rt_tensor_alloc(&in));
+                for (int k = 0; k < 5; k++) rt_set(&in, k, v);
+                assert_true(rt_interp_run(g, &in, &out, &d));
+                uint32_t want = 0;
+                memcpy(&want, out.data, (size_t)ir_dtype_size(out.dtype));
+                if (got != want)
+                    fail_msg("%s at %s of 5 x %g: folded bits 0x%x, interpreter 0x%x", ir_op_name((ir_op)op),
+                             ir_dtype_name(DTYPES[t]), v, got, want);
+                rt_tensor_free(&in);
+                rt_tensor_free(&out);
+                ir_graph_free(g);
+                checked++;
+            }
+        }
+    }
+    assert_true(checked >= 4 * 4 * NVALS);
+}
+
 /* pow at the IEEE edges NumPy follows (C99 Annex F), in the shared rule. */
 static void test_pow_edges(void **state) {
     (void)state;
@@ -209,10 +258,17 @@ static void test_int_rules(void **state) {
     assert_true(ir_scalar_eval(IR_OP_ABS, IR_I32, m, &r) && r == -2147483648.0);
 }
 
-/* (b) A scalar rule exists exactly for the elementwise rows. */
+/* (b) A scalar rule exists exactly for the elementwise rows, a reduction
+ * rule exactly for the reduction rows. */
 static void test_every_op_has_scalar_rule(void **state) {
     (void)state;
     for (int op = 0; op < IR_NOPS; op++) {
+        bool red = (ir_op_traits((ir_op)op) & IR_T_REDUCE) != 0;
+        double acc = 0, rr = 0;
+        if (ir_scalar_reduce_init((ir_op)op, &acc) != red || ir_scalar_reduce_uniform((ir_op)op, 1, 2, &rr) != red ||
+            ir_scalar_reduce_step((ir_op)op, IR_F32, 0, 1, &rr) != red ||
+            ir_scalar_reduce_finish((ir_op)op, IR_F32, 1, 2, &rr) != red)
+            fail_msg("op %s: reduction rule %s", ir_op_name((ir_op)op), red ? "missing" : "for a non-reduction op");
         bool elem = (ir_op_traits((ir_op)op) & IR_T_ELEM) != 0;
         for (unsigned t = 0; t < NDT; t++) {
             double x[3] = {0.5, 2, 1}, r = -12345;
@@ -385,6 +441,7 @@ static void test_missing_kernel_rule_is_refused(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_fold_matches_interp_unary), cmocka_unit_test(test_fold_matches_interp_binary),
+        cmocka_unit_test(test_fold_matches_interp_reduce),
         cmocka_unit_test(test_pow_edges),                 cmocka_unit_test(test_int_rules),
         cmocka_unit_test(test_every_op_has_scalar_rule),  cmocka_unit_test(test_every_op_has_kernel_rule),
         cmocka_unit_test(test_builtins_follow_the_table), cmocka_unit_test(test_missing_kernel_rule_is_refused),
