@@ -53,17 +53,67 @@ static void c_strides(cg_ctx *cx, const ir_shape *s, LLVMValueRef *st) {
     }
 }
 
+/* Compile-time value of an i64 dim value (a constant, or a bound symbol's constant); -1 when
+ * it is only known at run time. */
+static int64_t const_dim(cg_ctx *cx, ir_dim d) {
+    LLVMValueRef v = cg_dim(cx, d);
+    return LLVMIsAConstantInt(v) ? LLVMConstIntGetSExtValue(v) : -1;
+}
+
+/* Element strides of reshape `r` (its result's dims) from st, the strides of its input's dims:
+ * true when the result is a strided view of the same elements, that is, each run of input dims
+ * that the reshape merges or splits is contiguous within itself (the view rule of NumPy and
+ * PyTorch). Needs compile-time dims, nonzero sizes and constant strides; false otherwise (the
+ * operand then takes the generic load). */
+static bool reshape_strides(cg_ctx *cx, const ir_shape *from, const LLVMValueRef *st,
+                            const ir_shape *to, LLVMValueRef *out) {
+    int64_t od[IR_MAX_RANK], os[IR_MAX_RANK], ns[IR_MAX_RANK];
+    if (from->rank == 0) return false;
+    for (unsigned i = 0; i < from->rank; i++) {
+        od[i] = const_dim(cx, from->dim[i]);
+        if (od[i] <= 0 || !LLVMIsAConstantInt(st[i])) return false;
+        os[i] = LLVMConstIntGetSExtValue(st[i]);
+    }
+    for (unsigned j = 0; j < to->rank; j++)
+        if (const_dim(cx, to->dim[j]) <= 0) return false;
+    int vd = (int)to->rank - 1;
+    int64_t base = os[from->rank - 1], tn = 1, vn = 1;
+    for (int td = (int)from->rank - 1; td >= 0; td--) {
+        tn *= od[td];
+        if (td > 0 && od[td - 1] == 1) continue; /* a unit dim joins the current run */
+        if (td > 0 && os[td - 1] == tn * base) continue; /* contiguous with the run */
+        while (vd >= 0 && (vn < tn || const_dim(cx, to->dim[vd]) == 1)) {
+            ns[vd] = vn * base;
+            vn *= const_dim(cx, to->dim[vd]);
+            vd--;
+        }
+        if (vn != tn) return false;
+        if (td > 0) base = os[td - 1], tn = 1, vn = 1;
+    }
+    if (vd != -1) return false;
+    for (unsigned j = 0; j < to->rank; j++) out[j] = cg_i64(cx, ns[j]);
+    return true;
+}
+
+/* True when node x is a step the operand walk of cg_mm_resolve_opnd looks through: an in-region
+ * cast or permute, or a reshape (a view: index arithmetic in whichever region reads it). */
+static bool opnd_step(cg_ctx *cx, unsigned region, ir_id x) {
+    const ir_node *n = &cx->g->nodes[x];
+    if (cg_is_hbm(cx, x)) return false;
+    if (n->op == IR_OP_RESHAPE) return true;
+    return n->region == region && (n->op == IR_OP_CAST || n->op == IR_OP_PERMUTE);
+}
+
 void cg_mm_resolve_opnd(cg_ctx *cx, unsigned region, ir_id id, unsigned nb, cg_mm_opnd *o) {
     const ir_graph *g = cx->g;
     memset(o, 0, sizeof *o);
     o->node = id;
     o->nbatch = nb;
-    /* walk casts and permutes inside the region down to an HBM value */
+    /* walk casts, permutes and reshapes down to an HBM value */
     ir_id chain[64];
     unsigned nchain = 0;
     ir_id x = id;
-    while (!cg_is_hbm(cx, x) && g->nodes[x].region == region && nchain < 64 &&
-           (g->nodes[x].op == IR_OP_CAST || g->nodes[x].op == IR_OP_PERMUTE)) {
+    while (nchain < 64 && opnd_step(cx, region, x)) {
         chain[nchain++] = x;
         x = ir_in(g, &g->nodes[x], 0);
     }
@@ -71,24 +121,30 @@ void cg_mm_resolve_opnd(cg_ctx *cx, unsigned region, ir_id id, unsigned nb, cg_m
     bool ok = cg_is_hbm(cx, x) && cg_buf_ptr(cx, x) && nchain <= 4 + 8;
     unsigned ncast = 0;
     for (unsigned i = 0; i < nchain; i++) ncast += g->nodes[chain[i]].op == IR_OP_CAST;
-    if (!ok || ncast > 4) {
-        o->load = opnd_load_generic;
-        return;
-    }
     LLVMValueRef st[IR_MAX_RANK], tmp[IR_MAX_RANK];
-    c_strides(cx, &base->shape, st);
-    o->ptr = cg_buf_ptr(cx, x);
-    o->ldt = (ir_dtype)base->dtype;
-    unsigned rank = base->shape.rank;
-    for (unsigned i = nchain; i-- > 0;) { /* from the base outwards */
+    if (ok && ncast <= 4) c_strides(cx, &base->shape, st);
+    for (unsigned i = nchain; ok && ncast <= 4 && i-- > 0;) { /* from the base outwards */
         const ir_node *v = &g->nodes[chain[i]];
+        const ir_shape *from = &g->nodes[ir_in(g, v, 0)].shape;
         if (v->op == IR_OP_CAST) {
             o->casts[o->ncast++] = (ir_dtype)v->dtype;
+        } else if (v->op == IR_OP_PERMUTE) {
+            for (unsigned d = 0; d < v->shape.rank; d++) tmp[d] = st[v->a.perm[d]];
+            memcpy(st, tmp, sizeof tmp);
         } else {
-            for (unsigned d = 0; d < rank; d++) tmp[d] = st[v->a.perm[d]];
+            ok = reshape_strides(cx, from, st, &v->shape, tmp);
             memcpy(st, tmp, sizeof tmp);
         }
     }
+    if (!ok || ncast > 4) {
+        memset(o, 0, sizeof *o);
+        o->node = id;
+        o->nbatch = nb;
+        o->load = opnd_load_generic;
+        return;
+    }
+    o->ptr = cg_buf_ptr(cx, x);
+    o->ldt = (ir_dtype)base->dtype;
     const ir_node *n = &g->nodes[id];
     unsigned ro = n->shape.rank, nbo = ro - 2;
     for (unsigned i = 0; i < nb; i++) {

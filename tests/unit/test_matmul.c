@@ -378,6 +378,37 @@ static void test_host_sample(void **st) {
     ir_graph_free(g);
 }
 
+/* Operands behind reshapes: split heads (x[S, H*D] -> [S, H, D] -> [H, S, D], a strided view
+ * the tile loads read directly) and merged heads of a permuted value (not a strided view: the
+ * generic load), both against the interpreter; the bf16 forms assemble with tensor cores. */
+static ir_graph *mm_reshape(ir_dtype dt, bool merge) {
+    ir_graph *g = ir_graph_new("mmr", NULL);
+    static const uint8_t swap01[3] = {1, 0, 2};
+    ir_shape sx = merge ? S3(4, 40, 16) : S2(40, 64), sw = merge ? S2(64, 24) : S3(4, 16, 24);
+    ir_id x = ir_add_input(g, "x", dt, &sx);
+    ir_id w = ir_add_input(g, "w", dt, &sw);
+    ir_shape split = S3(40, 4, 16), merged = S2(40, 64);
+    ir_id a = merge ? ir_add_reshape(g, ir_add_permute(g, x, swap01), &merged)
+                    : ir_add_permute(g, ir_add_reshape(g, x, &split), swap01);
+    ir_id m = ir_add_matmul(g, a, w);
+    ir_add_output(g, &m, 1);
+    one_region(g, IR_RK_MATMUL, m, 64, 64, 32);
+    return g;
+}
+
+static void test_mm_reshape_views(void **st) {
+    (void)st;
+    for (int merge = 0; merge < 2; merge++) {
+        ir_graph *g = mm_reshape(IR_F32, merge);
+        check_host(g, merge ? "f32 matmul, merged heads" : "f32 matmul, split heads");
+        ir_graph_free(g);
+        g = mm_reshape(IR_BF16, merge);
+        check_host(g, merge ? "bf16 matmul, merged heads" : "bf16 matmul, split heads");
+        check_ptx(g, merge ? "bf16 matmul, merged heads" : "bf16 matmul, split heads", true);
+        ir_graph_free(g);
+    }
+}
+
 static void test_attention_host(void **st) {
     (void)st;
     static const int64_t ss[] = {1, 17, 64, 130};
@@ -419,6 +450,7 @@ int main(void) {
         cmocka_unit_test(test_mm_residual_cast),
         cmocka_unit_test(test_mm_prologue_generic),
         cmocka_unit_test(test_mm_horizontal),
+        cmocka_unit_test(test_mm_reshape_views),
         cmocka_unit_test(test_host_sample),
         cmocka_unit_test(test_attention_host),
         cmocka_unit_test(test_attention_ptx),
