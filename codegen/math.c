@@ -398,8 +398,12 @@ static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA:
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:
@@ -478,8 +482,12 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA:
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:

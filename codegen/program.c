@@ -101,7 +101,7 @@ static void cg_sources(cg_ctx *cx, ir_id v, void (*fn)(cg_ctx *, ir_id, void *),
  * view its region writes (a returned view, materialised by a copy region). */
 static bool cg_is_member(const cg_ctx *cx, ir_id i) {
     const ir_node *n = &cx->g->nodes[i];
-    if (n->op == IR_OP_INPUT || n->op == IR_OP_CONST || n->op == IR_OP_OUTPUT || n->region >= cx->g->nregions)
+    if (n->op == IR_OP_INPUT || ir_is_gen(cx->g, i) || n->op == IR_OP_OUTPUT || n->region >= cx->g->nregions)
         return false;
     return !cg_is_view(n) || cx->bufidx_kind[i] == CG_BUF_OUTPUT + 1;
 }
@@ -110,7 +110,7 @@ static bool cg_is_member(const cg_ctx *cx, ir_id i) {
 static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
     unsigned reader = *(const unsigned *)arg;
     const ir_node *p = &cx->g->nodes[v];
-    if (p->op == IR_OP_INPUT || p->op == IR_OP_CONST || cx->bufidx_kind[v] || p->region == reader) return;
+    if (p->op == IR_OP_INPUT || ir_is_gen(cx->g, v) || cx->bufidx_kind[v] || p->region == reader) return;
     if (cx->ntemps == cx->tcap) {
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
@@ -141,7 +141,7 @@ static bool cg_assign_homes(cg_ctx *cx) {
             cx->bufidx[i] = n->a.param;
             continue;
         }
-        if (n->op == IR_OP_CONST) continue;
+        if (ir_is_gen(g, i)) continue;
         if (n->region == IR_NONE || n->region >= g->nregions) {
             tx_error(cx->diag, "codegen: node %%%u (%s) belongs to no fused region; run the planner first",
                      i, ir_op_name(n->op));
@@ -166,7 +166,7 @@ static bool cg_assign_homes(cg_ctx *cx) {
 /* True when node id has an HBM home and is not computed by the current region. */
 bool cg_is_hbm(const cg_ctx *cx, ir_id id) {
     const ir_node *n = &cx->g->nodes[id];
-    if (n->op == IR_OP_CONST || cg_is_view(n)) return false;
+    if (ir_is_gen(cx->g, id) || cg_is_view(n)) return false;
     if (n->op == IR_OP_INPUT) return true;
     if (cx->region == IR_NONE) return cx->bufidx_kind[id] != 0;
     return n->region != cx->region && cx->bufidx_kind[id] != 0;

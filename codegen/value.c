@@ -409,10 +409,14 @@ static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueR
     case IR_OP_SILU:
     case IR_OP_ERF:
     case IR_OP_POW: return cg_math(cx, op, a, c);
+    case IR_OP_NOT: /* bool operands only (cg_int_op) */
+    case IR_OP_AND:
+    case IR_OP_OR:
     case IR_OP_CAST:  /* cg_convert */
     case IR_OP_WHERE: /* cg_emit_op */
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA: /* cg_iota */
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:
@@ -480,6 +484,9 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
     case IR_OP_ADD: return isbool ? LLVMBuildOr(b, a, c, "") : LLVMBuildAdd(b, a, c, "");
     case IR_OP_SUB: return isbool ? LLVMBuildXor(b, a, c, "") : LLVMBuildSub(b, a, c, "");
     case IR_OP_MUL: return isbool ? LLVMBuildAnd(b, a, c, "") : LLVMBuildMul(b, a, c, "");
+    case IR_OP_AND: return LLVMBuildAnd(b, a, c, "");
+    case IR_OP_OR: return LLVMBuildOr(b, a, c, "");
+    case IR_OP_NOT: return LLVMBuildXor(b, a, LLVMConstInt(t, 1, 0), "");
     case IR_OP_MAXIMUM:
         return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, ""), a, c, "");
     case IR_OP_MINIMUM:
@@ -519,6 +526,7 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
     case IR_OP_WHERE: /* cg_emit_op */
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA: /* cg_iota */
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:
@@ -581,6 +589,12 @@ static LLVMValueRef cg_const(cg_ctx *cx, const ir_node *n) {
     case IR_BF16: return cg_f32c(cx, ir_bf16_to_f32(ir_f32_to_bf16((float)v)));
     default: return cg_f32c(cx, (float)v);
     }
+}
+
+/* An iota's value at idx: the index along its axis, as i32. */
+static LLVMValueRef cg_iota(cg_ctx *cx, const ir_node *n, cg_index *idx) {
+    cg_index_dims(cx, idx);
+    return LLVMBuildTrunc(cx->b, idx->dim[n->a.axis], cx->i32, "iota");
 }
 
 /* Loads an HBM value at idx, through the pointwise vector cache when idx is
@@ -738,6 +752,7 @@ LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     const ir_node *n = &g->nodes[id];
     if (cx->subst[id]) return cx->subst[id];
     if (n->op == IR_OP_CONST) return cg_const(cx, n);
+    if (n->op == IR_OP_IOTA) return cg_iota(cx, n, idx);
     LLVMValueRef v = cg_memo_get(cx, id, idx->lin);
     if (v) return v;
     unsigned tr = ir_op_traits((ir_op)n->op);

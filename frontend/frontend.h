@@ -51,6 +51,7 @@ typedef enum {
     FE_E_BOOL,   /* ival 0/1 */
     FE_E_NAME,   /* name */
     FE_E_NEG,    /* unary minus: kids[0] */
+    FE_E_NOT,    /* boolean not `~`: kids[0] */
     FE_E_BIN,    /* binary operator `op`: kids[0], kids[1] */
     FE_E_CALL,   /* name(kids[0..nkids), kw[0..nkw)) */
     FE_E_TUPLE,  /* (kids...) */
@@ -60,6 +61,7 @@ typedef enum {
 typedef enum {
     FE_OP_ADD, FE_OP_SUB, FE_OP_MUL, FE_OP_DIV, FE_OP_MATMUL, FE_OP_POW,
     FE_OP_LT, FE_OP_LE, FE_OP_GT, FE_OP_GE, FE_OP_EQ, FE_OP_NE,
+    FE_OP_AND, FE_OP_OR, /* boolean `&`, `|` */
 } fe_binop;
 const char *fe_binop_str(fe_binop op); /* "+", "<=", ... */
 
@@ -163,6 +165,13 @@ const char *fe_token_name(int kind);
  * recursion, types and shapes, inlines every call. Reports the first error
  * to `d` and returns NULL on failure. Temporaries live in `a`. */
 ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt, tx_diag *d);
+
+/* The candidate a user most likely meant by the unknown `name`: a known
+ * PyTorch/NumPy spelling of one of them (`keepdims` -> `keepdim`, `dim` ->
+ * `axis`, `True` -> `true`), else the closest by edit distance (case
+ * ignored; at most 1-3 edits depending on the length). NULL entries and
+ * names starting with '_' are skipped. Returns a candidate or NULL. */
+const char *fe_suggest(const char *name, const char *const *cands, unsigned n);
 
 /* Checks the source bytes before scanning: NUL bytes, invalid UTF-8 and an
  * empty file are errors (reported to `d`). Returns true when clean. */

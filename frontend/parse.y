@@ -82,7 +82,7 @@ static fe_func *mkfunc(fe_pctx *c, const char *name, FE_YYLTYPE l, fe_vec *param
 %token <i> INT "integer" TRUE "'true'" FALSE "'false'"
 %token <f> FLOAT "float"
 
-%type <e> expr arith term unary power postfix atom
+%type <e> expr conj cmp arith term unary power postfix atom
 %type <t> type
 %type <dm> dim
 %type <p> param
@@ -163,7 +163,13 @@ exprs: expr { memset(&$$, 0, sizeof $$); vpush(ctx, &$$, $1); }
      | exprs ',' expr { $$ = $1; vpush(ctx, &$$, $3); }
      ;
 
-expr: arith
+expr: conj
+    | expr '|' conj { $$ = mkbin(ctx, FE_OP_OR, @2, $1, $3); DEEP($$); }
+    ;
+conj: cmp
+    | conj '&' cmp { $$ = mkbin(ctx, FE_OP_AND, @2, $1, $3); DEEP($$); }
+    ;
+cmp: arith
     | arith '<' arith { $$ = mkbin(ctx, FE_OP_LT, @2, $1, $3); DEEP($$); }
     | arith LE arith { $$ = mkbin(ctx, FE_OP_LE, @2, $1, $3); DEEP($$); }
     | arith '>' arith { $$ = mkbin(ctx, FE_OP_GT, @2, $1, $3); DEEP($$); }
@@ -182,6 +188,7 @@ term: unary
     ;
 unary: power
      | '-' unary { $$ = mkneg(ctx, @1, $2); DEEP($$); }
+     | '~' unary { $$ = mkneg(ctx, @1, $2); $$->kind = FE_E_NOT; DEEP($$); }
      ;
 power: postfix
      | postfix POW unary { $$ = mkbin(ctx, FE_OP_POW, @2, $1, $3); DEEP($$); }
@@ -350,7 +357,7 @@ static fe_expr *mkbin(fe_pctx *c, int op, FE_YYLTYPE l, fe_expr *a, fe_expr *b) 
     return e;
 }
 
-/* Unary minus at l. */
+/* Unary minus at l (the caller may turn it into FE_E_NOT). */
 static fe_expr *mkneg(fe_pctx *c, FE_YYLTYPE l, fe_expr *a) {
     fe_expr *e = mk(c, FE_E_NEG, l);
     e->kids = fe_alloc(c->a, sizeof *e->kids);

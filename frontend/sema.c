@@ -132,7 +132,7 @@ static const char *plural(unsigned n) { return n == 1 ? "" : "s"; }
 /* ---- names ------------------------------------------------------------- */
 typedef enum {
     B_UNARY, B_CAST, B_BINARY, B_WHERE, B_REDUCE, B_MATMUL, B_TRANSPOSE, B_PERMUTE,
-    B_RESHAPE, B_BCAST, B_SLICE, B_CONCAT, B_ASDTYPE,
+    B_RESHAPE, B_BCAST, B_SLICE, B_CONCAT, B_ASDTYPE, B_ARANGE, B_IOTA,
 } bkind;
 
 typedef struct builtin {
@@ -145,7 +145,7 @@ typedef struct builtin {
 } builtin;
 
 /* The built-ins with a surface form of their own (casts, views, transpose,
- * the prelude's _as_dtype). The elementwise, reduction and matmul built-ins
+ * the index space arange/iota, the prelude's _as_dtype). The elementwise, reduction and matmul built-ins
  * are the IR_T_CALL rows of the op table (op_builtin). */
 static const builtin builtins[] = {
     {"f32", B_CAST, 1, 0, 0, {0}}, {"f16", B_CAST, 1, 0, 0, {0}}, {"bf16", B_CAST, 1, 0, 0, {0}},
@@ -154,6 +154,7 @@ static const builtin builtins[] = {
     {"permute", B_PERMUTE, 2, 0, 0, {0}}, {"reshape", B_RESHAPE, 2, 0, 0, {0}},
     {"broadcast_to", B_BCAST, 2, 0, 0, {0}}, {"slice", B_SLICE, 1, 1, 0, {"axis", "start", "stop"}},
     {"concat", B_CONCAT, 1, 0, 0, {"axis"}}, {"_as_dtype", B_ASDTYPE, 2, 0, 1, {0}},
+    {"arange", B_ARANGE, 1, 0, 0, {0}}, {"iota", B_IOTA, 1, 1, 0, {"axis"}},
 };
 
 /* The built-ins of the op table: its IR_T_CALL rows (name NULL in the other
@@ -210,6 +211,45 @@ static const fe_fref *find_fref(const sema *s, const char *name) {
 static const fe_func *find_func(const sema *s, const char *name) {
     const fe_fref *r = find_fref(s, name);
     return r ? r->f : NULL;
+}
+
+/* "; did you mean 'X'?" when fe_suggest finds a candidate, else "". */
+static const char *mean_hint(const char *name, const char *const *cands, unsigned n, char *buf, size_t cap) {
+    const char *pick = fe_suggest(name, cands, n);
+    if (pick) snprintf(buf, cap, "; did you mean '%s'?", pick);
+    else buf[0] = 0;
+    return buf;
+}
+
+/* The did-you-mean hint for an unknown function: the public built-ins and
+ * every function of the program (the prelude's composites included). */
+static const char *func_hint(const sema *s, const char *name, char *buf, size_t cap) {
+    size_t nb = sizeof builtins / sizeof *builtins;
+    const char **c = ir_xmalloc((nb + IR_NOPS + s->p->nfuncs + 1) * sizeof *c);
+    unsigned n = 0;
+    for (size_t i = 0; i < nb; i++)
+        if (!builtins[i].internal) c[n++] = builtins[i].name;
+    for (int i = 0; i < IR_NOPS; i++)
+        if (op_builtins[i].name) c[n++] = op_builtins[i].name;
+    for (unsigned i = 0; i < s->p->nfuncs; i++) c[n++] = s->p->funcs[i]->name;
+    mean_hint(name, c, n, buf, cap);
+    free(c);
+    return buf;
+}
+
+/* The did-you-mean hint for an unknown name: the names bound in f, the
+ * graph's symbolic dims and the literal keywords. */
+static const char *name_hint(const sema *s, const frame *f, const char *name, char *buf, size_t cap) {
+    static const char *const words[] = {"true", "false", "inf", "nan"};
+    unsigned nw = sizeof words / sizeof *words;
+    const char **c = ir_xmalloc((f->nb + s->g->nsyms + nw + 1) * sizeof *c);
+    unsigned n = 0;
+    for (unsigned i = 0; i < f->nb; i++) c[n++] = f->b[i].name;
+    for (uint32_t i = 0; i < s->g->nsyms; i++) c[n++] = s->g->syms[i].name;
+    for (unsigned i = 0; i < nw; i++) c[n++] = words[i];
+    mean_hint(name, c, n, buf, cap);
+    free(c);
+    return buf;
 }
 
 /* Why `name` cannot be bound by user code, or NULL when it can: built-ins
@@ -375,7 +415,7 @@ static bool mk_const(sema *s, const fe_val *v, ir_dtype dt, ir_id *out) {
                                       : err(s, v->loc, "integer literal %lld does not fit in i32", (long long)v->i);
     } else if (dt == IR_BOOL) {
         x = x != 0;
-    } else if (ir_dtype_is_float(dt) && fabs(x) > dt_max(dt)) {
+    } else if (ir_dtype_is_float(dt) && isfinite(x) && fabs(x) > dt_max(dt)) {
         return err(s, v->loc, "literal %g is out of range for %s", x, ir_dtype_name(dt));
     }
     fe_val tmp = {0};
@@ -438,6 +478,8 @@ static ir_op ir_binop(int op) {
     case FE_OP_EQ: return IR_OP_EQ;
     case FE_OP_NE: return IR_OP_NE;
     case FE_OP_MATMUL: return IR_OP_MATMUL;
+    case FE_OP_AND: return IR_OP_AND;
+    case FE_OP_OR: return IR_OP_OR;
     }
     return IR_OP_MATMUL;
 }
@@ -495,7 +537,8 @@ static bool fold(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe
     if (!flt && int_foldable(iop) && !pow_neg) return fold_int(s, iop, a->i, b->i, l, r);
     double v = 0, xy[2] = {x, y};
     if (!ir_scalar_eval(iop, IR_F32, xy, &v)) return err(s, l, "'%s' of two literals", ir_op_name(iop));
-    if (!isfinite(v)) return err(s, l, "constant expression overflows (result is %g)", v);
+    if (!isfinite(v) && isfinite(x) && isfinite(y)) /* inf and nan are literals; overflow of finite ones is an error */
+        return err(s, l, "constant expression overflows (result is %g)", v);
     r->kind = V_FLOAT;
     r->f = v;
     return true;
@@ -957,6 +1000,68 @@ static FE_NOINLINE bool b_asdtype(sema *s, const fe_val *y, const fe_val *like, 
     return !s->failed;
 }
 
+/* ---- booleans and the index space ---------------------------------------- */
+/* The dtype of a boolean operand; anything but bool is an error that says
+ * how to get one. */
+static bool need_bool(sema *s, const fe_val *v, const char *opname) {
+    TRY(need_scalar_or_tensor(s, v));
+    ir_dtype t = v->kind == V_TENSOR ? dt_of(s, v->id) : weak_default(v);
+    if (t == IR_BOOL) return true;
+    return err(s, v->loc, "'%s' needs bool operands, got %s (compare first, e.g. x != 0)", opname, ir_dtype_name(t));
+}
+
+/* a & b, a | b on bool operands (folded on literals). */
+static FE_NOINLINE bool b_logic(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe_val *out) {
+    const char *name = op == FE_OP_AND ? "&" : "|";
+    TRY(need_bool(s, a, name));
+    TRY(need_bool(s, b, name));
+    if (a->kind != V_TENSOR && b->kind != V_TENSOR) {
+        *out = (fe_val){.kind = V_BOOL, .i = op == FE_OP_AND ? (a->i && b->i) : (a->i || b->i), .loc = l};
+        return true;
+    }
+    ir_id x, y;
+    TRY(as_tensor(s, a, &x));
+    TRY(as_tensor(s, b, &y));
+    TRY(check_bcast(s, x, y, l));
+    return done(s, ir_add_binary(s->g, op == FE_OP_AND ? IR_OP_AND : IR_OP_OR, x, y), l, out);
+}
+
+/* ~a on a bool operand (folded on literals). */
+static FE_NOINLINE bool b_not(sema *s, const fe_val *a, fe_loc l, fe_val *out) {
+    TRY(need_bool(s, a, "~"));
+    if (a->kind != V_TENSOR) {
+        *out = (fe_val){.kind = V_BOOL, .i = !a->i, .loc = l};
+        return true;
+    }
+    return done(s, ir_add_unary(s->g, IR_OP_NOT, a->id), l, out);
+}
+
+/* arange(N): i32[N] holding 0 .. N-1; N an integer literal or a dim name. */
+static FE_NOINLINE bool b_arange(sema *s, const fe_val *nv, fe_loc l, fe_val *out) {
+    ir_shape sh = {.rank = 1};
+    if (nv->kind == V_DIM) {
+        sh.dim[0] = nv->i;
+    } else {
+        int64_t n = 0;
+        TRY(as_int(s, nv, "the length of arange", &n));
+        if (n <= 0) return err(s, nv->loc, "arange needs a positive length, got %lld", (long long)n);
+        sh.dim[0] = n;
+    }
+    return done(s, ir_add_iota(s->g, &sh, 0), l, out);
+}
+
+/* iota(SHAPE, axis=A): i32 of SHAPE, each element its index along A. */
+static FE_NOINLINE bool b_iota(sema *s, const fe_val *shv, const fe_val *av, fe_loc l, fe_val *out) {
+    ir_shape sh;
+    int64_t a = 0;
+    int ax = 0;
+    TRY(shape_arg(s, shv, &sh, NULL));
+    if (sh.rank == 0) return err(s, shv->loc, "iota needs a shape of rank >= 1");
+    TRY(as_int(s, av, "axis", &a));
+    TRY(norm_axis(s, a, sh.rank, av->loc, &ax));
+    return done(s, ir_add_iota(s->g, &sh, ax), l, out);
+}
+
 /* ---- expressions ------------------------------------------------------- */
 static bool eval(sema *s, frame *f, const fe_expr *e, fe_val *out);
 static bool call_func(sema *s, frame *caller, const fe_func *fn, const fe_expr *e, fe_val *out);
@@ -971,7 +1076,11 @@ static bool bind_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, 
         int k = -1;
         for (int j = 0; j < 3 && b->kw[j]; j++)
             if (!strcmp(b->kw[j], e->kw[i].name)) k = j;
-        if (k < 0) return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'", b->name, e->kw[i].name);
+        if (k < 0) {
+            char hb[128];
+            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", b->name, e->kw[i].name,
+                       mean_hint(e->kw[i].name, b->kw, 3, hb, sizeof hb));
+        }
         if (kw[k]) return err(s, e->kw[i].loc, "duplicate keyword argument '%s'", e->kw[i].name);
         kw[k] = fe_alloc(s->a, sizeof *kw[k]);
         TRY(eval(s, f, e->kw[i].val, kw[k]));
@@ -1004,6 +1113,8 @@ static bool call_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, 
     case B_SLICE: return b_slice(s, &pos[0], kw[0], kw[1], kw[2], l, out);
     case B_CONCAT: return b_concat(s, &pos[0], kw[0], l, out);
     case B_ASDTYPE: return b_asdtype(s, &pos[0], &pos[1], l, out);
+    case B_ARANGE: return b_arange(s, &pos[0], l, out);
+    case B_IOTA: return b_iota(s, &pos[0], kw[0], l, out);
     }
     return false;
 }
@@ -1015,7 +1126,8 @@ static bool eval_call(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     const fe_func *fn = find_func(s, e->name);
     if (fn) return call_func(s, f, fn, e, out);
     if (!strcmp(e->name, "bool")) return err(s, e->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
-    return err(s, e->loc, "unknown function '%s'", e->name);
+    char hb[128];
+    return err(s, e->loc, "unknown function '%s'%s", e->name, func_hint(s, e->name, hb, sizeof hb));
 }
 
 /* A name: a local value, else a symbolic dim of the graph. */
@@ -1034,7 +1146,8 @@ static FE_NOINLINE bool eval_name(sema *s, frame *f, const fe_expr *e, fe_val *o
     }
     if (find_func(s, e->name) || find_builtin(e->name))
         return err(s, e->loc, "'%s' is a function; call it as %s(...)", e->name, e->name);
-    return err(s, e->loc, "unknown name '%s'", e->name);
+    char hb[128];
+    return err(s, e->loc, "unknown name '%s'%s", e->name, name_hint(s, f, e->name, hb, sizeof hb));
 }
 
 /* A tuple of values; several return values cannot be an element. */
@@ -1070,10 +1183,16 @@ static bool eval(sema *s, frame *f, const fe_expr *e, fe_val *out) {
         ok = eval(s, f, e->kids[0], &a) && negate(s, &a, e->loc, out);
         break;
     }
+    case FE_E_NOT: {
+        fe_val a;
+        ok = eval(s, f, e->kids[0], &a) && b_not(s, &a, e->loc, out);
+        break;
+    }
     case FE_E_BIN: {
         fe_val a, b;
         ok = eval(s, f, e->kids[0], &a) && eval(s, f, e->kids[1], &b);
         if (ok && e->op == FE_OP_MATMUL) ok = b_matmul(s, &a, &b, e->loc, out);
+        else if (ok && (e->op == FE_OP_AND || e->op == FE_OP_OR)) ok = b_logic(s, e->op, &a, &b, e->loc, out);
         else if (ok) ok = binop(s, e->op, &a, &b, e->loc, out);
         break;
     }
@@ -1236,7 +1355,13 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
     for (unsigned i = 0; i < e->nkw; i++) {
         unsigned k = 0;
         while (k < fn->nparams && strcmp(fn->params[k].name, e->kw[i].name)) k++;
-        if (k == fn->nparams) return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'", fn->name, e->kw[i].name);
+        if (k == fn->nparams) {
+            const char **c = fe_alloc(s->a, (fn->nparams + 1) * sizeof *c);
+            for (unsigned j = 0; j < fn->nparams; j++) c[j] = fn->params[j].name;
+            char hb[128];
+            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", fn->name, e->kw[i].name,
+                       mean_hint(e->kw[i].name, c, fn->nparams, hb, sizeof hb));
+        }
         if (have[k]) return err(s, e->kw[i].loc, "'%s' got several values for '%s'", fn->name, e->kw[i].name);
         TRY(eval(s, caller, e->kw[i].val, &vals[k]));
         have[k] = true;
@@ -1377,7 +1502,8 @@ static bool callee(sema *s, const fe_func *from, const fe_expr *c, int *out) {
         return true;
     }
     if (!strcmp(c->name, "bool")) return err(s, c->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
-    return err(s, c->loc, "unknown function '%s'", c->name);
+    char hb[128];
+    return err(s, c->loc, "unknown function '%s'%s", c->name, func_hint(s, c->name, hb, sizeof hb));
 }
 
 typedef struct dfs_item {

@@ -248,6 +248,11 @@ ir_id ir_add_const(ir_graph *g, double v, ir_dtype dt) {
     g->nodes[id].a.cval = v;
     return id;
 }
+ir_id ir_add_iota(ir_graph *g, const ir_shape *shape, int axis) {
+    ir_id id = ir_add(g, IR_OP_IOTA, IR_I32, shape, NULL, 0);
+    g->nodes[id].a.axis = axis;
+    return id;
+}
 ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x) {
     ir_shape s = g->nodes[x].shape; /* a copy: ir_add may move the node array */
     return ir_add(g, op, (ir_dtype)g->nodes[x].dtype, &s, &x, 1);

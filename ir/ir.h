@@ -69,6 +69,8 @@ enum {
                               reduction, matmul); views and casts have their own surface forms */
     IR_T_FLOAT = 1u << 10, /* float-only: the frontend converts i32/bool operands to f32 */
     IR_T_BOOLOK = 1u << 11, /* keeps bool operands (else the frontend makes bool operands i32) */
+    IR_T_GEN = 1u << 12,   /* leaf computed from the index where it is read (const, iota):
+                              no buffer, no region, no HBM traffic */
 };
 
 /* X(ENUM, name, arity, traits, flops_per_element)
@@ -80,7 +82,8 @@ enum {
  * IR_T_CALL rows. docs/adding-an-op.md walks through adding a row. */
 #define IR_OPS(X)                                                                       \
     X(INPUT, "input", 0, IR_T_LEAF, 0)                                                  \
-    X(CONST, "const", 0, IR_T_LEAF, 0)                                                  \
+    X(CONST, "const", 0, IR_T_LEAF | IR_T_GEN, 0)                                       \
+    X(IOTA, "iota", 0, IR_T_LEAF | IR_T_GEN, 0)                                         \
     X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
     X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
     X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
@@ -116,6 +119,9 @@ enum {
     X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
     X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
     X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1)                                      \
+    X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1)                                        \
+    X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                          \
+    X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                            \
     X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1)                                        \
     X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1)                         \
     X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                          \
@@ -240,7 +246,8 @@ typedef struct ir_node {
         struct { uint32_t axes; uint8_t keepdim; } red; /* reductions: bitmask of input axes */
         uint8_t perm[IR_MAX_RANK];         /* PERMUTE: out dim i = in dim perm[i] */
         struct { int32_t axis; int64_t start, stop; } slice; /* SLICE: [start, stop), normalised */
-        int32_t axis;                      /* CONCAT: axis (normalised, >= 0) */
+        int32_t axis;                      /* CONCAT: axis (normalised, >= 0); IOTA: the axis whose index
+                                              each element holds */
     } a;
 } ir_node;
 
@@ -332,6 +339,8 @@ void ir_graph_free(ir_graph *g);
 /* Deep copy (regions included). Returns NULL on allocation failure. */
 ir_graph *ir_graph_clone(const ir_graph *g);
 
+/* True for nodes computed from the index wherever they are read (IR_T_GEN). */
+static inline bool ir_is_gen(const ir_graph *g, ir_id id) { return (ir_op_traits((ir_op)g->nodes[id].op) & IR_T_GEN) != 0; }
 static inline ir_node *ir_node_at(ir_graph *g, ir_id id) { return &g->nodes[id]; }
 static inline ir_id ir_in(const ir_graph *g, const ir_node *n, unsigned i) { return g->args[n->inoff + i]; }
 static inline void ir_set_in(ir_graph *g, ir_node *n, unsigned i, ir_id v) { g->args[n->inoff + i] = v; }
@@ -353,6 +362,9 @@ ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape,
  * inputs (the frontend checks and reports errors before calling them). */
 ir_id ir_add_input(ir_graph *g, const char *name, ir_dtype dt, const ir_shape *shape);
 ir_id ir_add_const(ir_graph *g, double v, ir_dtype dt);
+/* An i32 leaf of `shape` whose every element is its own index along `axis`
+ * (arange, iota): computed from the index wherever it is read, no buffer. */
+ir_id ir_add_iota(ir_graph *g, const ir_shape *shape, int axis);
 ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x);         /* result dtype: x's (bool for none) */
 ir_id ir_add_cast(ir_graph *g, ir_id x, ir_dtype to);
 ir_id ir_add_binary(ir_graph *g, ir_op op, ir_id a, ir_id b); /* broadcast shapes; CMP -> bool */

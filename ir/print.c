@@ -54,7 +54,7 @@ static void print_attrs(const ir_graph *g, const ir_node *n, FILE *out) {
     } else if (n->op == IR_OP_SLICE) {
         fprintf(out, " {axis=%d, start=%lld, stop=%lld}", n->a.slice.axis, (long long)n->a.slice.start,
                 (long long)n->a.slice.stop);
-    } else if (n->op == IR_OP_CONCAT) {
+    } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         fprintf(out, " {axis=%d}", n->a.axis);
     }
     (void)g;

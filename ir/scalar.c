@@ -89,8 +89,12 @@ static bool float_rule(ir_op op, const double *x, double *r) {
     case IR_OP_EQ: *r = a == b; return true;
     case IR_OP_NE: *r = a != b; return true;
     case IR_OP_WHERE: *r = a != 0 ? b : x[2]; return true;
+    case IR_OP_NOT: *r = a == 0; return true;
+    case IR_OP_AND: *r = a != 0 && b != 0; return true;
+    case IR_OP_OR: *r = a != 0 || b != 0; return true;
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA:
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:
@@ -149,8 +153,12 @@ static bool int_rule(ir_op op, const double *x, double *r) {
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
     case IR_OP_INPUT:
     case IR_OP_CONST:
+    case IR_OP_IOTA:
     case IR_OP_SUM:
     case IR_OP_MEAN:
     case IR_OP_MAX:

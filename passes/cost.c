@@ -68,7 +68,7 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
         ir_id src[PASS_SRC_CAP];
         unsigned ns = pass_view_sources(g, rg->anchor, src, PASS_SRC_CAP);
         for (unsigned s = 0; s < ns; s++)
-            if (g->nodes[src[s]].op != IR_OP_CONST && src[s] != rg->anchor) set_add(&io->reads, &io->nreads, src[s]);
+            if (!ir_is_gen(g, src[s]) && src[s] != rg->anchor) set_add(&io->reads, &io->nreads, src[s]);
         set_add(&io->writes, &io->nwrites, rg->anchor);
         return;
     }
@@ -87,7 +87,7 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
             unsigned ns = pass_view_sources(g, in, src, PASS_SRC_CAP);
             for (unsigned s = 0; s < ns; s++) {
                 const ir_node *sn = &g->nodes[src[s]];
-                if (sn->op == IR_OP_CONST || (sn->op != IR_OP_INPUT && sn->region == r)) continue;
+                if (ir_is_gen(g, src[s]) || (sn->op != IR_OP_INPUT && sn->region == r)) continue;
                 set_add(&io->reads, &io->nreads, src[s]);
                 if (rg->kind != IR_RK_REDUCTION || !ir_shape_eq(&g->nodes[in].shape, &dom)) continue;
                 ir_poly sp;

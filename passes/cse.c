@@ -42,7 +42,7 @@ static uint64_t hash_attrs(const ir_node *n) {
         for (int i = 0; i < n->shape.rank; i++) h = mix(h, n->a.perm[i]);
     } else if (n->op == IR_OP_SLICE) {
         h = mix(mix(mix(h, (uint64_t)n->a.slice.axis), (uint64_t)n->a.slice.start), (uint64_t)n->a.slice.stop);
-    } else if (n->op == IR_OP_CONCAT) {
+    } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         h = mix(h, (uint64_t)n->a.axis);
     }
     return h;
@@ -58,7 +58,7 @@ static bool same_attrs(const ir_node *a, const ir_node *b) {
     if (a->op == IR_OP_SLICE)
         return a->a.slice.axis == b->a.slice.axis && a->a.slice.start == b->a.slice.start &&
                a->a.slice.stop == b->a.slice.stop;
-    if (a->op == IR_OP_CONCAT) return a->a.axis == b->a.axis;
+    if (a->op == IR_OP_CONCAT || a->op == IR_OP_IOTA) return a->a.axis == b->a.axis;
     return true;
 }
 

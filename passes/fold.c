@@ -100,7 +100,7 @@ static bool eval_node(fold_st *f, ir_id i) {
         f->known[i] = true;
         return false; /* already folded */
     }
-    if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT || n->op == IR_OP_MATMUL) return false;
+    if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT || n->op == IR_OP_MATMUL || n->nin == 0) return false; /* iota varies */
     if (n->nin > 3 && !(t & IR_T_VIEW)) return false;
     ir_id in0 = ir_in(g, n, 0);
     for (unsigned k = 0; k < n->nin; k++) {

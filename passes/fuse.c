@@ -182,15 +182,32 @@ static bool internal_only(fz *f, uint32_t x, uint32_t a, uint32_t b) {
 
 enum { BATCH_MAX_ELEMS = 1 << 16 };
 
+/* True when every value group r reads from outside itself is a generated
+ * leaf (iota, const): its members are index arithmetic (masks such as
+ * iota >= iota), as cheap to recompute per element as to load. */
+static bool index_only(fz *f, uint32_t r) {
+    FOR_MEMBERS(f, r, m) {
+        const ir_node *nd = &f->g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(f->g, ir_in(f->g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++)
+                if (!ir_is_gen(f->g, src[s]) && !in_grp(f, src[s], r)) return false;
+        }
+    }
+    return true;
+}
+
 /* A pointwise group o of another domain joins a group of domain d: it is
  * recomputed per element of d (through broadcasting and view index maps),
  * so it must be used only inside the merge and never be written, and the
- * recomputation must be bounded: o is small (<= BATCH_MAX_ELEMS elements)
- * or has as many elements as d (a permutation or reshape of it). */
+ * recomputation must be bounded: o is small (<= BATCH_MAX_ELEMS elements),
+ * has as many elements as d (a permutation or reshape of it), or is index
+ * arithmetic only (index_only). */
 static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint32_t b) {
     if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, a, b)) return false;
     int64_t ne = ir_shape_numel(&f->gs[o].dom);
-    if (ne >= 0 && ne <= BATCH_MAX_ELEMS) return true;
+    if ((ne >= 0 && ne <= BATCH_MAX_ELEMS) || index_only(f, o)) return true;
     ir_poly p, q;
     char b1[256], b2[256];
     pass_numel(f->g, &f->gs[o].dom, 1, &p);
@@ -827,7 +844,7 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
 static bool horizontal_sweep(fz *f) {
     bool any = false;
     for (ir_id s = 0; s < f->g->n; s++) {
-        if (is_view(f->g, s) || f->g->nodes[s].op == IR_OP_CONST || f->g->nodes[s].op == IR_OP_OUTPUT) continue;
+        if (is_view(f->g, s) || ir_is_gen(f->g, s) || f->g->nodes[s].op == IR_OP_OUTPUT) continue;
         uint32_t rs[64];
         unsigned n = readers(f, s, rs, 64);
         for (unsigned i = 0; i < n; i++)
@@ -950,15 +967,14 @@ static void emit_regions(fz *f) {
     free(indeg);
 }
 
-/* Returned views and constants become COPY regions (appended last: nothing
+/* Returned views and generated leaves (constants, iotas) become COPY regions (appended last: nothing
  * reads a copy); other views join the first region that reads them. */
 static void place_views(fz *f) {
     ir_graph *g = f->g;
     const ir_node *out = &g->nodes[ir_output(g)];
     for (unsigned k = 0; k < out->nin; k++) {
         ir_id v = ir_in(g, out, k);
-        ir_op op = (ir_op)g->nodes[v].op;
-        if (!(is_view(g, v) || op == IR_OP_CONST) || (is_view(g, v) && g->nodes[v].region != IR_NONE)) continue;
+        if (!(is_view(g, v) || ir_is_gen(g, v)) || (is_view(g, v) && g->nodes[v].region != IR_NONE)) continue;
         bool dup = false;
         for (uint32_t r = 0; r < g->nregions; r++) dup |= g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == v;
         if (dup) continue;
@@ -1032,7 +1048,7 @@ static void explain_pairs(fz *f) {
         }
     }
     for (ir_id s = 0; s < g->n; s++) {
-        if (is_view(g, s) || g->nodes[s].op == IR_OP_CONST || g->nodes[s].op == IR_OP_OUTPUT) continue;
+        if (is_view(g, s) || ir_is_gen(g, s) || g->nodes[s].op == IR_OP_OUTPUT) continue;
         uint32_t rs[64];
         unsigned n = readers(f, s, rs, 64);
         for (unsigned i = 0; i < n; i++)

@@ -460,13 +460,13 @@ bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
         fputs("  }\n", out);
     }
     for (ir_id i = 0; i < g->n; i++)
-        if (g->nodes[i].region == IR_NONE && g->nodes[i].op != IR_OP_CONST) dot_node(g, i, out, "  ");
+        if (g->nodes[i].region == IR_NONE && !ir_is_gen(g, i)) dot_node(g, i, out, "  ");
     for (ir_id i = 0; i < g->n; i++) {
         const ir_node *nd = &g->nodes[i];
         for (unsigned k = 0; k < nd->nin; k++) {
             ir_id p = ir_in(g, nd, k);
             const ir_node *pn = &g->nodes[p];
-            if (pn->op == IR_OP_CONST) continue;
+            if (ir_is_gen(g, p)) continue;
             bool onchip = pn->region != IR_NONE && pn->region == nd->region;
             if (onchip) {
                 fprintf(out, "  n%u -> n%u [label=\"on-chip\", style=dashed];\n", p, i);

@@ -56,6 +56,10 @@ static const char *infer(const ir_graph *g, ir_id id, ir_dtype *dt, ir_shape *s)
     *dt = (ir_dtype)n->dtype;
     *s = n->shape;
     if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT) return NULL;
+    if (n->op == IR_OP_IOTA) {
+        *dt = IR_I32;
+        return n->a.axis < 0 || n->a.axis >= n->shape.rank ? "iota axis out of range" : NULL;
+    }
     if (n->op == IR_OP_CONST) {
         s->rank = 0;
         return n->shape.rank ? "a constant must be a scalar" : NULL;

@@ -251,7 +251,7 @@ bool pass_simplify(ir_graph *g, pass_ctx *c) {
     bool changed = false;
     for (ir_id i = 0; i < g->n; i++) {
         apply_forwards(&s, i);
-        if (s.uses[i] && g->nodes[i].op != IR_OP_INPUT && g->nodes[i].op != IR_OP_CONST)
+        if (s.uses[i] && g->nodes[i].op != IR_OP_INPUT && !ir_is_gen(g, i))
             changed |= simplify_node(&s, i);
     }
     free(s.uses);

@@ -440,6 +440,18 @@ static bool eval_input(interp *ip, ir_id id, rt_tensor *out) {
     return true;
 }
 
+/* iota: every element holds its index along the node's axis. */
+static bool eval_iota(interp *ip, ir_id id, rt_tensor *out) {
+    const ir_node *n = &ip->g->nodes[id];
+    if (!resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
+    int ax = n->a.axis;
+    if (ax < 0 || ax >= out->rank) return bad_node(ip, id, "iota axis out of range");
+    int64_t inner = 1;
+    for (int d = ax + 1; d < out->rank; d++) inner *= out->dim[d];
+    for (int64_t i = 0, cn = rt_numel(out); i < cn; i++) rt_set(out, i, (double)((i / inner) % out->dim[ax]));
+    return true;
+}
+
 /* Computes node id into ip->vals[id]. */
 static bool eval_node(interp *ip, ir_id id) {
     const ir_node *n = &ip->g->nodes[id];
@@ -456,6 +468,7 @@ static bool eval_node(interp *ip, ir_id id) {
         for (int64_t i = 0, cn = rt_numel(out); i < cn; i++) rt_set(out, i, n->a.cval);
         return true;
     }
+    if (n->op == IR_OP_IOTA) return eval_iota(ip, id, out);
     if (n->op == IR_OP_MATMUL) return eval_matmul(ip, id, out);
     if (n->op == IR_OP_CONCAT) return eval_concat(ip, id, out);
     /* the families: every elementwise op by its scalar rule (ir_scalar_eval) */

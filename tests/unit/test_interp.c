@@ -114,6 +114,7 @@ static void test_unary(void **state) {
         {IR_OP_CEIL, {-2, -0.0, 0, 1, 1, 3}},
         {IR_OP_NEG, {2, 0.5, -0.0, -0.5, -1, -3}},
         {IR_OP_ABS, {2, 0.5, 0, 0.5, 1, 3}},
+        {IR_OP_NOT, {0, 0, 1, 0, 0, 0}}, /* x == 0 (on bool in programs) */
     };
     /* Every elementwise unary op of the table must be covered here. */
     int covered = 0;
