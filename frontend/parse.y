@@ -22,6 +22,8 @@ typedef struct fe_pctx {
     unsigned line, col;
     int depth;     /* open ( and [ */
     char tok[48];  /* text of the last token */
+    char prevtok[48]; /* text of the token before it */
+    fe_loc tokloc, prevloc; /* their locations */
 } fe_pctx;
 
 /* A growable array of pointers in the arena. */
@@ -253,6 +255,44 @@ static void found_str(const fe_pctx *c, yysymbol_kind_t tok, char *buf, size_t c
     else snprintf(buf, cap, "'%s'", c->tok);
 }
 
+/* What a Python user writes that tx does not have, and what to write. */
+static const char *python_hint(const char *word) {
+    if (!strcmp(word, "if") || !strcmp(word, "else") || !strcmp(word, "elif"))
+        return "is not supported: tx has no control flow; select elementwise with where(cond, a, b)";
+    if (!strcmp(word, "for") || !strcmp(word, "while"))
+        return "is not supported: tx has no loops; write the operation on whole tensors (reductions: sum(x, axis=A))";
+    if (!strcmp(word, "def")) return "is not tx: define functions with 'fn NAME(PARAMS) { ... }'";
+    if (!strcmp(word, "lambda") || !strcmp(word, "import") || !strcmp(word, "class"))
+        return "is not supported in tx";
+    return NULL;
+}
+
+/* A message for the syntax errors users coming from Python and PyTorch
+ * make first (indexing, `if`, `for`, `def`), at the offending token; false
+ * when the error is another one. */
+static bool python_error(const yypcontext_t *yc, fe_pctx *ctx, yysymbol_kind_t tok) {
+    const FE_YYLTYPE *l = yypcontext_location(yc);
+    if (!strcmp(yysymbol_name(tok), "'['")) {
+        ctx->failed = true;
+        tx_error_at(ctx->d, (unsigned)l->first_line, (unsigned)l->first_column,
+                    "indexing is not supported: for x[i] write slice(x, axis=A, start=I, stop=I + 1) "
+                    "(reshape drops the axis); for a mask, where(cond, x, y)");
+        return true;
+    }
+    const char *h;
+    if (tok == YYSYMBOL_NAME && (h = python_hint(ctx->tok))) {
+        ctx->failed = true;
+        tx_error_at(ctx->d, (unsigned)l->first_line, (unsigned)l->first_column, "'%s' %s", ctx->tok, h);
+        return true;
+    }
+    if ((h = python_hint(ctx->prevtok))) {
+        ctx->failed = true;
+        tx_error_at(ctx->d, ctx->prevloc.line, ctx->prevloc.col, "'%s' %s", ctx->prevtok, h);
+        return true;
+    }
+    return false;
+}
+
 /* "expected X, Y or Z, found 'w'" when few tokens fit; "expected ')'"
  * inside an open bracket that may close here; else "unexpected 'w'". */
 static int yyreport_syntax_error(const yypcontext_t *yc, void *scanner, fe_pctx *ctx) {
@@ -264,6 +304,7 @@ static int yyreport_syntax_error(const yypcontext_t *yc, void *scanner, fe_pctx 
         ctx->failed = true;
         return 0;
     }
+    if (python_error(yc, ctx, tok)) return 0;
     char found[96], msg[512];
     found_str(ctx, tok, found, sizeof found);
     bool close = false, operand = false;
