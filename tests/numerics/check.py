@@ -125,6 +125,8 @@ def cases():
     yield "ints overflow N=8", "ints.tx", {
         "x": big, "y": np.array([0, -1, 2, 0, 0, 1, -1, 65536], "<i4"),
         "z": np.array([np.nan, np.inf, -np.inf, 3e9, -3e9, 2.5, -2.5, 2147483520.0], "<f4")}, False
+    for s_, t in ((1, 1), (5, 7), (33, 1030)):
+        yield f"index {s_}x{t}", "index.tx", {"x": filled((s_, t), seed=17), "m": normal((s_, t), 18) > 0}, False
     for n in (1, 7, 33):
         yield f"views N={n}", "views.tx", {"a": filled((n, 5), seed=15), "b": filled((5, n), seed=16)}, False
 

@@ -307,11 +307,26 @@ def prog_int_edges():
 
 EVERY_DEVICE = ("pow_edges", "pow_folded", "int_edges")
 
+def prog_index():
+    x = f32(5, 7)
+    x[0, 0] = 0.0
+    m = RNG.integers(0, 2, (5, 7)).astype(np.bool_)
+    def expect(t):
+        x, m = t["x"], t["m"]
+        r, c = np.indices((5, 7))
+        cm = r >= c
+        with np.errstate(invalid="ignore"):
+            return [(((cm & m) | (~m & (x > 0))), "bool"), (np.arange(7) * 3, "i32"),
+                    (np.where(np.arange(7) < 2, x, -np.inf), "f32"), (x * 0 + np.inf, "f32"),
+                    (np.nan + x, "f32"), (~cm | (cm & False), "bool")]
+    return {"x": (x, "f32"), "m": (m, "bool")}, expect
+
+
 PROGRAMS = {
     "pow_edges": prog_pow_edges, "pow_folded": prog_pow_folded, "int_edges": prog_int_edges,
     "unary": prog_unary, "binary": prog_binary, "compare": prog_compare, "casts": prog_casts,
     "reduce": prog_reduce, "matmul": prog_matmul, "views": prog_views, "composites": prog_composites,
-    "attention": prog_attention, "half": prog_half, "ints": prog_ints,
+    "attention": prog_attention, "half": prog_half, "ints": prog_ints, "index": prog_index,
 }
 
 
