@@ -1,5 +1,8 @@
-/* attention.c - the attention region:
- *   s = chain(q @ kT)  (chain: casts and scaling by constants)
+/* attention.c - the attention region, as the planner matched it (region
+ * facts mm1, scores; docs/fusion.md):
+ *   s = F(q @ kT)  (F: any elementwise graph of the product and of values
+ *                   broadcast over it, computed per score through
+ *                   cg_emit_value with the product substituted)
  *   p = softmax(s, axis=-1) (the prelude's max / sub / exp / sum / div)
  *   o = cast(p) @ v, then the region's epilogue
  * as one kernel with an online softmax: running max m and sum l per query
@@ -18,24 +21,16 @@
 #include <stdio.h>
 #include <string.h>
 
-/* One step of the score chain from the product to the softmax input. */
-typedef struct attn_step {
-    uint8_t kind; /* 0: round to dt; 1: multiply by c; 2: divide by c */
-    ir_dtype dt;
-    double c;
-} attn_step;
-
-/* The matched region. */
+/* The matched region (read from the region's facts). */
 typedef struct attn_match {
-    ir_id mm1, mm2, q, kt, v;
-    attn_step steps[16];
-    unsigned nsteps;
+    ir_id mm1, mm2, scores, q, kt, v;
     ir_dtype pdt;
 } attn_match;
 
 /* The emission state shared by the bodies. */
 typedef struct attn_gen {
     cg_ctx *cx;
+    bool failed; /* the score graph could not be emitted */
     const attn_match *am;
     cg_attn_desc d;
     LLVMValueRef bidx[IR_MAX_RANK];
@@ -45,98 +40,22 @@ typedef struct attn_gen {
 
 static const ir_node *nd(const ir_graph *g, ir_id id) { return &g->nodes[id]; }
 
-/* Looks through in-region broadcast_to / reshape nodes (a keepdim row
- * statistic read back onto the rows). */
-static ir_id strip_views(const ir_graph *g, ir_id id) {
-    for (int i = 0; i < 8; i++) {
-        const ir_node *n = nd(g, id);
-        if (n->op != IR_OP_BROADCAST && n->op != IR_OP_RESHAPE) break;
-        id = ir_in(g, n, 0);
-    }
-    return id;
-}
-
-/* True when node r (through views) is a reduction `op` of x over its last
- * axis whose result has one element per row. */
-static bool is_lastaxis_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
-    const ir_node *n = nd(g, strip_views(g, r));
-    unsigned rank = nd(g, x)->shape.rank;
-    return n->op == op && ir_in(g, n, 0) == x && rank > 0 && n->a.red.axes == (1u << (rank - 1));
-}
-
-/* True when id is a scalar constant; *c gets its value. */
-static bool scalar_const(const ir_graph *g, ir_id id, double *c) {
-    const ir_node *n = nd(g, id);
-    if (n->op != IR_OP_CONST || ir_shape_numel(&n->shape) != 1) return false;
-    *c = n->a.cval;
-    return true;
-}
-
-/* Walks from the softmax input x down to the first product, recording the
- * chain of casts and constant scalings (applied later from mm1 upwards). */
-static bool match_chain(const ir_graph *g, unsigned region, ir_id x, attn_match *am) {
-    attn_step rev[16];
-    unsigned n = 0;
-    while (nd(g, x)->op != IR_OP_MATMUL) {
-        const ir_node *xn = nd(g, x);
-        if (xn->region != region || n == 16) return false;
-        double c;
-        if (xn->op == IR_OP_CAST) {
-            rev[n++] = (attn_step){0, (ir_dtype)xn->dtype, 0};
-            x = ir_in(g, xn, 0);
-        } else if ((xn->op == IR_OP_MUL || xn->op == IR_OP_DIV) &&
-                   scalar_const(g, ir_in(g, xn, 1), &c)) {
-            rev[n++] = (attn_step){(uint8_t)(xn->op == IR_OP_MUL ? 1 : 2), (ir_dtype)xn->dtype, c};
-            x = ir_in(g, xn, 0);
-        } else if (xn->op == IR_OP_MUL && scalar_const(g, ir_in(g, xn, 0), &c)) {
-            rev[n++] = (attn_step){1, (ir_dtype)xn->dtype, c};
-            x = ir_in(g, xn, 1);
-        } else {
-            return false;
-        }
-    }
-    if (nd(g, x)->region != region) return false;
-    am->mm1 = x;
-    am->nsteps = n;
-    for (unsigned i = 0; i < n; i++) am->steps[i] = rev[n - 1 - i];
-    return true;
-}
-
-/* Recognises the region; false when it is not the attention pattern. */
+/* Reads the planner's match of the region: mm1 and the scores from the
+ * region, mm2 its anchor, P's dtype that of mm2's first operand. False when
+ * the facts do not describe two products of one batch. */
 static bool attn_match_region(const ir_graph *g, unsigned region, attn_match *am) {
+    const ir_region *r = &g->regions[region];
     memset(am, 0, sizeof *am);
-    am->mm2 = IR_NONE;
-    for (ir_id i = g->n; i-- > 0;)
-        if (nd(g, i)->region == region && nd(g, i)->op == IR_OP_MATMUL) {
-            am->mm2 = i;
-            break;
-        }
-    if (am->mm2 == IR_NONE) return false;
-    const ir_node *m2 = nd(g, am->mm2);
-    am->v = ir_in(g, m2, 1);
-    ir_id p = ir_in(g, m2, 0);
-    am->pdt = (ir_dtype)nd(g, p)->dtype;
-    while (nd(g, p)->op == IR_OP_CAST && nd(g, p)->region == region) p = ir_in(g, nd(g, p), 0);
-    /* p = e / sum(e) or e * recip(sum(e)) (either order) */
-    const ir_node *dv = nd(g, p);
-    if ((dv->op != IR_OP_DIV && dv->op != IR_OP_MUL) || dv->region != region) return false;
-    ir_id ex = ir_in(g, dv, 0), den = ir_in(g, dv, 1);
-    if (dv->op == IR_OP_MUL) {
-        if (nd(g, ex)->op != IR_OP_EXP) ex = ir_in(g, dv, 1), den = ir_in(g, dv, 0);
-        den = strip_views(g, den);
-        if (nd(g, den)->op != IR_OP_RECIP) return false;
-        den = ir_in(g, nd(g, den), 0);
-    }
-    if (nd(g, ex)->op != IR_OP_EXP || !is_lastaxis_red(g, den, IR_OP_SUM, ex)) return false;
-    const ir_node *sb = nd(g, ir_in(g, nd(g, ex), 0));
-    if (sb->op != IR_OP_SUB) return false;
-    ir_id x = ir_in(g, sb, 0);
-    if (!is_lastaxis_red(g, ir_in(g, sb, 1), IR_OP_MAX, x)) return false;
-    if (!match_chain(g, region, x, am)) return false;
-    const ir_node *m1 = nd(g, am->mm1);
+    if (r->mm1 >= g->n || r->scores >= g->n || r->anchor >= g->n) return false;
+    am->mm1 = r->mm1, am->scores = r->scores, am->mm2 = r->anchor;
+    const ir_node *m1 = nd(g, am->mm1), *m2 = nd(g, am->mm2);
+    if (m1->op != IR_OP_MATMUL || m2->op != IR_OP_MATMUL ||
+        !ir_shape_eq(&nd(g, am->scores)->shape, &m1->shape))
+        return false;
     am->q = ir_in(g, m1, 0);
     am->kt = ir_in(g, m1, 1);
-    /* the batch dims of both products must agree */
+    am->v = ir_in(g, m2, 1);
+    am->pdt = (ir_dtype)nd(g, ir_in(g, m2, 0))->dtype;
     unsigned nb = m2->shape.rank - 2;
     if (m1->shape.rank != m2->shape.rank) return false;
     for (unsigned i = 0; i < nb; i++)
@@ -146,24 +65,277 @@ static bool attn_match_region(const ir_graph *g, unsigned region, attn_match *am
 
 /* ---- shared pieces ---------------------------------------------------------- */
 
-/* Applies the score chain to a raw f32 dot product. */
-static LLVMValueRef score(attn_gen *a, LLVMValueRef s) {
-    cg_ctx *cx = a->cx;
-    s = cg_round_f32(cx, s, a->d.sdt);
-    for (unsigned i = 0; i < a->am->nsteps; i++) {
-        const attn_step *st = &a->am->steps[i];
-        if (st->kind == 1) s = LLVMBuildFMul(cx->b, s, cg_f32c(cx, st->c), "");
-        else if (st->kind == 2) s = LLVMBuildFDiv(cx->b, s, cg_f32c(cx, st->c), "");
-        s = cg_round_f32(cx, s, st->dt);
-    }
-    return s;
+/* min(i, n - 1) for i64 values: an index kept inside the scores (rows and
+ * keys past the end are computed, then masked or not stored). */
+static LLVMValueRef clamp_idx(cg_ctx *cx, LLVMValueRef i, LLVMValueRef n) {
+    LLVMValueRef hi = LLVMBuildSub(cx->b, n, cg_i64(cx, 1), "");
+    return LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, i, hi, ""), i, hi, "");
 }
 
-/* 1 / l, and 0 when l is 0 (no keys: the product over an empty axis is 0). */
-static LLVMValueRef inv_sum(cg_ctx *cx, LLVMValueRef l) {
+/* The softmax input at query `row`, key `col` (i64) of batch a->bidx, from
+ * the raw f32 product s: s rounded to the product's dtype, then the
+ * region's score graph F through cg_emit_value with the product
+ * substituted (masks, biases and soft caps computed per score; inputs they
+ * read are loaded at the score's index). */
+static LLVMValueRef score(attn_gen *a, LLVMValueRef s, LLVMValueRef row, LLVMValueRef col) {
+    cg_ctx *cx = a->cx;
+    s = cg_round_f32(cx, s, a->d.sdt);
+    if (a->am->scores == a->am->mm1) return s;
+    const ir_node *x = &cx->g->nodes[a->am->scores];
+    LLVMValueRef dims[IR_MAX_RANK];
+    for (unsigned i = 0; i < a->d.nb; i++) dims[i] = a->bidx[i];
+    dims[a->d.nb] = clamp_idx(cx, row, a->d.Sq);
+    dims[a->d.nb + 1] = clamp_idx(cx, col, a->d.Sk);
+    cg_index idx = cg_index_from_dims(cx, &x->shape, dims);
+    unsigned mark = cg_memo_mark(cx);
+    cx->subst[a->am->mm1] = s;
+    LLVMValueRef v = cg_emit_value(cx, a->am->scores, &idx);
+    cx->subst[a->am->mm1] = NULL;
+    cg_memo_reset(cx, mark);
+    if (!v) {
+        a->failed = true;
+        return s;
+    }
+    return cg_convert(cx, v, (ir_dtype)x->dtype, IR_F32);
+}
+
+/* ---- block sparsity: the key tiles a block must visit ------------------------ */
+/* An abstract value of a score-graph node over a tile of scores (query rows
+ * [r0, r1], keys [c0, c1] of the block's batch index): bounds of an i32
+ * value (lo, hi as i64), of a float (f32), or whether a bool may be false
+ * (lo) and may be true (hi), as i1. `top` (a compile-time fact): nothing is
+ * known (a value computed from the product, or an op without a rule). */
+typedef struct attn_iv {
+    bool top;
+    uint8_t kind; /* 0 int, 1 float, 2 bool */
+    LLVMValueRef lo, hi;
+} attn_iv;
+
+/* The tile a bound is taken over. */
+typedef struct attn_tile {
+    LLVMValueRef r0, r1, c0, c1; /* i64, inclusive */
+} attn_tile;
+
+static attn_iv iv_top(void) { return (attn_iv){.top = true}; }
+
+static LLVMValueRef imin(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
+}
+static LLVMValueRef imax(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
+}
+static LLVMValueRef fmn(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOLT, a, b, ""), a, b, "");
+}
+static LLVMValueRef fmx(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildSelect(cx->b, LLVMBuildFCmp(cx->b, LLVMRealOGT, a, b, ""), a, b, "");
+}
+
+/* The exact value of a node that is constant over the block's rows and
+ * keys (its extent is 1 on both axes after broadcasting: a constant, a
+ * per-batch or per-head input such as sequence lengths), computed at the
+ * block's batch index; false when the node varies over the tile. */
+/* True when node id may depend on the product mm1 (ids are topological:
+ * nothing before mm1 does; deep graphs count as dependent). */
+static bool dep_mm1(const ir_graph *g, ir_id id, ir_id mm1, unsigned depth) {
+    if (id == mm1) return true;
+    if (id < mm1) return false;
+    if (depth > 64) return true;
+    const ir_node *n = &g->nodes[id];
+    for (unsigned k = 0; k < n->nin; k++)
+        if (dep_mm1(g, ir_in(g, n, k), mm1, depth + 1)) return true;
+    return false;
+}
+
+static bool exact_ok(const attn_gen *a, ir_id id) {
+    const ir_node *n = &a->cx->g->nodes[id];
+    unsigned R = a->d.nb + 2, r = n->shape.rank;
+    if (r > R || dep_mm1(a->cx->g, id, a->am->mm1, 0)) return false;
+    for (unsigned k = 0; k < r; k++)
+        if (k + R - r >= a->d.nb && n->shape.dim[k] != 1) return false;
+    return true;
+}
+
+static bool iv_exact(attn_gen *a, ir_id id, attn_iv *out) {
+    cg_ctx *cx = a->cx;
+    const ir_node *n = &cx->g->nodes[id];
+    unsigned R = a->d.nb + 2, r = n->shape.rank;
+    if (!exact_ok(a, id)) return false;
+    LLVMValueRef dims[IR_MAX_RANK];
+    for (unsigned k = 0; k < r; k++)
+        dims[k] = n->shape.dim[k] == 1 ? cg_i64(a->cx, 0) : a->bidx[k + R - r];
+    cg_index idx = cg_index_from_dims(cx, &n->shape, dims);
+    unsigned mark = cg_memo_mark(cx);
+    LLVMValueRef v = cg_emit_value(cx, id, &idx);
+    cg_memo_reset(cx, mark);
+    if (!v) return false;
+    ir_dtype dt = (ir_dtype)n->dtype;
+    if (dt == IR_BOOL) {
+        *out = (attn_iv){false, 2, LLVMBuildNot(a->cx->b, v, ""), v};
+    } else if (dt == IR_I32) {
+        LLVMValueRef w = LLVMBuildSExt(a->cx->b, v, a->cx->i64, "");
+        *out = (attn_iv){false, 0, w, w};
+    } else {
+        LLVMValueRef f = cg_convert(cx, v, dt, IR_F32);
+        *out = (attn_iv){false, 1, f, f};
+    }
+    return true;
+}
+
+/* Bounds of an iota over the tile: its axis maps (trailing-aligned, as
+ * broadcasting does) to the rows, the keys, or a batch axis. */
+static attn_iv iv_iota(attn_gen *a, const ir_node *n, const attn_tile *t) {
+    unsigned R = a->d.nb + 2, r = n->shape.rank, ax = (unsigned)n->a.axis, sa = ax + R - r;
+    if (r > R) return iv_top();
+    if (n->shape.dim[ax] == 1) return (attn_iv){false, 0, cg_i64(a->cx, 0), cg_i64(a->cx, 0)};
+    if (sa == R - 2) return (attn_iv){false, 0, t->r0, t->r1};
+    if (sa == R - 1) return (attn_iv){false, 0, t->c0, t->c1};
+    return (attn_iv){false, 0, a->bidx[sa], a->bidx[sa]};
+}
+
+/* Whether an int comparison may be true (*t) and may be false (*f). */
+static void iv_cmp(cg_ctx *cx, ir_op op, const attn_iv *x, const attn_iv *y, LLVMValueRef *t, LLVMValueRef *f) {
+    LLVMBuilderRef b = cx->b;
+    switch (op) {
+    case IR_OP_LT: *t = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, ""); *f = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, ""); break;
+    case IR_OP_LE: *t = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""); *f = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, ""); break;
+    case IR_OP_GT: *t = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, ""); *f = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""); break;
+    case IR_OP_GE: *t = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, ""); *f = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, ""); break;
+    default: { /* EQ, NE */
+        LLVMValueRef meet = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""),
+                                         LLVMBuildICmp(b, LLVMIntSLE, y->lo, x->hi, ""), "");
+        LLVMValueRef one = LLVMBuildAnd(b, LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, x->lo, x->hi, ""),
+                                                        LLVMBuildICmp(b, LLVMIntEQ, y->lo, y->hi, ""), ""),
+                                        LLVMBuildICmp(b, LLVMIntEQ, x->lo, y->lo, ""), "");
+        LLVMValueRef ne = LLVMBuildNot(b, one, "");
+        *t = op == IR_OP_EQ ? meet : ne;
+        *f = op == IR_OP_EQ ? ne : meet;
+    }
+    }
+}
+
+/* The abstract value of node id over tile t (docs/codegen.md, block
+ * sparsity); `depth` bounds the recursion. */
+static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth) {
+    cg_ctx *cx = a->cx;
+        LLVMBuilderRef b = cx->b;
+    const ir_graph *g = a->cx->g;
+    const ir_node *n = &g->nodes[id];
+    attn_iv r;
+    if (depth > 64 || id == a->am->mm1) return iv_top();
+    if (n->op == IR_OP_IOTA) return iv_iota(a, n, t);
+    if (iv_exact(a, id, &r)) return r;
+    ir_op op = (ir_op)n->op;
+    if (op == IR_OP_BROADCAST) return iv_eval(a, ir_in(g, n, 0), t, depth + 1); /* trailing-aligned */
+    if (!(ir_op_traits(op) & IR_T_ELEM) || n->nin > 3) return iv_top();
+    attn_iv x[3];
+    for (unsigned k = 0; k < n->nin; k++) {
+        x[k] = iv_eval(a, ir_in(g, n, k), t, depth + 1);
+        if (x[k].top && !(op == IR_OP_WHERE && k > 0)) return iv_top();
+    }
+    switch (op) {
+    case IR_OP_WHERE: { /* c false everywhere: b; true everywhere: a; else both */
+        if (x[1].top || x[2].top) {
+            if (x[2].top || x[2].kind != 1) return iv_top();
+            /* a unknown (the scores): known only where c is false everywhere */
+            LLVMValueRef hi = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, INFINITY), x[2].hi, "");
+            LLVMValueRef lo = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, -INFINITY), x[2].lo, "");
+            return (attn_iv){false, 1, lo, hi};
+        }
+        if (x[1].kind != x[2].kind) return iv_top();
+        bool f = x[1].kind == 1;
+        LLVMValueRef lo = f ? fmn(cx, x[1].lo, x[2].lo) : x[1].kind ? LLVMBuildOr(b, x[1].lo, x[2].lo, "") : imin(cx, x[1].lo, x[2].lo);
+        LLVMValueRef hi = f ? fmx(cx, x[1].hi, x[2].hi) : x[1].kind ? LLVMBuildOr(b, x[1].hi, x[2].hi, "") : imax(cx, x[1].hi, x[2].hi);
+        lo = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, lo, x[1].lo, ""), x[2].lo, "");
+        hi = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, hi, x[1].hi, ""), x[2].hi, "");
+        return (attn_iv){false, x[1].kind, lo, hi};
+    }
+    case IR_OP_AND: return (attn_iv){false, 2, LLVMBuildOr(b, x[0].lo, x[1].lo, ""), LLVMBuildAnd(b, x[0].hi, x[1].hi, "")};
+    case IR_OP_OR: return (attn_iv){false, 2, LLVMBuildAnd(b, x[0].lo, x[1].lo, ""), LLVMBuildOr(b, x[0].hi, x[1].hi, "")};
+    case IR_OP_NOT: return (attn_iv){false, 2, x[0].hi, x[0].lo};
+    case IR_OP_CAST:
+        if (x[0].kind == 0 && ir_dtype_is_float((ir_dtype)n->dtype))
+            return (attn_iv){false, 1, LLVMBuildSIToFP(b, x[0].lo, cx->f32, ""), LLVMBuildSIToFP(b, x[0].hi, cx->f32, "")};
+        return x[0].kind == 1 && ir_dtype_is_float((ir_dtype)n->dtype) ? x[0] : iv_top();
+    default: break;
+    }
+    if (ir_op_traits(op) & IR_T_CMP) {
+        if (x[0].kind != 0 || x[1].kind != 0) return iv_top();
+        LLVMValueRef mt, mf;
+        iv_cmp(cx, op, &x[0], &x[1], &mt, &mf);
+        return (attn_iv){false, 2, mf, mt};
+    }
+    if (n->nin == 2 && x[0].kind == 0 && x[1].kind == 0 && n->dtype == IR_I32) {
+        if (op == IR_OP_ADD) return (attn_iv){false, 0, LLVMBuildAdd(b, x[0].lo, x[1].lo, ""), LLVMBuildAdd(b, x[0].hi, x[1].hi, "")};
+        if (op == IR_OP_SUB) return (attn_iv){false, 0, LLVMBuildSub(b, x[0].lo, x[1].hi, ""), LLVMBuildSub(b, x[0].hi, x[1].lo, "")};
+    }
+    return iv_top();
+}
+
+/* The kind iv_eval gives node id (0 int, 1 float, 2 bool), or -1 for top:
+ * the same rules, decided at compile time without emitting anything. */
+static int iv_static(const attn_gen *a, ir_id id, unsigned depth) {
+    const ir_graph *g = a->cx->g;
+    const ir_node *n = &g->nodes[id];
+    if (depth > 64 || id == a->am->mm1) return -1;
+    if (n->op == IR_OP_IOTA) return n->shape.rank > a->d.nb + 2 ? -1 : 0;
+    if (exact_ok(a, id)) return n->dtype == IR_BOOL ? 2 : n->dtype == IR_I32 ? 0 : 1;
+    ir_op op = (ir_op)n->op;
+    if (op == IR_OP_BROADCAST) return iv_static(a, ir_in(g, n, 0), depth + 1);
+    if (!(ir_op_traits(op) & IR_T_ELEM) || n->nin > 3) return -1;
+    int k[3];
+    for (unsigned i = 0; i < n->nin; i++) k[i] = iv_static(a, ir_in(g, n, i), depth + 1);
+    if (op == IR_OP_WHERE) {
+        if (k[0] != 2 || k[2] < 0) return -1;
+        return k[1] < 0 ? (k[2] == 1 ? 1 : -1) : k[1] == k[2] ? k[1] : -1;
+    }
+    for (unsigned i = 0; i < n->nin; i++)
+        if (k[i] < 0) return -1;
+    if (op == IR_OP_AND || op == IR_OP_OR || op == IR_OP_NOT) return 2;
+    if (op == IR_OP_CAST) return (k[0] == 0 || k[0] == 1) && ir_dtype_is_float((ir_dtype)n->dtype) ? 1 : -1;
+    if (ir_op_traits(op) & IR_T_CMP) return k[0] == 0 && k[1] == 0 ? 2 : -1;
+    if ((op == IR_OP_ADD || op == IR_OP_SUB) && k[0] == 0 && k[1] == 0 && n->dtype == IR_I32) return 0;
+    return -1;
+}
+
+/* The range [*kb, *ke) of keys a block of query rows [r0, r1] must visit:
+ * from the first to the last tile of bn keys whose scores are not all -inf
+ * (block sparsity: causal, sliding-window, prefix and length masks). False
+ * (nothing emitted) when the mask is not a function of positions and
+ * per-batch values: then every key is visited. */
+static bool attn_key_range(attn_gen *a, LLVMValueRef r0, LLVMValueRef r1, int64_t bn, LLVMValueRef *kb,
+                           LLVMValueRef *ke) {
+    cg_ctx *cx = a->cx;
+        LLVMBuilderRef b = cx->b;
+    if (a->am->scores == a->am->mm1 || iv_static(a, a->am->scores, 0) != 1) return false;
+    LLVMValueRef nt = LLVMBuildUDiv(b, LLVMBuildAdd(b, a->d.Sk, cg_i64(cx, bn - 1), ""), cg_i64(cx, bn), "");
+    LLVMValueRef first = cg_var(cx, nt), last = cg_var(cx, cg_i64(cx, -1));
+    cg_loop l;
+    LLVMValueRef ti = cg_loop_begin(cx, &l, cg_i64(cx, 0), nt, cg_i64(cx, 1), "tile");
+    LLVMValueRef c0 = LLVMBuildMul(b, ti, cg_i64(cx, bn), "");
+    LLVMValueRef c1 = imin(cx, LLVMBuildAdd(b, c0, cg_i64(cx, bn - 1), ""), LLVMBuildSub(b, a->d.Sk, cg_i64(cx, 1), ""));
+    attn_tile t = {r0, r1, c0, c1};
+    attn_iv s = iv_eval(a, a->am->scores, &t, 0);
+    LLVMValueRef live = LLVMBuildFCmp(b, LLVMRealUNE, s.hi, cg_f32c(cx, -INFINITY), "live");
+    LLVMValueRef fo = LLVMBuildLoad2(b, cx->i64, first, ""), lo = LLVMBuildLoad2(b, cx->i64, last, "");
+    LLVMBuildStore(b, LLVMBuildSelect(b, live, imin(cx, fo, ti), fo, ""), first);
+    LLVMBuildStore(b, LLVMBuildSelect(b, live, imax(cx, lo, ti), lo, ""), last);
+    cg_loop_end(cx, &l);
+    LLVMValueRef f = LLVMBuildLoad2(b, cx->i64, first, ""), la = LLVMBuildLoad2(b, cx->i64, last, "");
+    *kb = LLVMBuildMul(b, f, cg_i64(cx, bn), "kb");
+    *ke = imin(cx, LLVMBuildMul(b, LLVMBuildAdd(b, la, cg_i64(cx, 1), ""), cg_i64(cx, bn), ""), a->d.Sk);
+    *ke = imax(cx, *ke, *kb);
+    return true;
+}
+
+/* 1 / l; when l is 0: 0 without keys (the product over an empty axis is
+ * 0), NaN when every key of the row is masked (-inf scores: softmax of all
+ * -inf is NaN, as in PyTorch eager and the reference interpreter). */
+static LLVMValueRef inv_sum(cg_ctx *cx, LLVMValueRef l, LLVMValueRef sk) {
     LLVMValueRef z = LLVMBuildFCmp(cx->b, LLVMRealOEQ, l, cg_f32c(cx, 0), "");
-    return LLVMBuildSelect(cx->b, z, cg_f32c(cx, 0), LLVMBuildFDiv(cx->b, cg_f32c(cx, 1.0), l, ""),
-                           "");
+    LLVMValueRef none = LLVMBuildICmp(cx->b, LLVMIntEQ, sk, cg_i64(cx, 0), "");
+    LLVMValueRef zv = LLVMBuildSelect(cx->b, none, cg_f32c(cx, 0), cg_f32c(cx, NAN), "");
+    return LLVMBuildSelect(cx->b, z, zv, LLVMBuildFDiv(cx->b, cg_f32c(cx, 1.0), l, ""), "");
 }
 
 /* maxnum(a, b) of two f32 (the larger; a NaN operand yields the other). */
@@ -262,6 +434,11 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) ov[t][q] = cg_var(cx, cg_f32c(cx, 0));
     LLVMValueRef t264 = LLVMBuildZExt(b, t2, cx->i64, "");
+    /* block sparsity: only the key tiles with a live score for these rows */
+    LLVMValueRef kb = cg_i64(cx, 0), ke = d->Sk;
+    LLVMValueRef rlast = imin(cx, LLVMBuildAdd(b, q0, cg_i64(cx, BM - 1), ""),
+                              LLVMBuildSub(b, d->Sq, cg_i64(cx, 1), ""));
+    attn_key_range(a, q0, rlast, BN, &kb, &ke);
     /* K/V tiles: two cp.async stages in dynamic shared memory when the tiles
      * qualify and fit next to the static Q/K buffer, else synchronous copies
      * into sqk / sv */
@@ -277,23 +454,23 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         dyn = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
         l->dyn_smem = 2 * stage;
         l->smem_bytes += 2 * stage;
-        tk.c0 = cg_i64(cx, 0), tv.r0 = cg_i64(cx, 0);
+        tk.c0 = kb, tv.r0 = kb;
         tk.smem = dyn;
         tv.smem = LLVMBuildGEP2(b, cx->i8, dyn, (LLVMValueRef[]){cg_i64(cx, kbytes)}, 1, "");
         LLVMBasicBlockRef c0 =
-            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, cg_i64(cx, 0), d->Sk, ""));
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
         cg_mm_tile_async(cx, &tk, tid, l->threads);
         cg_mm_tile_async(cx, &tv, tid, l->threads);
         cg_if_end(cx, c0);
         cg_cp_async_commit(cx);
     }
     cg_loop jl;
-    LLVMValueRef j0 = cg_loop_begin(cx, &jl, cg_i64(cx, 0), d->Sk, cg_i64(cx, BN), "kv");
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
     if (async) {
         cg_cp_async_wait(cx, 0);
         cg_barrier(cx);
-        LLVMValueRef jt = LLVMBuildUDiv(b, j0, cg_i64(cx, BN), "");
+        LLVMValueRef jt = LLVMBuildUDiv(b, LLVMBuildSub(b, j0, kb, ""), cg_i64(cx, BN), "");
         LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, BN), "");
         LLVMValueRef ns = LLVMBuildMul(
             b, LLVMBuildAnd(b, LLVMBuildAdd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, 1), ""),
@@ -301,7 +478,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         LLVMValueRef cs =
             LLVMBuildMul(b, LLVMBuildAnd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, stage), "");
         LLVMTypeRef i8t = cx->i8;
-        LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, d->Sk, ""));
+        LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, ke, ""));
         tk.c0 = nj, tv.r0 = nj;
         tk.smem = LLVMBuildGEP2(b, i8t, dyn, &ns, 1, "");
         LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
@@ -334,14 +511,17 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
             cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf, s[n], s[n]);
             cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf + 2, s[n + 1], s[n + 1]);
         }
-    /* chain, mask, row max over the quad */
+    /* score graph, mask, row max over the quad */
     LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
+    LLVMValueRef srow0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     for (int n = 0; n < NT; n++)
         for (int q = 0; q < 4; q++) {
             LLVMValueRef col =
                 LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_i64(cx, n * 8 + (q & 1)), "");
+            LLVMValueRef srow = LLVMBuildAdd(b, srow0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
-            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q]), cg_f32c(cx, -INFINITY), "");
+            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q], srow, col),
+                                      cg_f32c(cx, -INFINITY), "");
             mx[q >> 1] = fmaxnum(cx, mx[q >> 1], s[n][q]);
         }
     LLVMValueRef alpha[2], msafe[2], psum[2];
@@ -395,7 +575,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         LLVMValueRef lt = ld(cx, lv[h]);
         lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 1));
         lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 2));
-        inv[h] = inv_sum(cx, lt);
+        inv[h] = inv_sum(cx, lt, d->Sk);
     }
     LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     for (int t = 0; t < DT; t++)
@@ -439,7 +619,9 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
     } else {
         for (int t = 0; t < nt; t++) st(cx, cg_f32c(cx, 0), ov[t]);
     }
-    LLVMValueRef j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), d->Sk, cg_i64(cx, 1), "key");
+    LLVMValueRef kb = cg_i64(cx, 0), ke = d->Sk;
+    attn_key_range(a, row, row, 64, &kb, &ke); /* block sparsity: only keys of live tiles */
+    LLVMValueRef j = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, 1), "key");
     st(cx, cg_f32c(cx, 0), acc);
     LLVMValueRef dd = cg_loop_begin(cx, &dl, lane, d->D, cg_i64(cx, lanes), "dot");
     LLVMValueRef qv = cg_mm_opnd_load(cx, &d->q, d->nb, a->bidx, row, dd);
@@ -448,7 +630,7 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
     cg_loop_end(cx, &dl);
     LLVMValueRef s = ld(cx, acc);
     if (lanes > 1) s = warp_sum(cx, s);
-    s = score(a, s);
+    s = score(a, s, row, j);
     LLVMValueRef alpha, msafe;
     online_max(cx, mvar, s, &alpha, &msafe, false);
     LLVMValueRef p = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(b, s, msafe, ""), NULL);
@@ -470,7 +652,7 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
         }
     }
     cg_loop_end(cx, &jl);
-    LLVMValueRef inv = inv_sum(cx, ld(cx, lvar));
+    LLVMValueRef inv = inv_sum(cx, ld(cx, lvar), d->Sk);
     if (orow) {
         LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "out");
         LLVMValueRef o = fmul(cx, ld(cx, LLVMBuildGEP2(b, f, orow, &i, 1, "")), inv);
@@ -560,10 +742,9 @@ static int64_t dim_bound(const ir_graph *g, ir_dim d) {
 bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     attn_match am;
     if (!attn_match_region(g, region, &am)) {
-        tx_error(
-            cx->diag,
-            "codegen: attention region k%u is not softmax(chain(q @ k^T)) @ v over the last axis",
-            region);
+        tx_error(cx->diag,
+                 "codegen: attention region k%u does not hold the planner's match (mm1, scores)",
+                 region);
         return false;
     }
     cg_mm_epi_state es = {.nmm = 1, .mm = {am.mm2}};
@@ -597,7 +778,10 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     memset(&l, 0, sizeof l);
     char err[256];
     LLVMValueRef pid[2] = {cg_program_id(cx, 0), cg_program_id(cx, 1)};
-    if (!attn_body(&a, pid, cg_program_count(cx, 1), &l, err, sizeof err)) {
+    if (!attn_body(&a, pid, cg_program_count(cx, 1), &l, err, sizeof err) || a.failed) {
+        if (a.failed)
+            snprintf(err, sizeof err, "attention: the score graph of region k%u cannot be emitted",
+                     region);
         tx_error(cx->diag, "codegen: %s", err);
         return false;
     }

@@ -316,6 +316,11 @@ typedef struct ir_region {
                            -1: symbolic; 0: other kinds */
     int64_t rows;       /* reduction: rows per block; attention: query rows per block;
                            matmul: products sharing the A operand (1, or more when horizontal) */
+    /* Attention pattern (the planner's match, read by codegen and reports;
+       IR_NONE for other kinds): softmax(scores) @ v with scores = F(mm1),
+       F any elementwise graph of mm1 and of values broadcast over it. */
+    uint32_t mm1;       /* the first product, q @ kT */
+    uint32_t scores;    /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
 } ir_region;
 
 /* ---- graph --------------------------------------------------------------- */

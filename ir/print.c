@@ -96,6 +96,7 @@ static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
     fprintf(out, " outputs=%u passes=%u stages=%u rows=%lld", r->nout, r->passes, r->stages, (long long)r->rows);
     if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION)
         fprintf(out, " strategy=%s", ir_red_strategy_name(r->strategy));
+    if (r->kind == IR_RK_ATTENTION) fprintf(out, " mm1=%%%u scores=%%%u", r->mm1, r->scores);
     fputc('\n', out);
 }
 

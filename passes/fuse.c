@@ -22,6 +22,7 @@ typedef struct grp {
     uint32_t raxes;  /* reduction axes of dom */
     ir_id anchor;
     bool vin;        /* some member reads a computed value through a view */
+    ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
 } grp;
 
 typedef struct fz {
@@ -591,24 +592,6 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
 
 /* ---- attention --------------------------------------------------------- */
 
-/* Steps back over casts and scaling by constants (mul/div by a CONST);
- * appends the skipped nodes to chain. */
-static ir_id strip_scale(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) {
-    for (;;) {
-        const ir_node *nd = &g->nodes[x];
-        ir_id nx = IR_NONE;
-        if (nd->op == IR_OP_CAST) nx = ir_in(g, nd, 0);
-        if (nd->op == IR_OP_MUL || nd->op == IR_OP_DIV) {
-            ir_id l = ir_in(g, nd, 0), r = ir_in(g, nd, 1);
-            if (g->nodes[r].op == IR_OP_CONST) nx = l;
-            else if (nd->op == IR_OP_MUL && g->nodes[l].op == IR_OP_CONST) nx = r;
-        }
-        if (nx == IR_NONE || *n >= 16) return x;
-        chain[(*n)++] = x;
-        x = nx;
-    }
-}
-
 /* Steps back over broadcast_to/reshape views; appends them to chain. */
 static ir_id strip_bview(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) {
     while ((g->nodes[x].op == IR_OP_BROADCAST || g->nodes[x].op == IR_OP_RESHAPE) && *n < 32) {
@@ -624,62 +607,174 @@ static bool last_axis_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
     return nd->op == op && ir_in(g, nd, 0) == x && nd->a.red.axes == (1u << (g->nodes[x].shape.rank - 1));
 }
 
-/* Recognises matmul -> (scale, cast) -> softmax(last axis) -> (cast) ->
- * matmul ending at m2; fills the pattern's nodes (excluding operand views)
- * and returns their count, 0 when m2 is not such a pattern. */
-static unsigned match_attention(const ir_graph *g, ir_id m2, ir_id *set) {
-    unsigned n = 0;
-    if (g->nodes[m2].op != IR_OP_MATMUL) return 0;
-    set[n++] = m2;
-    ir_id p = strip_scale(g, ir_in(g, &g->nodes[m2], 0), set, &n);
-    const ir_node *pd = &g->nodes[p];
-    if (pd->op != IR_OP_DIV && pd->op != IR_OP_MUL) return 0;
-    set[n++] = p;
-    ir_id e = ir_in(g, pd, 0), s = strip_bview(g, ir_in(g, pd, 1), set, &n);
-    if (pd->op == IR_OP_MUL) {
-        if (g->nodes[s].op != IR_OP_RECIP) return 0;
-        set[n++] = s;
-        s = strip_bview(g, ir_in(g, &g->nodes[s], 0), set, &n);
+/* Steps back over casts; appends them to chain. */
+static ir_id strip_casts(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) {
+    while (g->nodes[x].op == IR_OP_CAST && *n < 16) {
+        chain[(*n)++] = x;
+        x = ir_in(g, &g->nodes[x], 0);
     }
-    if (g->nodes[e].op != IR_OP_EXP || !last_axis_red(g, s, IR_OP_SUM, e)) return 0;
-    set[n++] = s;
-    set[n++] = e;
+    return x;
+}
+
+/* Recognises m2 = cast*(p) @ v with p = e / sum(e) (or e * recip(sum(e))),
+ * e = exp(x - max(x)), both reductions over the last axis (keepdim results
+ * read through views). Appends those nodes to set and returns x, the
+ * softmax input; IR_NONE when m2 does not end a softmax. */
+static ir_id match_softmax(const ir_graph *g, ir_id m2, ir_id *set, unsigned *n) {
+    if (g->nodes[m2].op != IR_OP_MATMUL) return IR_NONE;
+    set[(*n)++] = m2;
+    ir_id p = strip_casts(g, ir_in(g, &g->nodes[m2], 0), set, n);
+    const ir_node *pd = &g->nodes[p];
+    if (pd->op != IR_OP_DIV && pd->op != IR_OP_MUL) return IR_NONE;
+    set[(*n)++] = p;
+    ir_id e = ir_in(g, pd, 0), s = strip_bview(g, ir_in(g, pd, 1), set, n);
+    if (pd->op == IR_OP_MUL) {
+        if (g->nodes[s].op != IR_OP_RECIP) return IR_NONE;
+        set[(*n)++] = s;
+        s = strip_bview(g, ir_in(g, &g->nodes[s], 0), set, n);
+    }
+    if (g->nodes[e].op != IR_OP_EXP || !last_axis_red(g, s, IR_OP_SUM, e)) return IR_NONE;
+    set[(*n)++] = s;
+    set[(*n)++] = e;
     ir_id sub = ir_in(g, &g->nodes[e], 0);
-    if (g->nodes[sub].op != IR_OP_SUB) return 0;
-    set[n++] = sub;
-    ir_id x = ir_in(g, &g->nodes[sub], 0), mx = strip_bview(g, ir_in(g, &g->nodes[sub], 1), set, &n);
-    if (!last_axis_red(g, mx, IR_OP_MAX, x)) return 0;
-    set[n++] = mx;
-    ir_id m1 = strip_scale(g, x, set, &n);
-    if (g->nodes[m1].op != IR_OP_MATMUL) return 0;
-    set[n++] = m1;
+    if (g->nodes[sub].op != IR_OP_SUB) return IR_NONE;
+    set[(*n)++] = sub;
+    ir_id x = ir_in(g, &g->nodes[sub], 0), mx = strip_bview(g, ir_in(g, &g->nodes[sub], 1), set, n);
+    if (!last_axis_red(g, mx, IR_OP_MAX, x)) return IR_NONE;
+    set[(*n)++] = mx;
+    return x;
+}
+
+static bool elem_or_view(const ir_graph *g, ir_id i) {
+    return (ir_op_traits((ir_op)g->nodes[i].op) & (IR_T_ELEM | IR_T_VIEW)) != 0;
+}
+
+/* The product the scores x are computed from: the one matmul of x's shape
+ * reached from x backwards through elementwise nodes and views (x itself
+ * when it is a matmul). IR_NONE when there is none or more than one. */
+static ir_id scores_product(fz *f, ir_id x) {
+    const ir_graph *g = f->g;
+    ir_id found = IR_NONE;
+    unsigned sp = 0;
+    memset(f->mark, 0, g->n);
+    f->stack[sp++] = x;
+    f->mark[x] = 1;
+    while (sp) {
+        ir_id y = f->stack[--sp];
+        if (g->nodes[y].op == IR_OP_MATMUL) {
+            if (!ir_shape_eq(&g->nodes[y].shape, &g->nodes[x].shape)) continue;
+            if (found != IR_NONE && found != y) return IR_NONE;
+            found = y;
+            continue;
+        }
+        if (!elem_or_view(g, y)) continue;
+        for (unsigned k = 0; k < g->nodes[y].nin; k++) {
+            ir_id z = ir_in(g, &g->nodes[y], k);
+            if (!f->mark[z]) f->mark[z] = 1, f->stack[sp++] = z;
+        }
+    }
+    return found;
+}
+
+/* Collects F, the score graph between mm1 and the softmax input x, into
+ * set: the nodes that depend on mm1 (elementwise or views, by
+ * construction) and the elementwise work and views that only they use
+ * (biases, masks built from iota/arange and inputs: recomputed per score).
+ * Values F reads that are neither stay outside (loaded from HBM). *bad gets
+ * a node that depends on mm1 but breaks the pattern (a shape other than
+ * the scores'), or IR_NONE. Returns the new count. */
+static unsigned collect_scores(fz *f, ir_id mm1, ir_id x, ir_id *set, unsigned n, unsigned cap, ir_id *bad) {
+    const ir_graph *g = f->g;
+    uint8_t *mk = f->mark; /* bit 0: in the backward cone of x, bit 1: depends on mm1, bit 2: in set */
+    memset(mk, 0, g->n);
+    *bad = IR_NONE;
+    for (unsigned i = 0; i < n; i++) mk[set[i]] |= 4;
+    mk[mm1] |= 2;
+    for (ir_id i = mm1 + 1; i <= x; i++) {
+        if (!elem_or_view(g, i)) continue;
+        for (unsigned k = 0; k < g->nodes[i].nin; k++)
+            if (mk[ir_in(g, &g->nodes[i], k)] & 2) mk[i] |= 2;
+    }
+    mk[x] |= 1;
+    for (ir_id i = x + 1; i-- > 0;) {
+        if (!(mk[i] & 1) || i == mm1 || ir_is_gen(g, i) || g->nodes[i].op == IR_OP_INPUT) continue;
+        bool take = (mk[i] & 2) != 0;
+        if (take && !ir_shape_eq(&g->nodes[i].shape, &g->nodes[x].shape) && !is_view(g, i) && *bad == IR_NONE)
+            *bad = i;
+        if (!take && elem_or_view(g, i)) { /* used only inside the pattern? */
+            take = true;
+            for (uint32_t k = f->u.start[i]; k < f->u.start[i + 1] && take; k++) take = (mk[f->u.ids[k]] & 4) != 0;
+        }
+        if (!take || n >= cap) continue;
+        set[n++] = i;
+        mk[i] |= 4;
+        for (unsigned k = 0; k < g->nodes[i].nin; k++) mk[ir_in(g, &g->nodes[i], k)] |= 1;
+    }
     return n;
+}
+
+/* Recognises softmax(F(q @ kT)) @ v ending at m2 (docs/fusion.md): fills
+ * the pattern's nodes into set (mm1 last) and returns their count; 0 when
+ * m2 does not end a softmax over the scores of one product. *mm1 and *x
+ * get the product and the softmax input; *bad a node of F that breaks it;
+ * *nsoft the count of softmax nodes (F follows them in set). */
+static unsigned match_attention(fz *f, ir_id m2, ir_id *set, unsigned cap, ir_id *mm1, ir_id *x, ir_id *bad,
+                                unsigned *nsoft) {
+    unsigned n = 0;
+    *bad = IR_NONE;
+    *x = match_softmax(f->g, m2, set, &n);
+    if (*x == IR_NONE) return 0;
+    *mm1 = scores_product(f, *x);
+    if (*mm1 == IR_NONE || *mm1 == m2) return 0;
+    *nsoft = n;
+    n = collect_scores(f, *mm1, *x, set, n, cap - 1, bad);
+    set[n++] = *mm1;
+    return n;
+}
+
+/* Writes the --explain line of an attention pattern left unfused: which
+ * node broke it, why, and the score traffic the split plan then costs. */
+static void explain_split(fz *f, ir_id mm1, ir_id m2, ir_id x, const char *rule, const char *why_s) {
+    if (!f->c->explain) return;
+    char n1[96], n2[96], sb[128];
+    ir_poly p;
+    pass_numel(f->g, &f->g->nodes[x].shape, ir_dtype_size((ir_dtype)f->g->nodes[x].dtype), &p);
+    fprintf(f->c->explain,
+            "attention %s .. %s: not fused [%s]: %s; the unfused plan writes and reads back the scores (%s B per "
+            "pass over HBM)\n",
+            nname(f->g, mm1, n1, sizeof n1), nname(f->g, m2, n2, sizeof n2), rule, why_s,
+            ir_poly_str(f->g, &p, sb, sizeof sb));
 }
 
 /* Tries to plan the attention pattern ending at m2 as one group. Returns
  * true when formed; otherwise explains why (when the shape matched). */
 static bool try_attention(fz *f, ir_id m2) {
     ir_graph *g = f->g;
-    ir_id set[64];
-    unsigned n = match_attention(g, m2, set);
+    enum { CAP = 512 };
+    ir_id set[CAP], m1, x, bad;
+    unsigned nsoft = 0;
+    unsigned n = match_attention(f, m2, set, CAP, &m1, &x, &bad, &nsoft);
     if (!n) return false;
-    char n1[96], n2[96];
-    ir_id m1 = set[n - 1];
+    char n1[96], n2[96], msg[400];
+    if (bad != IR_NONE) {
+        snprintf(msg, sizeof msg, "%s (%s) between the product and the softmax does not have the scores' shape; would "
+                 "change: keep every step of the scores elementwise on their shape",
+                 nname(g, bad, n1, sizeof n1), ir_op_name((ir_op)g->nodes[bad].op));
+        explain_split(f, m1, m2, x, "attention.scores", msg);
+        return false;
+    }
+    memset(f->mark, 0, g->n);
+    for (unsigned i = 0; i < n; i++) f->mark[set[i]] = 1;
     for (unsigned i = 0; i < n; i++) {
         if (set[i] == m2) continue;
         for (uint32_t k = f->u.start[set[i]]; k < f->u.start[set[i] + 1]; k++) {
             ir_id w = f->u.ids[k];
-            bool in = false;
-            for (unsigned j = 0; j < n; j++) in |= set[j] == w;
-            if (!in) {
-                if (f->c->explain)
-                    fprintf(f->c->explain,
-                            "attention %s .. %s: not fused [attention.escape]: %s is also used by %s, so the scores "
-                            "must reach HBM; would change: use the scores only inside the softmax\n",
-                            nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), nname(g, set[i], n1, sizeof n1),
-                            nname(g, w, n2, sizeof n2));
-                return false;
-            }
+            if (f->mark[w]) continue;
+            snprintf(msg, sizeof msg, "%s is also used by %s (%s), so the scores must reach HBM; would change: use "
+                     "the scores only inside the softmax",
+                     nname(g, set[i], n1, sizeof n1), nname(g, w, n2, sizeof n2), ir_op_name((ir_op)g->nodes[w].op));
+            explain_split(f, m1, m2, x, "attention.escape", msg);
+            return false;
         }
     }
     const ir_node *q = &g->nodes[ir_in(g, &g->nodes[m1], 0)], *v = &g->nodes[ir_in(g, &g->nodes[m2], 1)];
@@ -708,11 +803,18 @@ static bool try_attention(fz *f, ir_id m2) {
     }
     for (unsigned i = 0; i < n; i++) /* pattern nodes must still be ungrouped */
         if (!is_view(g, set[i]) && find(f, set[i]) != set[i]) return false;
-    grp ag = {.kind = IR_RK_ATTENTION, .fusion = IR_FUSE_ATTENTION, .dom = g->nodes[m2].shape, .anchor = m2};
+    grp ag = {.kind = IR_RK_ATTENTION, .fusion = IR_FUSE_ATTENTION, .dom = g->nodes[m2].shape, .anchor = m2,
+              .mm1 = m1, .scores = x};
     uint32_t r = find(f, m2);
     for (unsigned i = 0; i < n; i++)
         if (!is_view(g, set[i]) && find(f, set[i]) != r) r = join(f, r, find(f, set[i]), &ag);
     f->gs[r] = ag;
+    unsigned steps = 0;
+    for (unsigned i = nsoft; i + 1 < n; i++) steps += !is_view(g, set[i]);
+    if (f->c->explain)
+        fprintf(f->c->explain, "attention %s .. %s: fused [attention]: softmax(F(scores)) @ v, F of %u elementwise "
+                "step%s computed per score in one online-softmax kernel\n",
+                nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), steps, steps == 1 ? "" : "s");
     return true;
 }
 
@@ -895,6 +997,7 @@ static uint32_t add_region(ir_graph *g, int k, ir_id anchor) {
     r->kind = (uint8_t)k;
     r->anchor = anchor;
     r->threads = 256;
+    r->mm1 = r->scores = IR_NONE;
     return g->nregions++;
 }
 
@@ -946,6 +1049,7 @@ static void emit_regions(fz *f) {
         const grp *s = &f->gs[pick];
         uint32_t ri = add_region(g, s->kind, s->anchor);
         g->regions[ri].fusion = s->fusion;
+        if (s->kind == IR_RK_ATTENTION) g->regions[ri].mm1 = s->mm1, g->regions[ri].scores = s->scores;
         g->regions[ri].red_axes = s->raxes;
         f->rid[pick] = ri;
         FOR_MEMBERS(f, pick, m) {

@@ -318,6 +318,8 @@ static ir_graph *attn_graph2(ir_dtype dt, int64_t B, int64_t S, int64_t D, bool 
     ir_id o = ir_add_matmul(g, p, v);
     ir_add_output(g, &o, 1);
     one_region(g, IR_RK_ATTENTION, o, 64, 64, 0);
+    g->regions[0].mm1 = qk;
+    g->regions[0].scores = sc;
     return g;
 }
 

@@ -1,0 +1,157 @@
+#!/usr/bin/python3
+"""Attention variants against NumPy (run by tests/scripts/attention_variants.sh).
+
+usage: check.py TXC ROOT
+
+Each examples/attention_*.tx runs with `txc run` on --device=cpu (the fused host code: the one
+online-softmax kernel) and --device=ref (the reference interpreter) on .npy inputs, at ragged sizes
+(S = 1, S not a multiple of any tile), with rows wholly masked (a length of 0, a mask row of false)
+and decode caches of length 1 and full. Every output must match the NumPy expression written
+below: NaN exactly where NumPy has NaN (softmax of a row of -inf is NaN, as in PyTorch eager),
+finite values within the bf16 tolerance. Exit status 0 when every case agrees."""
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+SC = 0.08838834764831845
+ATOL, RTOL = 2e-2, 2e-2
+RNG = np.random.default_rng(13)
+
+
+def rb(x):
+    """Round to bf16 (nearest even), in float64."""
+    x = np.asarray(x, dtype=np.float32)
+    b = x.view(np.uint32).astype(np.uint64)
+    b = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16) << 16
+    r = b.astype(np.uint32).view(np.float32).astype(np.float64)
+    return np.where(np.isnan(x), np.nan, r)
+
+
+def bf(shape):
+    return rb(RNG.standard_normal(shape).astype(np.float32))
+
+
+def attend(s, v):
+    with np.errstate(invalid="ignore"):
+        m = s.max(axis=-1, keepdims=True)
+        e = np.exp(s - m)
+        p = e / e.sum(axis=-1, keepdims=True)
+    return rb(rb(p) @ v)
+
+
+def scores(q, k):
+    """f32(q @ kT) * scale: the product of bf16 operands is a bf16 value."""
+    return rb(q @ np.swapaxes(k, -1, -2)) * SC
+
+
+def ij(s):
+    return np.arange(s)[:, None], np.arange(s)[None, :]
+
+
+def case_causal(b, h, s):
+    q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
+    i, j = ij(s)
+    return {"q": q, "k": k, "v": v}, attend(np.where(i >= j, scores(q, k), -np.inf), v)
+
+
+def case_window(b, h, s):
+    q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
+    i, j = ij(s)
+    return {"q": q, "k": k, "v": v}, attend(np.where((i - j >= 0) & (i - j < 1024), scores(q, k), -np.inf), v)
+
+
+def case_alibi(b, h, s):
+    q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
+    sl = (2.0 ** (-8.0 * np.arange(1, h + 1) / h)).astype(np.float32)
+    i, j = ij(s)
+    bias = sl.astype(np.float64)[:, None, None] * (j - i)
+    return {"q": q, "k": k, "v": v, "slopes": sl}, attend(np.where(i >= j, scores(q, k) + bias, -np.inf), v)
+
+
+def case_softcap(b, h, s):
+    q, k, v = bf((b, h, s, 128)) * 8, bf((b, h, s, 128)), bf((b, h, s, 128))
+    q = rb(q)
+    i, j = ij(s)
+    c = 50.0 * np.tanh(scores(q, k) / 50.0)
+    return {"q": q, "k": k, "v": v}, attend(np.where(i >= j, c, -np.inf), v)
+
+
+def case_mask(b, h, s):
+    q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
+    m = RNG.random((b, 1, s, s)) < 0.7
+    m[0, 0, s // 2, :] = False  # a row wholly masked: NaN
+    bias = bf((h, s, s))
+    return {"q": q, "k": k, "v": v, "m": m, "bias": bias}, attend(np.where(m, scores(q, k) + bias, -np.inf), v)
+
+
+def case_gqa(b, s):
+    q, k, v = bf((b, 32, s, 128)), bf((b, 8, s, 128)), bf((b, 8, s, 128))
+    i, j = ij(s)
+    sg = scores(q.reshape(b, 8, 4, s, 128), k[:, :, None])
+    o = attend(np.where(i >= j, sg, -np.inf), v[:, :, None])
+    return {"q": q, "k": k, "v": v}, o.reshape(b, 32, s, 128)
+
+
+def case_decode(b, h, t, l):
+    q, k, v = bf((b, h, t, 128)), bf((b, h, l, 128)), bf((b, h, l, 128))
+    ln = np.array([[1, l, 0][n % 3] if n < 3 else (n * 7919) % l + 1 for n in range(b)], dtype=np.int32)
+    keep = np.arange(l)[None, None, None, :] < ln[:, None, None, None]
+    return {"q": q, "k": k, "v": v, "len": ln}, attend(np.where(keep, scores(q, k), -np.inf), v)
+
+
+CASES = []
+for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
+    for name, fn in (("causal", case_causal), ("window", case_window), ("alibi", case_alibi),
+                     ("softcap", case_softcap), ("mask", case_mask)):
+        CASES.append((f"{name} B={b} H={h} S={s}", name, {"B": b, "H": h, "S": s}, lambda fn=fn, b=b, h=h, s=s: fn(b, h, s)))
+for b, s in ((1, 1), (1, 77)):
+    CASES.append((f"gqa B={b} S={s}", "gqa", {"B": b, "S": s}, lambda b=b, s=s: case_gqa(b, s)))
+for b, h, t, l in ((4, 2, 1, 1), (4, 2, 1, 300), (5, 1, 16, 257), (3, 2, 5, 64)):
+    CASES.append((f"decode B={b} H={h} T={t} L={l}", "decode", {"B": b, "H": h, "T": t, "L": l},
+                  lambda b=b, h=h, t=t, l=l: case_decode(b, h, t, l)))
+
+
+def compare(got, want):
+    if got.shape != want.shape:
+        return "shape %s, expected %s" % (got.shape, want.shape)
+    g, w = got.astype(np.float64).ravel(), want.ravel()
+    with np.errstate(invalid="ignore"):
+        ok = np.where(np.isnan(w), np.isnan(g), np.abs(g - w) <= ATOL + RTOL * np.abs(w))
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        i = bad[0]
+        return "%d of %d elements differ; first at %d: got %r, want %r" % (bad.size, w.size, i, g[i], w[i])
+    return None
+
+
+def main():
+    txc, root = sys.argv[1], sys.argv[2]
+    fails = 0
+    with tempfile.TemporaryDirectory() as work:
+        for label, prog, dims, make in CASES:
+            inputs, want = make()
+            args = []
+            for n, arr in inputs.items():
+                p = os.path.join(work, n + ".npy")
+                a = arr if arr.dtype in (np.bool_, np.int32) else arr.astype(np.float32)
+                np.save(p, a)
+                args += ["--input", f"{n}={p}"]
+            for d, val in dims.items():
+                args += ["-D", f"{d}={val}"]
+            for dev in ("cpu", "ref"):
+                od = os.path.join(work, "out")
+                r = subprocess.run([txc, "run", os.path.join(root, "examples", f"attention_{prog}.tx"),
+                                    "--device=" + dev, "--output-dir", od] + args,
+                                   capture_output=True, text=True, timeout=300)
+                msg = r.stderr.strip() if r.returncode else compare(np.load(os.path.join(od, "out0.npy")), want)
+                print(("FAIL " if msg else "ok   ") + f"{label} --device={dev}" + (": " + msg if msg else ""))
+                fails += bool(msg)
+    print(f"attention variants: {2 * len(CASES) - fails} passed, {fails} failed")
+    return 1 if fails else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
