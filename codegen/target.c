@@ -189,6 +189,10 @@ LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
+    case IR_OP_IOTA:
     case IR_OP_MATMUL:
     case IR_OP_PERMUTE:
     case IR_OP_RESHAPE:
@@ -252,6 +256,10 @@ LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRe
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
+    case IR_OP_IOTA:
     case IR_OP_MATMUL:
     case IR_OP_PERMUTE:
     case IR_OP_RESHAPE:

@@ -242,6 +242,10 @@ static ir_op reduce_combiner(ir_op op) {
     case IR_OP_EQ:
     case IR_OP_NE:
     case IR_OP_WHERE:
+    case IR_OP_NOT:
+    case IR_OP_AND:
+    case IR_OP_OR:
+    case IR_OP_IOTA:
     case IR_OP_MATMUL:
     case IR_OP_PERMUTE:
     case IR_OP_RESHAPE:

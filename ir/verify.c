@@ -60,6 +60,11 @@ bool ir_verify(const ir_graph *g, FILE *err) {
             if (ok && !ir_shape_eq(&s, &n->shape)) FAIL("shape is not the broadcast of the inputs");
             if ((ir_op_traits((ir_op)n->op) & IR_T_CMP) && n->dtype != IR_BOOL) FAIL("comparison not bool");
             if (n->op == IR_OP_WHERE && g->nodes[ir_in(g, n, 0)].dtype != IR_BOOL) FAIL("where condition not bool");
+            if ((n->op == IR_OP_NOT || n->op == IR_OP_AND || n->op == IR_OP_OR) && n->dtype != IR_BOOL)
+                FAIL("boolean op not bool");
+            if (n->op == IR_OP_NOT || n->op == IR_OP_AND || n->op == IR_OP_OR)
+                for (unsigned k = 0; k < n->nin; k++)
+                    if (g->nodes[ir_in(g, n, k)].dtype != IR_BOOL) FAIL("boolean op on a non-bool operand");
         }
         if (ok && n->op == IR_OP_MATMUL) {
             ir_shape s;

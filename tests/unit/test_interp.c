@@ -114,7 +114,7 @@ static void test_unary(void **state) {
         {IR_OP_CEIL, {-2, -0.0, 0, 1, 1, 3}},
         {IR_OP_NEG, {2, 0.5, -0.0, -0.5, -1, -3}},
         {IR_OP_ABS, {2, 0.5, 0, 0.5, 1, 3}},
-        {IR_OP_NOT, {0, 0, 1, 0, 0, 0}}, /* x == 0 (on bool in programs) */
+        {IR_OP_NOT, {0, 0, 1, 0, 0, 0}}, /* on bool: x != 0 negated */
     };
     /* Every elementwise unary op of the table must be covered here. */
     int covered = 0;
@@ -124,12 +124,14 @@ static void test_unary(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ir_graph *g = ir_graph_new("u", NULL);
         ir_shape s = S1(6);
-        ir_id x = ir_add_input(g, "x", IR_F32, &s);
+        /* Boolean ops take and give bool (the verifier's rule); the rest f32. */
+        ir_dtype dt = cases[c].op == IR_OP_NOT ? IR_BOOL : IR_F32;
+        ir_id x = ir_add_input(g, "x", dt, &s);
         ir_id y = ir_add_unary(g, cases[c].op, x);
         ir_add_output(g, &y, 1);
-        rt_tensor in = tens(IR_F32, s, xs), out;
+        rt_tensor in = tens(dt, s, xs), out;
         run(g, &in, &out);
-        check(&out, IR_F32, s, cases[c].want, F32_TOL);
+        check(&out, dt, s, cases[c].want, F32_TOL);
         rt_tensor_free(&out);
         rt_tensor_free(&in);
         ir_graph_free(g);

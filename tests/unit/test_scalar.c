@@ -305,15 +305,15 @@ static void compiles(ir_op op, ir_dtype dt, ir_dtype to, cg_target t) {
 }
 
 /* (b) Every elementwise row has a kernel rule on the host and the GPU, at
- * f32 and i32 (every cast target for cast). */
+ * f32, i32 and bool where the verifier accepts the op (every cast target for cast). */
 static void test_every_op_has_kernel_rule(void **state) {
     (void)state;
     static const cg_target targets[] = {CG_HOST, CG_SM90};
-    static const ir_dtype dts[] = {IR_F32, IR_I32};
+    static const ir_dtype dts[] = {IR_F32, IR_I32, IR_BOOL};
     for (int op = 0; op < IR_NOPS; op++) {
         if (!(ir_op_traits((ir_op)op) & IR_T_ELEM)) continue;
         for (unsigned t = 0; t < 2; t++)
-            for (unsigned k = 0; k < 2; k++)
+            for (unsigned k = 0; k < 3; k++)
                 for (unsigned to = 0; to < (op == IR_OP_CAST ? NDT : 1); to++) {
                     ir_dtype td = op == IR_OP_CAST ? DTYPES[to] : dts[k];
                     if (valid_at((ir_op)op, dts[k], td)) compiles((ir_op)op, dts[k], td, targets[t]);
