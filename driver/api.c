@@ -21,6 +21,10 @@ struct tx_program {
     ir_graph *g;     /* planned */
     cg_target target;
     cg_program *cp;  /* GPU code, made on first use */
+    const pass_gpu *gpu; /* the cost model's hardware (tx_options.gpu) */
+    bool no_fuse;
+    char *explain;   /* what the planner said (--explain), captured at compile */
+    char *text[TX_TEXT_KINDS]; /* tx_program_text results, made on first use */
 };
 
 static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -95,6 +99,8 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
     fe_options fo = {opt ? opt->entry : NULL, defs, nd};
     pass_ctx pc;
     bool ok = true;
+    size_t elen = 0;
+    FILE *ef = open_memstream(&p->explain, &elen);
     for (unsigned i = 0; ok && i < nd; i++)
         if (!parse_define(opt->defines[i], &defs[i], names[i], sizeof names[i])) {
             tx_error(d, "bad define '%s': expected NAME=INT with INT > 0", opt->defines[i] ? opt->defines[i] : "(null)");
@@ -104,16 +110,27 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
     pc.diag = d;
     pc.gpu = pass_gpu_find(opt && opt->gpu ? opt->gpu : "h200");
     pc.no_fuse = opt && opt->no_fuse;
+    pc.explain = ef;
+    p->gpu = pc.gpu;
+    p->no_fuse = pc.no_fuse;
+    if (!ef) {
+        tx_error(d, "out of memory");
+        ok = false;
+    }
     if (ok && !pc.gpu) {
         tx_error(d, "unknown GPU '%s' (known: %s)", opt->gpu, pass_gpu_names());
         ok = false;
     }
     if (ok && (p->g = drv_compile(file, src, len, &fo, &pc, &p->raw, d)) == NULL)
         ok = false;
+    if (ef)
+        fclose(ef);
     free(defs);
     free(names);
     return ok;
 }
+
+int tx_api_version(void) { return TX_API_VERSION; }
 
 tx_program *tx_compile(const char *file, const char *src, size_t len, const tx_options *opt, char *err, size_t cap)
 {
@@ -177,6 +194,9 @@ void tx_program_free(tx_program *p)
     if (!p)
         return;
     cg_program_free(p->cp);
+    for (int k = 0; k < TX_TEXT_KINDS; k++)
+        free(p->text[k]);
+    free(p->explain);
     ir_graph_free(p->g);
     ir_graph_free(p->raw);
     free(p);
@@ -253,6 +273,54 @@ const char *tx_program_ptx(tx_program *p, char *err, size_t cap)
         return NULL;
     }
     return ensure_gpu_code(p, err, cap) ? cg_program_ptx(p->cp, NULL) : NULL;
+}
+
+/* Writes text form `kind` of p to f; false with diagnostics in d. */
+static bool write_text(tx_program *p, tx_text_kind kind, FILE *f, tx_diag *d)
+{
+    pass_ctx pc;
+    memset(&pc, 0, sizeof pc);
+    pc.diag = d;
+    pc.gpu = p->gpu;
+    pc.no_fuse = p->no_fuse;
+    switch (kind) {
+    case TX_TEXT_IR: ir_print(p->g, f); return true;
+    case TX_TEXT_REPORT: return pass_report_text(p->g, &pc, f);
+    case TX_TEXT_JSON: return pass_report_json(p->g, &pc, f);
+    case TX_TEXT_DOT: return pass_report_dot(p->g, &pc, f);
+    case TX_TEXT_SVG: return pass_report_svg(p->g, &pc, NULL, f);
+    case TX_TEXT_EXPLAIN: fputs(p->explain ? p->explain : "", f); return true;
+    case TX_TEXT_KINDS: break;
+    }
+    return false;
+}
+
+const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t cap)
+{
+    capture cp;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f;
+    bool ok;
+    if (!p || (unsigned)kind >= TX_TEXT_KINDS) {
+        set_err(err, cap, "tx_program_text: %s", !p ? "no program (p is NULL)" : "unknown kind");
+        return NULL;
+    }
+    if (p->text[kind])
+        return p->text[kind];
+    if (!capture_open(&cp, p->raw->file, NULL, 0) || !(f = open_memstream(&buf, &len))) {
+        set_err(err, cap, "out of memory");
+        return NULL;
+    }
+    ok = write_text(p, kind, f, &cp.d);
+    ok = fclose(f) == 0 && ok;
+    capture_close(&cp, err, cap);
+    if (!ok) {
+        free(buf);
+        return NULL;
+    }
+    p->text[kind] = buf;
+    return buf;
 }
 
 /* Checks host tensors against the program's parameter count and fills

@@ -7,6 +7,7 @@
 #include "driver/driver.h"
 
 #include <stdlib.h>
+#include <errno.h>
 #include <string.h>
 #include <time.h>
 
@@ -461,6 +462,52 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
     return ok;
 }
 
+/* Measured time per region (kernels of one region summed; output copies,
+ * region -1, left out) into a new array of nregions. */
+static double *region_times(const rt_bench_result *res, uint32_t nregions)
+{
+    double *us = ir_xcalloc(nregions + 1, sizeof *us);
+    for (uint32_t k = 0; k < res->nkernels; k++)
+        if (res->k[k].region >= 0 && (uint32_t)res->k[k].region < nregions)
+            us[res->k[k].region] += res->k[k].us;
+    return us;
+}
+
+/* --svg: the report picture with the measured kernel times beside the
+ * predictions (unfused ones when they were timed and plan alike). */
+static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o, const rt_bench_report *rep,
+                      const rt_bench_result *fused, const rt_bench_result *unfused, tx_diag *d)
+{
+    char label[200];
+    pass_measured m;
+    FILE *f = fopen(o->svg_path, "w");
+    bool ok;
+    if (!f) {
+        tx_error(d, "cannot write --svg %s: %s", o->svg_path, strerror(errno));
+        return false;
+    }
+    snprintf(label, sizeof label, "measured on %s (median of %d, L2 flushed)", rep->device, fused->iters);
+    memset(&m, 0, sizeof m);
+    m.n = g->nregions;
+    m.us = region_times(fused, g->nregions);
+    m.label = label;
+    if (o->compare_unfused && unfused->nkernels) {
+        uint32_t nr = 0;
+        for (uint32_t k = 0; k < unfused->nkernels; k++)
+            if (unfused->k[k].region >= 0 && (uint32_t)unfused->k[k].region + 1 > nr)
+                nr = (uint32_t)unfused->k[k].region + 1;
+        m.un_n = nr;
+        m.un_us = region_times(unfused, nr);
+    }
+    ok = pass_report_svg(g, pc, &m, f);
+    ok = fclose(f) == 0 && ok;
+    free((double *)m.us);
+    free((double *)m.un_us);
+    if (!ok)
+        tx_error(d, "cannot write --svg %s", o->svg_path);
+    return ok;
+}
+
 bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
                const drv_bench_opts *opt, FILE *out, tx_diag *d)
 {
@@ -471,6 +518,10 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
     rt_bench_result fused, unfused;
     rt_cuda *c;
     bool ok;
+    if (o->device && strcmp(o->device, "cpu") == 0 && o->svg_path) {
+        tx_error(d, "txc bench --svg draws GPU kernel times; use --device=gpu (or txc FILE.tx --emit=svg)");
+        return false;
+    }
     if (o->device && strcmp(o->device, "cpu") == 0)
         return bench_cpu(g, raw, inputs, o, out, d);
     if (o->device && strcmp(o->device, "gpu") != 0) {
@@ -503,6 +554,8 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
                     fused.graph_us > 0 ? unfused.graph_us / fused.graph_us : 0, unfused.nkernels, fused.nkernels);
         }
     }
+    if (ok && o->svg_path)
+        ok = bench_svg(g, pc, o, &rep, &fused, &unfused, d);
     if (ok && (!fused.verified || (o->compare_unfused && !unfused.verified))) {
         tx_error(d, "verification failed: the GPU results differ from the reference");
         ok = false;

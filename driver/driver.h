@@ -78,6 +78,7 @@ typedef struct drv_bench_opts {
     const char *calib_path;/* calibration file (NULL: the default place) */
     const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
     int target;            /* cg_target for the GPU, or DRV_TARGET_DEVICE */
+    const char *svg_path;  /* --svg: the picture with the measured kernels (NULL: none) */
 } drv_bench_opts;
 /* `txc bench`: g is the planned graph, raw the frontend's graph (for the
  * reference and for re-planning unfused with pc), inputs in parameter order.

@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define TX_API_VERSION 1
+#define TX_API_VERSION 2
 typedef struct tx_options {
     const char *entry;           /* entry function; NULL: the last in the file */
     const char *const *defines;  /* "NAME=INT" bindings of symbolic dims (like -D) */
@@ -30,6 +30,9 @@ typedef struct tx_options {
     const char *gpu;             /* cost-model hardware (default "h200") */
     int no_fuse;                 /* 1: one kernel per operation */
 } tx_options;
+
+/* TX_API_VERSION of the library (libtx.so) actually loaded. */
+int tx_api_version(void);
 
 typedef struct tx_program tx_program;
 
@@ -50,6 +53,15 @@ int tx_program_output(const tx_program *p, unsigned k, tx_tensor *type);
 /* The program's PTX (owned by p); NULL with err set when it was compiled
  * for the host or code generation fails. */
 const char *tx_program_ptx(tx_program *p, char *err, size_t cap);
+
+/* Text forms of a compiled program, as txc writes them: --emit=ir, report,
+ * json, dot, svg, and the --explain text the planner printed. */
+typedef enum {
+    TX_TEXT_IR, TX_TEXT_REPORT, TX_TEXT_JSON, TX_TEXT_DOT, TX_TEXT_SVG, TX_TEXT_EXPLAIN, TX_TEXT_KINDS
+} tx_text_kind;
+/* Text form `kind` of p (NUL-terminated, owned by p, made once). NULL with
+ * err set on failure (e.g. a report of a program too large to plan). */
+const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t cap);
 
 /* ---- running on host tensors --------------------------------------------- */
 typedef enum { TX_ON_REF, TX_ON_CPU, TX_ON_GPU } tx_where;

@@ -49,6 +49,11 @@ typedef struct tx_kernels tx_kernels;
 /* Opens GPU 0 through the CUDA driver. NULL with err set without a driver
  * or GPU ("no CUDA driver found (libcuda.so.1: ...); use --device=cpu"). */
 tx_device *tx_device_open(char *err, size_t cap);
+/* Opens GPU `ordinal` sharing its primary context, the one the CUDA
+ * runtime (PyTorch, CuPy) uses, so their device memory can be bound and
+ * their streams launched on. The context is made current on the calling
+ * thread and again by tx_load / tx_launch_on on theirs. */
+tx_device *tx_device_open_primary(int ordinal, char *err, size_t cap);
 void tx_device_close(tx_device *d);
 const char *tx_device_name(const tx_device *d);
 /* The last error of d or of anything loaded on it. */
@@ -97,6 +102,11 @@ int tx_bind_output(tx_loaded *l, unsigned k, uint64_t ptr);
 /* Launches every kernel in order (asynchronously; tx_device_sync waits).
  * TX_ERR when a buffer is unbound or the driver fails. */
 int tx_launch(tx_loaded *l);
+/* tx_launch on `stream` (a CUstream of the device's context, e.g. PyTorch's
+ * torch.cuda.current_stream().cuda_stream; 0: the legacy default stream).
+ * Intermediates belong to l: launches of one tx_loaded on two streams at
+ * once race on them. */
+int tx_launch_on(tx_loaded *l, uint64_t stream);
 /* Runs tx_launch `iters` times after 3 warm-ups and gives the median time
  * per launch in microseconds (CUDA events; L2 not flushed). */
 int tx_time(tx_loaded *l, int iters, double *median_us);

@@ -69,6 +69,19 @@ bool pass_fuse(ir_graph *g, pass_ctx *c);     /* fusion planner: fills g->region
 bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out); /* --emit=report */
 bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out); /* --emit=json */
 bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out);  /* --emit=dot */
+/* Measured kernel times for the picture (txc bench --svg): us[k] for region
+ * k of the fused plan, un_us[k] of the unfused plan (NULL: not measured;
+ * 0: that kernel was not timed), and a line saying where. */
+typedef struct pass_measured {
+    const double *us;
+    uint32_t n;
+    const double *un_us;
+    uint32_t un_n;
+    const char *label;
+} pass_measured;
+/* --emit=svg (passes/svg.c): the roofline of both plans and the predicted
+ * timelines, with the measured ones beside them when m is not NULL. */
+bool pass_report_svg(const ir_graph *g, pass_ctx *c, const pass_measured *m, FILE *out);
 
 /* ---- planner, tile plans and cost model (fuse.c, plan_tile.c, cost.c) ----
  * Shared by the planner and the reports; docs/fusion.md and

@@ -4,34 +4,15 @@
  * form also plans the same graph with --no-fuse for the totals.
  * Deterministic: fixed formats, node order. */
 #include "passes/passes.h"
+#include "passes/report.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Everything the three forms print, computed once. */
-typedef struct rep {
-    const ir_graph *g;
-    pass_index ix;
-    const pass_gpu *gpu;
-    int64_t budget;
-    pass_cost *cost;
-    pass_sched *sched;
-    ir_poly flops, bytes; /* totals of the plan; bytes = read + written + spilled */
-    bool concrete;
-    double f, b, us;
-    uint32_t un_kernels;
-    ir_poly un_bytes;
-    bool un_concrete;
-    double un_b, un_us;
-    ir_graph *un_g;     /* the --no-fuse plan of the same graph */
-    pass_index un_ix;
-    pass_cost *un_cost; /* per region of un_g */
-} rep;
-
 /* Plans a clone of g with --no-fuse and keeps it with its costs and totals
  * (the unfused baseline of every report). */
-static bool unfused_totals(const ir_graph *g, pass_ctx *c, rep *r) {
+static bool unfused_totals(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     ir_graph *cl = ir_graph_clone(g);
     if (!cl) return false;
     cl->nregions = 0;
@@ -64,7 +45,7 @@ static bool unfused_totals(const ir_graph *g, pass_ctx *c, rep *r) {
     return true;
 }
 
-static void rep_free(rep *r) {
+void pass_rep_free(pass_rep *r) {
     free(r->cost);
     free(r->sched);
     pass_index_free(&r->ix);
@@ -76,8 +57,7 @@ static void rep_free(rep *r) {
     }
 }
 
-/* Computes the report data; false with an error reported on failure. */
-static bool rep_build(const ir_graph *g, pass_ctx *c, rep *r) {
+bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     memset(r, 0, sizeof *r);
     r->g = g;
     r->gpu = pass_ctx_gpu(c);
@@ -105,7 +85,7 @@ static bool rep_build(const ir_graph *g, pass_ctx *c, rep *r) {
     r->concrete &= ir_poly_is_const(&r->flops, &r->f) && ir_poly_is_const(&r->bytes, &r->b);
     if (!unfused_totals(g, c, r)) {
         tx_error(c->diag, "internal error: cannot plan the unfused baseline for the cost report");
-        rep_free(r);
+        pass_rep_free(r);
         return false;
     }
     return true;
@@ -129,7 +109,7 @@ static const char *poly_text(const ir_graph *g, const ir_poly *p, char *buf, siz
 
 /* ---- text ------------------------------------------------------------------ */
 
-static void text_region(const rep *r, uint32_t k, FILE *out) {
+static void text_region(const pass_rep *r, uint32_t k, FILE *out) {
     const ir_graph *g = r->g;
     const ir_region *rg = &g->regions[k];
     const pass_cost *pc = &r->cost[k];
@@ -227,7 +207,7 @@ static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_co
 }
 
 /* The predicted timeline: kernels back to back, each after its launch gap. */
-static void text_timeline(const rep *r, FILE *out) {
+static void text_timeline(const pass_rep *r, FILE *out) {
     const ir_graph *g = r->g;
     enum { COLS = 40 };
     fprintf(out, "\ntimeline (predicted; each kernel starts %.3f us of launch overhead after the previous one ends):\n",
@@ -257,8 +237,8 @@ static void text_timeline(const rep *r, FILE *out) {
 }
 
 bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
-    rep r;
-    if (!rep_build(g, c, &r)) return false;
+    pass_rep r;
+    if (!pass_rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
     fprintf(out, "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, tensor-core kernels "
                  "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n\n",
@@ -279,7 +259,7 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
     text_roofline(g, &r.ix, r.cost, "fused", out);
     text_roofline(r.un_g, &r.un_ix, r.un_cost, "unfused (--no-fuse)", out);
     text_timeline(&r, out);
-    rep_free(&r);
+    pass_rep_free(&r);
     return !ferror(out);
 }
 
@@ -308,7 +288,7 @@ static void json_poly(FILE *out, const ir_poly *p) {
     else fputs("null", out);
 }
 
-static void json_region(const rep *r, uint32_t k, FILE *out) {
+static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
     const ir_graph *g = r->g;
     const ir_region *rg = &g->regions[k];
     const pass_cost *pc = &r->cost[k];
@@ -378,8 +358,8 @@ static void json_region(const rep *r, uint32_t k, FILE *out) {
 }
 
 bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
-    rep r;
-    if (!rep_build(g, c, &r)) return false;
+    pass_rep r;
+    if (!pass_rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
     fputs("{ \"gpu\": {\"name\": ", out);
     json_str(out, gp->name);
@@ -413,7 +393,7 @@ bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
     if (r.un_concrete) json_num(out, r.un_us);
     else fputs("null", out);
     fputs(" } }\n", out);
-    rep_free(&r);
+    pass_rep_free(&r);
     return !ferror(out);
 }
 
@@ -446,8 +426,8 @@ static void value_bytes(const ir_graph *g, ir_id v, ir_poly *p) {
 }
 
 bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
-    rep r;
-    if (!rep_build(g, c, &r)) return false;
+    pass_rep r;
+    if (!pass_rep_build(g, c, &r)) return false;
     char b1[256], b2[256];
     fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n", g->name);
     for (uint32_t k = 0; k < g->nregions; k++) {
@@ -478,6 +458,6 @@ bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
         }
     }
     fputs("}\n", out);
-    rep_free(&r);
+    pass_rep_free(&r);
     return !ferror(out);
 }

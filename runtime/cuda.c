@@ -54,6 +54,10 @@ enum { /* CUdevice_attribute */
     X(CtxCreate, "cuCtxCreate_v2", "cuCtxCreate", (CUcontext *, unsigned, CUdevice)) \
     X(CtxDestroy, "cuCtxDestroy_v2", "cuCtxDestroy", (CUcontext))                 \
     X(CtxSynchronize, "cuCtxSynchronize", "", (void))                           \
+    X(CtxSetCurrent, "cuCtxSetCurrent", "", (CUcontext))                        \
+    X(CtxGetCurrent, "cuCtxGetCurrent", "", (CUcontext *))                      \
+    X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", "", (CUcontext *, CUdevice)) \
+    X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", (CUdevice)) \
     X(ModuleLoadDataEx, "cuModuleLoadDataEx", "",                                           \
       (CUmodule *, const void *, unsigned, int *, void **))                       \
     X(ModuleUnload, "cuModuleUnload", "", (CUmodule))                           \
@@ -90,6 +94,8 @@ struct rt_cuda {
     cu_tmap_encode_fn TensorMapEncodeTiled;
     CUdevice dev;
     CUcontext ctx;
+    bool primary;    /* ctx is the device's primary context (retained, not created) */
+    CUstream stream; /* where launches and events go (NULL: the legacy default stream) */
     rt_cuda_info info;
     char err[4096];
 #define X(f, s, s2, args) CUresult(*f) args;
@@ -208,15 +214,27 @@ static void cu_read_info(rt_cuda *c)
         in->total_mem = (int64_t)total;
 }
 
-/* Initialises the driver, picks the device and creates the context; on
- * failure copies the driver's message into err. */
-static bool cu_start(rt_cuda *c, int device, char *err, size_t cap)
+/* Makes c's context (own or retained primary) current on this thread. */
+static bool cu_open_ctx(rt_cuda *c, bool primary)
+{
+    c->primary = primary;
+    if (!primary)
+        return cu_ok(c, c->CtxCreate(&c->ctx, 0, c->dev), "cuCtxCreate", "creating a context on the GPU");
+    if (!cu_ok(c, c->PrimaryCtxRetain(&c->ctx, c->dev), "cuDevicePrimaryCtxRetain",
+               "retaining the GPU's primary context"))
+        return false;
+    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent", "making the primary context current");
+}
+
+/* Initialises the driver, picks the device and creates or retains the
+ * context; on failure copies the driver's message into err. */
+static bool cu_start(rt_cuda *c, int device, bool primary, char *err, size_t cap)
 {
     int n = 0;
     bool ok = cu_ok(c, c->Init(0), "cuInit", "initialising the CUDA driver") &&
               cu_ok(c, c->DriverGetVersion(&n), "cuDriverGetVersion", "asking the driver version") &&
               cu_ok(c, c->DeviceGet(&c->dev, device), "cuDeviceGet", "opening the GPU") &&
-              cu_ok(c, c->CtxCreate(&c->ctx, 0, c->dev), "cuCtxCreate", "creating a context on the GPU");
+              cu_open_ctx(c, primary);
     if (!ok) {
         snprintf(err, cap, "%s; use --device=cpu", c->err);
         return false;
@@ -226,7 +244,8 @@ static bool cu_start(rt_cuda *c, int device, char *err, size_t cap)
     return true;
 }
 
-rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap)
+/* rt_cuda_new_lib with the choice of context. */
+static rt_cuda *cuda_open(const char *lib, int device, bool primary, char *err, size_t cap)
 {
     rt_cuda *c = ir_xcalloc(1, sizeof *c);
     c->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
@@ -237,24 +256,49 @@ rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap)
         free(c);
         return NULL;
     }
-    if (!cu_resolve(c, lib, err, cap) || !cu_start(c, device, err, cap)) {
+    if (!cu_resolve(c, lib, err, cap) || !cu_start(c, device, primary, err, cap)) {
         rt_cuda_free(c);
         return NULL;
     }
     return c;
 }
 
-rt_cuda *rt_cuda_new(char *err, size_t cap)
+rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap)
+{
+    return cuda_open(lib, device, false, err, cap);
+}
+
+/* The driver library: $TX_CUDA_LIB, else libcuda.so.1. */
+static const char *cuda_lib_name(void)
 {
     const char *lib = getenv("TX_CUDA_LIB");
-    return rt_cuda_new_lib(lib && lib[0] ? lib : "libcuda.so.1", 0, err, cap);
+    return lib && lib[0] ? lib : "libcuda.so.1";
 }
+
+rt_cuda *rt_cuda_new(char *err, size_t cap) { return cuda_open(cuda_lib_name(), 0, false, err, cap); }
+
+rt_cuda *rt_cuda_new_primary(int device, char *err, size_t cap)
+{
+    return cuda_open(cuda_lib_name(), device, true, err, cap);
+}
+
+bool rt_cuda_make_current(rt_cuda *c)
+{
+    CUcontext cur = NULL;
+    if (c->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c->ctx)
+        return true;
+    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent", "making tx's context current on this thread");
+}
+
+void rt_cuda_set_stream(rt_cuda *c, void *stream) { c->stream = (CUstream)stream; }
 
 void rt_cuda_free(rt_cuda *c)
 {
     if (!c)
         return;
-    if (c->ctx && c->CtxDestroy)
+    if (c->ctx && c->primary && c->PrimaryCtxRelease)
+        c->PrimaryCtxRelease(c->dev);
+    else if (c->ctx && c->CtxDestroy)
         c->CtxDestroy(c->ctx);
     if (c->lib)
         dlclose(c->lib);
@@ -345,6 +389,9 @@ bool rt_cuda_copy(rt_cuda *c, rt_devptr dst, rt_devptr src, size_t bytes, const 
 bool rt_cuda_sync(rt_cuda *c, const char *what)
 {
     char d[256];
+    if (c->stream)
+        return cu_ok(c, c->StreamSynchronize(c->stream), "cuStreamSynchronize",
+                     doing_str(d, sizeof d, "waiting for", what));
     return cu_ok(c, c->CtxSynchronize(), "cuCtxSynchronize", doing_str(d, sizeof d, "waiting for", what));
 }
 
@@ -509,7 +556,7 @@ bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid
     snprintf(d, sizeof d, "launching kernel %s (grid %u,%u,%u block %u,%u,%u smem %u)", name, grid[0],
              grid[1], grid[2], block[0], block[1], block[2], smem);
     return cu_ok(c,
-                 c->LaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, NULL,
+                 c->LaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, c->stream,
                                  params, NULL),
                  "cuLaunchKernel", d);
 }
@@ -531,7 +578,7 @@ void rt_event_free(rt_cuda *c, rt_event e)
 
 bool rt_event_record(rt_cuda *c, rt_event e)
 {
-    return cu_ok(c, c->EventRecord(e, NULL), "cuEventRecord", "recording a timing event");
+    return cu_ok(c, c->EventRecord(e, c->stream), "cuEventRecord", "recording a timing event");
 }
 
 bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us)

@@ -342,7 +342,7 @@ static bool mshape(mread *r, int a, ir_shape *s, const char *where)
 /* One entry of "inputs", "outputs" or "temps"; `index` must equal i. */
 static bool mvalue(mread *r, int o, uint32_t i, rt_mvalue *v, bool named, const char *where)
 {
-    int64_t ix;
+    int64_t ix = -1;
     char dt[16];
     int t;
     if (!mint(r, o, "index", 0, UINT32_MAX, &ix, where))

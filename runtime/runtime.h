@@ -114,6 +114,16 @@ typedef struct rt_cuda_info {
 rt_cuda *rt_cuda_new(char *err, size_t cap);
 /* The same with an explicit library name or path and device ordinal. */
 rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap);
+/* Like rt_cuda_new on device `device`, but retains the device's primary
+ * context (the one the CUDA runtime, PyTorch and CuPy use) instead of
+ * creating one, so that their memory and streams can be used; made current
+ * on this thread. rt_cuda_free releases it. */
+rt_cuda *rt_cuda_new_primary(int device, char *err, size_t cap);
+/* Makes c's context current on the calling thread (a no-op when it is). */
+bool rt_cuda_make_current(rt_cuda *c);
+/* Sends later launches, event records and rt_cuda_sync to `stream` (a
+ * CUstream of c's context; NULL: the legacy default stream). */
+void rt_cuda_set_stream(rt_cuda *c, void *stream);
 void rt_cuda_free(rt_cuda *c);
 const rt_cuda_info *rt_cuda_get_info(const rt_cuda *c);
 const char *rt_cuda_error(const rt_cuda *c); /* the last error line ("" if none) */
@@ -140,7 +150,7 @@ bool rt_module_func(rt_module *m, const char *name, rt_func *f);
  * 48 KiB it sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (once,
  * before launching); above the device's opt-in limit it fails clearly. */
 bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem);
-/* Launches f on the default stream (`params` as cuLaunchKernel); smem above
+/* Launches f on c's stream (rt_cuda_set_stream; `params` as cuLaunchKernel); smem above
  * 48 KiB needs rt_cuda_func_smem first. */
 bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
                     const uint32_t block[3], uint32_t smem, void **params);

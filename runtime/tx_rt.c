@@ -63,6 +63,20 @@ tx_device *tx_device_open(char *err, size_t cap)
     return d;
 }
 
+tx_device *tx_device_open_primary(int ordinal, char *err, size_t cap)
+{
+    char why[512];
+    rt_cuda *c = rt_cuda_new_primary(ordinal, why, sizeof why);
+    tx_device *d;
+    if (!c) {
+        set_err(err, cap, "%s", why);
+        return NULL;
+    }
+    d = ir_xcalloc(1, sizeof *d);
+    d->c = c;
+    return d;
+}
+
 void tx_device_close(tx_device *d)
 {
     if (!d)
@@ -123,6 +137,12 @@ int tx_device_sync(tx_device *d)
 
 tx_loaded *rt_loaded_new(tx_device *d, rt_gpu_plan *plan, char *err, size_t cap)
 {
+    /* A primary context (tx_device_open_primary) must be current on this thread. */
+    if (!rt_cuda_make_current(d->c)) {
+        set_err(err, cap, "%s", rt_cuda_error(d->c));
+        rt_gpu_plan_free(plan);
+        return NULL;
+    }
     tx_loaded *l = ir_xcalloc(1, sizeof *l);
     l->d = d;
     l->plan = plan;
@@ -196,6 +216,19 @@ int tx_launch(tx_loaded *l)
     if (!l)
         return TX_ERR;
     return rt_gpu_exec_launch_all(l->x) ? TX_OK : dev_fail(l->d, rt_gpu_exec_error(l->x));
+}
+
+int tx_launch_on(tx_loaded *l, uint64_t stream)
+{
+    bool ok;
+    if (!l)
+        return TX_ERR;
+    if (!rt_cuda_make_current(l->d->c))
+        return dev_fail(l->d, NULL);
+    rt_cuda_set_stream(l->d->c, (void *)(uintptr_t)stream);
+    ok = rt_gpu_exec_launch_all(l->x);
+    rt_cuda_set_stream(l->d->c, NULL);
+    return ok ? TX_OK : dev_fail(l->d, rt_gpu_exec_error(l->x));
 }
 
 int tx_time(tx_loaded *l, int iters, double *median_us)

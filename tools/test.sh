@@ -10,6 +10,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 echo "== tests"
 ctest --test-dir build --output-on-failure -j"$jobs"
+echo "== Python package: pip install ./python into a fresh virtual environment, then its tests"
+bash tests/python/install.sh
 echo "== build (ASan+UBSan)"
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DTX_SANITIZE=ON >/dev/null
 cmake --build build-asan -j"$jobs"

@@ -15,9 +15,9 @@
 #define TXC_MAX_INPUTS 256
 
 typedef enum { CMD_COMPILE, CMD_RUN, CMD_BENCH } txc_cmd;
-typedef enum { EMIT_PTX, EMIT_LLVM, EMIT_IR, EMIT_REPORT, EMIT_JSON, EMIT_DOT } txc_emit;
-static const char *const emit_names[] = {"ptx", "llvm", "ir", "report", "json", "dot"};
-static const char *const emit_ext[] = {".ptx", ".ll", ".ir", ".report.txt", ".json", ".dot"};
+typedef enum { EMIT_PTX, EMIT_LLVM, EMIT_IR, EMIT_REPORT, EMIT_JSON, EMIT_DOT, EMIT_SVG } txc_emit;
+static const char *const emit_names[] = {"ptx", "llvm", "ir", "report", "json", "dot", "svg"};
+static const char *const emit_ext[] = {".ptx", ".ll", ".ir", ".report.txt", ".json", ".dot", ".svg"};
 
 typedef struct txc_input {
     const char *name, *path;
@@ -25,7 +25,7 @@ typedef struct txc_input {
 
 typedef struct txc_opts {
     txc_cmd cmd;
-    const char *file, *out, *entry, *dump_stage, *gpu, *device, *outdir, *target_name, *calib;
+    const char *file, *out, *entry, *dump_stage, *gpu, *device, *outdir, *target_name, *calib, *svg;
     txc_emit emit;
     int target;
     bool no_fuse, explain, json, compare_unfused, calibrate, have_seed;
@@ -44,7 +44,7 @@ static void usage(FILE *f) {
           "       txc bench FILE.tx [options]      compile, run, verify against the reference, time\n"
           "options:\n"
           "  -o PATH                 output file ('-' for stdout; default FILE's base name + extension)\n"
-          "  --emit=KIND             ptx | llvm | ir | report | json | dot\n"
+          "  --emit=KIND             ptx | llvm | ir | report | json | dot | svg\n"
           "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90;\n"
           "                          run/bench: the GPU's own, sm_90a on Hopper)\n"
           "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
@@ -63,6 +63,7 @@ static void usage(FILE *f) {
           "  --compare-unfused       bench: also time the --no-fuse plan\n"
           "  --calibrate             bench: measure bandwidth and launch overhead, save them\n"
           "  --calib=FILE            use (or, with --calibrate, write) this calibration file\n"
+          "  --svg PATH              bench: draw the measured roofline and timeline beside the predicted ones\n"
           "  --json                  machine-readable output\n"
           "  --help, --version\n",
           f);
@@ -152,8 +153,8 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
         } else if (is_opt(a, "--emit")) {
             if (!(v = opt_value(argc, argv, &i, "--emit"))) return cli_error("%s needs a value", a);
             unsigned k;
-            for (k = 0; k < 6 && strcmp(v, emit_names[k]); k++) {}
-            if (k == 6) return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot)", v);
+            for (k = 0; k < 7 && strcmp(v, emit_names[k]); k++) {}
+            if (k == 7) return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot, svg)", v);
             o->emit = (txc_emit)k;
         } else if (is_opt(a, "--target")) {
             if (!(v = opt_value(argc, argv, &i, "--target"))) return cli_error("%s needs a value", a);
@@ -206,6 +207,9 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             if (!(v = opt_value(argc, argv, &i, "--iters")) || !parse_i64(v, 1, 1000000, &n))
                 return cli_error("--iters needs an integer from 1 to 1000000, got '%s'", v ? v : "");
             o->iters = (long)n;
+        } else if (is_opt(a, "--svg")) {
+            if (!(v = opt_value(argc, argv, &i, "--svg"))) return cli_error("%s needs a file", a);
+            o->svg = v;
         } else if (is_opt(a, "--calib")) {
             if (!(v = opt_value(argc, argv, &i, "--calib"))) return cli_error("%s needs a file", a);
             o->calib = v;
@@ -365,6 +369,7 @@ static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d)
         case EMIT_REPORT: ok = pass_report_text(g, pc, of.f); break;
         case EMIT_JSON: ok = pass_report_json(g, pc, of.f); break;
         case EMIT_DOT: ok = pass_report_dot(g, pc, of.f); break;
+        case EMIT_SVG: ok = pass_report_svg(g, pc, NULL, of.f); break;
         case EMIT_LLVM:
         case EMIT_PTX:
             prog = cg_program_new(g, (cg_target)o->target, d);
@@ -511,7 +516,7 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     bool ok = load_inputs(o, raw, inputs, nparams, d);
     if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
-                            .calibrate = o->calibrate, .calib_path = o->calib, .device = dev,
+                            .calibrate = o->calibrate, .calib_path = o->calib, .device = dev, .svg_path = o->svg,
                             .target = run_target(o)};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {

@@ -84,6 +84,12 @@ CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { *b = mem_total(); return OK; 
 CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev) { *ctx = malloc(1); return OK; }
 CUresult cuCtxDestroy_v2(void *ctx) { free(ctx); return OK; }
 CUresult cuCtxSynchronize(void) { return OK; }
+static char fake_primary;
+static void *fake_current;
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &fake_primary; return dev == 0 ? OK : 101; }
+CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return dev == 0 ? OK : 101; }
+CUresult cuCtxSetCurrent(void *ctx) { fake_current = ctx; return OK; }
+CUresult cuCtxGetCurrent(void **ctx) { *ctx = fake_current; return OK; }
 CUresult cuStreamSynchronize(void *s) { return OK; }
 
 /* Records every ".entry NAME(" of the PTX with its number of .param lines. */

@@ -374,6 +374,71 @@ static void test_fake_device_api(void **st)
     tx_program_free(p);
 }
 
+/* The primary-context device and launches on a stream (what the Python
+ * package uses for PyTorch and CuPy tensors), on tests/fake_cuda. */
+static void test_fake_primary_stream(void **st)
+{
+    const char *lib = getenv("TX_FAKE_CUDA");
+    char err[512] = "";
+    tx_program *p;
+    tx_device *d;
+    tx_loaded *l;
+    tx_tensor types[2] = {{TX_F32, 1, {16}, NULL}, {TX_F32, 1, {16}, NULL}};
+    uint64_t bx = 0, bz = 0;
+    (void)st;
+    if (!lib || !*lib)
+        skip();
+    setenv("TX_CUDA_LIB", lib, 1);
+    p = compile_n16(err, sizeof err);
+    assert_null(tx_device_open_primary(3, err, sizeof err));
+    assert_non_null(strstr(err, "cuDeviceGet"));
+    d = tx_device_open_primary(0, err, sizeof err);
+    assert_non_null(d);
+    l = tx_load(d, p, types, 2, err, sizeof err);
+    assert_non_null(l);
+    assert_int_equal(tx_device_alloc(d, 64, &bx), TX_OK);
+    assert_int_equal(tx_device_alloc(d, 64, &bz), TX_OK);
+    assert_int_equal(tx_launch_on(l, 0x1234), TX_ERR); /* unbound buffers */
+    assert_int_equal(tx_bind_input(l, 0, bx), TX_OK);
+    assert_int_equal(tx_bind_input(l, 1, bx), TX_OK);
+    assert_int_equal(tx_bind_output(l, 0, bz), TX_OK);
+    assert_int_equal(tx_launch_on(l, 0x1234), TX_OK);
+    assert_int_equal(tx_launch_on(l, 0), TX_OK);
+    tx_unload(l);
+    tx_device_free(d, bx);
+    tx_device_free(d, bz);
+    tx_device_close(d);
+    unsetenv("TX_CUDA_LIB");
+    tx_program_free(p);
+}
+
+/* The text forms: what txc --emit=... and --explain write. */
+static void test_program_text(void **st)
+{
+    char err[512] = "";
+    tx_program *p = compile_n16(err, sizeof err);
+    const char *ir, *json, *svg;
+    (void)st;
+    ir = tx_program_text(p, TX_TEXT_IR, err, sizeof err);
+    assert_non_null(ir);
+    assert_non_null(strstr(ir, "region k0"));
+    assert_ptr_equal(ir, tx_program_text(p, TX_TEXT_IR, err, sizeof err)); /* made once */
+    json = tx_program_text(p, TX_TEXT_JSON, err, sizeof err);
+    assert_non_null(json);
+    assert_non_null(strstr(json, "\"totals\""));
+    svg = tx_program_text(p, TX_TEXT_SVG, err, sizeof err);
+    assert_non_null(svg);
+    assert_non_null(strstr(svg, "<svg"));
+    assert_non_null(strstr(svg, "</svg>"));
+    assert_non_null(tx_program_text(p, TX_TEXT_REPORT, err, sizeof err));
+    assert_non_null(tx_program_text(p, TX_TEXT_DOT, err, sizeof err));
+    assert_non_null(tx_program_text(p, TX_TEXT_EXPLAIN, err, sizeof err));
+    assert_null(tx_program_text(p, TX_TEXT_KINDS, err, sizeof err));
+    assert_null(tx_program_text(NULL, TX_TEXT_IR, err, sizeof err));
+    assert_int_equal(tx_api_version(), TX_API_VERSION);
+    tx_program_free(p);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +452,8 @@ int main(void)
         cmocka_unit_test(test_ptx),
         cmocka_unit_test(test_plan_matches_ptx),
         cmocka_unit_test(test_fake_device_api),
+        cmocka_unit_test(test_fake_primary_stream),
+        cmocka_unit_test(test_program_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,33 @@
+/* report.h - private to passes/: the facts every form of the cost report
+ * prints (report.c: text, JSON, DOT; svg.c: the pictures), computed once
+ * from the planner's regions and the cost model. */
+#ifndef TX_PASSES_REPORT_H
+#define TX_PASSES_REPORT_H
+
+#include "passes/passes.h"
+
+typedef struct pass_rep {
+    const ir_graph *g;
+    pass_index ix;
+    const pass_gpu *gpu;
+    int64_t budget;
+    pass_cost *cost;    /* per region of g */
+    pass_sched *sched;  /* per region of g */
+    ir_poly flops, bytes; /* totals of the plan; bytes = read + written + spilled */
+    bool concrete;
+    double f, b, us;
+    uint32_t un_kernels;
+    ir_poly un_bytes;
+    bool un_concrete;
+    double un_b, un_us;
+    ir_graph *un_g;     /* the --no-fuse plan of the same graph */
+    pass_index un_ix;
+    pass_cost *un_cost; /* per region of un_g */
+} pass_rep;
+
+/* Computes the report facts of the planned graph g (and of its --no-fuse
+ * plan); false with an error reported in c->diag. pass_rep_free releases. */
+bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r);
+void pass_rep_free(pass_rep *r);
+
+#endif
