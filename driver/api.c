@@ -162,28 +162,18 @@ tx_program *tx_compile(const char *file, const char *src, size_t len, const tx_o
 
 tx_program *tx_compile_file(const char *path, const tx_options *opt, char *err, size_t cap)
 {
-    FILE *f;
-    char *buf = NULL;
-    size_t len = 0, got;
-    char chunk[65536];
+    char *buf;
+    size_t len = 0;
+    char rerr[1024];
     tx_program *p;
     if (!path) {
         set_err(err, cap, "tx_compile_file: no path (path is NULL)");
         return NULL;
     }
-    if (!(f = fopen(path, "rb"))) {
-        set_err(err, cap, "cannot read %s: %s", path, strerror(errno));
+    if (!(buf = rt_file_read_all(path, (size_t)64 << 20, &len, rerr, sizeof rerr))) {
+        set_err(err, cap, "cannot read %s", rerr);
         return NULL;
     }
-    while ((got = fread(chunk, 1, sizeof chunk, f)) > 0) {
-        buf = ir_xrealloc(buf, len + got + 1);
-        memcpy(buf + len, chunk, got);
-        len += got;
-    }
-    fclose(f);
-    if (!buf)
-        buf = ir_xcalloc(1, 1);
-    buf[len] = 0;
     p = tx_compile(path, buf, len, opt, err, cap);
     free(buf);
     return p;

@@ -213,28 +213,22 @@ static void json_put_str(FILE *out, const char *s)
 
 bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap)
 {
-    char tmp[1100];
-    FILE *f;
     mkdir_parents(path);
-    snprintf(tmp, sizeof tmp, "%s.tmp", path);
-    f = fopen(tmp, "w");
-    if (!f) {
-        snprintf(err, cap, "cannot write %s: %s", tmp, strerror(errno));
-        return false;
+    rt_outset *set = rt_outset_new();
+    FILE *f = rt_outset_open(set, path, err, cap);
+    bool ok = f != NULL;
+    if (ok) {
+        fprintf(f, "{\"gpu\": ");
+        json_put_str(f, cal->gpu);
+        fprintf(f, ", \"slug\": ");
+        json_put_str(f, cal->slug);
+        fprintf(f, ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, \"launch_us\": %.3f, "
+                "\"driver\": %d}\n",
+                cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us, cal->driver);
+        ok = rt_outset_commit(set, err, cap);
     }
-    fprintf(f, "{\"gpu\": ");
-    json_put_str(f, cal->gpu);
-    fprintf(f, ", \"slug\": ");
-    json_put_str(f, cal->slug);
-    fprintf(f, ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, \"launch_us\": %.3f, "
-            "\"driver\": %d}\n",
-            cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us, cal->driver);
-    if (fclose(f) != 0 || rename(tmp, path) != 0) {
-        snprintf(err, cap, "cannot write %s: %s", path, strerror(errno));
-        remove(tmp);
-        return false;
-    }
-    return true;
+    rt_outset_free(set);
+    return ok;
 }
 
 /* Finds "key": in [s, e) outside strings; returns the text after the colon. */
@@ -314,17 +308,16 @@ bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap)
 
 bool rt_calib_load(const char *path, rt_calib *cal, char *err, size_t cap)
 {
-    char buf[4096], why[256];
+    char why[256], rerr[1100];
     size_t n;
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, cap, "cannot read calibration file %s: %s", path, strerror(errno));
+    char *buf = rt_file_read_all(path, 65536, &n, rerr, sizeof rerr); /* a regular file only: a FIFO would block */
+    if (!buf) {
+        snprintf(err, cap, "cannot read calibration file %s", rerr);
         return false;
     }
-    n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    if (!rt_calib_parse(buf, cal, why, sizeof why)) {
+    bool ok = rt_calib_parse(buf, cal, why, sizeof why);
+    free(buf);
+    if (!ok) {
         snprintf(err, cap, "%s: %s", path, why);
         return false;
     }

@@ -313,22 +313,10 @@ static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, cha
 }
 
 bool rt_npy_read(const char *path, rt_tensor *t, char *err, size_t cap) {
-    /* O_NONBLOCK: opening a FIFO must not wait for a writer; it is then
-     * rejected as not a regular file. */
-    int fd = open(path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0) return fail(path, err, cap, "cannot open: %s", strerror(errno));
     struct stat st;
-    if (fstat(fd, &st) != 0) {
-        int e = errno;
-        close(fd);
-        return fail(path, err, cap, "cannot stat: %s", strerror(e));
-    }
-    if (!S_ISREG(st.st_mode)) {
-        close(fd);
-        return fail(path, err, cap, "not a regular file");
-    }
-    int fl = fcntl(fd, F_GETFL);
-    FILE *f = fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1 ? NULL : fdopen(fd, "rb");
+    int fd = rt_file_open_read(path, &st, err, cap);
+    if (fd < 0) return false;
+    FILE *f = fdopen(fd, "rb");
     if (!f) {
         int e = errno;
         close(fd);
@@ -373,105 +361,32 @@ static bool write_stream(FILE *f, const rt_tensor *t) {
            (bytes == 0 || fwrite(t->data, 1, bytes, f) == bytes);
 }
 
-/* Writes t (at a stored dtype) to a fresh temporary file beside `path`
- * and returns its malloc'ed name; on failure reports, leaves no temporary
- * file and returns NULL. */
-static char *write_temp(const char *path, const rt_tensor *t, char *err, size_t cap) {
-    size_t plen = strlen(path);
-    char *tmp = malloc(plen + 16);
-    if (!tmp) {
-        fail(path, err, cap, "out of memory");
-        return NULL;
-    }
-    memcpy(tmp, path, plen);
-    memcpy(tmp + plen, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        int e = errno;
-        free(tmp);
-        fail(path, err, cap, "cannot write: %s", strerror(e));
-        return NULL;
-    }
-    (void)fchmod(fd, 0644);
-    FILE *f = fdopen(fd, "wb");
+/* Writes t's file image to f (bf16 converted to <f4 first); false with a
+ * message on failure. */
+static bool stage_one(const char *path, FILE *f, const rt_tensor *t, char *err, size_t cap) {
+    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK) return fail(path, err, cap, "invalid tensor");
+    bool ok;
     errno = 0;
-    bool ok = f && write_stream(f, t);
-    int e = errno;
-    if (f) {
-        if (fflush(f) != 0 && ok) ok = false, e = errno;
-        if (fclose(f) != 0 && ok) ok = false, e = errno;
+    if (t->dtype != IR_BF16) {
+        ok = write_stream(f, t);
     } else {
-        close(fd);
+        rt_tensor f32;
+        if (!rt_tensor_cast(t, IR_F32, &f32)) return fail(path, err, cap, "out of memory");
+        ok = write_stream(f, &f32);
+        rt_tensor_free(&f32);
     }
-    if (ok) return tmp;
-    unlink(tmp);
-    free(tmp);
-    fail(path, err, cap, "cannot write: %s", e ? strerror(e) : "write error");
-    return NULL;
-}
-
-/* Writes t's file image to a temporary beside path (bf16 converted to
- * <f4 first); NULL with a message on failure. */
-static char *stage_one(const char *path, const rt_tensor *t, char *err, size_t cap) {
-    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK) {
-        fail(path, err, cap, "invalid tensor");
-        return NULL;
-    }
-    if (t->dtype != IR_BF16) return write_temp(path, t, err, cap);
-    rt_tensor f32;
-    if (!rt_tensor_cast(t, IR_F32, &f32)) {
-        fail(path, err, cap, "out of memory");
-        return NULL;
-    }
-    char *tmp = write_temp(path, &f32, err, cap);
-    rt_tensor_free(&f32);
-    return tmp;
-}
-
-/* Removes and frees the temporaries tmp[from..n). */
-static void drop_temps(char **tmp, unsigned from, unsigned n) {
-    for (unsigned k = from; k < n; k++) {
-        if (tmp[k]) unlink(tmp[k]);
-        free(tmp[k]);
-        tmp[k] = NULL;
-    }
-}
-
-/* Renames every temporary over its path. A target that is a directory
- * fails before anything is renamed; if a rename still fails, the files
- * already renamed by this call are removed again. Frees the names. */
-static bool commit_all(const char *const *paths, char **tmp, unsigned n, char *err, size_t cap) {
-    struct stat st;
-    for (unsigned k = 0; k < n; k++)
-        if (stat(paths[k], &st) == 0 && S_ISDIR(st.st_mode)) {
-            drop_temps(tmp, 0, n);
-            return fail(paths[k], err, cap, "cannot write: %s", strerror(EISDIR));
-        }
-    for (unsigned k = 0; k < n; k++) {
-        if (rename(tmp[k], paths[k]) == 0) continue;
-        int e = errno;
-        drop_temps(tmp, k, n);
-        for (unsigned j = 0; j < k; j++) {
-            unlink(paths[j]);
-            free(tmp[j]);
-        }
-        return fail(paths[k], err, cap, "cannot write: %s", strerror(e));
-    }
-    for (unsigned k = 0; k < n; k++) free(tmp[k]);
-    return true;
+    return ok || fail(path, err, cap, "cannot write: %s", errno ? strerror(errno) : "write error");
 }
 
 bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err, size_t cap) {
-    char **tmp = calloc(n ? n : 1, sizeof *tmp);
-    if (!tmp) return fail(n ? paths[0] : "npy", err, cap, "out of memory");
-    for (unsigned k = 0; k < n; k++)
-        if (!(tmp[k] = stage_one(paths[k], &ts[k], err, cap))) {
-            drop_temps(tmp, 0, k);
-            free(tmp);
-            return false;
-        }
-    bool ok = commit_all(paths, tmp, n, err, cap);
-    free(tmp);
+    rt_outset *set = rt_outset_new();
+    bool ok = true;
+    for (unsigned k = 0; k < n && ok; k++) {
+        FILE *f = rt_outset_open(set, paths[k], err, cap);
+        ok = f && stage_one(paths[k], f, &ts[k], err, cap);
+    }
+    ok = ok && rt_outset_commit(set, err, cap);
+    rt_outset_free(set);
     return ok;
 }
 

@@ -35,6 +35,39 @@ bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes);
  * dtype: a bitwise copy). False when the allocation fails (dst untouched). */
 bool rt_tensor_cast(const rt_tensor *src, ir_dtype to, rt_tensor *dst);
 
+/* ---- files (runtime/file.c): every read and write of a named file ----------
+ * Errors are one line "PATH: MSG" in err (cap bytes). */
+struct stat;
+/* Opens a regular file for reading without blocking (a FIFO, device or
+ * directory is refused; O_NONBLOCK stays set, so a read that would block
+ * fails). Returns the descriptor, or -1 with a message. */
+int rt_file_open_read(const char *path, struct stat *st, char *err, size_t cap);
+/* Reads exactly n bytes from fd (EINTR retried; EOF, EAGAIN or an error fail). */
+bool rt_file_read_fd(int fd, const char *path, void *buf, size_t n, char *err, size_t cap);
+/* The whole regular file at path, NUL-terminated (malloc'ed; *len without the
+ * NUL); NULL with a message when it is not a regular file, would block, or
+ * holds more than max bytes. */
+char *rt_file_read_all(const char *path, size_t max, size_t *len, char *err, size_t cap);
+
+/* A set of output files committed together or not at all. rt_outset_open
+ * returns the stream to write PATH's contents to ("-": stdout): a missing or
+ * regular file (a symbolic link: the file it names) is written to a temporary
+ * beside it, an existing character device or FIFO is staged and streamed to at
+ * commit; a directory or other special file is refused (NULL, message).
+ * rt_outset_commit checks every stream (write errors, stdout included), then
+ * renames the temporaries into place under a lock of their directories (two
+ * processes writing the same set serialise) and puts replaced files back if a
+ * rename fails; false with a message and nothing changed. rt_outset_free
+ * removes whatever was not committed. The caller never closes the streams. */
+typedef struct rt_outset rt_outset;
+rt_outset *rt_outset_new(void);
+FILE *rt_outset_open(rt_outset *s, const char *path, char *err, size_t cap);
+bool rt_outset_commit(rt_outset *s, char *err, size_t cap);
+void rt_outset_free(rt_outset *s);
+/* True when an output to path is a stream (stdout, an existing character
+ * device or FIFO), not a file: no companion file (a manifest) goes beside it. */
+bool rt_out_is_stream(const char *path);
+
 /* .npy files (spec section 3). rt_npy_read reads any supported file into
  * `t` (f32/f16/i32/bool as stored); errors are one clear line into `err`
  * (cap bytes) and return false. rt_npy_write writes atomically (temporary

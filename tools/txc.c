@@ -231,49 +231,12 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
     return -1;
 }
 
-/* Reads a whole file; NULL with a one-line error on failure. */
+/* Reads a whole source file (a regular file of at most 64 MiB, read
+ * without blocking); NULL with a one-line error on failure. */
 static char *read_source(const char *path, size_t *len) {
-    struct stat st;
-    if (stat(path, &st) != 0) {
-        fprintf(stderr, "txc: error: cannot open '%s': %s\n", path, strerror(errno));
-        return NULL;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        fprintf(stderr, "txc: error: '%s' is a directory\n", path);
-        return NULL;
-    }
-    if (!S_ISREG(st.st_mode)) {
-        fprintf(stderr, "txc: error: '%s' is not a regular file\n", path);
-        return NULL;
-    }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fprintf(stderr, "txc: error: cannot open '%s': %s\n", path, strerror(errno));
-        return NULL;
-    }
-    size_t cap = 4096, n = 0;
-    char *buf = ir_xmalloc(cap + 1);
-    for (;;) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n > TXC_MAX_SOURCE) {
-            fprintf(stderr, "txc: error: '%s' is larger than %u MiB\n", path, TXC_MAX_SOURCE >> 20);
-            fclose(f);
-            free(buf);
-            return NULL;
-        }
-        if (r == 0) break;
-        if (n == cap) buf = ir_xrealloc(buf, (cap *= 2) + 1);
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        fprintf(stderr, "txc: error: cannot read '%s'\n", path);
-        free(buf);
-        return NULL;
-    }
-    buf[n] = 0;
-    *len = n;
+    char err[1024];
+    char *buf = rt_file_read_all(path, TXC_MAX_SOURCE, len, err, sizeof err);
+    if (!buf) fprintf(stderr, "txc: error: %s\n", err);
     return buf;
 }
 
@@ -289,52 +252,22 @@ static char *default_out(const char *file, const char *ext) {
     return p;
 }
 
-/* An output file written to PATH.tmpXXXXXX and renamed on success, so an
- * error never leaves a partial file behind. "-" is stdout. */
-typedef struct txc_outfile {
-    FILE *f;
-    char *path, *tmp;
-} txc_outfile;
-
-static bool outfile_open(txc_outfile *o, const char *path) {
-    memset(o, 0, sizeof *o);
-    if (!strcmp(path, "-")) {
-        o->f = stdout;
-        return true;
-    }
-    o->path = ir_xstrdup(path);
-    o->tmp = ir_xmalloc(strlen(path) + 16);
-    sprintf(o->tmp, "%s.tmpXXXXXX", path);
-    int fd = mkstemp(o->tmp);
-    if (fd < 0 || !(o->f = fdopen(fd, "w"))) {
-        fprintf(stderr, "txc: error: cannot write '%s': %s\n", path, strerror(errno));
-        if (fd >= 0) close(fd), unlink(o->tmp);
-        free(o->path), free(o->tmp);
-        return false;
-    }
-    return true;
+/* Opens an output of the run's set; false with a one-line error. */
+static bool out_open(rt_outset *set, const char *path, FILE **f) {
+    char err[1024];
+    if ((*f = rt_outset_open(set, path, err, sizeof err))) return true;
+    fprintf(stderr, "txc: error: %s\n", err);
+    return false;
 }
 
-/* Finishes an output: renames on success (ok), removes the temporary otherwise. */
-static bool outfile_close(txc_outfile *o, bool ok) {
-    if (!o->path) {
-        fflush(stdout);
-        return ok;
-    }
-    if (fclose(o->f) != 0 && ok) {
-        fprintf(stderr, "txc: error: cannot write '%s': %s\n", o->path, strerror(errno));
+/* Commits the run's outputs when ok; false with a one-line error. */
+static bool out_commit(rt_outset *set, bool ok) {
+    char err[1024];
+    if (ok && !rt_outset_commit(set, err, sizeof err)) {
+        fprintf(stderr, "txc: error: %s\n", err);
         ok = false;
     }
-    if (ok) {
-        chmod(o->tmp, 0644);
-        if (rename(o->tmp, o->path) != 0) {
-            fprintf(stderr, "txc: error: cannot write '%s': %s\n", o->path, strerror(errno));
-            ok = false;
-        }
-    }
-    if (!ok) unlink(o->tmp);
-    free(o->path);
-    free(o->tmp);
+    rt_outset_free(set);
     return ok;
 }
 
@@ -346,44 +279,42 @@ static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, t
     return drv_compile(o->file, src, len, &fo, pc, raw, d);
 }
 
-/* Writes the PTX kernel manifest beside a PTX file (PATH.json). */
-static bool write_manifest(const cg_program *p, const char *ptx_path) {
-    char *mpath = ir_xmalloc(strlen(ptx_path) + 6);
-    sprintf(mpath, "%s.json", ptx_path);
-    txc_outfile of;
-    bool ok = outfile_open(&of, mpath);
-    if (ok) ok = outfile_close(&of, cg_manifest_write(p, of.f));
-    free(mpath);
-    return ok;
-}
-
-/* `txc FILE.tx`: writes the requested form of the compiled graph. */
+/* `txc FILE.tx`: writes the requested form of the compiled graph; a PTX
+ * file and its manifest (PATH.json) are committed together or not at all. */
 static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d) {
     char *path = o->out ? ir_xstrdup(o->out) : default_out(o->file, emit_ext[o->emit]);
-    txc_outfile of;
-    bool ok = outfile_open(&of, path);
+    rt_outset *set = rt_outset_new();
+    FILE *f = NULL, *mf = NULL;
+    bool ok = out_open(set, path, &f);
     cg_program *prog = NULL;
     if (ok) {
         switch (o->emit) {
-        case EMIT_IR: ir_print(g, of.f); break;
-        case EMIT_REPORT: ok = pass_report_text(g, pc, of.f); break;
-        case EMIT_JSON: ok = pass_report_json(g, pc, of.f); break;
-        case EMIT_DOT: ok = pass_report_dot(g, pc, of.f); break;
-        case EMIT_SVG: ok = pass_report_svg(g, pc, NULL, of.f); break;
+        case EMIT_IR: ir_print(g, f); break;
+        case EMIT_REPORT: ok = pass_report_text(g, pc, f); break;
+        case EMIT_JSON: ok = pass_report_json(g, pc, f); break;
+        case EMIT_DOT: ok = pass_report_dot(g, pc, f); break;
+        case EMIT_SVG: ok = pass_report_svg(g, pc, NULL, f); break;
         case EMIT_LLVM:
         case EMIT_PTX:
-            prog = cg_program_new(g, (cg_target)o->target, d);
-            if (!prog) ok = false;
-            else if (o->emit == EMIT_LLVM) ok = cg_program_emit_llvm(prog, of.f);
-            else if (o->target == CG_HOST) {
+            if (o->emit == EMIT_PTX && o->target == CG_HOST) {
                 tx_error(d, "--emit=ptx needs a GPU target, not host (use --emit=llvm)");
                 ok = false;
-            } else ok = cg_program_emit_ptx(prog, of.f);
+                break;
+            }
+            prog = cg_program_new(g, (cg_target)o->target, d);
+            if (!prog) ok = false;
+            else if (o->emit == EMIT_LLVM) ok = cg_program_emit_llvm(prog, f);
+            else ok = cg_program_emit_ptx(prog, f);
             break;
         }
-        ok = outfile_close(&of, ok);
     }
-    if (ok && prog && o->emit == EMIT_PTX && strcmp(path, "-")) ok = write_manifest(prog, path);
+    if (ok && prog && o->emit == EMIT_PTX && !rt_out_is_stream(path)) { /* no manifest beside a device */
+        char *mpath = ir_xmalloc(strlen(path) + 6);
+        sprintf(mpath, "%s.json", path);
+        ok = out_open(set, mpath, &mf) && cg_manifest_write(prog, mf);
+        free(mpath);
+    }
+    ok = out_commit(set, ok);
     cg_program_free(prog);
     free(path);
     return ok ? 0 : 1;
@@ -570,6 +501,10 @@ int main(int argc, char **argv) {
     ir_graph_free(raw);
     free(src);
 done:
+    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) { /* lost output is an error (e.g. stdout on a full disk) */
+        fprintf(stderr, "txc: error: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+        rc = 1;
+    }
     for (unsigned i = 0; i < o.ndefs; i++) free((char *)o.defs[i].name);
     for (unsigned i = 0; i < o.ninputs; i++) free((char *)o.inputs[i].name);
     return rc;

@@ -368,6 +368,95 @@ expect_either device_gpu run "$IN/run1.tx" --device=gpu --input "x=$IN/good.npy"
 expect_error bench_bad_npy bench "$IN/run1.tx" --device=cpu --input "x=$IN/lie_large.npy" --iters 1
 expect_error bench_bad_iters bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --iters 0
 
+# ---- 6b. output targets and input files that are not plain files (issue 15 B G I L Q) ----
+# check NAME CONDITION-TEXT RESULT: a hand-made case; RESULT 0 passes.
+check() {
+  if [ "$3" = 0 ]; then npass=$((npass + 1)); echo "ok   check $1"
+  else nfail=$((nfail + 1)); echo "FAIL check $1: $2"; fi
+}
+O=$W/outs
+mkdir -p "$O"
+# -o /dev/null stays a device (rename over it replaced the machine's /dev/null as root).
+# As root a device node of our own stands in for /dev/null, so that a broken txc
+# cannot destroy the machine's; otherwise /dev/null itself (a rename there fails).
+if [ "$(id -u)" = 0 ]; then
+  if mknod -m 666 "$O/nulldev" c 1 3 2>/dev/null; then
+    (cd "$O" && timeout 20 "$TXC" "$IN/good.tx" -o nulldev 2>"$W/stderr"); rc=$?
+    [ -c "$O/nulldev" ] && [ $rc = 0 ] && [ ! -e "$O/nulldev.json" ]; check o_device_node "exit $rc; a device node must stay one, with no manifest beside it" $?
+    rm -f "$O/nulldev"
+  fi
+else
+  (cd "$O" && timeout 20 "$TXC" "$IN/good.tx" -o /dev/null 2>"$W/stderr"); rc=$?
+  [ -c /dev/null ] && [ $rc = 0 ]; check o_dev_null "exit $rc; -o /dev/null must succeed and /dev/null stay a device" $?
+fi
+# A FIFO with a reader gets the bytes; one without a reader is an error, not a hang.
+mkfifo "$O/ofifo"
+(timeout 20 cat "$O/ofifo" >"$O/fifo_got" &)
+sleep 0.2
+timeout 20 "$TXC" "$IN/good.tx" --emit=ir -o "$O/ofifo" 2>"$W/stderr"; rc=$?
+sleep 0.3
+[ -p "$O/ofifo" ] && [ $rc = 0 ] && grep -q 'fn\|%' "$O/fifo_got"; check o_fifo_with_reader "exit $rc; the FIFO must stay one and get the IR" $?
+timeout 20 "$TXC" "$IN/good.tx" --emit=ir -o "$O/ofifo" 2>"$W/stderr"; rc=$?
+[ -p "$O/ofifo" ] && [ $rc = 1 ] && grep -q '^txc: error: .*no reader' "$W/stderr"; check o_fifo_without_reader "exit $rc (want 1 with 'no reader'), no hang" $?
+# A symbolic link is followed: the link stays, the file it names gets the output.
+echo old >"$O/target.ir"
+ln -s target.ir "$O/link.ir"
+timeout 20 "$TXC" "$IN/good.tx" --emit=ir -o "$O/link.ir" 2>"$W/stderr"; rc=$?
+[ -L "$O/link.ir" ] && [ $rc = 0 ] && ! grep -q '^old$' "$O/target.ir"; check o_symlink_followed "exit $rc; the link must stay a link to the new file" $?
+ln -s missing.ir "$O/dangling.ir"
+timeout 20 "$TXC" "$IN/good.tx" --emit=ir -o "$O/dangling.ir" 2>"$W/stderr"; rc=$?
+[ -L "$O/dangling.ir" ] && [ $rc = 1 ] && [ ! -e "$O/missing.ir" ]; check o_dangling_symlink "exit $rc, want a clear error" $?
+# Write errors on stdout are errors (exit 1 with a message), for -o - and for run's summary.
+if [ -w /dev/full ]; then
+  timeout 20 "$TXC" "$IN/good.tx" --emit=ir -o - >/dev/full 2>"$W/stderr"; rc=$?
+  [ $rc = 1 ] && grep -q '^txc: error: .*standard output' "$W/stderr"; check stdout_full_emit "exit $rc, want 1 with a message" $?
+  timeout 20 "$TXC" run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" >/dev/full 2>"$W/stderr"; rc=$?
+  [ $rc = 1 ] && grep -q '^txc: error: .*standard output' "$W/stderr"; check stdout_full_run "exit $rc, want 1 with a message" $?
+fi
+# --calib=FIFO and a FIFO or blocking file as the source: errors, no hang.
+mkfifo "$O/cfifo"
+timeout 20 "$TXC" "$IN/good.tx" --emit=report -o - --calib="$O/cfifo" >/dev/null 2>"$W/stderr"; rc=$?
+[ $rc = 1 ] && grep -q '^txc: error: ' "$W/stderr"; check calib_fifo "exit $rc (124: hang), want 1" $?
+if [ -e /proc/kmsg ]; then
+  timeout 20 "$TXC" /proc/kmsg --emit=ir -o "$O/kmsg.ir" 2>"$W/stderr"; rc=$?
+  [ $rc = 1 ] && grep -q '^txc: error: ' "$W/stderr" && [ ! -e "$O/kmsg.ir" ]; check source_proc_kmsg "exit $rc (124: hang), want 1" $?
+  timeout 20 "$TXC" run "$IN/run1.tx" --device=ref --input x=/proc/kmsg 2>"$W/stderr" >/dev/null; rc=$?
+  [ $rc = 1 ] && grep -q '^txc: error: ' "$W/stderr"; check npy_proc_kmsg "exit $rc (124: hang), want 1" $?
+fi
+# The .ptx and its manifest are committed together: no .ptx when PATH.json cannot be written.
+mkdir -p "$O/m/out.ptx.json"
+timeout 20 "$TXC" "$IN/good.tx" -o "$O/m/out.ptx" 2>"$W/stderr"; rc=$?
+[ $rc = 1 ] && [ ! -e "$O/m/out.ptx" ] && [ -z "$(find "$O/m" -name '*.tmp*')" ]; check ptx_without_manifest "exit $rc; the .ptx must not stay without its manifest" $?
+# Two programs compiled concurrently to one path, many times: the .ptx and the
+# manifest left at the end always belong to the same program.
+printf 'fn alpha(x: f32[N]) -> f32[N] {\n  return x * 2.0\n}\n' >"$IN/alpha.tx"
+printf 'fn beta(x: f32[N]) -> f32[N] {\n  return exp(x) + 1.0\n}\n' >"$IN/beta.tx"
+mixed=0
+for r in 1 2 3 4 5 6; do
+  timeout 20 "$TXC" "$IN/alpha.tx" -o "$O/same.ptx" 2>/dev/null &
+  timeout 20 "$TXC" "$IN/beta.tx" -o "$O/same.ptx" 2>/dev/null &
+  wait
+  for fn in alpha beta; do
+    if grep -q "\.entry ${fn}_" "$O/same.ptx" && ! grep -q "\"${fn}_" "$O/same.ptx.json"; then mixed=$((mixed + 1)); fi
+  done
+done
+[ $mixed = 0 ] && [ -s "$O/same.ptx.json" ]; check concurrent_ptx_and_manifest "$mixed of 6 rounds left a .ptx beside another program's manifest" $?
+# The same for run outputs: two runs of different programs to one --output-dir.
+prog runa 'x * 2.0, x * 3.0' 'x: f32[N, 3]' '(f32[N, 3], f32[N, 3])'
+prog runb 'x + 100.0, x + 200.0' 'x: f32[N, 3]' '(f32[N, 3], f32[N, 3])'
+mixed=0
+for r in 1 2 3 4; do
+  timeout 20 "$TXC" run "$IN/runa.tx" --device=ref --input "x=$IN/good.npy" --output-dir "$O/od" 2>/dev/null &
+  timeout 20 "$TXC" run "$IN/runb.tx" --device=ref --input "x=$IN/good.npy" --output-dir "$O/od" 2>/dev/null &
+  wait
+  a=$(tail -c 4 "$O/od/out0.npy" | od -An -tx1) b=$(tail -c 4 "$O/od/out1.npy" | od -An -tx1)
+  # program a writes 0 and 0, program b writes 100 and 200: equal last floats mean program a
+  if [ "$a" = "$b" ] && [ "$a" != "$(printf '\0\0\0\0' | od -An -tx1)" ]; then mixed=$((mixed + 1)); fi
+  if [ "$a" != "$b" ] && [ "$a" = "$(printf '\0\0\0\0' | od -An -tx1)" ]; then mixed=$((mixed + 1)); fi
+done
+[ $mixed = 0 ]; check concurrent_run_outputs "$mixed of 4 rounds mixed the outputs of two runs" $?
+rm -rf "$O"
+
 # ---- 7. reproducers of earlier findings (tests/hostile/*.tx) -----------------------
 for f in "$ROOT"/tests/hostile/*.tx; do
   [ -f "$f" ] || continue

@@ -68,7 +68,7 @@ static void test_compile_errors(void **st)
     assert_null(tx_compile_file(NULL, NULL, err, sizeof err));
     assert_string_equal(err, "tx_compile_file: no path (path is NULL)");
     assert_null(tx_compile_file("/nonexistent/x.tx", NULL, err, sizeof err));
-    assert_string_equal(err, "cannot read /nonexistent/x.tx: No such file or directory");
+    assert_string_equal(err, "cannot read /nonexistent/x.tx: cannot open: No such file or directory");
     /* a NULL or empty error buffer is allowed */
     assert_null(tx_compile("a.tx", NULL, 0, NULL, NULL, 0));
 }

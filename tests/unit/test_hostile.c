@@ -364,6 +364,93 @@ static void test_npy_paths(void **state) {
     rmdir(dir);
 }
 
+/* ---- output sets and bounded reads (runtime/file.c) ----------------------------------- */
+/* Whole contents of a small file as a string (static buffer; "" when unreadable). */
+static const char *contents(const char *path) {
+    static char buf[256];
+    FILE *f = fopen(path, "rb");
+    size_t n = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+    if (f) fclose(f);
+    buf[n] = 0;
+    return buf;
+}
+
+static void test_outset(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_hostile.XXXXXX", a[256], b[256], sub[256], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(a, sizeof a, "%s/a.txt", dir);
+    snprintf(b, sizeof b, "%s/b.txt", dir);
+    assert_true(fuzz_write_file(a, (const uint8_t *)"old a", 5));
+    /* Committed together: both appear. */
+    rt_outset *s = rt_outset_new();
+    FILE *fa = rt_outset_open(s, a, err, sizeof err), *fb = rt_outset_open(s, b, err, sizeof err);
+    assert_non_null(fa);
+    assert_non_null(fb);
+    fputs("new a", fa), fputs("new b", fb);
+    assert_string_equal(contents(a), "old a"); /* nothing in place before the commit */
+    assert_true(rt_outset_commit(s, err, sizeof err));
+    rt_outset_free(s);
+    assert_string_equal(contents(a), "new a");
+    assert_string_equal(contents(b), "new b");
+    /* Not committed: nothing changes, no temporary stays. */
+    s = rt_outset_new();
+    fa = rt_outset_open(s, a, err, sizeof err);
+    fputs("lost", fa);
+    rt_outset_free(s);
+    assert_string_equal(contents(a), "new a");
+    /* A directory among the outputs is refused before anything is written; a
+     * path named twice is refused too. */
+    snprintf(sub, sizeof sub, "%s/sub", dir);
+    assert_int_equal(mkdir(sub, 0755), 0);
+    s = rt_outset_new();
+    assert_non_null(rt_outset_open(s, a, err, sizeof err));
+    assert_null(rt_outset_open(s, sub, err, sizeof err));
+    assert_null(rt_outset_open(s, a, err, sizeof err));
+    assert_non_null(strstr(err, "twice"));
+    rt_outset_free(s);
+    assert_string_equal(contents(a), "new a");
+    /* A character device is streamed to and stays a device. */
+    s = rt_outset_new();
+    FILE *fn = rt_outset_open(s, "/dev/null", err, sizeof err);
+    assert_non_null(fn);
+    fputs("discarded", fn);
+    assert_true(rt_outset_commit(s, err, sizeof err));
+    rt_outset_free(s);
+    struct stat st;
+    assert_int_equal(stat("/dev/null", &st), 0);
+    assert_true(S_ISCHR(st.st_mode));
+    /* A full device fails at commit, before the regular file beside it is replaced. */
+    if (access("/dev/full", W_OK) == 0) {
+        s = rt_outset_new();
+        fa = rt_outset_open(s, a, err, sizeof err);
+        FILE *ff = rt_outset_open(s, "/dev/full", err, sizeof err);
+        assert_non_null(fa);
+        assert_non_null(ff);
+        fputs("never", fa), fputs("lost bytes", ff);
+        assert_false(rt_outset_commit(s, err, sizeof err));
+        assert_non_null(strstr(err, "/dev/full"));
+        rt_outset_free(s);
+        assert_string_equal(contents(a), "new a");
+    }
+    /* Bounded reads: at the bound, above it, a directory, a device. */
+    size_t len;
+    char *t = rt_file_read_all(a, 5, &len, err, sizeof err);
+    assert_non_null(t);
+    assert_int_equal(len, 5);
+    free(t);
+    assert_null(rt_file_read_all(a, 4, &len, err, sizeof err));
+    assert_non_null(strstr(err, "larger than 4 bytes"));
+    assert_null(rt_file_read_all(sub, 100, &len, err, sizeof err));
+    assert_null(rt_file_read_all("/dev/zero", 100, &len, err, sizeof err));
+    assert_non_null(strstr(err, "not a regular file"));
+    rmdir(sub);
+    unlink(a), unlink(b);
+    bool empty = fuzz_dir_empty(dir);
+    if (!empty) fail_msg("an output set left a temporary file in %s", dir);
+    rmdir(dir);
+}
+
 /* ---- size arithmetic ---------------------------------------------------------------- */
 static void test_size_arithmetic(void **state) {
     (void)state;
@@ -398,7 +485,7 @@ int main(void) {
         cmocka_unit_test(test_fe_bytes),        cmocka_unit_test(test_fe_limits),
         cmocka_unit_test(test_fe_huge_tokens),  cmocka_unit_test(test_fe_defines),
         cmocka_unit_test(test_npy_hostile),     cmocka_unit_test(test_npy_paths),
-        cmocka_unit_test(test_size_arithmetic),
+        cmocka_unit_test(test_size_arithmetic), cmocka_unit_test(test_outset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
