@@ -35,10 +35,32 @@ typedef struct cg_memo_ent {
  * covers the work): enough for cg_host_run to spread them over the machine's cores. */
 #define CG_HOST_PROGRAMS 256
 
+/* Above this many transcendental operations in a program, its math helpers are called, not
+ * inlined: inlined, each costs 25-60 instructions per use and LLVM's time grows with them
+ * (13 nested helpers h(sin(x)) + h(cos(x)) inline to 16384 of them). */
+#define CG_MATH_INLINE_MAX 512
+/* The most work cg_program_new takes on (units: one per operation, CG_WORK_TRANSC per
+ * transcendental): about 30 s of LLVM on one core; 50000 chained statements (100000 operations)
+ * fit, 2^11 nested sin/cos helpers do not. */
+/* Bounds of cg_emit_value over one program: values computed (a chain of concatenations re-reads
+ * each input at clamped indices, doubling per level) and recursion depth (chains of views are not
+ * bounded by the region's IR_REGION_MAX_OPS). Beyond them the compile fails with an error. */
+#define CG_EMIT_MAX 1000000u
+#define CG_EMIT_DEPTH 8192u
+#define CG_WORK_TRANSC 32
+#define CG_WORK_MAX 131072
+
+typedef struct cg_vframe cg_vframe;
+
 /* The emission context: one per program, reused by every kernel. */
 typedef struct cg_ctx {
     cg_target target;
     bool gpu;                 /* NVPTX mechanics (else host) */
+    uint32_t *vstamp, vepoch; /* cg_sources: views entered in the current walk (per node) */
+    struct cg_vframe { ir_id x; uint32_t k; } *vstk; /* cg_sources: the walk's stack (g->n frames) */
+    uint64_t nemit;           /* values cg_emit_value computed so far (bounded by CG_EMIT_MAX) */
+    unsigned depth;           /* cg_emit_value's recursion depth (bounded by CG_EMIT_DEPTH) */
+    bool math_calls;          /* math helpers stay calls (noinline): the program has many (CG_MATH_INLINE_MAX) */
     tx_diag *diag;
     const ir_graph *g;
     LLVMContextRef llctx;

@@ -520,7 +520,8 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
         snprintf(name, sizeof name, "tx.%s", ir_op_name(op));
         LLVMValueRef fn = LLVMAddFunction(cx->mod, name, fty);
         LLVMSetLinkage(fn, LLVMInternalLinkage);
-        unsigned k = LLVMGetEnumAttributeKindForName("alwaysinline", 12);
+        unsigned k = cx->math_calls ? LLVMGetEnumAttributeKindForName("noinline", 8)
+                                    : LLVMGetEnumAttributeKindForName("alwaysinline", 12);
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->llctx, k, 0));
         cx->mathfn[op] = fn;
         cg_save sv = {cx->b, cx->fn};

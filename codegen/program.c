@@ -89,12 +89,34 @@ static bool cg_is_view(const ir_node *n) { return (ir_op_traits((ir_op)n->op) & 
  * in whichever region reads them (docs/fusion.md), so what a region needs
  * from HBM are these sources. */
 static void cg_sources(cg_ctx *cx, ir_id v, void (*fn)(cg_ctx *, ir_id, void *), void *arg) {
-    const ir_node *n = &cx->g->nodes[v];
-    if (!cg_is_view(n)) {
+    const ir_graph *g = cx->g;
+    if (!cg_is_view(&g->nodes[v])) {
         fn(cx, v, arg);
         return;
     }
-    for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(cx->g, n, j), fn, arg);
+    /* Depth-first in operand order, each view entered once (views form a DAG: a chain of
+     * concatenations of slices has exponentially many paths; the callbacks are idempotent). */
+    if (++cx->vepoch == 0) {
+        memset(cx->vstamp, 0, g->n * sizeof *cx->vstamp);
+        cx->vepoch = 1;
+    }
+    uint32_t sp = 0;
+    cx->vstamp[v] = cx->vepoch;
+    cx->vstk[sp].x = v, cx->vstk[sp++].k = 0;
+    while (sp) {
+        cg_vframe *fr = &cx->vstk[sp - 1];
+        const ir_node *n = &g->nodes[fr->x];
+        if (fr->k == n->nin) {
+            sp--;
+            continue;
+        }
+        ir_id w = ir_in(g, n, fr->k++);
+        if (!cg_is_view(&g->nodes[w])) fn(cx, w, arg);
+        else if (cx->vstamp[w] != cx->vepoch) {
+            cx->vstamp[w] = cx->vepoch;
+            cx->vstk[sp].x = w, cx->vstk[sp++].k = 0;
+        }
+    }
 }
 
 /* True when node n is computed by its region: a non-view member, or a
@@ -458,6 +480,8 @@ static bool cg_emit_all(cg_ctx *cx) {
 /* Creates the emission context's LLVM objects for p. */
 static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d) {
     memset(cx, 0, sizeof *cx);
+    cx->vstamp = ir_xcalloc((size_t)g->n + 1, sizeof *cx->vstamp);
+    cx->vstk = ir_xmalloc(((size_t)g->n + 1) * sizeof *cx->vstk);
     cx->target = p->target;
     cx->gpu = p->target != CG_HOST;
     cx->diag = d;
@@ -486,6 +510,8 @@ static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d
 /* Releases the context's scratch (the manifest moves into the program). */
 static void cg_ctx_fini(cg_ctx *cx) {
     if (cx->b) LLVMDisposeBuilder(cx->b);
+    free(cx->vstamp);
+    free(cx->vstk);
     free(cx->valptr);
     free(cx->symval);
     free(cx->subst);
@@ -562,9 +588,32 @@ static void cg_record_io(cg_program *p, const ir_graph *g) {
 }
 
 /* Compiles g for t; see codegen.h. */
+/* The work of compiling g: one unit per compute operation, CG_WORK_TRANSC per transcendental
+ * (its expansion); the count of transcendentals goes to *ntransc. */
+static int64_t cg_work(const ir_graph *g, unsigned *ntransc) {
+    int64_t w = 0;
+    *ntransc = 0;
+    for (ir_id i = 0; i < g->n; i++) {
+        unsigned tr = ir_op_traits((ir_op)g->nodes[i].op);
+        if (tr & (IR_T_LEAF | IR_T_VIEW)) continue;
+        *ntransc += (tr & IR_T_TRANSC) != 0;
+        w += (tr & IR_T_TRANSC) ? CG_WORK_TRANSC : 1;
+    }
+    return w;
+}
+
 cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     if ((unsigned)t >= CG_NTARGETS) {
         tx_error(d, "codegen: unknown target %d", (int)t);
+        return NULL;
+    }
+    unsigned ntransc;
+    int64_t work = cg_work(g, &ntransc);
+    if (work > CG_WORK_MAX) { /* refused at once rather than minutes and gigabytes in LLVM */
+        tx_error(d, "the program is too large to compile: %lld units of work after inlining every helper call "
+                    "(%u transcendental operations at %d units each), limit %d; each call of a helper inlines a "
+                    "fresh copy, so helpers that call a helper twice grow exponentially",
+                 (long long)work, ntransc, CG_WORK_TRANSC, CG_WORK_MAX);
         return NULL;
     }
     cg_program *p = ir_xcalloc(1, sizeof *p);
@@ -594,6 +643,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
 
     cg_ctx cx;
     cg_ctx_init(&cx, p, g, d);
+    cx.math_calls = ntransc > CG_MATH_INLINE_MAX;
     bool ok = cg_assign_homes(&cx) && cg_emit_all(&cx);
     p->kernels = cx.kernels;
     p->nkernels = cx.nkernels;

@@ -24,6 +24,7 @@
 #include <string.h>
 
 #define CG_RED_MAXRED 32
+_Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS, "the planner plans no more reductions per region than codegen tracks");
 #define CG_RED_HOLD 16
 #define CG_RED_MAXST 8 /* most values staged in shared memory */
 

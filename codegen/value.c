@@ -746,6 +746,8 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     return v ? cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, (ir_dtype)n->dtype) : NULL;
 }
 
+static LLVMValueRef cg_emit_value_node(cg_ctx *cx, ir_id id, const ir_node *n, cg_index *idx);
+
 /* The value of node id at idx; see codegen.h. */
 LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     const ir_graph *g = cx->g;
@@ -755,6 +757,24 @@ LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     if (n->op == IR_OP_IOTA) return cg_iota(cx, n, idx);
     LLVMValueRef v = cg_memo_get(cx, id, idx->lin);
     if (v) return v;
+    if (cx->nemit == UINT64_MAX) return NULL; /* already refused */
+    if (++cx->nemit > CG_EMIT_MAX || cx->depth >= CG_EMIT_DEPTH) {
+            tx_error(cx->diag, "the program is too large to compile: kernel %s %s (nested views and "
+                     "concatenations re-read their inputs)", cx->k ? cx->k->name : "?",
+                     cx->depth >= CG_EMIT_DEPTH ? "nests values deeper than 8192" : "computes more than 1000000 values");
+        cx->nemit = UINT64_MAX;
+        return NULL;
+    }
+    cx->depth++;
+    v = cg_emit_value_node(cx, id, n, idx);
+    cx->depth--;
+    return v;
+}
+
+/* cg_emit_value's body for a node that is neither substituted, constant nor memoised. */
+static LLVMValueRef cg_emit_value_node(cg_ctx *cx, ir_id id, const ir_node *n, cg_index *idx) {
+    const ir_graph *g = cx->g;
+    LLVMValueRef v = NULL;
     unsigned tr = ir_op_traits((ir_op)n->op);
     if (cg_is_hbm(cx, id)) {
         v = cg_load_value(cx, id, idx);

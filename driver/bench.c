@@ -437,7 +437,7 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
 {
     rt_bench_report rep;
     rt_bench_result res;
-    int iters = o->iters > 0 && o->iters < 5 ? (int)o->iters : 5;
+    int iters = o->iters > 0 && (o->iters_given || o->iters < 5) ? (int)o->iters : 5;
     bool ok;
     memset(&rep, 0, sizeof rep);
     memset(&res, 0, sizeof res);
@@ -449,10 +449,11 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
     if (ok && o->json) {
         rt_bench_print_json(out, &rep, &res, NULL);
     } else if (ok) {
-        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program,
-                res.verified ? "verified" : "VERIFICATION FAILED", rep.reference);
+        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program, rt_bench_verdict(&res),
+                rep.reference);
         rt_bench_print_verify(out, &res);
-        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d)\n", res.graph_us, iters);
+        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d%s)\n", res.graph_us, iters,
+                o->iters_given ? "" : "; --iters N for more");
     }
     if (ok && !res.verified) {
         tx_error(d, "verification failed: the host JIT's results differ from the reference");

@@ -72,6 +72,7 @@ double drv_region_flops(const ir_graph *g, int r, const int64_t *syms);
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {
     long iters;            /* timed iterations (median reported) */
+    bool iters_given;      /* the user chose iters (the CPU otherwise runs at most 5: each call re-JITs) */
     bool json;             /* machine-readable output */
     bool compare_unfused;  /* also plan, run and time the --no-fuse graph */
     bool calibrate;        /* measure bandwidth and launch overhead, save them */

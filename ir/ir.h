@@ -293,6 +293,12 @@ typedef enum {
 const char *ir_red_strategy_name(unsigned s);
 void ir_print_fusions(FILE *out, unsigned mask, char quote);
 
+/* Capacity of one region (kernel), planned by the fusion pass and relied on
+ * by codegen: operations (bounds a kernel's code and codegen's recursion
+ * over its values) and reductions (codegen tracks a value's reductions in a
+ * 32-bit mask). */
+enum { IR_REGION_MAX_OPS = 1024, IR_REGION_MAX_REDUCTIONS = 32 };
+
 typedef struct ir_region {
     uint8_t kind;       /* ir_region_kind */
     uint8_t fusion;     /* IR_FUSE_* bitmask */

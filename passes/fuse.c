@@ -23,7 +23,11 @@ typedef struct grp {
     ir_id anchor;
     bool vin;        /* some member reads a computed value through a view */
     ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
+    uint32_t nops;   /* compute members (bounded by IR_REGION_MAX_OPS) */
+    uint32_t nred;   /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
 } grp;
+
+typedef struct cstk_frame cstk_frame;
 
 typedef struct fz {
     ir_graph *g;
@@ -35,6 +39,8 @@ typedef struct fz {
     uint32_t *stack;
     uint32_t *rid;  /* root -> region index */
     ir_id *cbuf;    /* consumers() results: g->n entries; callers never nest its use */
+    uint32_t *vstamp, *cstamp, cepoch; /* consumers(): views entered, results taken, this call's stamp */
+    struct cstk_frame { ir_id x; uint32_t k; } *cstk; /* consumers(): the walk's stack (g->n + 1 frames) */
     uint32_t *nxt;  /* member lists: next member of the same group (IR_NONE ends), head = root */
     uint32_t *tail; /* per root: last member of its list */
     uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
@@ -55,20 +61,69 @@ bool pass_is_compute(ir_op op) {
 static bool is_view(const ir_graph *g, ir_id i) { return (ir_op_traits((ir_op)g->nodes[i].op) & IR_T_VIEW) != 0; }
 
 /* Collects the non-view sources of v into out (no duplicates); returns the new count. */
-static unsigned collect_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned n, unsigned cap) {
-    if (!is_view(g, v)) {
-        for (unsigned i = 0; i < n; i++)
-            if (out[i] == v) return n;
-        if (n < cap) out[n++] = v;
-        return n;
+/* A set of node ids (open addressing, grows): the views a walk has entered. */
+typedef struct idset {
+    ir_id *slot; /* IR_NONE: empty */
+    uint32_t cap, n;
+} idset;
+
+/* Adds id; false when it was already there. */
+static bool idset_add(idset *s, ir_id id) {
+    if (2 * (s->n + 1) > s->cap) {
+        idset o = *s;
+        s->cap = o.cap ? 2 * o.cap : 64;
+        s->slot = ir_xmalloc(s->cap * sizeof *s->slot);
+        memset(s->slot, 0xff, s->cap * sizeof *s->slot);
+        s->n = 0;
+        for (uint32_t i = 0; i < o.cap; i++)
+            if (o.slot[i] != IR_NONE) idset_add(s, o.slot[i]);
+        free(o.slot);
     }
-    const ir_node *nd = &g->nodes[v];
-    for (unsigned k = 0; k < nd->nin; k++) n = collect_sources(g, ir_in(g, nd, k), out, n, cap);
-    return n;
+    uint32_t h = (id * 2654435761u) & (s->cap - 1);
+    while (s->slot[h] != IR_NONE) {
+        if (s->slot[h] == id) return false;
+        h = (h + 1) & (s->cap - 1);
+    }
+    s->slot[h] = id;
+    s->n++;
+    return true;
 }
 
 unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap) {
-    return collect_sources(g, v, out, 0, cap);
+    /* Depth-first in operand order, each view entered once (views form a DAG: a chain of
+     * concatenations of slices has exponentially many paths), with an explicit stack. */
+    unsigned n = 0;
+    if (!is_view(g, v)) {
+        if (cap) out[n++] = v;
+        return n;
+    }
+    struct frame { ir_id x; uint32_t k; } *stk = NULL;
+    uint32_t sp = 0, scap = 0;
+    idset seen = {0};
+    idset_add(&seen, v);
+    stk = ir_xmalloc((scap = 16) * sizeof *stk);
+    stk[sp].x = v, stk[sp++].k = 0;
+    while (sp) {
+        struct frame *fr = &stk[sp - 1];
+        const ir_node *nd = &g->nodes[fr->x];
+        if (fr->k == nd->nin) {
+            sp--;
+            continue;
+        }
+        ir_id w = ir_in(g, nd, fr->k++);
+        if (is_view(g, w)) {
+            if (!idset_add(&seen, w)) continue;
+            if (sp == scap) stk = ir_xrealloc(stk, (scap *= 2) * sizeof *stk);
+            stk[sp].x = w, stk[sp++].k = 0;
+            continue;
+        }
+        bool dup = false;
+        for (unsigned i = 0; i < n && !dup; i++) dup = out[i] == w;
+        if (!dup && n < cap) out[n++] = w;
+    }
+    free(stk);
+    free(seen.slot);
+    return n;
 }
 
 const pass_gpu *pass_ctx_gpu(const pass_ctx *c) {
@@ -153,16 +208,32 @@ static bool in_grp(fz *f, ir_id m, uint32_t r) { return f->uf[m] != IR_NONE && f
  * through view chains, without duplicates; sets *to_output when the output
  * node reads it. Returns the new count. */
 static unsigned consumers(fz *f, ir_id v, ir_id *out, unsigned n, unsigned cap, bool *to_output) {
-    for (uint32_t k = f->u.start[v]; k < f->u.start[v + 1]; k++) {
-        ir_id w = f->u.ids[k];
+    /* Depth-first through views in use order, each view entered once (views form a DAG: a chain of
+     * concatenations of slices has exponentially many paths), with an explicit stack. */
+    if (++f->cepoch == 0) { /* wrapped: forget every stamp */
+        memset(f->vstamp, 0, f->g->n * sizeof *f->vstamp);
+        memset(f->cstamp, 0, f->g->n * sizeof *f->cstamp);
+        f->cepoch = 1;
+    }
+    uint32_t ep = f->cepoch, sp = 0;
+    for (unsigned i = 0; i < n; i++) f->cstamp[out[i]] = ep;
+    f->cstk[sp].x = v, f->cstk[sp++].k = f->u.start[v];
+    while (sp) {
+        cstk_frame *fr = &f->cstk[sp - 1];
+        if (fr->k == f->u.start[fr->x + 1]) {
+            sp--;
+            continue;
+        }
+        ir_id w = f->u.ids[fr->k++];
         if (is_view(f->g, w)) {
-            n = consumers(f, w, out, n, cap, to_output);
+            if (f->vstamp[w] == ep) continue;
+            f->vstamp[w] = ep;
+            f->cstk[sp].x = w, f->cstk[sp++].k = f->u.start[w];
         } else if (f->g->nodes[w].op == IR_OP_OUTPUT) {
             if (to_output) *to_output = true;
-        } else if (n < cap) {
-            bool dup = false;
-            for (unsigned i = 0; i < n; i++) dup |= out[i] == w;
-            if (!dup) out[n++] = w;
+        } else if (n < cap && f->cstamp[w] != ep) {
+            f->cstamp[w] = ep;
+            out[n++] = w;
         }
     }
     return n;
@@ -571,6 +642,30 @@ static bool check_structure(fz *f, uint32_t a, uint32_t b, const grp *st, bool a
     return true;
 }
 
+/* Capacity of one kernel: at most IR_REGION_MAX_OPS operations (the code
+ * of a kernel, and codegen's recursion over its values, stay bounded) and
+ * IR_REGION_MAX_REDUCTIONS reductions (codegen tracks each value's
+ * reductions in a 32-bit mask). Sets st's counts to the merged ones. */
+static bool check_capacity(const grp *A, const grp *B, grp *st, why *w) {
+    st->nops = A->nops + B->nops;
+    st->nred = A->nred + B->nred;
+    if (st->nops > IR_REGION_MAX_OPS) {
+        why_set(w, "region.size");
+        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u operations > the limit of %u", st->nops,
+                 (unsigned)IR_REGION_MAX_OPS);
+        snprintf(w->change, sizeof w->change, "nothing: the values at the cut go through memory");
+        return false;
+    }
+    if (st->nred > IR_REGION_MAX_REDUCTIONS) {
+        why_set(w, "region.reductions");
+        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u reductions > the limit of %u", st->nred,
+                 (unsigned)IR_REGION_MAX_REDUCTIONS);
+        snprintf(w->change, sizeof w->change, "nothing: the values at the cut go through memory");
+        return false;
+    }
+    return true;
+}
+
 /* The decision for merging producer group a with consumer group b (b reads
  * a value of a, directly or through views). On success fills *st with the
  * merged state and returns true; else fills *w with the rule. */
@@ -587,7 +682,7 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     else if (ka == IR_RK_MATMUL || kb == IR_RK_MATMUL) ok = check_mm_other(f, a, b, st, w);
     else if (ka == IR_RK_POINTWISE && kb == IR_RK_POINTWISE) ok = check_pw_pw(f, a, b, st, w);
     else ok = check_reduction(f, a, b, st, w);
-    return ok && check_structure(f, a, b, st, true, w);
+    return ok && check_capacity(A, B, st, w) && check_structure(f, a, b, st, true, w);
 }
 
 /* ---- attention --------------------------------------------------------- */
@@ -808,6 +903,11 @@ static bool try_attention(fz *f, ir_id m2) {
     uint32_t r = find(f, m2);
     for (unsigned i = 0; i < n; i++)
         if (!is_view(g, set[i]) && find(f, set[i]) != r) r = join(f, r, find(f, set[i]), &ag);
+    ag.nops = ag.nred = 0;
+    FOR_MEMBERS(f, r, m) {
+        ag.nops++;
+        ag.nred += (ir_op_traits((ir_op)g->nodes[m].op) & IR_T_REDUCE) != 0;
+    }
     f->gs[r] = ag;
     unsigned steps = 0;
     for (unsigned i = nsoft; i + 1 < n; i++) steps += !is_view(g, set[i]);
@@ -833,6 +933,7 @@ static void init_groups(fz *f) {
         grp *s = &f->gs[i];
         memset(s, 0, sizeof *s);
         s->anchor = i;
+        s->nops = 1;
         for (unsigned k = 0; k < nd->nin; k++) {
             ir_id in = ir_in(g, nd, k);
             if (!is_view(g, in)) continue;
@@ -844,6 +945,7 @@ static void init_groups(fz *f) {
         unsigned t = ir_op_traits((ir_op)nd->op);
         if (t & IR_T_REDUCE) {
             s->kind = IR_RK_REDUCTION;
+            s->nred = 1;
             s->dom = g->nodes[ir_in(g, nd, 0)].shape;
             s->raxes = nd->a.red.axes;
         } else if (t & IR_T_MATMUL) {
@@ -910,6 +1012,7 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     *st = *A;
     st->fusion |= B->fusion | IR_FUSE_HORIZONTAL;
     st->vin = A->vin || B->vin;
+    if (!check_capacity(A, B, st, w)) return false;
     bool ok;
     if (A->kind != B->kind) {
         why_set(w, "sibling.kind");
@@ -1181,6 +1284,9 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     f.stack = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.stack);
     f.rid = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.rid);
     f.cbuf = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.cbuf);
+    f.vstamp = ir_xcalloc((size_t)g->n + 1, sizeof *f.vstamp);
+    f.cstamp = ir_xcalloc((size_t)g->n + 1, sizeof *f.cstamp);
+    f.cstk = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.cstk);
     f.nxt = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.nxt);
     f.tail = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.tail);
     f.stack2 = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.stack2);
@@ -1232,6 +1338,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     free(f.stack);
     free(f.rid);
     free(f.cbuf);
+    free(f.vstamp), free(f.cstamp), free(f.cstk);
     free(f.nxt);
     free(f.tail);
     free(f.stack2);

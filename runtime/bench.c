@@ -638,10 +638,29 @@ void rt_bench_print_verify(FILE *out, const rt_bench_result *res)
     }
 }
 
+/* Outputs that were compared (fully or on a sample) with a reference. */
+static uint32_t compared_outputs(const rt_bench_result *res)
+{
+    uint32_t n = 0;
+    for (uint32_t k = 0; k < res->nout; k++)
+        n += res->out[k].checked;
+    return n;
+}
+
+/* The headline word: "verified" only when every output was compared and matched. */
+const char *rt_bench_verdict(const rt_bench_result *res)
+{
+    uint32_t c = compared_outputs(res);
+    if (!res->verified)
+        return "VERIFICATION FAILED";
+    if (c == res->nout)
+        return "verified";
+    return c == 0 ? "NOT VERIFIED (no output was compared)" : "verified in part (some outputs were not compared)";
+}
+
 void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res)
 {
-    fprintf(out, "%s: %s, reference %s\n", res->label, res->verified ? "verified" : "VERIFICATION FAILED",
-            rep->reference);
+    fprintf(out, "%s: %s, reference %s\n", res->label, rt_bench_verdict(res), rep->reference);
     rt_bench_print_verify(out, res);
     fprintf(out, "kernels (median of %d runs after 3 warm-up%s):\n", res->iters,
             res->l2_flushed ? ", L2 flushed before each" : "");
@@ -687,7 +706,8 @@ static void json_put_num(FILE *out, double v)
 /* Writes one plan's result object (see docs/runtime.md for the fields). */
 static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_result *res)
 {
-    fprintf(out, "{\"verified\": %s, \"graph_us\": ", res->verified ? "true" : "false");
+    fprintf(out, "{\"verified\": %s, \"compared_outputs\": %u, \"outputs\": %u, \"graph_us\": ",
+            res->verified && compared_outputs(res) == res->nout ? "true" : "false", compared_outputs(res), res->nout);
     json_put_num(out, res->graph_us);
     fprintf(out, ", \"predicted_us\": ");
     json_put_num(out, res->predicted_us);

@@ -89,6 +89,94 @@ static bool bind_one(bind_ctx *c, ir_id id, const rt_tensor *t) {
     return true;
 }
 
+/* The concrete value of dim dd with the bound syms (-1 when unbound). */
+static int64_t dim_value(const ir_graph *g, ir_dim dd, const int64_t *syms) {
+    if (!IR_DIM_IS_SYM(dd)) return dd;
+    uint32_t s = IR_DIM_SYMIDX(dd);
+    return s < g->nsyms ? syms[s] : -1;
+}
+
+/* Element count of shape s with the bound syms; -1 when unbound or it overflows. */
+static int64_t shape_numel(const ir_graph *g, const ir_shape *s, const int64_t *syms) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++) {
+        int64_t v = dim_value(g, s->dim[i], syms);
+        if (v < 0 || !ir_mul_ok(n, v, &n)) return -1;
+    }
+    return n;
+}
+
+/* Checks, with the symbols bound, the shape rules that the frontend could
+ * only check symbolically: a slice's bounds against its input's dim, a
+ * reshape's element count, broadcasting and concatenation extents, a
+ * matrix product's inner dim. The compiled code trusts them (an
+ * out-of-range slice would read past its buffer); false with the node named. */
+static bool check_bound_shapes(const ir_graph *g, const int64_t *syms, tx_diag *d) {
+    for (ir_id id = 0; id < g->n; id++) {
+        const ir_node *n = &g->nodes[id];
+        if (n->nin == 0 || n->op == IR_OP_OUTPUT) continue;
+        const ir_node *x = &g->nodes[ir_in(g, n, 0)];
+        const char *why = NULL;
+        char msg[200];
+        if (n->op == IR_OP_SLICE) {
+            int ax = n->a.slice.axis;
+            int64_t len = ax >= 0 && ax < x->shape.rank ? dim_value(g, x->shape.dim[ax], syms) : -1;
+            if (len >= 0 && (n->a.slice.stop > len || n->a.slice.start > len)) {
+                snprintf(msg, sizeof msg, "slice [%lld, %lld) of axis %d is out of range: that dim of the input is %lld",
+                         (long long)n->a.slice.start, (long long)n->a.slice.stop, ax, (long long)len);
+                why = msg;
+            }
+        } else if (n->op == IR_OP_RESHAPE) {
+            int64_t a = shape_numel(g, &x->shape, syms), b = shape_numel(g, &n->shape, syms);
+            if (a >= 0 && b >= 0 && a != b) {
+                snprintf(msg, sizeof msg, "reshape of %lld elements into %lld", (long long)a, (long long)b);
+                why = msg;
+            }
+        } else if (n->op == IR_OP_MATMUL && n->nin == 2) {
+            const ir_node *y = &g->nodes[ir_in(g, n, 1)];
+            int64_t k1 = x->shape.rank ? dim_value(g, x->shape.dim[x->shape.rank - 1], syms) : -1;
+            int64_t k2 = y->shape.rank >= 2 ? dim_value(g, y->shape.dim[y->shape.rank - 2], syms) : -1;
+            if (k1 >= 0 && k2 >= 0 && k1 != k2) {
+                snprintf(msg, sizeof msg, "matrix product of inner dims %lld and %lld", (long long)k1, (long long)k2);
+                why = msg;
+            }
+        } else if ((ir_op_traits((ir_op)n->op) & IR_T_ELEM) || n->op == IR_OP_BROADCAST) {
+            for (unsigned k = 0; k < n->nin && !why; k++) { /* NumPy broadcasting, aligned at the last dim */
+                const ir_shape *in = &g->nodes[ir_in(g, n, k)].shape;
+                for (int i = 1; i <= in->rank && i <= n->shape.rank && !why; i++) {
+                    int64_t a = dim_value(g, in->dim[in->rank - i], syms), b = dim_value(g, n->shape.dim[n->shape.rank - i], syms);
+                    if (a >= 0 && b >= 0 && a != b && a != 1) {
+                        snprintf(msg, sizeof msg, "operand %u has %lld where the result has %lld (dim %d from the end)", k,
+                                 (long long)a, (long long)b, i);
+                        why = msg;
+                    }
+                }
+            }
+        } else if (n->op == IR_OP_CONCAT) {
+            int ax = n->a.axis;
+            int64_t sum = 0, want = ax >= 0 && ax < n->shape.rank ? dim_value(g, n->shape.dim[ax], syms) : -1;
+            for (unsigned k = 0; k < n->nin && sum >= 0; k++) {
+                const ir_shape *in = &g->nodes[ir_in(g, n, k)].shape;
+                int64_t v = ax >= 0 && ax < in->rank ? dim_value(g, in->dim[ax], syms) : -1;
+                for (int i = 0; i < in->rank && i < n->shape.rank; i++) {
+                    int64_t a = dim_value(g, in->dim[i], syms), b = dim_value(g, n->shape.dim[i], syms);
+                    if (i != ax && a >= 0 && b >= 0 && a != b) sum = -2;
+                }
+                sum = v < 0 || sum < 0 ? (sum < 0 ? sum : -1) : sum + v;
+            }
+            if (sum == -2 || (sum >= 0 && want >= 0 && sum != want)) why = "operands do not fit the concatenation";
+        }
+        if (why) {
+            char nb[64];
+            if (n->name) snprintf(nb, sizeof nb, "'%.40s' ", ir_str(g, n->name));
+            else nb[0] = 0;
+            tx_error(d, "with these inputs, value %s(%s, node %u) has no valid shape: %s", nb, ir_op_name((ir_op)n->op), id, why);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool rt_bind_shapes(const ir_graph *g, const rt_tensor *inputs, int64_t *syms, tx_diag *d) {
     bind_ctx c = {g, syms, ir_xcalloc(g->nsyms + 1, sizeof(ir_id)), d};
     for (uint32_t s = 0; s < g->nsyms; s++) {
@@ -99,5 +187,5 @@ bool rt_bind_shapes(const ir_graph *g, const rt_tensor *inputs, int64_t *syms, t
     for (ir_id i = 0; i < g->n && ok; i++)
         if (g->nodes[i].op == IR_OP_INPUT) ok = bind_one(&c, i, &inputs[g->nodes[i].a.param]);
     free(c.from);
-    return ok;
+    return ok && check_bound_shapes(g, syms, d);
 }

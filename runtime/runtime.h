@@ -91,7 +91,10 @@ void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param);
 /* Resolves the graph's symbolic dims from the input tensors' shapes:
  * syms[i] = value of symbol i (bound ones from the graph). Reports a clear
  * error (rank, shape or dtype mismatch naming the parameter) and returns
- * false. `inputs` are in parameter order. */
+ * false. Then checks, with the symbols bound, every shape rule the frontend
+ * checked only symbolically (slice bounds, reshape counts, broadcasting,
+ * concatenation, matmul inner dims): compiled code relies on them. `inputs`
+ * are in parameter order. */
 bool rt_bind_shapes(const ir_graph *g, const rt_tensor *inputs, int64_t *syms, tx_diag *d);
 
 /* The reference interpreter: runs every node of g on the CPU in double
@@ -518,6 +521,10 @@ typedef struct rt_bench_report {
 
 /* (predicted - measured) / measured in percent; 0 when either is unknown. */
 double rt_pred_error_pct(double measured_us, double predicted_us);
+/* The headline word of a result: "verified" only when every output was compared (fully or on
+ * a sample) and matched; "NOT VERIFIED (no output was compared)", "verified in part (...)",
+ * "VERIFICATION FAILED" otherwise. */
+const char *rt_bench_verdict(const rt_bench_result *res);
 void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res);
 void rt_bench_print_timeline(FILE *out, const rt_bench_result *res);
 /* The per-output verification lines of a result (verdict, errors, poisoned elements). */

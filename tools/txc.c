@@ -3,6 +3,7 @@
  * them. Exit 0 on success, 1 on any user error (with a clear message). */
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -28,7 +29,7 @@ typedef struct txc_opts {
     const char *file, *out, *entry, *dump_stage, *gpu, *device, *outdir, *target_name, *calib, *svg;
     txc_emit emit;
     int target;
-    bool no_fuse, explain, json, compare_unfused, calibrate, have_seed;
+    bool no_fuse, explain, json, compare_unfused, calibrate, have_seed, have_iters, have_emit;
     uint64_t seed;
     long iters;
     int64_t sram_budget;
@@ -122,6 +123,49 @@ static int parse_define(txc_opts *o, const char *s) {
     return 0;
 }
 
+/* `--gpu=help`: the cost model's hardware table. */
+static void print_gpus(FILE *f) {
+    char names[256];
+    snprintf(names, sizeof names, "%s", pass_gpu_names());
+    fprintf(f, "%-8s %5s %9s %13s %10s %12s\n", "gpu", "SMs", "HBM GB/s", "f32 TFLOP/s", "L2 MiB", "smem/block");
+    for (char *save = NULL, *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
+        const pass_gpu *g = pass_gpu_find(n);
+        if (g)
+            fprintf(f, "%-8s %5d %9.0f %13.1f %10.1f %12lld\n", g->name, g->sms, g->hbm_GBps, g->peak_TFLOPs[IR_F32],
+                    (double)g->l2_bytes / (1 << 20), (long long)g->smem_per_block);
+    }
+}
+
+/* Refuses options that the subcommand would ignore; -1 to continue, else 1. */
+static int check_args(const txc_opts *o) {
+    static const char *const cmd_names[] = {"compile", "run", "bench"};
+    const char *cmd = cmd_names[o->cmd];
+    if (o->cmd == CMD_COMPILE) {
+        const char *run_only = o->ninputs ? "--input" : o->device ? "--device" : o->have_seed ? "--random-inputs"
+                             : o->outdir ? "--output-dir" : o->have_iters ? "--iters"
+                             : o->compare_unfused ? "--compare-unfused" : o->calibrate ? "--calibrate"
+                             : o->json ? "--json" : o->svg ? "--svg" : NULL;
+        if (run_only) return cli_error("%s is an option of `txc run` / `txc bench` (see --help)", run_only);
+        return -1;
+    }
+    if (o->have_emit) return cli_error("--emit is an option of compiling, not of `txc %s`", cmd);
+    if (o->cmd == CMD_RUN) {
+        const char *bench_only = o->have_iters ? "--iters" : o->compare_unfused ? "--compare-unfused"
+                               : o->calibrate ? "--calibrate" : o->svg ? "--svg" : NULL;
+        if (bench_only) return cli_error("%s is an option of `txc bench`", bench_only);
+        if (o->out && o->outdir) return cli_error("%s", "txc run: give -o FILE.npy (one output) or --output-dir DIR, not both");
+        return -1;
+    }
+    if (o->out) return cli_error("%s", "txc bench prints its report on stdout; -o is not used (redirect, or use --json)");
+    if (o->outdir) return cli_error("%s", "txc bench writes no outputs; --output-dir is an option of `txc run`");
+    if (o->device && strcmp(o->device, "gpu")) {
+        if (o->calibrate) return cli_error("--calibrate measures the GPU; it needs --device=gpu, not --device=%s", o->device);
+        if (o->compare_unfused)
+            return cli_error("--compare-unfused times the GPU's unfused plan; it needs --device=gpu, not --device=%s", o->device);
+    }
+    return -1;
+}
+
 /* Parses argv into o; returns -1 to continue, or an exit status. */
 static int parse_args(int argc, char **argv, txc_opts *o) {
     int i = 1;
@@ -134,9 +178,15 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
     }
     if (!strcmp(argv[1], "run")) o->cmd = CMD_RUN, i = 2;
     else if (!strcmp(argv[1], "bench")) o->cmd = CMD_BENCH, i = 2;
+    bool end_of_options = false;
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
-        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+        if (end_of_options || !strcmp(a, "-") || a[0] != '-') { /* a file (after `--`, any name) */
+            if (o->file) return cli_error("more than one input file ('%s')", a);
+            o->file = a;
+        } else if (!strcmp(a, "--")) {
+            end_of_options = true;
+        } else if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
             usage(stdout);
             return 0;
         } else if (!strcmp(a, "--version")) {
@@ -156,6 +206,7 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             for (k = 0; k < 7 && strcmp(v, emit_names[k]); k++) {}
             if (k == 7) return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot, svg)", v);
             o->emit = (txc_emit)k;
+            o->have_emit = true;
         } else if (is_opt(a, "--target")) {
             if (!(v = opt_value(argc, argv, &i, "--target"))) return cli_error("%s needs a value", a);
             if ((o->target = cg_target_parse(v)) < 0)
@@ -163,6 +214,10 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             o->target_name = v;
         } else if (is_opt(a, "--gpu")) {
             if (!(v = opt_value(argc, argv, &i, "--gpu"))) return cli_error("%s needs a value", a);
+            if (!strcmp(v, "help")) {
+                print_gpus(stdout);
+                return 0;
+            }
             o->gpu = v;
         } else if (is_opt(a, "--entry")) {
             if (!(v = opt_value(argc, argv, &i, "--entry"))) return cli_error("%s needs a name", a);
@@ -191,6 +246,11 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             if (o->ninputs == TXC_MAX_INPUTS) return cli_error("too many --input options at '%s'", v);
             char *name = ir_xstrdup(v);
             name[eq - v] = 0;
+            for (unsigned k = 0; k < o->ninputs; k++)
+                if (!strcmp(o->inputs[k].name, name)) {
+                    free(name);
+                    return cli_error("--input %s: a second --input for the same parameter", v);
+                }
             o->inputs[o->ninputs].name = name;
             o->inputs[o->ninputs++].path = eq + 1;
         } else if (is_opt(a, "--random-inputs")) {
@@ -207,6 +267,7 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             if (!(v = opt_value(argc, argv, &i, "--iters")) || !parse_i64(v, 1, 1000000, &n))
                 return cli_error("--iters needs an integer from 1 to 1000000, got '%s'", v ? v : "");
             o->iters = (long)n;
+            o->have_iters = true;
         } else if (is_opt(a, "--svg")) {
             if (!(v = opt_value(argc, argv, &i, "--svg"))) return cli_error("%s needs a file", a);
             o->svg = v;
@@ -219,16 +280,12 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             o->compare_unfused = true;
         } else if (!strcmp(a, "--calibrate")) {
             o->calibrate = true;
-        } else if (a[0] == '-' && a[1]) {
-            return cli_error("unknown option '%s' (see --help)", a);
-        } else if (o->file) {
-            return cli_error("more than one input file ('%s')", a);
         } else {
-            o->file = a;
+            return cli_error("unknown option '%s' (see --help)", a);
         }
     }
     if (!o->file) return cli_error("%s", "no input file (see --help)");
-    return -1;
+    return check_args(o);
 }
 
 /* Reads a whole source file (a regular file of at most 64 MiB, read
@@ -390,28 +447,50 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
     return ok;
 }
 
-/* Writes outputs as DIR/outK.npy, or prints a short summary without --output-dir. */
-static bool write_outputs(const txc_opts *o, const ir_graph *g, rt_tensor *outs, unsigned nout, tx_diag *d) {
-    char err[512];
-    if (!o->outdir) {
-        for (unsigned k = 0; k < nout; k++) {
-            int64_t n = rt_numel(&outs[k]);
-            printf("out%u: %s[", k, ir_dtype_name(outs[k].dtype));
-            for (int i = 0; i < outs[k].rank; i++) printf(i ? ", %lld" : "%lld", (long long)outs[k].dim[i]);
-            printf("] =");
-            for (int64_t i = 0; i < n && i < 8; i++) printf(" %.6g", rt_get(&outs[k], i));
-            puts(n > 8 ? " ..." : "");
+/* Prints the run's summary (the first values of each output), as text or --json. */
+static void print_summary(const txc_opts *o, rt_tensor *outs, unsigned nout) {
+    if (o->json) printf("{\"outputs\": [");
+    for (unsigned k = 0; k < nout; k++) {
+        int64_t n = rt_numel(&outs[k]);
+        if (o->json) printf("%s{\"name\": \"out%u\", \"dtype\": \"%s\", \"shape\": [", k ? ", " : "", k, ir_dtype_name(outs[k].dtype));
+        else printf("out%u: %s[", k, ir_dtype_name(outs[k].dtype));
+        for (int i = 0; i < outs[k].rank; i++) printf(i ? ", %lld" : "%lld", (long long)outs[k].dim[i]);
+        printf(o->json ? "], \"numel\": %lld, \"first\": [" : "] =", (long long)n);
+        for (int64_t i = 0; i < n && i < 8; i++) {
+            double v = rt_get(&outs[k], i);
+            if (o->json && !isfinite(v)) printf(i ? ", null" : "null"); /* JSON has no NaN or inf */
+            else if (o->json) printf(i ? ", %.9g" : "%.9g", v);
+            else printf(" %.6g", v);
         }
-        (void)g;
+        if (o->json) printf("]}");
+        else puts(n > 8 ? " ..." : "");
+    }
+    if (o->json) puts("]}");
+}
+
+/* Writes the outputs: -o FILE.npy (a program returning one value), DIR/outK.npy
+ * with --output-dir, else prints a short summary. All files or none. */
+static bool write_outputs(const txc_opts *o, rt_tensor *outs, unsigned nout, tx_diag *d) {
+    char err[1024];
+    if (!o->outdir && !o->out) {
+        print_summary(o, outs, nout);
         return true;
     }
+    if (o->out && nout != 1) {
+        tx_error(d, "-o names one file but the program returns %u values; use --output-dir DIR", nout);
+        return false;
+    }
     struct stat st;
-    if (stat(o->outdir, &st) != 0 && mkdir(o->outdir, 0755) != 0) {
+    if (o->outdir && stat(o->outdir, &st) != 0 && mkdir(o->outdir, 0755) != 0) {
         tx_error(d, "cannot create output directory '%s': %s", o->outdir, strerror(errno));
         return false;
     }
     char **paths = ir_xcalloc(nout + 1, sizeof *paths);
     for (unsigned k = 0; k < nout; k++) {
+        if (o->out) {
+            paths[k] = ir_xstrdup(o->out);
+            continue;
+        }
         paths[k] = ir_xmalloc(strlen(o->outdir) + 32);
         sprintf(paths[k], "%s/out%u.npy", o->outdir, k);
     }
@@ -419,8 +498,7 @@ static bool write_outputs(const txc_opts *o, const ir_graph *g, rt_tensor *outs,
     if (!ok) tx_error(d, "%s", err);
     for (unsigned k = 0; k < nout; k++) free(paths[k]);
     free(paths);
-    if (!ok) return false;
-    return true;
+    return ok;
 }
 
 /* The default device: the GPU when a CUDA driver loads, else the CPU. */
@@ -446,14 +524,14 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     const char *dev = o->device ? o->device : default_device();
     bool ok = load_inputs(o, raw, inputs, nparams, d);
     if (ok && o->cmd == CMD_BENCH) {
-        drv_bench_opts bo = {.iters = o->iters, .json = o->json, .compare_unfused = o->compare_unfused,
+        drv_bench_opts bo = {.iters = o->iters, .iters_given = o->have_iters, .json = o->json, .compare_unfused = o->compare_unfused,
                             .calibrate = o->calibrate, .calib_path = o->calib, .device = dev, .svg_path = o->svg,
                             .target = run_target(o)};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
         drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;
         ok = drv_run(g, raw, where, run_target(o), inputs, outs, d);
-        if (ok) ok = write_outputs(o, raw, outs, nout, d);
+        if (ok) ok = write_outputs(o, outs, nout, d);
     }
     for (uint32_t p = 0; p < nparams; p++) rt_tensor_free(&inputs[p]);
     for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outs[k]);

@@ -455,6 +455,54 @@ for r in 1 2 3 4; do
   if [ "$a" != "$b" ] && [ "$a" = "$(printf '\0\0\0\0' | od -An -tx1)" ]; then mixed=$((mixed + 1)); fi
 done
 [ $mixed = 0 ]; check concurrent_run_outputs "$mixed of 4 rounds mixed the outputs of two runs" $?
+
+# ---- 6c. sizes, plans and options (issue 15 A C E H R) --------------------------------
+# A: a slice of a symbolic dim past the runtime size is an error on every device (the
+# compiled code read past the input's buffer).
+printf 'fn f(x: f32[N, 8]) -> f32[10000000, 8] {\n  return slice(x, axis=0, start=0, stop=10000000)\n}\n' >"$IN/slice_past.tx"
+npy x38 "$(hdr '<f4' '(3, 8)')" 96
+for dev in cpu ref; do
+  expect_error "slice_past_runtime_dim_$dev" run "$IN/slice_past.tx" --device=$dev --input "x=$IN/x38.npy"
+done
+printf 'fn f(x: f32[N]) -> f32[4] {\n  return reshape(x, (4,)) * 2.0\n}\n' >"$IN/reshape_bound.tx"
+npy x3 "$(hdr '<f4' '(3,)')" 12
+expect_error reshape_count_at_run_time run "$IN/reshape_bound.tx" --device=cpu --input "x=$IN/x3.npy"
+# C: 14000 chained statements compile (codegen's recursion is bounded by the region size).
+{ printf 'fn f(x: f32[N]) -> f32[N] {\n'; for ((k = 0; k < 14000; k++)); do printf '  x = x * x - 0.5\n'; done; printf '  return x\n}\n'; } >"$IN/chain14k.tx"
+OK_OUT=o.ll expect_ok chain_of_14000_statements_codegen "$IN/chain14k.tx" --emit=llvm --target=host -o o.ll
+# E: 17 softmaxes in a row (34 reductions) are planned within codegen's 32 per region.
+{ printf 'fn f(x: f32[N, 64]) -> f32[N, 64] {\n'; for ((k = 0; k < 17; k++)); do printf '  x = softmax(x, axis=-1)\n'; done; printf '  return x\n}\n'; } >"$IN/softmax17.tx"
+OK_OUT=o.ptx expect_ok softmax_17_in_a_row "$IN/softmax17.tx" -o o.ptx
+# H: 13 nested helpers h(sin(x)) + h(cos(x)): 2^13 distinct inlined copies; a clear error
+# or a result within the time limit, not minutes and gigabytes.
+{ printf 'fn h0(x) { return x }\n'; for ((k = 1; k <= 13; k++)); do printf 'fn h%d(x) { return h%d(sin(x)) + h%d(cos(x)) }\n' $k $((k - 1)) $((k - 1)); done
+  printf 'fn f(x: f32[N]) -> f32[N] {\n  return h13(x)\n}\n'; } >"$IN/nested13.tx"
+expect_either nested_helpers_13 "$IN/nested13.tx" -o o.ptx
+# A chain of 3000 concatenations of slices: 2^3000 paths through the views; every walk
+# over them enters each view once.
+{ printf 'fn f(x: f32[N, 8]) -> f32[N, 8] {\n  x = exp(x)\n'; for ((k = 0; k < 3000; k++)); do printf '  x = concat((slice(x, axis=1, start=0, stop=1), slice(x, axis=1, start=1, stop=8)), axis=1)\n'; done; printf '  return x\n}\n'; } >"$IN/concat_chain.tx"
+OK_OUT=o.ir expect_ok concat_chain_3000_ir "$IN/concat_chain.tx" --emit=ir -o o.ir
+# R: options that were ignored or misleading either work or are errors.
+OK_OUT= expect_ok gpu_help "$IN/good.tx" --gpu=help
+cp "$IN/good.tx" "$W/-dash.tx"
+(cd "$W" && timeout 20 "$TXC" --emit=ir -o "$O.dash.ir" -- -dash.tx 2>"$W/stderr"); rc=$?
+[ $rc = 0 ] && [ -s "$O.dash.ir" ]; check double_dash_ends_options "exit $rc; a file after -- may start with '-'" $?
+rm -f "$O.dash.ir" "$W/-dash.tx"
+OK_OUT=one.npy expect_ok run_o_one_output run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" -o one.npy
+expect_error run_o_two_outputs run "$IN/run3.tx" --device=ref --input "x=$IN/good.npy" -o two.npy
+expect_error run_o_and_output_dir run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" -o one.npy --output-dir out
+timeout 20 "$TXC" run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --json >"$W/stdout" 2>"$W/stderr"; rc=$?
+[ $rc = 0 ] && grep -q '^{"outputs": \[{"name": "out0", "dtype": "f32", "shape": \[2, 3\]' "$W/stdout"; check run_json "exit $rc; run --json must print JSON" $?
+expect_error input_twice run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --input "x=$IN/good.npy"
+expect_error calibrate_on_cpu bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --calibrate
+expect_error compare_unfused_on_cpu bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --compare-unfused
+expect_error bench_o bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" -o r.txt
+expect_error compile_with_input "$IN/run1.tx" --input "x=$IN/good.npy"
+expect_error compile_with_iters "$IN/run1.tx" --iters 3
+expect_error run_with_emit run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --emit=ir
+expect_error run_with_iters run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --iters 3
+timeout 60 "$TXC" bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --iters 7 >"$W/stdout" 2>"$W/stderr"; rc=$?
+[ $rc = 0 ] && grep -q 'median of 7)' "$W/stdout"; check bench_cpu_iters_honoured "exit $rc; --iters 7 on the CPU must run 7" $?
 rm -rf "$O"
 
 # ---- 7. reproducers of earlier findings (tests/hostile/*.tx) -----------------------

@@ -451,6 +451,40 @@ static void test_outset(void **state) {
     rmdir(dir);
 }
 
+/* ---- bench's verdict: "verified" only when outputs were compared -------------------- */
+static void test_bench_verdict(void **state) {
+    (void)state;
+    rt_out_check oc[2];
+    memset(oc, 0, sizeof oc);
+    oc[0].dtype = oc[1].dtype = IR_F32;
+    rt_bench_result r;
+    rt_bench_report rep;
+    memset(&r, 0, sizeof r);
+    memset(&rep, 0, sizeof rep);
+    snprintf(r.label, sizeof r.label, "fused");
+    snprintf(rep.reference, sizeof rep.reference, "none (too large for the reference interpreter)");
+    r.nout = 2, r.out = oc, r.verified = true, r.iters = 1;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    rt_bench_print_text(f, &rep, &r); /* nothing compared */
+    oc[0].checked = true;
+    rt_bench_print_text(f, &rep, &r); /* one of two */
+    oc[1].checked = true;
+    rt_bench_print_text(f, &rep, &r); /* both */
+    rt_bench_print_json(f, &rep, &r, NULL);
+    fclose(f);
+    char *a = strstr(buf, "fused: NOT VERIFIED (no output was compared)");
+    char *b = a ? strstr(a, "fused: verified in part") : NULL;
+    char *c = b ? strstr(b, "fused: verified, reference") : NULL;
+    bool json = strstr(buf, "\"verified\": true, \"compared_outputs\": 2, \"outputs\": 2") != NULL;
+    free(buf);
+    assert_non_null(a);
+    assert_non_null(b);
+    assert_non_null(c);
+    assert_true(json);
+}
+
 /* ---- size arithmetic ---------------------------------------------------------------- */
 static void test_size_arithmetic(void **state) {
     (void)state;
@@ -486,6 +520,7 @@ int main(void) {
         cmocka_unit_test(test_fe_huge_tokens),  cmocka_unit_test(test_fe_defines),
         cmocka_unit_test(test_npy_hostile),     cmocka_unit_test(test_npy_paths),
         cmocka_unit_test(test_size_arithmetic), cmocka_unit_test(test_outset),
+        cmocka_unit_test(test_bench_verdict),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
