@@ -111,10 +111,40 @@ static int64_t shape_numel(const ir_graph *g, const ir_shape *s, const int64_t *
  * reshape's element count, broadcasting and concatenation extents, a
  * matrix product's inner dim. The compiled code trusts them (an
  * out-of-range slice would read past its buffer); false with the node named. */
+static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live, tx_diag *d);
+
+static bool has_sym(const ir_shape *s) {
+    for (int i = 0; i < s->rank; i++)
+        if (IR_DIM_IS_SYM(s->dim[i])) return true;
+    return false;
+}
+
+/* True when node n or one of its operands has a symbolic dim: concrete shapes were checked by
+ * the frontend (bad IR is the interpreter's and the verifier's to report). */
+static bool involves_sym(const ir_graph *g, const ir_node *n) {
+    if (has_sym(&n->shape)) return true;
+    for (unsigned k = 0; k < n->nin; k++)
+        if (has_sym(&g->nodes[ir_in(g, n, k)].shape)) return true;
+    return false;
+}
+
+/* Only values the outputs depend on are checked (dead code may be invalid at these sizes, as the
+ * interpreter allows). */
 static bool check_bound_shapes(const ir_graph *g, const int64_t *syms, tx_diag *d) {
+    uint8_t *live = ir_xcalloc(g->n + 1, 1);
+    if (g->n) live[ir_output(g)] = 1;
+    for (ir_id id = g->n; id-- > 0;)
+        if (live[id])
+            for (unsigned k = 0; k < g->nodes[id].nin; k++) live[ir_in(g, &g->nodes[id], k)] = 1;
+    bool ok = check_live_shapes(g, syms, live, d);
+    free(live);
+    return ok;
+}
+
+static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live, tx_diag *d) {
     for (ir_id id = 0; id < g->n; id++) {
         const ir_node *n = &g->nodes[id];
-        if (n->nin == 0 || n->op == IR_OP_OUTPUT) continue;
+        if (!live[id] || n->nin == 0 || n->op == IR_OP_OUTPUT || !involves_sym(g, n)) continue;
         const ir_node *x = &g->nodes[ir_in(g, n, 0)];
         const char *why = NULL;
         char msg[200];

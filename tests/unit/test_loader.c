@@ -351,7 +351,7 @@ static void test_txc_output_on_fake_driver(void **st)
 
     /* the log against the manifest's plan: each kernel once, in order, with its geometry, the
      * bound buffers, an intermediate for each temp and the sizes M = 96, N = 200 */
-    size_t len;
+    size_t len = 0;
     char mpath[1200];
     snprintf(mpath, sizeof mpath, "%s.json", ptx);
     char *mtext = slurp(mpath, &len), *log = NULL, *line;
