@@ -436,6 +436,15 @@ static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVa
     return v;
 }
 
+/* The LLVM type of a plain accumulator of reduction n: f64 for a float sum or mean on the host,
+ * where one program adds a whole row in sequence (10^7 terms of 0.1 in f32 gave 1087937: the
+ * error grows with n eps; in f64 it stays below 2^-53 n times the sum of |terms|, far under f32's
+ * rounding of the result); the compute type of cg_acc_dtype otherwise (the GPU adds along a tree). */
+static LLVMTypeRef cg_acc_type(cg_ctx *cx, const ir_node *n) {
+    bool wide = !cx->gpu && ir_dtype_is_float((ir_dtype)n->dtype) && (n->op == IR_OP_SUM || n->op == IR_OP_MEAN);
+    return wide ? cx->f64 : cg_ctype(cx, cg_acc_dtype(n));
+}
+
 /* Row-element iteration state for one row: either hold (unrolled) lins or
  * a loop. */
 typedef struct cg_rowit {
@@ -453,6 +462,11 @@ static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRe
     const ir_node *rn = &cx->g->nodes[p->reds[k]];
     ir_dtype adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
+    if (LLVMTypeOf(acc) == cx->f64) { /* the host's wide sum: the mean divides in f64, then one rounding */
+        LLVMValueRef w = op == IR_OP_MEAN ? LLVMBuildFDiv(cx->b, acc, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f64, ""), "mean") : acc;
+        cx->subst[p->reds[k]] = cg_convert(cx, LLVMBuildFPTrunc(cx->b, w, cx->f32, ""), adt, (ir_dtype)rn->dtype);
+        return LLVMBuildFPTrunc(cx->b, acc, cx->f32, "");
+    }
     acc = cg_red_combine(cx, p, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, scratch);
     LLVMValueRef v = acc;
     if (op == IR_OP_MEAN) {
@@ -512,8 +526,10 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
     const ir_graph *g = cx->g;
     ir_id st = p->reds[p->ostat[k]], in = ir_in(g, &g->nodes[p->reds[k]], 0);
     LLVMValueRef c = cg_convert(cx, cx->subst[st], (ir_dtype)g->nodes[st].dtype, IR_F32);
+    if (LLVMTypeOf(w[1]) == cx->f64) c = LLVMBuildFPExt(cx->b, c, cx->f64, ""); /* the host's f64 state */
     LLVMValueRef dm = LLVMBuildFSub(cx->b, w[1], c, "");
     LLVMValueRef part = LLVMBuildFAdd(cx->b, w[2], LLVMBuildFMul(cx->b, w[0], LLVMBuildFMul(cx->b, dm, dm, ""), ""), "");
+    if (LLVMTypeOf(part) == cx->f64) part = LLVMBuildFPTrunc(cx->b, part, cx->f32, "");
     LLVMValueRef tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
     LLVMValueRef mag = cg_call_intrinsic(cx, "llvm.fabs", true, &tot, 1);
     LLVMValueRef finite = LLVMBuildFCmp(cx->b, LLVMRealOLT, mag, cg_f32c(cx, INFINITY), "");
@@ -596,9 +612,10 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         slot[k] = ns;
         if (!sel) continue;
         bool welford = p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
-        LLVMTypeRef at = cg_ctype(cx, cg_acc_dtype(rn));
-        init[ns++] = cg_reduce_identity(cx, p->online && p->level[k] == 2 ? IR_OP_SUM : (ir_op)rn->op, at);
-        if (welford) init[ns++] = cg_f32c(cx, 0.0), init[ns++] = cg_f32c(cx, 0.0);
+        bool lev2 = p->online && p->level[k] == 2; /* running statistics: f32, but Welford's f64 on the host */
+        LLVMTypeRef at = lev2 && !(welford && !cx->gpu) ? cg_ctype(cx, cg_acc_dtype(rn)) : welford ? cx->f64 : cg_acc_type(cx, rn);
+        init[ns++] = cg_reduce_identity(cx, lev2 ? IR_OP_SUM : (ir_op)rn->op, at);
+        if (welford) init[ns++] = LLVMConstReal(at, 0.0), init[ns++] = LLVMConstReal(at, 0.0);
     }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
@@ -652,7 +669,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
                 LLVMValueRef a = cg_emit_value(cx, p->oa[k], &idx[q]);
                 if (!a) return false;
                 a = cg_convert(cx, a, (ir_dtype)g->nodes[p->oa[k]].dtype, IR_F32);
-                n = LLVMBuildFAdd(cx->b, n, cg_f32c(cx, 1.0), "");
+                if (LLVMTypeOf(n) == cx->f64) a = LLVMBuildFPExt(cx->b, a, cx->f64, "");
+                n = LLVMBuildFAdd(cx->b, n, LLVMConstReal(LLVMTypeOf(n), 1.0), "");
                 LLVMValueRef dl = LLVMBuildFSub(cx->b, a, m, "");
                 m = LLVMBuildFAdd(cx->b, m, LLVMBuildFDiv(cx->b, dl, n, ""), "");
                 m2 = LLVMBuildFAdd(cx->b, m2, LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m, ""), ""), "");
@@ -703,7 +721,7 @@ static bool cg_red_pass(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k, LLVMVal
     ir_id in = ir_in(g, rn, 0);
     ir_dtype idt = (ir_dtype)g->nodes[in].dtype, adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
-    LLVMValueRef acc = cg_reduce_identity(cx, op, cg_ctype(cx, adt));
+    LLVMValueRef acc = cg_reduce_identity(cx, op, cg_acc_type(cx, rn));
     for (unsigned i = 0; i < p->hold; i++) {
         cg_index idx = cg_index_lin(p->S, it->lin[i]);
         LLVMValueRef v = cg_emit_value(cx, in, &idx);

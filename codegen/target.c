@@ -146,6 +146,8 @@ static LLVMValueRef cg_not_reduction(cg_ctx *cx, ir_op op) {
 /* Identity of reduction op for compute type t (ir_scalar_reduce_init's);
  * NULL (reported) for an op that is not a reduction. */
 LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
+    if (t == cx->f64) /* the host's wide accumulator of f32 sums */
+        return LLVMConstReal(cx->f64, op == IR_OP_MAX ? -__builtin_inf() : op == IR_OP_MIN ? __builtin_inf() : 0.0);
     bool f = t == cx->f32;
     switch (op) {
     case IR_OP_MAX: return f ? cg_f32c(cx, -__builtin_inf()) : LLVMConstInt(t, (unsigned long long)INT32_MIN, 1);
@@ -208,7 +210,8 @@ LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
 /* a (op) b for SUM/MEAN (add), MAX, MIN; NaN propagates through max/min;
  * NULL (reported) for an op that is not a reduction. */
 LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef b) {
-    bool f = LLVMTypeOf(a) == cx->f32;
+    if (LLVMTypeOf(a) == cx->f64 && LLVMTypeOf(b) == cx->f32) b = LLVMBuildFPExt(cx->b, b, cx->f64, "");
+    bool f = LLVMTypeOf(a) == cx->f32 || LLVMTypeOf(a) == cx->f64;
     LLVMValueRef ab[2] = {a, b};
     switch (op) {
     case IR_OP_MAX:

@@ -482,6 +482,14 @@ expect_either nested_helpers_13 "$IN/nested13.tx" -o o.ptx
 # over them enters each view once.
 { printf 'fn f(x: f32[N, 8]) -> f32[N, 8] {\n  x = exp(x)\n'; for ((k = 0; k < 3000; k++)); do printf '  x = concat((slice(x, axis=1, start=0, stop=1), slice(x, axis=1, start=1, stop=8)), axis=1)\n'; done; printf '  return x\n}\n'; } >"$IN/concat_chain.tx"
 OK_OUT=o.ir expect_ok concat_chain_3000_ir "$IN/concat_chain.tx" --emit=ir -o o.ir
+# D: f32 reductions on the host JIT are accurate: 10^7 x 0.1 sums to 1e6 (1087937 with an f32
+# accumulator); layernorm of rows near 1e4 verifies against the reference.
+printf 'fn f(x: f32[N]) -> f32[] {\n  return sum(x * 0.0 + 0.1)\n}\n' >"$IN/sum_tenth.tx"
+timeout 60 "$TXC" run "$IN/sum_tenth.tx" --device=cpu --random-inputs=1 -D N=10000000 >"$W/stdout" 2>"$W/stderr"; rc=$?
+[ $rc = 0 ] && grep -q '^out0: f32\[\] = 1e+06$' "$W/stdout"; check sum_of_1e7_tenths_cpu "exit $rc; got $(head -c 80 "$W/stdout")" $?
+printf 'fn f(x: f32[R, N], w: f32[N], b: f32[N]) -> f32[R, N] {\n  return layernorm(x + 10000.0, w, b)\n}\n' >"$IN/ln_1e4.tx"
+timeout 60 "$TXC" bench "$IN/ln_1e4.tx" --device=cpu --random-inputs=1 -D R=4 -D N=100000 --iters 1 >"$W/stdout" 2>"$W/stderr"; rc=$?
+[ $rc = 0 ] && grep -q ': verified, reference ref' "$W/stdout"; check layernorm_rows_near_1e4_cpu "exit $rc; $(head -c 200 "$W/stdout")" $?
 # R: options that were ignored or misleading either work or are errors.
 OK_OUT= expect_ok gpu_help "$IN/good.tx" --gpu=help
 cp "$IN/good.tx" "$W/-dash.tx"
