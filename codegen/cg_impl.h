@@ -104,6 +104,7 @@ typedef struct cg_ctx {
     cg_temp *temps;
     unsigned ntemps, tcap;
     int32_t *bufidx_kind;     /* per node: cg_buf_kind + 1 of its HBM home, 0 none */
+    struct pass_index *pix;   /* the planner's region index: each region's HBM reads and writes */
     uint32_t *bufidx;         /* per node: index within that kind */
     uint32_t *outslots;       /* per node: first output slot returning it, or UINT32_MAX */
     unsigned ntmap_params;    /* cg_kernel_begin: tensor-map parameters to append (GPU) */

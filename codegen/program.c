@@ -2,6 +2,7 @@
  * HBM buffer assignment, kernel dispatch per region kind, optimisation,
  * PTX emission, the manifest and launch geometry. */
 #include "codegen/cg_impl.h"
+#include "passes/passes.h"
 #include <llvm-c/Orc.h>
 
 #include <llvm-c/Analysis.h>
@@ -209,24 +210,28 @@ static void cg_kernel_addbuf(cg_ctx *cx, ir_id v, bool write) {
     k->bufs[k->nbufs++] = (cg_buf){(uint8_t)(cx->bufidx_kind[v] - 1), write, cx->bufidx[v], v};
 }
 
-/* Source callback of the buffer collection: adds HBM sources as reads. */
+/* Source callback of an output copy's buffers: adds HBM sources as reads. */
 static void cg_collect_src(cg_ctx *cx, ir_id v, void *arg) {
     (void)arg;
     if (cg_is_hbm(cx, v)) cg_kernel_addbuf(cx, v, false);
 }
 
-/* Collects the buffers of the current region: the HBM values its members
- * read through views (in id order), then the values it stores. */
-static void cg_kernel_collect(cg_ctx *cx) {
-    const ir_graph *g = cx->g;
-    ir_id out = ir_output(g);
-    for (ir_id i = 0; i < out; i++) {
-        const ir_node *n = &g->nodes[i];
-        if (n->region != cx->region || !cg_is_member(cx, i)) continue;
-        for (unsigned j = 0; j < n->nin; j++) cg_sources(cx, ir_in(g, n, j), cg_collect_src, NULL);
+/* Collects the buffers of the current region from the planner's region
+ * facts (pass_region_io: the HBM values it reads, then those it writes, in
+ * id order), keeping those with an HBM home here. */
+static bool cg_kernel_collect(cg_ctx *cx) {
+    pass_io io;
+    if (!cx->pix) {
+        tx_error(cx->diag, "codegen: out of memory indexing the regions");
+        return false;
     }
-    for (ir_id i = 0; i < out; i++)
-        if (cg_is_region_output(cx, i)) cg_kernel_addbuf(cx, i, true);
+    pass_region_io(cx->g, cx->pix, cx->region, &io);
+    for (uint32_t i = 0; i < io.nreads; i++)
+        if (cg_is_hbm(cx, io.reads[i])) cg_kernel_addbuf(cx, io.reads[i], false);
+    for (uint32_t i = 0; i < io.nwrites; i++)
+        if (cg_is_region_output(cx, io.writes[i])) cg_kernel_addbuf(cx, io.writes[i], true);
+    pass_io_free(&io);
+    return true;
 }
 
 /* Makes parameters first..first+n-1 of the kernel 128-byte tensor maps
@@ -271,7 +276,9 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
             *c = '_';
     k->name = ir_xstrdup(name);
     k->region = region == IR_NONE ? -1 : (int)region;
-    if (region != IR_NONE) cg_kernel_collect(cx);
+    if (region != IR_NONE && !cg_kernel_collect(cx)) return false;
+    ir_poly_const(&k->flops, 0);
+    if (region != IR_NONE) pass_region_flops(g, cx->pix, region, &k->flops);
     k->syms = ir_xmalloc((g->nsyms + 1) * sizeof *k->syms);
     for (uint32_t s = 0; s < g->nsyms; s++)
         if (g->syms[s].value < 0) k->syms[k->nsyms++] = s;
@@ -505,6 +512,11 @@ static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d
     cx->subst = ir_xcalloc(g->n, sizeof *cx->subst);
     cx->veccache = ir_xcalloc((size_t)g->n * CG_VEC_MAXLIN, sizeof *cx->veccache);
     cx->region = IR_NONE;
+    cx->pix = ir_xcalloc(1, sizeof *cx->pix);
+    if (!pass_index_build(g, cx->pix)) {
+        free(cx->pix);
+        cx->pix = NULL;
+    }
 }
 
 /* Releases the context's scratch (the manifest moves into the program). */
@@ -520,6 +532,8 @@ static void cg_ctx_fini(cg_ctx *cx) {
     free(cx->bufidx_kind);
     free(cx->bufidx);
     free(cx->outslots);
+    if (cx->pix) pass_index_free(cx->pix);
+    free(cx->pix);
 }
 
 /* Runs the O3 pipeline with the target machine (NVPTX's own passes included). */
@@ -774,6 +788,22 @@ static void cg_json_str(const char *s, FILE *out) {
     fputc('"', out);
 }
 
+/* Writes a polynomial as a JSON array of terms, each [coef, "SYM", ...]
+ * (the product of the coefficient and the symbols); null when it overflowed. */
+static void cg_json_poly(const ir_poly *p, const char *const *symnames, FILE *out) {
+    if (p->overflow) {
+        fputs("null", out);
+        return;
+    }
+    fputc('[', out);
+    for (int i = 0; i < p->nterms; i++) {
+        fprintf(out, "%s[%.17g", i ? ", " : "", p->t[i].coef);
+        for (int k = 0; k < p->t[i].nsym; k++) fprintf(out, ", \"%s\"", symnames[p->t[i].sym[k]]);
+        fputc(']', out);
+    }
+    fputc(']', out);
+}
+
 /* Writes the manifest as JSON; see docs/codegen.md. */
 bool cg_manifest_write(const cg_program *p, FILE *out) {
     static const char *const kinds[] = {"input", "output", "temp"};
@@ -815,8 +845,9 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
             cg_json_shape(p, &kr->work[d], sn, out);
             fprintf(out, ", \"per\": %lld, \"cap\": %lld}", (long long)kr->per[d], (long long)kr->cap[d]);
         }
-        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u", kr->block[0], kr->block[1],
-                kr->block[2], kr->smem_bytes);
+        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u,\n     \"flops\": ", kr->block[0],
+                kr->block[1], kr->block[2], kr->smem_bytes);
+        cg_json_poly(&kr->flops, sn, out);
         if (kr->tmpl[0]) fprintf(out, ", \"template\": \"%s\"", kr->tmpl);
         if (kr->persist) fprintf(out, ", \"persistent\": %u", kr->persist);
         if (kr->ntmaps) {

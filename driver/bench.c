@@ -397,7 +397,7 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
     }
     for (uint32_t k = 0; ok && k < nout; k++)
         elems += (double)rt_numel(&outs[k]);
-    pick = ok ? rt_bench_pick_reference(elems, drv_region_flops(g, -2, syms)) : NULL;
+    pick = ok ? rt_bench_pick_reference(elems, drv_graph_flops(g, syms)) : NULL;
     snprintf(rep->reference, sizeof rep->reference, "%s",
              pick && !strcmp(pick, "ref") ? "ref (double-precision interpreter)"
                                           : "none (too large for the reference interpreter)");

@@ -55,7 +55,8 @@ int drv_target_for_cc(int cc);
  * (g->nsyms entries): buffers are the inputs (parameter order), then the
  * outputs (return order), then codegen's intermediates; kernels in manifest
  * order with concrete geometry, their manifest bytes (each HBM tensor once)
- * and FLOPs. NULL with one line in err. */
+ * and FLOPs (the planner's, carried by codegen's kernels). NULL with one
+ * line in err. */
 rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64_t *syms, char *err,
                                   size_t cap);
 /* Binds the sizes from the inputs (into syms, g->nsyms entries), compiles
@@ -64,10 +65,9 @@ rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64
 rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
                                 tx_diag *d);
 
-/* FLOPs of region r of g at bound sizes syms (r = -2: every node; r = -1:
- * none): ir_op_flops per output element (per input element for
- * reductions), 2*M*N*K per matmul; views and casts count 0. */
-double drv_region_flops(const ir_graph *g, int r, const int64_t *syms);
+/* FLOPs of every region of the planned graph g at bound sizes syms (the
+ * planner's pass_region_flops); -1 when a figure is unknown. */
+double drv_graph_flops(const ir_graph *g, const int64_t *syms);
 
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {

@@ -76,36 +76,23 @@ static uint32_t plan_buf_index(const rt_gpu_plan *p, const cg_buf *cb)
     return UINT32_MAX;
 }
 
-/* FLOPs of region r of g at bound sizes syms (r = -2: every node; r = -1:
- * none): ir_op_flops per output element (per input element for
- * reductions), 2*M*N*K per matmul; views and casts count 0. */
-double drv_region_flops(const ir_graph *g, int r, const int64_t *syms)
+double drv_graph_flops(const ir_graph *g, const int64_t *syms)
 {
-    double f = 0;
-    int64_t dims[IR_MAX_RANK];
-    for (uint32_t i = 0; r != -1 && i < g->n; i++) {
-        const ir_node *n = &g->nodes[i];
-        const ir_shape *s = &n->shape;
-        double e = 1;
-        if ((r >= 0 && n->region != (uint32_t)r) || (ir_op_traits(n->op) & (IR_T_LEAF | IR_T_VIEW)) ||
-            n->op == IR_OP_OUTPUT)
-            continue;
-        if (ir_op_traits(n->op) & (IR_T_REDUCE | IR_T_MATMUL))
-            s = &g->nodes[ir_in(g, n, 0)].shape;
-        if (!cg_shape_resolve(s, syms, g->nsyms, dims))
-            continue;
-        for (unsigned d = 0; d < s->rank; d++)
-            e *= (double)dims[d];
-        if (ir_op_traits(n->op) & IR_T_MATMUL) { /* e = batch*M*K; times 2*N */
-            int64_t bd[IR_MAX_RANK];
-            const ir_shape *bs = &g->nodes[ir_in(g, n, 1)].shape;
-            if (cg_shape_resolve(bs, syms, g->nsyms, bd) && bs->rank >= 1)
-                f += 2.0 * e * (double)bd[bs->rank - 1];
-        } else {
-            f += e * ir_op_flops(n->op);
+    pass_index ix;
+    double total = 0, f;
+    if (!pass_index_build(g, &ix))
+        return -1;
+    for (uint32_t r = 0; r < g->nregions; r++) {
+        ir_poly p;
+        pass_region_flops(g, &ix, r, &p);
+        if (!ir_poly_eval(&p, syms, g->nsyms, &f)) {
+            total = -1;
+            break;
         }
+        total += f;
     }
-    return f;
+    pass_index_free(&ix);
+    return total;
 }
 
 /* Adds kernel k of cp to the plan with its geometry at the bound sizes. */
@@ -155,7 +142,8 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
     memcpy(kd.block, block, sizeof kd.block);
     kd.smem = smem;
     kd.region = ck->region;
-    kd.flops = drv_region_flops(g, ck->region, syms);
+    if (!ir_poly_eval(&ck->flops, syms, g->nsyms, &kd.flops))
+        kd.flops = -1;
     kd.predicted_us = -1;
     snprintf(kd.kind, sizeof kd.kind, "%s",
              ck->region >= 0 && (uint32_t)ck->region < g->nregions

@@ -447,6 +447,9 @@ void ir_poly_numel(ir_poly *p, const ir_shape *s, double coef);
 void ir_poly_add(ir_poly *p, const ir_poly *q);
 void ir_poly_scale(ir_poly *p, double c);
 bool ir_poly_is_const(const ir_poly *p, double *value);
+/* The value of p at symbol values syms[0..nsyms) (every symbol it names
+ * bound to a value >= 0); false on overflow or an unbound symbol. */
+bool ir_poly_eval(const ir_poly *p, const int64_t *syms, unsigned nsyms, double *value);
 /* Prints like "4*M*N + 2*N" using the graph's symbol names. */
 char *ir_poly_str(const ir_graph *g, const ir_poly *p, char *buf, size_t cap);
 

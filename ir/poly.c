@@ -72,6 +72,21 @@ bool ir_poly_is_const(const ir_poly *p, double *value) {
     return true;
 }
 
+bool ir_poly_eval(const ir_poly *p, const int64_t *syms, unsigned nsyms, double *value) {
+    double v = 0;
+    if (p->overflow) return false;
+    for (int i = 0; i < p->nterms; i++) {
+        double t = p->t[i].coef;
+        for (int k = 0; k < p->t[i].nsym; k++) {
+            if (p->t[i].sym[k] >= nsyms || syms[p->t[i].sym[k]] < 0) return false;
+            t *= (double)syms[p->t[i].sym[k]];
+        }
+        v += t;
+    }
+    *value = v;
+    return true;
+}
+
 char *ir_poly_str(const ir_graph *g, const ir_poly *p, char *buf, size_t cap) {
     size_t k = 0;
     buf[0] = 0;

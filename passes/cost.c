@@ -149,17 +149,20 @@ static ir_dtype region_dtype(const ir_graph *g, const ir_region *rg) {
     return IR_F32;
 }
 
+void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_poly *flops) {
+    ir_poly_const(flops, 0);
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        if (pass_is_compute((ir_op)g->nodes[ix->rids[j]].op)) {
+            ir_poly q;
+            node_flops(g, ix->rids[j], &q);
+            ir_poly_add(flops, &q);
+        }
+}
+
 void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_cost *out) {
     const ir_region *rg = &g->regions[r];
     memset(out, 0, sizeof *out);
-    ir_poly_const(&out->flops, 0);
-    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-        if (pass_is_compute((ir_op)g->nodes[ix->rids[j]].op)) {
-            ir_id m = ix->rids[j];
-            ir_poly q;
-            node_flops(g, m, &q);
-            ir_poly_add(&out->flops, &q);
-        }
+    pass_region_flops(g, ix, r, &out->flops);
     pass_io io;
     pass_region_io(g, ix, r, &io);
     bytes_of(g, io.reads, io.nreads, &out->bytes_read);

@@ -125,6 +125,11 @@ typedef struct pass_io {
     uint32_t nrowreads;
 } pass_io;
 void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io *io);
+/* The FLOPs of region r (the IR_OPS table's per-element figure over each
+ * compute node's elements, per input element for reductions, 2*M*N*K per
+ * matrix product; views and leaves 0): the one definition that the cost
+ * model, the reports, codegen's manifest and (through it) the runtime use. */
+void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_poly *flops);
 void pass_io_free(pass_io *io);
 
 /* Plans region r's tiles against `budget` for `gpu` (the schedule rules

@@ -406,7 +406,34 @@ static bool mbufs(mread *r, int ko, rt_mkernel *k, const char *where)
     return true;
 }
 
-/* One kernel: name, region, buffers, symbols, grid, block, smem_bytes. */
+/* The "flops" of a kernel: terms [coef, "SYM", ...]; null or absent: unknown. */
+static bool mflops(mread *r, int ko, ir_poly *p, const char *where)
+{
+    int a = jget(r->d, ko, "flops");
+    memset(p, 0, sizeof *p);
+    if (a < 0 || r->d->n[a].type == J_NULL) {
+        p->overflow = true;
+        return true;
+    }
+    if (r->d->n[a].type != J_ARR || r->d->n[a].count > IR_POLY_TERMS)
+        return mfail(r, "%s: \"flops\" must be null or at most %d terms", where, IR_POLY_TERMS);
+    for (int c = r->d->n[a].first; c >= 0; c = r->d->n[c].next) {
+        ir_poly_term *t = &p->t[p->nterms++];
+        int e = r->d->n[c].type == J_ARR ? r->d->n[c].first : -1;
+        if (e < 0 || (r->d->n[e].type != J_INT && r->d->n[e].type != J_NUM) || r->d->n[c].count > IR_POLY_SYMS + 1)
+            return mfail(r, "%s: a \"flops\" term must be [coef, \"SYM\", ...]", where);
+        t->coef = r->d->n[e].num;
+        for (e = r->d->n[e].next; e >= 0; e = r->d->n[e].next) {
+            int s = r->d->n[e].type == J_STR ? msym(r->m, r->d->n[e].str) : -1;
+            if (s < 0)
+                return mfail(r, "%s: \"flops\" must name symbols of the manifest", where);
+            t->sym[t->nsym++] = (uint32_t)s;
+        }
+    }
+    return true;
+}
+
+/* One kernel: name, region, buffers, symbols, grid, block, smem_bytes, flops. */
 static bool mkernel(mread *r, int ko, rt_mkernel *k, uint32_t i)
 {
     char where[96];
@@ -447,7 +474,7 @@ static bool mkernel(mread *r, int ko, rt_mkernel *k, uint32_t i)
     if (jget(r->d, ko, "tensor_maps") >= 0 || jget(r->d, ko, "persistent") >= 0)
         return mfail(r, "%s (%s) uses TMA tensor maps or a persistent grid (the sm_90a template), which "
                      "tx_rt cannot load yet; compile with --target=sm_90 for it", where, k->name);
-    return true;
+    return mflops(r, ko, &k->flops, where);
 }
 
 /* The top object: target, symbols, inputs, outputs, temps, kernels. */
@@ -656,7 +683,8 @@ static bool mplan_kernel(const rt_manifest *m, rt_gpu_plan *p, const rt_mkernel 
         kd.params[k->nbufs + i].value = syms[k->syms[i]];
     }
     kd.region = k->region;
-    kd.flops = -1;
+    if (!ir_poly_eval(&k->flops, syms, m->nsyms, &kd.flops))
+        kd.flops = -1;
     kd.predicted_us = -1;
     snprintf(kd.kind, sizeof kd.kind, "%s", k->region >= 0 ? "region" : "copy");
     rt_gpu_plan_add_kernel(p, &kd);

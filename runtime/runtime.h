@@ -347,6 +347,7 @@ typedef struct rt_mkernel {
     ir_shape work[3];        /* grid[d] = min(cap[d], ceil(numel(work[d]) / per[d])) */
     int64_t per[3], cap[3];
     uint32_t block[3], smem;
+    ir_poly flops;           /* the planner's FLOPs; overflow set when unknown (null or absent) */
 } rt_mkernel;
 
 typedef struct rt_manifest {
@@ -374,8 +375,8 @@ bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n,
 bool rt_manifest_resolve(const rt_manifest *m, const ir_shape *s, const int64_t *syms, int64_t *dims);
 /* The launch plan at bound syms: buffers inputs, outputs, temps (as the
  * driver orders them), kernels in manifest order with concrete geometry
- * and their buffers' bytes (FLOPs unknown: -1). ptx is copied. NULL with
- * one line in err. */
+ * and their buffers' bytes and FLOPs (-1 when the manifest has none). ptx
+ * is copied. NULL with one line in err. */
 rt_gpu_plan *rt_manifest_plan(const rt_manifest *m, const char *ptx, const int64_t *syms, char *err, size_t cap);
 
 /* The public API's loaded kernels (include/tx_rt.h, runtime/tx_rt.c) over a

@@ -75,7 +75,7 @@ static void assert_same_plan(const rt_gpu_plan *a, const rt_gpu_plan *b, const c
         const rt_kernel_desc *x = &a->kernels[k], *y = &b->kernels[k];
         if (strcmp(x->name, y->name) || x->nparams != y->nparams || memcmp(x->grid, y->grid, sizeof x->grid) ||
             memcmp(x->block, y->block, sizeof x->block) || x->smem != y->smem || x->bytes != y->bytes ||
-            x->region != y->region)
+            x->region != y->region || x->flops != y->flops)
             fail_msg("%s: kernel %u (%s / %s) differs", what, k, x->name, y->name);
         for (uint32_t i = 0; i < x->nparams; i++)
             if (x->params[i].kind != y->params[i].kind || x->params[i].buf != y->params[i].buf ||
@@ -220,7 +220,8 @@ static const char good[] =
     "\"value\": 0, \"write\": false}, {\"kind\": \"temp\", \"index\": 0, \"value\": 3, \"write\": true}, "
     "{\"kind\": \"output\", \"index\": 0, \"value\": 5, \"write\": true}], \"symbols\": [\"N\"],\n"
     "   \"grid\": [{\"work\": [\"N\", 4], \"per\": 256, \"cap\": 1024}, {\"work\": [], \"per\": 1, \"cap\": 1}, "
-    "{\"work\": [], \"per\": 1, \"cap\": 1}], \"block\": [256, 1, 1], \"smem_bytes\": 16}]}";
+    "{\"work\": [], \"per\": 1, \"cap\": 1}], \"block\": [256, 1, 1], \"smem_bytes\": 16,\n"
+    "   \"flops\": [[3, \"N\"], [2]]}]}";
 
 /* Parses text with `from` replaced by `to` and expects an error containing `want`. */
 static void expect_bad(const char *from, const char *to, const char *want)
@@ -256,6 +257,7 @@ static void test_manifest_parse_and_errors(void **st)
     assert_int_equal(p->kernels[0].params[1].buf, 2); /* inputs, outputs, then temps */
     assert_string_equal(p->bufs[1].name, "out0");
     assert_int_equal(p->kernels[0].smem, 16);
+    assert_true(p->kernels[0].flops == 3002.0); /* 3 N + 2 at N = 1000 */
     rt_gpu_plan_free(p);
     x.dim[1] = 5;
     assert_false(rt_manifest_bind(m, &x, 1, syms, err, sizeof err));
@@ -275,6 +277,8 @@ static void test_manifest_parse_and_errors(void **st)
     expect_bad("\"symbols\": [\"N\"],\n \"inputs\"", "\"symbols\": [\"N\"], \"ins\"",
                "no \"inputs\" or \"outputs\" (written by txc since the loader library");
     expect_bad("}]}", "}]} x", "text after the top-level value");
+    expect_bad("[[3, \"N\"]", "[[3, \"K\"]", "\"flops\" must name symbols of the manifest");
+    expect_bad("[[3, \"N\"]", "[[\"N\"]", "a \"flops\" term must be [coef, \"SYM\", ...]");
     expect_bad("\"f_k0\"", "\"f_k0", "',' or '}' expected");
     /* every prefix of a good manifest fails cleanly, none crashes */
     for (size_t n = 0; n < strlen(good); n++) {
