@@ -194,23 +194,38 @@ static attn_iv iv_iota(attn_gen *a, const ir_node *n, const attn_tile *t) {
 }
 
 /* Whether an int comparison may be true (*t) and may be false (*f). */
-static void iv_cmp(cg_ctx *cx, ir_op op, const attn_iv *x, const attn_iv *y, LLVMValueRef *t, LLVMValueRef *f) {
+static void iv_cmp(cg_ctx *cx, ir_op op, const attn_iv *x, const attn_iv *y, LLVMValueRef *t,
+                   LLVMValueRef *f) {
     LLVMBuilderRef b = cx->b;
     switch (op) {
-    case IR_OP_LT: *t = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, ""); *f = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, ""); break;
-    case IR_OP_LE: *t = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""); *f = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, ""); break;
-    case IR_OP_GT: *t = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, ""); *f = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""); break;
-    case IR_OP_GE: *t = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, ""); *f = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, ""); break;
-    default: { /* EQ, NE */
-        LLVMValueRef meet = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""),
-                                         LLVMBuildICmp(b, LLVMIntSLE, y->lo, x->hi, ""), "");
-        LLVMValueRef one = LLVMBuildAnd(b, LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, x->lo, x->hi, ""),
-                                                        LLVMBuildICmp(b, LLVMIntEQ, y->lo, y->hi, ""), ""),
-                                        LLVMBuildICmp(b, LLVMIntEQ, x->lo, y->lo, ""), "");
-        LLVMValueRef ne = LLVMBuildNot(b, one, "");
-        *t = op == IR_OP_EQ ? meet : ne;
-        *f = op == IR_OP_EQ ? ne : meet;
-    }
+        case IR_OP_LT:
+            *t = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, "");
+            *f = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, "");
+            break;
+        case IR_OP_LE:
+            *t = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, "");
+            *f = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, "");
+            break;
+        case IR_OP_GT:
+            *t = LLVMBuildICmp(b, LLVMIntSGT, x->hi, y->lo, "");
+            *f = LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, "");
+            break;
+        case IR_OP_GE:
+            *t = LLVMBuildICmp(b, LLVMIntSGE, x->hi, y->lo, "");
+            *f = LLVMBuildICmp(b, LLVMIntSLT, x->lo, y->hi, "");
+            break;
+        default: { /* EQ, NE */
+            LLVMValueRef meet = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLE, x->lo, y->hi, ""),
+                                             LLVMBuildICmp(b, LLVMIntSLE, y->lo, x->hi, ""), "");
+            LLVMValueRef one =
+                LLVMBuildAnd(b,
+                             LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, x->lo, x->hi, ""),
+                                          LLVMBuildICmp(b, LLVMIntEQ, y->lo, y->hi, ""), ""),
+                             LLVMBuildICmp(b, LLVMIntEQ, x->lo, y->lo, ""), "");
+            LLVMValueRef ne = LLVMBuildNot(b, one, "");
+            *t = op == IR_OP_EQ ? meet : ne;
+            *f = op == IR_OP_EQ ? ne : meet;
+        }
     }
 }
 
@@ -218,7 +233,7 @@ static void iv_cmp(cg_ctx *cx, ir_op op, const attn_iv *x, const attn_iv *y, LLV
  * sparsity); `depth` bounds the recursion. */
 static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth) {
     cg_ctx *cx = a->cx;
-        LLVMBuilderRef b = cx->b;
+    LLVMBuilderRef b = cx->b;
     const ir_graph *g = a->cx->g;
     const ir_node *n = &g->nodes[id];
     attn_iv r;
@@ -226,7 +241,8 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
     if (n->op == IR_OP_IOTA) return iv_iota(a, n, t);
     if (iv_exact(a, id, &r)) return r;
     ir_op op = (ir_op)n->op;
-    if (op == IR_OP_BROADCAST) return iv_eval(a, ir_in(g, n, 0), t, depth + 1); /* trailing-aligned */
+    if (op == IR_OP_BROADCAST)
+        return iv_eval(a, ir_in(g, n, 0), t, depth + 1); /* trailing-aligned */
     if (!(ir_op_traits(op) & IR_T_ELEM) || n->nin > 3) return iv_top();
     attn_iv x[3];
     for (unsigned k = 0; k < n->nin; k++) {
@@ -234,30 +250,41 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
         if (x[k].top && !(op == IR_OP_WHERE && k > 0)) return iv_top();
     }
     switch (op) {
-    case IR_OP_WHERE: { /* c false everywhere: b; true everywhere: a; else both */
-        if (x[1].top || x[2].top) {
-            if (x[2].top || x[2].kind != 1) return iv_top();
-            /* a unknown (the scores): known only where c is false everywhere */
-            LLVMValueRef hi = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, INFINITY), x[2].hi, "");
-            LLVMValueRef lo = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, -INFINITY), x[2].lo, "");
-            return (attn_iv){false, 1, lo, hi};
+        case IR_OP_WHERE: { /* c false everywhere: b; true everywhere: a; else both */
+            if (x[1].top || x[2].top) {
+                if (x[2].top || x[2].kind != 1) return iv_top();
+                /* a unknown (the scores): known only where c is false everywhere */
+                LLVMValueRef hi = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, INFINITY), x[2].hi, "");
+                LLVMValueRef lo = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, -INFINITY), x[2].lo, "");
+                return (attn_iv){false, 1, lo, hi};
+            }
+            if (x[1].kind != x[2].kind) return iv_top();
+            bool f = x[1].kind == 1;
+            LLVMValueRef lo = f           ? fmn(cx, x[1].lo, x[2].lo)
+                              : x[1].kind ? LLVMBuildOr(b, x[1].lo, x[2].lo, "")
+                                          : imin(cx, x[1].lo, x[2].lo);
+            LLVMValueRef hi = f           ? fmx(cx, x[1].hi, x[2].hi)
+                              : x[1].kind ? LLVMBuildOr(b, x[1].hi, x[2].hi, "")
+                                          : imax(cx, x[1].hi, x[2].hi);
+            lo = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, lo, x[1].lo, ""), x[2].lo,
+                                 "");
+            hi = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, hi, x[1].hi, ""), x[2].hi,
+                                 "");
+            return (attn_iv){false, x[1].kind, lo, hi};
         }
-        if (x[1].kind != x[2].kind) return iv_top();
-        bool f = x[1].kind == 1;
-        LLVMValueRef lo = f ? fmn(cx, x[1].lo, x[2].lo) : x[1].kind ? LLVMBuildOr(b, x[1].lo, x[2].lo, "") : imin(cx, x[1].lo, x[2].lo);
-        LLVMValueRef hi = f ? fmx(cx, x[1].hi, x[2].hi) : x[1].kind ? LLVMBuildOr(b, x[1].hi, x[2].hi, "") : imax(cx, x[1].hi, x[2].hi);
-        lo = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, lo, x[1].lo, ""), x[2].lo, "");
-        hi = LLVMBuildSelect(b, x[0].hi, LLVMBuildSelect(b, x[0].lo, hi, x[1].hi, ""), x[2].hi, "");
-        return (attn_iv){false, x[1].kind, lo, hi};
-    }
-    case IR_OP_AND: return (attn_iv){false, 2, LLVMBuildOr(b, x[0].lo, x[1].lo, ""), LLVMBuildAnd(b, x[0].hi, x[1].hi, "")};
-    case IR_OP_OR: return (attn_iv){false, 2, LLVMBuildAnd(b, x[0].lo, x[1].lo, ""), LLVMBuildOr(b, x[0].hi, x[1].hi, "")};
-    case IR_OP_NOT: return (attn_iv){false, 2, x[0].hi, x[0].lo};
-    case IR_OP_CAST:
-        if (x[0].kind == 0 && ir_dtype_is_float((ir_dtype)n->dtype))
-            return (attn_iv){false, 1, LLVMBuildSIToFP(b, x[0].lo, cx->f32, ""), LLVMBuildSIToFP(b, x[0].hi, cx->f32, "")};
-        return x[0].kind == 1 && ir_dtype_is_float((ir_dtype)n->dtype) ? x[0] : iv_top();
-    default: break;
+        case IR_OP_AND:
+            return (attn_iv){false, 2, LLVMBuildOr(b, x[0].lo, x[1].lo, ""),
+                             LLVMBuildAnd(b, x[0].hi, x[1].hi, "")};
+        case IR_OP_OR:
+            return (attn_iv){false, 2, LLVMBuildAnd(b, x[0].lo, x[1].lo, ""),
+                             LLVMBuildOr(b, x[0].hi, x[1].hi, "")};
+        case IR_OP_NOT: return (attn_iv){false, 2, x[0].hi, x[0].lo};
+        case IR_OP_CAST:
+            if (x[0].kind == 0 && ir_dtype_is_float((ir_dtype)n->dtype))
+                return (attn_iv){false, 1, LLVMBuildSIToFP(b, x[0].lo, cx->f32, ""),
+                                 LLVMBuildSIToFP(b, x[0].hi, cx->f32, "")};
+            return x[0].kind == 1 && ir_dtype_is_float((ir_dtype)n->dtype) ? x[0] : iv_top();
+        default: break;
     }
     if (ir_op_traits(op) & IR_T_CMP) {
         if (x[0].kind != 0 || x[1].kind != 0) return iv_top();
@@ -266,8 +293,12 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
         return (attn_iv){false, 2, mf, mt};
     }
     if (n->nin == 2 && x[0].kind == 0 && x[1].kind == 0 && n->dtype == IR_I32) {
-        if (op == IR_OP_ADD) return (attn_iv){false, 0, LLVMBuildAdd(b, x[0].lo, x[1].lo, ""), LLVMBuildAdd(b, x[0].hi, x[1].hi, "")};
-        if (op == IR_OP_SUB) return (attn_iv){false, 0, LLVMBuildSub(b, x[0].lo, x[1].hi, ""), LLVMBuildSub(b, x[0].hi, x[1].lo, "")};
+        if (op == IR_OP_ADD)
+            return (attn_iv){false, 0, LLVMBuildAdd(b, x[0].lo, x[1].lo, ""),
+                             LLVMBuildAdd(b, x[0].hi, x[1].hi, "")};
+        if (op == IR_OP_SUB)
+            return (attn_iv){false, 0, LLVMBuildSub(b, x[0].lo, x[1].hi, ""),
+                             LLVMBuildSub(b, x[0].hi, x[1].lo, "")};
     }
     return iv_top();
 }
@@ -292,9 +323,11 @@ static int iv_static(const attn_gen *a, ir_id id, unsigned depth) {
     for (unsigned i = 0; i < n->nin; i++)
         if (k[i] < 0) return -1;
     if (op == IR_OP_AND || op == IR_OP_OR || op == IR_OP_NOT) return 2;
-    if (op == IR_OP_CAST) return (k[0] == 0 || k[0] == 1) && ir_dtype_is_float((ir_dtype)n->dtype) ? 1 : -1;
+    if (op == IR_OP_CAST)
+        return (k[0] == 0 || k[0] == 1) && ir_dtype_is_float((ir_dtype)n->dtype) ? 1 : -1;
     if (ir_op_traits(op) & IR_T_CMP) return k[0] == 0 && k[1] == 0 ? 2 : -1;
-    if ((op == IR_OP_ADD || op == IR_OP_SUB) && k[0] == 0 && k[1] == 0 && n->dtype == IR_I32) return 0;
+    if ((op == IR_OP_ADD || op == IR_OP_SUB) && k[0] == 0 && k[1] == 0 && n->dtype == IR_I32)
+        return 0;
     return -1;
 }
 
@@ -303,27 +336,32 @@ static int iv_static(const attn_gen *a, ir_id id, unsigned depth) {
  * (block sparsity: causal, sliding-window, prefix and length masks). False
  * (nothing emitted) when the mask is not a function of positions and
  * per-batch values: then every key is visited. */
-static bool attn_key_range(attn_gen *a, LLVMValueRef r0, LLVMValueRef r1, int64_t bn, LLVMValueRef *kb,
-                           LLVMValueRef *ke) {
+static bool attn_key_range(attn_gen *a, LLVMValueRef r0, LLVMValueRef r1, int64_t bn,
+                           LLVMValueRef *kb, LLVMValueRef *ke) {
     cg_ctx *cx = a->cx;
-        LLVMBuilderRef b = cx->b;
+    LLVMBuilderRef b = cx->b;
     if (a->am->scores == a->am->mm1 || iv_static(a, a->am->scores, 0) != 1) return false;
-    LLVMValueRef nt = LLVMBuildUDiv(b, LLVMBuildAdd(b, a->d.Sk, cg_i64(cx, bn - 1), ""), cg_i64(cx, bn), "");
+    LLVMValueRef nt =
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, a->d.Sk, cg_i64(cx, bn - 1), ""), cg_i64(cx, bn), "");
     LLVMValueRef first = cg_var(cx, nt), last = cg_var(cx, cg_i64(cx, -1));
     cg_loop l;
     LLVMValueRef ti = cg_loop_begin(cx, &l, cg_i64(cx, 0), nt, cg_i64(cx, 1), "tile");
     LLVMValueRef c0 = LLVMBuildMul(b, ti, cg_i64(cx, bn), "");
-    LLVMValueRef c1 = imin(cx, LLVMBuildAdd(b, c0, cg_i64(cx, bn - 1), ""), LLVMBuildSub(b, a->d.Sk, cg_i64(cx, 1), ""));
+    LLVMValueRef c1 = imin(cx, LLVMBuildAdd(b, c0, cg_i64(cx, bn - 1), ""),
+                           LLVMBuildSub(b, a->d.Sk, cg_i64(cx, 1), ""));
     attn_tile t = {r0, r1, c0, c1};
     attn_iv s = iv_eval(a, a->am->scores, &t, 0);
     LLVMValueRef live = LLVMBuildFCmp(b, LLVMRealUNE, s.hi, cg_f32c(cx, -INFINITY), "live");
-    LLVMValueRef fo = LLVMBuildLoad2(b, cx->i64, first, ""), lo = LLVMBuildLoad2(b, cx->i64, last, "");
+    LLVMValueRef fo = LLVMBuildLoad2(b, cx->i64, first, ""),
+                 lo = LLVMBuildLoad2(b, cx->i64, last, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, live, imin(cx, fo, ti), fo, ""), first);
     LLVMBuildStore(b, LLVMBuildSelect(b, live, imax(cx, lo, ti), lo, ""), last);
     cg_loop_end(cx, &l);
-    LLVMValueRef f = LLVMBuildLoad2(b, cx->i64, first, ""), la = LLVMBuildLoad2(b, cx->i64, last, "");
+    LLVMValueRef f = LLVMBuildLoad2(b, cx->i64, first, ""),
+                 la = LLVMBuildLoad2(b, cx->i64, last, "");
     *kb = LLVMBuildMul(b, f, cg_i64(cx, bn), "kb");
-    *ke = imin(cx, LLVMBuildMul(b, LLVMBuildAdd(b, la, cg_i64(cx, 1), ""), cg_i64(cx, bn), ""), a->d.Sk);
+    *ke = imin(cx, LLVMBuildMul(b, LLVMBuildAdd(b, la, cg_i64(cx, 1), ""), cg_i64(cx, bn), ""),
+               a->d.Sk);
     *ke = imax(cx, *ke, *kb);
     return true;
 }
@@ -457,8 +495,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         tk.c0 = kb, tv.r0 = kb;
         tk.smem = dyn;
         tv.smem = LLVMBuildGEP2(b, cx->i8, dyn, (LLVMValueRef[]){cg_i64(cx, kbytes)}, 1, "");
-        LLVMBasicBlockRef c0 =
-            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
+        LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
         cg_mm_tile_async(cx, &tk, tid, l->threads);
         cg_mm_tile_async(cx, &tv, tid, l->threads);
         cg_if_end(cx, c0);
@@ -520,8 +557,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
                 LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_i64(cx, n * 8 + (q & 1)), "");
             LLVMValueRef srow = LLVMBuildAdd(b, srow0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
-            s[n][q] = LLVMBuildSelect(b, in, score(a, s[n][q], srow, col),
-                                      cg_f32c(cx, -INFINITY), "");
+            s[n][q] =
+                LLVMBuildSelect(b, in, score(a, s[n][q], srow, col), cg_f32c(cx, -INFINITY), "");
             mx[q >> 1] = fmaxnum(cx, mx[q >> 1], s[n][q]);
         }
     LLVMValueRef alpha[2], msafe[2], psum[2];

@@ -19,13 +19,13 @@
  * on demand, the per-dim components. `lin` is always set. */
 typedef struct cg_index {
     const ir_shape *shape;
-    LLVMValueRef lin;               /* i64 */
-    LLVMValueRef dim[IR_MAX_RANK];  /* i64 each, NULL until cg_index_dims */
+    LLVMValueRef lin;              /* i64 */
+    LLVMValueRef dim[IR_MAX_RANK]; /* i64 each, NULL until cg_index_dims */
 } cg_index;
 
 typedef struct cg_memo_ent {
     ir_id node;
-    LLVMValueRef key;   /* the index's lin */
+    LLVMValueRef key; /* the index's lin */
     LLVMValueRef val;
 } cg_memo_ent;
 
@@ -45,10 +45,10 @@ typedef struct cg_memo_ent {
 /* Bounds of cg_emit_value over one program: values computed (a chain of concatenations re-reads
  * each input at clamped indices, doubling per level) and recursion depth (chains of views are not
  * bounded by the region's IR_REGION_MAX_OPS). Beyond them the compile fails with an error. */
-#define CG_EMIT_MAX 1000000u
-#define CG_EMIT_DEPTH 8192u
+#define CG_EMIT_MAX    1000000u
+#define CG_EMIT_DEPTH  8192u
 #define CG_WORK_TRANSC 32
-#define CG_WORK_MAX 131072
+#define CG_WORK_MAX    131072
 
 typedef struct cg_vframe cg_vframe;
 
@@ -57,30 +57,34 @@ typedef struct cg_ctx {
     cg_target target;
     bool gpu;                 /* NVPTX mechanics (else host) */
     uint32_t *vstamp, vepoch; /* cg_sources: views entered in the current walk (per node) */
-    struct cg_vframe { ir_id x; uint32_t k; } *vstk; /* cg_sources: the walk's stack (g->n frames) */
-    uint64_t nemit;           /* values cg_emit_value computed so far (bounded by CG_EMIT_MAX) */
-    unsigned depth;           /* cg_emit_value's recursion depth (bounded by CG_EMIT_DEPTH) */
-    bool math_calls;          /* math helpers stay calls (noinline): the program has many (CG_MATH_INLINE_MAX) */
+    struct cg_vframe {
+        ir_id x;
+        uint32_t k;
+    } * vstk;        /* cg_sources: the walk's stack (g->n frames) */
+    uint64_t nemit;  /* values cg_emit_value computed so far (bounded by CG_EMIT_MAX) */
+    unsigned depth;  /* cg_emit_value's recursion depth (bounded by CG_EMIT_DEPTH) */
+    bool math_calls; /* math helpers stay calls (noinline): the program has many
+                        (CG_MATH_INLINE_MAX) */
     tx_diag *diag;
     const ir_graph *g;
     LLVMContextRef llctx;
     LLVMModuleRef mod;
     LLVMBuilderRef b;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, voidt;
-    LLVMTypeRef ptr;          /* generic pointer (addrspace 0) */
-    LLVMTypeRef gptr;         /* buffer pointer: addrspace 1 on GPU, 0 on host */
-    LLVMTypeRef sptr;         /* shared memory pointer: addrspace 3 on GPU, 0 on host */
+    LLVMTypeRef ptr;  /* generic pointer (addrspace 0) */
+    LLVMTypeRef gptr; /* buffer pointer: addrspace 1 on GPU, 0 on host */
+    LLVMTypeRef sptr; /* shared memory pointer: addrspace 3 on GPU, 0 on host */
     /* Per kernel (set by cg_kernel_begin, cleared by cg_kernel_end). */
     LLVMValueRef fn;
-    cg_kernel *k;             /* manifest entry being built */
-    unsigned region;          /* region being emitted (IR_NONE: output copy) */
-    LLVMValueRef *valptr;     /* per node: HBM buffer pointer param, or NULL */
-    LLVMValueRef *symval;     /* per graph symbol: i64 value (param or constant) */
-    LLVMValueRef pid[3];      /* host: program ids (params of the body) */
-    LLVMValueRef npid[3];     /* host: program counts (params of the body) */
+    cg_kernel *k;         /* manifest entry being built */
+    unsigned region;      /* region being emitted (IR_NONE: output copy) */
+    LLVMValueRef *valptr; /* per node: HBM buffer pointer param, or NULL */
+    LLVMValueRef *symval; /* per graph symbol: i64 value (param or constant) */
+    LLVMValueRef pid[3];  /* host: program ids (params of the body) */
+    LLVMValueRef npid[3]; /* host: program counts (params of the body) */
     /* Values that cg_emit_value returns for a node at any index (reduction
      * results of the current row, a matmul accumulator ...). */
-    LLVMValueRef *subst;      /* per node, NULL when none */
+    LLVMValueRef *subst; /* per node, NULL when none */
     /* Memo: node at index -> value, a stack (scope = depth). */
     cg_memo_ent *memo;
     unsigned nmemo, memocap;
@@ -88,26 +92,30 @@ typedef struct cg_ctx {
     unsigned vecw;            /* elements per vector; 0: off */
     unsigned vecn;            /* entries of veclin: groups of vecw consecutive elements */
     const ir_shape *vecshape; /* shape whose values the vector loads cover */
-    LLVMValueRef veclin[CG_VEC_MAXLIN]; /* lin of element j; group j / vecw starts at an aligned lin */
-    LLVMBuilderRef vecb;      /* builder positioned where group loads go (NULL: at the use) */
-    LLVMValueRef *veccache;   /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
+    LLVMValueRef
+        veclin[CG_VEC_MAXLIN]; /* lin of element j; group j / vecw starts at an aligned lin */
+    LLVMBuilderRef vecb;       /* builder positioned where group loads go (NULL: at the use) */
+    LLVMValueRef *veccache;    /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
     /* Lins of row-broadcast operands (a shape equal to vecshape's trailing
      * dims) derived from veclin[j]: lane j % vecw of the group at base. */
-    struct { LLVMValueRef lin, base; unsigned j; } vecalias[CG_VEC_MAXLIN * 4];
+    struct {
+        LLVMValueRef lin, base;
+        unsigned j;
+    } vecalias[CG_VEC_MAXLIN * 4];
     unsigned nvecalias;
     /* Helpers defined on demand (per program). */
     LLVMValueRef mathfn[IR_NOPS];
-    unsigned nshared;         /* per kernel: arrays made by cg_shared_bytes */
+    unsigned nshared; /* per kernel: arrays made by cg_shared_bytes */
     /* Manifest under construction. */
     cg_kernel *kernels;
     unsigned nkernels, kcap;
     cg_temp *temps;
     unsigned ntemps, tcap;
-    int32_t *bufidx_kind;     /* per node: cg_buf_kind + 1 of its HBM home, 0 none */
-    struct pass_index *pix;   /* the planner's region index: each region's HBM reads and writes */
-    uint32_t *bufidx;         /* per node: index within that kind */
-    uint32_t *outslots;       /* per node: first output slot returning it, or UINT32_MAX */
-    unsigned ntmap_params;    /* cg_kernel_begin: tensor-map parameters to append (GPU) */
+    int32_t *bufidx_kind;   /* per node: cg_buf_kind + 1 of its HBM home, 0 none */
+    struct pass_index *pix; /* the planner's region index: each region's HBM reads and writes */
+    uint32_t *bufidx;       /* per node: index within that kind */
+    uint32_t *outslots;     /* per node: first output slot returning it, or UINT32_MAX */
+    unsigned ntmap_params;  /* cg_kernel_begin: tensor-map parameters to append (GPU) */
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
@@ -123,8 +131,8 @@ struct cg_program {
     cg_target target;
     LLVMTargetMachineRef tm;
     LLVMContextRef llctx;
-    void *tsc;                /* host: LLVMOrcThreadSafeContextRef owning llctx */
-    LLVMModuleRef mod;        /* NULL once handed to the JIT */
+    void *tsc;         /* host: LLVMOrcThreadSafeContextRef owning llctx */
+    LLVMModuleRef mod; /* NULL once handed to the JIT */
     char *ptx;
     size_t ptxlen;
     cg_kernel *kernels;
@@ -133,7 +141,7 @@ struct cg_program {
     unsigned ntemps;
     unsigned nsyms;
     char **symnames;
-    cg_io *io;                /* the graph's inputs, then its returned values */
+    cg_io *io; /* the graph's inputs, then its returned values */
     unsigned nin, nout;
 };
 
@@ -148,12 +156,13 @@ void cg_tm_free(LLVMTargetMachineRef tm);
  * produced outside it; values produced in it and needed outside), creates
  * the LLVM function with one pointer per buffer then the i64 symbols, and
  * positions the builder in its entry block. On the host the function also
- * takes six i64: the program ids x, y, z and the program counts x, y, z. Returns false with an error reported. */
+ * takes six i64: the program ids x, y, z and the program counts x, y, z. Returns false with an
+ * error reported. */
 bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix);
 /* Finishes the kernel (ret void) and records the geometry: grid[d] =
  * min(cap[d], ceil(numel(work[d]) / per[d])), block, dynamic smem. */
-void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3],
-                   const int64_t cap[3], const unsigned block[3], unsigned smem);
+void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3], const int64_t cap[3],
+                   const unsigned block[3], unsigned smem);
 /* Abandons the kernel just begun (after LLVMDeleteFunction of cx->fn):
  * removes its manifest entry. For regions with nothing to store. */
 void cg_kernel_drop(cg_ctx *cx);
@@ -187,13 +196,15 @@ LLVMTypeRef cg_ctype(cg_ctx *cx, ir_dtype t);
 LLVMTypeRef cg_stype(cg_ctx *cx, ir_dtype t);
 /* w-wide vector load (storage type, aligned to w elements) with builder b,
  * and the matching store of w compute values. */
-LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t, LLVMValueRef lin,
-                         unsigned w);
-void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w);
+LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t,
+                         LLVMValueRef lin, unsigned w);
+void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals,
+                  unsigned w);
 /* Turns the vector-load cache on for the n elements at lins[0..n) (groups of w consecutive
  * elements of values of shape s, each group starting at an aligned lin; loads go to vecb, or to
  * the use when NULL), with nothing cached yet; cg_vec_end turns it off. */
-void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins, LLVMBuilderRef vecb);
+void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins,
+                  LLVMBuilderRef vecb);
 void cg_vec_end(cg_ctx *cx);
 /* Loads element lin of a buffer of dtype t, converted to the compute type. */
 LLVMValueRef cg_load(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin);
@@ -245,7 +256,7 @@ LLVMValueRef cg_program_count(cg_ctx *cx, int d);
 /* Thread id within the block along x (i32; 0 on the host) and block size. */
 LLVMValueRef cg_thread_id(cg_ctx *cx);
 unsigned cg_warp_size(const cg_ctx *cx); /* 32 on GPU, 1 on the host */
-void cg_barrier(cg_ctx *cx);              /* bar.sync 0; nothing on the host */
+void cg_barrier(cg_ctx *cx);             /* bar.sync 0; nothing on the host */
 /* Butterfly shuffle of an f32/i32 value across the warp (xor lane mask). */
 LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask);
 /* A static shared-memory array of n elements of type t (addrspace 3 on
@@ -285,9 +296,11 @@ void cg_loop_end(cg_ctx *cx, cg_loop *l);
 LLVMBasicBlockRef cg_if_begin(cg_ctx *cx, LLVMValueRef cond);
 void cg_if_end(cg_ctx *cx, LLVMBasicBlockRef join);
 /* Intrinsic declaration by name (overloaded on tys); *fty gets its type. */
-LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n, LLVMTypeRef *fty);
+LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n,
+                          LLVMTypeRef *fty);
 /* Calls intrinsic `name` (overloaded on args[0]'s type when ovl). */
-LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args, unsigned n);
+LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args,
+                               unsigned n);
 LLVMValueRef cg_i32(cg_ctx *cx, int64_t v);
 LLVMValueRef cg_i64(cg_ctx *cx, int64_t v);
 LLVMValueRef cg_f32c(cg_ctx *cx, double v);
@@ -297,7 +310,7 @@ LLVMValueRef cg_f32c(cg_ctx *cx, double v);
  * An emitter stores every node of its region for which cg_is_region_output
  * holds, computing epilogue nodes with cg_emit_value after setting
  * cx->subst[anchor] to its accumulator (and clearing it afterwards). */
-bool cg_emit_pointwise(cg_ctx *cx, unsigned region);  /* pointwise, copy */
+bool cg_emit_pointwise(cg_ctx *cx, unsigned region); /* pointwise, copy */
 bool cg_emit_reduction(cg_ctx *cx, unsigned region);
 /* Host target: emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, gy, gz)`
  * for every kernel, looping over the program ids (codegen/host.c). */
@@ -307,7 +320,6 @@ void cg_host_wrappers(cg_ctx *cx);
 bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst);
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region);    /* codegen/matmul.c */
 bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region); /* codegen/attention.c */
-
 
 /* ---- matrix products and attention (codegen/matmul.c, mma.c, attention.c) ----
  * Operand and tile descriptions, tensor-core building blocks and the epilogue glue shared by
@@ -326,8 +338,8 @@ typedef LLVMValueRef (*cg_mm_load_fn)(void *user, cg_ctx *cx, const struct cg_mm
 typedef struct cg_mm_opnd {
     cg_mm_load_fn load; /* non-NULL: use it instead of ptr/strides */
     void *user;
-    ir_id node;         /* the operand value (for `load`) */
-    unsigned nbatch;    /* batch dims of the product it feeds (for `load`) */
+    ir_id node;      /* the operand value (for `load`) */
+    unsigned nbatch; /* batch dims of the product it feeds (for `load`) */
     LLVMValueRef ptr;
     ir_dtype ldt;
     uint8_t ncast;
@@ -352,14 +364,14 @@ typedef bool (*cg_mm_epi_fn)(void *user, cg_ctx *cx, const LLVMValueRef *acc,
  * for i < nmm (several products sharing A: a horizontal region). */
 #define CG_MM_MAXH 4
 typedef struct cg_mm_desc {
-    unsigned nb;                   /* batch dims of the output */
+    unsigned nb;                    /* batch dims of the output */
     LLVMValueRef bdim[IR_MAX_RANK]; /* their extents (i64) */
-    LLVMValueRef M, N, K;          /* i64 */
-    unsigned nmm;                  /* products (1..CG_MM_MAXH) */
-    cg_mm_opnd a, b[CG_MM_MAXH];   /* a: rows m, cols k; b[i]: rows k, cols n */
-    ir_dtype cdt;                  /* operand dtype after the prologue: F16/BF16 use tensor cores */
-    int64_t bm, bn, bk;            /* requested tile (0: defaults) */
-    int stages;                    /* requested shared-memory ring depth (0: as many as fit) */
+    LLVMValueRef M, N, K;           /* i64 */
+    unsigned nmm;                   /* products (1..CG_MM_MAXH) */
+    cg_mm_opnd a, b[CG_MM_MAXH];    /* a: rows m, cols k; b[i]: rows k, cols n */
+    ir_dtype cdt;       /* operand dtype after the prologue: F16/BF16 use tensor cores */
+    int64_t bm, bn, bk; /* requested tile (0: defaults) */
+    int stages;         /* requested shared-memory ring depth (0: as many as fit) */
     cg_mm_epi_fn epi;
     void *user;
 } cg_mm_desc;
@@ -367,10 +379,10 @@ typedef struct cg_mm_desc {
 /* The launch shape an emitted GPU kernel expects. grid.z covers the flat
  * batch index (the kernel loops when the batch exceeds 65535). */
 typedef struct cg_mm_launch {
-    unsigned threads;        /* block.x */
-    int64_t bm, bn, bk;      /* the tile actually used */
-    int64_t smem_bytes;      /* shared memory of the kernel (static + dynamic) */
-    int64_t dyn_smem;        /* of which dynamic (launch parameter) */
+    unsigned threads;   /* block.x */
+    int64_t bm, bn, bk; /* the tile actually used */
+    int64_t smem_bytes; /* shared memory of the kernel (static + dynamic) */
+    int64_t dyn_smem;   /* of which dynamic (launch parameter) */
     bool tensor_cores;
     /* grid: x = ceil(N / bn), y = ceil(M / bm), z = min(batch, 65535) for
      * matmul; attention: x = ceil(Sq / bm), y = min(batch, 65535). */
@@ -390,11 +402,11 @@ void cg_ldmatrix_x4(cg_ctx *cx, LLVMValueRef smem, LLVMValueRef idx, bool trans,
 void cg_cp_async_commit(cg_ctx *cx);
 void cg_cp_async_wait(cg_ctx *cx, int n);
 /* Operand offset: sum bidx[i]*sb[i] + r*sr + c*sc (i64). */
-LLVMValueRef cg_mm_offset(cg_ctx *cx, const cg_mm_opnd *o, unsigned nb,
-                          const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c);
+LLVMValueRef cg_mm_offset(cg_ctx *cx, const cg_mm_opnd *o, unsigned nb, const LLVMValueRef *bidx,
+                          LLVMValueRef r, LLVMValueRef c);
 /* Loads operand element (r, c) as f32 after the prologue casts. */
-LLVMValueRef cg_mm_opnd_load(cg_ctx *cx, const cg_mm_opnd *o, unsigned nb,
-                             const LLVMValueRef *bidx, LLVMValueRef r, LLVMValueRef c);
+LLVMValueRef cg_mm_opnd_load(cg_ctx *cx, const cg_mm_opnd *o, unsigned nb, const LLVMValueRef *bidx,
+                             LLVMValueRef r, LLVMValueRef c);
 /* Splits a flat batch index (i64) into per-dim indices over bdim[0..nb). */
 void cg_mm_unflatten(cg_ctx *cx, LLVMValueRef flat, unsigned nb, const LLVMValueRef *bdim,
                      LLVMValueRef *bidx);
@@ -466,33 +478,34 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
 typedef struct cg_attn_desc {
     unsigned nb;
     LLVMValueRef bdim[IR_MAX_RANK];
-    LLVMValueRef Sq, Sk, D, Dv;   /* i64 */
-    int64_t dmax, dvmax;          /* compile-time upper bounds of D, Dv (0: unknown) */
+    LLVMValueRef Sq, Sk, D, Dv; /* i64 */
+    int64_t dmax, dvmax;        /* compile-time upper bounds of D, Dv (0: unknown) */
     cg_mm_opnd q, k, v;
-    ir_dtype sdt;                 /* dtype the scores are rounded to before scaling (F32: none) */
-    ir_dtype pdt;                 /* dtype of p before the second product (F16/BF16/F32) */
-    ir_dtype cdt;                 /* operand dtype for tensor cores (F16/BF16) or F32 */
+    ir_dtype sdt; /* dtype the scores are rounded to before scaling (F32: none) */
+    ir_dtype pdt; /* dtype of p before the second product (F16/BF16/F32) */
+    ir_dtype cdt; /* operand dtype for tensor cores (F16/BF16) or F32 */
     cg_mm_epi_fn epi;
     void *user;
 } cg_attn_desc;
 
-/* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ---- */
-#define CG_WG_MAX_STAGES 8
-#define CG_WG_SMS 132             /* persistent CTAs: the SMs of an H100/H200 SXM */
-#define CG_WG_PRODUCER_REGS 40    /* setmaxnreg of the producer warpgroup */
-#define CG_WG_CONSUMER_REGS 232   /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
+/* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ----
+ */
+#define CG_WG_MAX_STAGES    8
+#define CG_WG_SMS           132 /* persistent CTAs: the SMs of an H100/H200 SXM */
+#define CG_WG_PRODUCER_REGS 40  /* setmaxnreg of the producer warpgroup */
+#define CG_WG_CONSUMER_REGS 232 /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
 /* Tile, ring and grid of one wgmma kernel, chosen from the shape. */
 typedef struct cg_wg_plan {
-    int bm, bn, bk;               /* block tile: bm = 64 * consumers, bk = 64 (one 128-byte swizzle row) */
-    int consumers;                /* consumer warpgroups */
-    int stages;                   /* ring depth */
-    unsigned threads;             /* 128 * (1 + consumers) */
-    bool a_kmajor, b_kmajor;      /* operand tiles K-contiguous (else M/N-contiguous) */
-    int64_t stage_bytes;          /* A and B tiles of one stage */
-    int64_t smem_bytes;           /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
-    int group_m;                  /* M tiles per group of the tile order */
-    unsigned nsm;                 /* persistent CTAs */
-    bool setmaxnreg;              /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
+    int bm, bn, bk;   /* block tile: bm = 64 * consumers, bk = 64 (one 128-byte swizzle row) */
+    int consumers;    /* consumer warpgroups */
+    int stages;       /* ring depth */
+    unsigned threads; /* 128 * (1 + consumers) */
+    bool a_kmajor, b_kmajor; /* operand tiles K-contiguous (else M/N-contiguous) */
+    int64_t stage_bytes;     /* A and B tiles of one stage */
+    int64_t smem_bytes;      /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
+    int group_m;             /* M tiles per group of the tile order */
+    unsigned nsm;            /* persistent CTAs */
+    bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;
 /* Plans a wgmma kernel for M x N x K (M, K < 0: unknown) with an
  * epilogue storing nouts values, in smem_max bytes of shared memory on
@@ -514,7 +527,8 @@ uint32_t cg_wg_swz128(uint32_t row, uint32_t byte);
 /* TMA boxes of one operand tile of `rows` rows (of M or N) by bk k:
  * K-contiguous: box {64 k, rows}, bk/64 of them; else box {64, bk}, rows/64
  * of them, each box_bytes bytes, placed one after the other. */
-void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox, int64_t *box_bytes);
+void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox,
+                    int64_t *box_bytes);
 /* Descriptor offsets of such a tile: leading and stride byte offsets and
  * the start-address step of one 16-deep k slice. */
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);

@@ -80,19 +80,19 @@ typedef struct cg_temp {
  * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds. */
 typedef struct cg_tmap {
     uint32_t buf;
-    uint8_t dtype;        /* ir_dtype */
-    uint16_t swizzle;     /* bytes: 128 */
-    ir_dim dim[2];        /* may be symbolic */
+    uint8_t dtype;    /* ir_dtype */
+    uint16_t swizzle; /* bytes: 128 */
+    ir_dim dim[2];    /* may be symbolic */
     uint32_t box[2];
 } cg_tmap;
 
 typedef struct cg_kernel {
-    char *name;          /* entry symbol: GRAPH_k<region>[suffix], GRAPH_out<slot> for copies */
-    int region;          /* region index of the graph; -1: an output copy kernel */
+    char *name; /* entry symbol: GRAPH_k<region>[suffix], GRAPH_out<slot> for copies */
+    int region; /* region index of the graph; -1: an output copy kernel */
     unsigned nbufs;
     cg_buf *bufs;
     unsigned nsyms;
-    uint32_t *syms;      /* symbol indices, each an i64 parameter after the buffers */
+    uint32_t *syms; /* symbol indices, each an i64 parameter after the buffers */
     /* Launch geometry: grid[d] = min(cap[d], ceil(numel(work[d]) / per[d]))
      * (at least 1); block and dynamic shared memory are fixed. */
     ir_shape work[3];
@@ -103,8 +103,8 @@ typedef struct cg_kernel {
      * is (persist, 1, 1); the kernel walks its work itself. */
     unsigned persist;
     unsigned ntmaps;
-    cg_tmap *tmaps;       /* parameters after the symbols */
-    char tmpl[48];        /* template and parameters ("" for the generic emitters) */
+    cg_tmap *tmaps; /* parameters after the symbols */
+    char tmpl[48];  /* template and parameters ("" for the generic emitters) */
     /* The planner's FLOPs of its region (pass_region_flops; 0 for an output
      * copy), symbolic; the manifest carries it for the runtime. */
     ir_poly flops;
@@ -121,8 +121,8 @@ unsigned cg_program_nsyms_total(const cg_program *p);
  * (every symbol the kernel uses bound to a value >= 0). False when k is out
  * of range or a size overflows. A kernel whose work is empty gets grid 0
  * (the caller skips the launch). */
-bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms,
-                        unsigned grid[3], unsigned block[3], unsigned *smem_bytes);
+bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms, unsigned grid[3],
+                        unsigned block[3], unsigned *smem_bytes);
 /* Resolves a (possibly symbolic) shape with bound syms; false on overflow
  * or an unbound symbol. */
 bool cg_shape_resolve(const ir_shape *s, const int64_t *syms, unsigned nsyms, int64_t *dims);
@@ -135,21 +135,22 @@ bool cg_manifest_write(const cg_program *p, FILE *out);
  * shapes). inputs[i] holds parameter i's data (any alignment: misaligned ones are copied);
  * outputs[k] is caller-owned room for returned value k, 16-byte aligned and sized from g's
  * output shape at syms. Intermediates are allocated here. False with an error reported. */
-bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs, tx_diag *d);
+bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs,
+                 tx_diag *d);
 
 /* Sampled host re-run of a program another device ran (txc bench's check of outputs too large for
  * a full reference). bufs[0..nbufs) are that run's buffers in the manifest's order (inputs, then
- * outputs, then codegen's intermediates; the order of drv_gpu_plan_from_cg), bytes[] their sizes, syms the bound
- * sizes. Compiles g for the host and, for every kernel, runs up to `per_kernel` of its programs
- * (spread over its host grid; all of them when the grid is smaller) reading the kernel's inputs
- * from bufs, so each kernel is checked on the device's own inputs. Kernels whose host grid is a
- * single program and whose FLOPs (kflops[k], the plan's figure; NULL: unknown) exceed `max_flops`
- * are skipped. What the kernels write goes to fresh
- * 16-byte aligned copies filled with `poison` bytes: sampled[b] (NULL for buffers nothing wrote;
- * caller frees). Running twice with different poison bytes tells written elements from untouched
- * ones. False with an error reported (including a plan whose buffers do not match g's). */
-bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes, unsigned nbufs,
-                    unsigned per_kernel, const double *kflops, double max_flops, unsigned char poison,
-                    void **sampled, tx_diag *d);
+ * outputs, then codegen's intermediates; the order of drv_gpu_plan_from_cg), bytes[] their sizes,
+ * syms the bound sizes. Compiles g for the host and, for every kernel, runs up to `per_kernel` of
+ * its programs (spread over its host grid; all of them when the grid is smaller) reading the
+ * kernel's inputs from bufs, so each kernel is checked on the device's own inputs. Kernels whose
+ * host grid is a single program and whose FLOPs (kflops[k], the plan's figure; NULL: unknown)
+ * exceed `max_flops` are skipped. What the kernels write goes to fresh 16-byte aligned copies
+ * filled with `poison` bytes: sampled[b] (NULL for buffers nothing wrote; caller frees). Running
+ * twice with different poison bytes tells written elements from untouched ones. False with an error
+ * reported (including a plan whose buffers do not match g's). */
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes,
+                    unsigned nbufs, unsigned per_kernel, const double *kflops, double max_flops,
+                    unsigned char poison, void **sampled, tx_diag *d);
 
 #endif

@@ -12,8 +12,8 @@
 
 /* Signature of a host wrapper: buffers, all graph symbols, grid, and the
  * range [lo, hi) of linear program ids (x fastest) to run. */
-typedef void (*cg_host_fn)(void **bufs, const int64_t *syms, int64_t gx, int64_t gy, int64_t gz, int64_t lo,
-                           int64_t hi);
+typedef void (*cg_host_fn)(void **bufs, const int64_t *syms, int64_t gx, int64_t gy, int64_t gz,
+                           int64_t lo, int64_t hi);
 
 /* Emits `<kernel>_host(ptr bufs, ptr syms, i64 gx, i64 gy, i64 gz, i64 lo, i64 hi)`:
  * for each linear program id in [lo, hi), calls the kernel body with
@@ -30,18 +30,20 @@ static void cg_host_wrapper(cg_ctx *cx, const cg_kernel *k) {
     LLVMValueRef *args = ir_xmalloc(np * sizeof *args);
     for (unsigned i = 0; i < k->nbufs; i++) {
         LLVMValueRef ix = cg_i64(cx, i);
-        args[i] = LLVMBuildLoad2(cx->b, cx->ptr, LLVMBuildGEP2(cx->b, cx->ptr, LLVMGetParam(cx->fn, 0), &ix, 1, ""), "");
+        args[i] = LLVMBuildLoad2(
+            cx->b, cx->ptr, LLVMBuildGEP2(cx->b, cx->ptr, LLVMGetParam(cx->fn, 0), &ix, 1, ""), "");
     }
     for (unsigned i = 0; i < k->nsyms; i++) {
         LLVMValueRef ix = cg_i64(cx, k->syms[i]);
-        args[k->nbufs + i] =
-            LLVMBuildLoad2(cx->b, cx->i64, LLVMBuildGEP2(cx->b, cx->i64, LLVMGetParam(cx->fn, 1), &ix, 1, ""), "");
+        args[k->nbufs + i] = LLVMBuildLoad2(
+            cx->b, cx->i64, LLVMBuildGEP2(cx->b, cx->i64, LLVMGetParam(cx->fn, 1), &ix, 1, ""), "");
     }
     unsigned o = k->nbufs + k->nsyms;
     for (int d = 0; d < 3; d++) args[o + 3 + d] = LLVMGetParam(cx->fn, 2 + d);
     LLVMValueRef gx = LLVMGetParam(cx->fn, 2), gy = LLVMGetParam(cx->fn, 3);
     cg_loop l;
-    LLVMValueRef id = cg_loop_begin(cx, &l, LLVMGetParam(cx->fn, 5), LLVMGetParam(cx->fn, 6), cg_i64(cx, 1), "pid");
+    LLVMValueRef id = cg_loop_begin(cx, &l, LLVMGetParam(cx->fn, 5), LLVMGetParam(cx->fn, 6),
+                                    cg_i64(cx, 1), "pid");
     LLVMValueRef xy = LLVMBuildUDiv(cx->b, id, gx, "");
     args[o + 0] = LLVMBuildURem(cx->b, id, gx, "x");
     args[o + 1] = LLVMBuildURem(cx->b, xy, gy, "y");
@@ -82,7 +84,8 @@ static bool cg_jit_new(cg_jit *j, cg_program *p, tx_diag *d) {
     e = LLVMOrcCreateLLJIT(&j->jit, bld);
     if (e) return cg_llvm_err(d, "cannot create the JIT", e);
     LLVMOrcDefinitionGeneratorRef gen;
-    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(&gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
+    e = LLVMOrcCreateDynamicLibrarySearchGeneratorForProcess(
+        &gen, LLVMOrcLLJITGetGlobalPrefix(j->jit), NULL, NULL);
     if (e) return cg_llvm_err(d, "cannot expose process symbols to the JIT", e);
     LLVMOrcJITDylibAddGenerator(LLVMOrcLLJITGetMainJITDylib(j->jit), gen);
     LLVMOrcThreadSafeModuleRef tsm =
@@ -128,8 +131,8 @@ static void *cg_aligned(size_t n) {
 }
 
 /* Byte size of dtype t over shape s with bound syms; false on overflow. */
-static bool cg_bytes(const ir_shape *s, ir_dtype t, const int64_t *syms, unsigned nsyms, int64_t *dims,
-                     size_t *bytes) {
+static bool cg_bytes(const ir_shape *s, ir_dtype t, const int64_t *syms, unsigned nsyms,
+                     int64_t *dims, size_t *bytes) {
     if (!cg_shape_resolve(s, syms, nsyms, dims)) return false;
     int64_t n = ir_dtype_size(t);
     for (unsigned i = 0; i < s->rank; i++)
@@ -142,7 +145,8 @@ static bool cg_bytes(const ir_shape *s, ir_dtype t, const int64_t *syms, unsigne
 static unsigned cg_graph_ninputs(const ir_graph *g) {
     unsigned nin = 0;
     for (ir_id i = 0; i < g->n; i++)
-        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin) nin = g->nodes[i].a.param + 1;
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > nin)
+            nin = g->nodes[i].a.param + 1;
     return nin;
 }
 
@@ -155,8 +159,8 @@ typedef struct cg_run {
 
 /* Aligned views of the inputs (copies of misaligned ones), the caller's outputs (each 16-byte
  * aligned, else an error) and freshly allocated temps, all sized at the bound syms. */
-static bool cg_run_setup(const ir_graph *g, const cg_program *p, void *const *inputs, void *const *outputs,
-                         const int64_t *syms, cg_run *r, tx_diag *d) {
+static bool cg_run_setup(const ir_graph *g, const cg_program *p, void *const *inputs,
+                         void *const *outputs, const int64_t *syms, cg_run *r, tx_diag *d) {
     const ir_node *on = &g->nodes[ir_output(g)];
     unsigned nin = cg_graph_ninputs(g);
     r->in = ir_xcalloc(nin + 1, sizeof *r->in);
@@ -235,26 +239,30 @@ static unsigned cg_host_threads(LLVMModuleRef m) {
 /* Runs programs [0, total) of one kernel, split into contiguous ranges over up to nthreads
  * threads, and returns when all are done. Programs are independent (as on the GPU), so the
  * results do not depend on the split; a thread that cannot start runs its range here. */
-static void cg_run_programs(cg_host_fn fn, void **bufs, const int64_t *syms, const unsigned grid[3], unsigned nthreads) {
+static void cg_run_programs(cg_host_fn fn, void **bufs, const int64_t *syms, const unsigned grid[3],
+                            unsigned nthreads) {
     int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
     unsigned t = total < nthreads ? (unsigned)total : nthreads;
     cg_par ps[64];
     thrd_t th[64];
     bool started[64] = {false};
     for (unsigned i = 0; i < t; i++) {
-        ps[i] = (cg_par){fn, bufs, syms, {grid[0], grid[1], grid[2]}, total * i / t, total * (i + 1) / t};
+        ps[i] = (cg_par){
+            fn, bufs, syms, {grid[0], grid[1], grid[2]}, total * i / t, total * (i + 1) / t};
         if (i > 0) started[i] = thrd_create(&th[i], cg_par_main, &ps[i]) == thrd_success;
     }
     if (t > 0) cg_par_main(&ps[0]);
     for (unsigned i = 1; i < t; i++) {
-        if (started[i]) thrd_join(th[i], NULL);
-        else cg_par_main(&ps[i]);
+        if (started[i])
+            thrd_join(th[i], NULL);
+        else
+            cg_par_main(&ps[i]);
     }
 }
 
 /* Runs every kernel of p in order. */
-static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r, unsigned nthreads,
-                           tx_diag *d) {
+static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run *r,
+                           unsigned nthreads, tx_diag *d) {
     for (unsigned k = 0; k < p->nkernels; k++) {
         const cg_kernel *kr = &p->kernels[k];
         unsigned grid[3], block[3], smem;
@@ -268,8 +276,9 @@ static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run
         void **bufs = ir_xcalloc(kr->nbufs + 1, sizeof *bufs);
         for (unsigned b = 0; b < kr->nbufs; b++) {
             const cg_buf *cb = &kr->bufs[b];
-            bufs[b] = cb->kind == CG_BUF_INPUT ? r->in[cb->index] : cb->kind == CG_BUF_OUTPUT ? r->out[cb->index]
-                                                                                              : r->tmp[cb->index];
+            bufs[b] = cb->kind == CG_BUF_INPUT    ? r->in[cb->index]
+                      : cb->kind == CG_BUF_OUTPUT ? r->out[cb->index]
+                                                  : r->tmp[cb->index];
         }
         cg_run_programs(fn, bufs, syms, grid, nthreads);
         free(bufs);
@@ -278,7 +287,8 @@ static bool cg_run_kernels(cg_program *p, cg_jit *j, const int64_t *syms, cg_run
 }
 
 /* Host execution; see codegen.h. */
-bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs, tx_diag *d) {
+bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs,
+                 tx_diag *d) {
     cg_program *p = cg_program_new(g, CG_HOST, d);
     if (!p) return false;
     cg_jit j = {0};
@@ -295,7 +305,9 @@ bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, vo
 
 /* The index of a kernel buffer in cg_host_sample's order: inputs, outputs, temps. */
 static unsigned cg_plan_index(const cg_buf *b, unsigned nin, unsigned nout) {
-    return b->kind == CG_BUF_INPUT ? b->index : b->kind == CG_BUF_OUTPUT ? nin + b->index : nin + nout + b->index;
+    return b->kind == CG_BUF_INPUT    ? b->index
+           : b->kind == CG_BUF_OUTPUT ? nin + b->index
+                                      : nin + nout + b->index;
 }
 
 /* Program i of n spread over a grid of `total` programs: the start of its
@@ -307,9 +319,9 @@ static int64_t cg_sample_id(unsigned i, unsigned n, int64_t total) {
 }
 
 /* Sampled host re-run; see codegen.h. */
-bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes, unsigned nbufs,
-                    unsigned per_kernel, const double *kflops, double max_flops, unsigned char poison,
-                    void **sampled, tx_diag *d) {
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes,
+                    unsigned nbufs, unsigned per_kernel, const double *kflops, double max_flops,
+                    unsigned char poison, void **sampled, tx_diag *d) {
     unsigned nin = cg_graph_ninputs(g), nout = g->nodes[ir_output(g)].nin;
     memset(sampled, 0, nbufs * sizeof *sampled);
     cg_program *p = cg_program_new(g, CG_HOST, d);
@@ -317,8 +329,8 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, c
     cg_jit j = {0};
     bool ok = nin + nout + p->ntemps == nbufs;
     if (!ok)
-        tx_error(d, "sampled check: the host program has %u buffers, the device's plan %u", nin + nout + p->ntemps,
-                 nbufs);
+        tx_error(d, "sampled check: the host program has %u buffers, the device's plan %u",
+                 nin + nout + p->ntemps, nbufs);
     for (unsigned b = 0; ok && b < nbufs; b++)
         if ((uintptr_t)bufs[b] % 16) {
             tx_error(d, "sampled check: buffer %u is not 16-byte aligned", b);

@@ -19,12 +19,22 @@ typedef struct cg_save {
 
 /* Shorthands: f32/i32 constants and single IR instructions at cx->b. */
 static LLVMValueRef F(cg_ctx *cx, double v) { return cg_f32c(cx, v); }
-static LLVMValueRef I(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i32, (unsigned long long)v, 1); }
+static LLVMValueRef I(cg_ctx *cx, int64_t v) {
+    return LLVMConstInt(cx->i32, (unsigned long long)v, 1);
+}
 
-static LLVMValueRef fmul(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFMul(cx->b, a, b, ""); }
-static LLVMValueRef fadd(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFAdd(cx->b, a, b, ""); }
-static LLVMValueRef fsub(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFSub(cx->b, a, b, ""); }
-static LLVMValueRef fdiv(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) { return LLVMBuildFDiv(cx->b, a, b, ""); }
+static LLVMValueRef fmul(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFMul(cx->b, a, b, "");
+}
+static LLVMValueRef fadd(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFAdd(cx->b, a, b, "");
+}
+static LLVMValueRef fsub(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFSub(cx->b, a, b, "");
+}
+static LLVMValueRef fdiv(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
+    return LLVMBuildFDiv(cx->b, a, b, "");
+}
 static LLVMValueRef sel(cg_ctx *cx, LLVMValueRef c, LLVMValueRef a, LLVMValueRef b) {
     return LLVMBuildSelect(cx->b, c, a, b, "");
 }
@@ -73,17 +83,19 @@ static LLVMValueRef fclamp(cg_ctx *cx, LLVMValueRef x, double lo, double hi) {
 static LLVMValueRef isnanf_(cg_ctx *cx, LLVMValueRef x) { return fcmp(cx, LLVMRealUNO, x, x); }
 
 /* f32 -> i32 for values known to be small integers. */
-static LLVMValueRef f2i(cg_ctx *cx, LLVMValueRef x) { return LLVMBuildFPToSI(cx->b, x, cx->i32, ""); }
+static LLVMValueRef f2i(cg_ctx *cx, LLVMValueRef x) {
+    return LLVMBuildFPToSI(cx->b, x, cx->i32, "");
+}
 
 /* e^r - 1 for |r| <= ln2/2 (Taylor to r^9; truncation < 1e-11). */
 static LLVMValueRef expm1_small(cg_ctx *cx, LLVMValueRef r) {
-    static const double c[] = {1.0 / 2, 1.0 / 6, 1.0 / 24, 1.0 / 120, 1.0 / 720, 1.0 / 5040, 1.0 / 40320,
-                               1.0 / 362880};
+    static const double c[] = {1.0 / 2,   1.0 / 6,    1.0 / 24,    1.0 / 120,
+                               1.0 / 720, 1.0 / 5040, 1.0 / 40320, 1.0 / 362880};
     LLVMValueRef p = poly(cx, r, c, 8);
     return ffma(cx, fmul(cx, r, r), p, r);
 }
 
-static const double LN2_HI = 0.693145751953125;         /* 16 trailing zero bits */
+static const double LN2_HI = 0.693145751953125; /* 16 trailing zero bits */
 static const double LN2_LO = 1.42860682030941723212e-6;
 static const double LOG2E = 1.4426950408889634;
 
@@ -119,7 +131,8 @@ static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
     LLVMValueRef u = LLVMBuildBitCast(b, xs, cx->i32, "");
     LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, u, I(cx, 23), ""), I(cx, 127), "");
     e = LLVMBuildSub(b, e, sel(cx, tiny, I(cx, 23), I(cx, 0)), "");
-    LLVMValueRef mb = LLVMBuildOr(b, LLVMBuildAnd(b, u, I(cx, 0x7fffff), ""), I(cx, 0x3f800000), "");
+    LLVMValueRef mb =
+        LLVMBuildOr(b, LLVMBuildAnd(b, u, I(cx, 0x7fffff), ""), I(cx, 0x3f800000), "");
     LLVMValueRef m = LLVMBuildBitCast(b, mb, cx->f32, "");
     LLVMValueRef big = fcmp(cx, LLVMRealOGT, m, F(cx, 1.41421356237309505));
     m = sel(cx, big, fmul(cx, m, F(cx, 0.5)), m);
@@ -128,8 +141,9 @@ static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
     LLVMValueRef f = fsub(cx, m, F(cx, 1.0));
     LLVMValueRef s = fdiv(cx, f, fadd(cx, f, F(cx, 2.0)));
     LLVMValueRef z = fmul(cx, s, s);
-    static const double lg[] = {6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01, 2.2222198546e-01,
-                                1.8183572590e-01, 1.5313838422e-01, 1.4798198640e-01};
+    static const double lg[] = {6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01,
+                                2.2222198546e-01, 1.8183572590e-01, 1.5313838422e-01,
+                                1.4798198640e-01};
     LLVMValueRef R = fmul(cx, z, poly(cx, z, lg, 7));
     LLVMValueRef hfsq = fmul(cx, F(cx, 0.5), fmul(cx, f, f));
     /* log1p(f) = f - (hfsq - s*(hfsq+R)) */
@@ -147,7 +161,8 @@ static LLVMValueRef log_special(cg_ctx *cx, LLVMValueRef x, LLVMValueRef r) {
 static LLVMValueRef m_log(cg_ctx *cx, LLVMValueRef x) {
     LLVMValueRef e, l1p = log_core(cx, x, &e);
     /* e ln2_hi + (e ln2_lo + log1p(f)) with ln2_hi exact in e*ln2_hi */
-    LLVMValueRef r = fadd(cx, fmul(cx, e, F(cx, 6.9313812256e-01)), ffma(cx, e, F(cx, 9.0580006145e-06), l1p));
+    LLVMValueRef r =
+        fadd(cx, fmul(cx, e, F(cx, 6.9313812256e-01)), ffma(cx, e, F(cx, 9.0580006145e-06), l1p));
     return log_special(cx, x, r);
 }
 
@@ -178,21 +193,25 @@ static LLVMValueRef m_tanh(cg_ctx *cx, LLVMValueRef x) {
  * degree-12 Chebyshev fit of erfc(x) e^(x^2) (rel. error 1.7e-7 in f32);
  * +-1 beyond. */
 static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
-    static const double ts[] = {0.1283791670955126,     -0.37612638903183754,  0.11283791670955126,
-                                -0.026866170645131252,  0.0052239776254421878, -0.00085483270234508529,
-                                0.00012055332981789664, -1.4925650358406251e-05, 1.6462114365889247e-06,
-                                -1.6365844691234924e-07, 1.4807192815879218e-08};
-    static const double gc[] = {0.21080636427595434,    -0.11152100469538528,    0.05611047258426323,
-                                -0.027005725289662622,  0.012489703671772368,    -0.0055673329100265363,
-                                0.002401701693995797,   -0.001017117773014926,   0.00041450810102357748,
-                                -0.00014394859933557417, 5.494724508253375e-05,  -3.6928722991855243e-05,
-                                1.3819090149087855e-05};
+    static const double ts[] = {
+        0.1283791670955126,      -0.37612638903183754,    0.11283791670955126,
+        -0.026866170645131252,   0.0052239776254421878,   -0.00085483270234508529,
+        0.00012055332981789664,  -1.4925650358406251e-05, 1.6462114365889247e-06,
+        -1.6365844691234924e-07, 1.4807192815879218e-08};
+    static const double gc[] = {
+        0.21080636427595434,     -0.11152100469538528,  0.05611047258426323,
+        -0.027005725289662622,   0.012489703671772368,  -0.0055673329100265363,
+        0.002401701693995797,    -0.001017117773014926, 0.00041450810102357748,
+        -0.00014394859933557417, 5.494724508253375e-05, -3.6928722991855243e-05,
+        1.3819090149087855e-05};
     LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
-    LLVMValueRef small = ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 11), ax); /* ax (1 + (P - 1)) */
+    LLVMValueRef small =
+        ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 11), ax); /* ax (1 + (P - 1)) */
     LLVMValueRef am = fclamp(cx, ax, 1.0, 4.0);
     LLVMValueRef hi = fmul(cx, am, am);
     LLVMValueRef lo = ffma(cx, am, am, LLVMBuildFNeg(cx->b, hi, ""));
-    LLVMValueRef ex = fmul(cx, cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, hi, ""), NULL), fsub(cx, F(cx, 1.0), lo));
+    LLVMValueRef ex = fmul(cx, cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, hi, ""), NULL),
+                           fsub(cx, F(cx, 1.0), lo));
     LLVMValueRef t = fmul(cx, fsub(cx, am, F(cx, 2.5)), F(cx, 1.0 / 1.5));
     LLVMValueRef mid = fsub(cx, F(cx, 1.0), fmul(cx, ex, poly(cx, t, gc, 13)));
     LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOLT, ax, F(cx, 1.0)), small, mid);
@@ -206,20 +225,25 @@ static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
 static LLVMValueRef m_sincos(cg_ctx *cx, LLVMValueRef x, bool is_cos) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef xd = LLVMBuildFPExt(b, x, cx->f64, "");
-    LLVMValueRef kd = fun1(cx, "llvm.rint", LLVMBuildFMul(b, xd, LLVMConstReal(cx->f64, 0.63661977236758134), ""));
-    LLVMValueRef rd = LLVMBuildFSub(b, xd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 1.57079632673412561417), ""), "");
-    rd = LLVMBuildFSub(b, rd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 6.07710050650619224932e-11), ""), "");
+    LLVMValueRef kd = fun1(cx, "llvm.rint",
+                           LLVMBuildFMul(b, xd, LLVMConstReal(cx->f64, 0.63661977236758134), ""));
+    LLVMValueRef rd = LLVMBuildFSub(
+        b, xd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 1.57079632673412561417), ""), "");
+    rd = LLVMBuildFSub(
+        b, rd, LLVMBuildFMul(b, kd, LLVMConstReal(cx->f64, 6.07710050650619224932e-11), ""), "");
     LLVMValueRef r = LLVMBuildFPTrunc(b, rd, cx->f32, "");
     LLVMTypeRef tys[2] = {cx->i64, cx->f64}, fty;
     LLVMValueRef fn = cg_intrinsic(cx, "llvm.fptosi.sat", tys, 2, &fty);
     LLVMValueRef k = LLVMBuildCall2(b, fty, fn, &kd, 1, "");
-    LLVMValueRef q = LLVMBuildTrunc(b, LLVMBuildAnd(b, k, LLVMConstInt(cx->i64, 3, 0), ""), cx->i32, "");
+    LLVMValueRef q =
+        LLVMBuildTrunc(b, LLVMBuildAnd(b, k, LLVMConstInt(cx->i64, 3, 0), ""), cx->i32, "");
     if (is_cos) q = LLVMBuildAnd(b, LLVMBuildAdd(b, q, I(cx, 1), ""), I(cx, 3), "");
     static const double sc[] = {-1.0 / 6, 1.0 / 120, -1.0 / 5040, 1.0 / 362880};
     static const double cc[] = {1.0 / 24, -1.0 / 720, 1.0 / 40320, -1.0 / 3628800};
     LLVMValueRef z = fmul(cx, r, r);
     LLVMValueRef s = ffma(cx, fmul(cx, r, z), poly(cx, z, sc, 4), r);
-    LLVMValueRef c = ffma(cx, fmul(cx, z, z), poly(cx, z, cc, 4), ffma(cx, F(cx, -0.5), z, F(cx, 1.0)));
+    LLVMValueRef c =
+        ffma(cx, fmul(cx, z, z), poly(cx, z, cc, 4), ffma(cx, F(cx, -0.5), z, F(cx, 1.0)));
     LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(cx, 1), ""), I(cx, 0), "");
     LLVMValueRef neg = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, q, I(cx, 2), ""), I(cx, 0), "");
     LLVMValueRef v = sel(cx, odd, c, s);
@@ -245,9 +269,10 @@ static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef aa = fun1(cx, "llvm.fabs", a);
     LLVMValueRef e, l1p = log_core(cx, aa, &e);
-    LLVMValueRef ld = LLVMBuildFAdd(b, LLVMBuildFPExt(b, e, cx->f64, ""),
-                                    LLVMBuildFMul(b, LLVMBuildFPExt(b, l1p, cx->f64, ""),
-                                                  LLVMConstReal(cx->f64, LOG2E), ""), "");
+    LLVMValueRef ld = LLVMBuildFAdd(
+        b, LLVMBuildFPExt(b, e, cx->f64, ""),
+        LLVMBuildFMul(b, LLVMBuildFPExt(b, l1p, cx->f64, ""), LLVMConstReal(cx->f64, LOG2E), ""),
+        "");
     LLVMValueRef yd = LLVMBuildFMul(b, LLVMBuildFPExt(b, bb, cx->f64, ""), ld, "");
     LLVMValueRef hi = LLVMConstReal(cx->f64, 130.0), lo = LLVMConstReal(cx->f64, -152.0);
     yd = sel(cx, LLVMBuildFCmp(b, LLVMRealOGT, yd, hi, ""), hi, yd);
@@ -269,10 +294,13 @@ static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     /* the sign: a's for an odd integer b; NaN for a finite a < 0 and a non-integer b */
     LLVMValueRef bint = fcmp(cx, LLVMRealOEQ, fun1(cx, "llvm.floor", bb), bb); /* true for +-inf */
     LLVMValueRef half = fmul(cx, bb, F(cx, 0.5));
-    LLVMValueRef bodd = LLVMBuildAnd(b, bint, fcmp(cx, LLVMRealONE, fun1(cx, "llvm.floor", half), half), "");
+    LLVMValueRef bodd =
+        LLVMBuildAnd(b, bint, fcmp(cx, LLVMRealONE, fun1(cx, "llvm.floor", half), half), "");
     r = sel(cx, LLVMBuildAnd(b, signbitf_(cx, a), bodd, ""), LLVMBuildFNeg(b, r, ""), r);
-    LLVMValueRef afin_neg = LLVMBuildAnd(b, fcmp(cx, LLVMRealOLT, a, zero), fcmp(cx, LLVMRealONE, aa, inf), "");
-    r = sel(cx, LLVMBuildAnd(b, afin_neg, LLVMBuildNot(b, bint, ""), ""), F(cx, __builtin_nan("")), r);
+    LLVMValueRef afin_neg =
+        LLVMBuildAnd(b, fcmp(cx, LLVMRealOLT, a, zero), fcmp(cx, LLVMRealONE, aa, inf), "");
+    r = sel(cx, LLVMBuildAnd(b, afin_neg, LLVMBuildNot(b, bint, ""), ""), F(cx, __builtin_nan("")),
+            r);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, F(cx, 2.0)), fmul(cx, a, a), r);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, bb, one), a, r);
     r = sel(cx, fcmp(cx, LLVMRealOEQ, a, one), one, r);
@@ -288,7 +316,9 @@ static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
  * stay within a few ulp (measured on the GPU by bench/gpu_math.py; figures in
  * docs/codegen.md). Results below FLT_MIN (2^-126) flush to zero. */
 
-static LLVMValueRef nv1(cg_ctx *cx, const char *name, LLVMValueRef a) { return cg_call_intrinsic(cx, name, false, &a, 1); }
+static LLVMValueRef nv1(cg_ctx *cx, const char *name, LLVMValueRef a) {
+    return cg_call_intrinsic(cx, name, false, &a, 1);
+}
 
 /* 1/d for finite d with |d| in [2^-126, 2^126]: rcp.approx plus one Newton step (<= 1 ulp). */
 static LLVMValueRef g_rcp(cg_ctx *cx, LLVMValueRef d) {
@@ -302,10 +332,12 @@ static LLVMValueRef g_rcp(cg_ctx *cx, LLVMValueRef d) {
  * select the overflow and underflow cases). */
 static LLVMValueRef g_scale(cg_ctx *cx, LLVMValueRef p, LLVMValueRef t) {
     LLVMValueRef n = LLVMBuildShl(cx->b, LLVMBuildBitCast(cx->b, t, cx->i32, ""), I(cx, 23), "");
-    return LLVMBuildBitCast(cx->b, LLVMBuildAdd(cx->b, LLVMBuildBitCast(cx->b, p, cx->i32, ""), n, ""), cx->f32, "");
+    return LLVMBuildBitCast(
+        cx->b, LLVMBuildAdd(cx->b, LLVMBuildBitCast(cx->b, p, cx->i32, ""), n, ""), cx->f32, "");
 }
 
-static const double MAGIC_RINT = 12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
+static const double MAGIC_RINT =
+    12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
 
 /* e^x for non-NaN x: n = rint(x log2 e) by the magic addition, r = x log2 e - n with log2 e in
  * two parts (Cody-Waite), 2^r on the SFU, 2^n added to the exponent bits. That addition is right
@@ -313,7 +345,8 @@ static const double MAGIC_RINT = 12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x t
  * ln(FLT_MIN); a caller whose argument cannot leave the range passes false and saves the
  * comparisons. A NaN x gives garbage: callers that can see NaN select it (g_exp, m_sigmoid). */
 static LLVMValueRef g_exp_core(cg_ctx *cx, LLVMValueRef x, bool over, bool under) {
-    /* log2 e in two parts, the first of 12 bits, so x * L2E_HI - n loses nothing before its one rounding */
+    /* log2 e in two parts, the first of 12 bits, so x * L2E_HI - n loses nothing before its one
+     * rounding */
     static const double L2E_HI = 1.44287109375, L2E_LO = -0.000176052861036613;
     LLVMValueRef t = ffma(cx, x, F(cx, LOG2E), F(cx, MAGIC_RINT));
     LLVMValueRef nf = fsub(cx, t, F(cx, MAGIC_RINT));
@@ -321,14 +354,19 @@ static LLVMValueRef g_exp_core(cg_ctx *cx, LLVMValueRef x, bool over, bool under
     r = ffma(cx, x, F(cx, L2E_LO), r); /* r = x log2 e - n, |r| <= 1/2 */
     LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", r);
     LLVMValueRef res = g_scale(cx, p, t);
-    if (over) res = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, 88.72283172607421875)), F(cx, __builtin_inf()), res);
-    if (under) res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
+    if (over)
+        res = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, 88.72283172607421875)), F(cx, __builtin_inf()),
+                  res);
+    if (under)
+        res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
     return res;
 }
 
 /* e^x for any x: NaN selected explicitly (a NaN t's bits would wrap the exponent addition to a
  * finite number). */
-static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) { return sel(cx, isnanf_(cx, x), x, g_exp_core(cx, x, true, true)); }
+static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) {
+    return sel(cx, isnanf_(cx, x), x, g_exp_core(cx, x, true, true));
+}
 
 /* 2^x: n = rint(x), 2^(x - n) on the SFU (x - n is exact), 2^n added to the exponent. */
 static LLVMValueRef g_exp2(cg_ctx *cx, LLVMValueRef x) {
@@ -351,9 +389,10 @@ static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
     LLVMValueRef small = ffma(cx, poly(cx, z, c, 5), fmul(cx, z, x), x);
     LLVMValueRef cap[2] = {ax, F(cx, 10.0)};
     /* e^(2|x|) straight on the SFU: y = 2|x| log2 e <= 28.9 loses at most 2^-20 to rounding, and
-     * tanh = 1 - 2 / (e + 1) damps e's relative error by 2e / (e + 1)^2 (below 0.36 for |x| >= 0.6),
-     * so the range reduction of g_exp_core buys nothing here */
-    LLVMValueRef y = fmul(cx, cg_call_intrinsic(cx, "llvm.minnum", true, cap, 2), F(cx, 2.0 * LOG2E));
+     * tanh = 1 - 2 / (e + 1) damps e's relative error by 2e / (e + 1)^2 (below 0.36 for |x| >=
+     * 0.6), so the range reduction of g_exp_core buys nothing here */
+    LLVMValueRef y =
+        fmul(cx, cg_call_intrinsic(cx, "llvm.minnum", true, cap, 2), F(cx, 2.0 * LOG2E));
     LLVMValueRef e = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", y);
     LLVMValueRef big = ffma(cx, F(cx, -2.0), g_rcp(cx, fadd(cx, e, F(cx, 1.0))), F(cx, 1.0));
     return sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.6)), fcopysign(cx, big, x), small);
@@ -362,60 +401,59 @@ static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
 /* GPU body for op, or NULL where the shared version is used. Names every op. */
 static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
     switch (op) {
-    case IR_OP_EXP: return g_exp(cx, x);
-    case IR_OP_EXP2: return g_exp2(cx, x);
-    case IR_OP_TANH: return g_tanh(cx, x);
-    case IR_OP_LOG:
-    case IR_OP_LOG2:
-    case IR_OP_ERF:
-    case IR_OP_SIN:
-    case IR_OP_COS:
-    case IR_OP_SQRT:
-    case IR_OP_RSQRT:
-    case IR_OP_SIGMOID:
-    case IR_OP_SILU:
-    case IR_OP_GELU:
-    case IR_OP_GELU_TANH:
-    case IR_OP_POW:
-    case IR_NOPS: return NULL; /* the portable version (cg_math_body) */
-    case IR_OP_NEG:
-    case IR_OP_ABS:
-    case IR_OP_RECIP:
-    case IR_OP_RELU:
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL:
-    case IR_OP_CAST:
-    case IR_OP_ADD:
-    case IR_OP_SUB:
-    case IR_OP_MUL:
-    case IR_OP_DIV:
-    case IR_OP_MAXIMUM:
-    case IR_OP_MINIMUM:
-    case IR_OP_LT:
-    case IR_OP_LE:
-    case IR_OP_GT:
-    case IR_OP_GE:
-    case IR_OP_EQ:
-    case IR_OP_NE:
-    case IR_OP_WHERE:
-    case IR_OP_NOT:
-    case IR_OP_AND:
-    case IR_OP_OR:
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_IOTA:
-    case IR_OP_SUM:
-    case IR_OP_MEAN:
-    case IR_OP_MAX:
-    case IR_OP_MIN:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-        return NULL;
+        case IR_OP_EXP: return g_exp(cx, x);
+        case IR_OP_EXP2: return g_exp2(cx, x);
+        case IR_OP_TANH: return g_tanh(cx, x);
+        case IR_OP_LOG:
+        case IR_OP_LOG2:
+        case IR_OP_ERF:
+        case IR_OP_SIN:
+        case IR_OP_COS:
+        case IR_OP_SQRT:
+        case IR_OP_RSQRT:
+        case IR_OP_SIGMOID:
+        case IR_OP_SILU:
+        case IR_OP_GELU:
+        case IR_OP_GELU_TANH:
+        case IR_OP_POW:
+        case IR_NOPS: return NULL; /* the portable version (cg_math_body) */
+        case IR_OP_NEG:
+        case IR_OP_ABS:
+        case IR_OP_RECIP:
+        case IR_OP_RELU:
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL:
+        case IR_OP_CAST:
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_DIV:
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM:
+        case IR_OP_LT:
+        case IR_OP_LE:
+        case IR_OP_GT:
+        case IR_OP_GE:
+        case IR_OP_EQ:
+        case IR_OP_NE:
+        case IR_OP_WHERE:
+        case IR_OP_NOT:
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_IOTA:
+        case IR_OP_SUM:
+        case IR_OP_MEAN:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT: return NULL;
     }
     return NULL;
 }
@@ -438,68 +476,69 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
     LLVMValueRef g = cx->gpu ? cg_math_body_gpu(cx, op, x) : NULL;
     if (g) return g;
     switch (op) {
-    case IR_OP_EXP: return m_exp(cx, x);
-    case IR_OP_EXP2: return m_exp2(cx, x);
-    case IR_OP_LOG: return m_log(cx, x);
-    case IR_OP_LOG2: return m_log2(cx, x);
-    case IR_OP_TANH: return m_tanh(cx, x);
-    case IR_OP_ERF: return m_erf(cx, x);
-    case IR_OP_SIN: return m_sincos(cx, x, false);
-    case IR_OP_COS: return m_sincos(cx, x, true);
-    case IR_OP_SQRT: return fun1(cx, "llvm.sqrt", x);
-    case IR_OP_RSQRT: return fdiv(cx, F(cx, 1.0), fun1(cx, "llvm.sqrt", x));
-    case IR_OP_SIGMOID: return m_sigmoid(cx, x);
-    case IR_OP_SILU: return fmul(cx, x, m_sigmoid(cx, x));
-    case IR_OP_GELU: {
-        LLVMValueRef e = cg_math(cx, IR_OP_ERF, fmul(cx, x, F(cx, 0.70710678118654752)), NULL);
-        return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), e));
-    }
-    case IR_OP_GELU_TANH: {
-        /* 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no cancellation
-         * for negative x, where 1 + tanh(u) would lose all its digits */
-        LLVMValueRef z = fmul(cx, x, x);
-        LLVMValueRef u2 = fmul(cx, fmul(cx, x, F(cx, 2.0 * 0.79788456080286536)), ffma(cx, F(cx, 0.044715), z, F(cx, 1.0)));
-        return fmul(cx, x, m_sigmoid(cx, u2));
-    }
-    case IR_OP_POW: return m_pow(cx, x, y);
-    case IR_OP_NEG:
-    case IR_OP_ABS:
-    case IR_OP_RECIP:
-    case IR_OP_RELU:
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL:
-    case IR_OP_CAST:
-    case IR_OP_ADD:
-    case IR_OP_SUB:
-    case IR_OP_MUL:
-    case IR_OP_DIV:
-    case IR_OP_MAXIMUM:
-    case IR_OP_MINIMUM:
-    case IR_OP_LT:
-    case IR_OP_LE:
-    case IR_OP_GT:
-    case IR_OP_GE:
-    case IR_OP_EQ:
-    case IR_OP_NE:
-    case IR_OP_WHERE:
-    case IR_OP_NOT:
-    case IR_OP_AND:
-    case IR_OP_OR:
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_IOTA:
-    case IR_OP_SUM:
-    case IR_OP_MEAN:
-    case IR_OP_MAX:
-    case IR_OP_MIN:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-    case IR_NOPS: return NULL;
+        case IR_OP_EXP: return m_exp(cx, x);
+        case IR_OP_EXP2: return m_exp2(cx, x);
+        case IR_OP_LOG: return m_log(cx, x);
+        case IR_OP_LOG2: return m_log2(cx, x);
+        case IR_OP_TANH: return m_tanh(cx, x);
+        case IR_OP_ERF: return m_erf(cx, x);
+        case IR_OP_SIN: return m_sincos(cx, x, false);
+        case IR_OP_COS: return m_sincos(cx, x, true);
+        case IR_OP_SQRT: return fun1(cx, "llvm.sqrt", x);
+        case IR_OP_RSQRT: return fdiv(cx, F(cx, 1.0), fun1(cx, "llvm.sqrt", x));
+        case IR_OP_SIGMOID: return m_sigmoid(cx, x);
+        case IR_OP_SILU: return fmul(cx, x, m_sigmoid(cx, x));
+        case IR_OP_GELU: {
+            LLVMValueRef e = cg_math(cx, IR_OP_ERF, fmul(cx, x, F(cx, 0.70710678118654752)), NULL);
+            return fmul(cx, fmul(cx, F(cx, 0.5), x), fadd(cx, F(cx, 1.0), e));
+        }
+        case IR_OP_GELU_TANH: {
+            /* 0.5 x (1 + tanh(u)) = x sigmoid(2u), u = sqrt(2/pi) (x + 0.044715 x^3): no
+             * cancellation for negative x, where 1 + tanh(u) would lose all its digits */
+            LLVMValueRef z = fmul(cx, x, x);
+            LLVMValueRef u2 = fmul(cx, fmul(cx, x, F(cx, 2.0 * 0.79788456080286536)),
+                                   ffma(cx, F(cx, 0.044715), z, F(cx, 1.0)));
+            return fmul(cx, x, m_sigmoid(cx, u2));
+        }
+        case IR_OP_POW: return m_pow(cx, x, y);
+        case IR_OP_NEG:
+        case IR_OP_ABS:
+        case IR_OP_RECIP:
+        case IR_OP_RELU:
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL:
+        case IR_OP_CAST:
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_DIV:
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM:
+        case IR_OP_LT:
+        case IR_OP_LE:
+        case IR_OP_GT:
+        case IR_OP_GE:
+        case IR_OP_EQ:
+        case IR_OP_NE:
+        case IR_OP_WHERE:
+        case IR_OP_NOT:
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_IOTA:
+        case IR_OP_SUM:
+        case IR_OP_MEAN:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: return NULL;
     }
     return NULL;
 }
@@ -522,13 +561,15 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
         LLVMSetLinkage(fn, LLVMInternalLinkage);
         unsigned k = cx->math_calls ? LLVMGetEnumAttributeKindForName("noinline", 8)
                                     : LLVMGetEnumAttributeKindForName("alwaysinline", 12);
-        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->llctx, k, 0));
+        LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
+                                LLVMCreateEnumAttribute(cx->llctx, k, 0));
         cx->mathfn[op] = fn;
         cg_save sv = {cx->b, cx->fn};
         cx->b = LLVMCreateBuilderInContext(cx->llctx);
         cx->fn = fn;
         LLVMPositionBuilderAtEnd(cx->b, LLVMAppendBasicBlockInContext(cx->llctx, fn, "entry"));
-        LLVMValueRef r = cg_math_body(cx, op, LLVMGetParam(fn, 0), nargs > 1 ? LLVMGetParam(fn, 1) : NULL);
+        LLVMValueRef r =
+            cg_math_body(cx, op, LLVMGetParam(fn, 0), nargs > 1 ? LLVMGetParam(fn, 1) : NULL);
         if (r) LLVMBuildRet(cx->b, r);
         LLVMDisposeBuilder(cx->b);
         cx->b = sv.b;
@@ -536,8 +577,8 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
         if (!r) {
             LLVMDeleteFunction(fn);
             cx->mathfn[op] = NULL;
-            tx_error(cx->diag, "codegen: internal error: no %s math function for op '%s'", cx->gpu ? "GPU" : "host",
-                     ir_op_name(op));
+            tx_error(cx->diag, "codegen: internal error: no %s math function for op '%s'",
+                     cx->gpu ? "GPU" : "host", ir_op_name(op));
             return NULL;
         }
     }

@@ -80,7 +80,7 @@ static bool reshape_strides(cg_ctx *cx, const ir_shape *from, const LLVMValueRef
     int64_t base = os[from->rank - 1], tn = 1, vn = 1;
     for (int td = (int)from->rank - 1; td >= 0; td--) {
         tn *= od[td];
-        if (td > 0 && od[td - 1] == 1) continue; /* a unit dim joins the current run */
+        if (td > 0 && od[td - 1] == 1) continue;         /* a unit dim joins the current run */
         if (td > 0 && os[td - 1] == tn * base) continue; /* contiguous with the run */
         while (vd >= 0 && (vn < tn || const_dim(cx, to->dim[vd]) == 1)) {
             ns[vd] = vn * base;
@@ -163,12 +163,12 @@ void cg_mm_resolve_opnd(cg_ctx *cx, unsigned region, ir_id id, unsigned nb, cg_m
  * sm_86/sm_89 (99 KiB) and sm_90 (227 KiB). */
 int64_t cg_mm_smem_limit(int target) {
     switch (target) {
-    case CG_SM80: return 163 * 1024;
-    case CG_SM86:
-    case CG_SM89: return 99 * 1024;
-    case CG_SM90:
-    case CG_SM90A: return 227 * 1024;
-    default: return 0;
+        case CG_SM80: return 163 * 1024;
+        case CG_SM86:
+        case CG_SM89: return 99 * 1024;
+        case CG_SM90:
+        case CG_SM90A: return 227 * 1024;
+        default: return 0;
     }
 }
 
@@ -194,8 +194,10 @@ static void mma_tile(const cg_ctx *cx, const cg_mm_desc *d, int64_t *bm, int64_t
     *wm = (int)(*bm / wr > 0 ? *bm / wr : 1);
     *wn = (int)(*bn / 32 > 0 ? *bn / 32 : 1);
     while (*wm * *wn > 8) {
-        if (*wn >= *wm) *wn /= 2;
-        else *wm /= 2;
+        if (*wn >= *wm)
+            *wn /= 2;
+        else
+            *wm /= 2;
     }
 }
 
@@ -498,8 +500,10 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
     LLVMTypeRef at = LLVMArrayType2(f, (uint64_t)(BN * (int64_t)d->nmm));
     LLVMBuilderRef t = LLVMCreateBuilderInContext(cx->llctx);
     LLVMValueRef first = LLVMGetFirstInstruction(LLVMGetEntryBasicBlock(cx->fn));
-    if (first) LLVMPositionBuilderBefore(t, first);
-    else LLVMPositionBuilderAtEnd(t, LLVMGetEntryBasicBlock(cx->fn));
+    if (first)
+        LLVMPositionBuilderBefore(t, first);
+    else
+        LLVMPositionBuilderAtEnd(t, LLVMGetEntryBasicBlock(cx->fn));
     LLVMValueRef accp = LLVMBuildAlloca(t, at, "accrow");
     LLVMSetAlignment(accp, 64);
     LLVMDisposeBuilder(t);
@@ -541,7 +545,7 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
 }
 
 bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLVMValueRef *pid,
-                          LLVMValueRef zstep, char *err, size_t cap) {
+                     LLVMValueRef zstep, char *err, size_t cap) {
     int wm = 1, wn = 1;
     bool tc = cx->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16);
     if (!cx->gpu) {
@@ -562,16 +566,14 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     LLVMValueRef bidx[IR_MAX_RANK];
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
     bool ok = !cx->gpu ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
-              : tc    ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
-                      : simt_block(cx, d, bidx, m0, n0, l);
+              : tc     ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
+                       : simt_block(cx, d, bidx, m0, n0, l);
     cg_loop_end(cx, &bl);
     if (!ok) snprintf(err, cap, "matmul: the epilogue failed");
     return ok;
 }
 
-
 /* ---- region glue ------------------------------------------------------------ */
-
 
 /* Epilogue callback: the accumulator (rounded to the matmul's dtype)
  * substitutes the matmul node; every region output is computed at the same
@@ -590,18 +592,22 @@ bool cg_mm_epi_store(void *user, cg_ctx *cx, const LLVMValueRef *acc, const LLVM
     for (unsigned m = 0; m < st->nmm; m++) {
         const ir_node *mm = &cx->g->nodes[st->mm[m]];
         LLVMValueRef v;
-        if (mm->dtype == IR_I32) v = LLVMBuildFPToSI(cx->b, acc[m], cx->i32, "");
+        if (mm->dtype == IR_I32)
+            v = LLVMBuildFPToSI(cx->b, acc[m], cx->i32, "");
         else if (mm->dtype == IR_BOOL)
             v = LLVMBuildFCmp(cx->b, LLVMRealUNE, acc[m], cg_f32c(cx, 0), "");
-        else v = cg_round_f32(cx, acc[m], (ir_dtype)mm->dtype);
+        else
+            v = cg_round_f32(cx, acc[m], (ir_dtype)mm->dtype);
         cx->subst[st->mm[m]] = v;
     }
     bool ok = true;
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
         LLVMValueRef ov = cg_emit_value(cx, o, &idx);
-        if (!ov) ok = false;
-        else cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
+        if (!ov)
+            ok = false;
+        else
+            cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
     }
     for (unsigned m = 0; m < st->nmm; m++) cx->subst[st->mm[m]] = NULL;
     cg_memo_reset(cx, mark);
@@ -660,7 +666,8 @@ bool cg_mm_collect_outs(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_ep
         for (unsigned k = 0; k < n->nin && !dep[i]; k++) dep[i] = dep[ir_in(g, n, k)];
         if (!cg_is_region_output(cx, i)) continue;
         if (!dep[i] || !ir_shape_eq(&n->shape, &mm->shape) || st->nouts == 64) {
-            tx_error(cx->diag, "codegen: %s region k%u stores a value (%%%u) that is not an "
+            tx_error(cx->diag,
+                     "codegen: %s region k%u stores a value (%%%u) that is not an "
                      "elementwise epilogue of the product's shape",
                      ir_region_kind_name((ir_region_kind)g->regions[region].kind), region, i);
             ok = false;

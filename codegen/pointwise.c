@@ -8,7 +8,7 @@
 #include <string.h>
 
 #define CG_PW_THREADS 256
-#define CG_PW_GROUPS 2 /* vector groups per thread in a full grid */
+#define CG_PW_GROUPS  2 /* vector groups per thread in a full grid */
 
 /* One value the loop stores: node, destination pointer and dtype. */
 typedef struct cg_pw_item {
@@ -35,7 +35,9 @@ static bool cg_pw_store_scalar(cg_ctx *cx, const cg_pw_item *it, cg_index *idx) 
     LLVMValueRef cond = LLVMConstInt(cx->i1, 1, 0);
     for (unsigned i = 0; i < s->rank; i++) {
         bool bc = i < off || (n->shape.dim[i - off] == 1 && s->dim[i] != 1);
-        if (bc) cond = LLVMBuildAnd(cx->b, cond, LLVMBuildICmp(cx->b, LLVMIntEQ, idx->dim[i], cg_i64(cx, 0), ""), "");
+        if (bc)
+            cond = LLVMBuildAnd(
+                cx->b, cond, LLVMBuildICmp(cx->b, LLVMIntEQ, idx->dim[i], cg_i64(cx, 0), ""), "");
     }
     LLVMBasicBlockRef join = cg_if_begin(cx, cond);
     cg_store(cx, it->dst, it->dt, oi.lin, v);
@@ -45,12 +47,14 @@ static bool cg_pw_store_scalar(cg_ctx *cx, const cg_pw_item *it, cg_index *idx) 
 
 /* Emits the grid-stride loop over shape s storing items; w > 1 enables the
  * vector path (all items full). Returns false with an error reported. */
-static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems, unsigned w,
-                       unsigned threads) {
+static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
+                       unsigned w, unsigned threads) {
     LLVMValueRef total = cg_numel(cx, s);
     LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
-    LLVMValueRef gid = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, threads), ""), tid, "gid");
-    LLVMValueRef stride = LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, threads), "stride");
+    LLVMValueRef gid = LLVMBuildAdd(
+        cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, threads), ""), tid, "gid");
+    LLVMValueRef stride =
+        LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, threads), "stride");
     LLVMValueRef tail_start = cg_i64(cx, 0);
     if (w > 1) {
         LLVMValueRef ngroups = LLVMBuildUDiv(cx->b, total, cg_i64(cx, w), "ngroups");
@@ -63,7 +67,8 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         LLVMPositionBuilderBefore(vb, br);
         LLVMPositionBuilderAtEnd(cx->b, elem);
         LLVMValueRef lins[CG_VEC_MAXLIN];
-        for (unsigned j = 0; j < w; j++) lins[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
+        for (unsigned j = 0; j < w; j++)
+            lins[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
         cg_vec_begin(cx, s, w, w, lins, vb);
         cx->nmemo = 0;
         bool ok = true;
@@ -83,7 +88,8 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         tail_start = LLVMBuildNUWMul(cx->b, ngroups, cg_i64(cx, w), "tail");
     }
     cg_loop l;
-    LLVMValueRef i = cg_loop_begin(cx, &l, LLVMBuildAdd(cx->b, tail_start, gid, ""), total, stride, "scalar");
+    LLVMValueRef i =
+        cg_loop_begin(cx, &l, LLVMBuildAdd(cx->b, tail_start, gid, ""), total, stride, "scalar");
     cx->nmemo = 0;
     cg_index idx = cg_index_lin(s, i);
     for (unsigned t = 0; t < nitems; t++)
@@ -138,8 +144,10 @@ bool cg_emit_pointwise(cg_ctx *cx, unsigned region) {
         bool full = ir_shape_eq(&o->shape, s);
         if (!full && !(ir_shape_broadcast(&o->shape, s, &bs) && ir_shape_eq(&bs, s))) {
             char b1[96], b2[96];
-            tx_error(cx->diag, "codegen: region %u stores %%%u of shape %s, which does not broadcast to its "
-                     "iteration shape %s", region, i, ir_shape_str(g, &o->shape, b1, sizeof b1),
+            tx_error(cx->diag,
+                     "codegen: region %u stores %%%u of shape %s, which does not broadcast to its "
+                     "iteration shape %s",
+                     region, i, ir_shape_str(g, &o->shape, b1, sizeof b1),
                      ir_shape_str(g, s, b2, sizeof b2));
             ok = false;
             break;

@@ -16,7 +16,7 @@ typedef struct cg_target_desc {
 } cg_target_desc;
 
 static const cg_target_desc cg_targets[CG_NTARGETS] = {
-    {"sm_80", "sm_80"}, {"sm_86", "sm_86"}, {"sm_89", "sm_89"},
+    {"sm_80", "sm_80"}, {"sm_86", "sm_86"},   {"sm_89", "sm_89"},
     {"sm_90", "sm_90"}, {"sm_90a", "sm_90a"}, {"host", NULL},
 };
 
@@ -112,7 +112,8 @@ static void cg_sources(cg_ctx *cx, ir_id v, void (*fn)(cg_ctx *, ir_id, void *),
             continue;
         }
         ir_id w = ir_in(g, n, fr->k++);
-        if (!cg_is_view(&g->nodes[w])) fn(cx, w, arg);
+        if (!cg_is_view(&g->nodes[w]))
+            fn(cx, w, arg);
         else if (cx->vstamp[w] != cx->vepoch) {
             cx->vstamp[w] = cx->vepoch;
             cx->vstk[sp].x = w, cx->vstk[sp++].k = 0;
@@ -124,7 +125,8 @@ static void cg_sources(cg_ctx *cx, ir_id v, void (*fn)(cg_ctx *, ir_id, void *),
  * view its region writes (a returned view, materialised by a copy region). */
 static bool cg_is_member(const cg_ctx *cx, ir_id i) {
     const ir_node *n = &cx->g->nodes[i];
-    if (n->op == IR_OP_INPUT || ir_is_gen(cx->g, i) || n->op == IR_OP_OUTPUT || n->region >= cx->g->nregions)
+    if (n->op == IR_OP_INPUT || ir_is_gen(cx->g, i) || n->op == IR_OP_OUTPUT ||
+        n->region >= cx->g->nregions)
         return false;
     return !cg_is_view(n) || cx->bufidx_kind[i] == CG_BUF_OUTPUT + 1;
 }
@@ -133,7 +135,8 @@ static bool cg_is_member(const cg_ctx *cx, ir_id i) {
 static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
     unsigned reader = *(const unsigned *)arg;
     const ir_node *p = &cx->g->nodes[v];
-    if (p->op == IR_OP_INPUT || ir_is_gen(cx->g, v) || cx->bufidx_kind[v] || p->region == reader) return;
+    if (p->op == IR_OP_INPUT || ir_is_gen(cx->g, v) || cx->bufidx_kind[v] || p->region == reader)
+        return;
     if (cx->ntemps == cx->tcap) {
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
@@ -166,8 +169,9 @@ static bool cg_assign_homes(cg_ctx *cx) {
         }
         if (ir_is_gen(g, i)) continue;
         if (n->region == IR_NONE || n->region >= g->nregions) {
-            tx_error(cx->diag, "codegen: node %%%u (%s) belongs to no fused region; run the planner first",
-                     i, ir_op_name(n->op));
+            tx_error(cx->diag,
+                     "codegen: node %%%u (%s) belongs to no fused region; run the planner first", i,
+                     ir_op_name(n->op));
             return false;
         }
         if (cx->outslots[i] != UINT32_MAX) {
@@ -198,7 +202,8 @@ bool cg_is_hbm(const cg_ctx *cx, ir_id id) {
 /* True when node id is produced by the current region and has an HBM home. */
 bool cg_is_region_output(const cg_ctx *cx, ir_id id) {
     const ir_node *n = &cx->g->nodes[id];
-    return cx->region != IR_NONE && n->region == cx->region && cg_is_member(cx, id) && cx->bufidx_kind[id] != 0;
+    return cx->region != IR_NONE && n->region == cx->region && cg_is_member(cx, id) &&
+           cx->bufidx_kind[id] != 0;
 }
 
 /* Adds buffer (value v, write flag) to the kernel once. */
@@ -243,14 +248,18 @@ static void cg_tmap_params(cg_ctx *cx, unsigned first, unsigned n) {
     unsigned kid_align = LLVMGetEnumAttributeKindForName("align", 5);
     LLVMMetadataRef idx[8];
     for (unsigned i = 0; i < n && i < 8; i++) {
-        LLVMAddAttributeAtIndex(cx->fn, first + i + 1, LLVMCreateTypeAttribute(cx->llctx, kid_byval, tmt));
-        LLVMAddAttributeAtIndex(cx->fn, first + i + 1, LLVMCreateEnumAttribute(cx->llctx, kid_align, 64));
+        LLVMAddAttributeAtIndex(cx->fn, first + i + 1,
+                                LLVMCreateTypeAttribute(cx->llctx, kid_byval, tmt));
+        LLVMAddAttributeAtIndex(cx->fn, first + i + 1,
+                                LLVMCreateEnumAttribute(cx->llctx, kid_align, 64));
         idx[i] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, first + i + 1, 0));
     }
-    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn), LLVMMDStringInContext2(cx->llctx, "grid_constant", 13),
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn),
+                             LLVMMDStringInContext2(cx->llctx, "grid_constant", 13),
                              LLVMMDNodeInContext2(cx->llctx, idx, n < 8 ? n : 8)};
-    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
-                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+    LLVMAddNamedMetadataOperand(
+        cx->mod, "nvvm.annotations",
+        LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
 }
 
 /* Starts a kernel; see codegen.h. For an output copy kernel (region IR_NONE)
@@ -268,11 +277,13 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     cx->nshared = 0;
     char name[160];
     if (region != IR_NONE)
-        snprintf(name, sizeof name, "%s_k%u%s", g->name ? g->name : "tx", region, suffix ? suffix : "");
+        snprintf(name, sizeof name, "%s_k%u%s", g->name ? g->name : "tx", region,
+                 suffix ? suffix : "");
     else
         snprintf(name, sizeof name, "%s%s", g->name ? g->name : "tx", suffix ? suffix : "_copy");
     for (char *c = name; *c; c++)
-        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_'))
+        if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              *c == '_'))
             *c = '_';
     k->name = ir_xstrdup(name);
     k->region = region == IR_NONE ? -1 : (int)region;
@@ -302,7 +313,8 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     unsigned kid_ro = LLVMGetEnumAttributeKindForName("readonly", 8);
     unsigned kid_align = LLVMGetEnumAttributeKindForName("align", 5);
     unsigned kid_nounwind = LLVMGetEnumAttributeKindForName("nounwind", 8);
-    LLVMAddAttributeAtIndex(cx->fn, LLVMAttributeFunctionIndex, LLVMCreateEnumAttribute(cx->llctx, kid_nounwind, 0));
+    LLVMAddAttributeAtIndex(cx->fn, LLVMAttributeFunctionIndex,
+                            LLVMCreateEnumAttribute(cx->llctx, kid_nounwind, 0));
     for (unsigned i = 0; i < k->nbufs; i++) {
         LLVMValueRef prm = LLVMGetParam(cx->fn, i);
         const ir_node *vn = &g->nodes[k->bufs[i].value];
@@ -349,12 +361,14 @@ static void cg_annotate(cg_ctx *cx, unsigned threads) {
     md[0] = LLVMValueAsMetadata(cx->fn);
     md[1] = LLVMMDStringInContext2(cx->llctx, "kernel", 6);
     md[2] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, 1, 0));
-    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
-                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+    LLVMAddNamedMetadataOperand(
+        cx->mod, "nvvm.annotations",
+        LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
     md[1] = LLVMMDStringInContext2(cx->llctx, "maxntidx", 8);
     md[2] = LLVMValueAsMetadata(LLVMConstInt(cx->i32, threads, 0));
-    LLVMAddNamedMetadataOperand(cx->mod, "nvvm.annotations",
-                                LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+    LLVMAddNamedMetadataOperand(
+        cx->mod, "nvvm.annotations",
+        LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
 }
 
 /* Finishes the current kernel; see codegen.h. */
@@ -416,7 +430,8 @@ typedef struct cg_dep_arg {
 static void cg_dep_src(cg_ctx *cx, ir_id v, void *arg) {
     cg_dep_arg *a = arg;
     const ir_node *p = &cx->g->nodes[v];
-    if (p->region < a->nr && p->region != a->reader) a->dep[(size_t)a->reader * a->nr + p->region] = true;
+    if (p->region < a->nr && p->region != a->reader)
+        a->dep[(size_t)a->reader * a->nr + p->region] = true;
 }
 
 /* Launch order of the regions: a region runs after every region whose
@@ -462,14 +477,15 @@ static bool cg_emit_all(cg_ctx *cx) {
     for (unsigned i = 0; ok && i < g->nregions; i++) {
         unsigned r = order[i];
         switch ((ir_region_kind)g->regions[r].kind) {
-        case IR_RK_POINTWISE:
-        case IR_RK_COPY: ok = cg_emit_pointwise(cx, r); break;
-        case IR_RK_REDUCTION: ok = cg_emit_reduction(cx, r); break;
-        case IR_RK_MATMUL: ok = cg_emit_matmul(cx, g, r); break;
-        case IR_RK_ATTENTION: ok = cg_emit_attention(cx, g, r); break;
-        default:
-            tx_error(cx->diag, "codegen: region %u has an unknown kind %u", r, g->regions[r].kind);
-            ok = false;
+            case IR_RK_POINTWISE:
+            case IR_RK_COPY: ok = cg_emit_pointwise(cx, r); break;
+            case IR_RK_REDUCTION: ok = cg_emit_reduction(cx, r); break;
+            case IR_RK_MATMUL: ok = cg_emit_matmul(cx, g, r); break;
+            case IR_RK_ATTENTION: ok = cg_emit_attention(cx, g, r); break;
+            default:
+                tx_error(cx->diag, "codegen: region %u has an unknown kind %u", r,
+                         g->regions[r].kind);
+                ok = false;
         }
     }
     free(order);
@@ -573,7 +589,8 @@ static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     p->ptxlen = strlen(p->ptx);
     LLVMDisposeMemoryBuffer(mb);
     if (strstr(p->ptx, ".extern .func")) {
-        tx_error(d, "codegen: internal error: the PTX calls an undefined function (unknown intrinsic)");
+        tx_error(
+            d, "codegen: internal error: the PTX calls an undefined function (unknown intrinsic)");
         return false;
     }
     return true;
@@ -583,7 +600,8 @@ static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
 static void cg_record_io(cg_program *p, const ir_graph *g) {
     const ir_node *on = &g->nodes[ir_output(g)];
     for (ir_id i = 0; i < g->n; i++)
-        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > p->nin) p->nin = g->nodes[i].a.param + 1;
+        if (g->nodes[i].op == IR_OP_INPUT && g->nodes[i].a.param + 1 > p->nin)
+            p->nin = g->nodes[i].a.param + 1;
     p->nout = on->nin;
     p->io = ir_xcalloc(p->nin + p->nout + 1, sizeof *p->io);
     for (ir_id i = 0; i < g->n; i++)
@@ -591,11 +609,13 @@ static void cg_record_io(cg_program *p, const ir_graph *g) {
             const ir_node *n = &g->nodes[i];
             cg_io *io = &p->io[n->a.param];
             free(io->name);
-            *io = (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype, n->shape};
+            *io = (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype,
+                          n->shape};
         }
     for (unsigned k = 0; k < on->nin; k++) {
         const ir_node *n = &g->nodes[ir_in(g, on, k)];
-        p->io[p->nin + k] = (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype, n->shape};
+        p->io[p->nin + k] =
+            (cg_io){ir_xstrdup(n->name ? ir_str(g, n->name) : ""), (ir_dtype)n->dtype, n->shape};
     }
     for (unsigned i = 0; i < p->nin + p->nout; i++)
         if (!p->io[i].name) p->io[i].name = ir_xstrdup("");
@@ -624,9 +644,12 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     unsigned ntransc;
     int64_t work = cg_work(g, &ntransc);
     if (work > CG_WORK_MAX) { /* refused at once rather than minutes and gigabytes in LLVM */
-        tx_error(d, "the program is too large to compile: %lld units of work after inlining every helper call "
-                    "(%u transcendental operations at %d units each), limit %d; each call of a helper inlines a "
-                    "fresh copy, so helpers that call a helper twice grow exponentially",
+        tx_error(d,
+                 "the program is too large to compile: %lld units of work after inlining every "
+                 "helper call "
+                 "(%u transcendental operations at %d units each), limit %d; each call of a helper "
+                 "inlines a "
+                 "fresh copy, so helpers that call a helper twice grow exponentially",
                  (long long)work, ntransc, CG_WORK_TRANSC, CG_WORK_MAX);
         return NULL;
     }
@@ -690,8 +713,10 @@ void cg_program_free(cg_program *p) {
     free(p->io);
     free(p->ptx);
     if (p->mod) LLVMDisposeModule(p->mod);
-    if (p->tsc) LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
-    else if (p->llctx) LLVMContextDispose(p->llctx);
+    if (p->tsc)
+        LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
+    else if (p->llctx)
+        LLVMContextDispose(p->llctx);
     cg_tm_free(p->tm);
     free(p);
 }
@@ -725,7 +750,9 @@ const cg_kernel *cg_program_kernel(const cg_program *p, unsigned k) {
     return k < p->nkernels ? &p->kernels[k] : NULL;
 }
 unsigned cg_program_ntemps(const cg_program *p) { return p->ntemps; }
-const cg_temp *cg_program_temp(const cg_program *p, unsigned i) { return i < p->ntemps ? &p->temps[i] : NULL; }
+const cg_temp *cg_program_temp(const cg_program *p, unsigned i) {
+    return i < p->ntemps ? &p->temps[i] : NULL;
+}
 unsigned cg_program_nsyms_total(const cg_program *p) { return p->nsyms; }
 
 /* Resolves shape s with symbol values; false on overflow or an unbound symbol. */
@@ -757,14 +784,16 @@ bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms, un
         grid[d] = (unsigned)b;
         block[d] = kr->block[d];
     }
-    if (kr->persist && (uint64_t)grid[0] * grid[1] * grid[2] > kr->persist && grid[0] && grid[1] && grid[2])
+    if (kr->persist && (uint64_t)grid[0] * grid[1] * grid[2] > kr->persist && grid[0] && grid[1] &&
+        grid[2])
         grid[0] = kr->persist, grid[1] = 1, grid[2] = 1;
     if (smem_bytes) *smem_bytes = kr->smem_bytes;
     return true;
 }
 
 /* Writes a shape as a JSON array: numbers, or symbol names as strings. */
-static void cg_json_shape(const cg_program *p, const ir_shape *s, const char *const *symnames, FILE *out) {
+static void cg_json_shape(const cg_program *p, const ir_shape *s, const char *const *symnames,
+                          FILE *out) {
     fputc('[', out);
     for (unsigned i = 0; i < s->rank; i++) {
         if (i) fputs(", ", out);
@@ -781,9 +810,12 @@ static void cg_json_str(const char *s, FILE *out) {
     fputc('"', out);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(out, "\\%c", c);
-        else if (c < 0x20) fprintf(out, "\\u%04x", c);
-        else fputc(c, out);
+        if (c == '"' || c == '\\')
+            fprintf(out, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(out, "\\u%04x", c);
+        else
+            fputc(c, out);
     }
     fputc('"', out);
 }
@@ -812,8 +844,10 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
     for (unsigned s = 0; s < p->nsyms; s++) fprintf(out, "%s\"%s\"", s ? ", " : "", sn[s]);
     for (unsigned i = 0; i < p->nin + p->nout; i++) {
         const cg_io *io = &p->io[i];
-        if (i == 0 || i == p->nin) fprintf(out, "],\n  \"%s\": [", i < p->nin ? "inputs" : "outputs");
-        fprintf(out, "%s\n    {\"index\": %u, \"name\": ", i != 0 && i != p->nin ? "," : "", i < p->nin ? i : i - p->nin);
+        if (i == 0 || i == p->nin)
+            fprintf(out, "],\n  \"%s\": [", i < p->nin ? "inputs" : "outputs");
+        fprintf(out, "%s\n    {\"index\": %u, \"name\": ", i != 0 && i != p->nin ? "," : "",
+                i < p->nin ? i : i - p->nin);
         cg_json_str(io->name, out);
         fprintf(out, ", \"dtype\": \"%s\", \"shape\": ", ir_dtype_name(io->dtype));
         cg_json_shape(p, &io->shape, sn, out);
@@ -823,30 +857,32 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
     if (p->nout == 0) fputs("],\n  \"outputs\": [", out);
     fputs("],\n  \"temps\": [", out);
     for (unsigned i = 0; i < p->ntemps; i++) {
-        fprintf(out, "%s\n    {\"index\": %u, \"value\": %u, \"dtype\": \"%s\", \"shape\": ", i ? "," : "", i,
-                p->temps[i].value, ir_dtype_name(p->temps[i].dtype));
+        fprintf(out, "%s\n    {\"index\": %u, \"value\": %u, \"dtype\": \"%s\", \"shape\": ",
+                i ? "," : "", i, p->temps[i].value, ir_dtype_name(p->temps[i].dtype));
         cg_json_shape(p, &p->temps[i].shape, sn, out);
         fputc('}', out);
     }
     fputs("],\n  \"kernels\": [", out);
     for (unsigned k = 0; k < p->nkernels; k++) {
         const cg_kernel *kr = &p->kernels[k];
-        fprintf(out, "%s\n    {\"name\": \"%s\", \"region\": %d, \"buffers\": [", k ? "," : "", kr->name,
-                kr->region);
+        fprintf(out, "%s\n    {\"name\": \"%s\", \"region\": %d, \"buffers\": [", k ? "," : "",
+                kr->name, kr->region);
         for (unsigned i = 0; i < kr->nbufs; i++)
-            fprintf(out, "%s{\"kind\": \"%s\", \"index\": %u, \"value\": %u, \"write\": %s}", i ? ", " : "",
-                    kinds[kr->bufs[i].kind], kr->bufs[i].index, kr->bufs[i].value,
+            fprintf(out, "%s{\"kind\": \"%s\", \"index\": %u, \"value\": %u, \"write\": %s}",
+                    i ? ", " : "", kinds[kr->bufs[i].kind], kr->bufs[i].index, kr->bufs[i].value,
                     kr->bufs[i].write ? "true" : "false");
         fputs("],\n     \"symbols\": [", out);
-        for (unsigned i = 0; i < kr->nsyms; i++) fprintf(out, "%s\"%s\"", i ? ", " : "", sn[kr->syms[i]]);
+        for (unsigned i = 0; i < kr->nsyms; i++)
+            fprintf(out, "%s\"%s\"", i ? ", " : "", sn[kr->syms[i]]);
         fputs("],\n     \"grid\": [", out);
         for (int d = 0; d < 3; d++) {
             fprintf(out, "%s{\"work\": ", d ? ", " : "");
             cg_json_shape(p, &kr->work[d], sn, out);
-            fprintf(out, ", \"per\": %lld, \"cap\": %lld}", (long long)kr->per[d], (long long)kr->cap[d]);
+            fprintf(out, ", \"per\": %lld, \"cap\": %lld}", (long long)kr->per[d],
+                    (long long)kr->cap[d]);
         }
-        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u,\n     \"flops\": ", kr->block[0],
-                kr->block[1], kr->block[2], kr->smem_bytes);
+        fprintf(out, "],\n     \"block\": [%u, %u, %u], \"smem_bytes\": %u,\n     \"flops\": ",
+                kr->block[0], kr->block[1], kr->block[2], kr->smem_bytes);
         cg_json_poly(&kr->flops, sn, out);
         if (kr->tmpl[0]) fprintf(out, ", \"template\": \"%s\"", kr->tmpl);
         if (kr->persist) fprintf(out, ", \"persistent\": %u", kr->persist);
@@ -854,11 +890,13 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
             fputs(",\n     \"tensor_maps\": [", out);
             for (unsigned i = 0; i < kr->ntmaps; i++) {
                 const cg_tmap *tm = &kr->tmaps[i];
-                fprintf(out, "%s{\"param\": %u, \"buffer\": %u, \"dtype\": \"%s\", \"dims\": ", i ? ", " : "",
-                        kr->nbufs + kr->nsyms + i, tm->buf, ir_dtype_name((ir_dtype)tm->dtype));
+                fprintf(out, "%s{\"param\": %u, \"buffer\": %u, \"dtype\": \"%s\", \"dims\": ",
+                        i ? ", " : "", kr->nbufs + kr->nsyms + i, tm->buf,
+                        ir_dtype_name((ir_dtype)tm->dtype));
                 ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
                 cg_json_shape(p, &ds, sn, out);
-                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u}", tm->box[0], tm->box[1], tm->swizzle);
+                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u}", tm->box[0], tm->box[1],
+                        tm->swizzle);
             }
             fputc(']', out);
         }

@@ -12,11 +12,10 @@
  * every reduction is unrolled and the row's values stay in registers (one
  * HBM read). When it is onchip but longer (row mode, concrete length), the
  * values later passes re-read are staged in shared memory by the first
- * pass (one HBM read; cg_red_stage_plan). Otherwise the row is streamed: one loop (one HBM pass) per
- * reduction level, levels 1 and 2 fused into one online pass when the
- * chain streams (softmax's running max and rescaled sum, Welford for a
- * variance), then one epilogue loop for the row-shaped outputs that depend
- * on a reduction: the planner's `passes` (docs/codegen.md). */
+ * pass (one HBM read; cg_red_stage_plan). Otherwise the row is streamed: one loop (one HBM pass)
+ * per reduction level, levels 1 and 2 fused into one online pass when the chain streams (softmax's
+ * running max and rescaled sum, Welford for a variance), then one epilogue loop for the row-shaped
+ * outputs that depend on a reduction: the planner's `passes` (docs/codegen.md). */
 #include "codegen/cg_impl.h"
 
 #include <math.h>
@@ -24,46 +23,48 @@
 #include <string.h>
 
 #define CG_RED_MAXRED 32
-_Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS, "the planner plans no more reductions per region than codegen tracks");
-#define CG_RED_HOLD 16
+_Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS,
+               "the planner plans no more reductions per region than codegen tracks");
+#define CG_RED_HOLD  16
 #define CG_RED_MAXST 8 /* most values staged in shared memory */
 
 typedef struct cg_red {
     unsigned region;
-    const ir_shape *S;     /* shape the reductions read */
-    uint32_t axes;         /* reduced axes of S */
-    ir_shape kept;         /* S without the reduced axes (rows) */
-    ir_shape red;          /* the reduced axes of S (one row) */
+    const ir_shape *S; /* shape the reductions read */
+    uint32_t axes;     /* reduced axes of S */
+    ir_shape kept;     /* S without the reduced axes (rows) */
+    ir_shape red;      /* the reduced axes of S (one row) */
     ir_id reds[CG_RED_MAXRED];
     unsigned nred;
     bool rowmode;
     bool trailing, leading; /* reduced axes are the last / first ones */
     unsigned threads;
-    unsigned cols, slices;  /* column mode: a block is cols kept elements x slices of the reduced axis
-                               (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
-    LLVMValueRef slice;     /* slices > 1: this thread's slice (i64), its column's validity */
+    unsigned cols, slices; /* column mode: a block is cols kept elements x slices of the reduced
+                              axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
+    LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
-    unsigned wrows;         /* row mode: rows per block, one warp each (the planner's rows; > 1 only on the
-                               GPU for rows of at most 32 x CG_RED_HOLD elements); threads is then 32 */
-    unsigned hold;          /* > 0: unrolled passes, elements per thread */
-    unsigned vec;           /* > 1: hold elements come in aligned groups of vec (vector loads) */
-    unsigned svec;          /* > 1: streaming loops take aligned groups of svec elements (vector loads and stores) */
+    unsigned wrows; /* row mode: rows per block, one warp each (the planner's rows; > 1 only on the
+                       GPU for rows of at most 32 x CG_RED_HOLD elements); threads is then 32 */
+    unsigned hold;  /* > 0: unrolled passes, elements per thread */
+    unsigned vec;   /* > 1: hold elements come in aligned groups of vec (vector loads) */
+    unsigned svec;  /* > 1: streaming loops take aligned groups of svec elements (vector loads and
+                       stores) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
-    uint8_t level[CG_RED_MAXRED];   /* 1 + the deepest region reduction its input depends on */
-    unsigned nlev;                  /* deepest level (the planner's `stages`) */
-    uint32_t *dep;                  /* per node: bitmask of the region's reductions its value depends on */
-    bool online;                    /* levels 1 and 2 run as one online pass (cg_red_online_match) */
-    uint8_t okind[CG_RED_MAXRED];   /* level-2 reduction: CG_ON_EXP or CG_ON_VAR */
-    uint8_t ostat[CG_RED_MAXRED];   /* its level-1 statistic (index into reds) */
-    ir_id oa[CG_RED_MAXRED];        /* CG_ON_VAR: the minuend A of (A - stat), accumulated by Welford */
+    uint8_t level[CG_RED_MAXRED]; /* 1 + the deepest region reduction its input depends on */
+    unsigned nlev;                /* deepest level (the planner's `stages`) */
+    uint32_t *dep; /* per node: bitmask of the region's reductions its value depends on */
+    bool online;   /* levels 1 and 2 run as one online pass (cg_red_online_match) */
+    uint8_t okind[CG_RED_MAXRED]; /* level-2 reduction: CG_ON_EXP or CG_ON_VAR */
+    uint8_t ostat[CG_RED_MAXRED]; /* its level-1 statistic (index into reds) */
+    ir_id oa[CG_RED_MAXRED]; /* CG_ON_VAR: the minuend A of (A - stat), accumulated by Welford */
     /* Staged rows (onchip rows too long for registers, cg_red_stage_plan):
      * the first pass writes st[j] at element e of the row to word
      * j * len + e of stbuf; later passes read it back instead of HBM. */
-    unsigned nst;                   /* > 0: staged mode */
+    unsigned nst; /* > 0: staged mode */
     ir_id st[CG_RED_MAXST];
-    unsigned stbytes;               /* shared bytes: nst * len words, then (GPU, > 1 warp) the block scratch */
-    LLVMValueRef stbuf;             /* 32-bit words (addrspace 3 on GPU, an alloca on the host) */
+    unsigned stbytes;   /* shared bytes: nst * len words, then (GPU, > 1 warp) the block scratch */
+    LLVMValueRef stbuf; /* 32-bit words (addrspace 3 on GPU, an alloca on the host) */
 } cg_red;
 
 enum { CG_ON_EXP = 1, CG_ON_VAR = 2 };
@@ -84,7 +85,9 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
             p->S = in;
             p->axes = n->a.red.axes;
         } else if (!ir_shape_eq(in, p->S) || n->a.red.axes != p->axes || p->nred == CG_RED_MAXRED) {
-            tx_error(cx->diag, "codegen: reduction region %u mixes reductions of different shapes or axes", r);
+            tx_error(cx->diag,
+                     "codegen: reduction region %u mixes reductions of different shapes or axes",
+                     r);
             return false;
         }
         p->reds[p->nred++] = i;
@@ -118,7 +121,8 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         while (t < 256 && len > 0 && (int64_t)t * 4 < len) t *= 2;
         p->threads = len < 0 ? 256 : t;
         int64_t w = g->regions[r].rows;
-        if (len > 0 && len <= 32 * CG_RED_HOLD && nk > 0 && w > 1 && w <= 32) { /* [reduction.warp_rows] */
+        if (len > 0 && len <= 32 * CG_RED_HOLD && nk > 0 && w > 1 &&
+            w <= 32) { /* [reduction.warp_rows] */
             p->threads = 32;
             p->wrows = (unsigned)w;
         }
@@ -127,7 +131,9 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         p->cols = rg->tile[1] > 0 ? (unsigned)rg->tile[1] : 128;
         p->slices = rg->tile[2] > 1 ? (unsigned)rg->tile[2] : 1;
         if (p->slices > 1 && (p->cols & (p->cols - 1))) {
-            tx_error(cx->diag, "codegen: reduction region %u: column block of %u kept elements is not a power of two",
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: column block of %u kept elements is not a "
+                     "power of two",
                      r, p->cols);
             return false;
         }
@@ -135,8 +141,10 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     }
     int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
     if (p->wrows < 1) p->wrows = 1;
-    p->hold = (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
-                  ? (unsigned)per : 0;
+    p->hold =
+        (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
+            ? (unsigned)per
+            : 0;
     p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
     return true;
 }
@@ -169,7 +177,8 @@ static unsigned cg_red_vec_width(cg_ctx *cx, const cg_red *p, int64_t len, int64
 static ir_id cg_red_skip(const ir_graph *g, ir_id x, bool casts) {
     for (;;) {
         const ir_node *n = &g->nodes[x];
-        bool view = (ir_op_traits((ir_op)n->op) & IR_T_VIEW) && n->op != IR_OP_CONCAT && n->nin == 1;
+        bool view =
+            (ir_op_traits((ir_op)n->op) & IR_T_VIEW) && n->op != IR_OP_CONCAT && n->nin == 1;
         if (!view && !(casts && n->op == IR_OP_CAST)) return x;
         x = ir_in(g, n, 0);
     }
@@ -196,7 +205,8 @@ static void cg_red_levels(cg_ctx *cx, cg_red *p) {
             continue;
         }
         bool view = (ir_op_traits((ir_op)n->op) & IR_T_VIEW) != 0;
-        if (n->op == IR_OP_OUTPUT || cg_is_hbm(cx, i) || (!view && n->region != p->region)) continue;
+        if (n->op == IR_OP_OUTPUT || cg_is_hbm(cx, i) || (!view && n->region != p->region))
+            continue;
         for (unsigned j = 0; j < n->nin; j++) p->dep[i] |= p->dep[ir_in(g, n, j)];
     }
     p->nlev = 0;
@@ -220,7 +230,9 @@ static bool cg_red_online_match(const ir_graph *g, cg_red *p) {
     for (unsigned k = 0; k < p->nred; k++) {
         if (p->level[k] != 2) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
-        if ((rn->op != IR_OP_SUM && rn->op != IR_OP_MEAN) || !ir_dtype_is_float((ir_dtype)rn->dtype)) return false;
+        if ((rn->op != IR_OP_SUM && rn->op != IR_OP_MEAN) ||
+            !ir_dtype_is_float((ir_dtype)rn->dtype))
+            return false;
         ir_id x = cg_red_skip(g, ir_in(g, rn, 0), true), d = IR_NONE;
         const ir_node *xn = &g->nodes[x];
         int kind = 0;
@@ -241,7 +253,8 @@ static bool cg_red_online_match(const ir_graph *g, cg_red *p) {
         int st = cg_red_index(p, cg_red_skip(g, ir_in(g, &g->nodes[d], 1), false));
         if (st < 0 || p->level[st] != 1 || p->dep[a]) return false;
         ir_op so = (ir_op)g->nodes[p->reds[st]].op;
-        if (kind == CG_ON_EXP ? so != IR_OP_MAX : (so != IR_OP_MEAN && so != IR_OP_SUM)) return false;
+        if (kind == CG_ON_EXP ? so != IR_OP_MAX : (so != IR_OP_MEAN && so != IR_OP_SUM))
+            return false;
         if (!ir_dtype_is_float((ir_dtype)g->nodes[p->reds[st]].dtype)) return false;
         p->okind[k] = (uint8_t)kind;
         p->ostat[k] = (uint8_t)st;
@@ -308,7 +321,8 @@ static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
     const ir_region *rg = &g->regions[p->region];
     int64_t len = ir_shape_numel(&p->red);
     p->nst = 0;
-    if (p->hold || !p->rowmode || rg->strategy != IR_RED_ONCHIP || rg->red_extent <= 0 || len <= 0) return;
+    if (p->hold || !p->rowmode || rg->strategy != IR_RED_ONCHIP || rg->red_extent <= 0 || len <= 0)
+        return;
     uint8_t *fl = ir_xcalloc(g->n ? g->n : 1, 1);
     bool roots = false;
     for (unsigned k = 0; k < p->nred; k++)
@@ -324,13 +338,16 @@ static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
     bool ok = roots;
     for (ir_id i = 0; ok && i < g->n; i++) {
         if (!(fl[i] & CG_ST_CAND)) continue;
-        if ((fl[i] & (CG_ST_NOID | CG_ST_DIVR)) || p->nst == CG_RED_MAXST) ok = false;
-        else p->st[p->nst++] = i;
+        if ((fl[i] & (CG_ST_NOID | CG_ST_DIVR)) || p->nst == CG_RED_MAXST)
+            ok = false;
+        else
+            p->st[p->nst++] = i;
     }
     free(fl);
     int64_t scratch = cx->gpu && p->threads > 32 ? 4 * (int64_t)(p->threads / 32) : 0;
     int64_t bytes = 4 * len * (int64_t)p->nst + scratch;
-    if (!ok || !p->nst || bytes > rg->sram_bytes || (cx->gpu && bytes > cg_mm_smem_limit(cx->target))) {
+    if (!ok || !p->nst || bytes > rg->sram_bytes ||
+        (cx->gpu && bytes > cg_mm_smem_limit(cx->target))) {
         p->nst = 0;
         return;
     }
@@ -339,7 +356,8 @@ static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
 
 /* The address of word `j * len + e` of the staged buffer (e: i64 element of the row). */
 static LLVMValueRef cg_red_stage_ptr(cg_ctx *cx, const cg_red *p, unsigned j, LLVMValueRef e) {
-    LLVMValueRef off = j ? LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, p->rowlen, cg_i64(cx, j), ""), e, "") : e;
+    LLVMValueRef off =
+        j ? LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, p->rowlen, cg_i64(cx, j), ""), e, "") : e;
     return LLVMBuildInBoundsGEP2(cx->b, cx->f32, p->stbuf, &off, 1, "stage");
 }
 
@@ -360,7 +378,8 @@ static void cg_red_stage_read(cg_ctx *cx, const cg_red *p, LLVMValueRef e) {
     for (unsigned j = 0; j < p->nst; j++) {
         ir_dtype t = (ir_dtype)cx->g->nodes[p->st[j]].dtype;
         LLVMTypeRef ct = cg_ctype(cx, t);
-        LLVMValueRef v = LLVMBuildLoad2(cx->b, ct == cx->i1 ? cx->i32 : ct, cg_red_stage_ptr(cx, p, j, e), "staged");
+        LLVMValueRef v = LLVMBuildLoad2(cx->b, ct == cx->i1 ? cx->i32 : ct,
+                                        cg_red_stage_ptr(cx, p, j, e), "staged");
         if (ct == cx->i1) v = LLVMBuildTrunc(cx->b, v, cx->i1, "");
         cx->subst[p->st[j]] = v;
     }
@@ -386,7 +405,8 @@ static void cg_delin(cg_ctx *cx, LLVMValueRef v, const ir_shape *s, LLVMValueRef
 
 /* Linear offset into S of element e of row `row`. */
 static LLVMValueRef cg_red_lin(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LLVMValueRef e) {
-    if (p->trailing) return LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, row, p->rowlen, ""), e, "");
+    if (p->trailing)
+        return LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, row, p->rowlen, ""), e, "");
     if (p->leading) return LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, e, p->nrows, ""), row, "");
     LLVMValueRef kc[IR_MAX_RANK], rc[IR_MAX_RANK], d[IR_MAX_RANK];
     cg_delin(cx, row, &p->kept, kc);
@@ -397,7 +417,9 @@ static LLVMValueRef cg_red_lin(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LL
 }
 
 /* The compute dtype of a reduction's accumulator: f32 for floats, i32. */
-static ir_dtype cg_acc_dtype(const ir_node *n) { return ir_dtype_is_float((ir_dtype)n->dtype) ? IR_F32 : IR_I32; }
+static ir_dtype cg_acc_dtype(const ir_node *n) {
+    return ir_dtype_is_float((ir_dtype)n->dtype) ? IR_F32 : IR_I32;
+}
 
 /* The thread's index among the threads of its row (i32): the thread id,
  * or its lane when a block holds one row per warp. */
@@ -411,7 +433,8 @@ static LLVMValueRef cg_red_lane(cg_ctx *cx, const cg_red *p) {
  * thread writes its own word, then every thread adds its column's words in
  * slice order, so all threads of a column receive the same result. Two
  * barriers; every thread of the block must call it. */
-static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v, LLVMValueRef scratch) {
+static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v,
+                                  LLVMValueRef scratch) {
     LLVMTypeRef t = LLVMTypeOf(v);
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMBuildStore(cx->b, v, LLVMBuildInBoundsGEP2(cx->b, t, scratch, &tid, 1, ""));
@@ -419,8 +442,10 @@ static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVal
     LLVMValueRef c = LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, p->cols - 1, 0), "col");
     LLVMValueRef r = NULL;
     for (unsigned s = 0; s < p->slices; s++) {
-        LLVMValueRef at = LLVMBuildAdd(cx->b, c, LLVMConstInt(cx->i32, (unsigned long long)s * p->cols, 0), "");
-        LLVMValueRef x = LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, t, scratch, &at, 1, ""), "");
+        LLVMValueRef at =
+            LLVMBuildAdd(cx->b, c, LLVMConstInt(cx->i32, (unsigned long long)s * p->cols, 0), "");
+        LLVMValueRef x =
+            LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, t, scratch, &at, 1, ""), "");
         r = r ? cg_reduce_combine(cx, op, r, x) : x;
     }
     cg_barrier(cx);
@@ -430,7 +455,8 @@ static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVal
 /* The threads' partials v of one row combined (op SUM, MAX or MIN): the
  * block reduction in row mode, the slice combine in a column split, v
  * itself when one thread holds the row. */
-static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v, LLVMValueRef scratch) {
+static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v,
+                                   LLVMValueRef scratch) {
     if (p->rowmode) return cg_block_reduce(cx, op, v, p->threads, scratch);
     if (p->slices > 1) return cg_red_slices(cx, p, op, v, scratch);
     return v;
@@ -439,9 +465,11 @@ static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVa
 /* The LLVM type of a plain accumulator of reduction n: f64 for a float sum or mean on the host,
  * where one program adds a whole row in sequence (10^7 terms of 0.1 in f32 gave 1087937: the
  * error grows with n eps; in f64 it stays below 2^-53 n times the sum of |terms|, far under f32's
- * rounding of the result); the compute type of cg_acc_dtype otherwise (the GPU adds along a tree). */
+ * rounding of the result); the compute type of cg_acc_dtype otherwise (the GPU adds along a tree).
+ */
 static LLVMTypeRef cg_acc_type(cg_ctx *cx, const ir_node *n) {
-    bool wide = !cx->gpu && ir_dtype_is_float((ir_dtype)n->dtype) && (n->op == IR_OP_SUM || n->op == IR_OP_MEAN);
+    bool wide = !cx->gpu && ir_dtype_is_float((ir_dtype)n->dtype) &&
+                (n->op == IR_OP_SUM || n->op == IR_OP_MEAN);
     return wide ? cx->f64 : cg_ctype(cx, cg_acc_dtype(n));
 }
 
@@ -449,8 +477,8 @@ static LLVMTypeRef cg_acc_type(cg_ctx *cx, const ir_node *n) {
  * a loop. */
 typedef struct cg_rowit {
     LLVMValueRef row;
-    LLVMValueRef e0, estep;         /* first element of this thread, stride */
-    LLVMValueRef lin[CG_RED_HOLD];  /* hold mode: element lins (clamped) */
+    LLVMValueRef e0, estep;        /* first element of this thread, stride */
+    LLVMValueRef lin[CG_RED_HOLD]; /* hold mode: element lins (clamped) */
     LLVMValueRef valid[CG_RED_HOLD];
 } cg_rowit;
 
@@ -458,13 +486,19 @@ typedef struct cg_rowit {
  * sets cx->subst to its value (mean: divided by the row length, then
  * converted to the node's dtype) and returns the combined accumulator
  * before the mean's division. */
-static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc, LLVMValueRef scratch) {
+static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc,
+                                  LLVMValueRef scratch) {
     const ir_node *rn = &cx->g->nodes[p->reds[k]];
     ir_dtype adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
-    if (LLVMTypeOf(acc) == cx->f64) { /* the host's wide sum: the mean divides in f64, then one rounding */
-        LLVMValueRef w = op == IR_OP_MEAN ? LLVMBuildFDiv(cx->b, acc, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f64, ""), "mean") : acc;
-        cx->subst[p->reds[k]] = cg_convert(cx, LLVMBuildFPTrunc(cx->b, w, cx->f32, ""), adt, (ir_dtype)rn->dtype);
+    if (LLVMTypeOf(acc) ==
+        cx->f64) { /* the host's wide sum: the mean divides in f64, then one rounding */
+        LLVMValueRef w =
+            op == IR_OP_MEAN
+                ? LLVMBuildFDiv(cx->b, acc, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f64, ""), "mean")
+                : acc;
+        cx->subst[p->reds[k]] =
+            cg_convert(cx, LLVMBuildFPTrunc(cx->b, w, cx->f32, ""), adt, (ir_dtype)rn->dtype);
         return LLVMBuildFPTrunc(cx->b, acc, cx->f32, "");
     }
     acc = cg_red_combine(cx, p, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, scratch);
@@ -521,14 +555,16 @@ static bool cg_red_pro_out(const cg_red *p, const ir_graph *g, ir_id o) {
  * level-1 reduction): sum (A - c)^2 = sum over threads of M2 + n (m - c)^2.
  * When that is not finite (f32 overflow of the differences), one exact
  * pass sums the reduced value itself, as the reference does. */
-static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k, const LLVMValueRef *w,
-                                     LLVMValueRef scratch) {
+static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k,
+                                     const LLVMValueRef *w, LLVMValueRef scratch) {
     const ir_graph *g = cx->g;
     ir_id st = p->reds[p->ostat[k]], in = ir_in(g, &g->nodes[p->reds[k]], 0);
     LLVMValueRef c = cg_convert(cx, cx->subst[st], (ir_dtype)g->nodes[st].dtype, IR_F32);
-    if (LLVMTypeOf(w[1]) == cx->f64) c = LLVMBuildFPExt(cx->b, c, cx->f64, ""); /* the host's f64 state */
+    if (LLVMTypeOf(w[1]) == cx->f64)
+        c = LLVMBuildFPExt(cx->b, c, cx->f64, ""); /* the host's f64 state */
     LLVMValueRef dm = LLVMBuildFSub(cx->b, w[1], c, "");
-    LLVMValueRef part = LLVMBuildFAdd(cx->b, w[2], LLVMBuildFMul(cx->b, w[0], LLVMBuildFMul(cx->b, dm, dm, ""), ""), "");
+    LLVMValueRef part = LLVMBuildFAdd(
+        cx->b, w[2], LLVMBuildFMul(cx->b, w[0], LLVMBuildFMul(cx->b, dm, dm, ""), ""), "");
     if (LLVMTypeOf(part) == cx->f64) part = LLVMBuildFPTrunc(cx->b, part, cx->f32, "");
     LLVMValueRef tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
     LLVMValueRef mag = cg_call_intrinsic(cx, "llvm.fabs", true, &tot, 1);
@@ -546,7 +582,8 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
     cg_index idx = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, e));
     LLVMValueRef v = cg_emit_value(cx, in, &idx);
     if (!v) return NULL;
-    LLVMValueRef nx = LLVMBuildFAdd(cx->b, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
+    LLVMValueRef nx =
+        LLVMBuildFAdd(cx->b, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
     cg_memo_reset(cx, mark);
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     LLVMAddIncoming(acc, &nx, &latch, 1);
@@ -572,7 +609,8 @@ static LLVMValueRef cg_red_groups(cg_ctx *cx, const cg_red *p) {
  * svec elements of group e), with the vector-load cache on for a group of a row (contiguous
  * elements; cg_vec_end clears it). A column split's group is svec consecutive elements of the
  * reduced axis, strided in memory: unrolled scalar loads, all issued before their combines. */
-static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e, cg_index *idx) {
+static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e,
+                               cg_index *idx) {
     unsigned V = p->svec > 1 ? p->svec : 1;
     LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e, lins[CG_VEC_MAXLIN];
     for (unsigned j = 0; j < V; j++) {
@@ -602,7 +640,8 @@ static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *i
  * running-statistic recurrences of docs/codegen.md), and, when `pro`, the
  * stores of the row-shaped outputs that depend on no reduction. Leaves
  * cx->subst set for the reductions it computed. */
-static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro, LLVMValueRef scratch) {
+static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro,
+                          LLVMValueRef scratch) {
     const ir_graph *g = cx->g;
     unsigned slot[CG_RED_MAXRED], ns = 0;
     LLVMValueRef init[CG_RED_MAXSLOT], phi[CG_RED_MAXSLOT], nxt[CG_RED_MAXSLOT];
@@ -611,9 +650,13 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         bool sel = p->online ? p->level[k] <= 2 : p->level[k] == lev;
         slot[k] = ns;
         if (!sel) continue;
-        bool welford = p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
-        bool lev2 = p->online && p->level[k] == 2; /* running statistics: f32, but Welford's f64 on the host */
-        LLVMTypeRef at = lev2 && !(welford && !cx->gpu) ? cg_ctype(cx, cg_acc_dtype(rn)) : welford ? cx->f64 : cg_acc_type(cx, rn);
+        bool welford =
+            p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
+        bool lev2 = p->online &&
+                    p->level[k] == 2; /* running statistics: f32, but Welford's f64 on the host */
+        LLVMTypeRef at = lev2 && !(welford && !cx->gpu) ? cg_ctype(cx, cg_acc_dtype(rn))
+                         : welford                      ? cx->f64
+                                                        : cg_acc_type(cx, rn);
         init[ns++] = cg_reduce_identity(cx, lev2 ? IR_OP_SUM : (ir_op)rn->op, at);
         if (welford) init[ns++] = LLVMConstReal(at, 0.0), init[ns++] = LLVMConstReal(at, 0.0);
     }
@@ -641,7 +684,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         for (unsigned j = 0; j < V; j++) {
             LLVMValueRef v = cg_emit_value(cx, in, &idx[j]);
             if (!v) return false;
-            acc = cg_reduce_combine(cx, op, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn)));
+            acc = cg_reduce_combine(
+                cx, op, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn)));
         }
         nxt[slot[k]] = acc;
     }
@@ -659,11 +703,13 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
             for (unsigned q = 0; q < V; q++) {
                 LLVMValueRef t = cg_emit_value(cx, in, &idx[q]);
                 if (!t) return false;
-                acc = LLVMBuildFAdd(cx->b, acc, cg_convert(cx, t, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
+                acc = LLVMBuildFAdd(cx->b, acc,
+                                    cg_convert(cx, t, (ir_dtype)g->nodes[in].dtype, IR_F32), "");
             }
             nxt[s] = acc;
         } else {
-            /* Welford per element: n' = n + 1, m' = m + (a - m) / n', M2' = M2 + (a - m)(a - m'). */
+            /* Welford per element: n' = n + 1, m' = m + (a - m) / n', M2' = M2 + (a - m)(a - m').
+             */
             LLVMValueRef n = phi[s], m = phi[s + 1], m2 = phi[s + 2];
             for (unsigned q = 0; q < V; q++) {
                 LLVMValueRef a = cg_emit_value(cx, p->oa[k], &idx[q]);
@@ -673,7 +719,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
                 n = LLVMBuildFAdd(cx->b, n, LLVMConstReal(LLVMTypeOf(n), 1.0), "");
                 LLVMValueRef dl = LLVMBuildFSub(cx->b, a, m, "");
                 m = LLVMBuildFAdd(cx->b, m, LLVMBuildFDiv(cx->b, dl, n, ""), "");
-                m2 = LLVMBuildFAdd(cx->b, m2, LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m, ""), ""), "");
+                m2 = LLVMBuildFAdd(
+                    cx->b, m2, LLVMBuildFMul(cx->b, dl, LLVMBuildFSub(cx->b, a, m, ""), ""), "");
             }
             nxt[s] = n;
             nxt[s + 1] = m;
@@ -693,7 +740,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     cg_loop_end(cx, &l);
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
     for (unsigned k = 0; k < p->nred; k++)
-        if (p->level[k] == (p->online ? 1 : lev)) fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
+        if (p->level[k] == (p->online ? 1 : lev))
+            fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
     for (unsigned k = 0; p->online && k < p->nred; k++) {
         if (p->level[k] != 2) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
@@ -701,13 +749,15 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         LLVMValueRef tot;
         if (p->okind[k] == CG_ON_EXP) {
             /* Every thread's sum moves to the row's max, then the block adds them. */
-            LLVMValueRef part = cg_red_rescale(cx, phi[s], phi[slot[p->ostat[k]]], fin[p->ostat[k]]);
+            LLVMValueRef part =
+                cg_red_rescale(cx, phi[s], phi[slot[p->ostat[k]]], fin[p->ostat[k]]);
             tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
         } else {
             tot = cg_red_var_total(cx, p, it, k, phi + s, scratch);
             if (!tot) return false;
         }
-        if (rn->op == IR_OP_MEAN) tot = LLVMBuildFDiv(cx->b, tot, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""), "mean");
+        if (rn->op == IR_OP_MEAN)
+            tot = LLVMBuildFDiv(cx->b, tot, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""), "mean");
         cx->subst[p->reds[k]] = cg_convert(cx, tot, IR_F32, (ir_dtype)rn->dtype);
     }
     return true;
@@ -761,19 +811,25 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
         LLVMValueRef dst = cg_buf_ptr(cx, o);
         if (kind == 0) {
             char b1[96], b2[96];
-            tx_error(cx->diag, "codegen: reduction region %u stores %%%u of shape %s, neither its row shape %s "
-                     "nor the reduced shape", p->region, o, ir_shape_str(g, &on->shape, b1, sizeof b1),
-                     ir_shape_str(g, p->S, b2, sizeof b2));
+            tx_error(
+                cx->diag,
+                "codegen: reduction region %u stores %%%u of shape %s, neither its row shape %s "
+                "nor the reduced shape",
+                p->region, o, ir_shape_str(g, &on->shape, b1, sizeof b1),
+                ir_shape_str(g, p->S, b2, sizeof b2));
             return false;
         }
         if (kind == 2) {
             cg_index idx = cg_index_lin(&on->shape, it->row);
             LLVMValueRef v = cg_emit_value(cx, o, &idx);
             if (!v) return false;
-            LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_red_lane(cx, p), LLVMConstInt(cx->i32, 0, 0), "");
+            LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_red_lane(cx, p),
+                                               LLVMConstInt(cx->i32, 0, 0), "");
             LLVMValueRef once = p->rowmode ? first : LLVMConstInt(cx->i1, 1, 0);
             if (p->slices > 1) /* slice 0 of a column inside the kept range */
-                once = LLVMBuildAnd(cx->b, p->colok, LLVMBuildICmp(cx->b, LLVMIntEQ, p->slice, cg_i64(cx, 0), ""), "");
+                once =
+                    LLVMBuildAnd(cx->b, p->colok,
+                                 LLVMBuildICmp(cx->b, LLVMIntEQ, p->slice, cg_i64(cx, 0), ""), "");
             LLVMBasicBlockRef join = cg_if_begin(cx, once);
             cg_store(cx, dst, (ir_dtype)on->dtype, it->row, v);
             cg_if_end(cx, join);
@@ -819,7 +875,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     cg_red_group_begin(cx, p, it, e, idx);
     cg_red_stage_read(cx, p, e);
     for (ir_id o = 0; o < g->n; o++) {
-        if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 || cg_red_pro_out(p, g, o))
+        if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 ||
+            cg_red_pro_out(p, g, o))
             continue;
         if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
@@ -852,10 +909,12 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         int64_t len = ir_shape_numel(&p->red);
         LLVMValueRef lastg = cg_i64(cx, len - V);
         for (unsigned i = 0; i < p->hold / V; i++) {
-            LLVMValueRef g0 = LLVMBuildMul(cx->b, LLVMBuildAdd(cx->b, it.e0, cg_i64(cx, (int64_t)i * p->threads), ""),
-                                           cg_i64(cx, V), "");
+            LLVMValueRef g0 = LLVMBuildMul(
+                cx->b, LLVMBuildAdd(cx->b, it.e0, cg_i64(cx, (int64_t)i * p->threads), ""),
+                cg_i64(cx, V), "");
             bool always = (int64_t)(i + 1) * p->threads * V <= len;
-            LLVMValueRef valid = always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, g0, p->rowlen, "");
+            LLVMValueRef valid =
+                always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, g0, p->rowlen, "");
             if (valid) g0 = LLVMBuildSelect(cx->b, valid, g0, lastg, "");
             for (unsigned j = 0; j < V; j++) {
                 LLVMValueRef e = j ? LLVMBuildAdd(cx->b, g0, cg_i64(cx, j), "") : g0;
@@ -868,7 +927,8 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");
         int64_t len = ir_shape_numel(&p->red);
         for (unsigned i = 0; i < p->hold; i++) {
-            LLVMValueRef e = LLVMBuildAdd(cx->b, it.e0, cg_i64(cx, (int64_t)i * (p->rowmode ? p->threads : 1)), "");
+            LLVMValueRef e = LLVMBuildAdd(
+                cx->b, it.e0, cg_i64(cx, (int64_t)i * (p->rowmode ? p->threads : 1)), "");
             bool always = !p->rowmode || (int64_t)(i + 1) * p->threads <= len;
             it.valid[i] = always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, e, p->rowlen, "");
             if (it.valid[i]) e = LLVMBuildSelect(cx->b, it.valid[i], e, last, "");
@@ -910,16 +970,21 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
     /* Streaming rows (not held, not staged) of a static length take vector groups. */
     int64_t len = ir_shape_numel(&p.red);
-    p.svec = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0 ? cg_red_vec_width(cx, &p, len, len) : 1;
+    p.svec = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0
+                 ? cg_red_vec_width(cx, &p, len, len)
+                 : 1;
     if (p.slices > 1 || (!cx->gpu && !p.rowmode && !p.hold && p.nlev == 1 && len > 0)) {
         /* (The host's one-thread column blocks take the same unrolled groups, so CI runs them.) */
         if (p.nlev != 1 || p.hold || p.nst || len <= 0) {
-            tx_error(cx->diag, "codegen: reduction region %u: a column split needs one stage and a concrete length",
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: a column split needs one stage and a concrete "
+                     "length",
                      region);
             free(p.dep);
             return false;
         }
-        /* Unrolled groups: the largest of 8, 4, 2 dividing the length that leaves every slice a group. */
+        /* Unrolled groups: the largest of 8, 4, 2 dividing the length that leaves every slice a
+         * group. */
         for (p.svec = 8; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
     }
     bool ok = cg_red_emit(cx, &p);
@@ -960,13 +1025,15 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         /* Tiles of cols kept elements, uniform per block (the slice combine's barriers); a thread
          * past the last kept element repeats the last one and stores nothing per row. */
         LLVMValueRef cols = cg_i64(cx, p.cols);
-        end = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, p.nrows, cg_i64(cx, p.cols - 1), ""), cols, "tiles");
+        end = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, p.nrows, cg_i64(cx, p.cols - 1), ""), cols,
+                            "tiles");
         start = cg_program_id(cx, 0);
         step = cg_program_count(cx, 0);
     } else if (p.rowmode && p.wrows > 1) {
         /* One row per warp: warp w of block b starts at row b W + w and strides by W blocks. */
-        LLVMValueRef warp = LLVMBuildZExt(cx->b, LLVMBuildLShr(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, 5, 0), ""),
-                                          cx->i64, "warp");
+        LLVMValueRef warp = LLVMBuildZExt(
+            cx->b, LLVMBuildLShr(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, 5, 0), ""), cx->i64,
+            "warp");
         LLVMValueRef w = cg_i64(cx, p.wrows);
         start = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), w, ""), warp, "");
         step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), w, "");
@@ -975,7 +1042,8 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         step = cg_program_count(cx, 0);
     } else {
         LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
-        start = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, p.threads), ""), tid, "");
+        start = LLVMBuildAdd(
+            cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, p.threads), ""), tid, "");
         step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, p.threads), "");
     }
     cg_loop l;
@@ -984,9 +1052,11 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
         LLVMValueRef cols = cg_i64(cx, p.cols);
         p.slice = LLVMBuildUDiv(cx->b, tid, cols, "slice");
-        row = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, row, cols, ""), LLVMBuildURem(cx->b, tid, cols, ""), "col");
+        row = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, row, cols, ""),
+                           LLVMBuildURem(cx->b, tid, cols, ""), "col");
         p.colok = LLVMBuildICmp(cx->b, LLVMIntULT, row, p.nrows, "colok");
-        row = LLVMBuildSelect(cx->b, p.colok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
+        row = LLVMBuildSelect(cx->b, p.colok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""),
+                              "");
     }
     cx->nmemo = 0;
     if (!cg_red_row(cx, &p, row, scratch)) return false;

@@ -12,13 +12,16 @@
 LLVMValueRef cg_i32(cg_ctx *cx, int64_t v) {
     return LLVMConstInt(cx->i32, (unsigned long long)v, 1);
 }
-LLVMValueRef cg_i64(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i64, (unsigned long long)v, 1); }
+LLVMValueRef cg_i64(cg_ctx *cx, int64_t v) {
+    return LLVMConstInt(cx->i64, (unsigned long long)v, 1);
+}
 LLVMValueRef cg_f32c(cg_ctx *cx, double v) { return LLVMConstReal(cx->f32, v); }
 
 /* Declares intrinsic `name` (overloaded on tys when n > 0); aborts the
  * compile with a clear message if LLVM does not know it, which must not
  * happen for the fixed set used here. */
-LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n, LLVMTypeRef *fty) {
+LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsigned n,
+                          LLVMTypeRef *fty) {
     unsigned id = LLVMLookupIntrinsicID(name, strlen(name));
     if (!id) {
         fprintf(stderr, "txc: internal error: LLVM has no intrinsic %s\n", name);
@@ -31,7 +34,8 @@ LLVMValueRef cg_intrinsic(cg_ctx *cx, const char *name, LLVMTypeRef *tys, unsign
 
 /* Calls intrinsic `name` overloaded on the type of args[0] (when ovl) with
  * args; returns the call. */
-LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args, unsigned n) {
+LLVMValueRef cg_call_intrinsic(cg_ctx *cx, const char *name, bool ovl, LLVMValueRef *args,
+                               unsigned n) {
     LLVMTypeRef ty = n ? LLVMTypeOf(args[0]) : NULL, fty;
     LLVMValueRef f = cg_intrinsic(cx, name, ovl ? &ty : NULL, ovl ? 1 : 0, &fty);
     return LLVMBuildCall2(cx->b, fty, f, args, n, "");
@@ -44,7 +48,8 @@ static LLVMValueRef cg_sreg(cg_ctx *cx, const char *name) {
 
 /* Program id along d as i64. */
 LLVMValueRef cg_program_id(cg_ctx *cx, int d) {
-    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x", "llvm.nvvm.read.ptx.sreg.ctaid.y",
+    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.ctaid.x",
+                                     "llvm.nvvm.read.ptx.sreg.ctaid.y",
                                      "llvm.nvvm.read.ptx.sreg.ctaid.z"};
     if (!cx->gpu) return cx->pid[d];
     return LLVMBuildZExt(cx->b, cg_sreg(cx, n[d]), cx->i64, "pid");
@@ -52,7 +57,8 @@ LLVMValueRef cg_program_id(cg_ctx *cx, int d) {
 
 /* Number of programs along d as i64. */
 LLVMValueRef cg_program_count(cg_ctx *cx, int d) {
-    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x", "llvm.nvvm.read.ptx.sreg.nctaid.y",
+    static const char *const n[3] = {"llvm.nvvm.read.ptx.sreg.nctaid.x",
+                                     "llvm.nvvm.read.ptx.sreg.nctaid.y",
                                      "llvm.nvvm.read.ptx.sreg.nctaid.z"};
     if (!cx->gpu) return cx->npid[d];
     return LLVMBuildZExt(cx->b, cg_sreg(cx, n[d]), cx->i64, "npid");
@@ -78,7 +84,8 @@ LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask) {
     bool f = LLVMTypeOf(v) == cx->f32;
     LLVMValueRef a[4] = {LLVMConstInt(cx->i32, 0xffffffffu, 0), v, LLVMConstInt(cx->i32, mask, 0),
                          LLVMConstInt(cx->i32, 0x1f, 0)};
-    return cg_call_intrinsic(cx, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", false, a, 4);
+    return cg_call_intrinsic(
+        cx, f ? "llvm.nvvm.shfl.sync.bfly.f32" : "llvm.nvvm.shfl.sync.bfly.i32", false, a, 4);
 }
 
 /* A shared array of n elements of t; see codegen.h. */
@@ -88,8 +95,10 @@ LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *
         LLVMBasicBlockRef cur = LLVMGetInsertBlock(cx->b);
         LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
         LLVMValueRef first = LLVMGetFirstInstruction(entry);
-        if (first) LLVMPositionBuilderBefore(cx->b, first);
-        else LLVMPositionBuilderAtEnd(cx->b, entry);
+        if (first)
+            LLVMPositionBuilderBefore(cx->b, first);
+        else
+            LLVMPositionBuilderAtEnd(cx->b, entry);
         LLVMValueRef a = LLVMBuildAlloca(cx->b, at, name);
         LLVMSetAlignment(a, 16);
         LLVMPositionBuilderAtEnd(cx->b, cur);
@@ -124,8 +133,10 @@ LLVMValueRef cg_var(cg_ctx *cx, LLVMValueRef init) {
     LLVMBuilderRef t = LLVMCreateBuilderInContext(cx->llctx);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
     LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first) LLVMPositionBuilderBefore(t, first);
-    else LLVMPositionBuilderAtEnd(t, entry);
+    if (first)
+        LLVMPositionBuilderBefore(t, first);
+    else
+        LLVMPositionBuilderAtEnd(t, entry);
     LLVMValueRef a = LLVMBuildAlloca(t, LLVMTypeOf(init), "acc");
     LLVMDisposeBuilder(t);
     LLVMBuildStore(cx->b, init, a);
@@ -139,7 +150,8 @@ LLVMValueRef cg_var(cg_ctx *cx, LLVMValueRef init) {
 
 /* Reports a reduction rule asked of an op that is not a reduction. */
 static LLVMValueRef cg_not_reduction(cg_ctx *cx, ir_op op) {
-    tx_error(cx->diag, "codegen: internal error: no reduction kernel rule for op '%s'", ir_op_name(op));
+    tx_error(cx->diag, "codegen: internal error: no reduction kernel rule for op '%s'",
+             ir_op_name(op));
     return NULL;
 }
 
@@ -147,62 +159,66 @@ static LLVMValueRef cg_not_reduction(cg_ctx *cx, ir_op op) {
  * NULL (reported) for an op that is not a reduction. */
 LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
     if (t == cx->f64) /* the host's wide accumulator of f32 sums */
-        return LLVMConstReal(cx->f64, op == IR_OP_MAX ? -__builtin_inf() : op == IR_OP_MIN ? __builtin_inf() : 0.0);
+        return LLVMConstReal(cx->f64, op == IR_OP_MAX   ? -__builtin_inf()
+                                      : op == IR_OP_MIN ? __builtin_inf()
+                                                        : 0.0);
     bool f = t == cx->f32;
     switch (op) {
-    case IR_OP_MAX: return f ? cg_f32c(cx, -__builtin_inf()) : LLVMConstInt(t, (unsigned long long)INT32_MIN, 1);
-    case IR_OP_MIN: return f ? cg_f32c(cx, __builtin_inf()) : LLVMConstInt(t, INT32_MAX, 1);
-    case IR_OP_SUM:
-    case IR_OP_MEAN: return f ? cg_f32c(cx, 0.0) : LLVMConstInt(t, 0, 0);
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_NEG:
-    case IR_OP_ABS:
-    case IR_OP_EXP:
-    case IR_OP_EXP2:
-    case IR_OP_LOG:
-    case IR_OP_LOG2:
-    case IR_OP_SQRT:
-    case IR_OP_RSQRT:
-    case IR_OP_RECIP:
-    case IR_OP_SIN:
-    case IR_OP_COS:
-    case IR_OP_TANH:
-    case IR_OP_SIGMOID:
-    case IR_OP_RELU:
-    case IR_OP_GELU:
-    case IR_OP_GELU_TANH:
-    case IR_OP_SILU:
-    case IR_OP_ERF:
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL:
-    case IR_OP_CAST:
-    case IR_OP_ADD:
-    case IR_OP_SUB:
-    case IR_OP_MUL:
-    case IR_OP_DIV:
-    case IR_OP_POW:
-    case IR_OP_MAXIMUM:
-    case IR_OP_MINIMUM:
-    case IR_OP_LT:
-    case IR_OP_LE:
-    case IR_OP_GT:
-    case IR_OP_GE:
-    case IR_OP_EQ:
-    case IR_OP_NE:
-    case IR_OP_WHERE:
-    case IR_OP_NOT:
-    case IR_OP_AND:
-    case IR_OP_OR:
-    case IR_OP_IOTA:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-    case IR_NOPS: break;
+        case IR_OP_MAX:
+            return f ? cg_f32c(cx, -__builtin_inf())
+                     : LLVMConstInt(t, (unsigned long long)INT32_MIN, 1);
+        case IR_OP_MIN: return f ? cg_f32c(cx, __builtin_inf()) : LLVMConstInt(t, INT32_MAX, 1);
+        case IR_OP_SUM:
+        case IR_OP_MEAN: return f ? cg_f32c(cx, 0.0) : LLVMConstInt(t, 0, 0);
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_NEG:
+        case IR_OP_ABS:
+        case IR_OP_EXP:
+        case IR_OP_EXP2:
+        case IR_OP_LOG:
+        case IR_OP_LOG2:
+        case IR_OP_SQRT:
+        case IR_OP_RSQRT:
+        case IR_OP_RECIP:
+        case IR_OP_SIN:
+        case IR_OP_COS:
+        case IR_OP_TANH:
+        case IR_OP_SIGMOID:
+        case IR_OP_RELU:
+        case IR_OP_GELU:
+        case IR_OP_GELU_TANH:
+        case IR_OP_SILU:
+        case IR_OP_ERF:
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL:
+        case IR_OP_CAST:
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_DIV:
+        case IR_OP_POW:
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM:
+        case IR_OP_LT:
+        case IR_OP_LE:
+        case IR_OP_GT:
+        case IR_OP_GE:
+        case IR_OP_EQ:
+        case IR_OP_NE:
+        case IR_OP_WHERE:
+        case IR_OP_NOT:
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_IOTA:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: break;
     }
     return cg_not_reduction(cx, op);
 }
@@ -210,67 +226,68 @@ LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
 /* a (op) b for SUM/MEAN (add), MAX, MIN; NaN propagates through max/min;
  * NULL (reported) for an op that is not a reduction. */
 LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef b) {
-    if (LLVMTypeOf(a) == cx->f64 && LLVMTypeOf(b) == cx->f32) b = LLVMBuildFPExt(cx->b, b, cx->f64, "");
+    if (LLVMTypeOf(a) == cx->f64 && LLVMTypeOf(b) == cx->f32)
+        b = LLVMBuildFPExt(cx->b, b, cx->f64, "");
     bool f = LLVMTypeOf(a) == cx->f32 || LLVMTypeOf(a) == cx->f64;
     LLVMValueRef ab[2] = {a, b};
     switch (op) {
-    case IR_OP_MAX:
-        return f ? cg_call_intrinsic(cx, "llvm.maximum", true, ab, 2)
-                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
-    case IR_OP_MIN:
-        return f ? cg_call_intrinsic(cx, "llvm.minimum", true, ab, 2)
-                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
-    case IR_OP_SUM:
-    case IR_OP_MEAN: return f ? LLVMBuildFAdd(cx->b, a, b, "") : LLVMBuildAdd(cx->b, a, b, "");
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_NEG:
-    case IR_OP_ABS:
-    case IR_OP_EXP:
-    case IR_OP_EXP2:
-    case IR_OP_LOG:
-    case IR_OP_LOG2:
-    case IR_OP_SQRT:
-    case IR_OP_RSQRT:
-    case IR_OP_RECIP:
-    case IR_OP_SIN:
-    case IR_OP_COS:
-    case IR_OP_TANH:
-    case IR_OP_SIGMOID:
-    case IR_OP_RELU:
-    case IR_OP_GELU:
-    case IR_OP_GELU_TANH:
-    case IR_OP_SILU:
-    case IR_OP_ERF:
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL:
-    case IR_OP_CAST:
-    case IR_OP_ADD:
-    case IR_OP_SUB:
-    case IR_OP_MUL:
-    case IR_OP_DIV:
-    case IR_OP_POW:
-    case IR_OP_MAXIMUM:
-    case IR_OP_MINIMUM:
-    case IR_OP_LT:
-    case IR_OP_LE:
-    case IR_OP_GT:
-    case IR_OP_GE:
-    case IR_OP_EQ:
-    case IR_OP_NE:
-    case IR_OP_WHERE:
-    case IR_OP_NOT:
-    case IR_OP_AND:
-    case IR_OP_OR:
-    case IR_OP_IOTA:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-    case IR_NOPS: break;
+        case IR_OP_MAX:
+            return f ? cg_call_intrinsic(cx, "llvm.maximum", true, ab, 2)
+                     : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
+        case IR_OP_MIN:
+            return f ? cg_call_intrinsic(cx, "llvm.minimum", true, ab, 2)
+                     : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
+        case IR_OP_SUM:
+        case IR_OP_MEAN: return f ? LLVMBuildFAdd(cx->b, a, b, "") : LLVMBuildAdd(cx->b, a, b, "");
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_NEG:
+        case IR_OP_ABS:
+        case IR_OP_EXP:
+        case IR_OP_EXP2:
+        case IR_OP_LOG:
+        case IR_OP_LOG2:
+        case IR_OP_SQRT:
+        case IR_OP_RSQRT:
+        case IR_OP_RECIP:
+        case IR_OP_SIN:
+        case IR_OP_COS:
+        case IR_OP_TANH:
+        case IR_OP_SIGMOID:
+        case IR_OP_RELU:
+        case IR_OP_GELU:
+        case IR_OP_GELU_TANH:
+        case IR_OP_SILU:
+        case IR_OP_ERF:
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL:
+        case IR_OP_CAST:
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_DIV:
+        case IR_OP_POW:
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM:
+        case IR_OP_LT:
+        case IR_OP_LE:
+        case IR_OP_GT:
+        case IR_OP_GE:
+        case IR_OP_EQ:
+        case IR_OP_NE:
+        case IR_OP_WHERE:
+        case IR_OP_NOT:
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_IOTA:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: break;
     }
     return cg_not_reduction(cx, op);
 }
@@ -278,10 +295,12 @@ LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRe
 
 /* Block-wide reduction; see codegen.h. Every thread gets the result; the
  * scratch array may be reused after the call (a trailing barrier). */
-LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned threads, LLVMValueRef scratch) {
+LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned threads,
+                             LLVMValueRef scratch) {
     if (!cx->gpu || threads <= 1) return v;
     unsigned w = threads < 32 ? threads : 32;
-    for (unsigned m = w / 2; m >= 1; m /= 2) v = cg_reduce_combine(cx, op, v, cg_shfl_xor(cx, v, m));
+    for (unsigned m = w / 2; m >= 1; m /= 2)
+        v = cg_reduce_combine(cx, op, v, cg_shfl_xor(cx, v, m));
     if (threads <= 32) return v;
     unsigned nw = threads / 32;
     LLVMTypeRef t = LLVMTypeOf(v);
@@ -290,7 +309,8 @@ LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned thre
     LLVMValueRef warp = LLVMBuildLShr(cx->b, tid, LLVMConstInt(cx->i32, 5, 0), "warp");
     LLVMBasicBlockRef wr = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "red.w");
     LLVMBasicBlockRef cont = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "red.c");
-    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, lane, LLVMConstInt(cx->i32, 0, 0), ""), wr, cont);
+    LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, lane, LLVMConstInt(cx->i32, 0, 0), ""),
+                    wr, cont);
     LLVMPositionBuilderAtEnd(cx->b, wr);
     LLVMTypeRef at = LLVMArrayType2(t, 32);
     LLVMValueRef idx[2] = {LLVMConstInt(cx->i32, 0, 0), warp};
@@ -301,7 +321,8 @@ LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned thre
     LLVMValueRef r = NULL;
     for (unsigned i = 0; i < nw; i++) {
         LLVMValueRef ii[2] = {LLVMConstInt(cx->i32, 0, 0), LLVMConstInt(cx->i32, i, 0)};
-        LLVMValueRef x = LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, at, scratch, ii, 2, ""), "");
+        LLVMValueRef x =
+            LLVMBuildLoad2(cx->b, t, LLVMBuildInBoundsGEP2(cx->b, at, scratch, ii, 2, ""), "");
         r = r ? cg_reduce_combine(cx, op, r, x) : x;
     }
     cg_barrier(cx);
@@ -309,8 +330,8 @@ LLVMValueRef cg_block_reduce(cg_ctx *cx, ir_op op, LLVMValueRef v, unsigned thre
 }
 
 /* Counted loop; see codegen.h. */
-LLVMValueRef cg_loop_begin(cg_ctx *cx, cg_loop *l, LLVMValueRef start, LLVMValueRef end, LLVMValueRef step,
-                           const char *name) {
+LLVMValueRef cg_loop_begin(cg_ctx *cx, cg_loop *l, LLVMValueRef start, LLVMValueRef end,
+                           LLVMValueRef step, const char *name) {
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     l->head = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, name);
     l->body = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "body");

@@ -35,7 +35,8 @@ cg_index cg_index_from_dims(cg_ctx *cx, const ir_shape *s, const LLVMValueRef *d
     LLVMValueRef lin = cg_i64(cx, 0);
     for (unsigned i = 0; i < s->rank; i++) {
         x.dim[i] = dims[i];
-        lin = LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, lin, cg_dim(cx, s->dim[i]), ""), dims[i], "");
+        lin = LLVMBuildNUWAdd(cx->b, LLVMBuildNUWMul(cx->b, lin, cg_dim(cx, s->dim[i]), ""),
+                              dims[i], "");
     }
     x.lin = lin;
     return x;
@@ -85,7 +86,8 @@ static bool cg_is_trailing(const ir_shape *s, const ir_shape *to) {
  * base (the group start modulo numel(to)) is aligned: registers an alias so
  * cg_load_value loads the group with one vector. NULL when not applicable. */
 static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
-    if (!cx->vecw || !cx->vecshape || !ir_shape_eq(idx->shape, cx->vecshape) || !cg_is_trailing(idx->shape, to))
+    if (!cx->vecw || !cx->vecshape || !ir_shape_eq(idx->shape, cx->vecshape) ||
+        !cg_is_trailing(idx->shape, to))
         return NULL;
     int64_t nt = ir_shape_numel(to);
     if (nt <= 0 || nt % cx->vecw) return NULL;
@@ -94,14 +96,16 @@ static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) 
         unsigned g0 = j - j % cx->vecw;
         LLVMValueRef base = NULL;
         for (unsigned a = 0; a < cx->nvecalias && !base; a++)
-            if (cx->vecalias[a].j == g0 && LLVMGetOperand(cx->vecalias[a].base, 1) == cg_i64(cx, nt))
+            if (cx->vecalias[a].j == g0 &&
+                LLVMGetOperand(cx->vecalias[a].base, 1) == cg_i64(cx, nt))
                 base = cx->vecalias[a].base;
         if (!base) {
             LLVMBuilderRef b = cx->vecb ? cx->vecb : cx->b;
             base = LLVMBuildURem(b, cx->veclin[g0], cg_i64(cx, nt), "vbase");
             if (!LLVMIsAInstruction(base)) return NULL; /* folded: no alias key */
         }
-        LLVMValueRef lin = j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
+        LLVMValueRef lin =
+            j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
         if (cx->nvecalias < sizeof cx->vecalias / sizeof cx->vecalias[0]) {
             unsigned a = cx->nvecalias++;
             cx->vecalias[a].lin = lin;
@@ -137,20 +141,20 @@ cg_index cg_index_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
 /* Compute type of dtype t; see codegen.h. */
 LLVMTypeRef cg_ctype(cg_ctx *cx, ir_dtype t) {
     switch (t) {
-    case IR_I32: return cx->i32;
-    case IR_BOOL: return cx->i1;
-    default: return cx->f32;
+        case IR_I32: return cx->i32;
+        case IR_BOOL: return cx->i1;
+        default: return cx->f32;
     }
 }
 
 /* The in-memory element type of dtype t. */
 LLVMTypeRef cg_stype(cg_ctx *cx, ir_dtype t) {
     switch (t) {
-    case IR_F32: return cx->f32;
-    case IR_F16:
-    case IR_BF16: return cx->i16;
-    case IR_I32: return cx->i32;
-    default: return cx->i8;
+        case IR_F32: return cx->f32;
+        case IR_F16:
+        case IR_BF16: return cx->i16;
+        case IR_I32: return cx->i32;
+        default: return cx->i8;
     }
 }
 
@@ -165,18 +169,23 @@ LLVMValueRef cg_half_to_f32(cg_ctx *cx, LLVMValueRef h, ir_dtype t) {
         LLVMValueRef w = LLVMBuildShl(b, LLVMBuildZExt(b, h, cx->i32, ""), cg_ic(cx->i32, 16), "");
         return LLVMBuildBitCast(b, w, cx->f32, "");
     }
-    if (cx->gpu) return LLVMBuildFPExt(b, LLVMBuildBitCast(b, h, LLVMHalfTypeInContext(cx->llctx), ""), cx->f32, "");
+    if (cx->gpu)
+        return LLVMBuildFPExt(b, LLVMBuildBitCast(b, h, LLVMHalfTypeInContext(cx->llctx), ""),
+                              cx->f32, "");
     /* Host: (h & 0x7fff) << 13 rebiased; denormals via a float subtraction. */
     LLVMValueRef w = LLVMBuildZExt(b, h, cx->i32, "");
-    LLVMValueRef sign = LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x8000), ""), cg_ic(cx->i32, 16), "");
-    LLVMValueRef o = LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x7fff), ""), cg_ic(cx->i32, 13), "");
+    LLVMValueRef sign =
+        LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x8000), ""), cg_ic(cx->i32, 16), "");
+    LLVMValueRef o =
+        LLVMBuildShl(b, LLVMBuildAnd(b, w, cg_ic(cx->i32, 0x7fff), ""), cg_ic(cx->i32, 13), "");
     LLVMValueRef e = LLVMBuildAnd(b, o, cg_ic(cx->i32, 0x0f800000), "");
     o = LLVMBuildAdd(b, o, cg_ic(cx->i32, (127 - 15) << 23), "");
     LLVMValueRef inf = LLVMBuildICmp(b, LLVMIntEQ, e, cg_ic(cx->i32, 0x0f800000), "");
     LLVMValueRef den = LLVMBuildICmp(b, LLVMIntEQ, e, cg_ic(cx->i32, 0), "");
     LLVMValueRef oinf = LLVMBuildAdd(b, o, cg_ic(cx->i32, (128 - 16) << 23), "");
     LLVMValueRef oden = LLVMBuildAdd(b, o, cg_ic(cx->i32, 1 << 23), "");
-    LLVMValueRef fden = LLVMBuildFSub(b, LLVMBuildBitCast(b, oden, cx->f32, ""), cg_f32c(cx, 6.103515625e-05), "");
+    LLVMValueRef fden =
+        LLVMBuildFSub(b, LLVMBuildBitCast(b, oden, cx->f32, ""), cg_f32c(cx, 6.103515625e-05), "");
     oden = LLVMBuildBitCast(b, fden, cx->i32, "");
     o = LLVMBuildSelect(b, inf, oinf, LLVMBuildSelect(b, den, oden, o, ""), "");
     return LLVMBuildBitCast(b, LLVMBuildOr(b, o, sign, ""), cx->f32, "");
@@ -185,34 +194,43 @@ LLVMValueRef cg_half_to_f32(cg_ctx *cx, LLVMValueRef h, ir_dtype t) {
 /* f32 -> f16/bf16 bits, round to nearest even; NaN stays NaN. */
 LLVMValueRef cg_f32_to_half(cg_ctx *cx, LLVMValueRef f, ir_dtype t) {
     LLVMBuilderRef b = cx->b;
-    if (t == IR_BF16 && cx->gpu) /* cvt.rn.bf16.f32 (sm_80+): the same rounding, NaN becomes 0x7fff */
-        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMBFloatTypeInContext(cx->llctx), ""), cx->i16, "");
+    if (t == IR_BF16 &&
+        cx->gpu) /* cvt.rn.bf16.f32 (sm_80+): the same rounding, NaN becomes 0x7fff */
+        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMBFloatTypeInContext(cx->llctx), ""),
+                                cx->i16, "");
     LLVMValueRef u = LLVMBuildBitCast(b, f, cx->i32, "");
     if (t == IR_BF16) {
-        LLVMValueRef lsb = LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 1), "");
+        LLVMValueRef lsb =
+            LLVMBuildAnd(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 1), "");
         LLVMValueRef r = LLVMBuildAdd(b, u, LLVMBuildAdd(b, lsb, cg_ic(cx->i32, 0x7fff), ""), "");
         r = LLVMBuildLShr(b, r, cg_ic(cx->i32, 16), "");
         LLVMValueRef nan = LLVMBuildFCmp(b, LLVMRealUNO, f, f, "");
-        LLVMValueRef qn = LLVMBuildOr(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 0x0040), "");
+        LLVMValueRef qn =
+            LLVMBuildOr(b, LLVMBuildLShr(b, u, cg_ic(cx->i32, 16), ""), cg_ic(cx->i32, 0x0040), "");
         return LLVMBuildTrunc(b, LLVMBuildSelect(b, nan, qn, r, ""), cx->i16, "");
     }
     if (cx->gpu)
-        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMHalfTypeInContext(cx->llctx), ""), cx->i16, "");
+        return LLVMBuildBitCast(b, LLVMBuildFPTrunc(b, f, LLVMHalfTypeInContext(cx->llctx), ""),
+                                cx->i16, "");
     LLVMValueRef sign = LLVMBuildAnd(b, u, cg_ic(cx->i32, 0x80000000u), "");
     LLVMValueRef a = LLVMBuildXor(b, u, sign, "");
     /* Overflow / inf / nan. */
     LLVMValueRef big = LLVMBuildICmp(b, LLVMIntUGE, a, cg_ic(cx->i32, (127 + 16) << 23), "");
     LLVMValueRef isnan = LLVMBuildICmp(b, LLVMIntUGT, a, cg_ic(cx->i32, 255u << 23), "");
-    LLVMValueRef obig = LLVMBuildSelect(b, isnan, cg_ic(cx->i32, 0x7e00), cg_ic(cx->i32, 0x7c00), "");
+    LLVMValueRef obig =
+        LLVMBuildSelect(b, isnan, cg_ic(cx->i32, 0x7e00), cg_ic(cx->i32, 0x7c00), "");
     /* Subnormal results: let the FPU round via a magic addition. */
     LLVMValueRef small = LLVMBuildICmp(b, LLVMIntULT, a, cg_ic(cx->i32, 113u << 23), "");
     uint32_t magic = ((127 - 15) + (23 - 10) + 1) << 23;
     LLVMValueRef fs = LLVMBuildFAdd(b, LLVMBuildBitCast(b, a, cx->f32, ""),
                                     LLVMBuildBitCast(b, cg_ic(cx->i32, magic), cx->f32, ""), "");
-    LLVMValueRef osmall = LLVMBuildSub(b, LLVMBuildBitCast(b, fs, cx->i32, ""), cg_ic(cx->i32, magic), "");
+    LLVMValueRef osmall =
+        LLVMBuildSub(b, LLVMBuildBitCast(b, fs, cx->i32, ""), cg_ic(cx->i32, magic), "");
     /* Normal results. */
-    LLVMValueRef odd = LLVMBuildAnd(b, LLVMBuildLShr(b, a, cg_ic(cx->i32, 13), ""), cg_ic(cx->i32, 1), "");
-    LLVMValueRef n = LLVMBuildAdd(b, a, cg_ic(cx->i32, (uint32_t)(0x100000000LL - (112LL << 23)) + 0xfff), "");
+    LLVMValueRef odd =
+        LLVMBuildAnd(b, LLVMBuildLShr(b, a, cg_ic(cx->i32, 13), ""), cg_ic(cx->i32, 1), "");
+    LLVMValueRef n =
+        LLVMBuildAdd(b, a, cg_ic(cx->i32, (uint32_t)(0x100000000LL - (112LL << 23)) + 0xfff), "");
     n = LLVMBuildLShr(b, LLVMBuildAdd(b, n, odd, ""), cg_ic(cx->i32, 13), "");
     LLVMValueRef o = LLVMBuildSelect(b, big, obig, LLVMBuildSelect(b, small, osmall, n, ""), "");
     o = LLVMBuildOr(b, o, LLVMBuildLShr(b, sign, cg_ic(cx->i32, 16), ""), "");
@@ -222,20 +240,20 @@ LLVMValueRef cg_f32_to_half(cg_ctx *cx, LLVMValueRef f, ir_dtype t) {
 /* Storage value -> compute value. */
 static LLVMValueRef cg_from_storage(cg_ctx *cx, LLVMValueRef v, ir_dtype t) {
     switch (t) {
-    case IR_F16:
-    case IR_BF16: return cg_half_to_f32(cx, v, t);
-    case IR_BOOL: return LLVMBuildICmp(cx->b, LLVMIntNE, v, cg_ic(cx->i8, 0), "");
-    default: return v;
+        case IR_F16:
+        case IR_BF16: return cg_half_to_f32(cx, v, t);
+        case IR_BOOL: return LLVMBuildICmp(cx->b, LLVMIntNE, v, cg_ic(cx->i8, 0), "");
+        default: return v;
     }
 }
 
 /* Compute value -> storage value. */
 static LLVMValueRef cg_to_storage(cg_ctx *cx, LLVMValueRef v, ir_dtype t) {
     switch (t) {
-    case IR_F16:
-    case IR_BF16: return cg_f32_to_half(cx, v, t);
-    case IR_BOOL: return LLVMBuildZExt(cx->b, v, cx->i8, "");
-    default: return v;
+        case IR_F16:
+        case IR_BF16: return cg_f32_to_half(cx, v, t);
+        case IR_BOOL: return LLVMBuildZExt(cx->b, v, cx->i8, "");
+        default: return v;
     }
 }
 
@@ -257,8 +275,8 @@ void cg_store(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMV
 
 /* Vector load of vecw elements of dtype t at element lin (aligned to the
  * vector size), returned as storage vector. */
-LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t, LLVMValueRef lin,
-                         unsigned w) {
+LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t,
+                         LLVMValueRef lin, unsigned w) {
     LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
     LLVMValueRef p = LLVMBuildInBoundsGEP2(b, st, base, &lin, 1, "");
     LLVMValueRef v = LLVMBuildLoad2(b, vt, p, "vld");
@@ -267,7 +285,8 @@ LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dty
 }
 
 /* Stores w compute values vals[] as one vector at element lin. */
-void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins, LLVMBuilderRef vecb) {
+void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const LLVMValueRef *lins,
+                  LLVMBuilderRef vecb) {
     cx->vecw = w;
     cx->vecn = n;
     cx->nvecalias = 0;
@@ -283,11 +302,13 @@ void cg_vec_end(cg_ctx *cx) {
     cx->vecb = NULL;
 }
 
-void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals, unsigned w) {
+void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMValueRef *vals,
+                  unsigned w) {
     LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
     LLVMValueRef v = LLVMGetUndef(vt);
     for (unsigned j = 0; j < w; j++)
-        v = LLVMBuildInsertElement(cx->b, v, cg_to_storage(cx, vals[j], t), LLVMConstInt(cx->i32, j, 0), "");
+        v = LLVMBuildInsertElement(cx->b, v, cg_to_storage(cx, vals[j], t),
+                                   LLVMConstInt(cx->i32, j, 0), "");
     LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, st, base, &lin, 1, "");
     LLVMValueRef s = LLVMBuildStore(cx->b, v, p);
     LLVMSetAlignment(s, w * (unsigned)ir_dtype_size(t));
@@ -311,7 +332,8 @@ LLVMValueRef cg_convert(cg_ctx *cx, LLVMValueRef v, ir_dtype from, ir_dtype to) 
         return LLVMBuildICmp(b, LLVMIntNE, v, LLVMConstInt(LLVMTypeOf(v), 0, 0), "");
     }
     if (tf) {
-        LLVMValueRef f = from == IR_BOOL ? LLVMBuildUIToFP(b, v, cx->f32, "") : LLVMBuildSIToFP(b, v, cx->f32, "");
+        LLVMValueRef f = from == IR_BOOL ? LLVMBuildUIToFP(b, v, cx->f32, "")
+                                         : LLVMBuildSIToFP(b, v, cx->f32, "");
         return to == IR_F32 ? f : cg_round_half(cx, f, to);
     }
     if (ff) { /* float -> i32: truncation toward zero, saturating, NaN -> 0 */
@@ -330,15 +352,15 @@ LLVMValueRef cg_load_f32(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef
 /* x rounded to t and back to f32; see cg_impl.h. */
 LLVMValueRef cg_round_f32(cg_ctx *cx, LLVMValueRef x, ir_dtype t) {
     switch (t) {
-    case IR_F16:
-    case IR_BF16: return cg_round_half(cx, x, t);
-    case IR_I32: return cg_call_intrinsic(cx, "llvm.trunc", true, &x, 1);
-    case IR_BOOL: {
-        LLVMValueRef nz = LLVMBuildFCmp(cx->b, LLVMRealUNE, x, cg_f32c(cx, 0.0), "");
-        return LLVMBuildUIToFP(cx->b, nz, cx->f32, "");
-    }
-    case IR_F32:
-    case IR_NDTYPES: return x;
+        case IR_F16:
+        case IR_BF16: return cg_round_half(cx, x, t);
+        case IR_I32: return cg_call_intrinsic(cx, "llvm.trunc", true, &x, 1);
+        case IR_BOOL: {
+            LLVMValueRef nz = LLVMBuildFCmp(cx->b, LLVMRealUNE, x, cg_f32c(cx, 0.0), "");
+            return LLVMBuildUIToFP(cx->b, nz, cx->f32, "");
+        }
+        case IR_F32:
+        case IR_NDTYPES: return x;
     }
     return x;
 }
@@ -364,8 +386,8 @@ static LLVMValueRef cg_intr2(cg_ctx *cx, const char *name, LLVMValueRef a, LLVMV
 /* Reports that the elementwise dispatch has no kernel rule for op at dtype t
  * (an internal error: the caller gets NULL and stops). */
 static LLVMValueRef cg_no_rule(cg_ctx *cx, ir_op op, ir_dtype t) {
-    tx_error(cx->diag, "codegen: internal error: no %s kernel rule for op '%s' at %s", cx->gpu ? "GPU" : "host",
-             ir_op_name(op), ir_dtype_name(t));
+    tx_error(cx->diag, "codegen: internal error: no %s kernel rule for op '%s' at %s",
+             cx->gpu ? "GPU" : "host", ir_op_name(op), ir_dtype_name(t));
     return NULL;
 }
 
@@ -375,60 +397,61 @@ static LLVMValueRef cg_no_rule(cg_ctx *cx, ir_op op, ir_dtype t) {
 static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef c) {
     LLVMBuilderRef b = cx->b;
     switch (op) {
-    case IR_OP_NEG: return LLVMBuildFNeg(b, a, "");
-    case IR_OP_ABS: return cg_intr1(cx, "llvm.fabs", a);
-    case IR_OP_RECIP: return LLVMBuildFDiv(b, cg_f32c(cx, 1.0), a, "");
-    case IR_OP_RELU:
-        return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cg_f32c(cx, 0.0), ""), cg_f32c(cx, 0.0), a, "");
-    case IR_OP_FLOOR: return cg_intr1(cx, "llvm.floor", a);
-    case IR_OP_CEIL: return cg_intr1(cx, "llvm.ceil", a);
-    case IR_OP_ADD: return LLVMBuildFAdd(b, a, c, "");
-    case IR_OP_SUB: return LLVMBuildFSub(b, a, c, "");
-    case IR_OP_MUL: return LLVMBuildFMul(b, a, c, "");
-    case IR_OP_DIV: return LLVMBuildFDiv(b, a, c, "");
-    case IR_OP_MAXIMUM: return cg_intr2(cx, "llvm.maximum", a, c);
-    case IR_OP_MINIMUM: return cg_intr2(cx, "llvm.minimum", a, c);
-    case IR_OP_LT: return LLVMBuildFCmp(b, LLVMRealOLT, a, c, "");
-    case IR_OP_LE: return LLVMBuildFCmp(b, LLVMRealOLE, a, c, "");
-    case IR_OP_GT: return LLVMBuildFCmp(b, LLVMRealOGT, a, c, "");
-    case IR_OP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, c, "");
-    case IR_OP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, c, "");
-    case IR_OP_NE: return LLVMBuildFCmp(b, LLVMRealUNE, a, c, "");
-    case IR_OP_EXP:
-    case IR_OP_EXP2:
-    case IR_OP_LOG:
-    case IR_OP_LOG2:
-    case IR_OP_SQRT:
-    case IR_OP_RSQRT:
-    case IR_OP_SIN:
-    case IR_OP_COS:
-    case IR_OP_TANH:
-    case IR_OP_SIGMOID:
-    case IR_OP_GELU:
-    case IR_OP_GELU_TANH:
-    case IR_OP_SILU:
-    case IR_OP_ERF:
-    case IR_OP_POW: return cg_math(cx, op, a, c);
-    case IR_OP_NOT: /* bool operands only (cg_int_op) */
-    case IR_OP_AND:
-    case IR_OP_OR:
-    case IR_OP_CAST:  /* cg_convert */
-    case IR_OP_WHERE: /* cg_emit_op */
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_IOTA: /* cg_iota */
-    case IR_OP_SUM:
-    case IR_OP_MEAN:
-    case IR_OP_MAX:
-    case IR_OP_MIN:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-    case IR_NOPS: break;
+        case IR_OP_NEG: return LLVMBuildFNeg(b, a, "");
+        case IR_OP_ABS: return cg_intr1(cx, "llvm.fabs", a);
+        case IR_OP_RECIP: return LLVMBuildFDiv(b, cg_f32c(cx, 1.0), a, "");
+        case IR_OP_RELU:
+            return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealOLT, a, cg_f32c(cx, 0.0), ""),
+                                   cg_f32c(cx, 0.0), a, "");
+        case IR_OP_FLOOR: return cg_intr1(cx, "llvm.floor", a);
+        case IR_OP_CEIL: return cg_intr1(cx, "llvm.ceil", a);
+        case IR_OP_ADD: return LLVMBuildFAdd(b, a, c, "");
+        case IR_OP_SUB: return LLVMBuildFSub(b, a, c, "");
+        case IR_OP_MUL: return LLVMBuildFMul(b, a, c, "");
+        case IR_OP_DIV: return LLVMBuildFDiv(b, a, c, "");
+        case IR_OP_MAXIMUM: return cg_intr2(cx, "llvm.maximum", a, c);
+        case IR_OP_MINIMUM: return cg_intr2(cx, "llvm.minimum", a, c);
+        case IR_OP_LT: return LLVMBuildFCmp(b, LLVMRealOLT, a, c, "");
+        case IR_OP_LE: return LLVMBuildFCmp(b, LLVMRealOLE, a, c, "");
+        case IR_OP_GT: return LLVMBuildFCmp(b, LLVMRealOGT, a, c, "");
+        case IR_OP_GE: return LLVMBuildFCmp(b, LLVMRealOGE, a, c, "");
+        case IR_OP_EQ: return LLVMBuildFCmp(b, LLVMRealOEQ, a, c, "");
+        case IR_OP_NE: return LLVMBuildFCmp(b, LLVMRealUNE, a, c, "");
+        case IR_OP_EXP:
+        case IR_OP_EXP2:
+        case IR_OP_LOG:
+        case IR_OP_LOG2:
+        case IR_OP_SQRT:
+        case IR_OP_RSQRT:
+        case IR_OP_SIN:
+        case IR_OP_COS:
+        case IR_OP_TANH:
+        case IR_OP_SIGMOID:
+        case IR_OP_GELU:
+        case IR_OP_GELU_TANH:
+        case IR_OP_SILU:
+        case IR_OP_ERF:
+        case IR_OP_POW: return cg_math(cx, op, a, c);
+        case IR_OP_NOT: /* bool operands only (cg_int_op) */
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_CAST:  /* cg_convert */
+        case IR_OP_WHERE: /* cg_emit_op */
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_IOTA: /* cg_iota */
+        case IR_OP_SUM:
+        case IR_OP_MEAN:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: break;
     }
     return cg_no_rule(cx, op, IR_F32);
 }
@@ -440,9 +463,11 @@ static LLVMValueRef cg_idiv(cg_ctx *cx, LLVMValueRef a, LLVMValueRef c) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef z = LLVMConstInt(cx->i32, 0, 0), one = LLVMConstInt(cx->i32, 1, 0);
     LLVMValueRef c0 = LLVMBuildICmp(b, LLVMIntEQ, c, z, "");
-    LLVMValueRef ov = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstInt(cx->i32, 0x80000000u, 0), ""),
-                                   LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(cx->i32), ""), "");
-    LLVMValueRef q = LLVMBuildSDiv(b, a, LLVMBuildSelect(b, LLVMBuildOr(b, c0, ov, ""), one, c, ""), "");
+    LLVMValueRef ov =
+        LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstInt(cx->i32, 0x80000000u, 0), ""),
+                     LLVMBuildICmp(b, LLVMIntEQ, c, LLVMConstAllOnes(cx->i32), ""), "");
+    LLVMValueRef q =
+        LLVMBuildSDiv(b, a, LLVMBuildSelect(b, LLVMBuildOr(b, c0, ov, ""), one, c, ""), "");
     return LLVMBuildSelect(b, c0, z, q, "");
 }
 
@@ -461,9 +486,11 @@ static LLVMValueRef cg_ipow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef c) {
     }
     LLVMValueRef odd = LLVMBuildICmp(b, LLVMIntNE, LLVMBuildAnd(b, c, one, ""), z, "");
     LLVMValueRef m1 = LLVMBuildSelect(b, odd, LLVMConstAllOnes(cx->i32), one, "");
-    LLVMValueRef neg = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, one, ""), one,
-                                       LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstAllOnes(cx->i32), ""),
-                                                       m1, z, ""), "");
+    LLVMValueRef neg = LLVMBuildSelect(
+        b, LLVMBuildICmp(b, LLVMIntEQ, a, one, ""), one,
+        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, a, LLVMConstAllOnes(cx->i32), ""), m1, z,
+                        ""),
+        "");
     return LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c, z, ""), neg, r, "");
 }
 
@@ -476,69 +503,76 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
     LLVMValueRef z = LLVMConstInt(t, 0, 0);
     ir_dtype dt = isbool ? IR_BOOL : IR_I32;
     switch (op) {
-    case IR_OP_NEG: return isbool ? a : LLVMBuildNeg(b, a, "");
-    case IR_OP_ABS: return isbool ? a : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), LLVMBuildNeg(b, a, ""), a, "");
-    case IR_OP_RELU: return isbool ? a : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), z, a, "");
-    case IR_OP_FLOOR:
-    case IR_OP_CEIL: return a;
-    case IR_OP_ADD: return isbool ? LLVMBuildOr(b, a, c, "") : LLVMBuildAdd(b, a, c, "");
-    case IR_OP_SUB: return isbool ? LLVMBuildXor(b, a, c, "") : LLVMBuildSub(b, a, c, "");
-    case IR_OP_MUL: return isbool ? LLVMBuildAnd(b, a, c, "") : LLVMBuildMul(b, a, c, "");
-    case IR_OP_AND: return LLVMBuildAnd(b, a, c, "");
-    case IR_OP_OR: return LLVMBuildOr(b, a, c, "");
-    case IR_OP_NOT: return LLVMBuildXor(b, a, LLVMConstInt(t, 1, 0), "");
-    case IR_OP_MAXIMUM:
-        return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, ""), a, c, "");
-    case IR_OP_MINIMUM:
-        return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, ""), a, c, "");
-    case IR_OP_LT: return LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, "");
-    case IR_OP_LE: return LLVMBuildICmp(b, isbool ? LLVMIntULE : LLVMIntSLE, a, c, "");
-    case IR_OP_GT: return LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, "");
-    case IR_OP_GE: return LLVMBuildICmp(b, isbool ? LLVMIntUGE : LLVMIntSGE, a, c, "");
-    case IR_OP_EQ: return LLVMBuildICmp(b, LLVMIntEQ, a, c, "");
-    case IR_OP_NE: return LLVMBuildICmp(b, LLVMIntNE, a, c, "");
-    case IR_OP_DIV:
-    case IR_OP_POW: {
-        LLVMValueRef x = isbool ? LLVMBuildZExt(b, a, cx->i32, "") : a;
-        LLVMValueRef y = isbool ? LLVMBuildZExt(b, c, cx->i32, "") : c;
-        LLVMValueRef r = op == IR_OP_DIV ? cg_idiv(cx, x, y) : cg_ipow(cx, x, y);
-        return isbool ? LLVMBuildICmp(b, LLVMIntNE, r, LLVMConstInt(cx->i32, 0, 0), "") : r;
-    }
-    case IR_OP_EXP:
-    case IR_OP_EXP2:
-    case IR_OP_LOG:
-    case IR_OP_LOG2:
-    case IR_OP_SQRT:
-    case IR_OP_RSQRT:
-    case IR_OP_RECIP:
-    case IR_OP_SIN:
-    case IR_OP_COS:
-    case IR_OP_TANH:
-    case IR_OP_SIGMOID:
-    case IR_OP_GELU:
-    case IR_OP_GELU_TANH:
-    case IR_OP_SILU:
-    case IR_OP_ERF: { /* float-only ops on integers: computed in f32 */
-        LLVMValueRef r = cg_float_op(cx, op, cg_convert(cx, a, dt, IR_F32), NULL);
-        return r ? cg_convert(cx, r, IR_F32, dt) : NULL;
-    }
-    case IR_OP_CAST:  /* cg_convert */
-    case IR_OP_WHERE: /* cg_emit_op */
-    case IR_OP_INPUT:
-    case IR_OP_CONST:
-    case IR_OP_IOTA: /* cg_iota */
-    case IR_OP_SUM:
-    case IR_OP_MEAN:
-    case IR_OP_MAX:
-    case IR_OP_MIN:
-    case IR_OP_MATMUL:
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT:
-    case IR_OP_OUTPUT:
-    case IR_NOPS: break;
+        case IR_OP_NEG: return isbool ? a : LLVMBuildNeg(b, a, "");
+        case IR_OP_ABS:
+            return isbool ? a
+                          : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""),
+                                            LLVMBuildNeg(b, a, ""), a, "");
+        case IR_OP_RELU:
+            return isbool ? a
+                          : LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, a, z, ""), z, a, "");
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL: return a;
+        case IR_OP_ADD: return isbool ? LLVMBuildOr(b, a, c, "") : LLVMBuildAdd(b, a, c, "");
+        case IR_OP_SUB: return isbool ? LLVMBuildXor(b, a, c, "") : LLVMBuildSub(b, a, c, "");
+        case IR_OP_MUL: return isbool ? LLVMBuildAnd(b, a, c, "") : LLVMBuildMul(b, a, c, "");
+        case IR_OP_AND: return LLVMBuildAnd(b, a, c, "");
+        case IR_OP_OR: return LLVMBuildOr(b, a, c, "");
+        case IR_OP_NOT: return LLVMBuildXor(b, a, LLVMConstInt(t, 1, 0), "");
+        case IR_OP_MAXIMUM:
+            return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, ""),
+                                   a, c, "");
+        case IR_OP_MINIMUM:
+            return LLVMBuildSelect(b, LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, ""),
+                                   a, c, "");
+        case IR_OP_LT: return LLVMBuildICmp(b, isbool ? LLVMIntULT : LLVMIntSLT, a, c, "");
+        case IR_OP_LE: return LLVMBuildICmp(b, isbool ? LLVMIntULE : LLVMIntSLE, a, c, "");
+        case IR_OP_GT: return LLVMBuildICmp(b, isbool ? LLVMIntUGT : LLVMIntSGT, a, c, "");
+        case IR_OP_GE: return LLVMBuildICmp(b, isbool ? LLVMIntUGE : LLVMIntSGE, a, c, "");
+        case IR_OP_EQ: return LLVMBuildICmp(b, LLVMIntEQ, a, c, "");
+        case IR_OP_NE: return LLVMBuildICmp(b, LLVMIntNE, a, c, "");
+        case IR_OP_DIV:
+        case IR_OP_POW: {
+            LLVMValueRef x = isbool ? LLVMBuildZExt(b, a, cx->i32, "") : a;
+            LLVMValueRef y = isbool ? LLVMBuildZExt(b, c, cx->i32, "") : c;
+            LLVMValueRef r = op == IR_OP_DIV ? cg_idiv(cx, x, y) : cg_ipow(cx, x, y);
+            return isbool ? LLVMBuildICmp(b, LLVMIntNE, r, LLVMConstInt(cx->i32, 0, 0), "") : r;
+        }
+        case IR_OP_EXP:
+        case IR_OP_EXP2:
+        case IR_OP_LOG:
+        case IR_OP_LOG2:
+        case IR_OP_SQRT:
+        case IR_OP_RSQRT:
+        case IR_OP_RECIP:
+        case IR_OP_SIN:
+        case IR_OP_COS:
+        case IR_OP_TANH:
+        case IR_OP_SIGMOID:
+        case IR_OP_GELU:
+        case IR_OP_GELU_TANH:
+        case IR_OP_SILU:
+        case IR_OP_ERF: { /* float-only ops on integers: computed in f32 */
+            LLVMValueRef r = cg_float_op(cx, op, cg_convert(cx, a, dt, IR_F32), NULL);
+            return r ? cg_convert(cx, r, IR_F32, dt) : NULL;
+        }
+        case IR_OP_CAST:  /* cg_convert */
+        case IR_OP_WHERE: /* cg_emit_op */
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_IOTA: /* cg_iota */
+        case IR_OP_SUM:
+        case IR_OP_MEAN:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: break;
     }
     return cg_no_rule(cx, op, dt);
 }
@@ -546,8 +580,8 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
 
 /* Elementwise op; a, b, c are compute values already converted to dtype t
  * (the op's operand dtype). */
-LLVMValueRef cg_emit_op(cg_ctx *cx, ir_op op, ir_dtype t, LLVMValueRef a, LLVMValueRef b, LLVMValueRef c,
-                        ir_dtype rt) {
+LLVMValueRef cg_emit_op(cg_ctx *cx, ir_op op, ir_dtype t, LLVMValueRef a, LLVMValueRef b,
+                        LLVMValueRef c, ir_dtype rt) {
     (void)rt;
     if (op == IR_OP_WHERE) return LLVMBuildSelect(cx->b, a, b, c, "");
     if (ir_dtype_is_float(t)) return cg_float_op(cx, op, a, b);
@@ -583,11 +617,12 @@ static void cg_memo_put(cg_ctx *cx, ir_id node, LLVMValueRef key, LLVMValueRef v
 static LLVMValueRef cg_const(cg_ctx *cx, const ir_node *n) {
     double v = n->a.cval;
     switch ((ir_dtype)n->dtype) {
-    case IR_I32: return LLVMConstInt(cx->i32, (unsigned long long)(int64_t)(int32_t)(int64_t)v, 1);
-    case IR_BOOL: return LLVMConstInt(cx->i1, v != 0, 0);
-    case IR_F16: return cg_f32c(cx, ir_f16_to_f32(ir_f32_to_f16((float)v)));
-    case IR_BF16: return cg_f32c(cx, ir_bf16_to_f32(ir_f32_to_bf16((float)v)));
-    default: return cg_f32c(cx, (float)v);
+        case IR_I32:
+            return LLVMConstInt(cx->i32, (unsigned long long)(int64_t)(int32_t)(int64_t)v, 1);
+        case IR_BOOL: return LLVMConstInt(cx->i1, v != 0, 0);
+        case IR_F16: return cg_f32c(cx, ir_f16_to_f32(ir_f32_to_f16((float)v)));
+        case IR_BF16: return cg_f32c(cx, ir_bf16_to_f32(ir_f32_to_bf16((float)v)));
+        default: return cg_f32c(cx, (float)v);
     }
 }
 
@@ -612,9 +647,10 @@ static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
         unsigned j = cx->vecalias[a].j, grp = j / cx->vecw;
         LLVMValueRef *slot = &cx->veccache[(size_t)id * CG_VEC_MAXLIN + grp];
         if (!*slot)
-            *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype, cx->vecalias[a].base,
-                                cx->vecw);
-        LLVMValueRef e = LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
+            *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype,
+                                cx->vecalias[a].base, cx->vecw);
+        LLVMValueRef e =
+            LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
         return cg_from_storage(cx, e, (ir_dtype)n->dtype);
     }
     if (cx->vecw && cx->vecshape && ir_shape_eq(&n->shape, cx->vecshape)) {
@@ -625,7 +661,8 @@ static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
             if (!*slot)
                 *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype,
                                     cx->veclin[grp * cx->vecw], cx->vecw);
-            LLVMValueRef e = LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
+            LLVMValueRef e =
+                LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
             return cg_from_storage(cx, e, (ir_dtype)n->dtype);
         }
     }
@@ -641,7 +678,8 @@ static ir_id cg_view_source(const ir_graph *g, ir_id v) {
 
 /* Value of input k of node n at the index idx of n (broadcast applied),
  * converted to dtype t. */
-static LLVMValueRef cg_operand(cg_ctx *cx, const ir_node *n, unsigned k, cg_index *idx, ir_dtype t) {
+static LLVMValueRef cg_operand(cg_ctx *cx, const ir_node *n, unsigned k, cg_index *idx,
+                               ir_dtype t) {
     ir_id in = ir_in(cx->g, n, k);
     const ir_node *p = &cx->g->nodes[in];
     cg_index ci = cg_index_bcast(cx, idx, &p->shape);
@@ -673,7 +711,8 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     if (!a || (n->nin > 1 && !b)) return NULL;
     LLVMValueRef r;
     ir_id dv = n->nin > 1 ? cg_view_source(g, ir_in(g, n, 1)) : IR_NONE;
-    if (op == IR_OP_DIV && ir_dtype_is_float(t) && dv != IR_NONE && cx->subst[dv] && b == cx->subst[dv]) {
+    if (op == IR_OP_DIV && ir_dtype_is_float(t) && dv != IR_NONE && cx->subst[dv] &&
+        b == cx->subst[dv]) {
         /* Division by a row scalar (a reduction result, e.g. softmax's sum):
          * one reciprocal per row, then a product per element (<= 1.5 ulp). */
         LLVMValueRef rc = cg_memo_get(cx, g->n + dv, b);
@@ -698,49 +737,53 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     cg_index ci;
     LLVMValueRef d[IR_MAX_RANK];
     switch ((ir_op)n->op) {
-    case IR_OP_RESHAPE: ci = cg_index_lin(is, idx->lin); break;
-    case IR_OP_BROADCAST: ci = cg_index_bcast(cx, idx, is); break;
-    case IR_OP_PERMUTE:
-        cg_index_dims(cx, idx);
-        for (unsigned i = 0; i < n->shape.rank; i++) d[n->a.perm[i]] = idx->dim[i];
-        ci = cg_index_from_dims(cx, is, d);
-        break;
-    case IR_OP_SLICE:
-        cg_index_dims(cx, idx);
-        for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
-        d[n->a.slice.axis] = LLVMBuildNUWAdd(cx->b, d[n->a.slice.axis], cg_i64(cx, n->a.slice.start), "");
-        ci = cg_index_from_dims(cx, is, d);
-        break;
-    case IR_OP_CONCAT: {
-        /* All inputs are read with clamped indices and the right one selected:
-         * straight-line code keeps memoised values dominating. */
-        cg_index_dims(cx, idx);
-        unsigned ax = (unsigned)n->a.axis;
-        LLVMValueRef pos = idx->dim[ax], off = cg_i64(cx, 0), res = NULL;
-        for (unsigned k = 0; k < n->nin; k++) {
-            ir_id ik = ir_in(g, n, k);
-            const ir_shape *ks = &g->nodes[ik].shape;
-            LLVMValueRef len = cg_dim(cx, ks->dim[ax]);
+        case IR_OP_RESHAPE: ci = cg_index_lin(is, idx->lin); break;
+        case IR_OP_BROADCAST: ci = cg_index_bcast(cx, idx, is); break;
+        case IR_OP_PERMUTE:
+            cg_index_dims(cx, idx);
+            for (unsigned i = 0; i < n->shape.rank; i++) d[n->a.perm[i]] = idx->dim[i];
+            ci = cg_index_from_dims(cx, is, d);
+            break;
+        case IR_OP_SLICE:
+            cg_index_dims(cx, idx);
             for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
-            LLVMValueRef rel = LLVMBuildSub(cx->b, pos, off, "");
-            LLVMValueRef hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
-            LLVMValueRef cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, rel, cg_i64(cx, 0), ""),
-                                              cg_i64(cx, 0), rel, "");
-            cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, cl, hi, ""), hi, cl, "");
-            d[ax] = cl;
-            cg_index kk = cg_index_from_dims(cx, ks, d);
-            LLVMValueRef v = cg_emit_value(cx, ik, &kk);
-            if (!v) return NULL;
-            v = cg_convert(cx, v, (ir_dtype)g->nodes[ik].dtype, (ir_dtype)n->dtype);
-            LLVMValueRef inside = LLVMBuildICmp(cx->b, LLVMIntSGE, rel, cg_i64(cx, 0), "");
-            res = res ? LLVMBuildSelect(cx->b, inside, v, res, "") : v;
-            off = LLVMBuildAdd(cx->b, off, len, "");
+            d[n->a.slice.axis] =
+                LLVMBuildNUWAdd(cx->b, d[n->a.slice.axis], cg_i64(cx, n->a.slice.start), "");
+            ci = cg_index_from_dims(cx, is, d);
+            break;
+        case IR_OP_CONCAT: {
+            /* All inputs are read with clamped indices and the right one selected:
+             * straight-line code keeps memoised values dominating. */
+            cg_index_dims(cx, idx);
+            unsigned ax = (unsigned)n->a.axis;
+            LLVMValueRef pos = idx->dim[ax], off = cg_i64(cx, 0), res = NULL;
+            for (unsigned k = 0; k < n->nin; k++) {
+                ir_id ik = ir_in(g, n, k);
+                const ir_shape *ks = &g->nodes[ik].shape;
+                LLVMValueRef len = cg_dim(cx, ks->dim[ax]);
+                for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
+                LLVMValueRef rel = LLVMBuildSub(cx->b, pos, off, "");
+                LLVMValueRef hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
+                LLVMValueRef cl =
+                    LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, rel, cg_i64(cx, 0), ""),
+                                    cg_i64(cx, 0), rel, "");
+                cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, cl, hi, ""), hi, cl,
+                                     "");
+                d[ax] = cl;
+                cg_index kk = cg_index_from_dims(cx, ks, d);
+                LLVMValueRef v = cg_emit_value(cx, ik, &kk);
+                if (!v) return NULL;
+                v = cg_convert(cx, v, (ir_dtype)g->nodes[ik].dtype, (ir_dtype)n->dtype);
+                LLVMValueRef inside = LLVMBuildICmp(cx->b, LLVMIntSGE, rel, cg_i64(cx, 0), "");
+                res = res ? LLVMBuildSelect(cx->b, inside, v, res, "") : v;
+                off = LLVMBuildAdd(cx->b, off, len, "");
+            }
+            return res;
         }
-        return res;
-    }
-    default:
-        tx_error(cx->diag, "codegen: internal error: %s is not a view", ir_op_name((ir_op)n->op));
-        return NULL;
+        default:
+            tx_error(cx->diag, "codegen: internal error: %s is not a view",
+                     ir_op_name((ir_op)n->op));
+            return NULL;
     }
     LLVMValueRef v = cg_emit_value(cx, in, &ci);
     return v ? cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, (ir_dtype)n->dtype) : NULL;
@@ -759,9 +802,12 @@ LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     if (v) return v;
     if (cx->nemit == UINT64_MAX) return NULL; /* already refused */
     if (++cx->nemit > CG_EMIT_MAX || cx->depth >= CG_EMIT_DEPTH) {
-            tx_error(cx->diag, "the program is too large to compile: kernel %s %s (nested views and "
-                     "concatenations re-read their inputs)", cx->k ? cx->k->name : "?",
-                     cx->depth >= CG_EMIT_DEPTH ? "nests values deeper than 8192" : "computes more than 1000000 values");
+        tx_error(cx->diag,
+                 "the program is too large to compile: kernel %s %s (nested views and "
+                 "concatenations re-read their inputs)",
+                 cx->k ? cx->k->name : "?",
+                 cx->depth >= CG_EMIT_DEPTH ? "nests values deeper than 8192"
+                                            : "computes more than 1000000 values");
         cx->nemit = UINT64_MAX;
         return NULL;
     }
@@ -781,16 +827,21 @@ static LLVMValueRef cg_emit_value_node(cg_ctx *cx, ir_id id, const ir_node *n, c
     } else if (tr & IR_T_VIEW) {
         v = cg_emit_view(cx, n, idx); /* index arithmetic in any region */
     } else if (cx->region != IR_NONE && n->region != cx->region) {
-        tx_error(cx->diag, "codegen: internal error: value %%%u of region %u read in region %u without a buffer",
-                 id, n->region, cx->region);
+        tx_error(
+            cx->diag,
+            "codegen: internal error: value %%%u of region %u read in region %u without a buffer",
+            id, n->region, cx->region);
         return NULL;
     } else if (tr & IR_T_ELEM) {
         v = cg_emit_elem(cx, n, idx);
     } else if (tr & IR_T_VIEW) {
         v = cg_emit_view(cx, n, idx);
     } else {
-        tx_error(cx->diag, "codegen: %s node %%%u cannot be computed inside a %s region", ir_op_name((ir_op)n->op),
-                 id, cx->region == IR_NONE ? "copy" : ir_region_kind_name((ir_region_kind)g->regions[cx->region].kind));
+        tx_error(cx->diag, "codegen: %s node %%%u cannot be computed inside a %s region",
+                 ir_op_name((ir_op)n->op), id,
+                 cx->region == IR_NONE
+                     ? "copy"
+                     : ir_region_kind_name((ir_region_kind)g->regions[cx->region].kind));
         return NULL;
     }
     if (v) cg_memo_put(cx, id, idx->lin, v);

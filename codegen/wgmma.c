@@ -77,7 +77,8 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     return true;
 }
 
-void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox, int64_t *box_bytes) {
+void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox,
+                    int64_t *box_bytes) {
     if (kmajor) { /* inner: 64 k (128 bytes), outer: the tile's rows */
         box[0] = 64, box[1] = (uint32_t)rows;
         *nbox = (int)(bk / 64);
@@ -91,7 +92,8 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep) {
     if (kmajor) { /* rows of 128 B, 8-row atoms 1024 B apart; 16 k = 32 bytes */
         *lbo = 16, *sbo = 1024, *kstep = 32;
-    } else { /* 64-wide chunks of m/n are boxes of bk x 128 B; 8-k atoms 1024 B apart; 16 k = 2048 B */
+    } else { /* 64-wide chunks of m/n are boxes of bk x 128 B; 8-k atoms 1024 B apart; 16 k = 2048 B
+              */
         *lbo = (uint32_t)(bk * 128), *sbo = 1024, *kstep = 2048;
     }
 }
@@ -104,8 +106,8 @@ void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint
  * false for B). False when the operand is not a plain 2-D 16-bit buffer of
  * dtype dt whose inner extent is a known multiple of 8 elements (TMA needs
  * 16-byte row pitches). */
-static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, bool k_last, ir_id *base,
-                       bool *kmajor) {
+static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, bool k_last,
+                       ir_id *base, bool *kmajor) {
     int perm[2] = {0, 1}; /* operand axis i reads base axis perm[i] */
     ir_id x = id;
     for (unsigned guard = 0; guard < 16; guard++) {
@@ -122,8 +124,11 @@ static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt
         }
     }
     const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || (b->region == region && b->op != IR_OP_INPUT)) return false;
-    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2) return false;
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT))
+        return false;
+    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2)
+        return false;
     ir_dim inner = b->shape.dim[1];
     if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
     if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
@@ -139,23 +144,27 @@ static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt
 
 /* Emits inline PTX `text` with constraints `cons` over args (side effects:
  * never moved or removed); returns the call (of type ret, NULL: void). */
-static LLVMValueRef wg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons, LLVMValueRef *args,
-                           unsigned n) {
+static LLVMValueRef wg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons,
+                           LLVMValueRef *args, unsigned n) {
     LLVMTypeRef pt[300];
     for (unsigned i = 0; i < n; i++) pt[i] = LLVMTypeOf(args[i]);
     LLVMTypeRef fty = LLVMFunctionType(ret ? ret : cx->voidt, pt, n, 0);
-    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, text, strlen(text), cons, strlen(cons), 1, 0,
+                                      LLVMInlineAsmDialectATT, 0);
     return LLVMBuildCall2(cx->b, fty, a, args, n, "");
 }
 
-static LLVMValueRef c32(cg_ctx *cx, int64_t v) { return LLVMConstInt(cx->i32, (unsigned long long)v, 1); }
+static LLVMValueRef c32(cg_ctx *cx, int64_t v) {
+    return LLVMConstInt(cx->i32, (unsigned long long)v, 1);
+}
 
 /* Waits until the mbarrier at shared address bar (i32) completes the phase
  * of parity `par` (i32 0/1). */
 static void wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
     LLVMValueRef a[2] = {bar, par};
     wg_asm(cx, NULL,
-           "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p bra WAIT;\n}",
+           "{\n.reg .pred p;\nWAIT:\nmbarrier.try_wait.parity.shared::cta.b64 p, [$0], $1;\n@!p "
+           "bra WAIT;\n}",
            "r,r,~{memory}", a, 2);
 }
 
@@ -166,11 +175,11 @@ static void wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
 typedef struct wg_kern {
     cg_wg_plan p;
     ir_dtype dt;
-    LLVMValueRef M, N, K;          /* i32 */
-    LLVMValueRef M64, N64;         /* i64 for the epilogue */
-    LLVMValueRef tmap_a, tmap_b;   /* byval parameters (generic pointers) */
-    LLVMValueRef smem;             /* i32 shared address of stage 0 (1024-aligned) */
-    LLVMValueRef full, empty;      /* i32 shared address of the barrier arrays */
+    LLVMValueRef M, N, K;              /* i32 */
+    LLVMValueRef M64, N64;             /* i64 for the epilogue */
+    LLVMValueRef tmap_a, tmap_b;       /* byval parameters (generic pointers) */
+    LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
+    LLVMValueRef full, empty;          /* i32 shared address of the barrier arrays */
     LLVMValueRef ntm, ntn, ntiles, nk; /* i32 */
     cg_mm_epi_state *st;
 } wg_kern;
@@ -188,14 +197,16 @@ static LLVMValueRef wg_bar(cg_ctx *cx, LLVMValueRef base, LLVMValueRef s) {
 
 /* Output tile t (i32) -> (pm, pn) in groups of group_m M tiles: CTAs
  * working at the same time share B columns and A rows in L2. */
-static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *pm, LLVMValueRef *pn) {
+static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *pm,
+                           LLVMValueRef *pn) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef width = LLVMBuildMul(b, k->ntn, c32(cx, k->p.group_m), "");
     LLVMValueRef grp = LLVMBuildUDiv(b, t, width, "");
     LLVMValueRef first = LLVMBuildMul(b, grp, c32(cx, k->p.group_m), "");
     LLVMValueRef left = LLVMBuildSub(b, k->ntm, first, "");
-    LLVMValueRef gsz = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, c32(cx, k->p.group_m), ""), left,
-                                       c32(cx, k->p.group_m), "");
+    LLVMValueRef gsz =
+        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, c32(cx, k->p.group_m), ""), left,
+                        c32(cx, k->p.group_m), "");
     LLVMValueRef r = LLVMBuildURem(b, t, width, "");
     *pm = LLVMBuildAdd(b, first, LLVMBuildURem(b, r, gsz, ""), "pm");
     *pn = LLVMBuildUDiv(b, r, gsz, "pn");
@@ -211,11 +222,14 @@ static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool km
     cg_wg_opnd_box(kmajor, rows, k->p.bk, box, &nbox, &bb);
     for (int i = 0; i < nbox; i++) {
         LLVMValueRef c0, c1;
-        if (kmajor) c0 = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), ""), c1 = r0;
-        else c0 = LLVMBuildAdd(cx->b, r0, c32(cx, 64 * i), ""), c1 = k0;
+        if (kmajor)
+            c0 = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), ""), c1 = r0;
+        else
+            c0 = LLVMBuildAdd(cx->b, r0, c32(cx, 64 * i), ""), c1 = k0;
         LLVMValueRef a[5] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), tmap, c0, c1, bar};
         wg_asm(cx, NULL,
-               "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [$0], [$1, {$2, "
+               "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, "
                "$3}], [$4];",
                "r,l,r,r,r,~{memory}", a, 5);
     }
@@ -226,8 +240,10 @@ static LLVMValueRef wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init) {
     LLVMBuilderRef tb = LLVMCreateBuilderInContext(cx->llctx);
     LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
     LLVMValueRef first = LLVMGetFirstInstruction(entry);
-    if (first) LLVMPositionBuilderBefore(tb, first);
-    else LLVMPositionBuilderAtEnd(tb, entry);
+    if (first)
+        LLVMPositionBuilderBefore(tb, first);
+    else
+        LLVMPositionBuilderAtEnd(tb, entry);
     LLVMValueRef v = LLVMBuildAlloca(tb, t, "");
     LLVMDisposeBuilder(tb);
     LLVMBuildStore(cx->b, init, v);
@@ -235,17 +251,19 @@ static LLVMValueRef wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init) {
 }
 
 /* Stage index and phase parity of pipeline step `it` (i32). */
-static void wg_stage_of(cg_ctx *cx, const wg_kern *k, LLVMValueRef it, LLVMValueRef *s, LLVMValueRef *par) {
+static void wg_stage_of(cg_ctx *cx, const wg_kern *k, LLVMValueRef it, LLVMValueRef *s,
+                        LLVMValueRef *par) {
     LLVMValueRef S = c32(cx, k->p.stages);
     *s = LLVMBuildURem(cx->b, it, S, "s");
     *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), c32(cx, 1), "par");
 }
 
 /* for (t = cta; t < ntiles; t += ncta): the persistent tile loop (i64 iv). */
-static LLVMValueRef wg_tile_loop(cg_ctx *cx, const wg_kern *k, cg_loop *l, LLVMValueRef cta, LLVMValueRef ncta) {
+static LLVMValueRef wg_tile_loop(cg_ctx *cx, const wg_kern *k, cg_loop *l, LLVMValueRef cta,
+                                 LLVMValueRef ncta) {
     LLVMValueRef t = cg_loop_begin(cx, l, LLVMBuildZExt(cx->b, cta, cx->i64, ""),
-                                   LLVMBuildZExt(cx->b, k->ntiles, cx->i64, ""), LLVMBuildZExt(cx->b, ncta, cx->i64, ""),
-                                   "tile");
+                                   LLVMBuildZExt(cx->b, k->ntiles, cx->i64, ""),
+                                   LLVMBuildZExt(cx->b, ncta, cx->i64, ""), "tile");
     return LLVMBuildTrunc(cx->b, t, cx->i32, "");
 }
 
@@ -261,15 +279,18 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_loop tl, kl;
     LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
     wg_tile_coords(cx, k, t, &pm, &pn);
-    LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""), n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""), cg_i64(cx, 1), "pk");
+    LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                 n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
+                                    cg_i64(cx, 1), "pk");
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->empty, s), LLVMBuildXor(b, par, c32(cx, 1), ""));
     LLVMValueRef fb = wg_bar(cx, k->full, s);
     LLVMValueRef ea[2] = {fb, c32(cx, k->p.stage_bytes)};
-    wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea, 2);
+    wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea,
+           2);
     wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
     wg_tma_tile(cx, k, k->tmap_b, k->p.b_kmajor, k->p.bn, n0, k0, wg_stage_addr(cx, k, s, 1), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
@@ -280,22 +301,24 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
 /* Builds the "{$0, ..., $n-1}" operand list of n accumulators into buf. */
 static void wg_reglist(char *buf, size_t cap, unsigned first, unsigned n) {
     size_t o = (size_t)snprintf(buf, cap, "{");
-    for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s$%u", i ? ", " : "", first + i);
+    for (unsigned i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s$%u", i ? ", " : "", first + i);
     if (o < cap) snprintf(buf + o, cap - o, "}");
 }
 
 /* Constraints "=f" x n, then `mid`, then n tied inputs "0".."n-1". */
 static void wg_tied(char *buf, size_t cap, unsigned n, const char *mid) {
     size_t o = 0;
-    for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, "%s=f", i ? "," : "");
+    for (unsigned i = 0; i < n && o < cap; i++)
+        o += (size_t)snprintf(buf + o, cap - o, "%s=f", i ? "," : "");
     if (mid[0] && o < cap) o += (size_t)snprintf(buf + o, cap - o, ",%s", mid);
     for (unsigned i = 0; i < n && o < cap; i++) o += (size_t)snprintf(buf + o, cap - o, ",%u", i);
     if (o < cap) snprintf(buf + o, cap - o, ",~{memory}");
 }
 
 /* acc[0..n) <- asm(acc) through a struct return. */
-static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text, const char *cons,
-                       LLVMValueRef *pre, unsigned npre) {
+static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text,
+                       const char *cons, LLVMValueRef *pre, unsigned npre) {
     LLVMTypeRef ft[128];
     LLVMValueRef args[140];
     for (unsigned i = 0; i < n; i++) ft[i] = cx->f32;
@@ -309,7 +332,8 @@ static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *te
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored. */
-static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef row, LLVMValueRef col) {
+static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef row,
+                        LLVMValueRef col) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[2] = {row, col};
@@ -320,8 +344,10 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
         LLVMValueRef ov = cg_emit_value(cx, o, &idx);
-        if (!ov) ok = false;
-        else cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
+        if (!ov)
+            ok = false;
+        else
+            cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
     }
     cx->subst[st->mm[0]] = NULL;
     cg_memo_reset(cx, mark);
@@ -335,8 +361,8 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
  * epilogue from the accumulator fragments (thread t of the warpgroup holds
  * rows 16 (t/32) + (t%32)/4 + 8 ((i/2)%2) and columns 8 (i/4) + 2 (t%4) +
  * i%2 of register i). */
-static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta, LLVMValueRef wgc,
-                        LLVMValueRef wtid) {
+static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta,
+                        LLVMValueRef wgc, LLVMValueRef wtid) {
     LLVMBuilderRef b = cx->b;
     unsigned nacc = (unsigned)k->p.bn / 2;
     LLVMValueRef accv[128];
@@ -345,15 +371,18 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     uint32_t albo, asbo, akst, blbo, bsbo, bkst;
     cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
     cg_wg_opnd_desc(k->p.b_kmajor, k->p.bk, &blbo, &bsbo, &bkst);
-    /* A rows of this warpgroup: 64 rows of 128 B (k-major) or the c-th box (m-major); both 8 KiB per 64 rows */
+    /* A rows of this warpgroup: 64 rows of 128 B (k-major) or the c-th box (m-major); both 8 KiB
+     * per 64 rows */
     LLVMValueRef aoff = LLVMBuildMul(b, wgc, c32(cx, 64 * k->p.bk * 2), "");
     char text[4096], cons[2048], tied[2048], regs[1024];
     wg_reglist(regs, sizeof regs, 0, nacc);
     const char *ty = k->dt == IR_BF16 ? "bf16" : "f16";
     snprintf(text, sizeof text,
-             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, $%u, $%u, "
+             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, "
+             "0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, $%u, $%u, "
              "p, 1, 1, %d, %d;\n}",
-             nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1, k->p.b_kmajor ? 0 : 1);
+             nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1,
+             k->p.b_kmajor ? 0 : 1);
     wg_tied(cons, sizeof cons, nacc, "l,l,r");
     wg_tied(tied, sizeof tied, nacc, "");
 
@@ -362,7 +391,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef acc[128];
     for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""), cg_i64(cx, 1), "ck");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
+                                    cg_i64(cx, 1), "ck");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
@@ -372,11 +402,22 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMValueRef sb = wg_stage_addr(cx, k, s, 1);
     LLVMValueRef da = LLVMConstInt(cx->i64, cg_wg_desc(0, albo, asbo), 0);
     LLVMValueRef db = LLVMConstInt(cx->i64, cg_wg_desc(0, blbo, bsbo), 0);
-    da = LLVMBuildAdd(b, da, LLVMBuildZExt(b, LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""), cx->i64, ""), "");
-    db = LLVMBuildAdd(b, db, LLVMBuildZExt(b, LLVMBuildLShr(b, LLVMBuildAnd(b, sb, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""), cx->i64, ""), "");
+    da = LLVMBuildAdd(
+        b, da,
+        LLVMBuildZExt(b,
+                      LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
+                      cx->i64, ""),
+        "");
+    db = LLVMBuildAdd(
+        b, db,
+        LLVMBuildZExt(b,
+                      LLVMBuildLShr(b, LLVMBuildAnd(b, sb, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
+                      cx->i64, ""),
+        "");
     for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
         LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
-                               LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""), c32(cx, 1)};
+                               LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
+                               c32(cx, 1)};
         wg_acc_asm(cx, acc, nacc, text, cons, pre, 3);
     }
     wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
@@ -395,18 +436,23 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->nk, c32(cx, 0), ""));
-    wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps, &ppar);
+    wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
+                &ppar);
     eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
     cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
     cg_if_end(cx, j);
     /* epilogue */
-    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""), lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
-    LLVMValueRef r0 = LLVMBuildAdd(b, LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
-                                                   LLVMBuildMul(b, wgc, c32(cx, 64), ""), ""),
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef r0 = LLVMBuildAdd(b,
+                                   LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                                                LLVMBuildMul(b, wgc, c32(cx, 64), ""), ""),
                                    LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
-                                                LLVMBuildUDiv(b, lane, c32(cx, 4), ""), ""), "");
-    LLVMValueRef q0 = LLVMBuildAdd(b, LLVMBuildMul(b, pn, c32(cx, k->p.bn), ""),
-                                   LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 2), ""), "");
+                                                LLVMBuildUDiv(b, lane, c32(cx, 4), ""), ""),
+                                   "");
+    LLVMValueRef q0 =
+        LLVMBuildAdd(b, LLVMBuildMul(b, pn, c32(cx, k->p.bn), ""),
+                     LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 2), ""), "");
     r0 = LLVMBuildZExt(b, r0, cx->i64, "");
     q0 = LLVMBuildZExt(b, q0, cx->i64, "");
     bool ok = true;
@@ -434,7 +480,8 @@ static LLVMValueRef wg_dyn_smem(cg_ctx *cx) {
         LLVMSetAlignment(gv, 1024);
     }
     LLVMValueRef a = LLVMBuildPtrToInt(cx->b, gv, cx->i32, "");
-    return LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, a, c32(cx, 1023), ""), c32(cx, ~(int64_t)1023), "smem");
+    return LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, a, c32(cx, 1023), ""), c32(cx, ~(int64_t)1023),
+                        "smem");
 }
 
 /* The whole kernel body: barrier set-up by thread 0, then the producer
@@ -448,7 +495,8 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     k->empty = LLVMBuildAdd(b, k->full, c32(cx, 8 * CG_WG_MAX_STAGES), "empty");
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, c32(cx, 0), ""));
     for (int s = 0; s < k->p.stages; s++) {
-        LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, wg_bar(cx, k->full, c32(cx, s)), cx->sptr, ""), c32(cx, 1)};
+        LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, wg_bar(cx, k->full, c32(cx, s)), cx->sptr, ""),
+                             c32(cx, 1)};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
         a[0] = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, c32(cx, s)), cx->sptr, "");
         a[1] = c32(cx, 128 * k->p.consumers);
@@ -457,12 +505,14 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
     cg_if_end(cx, j);
     cg_barrier(cx);
-    LLVMValueRef cta = LLVMBuildAdd(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
-                                    LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
-                                                 cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
-                                    "cta");
-    LLVMValueRef ncta = LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
-                                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    LLVMValueRef cta = LLVMBuildAdd(
+        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+        LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
+                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
+        "cta");
+    LLVMValueRef ncta = LLVMBuildMul(
+        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
+        cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
     LLVMValueRef wg = LLVMBuildUDiv(b, tid, c32(cx, 128), "wg");
     LLVMValueRef wtid = LLVMBuildURem(b, tid, c32(cx, 128), "wtid");
     LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
@@ -471,14 +521,16 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, wg, c32(cx, 0), ""), prod, cons);
     LLVMPositionBuilderAtEnd(b, prod);
     LLVMValueRef nr = c32(cx, CG_WG_PRODUCER_REGS);
-    if (k->p.setmaxnreg) cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", false, &nr, 1);
+    if (k->p.setmaxnreg)
+        cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", false, &nr, 1);
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), ""));
     wg_producer(cx, k, cta, ncta);
     cg_if_end(cx, j);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, cons);
     nr = c32(cx, CG_WG_CONSUMER_REGS);
-    if (k->p.setmaxnreg) cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
+    if (k->p.setmaxnreg)
+        cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
     bool ok = wg_consumer(cx, k, cta, ncta, LLVMBuildSub(b, wg, c32(cx, 1), ""), wtid);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, done);
@@ -494,7 +546,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
     ir_id ia = ir_in(g, mm, 0), ib = ir_in(g, mm, 1), ba, bb;
     bool ak, bk;
-    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak) || !wg_opnd_ok(g, region, ib, dt, false, &bb, &bk)) return -1;
+    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak) ||
+        !wg_opnd_ok(g, region, ib, dt, false, &bb, &bk))
+        return -1;
     ir_dim Md = mm->shape.dim[0], Nd = mm->shape.dim[1], Kd = g->nodes[ia].shape.dim[1];
     wg_kern k;
     memset(&k, 0, sizeof k);
@@ -525,8 +579,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         for (unsigned j = 0; j < kr->nbufs; j++)
             if (kr->bufs[j].value == bases[i]) tm->buf = j;
         if (tm->buf == UINT32_MAX) {
-            tx_error(cx->diag, "codegen: internal error: matmul region k%u reads operand %%%u without a buffer", region,
-                     bases[i]);
+            tx_error(
+                cx->diag,
+                "codegen: internal error: matmul region k%u reads operand %%%u without a buffer",
+                region, bases[i]);
             return 0;
         }
         const ir_node *bn = &g->nodes[bases[i]];
@@ -556,8 +612,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     int64_t cap[3] = {INT32_MAX, 65535, 1};
     unsigned block[3] = {k.p.threads, 1, 1};
     kr->persist = k.p.nsm;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s", k.p.bm, k.p.bn, k.p.bk, k.p.stages,
-             ak ? "K" : "M", bk ? "K" : "N");
+    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s", k.p.bm, k.p.bn, k.p.bk,
+             k.p.stages, ak ? "K" : "M", bk ? "K" : "N");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

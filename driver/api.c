@@ -17,23 +17,22 @@ _Static_assert((int)TX_F32 == IR_F32 && (int)TX_F16 == IR_F16 && (int)TX_BF16 ==
 _Static_assert(TX_MAX_RANK == IR_MAX_RANK, "tx rank limit mirrors the IR's");
 
 struct tx_program {
-    ir_graph *raw;   /* the frontend's graph: the reference interpreter runs it */
-    ir_graph *g;     /* planned */
+    ir_graph *raw; /* the frontend's graph: the reference interpreter runs it */
+    ir_graph *g;   /* planned */
     cg_target target;
-    cg_program *cp;  /* GPU code, made on first use */
+    cg_program *cp;      /* GPU code, made on first use */
     const pass_gpu *gpu; /* the cost model's hardware (tx_options.gpu) */
     bool no_fuse;
-    char *explain;   /* what the planner said (--explain), captured at compile */
+    char *explain;             /* what the planner said (--explain), captured at compile */
     char *text[TX_TEXT_KINDS]; /* tx_program_text results, made on first use */
 };
 
-static void set_err(char *err, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-/* Writes a formatted message into err (when err and cap allow). */
 static void set_err(char *err, size_t cap, const char *fmt, ...)
-{
+    __attribute__((format(printf, 3, 4)));
+/* Writes a formatted message into err (when err and cap allow). */
+static void set_err(char *err, size_t cap, const char *fmt, ...) {
     va_list ap;
-    if (!err || !cap)
-        return;
+    if (!err || !cap) return;
     va_start(ap, fmt);
     vsnprintf(err, cap, fmt, ap);
     va_end(ap);
@@ -48,54 +47,46 @@ typedef struct capture {
 } capture;
 
 /* Opens a capture for diagnostics about `file` (src echoed in them). */
-static bool capture_open(capture *cp, const char *file, const char *src, size_t len)
-{
+static bool capture_open(capture *cp, const char *file, const char *src, size_t len) {
     memset(cp, 0, sizeof *cp);
     cp->f = open_memstream(&cp->buf, &cp->len);
-    if (!cp->f)
-        return false;
+    if (!cp->f) return false;
     tx_diag_init(&cp->d, cp->f, file, src, len);
     return true;
 }
 
 /* Closes the capture, copying its text (without the final newline) to err. */
-static void capture_close(capture *cp, char *err, size_t cap)
-{
+static void capture_close(capture *cp, char *err, size_t cap) {
     fclose(cp->f);
     if (cp->buf && cp->len) {
-        while (cp->len && cp->buf[cp->len - 1] == '\n')
-            cp->buf[--cp->len] = 0;
+        while (cp->len && cp->buf[cp->len - 1] == '\n') cp->buf[--cp->len] = 0;
         set_err(err, cap, "%s", cp->buf);
     }
     free(cp->buf);
 }
 
 /* Parses "NAME=INT" (INT > 0) into def; false when malformed. */
-static bool parse_define(const char *s, fe_define *def, char *name, size_t namecap)
-{
+static bool parse_define(const char *s, fe_define *def, char *name, size_t namecap) {
     const char *eq = s ? strchr(s, '=') : NULL;
     char *end;
     long long v;
-    if (!eq || eq == s || (size_t)(eq - s) >= namecap)
-        return false;
+    if (!eq || eq == s || (size_t)(eq - s) >= namecap) return false;
     memcpy(name, s, (size_t)(eq - s));
     name[eq - s] = 0;
     errno = 0;
     v = strtoll(eq + 1, &end, 10);
-    if (errno || end == eq + 1 || *end || v <= 0)
-        return false;
+    if (errno || end == eq + 1 || *end || v <= 0) return false;
     def->name = name;
     def->value = v;
     return true;
 }
 
 /* Runs the frontend and the pipeline into p; false with diagnostics. */
-static bool compile_into(tx_program *p, const char *file, const char *src, size_t len, const tx_options *opt,
-                         tx_diag *d)
-{
+static bool compile_into(tx_program *p, const char *file, const char *src, size_t len,
+                         const tx_options *opt, tx_diag *d) {
     unsigned nd = opt ? opt->ndefines : 0;
     fe_define *defs = ir_xcalloc(nd + 1, sizeof *defs);
-    char (*names)[64] = ir_xcalloc(nd + 1, sizeof *names);
+    char(*names)[64] = ir_xcalloc(nd + 1, sizeof *names);
     fe_options fo = {opt ? opt->entry : NULL, defs, nd};
     pass_ctx pc;
     bool ok = true;
@@ -103,7 +94,8 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
     FILE *ef = open_memstream(&p->explain, &elen);
     for (unsigned i = 0; ok && i < nd; i++)
         if (!parse_define(opt->defines[i], &defs[i], names[i], sizeof names[i])) {
-            tx_error(d, "bad define '%s': expected NAME=INT with INT > 0", opt->defines[i] ? opt->defines[i] : "(null)");
+            tx_error(d, "bad define '%s': expected NAME=INT with INT > 0",
+                     opt->defines[i] ? opt->defines[i] : "(null)");
             ok = false;
         }
     memset(&pc, 0, sizeof pc);
@@ -121,10 +113,8 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
         tx_error(d, "unknown GPU '%s' (known: %s)", opt->gpu, pass_gpu_names());
         ok = false;
     }
-    if (ok && (p->g = drv_compile(file, src, len, &fo, &pc, &p->raw, d)) == NULL)
-        ok = false;
-    if (ef)
-        fclose(ef);
+    if (ok && (p->g = drv_compile(file, src, len, &fo, &pc, &p->raw, d)) == NULL) ok = false;
+    if (ef) fclose(ef);
     free(defs);
     free(names);
     return ok;
@@ -132,8 +122,8 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
 
 int tx_api_version(void) { return TX_API_VERSION; }
 
-tx_program *tx_compile(const char *file, const char *src, size_t len, const tx_options *opt, char *err, size_t cap)
-{
+tx_program *tx_compile(const char *file, const char *src, size_t len, const tx_options *opt,
+                       char *err, size_t cap) {
     tx_program *p;
     capture cp;
     int t = cg_target_parse(opt && opt->target ? opt->target : "sm_90");
@@ -160,8 +150,7 @@ tx_program *tx_compile(const char *file, const char *src, size_t len, const tx_o
     return p;
 }
 
-tx_program *tx_compile_file(const char *path, const tx_options *opt, char *err, size_t cap)
-{
+tx_program *tx_compile_file(const char *path, const tx_options *opt, char *err, size_t cap) {
     char *buf;
     size_t len = 0;
     char rerr[1024];
@@ -179,13 +168,10 @@ tx_program *tx_compile_file(const char *path, const tx_options *opt, char *err, 
     return p;
 }
 
-void tx_program_free(tx_program *p)
-{
-    if (!p)
-        return;
+void tx_program_free(tx_program *p) {
+    if (!p) return;
     cg_program_free(p->cp);
-    for (int k = 0; k < TX_TEXT_KINDS; k++)
-        free(p->text[k]);
+    for (int k = 0; k < TX_TEXT_KINDS; k++) free(p->text[k]);
     free(p->explain);
     ir_graph_free(p->g);
     ir_graph_free(p->raw);
@@ -193,20 +179,19 @@ void tx_program_free(tx_program *p)
 }
 
 /* Number of input nodes (they come first, in parameter order). */
-static unsigned count_inputs(const ir_graph *g)
-{
+static unsigned count_inputs(const ir_graph *g) {
     unsigned n = 0;
-    while (n < g->n && g->nodes[n].op == IR_OP_INPUT)
-        n++;
+    while (n < g->n && g->nodes[n].op == IR_OP_INPUT) n++;
     return n;
 }
 
 unsigned tx_program_num_inputs(const tx_program *p) { return p ? count_inputs(p->raw) : 0; }
-unsigned tx_program_num_outputs(const tx_program *p) { return p ? p->raw->nodes[ir_output(p->raw)].nin : 0; }
+unsigned tx_program_num_outputs(const tx_program *p) {
+    return p ? p->raw->nodes[ir_output(p->raw)].nin : 0;
+}
 
 /* The declared type of node id (symbolic dims as -1). */
-static void node_type(const ir_graph *g, ir_id id, tx_tensor *t)
-{
+static void node_type(const ir_graph *g, ir_id id, tx_tensor *t) {
     const ir_node *n = &g->nodes[id];
     memset(t, 0, sizeof *t);
     t->dtype = (tx_dtype)n->dtype;
@@ -215,34 +200,26 @@ static void node_type(const ir_graph *g, ir_id id, tx_tensor *t)
         t->dim[d] = IR_DIM_IS_SYM(n->shape.dim[d]) ? -1 : n->shape.dim[d];
 }
 
-int tx_program_input(const tx_program *p, unsigned i, tx_tensor *type, const char **name)
-{
-    if (!p || !type || i >= count_inputs(p->raw))
-        return TX_ERR;
+int tx_program_input(const tx_program *p, unsigned i, tx_tensor *type, const char **name) {
+    if (!p || !type || i >= count_inputs(p->raw)) return TX_ERR;
     node_type(p->raw, i, type);
-    if (name)
-        *name = ir_str(p->raw, p->raw->nodes[i].name);
+    if (name) *name = ir_str(p->raw, p->raw->nodes[i].name);
     return TX_OK;
 }
 
-int tx_program_output(const tx_program *p, unsigned k, tx_tensor *type)
-{
+int tx_program_output(const tx_program *p, unsigned k, tx_tensor *type) {
     const ir_node *out;
-    if (!p || !type)
-        return TX_ERR;
+    if (!p || !type) return TX_ERR;
     out = &p->raw->nodes[ir_output(p->raw)];
-    if (k >= out->nin)
-        return TX_ERR;
+    if (k >= out->nin) return TX_ERR;
     node_type(p->raw, ir_in(p->raw, out, k), type);
     return TX_OK;
 }
 
 /* Makes p->cp for p's GPU target; false with err set. */
-static bool ensure_gpu_code(tx_program *p, char *err, size_t cap)
-{
+static bool ensure_gpu_code(tx_program *p, char *err, size_t cap) {
     capture cp;
-    if (p->cp)
-        return true;
+    if (p->cp) return true;
     if (p->target == CG_HOST) {
         set_err(err, cap, "the program was compiled for the host target; it has no GPU code");
         return false;
@@ -256,8 +233,7 @@ static bool ensure_gpu_code(tx_program *p, char *err, size_t cap)
     return p->cp != NULL;
 }
 
-const char *tx_program_ptx(tx_program *p, char *err, size_t cap)
-{
+const char *tx_program_ptx(tx_program *p, char *err, size_t cap) {
     if (!p) {
         set_err(err, cap, "tx_program_ptx: no program (p is NULL)");
         return NULL;
@@ -266,27 +242,25 @@ const char *tx_program_ptx(tx_program *p, char *err, size_t cap)
 }
 
 /* Writes text form `kind` of p to f; false with diagnostics in d. */
-static bool write_text(tx_program *p, tx_text_kind kind, FILE *f, tx_diag *d)
-{
+static bool write_text(tx_program *p, tx_text_kind kind, FILE *f, tx_diag *d) {
     pass_ctx pc;
     memset(&pc, 0, sizeof pc);
     pc.diag = d;
     pc.gpu = p->gpu;
     pc.no_fuse = p->no_fuse;
     switch (kind) {
-    case TX_TEXT_IR: ir_print(p->g, f); return true;
-    case TX_TEXT_REPORT: return pass_report_text(p->g, &pc, f);
-    case TX_TEXT_JSON: return pass_report_json(p->g, &pc, f);
-    case TX_TEXT_DOT: return pass_report_dot(p->g, &pc, f);
-    case TX_TEXT_SVG: return pass_report_svg(p->g, &pc, NULL, f);
-    case TX_TEXT_EXPLAIN: fputs(p->explain ? p->explain : "", f); return true;
-    case TX_TEXT_KINDS: break;
+        case TX_TEXT_IR: ir_print(p->g, f); return true;
+        case TX_TEXT_REPORT: return pass_report_text(p->g, &pc, f);
+        case TX_TEXT_JSON: return pass_report_json(p->g, &pc, f);
+        case TX_TEXT_DOT: return pass_report_dot(p->g, &pc, f);
+        case TX_TEXT_SVG: return pass_report_svg(p->g, &pc, NULL, f);
+        case TX_TEXT_EXPLAIN: fputs(p->explain ? p->explain : "", f); return true;
+        case TX_TEXT_KINDS: break;
     }
     return false;
 }
 
-const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t cap)
-{
+const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t cap) {
     capture cp;
     char *buf = NULL;
     size_t len = 0;
@@ -296,8 +270,7 @@ const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t 
         set_err(err, cap, "tx_program_text: %s", !p ? "no program (p is NULL)" : "unknown kind");
         return NULL;
     }
-    if (p->text[kind])
-        return p->text[kind];
+    if (p->text[kind]) return p->text[kind];
     if (!capture_open(&cp, p->raw->file, NULL, 0) || !(f = open_memstream(&buf, &len))) {
         set_err(err, cap, "out of memory");
         return NULL;
@@ -315,9 +288,8 @@ const char *tx_program_text(tx_program *p, tx_text_kind kind, char *err, size_t 
 
 /* Checks host tensors against the program's parameter count and fills
  * rt_tensor views of them (data borrowed); false with err set. */
-static bool input_views(const tx_program *p, const tx_tensor *in, unsigned nin, bool need_data, rt_tensor *v,
-                        char *err, size_t cap)
-{
+static bool input_views(const tx_program *p, const tx_tensor *in, unsigned nin, bool need_data,
+                        rt_tensor *v, char *err, size_t cap) {
     unsigned want = count_inputs(p->raw);
     if (nin != want || (nin && !in)) {
         set_err(err, cap, "the program takes %u inputs, %u were given", want, in ? nin : 0);
@@ -325,11 +297,13 @@ static bool input_views(const tx_program *p, const tx_tensor *in, unsigned nin, 
     }
     for (unsigned i = 0; i < nin; i++) {
         if ((unsigned)in[i].dtype > TX_BOOL || in[i].rank < 0 || in[i].rank > TX_MAX_RANK) {
-            set_err(err, cap, "input %u (%s): bad dtype or rank", i, ir_str(p->raw, p->raw->nodes[i].name));
+            set_err(err, cap, "input %u (%s): bad dtype or rank", i,
+                    ir_str(p->raw, p->raw->nodes[i].name));
             return false;
         }
         if (need_data && !in[i].data) {
-            set_err(err, cap, "input %u (%s) has no data", i, ir_str(p->raw, p->raw->nodes[i].name));
+            set_err(err, cap, "input %u (%s) has no data", i,
+                    ir_str(p->raw, p->raw->nodes[i].name));
             return false;
         }
         memset(&v[i], 0, sizeof v[i]);
@@ -342,8 +316,7 @@ static bool input_views(const tx_program *p, const tx_tensor *in, unsigned nin, 
 }
 
 int tx_run(tx_program *p, tx_where where, const tx_tensor *inputs, unsigned nin, tx_tensor *outputs,
-           unsigned nout, char *err, size_t cap)
-{
+           unsigned nout, char *err, size_t cap) {
     rt_tensor *in, *out;
     capture cp;
     bool ok;
@@ -352,7 +325,8 @@ int tx_run(tx_program *p, tx_where where, const tx_tensor *inputs, unsigned nin,
         return TX_ERR;
     }
     if (nout != tx_program_num_outputs(p)) {
-        set_err(err, cap, "the program returns %u values, room for %u was given", tx_program_num_outputs(p), nout);
+        set_err(err, cap, "the program returns %u values, room for %u was given",
+                tx_program_num_outputs(p), nout);
         return TX_ERR;
     }
     if (where != TX_ON_REF && where != TX_ON_CPU && where != TX_ON_GPU) {
@@ -386,18 +360,16 @@ int tx_run(tx_program *p, tx_where where, const tx_tensor *inputs, unsigned nin,
     return ok ? TX_OK : TX_ERR;
 }
 
-void tx_tensor_release(tx_tensor *t)
-{
-    if (!t)
-        return;
+void tx_tensor_release(tx_tensor *t) {
+    if (!t) return;
     free(t->data);
     memset(t, 0, sizeof *t);
 }
 
 /* ---- loading a compiled program on a device (the rest of the device API is runtime/tx_rt.c) */
 
-tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, unsigned nin, char *err, size_t cap)
-{
+tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, unsigned nin,
+                   char *err, size_t cap) {
     rt_tensor *in;
     int64_t *syms;
     capture cp;
@@ -407,8 +379,7 @@ tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, un
         set_err(err, cap, "tx_load: %s is NULL", !d ? "the device" : "the program");
         return NULL;
     }
-    if (!ensure_gpu_code(p, err, cap))
-        return NULL;
+    if (!ensure_gpu_code(p, err, cap)) return NULL;
     in = ir_xcalloc(nin + 1, sizeof *in);
     syms = ir_xcalloc(p->g->nsyms + 1, sizeof *syms);
     if (input_views(p, input_types, nin, false, in, err, cap)) {
@@ -417,14 +388,11 @@ tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, un
         } else {
             bool bound = rt_bind_shapes(p->g, in, syms, &cp.d);
             capture_close(&cp, err, cap);
-            if (bound)
-                plan = drv_gpu_plan_from_cg(p->g, p->cp, syms, err, cap);
+            if (bound) plan = drv_gpu_plan_from_cg(p->g, p->cp, syms, err, cap);
         }
     }
-    if (plan)
-        l = rt_loaded_new(d, plan, err, cap);
+    if (plan) l = rt_loaded_new(d, plan, err, cap);
     free(in);
     free(syms);
     return l;
 }
-

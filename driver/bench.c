@@ -11,8 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu)
-{
+void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu) {
     gpu->hbm_GBps = cal->copy_GBps;
     gpu->launch_us = cal->launch_us;
 }
@@ -21,8 +20,7 @@ void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu)
 
 /* A copy of g with every symbolic dim replaced by its bound value, so that
  * the cost model gives concrete numbers. NULL on allocation failure. */
-static ir_graph *concrete_clone(const ir_graph *g, const int64_t *syms)
-{
+static ir_graph *concrete_clone(const ir_graph *g, const int64_t *syms) {
     ir_graph *c = ir_graph_clone(g);
     for (uint32_t i = 0; c && i < c->n; i++) {
         ir_shape *sh = &c->nodes[i].shape;
@@ -30,16 +28,15 @@ static ir_graph *concrete_clone(const ir_graph *g, const int64_t *syms)
             if (IR_DIM_IS_SYM(sh->dim[d]) && IR_DIM_SYMIDX(sh->dim[d]) < c->nsyms)
                 sh->dim[d] = syms[IR_DIM_SYMIDX(sh->dim[d])];
     }
-    for (uint32_t k = 0; c && k < c->nsyms; k++)
-        c->syms[k].value = syms[k];
+    for (uint32_t k = 0; c && k < c->nsyms; k++) c->syms[k].value = syms[k];
     return c;
 }
 
 /* Copies the cost model's predicted time of every region (roofline plus
  * launch overhead, passes/cost.c) into the plan's kernels of that region.
  * Returns the predicted total (-1 when some region has no figure). */
-static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int64_t *syms, rt_gpu_plan *p)
-{
+static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int64_t *syms,
+                               rt_gpu_plan *p) {
     ir_graph *c = pc && pc->gpu ? concrete_clone(g, syms) : NULL;
     ir_uses u;
     double total = 0;
@@ -54,27 +51,24 @@ static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int6
         all &= cost.concrete;
         total += cost.concrete ? cost.predicted_us : 0;
         for (uint32_t k = 0; cost.concrete && k < p->nkernels; k++)
-            if (p->kernels[k].region == (int)r)
-                p->kernels[k].predicted_us = cost.predicted_us;
+            if (p->kernels[k].region == (int)r) p->kernels[k].predicted_us = cost.predicted_us;
     }
     ir_uses_free(&u);
     ir_graph_free(c);
     return all ? total : -1;
 }
 
-
 /* The FLOPs above which a kernel that is one host program (the host runs reductions as one) is
  * left out of the sampled check. */
-#define SAMPLE_PROGRAMS RT_SAMPLE_PROGRAMS
+#define SAMPLE_PROGRAMS  RT_SAMPLE_PROGRAMS
 #define SAMPLE_MAX_FLOPS 4e10
 
 /* The sampled check of outputs too large for a full reference (see rt_out_check.sampled): every
  * buffer of the device's run comes back, cg_host_sample re-runs SAMPLE_PROGRAMS programs of each
  * kernel on the host from the device's own inputs, twice with different poison bytes (written
  * elements are those both runs agree on), and the written output elements are compared. */
-static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
-                         rt_bench_result *res, tx_diag *d)
-{
+static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g,
+                         const int64_t *syms, rt_bench_result *res, tx_diag *d) {
     uint32_t nb = p->nbufs;
     rt_tensor *all = ir_xcalloc(nb + 1, sizeof *all);
     void **bp = ir_xcalloc(nb + 1, sizeof *bp), **s1 = ir_xcalloc(nb + 1, sizeof *s1),
@@ -83,14 +77,12 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
     double *kf = ir_xcalloc(p->nkernels + 1, sizeof *kf);
     char err[256];
     bool ok = rt_gpu_exec_download_all(x, all);
-    if (!ok)
-        tx_error(d, "%s", rt_gpu_exec_error(x));
+    if (!ok) tx_error(d, "%s", rt_gpu_exec_error(x));
     for (uint32_t b = 0; ok && b < nb; b++) {
         bp[b] = all[b].data;
         bytes[b] = rt_buf_bytes(&p->bufs[b]);
     }
-    for (uint32_t k = 0; k < p->nkernels; k++)
-        kf[k] = p->kernels[k].flops;
+    for (uint32_t k = 0; k < p->nkernels; k++) kf[k] = p->kernels[k].flops;
     /* The host side can fail for reasons of its own (a plan whose buffers the host program does not
      * match): then the outputs stay "not compared" and the message goes into the result, not into
      * the run's errors. */
@@ -101,27 +93,27 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         FILE *mf = open_memstream(&msg, &len);
         tx_diag hd;
         tx_diag_init(&hd, mf ? mf : stderr, "sampled check", NULL, 0);
-        sampled = cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0xFF, s1, &hd) &&
-                  cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0x00, s2, &hd);
-        if (mf)
-            fclose(mf);
+        sampled = cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS,
+                                 0xFF, s1, &hd) &&
+                  cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS,
+                                 0x00, s2, &hd);
+        if (mf) fclose(mf);
         if (!sampled && msg && *msg)
-            snprintf(res->sample_note, sizeof res->sample_note, "%.*s", (int)strcspn(msg, "\n"), msg);
+            snprintf(res->sample_note, sizeof res->sample_note, "%.*s", (int)strcspn(msg, "\n"),
+                     msg);
         else if (!sampled)
             snprintf(res->sample_note, sizeof res->sample_note, "the host re-run failed");
         free(msg);
     }
     for (uint32_t k = 0; ok && sampled && k < p->noutputs; k++) {
         uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
-        if (b == UINT32_MAX || !s1[b] || !s2[b])
-            continue;
+        if (b == UINT32_MAX || !s1[b] || !s2[b]) continue;
         /* the written elements, gathered into vectors allocated for all n and cut to m */
         size_t es = (size_t)ir_dtype_size(all[b].dtype);
         int64_t n = rt_numel(&all[b]), m = 0;
         rt_tensor got = {.dtype = all[b].dtype, .rank = 1, .dim = {n}}, want = got;
         ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
-        if (!ok)
-            tx_error(d, "sampled check: out of memory for output %u", k);
+        if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
         for (int64_t i = 0; ok && i < n; i++)
             if (memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0) {
                 memcpy((char *)got.data + m * es, (char *)all[b].data + i * es, es);
@@ -158,9 +150,8 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
  * `ref` (may be NULL: then the poison check and the sampled check), then
  * times it. */
 static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
-                       const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref, const drv_bench_opts *o,
-                       rt_bench_result *res, tx_diag *d)
-{
+                       const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref,
+                       const drv_bench_opts *o, rt_bench_result *res, tx_diag *d) {
     char err[512];
     rt_tensor *outs = ir_xcalloc(p->noutputs + 1, sizeof *outs);
     bool ok = false;
@@ -174,7 +165,8 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, cons
         tx_error(d, "%s", err);
         goto done;
     }
-    if (!rt_gpu_exec_poison(x) || !rt_gpu_exec_launch_all(x) || !rt_gpu_exec_download(x, outs, p->noutputs))
+    if (!rt_gpu_exec_poison(x) || !rt_gpu_exec_launch_all(x) ||
+        !rt_gpu_exec_download(x, outs, p->noutputs))
         goto cuda_fail;
     res->nout = p->noutputs;
     res->out = ir_xcalloc(p->noutputs + 1, sizeof *res->out);
@@ -183,24 +175,22 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, cons
         rt_out_check *oc = &res->out[k];
         oc->dtype = outs[k].dtype;
         oc->poisoned = rt_count_poison(&outs[k]);
-        if (ref && !rt_bench_check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err, sizeof err)) {
+        if (ref && !rt_bench_check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err,
+                                          sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             goto done;
         }
         oc->checked = ref != NULL;
         res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
     }
-    if (!ref && g && !bench_sample(x, p, g, syms, res, d))
-        goto done;
-    if (!rt_bench_time(c, x, p, (int)o->iters, res))
-        goto cuda_fail;
+    if (!ref && g && !bench_sample(x, p, g, syms, res, d)) goto done;
+    if (!rt_bench_time(c, x, p, (int)o->iters, res)) goto cuda_fail;
     ok = true;
     goto done;
 cuda_fail:
     tx_error(d, "%s", rt_gpu_exec_error(x));
 done:
-    for (uint32_t k = 0; k < p->noutputs; k++)
-        rt_tensor_free(&outs[k]);
+    for (uint32_t k = 0; k < p->noutputs; k++) rt_tensor_free(&outs[k]);
     free(outs);
     rt_gpu_exec_free(x);
     return ok;
@@ -209,8 +199,7 @@ done:
 /* ---- txc bench ------------------------------------------------------------ */
 
 /* Total elements of the graph's inputs and outputs at bound sizes. */
-static double plan_elems(const rt_gpu_plan *p)
-{
+static double plan_elems(const rt_gpu_plan *p) {
     double e = 0;
     for (uint32_t b = 0; b < p->nbufs; b++)
         if (p->bufs[b].role != RT_BUF_TEMP)
@@ -220,20 +209,21 @@ static double plan_elems(const rt_gpu_plan *p)
 
 /* Computes the reference outputs with the chosen reference; NULL ref (and
  * true) when the program is too large for either. */
-static bool bench_reference(const ir_graph *g, const ir_graph *raw, const rt_gpu_plan *p, const rt_tensor *inputs,
-                            rt_tensor **ref, const char **name, tx_diag *d)
-{
+static bool bench_reference(const ir_graph *g, const ir_graph *raw, const rt_gpu_plan *p,
+                            const rt_tensor *inputs, rt_tensor **ref, const char **name,
+                            tx_diag *d) {
     double flops = 0;
     const char *pick;
     for (uint32_t k = 0; k < p->nkernels; k++)
         flops += p->kernels[k].flops > 0 ? p->kernels[k].flops : 0;
     pick = rt_bench_pick_reference(plan_elems(p), flops);
     *ref = NULL;
-    *name = "none (too large for a CPU reference; only checked that every output element was written)";
-    if (!pick)
-        return true;
+    *name =
+        "none (too large for a CPU reference; only checked that every output element was written)";
+    if (!pick) return true;
     *ref = ir_xcalloc(p->noutputs + 1, sizeof **ref);
-    if (strcmp(pick, "ref") == 0 ? rt_interp_run(raw, inputs, *ref, d) : drv_host_run(g, inputs, *ref, d)) {
+    if (strcmp(pick, "ref") == 0 ? rt_interp_run(raw, inputs, *ref, d)
+                                 : drv_host_run(g, inputs, *ref, d)) {
         *name = strcmp(pick, "ref") == 0 ? "ref (double-precision interpreter)" : "cpu (host JIT)";
         return true;
     }
@@ -243,17 +233,14 @@ static bool bench_reference(const ir_graph *g, const ir_graph *raw, const rt_gpu
 }
 
 /* Frees n tensors and the array holding them (NULL: nothing). */
-static void free_outputs(rt_tensor *t, uint32_t n)
-{
-    for (uint32_t k = 0; t && k < n; k++)
-        rt_tensor_free(&t[k]);
+static void free_outputs(rt_tensor *t, uint32_t n) {
+    for (uint32_t k = 0; t && k < n; k++) rt_tensor_free(&t[k]);
     free(t);
 }
 
 /* Plans raw again with --no-fuse (quietly) into a new graph; NULL with an
  * error reported. */
-static ir_graph *plan_unfused(const ir_graph *raw, pass_ctx *pc)
-{
+static ir_graph *plan_unfused(const ir_graph *raw, pass_ctx *pc) {
     pass_ctx u = *pc;
     ir_graph *g = ir_graph_clone(raw);
     if (!g) {
@@ -272,8 +259,8 @@ static ir_graph *plan_unfused(const ir_graph *raw, pass_ctx *pc)
 
 /* Measures the device ceilings into rep and writes the calibration file
  * when asked. */
-static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report *rep, FILE *out, tx_diag *d)
-{
+static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report *rep, FILE *out,
+                           tx_diag *d) {
     const rt_cuda_info *in = rt_cuda_get_info(c);
     char path[1024], err[1200];
     rt_calib cal;
@@ -281,8 +268,7 @@ static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report 
         tx_error(d, "%s", rt_cuda_error(c));
         return false;
     }
-    if (!o->calibrate)
-        return true;
+    if (!o->calibrate) return true;
     memset(&cal, 0, sizeof cal);
     snprintf(cal.gpu, sizeof cal.gpu, "%s", in->name);
     rt_gpu_slug(in->name, cal.slug, sizeof cal.slug);
@@ -302,22 +288,20 @@ static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report 
         tx_error(d, "%s", err);
         return false;
     }
-    if (!o->json)
-        fprintf(out, "calibration written to %s\n", path);
+    if (!o->json) fprintf(out, "calibration written to %s\n", path);
     return true;
 }
 
 /* Compiles the planned graph g for the inputs' sizes and prepares res
  * (kernel rows, the planner's predictions). NULL with an error reported. */
-static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tensor *inputs, const drv_bench_opts *o,
-                                  rt_bench_result *res, const char *label, int64_t **symsp, tx_diag *d)
-{
+static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tensor *inputs,
+                                  const drv_bench_opts *o, rt_bench_result *res, const char *label,
+                                  int64_t **symsp, tx_diag *d) {
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     rt_gpu_plan *p = drv_gpu_plan_build(g, o->target, inputs, syms, d);
     double total = p ? plan_predictions(g, pc, syms, p) : -1;
     *symsp = syms;
-    if (!p)
-        return NULL;
+    if (!p) return NULL;
     rt_bench_result_init(res, p, label);
     res->predicted_us = total;
     return p;
@@ -325,10 +309,9 @@ static rt_gpu_plan *bench_prepare(const ir_graph *g, pass_ctx *pc, const rt_tens
 
 /* Verifies and times the fused graph g and, when asked, its --no-fuse
  * plan, against one reference computed once. */
-static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
-                       const drv_bench_opts *o, rt_bench_report *rep, rt_bench_result *fused,
-                       rt_bench_result *unfused, tx_diag *d)
-{
+static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_ctx *pc,
+                       const rt_tensor *inputs, const drv_bench_opts *o, rt_bench_report *rep,
+                       rt_bench_result *fused, rt_bench_result *unfused, tx_diag *d) {
     int64_t *syms = NULL, *usyms = NULL;
     rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", &syms, d), *pu = NULL;
     rt_tensor *ref = NULL;
@@ -347,9 +330,11 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
     }
     if (ok && !ref && !fused->sample_note[0])
         snprintf(rep->reference, sizeof rep->reference,
-                 "sampled: the host JIT re-ran %d programs of each kernel on the GPU's own inputs", SAMPLE_PROGRAMS);
+                 "sampled: the host JIT re-ran %d programs of each kernel on the GPU's own inputs",
+                 SAMPLE_PROGRAMS);
     else if (ok && !ref)
-        snprintf(rep->reference, sizeof rep->reference, "none (too large for a CPU reference; the sampled check "
+        snprintf(rep->reference, sizeof rep->reference,
+                 "none (too large for a CPU reference; the sampled check "
                  "could not run, see the outputs)");
     if (ok && o->compare_unfused)
         ok = (ug = plan_unfused(raw, pc)) != NULL &&
@@ -366,8 +351,7 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
 }
 
 /* Monotonic wall clock in microseconds. */
-static double now_us(void)
-{
+static double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
@@ -376,9 +360,8 @@ static double now_us(void)
 /* Runs the host JIT on the inputs, verifies its outputs against the
  * reference interpreter when the program is small enough, and fills res
  * with the median wall time per call (which includes JIT compilation). */
-static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, int iters,
-                          rt_bench_report *rep, rt_bench_result *res, tx_diag *d)
-{
+static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs,
+                          int iters, rt_bench_report *rep, rt_bench_result *res, tx_diag *d) {
     uint32_t nin = 0, nout = g->nodes[ir_output(g)].nin;
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs), *ref = NULL;
@@ -386,17 +369,14 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
     char err[256];
     const char *pick;
     bool ok = rt_bind_shapes(g, inputs, syms, d);
-    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT)
-        elems += (double)rt_numel(&inputs[nin++]);
+    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT) elems += (double)rt_numel(&inputs[nin++]);
     for (int i = 0; ok && i < iters; i++) {
         double t0 = now_us();
-        for (uint32_t k = 0; i && k < nout; k++)
-            rt_tensor_free(&outs[k]);
+        for (uint32_t k = 0; i && k < nout; k++) rt_tensor_free(&outs[k]);
         ok = drv_host_run(g, inputs, outs, d);
         t[i] = now_us() - t0;
     }
-    for (uint32_t k = 0; ok && k < nout; k++)
-        elems += (double)rt_numel(&outs[k]);
+    for (uint32_t k = 0; ok && k < nout; k++) elems += (double)rt_numel(&outs[k]);
     pick = ok ? rt_bench_pick_reference(elems, drv_graph_flops(g, syms)) : NULL;
     snprintf(rep->reference, sizeof rep->reference, "%s",
              pick && !strcmp(pick, "ref") ? "ref (double-precision interpreter)"
@@ -432,9 +412,8 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
 
 /* `txc bench --device=cpu`: the host JIT verified against the reference
  * interpreter and timed by wall clock (no per-kernel figures). */
-static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs, const drv_bench_opts *o,
-                      FILE *out, tx_diag *d)
-{
+static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *inputs,
+                      const drv_bench_opts *o, FILE *out, tx_diag *d) {
     rt_bench_report rep;
     rt_bench_result res;
     int iters = o->iters > 0 && (o->iters_given || o->iters < 5) ? (int)o->iters : 5;
@@ -449,11 +428,11 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
     if (ok && o->json) {
         rt_bench_print_json(out, &rep, &res, NULL);
     } else if (ok) {
-        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program, rt_bench_verdict(&res),
-                rep.reference);
+        fprintf(out, "%s on the CPU (host JIT): %s, reference %s\n", rep.program,
+                rt_bench_verdict(&res), rep.reference);
         rt_bench_print_verify(out, &res);
-        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d%s)\n", res.graph_us, iters,
-                o->iters_given ? "" : "; --iters N for more");
+        fprintf(out, "wall time per call, JIT compilation included: %.1f us (median of %d%s)\n",
+                res.graph_us, iters, o->iters_given ? "" : "; --iters N for more");
     }
     if (ok && !res.verified) {
         tx_error(d, "verification failed: the host JIT's results differ from the reference");
@@ -465,8 +444,7 @@ static bool bench_cpu(const ir_graph *g, const ir_graph *raw, const rt_tensor *i
 
 /* Measured time per region (kernels of one region summed; output copies,
  * region -1, left out) into a new array of nregions. */
-static double *region_times(const rt_bench_result *res, uint32_t nregions)
-{
+static double *region_times(const rt_bench_result *res, uint32_t nregions) {
     double *us = ir_xcalloc(nregions + 1, sizeof *us);
     for (uint32_t k = 0; k < res->nkernels; k++)
         if (res->k[k].region >= 0 && (uint32_t)res->k[k].region < nregions)
@@ -476,9 +454,9 @@ static double *region_times(const rt_bench_result *res, uint32_t nregions)
 
 /* --svg: the report picture with the measured kernel times beside the
  * predictions (unfused ones when they were timed and plan alike). */
-static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o, const rt_bench_report *rep,
-                      const rt_bench_result *fused, const rt_bench_result *unfused, tx_diag *d)
-{
+static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o,
+                      const rt_bench_report *rep, const rt_bench_result *fused,
+                      const rt_bench_result *unfused, tx_diag *d) {
     char label[200];
     pass_measured m;
     FILE *f = fopen(o->svg_path, "w");
@@ -487,7 +465,8 @@ static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o, 
         tx_error(d, "cannot write --svg %s: %s", o->svg_path, strerror(errno));
         return false;
     }
-    snprintf(label, sizeof label, "measured on %s (median of %d, L2 flushed)", rep->device, fused->iters);
+    snprintf(label, sizeof label, "measured on %s (median of %d, L2 flushed)", rep->device,
+             fused->iters);
     memset(&m, 0, sizeof m);
     m.n = g->nregions;
     m.us = region_times(fused, g->nregions);
@@ -504,14 +483,12 @@ static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o, 
     ok = fclose(f) == 0 && ok;
     free((double *)m.us);
     free((double *)m.un_us);
-    if (!ok)
-        tx_error(d, "cannot write --svg %s", o->svg_path);
+    if (!ok) tx_error(d, "cannot write --svg %s", o->svg_path);
     return ok;
 }
 
 bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
-               const drv_bench_opts *opt, FILE *out, tx_diag *d)
-{
+               const drv_bench_opts *opt, FILE *out, tx_diag *d) {
     drv_bench_opts oo = *opt;
     const drv_bench_opts *o = &oo;
     char err[512];
@@ -520,43 +497,47 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
     rt_cuda *c;
     bool ok;
     if (o->device && strcmp(o->device, "cpu") == 0 && o->svg_path) {
-        tx_error(d, "txc bench --svg draws GPU kernel times; use --device=gpu (or txc FILE.tx --emit=svg)");
+        tx_error(
+            d,
+            "txc bench --svg draws GPU kernel times; use --device=gpu (or txc FILE.tx --emit=svg)");
         return false;
     }
-    if (o->device && strcmp(o->device, "cpu") == 0)
-        return bench_cpu(g, raw, inputs, o, out, d);
+    if (o->device && strcmp(o->device, "cpu") == 0) return bench_cpu(g, raw, inputs, o, out, d);
     if (o->device && strcmp(o->device, "gpu") != 0) {
-        tx_error(d, "txc bench --device=%s: the reference is what bench verifies against; use --device=gpu or "
-                 "--device=cpu", o->device);
+        tx_error(d,
+                 "txc bench --device=%s: the reference is what bench verifies against; use "
+                 "--device=gpu or "
+                 "--device=cpu",
+                 o->device);
         return false;
     }
     if (!(c = rt_cuda_new(err, sizeof err))) {
         tx_error(d, "%s", err);
         return false;
     }
-    if (oo.target == DRV_TARGET_DEVICE)
-        oo.target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
+    if (oo.target == DRV_TARGET_DEVICE) oo.target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
     memset(&rep, 0, sizeof rep);
     memset(&fused, 0, sizeof fused);
     memset(&unfused, 0, sizeof unfused);
     snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
     snprintf(rep.device, sizeof rep.device, "%s", rt_cuda_get_info(c)->name);
     rep.cc = rt_cuda_get_info(c)->cc;
-    ok = bench_ceilings(c, o, &rep, out, d) && bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
+    ok = bench_ceilings(c, o, &rep, out, d) &&
+         bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
     if (ok && o->json) {
         rt_bench_print_json(out, &rep, &fused, o->compare_unfused ? &unfused : NULL);
     } else if (ok) {
-        fprintf(out, "%s on %s (sm_%d): copy %.0f GB/s, launch %.2f us (measured)\n", rep.program, rep.device, rep.cc,
-                rep.copy_GBps, rep.launch_us);
+        fprintf(out, "%s on %s (sm_%d): copy %.0f GB/s, launch %.2f us (measured)\n", rep.program,
+                rep.device, rep.cc, rep.copy_GBps, rep.launch_us);
         rt_bench_print_text(out, &rep, &fused);
         if (o->compare_unfused) {
             rt_bench_print_text(out, &rep, &unfused);
             fprintf(out, "speed-up of fusion: %.2fx (%u kernels -> %u)\n",
-                    fused.graph_us > 0 ? unfused.graph_us / fused.graph_us : 0, unfused.nkernels, fused.nkernels);
+                    fused.graph_us > 0 ? unfused.graph_us / fused.graph_us : 0, unfused.nkernels,
+                    fused.nkernels);
         }
     }
-    if (ok && o->svg_path)
-        ok = bench_svg(g, pc, o, &rep, &fused, &unfused, d);
+    if (ok && o->svg_path) ok = bench_svg(g, pc, o, &rep, &fused, &unfused, d);
     if (ok && (!fused.verified || (o->compare_unfused && !unfused.verified))) {
         tx_error(d, "verification failed: the GPU results differ from the reference");
         ok = false;

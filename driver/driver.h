@@ -21,8 +21,8 @@
  * (the reference interpreter runs that one, so a pass bug cannot hide behind
  * its own output). Returns the planned graph (caller frees), or NULL with
  * diagnostics in d (and *raw NULL). */
-ir_graph *drv_compile(const char *file, const char *src, size_t len, const fe_options *fo, pass_ctx *pc,
-                      ir_graph **raw, tx_diag *d);
+ir_graph *drv_compile(const char *file, const char *src, size_t len, const fe_options *fo,
+                      pass_ctx *pc, ir_graph **raw, tx_diag *d);
 
 /* ---- running on host tensors (driver/run.c, driver/gpu.c) ------------------ */
 typedef enum { DRV_REF, DRV_CPU, DRV_GPU } drv_device;
@@ -32,8 +32,8 @@ typedef enum { DRV_REF, DRV_CPU, DRV_GPU } drv_device;
  * interprets raw (the frontend's graph), DRV_CPU runs the planned graph g
  * through the host JIT, DRV_GPU compiles g for `target` (a GPU cg_target)
  * and runs it through the CUDA driver. False with an error reported. */
-bool drv_run(const ir_graph *g, const ir_graph *raw, drv_device dev, int target, const rt_tensor *inputs,
-             rt_tensor *outputs, tx_diag *d);
+bool drv_run(const ir_graph *g, const ir_graph *raw, drv_device dev, int target,
+             const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
 /* The host JIT on host tensors: binds the sizes from the inputs
  * (rt_bind_shapes), allocates the outputs and runs cg_host_run. On failure
  * no output stays allocated. */
@@ -41,7 +41,8 @@ bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs
 /* The GPU on host tensors: compiles g for target, loads, uploads, runs every
  * kernel once and downloads. Without a driver: "no CUDA driver found (...);
  * use --device=cpu". */
-bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d);
+bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs,
+                 tx_diag *d);
 /* A GPU target argument of drv_run / drv_gpu_run / drv_bench_opts: the
  * device's own architecture (drv_target_for_cc of its compute capability). */
 #define DRV_TARGET_DEVICE (-1)
@@ -62,8 +63,8 @@ rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64
 /* Binds the sizes from the inputs (into syms, g->nsyms entries), compiles
  * the planned graph g for a GPU target (a cg_target) and builds the plan.
  * NULL with an error reported. */
-rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
-                                tx_diag *d);
+rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs,
+                                int64_t *syms, tx_diag *d);
 
 /* FLOPs of every region of the planned graph g at bound sizes syms (the
  * planner's pass_region_flops); -1 when a figure is unknown. */
@@ -71,15 +72,16 @@ double drv_graph_flops(const ir_graph *g, const int64_t *syms);
 
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {
-    long iters;            /* timed iterations (median reported) */
-    bool iters_given;      /* the user chose iters (the CPU otherwise runs at most 5: each call re-JITs) */
-    bool json;             /* machine-readable output */
-    bool compare_unfused;  /* also plan, run and time the --no-fuse graph */
-    bool calibrate;        /* measure bandwidth and launch overhead, save them */
-    const char *calib_path;/* calibration file (NULL: the default place) */
-    const char *device;    /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
-    int target;            /* cg_target for the GPU, or DRV_TARGET_DEVICE */
-    const char *svg_path;  /* --svg: the picture with the measured kernels (NULL: none) */
+    long iters;       /* timed iterations (median reported) */
+    bool iters_given; /* the user chose iters (the CPU otherwise runs at most 5: each call re-JITs)
+                       */
+    bool json;        /* machine-readable output */
+    bool compare_unfused;   /* also plan, run and time the --no-fuse graph */
+    bool calibrate;         /* measure bandwidth and launch overhead, save them */
+    const char *calib_path; /* calibration file (NULL: the default place) */
+    const char *device;     /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
+    int target;             /* cg_target for the GPU, or DRV_TARGET_DEVICE */
+    const char *svg_path;   /* --svg: the picture with the measured kernels (NULL: none) */
 } drv_bench_opts;
 /* `txc bench`: g is the planned graph, raw the frontend's graph (for the
  * reference and for re-planning unfused with pc), inputs in parameter order.

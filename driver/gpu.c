@@ -10,8 +10,7 @@
 
 /* Fills a buffer description for value `id` of g with shape resolved by syms. */
 static bool cg_buf_from_value(const ir_graph *g, ir_id id, const int64_t *syms, rt_buf_desc *b,
-                              char *err, size_t cap)
-{
+                              char *err, size_t cap) {
     const ir_node *n = &g->nodes[id];
     b->dtype = n->dtype;
     b->rank = n->shape.rank;
@@ -27,26 +26,22 @@ static bool cg_buf_from_value(const ir_graph *g, ir_id id, const int64_t *syms, 
 /* Adds the graph's inputs, outputs and the program's temps to the plan, in
  * that order: input i is buffer i, output k is buffer ninputs + k. */
 static bool plan_bufs_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_program *cp,
-                              const int64_t *syms, char *err, size_t cap)
-{
+                              const int64_t *syms, char *err, size_t cap) {
     const ir_node *out = &g->nodes[ir_output(g)];
     rt_buf_desc b;
     for (uint32_t i = 0; i < g->n && g->nodes[i].op == IR_OP_INPUT; i++) {
         memset(&b, 0, sizeof b);
         b.role = RT_BUF_INPUT;
         b.index = g->nodes[i].a.param;
-        if (!cg_buf_from_value(g, i, syms, &b, err, cap))
-            return false;
+        if (!cg_buf_from_value(g, i, syms, &b, err, cap)) return false;
         rt_gpu_plan_add_buf(p, &b);
     }
     for (uint32_t k = 0; k < out->nin; k++) {
         memset(&b, 0, sizeof b);
         b.role = RT_BUF_OUTPUT;
         b.index = k;
-        if (!cg_buf_from_value(g, ir_in(g, out, k), syms, &b, err, cap))
-            return false;
-        if (!b.name[0])
-            snprintf(b.name, sizeof b.name, "out%u", k);
+        if (!cg_buf_from_value(g, ir_in(g, out, k), syms, &b, err, cap)) return false;
+        if (!b.name[0]) snprintf(b.name, sizeof b.name, "out%u", k);
         rt_gpu_plan_add_buf(p, &b);
     }
     for (unsigned t = 0; t < cg_program_ntemps(cp); t++) {
@@ -67,21 +62,19 @@ static bool plan_bufs_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_progra
 }
 
 /* Index of the plan buffer a manifest buffer names (see plan_bufs_from_cg). */
-static uint32_t plan_buf_index(const rt_gpu_plan *p, const cg_buf *cb)
-{
-    uint8_t role = cb->kind == CG_BUF_INPUT ? RT_BUF_INPUT : cb->kind == CG_BUF_OUTPUT ? RT_BUF_OUTPUT : RT_BUF_TEMP;
+static uint32_t plan_buf_index(const rt_gpu_plan *p, const cg_buf *cb) {
+    uint8_t role = cb->kind == CG_BUF_INPUT    ? RT_BUF_INPUT
+                   : cb->kind == CG_BUF_OUTPUT ? RT_BUF_OUTPUT
+                                               : RT_BUF_TEMP;
     for (uint32_t b = 0; b < p->nbufs; b++)
-        if (p->bufs[b].role == role && p->bufs[b].index == cb->index)
-            return b;
+        if (p->bufs[b].role == role && p->bufs[b].index == cb->index) return b;
     return UINT32_MAX;
 }
 
-double drv_graph_flops(const ir_graph *g, const int64_t *syms)
-{
+double drv_graph_flops(const ir_graph *g, const int64_t *syms) {
     pass_index ix;
     double total = 0, f;
-    if (!pass_index_build(g, &ix))
-        return -1;
+    if (!pass_index_build(g, &ix)) return -1;
     for (uint32_t r = 0; r < g->nregions; r++) {
         ir_poly p;
         pass_region_flops(g, &ix, r, &p);
@@ -97,8 +90,7 @@ double drv_graph_flops(const ir_graph *g, const int64_t *syms)
 
 /* Adds kernel k of cp to the plan with its geometry at the bound sizes. */
 static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_program *cp, unsigned k,
-                                const int64_t *syms, char *err, size_t cap)
-{
+                                const int64_t *syms, char *err, size_t cap) {
     const cg_kernel *ck = cg_program_kernel(cp, k);
     rt_kernel_desc kd;
     unsigned grid[3], block[3], smem = 0;
@@ -133,7 +125,8 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
         kp->tmap = (rt_tmap_desc){tm->dtype, tm->swizzle, {0, 0}, {tm->box[0], tm->box[1]}};
         if (kp->buf == UINT32_MAX || !cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim)) {
-            snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size", ck->name, i);
+            snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size",
+                     ck->name, i);
             free(kd.params);
             return false;
         }
@@ -142,8 +135,7 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
     memcpy(kd.block, block, sizeof kd.block);
     kd.smem = smem;
     kd.region = ck->region;
-    if (!ir_poly_eval(&ck->flops, syms, g->nsyms, &kd.flops))
-        kd.flops = -1;
+    if (!ir_poly_eval(&ck->flops, syms, g->nsyms, &kd.flops)) kd.flops = -1;
     kd.predicted_us = -1;
     snprintf(kd.kind, sizeof kd.kind, "%s",
              ck->region >= 0 && (uint32_t)ck->region < g->nregions
@@ -155,8 +147,7 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
 }
 
 rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64_t *syms, char *err,
-                                  size_t cap)
-{
+                                  size_t cap) {
     rt_gpu_plan *p = rt_gpu_plan_new();
     const char *ptx = cg_program_ptx(cp, NULL);
     if (!ptx) {
@@ -183,47 +174,42 @@ rt_gpu_plan *drv_gpu_plan_from_cg(const ir_graph *g, cg_program *cp, const int64
 
 /* Compiles g for target and returns the plan for the inputs' sizes; syms
  * receives the symbol values (g->nsyms entries). NULL with an error reported. */
-rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs, int64_t *syms,
-                                tx_diag *d)
-{
+rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *inputs,
+                                int64_t *syms, tx_diag *d) {
     char err[512];
     rt_gpu_plan *p;
     cg_program *cp;
     if (target == CG_HOST || target < 0 || target >= CG_NTARGETS) {
-        tx_error(d, "running on the GPU needs an sm_* target, not %s", cg_target_name((cg_target)target));
+        tx_error(d, "running on the GPU needs an sm_* target, not %s",
+                 cg_target_name((cg_target)target));
         return NULL;
     }
-    if (!rt_bind_shapes(g, inputs, syms, d))
-        return NULL;
+    if (!rt_bind_shapes(g, inputs, syms, d)) return NULL;
     cp = cg_program_new(g, (cg_target)target, d);
-    if (!cp)
-        return NULL;
+    if (!cp) return NULL;
     p = drv_gpu_plan_from_cg(g, cp, syms, err, sizeof err);
     cg_program_free(cp);
-    if (!p)
-        tx_error(d, "%s", err);
+    if (!p) tx_error(d, "%s", err);
     return p;
 }
 
-int drv_target_for_cc(int cc)
-{
+int drv_target_for_cc(int cc) {
     switch (cc) {
-    case 90: return CG_SM90A;
-    case 86: return CG_SM86;
-    case 89: return CG_SM89;
-    default: return cc > 90 ? CG_SM90 : CG_SM80;
+        case 90: return CG_SM90A;
+        case 86: return CG_SM86;
+        case 89: return CG_SM89;
+        default: return cc > 90 ? CG_SM90 : CG_SM80;
     }
 }
 
-bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d)
-{
+bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tensor *outputs,
+                 tx_diag *d) {
     char err[512];
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     rt_cuda *c = rt_cuda_new(err, sizeof err);
     rt_gpu_plan *p = NULL;
     bool ok = false;
-    if (c && target == DRV_TARGET_DEVICE)
-        target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
+    if (c && target == DRV_TARGET_DEVICE) target = drv_target_for_cc(rt_cuda_get_info(c)->cc);
     if (!c)
         tx_error(d, "%s", err);
     else if ((p = drv_gpu_plan_build(g, target, inputs, syms, d)) != NULL)

@@ -9,8 +9,8 @@
 /* Allocates outputs[0..nout) at the shapes of g's returned values at bound
  * sizes syms and points bufs[k] at their data; false with an error (every
  * output freed again) when one is too large. */
-static bool host_outputs(const ir_graph *g, const int64_t *syms, rt_tensor *outputs, void **bufs, tx_diag *d)
-{
+static bool host_outputs(const ir_graph *g, const int64_t *syms, rt_tensor *outputs, void **bufs,
+                         tx_diag *d) {
     const ir_node *on = &g->nodes[ir_output(g)];
     for (unsigned k = 0; k < on->nin; k++) {
         const ir_node *v = &g->nodes[ir_in(g, on, k)];
@@ -19,8 +19,7 @@ static bool host_outputs(const ir_graph *g, const int64_t *syms, rt_tensor *outp
         t->rank = v->shape.rank;
         if (!cg_shape_resolve(&v->shape, syms, g->nsyms, t->dim) || !rt_tensor_alloc(t)) {
             tx_error(d, "output %u is too large", k);
-            for (unsigned j = 0; j <= k; j++)
-                rt_tensor_free(&outputs[j]);
+            for (unsigned j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);
             return false;
         }
         bufs[k] = t->data;
@@ -28,24 +27,19 @@ static bool host_outputs(const ir_graph *g, const int64_t *syms, rt_tensor *outp
     return true;
 }
 
-bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d)
-{
+bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
     unsigned nin = 0, nout = g->nodes[ir_output(g)].nin;
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     void **in, **out = ir_xcalloc(nout + 1, sizeof *out);
     bool ok;
-    for (unsigned s = 0; s < g->nsyms; s++)
-        syms[s] = g->syms[s].value;
-    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT)
-        nin++;
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT) nin++;
     in = ir_xcalloc(nin + 1, sizeof *in);
-    for (unsigned i = 0; i < nin; i++)
-        in[i] = inputs[i].data;
+    for (unsigned i = 0; i < nin; i++) in[i] = inputs[i].data;
     memset(outputs, 0, nout * sizeof *outputs);
     ok = rt_bind_shapes(g, inputs, syms, d) && host_outputs(g, syms, outputs, out, d);
     if (ok && !cg_host_run(g, syms, in, out, d)) {
-        for (unsigned k = 0; k < nout; k++)
-            rt_tensor_free(&outputs[k]);
+        for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outputs[k]);
         ok = false;
     }
     free(in);
@@ -54,13 +48,12 @@ bool drv_host_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs
     return ok;
 }
 
-bool drv_run(const ir_graph *g, const ir_graph *raw, drv_device dev, int target, const rt_tensor *inputs,
-             rt_tensor *outputs, tx_diag *d)
-{
+bool drv_run(const ir_graph *g, const ir_graph *raw, drv_device dev, int target,
+             const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
     switch (dev) {
-    case DRV_REF: return rt_interp_run(raw, inputs, outputs, d);
-    case DRV_CPU: return drv_host_run(g, inputs, outputs, d);
-    case DRV_GPU: return drv_gpu_run(g, target, inputs, outputs, d);
+        case DRV_REF: return rt_interp_run(raw, inputs, outputs, d);
+        case DRV_CPU: return drv_host_run(g, inputs, outputs, d);
+        case DRV_GPU: return drv_gpu_run(g, target, inputs, outputs, d);
     }
     tx_error(d, "unknown device %d", (int)dev);
     return false;

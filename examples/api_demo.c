@@ -15,21 +15,18 @@ static const char src[] = "fn scaled_gelu(x: f32[N], y: f32[N]) -> f32[N] {\n"
                           "}\n";
 
 /* Largest |a[i] - b[i]| over n floats; infinity when either holds a NaN. */
-static double max_diff(const float *a, const float *b, size_t n)
-{
+static double max_diff(const float *a, const float *b, size_t n) {
     double m = 0;
     for (size_t i = 0; i < n; i++) {
         double e = fabs((double)a[i] - (double)b[i]);
-        if (isnan(e))
-            return INFINITY;
+        if (isnan(e)) return INFINITY;
         m = e > m ? e : m;
     }
     return m;
 }
 
 /* The GPU part: explicit device buffers, bind, launch, time, copy back. */
-static int run_on_gpu(tx_program *p, const tx_tensor *in, const float *want, size_t n)
-{
+static int run_on_gpu(tx_program *p, const tx_tensor *in, const float *want, size_t n) {
     char err[1024];
     tx_device *d = tx_device_open(err, sizeof err);
     tx_loaded *l;
@@ -46,9 +43,10 @@ static int run_on_gpu(tx_program *p, const tx_tensor *in, const float *want, siz
     l = tx_load(d, p, in, 2, err, sizeof err);
     if (!l)
         fprintf(stderr, "api_demo: %s\n", err);
-    else if (tx_device_alloc(d, bytes, &bx) || tx_device_alloc(d, bytes, &by) || tx_device_alloc(d, bytes, &bz) ||
-             tx_device_upload(d, bx, in[0].data, bytes) || tx_device_upload(d, by, in[1].data, bytes) ||
-             tx_bind_input(l, 0, bx) || tx_bind_input(l, 1, by) || tx_bind_output(l, 0, bz) || tx_launch(l) ||
+    else if (tx_device_alloc(d, bytes, &bx) || tx_device_alloc(d, bytes, &by) ||
+             tx_device_alloc(d, bytes, &bz) || tx_device_upload(d, bx, in[0].data, bytes) ||
+             tx_device_upload(d, by, in[1].data, bytes) || tx_bind_input(l, 0, bx) ||
+             tx_bind_input(l, 1, by) || tx_bind_output(l, 0, bz) || tx_launch(l) ||
              tx_device_sync(d) || tx_device_download(d, got, bz, bytes) || tx_time(l, 20, &us))
         fprintf(stderr, "api_demo: %s\n", tx_device_error(d));
     else {
@@ -66,8 +64,7 @@ static int run_on_gpu(tx_program *p, const tx_tensor *in, const float *want, siz
     return rc;
 }
 
-int main(void)
-{
+int main(void) {
     enum { N = 100003 };
     const char *defs[] = {"N=100003"};
     tx_options opt = {0};
@@ -87,7 +84,8 @@ int main(void)
         fprintf(stderr, "%s\n", err);
         return 1;
     }
-    if (tx_run(p, TX_ON_CPU, in, 2, cpu, 1, err, sizeof err) || tx_run(p, TX_ON_REF, in, 2, ref, 1, err, sizeof err)) {
+    if (tx_run(p, TX_ON_CPU, in, 2, cpu, 1, err, sizeof err) ||
+        tx_run(p, TX_ON_REF, in, 2, ref, 1, err, sizeof err)) {
         fprintf(stderr, "api_demo: %s\n", err);
     } else {
         double diff = max_diff(cpu[0].data, ref[0].data, N);

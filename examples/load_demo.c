@@ -15,8 +15,7 @@
 #include <string.h>
 
 /* Size of symbol `name` from the NAME=INT arguments; -1 when not given. */
-static int64_t arg_size(int argc, char **argv, const char *name)
-{
+static int64_t arg_size(int argc, char **argv, const char *name) {
     size_t n = strlen(name);
     for (int a = 2; a < argc; a++)
         if (!strncmp(argv[a], name, n) && argv[a][n] == '=')
@@ -24,59 +23,60 @@ static int64_t arg_size(int argc, char **argv, const char *name)
     return -1;
 }
 
-static size_t elem_size(tx_dtype t) { return t == TX_F32 || t == TX_I32 ? 4 : t == TX_BOOL ? 1 : 2; }
+static size_t elem_size(tx_dtype t) {
+    return t == TX_F32 || t == TX_I32 ? 4 : t == TX_BOOL ? 1 : 2;
+}
 
-static size_t numel(const tx_tensor *t)
-{
+static size_t numel(const tx_tensor *t) {
     size_t n = 1;
-    for (int d = 0; d < t->rank; d++)
-        n *= (size_t)t->dim[d];
+    for (int d = 0; d < t->rank; d++) n *= (size_t)t->dim[d];
     return n;
 }
 
 /* Element i of host data as a double (f16/bf16 widened bit-exactly enough for printing). */
-static double get(const tx_tensor *t, const void *data, size_t i)
-{
+static double get(const tx_tensor *t, const void *data, size_t i) {
     uint16_t h;
     uint32_t u;
     float f;
     switch (t->dtype) {
-    case TX_F32: return ((const float *)data)[i];
-    case TX_I32: return ((const int32_t *)data)[i];
-    case TX_BOOL: return ((const uint8_t *)data)[i];
-    case TX_BF16:
-        u = (uint32_t)((const uint16_t *)data)[i] << 16;
-        memcpy(&f, &u, 4);
-        return f;
-    case TX_F16: {
-        h = ((const uint16_t *)data)[i];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0 ? m / 16777216.0 : e == 31 ? (m ? 0.0 / 0.0 : 1.0 / 0.0) : (1 + m / 1024.0) * (double)(1u << e) / 32768.0;
-        return h & 0x8000 ? -v : v;
-    }
+        case TX_F32: return ((const float *)data)[i];
+        case TX_I32: return ((const int32_t *)data)[i];
+        case TX_BOOL: return ((const uint8_t *)data)[i];
+        case TX_BF16:
+            u = (uint32_t)((const uint16_t *)data)[i] << 16;
+            memcpy(&f, &u, 4);
+            return f;
+        case TX_F16: {
+            h = ((const uint16_t *)data)[i];
+            int e = (h >> 10) & 31, m = h & 1023;
+            double v = e == 0    ? m / 16777216.0
+                       : e == 31 ? (m ? 0.0 / 0.0 : 1.0 / 0.0)
+                                 : (1 + m / 1024.0) * (double)(1u << e) / 32768.0;
+            return h & 0x8000 ? -v : v;
+        }
     }
     return 0;
 }
 
 /* Fills input data with a fixed pattern in [-1, 1) (0/1 for bool). */
-static void fill(const tx_tensor *t, void *data)
-{
+static void fill(const tx_tensor *t, void *data) {
     for (size_t i = 0; i < numel(t); i++) {
         float v = (float)((int)(i * 37 % 200) - 100) / 100.0f;
         uint32_t u;
         memcpy(&u, &v, 4);
         switch (t->dtype) {
-        case TX_F32: ((float *)data)[i] = v; break;
-        case TX_I32: ((int32_t *)data)[i] = (int32_t)(i % 17) - 8; break;
-        case TX_BOOL: ((uint8_t *)data)[i] = (uint8_t)(i & 1); break;
-        case TX_BF16: ((uint16_t *)data)[i] = (uint16_t)(u >> 16); break;
-        case TX_F16: ((uint16_t *)data)[i] = (uint16_t)((v < 0 ? 0x8000 : 0) | (uint16_t)(15 << 10)); break; /* +-1 */
+            case TX_F32: ((float *)data)[i] = v; break;
+            case TX_I32: ((int32_t *)data)[i] = (int32_t)(i % 17) - 8; break;
+            case TX_BOOL: ((uint8_t *)data)[i] = (uint8_t)(i & 1); break;
+            case TX_BF16: ((uint16_t *)data)[i] = (uint16_t)(u >> 16); break;
+            case TX_F16:
+                ((uint16_t *)data)[i] = (uint16_t)((v < 0 ? 0x8000 : 0) | (uint16_t)(15 << 10));
+                break; /* +-1 */
         }
     }
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     char err[1024] = "";
     tx_kernels *k;
     tx_device *d;
@@ -120,8 +120,8 @@ int main(int argc, char **argv)
         size_t bytes = numel(&types[i]) * elem_size(types[i].dtype);
         void *host = malloc(bytes ? bytes : 1);
         fill(&types[i], host);
-        if (tx_device_alloc(d, bytes ? bytes : 1, &bufs[i]) || tx_device_upload(d, bufs[i], host, bytes) ||
-            tx_bind_input(l, i, bufs[i])) {
+        if (tx_device_alloc(d, bytes ? bytes : 1, &bufs[i]) ||
+            tx_device_upload(d, bufs[i], host, bytes) || tx_bind_input(l, i, bufs[i])) {
             free(host);
             goto fail;
         }
@@ -130,12 +130,12 @@ int main(int argc, char **argv)
     for (unsigned o = 0; o < nout; o++) {
         tx_tensor t;
         size_t bytes = 0;
-        if (tx_loaded_output(l, o, &t, &bytes) || tx_device_alloc(d, bytes ? bytes : 1, &bufs[nin + o]) ||
+        if (tx_loaded_output(l, o, &t, &bytes) ||
+            tx_device_alloc(d, bytes ? bytes : 1, &bufs[nin + o]) ||
             tx_bind_output(l, o, bufs[nin + o]))
             goto fail;
     }
-    if (tx_launch(l) || tx_device_sync(d))
-        goto fail;
+    if (tx_launch(l) || tx_device_sync(d)) goto fail;
     for (unsigned o = 0; o < nout; o++) {
         tx_tensor t;
         size_t bytes = 0;
@@ -146,25 +146,21 @@ int main(int argc, char **argv)
             goto fail;
         }
         printf("out%u [", o);
-        for (int dd = 0; dd < t.rank; dd++)
-            printf(dd ? ", %lld" : "%lld", (long long)t.dim[dd]);
+        for (int dd = 0; dd < t.rank; dd++) printf(dd ? ", %lld" : "%lld", (long long)t.dim[dd]);
         printf("] =");
-        for (size_t i = 0; i < numel(&t) && i < 8; i++)
-            printf(" %.6g", get(&t, host, i));
+        for (size_t i = 0; i < numel(&t) && i < 8; i++) printf(" %.6g", get(&t, host, i));
         puts(numel(&t) > 8 ? " ..." : "");
         free(host);
     }
     double us = 0;
-    if (tx_time(l, 20, &us))
-        goto fail;
+    if (tx_time(l, 20, &us)) goto fail;
     printf("median time per run of all kernels: %.2f us\n", us);
     rc = 0;
     goto out_loaded;
 fail:
     fprintf(stderr, "load_demo: error: %s\n", tx_device_error(d));
 out_loaded:
-    for (unsigned b = 0; b < nin + nout; b++)
-        tx_device_free(d, bufs[b]);
+    for (unsigned b = 0; b < nin + nout; b++) tx_device_free(d, bufs[b]);
     tx_unload(l);
 out_device:
     tx_device_close(d);

@@ -47,7 +47,8 @@ void fe_arena_free(fe_arena *a) {
 
 /* The operator's source spelling. */
 const char *fe_binop_str(fe_binop op) {
-    static const char *const s[] = {"+", "-", "*", "/", "@", "**", "<", "<=", ">", ">=", "==", "!=", "&", "|"};
+    static const char *const s[] = {"+",  "-", "*",  "/",  "@",  "**", "<",
+                                    "<=", ">", ">=", "==", "!=", "&",  "|"};
     return op < sizeof s / sizeof *s ? s[op] : "?";
 }
 
@@ -55,15 +56,15 @@ const char *fe_binop_str(fe_binop op) {
  * minus as (neg x), `~x` as (not x), calls as (call f a b key=v), tuples as (tuple a b). */
 void fe_expr_print(const fe_expr *e, FILE *out) {
     switch ((fe_expr_kind)e->kind) {
-    case FE_E_INT: fprintf(out, "%lld", (long long)e->ival); return;
-    case FE_E_FLOAT: fprintf(out, "%g", e->fval); return;
-    case FE_E_BOOL: fputs(e->ival ? "true" : "false", out); return;
-    case FE_E_NAME: fputs(e->name, out); return;
-    case FE_E_NEG: fputs("(neg ", out); break;
-    case FE_E_NOT: fputs("(not ", out); break;
-    case FE_E_BIN: fprintf(out, "(%s ", fe_binop_str((fe_binop)e->op)); break;
-    case FE_E_CALL: fprintf(out, "(call %s", e->name); break;
-    case FE_E_TUPLE: fputs("(tuple", out); break;
+        case FE_E_INT: fprintf(out, "%lld", (long long)e->ival); return;
+        case FE_E_FLOAT: fprintf(out, "%g", e->fval); return;
+        case FE_E_BOOL: fputs(e->ival ? "true" : "false", out); return;
+        case FE_E_NAME: fputs(e->name, out); return;
+        case FE_E_NEG: fputs("(neg ", out); break;
+        case FE_E_NOT: fputs("(not ", out); break;
+        case FE_E_BIN: fprintf(out, "(%s ", fe_binop_str((fe_binop)e->op)); break;
+        case FE_E_CALL: fprintf(out, "(call %s", e->name); break;
+        case FE_E_TUPLE: fputs("(tuple", out); break;
     }
     for (unsigned i = 0; i < e->nkids; i++) {
         if (i || e->kind == FE_E_CALL || e->kind == FE_E_TUPLE) fputc(' ', out);

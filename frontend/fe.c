@@ -30,16 +30,21 @@ static size_t utf8_len(const unsigned char *s, size_t n) {
     size_t k;
     uint32_t cp;
     if (b < 0x80) return 1;
-    if (b >= 0xC2 && b <= 0xDF) k = 2, cp = b & 0x1F;
-    else if (b >= 0xE0 && b <= 0xEF) k = 3, cp = b & 0x0F;
-    else if (b >= 0xF0 && b <= 0xF4) k = 4, cp = b & 0x07;
-    else return 0;
+    if (b >= 0xC2 && b <= 0xDF)
+        k = 2, cp = b & 0x1F;
+    else if (b >= 0xE0 && b <= 0xEF)
+        k = 3, cp = b & 0x0F;
+    else if (b >= 0xF0 && b <= 0xF4)
+        k = 4, cp = b & 0x07;
+    else
+        return 0;
     if (n < k) return 0;
     for (size_t i = 1; i < k; i++) {
         if ((s[i] & 0xC0) != 0x80) return 0;
         cp = (cp << 6) | (s[i] & 0x3F);
     }
-    if ((k == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) || (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
+    if ((k == 3 && (cp < 0x800 || (cp >= 0xD800 && cp <= 0xDFFF))) ||
+        (k == 4 && (cp < 0x10000 || cp > 0x10FFFF)))
         return 0;
     return k;
 }
@@ -70,7 +75,8 @@ bool fe_check_bytes(const char *src, size_t len, tx_diag *d) {
 }
 
 /* Contract in frontend.h. */
-bool fe_parse(fe_arena *a, const char *src, size_t len, bool prelude, fe_program *prog, tx_diag *d) {
+bool fe_parse(fe_arena *a, const char *src, size_t len, bool prelude, fe_program *prog,
+              tx_diag *d) {
     fe_pctx ctx = {.a = a, .d = d, .prog = prog, .prelude = prelude, .line = 1, .col = 1};
     yyscan_t sc;
     if (len > (size_t)INT_MAX - 2) { /* flex sizes buffers with int */
@@ -137,7 +143,8 @@ static bool parse_prelude(fe_arena *a, fe_program *prog, tx_diag *d) {
 }
 
 /* Contract in frontend.h. */
-ir_graph *fe_compile(const char *file, const char *src, size_t len, const fe_options *opt, tx_diag *d) {
+ir_graph *fe_compile(const char *file, const char *src, size_t len, const fe_options *opt,
+                     tx_diag *d) {
     fe_arena a = {0};
     fe_program prog = {0};
     fe_options none = {0};
@@ -147,8 +154,10 @@ ir_graph *fe_compile(const char *file, const char *src, size_t len, const fe_opt
     if (parse_prelude(&a, &prog, d) && fe_check_bytes(src, len, d)) {
         unsigned nprelude = prog.nfuncs;
         if (fe_parse(&a, src, len, false, &prog, d)) {
-            if (prog.nfuncs == nprelude) tx_error_at(d, 1, 1, "empty file (no functions)");
-            else g = fe_lower(&a, &prog, file, opt, d);
+            if (prog.nfuncs == nprelude)
+                tx_error_at(d, 1, 1, "empty file (no functions)");
+            else
+                g = fe_lower(&a, &prog, file, opt, d);
         }
     }
     fe_arena_free(&a);

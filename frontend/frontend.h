@@ -22,7 +22,8 @@ typedef struct fe_options {
  * unbound dims stay symbolic. On any error, reports through `d`
  * (FILE:LINE:COL: error: ..., line, caret) and returns NULL. Never crashes
  * or hangs on any input. */
-ir_graph *fe_compile(const char *file, const char *src, size_t len, const fe_options *opt, tx_diag *d);
+ir_graph *fe_compile(const char *file, const char *src, size_t len, const fe_options *opt,
+                     tx_diag *d);
 
 /* The composites' source (frontend/prelude.tx), embedded at build time. */
 extern const char fe_prelude_src[];
@@ -46,22 +47,33 @@ typedef struct fe_loc {
 } fe_loc;
 
 typedef enum {
-    FE_E_INT,    /* ival */
-    FE_E_FLOAT,  /* fval */
-    FE_E_BOOL,   /* ival 0/1 */
-    FE_E_NAME,   /* name */
-    FE_E_NEG,    /* unary minus: kids[0] */
-    FE_E_NOT,    /* boolean not `~`: kids[0] */
-    FE_E_BIN,    /* binary operator `op`: kids[0], kids[1] */
-    FE_E_CALL,   /* name(kids[0..nkids), kw[0..nkw)) */
-    FE_E_TUPLE,  /* (kids...) */
+    FE_E_INT,   /* ival */
+    FE_E_FLOAT, /* fval */
+    FE_E_BOOL,  /* ival 0/1 */
+    FE_E_NAME,  /* name */
+    FE_E_NEG,   /* unary minus: kids[0] */
+    FE_E_NOT,   /* boolean not `~`: kids[0] */
+    FE_E_BIN,   /* binary operator `op`: kids[0], kids[1] */
+    FE_E_CALL,  /* name(kids[0..nkids), kw[0..nkw)) */
+    FE_E_TUPLE, /* (kids...) */
 } fe_expr_kind;
 
 /* Binary operators (FE_E_BIN.op). */
 typedef enum {
-    FE_OP_ADD, FE_OP_SUB, FE_OP_MUL, FE_OP_DIV, FE_OP_MATMUL, FE_OP_POW,
-    FE_OP_LT, FE_OP_LE, FE_OP_GT, FE_OP_GE, FE_OP_EQ, FE_OP_NE,
-    FE_OP_AND, FE_OP_OR, /* boolean `&`, `|` */
+    FE_OP_ADD,
+    FE_OP_SUB,
+    FE_OP_MUL,
+    FE_OP_DIV,
+    FE_OP_MATMUL,
+    FE_OP_POW,
+    FE_OP_LT,
+    FE_OP_LE,
+    FE_OP_GT,
+    FE_OP_GE,
+    FE_OP_EQ,
+    FE_OP_NE,
+    FE_OP_AND,
+    FE_OP_OR, /* boolean `&`, `|` */
 } fe_binop;
 const char *fe_binop_str(fe_binop op); /* "+", "<=", ... */
 
@@ -72,10 +84,10 @@ typedef struct fe_kwarg {
 } fe_kwarg;
 
 typedef struct fe_expr {
-    uint8_t kind;  /* fe_expr_kind */
-    uint8_t op;    /* fe_binop for FE_E_BIN */
+    uint8_t kind;   /* fe_expr_kind */
+    uint8_t op;     /* fe_binop for FE_E_BIN */
     uint16_t depth; /* nesting depth: 0 for atoms, 1 + max(children) otherwise */
-    fe_loc loc;    /* operator token (unary/binary), callee name, '(' of a tuple, or the token */
+    fe_loc loc;     /* operator token (unary/binary), callee name, '(' of a tuple, or the token */
     int64_t ival;
     double fval;
     const char *name;
@@ -92,7 +104,7 @@ typedef struct fe_dimx {
 } fe_dimx;
 
 typedef struct fe_type {
-    int dtype;     /* ir_dtype */
+    int dtype; /* ir_dtype */
     fe_loc loc;
     unsigned rank; /* may exceed IR_MAX_RANK (sema reports it) */
     fe_dimx *dims;
@@ -126,7 +138,7 @@ typedef struct fe_func {
     bool ret_tuple; /* declared as `-> (T, ...)` */
     fe_stmt **body;
     unsigned nbody;
-    bool prelude;   /* defined in prelude.tx */
+    bool prelude; /* defined in prelude.tx */
 } fe_func;
 
 typedef struct fe_program {
@@ -136,9 +148,9 @@ typedef struct fe_program {
 
 /* A token, for tests and debugging of the scanner. */
 typedef struct fe_token {
-    int kind;          /* bison token kind; 0 at the end */
-    const char *name;  /* the token's grammar name, e.g. "NAME", "'('", "end of file" */
-    const char *text;  /* the token's text (arena) */
+    int kind;         /* bison token kind; 0 at the end */
+    const char *name; /* the token's grammar name, e.g. "NAME", "'('", "end of file" */
+    const char *text; /* the token's text (arena) */
     fe_loc loc;
     int64_t ival;
     double fval;
@@ -164,7 +176,8 @@ const char *fe_token_name(int kind);
  * user source) to a verified graph of the entry function: checks names,
  * recursion, types and shapes, inlines every call. Reports the first error
  * to `d` and returns NULL on failure. Temporaries live in `a`. */
-ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt, tx_diag *d);
+ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt,
+                   tx_diag *d);
 
 /* The candidate a user most likely meant by the unknown `name`: a known
  * PyTorch/NumPy spelling of one of them (`keepdims` -> `keepdim`, `dim` ->

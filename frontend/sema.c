@@ -9,10 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define FE_MAX_EVAL_DEPTH 2048  /* nesting summed over inlined helpers (stack safety) */
+#define FE_MAX_EVAL_DEPTH 2048 /* nesting summed over inlined helpers (stack safety) */
 /* Kept out of the recursive evaluator's frame (their message buffers would
  * otherwise be inlined into it and multiply the stack used per level). */
-#define FE_NOINLINE __attribute__((noinline))
+#define FE_NOINLINE  __attribute__((noinline))
 #define FE_MAX_NODES (1u << 18) /* IR nodes after inlining */
 #define FE_MAX_NAMED (1u << 12) /* values given source names (ir_intern is linear) */
 
@@ -70,10 +70,10 @@ typedef struct sema {
     const char *file;
     ir_graph *g;
     bool failed;
-    unsigned depth;   /* eval nesting, summed over inlined calls */
-    unsigned inlines; /* helper calls being inlined */
-    bool in_prelude;  /* nodes and errors take `site` */
-    fe_loc site;      /* the user's call of the composite being inlined */
+    unsigned depth;      /* eval nesting, summed over inlined calls */
+    unsigned inlines;    /* helper calls being inlined */
+    bool in_prelude;     /* nodes and errors take `site` */
+    fe_loc site;         /* the user's call of the composite being inlined */
     const char *site_fn; /* that composite's name */
     used_name *used;
     unsigned nused, capused;
@@ -81,15 +81,15 @@ typedef struct sema {
     struct fe_fref *sorted; /* functions by name, then file order */
 } sema;
 
-#define TRY(x)                   \
-    do {                         \
-        if (!(x)) return false;  \
+#define TRY(x)                  \
+    do {                        \
+        if (!(x)) return false; \
     } while (0)
 
 /* ---- diagnostics ------------------------------------------------------- */
 /* Reports the first error at `l` (inside the prelude: at the composite's
- * call site, as "in 'softmax': ..."); a message is at most 600 bytes. Always returns false so callers
- * can `return err(...)`. */
+ * call site, as "in 'softmax': ..."); a message is at most 600 bytes. Always returns false so
+ * callers can `return err(...)`. */
 static bool err(sema *s, fe_loc l, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static bool err(sema *s, fe_loc l, const char *fmt, ...) {
     if (s->failed) return false;
@@ -112,7 +112,8 @@ static bool err(sema *s, fe_loc l, const char *fmt, ...) {
 static const char *tystr(sema *s, ir_id id, char *buf, size_t cap) {
     char sb[256];
     const ir_node *n = &s->g->nodes[id];
-    snprintf(buf, cap, "%s%s", ir_dtype_name((ir_dtype)n->dtype), ir_shape_str(s->g, &n->shape, sb, sizeof sb));
+    snprintf(buf, cap, "%s%s", ir_dtype_name((ir_dtype)n->dtype),
+             ir_shape_str(s->g, &n->shape, sb, sizeof sb));
     return buf;
 }
 
@@ -120,8 +121,11 @@ static const char *tystr(sema *s, ir_id id, char *buf, size_t cap) {
 static const char *declstr(const fe_type *t, char *buf, size_t cap) {
     size_t k = (size_t)snprintf(buf, cap, "%s[", ir_dtype_name((ir_dtype)t->dtype));
     for (unsigned i = 0; i < t->rank && k < cap; i++) {
-        if (t->dims[i].name) k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", t->dims[i].name);
-        else k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? ", " : "", (long long)t->dims[i].value);
+        if (t->dims[i].name)
+            k += (size_t)snprintf(buf + k, cap - k, "%s%s", i ? ", " : "", t->dims[i].name);
+        else
+            k += (size_t)snprintf(buf + k, cap - k, "%s%lld", i ? ", " : "",
+                                  (long long)t->dims[i].value);
     }
     if (k < cap) snprintf(buf + k, cap - k, "]");
     return buf;
@@ -131,8 +135,21 @@ static const char *plural(unsigned n) { return n == 1 ? "" : "s"; }
 
 /* ---- names ------------------------------------------------------------- */
 typedef enum {
-    B_UNARY, B_CAST, B_BINARY, B_WHERE, B_REDUCE, B_MATMUL, B_TRANSPOSE, B_PERMUTE,
-    B_RESHAPE, B_BCAST, B_SLICE, B_CONCAT, B_ASDTYPE, B_ARANGE, B_IOTA,
+    B_UNARY,
+    B_CAST,
+    B_BINARY,
+    B_WHERE,
+    B_REDUCE,
+    B_MATMUL,
+    B_TRANSPOSE,
+    B_PERMUTE,
+    B_RESHAPE,
+    B_BCAST,
+    B_SLICE,
+    B_CONCAT,
+    B_ASDTYPE,
+    B_ARANGE,
+    B_IOTA,
 } bkind;
 
 typedef struct builtin {
@@ -145,38 +162,54 @@ typedef struct builtin {
 } builtin;
 
 /* The built-ins with a surface form of their own (casts, views, transpose,
- * the index space arange/iota, the prelude's _as_dtype). The elementwise, reduction and matmul built-ins
- * are the IR_T_CALL rows of the op table (op_builtin). */
+ * the index space arange/iota, the prelude's _as_dtype). The elementwise, reduction and matmul
+ * built-ins are the IR_T_CALL rows of the op table (op_builtin). */
 static const builtin builtins[] = {
-    {"f32", B_CAST, 1, 0, 0, {0}}, {"f16", B_CAST, 1, 0, 0, {0}}, {"bf16", B_CAST, 1, 0, 0, {0}},
+    {"f32", B_CAST, 1, 0, 0, {0}},
+    {"f16", B_CAST, 1, 0, 0, {0}},
+    {"bf16", B_CAST, 1, 0, 0, {0}},
     {"i32", B_CAST, 1, 0, 0, {0}},
     {"transpose", B_TRANSPOSE, 3, 0, 0, {0}},
-    {"permute", B_PERMUTE, 2, 0, 0, {0}}, {"reshape", B_RESHAPE, 2, 0, 0, {0}},
-    {"broadcast_to", B_BCAST, 2, 0, 0, {0}}, {"slice", B_SLICE, 1, 1, 0, {"axis", "start", "stop"}},
-    {"concat", B_CONCAT, 1, 0, 0, {"axis"}}, {"_as_dtype", B_ASDTYPE, 2, 0, 1, {0}},
-    {"arange", B_ARANGE, 1, 0, 0, {0}}, {"iota", B_IOTA, 1, 1, 0, {"axis"}},
+    {"permute", B_PERMUTE, 2, 0, 0, {0}},
+    {"reshape", B_RESHAPE, 2, 0, 0, {0}},
+    {"broadcast_to", B_BCAST, 2, 0, 0, {0}},
+    {"slice", B_SLICE, 1, 1, 0, {"axis", "start", "stop"}},
+    {"concat", B_CONCAT, 1, 0, 0, {"axis"}},
+    {"_as_dtype", B_ASDTYPE, 2, 0, 1, {0}},
+    {"arange", B_ARANGE, 1, 0, 0, {0}},
+    {"iota", B_IOTA, 1, 1, 0, {"axis"}},
 };
 
 /* The built-ins of the op table: its IR_T_CALL rows (name NULL in the other
  * rows), each lowered by the frontend's rule for its family, chosen by traits
  * and arity: reduction (axis=, keepdim=), matmul, elementwise unary, binary,
  * or three-operand (where). */
-#define OPB_RED(t) (((t) & IR_T_REDUCE) != 0)
-#define OPB_KIND(t, a) (OPB_RED(t) ? B_REDUCE : ((t) & IR_T_MATMUL) ? B_MATMUL : (a) == 1 ? B_UNARY \
-                        : (a) == 2 ? B_BINARY : B_WHERE)
+#define OPB_RED(t) (((t)&IR_T_REDUCE) != 0)
+#define OPB_KIND(t, a)              \
+    (OPB_RED(t)          ? B_REDUCE \
+     : ((t)&IR_T_MATMUL) ? B_MATMUL \
+     : (a) == 1          ? B_UNARY  \
+     : (a) == 2          ? B_BINARY \
+                         : B_WHERE)
 static const builtin op_builtins[IR_NOPS] = {
-#define X(e, s, a, t, f) \
-    [IR_OP_##e] = {((t) & IR_T_CALL) ? s : NULL, OPB_KIND(t, a), (a) < 0 ? 0 : (a), 0, 0, \
+#define X(e, s, a, t, f)                       \
+    [IR_OP_##e] = {((t)&IR_T_CALL) ? s : NULL, \
+                   OPB_KIND(t, a),             \
+                   (a) < 0 ? 0 : (a),          \
+                   0,                          \
+                   0,                          \
                    {OPB_RED(t) ? "axis" : NULL, OPB_RED(t) ? "keepdim" : NULL, NULL}},
     IR_OPS(X)
 #undef X
 };
 
-/* Every IR_T_CALL row belongs to one of those families (others need a surface form of their own). */
-#define X(e, s, a, t, f)                                                                              \
-    _Static_assert(!((t) & IR_T_CALL) || ((t) & (IR_T_REDUCE | IR_T_MATMUL)) ||                      \
-                       (((t) & IR_T_ELEM) && (a) >= 1 && (a) <= 3),                                  \
-                   "IR_T_CALL row " s " has no frontend family: give it its own entry in builtins[]");
+/* Every IR_T_CALL row belongs to one of those families (others need a surface form of their own).
+ */
+#define X(e, s, a, t, f)                                                      \
+    _Static_assert(!((t)&IR_T_CALL) || ((t) & (IR_T_REDUCE | IR_T_MATMUL)) || \
+                       (((t)&IR_T_ELEM) && (a) >= 1 && (a) <= 3),             \
+                   "IR_T_CALL row " s                                         \
+                   " has no frontend family: give it its own entry in builtins[]");
 IR_OPS(X)
 #undef X
 
@@ -201,8 +234,10 @@ static const fe_fref *find_fref(const sema *s, const char *name) {
     size_t lo = 0, hi = s->p->nfuncs;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (strcmp(s->sorted[mid].f->name, name) < 0) lo = mid + 1;
-        else hi = mid;
+        if (strcmp(s->sorted[mid].f->name, name) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
     }
     return lo < s->p->nfuncs && !strcmp(s->sorted[lo].f->name, name) ? &s->sorted[lo] : NULL;
 }
@@ -214,10 +249,13 @@ static const fe_func *find_func(const sema *s, const char *name) {
 }
 
 /* "; did you mean 'X'?" when fe_suggest finds a candidate, else "". */
-static const char *mean_hint(const char *name, const char *const *cands, unsigned n, char *buf, size_t cap) {
+static const char *mean_hint(const char *name, const char *const *cands, unsigned n, char *buf,
+                             size_t cap) {
     const char *pick = fe_suggest(name, cands, n);
-    if (pick) snprintf(buf, cap, "; did you mean '%s'?", pick);
-    else buf[0] = 0;
+    if (pick)
+        snprintf(buf, cap, "; did you mean '%s'?", pick);
+    else
+        buf[0] = 0;
     return buf;
 }
 
@@ -239,7 +277,8 @@ static const char *func_hint(const sema *s, const char *name, char *buf, size_t 
 
 /* The did-you-mean hint for an unknown name: the names bound in f, the
  * graph's symbolic dims and the literal keywords. */
-static const char *name_hint(const sema *s, const frame *f, const char *name, char *buf, size_t cap) {
+static const char *name_hint(const sema *s, const frame *f, const char *name, char *buf,
+                             size_t cap) {
     static const char *const words[] = {"true", "false", "inf", "nan"};
     unsigned nw = sizeof words / sizeof *words;
     const char **c = ir_xmalloc((f->nb + s->g->nsyms + nw + 1) * sizeof *c);
@@ -365,7 +404,8 @@ static bool done(sema *s, ir_id id, fe_loc l, fe_val *out) {
     n->line = at.line;
     n->col = at.col;
     TRY(check_shape(s, (ir_dtype)n->dtype, &n->shape, l));
-    if (s->g->n > FE_MAX_NODES) return err(s, l, "program too large: more than %u operations after inlining", FE_MAX_NODES);
+    if (s->g->n > FE_MAX_NODES)
+        return err(s, l, "program too large: more than %u operations after inlining", FE_MAX_NODES);
     memset(out, 0, sizeof *out);
     out->kind = V_TENSOR;
     out->id = id;
@@ -391,11 +431,17 @@ static ir_dtype weak_default(const fe_val *v) {
 /* Rejects values that are not tensors or literals, with a specific message. */
 static bool need_scalar_or_tensor(sema *s, const fe_val *v) {
     switch ((vkind)v->kind) {
-    case V_TENSOR: case V_INT: case V_FLOAT: case V_BOOL: return true;
-    case V_DIM: return err(s, v->loc, "'%s' is a symbolic dim; dims can only be used in shape tuples", v->name);
-    case V_TUPLE: return err(s, v->loc, "expected a tensor, got a tuple");
-    case V_MULTI:
-        return err(s, v->loc, "'%s' returns %u values; unpack them with 'a, b = %s(...)'", v->name, v->n, v->name);
+        case V_TENSOR:
+        case V_INT:
+        case V_FLOAT:
+        case V_BOOL: return true;
+        case V_DIM:
+            return err(s, v->loc, "'%s' is a symbolic dim; dims can only be used in shape tuples",
+                       v->name);
+        case V_TUPLE: return err(s, v->loc, "expected a tensor, got a tuple");
+        case V_MULTI:
+            return err(s, v->loc, "'%s' returns %u values; unpack them with 'a, b = %s(...)'",
+                       v->name, v->n, v->name);
     }
     return false;
 }
@@ -412,7 +458,8 @@ static bool mk_const(sema *s, const fe_val *v, ir_dtype dt, ir_id *out) {
     if (dt == IR_I32 && v->kind != V_BOOL) {
         if (v->kind == V_FLOAT || v->i < INT32_MIN || v->i > INT32_MAX)
             return v->kind == V_FLOAT ? err(s, v->loc, "float literal %g used as i32", v->f)
-                                      : err(s, v->loc, "integer literal %lld does not fit in i32", (long long)v->i);
+                                      : err(s, v->loc, "integer literal %lld does not fit in i32",
+                                            (long long)v->i);
     } else if (dt == IR_BOOL) {
         x = x != 0;
     } else if (ir_dtype_is_float(dt) && isfinite(x) && fabs(x) > dt_max(dt)) {
@@ -450,7 +497,8 @@ static bool as_int(sema *s, const fe_val *v, const char *what, int64_t *out) {
 
 /* Normalises axis `a` (negative counts from the end) for `rank`. */
 static bool norm_axis(sema *s, int64_t a, unsigned rank, fe_loc l, int *out) {
-    if (a < -(int64_t)rank || a >= (int64_t)rank) return err(s, l, "axis %lld out of range for rank %u", (long long)a, rank);
+    if (a < -(int64_t)rank || a >= (int64_t)rank)
+        return err(s, l, "axis %lld out of range for rank %u", (long long)a, rank);
     *out = (int)(a < 0 ? a + rank : a);
     return true;
 }
@@ -466,20 +514,20 @@ static bool is_cmp(int op) { return op >= FE_OP_LT && op <= FE_OP_NE; }
 static ir_op ir_binop(int op) {
     if (op >= OP_IR) return (ir_op)(op - OP_IR);
     switch ((fe_binop)op) {
-    case FE_OP_ADD: return IR_OP_ADD;
-    case FE_OP_SUB: return IR_OP_SUB;
-    case FE_OP_MUL: return IR_OP_MUL;
-    case FE_OP_DIV: return IR_OP_DIV;
-    case FE_OP_POW: return IR_OP_POW;
-    case FE_OP_LT: return IR_OP_LT;
-    case FE_OP_LE: return IR_OP_LE;
-    case FE_OP_GT: return IR_OP_GT;
-    case FE_OP_GE: return IR_OP_GE;
-    case FE_OP_EQ: return IR_OP_EQ;
-    case FE_OP_NE: return IR_OP_NE;
-    case FE_OP_MATMUL: return IR_OP_MATMUL;
-    case FE_OP_AND: return IR_OP_AND;
-    case FE_OP_OR: return IR_OP_OR;
+        case FE_OP_ADD: return IR_OP_ADD;
+        case FE_OP_SUB: return IR_OP_SUB;
+        case FE_OP_MUL: return IR_OP_MUL;
+        case FE_OP_DIV: return IR_OP_DIV;
+        case FE_OP_POW: return IR_OP_POW;
+        case FE_OP_LT: return IR_OP_LT;
+        case FE_OP_LE: return IR_OP_LE;
+        case FE_OP_GT: return IR_OP_GT;
+        case FE_OP_GE: return IR_OP_GE;
+        case FE_OP_EQ: return IR_OP_EQ;
+        case FE_OP_NE: return IR_OP_NE;
+        case FE_OP_MATMUL: return IR_OP_MATMUL;
+        case FE_OP_AND: return IR_OP_AND;
+        case FE_OP_OR: return IR_OP_OR;
     }
     return IR_OP_MATMUL;
 }
@@ -487,22 +535,29 @@ static ir_op ir_binop(int op) {
 /* True for the ops folded on integer literals exactly (64-bit, overflow an
  * error); others fold in double. */
 static bool int_foldable(ir_op op) {
-    return op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL || op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM ||
-           op == IR_OP_POW;
+    return op == IR_OP_ADD || op == IR_OP_SUB || op == IR_OP_MUL || op == IR_OP_MAXIMUM ||
+           op == IR_OP_MINIMUM || op == IR_OP_POW;
 }
 
 /* Folds an integer operation; false (after reporting) on overflow. */
 static bool fold_int(sema *s, ir_op op, int64_t a, int64_t b, fe_loc l, fe_val *r) {
     bool ov = false;
     r->kind = V_INT;
-    if (op == IR_OP_ADD) ov = __builtin_add_overflow(a, b, &r->i);
-    else if (op == IR_OP_SUB) ov = __builtin_sub_overflow(a, b, &r->i);
-    else if (op == IR_OP_MUL) ov = __builtin_mul_overflow(a, b, &r->i);
-    else if (op == IR_OP_MAXIMUM) r->i = a > b ? a : b;
-    else if (op == IR_OP_MINIMUM) r->i = a < b ? a : b;
+    if (op == IR_OP_ADD)
+        ov = __builtin_add_overflow(a, b, &r->i);
+    else if (op == IR_OP_SUB)
+        ov = __builtin_sub_overflow(a, b, &r->i);
+    else if (op == IR_OP_MUL)
+        ov = __builtin_mul_overflow(a, b, &r->i);
+    else if (op == IR_OP_MAXIMUM)
+        r->i = a > b ? a : b;
+    else if (op == IR_OP_MINIMUM)
+        r->i = a < b ? a : b;
     else { /* power with b >= 0; |a| >= 2 overflows within 64 steps */
-        if (a == 0 || a == 1) r->i = (a == 0 && b > 0) ? 0 : 1;
-        else if (a == -1) r->i = (b % 2) ? -1 : 1;
+        if (a == 0 || a == 1)
+            r->i = (a == 0 && b > 0) ? 0 : 1;
+        else if (a == -1)
+            r->i = (b % 2) ? -1 : 1;
         else {
             int64_t x = 1;
             for (int64_t k = 0; k < b && !ov; k++) ov = __builtin_mul_overflow(x, a, &x);
@@ -518,14 +573,23 @@ static bool fold_int(sema *s, ir_op op, int64_t a, int64_t b, fe_loc l, fe_val *
 static bool fold(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe_val *r) {
     memset(r, 0, sizeof *r);
     r->loc = l;
-    double x = a->kind == V_FLOAT ? a->f : (double)a->i, y = b->kind == V_FLOAT ? b->f : (double)b->i;
+    double x = a->kind == V_FLOAT ? a->f : (double)a->i,
+           y = b->kind == V_FLOAT ? b->f : (double)b->i;
     bool flt = a->kind == V_FLOAT || b->kind == V_FLOAT;
     if (is_cmp(op)) {
-        bool c = op == FE_OP_LT ? x < y : op == FE_OP_LE ? x <= y : op == FE_OP_GT ? x > y
-               : op == FE_OP_GE ? x >= y : op == FE_OP_EQ ? x == y : x != y;
+        bool c = op == FE_OP_LT   ? x < y
+                 : op == FE_OP_LE ? x <= y
+                 : op == FE_OP_GT ? x > y
+                 : op == FE_OP_GE ? x >= y
+                 : op == FE_OP_EQ ? x == y
+                                  : x != y;
         if (!flt) /* exact for large integers */
-            c = op == FE_OP_LT ? a->i < b->i : op == FE_OP_LE ? a->i <= b->i : op == FE_OP_GT ? a->i > b->i
-              : op == FE_OP_GE ? a->i >= b->i : op == FE_OP_EQ ? a->i == b->i : a->i != b->i;
+            c = op == FE_OP_LT   ? a->i < b->i
+                : op == FE_OP_LE ? a->i <= b->i
+                : op == FE_OP_GT ? a->i > b->i
+                : op == FE_OP_GE ? a->i >= b->i
+                : op == FE_OP_EQ ? a->i == b->i
+                                 : a->i != b->i;
         r->kind = V_BOOL;
         r->i = c;
         return true;
@@ -536,8 +600,10 @@ static bool fold(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe
     bool pow_neg = iop == IR_OP_POW && !flt && b->i < 0;
     if (!flt && int_foldable(iop) && !pow_neg) return fold_int(s, iop, a->i, b->i, l, r);
     double v = 0, xy[2] = {x, y};
-    if (!ir_scalar_eval(iop, IR_F32, xy, &v)) return err(s, l, "'%s' of two literals", ir_op_name(iop));
-    if (!isfinite(v) && isfinite(x) && isfinite(y)) /* inf and nan are literals; overflow of finite ones is an error */
+    if (!ir_scalar_eval(iop, IR_F32, xy, &v))
+        return err(s, l, "'%s' of two literals", ir_op_name(iop));
+    if (!isfinite(v) && isfinite(x) &&
+        isfinite(y)) /* inf and nan are literals; overflow of finite ones is an error */
         return err(s, l, "constant expression overflows (result is %g)", v);
     r->kind = V_FLOAT;
     r->f = v;
@@ -558,7 +624,8 @@ static ir_dtype weak_with(ir_dtype t, const fe_val *w) {
 static bool operand(sema *s, const fe_val *v, ir_dtype cd, fe_loc l, ir_id *out) {
     if (v->kind != V_TENSOR) return mk_const(s, v, cd, out);
     ir_dtype t = dt_of(s, v->id);
-    *out = (t == cd || (ir_dtype_is_float(t) && ir_dtype_is_float(cd))) ? v->id : cast_to(s, v->id, cd, l);
+    *out = (t == cd || (ir_dtype_is_float(t) && ir_dtype_is_float(cd))) ? v->id
+                                                                        : cast_to(s, v->id, cd, l);
     return true;
 }
 
@@ -567,22 +634,27 @@ static bool check_bcast(sema *s, ir_id a, ir_id b, fe_loc l) {
     ir_shape r;
     if (ir_shape_broadcast(sh_of(s, a), sh_of(s, b), &r)) return true;
     char x[300], y[300];
-    return err(s, l, "cannot broadcast %s with %s", tystr(s, a, x, sizeof x), tystr(s, b, y, sizeof y));
+    return err(s, l, "cannot broadcast %s with %s", tystr(s, a, x, sizeof x),
+               tystr(s, b, y, sizeof y));
 }
 
 /* The compute dtype of a binary operation on values a and b. */
 static ir_dtype compute_dtype(const sema *s, int op, const fe_val *a, const fe_val *b) {
     ir_dtype cd;
-    if (a->kind == V_TENSOR && b->kind == V_TENSOR) cd = ir_dtype_promote(dt_of(s, a->id), dt_of(s, b->id));
-    else if (a->kind == V_TENSOR) cd = weak_with(dt_of(s, a->id), b);
-    else cd = weak_with(dt_of(s, b->id), a);
-    if (!is_cmp(op) && cd == IR_BOOL) cd = IR_I32;            /* arithmetic on bool */
+    if (a->kind == V_TENSOR && b->kind == V_TENSOR)
+        cd = ir_dtype_promote(dt_of(s, a->id), dt_of(s, b->id));
+    else if (a->kind == V_TENSOR)
+        cd = weak_with(dt_of(s, a->id), b);
+    else
+        cd = weak_with(dt_of(s, b->id), a);
+    if (!is_cmp(op) && cd == IR_BOOL) cd = IR_I32;              /* arithmetic on bool */
     if (op == FE_OP_DIV && !ir_dtype_is_float(cd)) cd = IR_F32; /* true division */
     return cd;
 }
 
 /* a OP b with weak typing, broadcasting and folding of literal pairs. */
-static FE_NOINLINE bool binop(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool binop(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l,
+                              fe_val *out) {
     TRY(need_scalar_or_tensor(s, a));
     TRY(need_scalar_or_tensor(s, b));
     if (a->kind != V_TENSOR && b->kind != V_TENSOR) return fold(s, op, a, b, l, out);
@@ -669,18 +741,21 @@ static FE_NOINLINE bool b_cast(sema *s, const char *name, const fe_val *x, fe_lo
 }
 
 /* where(c, a, b): c must be bool; a and b combine like a binary op. */
-static FE_NOINLINE bool b_where(sema *s, const fe_val *c, const fe_val *a, const fe_val *b, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_where(sema *s, const fe_val *c, const fe_val *a, const fe_val *b,
+                                fe_loc l, fe_val *out) {
     TRY(need_scalar_or_tensor(s, c));
     TRY(need_scalar_or_tensor(s, a));
     TRY(need_scalar_or_tensor(s, b));
     ir_dtype ct = c->kind == V_TENSOR ? dt_of(s, c->id) : weak_default(c);
-    if (ct != IR_BOOL) return err(s, c->loc, "where condition must be bool, got %s", ir_dtype_name(ct));
+    if (ct != IR_BOOL)
+        return err(s, c->loc, "where condition must be bool, got %s", ir_dtype_name(ct));
     ir_id ci, x, y;
     TRY(as_tensor(s, c, &ci));
     ir_dtype cd;
     if (a->kind != V_TENSOR && b->kind != V_TENSOR) {
         cd = (a->kind == V_FLOAT || b->kind == V_FLOAT) ? IR_F32
-           : (a->kind == V_INT || b->kind == V_INT) ? IR_I32 : IR_BOOL;
+             : (a->kind == V_INT || b->kind == V_INT)   ? IR_I32
+                                                        : IR_BOOL;
     } else {
         cd = compute_dtype(s, FE_OP_EQ, a, b); /* no arithmetic: bool stays bool */
     }
@@ -716,8 +791,8 @@ static bool axes_of(sema *s, const fe_val *v, unsigned rank, uint32_t *mask) {
 /* sum/mean/max/min(x, axis=, keepdim=): the operand converted as the op's
  * traits ask (sum of bool gives i32, mean of integers f32, max/min keep
  * bool); no axis reduces everything. */
-static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, const fe_val *axis, const fe_val *keep, fe_loc l,
-                     fe_val *out) {
+static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, const fe_val *axis,
+                                 const fe_val *keep, fe_loc l, fe_val *out) {
     ir_id x;
     TRY(as_tensor(s, xv, &x));
     unsigned rank = sh_of(s, x)->rank;
@@ -730,8 +805,9 @@ static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, co
     }
     ir_op op = (ir_op)ir_op_parse(name, strlen(name));
     ir_dtype t = dt_of(s, x);
-    if (operand_dtype(op, t) != t) x = cast_to(s, x, operand_dtype(op, t), l); /* sum(bool): i32; mean(i32): f32 */
-    if (mask == 0) { /* a scalar: nothing to reduce */
+    if (operand_dtype(op, t) != t)
+        x = cast_to(s, x, operand_dtype(op, t), l); /* sum(bool): i32; mean(i32): f32 */
+    if (mask == 0) {                                /* a scalar: nothing to reduce */
         *out = (fe_val){.kind = V_TENSOR, .id = x, .loc = l};
         return true;
     }
@@ -739,19 +815,26 @@ static FE_NOINLINE bool b_reduce(sema *s, const char *name, const fe_val *xv, co
 }
 
 /* a @ b over the last two dims; leading dims broadcast. */
-static FE_NOINLINE bool b_matmul(sema *s, const fe_val *av, const fe_val *bv, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_matmul(sema *s, const fe_val *av, const fe_val *bv, fe_loc l,
+                                 fe_val *out) {
     ir_id a = 0, b = 0;
     char x[300], y[300];
     TRY(as_tensor(s, av, &a));
     TRY(as_tensor(s, bv, &b));
     const ir_shape *sa = sh_of(s, a), *sb = sh_of(s, b);
-    if (sa->rank < 2) return err(s, av->loc, "matmul needs operands of rank >= 2, got %s", tystr(s, a, x, sizeof x));
-    if (sb->rank < 2) return err(s, bv->loc, "matmul needs operands of rank >= 2, got %s", tystr(s, b, x, sizeof x));
+    if (sa->rank < 2)
+        return err(s, av->loc, "matmul needs operands of rank >= 2, got %s",
+                   tystr(s, a, x, sizeof x));
+    if (sb->rank < 2)
+        return err(s, bv->loc, "matmul needs operands of rank >= 2, got %s",
+                   tystr(s, b, x, sizeof x));
     if (sa->dim[sa->rank - 1] != sb->dim[sb->rank - 2])
-        return err(s, l, "matmul inner dims differ: %s @ %s", tystr(s, a, x, sizeof x), tystr(s, b, y, sizeof y));
+        return err(s, l, "matmul inner dims differ: %s @ %s", tystr(s, a, x, sizeof x),
+                   tystr(s, b, y, sizeof y));
     ir_shape r;
     if (!ir_shape_matmul(sa, sb, &r))
-        return err(s, l, "cannot broadcast the batch dims of %s @ %s", tystr(s, a, x, sizeof x), tystr(s, b, y, sizeof y));
+        return err(s, l, "cannot broadcast the batch dims of %s @ %s", tystr(s, a, x, sizeof x),
+                   tystr(s, b, y, sizeof y));
     ir_dtype cd = ir_dtype_promote(dt_of(s, a), dt_of(s, b));
     if (cd == IR_BOOL) return err(s, l, "matmul of bool tensors is not supported");
     if (!ir_dtype_is_float(dt_of(s, a)) && ir_dtype_is_float(cd)) a = cast_to(s, a, cd, l);
@@ -767,7 +850,8 @@ static bool b_permute_ids(sema *s, ir_id x, const uint8_t *perm, fe_loc l, fe_va
 }
 
 /* transpose(x, a, b): swaps two axes. */
-static FE_NOINLINE bool b_transpose(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_transpose(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv,
+                                    fe_loc l, fe_val *out) {
     ir_id x;
     int64_t a = 0, b = 0;
     int ia = 0, ib = 0;
@@ -785,13 +869,15 @@ static FE_NOINLINE bool b_transpose(sema *s, const fe_val *xv, const fe_val *av,
 }
 
 /* permute(x, (axes...)): a permutation of all axes. */
-static FE_NOINLINE bool b_permute(sema *s, const fe_val *xv, const fe_val *pv, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_permute(sema *s, const fe_val *xv, const fe_val *pv, fe_loc l,
+                                  fe_val *out) {
     ir_id x;
     TRY(as_tensor(s, xv, &x));
     unsigned rank = sh_of(s, x)->rank;
     if (pv->kind != V_TUPLE) return err(s, pv->loc, "permute needs a tuple of axes");
     if (pv->n != rank)
-        return err(s, pv->loc, "permute of a rank-%u tensor needs %u axes, got %u", rank, rank, pv->n);
+        return err(s, pv->loc, "permute of a rank-%u tensor needs %u axes, got %u", rank, rank,
+                   pv->n);
     uint8_t perm[IR_MAX_RANK];
     uint32_t seen = 0;
     for (unsigned i = 0; i < rank; i++) {
@@ -829,7 +915,8 @@ static bool shape_arg(sema *s, const fe_val *v, ir_shape *sh, int *minus1) {
         } else if (d == -1 && minus1) {
             return err(s, e->loc, "only one dim can be -1");
         } else if (d <= 0) {
-            return err(s, e->loc, "dims must be positive%s, got %lld", minus1 ? " or -1" : "", (long long)d);
+            return err(s, e->loc, "dims must be positive%s, got %lld", minus1 ? " or -1" : "",
+                       (long long)d);
         } else {
             sh->dim[i] = d;
         }
@@ -861,7 +948,8 @@ static bool numel_parts(const ir_shape *sh, int skip, int64_t *c, uint32_t *syms
 
 /* reshape(x, shape): element counts must agree; one -1 is inferred when it
  * resolves to an integer or to exactly one symbolic dim. */
-static FE_NOINLINE bool b_reshape(sema *s, const fe_val *xv, const fe_val *shv, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_reshape(sema *s, const fe_val *xv, const fe_val *shv, fe_loc l,
+                                  fe_val *out) {
     ir_id x;
     ir_shape to;
     int m1;
@@ -879,35 +967,43 @@ static FE_NOINLINE bool b_reshape(sema *s, const fe_val *xv, const fe_val *shv, 
     unsigned nrest = 0, j = 0;
     bool subset = true;
     for (unsigned i = 0; i < nsi; i++) {
-        if (j < nst && st[j] == si[i]) j++;
-        else rest[nrest++] = si[i];
+        if (j < nst && st[j] == si[i])
+            j++;
+        else
+            rest[nrest++] = si[i];
     }
     if (j < nst) subset = false;
     if (m1 < 0) {
         if (!subset || nrest || ci != ct)
-            return err(s, shv->loc, "cannot reshape %s to %s%s: element counts differ", tystr(s, x, p, sizeof p),
-                       ir_dtype_name(dt_of(s, x)), ir_shape_str(s->g, &to, q, sizeof q));
+            return err(s, shv->loc, "cannot reshape %s to %s%s: element counts differ",
+                       tystr(s, x, p, sizeof p), ir_dtype_name(dt_of(s, x)),
+                       ir_shape_str(s->g, &to, q, sizeof q));
     } else {
         if (!subset || ci % ct != 0)
-            return err(s, shv->loc, "cannot reshape %s: its element count is not a multiple of the other dims",
+            return err(s, shv->loc,
+                       "cannot reshape %s: its element count is not a multiple of the other dims",
                        tystr(s, x, p, sizeof p));
         if (nrest > 1 || (nrest == 1 && ci / ct != 1))
-            return err(s, shv->loc, "cannot infer the -1 of reshape(%s, ...): it would be a product of dims, "
-                       "not one dim", tystr(s, x, p, sizeof p));
+            return err(s, shv->loc,
+                       "cannot infer the -1 of reshape(%s, ...): it would be a product of dims, "
+                       "not one dim",
+                       tystr(s, x, p, sizeof p));
         to.dim[m1] = nrest == 1 ? IR_DIM_SYM(rest[0]) : ci / ct;
     }
     return done(s, ir_add_reshape(s->g, x, &to), l, out);
 }
 
 /* broadcast_to(x, shape): x must broadcast to exactly that shape. */
-static FE_NOINLINE bool b_bcast(sema *s, const fe_val *xv, const fe_val *shv, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_bcast(sema *s, const fe_val *xv, const fe_val *shv, fe_loc l,
+                                fe_val *out) {
     ir_id x;
     ir_shape to, r;
     TRY(as_tensor(s, xv, &x));
     TRY(shape_arg(s, shv, &to, NULL));
     if (!ir_shape_broadcast(sh_of(s, x), &to, &r) || !ir_shape_eq(&r, &to)) {
         char p[300], q[300];
-        return err(s, l, "cannot broadcast %s to %s", tystr(s, x, p, sizeof p), ir_shape_str(s->g, &to, q, sizeof q));
+        return err(s, l, "cannot broadcast %s to %s", tystr(s, x, p, sizeof p),
+                   ir_shape_str(s->g, &to, q, sizeof q));
     }
     return done(s, ir_add_broadcast(s->g, x, &to), l, out);
 }
@@ -915,8 +1011,8 @@ static FE_NOINLINE bool b_bcast(sema *s, const fe_val *xv, const fe_val *shv, fe
 /* slice(x, axis=, start=0, stop=end): Python rules on concrete dims
  * (negative counts from the end, clamped); on a symbolic dim start and
  * stop must be non-negative (stop may be omitted only with start 0). */
-static FE_NOINLINE bool b_slice(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv, const fe_val *ev, fe_loc l,
-                    fe_val *out) {
+static FE_NOINLINE bool b_slice(sema *s, const fe_val *xv, const fe_val *av, const fe_val *bv,
+                                const fe_val *ev, fe_loc l, fe_val *out) {
     ir_id x;
     int64_t a = 0, start = 0, stop = 0;
     int ax = 0;
@@ -945,14 +1041,17 @@ static FE_NOINLINE bool b_slice(sema *s, const fe_val *xv, const fe_val *av, con
         if (stop > d) stop = d;
     }
     if (stop <= start)
-        return err(s, l, "slice of axis %d is empty (start %lld, stop %lld)", ax, (long long)start, (long long)stop);
+        return err(s, l, "slice of axis %d is empty (start %lld, stop %lld)", ax, (long long)start,
+                   (long long)stop);
     return done(s, ir_add_slice(s->g, x, ax, start, stop), l, out);
 }
 
 /* concat((a, b, ...), axis=0): same rank, equal dims off the axis, concrete
  * extents on the axis. */
-static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe_loc l, fe_val *out) {
-    if (tv->kind != V_TUPLE || tv->n == 0) return err(s, tv->loc, "concat needs a tuple of tensors");
+static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe_loc l,
+                                 fe_val *out) {
+    if (tv->kind != V_TUPLE || tv->n == 0)
+        return err(s, tv->loc, "concat needs a tuple of tensors");
     ir_id *ids = fe_alloc(s->a, tv->n * sizeof *ids);
     ir_dtype cd = IR_BOOL;
     for (unsigned i = 0; i < tv->n; i++) {
@@ -972,8 +1071,8 @@ static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe
         bool ok = si->rank == s0->rank;
         for (int k = 0; ok && k < si->rank; k++) ok = k == ax || si->dim[k] == s0->dim[k];
         if (!ok)
-            return err(s, tv->el[i].loc, "concat: %s does not match %s outside axis %d", tystr(s, ids[i], p, sizeof p),
-                       tystr(s, ids[0], q, sizeof q), ax);
+            return err(s, tv->el[i].loc, "concat: %s does not match %s outside axis %d",
+                       tystr(s, ids[i], p, sizeof p), tystr(s, ids[0], q, sizeof q), ax);
     }
     for (unsigned i = 0; i < tv->n; i++) {
         const ir_shape *si = sh_of(s, ids[i]);
@@ -981,7 +1080,8 @@ static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe
             return err(s, tv->el[i].loc, "concat along symbolic dim '%s' is not supported",
                        s->g->syms[IR_DIM_SYMIDX(si->dim[ax])].name);
         if (!ir_add_ok(total, si->dim[ax], &total)) return err(s, l, "concat: extent overflows");
-        if (!ir_dtype_is_float(dt_of(s, ids[i])) || !ir_dtype_is_float(cd)) ids[i] = cast_to(s, ids[i], cd, l);
+        if (!ir_dtype_is_float(dt_of(s, ids[i])) || !ir_dtype_is_float(cd))
+            ids[i] = cast_to(s, ids[i], cd, l);
     }
     if (tv->n == 1) {
         *out = (fe_val){.kind = V_TENSOR, .id = ids[0], .loc = l};
@@ -991,12 +1091,14 @@ static FE_NOINLINE bool b_concat(sema *s, const fe_val *tv, const fe_val *av, fe
 }
 
 /* _as_dtype(y, like): y cast to like's dtype when like is a float tensor. */
-static FE_NOINLINE bool b_asdtype(sema *s, const fe_val *y, const fe_val *like, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_asdtype(sema *s, const fe_val *y, const fe_val *like, fe_loc l,
+                                  fe_val *out) {
     ir_id a = 0, b = 0;
     TRY(as_tensor(s, y, &a));
     TRY(as_tensor(s, like, &b));
     ir_dtype t = dt_of(s, b);
-    *out = (fe_val){.kind = V_TENSOR, .id = ir_dtype_is_float(t) ? cast_to(s, a, t, l) : a, .loc = l};
+    *out =
+        (fe_val){.kind = V_TENSOR, .id = ir_dtype_is_float(t) ? cast_to(s, a, t, l) : a, .loc = l};
     return !s->failed;
 }
 
@@ -1007,16 +1109,19 @@ static bool need_bool(sema *s, const fe_val *v, const char *opname) {
     TRY(need_scalar_or_tensor(s, v));
     ir_dtype t = v->kind == V_TENSOR ? dt_of(s, v->id) : weak_default(v);
     if (t == IR_BOOL) return true;
-    return err(s, v->loc, "'%s' needs bool operands, got %s (compare first, e.g. x != 0)", opname, ir_dtype_name(t));
+    return err(s, v->loc, "'%s' needs bool operands, got %s (compare first, e.g. x != 0)", opname,
+               ir_dtype_name(t));
 }
 
 /* a & b, a | b on bool operands (folded on literals). */
-static FE_NOINLINE bool b_logic(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_logic(sema *s, int op, const fe_val *a, const fe_val *b, fe_loc l,
+                                fe_val *out) {
     const char *name = op == FE_OP_AND ? "&" : "|";
     TRY(need_bool(s, a, name));
     TRY(need_bool(s, b, name));
     if (a->kind != V_TENSOR && b->kind != V_TENSOR) {
-        *out = (fe_val){.kind = V_BOOL, .i = op == FE_OP_AND ? (a->i && b->i) : (a->i || b->i), .loc = l};
+        *out = (fe_val){
+            .kind = V_BOOL, .i = op == FE_OP_AND ? (a->i && b->i) : (a->i || b->i), .loc = l};
         return true;
     }
     ir_id x, y;
@@ -1044,14 +1149,16 @@ static FE_NOINLINE bool b_arange(sema *s, const fe_val *nv, fe_loc l, fe_val *ou
     } else {
         int64_t n = 0;
         TRY(as_int(s, nv, "the length of arange", &n));
-        if (n <= 0) return err(s, nv->loc, "arange needs a positive length, got %lld", (long long)n);
+        if (n <= 0)
+            return err(s, nv->loc, "arange needs a positive length, got %lld", (long long)n);
         sh.dim[0] = n;
     }
     return done(s, ir_add_iota(s->g, &sh, 0), l, out);
 }
 
 /* iota(SHAPE, axis=A): i32 of SHAPE, each element its index along A. */
-static FE_NOINLINE bool b_iota(sema *s, const fe_val *shv, const fe_val *av, fe_loc l, fe_val *out) {
+static FE_NOINLINE bool b_iota(sema *s, const fe_val *shv, const fe_val *av, fe_loc l,
+                               fe_val *out) {
     ir_shape sh;
     int64_t a = 0;
     int ax = 0;
@@ -1069,17 +1176,19 @@ static bool call_func(sema *s, frame *caller, const fe_func *fn, const fe_expr *
 /* Binds a built-in's arguments: exactly npos positional ones, keywords from
  * its list, required keywords present. Values go to pos[] and kw[] (NULL
  * when absent). */
-static bool bind_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, fe_val *pos, fe_val **kw) {
+static bool bind_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, fe_val *pos,
+                         fe_val **kw) {
     if (e->nkids != b->npos)
-        return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", b->name, b->npos, plural(b->npos), e->nkids);
+        return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", b->name, b->npos,
+                   plural(b->npos), e->nkids);
     for (unsigned i = 0; i < e->nkw; i++) {
         int k = -1;
         for (int j = 0; j < 3 && b->kw[j]; j++)
             if (!strcmp(b->kw[j], e->kw[i].name)) k = j;
         if (k < 0) {
             char hb[128];
-            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", b->name, e->kw[i].name,
-                       mean_hint(e->kw[i].name, b->kw, 3, hb, sizeof hb));
+            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", b->name,
+                       e->kw[i].name, mean_hint(e->kw[i].name, b->kw, 3, hb, sizeof hb));
         }
         if (kw[k]) return err(s, e->kw[i].loc, "duplicate keyword argument '%s'", e->kw[i].name);
         kw[k] = fe_alloc(s->a, sizeof *kw[k]);
@@ -1099,22 +1208,23 @@ static bool call_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, 
     fe_loc l = e->loc;
     TRY(bind_builtin(s, f, b, e, pos, kw));
     switch ((bkind)b->kind) {
-    case B_UNARY: return b_unary(s, b->name, &pos[0], l, out);
-    case B_CAST: return b_cast(s, b->name, &pos[0], l, out);
-    case B_BINARY:
-        return binop(s, OP_IR + ir_op_parse(b->name, strlen(b->name)), &pos[0], &pos[1], l, out);
-    case B_WHERE: return b_where(s, &pos[0], &pos[1], &pos[2], l, out);
-    case B_REDUCE: return b_reduce(s, b->name, &pos[0], kw[0], kw[1], l, out);
-    case B_MATMUL: return b_matmul(s, &pos[0], &pos[1], l, out);
-    case B_TRANSPOSE: return b_transpose(s, &pos[0], &pos[1], &pos[2], l, out);
-    case B_PERMUTE: return b_permute(s, &pos[0], &pos[1], l, out);
-    case B_RESHAPE: return b_reshape(s, &pos[0], &pos[1], l, out);
-    case B_BCAST: return b_bcast(s, &pos[0], &pos[1], l, out);
-    case B_SLICE: return b_slice(s, &pos[0], kw[0], kw[1], kw[2], l, out);
-    case B_CONCAT: return b_concat(s, &pos[0], kw[0], l, out);
-    case B_ASDTYPE: return b_asdtype(s, &pos[0], &pos[1], l, out);
-    case B_ARANGE: return b_arange(s, &pos[0], l, out);
-    case B_IOTA: return b_iota(s, &pos[0], kw[0], l, out);
+        case B_UNARY: return b_unary(s, b->name, &pos[0], l, out);
+        case B_CAST: return b_cast(s, b->name, &pos[0], l, out);
+        case B_BINARY:
+            return binop(s, OP_IR + ir_op_parse(b->name, strlen(b->name)), &pos[0], &pos[1], l,
+                         out);
+        case B_WHERE: return b_where(s, &pos[0], &pos[1], &pos[2], l, out);
+        case B_REDUCE: return b_reduce(s, b->name, &pos[0], kw[0], kw[1], l, out);
+        case B_MATMUL: return b_matmul(s, &pos[0], &pos[1], l, out);
+        case B_TRANSPOSE: return b_transpose(s, &pos[0], &pos[1], &pos[2], l, out);
+        case B_PERMUTE: return b_permute(s, &pos[0], &pos[1], l, out);
+        case B_RESHAPE: return b_reshape(s, &pos[0], &pos[1], l, out);
+        case B_BCAST: return b_bcast(s, &pos[0], &pos[1], l, out);
+        case B_SLICE: return b_slice(s, &pos[0], kw[0], kw[1], kw[2], l, out);
+        case B_CONCAT: return b_concat(s, &pos[0], kw[0], l, out);
+        case B_ASDTYPE: return b_asdtype(s, &pos[0], &pos[1], l, out);
+        case B_ARANGE: return b_arange(s, &pos[0], l, out);
+        case B_IOTA: return b_iota(s, &pos[0], kw[0], l, out);
     }
     return false;
 }
@@ -1125,7 +1235,8 @@ static bool eval_call(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     if (b && (!b->internal || s->in_prelude)) return call_builtin(s, f, b, e, out);
     const fe_func *fn = find_func(s, e->name);
     if (fn) return call_func(s, f, fn, e, out);
-    if (!strcmp(e->name, "bool")) return err(s, e->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
+    if (!strcmp(e->name, "bool"))
+        return err(s, e->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
     char hb[128];
     return err(s, e->loc, "unknown function '%s'%s", e->name, func_hint(s, e->name, hb, sizeof hb));
 }
@@ -1141,7 +1252,8 @@ static FE_NOINLINE bool eval_name(sema *s, frame *f, const fe_expr *e, fe_val *o
     int k = ir_sym_find(s->g, e->name);
     if (k >= 0) {
         int64_t val = s->g->syms[k].value;
-        *out = (fe_val){.kind = V_DIM, .i = val > 0 ? val : IR_DIM_SYM(k), .name = e->name, .loc = e->loc};
+        *out = (fe_val){
+            .kind = V_DIM, .i = val > 0 ? val : IR_DIM_SYM(k), .name = e->name, .loc = e->loc};
         return true;
     }
     if (find_func(s, e->name) || find_builtin(e->name))
@@ -1172,30 +1284,45 @@ static bool eval(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     memset(out, 0, sizeof *out);
     out->loc = e->loc;
     switch ((fe_expr_kind)e->kind) {
-    case FE_E_INT: out->kind = V_INT; out->i = e->ival; ok = true; break;
-    case FE_E_FLOAT: out->kind = V_FLOAT; out->f = e->fval; ok = true; break;
-    case FE_E_BOOL: out->kind = V_BOOL; out->i = e->ival; ok = true; break;
-    case FE_E_NAME: ok = eval_name(s, f, e, out); break;
-    case FE_E_TUPLE: ok = eval_tuple(s, f, e, out); break;
-    case FE_E_CALL: ok = eval_call(s, f, e, out); break;
-    case FE_E_NEG: {
-        fe_val a;
-        ok = eval(s, f, e->kids[0], &a) && negate(s, &a, e->loc, out);
-        break;
-    }
-    case FE_E_NOT: {
-        fe_val a;
-        ok = eval(s, f, e->kids[0], &a) && b_not(s, &a, e->loc, out);
-        break;
-    }
-    case FE_E_BIN: {
-        fe_val a, b;
-        ok = eval(s, f, e->kids[0], &a) && eval(s, f, e->kids[1], &b);
-        if (ok && e->op == FE_OP_MATMUL) ok = b_matmul(s, &a, &b, e->loc, out);
-        else if (ok && (e->op == FE_OP_AND || e->op == FE_OP_OR)) ok = b_logic(s, e->op, &a, &b, e->loc, out);
-        else if (ok) ok = binop(s, e->op, &a, &b, e->loc, out);
-        break;
-    }
+        case FE_E_INT:
+            out->kind = V_INT;
+            out->i = e->ival;
+            ok = true;
+            break;
+        case FE_E_FLOAT:
+            out->kind = V_FLOAT;
+            out->f = e->fval;
+            ok = true;
+            break;
+        case FE_E_BOOL:
+            out->kind = V_BOOL;
+            out->i = e->ival;
+            ok = true;
+            break;
+        case FE_E_NAME: ok = eval_name(s, f, e, out); break;
+        case FE_E_TUPLE: ok = eval_tuple(s, f, e, out); break;
+        case FE_E_CALL: ok = eval_call(s, f, e, out); break;
+        case FE_E_NEG: {
+            fe_val a;
+            ok = eval(s, f, e->kids[0], &a) && negate(s, &a, e->loc, out);
+            break;
+        }
+        case FE_E_NOT: {
+            fe_val a;
+            ok = eval(s, f, e->kids[0], &a) && b_not(s, &a, e->loc, out);
+            break;
+        }
+        case FE_E_BIN: {
+            fe_val a, b;
+            ok = eval(s, f, e->kids[0], &a) && eval(s, f, e->kids[1], &b);
+            if (ok && e->op == FE_OP_MATMUL)
+                ok = b_matmul(s, &a, &b, e->loc, out);
+            else if (ok && (e->op == FE_OP_AND || e->op == FE_OP_OR))
+                ok = b_logic(s, e->op, &a, &b, e->loc, out);
+            else if (ok)
+                ok = binop(s, e->op, &a, &b, e->loc, out);
+            break;
+        }
     }
     s->depth--;
     return ok;
@@ -1223,7 +1350,9 @@ static bool dim_for(sema *s, dimenv *env, const fe_dimx *dx, ir_dim actual, ir_d
     }
     if (env->entry) {
         int k = ir_sym_find(s->g, dx->name);
-        if (k < 0) return err(s, dx->loc, "unknown dim '%s': no parameter of '%s' has it", dx->name, s->g->name);
+        if (k < 0)
+            return err(s, dx->loc, "unknown dim '%s': no parameter of '%s' has it", dx->name,
+                       s->g->name);
         *out = s->g->syms[k].value > 0 ? s->g->syms[k].value : IR_DIM_SYM(k);
         return true;
     }
@@ -1261,11 +1390,13 @@ static bool match_type(sema *s, dimenv *env, const fe_type *t, ir_id id, bool *o
 /* Checks returned values against the declared types of `fn`; literals take
  * the declared dtype. The entry (and any function with declared types)
  * returns tensors or literals only. `l` is the return statement. */
-static FE_NOINLINE bool check_returns(sema *s, dimenv *env, const fe_func *fn, fe_val *v, unsigned n, fe_loc l) {
+static FE_NOINLINE bool check_returns(sema *s, dimenv *env, const fe_func *fn, fe_val *v,
+                                      unsigned n, fe_loc l) {
     if (fn->nrets && n != fn->nrets)
         return err(s, l, "'%s' returns %u value%s, declared %u", fn->name, n, plural(n), fn->nrets);
     for (unsigned i = 0; i < n; i++) {
-        if (fn->nrets || env->entry) TRY(need_scalar_or_tensor(s, &v[i])); /* helpers may return tuples */
+        if (fn->nrets || env->entry)
+            TRY(need_scalar_or_tensor(s, &v[i])); /* helpers may return tuples */
         if (v[i].kind != V_TENSOR && fn->nrets) {
             ir_id id;
             TRY(mk_const(s, &v[i], (ir_dtype)fn->rets[i]->dtype, &id));
@@ -1276,8 +1407,8 @@ static FE_NOINLINE bool check_returns(sema *s, dimenv *env, const fe_func *fn, f
         TRY(match_type(s, env, fn->rets[i], v[i].id, &ok));
         if (!ok) {
             char p[300], q[300];
-            return err(s, v[i].loc, "return value %u is %s, declared %s", i, tystr(s, v[i].id, p, sizeof p),
-                       declstr(fn->rets[i], q, sizeof q));
+            return err(s, v[i].loc, "return value %u is %s, declared %s", i,
+                       tystr(s, v[i].id, p, sizeof p), declstr(fn->rets[i], q, sizeof q));
         }
     }
     return true;
@@ -1289,7 +1420,9 @@ static FE_NOINLINE bool assign(sema *s, frame *f, const fe_stmt *st) {
     TRY(eval(s, f, st->vals[0], &v));
     for (unsigned i = 0; i < st->nnames; i++) {
         const char *why = reserved(s, st->names[i]);
-        if (why) return err(s, st->name_locs[i], "cannot assign to '%s': it names %s", st->names[i], why);
+        if (why)
+            return err(s, st->name_locs[i], "cannot assign to '%s': it names %s", st->names[i],
+                       why);
     }
     if (st->nnames == 1) {
         if (v.kind == V_MULTI) return need_scalar_or_tensor(s, &v);
@@ -1298,7 +1431,8 @@ static FE_NOINLINE bool assign(sema *s, frame *f, const fe_stmt *st) {
         return true;
     }
     if (v.kind == V_MULTI && v.n != st->nnames)
-        return err(s, v.loc, "'%s' returns %u value%s, %u names given", v.name, v.n, plural(v.n), st->nnames);
+        return err(s, v.loc, "'%s' returns %u value%s, %u names given", v.name, v.n, plural(v.n),
+                   st->nnames);
     if (v.kind == V_TUPLE && v.n != st->nnames)
         return err(s, v.loc, "cannot unpack a tuple of %u into %u names", v.n, st->nnames);
     if (v.kind != V_MULTI && v.kind != V_TUPLE)
@@ -1347,7 +1481,8 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
     bool *have = fe_alloc(s->a, fn->nparams + 1); /* small; heap, not stack: calls nest */
     for (unsigned i = 0; i < fn->nparams; i++) nreq += fn->params[i].dflt == NULL;
     if (e->nkids > nreq)
-        return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", fn->name, nreq, plural(nreq), e->nkids);
+        return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", fn->name, nreq,
+                   plural(nreq), e->nkids);
     for (unsigned i = 0; i < e->nkids; i++) {
         TRY(eval(s, caller, e->kids[i], &vals[i]));
         have[i] = true;
@@ -1359,10 +1494,12 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
             const char **c = fe_alloc(s->a, (fn->nparams + 1) * sizeof *c);
             for (unsigned j = 0; j < fn->nparams; j++) c[j] = fn->params[j].name;
             char hb[128];
-            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", fn->name, e->kw[i].name,
-                       mean_hint(e->kw[i].name, c, fn->nparams, hb, sizeof hb));
+            return err(s, e->kw[i].loc, "'%s' has no keyword argument '%s'%s", fn->name,
+                       e->kw[i].name, mean_hint(e->kw[i].name, c, fn->nparams, hb, sizeof hb));
         }
-        if (have[k]) return err(s, e->kw[i].loc, "'%s' got several values for '%s'", fn->name, e->kw[i].name);
+        if (have[k])
+            return err(s, e->kw[i].loc, "'%s' got several values for '%s'", fn->name,
+                       e->kw[i].name);
         TRY(eval(s, caller, e->kw[i].val, &vals[k]));
         have[k] = true;
     }
@@ -1370,8 +1507,8 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
         if (have[k]) continue;
         if (!fn->params[k].dflt) {
             if (e->nkw == 0)
-                return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", fn->name, nreq, plural(nreq),
-                           e->nkids);
+                return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", fn->name, nreq,
+                           plural(nreq), e->nkids);
             return err(s, e->loc, "'%s' missing argument '%s'", fn->name, fn->params[k].name);
         }
         frame empty = {.fn = fn}; /* defaults are literals: nothing gets bound */
@@ -1382,7 +1519,8 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
 
 /* Checks an argument against a typed helper parameter (literals take the
  * declared dtype). */
-static FE_NOINLINE bool check_param(sema *s, dimenv *env, const fe_func *fn, const fe_param *p, fe_val *v) {
+static FE_NOINLINE bool check_param(sema *s, dimenv *env, const fe_func *fn, const fe_param *p,
+                                    fe_val *v) {
     if (!p->type) return true;
     TRY(need_scalar_or_tensor(s, v));
     if (v->kind != V_TENSOR) {
@@ -1394,13 +1532,14 @@ static FE_NOINLINE bool check_param(sema *s, dimenv *env, const fe_func *fn, con
     TRY(match_type(s, env, p->type, v->id, &ok));
     if (ok) return true;
     char a[300], b[300];
-    return err(s, v->loc, "argument '%s' of '%s' is %s, declared %s", p->name, fn->name, tystr(s, v->id, a, sizeof a),
-               declstr(p->type, b, sizeof b));
+    return err(s, v->loc, "argument '%s' of '%s' is %s, declared %s", p->name, fn->name,
+               tystr(s, v->id, a, sizeof a), declstr(p->type, b, sizeof b));
 }
 
 /* Inlines a call of helper or composite `fn`. */
 static bool call_func(sema *s, frame *caller, const fe_func *fn, const fe_expr *e, fe_val *out) {
-    if (s->inlines >= IR_MAX_NEST) return err(s, e->loc, "helper calls nested deeper than %d", IR_MAX_NEST);
+    if (s->inlines >= IR_MAX_NEST)
+        return err(s, e->loc, "helper calls nested deeper than %d", IR_MAX_NEST);
     fe_val *vals = ir_xcalloc(fn->nparams + 1, sizeof *vals);
     if (!bind_args(s, caller, fn, e, vals)) {
         free(vals);
@@ -1449,15 +1588,18 @@ static bool check_decl(sema *s, unsigned fi) {
     const fe_func *fn = s->p->funcs[fi];
     const char *why = fn->prelude ? NULL : reserved(s, fn->name);
     if (why) return err(s, fn->loc, "'%s' is %s and cannot name a function", fn->name, why);
-    if (find_func(s, fn->name) != fn) return err(s, fn->loc, "redefinition of function '%s'", fn->name);
+    if (find_func(s, fn->name) != fn)
+        return err(s, fn->loc, "redefinition of function '%s'", fn->name);
     if (fn->nparams > 1024) return err(s, fn->loc, "'%s' has more than 1024 parameters", fn->name);
     for (unsigned i = 0; i < fn->nparams; i++) {
         const fe_param *p = &fn->params[i];
         why = fn->prelude ? NULL : reserved(s, p->name);
         if (why) return err(s, p->loc, "'%s' is %s and cannot name a parameter", p->name, why);
         for (unsigned j = 0; j < i; j++)
-            if (!strcmp(fn->params[j].name, p->name)) return err(s, p->loc, "duplicate parameter '%s'", p->name);
-        if (p->dflt && !fn->prelude) return err(s, p->loc, "parameter '%s' cannot have a default value", p->name);
+            if (!strcmp(fn->params[j].name, p->name))
+                return err(s, p->loc, "duplicate parameter '%s'", p->name);
+        if (p->dflt && !fn->prelude)
+            return err(s, p->loc, "parameter '%s' cannot have a default value", p->name);
     }
     for (unsigned i = 0; i < fn->nbody; i++)
         if (fn->body[i]->kind == FE_S_RETURN && i + 1 < fn->nbody)
@@ -1501,7 +1643,8 @@ static bool callee(sema *s, const fe_func *from, const fe_expr *c, int *out) {
         *out = (int)f->idx;
         return true;
     }
-    if (!strcmp(c->name, "bool")) return err(s, c->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
+    if (!strcmp(c->name, "bool"))
+        return err(s, c->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
     char hb[128];
     return err(s, c->loc, "unknown function '%s'%s", c->name, func_hint(s, c->name, hb, sizeof hb));
 }
@@ -1518,7 +1661,8 @@ static bool report_cycle(sema *s, const dfs_item *st, unsigned k, unsigned top, 
     char path[768];
     size_t n = 0;
     for (unsigned i = k + 1; i <= top && n < sizeof path; i++)
-        n += (size_t)snprintf(path + n, sizeof path - n, "%s'%s'", i > k + 1 ? " -> " : "", s->p->funcs[st[i].fi]->name);
+        n += (size_t)snprintf(path + n, sizeof path - n, "%s'%s'", i > k + 1 ? " -> " : "",
+                              s->p->funcs[st[i].fi]->name);
     return err(s, st[k + 1].via->loc, "recursion: '%s' calls itself through %s", f, path);
 }
 
@@ -1534,7 +1678,8 @@ static bool check_calls(sema *s) {
         for (unsigned k = 0; k < fn->nparams; k++)
             if (fn->params[k].dflt) collect_calls(s, fn->params[k].dflt, &calls[i]);
         for (unsigned k = 0; k < fn->nbody; k++)
-            for (unsigned j = 0; j < fn->body[k]->nvals; j++) collect_calls(s, fn->body[k]->vals[j], &calls[i]);
+            for (unsigned j = 0; j < fn->body[k]->nvals; j++)
+                collect_calls(s, fn->body[k]->vals[j], &calls[i]);
     }
     for (unsigned r = 0; r < nf; r++) {
         if (color[r]) continue;
@@ -1570,33 +1715,40 @@ static bool check_calls(sema *s) {
 static bool entry_symbols(sema *s, const fe_func *fn) {
     for (unsigned i = 0; i < fn->nparams; i++) {
         const fe_param *p = &fn->params[i];
-        if (!p->type) return err(s, p->loc, "parameter '%s' of entry function '%s' needs a type", p->name, fn->name);
+        if (!p->type)
+            return err(s, p->loc, "parameter '%s' of entry function '%s' needs a type", p->name,
+                       fn->name);
         if (p->type->rank > IR_MAX_RANK)
-            return err(s, p->type->loc, "rank %u exceeds the limit of %d", p->type->rank, IR_MAX_RANK);
+            return err(s, p->type->loc, "rank %u exceeds the limit of %d", p->type->rank,
+                       IR_MAX_RANK);
         for (unsigned k = 0; k < p->type->rank; k++) {
             const fe_dimx *d = &p->type->dims[k];
-            if (d->name) ir_sym_get(s->g, d->name);
-            else if (d->value <= 0) return err(s, d->loc, "dims must be positive, got %lld", (long long)d->value);
+            if (d->name)
+                ir_sym_get(s->g, d->name);
+            else if (d->value <= 0)
+                return err(s, d->loc, "dims must be positive, got %lld", (long long)d->value);
         }
     }
     for (unsigned i = 0; i < s->opt->ndefines; i++) {
         const fe_define *df = &s->opt->defines[i];
         char nm[80]; /* the name as messages show it: at most 64 bytes */
-        snprintf(nm, sizeof nm, "%.64s%s", df->name ? df->name : "", df->name && strlen(df->name) > 64 ? "..." : "");
+        snprintf(nm, sizeof nm, "%.64s%s", df->name ? df->name : "",
+                 df->name && strlen(df->name) > 64 ? "..." : "");
         int k = ir_sym_find(s->g, df->name ? df->name : "");
         s->failed = true; /* for the early returns below */
         if (df->value <= 0) {
-            tx_error(s->d, "-D %s=%lld: the value must be a positive integer", nm, (long long)df->value);
+            tx_error(s->d, "-D %s=%lld: the value must be a positive integer", nm,
+                     (long long)df->value);
             return false;
         }
         if (k < 0) {
-            tx_error(s->d, "-D %s=%lld: no parameter of '%s' has a dim named '%s'", nm, (long long)df->value,
-                     fn->name, nm);
+            tx_error(s->d, "-D %s=%lld: no parameter of '%s' has a dim named '%s'", nm,
+                     (long long)df->value, fn->name, nm);
             return false;
         }
         if (s->g->syms[k].value > 0 && s->g->syms[k].value != df->value) {
-            tx_error(s->d, "-D %s=%lld: '%s' is already bound to %lld", nm, (long long)df->value, nm,
-                     (long long)s->g->syms[k].value);
+            tx_error(s->d, "-D %s=%lld: '%s' is already bound to %lld", nm, (long long)df->value,
+                     nm, (long long)s->g->syms[k].value);
             return false;
         }
         s->failed = false;
@@ -1613,7 +1765,9 @@ static bool entry_inputs(sema *s, const fe_func *fn, frame *f) {
         for (unsigned k = 0; k < p->type->rank; k++) {
             const fe_dimx *d = &p->type->dims[k];
             int si = d->name ? ir_sym_find(s->g, d->name) : -1;
-            sh.dim[k] = !d->name ? d->value : s->g->syms[si].value > 0 ? s->g->syms[si].value : IR_DIM_SYM(si);
+            sh.dim[k] = !d->name                   ? d->value
+                        : s->g->syms[si].value > 0 ? s->g->syms[si].value
+                                                   : IR_DIM_SYM(si);
         }
         fe_val v;
         TRY(check_shape(s, (ir_dtype)p->type->dtype, &sh, p->type->loc));
@@ -1674,7 +1828,8 @@ static bool lower_entry_in(sema *s, const fe_func *fn, frame *fr) {
 
 /* Contract in frontend.h. Order: declarations, calls (unknown functions,
  * recursion), entry selection, lowering, verification. */
-ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt, tx_diag *d) {
+ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_options *opt,
+                   tx_diag *d) {
     sema s = {.a = a, .d = d, .p = p, .opt = opt, .file = file};
     const fe_func *entry = NULL;
     bool ok = true;
@@ -1684,7 +1839,8 @@ ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_
     for (unsigned i = 0; ok && i < p->nfuncs; i++) ok = check_decl(&s, i);
     ok = ok && check_calls(&s);
     for (unsigned i = 0; ok && i < p->nfuncs; i++)
-        if (!p->funcs[i]->prelude && (!opt->entry || !strcmp(p->funcs[i]->name, opt->entry))) entry = p->funcs[i];
+        if (!p->funcs[i]->prelude && (!opt->entry || !strcmp(p->funcs[i]->name, opt->entry)))
+            entry = p->funcs[i];
     if (ok && !entry) {
         tx_error(d, "no function named '%.64s' (--entry)", opt->entry ? opt->entry : "");
         ok = false;

@@ -6,14 +6,23 @@
 #include <string.h>
 
 /* What a PyTorch/NumPy user writes, and the tx spelling. */
-static const struct { const char *from, *to; } fe_synonyms[] = {
-    {"True", "true"},      {"False", "false"},          {"keepdims", "keepdim"}, {"dim", "axis"},
-    {"dims", "axis"},      {"axes", "axis"},            {"mm", "matmul"},        {"bmm", "matmul"},
-    {"float32", "f32"},    {"bfloat16", "bf16"},        {"float16", "f16"},      {"half", "f16"},
-    {"int32", "i32"},      {"masked_fill", "where"},    {"amax", "max"},         {"amin", "min"},
-    {"reciprocal", "recip"}, {"swapaxes", "transpose"}, {"view", "reshape"},     {"expand", "broadcast_to"},
-    {"cat", "concat"},     {"concatenate", "concat"},   {"Inf", "inf"},          {"INF", "inf"},
-    {"NaN", "nan"},        {"NAN", "nan"},              {"infinity", "inf"},
+static const struct {
+    const char *from, *to;
+} fe_synonyms[] = {
+    {"True", "true"},        {"False", "false"},
+    {"keepdims", "keepdim"}, {"dim", "axis"},
+    {"dims", "axis"},        {"axes", "axis"},
+    {"mm", "matmul"},        {"bmm", "matmul"},
+    {"float32", "f32"},      {"bfloat16", "bf16"},
+    {"float16", "f16"},      {"half", "f16"},
+    {"int32", "i32"},        {"masked_fill", "where"},
+    {"amax", "max"},         {"amin", "min"},
+    {"reciprocal", "recip"}, {"swapaxes", "transpose"},
+    {"view", "reshape"},     {"expand", "broadcast_to"},
+    {"cat", "concat"},       {"concatenate", "concat"},
+    {"Inf", "inf"},          {"INF", "inf"},
+    {"NaN", "nan"},          {"NAN", "nan"},
+    {"infinity", "inf"},
 };
 
 /* Edit distance (insert, delete, substitute, swap of neighbours) of a and
@@ -27,10 +36,12 @@ static unsigned edit_distance(const char *a, const char *b, unsigned cap) {
     for (size_t j = 0; j <= m; j++) d[0][j] = (unsigned)j;
     for (size_t i = 1; i <= n; i++)
         for (size_t j = 1; j <= m; j++) {
-            unsigned c = d[i - 1][j - 1] + (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
+            unsigned c = d[i - 1][j - 1] +
+                         (tolower((unsigned char)a[i - 1]) != tolower((unsigned char)b[j - 1]));
             if (d[i - 1][j] + 1 < c) c = d[i - 1][j] + 1;
             if (d[i][j - 1] + 1 < c) c = d[i][j - 1] + 1;
-            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < c)
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+                d[i - 2][j - 2] + 1 < c)
                 c = d[i - 2][j - 2] + 1;
             d[i][j] = c;
         }

@@ -4,11 +4,11 @@
  *
  * Link with the tx libraries (CMake target tx_driver, which brings the
  * floors below it, LLVM included). A program that only runs kernels
- * compiled earlier needs tx_rt.h and the tx_rt library alone. The CUDA driver is loaded at run time; nothing CUDA is needed
- * to build or to run on the CPU. Every call that can fail returns NULL or
- * TX_ERR and leaves a message: in the caller's err buffer for calls that
- * take one, else in tx_device_error(). Handles are not thread-safe; use
- * one per thread. Documented in docs/runtime.md. */
+ * compiled earlier needs tx_rt.h and the tx_rt library alone. The CUDA driver is loaded at run
+ * time; nothing CUDA is needed to build or to run on the CPU. Every call that can fail returns NULL
+ * or TX_ERR and leaves a message: in the caller's err buffer for calls that take one, else in
+ * tx_device_error(). Handles are not thread-safe; use one per thread. Documented in
+ * docs/runtime.md. */
 #ifndef TX_H
 #define TX_H
 
@@ -23,12 +23,12 @@ extern "C" {
 
 #define TX_API_VERSION 2
 typedef struct tx_options {
-    const char *entry;           /* entry function; NULL: the last in the file */
-    const char *const *defines;  /* "NAME=INT" bindings of symbolic dims (like -D) */
+    const char *entry;          /* entry function; NULL: the last in the file */
+    const char *const *defines; /* "NAME=INT" bindings of symbolic dims (like -D) */
     unsigned ndefines;
-    const char *target;          /* "sm_80" ... "sm_90a" (default "sm_90") */
-    const char *gpu;             /* cost-model hardware (default "h200") */
-    int no_fuse;                 /* 1: one kernel per operation */
+    const char *target; /* "sm_80" ... "sm_90a" (default "sm_90") */
+    const char *gpu;    /* cost-model hardware (default "h200") */
+    int no_fuse;        /* 1: one kernel per operation */
 } tx_options;
 
 /* TX_API_VERSION of the library (libtx.so) actually loaded. */
@@ -57,7 +57,13 @@ const char *tx_program_ptx(tx_program *p, char *err, size_t cap);
 /* Text forms of a compiled program, as txc writes them: --emit=ir, report,
  * json, dot, svg, and the --explain text the planner printed. */
 typedef enum {
-    TX_TEXT_IR, TX_TEXT_REPORT, TX_TEXT_JSON, TX_TEXT_DOT, TX_TEXT_SVG, TX_TEXT_EXPLAIN, TX_TEXT_KINDS
+    TX_TEXT_IR,
+    TX_TEXT_REPORT,
+    TX_TEXT_JSON,
+    TX_TEXT_DOT,
+    TX_TEXT_SVG,
+    TX_TEXT_EXPLAIN,
+    TX_TEXT_KINDS
 } tx_text_kind;
 /* Text form `kind` of p (NUL-terminated, owned by p, made once). NULL with
  * err set on failure (e.g. a report of a program too large to plan). */
@@ -79,8 +85,8 @@ void tx_tensor_release(tx_tensor *t);
  * must match the declared ones where bound; data ignored) and allocates the
  * intermediates. NULL with err set. Bind, launch, time and unload the result
  * with the tx_rt.h calls. */
-tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, unsigned nin, char *err,
-                   size_t cap);
+tx_loaded *tx_load(tx_device *d, tx_program *p, const tx_tensor *input_types, unsigned nin,
+                   char *err, size_t cap);
 
 #ifdef __cplusplus
 }

@@ -22,8 +22,8 @@
 extern "C" {
 #endif
 
-#define TX_OK 0
-#define TX_ERR (-1)
+#define TX_OK       0
+#define TX_ERR      (-1)
 #define TX_MAX_RANK 8
 
 /* Element types; host data is stored at the dtype: f32 as float, f16/bf16
@@ -70,7 +70,8 @@ int tx_device_sync(tx_device *d);
  * NULL with err set (unreadable file, malformed or incompatible manifest). */
 tx_kernels *tx_kernels_load(const char *ptx_path, char *err, size_t cap);
 /* The same from memory: NUL-terminated PTX and manifest_len bytes of manifest. */
-tx_kernels *tx_kernels_new(const char *ptx, const char *manifest, size_t manifest_len, char *err, size_t cap);
+tx_kernels *tx_kernels_new(const char *ptx, const char *manifest, size_t manifest_len, char *err,
+                           size_t cap);
 void tx_kernels_free(tx_kernels *k);
 /* The manifest's target ("sm_90"), input/output/kernel counts, and the
  * declared type of input i / output o (data NULL; -1 for a symbolic dim)
@@ -88,8 +89,8 @@ const char *tx_kernels_input_symbol(const tx_kernels *k, unsigned i, unsigned d)
  * parameter order; data ignored): binds the symbolic dims from their shapes,
  * evaluates every launch's geometry and allocates the intermediates. NULL
  * with err set (wrong count, dtype, rank or size, naming the input). */
-tx_loaded *tx_load_kernels(tx_device *d, const tx_kernels *k, const tx_tensor *input_types, unsigned nin,
-                           char *err, size_t cap);
+tx_loaded *tx_load_kernels(tx_device *d, const tx_kernels *k, const tx_tensor *input_types,
+                           unsigned nin, char *err, size_t cap);
 
 /* ---- binding, launching (kernels from tx_load_kernels or tx.h's tx_load) - */
 void tx_unload(tx_loaded *l);

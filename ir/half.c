@@ -41,7 +41,8 @@ static uint16_t round_to_fmt(double v, const fmt_desc *f) {
 /* Exact value of a bit pattern (sign included) in the format. */
 static double from_fmt(uint16_t h, const fmt_desc *f) {
     int ebits = 15 - f->mbits;
-    uint32_t sign = h >> 15, ex = (h >> f->mbits) & ((1u << ebits) - 1u), fr = h & ((1u << f->mbits) - 1u);
+    uint32_t sign = h >> 15, ex = (h >> f->mbits) & ((1u << ebits) - 1u),
+             fr = h & ((1u << f->mbits) - 1u);
     double v;
     if (ex == (1u << ebits) - 1u)
         v = fr ? NAN : INFINITY;
@@ -55,7 +56,9 @@ static double from_fmt(uint16_t h, const fmt_desc *f) {
 /* Converts a double to the format's bits: sign kept, NaN stays a quiet NaN. */
 static uint16_t to_fmt(double v, const fmt_desc *f) {
     uint16_t sign = signbit(v) ? 0x8000u : 0;
-    if (isnan(v)) return (uint16_t)(sign | (((1u << (15 - f->mbits)) - 1u) << f->mbits) | (1u << (f->mbits - 1)));
+    if (isnan(v))
+        return (uint16_t)(sign | (((1u << (15 - f->mbits)) - 1u) << f->mbits) |
+                          (1u << (f->mbits - 1)));
     return (uint16_t)(sign | round_to_fmt(fabs(v), f));
 }
 

@@ -32,12 +32,21 @@ bool ir_mul_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_mul_overflo
 bool ir_add_ok(int64_t a, int64_t b, int64_t *r) { return !__builtin_add_overflow(a, b, r); }
 
 /* ---- tables ---------------------------------------------------------------- */
-static const struct { const char *name; int size; bool is_float; } dtype_tab[] = {
+static const struct {
+    const char *name;
+    int size;
+    bool is_float;
+} dtype_tab[] = {
 #define X(e, s, b, f) {s, b, f},
     IR_DTYPES(X)
 #undef X
 };
-static const struct { const char *name; int arity; unsigned traits; int flops; } op_tab[] = {
+static const struct {
+    const char *name;
+    int arity;
+    unsigned traits;
+    int flops;
+} op_tab[] = {
 #define X(e, s, a, t, f) {s, a, t, f},
     IR_OPS(X)
 #undef X
@@ -83,8 +92,10 @@ void ir_print_fusions(FILE *out, unsigned mask, char quote) {
     const char *sep = "";
     for (unsigned b = 0; b < 4; b++)
         if (mask & (1u << b)) {
-            if (quote) fprintf(out, "%s%c%s%c", sep, quote, names[b], quote);
-            else fprintf(out, "%s%s", sep, names[b]);
+            if (quote)
+                fprintf(out, "%s%c%s%c", sep, quote, names[b], quote);
+            else
+                fprintf(out, "%s%s", sep, names[b]);
             sep = ", ";
         }
 }
@@ -115,10 +126,14 @@ bool ir_shape_broadcast(const ir_shape *a, const ir_shape *b, ir_shape *out) {
     for (int i = 0; i < r.rank; i++) {
         int ia = a->rank - r.rank + i, ib = b->rank - r.rank + i;
         ir_dim da = ia >= 0 ? a->dim[ia] : 1, db = ib >= 0 ? b->dim[ib] : 1;
-        if (da == db) r.dim[i] = da;
-        else if (da == 1) r.dim[i] = db;
-        else if (db == 1) r.dim[i] = da;
-        else return false;
+        if (da == db)
+            r.dim[i] = da;
+        else if (da == 1)
+            r.dim[i] = db;
+        else if (db == 1)
+            r.dim[i] = da;
+        else
+            return false;
     }
     *out = r;
     return true;
@@ -213,7 +228,8 @@ uint32_t ir_sym_get(ir_graph *g, const char *name) {
     return g->nsyms++;
 }
 
-ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape, const ir_id *ins, unsigned nin) {
+ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape, const ir_id *ins,
+             unsigned nin) {
     if (g->n == g->cap) {
         g->cap = g->cap ? 2 * g->cap : 32;
         g->nodes = ir_xrealloc(g->nodes, g->cap * sizeof *g->nodes);
@@ -264,8 +280,9 @@ ir_id ir_add_cast(ir_graph *g, ir_id x, ir_dtype to) {
 ir_id ir_add_binary(ir_graph *g, ir_op op, ir_id a, ir_id b) {
     ir_shape s;
     if (!ir_shape_broadcast(&g->nodes[a].shape, &g->nodes[b].shape, &s)) s = g->nodes[a].shape;
-    ir_dtype dt = (ir_op_traits(op) & IR_T_CMP) ? IR_BOOL
-                                                : ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype);
+    ir_dtype dt = (ir_op_traits(op) & IR_T_CMP)
+                      ? IR_BOOL
+                      : ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype);
     ir_id ins[2] = {a, b};
     return ir_add(g, op, dt, &s, ins, 2);
 }
@@ -275,7 +292,8 @@ ir_id ir_add_where(ir_graph *g, ir_id c, ir_id a, ir_id b) {
         !ir_shape_broadcast(&g->nodes[c].shape, &s1, &s))
         s = g->nodes[a].shape;
     ir_id ins[3] = {c, a, b};
-    return ir_add(g, IR_OP_WHERE, ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype), &s, ins, 3);
+    return ir_add(g, IR_OP_WHERE, ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype), &s, ins,
+                  3);
 }
 ir_id ir_add_reduce(ir_graph *g, ir_op op, ir_id x, uint32_t axes, bool keepdim) {
     const ir_shape *in = &g->nodes[x].shape;
@@ -296,7 +314,8 @@ ir_id ir_add_matmul(ir_graph *g, ir_id a, ir_id b) {
     ir_shape s;
     if (!ir_shape_matmul(&g->nodes[a].shape, &g->nodes[b].shape, &s)) s = g->nodes[a].shape;
     ir_id ins[2] = {a, b};
-    return ir_add(g, IR_OP_MATMUL, ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype), &s, ins, 2);
+    return ir_add(g, IR_OP_MATMUL, ir_dtype_promote(g->nodes[a].dtype, g->nodes[b].dtype), &s, ins,
+                  2);
 }
 ir_id ir_add_permute(ir_graph *g, ir_id x, const uint8_t *perm) {
     const ir_shape *in = &g->nodes[x].shape;

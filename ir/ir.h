@@ -21,9 +21,9 @@
 #include <stdio.h>
 
 typedef uint32_t ir_id;
-#define IR_NONE UINT32_MAX
-#define IR_MAX_RANK 8
-#define IR_MAX_NEST 256          /* nesting depth limit of the language */
+#define IR_NONE      UINT32_MAX
+#define IR_MAX_RANK  8
+#define IR_MAX_NEST  256         /* nesting depth limit of the language */
 #define IR_MAX_ELEMS (1LL << 62) /* element count of a tensor must stay below */
 
 /* ---- dtypes ------------------------------------------------------------ */
@@ -62,15 +62,15 @@ enum {
     IR_T_REDUCE = 1u << 4, /* reduction over attr.red.axes */
     IR_T_VIEW = 1u << 5,   /* pure data movement: index arithmetic only */
     IR_T_MATMUL = 1u << 6,
-    IR_T_TRANSC = 1u << 7, /* transcendental: costs more than one flop */
-    IR_T_VARARG = 1u << 8, /* arity given by nin (concat, output) */
-    IR_T_CALL = 1u << 9,   /* a built-in of the language under the op's name, lowered by the
-                              frontend's rule for its family (elementwise unary or binary, where,
-                              reduction, matmul); views and casts have their own surface forms */
-    IR_T_FLOAT = 1u << 10, /* float-only: the frontend converts i32/bool operands to f32 */
+    IR_T_TRANSC = 1u << 7,  /* transcendental: costs more than one flop */
+    IR_T_VARARG = 1u << 8,  /* arity given by nin (concat, output) */
+    IR_T_CALL = 1u << 9,    /* a built-in of the language under the op's name, lowered by the
+                               frontend's rule for its family (elementwise unary or binary, where,
+                               reduction, matmul); views and casts have their own surface forms */
+    IR_T_FLOAT = 1u << 10,  /* float-only: the frontend converts i32/bool operands to f32 */
     IR_T_BOOLOK = 1u << 11, /* keeps bool operands (else the frontend makes bool operands i32) */
-    IR_T_GEN = 1u << 12,   /* leaf computed from the index where it is read (const, iota):
-                              no buffer, no region, no HBM traffic */
+    IR_T_GEN = 1u << 12,    /* leaf computed from the index where it is read (const, iota):
+                               no buffer, no region, no HBM traffic */
 };
 
 /* X(ENUM, name, arity, traits, flops_per_element)
@@ -80,58 +80,58 @@ enum {
  * every op (no default): its scalar meaning (ir_scalar_eval, ir/scalar.c) and
  * its kernel rule (codegen); the frontend's built-in list is this table's
  * IR_T_CALL rows. docs/adding-an-op.md walks through adding a row. */
-#define IR_OPS(X)                                                                       \
-    X(INPUT, "input", 0, IR_T_LEAF, 0)                                                  \
-    X(CONST, "const", 0, IR_T_LEAF | IR_T_GEN, 0)                                       \
-    X(IOTA, "iota", 0, IR_T_LEAF | IR_T_GEN, 0)                                         \
-    X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
-    X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1)                                          \
-    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
-    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
-    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
-    X(RECIP, "recip", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
-    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
-    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
-    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 3)       \
-    X(RELU, "relu", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
-    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)             \
-    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 7)   \
-    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)             \
-    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)               \
-    X(FLOOR, "floor", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
-    X(CEIL, "ceil", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                           \
-    X(CAST, "cast", 1, IR_T_ELEM, 0)                                                    \
-    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                        \
-    X(SUB, "sub", 2, IR_T_ELEM, 1)                                                      \
-    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                        \
-    X(DIV, "div", 2, IR_T_ELEM, 1)                                                      \
-    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL, 1)                            \
-    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                    \
-    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                    \
-    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
-    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
-    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
-    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                                             \
-    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
-    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                               \
-    X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1)                                      \
-    X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1)                                        \
-    X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                          \
-    X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                            \
-    X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1)                                        \
-    X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1)                         \
-    X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                          \
-    X(MIN, "min", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                          \
-    X(MATMUL, "matmul", 2, IR_T_MATMUL | IR_T_CALL, 0)                                  \
-    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                                              \
-    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                                              \
-    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)                                       \
-    X(SLICE, "slice", 1, IR_T_VIEW, 0)                                                  \
-    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)                                 \
+#define IR_OPS(X)                                                                     \
+    X(INPUT, "input", 0, IR_T_LEAF, 0)                                                \
+    X(CONST, "const", 0, IR_T_LEAF | IR_T_GEN, 0)                                     \
+    X(IOTA, "iota", 0, IR_T_LEAF | IR_T_GEN, 0)                                       \
+    X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
+    X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
+    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
+    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
+    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
+    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)         \
+    X(RECIP, "recip", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                       \
+    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
+    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 3)     \
+    X(RELU, "relu", 1, IR_T_ELEM | IR_T_CALL, 1)                                      \
+    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)           \
+    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 7) \
+    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)           \
+    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
+    X(FLOOR, "floor", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                       \
+    X(CEIL, "ceil", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
+    X(CAST, "cast", 1, IR_T_ELEM, 0)                                                  \
+    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                      \
+    X(SUB, "sub", 2, IR_T_ELEM, 1)                                                    \
+    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                      \
+    X(DIV, "div", 2, IR_T_ELEM, 1)                                                    \
+    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL, 1)                          \
+    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                  \
+    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                  \
+    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
+    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
+    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
+    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
+    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                             \
+    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                             \
+    X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1)                                    \
+    X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1)                                      \
+    X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                        \
+    X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                          \
+    X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1)                                      \
+    X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1)                       \
+    X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                        \
+    X(MIN, "min", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                        \
+    X(MATMUL, "matmul", 2, IR_T_MATMUL | IR_T_CALL, 0)                                \
+    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                                            \
+    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                                            \
+    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)                                     \
+    X(SLICE, "slice", 1, IR_T_VIEW, 0)                                                \
+    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)                               \
     X(OUTPUT, "output", -1, IR_T_VARARG, 0)
 
 typedef enum {
@@ -209,7 +209,7 @@ bool ir_scalar_reduce_uniform(ir_op op, double v, double count, double *r);
 /* A dim >= 0 is a concrete extent. A dim < 0 is the symbolic size with
  * symbol index IR_DIM_SYMIDX(d) in the graph's symbol table. */
 typedef int64_t ir_dim;
-#define IR_DIM_SYM(idx) (-(int64_t)(idx)-1)
+#define IR_DIM_SYM(idx)  (-(int64_t)(idx)-1)
 #define IR_DIM_IS_SYM(d) ((d) < 0)
 #define IR_DIM_SYMIDX(d) ((uint32_t)(-(d)-1))
 
@@ -231,23 +231,29 @@ typedef struct ir_sym {
 
 /* ---- nodes --------------------------------------------------------------- */
 typedef struct ir_node {
-    uint16_t op;    /* ir_op */
-    uint8_t dtype;  /* ir_dtype of the result */
-    uint8_t flags;  /* IR_NF_* */
-    uint16_t nin;   /* number of inputs */
-    uint32_t inoff; /* inputs are g->args[inoff .. inoff+nin) */
-    ir_shape shape; /* result shape */
-    uint32_t name;  /* offset of the value's source name in g->strs; 0: none */
-    uint32_t line, col;  /* source location of the expression (1-based; 0: none) */
-    uint32_t region;     /* fused region index, IR_NONE before planning */
+    uint16_t op;        /* ir_op */
+    uint8_t dtype;      /* ir_dtype of the result */
+    uint8_t flags;      /* IR_NF_* */
+    uint16_t nin;       /* number of inputs */
+    uint32_t inoff;     /* inputs are g->args[inoff .. inoff+nin) */
+    ir_shape shape;     /* result shape */
+    uint32_t name;      /* offset of the value's source name in g->strs; 0: none */
+    uint32_t line, col; /* source location of the expression (1-based; 0: none) */
+    uint32_t region;    /* fused region index, IR_NONE before planning */
     union {
-        double cval;                       /* CONST: scalar value (shape is rank 0) */
-        uint32_t param;                    /* INPUT: parameter index */
-        struct { uint32_t axes; uint8_t keepdim; } red; /* reductions: bitmask of input axes */
-        uint8_t perm[IR_MAX_RANK];         /* PERMUTE: out dim i = in dim perm[i] */
-        struct { int32_t axis; int64_t start, stop; } slice; /* SLICE: [start, stop), normalised */
-        int32_t axis;                      /* CONCAT: axis (normalised, >= 0); IOTA: the axis whose index
-                                              each element holds */
+        double cval;    /* CONST: scalar value (shape is rank 0) */
+        uint32_t param; /* INPUT: parameter index */
+        struct {
+            uint32_t axes;
+            uint8_t keepdim;
+        } red;                     /* reductions: bitmask of input axes */
+        uint8_t perm[IR_MAX_RANK]; /* PERMUTE: out dim i = in dim perm[i] */
+        struct {
+            int32_t axis;
+            int64_t start, stop;
+        } slice;      /* SLICE: [start, stop), normalised */
+        int32_t axis; /* CONCAT: axis (normalised, >= 0); IOTA: the axis whose index
+                         each element holds */
     } a;
 } ir_node;
 
@@ -258,11 +264,11 @@ enum {
 /* ---- fused regions ------------------------------------------------------- */
 /* A region is one planned kernel. Nodes name their region in node.region;
  * the planner (passes/fuse.c) fills the table, codegen reads it. */
-#define IR_REGION_KINDS(X)           \
-    X(POINTWISE, "pointwise")        \
-    X(REDUCTION, "reduction")        \
-    X(MATMUL, "matmul")              \
-    X(ATTENTION, "attention")        \
+#define IR_REGION_KINDS(X)    \
+    X(POINTWISE, "pointwise") \
+    X(REDUCTION, "reduction") \
+    X(MATMUL, "matmul")       \
+    X(ATTENTION, "attention") \
     X(COPY, "copy")
 
 typedef enum {
@@ -274,10 +280,10 @@ typedef enum {
 const char *ir_region_kind_name(ir_region_kind k);
 
 enum { /* fusion kinds used by a region (bitmask) */
-    IR_FUSE_VERTICAL = 1u << 0,
-    IR_FUSE_HORIZONTAL = 1u << 1,
-    IR_FUSE_EPILOGUE = 1u << 2,
-    IR_FUSE_ATTENTION = 1u << 3,
+       IR_FUSE_VERTICAL = 1u << 0,
+       IR_FUSE_HORIZONTAL = 1u << 1,
+       IR_FUSE_EPILOGUE = 1u << 2,
+       IR_FUSE_ATTENTION = 1u << 3,
 };
 
 /* How a reduction region keeps its reduced extent. */
@@ -300,24 +306,25 @@ void ir_print_fusions(FILE *out, unsigned mask, char quote);
 enum { IR_REGION_MAX_OPS = 1024, IR_REGION_MAX_REDUCTIONS = 32 };
 
 typedef struct ir_region {
-    uint8_t kind;       /* ir_region_kind */
-    uint8_t fusion;     /* IR_FUSE_* bitmask */
-    uint8_t strategy;   /* ir_red_strategy for reductions/attention */
+    uint8_t kind;     /* ir_region_kind */
+    uint8_t fusion;   /* IR_FUSE_* bitmask */
+    uint8_t strategy; /* ir_red_strategy for reductions/attention */
     uint8_t pad;
-    uint32_t anchor;    /* the node that gives the region its iteration space
-                           (the widest elementwise output, the reduction, the matmul) */
-    uint32_t threads;   /* threads per block the plan assumes */
-    int64_t tile[3];    /* tile extents: matmul (BM, BN, BK); reduction (row chunk, -, -);
-                           pointwise (elements per block, -, -); attention (BQ, BKV, head dim);
-                           copy (32, 32, -) for a tiled transpose, else (elements per block, -, -) */
+    uint32_t anchor;       /* the node that gives the region its iteration space
+                              (the widest elementwise output, the reduction, the matmul) */
+    uint32_t threads;      /* threads per block the plan assumes */
+    int64_t tile[3];       /* tile extents: matmul (BM, BN, BK); reduction (row chunk, -, -);
+                              pointwise (elements per block, -, -); attention (BQ, BKV, head dim);
+                              copy (32, 32, -) for a tiled transpose, else (elements per
+                              block, -, -) */
     int64_t sram_bytes;    /* on-chip bytes per block from the tile plan */
     int64_t spilled_bytes; /* extra HBM bytes the plan moves because it did not fit
                               (-1: depends on unbound dims; the report prints the formula) */
     /* Plan details (added for the planner; docs/fusion.md "Region fields"): */
-    uint32_t red_axes;  /* reduction: bitmask of reduced axes of the domain (the anchor's input) */
-    uint8_t passes;     /* HBM passes over the region's row inputs (1: single pass) */
-    uint8_t stages;     /* reduction: dependent reduction stages; matmul/attention: smem ring depth */
-    uint16_t nout;      /* values the region writes to HBM */
+    uint32_t red_axes; /* reduction: bitmask of reduced axes of the domain (the anchor's input) */
+    uint8_t passes;    /* HBM passes over the region's row inputs (1: single pass) */
+    uint8_t stages; /* reduction: dependent reduction stages; matmul/attention: smem ring depth */
+    uint16_t nout;  /* values the region writes to HBM */
     int64_t red_extent; /* reduction: elements per reduced row; attention: key length;
                            -1: symbolic; 0: other kinds */
     int64_t rows;       /* reduction: rows per block; attention: query rows per block;
@@ -325,21 +332,21 @@ typedef struct ir_region {
     /* Attention pattern (the planner's match, read by codegen and reports;
        IR_NONE for other kinds): softmax(scores) @ v with scores = F(mm1),
        F any elementwise graph of mm1 and of values broadcast over it. */
-    uint32_t mm1;       /* the first product, q @ kT */
-    uint32_t scores;    /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
+    uint32_t mm1;    /* the first product, q @ kT */
+    uint32_t scores; /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
 } ir_region;
 
 /* ---- graph --------------------------------------------------------------- */
 typedef struct ir_graph {
-    char *name;         /* entry function name */
-    char *file;         /* source file name, for locations; may be NULL */
+    char *name; /* entry function name */
+    char *file; /* source file name, for locations; may be NULL */
     ir_node *nodes;
     uint32_t n, cap;
-    uint32_t *args;     /* input-id pool; see ir_node.inoff */
+    uint32_t *args; /* input-id pool; see ir_node.inoff */
     uint32_t nargs, argcap;
     ir_sym *syms;
     uint32_t nsyms, symcap;
-    char *strs;         /* string pool: NUL-terminated names; offset 0 is "" */
+    char *strs; /* string pool: NUL-terminated names; offset 0 is "" */
     uint32_t nstrs, strcap;
     ir_region *regions;
     uint32_t nregions, regcap;
@@ -351,10 +358,16 @@ void ir_graph_free(ir_graph *g);
 ir_graph *ir_graph_clone(const ir_graph *g);
 
 /* True for nodes computed from the index wherever they are read (IR_T_GEN). */
-static inline bool ir_is_gen(const ir_graph *g, ir_id id) { return (ir_op_traits((ir_op)g->nodes[id].op) & IR_T_GEN) != 0; }
+static inline bool ir_is_gen(const ir_graph *g, ir_id id) {
+    return (ir_op_traits((ir_op)g->nodes[id].op) & IR_T_GEN) != 0;
+}
 static inline ir_node *ir_node_at(ir_graph *g, ir_id id) { return &g->nodes[id]; }
-static inline ir_id ir_in(const ir_graph *g, const ir_node *n, unsigned i) { return g->args[n->inoff + i]; }
-static inline void ir_set_in(ir_graph *g, ir_node *n, unsigned i, ir_id v) { g->args[n->inoff + i] = v; }
+static inline ir_id ir_in(const ir_graph *g, const ir_node *n, unsigned i) {
+    return g->args[n->inoff + i];
+}
+static inline void ir_set_in(ir_graph *g, ir_node *n, unsigned i, ir_id v) {
+    g->args[n->inoff + i] = v;
+}
 static inline const char *ir_str(const ir_graph *g, uint32_t off) { return g->strs + off; }
 static inline ir_id ir_output(const ir_graph *g) { return g->n - 1; }
 
@@ -367,8 +380,8 @@ int ir_sym_find(const ir_graph *g, const char *name); /* -1 if absent */
 /* Appends a node with the given inputs; attributes are zeroed, region is
  * IR_NONE, and the caller fills dtype/shape/attributes. Topological order is
  * the caller's duty (inputs must already exist). Returns the new id. */
-ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape,
-             const ir_id *ins, unsigned nin);
+ir_id ir_add(ir_graph *g, ir_op op, ir_dtype dt, const ir_shape *shape, const ir_id *ins,
+             unsigned nin);
 /* Convenience constructors that infer dtype and shape; they assume valid
  * inputs (the frontend checks and reports errors before calling them). */
 ir_id ir_add_input(ir_graph *g, const char *name, ir_dtype dt, const ir_shape *shape);
@@ -376,7 +389,7 @@ ir_id ir_add_const(ir_graph *g, double v, ir_dtype dt);
 /* An i32 leaf of `shape` whose every element is its own index along `axis`
  * (arange, iota): computed from the index wherever it is read, no buffer. */
 ir_id ir_add_iota(ir_graph *g, const ir_shape *shape, int axis);
-ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x);         /* result dtype: x's (bool for none) */
+ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x); /* result dtype: x's (bool for none) */
 ir_id ir_add_cast(ir_graph *g, ir_id x, ir_dtype to);
 ir_id ir_add_binary(ir_graph *g, ir_op op, ir_id a, ir_id b); /* broadcast shapes; CMP -> bool */
 ir_id ir_add_where(ir_graph *g, ir_id c, ir_id a, ir_id b);
@@ -430,7 +443,7 @@ bool ir_verify(const ir_graph *g, FILE *err);
 /* A sum of terms coef * prod(sym_i ^ pow_i); used for byte and FLOP counts
  * when dims are unbound. At most IR_POLY_TERMS terms. */
 #define IR_POLY_TERMS 16
-#define IR_POLY_SYMS 6
+#define IR_POLY_SYMS  6
 typedef struct ir_poly_term {
     double coef;
     uint8_t nsym;
@@ -457,9 +470,9 @@ char *ir_poly_str(const ir_graph *g, const ir_poly *p, char *buf, size_t cap);
 /* Source diagnostics: "FILE:LINE:COL: error: MSG", the line, a caret.
  * Other errors: "txc: error: MSG". Owned by the caller (no globals). */
 typedef struct tx_diag {
-    FILE *out;          /* where messages go (stderr) */
-    const char *file;   /* file name as given by the user */
-    const char *src;    /* source text, for echoing the line; may be NULL */
+    FILE *out;        /* where messages go (stderr) */
+    const char *file; /* file name as given by the user */
+    const char *src;  /* source text, for echoing the line; may be NULL */
     size_t srclen;
     unsigned errors;
     unsigned max_errors; /* stop reporting after this many (0: 1) */

@@ -52,8 +52,8 @@ static void print_attrs(const ir_graph *g, const ir_node *n, FILE *out) {
         for (int i = 0; i < n->shape.rank; i++) fprintf(out, i ? ", %d" : "%d", n->a.perm[i]);
         fputs(")}", out);
     } else if (n->op == IR_OP_SLICE) {
-        fprintf(out, " {axis=%d, start=%lld, stop=%lld}", n->a.slice.axis, (long long)n->a.slice.start,
-                (long long)n->a.slice.stop);
+        fprintf(out, " {axis=%d, start=%lld, stop=%lld}", n->a.slice.axis,
+                (long long)n->a.slice.start, (long long)n->a.slice.stop);
     } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         fprintf(out, " {axis=%d}", n->a.axis);
     }
@@ -79,7 +79,8 @@ static void print_node(const ir_graph *g, ir_id id, FILE *out) {
     for (unsigned k = 0; k < n->nin; k++) fprintf(out, k ? ", %%%u" : " %%%u", ir_in(g, n, k));
     print_attrs(g, n, out);
     if (n->op != IR_OP_OUTPUT)
-        fprintf(out, " : %s%s", ir_dtype_name((ir_dtype)n->dtype), ir_shape_str(g, &n->shape, sb, sizeof sb));
+        fprintf(out, " : %s%s", ir_dtype_name((ir_dtype)n->dtype),
+                ir_shape_str(g, &n->shape, sb, sizeof sb));
     if (n->region != IR_NONE) fprintf(out, " @k%u", n->region);
     if (n->line) fprintf(out, " # %u:%u", n->line, n->col);
     fputc('\n', out);
@@ -89,11 +90,15 @@ static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
     const ir_region *r = &g->regions[i];
     fprintf(out, "  region k%u = %s [", i, ir_region_kind_name((ir_region_kind)r->kind));
     ir_print_fusions(out, r->fusion, 0);
-    fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld", r->anchor, r->threads,
-            (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2], (long long)r->sram_bytes);
-    if (r->spilled_bytes < 0) fputs(" spilled=?", out); /* depends on unbound dims */
-    else fprintf(out, " spilled=%lld", (long long)r->spilled_bytes);
-    fprintf(out, " outputs=%u passes=%u stages=%u rows=%lld", r->nout, r->passes, r->stages, (long long)r->rows);
+    fprintf(out, "] anchor=%%%u threads=%u tile=(%lld, %lld, %lld) sram=%lld", r->anchor,
+            r->threads, (long long)r->tile[0], (long long)r->tile[1], (long long)r->tile[2],
+            (long long)r->sram_bytes);
+    if (r->spilled_bytes < 0)
+        fputs(" spilled=?", out); /* depends on unbound dims */
+    else
+        fprintf(out, " spilled=%lld", (long long)r->spilled_bytes);
+    fprintf(out, " outputs=%u passes=%u stages=%u rows=%lld", r->nout, r->passes, r->stages,
+            (long long)r->rows);
     if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION)
         fprintf(out, " strategy=%s", ir_red_strategy_name(r->strategy));
     if (r->kind == IR_RK_ATTENTION) fprintf(out, " mm1=%%%u scores=%%%u", r->mm1, r->scores);

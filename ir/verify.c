@@ -4,14 +4,14 @@
 
 #include <string.h>
 
-#define FAIL(...)                                  \
-    do {                                           \
-        if (err) {                                 \
-            fprintf(err, "ir verify: %%%u: ", i);  \
-            fprintf(err, __VA_ARGS__);             \
-            fputc('\n', err);                      \
-        }                                          \
-        ok = false;                                \
+#define FAIL(...)                                 \
+    do {                                          \
+        if (err) {                                \
+            fprintf(err, "ir verify: %%%u: ", i); \
+            fprintf(err, __VA_ARGS__);            \
+            fputc('\n', err);                     \
+        }                                         \
+        ok = false;                               \
     } while (0)
 
 static bool dims_ok(const ir_graph *g, const ir_shape *s) {
@@ -36,12 +36,15 @@ bool ir_verify(const ir_graph *g, FILE *err) {
         }
         if (n->dtype >= IR_NDTYPES) FAIL("bad dtype %u", n->dtype);
         int ar = ir_op_arity((ir_op)n->op);
-        if (ar >= 0 && n->nin != ar) FAIL("%s takes %d inputs, has %u", ir_op_name((ir_op)n->op), ar, n->nin);
+        if (ar >= 0 && n->nin != ar)
+            FAIL("%s takes %d inputs, has %u", ir_op_name((ir_op)n->op), ar, n->nin);
         if (n->op == IR_OP_CONCAT && n->nin < 1) FAIL("concat of nothing");
-        if ((uint64_t)n->inoff + n->nin > g->nargs) FAIL("inputs out of the pool");
+        if ((uint64_t)n->inoff + n->nin > g->nargs)
+            FAIL("inputs out of the pool");
         else
             for (unsigned k = 0; k < n->nin; k++)
-                if (ir_in(g, n, k) >= i) FAIL("input %u (%%%u) breaks topological order", k, ir_in(g, n, k));
+                if (ir_in(g, n, k) >= i)
+                    FAIL("input %u (%%%u) breaks topological order", k, ir_in(g, n, k));
         if (!dims_ok(g, &n->shape)) FAIL("bad shape");
         if (n->op == IR_OP_INPUT) {
             if (seen_op) FAIL("input after an operation");
@@ -51,24 +54,31 @@ bool ir_verify(const ir_graph *g, FILE *err) {
             seen_op = true;
         }
         if (n->op == IR_OP_OUTPUT) noutput++;
-        if (n->region != IR_NONE && n->region >= g->nregions) FAIL("region k%u out of range", n->region);
+        if (n->region != IR_NONE && n->region >= g->nregions)
+            FAIL("region k%u out of range", n->region);
         if (ok && (ir_op_traits((ir_op)n->op) & IR_T_ELEM) && n->nin) {
             /* elementwise: result shape is the broadcast of the inputs */
             ir_shape s = g->nodes[ir_in(g, n, 0)].shape;
             for (unsigned k = 1; k < n->nin; k++)
-                if (!ir_shape_broadcast(&s, &g->nodes[ir_in(g, n, k)].shape, &s)) FAIL("inputs do not broadcast");
+                if (!ir_shape_broadcast(&s, &g->nodes[ir_in(g, n, k)].shape, &s))
+                    FAIL("inputs do not broadcast");
             if (ok && !ir_shape_eq(&s, &n->shape)) FAIL("shape is not the broadcast of the inputs");
-            if ((ir_op_traits((ir_op)n->op) & IR_T_CMP) && n->dtype != IR_BOOL) FAIL("comparison not bool");
-            if (n->op == IR_OP_WHERE && g->nodes[ir_in(g, n, 0)].dtype != IR_BOOL) FAIL("where condition not bool");
-            if ((n->op == IR_OP_NOT || n->op == IR_OP_AND || n->op == IR_OP_OR) && n->dtype != IR_BOOL)
+            if ((ir_op_traits((ir_op)n->op) & IR_T_CMP) && n->dtype != IR_BOOL)
+                FAIL("comparison not bool");
+            if (n->op == IR_OP_WHERE && g->nodes[ir_in(g, n, 0)].dtype != IR_BOOL)
+                FAIL("where condition not bool");
+            if ((n->op == IR_OP_NOT || n->op == IR_OP_AND || n->op == IR_OP_OR) &&
+                n->dtype != IR_BOOL)
                 FAIL("boolean op not bool");
             if (n->op == IR_OP_NOT || n->op == IR_OP_AND || n->op == IR_OP_OR)
                 for (unsigned k = 0; k < n->nin; k++)
-                    if (g->nodes[ir_in(g, n, k)].dtype != IR_BOOL) FAIL("boolean op on a non-bool operand");
+                    if (g->nodes[ir_in(g, n, k)].dtype != IR_BOOL)
+                        FAIL("boolean op on a non-bool operand");
         }
         if (ok && n->op == IR_OP_MATMUL) {
             ir_shape s;
-            if (!ir_shape_matmul(&g->nodes[ir_in(g, n, 0)].shape, &g->nodes[ir_in(g, n, 1)].shape, &s) ||
+            if (!ir_shape_matmul(&g->nodes[ir_in(g, n, 0)].shape, &g->nodes[ir_in(g, n, 1)].shape,
+                                 &s) ||
                 !ir_shape_eq(&s, &n->shape))
                 FAIL("matmul shape");
         }

@@ -48,7 +48,8 @@ bool pass_index_build(const ir_graph *g, pass_index *ix) {
     for (ir_id i = 0; i < g->n; i++)
         if (g->nodes[i].region < g->nregions) ix->rstart[g->nodes[i].region + 2]++;
     for (uint32_t r = 0; r < g->nregions; r++) ix->rstart[r + 2] += ix->rstart[r + 1];
-    for (ir_id i = 0; i < g->n; i++) /* rstart[r + 1] is the fill cursor of r; ends as the start of r + 1 */
+    for (ir_id i = 0; i < g->n;
+         i++) /* rstart[r + 1] is the fill cursor of r; ends as the start of r + 1 */
         if (g->nodes[i].region < g->nregions) ix->rids[ix->rstart[g->nodes[i].region + 1]++] = i;
     return true;
 }
@@ -68,7 +69,8 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
         ir_id src[PASS_SRC_CAP];
         unsigned ns = pass_view_sources(g, rg->anchor, src, PASS_SRC_CAP);
         for (unsigned s = 0; s < ns; s++)
-            if (!ir_is_gen(g, src[s]) && src[s] != rg->anchor) set_add(&io->reads, &io->nreads, src[s]);
+            if (!ir_is_gen(g, src[s]) && src[s] != rg->anchor)
+                set_add(&io->reads, &io->nreads, src[s]);
         set_add(&io->writes, &io->nwrites, rg->anchor);
         return;
     }
@@ -89,7 +91,8 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
                 const ir_node *sn = &g->nodes[src[s]];
                 if (ir_is_gen(g, src[s]) || (sn->op != IR_OP_INPUT && sn->region == r)) continue;
                 set_add(&io->reads, &io->nreads, src[s]);
-                if (rg->kind != IR_RK_REDUCTION || !ir_shape_eq(&g->nodes[in].shape, &dom)) continue;
+                if (rg->kind != IR_RK_REDUCTION || !ir_shape_eq(&g->nodes[in].shape, &dom))
+                    continue;
                 ir_poly sp;
                 pass_numel(g, &sn->shape, 1, &sp);
                 if (poly_eq(&sp, &dn)) set_add(&io->rowreads, &io->nrowreads, src[s]);
@@ -159,7 +162,8 @@ void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_p
         }
 }
 
-void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_cost *out) {
+void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                         pass_cost *out) {
     const ir_region *rg = &g->regions[r];
     memset(out, 0, sizeof *out);
     pass_region_flops(g, ix, r, &out->flops);
@@ -176,8 +180,10 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
               (out->dtype == IR_F16 || out->dtype == IR_BF16) && gpu->tc_eff > 0;
     out->peak_TFLOPs = gpu->peak_TFLOPs[out->dtype] * (tc ? gpu->tc_eff : 1.0);
     out->ridge = out->peak_TFLOPs * 1e12 / (gpu->hbm_GBps * 1e9);
-    out->concrete = ir_poly_is_const(&out->flops, &out->f) && ir_poly_is_const(&out->bytes_read, &out->br) &&
-                    ir_poly_is_const(&out->bytes_written, &out->bw) && ir_poly_is_const(&out->spilled, &out->sp);
+    out->concrete = ir_poly_is_const(&out->flops, &out->f) &&
+                    ir_poly_is_const(&out->bytes_read, &out->br) &&
+                    ir_poly_is_const(&out->bytes_written, &out->bw) &&
+                    ir_poly_is_const(&out->spilled, &out->sp);
     if (!out->concrete) return;
     double bytes = out->br + out->bw + out->sp;
     out->intensity = bytes > 0 ? out->f / bytes : 0;
@@ -190,7 +196,8 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
     out->predicted_us = md.time_us + gpu->launch_us;
 }
 
-void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu, pass_cost *out) {
+void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu,
+                      pass_cost *out) {
     pass_index ix = {.u = *u}; /* borrows the use lists; indexes region r only: rstart[r] = 0 */
     ix.rstart = ir_xcalloc((size_t)r + 2, sizeof *ix.rstart);
     ix.rids = ir_xmalloc(((size_t)g->n + 1) * sizeof *ix.rids);
@@ -206,14 +213,17 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
 /* Programs (b, i, j) in row-major order, `wave` at a time. Counts, per
  * k-step, distinct A tiles (b, i) and B tiles (b, j) per wave (misses) and
  * requests. Returns false when the grid is too large to walk. */
-static bool sched_walk(int64_t gm, int64_t gn, int64_t batch, int64_t wave, int64_t *miss_a, int64_t *miss_b) {
+static bool sched_walk(int64_t gm, int64_t gn, int64_t batch, int64_t wave, int64_t *miss_a,
+                       int64_t *miss_b) {
     int64_t grid, per_batch = gm * gn;
-    if (!ir_mul_ok(gm, gn, &grid) || !ir_mul_ok(grid, batch, &grid) || grid > (1LL << 26)) return false;
+    if (!ir_mul_ok(gm, gn, &grid) || !ir_mul_ok(grid, batch, &grid) || grid > (1LL << 26))
+        return false;
     *miss_a = *miss_b = 0;
     for (int64_t p0 = 0; p0 < grid; p0 += wave) {
         int64_t p1 = p0 + wave < grid ? p0 + wave : grid;
         *miss_a += (p1 - 1) / gn - p0 / gn + 1; /* distinct (b, i) rows touched */
-        /* distinct (b, j) columns: a run of L consecutive programs of one batch covers min(L, gn) */
+        /* distinct (b, j) columns: a run of L consecutive programs of one batch covers min(L, gn)
+         */
         for (int64_t q = p0; q < p1;) {
             int64_t end = (q / per_batch + 1) * per_batch;
             int64_t len = (end < p1 ? end : p1) - q;
@@ -224,8 +234,8 @@ static bool sched_walk(int64_t gm, int64_t gn, int64_t batch, int64_t wave, int6
     return true;
 }
 
-void pass_sched_matmul(int64_t gm, int64_t gn, int64_t batch, int64_t ksteps, int64_t nb, int64_t wave,
-                       pass_sched *s) {
+void pass_sched_matmul(int64_t gm, int64_t gn, int64_t batch, int64_t ksteps, int64_t nb,
+                       int64_t wave, pass_sched *s) {
     memset(s, 0, sizeof *s);
     int64_t ma, mb;
     if (gm <= 0 || gn <= 0 || batch <= 0 || ksteps <= 0 || nb < 0 || wave <= 0 ||

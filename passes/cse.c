@@ -41,7 +41,8 @@ static uint64_t hash_attrs(const ir_node *n) {
     } else if (n->op == IR_OP_PERMUTE) {
         for (int i = 0; i < n->shape.rank; i++) h = mix(h, n->a.perm[i]);
     } else if (n->op == IR_OP_SLICE) {
-        h = mix(mix(mix(h, (uint64_t)n->a.slice.axis), (uint64_t)n->a.slice.start), (uint64_t)n->a.slice.stop);
+        h = mix(mix(mix(h, (uint64_t)n->a.slice.axis), (uint64_t)n->a.slice.start),
+                (uint64_t)n->a.slice.stop);
     } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         h = mix(h, (uint64_t)n->a.axis);
     }
@@ -53,7 +54,8 @@ static uint64_t hash_attrs(const ir_node *n) {
 static bool same_attrs(const ir_node *a, const ir_node *b) {
     unsigned t = ir_op_traits((ir_op)a->op);
     if (a->op == IR_OP_CONST) return !memcmp(&a->a.cval, &b->a.cval, sizeof a->a.cval);
-    if (t & IR_T_REDUCE) return a->a.red.axes == b->a.red.axes && a->a.red.keepdim == b->a.red.keepdim;
+    if (t & IR_T_REDUCE)
+        return a->a.red.axes == b->a.red.axes && a->a.red.keepdim == b->a.red.keepdim;
     if (a->op == IR_OP_PERMUTE) return !memcmp(a->a.perm, b->a.perm, a->shape.rank);
     if (a->op == IR_OP_SLICE)
         return a->a.slice.axis == b->a.slice.axis && a->a.slice.start == b->a.slice.start &&

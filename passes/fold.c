@@ -36,12 +36,15 @@ static bool eval_reduce(const ir_graph *g, const ir_node *n, double v, double *r
     bool known = true;
     for (int i = 0; i < s->rank; i++) {
         if (!(n->a.red.axes & (1u << i))) continue;
-        if (IR_DIM_IS_SYM(s->dim[i])) known = false; /* symbolic dims are positive */
-        else if (!ir_mul_ok(count, s->dim[i], &count)) return false;
+        if (IR_DIM_IS_SYM(s->dim[i]))
+            known = false; /* symbolic dims are positive */
+        else if (!ir_mul_ok(count, s->dim[i], &count))
+            return false;
     }
     if (count == 0 || n->dtype == IR_BOOL) return false;
     if (n->op == IR_OP_SUM && !known) return false; /* the others do not depend on the count */
-    if (n->op == IR_OP_SUM && n->dtype == IR_I32 && count >= (1LL << 31)) return false; /* exact below */
+    if (n->op == IR_OP_SUM && n->dtype == IR_I32 && count >= (1LL << 31))
+        return false; /* exact below */
     double u;
     if (!ir_scalar_reduce_uniform((ir_op)n->op, v, (double)count, &u)) return false;
     if (n->op == IR_OP_SUM && n->dtype == IR_I32) /* wraps like i32 adds: the product modulo 2^32 */
@@ -100,7 +103,8 @@ static bool eval_node(fold_st *f, ir_id i) {
         f->known[i] = true;
         return false; /* already folded */
     }
-    if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT || n->op == IR_OP_MATMUL || n->nin == 0) return false; /* iota varies */
+    if (n->op == IR_OP_INPUT || n->op == IR_OP_OUTPUT || n->op == IR_OP_MATMUL || n->nin == 0)
+        return false; /* iota varies */
     if (n->nin > 3 && !(t & IR_T_VIEW)) return false;
     ir_id in0 = ir_in(g, n, 0);
     for (unsigned k = 0; k < n->nin; k++) {

@@ -16,15 +16,16 @@
 
 /* Planner state of one group, valid at its union-find root. */
 typedef struct grp {
-    uint8_t kind;    /* ir_region_kind */
-    uint8_t fusion;  /* IR_FUSE_* */
-    ir_shape dom;    /* pointwise: output shape; reduction: reduced input shape; matmul/attention: output */
-    uint32_t raxes;  /* reduction axes of dom */
+    uint8_t kind;   /* ir_region_kind */
+    uint8_t fusion; /* IR_FUSE_* */
+    ir_shape
+        dom; /* pointwise: output shape; reduction: reduced input shape; matmul/attention: output */
+    uint32_t raxes; /* reduction axes of dom */
     ir_id anchor;
-    bool vin;        /* some member reads a computed value through a view */
+    bool vin;          /* some member reads a computed value through a view */
     ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
-    uint32_t nops;   /* compute members (bounded by IR_REGION_MAX_OPS) */
-    uint32_t nred;   /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
+    uint32_t nops;     /* compute members (bounded by IR_REGION_MAX_OPS) */
+    uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -33,14 +34,18 @@ typedef struct fz {
     ir_graph *g;
     pass_ctx *c;
     ir_uses u;
-    uint32_t *uf;   /* union-find parent per node; IR_NONE for non-compute nodes */
-    grp *gs;        /* per node, meaningful at roots */
-    uint8_t *mark;  /* scratch: per node */
+    uint32_t *uf;  /* union-find parent per node; IR_NONE for non-compute nodes */
+    grp *gs;       /* per node, meaningful at roots */
+    uint8_t *mark; /* scratch: per node */
     uint32_t *stack;
-    uint32_t *rid;  /* root -> region index */
-    ir_id *cbuf;    /* consumers() results: g->n entries; callers never nest its use */
-    uint32_t *vstamp, *cstamp, cepoch; /* consumers(): views entered, results taken, this call's stamp */
-    struct cstk_frame { ir_id x; uint32_t k; } *cstk; /* consumers(): the walk's stack (g->n + 1 frames) */
+    uint32_t *rid; /* root -> region index */
+    ir_id *cbuf;   /* consumers() results: g->n entries; callers never nest its use */
+    uint32_t *vstamp, *cstamp,
+        cepoch; /* consumers(): views entered, results taken, this call's stamp */
+    struct cstk_frame {
+        ir_id x;
+        uint32_t k;
+    } * cstk;       /* consumers(): the walk's stack (g->n + 1 frames) */
     uint32_t *nxt;  /* member lists: next member of the same group (IR_NONE ends), head = root */
     uint32_t *tail; /* per root: last member of its list */
     uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
@@ -58,7 +63,9 @@ bool pass_is_compute(ir_op op) {
     return !(t & (IR_T_LEAF | IR_T_VIEW)) && op != IR_OP_OUTPUT;
 }
 
-static bool is_view(const ir_graph *g, ir_id i) { return (ir_op_traits((ir_op)g->nodes[i].op) & IR_T_VIEW) != 0; }
+static bool is_view(const ir_graph *g, ir_id i) {
+    return (ir_op_traits((ir_op)g->nodes[i].op) & IR_T_VIEW) != 0;
+}
 
 /* Collects the non-view sources of v into out (no duplicates); returns the new count. */
 /* A set of node ids (open addressing, grows): the views a walk has entered. */
@@ -97,7 +104,10 @@ unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap)
         if (cap) out[n++] = v;
         return n;
     }
-    struct frame { ir_id x; uint32_t k; } *stk = NULL;
+    struct frame {
+        ir_id x;
+        uint32_t k;
+    } *stk = NULL;
     uint32_t sp = 0, scap = 0;
     idset seen = {0};
     idset_add(&seen, v);
@@ -318,16 +328,15 @@ static bool mm_siblings(fz *f, ir_id m1, ir_id m2) {
     const ir_graph *g = f->g;
     const ir_node *a = &g->nodes[m1], *b = &g->nodes[m2];
     const ir_node *b1 = &g->nodes[ir_in(g, a, 1)], *b2 = &g->nodes[ir_in(g, b, 1)];
-    return ir_in(g, a, 0) == ir_in(g, b, 0) && ir_shape_eq(&b1->shape, &b2->shape) && b1->dtype == b2->dtype &&
-           ir_shape_eq(&a->shape, &b->shape);
+    return ir_in(g, a, 0) == ir_in(g, b, 0) && ir_shape_eq(&b1->shape, &b2->shape) &&
+           b1->dtype == b2->dtype && ir_shape_eq(&a->shape, &b->shape);
 }
 
 /* True when all matmuls of groups a and b are pairwise horizontal siblings. */
 static bool mm_groups_siblings(fz *f, uint32_t a, uint32_t b) {
     ir_id ma = first_matmul(f, a);
     uint32_t roots[2] = {a, b};
-    for (int r = 0; r < 2; r++)
-        FOR_MEMBERS(f, roots[r], m)
+    for (int r = 0; r < 2; r++) FOR_MEMBERS(f, roots[r], m)
     if (f->g->nodes[m].op == IR_OP_MATMUL && !mm_siblings(f, ma, m)) return false;
     return true;
 }
@@ -341,7 +350,7 @@ static bool mm_groups_siblings(fz *f, uint32_t a, uint32_t b) {
 typedef struct search {
     uint32_t from, to;
     bool fwd;
-    uint32_t seed;   /* next member of `from` to expand; IR_NONE when done */
+    uint32_t seed; /* next member of `from` to expand; IR_NONE when done */
     uint32_t *stack, sp;
     uint32_t *stamp; /* visited when stamp[node] == epoch */
     ir_id found;     /* the outside node that reached `to` */
@@ -402,8 +411,20 @@ static int search_step(fz *f, search *s) {
  * stops as soon as either finishes: cost twice the smaller search. */
 static bool path_between(fz *f, uint32_t a, uint32_t b, ir_id *via) {
     f->epoch++;
-    search fw = {.from = a, .to = b, .fwd = true, .seed = a, .stack = f->stack, .stamp = f->stampf, .found = IR_NONE};
-    search bw = {.from = b, .to = a, .fwd = false, .seed = b, .stack = f->stack2, .stamp = f->stampb, .found = IR_NONE};
+    search fw = {.from = a,
+                 .to = b,
+                 .fwd = true,
+                 .seed = a,
+                 .stack = f->stack,
+                 .stamp = f->stampf,
+                 .found = IR_NONE};
+    search bw = {.from = b,
+                 .to = a,
+                 .fwd = false,
+                 .seed = b,
+                 .stack = f->stack2,
+                 .stamp = f->stampb,
+                 .found = IR_NONE};
     for (;;) {
         int r = search_step(f, &fw);
         if (r) {
@@ -439,8 +460,7 @@ static ir_id bad_view(fz *f, uint32_t a, uint32_t b, const grp *st) {
     ir_graph *g = f->g;
     if (st->kind == IR_RK_POINTWISE || !(f->gs[a].vin || f->gs[b].vin)) return IR_NONE;
     uint32_t n = 0, roots[2] = {a, b};
-    for (int r = 0; r < 2; r++)
-        FOR_MEMBERS(f, roots[r], m) {
+    for (int r = 0; r < 2; r++) FOR_MEMBERS(f, roots[r], m) {
             f->stack[n++] = m;
             f->mark[m] = 0; /* mark: depends on an in-region reduction/matmul */
         }
@@ -457,10 +477,12 @@ static ir_id bad_view(fz *f, uint32_t a, uint32_t b, const grp *st) {
                 if (!(in_grp(f, src[s], a) || in_grp(f, src[s], b)) || !f->mark[src[s]]) continue;
                 taint = true;
                 if (!is_view(g, in)) continue;
-                bool rowb = (g->nodes[in].op == IR_OP_BROADCAST || g->nodes[in].op == IR_OP_RESHAPE) &&
-                            st->kind == IR_RK_REDUCTION && fits_dom(&g->nodes[src[s]].shape, &st->dom, st->raxes) &&
-                            !ir_shape_eq(&g->nodes[src[s]].shape, &st->dom) &&
-                            fits_dom(&g->nodes[in].shape, &st->dom, st->raxes);
+                bool rowb =
+                    (g->nodes[in].op == IR_OP_BROADCAST || g->nodes[in].op == IR_OP_RESHAPE) &&
+                    st->kind == IR_RK_REDUCTION &&
+                    fits_dom(&g->nodes[src[s]].shape, &st->dom, st->raxes) &&
+                    !ir_shape_eq(&g->nodes[src[s]].shape, &st->dom) &&
+                    fits_dom(&g->nodes[in].shape, &st->dom, st->raxes);
                 if (!rowb) return in;
             }
         }
@@ -491,7 +513,8 @@ static bool check_attention(fz *f, const grp *A, const grp *B, grp *st, why *w) 
     }
     bool att_a = A->kind == IR_RK_ATTENTION;
     why_set(w, "attention.closed");
-    snprintf(w->msg, sizeof w->msg, "an attention kernel takes only a pointwise epilogue of its output shape %s",
+    snprintf(w->msg, sizeof w->msg,
+             "an attention kernel takes only a pointwise epilogue of its output shape %s",
              ir_shape_str(f->g, &(att_a ? A : B)->dom, d1, sizeof d1));
     snprintf(w->change, sizeof w->change, "nothing: the other side is a %s kernel",
              ir_region_kind_name((ir_region_kind)(att_a ? B : A)->kind));
@@ -505,14 +528,17 @@ static bool check_mm_mm(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     if (feeds_matmul_operand(f, a, b) || feeds_matmul_operand(f, b, a)) {
         why_set(w, "matmul.chain");
         snprintf(w->msg, sizeof w->msg,
-                 "a value computed after the product %s is an operand of another product; one kernel runs one K loop",
+                 "a value computed after the product %s is an operand of another product; one "
+                 "kernel runs one K loop",
                  nname(f->g, f->gs[a].anchor, n1, sizeof n1));
-        snprintf(w->change, sizeof w->change, "nothing (only matmul -> softmax -> matmul fuses, as attention)");
+        snprintf(w->change, sizeof w->change,
+                 "nothing (only matmul -> softmax -> matmul fuses, as attention)");
         return false;
     }
     if (!mm_groups_siblings(f, a, b)) {
         why_set(w, "matmul.operands");
-        snprintf(w->msg, sizeof w->msg, "the products do not share their A operand with equal B and output shapes");
+        snprintf(w->msg, sizeof w->msg,
+                 "the products do not share their A operand with equal B and output shapes");
         snprintf(w->change, sizeof w->change, "read the same A value with B operands of one shape");
         return false;
     }
@@ -547,19 +573,23 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     st->vin = M->vin || O->vin;
     if (O->kind == IR_RK_REDUCTION) {
         why_set(w, mm == a ? "matmul.epilogue_reduction" : "matmul.reduction_operand");
-        snprintf(w->msg, sizeof w->msg, "%s reduces over %s; a matmul kernel fuses elementwise work only",
+        snprintf(w->msg, sizeof w->msg,
+                 "%s reduces over %s; a matmul kernel fuses elementwise work only",
                  nname(g, O->anchor, n1, sizeof n1), ir_shape_str(g, &O->dom, d1, sizeof d1));
-        snprintf(w->change, sizeof w->change, "nothing (matmul -> softmax -> matmul fuses as attention)");
+        snprintf(w->change, sizeof w->change,
+                 "nothing (matmul -> softmax -> matmul fuses as attention)");
         return false;
     }
     if (feeds_matmul_operand(f, ot, mm)) {
         if (!casts_only_for(f, ot, mm)) {
             why_set(w, "matmul.prologue");
             snprintf(w->msg, sizeof w->msg,
-                     "operand work of %s is not only casts used by this product; only pointwise casts fold into "
+                     "operand work of %s is not only casts used by this product; only pointwise "
+                     "casts fold into "
                      "operand loads",
                      nname(g, M->anchor, n1, sizeof n1));
-            snprintf(w->change, sizeof w->change, "compute the operand as a plain cast used only by the product");
+            snprintf(w->change, sizeof w->change,
+                     "compute the operand as a plain cast used only by the product");
             return false;
         }
         st->fusion |= IR_FUSE_VERTICAL;
@@ -590,12 +620,14 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     }
     why_set(w, "pointwise.domain");
     snprintf(w->msg, sizeof w->msg,
-             "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and the other side is "
+             "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and "
+             "the other side is "
              "also used elsewhere (or too large to recompute per element)",
              nname(f->g, A->anchor, n1, sizeof n1), ir_shape_str(f->g, &A->dom, d1, sizeof d1),
              nname(f->g, B->anchor, n2, sizeof n2), ir_shape_str(f->g, &B->dom, d2, sizeof d2));
-    snprintf(w->change, sizeof w->change,
-             "use the smaller value only in this elementwise chain (it is then recomputed per element)");
+    snprintf(
+        w->change, sizeof w->change,
+        "use the smaller value only in this elementwise chain (it is then recomputed per element)");
     return false;
 }
 
@@ -608,14 +640,16 @@ static bool check_reduction(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     *st = *R;
     st->fusion |= O->fusion | IR_FUSE_VERTICAL;
     st->vin = R->vin || O->vin;
-    bool ok = O->kind == IR_RK_REDUCTION ? ir_shape_eq(&O->dom, &R->dom) && O->raxes == R->raxes
-                                         : fits_dom(&O->dom, &R->dom, R->raxes) || absorbs_small(f, o, &R->dom, a, b);
+    bool ok = O->kind == IR_RK_REDUCTION
+                  ? ir_shape_eq(&O->dom, &R->dom) && O->raxes == R->raxes
+                  : fits_dom(&O->dom, &R->dom, R->raxes) || absorbs_small(f, o, &R->dom, a, b);
     if (ok) return true;
     why_set(w, "reduction.domain");
     snprintf(w->msg, sizeof w->msg, "%s works on %s, not on the rows of %s reduced by %s",
              nname(f->g, O->anchor, n1, sizeof n1), ir_shape_str(f->g, &O->dom, d1, sizeof d1),
              ir_shape_str(f->g, &R->dom, d2, sizeof d2), nname(f->g, R->anchor, n2, sizeof n2));
-    snprintf(w->change, sizeof w->change, "nothing: a reduction kernel covers one domain and one axis set");
+    snprintf(w->change, sizeof w->change,
+             "nothing: a reduction kernel covers one domain and one axis set");
     return false;
 }
 
@@ -626,15 +660,19 @@ static bool check_structure(fz *f, uint32_t a, uint32_t b, const grp *st, bool a
     ir_id v = bad_view(f, a, b, st);
     if (v != IR_NONE) {
         why_set(w, "view.after_reduction");
-        snprintf(w->msg, sizeof w->msg, "view %s rearranges a value computed from the %s inside the kernel",
-                 nname(f->g, v, n1, sizeof n1), st->kind == IR_RK_REDUCTION ? "reduction" : "product");
-        snprintf(w->change, sizeof w->change, "nothing: the value is written and the view reads it by index arithmetic");
+        snprintf(w->msg, sizeof w->msg,
+                 "view %s rearranges a value computed from the %s inside the kernel",
+                 nname(f->g, v, n1, sizeof n1),
+                 st->kind == IR_RK_REDUCTION ? "reduction" : "product");
+        snprintf(w->change, sizeof w->change,
+                 "nothing: the value is written and the view reads it by index arithmetic");
         return false;
     }
     ir_id via;
     if (makes_cycle(f, a, b, a_feeds_b, &via)) {
         why_set(w, "cycle");
-        snprintf(w->msg, sizeof w->msg, "one kernel would both feed and wait for %s of another kernel",
+        snprintf(w->msg, sizeof w->msg,
+                 "one kernel would both feed and wait for %s of another kernel",
                  nname(f->g, via, n1, sizeof n1));
         snprintf(w->change, sizeof w->change, "nothing: kernels must form an acyclic launch order");
         return false;
@@ -651,15 +689,15 @@ static bool check_capacity(const grp *A, const grp *B, grp *st, why *w) {
     st->nred = A->nred + B->nred;
     if (st->nops > IR_REGION_MAX_OPS) {
         why_set(w, "region.size");
-        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u operations > the limit of %u", st->nops,
-                 (unsigned)IR_REGION_MAX_OPS);
+        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u operations > the limit of %u",
+                 st->nops, (unsigned)IR_REGION_MAX_OPS);
         snprintf(w->change, sizeof w->change, "nothing: the values at the cut go through memory");
         return false;
     }
     if (st->nred > IR_REGION_MAX_REDUCTIONS) {
         why_set(w, "region.reductions");
-        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u reductions > the limit of %u", st->nred,
-                 (unsigned)IR_REGION_MAX_REDUCTIONS);
+        snprintf(w->msg, sizeof w->msg, "one kernel would hold %u reductions > the limit of %u",
+                 st->nred, (unsigned)IR_REGION_MAX_REDUCTIONS);
         snprintf(w->change, sizeof w->change, "nothing: the values at the cut go through memory");
         return false;
     }
@@ -677,11 +715,16 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     st->vin = A->vin || B->vin;
     int ka = A->kind, kb = B->kind;
     bool ok;
-    if (ka == IR_RK_ATTENTION || kb == IR_RK_ATTENTION) ok = check_attention(f, A, B, st, w);
-    else if (ka == IR_RK_MATMUL && kb == IR_RK_MATMUL) ok = check_mm_mm(f, a, b, st, w);
-    else if (ka == IR_RK_MATMUL || kb == IR_RK_MATMUL) ok = check_mm_other(f, a, b, st, w);
-    else if (ka == IR_RK_POINTWISE && kb == IR_RK_POINTWISE) ok = check_pw_pw(f, a, b, st, w);
-    else ok = check_reduction(f, a, b, st, w);
+    if (ka == IR_RK_ATTENTION || kb == IR_RK_ATTENTION)
+        ok = check_attention(f, A, B, st, w);
+    else if (ka == IR_RK_MATMUL && kb == IR_RK_MATMUL)
+        ok = check_mm_mm(f, a, b, st, w);
+    else if (ka == IR_RK_MATMUL || kb == IR_RK_MATMUL)
+        ok = check_mm_other(f, a, b, st, w);
+    else if (ka == IR_RK_POINTWISE && kb == IR_RK_POINTWISE)
+        ok = check_pw_pw(f, a, b, st, w);
+    else
+        ok = check_reduction(f, a, b, st, w);
     return ok && check_capacity(A, B, st, w) && check_structure(f, a, b, st, true, w);
 }
 
@@ -699,7 +742,8 @@ static ir_id strip_bview(const ir_graph *g, ir_id x, ir_id *chain, unsigned *n) 
 /* True when reduction node r of op `op` reduces the last axis of x. */
 static bool last_axis_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
     const ir_node *nd = &g->nodes[r];
-    return nd->op == op && ir_in(g, nd, 0) == x && nd->a.red.axes == (1u << (g->nodes[x].shape.rank - 1));
+    return nd->op == op && ir_in(g, nd, 0) == x &&
+           nd->a.red.axes == (1u << (g->nodes[x].shape.rank - 1));
 }
 
 /* Steps back over casts; appends them to chain. */
@@ -778,9 +822,11 @@ static ir_id scores_product(fz *f, ir_id x) {
  * Values F reads that are neither stay outside (loaded from HBM). *bad gets
  * a node that depends on mm1 but breaks the pattern (a shape other than
  * the scores'), or IR_NONE. Returns the new count. */
-static unsigned collect_scores(fz *f, ir_id mm1, ir_id x, ir_id *set, unsigned n, unsigned cap, ir_id *bad) {
+static unsigned collect_scores(fz *f, ir_id mm1, ir_id x, ir_id *set, unsigned n, unsigned cap,
+                               ir_id *bad) {
     const ir_graph *g = f->g;
-    uint8_t *mk = f->mark; /* bit 0: in the backward cone of x, bit 1: depends on mm1, bit 2: in set */
+    uint8_t *mk =
+        f->mark; /* bit 0: in the backward cone of x, bit 1: depends on mm1, bit 2: in set */
     memset(mk, 0, g->n);
     *bad = IR_NONE;
     for (unsigned i = 0; i < n; i++) mk[set[i]] |= 4;
@@ -794,11 +840,13 @@ static unsigned collect_scores(fz *f, ir_id mm1, ir_id x, ir_id *set, unsigned n
     for (ir_id i = x + 1; i-- > 0;) {
         if (!(mk[i] & 1) || i == mm1 || ir_is_gen(g, i) || g->nodes[i].op == IR_OP_INPUT) continue;
         bool take = (mk[i] & 2) != 0;
-        if (take && !ir_shape_eq(&g->nodes[i].shape, &g->nodes[x].shape) && !is_view(g, i) && *bad == IR_NONE)
+        if (take && !ir_shape_eq(&g->nodes[i].shape, &g->nodes[x].shape) && !is_view(g, i) &&
+            *bad == IR_NONE)
             *bad = i;
         if (!take && elem_or_view(g, i)) { /* used only inside the pattern? */
             take = true;
-            for (uint32_t k = f->u.start[i]; k < f->u.start[i + 1] && take; k++) take = (mk[f->u.ids[k]] & 4) != 0;
+            for (uint32_t k = f->u.start[i]; k < f->u.start[i + 1] && take; k++)
+                take = (mk[f->u.ids[k]] & 4) != 0;
         }
         if (!take || n >= cap) continue;
         set[n++] = i;
@@ -813,8 +861,8 @@ static unsigned collect_scores(fz *f, ir_id mm1, ir_id x, ir_id *set, unsigned n
  * m2 does not end a softmax over the scores of one product. *mm1 and *x
  * get the product and the softmax input; *bad a node of F that breaks it;
  * *nsoft the count of softmax nodes (F follows them in set). */
-static unsigned match_attention(fz *f, ir_id m2, ir_id *set, unsigned cap, ir_id *mm1, ir_id *x, ir_id *bad,
-                                unsigned *nsoft) {
+static unsigned match_attention(fz *f, ir_id m2, ir_id *set, unsigned cap, ir_id *mm1, ir_id *x,
+                                ir_id *bad, unsigned *nsoft) {
     unsigned n = 0;
     *bad = IR_NONE;
     *x = match_softmax(f->g, m2, set, &n);
@@ -829,13 +877,15 @@ static unsigned match_attention(fz *f, ir_id m2, ir_id *set, unsigned cap, ir_id
 
 /* Writes the --explain line of an attention pattern left unfused: which
  * node broke it, why, and the score traffic the split plan then costs. */
-static void explain_split(fz *f, ir_id mm1, ir_id m2, ir_id x, const char *rule, const char *why_s) {
+static void explain_split(fz *f, ir_id mm1, ir_id m2, ir_id x, const char *rule,
+                          const char *why_s) {
     if (!f->c->explain) return;
     char n1[96], n2[96], sb[128];
     ir_poly p;
     pass_numel(f->g, &f->g->nodes[x].shape, ir_dtype_size((ir_dtype)f->g->nodes[x].dtype), &p);
     fprintf(f->c->explain,
-            "attention %s .. %s: not fused [%s]: %s; the unfused plan writes and reads back the scores (%s B per "
+            "attention %s .. %s: not fused [%s]: %s; the unfused plan writes and reads back the "
+            "scores (%s B per "
             "pass over HBM)\n",
             nname(f->g, mm1, n1, sizeof n1), nname(f->g, m2, n2, sizeof n2), rule, why_s,
             ir_poly_str(f->g, &p, sb, sizeof sb));
@@ -852,9 +902,11 @@ static bool try_attention(fz *f, ir_id m2) {
     if (!n) return false;
     char n1[96], n2[96], msg[400];
     if (bad != IR_NONE) {
-        snprintf(msg, sizeof msg, "%s (%s) between the product and the softmax does not have the scores' shape; would "
-                 "change: keep every step of the scores elementwise on their shape",
-                 nname(g, bad, n1, sizeof n1), ir_op_name((ir_op)g->nodes[bad].op));
+        snprintf(
+            msg, sizeof msg,
+            "%s (%s) between the product and the softmax does not have the scores' shape; would "
+            "change: keep every step of the scores elementwise on their shape",
+            nname(g, bad, n1, sizeof n1), ir_op_name((ir_op)g->nodes[bad].op));
         explain_split(f, m1, m2, x, "attention.scores", msg);
         return false;
     }
@@ -865,41 +917,51 @@ static bool try_attention(fz *f, ir_id m2) {
         for (uint32_t k = f->u.start[set[i]]; k < f->u.start[set[i] + 1]; k++) {
             ir_id w = f->u.ids[k];
             if (f->mark[w]) continue;
-            snprintf(msg, sizeof msg, "%s is also used by %s (%s), so the scores must reach HBM; would change: use "
+            snprintf(msg, sizeof msg,
+                     "%s is also used by %s (%s), so the scores must reach HBM; would change: use "
                      "the scores only inside the softmax",
-                     nname(g, set[i], n1, sizeof n1), nname(g, w, n2, sizeof n2), ir_op_name((ir_op)g->nodes[w].op));
+                     nname(g, set[i], n1, sizeof n1), nname(g, w, n2, sizeof n2),
+                     ir_op_name((ir_op)g->nodes[w].op));
             explain_split(f, m1, m2, x, "attention.escape", msg);
             return false;
         }
     }
-    const ir_node *q = &g->nodes[ir_in(g, &g->nodes[m1], 0)], *v = &g->nodes[ir_in(g, &g->nodes[m2], 1)];
+    const ir_node *q = &g->nodes[ir_in(g, &g->nodes[m1], 0)],
+                  *v = &g->nodes[ir_in(g, &g->nodes[m2], 1)];
     int64_t d = q->shape.dim[q->shape.rank - 1], dv = v->shape.dim[v->shape.rank - 1];
     int e = ir_dtype_size((ir_dtype)q->dtype);
     if (ir_dtype_size((ir_dtype)v->dtype) > e) e = ir_dtype_size((ir_dtype)v->dtype);
     int64_t bq, bkv;
     int st;
     int64_t budget = pass_sram_budget(f->c);
-    if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv) || !pass_attention_fit(d, dv, e, budget, &bq, &bkv, &st)) {
+    if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv) ||
+        !pass_attention_fit(d, dv, e, budget, &bq, &bkv, &st)) {
         if (f->c->explain) {
             if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv))
                 fprintf(f->c->explain,
-                        "attention %s .. %s: split [attention.symbolic_head]: the head dim is unbound, the tile plan "
+                        "attention %s .. %s: split [attention.symbolic_head]: the head dim is "
+                        "unbound, the tile plan "
                         "cannot be sized; would change: bind it with -D\n",
                         nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2));
             else
                 fprintf(f->c->explain,
-                        "attention %s .. %s: split [attention.budget]: the smallest tile plan (16x16, head dims %lld/%lld) "
+                        "attention %s .. %s: split [attention.budget]: the smallest tile plan "
+                        "(16x16, head dims %lld/%lld) "
                         "needs %lld B on chip > budget %lld B; fits with --sram-budget >= %lld\n",
-                        nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), (long long)d, (long long)dv,
-                        (long long)pass_attention_sram(16, 16, d, dv, e, 1), (long long)budget,
-                        (long long)pass_attention_sram(16, 16, d, dv, e, 1));
+                        nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), (long long)d,
+                        (long long)dv, (long long)pass_attention_sram(16, 16, d, dv, e, 1),
+                        (long long)budget, (long long)pass_attention_sram(16, 16, d, dv, e, 1));
         }
         return false;
     }
     for (unsigned i = 0; i < n; i++) /* pattern nodes must still be ungrouped */
         if (!is_view(g, set[i]) && find(f, set[i]) != set[i]) return false;
-    grp ag = {.kind = IR_RK_ATTENTION, .fusion = IR_FUSE_ATTENTION, .dom = g->nodes[m2].shape, .anchor = m2,
-              .mm1 = m1, .scores = x};
+    grp ag = {.kind = IR_RK_ATTENTION,
+              .fusion = IR_FUSE_ATTENTION,
+              .dom = g->nodes[m2].shape,
+              .anchor = m2,
+              .mm1 = m1,
+              .scores = x};
     uint32_t r = find(f, m2);
     for (unsigned i = 0; i < n; i++)
         if (!is_view(g, set[i]) && find(f, set[i]) != r) r = join(f, r, find(f, set[i]), &ag);
@@ -912,9 +974,11 @@ static bool try_attention(fz *f, ir_id m2) {
     unsigned steps = 0;
     for (unsigned i = nsoft; i + 1 < n; i++) steps += !is_view(g, set[i]);
     if (f->c->explain)
-        fprintf(f->c->explain, "attention %s .. %s: fused [attention]: softmax(F(scores)) @ v, F of %u elementwise "
-                "step%s computed per score in one online-softmax kernel\n",
-                nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), steps, steps == 1 ? "" : "s");
+        fprintf(
+            f->c->explain,
+            "attention %s .. %s: fused [attention]: softmax(F(scores)) @ v, F of %u elementwise "
+            "step%s computed per score in one online-softmax kernel\n",
+            nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), steps, steps == 1 ? "" : "s");
     return true;
 }
 
@@ -1016,18 +1080,23 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     bool ok;
     if (A->kind != B->kind) {
         why_set(w, "sibling.kind");
-        snprintf(w->msg, sizeof w->msg, "a %s kernel and a %s kernel", ir_region_kind_name((ir_region_kind)A->kind),
+        snprintf(w->msg, sizeof w->msg, "a %s kernel and a %s kernel",
+                 ir_region_kind_name((ir_region_kind)A->kind),
                  ir_region_kind_name((ir_region_kind)B->kind));
-        snprintf(w->change, sizeof w->change, "nothing: siblings merge only within one kernel kind");
+        snprintf(w->change, sizeof w->change,
+                 "nothing: siblings merge only within one kernel kind");
         return false;
     }
-    if (A->kind == IR_RK_MATMUL) ok = mm_groups_siblings(f, a, b);
-    else if (A->kind == IR_RK_ATTENTION) ok = false;
-    else ok = ir_shape_eq(&A->dom, &B->dom) && A->raxes == B->raxes;
+    if (A->kind == IR_RK_MATMUL)
+        ok = mm_groups_siblings(f, a, b);
+    else if (A->kind == IR_RK_ATTENTION)
+        ok = false;
+    else
+        ok = ir_shape_eq(&A->dom, &B->dom) && A->raxes == B->raxes;
     if (!ok) {
         why_set(w, "sibling.domain");
-        snprintf(w->msg, sizeof w->msg, "iteration spaces differ: %s vs %s%s", ir_shape_str(g, &A->dom, d1, sizeof d1),
-                 ir_shape_str(g, &B->dom, d2, sizeof d2),
+        snprintf(w->msg, sizeof w->msg, "iteration spaces differ: %s vs %s%s",
+                 ir_shape_str(g, &A->dom, d1, sizeof d1), ir_shape_str(g, &B->dom, d2, sizeof d2),
                  A->kind == IR_RK_MATMUL ? " (or the products' operands differ)"
                  : A->raxes != B->raxes  ? " (different reduced axes)"
                                          : "");
@@ -1079,7 +1148,9 @@ static void batch_small(fz *f) {
         if (ne < 0 || ne > BATCH_MAX_ELEMS) continue;
         unsigned tries = 0; /* bounded: at most BATCH_TRIES candidates per group */
         for (ir_id b = a + 1; b < g->n && tries < BATCH_TRIES; b++) {
-            if (f->uf[b] != b || f->gs[b].kind != IR_RK_POINTWISE || !ir_shape_eq(&f->gs[a].dom, &f->gs[b].dom)) continue;
+            if (f->uf[b] != b || f->gs[b].kind != IR_RK_POINTWISE ||
+                !ir_shape_eq(&f->gs[a].dom, &f->gs[b].dom))
+                continue;
             tries++;
             grp st;
             why w;
@@ -1144,7 +1215,8 @@ static void emit_regions(fz *f) {
         }
     }
     for (ir_id i = 0; i < g->n; i++) f->rid[i] = IR_NONE;
-    uint32_t *heap = f->stack, nh = 0; /* ready roots, a min-heap: the group whose first member comes first */
+    uint32_t *heap = f->stack,
+             nh = 0; /* ready roots, a min-heap: the group whose first member comes first */
     for (ir_id m = 0; m < g->n; m++)
         if (f->uf[m] == m && indeg[m] == 0) heap_push(heap, &nh, m);
     while (nh) {
@@ -1152,7 +1224,8 @@ static void emit_regions(fz *f) {
         const grp *s = &f->gs[pick];
         uint32_t ri = add_region(g, s->kind, s->anchor);
         g->regions[ri].fusion = s->fusion;
-        if (s->kind == IR_RK_ATTENTION) g->regions[ri].mm1 = s->mm1, g->regions[ri].scores = s->scores;
+        if (s->kind == IR_RK_ATTENTION)
+            g->regions[ri].mm1 = s->mm1, g->regions[ri].scores = s->scores;
         g->regions[ri].red_axes = s->raxes;
         f->rid[pick] = ri;
         FOR_MEMBERS(f, pick, m) {
@@ -1174,16 +1247,18 @@ static void emit_regions(fz *f) {
     free(indeg);
 }
 
-/* Returned views and generated leaves (constants, iotas) become COPY regions (appended last: nothing
- * reads a copy); other views join the first region that reads them. */
+/* Returned views and generated leaves (constants, iotas) become COPY regions (appended last:
+ * nothing reads a copy); other views join the first region that reads them. */
 static void place_views(fz *f) {
     ir_graph *g = f->g;
     const ir_node *out = &g->nodes[ir_output(g)];
     for (unsigned k = 0; k < out->nin; k++) {
         ir_id v = ir_in(g, out, k);
-        if (!(is_view(g, v) || ir_is_gen(g, v)) || (is_view(g, v) && g->nodes[v].region != IR_NONE)) continue;
+        if (!(is_view(g, v) || ir_is_gen(g, v)) || (is_view(g, v) && g->nodes[v].region != IR_NONE))
+            continue;
         bool dup = false;
-        for (uint32_t r = 0; r < g->nregions; r++) dup |= g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == v;
+        for (uint32_t r = 0; r < g->nregions; r++)
+            dup |= g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == v;
         if (dup) continue;
         uint32_t ri = add_region(g, IR_RK_COPY, v);
         if (is_view(g, v)) g->nodes[v].region = ri;
@@ -1202,7 +1277,8 @@ static void place_views(fz *f) {
 /* ---- explain ----------------------------------------------------------- */
 
 static void explain_line(fz *f, const char *what, why *w) {
-    fprintf(f->c->explain, "%s: kept apart [%s]: %s; would change: %s\n", what, w->rule, w->msg, w->change);
+    fprintf(f->c->explain, "%s: kept apart [%s]: %s; would change: %s\n", what, w->rule, w->msg,
+            w->change);
 }
 
 /* Writes one line per producer-consumer pair left in different kernels and
@@ -1226,12 +1302,14 @@ static void explain_pairs(fz *f) {
                 if (nseen < 32) seen[nseen++] = p;
                 grp st;
                 why w;
-                snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, p)], f->rid[find(f, n)],
-                         nname(g, p, n1, sizeof n1), ir_op_name((ir_op)g->nodes[p].op), nname(g, n, n2, sizeof n2),
+                snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, p)],
+                         f->rid[find(f, n)], nname(g, p, n1, sizeof n1),
+                         ir_op_name((ir_op)g->nodes[p].op), nname(g, n, n2, sizeof n2),
                          ir_op_name((ir_op)nd->op));
                 if (merge_check(f, find(f, p), find(f, n), &st, &w)) {
                     why_set(&w, "order");
-                    snprintf(w.msg, sizeof w.msg, "the merge became legal only after the plan was fixed");
+                    snprintf(w.msg, sizeof w.msg,
+                             "the merge became legal only after the plan was fixed");
                     snprintf(w.change, sizeof w.change, "nothing");
                 }
                 explain_line(f, what, &w);
@@ -1246,11 +1324,14 @@ static void explain_pairs(fz *f) {
             if (f->uf[src[t]] == IR_NONE) continue;
             why w;
             why_set(&w, "view.returned");
-            snprintf(w.msg, sizeof w.msg, "the returned view %s must be materialised, so a copy kernel reads %s",
+            snprintf(w.msg, sizeof w.msg,
+                     "the returned view %s must be materialised, so a copy kernel reads %s",
                      nname(g, v, n1, sizeof n1), nname(g, src[t], n2, sizeof n2));
-            snprintf(w.change, sizeof w.change, "return the value itself, or use the view only inside kernels");
-            snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, src[t])], r, n2,
-                     ir_op_name((ir_op)g->nodes[src[t]].op), n1, ir_op_name((ir_op)g->nodes[v].op));
+            snprintf(w.change, sizeof w.change,
+                     "return the value itself, or use the view only inside kernels");
+            snprintf(what, sizeof what, "k%u -> k%u: %s (%s) -> %s (%s)", f->rid[find(f, src[t])],
+                     r, n2, ir_op_name((ir_op)g->nodes[src[t]].op), n1,
+                     ir_op_name((ir_op)g->nodes[v].op));
             explain_line(f, what, &w);
         }
     }
@@ -1263,8 +1344,8 @@ static void explain_pairs(fz *f) {
                 grp st;
                 why w;
                 if (sibling_check(f, rs[i], rs[j], &st, &w)) continue;
-                snprintf(what, sizeof what, "siblings k%u, k%u (both read %s)", f->rid[rs[i]], f->rid[rs[j]],
-                         nname(g, s, n1, sizeof n1));
+                snprintf(what, sizeof what, "siblings k%u, k%u (both read %s)", f->rid[rs[i]],
+                         f->rid[rs[j]], nname(g, s, n1, sizeof n1));
                 explain_line(f, what, &w);
             }
     }
@@ -1319,12 +1400,14 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
             pass_plan_region(g, &ix, r, budget, pass_ctx_gpu(c), why_buf, sizeof why_buf);
             if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
         }
-        for (uint32_t r = 0; c->explain && r < g->nregions; r++) { /* the schedule each kernel runs, and why */
+        for (uint32_t r = 0; c->explain && r < g->nregions;
+             r++) { /* the schedule each kernel runs, and why */
             pass_cost pc;
             pass_model md;
             pass_region_cost_ix(g, &ix, r, pass_ctx_gpu(c), &pc);
             pass_model_region(g, &ix, r, pass_ctx_gpu(c), &pc, &md);
-            fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r, md.schedule);
+            fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r,
+                    md.schedule);
             if (pc.concrete) fprintf(c->explain, ", predicted %.3f us", pc.predicted_us);
             fputc('\n', c->explain);
             if (md.concrete && md.threads) pass_model_text(&md, pass_ctx_gpu(c), c->explain);

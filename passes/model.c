@@ -28,13 +28,15 @@ static void big_reads(const ir_graph *g, const pass_io *io, int64_t n, int *coun
         const ir_node *v = &g->nodes[io->reads[i]];
         if (numel(&v->shape) != n) continue;
         (*count)++;
-        if (ir_dtype_size((ir_dtype)v->dtype) > *widest) *widest = ir_dtype_size((ir_dtype)v->dtype);
+        if (ir_dtype_size((ir_dtype)v->dtype) > *widest)
+            *widest = ir_dtype_size((ir_dtype)v->dtype);
     }
 }
 
 /* Pointwise: 256 threads, groups of 16 B / the widest dtype, a grid of at most 2^20 blocks of two
  * groups per thread (codegen/pointwise.c); every input of the anchor's size is one vector load. */
-static bool model_pointwise(const ir_graph *g, const ir_region *rg, const pass_io *io, pass_model *m) {
+static bool model_pointwise(const ir_graph *g, const ir_region *rg, const pass_io *io,
+                            pass_model *m) {
     int64_t n = numel(&g->nodes[rg->anchor].shape);
     if (n < 0) return false;
     int cnt, wide;
@@ -50,7 +52,8 @@ static bool model_pointwise(const ir_graph *g, const ir_region *rg, const pass_i
 }
 
 /* Reductions: the block and in-flight bytes of the rule the planner chose (passes/plan_tile.c). */
-static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_io *io, pass_model *m) {
+static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_io *io,
+                            pass_model *m) {
     const ir_shape *dom = &g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].shape;
     int64_t len = rg->red_extent, total = numel(dom);
     if (len <= 0 || total < 0) return false;
@@ -86,7 +89,8 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         m->schedule = "reduction.row";
         m->threads = (unsigned)t;
         m->grid = rows;
-        if (rg->strategy == IR_RED_ONCHIP && per <= HOLD) /* held in registers: all loads issued at once */
+        if (rg->strategy == IR_RED_ONCHIP &&
+            per <= HOLD) /* held in registers: all loads issued at once */
             m->thread_bytes = (double)per * elem * cnt;
         else if (rg->strategy == IR_RED_ONCHIP) /* staged in shared memory: scalar loads */
             m->thread_bytes = (double)elem * cnt;
@@ -97,8 +101,8 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
     return true;
 }
 
-void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, const pass_cost *c,
-                       pass_model *m) {
+void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                       const pass_cost *c, pass_model *m) {
     const ir_region *rg = &g->regions[r];
     memset(m, 0, sizeof *m);
     m->schedule = "roofline";
@@ -109,10 +113,12 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     m->bw_GBps = gpu->hbm_GBps;
     m->time_us = c->roofline_us;
     m->concrete = true;
-    if (gpu->mem_latency_us <= 0 || (rg->kind != IR_RK_POINTWISE && rg->kind != IR_RK_REDUCTION)) return;
+    if (gpu->mem_latency_us <= 0 || (rg->kind != IR_RK_POINTWISE && rg->kind != IR_RK_REDUCTION))
+        return;
     pass_io io;
     pass_region_io(g, ix, r, &io);
-    bool ok = rg->kind == IR_RK_POINTWISE ? model_pointwise(g, rg, &io, m) : model_reduction(g, rg, &io, m);
+    bool ok = rg->kind == IR_RK_POINTWISE ? model_pointwise(g, rg, &io, m)
+                                          : model_reduction(g, rg, &io, m);
     pass_io_free(&io);
     if (!ok || m->threads == 0 || m->grid <= 0) {
         m->schedule = "roofline";
@@ -120,7 +126,8 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     }
     int64_t per = MAX_THREADS_SM / m->threads;
     if (per > MAX_BLOCKS_SM) per = MAX_BLOCKS_SM;
-    if (rg->sram_bytes > 0 && gpu->smem_per_sm / rg->sram_bytes < per) per = gpu->smem_per_sm / rg->sram_bytes;
+    if (rg->sram_bytes > 0 && gpu->smem_per_sm / rg->sram_bytes < per)
+        per = gpu->smem_per_sm / rg->sram_bytes;
     if (per < 1) per = 1;
     m->per_sm = per;
     int64_t busy = m->grid < gpu->sms ? m->grid : gpu->sms, conc = cdiv(m->grid, gpu->sms);
@@ -128,7 +135,8 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     m->active_sms = (double)busy;
     m->occupancy = (double)(conc * m->threads) / MAX_THREADS_SM;
     m->inflight = (double)conc * m->threads * m->thread_bytes;
-    double sustain = m->active_sms * m->inflight / (gpu->mem_latency_us * 1e3); /* GB/s by Little's law */
+    double sustain =
+        m->active_sms * m->inflight / (gpu->mem_latency_us * 1e3); /* GB/s by Little's law */
     m->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
     m->waves = (double)m->grid / ((double)gpu->sms * per);
     double tail = m->waves > 1 && sustain < gpu->hbm_GBps ? ceil(m->waves) / m->waves : 1.0;
@@ -141,8 +149,12 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
         fprintf(out, "  model: %s (max of compute and HBM time)\n", m->schedule);
         return;
     }
-    fprintf(out, "  model: %s: %lld blocks x %u threads (up to %lld per SM), %.0f SMs busy at %.0f%% occupancy, "
-                 "%.0f B in flight per SM (%.0f per thread) / %.3f us latency -> %.0f GB/s of %.0f, %.2f waves\n",
-            m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->active_sms, 100.0 * m->occupancy,
-            m->inflight, m->thread_bytes, gpu->mem_latency_us, m->bw_GBps, gpu->hbm_GBps, m->waves);
+    fprintf(out,
+            "  model: %s: %lld blocks x %u threads (up to %lld per SM), %.0f SMs busy at %.0f%% "
+            "occupancy, "
+            "%.0f B in flight per SM (%.0f per thread) / %.3f us latency -> %.0f GB/s of %.0f, "
+            "%.2f waves\n",
+            m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->active_sms,
+            100.0 * m->occupancy, m->inflight, m->thread_bytes, gpu->mem_latency_us, m->bw_GBps,
+            gpu->hbm_GBps, m->waves);
 }

@@ -8,17 +8,18 @@
 
 /* Hardware description for the cost model and the SRAM budget. */
 typedef struct pass_gpu {
-    const char *name;          /* "h200" */
-    int sms;                   /* streaming multiprocessors */
-    int64_t smem_per_block;    /* max dynamic shared memory per block (bytes) */
-    int64_t smem_per_sm;       /* shared memory per SM (bytes) */
-    int regs_per_sm;           /* 32-bit registers per SM */
+    const char *name;       /* "h200" */
+    int sms;                /* streaming multiprocessors */
+    int64_t smem_per_block; /* max dynamic shared memory per block (bytes) */
+    int64_t smem_per_sm;    /* shared memory per SM (bytes) */
+    int regs_per_sm;        /* 32-bit registers per SM */
     int64_t l2_bytes;
-    double hbm_GBps;           /* datasheet HBM bandwidth */
-    double peak_TFLOPs[5];     /* per ir_dtype: dense matrix rate for f16/bf16, FMA rate for f32 */
-    double launch_us;          /* launch overhead charged per kernel */
-    double tc_eff;             /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
-    double mem_latency_us;     /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline only */
+    double hbm_GBps;       /* datasheet HBM bandwidth */
+    double peak_TFLOPs[5]; /* per ir_dtype: dense matrix rate for f16/bf16, FMA rate for f32 */
+    double launch_us;      /* launch overhead charged per kernel */
+    double tc_eff; /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
+    double mem_latency_us; /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline
+                              only */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -27,13 +28,13 @@ const pass_gpu *pass_gpu_find(const char *name);
 const char *pass_gpu_names(void);
 
 typedef struct pass_ctx {
-    tx_diag *diag;           /* errors (a pass that fails reports here) */
-    FILE *dump;              /* --dump-ir destination (stderr); NULL: no dumps */
-    const char *dump_stage;  /* NULL, "all", or a pass name */
-    FILE *explain;           /* --explain destination; NULL: quiet */
-    const pass_gpu *gpu;     /* cost model hardware */
-    int64_t sram_budget;     /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
-    bool no_fuse;            /* --no-fuse: one kernel per operation */
+    tx_diag *diag;          /* errors (a pass that fails reports here) */
+    FILE *dump;             /* --dump-ir destination (stderr); NULL: no dumps */
+    const char *dump_stage; /* NULL, "all", or a pass name */
+    FILE *explain;          /* --explain destination; NULL: quiet */
+    const pass_gpu *gpu;    /* cost model hardware */
+    int64_t sram_budget;    /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
+    bool no_fuse;           /* --no-fuse: one kernel per operation */
 } pass_ctx;
 
 typedef bool (*pass_fn)(ir_graph *g, pass_ctx *c); /* returns: changed */
@@ -60,7 +61,6 @@ bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
 bool pass_cse(ir_graph *g, pass_ctx *c);      /* common subexpression elimination */
 bool pass_dce(ir_graph *g, pass_ctx *c);      /* dead-code elimination */
 bool pass_fuse(ir_graph *g, pass_ctx *c);     /* fusion planner: fills g->regions */
-
 
 /* ---- reports (passes/report.c) -------------------------------------------
  * Each takes a planned graph (after pass_fuse), plans the same graph with
@@ -121,7 +121,7 @@ void pass_index_free(pass_index *ix);
 typedef struct pass_io {
     ir_id *reads, *writes;
     uint32_t nreads, nwrites;
-    ir_id *rowreads;    /* reduction: reads that cover the whole domain (re-read by extra passes) */
+    ir_id *rowreads; /* reduction: reads that cover the whole domain (re-read by extra passes) */
     uint32_t nrowreads;
 } pass_io;
 void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io *io);
@@ -138,8 +138,8 @@ void pass_io_free(pass_io *io);
  * Guarantees sram_bytes <= budget. When the preferred plan did not fit,
  * writes one explanation (rule, numbers, what would change) into why;
  * else why is "". */
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
-                      char *why, size_t cap);
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                      const pass_gpu *gpu, char *why, size_t cap);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */
@@ -148,7 +148,8 @@ int64_t pass_attention_sram(int64_t bq, int64_t bkv, int64_t d, int64_t dv, int 
 int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, int st);
 /* The smallest attention plan that fits: fills bq, bkv, st; false when even
  * the smallest does not fit. */
-bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv, int *st);
+bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv,
+                        int *st);
 
 /* Roofline: FLOP/B where compute time equals memory time for dtype dt. */
 double pass_ridge(const pass_gpu *gpu, ir_dtype dt);
@@ -160,42 +161,45 @@ double pass_roofline_us(const pass_gpu *gpu, ir_dtype dt, double flops, double b
 typedef struct pass_cost {
     ir_poly flops, bytes_read, bytes_written, spilled;
     bool concrete;
-    double f, br, bw, sp;     /* concrete values of the four polynomials */
-    double intensity;         /* f / (br + bw + sp) */
-    double ridge;             /* FLOP/B of the region's compute dtype */
-    bool compute_bound;       /* intensity >= ridge */
-    double roofline_us, predicted_us; /* predicted = the schedule model's time (pass_model) + launch */
-    double model_us;          /* the schedule model's time (launch not included) */
-    double peak_TFLOPs;       /* the compute ceiling used: the dtype's peak, times tc_eff for matmul and
-                                 attention regions of f16/bf16 */
-    ir_dtype dtype;           /* compute dtype: matmul operand dtype, else f32 */
+    double f, br, bw, sp; /* concrete values of the four polynomials */
+    double intensity;     /* f / (br + bw + sp) */
+    double ridge;         /* FLOP/B of the region's compute dtype */
+    bool compute_bound;   /* intensity >= ridge */
+    double roofline_us,
+        predicted_us;   /* predicted = the schedule model's time (pass_model) + launch */
+    double model_us;    /* the schedule model's time (launch not included) */
+    double peak_TFLOPs; /* the compute ceiling used: the dtype's peak, times tc_eff for matmul and
+                           attention regions of f16/bf16 */
+    ir_dtype dtype;     /* compute dtype: matmul operand dtype, else f32 */
 } pass_cost;
-void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_cost *out);
+void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                         pass_cost *out);
 /* The same from the use lists alone (scans the graph for r's nodes: O(n)
  * per call; prefer pass_region_cost_ix over many regions). */
-void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu, pass_cost *out);
+void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu,
+                      pass_cost *out);
 
 /* The schedule model of one planned region (passes/model.c, docs/cost-model.md "Model"):
  * for pointwise and reduction regions, the block the schedule launches, its residency, the
  * bytes in flight per SM and the DRAM bandwidth they sustain by Little's law; others (and
  * unknown sizes) keep the roofline (schedule "roofline"). */
 typedef struct pass_model {
-    const char *schedule;   /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
-                               reduction.column, reduction.column_split, roofline */
+    const char *schedule; /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
+                             reduction.column, reduction.column_split, roofline */
     bool concrete;
-    int64_t grid;           /* blocks launched */
-    unsigned threads;       /* per block */
-    int64_t per_sm;         /* blocks resident per SM (threads, shared memory, 32 at most) */
-    double active_sms;      /* SMs the grid keeps busy */
-    double occupancy;       /* resident threads per busy SM / 2048 */
-    double thread_bytes;    /* bytes one thread has in flight */
-    double inflight;        /* bytes in flight per busy SM */
-    double waves;           /* grid / (SMs x per_sm) */
-    double bw_GBps;         /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
+    int64_t grid;        /* blocks launched */
+    unsigned threads;    /* per block */
+    int64_t per_sm;      /* blocks resident per SM (threads, shared memory, 32 at most) */
+    double active_sms;   /* SMs the grid keeps busy */
+    double occupancy;    /* resident threads per busy SM / 2048 */
+    double thread_bytes; /* bytes one thread has in flight */
+    double inflight;     /* bytes in flight per busy SM */
+    double waves;        /* grid / (SMs x per_sm) */
+    double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
     double mem_us, comp_us, time_us; /* time = max(memory, compute); launch not included */
 } pass_model;
-void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, const pass_cost *c,
-                       pass_model *m);
+void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                       const pass_cost *c, pass_model *m);
 /* One line "  model: RULE: numbers" for the text report and --explain. */
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out);
 
@@ -214,9 +218,10 @@ typedef struct pass_sched {
  * the A operand (horizontal; 1 normally, 0: A tiles only); A tiles are
  * shared by a grid row, B tiles by a grid column (within one batch entry).
  * Grids over 2^26 programs are not walked (concrete stays false). */
-void pass_sched_matmul(int64_t gm, int64_t gn, int64_t batch, int64_t ksteps, int64_t nb, int64_t wave,
-                       pass_sched *s);
+void pass_sched_matmul(int64_t gm, int64_t gn, int64_t batch, int64_t ksteps, int64_t nb,
+                       int64_t wave, pass_sched *s);
 /* The simulation of region r as planned (kind-specific; docs/cost-model.md). */
-void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_sched *s);
+void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                       pass_sched *s);
 
 #endif

@@ -18,14 +18,19 @@ int64_t pass_attention_sram(int64_t bq, int64_t bkv, int64_t d, int64_t dv, int 
     return bq * d * e + (int64_t)st * bkv * (d + dv) * e + bq * bkv * 4;
 }
 
-static const struct { int64_t bq, bkv; int st; } att_ladder[] = {
+static const struct {
+    int64_t bq, bkv;
+    int st;
+} att_ladder[] = {
     {128, 64, 2}, {128, 32, 2}, {64, 64, 2}, {64, 32, 2}, {32, 32, 1}, {16, 16, 1},
 };
 
-bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv, int *st) {
+bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv,
+                        int *st) {
     if (d <= 0 || dv <= 0 || d > 1024 || dv > 1024) return false;
     for (size_t i = 0; i < sizeof att_ladder / sizeof att_ladder[0]; i++)
-        if (pass_attention_sram(att_ladder[i].bq, att_ladder[i].bkv, d, dv, e, att_ladder[i].st) <= budget) {
+        if (pass_attention_sram(att_ladder[i].bq, att_ladder[i].bkv, d, dv, e, att_ladder[i].st) <=
+            budget) {
             *bq = att_ladder[i].bq;
             *bkv = att_ladder[i].bkv;
             *st = att_ladder[i].st;
@@ -63,10 +68,10 @@ typedef struct redinfo {
     int stages;      /* longest chain of dependent reductions */
     bool needs_rows; /* some full-domain value is computed after a reduction */
     bool online;     /* the reduction chain has an online (streaming) form */
-    bool epi;        /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
-    int held;        /* row inputs held on chip when onchip */
-    int elem;        /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
-    ir_poly rowbytes;/* bytes of the row inputs (one pass) */
+    bool epi; /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
+    int held; /* row inputs held on chip when onchip */
+    int elem; /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
+    ir_poly rowbytes; /* bytes of the row inputs (one pass) */
 } redinfo;
 
 /* The in-region source of operand k of m through views, or IR_NONE. */
@@ -74,7 +79,8 @@ static ir_id in_region_src(const ir_graph *g, const ir_node *nd, unsigned k, uin
     ir_id src[PASS_SRC_CAP];
     unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
     for (unsigned s = 0; s < ns; s++)
-        if (g->nodes[src[s]].region == r && pass_is_compute((ir_op)g->nodes[src[s]].op)) return src[s];
+        if (g->nodes[src[s]].region == r && pass_is_compute((ir_op)g->nodes[src[s]].op))
+            return src[s];
     return IR_NONE;
 }
 
@@ -89,7 +95,8 @@ static bool pow_is_square(const ir_graph *g, const ir_node *xd) {
     ir_id e = ir_in(g, xd, 1);
     for (;;) {
         const ir_node *en = &g->nodes[e];
-        if (en->op == IR_OP_CAST || ((ir_op_traits((ir_op)en->op) & IR_T_VIEW) && en->op != IR_OP_CONCAT)) {
+        if (en->op == IR_OP_CAST ||
+            ((ir_op_traits((ir_op)en->op) & IR_T_VIEW) && en->op != IR_OP_CONCAT)) {
             e = ir_in(g, en, 0);
             continue;
         }
@@ -106,15 +113,21 @@ static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r
         ir_id m = ix->rids[j];
         const ir_node *nd = &g->nodes[m];
         if (!(ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) || lvl[m] != 2) continue;
-        if ((nd->op != IR_OP_SUM && nd->op != IR_OP_MEAN) || !ir_dtype_is_float((ir_dtype)nd->dtype)) return false;
+        if ((nd->op != IR_OP_SUM && nd->op != IR_OP_MEAN) ||
+            !ir_dtype_is_float((ir_dtype)nd->dtype))
+            return false;
         ir_id x = skip_casts(g, ir_in(g, nd, 0)), d = IR_NONE;
         const ir_node *xd = &g->nodes[x];
-        if (xd->op == IR_OP_EXP) d = skip_casts(g, ir_in(g, xd, 0));
-        else if (xd->op == IR_OP_MUL && ir_in(g, xd, 0) == ir_in(g, xd, 1)) d = skip_casts(g, ir_in(g, xd, 0));
-        else if (xd->op == IR_OP_POW && pow_is_square(g, xd)) d = skip_casts(g, ir_in(g, xd, 0));
+        if (xd->op == IR_OP_EXP)
+            d = skip_casts(g, ir_in(g, xd, 0));
+        else if (xd->op == IR_OP_MUL && ir_in(g, xd, 0) == ir_in(g, xd, 1))
+            d = skip_casts(g, ir_in(g, xd, 0));
+        else if (xd->op == IR_OP_POW && pow_is_square(g, xd))
+            d = skip_casts(g, ir_in(g, xd, 0));
         if (d == IR_NONE || g->nodes[d].op != IR_OP_SUB) return false;
         ir_id st = in_region_src(g, &g->nodes[d], 1, r), a = in_region_src(g, &g->nodes[d], 0, r);
-        if (st == IR_NONE || (a != IR_NONE && lvl[a] != 0) || !ir_dtype_is_float((ir_dtype)g->nodes[st].dtype))
+        if (st == IR_NONE || (a != IR_NONE && lvl[a] != 0) ||
+            !ir_dtype_is_float((ir_dtype)g->nodes[st].dtype))
             return false;
         ir_op so = (ir_op)g->nodes[st].op;
         bool ok = xd->op == IR_OP_EXP ? so == IR_OP_MAX : (so == IR_OP_MEAN || so == IR_OP_SUM);
@@ -130,10 +143,13 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     ri->rext = ri->nrows = 1;
     for (int i = 0; i < ri->dom.rank; i++) {
         int64_t *p = (rg->red_axes & (1u << i)) ? &ri->rext : &ri->nrows;
-        if (IR_DIM_IS_SYM(ri->dom.dim[i]) || *p < 0) *p = -1;
-        else if (!ir_mul_ok(*p, ri->dom.dim[i], p)) *p = -1;
+        if (IR_DIM_IS_SYM(ri->dom.dim[i]) || *p < 0)
+            *p = -1;
+        else if (!ir_mul_ok(*p, ri->dom.dim[i], p))
+            *p = -1;
     }
-    int *lvl = ir_xcalloc(g->n ? g->n : 1, sizeof *lvl); /* reductions on the longest in-region path ending here */
+    int *lvl = ir_xcalloc(g->n ? g->n : 1,
+                          sizeof *lvl); /* reductions on the longest in-region path ending here */
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
         ir_id m = ix->rids[j];
         const ir_node *nd = &g->nodes[m];
@@ -156,7 +172,8 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     pass_io io;
     pass_region_io(g, ix, r, &io);
     for (uint32_t i = 0; i < io.nwrites; i++)
-        if (lvl[io.writes[i]] > 0 && ir_shape_eq(&g->nodes[io.writes[i]].shape, &ri->dom)) ri->epi = true;
+        if (lvl[io.writes[i]] > 0 && ir_shape_eq(&g->nodes[io.writes[i]].shape, &ri->dom))
+            ri->epi = true;
     free(lvl);
     ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
     ir_poly_const(&ri->rowbytes, 0);
@@ -165,7 +182,8 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
         ir_poly q;
         int es = ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype);
         if (es > ri->elem) ri->elem = es;
-        pass_numel(g, &g->nodes[io.rowreads[i]].shape, ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype), &q);
+        pass_numel(g, &g->nodes[io.rowreads[i]].shape,
+                   ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype), &q);
         ir_poly_add(&ri->rowbytes, &q);
     }
     if (ri->elem == 0) ri->elem = 4;
@@ -211,8 +229,8 @@ static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budg
 
 /* Reduction plan: onchip when the held rows fit, else online (streaming
  * statistics, one re-read pass for the epilogue), else multipass. */
-static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
-                           char *why, size_t cap) {
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
     redinfo ri;
     red_analyse(g, ix, r, &ri);
@@ -240,8 +258,10 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     if (ri.rext > 0) {
         int64_t rpb = ri.rext >= RED_CHUNK ? 1 : RED_CHUNK / ri.rext;
         if (rpb > 8) rpb = 8;
-        int64_t row = INT64_MAX, one = INT64_MAX, need = INT64_MAX; /* INT64_MAX: overflows, never fits */
-        if (!ir_mul_ok(ri.rext, 4LL * ri.held, &row) || !ir_add_ok(row, scratch, &one)) row = one = INT64_MAX;
+        int64_t row = INT64_MAX, one = INT64_MAX,
+                need = INT64_MAX; /* INT64_MAX: overflows, never fits */
+        if (!ir_mul_ok(ri.rext, 4LL * ri.held, &row) || !ir_add_ok(row, scratch, &one))
+            row = one = INT64_MAX;
         while (rpb > 1 && (!ir_mul_ok(row, rpb, &need) || need > budget - scratch)) rpb /= 2;
         bool fits = ir_mul_ok(row, rpb, &need) && need <= budget - scratch;
         int64_t per_sm = fits ? gpu->smem_per_sm / (need + scratch) : 0;
@@ -249,7 +269,8 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             rg->rows = rpb;
             rg->tile[0] = ri.rext;
             rg->sram_bytes = need + scratch;
-            if (rg->tile[2] > 1 && rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
+            if (rg->tile[2] > 1 &&
+                rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
                 rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
             return;
         }
@@ -257,28 +278,36 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
         rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
         if (fits)
             snprintf(why, cap,
-                     "[reduction.occupancy] the row of %s fits on chip in %lld B, but then only %lld block of %u "
-                     "threads fits the %lld B of shared memory of an SM: planned online in %u passes over HBM "
+                     "[reduction.occupancy] the row of %s fits on chip in %lld B, but then only "
+                     "%lld block of %u "
+                     "threads fits the %lld B of shared memory of an SM: planned online in %u "
+                     "passes over HBM "
                      "instead (streaming keeps the SM full)",
-                     nm(g, rg->anchor, n1, sizeof n1), (long long)(need + scratch), (long long)per_sm, rg->threads,
-                     (long long)gpu->smem_per_sm, rg->passes);
+                     nm(g, rg->anchor, n1, sizeof n1), (long long)(need + scratch),
+                     (long long)per_sm, rg->threads, (long long)gpu->smem_per_sm, rg->passes);
         else
             snprintf(why, cap,
-                 "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B x %d held + %lld B "
-                 "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
-                 nm(g, rg->anchor, n1, sizeof n1), one == INT64_MAX ? "more than " : "", (long long)one,
-                 (long long)ri.rext, ri.held, (long long)scratch, (long long)budget, ri.online ? "online" : "multipass",
-                 rg->passes, one == INT64_MAX ? "no budget fits: more than " : "fits with --sram-budget >= ",
-                 (long long)one);
+                     "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B "
+                     "x %d held + %lld B "
+                     "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
+                     nm(g, rg->anchor, n1, sizeof n1), one == INT64_MAX ? "more than " : "",
+                     (long long)one, (long long)ri.rext, ri.held, (long long)scratch,
+                     (long long)budget, ri.online ? "online" : "multipass", rg->passes,
+                     one == INT64_MAX ? "no budget fits: more than "
+                                      : "fits with --sram-budget >= ",
+                     (long long)one);
     } else {
         rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
         rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
         snprintf(why, cap,
-                 "[reduction.symbolic] the row of %s has an unbound extent, so holding it on chip cannot be proven to fit: "
-                 "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D and small enough",
+                 "[reduction.symbolic] the row of %s has an unbound extent, so holding it on chip "
+                 "cannot be proven to fit: "
+                 "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D "
+                 "and small enough",
                  nm(g, rg->anchor, n1, sizeof n1), ri.online ? "online" : "multipass", rg->passes);
     }
-    if (rg->tile[2] > 1 && rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
+    if (rg->tile[2] > 1 &&
+        rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
         rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
     ir_poly sp = ri.rowbytes;
     ir_poly_scale(&sp, rg->passes - 1);
@@ -288,28 +317,34 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
 
 /* ---- matrix products ------------------------------------------------------ */
 
-static const struct { int64_t bm, bn, bk; int st; } mm_ladder[] = {
+static const struct {
+    int64_t bm, bn, bk;
+    int st;
+} mm_ladder[] = {
     {128, 128, 64, 3}, {128, 128, 64, 2}, {128, 128, 32, 2}, {128, 64, 32, 2},
     {64, 64, 32, 2},   {64, 64, 16, 2},   {32, 32, 16, 2},   {16, 16, 16, 1},
 };
 
 /* Matmul plan: the first ladder entry (clamped to the problem) that fits;
  * the last resort streams operands from L1/L2 with no shared memory. */
-static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why, size_t cap) {
+static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, char *why,
+                        size_t cap) {
     ir_region *rg = &g->regions[r];
     const ir_node *mm = &g->nodes[rg->anchor];
     const ir_node *a = &g->nodes[ir_in(g, mm, 0)], *b = &g->nodes[ir_in(g, mm, 1)];
     int e = ir_dtype_size((ir_dtype)a->dtype);
     if (ir_dtype_size((ir_dtype)b->dtype) > e) e = ir_dtype_size((ir_dtype)b->dtype);
     int64_t nb = 0;
-    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) nb += g->nodes[ix->rids[j]].op == IR_OP_MATMUL;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        nb += g->nodes[ix->rids[j]].op == IR_OP_MATMUL;
     int64_t M = mm->shape.dim[mm->shape.rank - 2], N = mm->shape.dim[mm->shape.rank - 1];
     int64_t K = a->shape.dim[a->shape.rank - 1];
     rg->rows = nb;
     int64_t first = -1;
     char n1[96];
     for (size_t i = 0; i < sizeof mm_ladder / sizeof mm_ladder[0]; i++) {
-        int64_t bm = clamp_tile(M, mm_ladder[i].bm), bn = clamp_tile(N, mm_ladder[i].bn), bk = clamp_tile(K, mm_ladder[i].bk);
+        int64_t bm = clamp_tile(M, mm_ladder[i].bm), bn = clamp_tile(N, mm_ladder[i].bn),
+                bk = clamp_tile(K, mm_ladder[i].bk);
         int64_t need = pass_matmul_sram(bm, bn, bk, nb, e, mm_ladder[i].st);
         if (first < 0) first = need;
         if (need > budget) continue;
@@ -319,10 +354,12 @@ static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t b
         rg->threads = (uint32_t)(bm * bn / 64 < 32 ? 32 : bm * bn / 64 > 256 ? 256 : bm * bn / 64);
         if (i > 0)
             snprintf(why, cap,
-                     "[matmul.budget] %s: tiles of the first plan need %lld B on chip > budget %lld B: planned "
+                     "[matmul.budget] %s: tiles of the first plan need %lld B on chip > budget "
+                     "%lld B: planned "
                      "%lldx%lldx%lld, %d stages, at %lld B; fits with --sram-budget >= %lld",
-                     nm(g, rg->anchor, n1, sizeof n1), (long long)first, (long long)budget, (long long)bm,
-                     (long long)bn, (long long)bk, mm_ladder[i].st, (long long)need, (long long)first);
+                     nm(g, rg->anchor, n1, sizeof n1), (long long)first, (long long)budget,
+                     (long long)bm, (long long)bn, (long long)bk, mm_ladder[i].st, (long long)need,
+                     (long long)first);
         return;
     }
     rg->tile[0] = 16, rg->tile[1] = 16, rg->tile[2] = 16;
@@ -330,11 +367,11 @@ static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t b
     rg->sram_bytes = 0;
     rg->threads = 64;
     snprintf(why, cap,
-             "[matmul.budget] %s: even 16x16x16 tiles need %lld B > budget %lld B: planned without shared memory "
+             "[matmul.budget] %s: even 16x16x16 tiles need %lld B > budget %lld B: planned without "
+             "shared memory "
              "(operands read through L1/L2); fits with --sram-budget >= %lld",
-             nm(g, rg->anchor, n1, sizeof n1),
-             (long long)pass_matmul_sram(16, 16, 16, nb, e, 1), (long long)budget,
-             (long long)pass_matmul_sram(16, 16, 16, nb, e, 1));
+             nm(g, rg->anchor, n1, sizeof n1), (long long)pass_matmul_sram(16, 16, 16, nb, e, 1),
+             (long long)budget, (long long)pass_matmul_sram(16, 16, 16, nb, e, 1));
 }
 
 /* ---- attention ---------------------------------------------------------- */
@@ -342,7 +379,8 @@ static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t b
 /* The first product (scores) of an attention region: its other matmul. */
 static ir_id att_scores(const ir_graph *g, const pass_index *ix, uint32_t r) {
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-        if (g->nodes[ix->rids[j]].op == IR_OP_MATMUL && ix->rids[j] != g->regions[r].anchor) return ix->rids[j];
+        if (g->nodes[ix->rids[j]].op == IR_OP_MATMUL && ix->rids[j] != g->regions[r].anchor)
+            return ix->rids[j];
     return g->regions[r].anchor;
 }
 
@@ -355,7 +393,8 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     if (ir_dtype_size((ir_dtype)v->dtype) > e) e = ir_dtype_size((ir_dtype)v->dtype);
     int64_t bq = 16, bkv = 16;
     int st = 1;
-    pass_attention_fit(d, dv, e, budget, &bq, &bkv, &st); /* the planner formed the region only if it fits */
+    pass_attention_fit(d, dv, e, budget, &bq, &bkv,
+                       &st); /* the planner formed the region only if it fits */
     int64_t sk = m1->shape.dim[m1->shape.rank - 1];
     rg->strategy = IR_RED_ONLINE;
     rg->passes = 1;
@@ -383,8 +422,8 @@ static void plan_copy(ir_graph *g, uint32_t r, int64_t budget) {
     }
 }
 
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget, const pass_gpu *gpu,
-                      char *why, size_t cap) {
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                      const pass_gpu *gpu, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
     why[0] = 0;
     rg->sram_bytes = rg->spilled_bytes = 0;
@@ -394,14 +433,14 @@ void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t bud
     rg->rows = 1;
     rg->red_extent = 0;
     switch ((ir_region_kind)rg->kind) {
-    case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, why, cap); break;
-    case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
-    case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
-    case IR_RK_COPY: plan_copy(g, r, budget); break;
-    default:
-        rg->threads = 256;
-        rg->tile[0] = 1024; /* 4 elements per thread */
-        break;
+        case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, why, cap); break;
+        case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
+        case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
+        case IR_RK_COPY: plan_copy(g, r, budget); break;
+        default:
+            rg->threads = 256;
+            rg->tile[0] = 1024; /* 4 elements per thread */
+            break;
     }
     pass_io io;
     pass_region_io(g, ix, r, &io);
@@ -430,7 +469,8 @@ static int64_t wave_of(const pass_gpu *gpu, const ir_region *rg) {
     return per * gpu->sms;
 }
 
-void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu, pass_sched *s) {
+void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                       pass_sched *s) {
     const ir_region *rg = &g->regions[r];
     const ir_node *an = &g->nodes[rg->anchor];
     memset(s, 0, sizeof *s);
@@ -442,7 +482,8 @@ void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
         int64_t K = dims_prod(&a->shape, a->shape.rank - 1, a->shape.rank);
         int64_t B = dims_prod(&an->shape, 0, an->shape.rank - 2);
         if (M < 0 || N < 0 || K < 0 || B < 0) return;
-        pass_sched_matmul(cdiv(M, rg->tile[0]), cdiv(N, rg->tile[1]), B, cdiv(K, rg->tile[2]), rg->rows, wave, s);
+        pass_sched_matmul(cdiv(M, rg->tile[0]), cdiv(N, rg->tile[1]), B, cdiv(K, rg->tile[2]),
+                          rg->rows, wave, s);
         return;
     }
     if (rg->kind == IR_RK_ATTENTION) {
@@ -455,14 +496,16 @@ void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
         int64_t nq = cdiv(sq, rg->tile[0]), ks = cdiv(sk, rg->tile[1]);
         pass_sched kv; /* K/V tiles keyed by (batch, step): shared by the programs of one head */
         pass_sched_matmul(1, nq, B, ks, 0, wave, &kv);
-        int64_t req; /* kv.grid * ks requests of each of K and V; everything below is smaller than 4x req */
+        int64_t req; /* kv.grid * ks requests of each of K and V; everything below is smaller than
+                        4x req */
         if (!kv.concrete || !ir_mul_ok(kv.grid, ks, &req) || req > INT64_MAX / 4) return;
         s->concrete = true;
         s->grid = kv.grid;
         s->wave = wave;
-        s->tiles_per_program = 1 + 2 * ks;                       /* Q once, K and V per step */
-        s->misses = s->grid + 2 * kv.misses;                      /* Q tiles + distinct K/V tiles per wave */
-        s->hits = (req - s->grid) + 2 * (req - kv.misses);        /* Q reuse from smem + shared K/V tiles */
+        s->tiles_per_program = 1 + 2 * ks;   /* Q once, K and V per step */
+        s->misses = s->grid + 2 * kv.misses; /* Q tiles + distinct K/V tiles per wave */
+        s->hits =
+            (req - s->grid) + 2 * (req - kv.misses); /* Q reuse from smem + shared K/V tiles */
         return;
     }
     pass_io io;
@@ -475,12 +518,14 @@ void pass_sched_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
         int64_t logical = ri.stages + (ri.needs_rows ? 1 : 0);
         int64_t reps = rg->strategy == IR_RED_ONCHIP ? (ri.held ? logical : 1) : rg->passes;
         if (ri.rext > 0 && ri.nrows > 0 && ir_mul_ok(rg->rows, cdiv(ri.rext, chunk), &loads) &&
-            ir_mul_ok(loads, nin > 0 ? nin : 1, &loads) && ir_mul_ok((grid = cdiv(ri.nrows, rg->rows)), loads, &all) &&
+            ir_mul_ok(loads, nin > 0 ? nin : 1, &loads) &&
+            ir_mul_ok((grid = cdiv(ri.nrows, rg->rows)), loads, &all) &&
             ir_mul_ok(all, reps, &all)) {
             s->concrete = true;
             s->grid = grid;
             s->wave = wave;
-            s->misses = rg->strategy == IR_RED_ONCHIP ? grid * loads : all; /* onchip: later passes hit */
+            s->misses =
+                rg->strategy == IR_RED_ONCHIP ? grid * loads : all; /* onchip: later passes hit */
             s->hits = all - s->misses;
             s->tiles_per_program = loads * reps;
         }

@@ -91,19 +91,22 @@ bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     return true;
 }
 
-
 /* "%id name" -> the report's op name: the value's name, or %id. */
 static const char *op_label(const ir_graph *g, ir_id i, char *buf, size_t cap) {
-    if (g->nodes[i].name) snprintf(buf, cap, "%s", ir_str(g, g->nodes[i].name));
-    else snprintf(buf, cap, "%%%u", i);
+    if (g->nodes[i].name)
+        snprintf(buf, cap, "%s", ir_str(g, g->nodes[i].name));
+    else
+        snprintf(buf, cap, "%%%u", i);
     return buf;
 }
 
 /* A polynomial as text: the number when concrete, else the formula. */
 static const char *poly_text(const ir_graph *g, const ir_poly *p, char *buf, size_t cap) {
     double v;
-    if (ir_poly_is_const(p, &v)) snprintf(buf, cap, "%.0f", v);
-    else ir_poly_str(g, p, buf, cap);
+    if (ir_poly_is_const(p, &v))
+        snprintf(buf, cap, "%.0f", v);
+    else
+        ir_poly_str(g, p, buf, cap);
     return buf;
 }
 
@@ -128,56 +131,71 @@ static void text_region(const pass_rep *r, uint32_t k, FILE *out) {
             fprintf(out, nops ? ", %s" : " %s", op_label(g, i, b1, sizeof b1));
             nops++;
         }
-    if (!nops && rg->kind == IR_RK_COPY) fprintf(out, " %s", op_label(g, rg->anchor, b1, sizeof b1));
+    if (!nops && rg->kind == IR_RK_COPY)
+        fprintf(out, " %s", op_label(g, rg->anchor, b1, sizeof b1));
     fputc('\n', out);
-    fprintf(out, "  flops %s  bytes read %s  written %s  spilled %s\n", poly_text(g, &pc->flops, b1, sizeof b1),
-            poly_text(g, &pc->bytes_read, b2, sizeof b2), poly_text(g, &pc->bytes_written, b3, sizeof b3),
+    fprintf(out, "  flops %s  bytes read %s  written %s  spilled %s\n",
+            poly_text(g, &pc->flops, b1, sizeof b1), poly_text(g, &pc->bytes_read, b2, sizeof b2),
+            poly_text(g, &pc->bytes_written, b3, sizeof b3),
             poly_text(g, &pc->spilled, b4, sizeof b4));
     char dts[64];
     if (pc->peak_TFLOPs < r->gpu->peak_TFLOPs[pc->dtype])
-        snprintf(dts, sizeof dts, "%s at %.1f TFLOP/s, %.0f%% of peak", ir_dtype_name(pc->dtype), pc->peak_TFLOPs,
-                 100.0 * pc->peak_TFLOPs / r->gpu->peak_TFLOPs[pc->dtype]);
+        snprintf(dts, sizeof dts, "%s at %.1f TFLOP/s, %.0f%% of peak", ir_dtype_name(pc->dtype),
+                 pc->peak_TFLOPs, 100.0 * pc->peak_TFLOPs / r->gpu->peak_TFLOPs[pc->dtype]);
     else
         snprintf(dts, sizeof dts, "%s", ir_dtype_name(pc->dtype));
     if (pc->concrete) {
-        fprintf(out, "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us roofline, %.3f us model "
-                     "+ %.3f us launch = %.3f us\n",
-                pc->intensity, pc->ridge, dts, pc->compute_bound ? "compute" : "memory", pc->roofline_us, pc->model_us,
-                r->gpu->launch_us, pc->predicted_us);
+        fprintf(out,
+                "  intensity %.3f FLOP/B  ridge %.3f FLOP/B (%s)  %s-bound\n  time %.3f us "
+                "roofline, %.3f us model "
+                "+ %.3f us launch = %.3f us\n",
+                pc->intensity, pc->ridge, dts, pc->compute_bound ? "compute" : "memory",
+                pc->roofline_us, pc->model_us, r->gpu->launch_us, pc->predicted_us);
         pass_model md;
         pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
         pass_model_text(&md, r->gpu, out);
     } else
-        fprintf(out, "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: bind the dims with -D\n",
+        fprintf(out,
+                "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: "
+                "bind the dims with -D\n",
                 pc->ridge, dts);
-    fprintf(out, "  on-chip %lld B of %lld B  tile (%lld, %lld, %lld)  threads %u", (long long)rg->sram_bytes,
-            (long long)r->budget, (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2], rg->threads);
+    fprintf(out, "  on-chip %lld B of %lld B  tile (%lld, %lld, %lld)  threads %u",
+            (long long)rg->sram_bytes, (long long)r->budget, (long long)rg->tile[0],
+            (long long)rg->tile[1], (long long)rg->tile[2], rg->threads);
     if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION) {
-        if (rg->red_extent >= 0) fprintf(out, "  rows/block %lld  row %lld", (long long)rg->rows, (long long)rg->red_extent);
-        else fprintf(out, "  rows/block %lld  row symbolic", (long long)rg->rows);
+        if (rg->red_extent >= 0)
+            fprintf(out, "  rows/block %lld  row %lld", (long long)rg->rows,
+                    (long long)rg->red_extent);
+        else
+            fprintf(out, "  rows/block %lld  row symbolic", (long long)rg->rows);
     }
-    if (rg->kind == IR_RK_MATMUL) fprintf(out, "  stages %u  products %lld", rg->stages, (long long)rg->rows);
+    if (rg->kind == IR_RK_MATMUL)
+        fprintf(out, "  stages %u  products %lld", rg->stages, (long long)rg->rows);
     fputc('\n', out);
     if (rg->kind == IR_RK_COPY)
-        fprintf(out, "  note: %s is returned, so it is materialised; views read inside kernels stay index arithmetic\n",
+        fprintf(out,
+                "  note: %s is returned, so it is materialised; views read inside kernels stay "
+                "index arithmetic\n",
                 op_label(g, rg->anchor, b1, sizeof b1));
     const pass_sched *s = &r->sched[k];
     if (s->concrete)
-        fprintf(out, "  schedule: grid %lld programs, %lld resident per wave, %lld tile loads per program, "
-                     "%lld hits, %lld misses\n",
-                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program, (long long)s->hits,
-                (long long)s->misses);
+        fprintf(
+            out,
+            "  schedule: grid %lld programs, %lld resident per wave, %lld tile loads per program, "
+            "%lld hits, %lld misses\n",
+            (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program,
+            (long long)s->hits, (long long)s->misses);
     else
         fputs("  schedule: not simulated (symbolic or too large a grid)\n", out);
 }
 
 /* One row per kernel of a plan: the roofline table. `ops` lists the values
  * a kernel computes (first ones, then a count). */
-static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_cost *cost, const char *title,
-                          FILE *out) {
+static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_cost *cost,
+                          const char *title, FILE *out) {
     fprintf(out, "\nroofline, %s plan (%u kernels):\n", title, g->nregions);
-    fprintf(out, "  %-6s %-10s %14s %14s %10s %-8s %12s  %s\n", "kernel", "kind", "flops", "bytes", "FLOP/B", "bound",
-            "pred_us", "ops");
+    fprintf(out, "  %-6s %-10s %14s %14s %10s %-8s %12s  %s\n", "kernel", "kind", "flops", "bytes",
+            "FLOP/B", "bound", "pred_us", "ops");
     for (uint32_t k = 0; k < g->nregions; k++) {
         const pass_cost *pc = &cost[k];
         char nm[16], ops[96], b1[256];
@@ -186,15 +204,19 @@ static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_co
         ops[0] = 0;
         for (uint32_t j = ix->rstart[k]; j < ix->rstart[k + 1]; j++) {
             ir_id i = ix->rids[j];
-            if (!pass_is_compute((ir_op)g->nodes[i].op) && g->regions[k].kind != IR_RK_COPY) continue;
+            if (!pass_is_compute((ir_op)g->nodes[i].op) && g->regions[k].kind != IR_RK_COPY)
+                continue;
             if (cnt++ < 4 && n < sizeof ops)
-                n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", cnt > 1 ? ", " : "", op_label(g, i, b1, sizeof b1));
+                n += (size_t)snprintf(ops + n, sizeof ops - n, "%s%s", cnt > 1 ? ", " : "",
+                                      op_label(g, i, b1, sizeof b1));
         }
         if (cnt > 4 && n < sizeof ops) snprintf(ops + n, sizeof ops - n, ", ... (%u ops)", cnt);
         snprintf(nm, sizeof nm, "k%u", k);
         double f = 0, b = 0, br = 0, bw = 0, sp = 0;
-        bool conc = pc->concrete && ir_poly_is_const(&pc->flops, &f) && ir_poly_is_const(&pc->bytes_read, &br) &&
-                    ir_poly_is_const(&pc->bytes_written, &bw) && ir_poly_is_const(&pc->spilled, &sp);
+        bool conc = pc->concrete && ir_poly_is_const(&pc->flops, &f) &&
+                    ir_poly_is_const(&pc->bytes_read, &br) &&
+                    ir_poly_is_const(&pc->bytes_written, &bw) &&
+                    ir_poly_is_const(&pc->spilled, &sp);
         b = br + bw + sp;
         if (conc)
             fprintf(out, "  %-6s %-10s %14.0f %14.0f %10.3f %-8s %12.3f  %s\n", nm,
@@ -202,7 +224,8 @@ static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_co
                     pc->compute_bound ? "compute" : "memory", pc->predicted_us, ops);
         else
             fprintf(out, "  %-6s %-10s %14s %14s %10s %-8s %12s  %s\n", nm,
-                    ir_region_kind_name((ir_region_kind)g->regions[k].kind), "symbolic", "symbolic", "-", "-", "-", ops);
+                    ir_region_kind_name((ir_region_kind)g->regions[k].kind), "symbolic", "symbolic",
+                    "-", "-", "-", ops);
     }
 }
 
@@ -210,15 +233,17 @@ static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_co
 static void text_timeline(const pass_rep *r, FILE *out) {
     const ir_graph *g = r->g;
     enum { COLS = 40 };
-    fprintf(out, "\ntimeline (predicted; each kernel starts %.3f us of launch overhead after the previous one ends):\n",
+    fprintf(out,
+            "\ntimeline (predicted; each kernel starts %.3f us of launch overhead after the "
+            "previous one ends):\n",
             r->gpu->launch_us);
     if (!r->concrete) {
         fputs("  not available: sizes are symbolic (bind them with -D)\n", out);
         return;
     }
     double total = r->us > 0 ? r->us : 1, t = 0;
-    fprintf(out, "  %-6s %-10s %12s %12s %12s %10s  %s\n", "kernel", "kind", "start_us", "end_us", "dur_us", "gap_us",
-            "bar");
+    fprintf(out, "  %-6s %-10s %12s %12s %12s %10s  %s\n", "kernel", "kind", "start_us", "end_us",
+            "dur_us", "gap_us", "bar");
     for (uint32_t k = 0; k < g->nregions; k++) {
         const pass_cost *pc = &r->cost[k];
         double gap = r->gpu->launch_us, st = t + gap, en = st + pc->roofline_us;
@@ -231,7 +256,8 @@ static void text_timeline(const pass_rep *r, FILE *out) {
         char nm[16];
         snprintf(nm, sizeof nm, "k%u", k);
         fprintf(out, "  %-6s %-10s %12.3f %12.3f %12.3f %10.3f  |%s|\n", nm,
-                ir_region_kind_name((ir_region_kind)g->regions[k].kind), st, en, pc->roofline_us, gap, bar);
+                ir_region_kind_name((ir_region_kind)g->regions[k].kind), st, en, pc->roofline_us,
+                gap, bar);
         t = en;
     }
 }
@@ -240,18 +266,20 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
     pass_rep r;
     if (!pass_rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
-    fprintf(out, "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, tensor-core kernels "
-                 "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n\n",
-            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16], 100.0 * gp->tc_eff,
-            (long long)r.budget, gp->launch_us);
+    fprintf(out,
+            "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, "
+            "tensor-core kernels "
+            "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n\n",
+            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16],
+            100.0 * gp->tc_eff, (long long)r.budget, gp->launch_us);
     for (uint32_t k = 0; k < g->nregions; k++) {
         text_region(&r, k, out);
         fputc('\n', out);
     }
     char b1[256], b2[256], b3[256];
-    fprintf(out, "totals: %u kernels (unfused %u), flops %s, bytes %s (unfused %s)", g->nregions, r.un_kernels,
-            poly_text(g, &r.flops, b1, sizeof b1), poly_text(g, &r.bytes, b2, sizeof b2),
-            poly_text(g, &r.un_bytes, b3, sizeof b3));
+    fprintf(out, "totals: %u kernels (unfused %u), flops %s, bytes %s (unfused %s)", g->nregions,
+            r.un_kernels, poly_text(g, &r.flops, b1, sizeof b1),
+            poly_text(g, &r.bytes, b2, sizeof b2), poly_text(g, &r.un_bytes, b3, sizeof b3));
     if (r.concrete && r.un_concrete)
         fprintf(out, ", predicted %.3f us (unfused %.3f us)\n", r.us, r.un_us);
     else
@@ -269,23 +297,30 @@ static void json_str(FILE *out, const char *s) {
     fputc('"', out);
     for (; *s; s++) {
         unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(out, "\\%c", ch);
-        else if (ch < 0x20) fprintf(out, "\\u%04x", ch);
-        else fputc(ch, out);
+        if (ch == '"' || ch == '\\')
+            fprintf(out, "\\%c", ch);
+        else if (ch < 0x20)
+            fprintf(out, "\\u%04x", ch);
+        else
+            fputc(ch, out);
     }
     fputc('"', out);
 }
 
 /* A number: integral values without a fraction, others with 6 decimals. */
 static void json_num(FILE *out, double v) {
-    if (v == floor(v) && fabs(v) < 1e15) fprintf(out, "%.0f", v);
-    else fprintf(out, "%.6f", v);
+    if (v == floor(v) && fabs(v) < 1e15)
+        fprintf(out, "%.0f", v);
+    else
+        fprintf(out, "%.6f", v);
 }
 
 static void json_poly(FILE *out, const ir_poly *p) {
     double v;
-    if (ir_poly_is_const(p, &v)) json_num(out, v);
-    else fputs("null", out);
+    if (ir_poly_is_const(p, &v))
+        json_num(out, v);
+    else
+        fputs("null", out);
 }
 
 static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
@@ -293,7 +328,8 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
     const ir_region *rg = &g->regions[k];
     const pass_cost *pc = &r->cost[k];
     char b1[256];
-    fprintf(out, "    { \"name\": \"k%u\", \"kind\": \"%s\", \"fusion\": [", k, ir_region_kind_name((ir_region_kind)rg->kind));
+    fprintf(out, "    { \"name\": \"k%u\", \"kind\": \"%s\", \"fusion\": [", k,
+            ir_region_kind_name((ir_region_kind)rg->kind));
     ir_print_fusions(out, rg->fusion, '"');
     fputs("], \"ops\": [", out);
     int first = 1;
@@ -312,29 +348,37 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
     fputs(", \"bytes_written\": ", out);
     json_poly(out, &pc->bytes_written);
     fputs(", \"intensity\": ", out);
-    if (pc->concrete) json_num(out, pc->intensity);
-    else fputs("null", out);
+    if (pc->concrete)
+        json_num(out, pc->intensity);
+    else
+        fputs("null", out);
     fputs(", \"ridge\": ", out);
     json_num(out, pc->ridge);
     fputs(", \"compute_TFLOPs\": ", out);
     json_num(out, pc->peak_TFLOPs);
-    fprintf(out, ", \"bound\": %s", !pc->concrete ? "null" : pc->compute_bound ? "\"compute\"" : "\"memory\"");
+    fprintf(out, ", \"bound\": %s",
+            !pc->concrete       ? "null"
+            : pc->compute_bound ? "\"compute\""
+                                : "\"memory\"");
     fputs(", \"predicted_us\": ", out);
-    if (pc->concrete) json_num(out, pc->predicted_us);
-    else fputs("null", out);
+    if (pc->concrete)
+        json_num(out, pc->predicted_us);
+    else
+        fputs("null", out);
     fprintf(out, ",\n      \"sram_bytes\": %lld, \"spilled_bytes\": ", (long long)rg->sram_bytes);
     json_poly(out, &pc->spilled);
-    fprintf(out, ", \"strategy\": %s", rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION ? "\"" : "null");
+    fprintf(out, ", \"strategy\": %s",
+            rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION ? "\"" : "null");
     if (rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_ATTENTION)
         fprintf(out, "%s\"", ir_red_strategy_name(rg->strategy));
-    fprintf(out, ", \"passes\": %u, \"threads\": %u, \"tile\": [%lld, %lld, %lld],\n", rg->passes, rg->threads,
-            (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
+    fprintf(out, ", \"passes\": %u, \"threads\": %u, \"tile\": [%lld, %lld, %lld],\n", rg->passes,
+            rg->threads, (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
     pass_model md;
     pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
     fprintf(out, "      \"model\": {\"schedule\": \"%s\", \"why\": \"model\"", md.schedule);
     if (md.concrete && md.threads) {
-        fprintf(out, ", \"grid\": %lld, \"threads\": %u, \"blocks_per_sm\": %lld, \"occupancy\": ", (long long)md.grid,
-                md.threads, (long long)md.per_sm);
+        fprintf(out, ", \"grid\": %lld, \"threads\": %u, \"blocks_per_sm\": %lld, \"occupancy\": ",
+                (long long)md.grid, md.threads, (long long)md.per_sm);
         json_num(out, md.occupancy);
         fputs(", \"inflight_bytes_per_sm\": ", out);
         json_num(out, md.inflight);
@@ -344,15 +388,19 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
         json_num(out, md.bw_GBps);
     }
     fputs(", \"time_us\": ", out);
-    if (md.concrete) json_num(out, md.time_us);
-    else fputs("null", out);
+    if (md.concrete)
+        json_num(out, md.time_us);
+    else
+        fputs("null", out);
     fputs("},\n", out);
     const pass_sched *s = &r->sched[k];
     if (s->concrete)
-        fprintf(out, "      \"schedule\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": %lld, \"hits\": %lld, "
-                     "\"misses\": %lld} }",
-                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program, (long long)s->hits,
-                (long long)s->misses);
+        fprintf(out,
+                "      \"schedule\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": %lld, "
+                "\"hits\": %lld, "
+                "\"misses\": %lld} }",
+                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program,
+                (long long)s->hits, (long long)s->misses);
     else
         fputs("      \"schedule\": null }", out);
 }
@@ -371,7 +419,8 @@ bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
     json_num(out, gp->peak_TFLOPs[IR_F16]);
     fputs(", \"bf16\": ", out);
     json_num(out, gp->peak_TFLOPs[IR_BF16]);
-    fprintf(out, "}, \"sram_bytes\": %lld, \"sms\": %d, \"launch_us\": ", (long long)r.budget, gp->sms);
+    fprintf(out, "}, \"sram_bytes\": %lld, \"sms\": %d, \"launch_us\": ", (long long)r.budget,
+            gp->sms);
     json_num(out, gp->launch_us);
     fputs(", \"tensor_core_efficiency\": ", out);
     json_num(out, gp->tc_eff);
@@ -380,18 +429,23 @@ bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
         json_region(&r, k, out);
         fputs(k + 1 < g->nregions ? ",\n" : "\n", out);
     }
-    fprintf(out, "  ],\n  \"totals\": { \"kernels\": %u, \"unfused_kernels\": %u, \"bytes\": ", g->nregions, r.un_kernels);
+    fprintf(out, "  ],\n  \"totals\": { \"kernels\": %u, \"unfused_kernels\": %u, \"bytes\": ",
+            g->nregions, r.un_kernels);
     json_poly(out, &r.bytes);
     fputs(", \"unfused_bytes\": ", out);
     json_poly(out, &r.un_bytes);
     fputs(", \"flops\": ", out);
     json_poly(out, &r.flops);
     fputs(", \"predicted_us\": ", out);
-    if (r.concrete) json_num(out, r.us);
-    else fputs("null", out);
+    if (r.concrete)
+        json_num(out, r.us);
+    else
+        fputs("null", out);
     fputs(", \"unfused_predicted_us\": ", out);
-    if (r.un_concrete) json_num(out, r.un_us);
-    else fputs("null", out);
+    if (r.un_concrete)
+        json_num(out, r.un_us);
+    else
+        fputs("null", out);
     fputs(" } }\n", out);
     pass_rep_free(&r);
     return !ferror(out);
@@ -403,13 +457,14 @@ static void dot_node(const ir_graph *g, ir_id i, FILE *out, const char *indent) 
     char b1[96], sb[160];
     const ir_node *nd = &g->nodes[i];
     const char *shape = nd->op == IR_OP_INPUT || nd->op == IR_OP_OUTPUT ? "ellipse"
-                        : (ir_op_traits((ir_op)nd->op) & IR_T_VIEW) ? "note"
-                                                                    : "box";
+                        : (ir_op_traits((ir_op)nd->op) & IR_T_VIEW)     ? "note"
+                                                                        : "box";
     fprintf(out, "%sn%u [shape=%s, label=\"%%%u %s", indent, i, shape, i,
             nd->op == IR_OP_OUTPUT ? "output" : ir_op_name((ir_op)nd->op));
     if (nd->name) fprintf(out, "\\n%s", op_label(g, i, b1, sizeof b1));
     if (nd->op != IR_OP_OUTPUT)
-        fprintf(out, "\\n%s%s", ir_dtype_name((ir_dtype)nd->dtype), ir_shape_str(g, &nd->shape, sb, sizeof sb));
+        fprintf(out, "\\n%s%s", ir_dtype_name((ir_dtype)nd->dtype),
+                ir_shape_str(g, &nd->shape, sb, sizeof sb));
     fputs("\"];\n", out);
 }
 
@@ -429,14 +484,18 @@ bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
     pass_rep r;
     if (!pass_rep_build(g, c, &r)) return false;
     char b1[256], b2[256];
-    fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n", g->name);
+    fprintf(out, "digraph \"%s\" {\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n",
+            g->name);
     for (uint32_t k = 0; k < g->nregions; k++) {
         const ir_region *rg = &g->regions[k];
         const pass_cost *pc = &r.cost[k];
-        fprintf(out, "  subgraph cluster_k%u {\n    label=\"k%u %s\\nbytes %s + %s, sram %lld B\";\n", k, k,
-                ir_region_kind_name((ir_region_kind)rg->kind), poly_text(g, &pc->bytes_read, b1, sizeof b1),
+        fprintf(out,
+                "  subgraph cluster_k%u {\n    label=\"k%u %s\\nbytes %s + %s, sram %lld B\";\n", k,
+                k, ir_region_kind_name((ir_region_kind)rg->kind),
+                poly_text(g, &pc->bytes_read, b1, sizeof b1),
                 poly_text(g, &pc->bytes_written, b2, sizeof b2), (long long)rg->sram_bytes);
-        for (uint32_t j = r.ix.rstart[k]; j < r.ix.rstart[k + 1]; j++) dot_node(g, r.ix.rids[j], out, "    ");
+        for (uint32_t j = r.ix.rstart[k]; j < r.ix.rstart[k + 1]; j++)
+            dot_node(g, r.ix.rids[j], out, "    ");
         fputs("  }\n", out);
     }
     for (ir_id i = 0; i < g->n; i++)
@@ -453,7 +512,8 @@ bool pass_report_dot(const ir_graph *g, pass_ctx *c, FILE *out) {
             } else {
                 ir_poly q;
                 value_bytes(g, p, &q);
-                fprintf(out, "  n%u -> n%u [label=\"%s B\"];\n", p, i, poly_text(g, &q, b1, sizeof b1));
+                fprintf(out, "  n%u -> n%u [label=\"%s B\"];\n", p, i,
+                        poly_text(g, &q, b1, sizeof b1));
             }
         }
     }

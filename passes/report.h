@@ -11,8 +11,8 @@ typedef struct pass_rep {
     pass_index ix;
     const pass_gpu *gpu;
     int64_t budget;
-    pass_cost *cost;    /* per region of g */
-    pass_sched *sched;  /* per region of g */
+    pass_cost *cost;      /* per region of g */
+    pass_sched *sched;    /* per region of g */
     ir_poly flops, bytes; /* totals of the plan; bytes = read + written + spilled */
     bool concrete;
     double f, b, us;
@@ -20,7 +20,7 @@ typedef struct pass_rep {
     ir_poly un_bytes;
     bool un_concrete;
     double un_b, un_us;
-    ir_graph *un_g;     /* the --no-fuse plan of the same graph */
+    ir_graph *un_g; /* the --no-fuse plan of the same graph */
     pass_index un_ix;
     pass_cost *un_cost; /* per region of un_g */
 } pass_rep;

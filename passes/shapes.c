@@ -28,12 +28,16 @@ static bool numel_differs(const ir_shape *a, const ir_shape *b) {
     ir_dim sa[IR_MAX_RANK], sb[IR_MAX_RANK];
     int na = 0, nb = 0;
     for (int i = 0; i < a->rank; i++) {
-        if (IR_DIM_IS_SYM(a->dim[i])) sa[na++] = a->dim[i];
-        else if (!ir_mul_ok(pa, a->dim[i], &pa)) return false;
+        if (IR_DIM_IS_SYM(a->dim[i]))
+            sa[na++] = a->dim[i];
+        else if (!ir_mul_ok(pa, a->dim[i], &pa))
+            return false;
     }
     for (int i = 0; i < b->rank; i++) {
-        if (IR_DIM_IS_SYM(b->dim[i])) sb[nb++] = b->dim[i];
-        else if (!ir_mul_ok(pb, b->dim[i], &pb)) return false;
+        if (IR_DIM_IS_SYM(b->dim[i]))
+            sb[nb++] = b->dim[i];
+        else if (!ir_mul_ok(pb, b->dim[i], &pb))
+            return false;
     }
     if (na != nb) return false;
     for (int i = 0; i < na; i++) { /* multiset equality, small n */
@@ -82,66 +86,72 @@ static const char *infer(const ir_graph *g, ir_id id, ir_dtype *dt, ir_shape *s)
         if (n->a.red.axes >> x->shape.rank) return "reduction axis beyond the rank";
         s->rank = 0;
         for (int i = 0; i < x->shape.rank; i++) {
-            if (!(n->a.red.axes & (1u << i))) s->dim[s->rank++] = x->shape.dim[i];
-            else if (n->a.red.keepdim) s->dim[s->rank++] = 1;
+            if (!(n->a.red.axes & (1u << i)))
+                s->dim[s->rank++] = x->shape.dim[i];
+            else if (n->a.red.keepdim)
+                s->dim[s->rank++] = 1;
         }
         *dt = (ir_dtype)x->dtype;
         return NULL;
     }
     switch ((ir_op)n->op) {
-    case IR_OP_MATMUL: {
-        const ir_node *y = &g->nodes[ir_in(g, n, 1)];
-        if (!ir_shape_matmul(&x->shape, &y->shape, s)) return "matmul operands do not fit";
-        *dt = ir_dtype_promote((ir_dtype)x->dtype, (ir_dtype)y->dtype);
-        return NULL;
-    }
-    case IR_OP_PERMUTE: {
-        uint32_t seen = 0;
-        s->rank = x->shape.rank;
-        for (int i = 0; i < s->rank; i++) {
-            if (n->a.perm[i] >= s->rank || (seen & (1u << n->a.perm[i]))) return "not a permutation";
-            seen |= 1u << n->a.perm[i];
-            s->dim[i] = x->shape.dim[n->a.perm[i]];
+        case IR_OP_MATMUL: {
+            const ir_node *y = &g->nodes[ir_in(g, n, 1)];
+            if (!ir_shape_matmul(&x->shape, &y->shape, s)) return "matmul operands do not fit";
+            *dt = ir_dtype_promote((ir_dtype)x->dtype, (ir_dtype)y->dtype);
+            return NULL;
         }
-        break;
-    }
-    case IR_OP_RESHAPE:
-        if (numel_differs(&x->shape, &n->shape)) return "reshape changes the element count";
-        break;
-    case IR_OP_BROADCAST: {
-        ir_shape b;
-        if (!ir_shape_broadcast(&x->shape, &n->shape, &b) || !ir_shape_eq(&b, &n->shape))
-            return "input does not broadcast to the target shape";
-        break;
-    }
-    case IR_OP_SLICE: {
-        int ax = n->a.slice.axis;
-        if (ax < 0 || ax >= x->shape.rank) return "slice axis out of range";
-        int64_t lo = n->a.slice.start, hi = n->a.slice.stop, d = x->shape.dim[ax];
-        if (lo < 0 || hi < lo || (!IR_DIM_IS_SYM(d) && hi > d)) return "slice bounds out of range";
-        *s = x->shape;
-        s->dim[ax] = hi - lo;
-        break;
-    }
-    case IR_OP_CONCAT: {
-        int ax = n->a.axis;
-        if (ax < 0 || ax >= x->shape.rank) return "concat axis out of range";
-        *s = x->shape;
-        ir_dtype d = (ir_dtype)x->dtype;
-        for (unsigned k = 1; k < n->nin; k++) {
-            const ir_node *y = &g->nodes[ir_in(g, n, k)];
-            if (y->shape.rank != s->rank) return "concat operands differ in rank";
-            for (int i = 0; i < s->rank; i++)
-                if (i != ax && y->shape.dim[i] != s->dim[i]) return "concat operands differ off the axis";
-            if (IR_DIM_IS_SYM(s->dim[ax]) || IR_DIM_IS_SYM(y->shape.dim[ax])) s->dim[ax] = n->shape.dim[ax];
-            else if (!ir_add_ok(s->dim[ax], y->shape.dim[ax], &s->dim[ax])) return "concat extent overflows";
-            d = ir_dtype_promote(d, (ir_dtype)y->dtype);
+        case IR_OP_PERMUTE: {
+            uint32_t seen = 0;
+            s->rank = x->shape.rank;
+            for (int i = 0; i < s->rank; i++) {
+                if (n->a.perm[i] >= s->rank || (seen & (1u << n->a.perm[i])))
+                    return "not a permutation";
+                seen |= 1u << n->a.perm[i];
+                s->dim[i] = x->shape.dim[n->a.perm[i]];
+            }
+            break;
         }
-        *dt = d;
-        return NULL;
-    }
-    default:
-        return "unknown op";
+        case IR_OP_RESHAPE:
+            if (numel_differs(&x->shape, &n->shape)) return "reshape changes the element count";
+            break;
+        case IR_OP_BROADCAST: {
+            ir_shape b;
+            if (!ir_shape_broadcast(&x->shape, &n->shape, &b) || !ir_shape_eq(&b, &n->shape))
+                return "input does not broadcast to the target shape";
+            break;
+        }
+        case IR_OP_SLICE: {
+            int ax = n->a.slice.axis;
+            if (ax < 0 || ax >= x->shape.rank) return "slice axis out of range";
+            int64_t lo = n->a.slice.start, hi = n->a.slice.stop, d = x->shape.dim[ax];
+            if (lo < 0 || hi < lo || (!IR_DIM_IS_SYM(d) && hi > d))
+                return "slice bounds out of range";
+            *s = x->shape;
+            s->dim[ax] = hi - lo;
+            break;
+        }
+        case IR_OP_CONCAT: {
+            int ax = n->a.axis;
+            if (ax < 0 || ax >= x->shape.rank) return "concat axis out of range";
+            *s = x->shape;
+            ir_dtype d = (ir_dtype)x->dtype;
+            for (unsigned k = 1; k < n->nin; k++) {
+                const ir_node *y = &g->nodes[ir_in(g, n, k)];
+                if (y->shape.rank != s->rank) return "concat operands differ in rank";
+                for (int i = 0; i < s->rank; i++)
+                    if (i != ax && y->shape.dim[i] != s->dim[i])
+                        return "concat operands differ off the axis";
+                if (IR_DIM_IS_SYM(s->dim[ax]) || IR_DIM_IS_SYM(y->shape.dim[ax]))
+                    s->dim[ax] = n->shape.dim[ax];
+                else if (!ir_add_ok(s->dim[ax], y->shape.dim[ax], &s->dim[ax]))
+                    return "concat extent overflows";
+                d = ir_dtype_promote(d, (ir_dtype)y->dtype);
+            }
+            *dt = d;
+            return NULL;
+        }
+        default: return "unknown op";
     }
     *dt = (ir_dtype)x->dtype; /* views keep the dtype */
     return NULL;
@@ -182,10 +192,11 @@ bool pass_shapes(ir_graph *g, pass_ctx *c) {
         if (!why && dt != n->dtype) why = "dtype differs from the one its inputs give";
         if (!why && !refines(g, &n->shape, &s)) why = "shape differs from the one its inputs give";
         if (why) {
-            tx_error(c->diag, "internal error: shapes: %%%u = %s : %s%s (from its inputs: %s%s): %s", i,
+            tx_error(c->diag,
+                     "internal error: shapes: %%%u = %s : %s%s (from its inputs: %s%s): %s", i,
                      ir_op_name((ir_op)n->op), ir_dtype_name((ir_dtype)n->dtype),
-                     ir_shape_str(g, &n->shape, b1, sizeof b1), ir_dtype_name(dt), ir_shape_str(g, &s, b2, sizeof b2),
-                     why);
+                     ir_shape_str(g, &n->shape, b1, sizeof b1), ir_dtype_name(dt),
+                     ir_shape_str(g, &s, b2, sizeof b2), why);
             return changed;
         }
         if (!ir_shape_eq(&n->shape, &s)) {

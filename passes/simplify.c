@@ -43,8 +43,8 @@ static void set_in(simp *s, ir_id i, unsigned k, ir_id v) {
     ir_set_in(s->g, n, k, v);
 }
 
-/* Rewrites node i in place into the unary op `op` (cast, broadcast_to) of x, or into mul(x, x) when op is IR_OP_MUL. Keeps dtype, shape,
- * name and location; clears the attributes. */
+/* Rewrites node i in place into the unary op `op` (cast, broadcast_to) of x, or into mul(x, x) when
+ * op is IR_OP_MUL. Keeps dtype, shape, name and location; clears the attributes. */
 static void become(simp *s, ir_id i, ir_op op, ir_id x) {
     ir_node *n = &s->g->nodes[i];
     for (unsigned k = 0; k < n->nin; k++) s->uses[ir_in(s->g, n, k)]--;
@@ -96,8 +96,10 @@ static bool is_value(const ir_graph *g, ir_id id, double want) {
     if (n->op == IR_OP_BROADCAST) n = &g->nodes[ir_in(g, n, 0)];
     if (n->op != IR_OP_CONST) return false;
     double v = n->a.cval;
-    if (n->dtype == IR_I32) v = trunc(v);
-    else if (n->dtype == IR_BOOL) v = v != 0;
+    if (n->dtype == IR_I32)
+        v = trunc(v);
+    else if (n->dtype == IR_BOOL)
+        v = v != 0;
     return v == want; /* 0.5, 1, 2 and 0 are exact in every float dtype */
 }
 
@@ -115,26 +117,26 @@ static bool simplify_binary(simp *s, ir_id i) {
     bool is_int = !ir_dtype_is_float((ir_dtype)n->dtype);
     bool same = n->dtype == g->nodes[a].dtype && ir_shape_eq(&n->shape, &g->nodes[a].shape);
     switch ((ir_op)n->op) {
-    case IR_OP_ADD:
-        if (is_value(g, b, 0)) return replace_with(s, i, a);
-        if (is_value(g, a, 0)) return replace_with(s, i, b);
-        return false;
-    case IR_OP_SUB: return is_value(g, b, 0) && replace_with(s, i, a);
-    case IR_OP_MUL:
-        if (is_value(g, b, 1)) return replace_with(s, i, a);
-        if (is_value(g, a, 1)) return replace_with(s, i, b);
-        if (is_int && is_value(g, b, 0)) return replace_with(s, i, b);
-        if (is_int && is_value(g, a, 0)) return replace_with(s, i, a);
-        return false;
-    case IR_OP_DIV: return is_value(g, b, 1) && replace_with(s, i, a);
-    case IR_OP_POW:
-        if (is_value(g, b, 1)) return replace_with(s, i, a);
-        if (same && n->dtype != IR_BOOL && is_value(g, b, 2)) {
-            become(s, i, IR_OP_MUL, a);
-            return true;
-        }
-        return false;
-    default: return false;
+        case IR_OP_ADD:
+            if (is_value(g, b, 0)) return replace_with(s, i, a);
+            if (is_value(g, a, 0)) return replace_with(s, i, b);
+            return false;
+        case IR_OP_SUB: return is_value(g, b, 0) && replace_with(s, i, a);
+        case IR_OP_MUL:
+            if (is_value(g, b, 1)) return replace_with(s, i, a);
+            if (is_value(g, a, 1)) return replace_with(s, i, b);
+            if (is_int && is_value(g, b, 0)) return replace_with(s, i, b);
+            if (is_int && is_value(g, a, 0)) return replace_with(s, i, a);
+            return false;
+        case IR_OP_DIV: return is_value(g, b, 1) && replace_with(s, i, a);
+        case IR_OP_POW:
+            if (is_value(g, b, 1)) return replace_with(s, i, a);
+            if (same && n->dtype != IR_BOOL && is_value(g, b, 2)) {
+                become(s, i, IR_OP_MUL, a);
+                return true;
+            }
+            return false;
+        default: return false;
     }
 }
 
@@ -209,23 +211,23 @@ static bool simplify_node(simp *s, ir_id i) {
     bool changed = false;
     if ((t & IR_T_ELEM) && n->nin) changed |= unbroadcast_inputs(s, i);
     switch ((ir_op)n->op) {
-    case IR_OP_ADD:
-    case IR_OP_SUB:
-    case IR_OP_MUL:
-    case IR_OP_DIV:
-    case IR_OP_POW: return simplify_binary(s, i) || changed;
-    case IR_OP_NEG: {
-        const ir_node *x = &g->nodes[ir_in(g, n, 0)];
-        if (x->op == IR_OP_NEG) return replace_with(s, i, ir_in(g, x, 0)) || changed;
-        return changed;
-    }
-    case IR_OP_CAST: return simplify_cast(s, i) || changed;
-    case IR_OP_PERMUTE:
-    case IR_OP_RESHAPE:
-    case IR_OP_BROADCAST:
-    case IR_OP_SLICE:
-    case IR_OP_CONCAT: return simplify_view(s, i) || changed;
-    default: return changed;
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_DIV:
+        case IR_OP_POW: return simplify_binary(s, i) || changed;
+        case IR_OP_NEG: {
+            const ir_node *x = &g->nodes[ir_in(g, n, 0)];
+            if (x->op == IR_OP_NEG) return replace_with(s, i, ir_in(g, x, 0)) || changed;
+            return changed;
+        }
+        case IR_OP_CAST: return simplify_cast(s, i) || changed;
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT: return simplify_view(s, i) || changed;
+        default: return changed;
     }
 }
 

@@ -8,7 +8,8 @@
 /* Formats a parameter type like "f32[M, 4]" into buf. */
 static const char *type_str(const ir_graph *g, const ir_node *n, char *buf, size_t cap) {
     char sb[256];
-    snprintf(buf, cap, "%s%s", ir_dtype_name((ir_dtype)n->dtype), ir_shape_str(g, &n->shape, sb, sizeof sb));
+    snprintf(buf, cap, "%s%s", ir_dtype_name((ir_dtype)n->dtype),
+             ir_shape_str(g, &n->shape, sb, sizeof sb));
     return buf;
 }
 
@@ -51,7 +52,8 @@ static bool bind_one(bind_ctx *c, ir_id id, const rt_tensor *t) {
     }
     if (t->rank != n->shape.rank) {
         tx_error(c->d, "input '%s': shape %s does not match %s (rank %d, expected %d)", name,
-                 tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), t->rank, n->shape.rank);
+                 tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), t->rank,
+                 n->shape.rank);
         return false;
     }
     for (int i = 0; i < t->rank; i++) {
@@ -59,8 +61,9 @@ static bool bind_one(bind_ctx *c, ir_id id, const rt_tensor *t) {
         long long got = (long long)t->dim[i];
         if (!IR_DIM_IS_SYM(want)) {
             if (got == want) continue;
-            tx_error(c->d, "input '%s': shape %s does not match %s (dim %d is %lld, expected %lld)", name,
-                     tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), i, got, (long long)want);
+            tx_error(c->d, "input '%s': shape %s does not match %s (dim %d is %lld, expected %lld)",
+                     name, tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), i, got,
+                     (long long)want);
             return false;
         }
         uint32_t s = IR_DIM_SYMIDX(want);
@@ -74,14 +77,19 @@ static bool bind_one(bind_ctx *c, ir_id id, const rt_tensor *t) {
             c->from[s] = id;
         } else if (c->syms[s] != got) {
             if (c->from[s] == IR_NONE) {
-                tx_error(c->d, "input '%s': shape %s does not match %s (dim %d is %lld, but %s is bound to %lld)", name,
-                         tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), i, got, sn,
-                         (long long)c->syms[s]);
+                tx_error(c->d,
+                         "input '%s': shape %s does not match %s (dim %d is %lld, but %s is bound "
+                         "to %lld)",
+                         name, tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), i, got,
+                         sn, (long long)c->syms[s]);
             } else {
                 char ob[32];
-                tx_error(c->d, "input '%s': shape %s does not match %s (%s is %lld from '%s' but %lld from '%s')", name,
-                         tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), sn, (long long)c->syms[s],
-                         param_name(g, &g->nodes[c->from[s]], ob, sizeof ob), got, name);
+                tx_error(c->d,
+                         "input '%s': shape %s does not match %s (%s is %lld from '%s' but %lld "
+                         "from '%s')",
+                         name, tshape_str(t, sh, sizeof sh), type_str(g, n, ty, sizeof ty), sn,
+                         (long long)c->syms[s], param_name(g, &g->nodes[c->from[s]], ob, sizeof ob),
+                         got, name);
             }
             return false;
         }
@@ -111,7 +119,8 @@ static int64_t shape_numel(const ir_graph *g, const ir_shape *s, const int64_t *
  * reshape's element count, broadcasting and concatenation extents, a
  * matrix product's inner dim. The compiled code trusts them (an
  * out-of-range slice would read past its buffer); false with the node named. */
-static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live, tx_diag *d);
+static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live,
+                              tx_diag *d);
 
 static bool has_sym(const ir_shape *s) {
     for (int i = 0; i < s->rank; i++)
@@ -141,7 +150,8 @@ static bool check_bound_shapes(const ir_graph *g, const int64_t *syms, tx_diag *
     return ok;
 }
 
-static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live, tx_diag *d) {
+static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint8_t *live,
+                              tx_diag *d) {
     for (ir_id id = 0; id < g->n; id++) {
         const ir_node *n = &g->nodes[id];
         if (!live[id] || n->nin == 0 || n->op == IR_OP_OUTPUT || !involves_sym(g, n)) continue;
@@ -152,55 +162,71 @@ static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint
             int ax = n->a.slice.axis;
             int64_t len = ax >= 0 && ax < x->shape.rank ? dim_value(g, x->shape.dim[ax], syms) : -1;
             if (len >= 0 && (n->a.slice.stop > len || n->a.slice.start > len)) {
-                snprintf(msg, sizeof msg, "slice [%lld, %lld) of axis %d is out of range: that dim of the input is %lld",
-                         (long long)n->a.slice.start, (long long)n->a.slice.stop, ax, (long long)len);
+                snprintf(
+                    msg, sizeof msg,
+                    "slice [%lld, %lld) of axis %d is out of range: that dim of the input is %lld",
+                    (long long)n->a.slice.start, (long long)n->a.slice.stop, ax, (long long)len);
                 why = msg;
             }
         } else if (n->op == IR_OP_RESHAPE) {
             int64_t a = shape_numel(g, &x->shape, syms), b = shape_numel(g, &n->shape, syms);
             if (a >= 0 && b >= 0 && a != b) {
-                snprintf(msg, sizeof msg, "reshape of %lld elements into %lld", (long long)a, (long long)b);
+                snprintf(msg, sizeof msg, "reshape of %lld elements into %lld", (long long)a,
+                         (long long)b);
                 why = msg;
             }
         } else if (n->op == IR_OP_MATMUL && n->nin == 2) {
             const ir_node *y = &g->nodes[ir_in(g, n, 1)];
             int64_t k1 = x->shape.rank ? dim_value(g, x->shape.dim[x->shape.rank - 1], syms) : -1;
-            int64_t k2 = y->shape.rank >= 2 ? dim_value(g, y->shape.dim[y->shape.rank - 2], syms) : -1;
+            int64_t k2 =
+                y->shape.rank >= 2 ? dim_value(g, y->shape.dim[y->shape.rank - 2], syms) : -1;
             if (k1 >= 0 && k2 >= 0 && k1 != k2) {
-                snprintf(msg, sizeof msg, "matrix product of inner dims %lld and %lld", (long long)k1, (long long)k2);
+                snprintf(msg, sizeof msg, "matrix product of inner dims %lld and %lld",
+                         (long long)k1, (long long)k2);
                 why = msg;
             }
         } else if ((ir_op_traits((ir_op)n->op) & IR_T_ELEM) || n->op == IR_OP_BROADCAST) {
-            for (unsigned k = 0; k < n->nin && !why; k++) { /* NumPy broadcasting, aligned at the last dim */
+            for (unsigned k = 0; k < n->nin && !why;
+                 k++) { /* NumPy broadcasting, aligned at the last dim */
                 const ir_shape *in = &g->nodes[ir_in(g, n, k)].shape;
                 for (int i = 1; i <= in->rank && i <= n->shape.rank && !why; i++) {
-                    int64_t a = dim_value(g, in->dim[in->rank - i], syms), b = dim_value(g, n->shape.dim[n->shape.rank - i], syms);
+                    int64_t a = dim_value(g, in->dim[in->rank - i], syms),
+                            b = dim_value(g, n->shape.dim[n->shape.rank - i], syms);
                     if (a >= 0 && b >= 0 && a != b && a != 1) {
-                        snprintf(msg, sizeof msg, "operand %u has %lld where the result has %lld (dim %d from the end)", k,
-                                 (long long)a, (long long)b, i);
+                        snprintf(
+                            msg, sizeof msg,
+                            "operand %u has %lld where the result has %lld (dim %d from the end)",
+                            k, (long long)a, (long long)b, i);
                         why = msg;
                     }
                 }
             }
         } else if (n->op == IR_OP_CONCAT) {
             int ax = n->a.axis;
-            int64_t sum = 0, want = ax >= 0 && ax < n->shape.rank ? dim_value(g, n->shape.dim[ax], syms) : -1;
+            int64_t sum = 0, want = ax >= 0 && ax < n->shape.rank
+                                        ? dim_value(g, n->shape.dim[ax], syms)
+                                        : -1;
             for (unsigned k = 0; k < n->nin && sum >= 0; k++) {
                 const ir_shape *in = &g->nodes[ir_in(g, n, k)].shape;
                 int64_t v = ax >= 0 && ax < in->rank ? dim_value(g, in->dim[ax], syms) : -1;
                 for (int i = 0; i < in->rank && i < n->shape.rank; i++) {
-                    int64_t a = dim_value(g, in->dim[i], syms), b = dim_value(g, n->shape.dim[i], syms);
+                    int64_t a = dim_value(g, in->dim[i], syms),
+                            b = dim_value(g, n->shape.dim[i], syms);
                     if (i != ax && a >= 0 && b >= 0 && a != b) sum = -2;
                 }
                 sum = v < 0 || sum < 0 ? (sum < 0 ? sum : -1) : sum + v;
             }
-            if (sum == -2 || (sum >= 0 && want >= 0 && sum != want)) why = "operands do not fit the concatenation";
+            if (sum == -2 || (sum >= 0 && want >= 0 && sum != want))
+                why = "operands do not fit the concatenation";
         }
         if (why) {
             char nb[64];
-            if (n->name) snprintf(nb, sizeof nb, "'%.40s' ", ir_str(g, n->name));
-            else nb[0] = 0;
-            tx_error(d, "with these inputs, value %s(%s, node %u) has no valid shape: %s", nb, ir_op_name((ir_op)n->op), id, why);
+            if (n->name)
+                snprintf(nb, sizeof nb, "'%.40s' ", ir_str(g, n->name));
+            else
+                nb[0] = 0;
+            tx_error(d, "with these inputs, value %s(%s, node %u) has no valid shape: %s", nb,
+                     ir_op_name((ir_op)n->op), id, why);
             return false;
         }
     }

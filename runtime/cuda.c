@@ -32,62 +32,61 @@ enum {
     CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 };
 enum { /* CUdevice_attribute */
-    CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
-    CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
-    CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
-    CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
-    CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
+       CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK = 8,
+       CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+       CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE = 38,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+       CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+       CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97,
 };
 
 #define RT_JIT_LOG 16384 /* bytes of each JIT log kept */
 
 /* The driver entry points: X(field, symbol, fallback symbol, signature). */
-#define RT_CU_FUNCS(X)                                                                        \
-    X(Init, "cuInit", "", (unsigned))                                           \
-    X(DriverGetVersion, "cuDriverGetVersion", "", (int *))                      \
-    X(DeviceGet, "cuDeviceGet", "", (CUdevice *, int))                          \
-    X(DeviceGetAttribute, "cuDeviceGetAttribute", "", (int *, int, CUdevice))   \
-    X(DeviceGetName, "cuDeviceGetName", "", (char *, int, CUdevice))            \
-    X(DeviceTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", (size_t *, CUdevice)) \
-    X(CtxCreate, "cuCtxCreate_v2", "cuCtxCreate", (CUcontext *, unsigned, CUdevice)) \
-    X(CtxDestroy, "cuCtxDestroy_v2", "cuCtxDestroy", (CUcontext))                 \
-    X(CtxSynchronize, "cuCtxSynchronize", "", (void))                           \
-    X(CtxSetCurrent, "cuCtxSetCurrent", "", (CUcontext))                        \
-    X(CtxGetCurrent, "cuCtxGetCurrent", "", (CUcontext *))                      \
-    X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", "", (CUcontext *, CUdevice)) \
-    X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", (CUdevice)) \
-    X(ModuleLoadDataEx, "cuModuleLoadDataEx", "",                                           \
-      (CUmodule *, const void *, unsigned, int *, void **))                       \
-    X(ModuleUnload, "cuModuleUnload", "", (CUmodule))                           \
-    X(ModuleGetFunction, "cuModuleGetFunction", "",                                         \
-      (CUfunction *, CUmodule, const char *))                                     \
-    X(MemAlloc, "cuMemAlloc_v2", "cuMemAlloc", (CUdeviceptr *, size_t))          \
-    X(MemFree, "cuMemFree_v2", "cuMemFree", (CUdeviceptr))                       \
-    X(MemGetInfo, "cuMemGetInfo_v2", "cuMemGetInfo", (size_t *, size_t *))       \
-    X(MemcpyHtoD, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", (CUdeviceptr, const void *, size_t)) \
-    X(MemcpyDtoH, "cuMemcpyDtoH_v2", "cuMemcpyDtoH", (void *, CUdeviceptr, size_t)) \
-    X(MemcpyDtoD, "cuMemcpyDtoD_v2", "cuMemcpyDtoD", (CUdeviceptr, CUdeviceptr, size_t)) \
-    X(MemsetD8, "cuMemsetD8_v2", "cuMemsetD8", (CUdeviceptr, unsigned char, size_t)) \
-    X(LaunchKernel, "cuLaunchKernel", "",                                                   \
-      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,    \
-                   unsigned, CUstream, void **, void **))                                     \
-    X(FuncSetAttribute, "cuFuncSetAttribute", "", (CUfunction, int, int))       \
-    X(EventCreate, "cuEventCreate", "", (CUevent *, unsigned))                  \
-    X(EventRecord, "cuEventRecord", "", (CUevent, CUstream))                    \
-    X(EventSynchronize, "cuEventSynchronize", "", (CUevent))                    \
-    X(EventElapsedTime, "cuEventElapsedTime", "", (float *, CUevent, CUevent))  \
-    X(EventDestroy, "cuEventDestroy_v2", "cuEventDestroy", (CUevent))             \
-    X(StreamSynchronize, "cuStreamSynchronize", "", (CUstream))                 \
-    X(GetErrorName, "cuGetErrorName", "", (CUresult, const char **))            \
+#define RT_CU_FUNCS(X)                                                                             \
+    X(Init, "cuInit", "", (unsigned))                                                              \
+    X(DriverGetVersion, "cuDriverGetVersion", "", (int *))                                         \
+    X(DeviceGet, "cuDeviceGet", "", (CUdevice *, int))                                             \
+    X(DeviceGetAttribute, "cuDeviceGetAttribute", "", (int *, int, CUdevice))                      \
+    X(DeviceGetName, "cuDeviceGetName", "", (char *, int, CUdevice))                               \
+    X(DeviceTotalMem, "cuDeviceTotalMem_v2", "cuDeviceTotalMem", (size_t *, CUdevice))             \
+    X(CtxCreate, "cuCtxCreate_v2", "cuCtxCreate", (CUcontext *, unsigned, CUdevice))               \
+    X(CtxDestroy, "cuCtxDestroy_v2", "cuCtxDestroy", (CUcontext))                                  \
+    X(CtxSynchronize, "cuCtxSynchronize", "", (void))                                              \
+    X(CtxSetCurrent, "cuCtxSetCurrent", "", (CUcontext))                                           \
+    X(CtxGetCurrent, "cuCtxGetCurrent", "", (CUcontext *))                                         \
+    X(PrimaryCtxRetain, "cuDevicePrimaryCtxRetain", "", (CUcontext *, CUdevice))                   \
+    X(PrimaryCtxRelease, "cuDevicePrimaryCtxRelease_v2", "cuDevicePrimaryCtxRelease", (CUdevice))  \
+    X(ModuleLoadDataEx, "cuModuleLoadDataEx", "",                                                  \
+      (CUmodule *, const void *, unsigned, int *, void **))                                        \
+    X(ModuleUnload, "cuModuleUnload", "", (CUmodule))                                              \
+    X(ModuleGetFunction, "cuModuleGetFunction", "", (CUfunction *, CUmodule, const char *))        \
+    X(MemAlloc, "cuMemAlloc_v2", "cuMemAlloc", (CUdeviceptr *, size_t))                            \
+    X(MemFree, "cuMemFree_v2", "cuMemFree", (CUdeviceptr))                                         \
+    X(MemGetInfo, "cuMemGetInfo_v2", "cuMemGetInfo", (size_t *, size_t *))                         \
+    X(MemcpyHtoD, "cuMemcpyHtoD_v2", "cuMemcpyHtoD", (CUdeviceptr, const void *, size_t))          \
+    X(MemcpyDtoH, "cuMemcpyDtoH_v2", "cuMemcpyDtoH", (void *, CUdeviceptr, size_t))                \
+    X(MemcpyDtoD, "cuMemcpyDtoD_v2", "cuMemcpyDtoD", (CUdeviceptr, CUdeviceptr, size_t))           \
+    X(MemsetD8, "cuMemsetD8_v2", "cuMemsetD8", (CUdeviceptr, unsigned char, size_t))               \
+    X(LaunchKernel, "cuLaunchKernel", "",                                                          \
+      (CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, CUstream, \
+       void **, void **))                                                                          \
+    X(FuncSetAttribute, "cuFuncSetAttribute", "", (CUfunction, int, int))                          \
+    X(EventCreate, "cuEventCreate", "", (CUevent *, unsigned))                                     \
+    X(EventRecord, "cuEventRecord", "", (CUevent, CUstream))                                       \
+    X(EventSynchronize, "cuEventSynchronize", "", (CUevent))                                       \
+    X(EventElapsedTime, "cuEventElapsedTime", "", (float *, CUevent, CUevent))                     \
+    X(EventDestroy, "cuEventDestroy_v2", "cuEventDestroy", (CUevent))                              \
+    X(StreamSynchronize, "cuStreamSynchronize", "", (CUstream))                                    \
+    X(GetErrorName, "cuGetErrorName", "", (CUresult, const char **))                               \
     X(GetErrorString, "cuGetErrorString", "", (CUresult, const char **))
 
 /* cuTensorMapEncodeTiled (CUDA 12+): resolved on its own, as older
  * drivers lack it and only Hopper kernels need it. */
 typedef CUresult (*cu_tmap_encode_fn)(void *, int, unsigned, void *, const unsigned long long *,
-                                      const unsigned long long *, const unsigned *, const unsigned *, int, int, int,
-                                      int);
+                                      const unsigned long long *, const unsigned *,
+                                      const unsigned *, int, int, int, int);
 
 struct rt_cuda {
     void *lib;
@@ -111,33 +110,44 @@ struct rt_module {
 
 /* Names of common driver errors, for drivers (or the toolkit's stub
  * library) whose cuGetErrorName fails. */
-static const char *cu_known_name(CUresult r)
-{
-    static const struct { int code; const char *name; } t[] = {
-        {1, "CUDA_ERROR_INVALID_VALUE"}, {2, "CUDA_ERROR_OUT_OF_MEMORY"}, {3, "CUDA_ERROR_NOT_INITIALIZED"},
-        {34, "CUDA_ERROR_STUB_LIBRARY"}, {100, "CUDA_ERROR_NO_DEVICE"}, {101, "CUDA_ERROR_INVALID_DEVICE"},
-        {200, "CUDA_ERROR_INVALID_IMAGE"}, {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"}, {218, "CUDA_ERROR_INVALID_PTX"},
-        {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"}, {400, "CUDA_ERROR_INVALID_HANDLE"},
-        {500, "CUDA_ERROR_NOT_FOUND"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
-        {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {702, "CUDA_ERROR_LAUNCH_TIMEOUT"},
-        {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION"}, {716, "CUDA_ERROR_MISALIGNED_ADDRESS"},
-        {719, "CUDA_ERROR_LAUNCH_FAILED"}, {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
-        {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"}, {999, "CUDA_ERROR_UNKNOWN"},
+static const char *cu_known_name(CUresult r) {
+    static const struct {
+        int code;
+        const char *name;
+    } t[] = {
+        {1, "CUDA_ERROR_INVALID_VALUE"},
+        {2, "CUDA_ERROR_OUT_OF_MEMORY"},
+        {3, "CUDA_ERROR_NOT_INITIALIZED"},
+        {34, "CUDA_ERROR_STUB_LIBRARY"},
+        {100, "CUDA_ERROR_NO_DEVICE"},
+        {101, "CUDA_ERROR_INVALID_DEVICE"},
+        {200, "CUDA_ERROR_INVALID_IMAGE"},
+        {209, "CUDA_ERROR_NO_BINARY_FOR_GPU"},
+        {218, "CUDA_ERROR_INVALID_PTX"},
+        {222, "CUDA_ERROR_UNSUPPORTED_PTX_VERSION"},
+        {400, "CUDA_ERROR_INVALID_HANDLE"},
+        {500, "CUDA_ERROR_NOT_FOUND"},
+        {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+        {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"},
+        {702, "CUDA_ERROR_LAUNCH_TIMEOUT"},
+        {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},
+        {716, "CUDA_ERROR_MISALIGNED_ADDRESS"},
+        {719, "CUDA_ERROR_LAUNCH_FAILED"},
+        {803, "CUDA_ERROR_SYSTEM_DRIVER_MISMATCH"},
+        {804, "CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE"},
+        {999, "CUDA_ERROR_UNKNOWN"},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++)
-        if (t[i].code == r)
-            return t[i].name;
+        if (t[i].code == r) return t[i].name;
     return NULL;
 }
 
 /* Formats a driver failure of `call` while `doing` into c->err; returns false. */
-static bool cu_fail(rt_cuda *c, CUresult r, const char *call, const char *doing)
-{
+static bool cu_fail(rt_cuda *c, CUresult r, const char *call, const char *doing) {
     const char *name = NULL, *text = NULL;
     if (!c->GetErrorName || c->GetErrorName(r, &name) != CUDA_SUCCESS || !name)
         name = cu_known_name(r);
-    if (!c->GetErrorString || c->GetErrorString(r, &text) != CUDA_SUCCESS || !text)
-        text = NULL;
+    if (!c->GetErrorString || c->GetErrorString(r, &text) != CUDA_SUCCESS || !text) text = NULL;
     if (name)
         snprintf(c->err, sizeof c->err, "%s failed while %s: %s%s%s%s", call, doing, name,
                  text ? " (" : "", text ? text : "", text ? ")" : "");
@@ -147,36 +157,30 @@ static bool cu_fail(rt_cuda *c, CUresult r, const char *call, const char *doing)
 }
 
 /* Appends text to c->err, truncating at its capacity. */
-static void err_append(rt_cuda *c, const char *text)
-{
+static void err_append(rt_cuda *c, const char *text) {
     size_t n = strlen(c->err), k = strlen(text);
-    if (n + 1 >= sizeof c->err)
-        return;
-    if (k > sizeof c->err - n - 1)
-        k = sizeof c->err - n - 1;
+    if (n + 1 >= sizeof c->err) return;
+    if (k > sizeof c->err - n - 1) k = sizeof c->err - n - 1;
     memcpy(c->err + n, text, k);
     c->err[n + k] = 0;
 }
 
 /* Checks a driver result: true on success, else formats the error. */
-static bool cu_ok(rt_cuda *c, CUresult r, const char *call, const char *doing)
-{
+static bool cu_ok(rt_cuda *c, CUresult r, const char *call, const char *doing) {
     return r == CUDA_SUCCESS ? true : cu_fail(c, r, call, doing);
 }
 
 /* Resolves every entry point of RT_CU_FUNCS; false with the missing name. */
-static bool cu_resolve(rt_cuda *c, const char *lib, char *err, size_t cap)
-{
+static bool cu_resolve(rt_cuda *c, const char *lib, char *err, size_t cap) {
     void *p;
-#define X(f, s, s2, t)                                                                  \
-    p = dlsym(c->lib, s);                                                               \
-    if (!p && s2[0])                                                                    \
-        p = dlsym(c->lib, s2);                                            \
-    if (!p) {                                                                           \
+#define X(f, s, s2, t)                                                                             \
+    p = dlsym(c->lib, s);                                                                          \
+    if (!p && s2[0]) p = dlsym(c->lib, s2);                                                        \
+    if (!p) {                                                                                      \
         snprintf(err, cap, "%s is not a usable CUDA driver (symbol %s missing); use --device=cpu", \
-                 lib, s);                                                               \
-        return false;                                                                   \
-    }                                                                                   \
+                 lib, s);                                                                          \
+        return false;                                                                              \
+    }                                                                                              \
     memcpy(&c->f, &p, sizeof p);
     RT_CU_FUNCS(X)
 #undef X
@@ -186,17 +190,14 @@ static bool cu_resolve(rt_cuda *c, const char *lib, char *err, size_t cap)
 }
 
 /* Reads one integer device attribute; 0 when the driver refuses. */
-static int cu_attr(rt_cuda *c, int attr)
-{
+static int cu_attr(rt_cuda *c, int attr) {
     int v = 0;
-    if (c->DeviceGetAttribute(&v, attr, c->dev) != CUDA_SUCCESS)
-        return 0;
+    if (c->DeviceGetAttribute(&v, attr, c->dev) != CUDA_SUCCESS) return 0;
     return v;
 }
 
 /* Fills c->info from the device. */
-static void cu_read_info(rt_cuda *c)
-{
+static void cu_read_info(rt_cuda *c) {
     rt_cuda_info *in = &c->info;
     size_t total = 0;
     if (c->DeviceGetName(in->name, (int)sizeof in->name - 1, c->dev) != CUDA_SUCCESS)
@@ -207,34 +208,33 @@ static void cu_read_info(rt_cuda *c)
     in->max_threads = cu_attr(c, CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
     in->smem_per_block = cu_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK);
     in->smem_optin = cu_attr(c, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
-    if (in->smem_optin < in->smem_per_block)
-        in->smem_optin = in->smem_per_block;
+    if (in->smem_optin < in->smem_per_block) in->smem_optin = in->smem_per_block;
     in->l2_bytes = cu_attr(c, CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE);
-    if (c->DeviceTotalMem(&total, c->dev) == CUDA_SUCCESS)
-        in->total_mem = (int64_t)total;
+    if (c->DeviceTotalMem(&total, c->dev) == CUDA_SUCCESS) in->total_mem = (int64_t)total;
 }
 
 /* Makes c's context (own or retained primary) current on this thread. */
-static bool cu_open_ctx(rt_cuda *c, bool primary)
-{
+static bool cu_open_ctx(rt_cuda *c, bool primary) {
     c->primary = primary;
     if (!primary)
-        return cu_ok(c, c->CtxCreate(&c->ctx, 0, c->dev), "cuCtxCreate", "creating a context on the GPU");
+        return cu_ok(c, c->CtxCreate(&c->ctx, 0, c->dev), "cuCtxCreate",
+                     "creating a context on the GPU");
     if (!cu_ok(c, c->PrimaryCtxRetain(&c->ctx, c->dev), "cuDevicePrimaryCtxRetain",
                "retaining the GPU's primary context"))
         return false;
-    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent", "making the primary context current");
+    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent",
+                 "making the primary context current");
 }
 
 /* Initialises the driver, picks the device and creates or retains the
  * context; on failure copies the driver's message into err. */
-static bool cu_start(rt_cuda *c, int device, bool primary, char *err, size_t cap)
-{
+static bool cu_start(rt_cuda *c, int device, bool primary, char *err, size_t cap) {
     int n = 0;
-    bool ok = cu_ok(c, c->Init(0), "cuInit", "initialising the CUDA driver") &&
-              cu_ok(c, c->DriverGetVersion(&n), "cuDriverGetVersion", "asking the driver version") &&
-              cu_ok(c, c->DeviceGet(&c->dev, device), "cuDeviceGet", "opening the GPU") &&
-              cu_open_ctx(c, primary);
+    bool ok =
+        cu_ok(c, c->Init(0), "cuInit", "initialising the CUDA driver") &&
+        cu_ok(c, c->DriverGetVersion(&n), "cuDriverGetVersion", "asking the driver version") &&
+        cu_ok(c, c->DeviceGet(&c->dev, device), "cuDeviceGet", "opening the GPU") &&
+        cu_open_ctx(c, primary);
     if (!ok) {
         snprintf(err, cap, "%s; use --device=cpu", c->err);
         return false;
@@ -245,8 +245,7 @@ static bool cu_start(rt_cuda *c, int device, bool primary, char *err, size_t cap
 }
 
 /* rt_cuda_new_lib with the choice of context. */
-static rt_cuda *cuda_open(const char *lib, int device, bool primary, char *err, size_t cap)
-{
+static rt_cuda *cuda_open(const char *lib, int device, bool primary, char *err, size_t cap) {
     rt_cuda *c = ir_xcalloc(1, sizeof *c);
     c->lib = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
     if (!c->lib) {
@@ -263,45 +262,40 @@ static rt_cuda *cuda_open(const char *lib, int device, bool primary, char *err, 
     return c;
 }
 
-rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap)
-{
+rt_cuda *rt_cuda_new_lib(const char *lib, int device, char *err, size_t cap) {
     return cuda_open(lib, device, false, err, cap);
 }
 
 /* The driver library: $TX_CUDA_LIB, else libcuda.so.1. */
-static const char *cuda_lib_name(void)
-{
+static const char *cuda_lib_name(void) {
     const char *lib = getenv("TX_CUDA_LIB");
     return lib && lib[0] ? lib : "libcuda.so.1";
 }
 
-rt_cuda *rt_cuda_new(char *err, size_t cap) { return cuda_open(cuda_lib_name(), 0, false, err, cap); }
+rt_cuda *rt_cuda_new(char *err, size_t cap) {
+    return cuda_open(cuda_lib_name(), 0, false, err, cap);
+}
 
-rt_cuda *rt_cuda_new_primary(int device, char *err, size_t cap)
-{
+rt_cuda *rt_cuda_new_primary(int device, char *err, size_t cap) {
     return cuda_open(cuda_lib_name(), device, true, err, cap);
 }
 
-bool rt_cuda_make_current(rt_cuda *c)
-{
+bool rt_cuda_make_current(rt_cuda *c) {
     CUcontext cur = NULL;
-    if (c->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c->ctx)
-        return true;
-    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent", "making tx's context current on this thread");
+    if (c->CtxGetCurrent(&cur) == CUDA_SUCCESS && cur == c->ctx) return true;
+    return cu_ok(c, c->CtxSetCurrent(c->ctx), "cuCtxSetCurrent",
+                 "making tx's context current on this thread");
 }
 
 void rt_cuda_set_stream(rt_cuda *c, void *stream) { c->stream = (CUstream)stream; }
 
-void rt_cuda_free(rt_cuda *c)
-{
-    if (!c)
-        return;
+void rt_cuda_free(rt_cuda *c) {
+    if (!c) return;
     if (c->ctx && c->primary && c->PrimaryCtxRelease)
         c->PrimaryCtxRelease(c->dev);
     else if (c->ctx && c->CtxDestroy)
         c->CtxDestroy(c->ctx);
-    if (c->lib)
-        dlclose(c->lib);
+    if (c->lib) dlclose(c->lib);
     free(c);
 }
 
@@ -309,8 +303,7 @@ const rt_cuda_info *rt_cuda_get_info(const rt_cuda *c) { return &c->info; }
 const char *rt_cuda_error(const rt_cuda *c) { return c->err; }
 
 /* Formats a byte count as "1.50 GiB" / "12.0 MiB" / "512 B". */
-static const char *fmt_bytes(double b, char *buf, size_t cap)
-{
+static const char *fmt_bytes(double b, char *buf, size_t cap) {
     if (b >= 1024.0 * 1024 * 1024)
         snprintf(buf, cap, "%.2f GiB", b / (1024.0 * 1024 * 1024));
     else if (b >= 1024.0 * 1024)
@@ -322,8 +315,7 @@ static const char *fmt_bytes(double b, char *buf, size_t cap)
     return buf;
 }
 
-bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p)
-{
+bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p) {
     CUdeviceptr d = 0;
     char doing[256], want[32], fr[32], tot[32];
     size_t free_b = 0, total_b = 0;
@@ -334,92 +326,80 @@ bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p)
         snprintf(c->err, sizeof c->err,
                  "out of GPU memory allocating %s for %s (%s free of %s on %s)",
                  fmt_bytes((double)bytes, want, sizeof want), what,
-                 fmt_bytes((double)free_b, fr, sizeof fr), fmt_bytes((double)total_b, tot, sizeof tot),
-                 c->info.name);
+                 fmt_bytes((double)free_b, fr, sizeof fr),
+                 fmt_bytes((double)total_b, tot, sizeof tot), c->info.name);
         return false;
     }
-    snprintf(doing, sizeof doing, "allocating %s for %s", fmt_bytes((double)bytes, want, sizeof want), what);
-    if (!cu_ok(c, r, "cuMemAlloc", doing))
-        return false;
+    snprintf(doing, sizeof doing, "allocating %s for %s",
+             fmt_bytes((double)bytes, want, sizeof want), what);
+    if (!cu_ok(c, r, "cuMemAlloc", doing)) return false;
     *p = d;
     return true;
 }
 
-void rt_cuda_release(rt_cuda *c, rt_devptr p)
-{
-    if (p)
-        c->MemFree((CUdeviceptr)p);
+void rt_cuda_release(rt_cuda *c, rt_devptr p) {
+    if (p) c->MemFree((CUdeviceptr)p);
 }
 
 /* Formats "VERB what" into buf; returns buf. */
-static const char *doing_str(char *buf, size_t cap, const char *verb, const char *what)
-{
+static const char *doing_str(char *buf, size_t cap, const char *verb, const char *what) {
     snprintf(buf, cap, "%s %s", verb, what);
     return buf;
 }
 
-bool rt_cuda_upload(rt_cuda *c, rt_devptr dst, const void *src, size_t bytes, const char *what)
-{
+bool rt_cuda_upload(rt_cuda *c, rt_devptr dst, const void *src, size_t bytes, const char *what) {
     char d[256];
     return bytes == 0 || cu_ok(c, c->MemcpyHtoD((CUdeviceptr)dst, src, bytes), "cuMemcpyHtoD",
                                doing_str(d, sizeof d, "copying to the GPU:", what));
 }
 
-bool rt_cuda_download(rt_cuda *c, void *dst, rt_devptr src, size_t bytes, const char *what)
-{
+bool rt_cuda_download(rt_cuda *c, void *dst, rt_devptr src, size_t bytes, const char *what) {
     char d[256];
     return bytes == 0 || cu_ok(c, c->MemcpyDtoH(dst, (CUdeviceptr)src, bytes), "cuMemcpyDtoH",
                                doing_str(d, sizeof d, "copying from the GPU:", what));
 }
 
-bool rt_cuda_memset8(rt_cuda *c, rt_devptr dst, uint8_t byte, size_t bytes, const char *what)
-{
+bool rt_cuda_memset8(rt_cuda *c, rt_devptr dst, uint8_t byte, size_t bytes, const char *what) {
     char d[256];
     return bytes == 0 || cu_ok(c, c->MemsetD8((CUdeviceptr)dst, byte, bytes), "cuMemsetD8",
                                doing_str(d, sizeof d, "filling", what));
 }
 
-bool rt_cuda_copy(rt_cuda *c, rt_devptr dst, rt_devptr src, size_t bytes, const char *what)
-{
+bool rt_cuda_copy(rt_cuda *c, rt_devptr dst, rt_devptr src, size_t bytes, const char *what) {
     char d[256];
     return bytes == 0 || cu_ok(c, c->MemcpyDtoD((CUdeviceptr)dst, (CUdeviceptr)src, bytes),
                                "cuMemcpyDtoD", doing_str(d, sizeof d, "copying on the GPU:", what));
 }
 
-bool rt_cuda_sync(rt_cuda *c, const char *what)
-{
+bool rt_cuda_sync(rt_cuda *c, const char *what) {
     char d[256];
     if (c->stream)
         return cu_ok(c, c->StreamSynchronize(c->stream), "cuStreamSynchronize",
                      doing_str(d, sizeof d, "waiting for", what));
-    return cu_ok(c, c->CtxSynchronize(), "cuCtxSynchronize", doing_str(d, sizeof d, "waiting for", what));
+    return cu_ok(c, c->CtxSynchronize(), "cuCtxSynchronize",
+                 doing_str(d, sizeof d, "waiting for", what));
 }
 
 /* ---- PTX compatibility ------------------------------------------------- */
 
 /* Finds the directive `key` at the start of a line; returns what follows
  * it (after blanks), or NULL. */
-static const char *ptx_directive(const char *ptx, const char *key)
-{
+static const char *ptx_directive(const char *ptx, const char *key) {
     size_t k = strlen(key);
     for (const char *s = ptx; s && *s;) {
-        while (*s == ' ' || *s == '\t')
-            s++;
+        while (*s == ' ' || *s == '\t') s++;
         if (strncmp(s, key, k) == 0 && (s[k] == ' ' || s[k] == '\t')) {
             s += k;
-            while (*s == ' ' || *s == '\t')
-                s++;
+            while (*s == ' ' || *s == '\t') s++;
             return s;
         }
         s = strchr(s, '\n');
-        if (s)
-            s++;
+        if (s) s++;
     }
     return NULL;
 }
 
-int rt_ptx_isa(const char *ptx)
-{
+int rt_ptx_isa(const char *ptx) {
     int major = 0, minor = 0;
     const char *s = ptx_directive(ptx, ".version");
     if (!s || sscanf(s, "%d.%d", &major, &minor) != 2 || major < 1 || minor < 0 || minor > 9)
@@ -427,49 +407,45 @@ int rt_ptx_isa(const char *ptx)
     return major * 10 + minor;
 }
 
-int rt_ptx_sm(const char *ptx)
-{
+int rt_ptx_sm(const char *ptx) {
     int sm = 0;
     const char *s = ptx_directive(ptx, ".target");
-    if (!s || sscanf(s, "sm_%d", &sm) != 1 || sm <= 0)
-        return -1;
+    if (!s || sscanf(s, "sm_%d", &sm) != 1 || sm <= 0) return -1;
     return sm;
 }
 
-int rt_ptx_isa_min_driver(int isa)
-{
+int rt_ptx_isa_min_driver(int isa) {
     /* PTX ISA release -> the CUDA release that introduced it. */
     static const int table[][2] = {
-        {60, 9000},  {61, 9010},  {62, 9020},  {63, 10000}, {64, 10010}, {65, 10020},
-        {70, 11000}, {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050},
-        {76, 11060}, {77, 11070}, {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020},
-        {83, 12030}, {84, 12040}, {85, 12050}, {86, 12070}, {87, 12080}, {88, 12090},
-        {90, 13000},
+        {60, 9000},  {61, 9010},  {62, 9020},  {63, 10000}, {64, 10010}, {65, 10020}, {70, 11000},
+        {71, 11010}, {72, 11020}, {73, 11030}, {74, 11040}, {75, 11050}, {76, 11060}, {77, 11070},
+        {78, 11080}, {80, 12000}, {81, 12010}, {82, 12020}, {83, 12030}, {84, 12040}, {85, 12050},
+        {86, 12070}, {87, 12080}, {88, 12090}, {90, 13000},
     };
     for (size_t i = 0; i < sizeof table / sizeof table[0]; i++)
-        if (table[i][0] == isa)
-            return table[i][1];
+        if (table[i][0] == isa) return table[i][1];
     return -1;
 }
 
-bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t cap)
-{
+bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t cap) {
     int isa = rt_ptx_isa(ptx), sm = rt_ptx_sm(ptx), need = rt_ptx_isa_min_driver(isa);
     if (isa < 0 || sm < 0) {
         snprintf(err, cap, "the generated PTX has no valid .version/.target line");
         return false;
     }
     if (need < 0 || driver_version < need) {
-        snprintf(err, cap,
-                 "the generated PTX uses ISA %d.%d, which needs a CUDA %d.%d driver; this driver is "
-                 "CUDA %d.%d",
-                 isa / 10, isa % 10, need < 0 ? 99 : need / 1000, need < 0 ? 0 : need % 1000 / 10,
-                 driver_version / 1000, driver_version % 1000 / 10);
+        snprintf(
+            err, cap,
+            "the generated PTX uses ISA %d.%d, which needs a CUDA %d.%d driver; this driver is "
+            "CUDA %d.%d",
+            isa / 10, isa % 10, need < 0 ? 99 : need / 1000, need < 0 ? 0 : need % 1000 / 10,
+            driver_version / 1000, driver_version % 1000 / 10);
         return false;
     }
     if (cc > 0 && sm > cc) {
-        snprintf(err, cap, "the PTX targets sm_%d but the GPU is sm_%d; compile with --target=sm_%d",
-                 sm, cc, cc);
+        snprintf(err, cap,
+                 "the PTX targets sm_%d but the GPU is sm_%d; compile with --target=sm_%d", sm, cc,
+                 cc);
         return false;
     }
     return true;
@@ -477,16 +453,14 @@ bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t
 
 /* ---- modules and launches ---------------------------------------------- */
 
-rt_module *rt_module_load(rt_cuda *c, const char *ptx)
-{
+rt_module *rt_module_load(rt_cuda *c, const char *ptx) {
     char elog[RT_JIT_LOG];
     rt_module *m;
-    int opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_INFO_LOG_BUFFER,
-                   CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
+    int opts[4] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES,
+                   CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES};
     void *vals[4];
     CUresult r;
-    if (!rt_ptx_check(ptx, c->info.driver_version, c->info.cc, c->err, sizeof c->err))
-        return NULL;
+    if (!rt_ptx_check(ptx, c->info.driver_version, c->info.cc, c->err, sizeof c->err)) return NULL;
     m = ir_xcalloc(1, sizeof *m);
     m->c = c;
     elog[0] = 0;
@@ -499,8 +473,7 @@ rt_module *rt_module_load(rt_cuda *c, const char *ptx)
         cu_fail(c, r, "cuModuleLoadDataEx", "loading the PTX");
         if (elog[0]) {
             for (char *s = elog; *s; s++)
-                if (*s == '\n' && s[1])
-                    *s = ' ';
+                if (*s == '\n' && s[1]) *s = ' ';
             elog[strcspn(elog, "\n")] = 0;
             err_append(c, "; JIT log: ");
             err_append(c, elog);
@@ -511,19 +484,15 @@ rt_module *rt_module_load(rt_cuda *c, const char *ptx)
     return m;
 }
 
-void rt_module_free(rt_module *m)
-{
-    if (!m)
-        return;
-    if (m->mod)
-        m->c->ModuleUnload(m->mod);
+void rt_module_free(rt_module *m) {
+    if (!m) return;
+    if (m->mod) m->c->ModuleUnload(m->mod);
     free(m);
 }
 
 const char *rt_module_info_log(const rt_module *m) { return m->info_log; }
 
-bool rt_module_func(rt_module *m, const char *name, rt_func *f)
-{
+bool rt_module_func(rt_module *m, const char *name, rt_func *f) {
     char d[256];
     CUfunction fn = NULL;
     snprintf(d, sizeof d, "looking up kernel %s in the PTX", name);
@@ -533,56 +502,48 @@ bool rt_module_func(rt_module *m, const char *name, rt_func *f)
     return true;
 }
 
-bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem)
-{
+bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem) {
     char d[256];
     if ((int64_t)smem > c->info.smem_optin && c->info.smem_optin > 0) {
         snprintf(c->err, sizeof c->err,
-                 "kernel %s needs %u bytes of shared memory; %s allows at most %lld per block", name,
-                 smem, c->info.name, (long long)c->info.smem_optin);
+                 "kernel %s needs %u bytes of shared memory; %s allows at most %lld per block",
+                 name, smem, c->info.name, (long long)c->info.smem_optin);
         return false;
     }
-    if (smem <= 48 * 1024)
-        return true;
+    if (smem <= 48 * 1024) return true;
     snprintf(d, sizeof d, "allowing kernel %s %u bytes of dynamic shared memory", name, smem);
-    return cu_ok(c, c->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
+    return cu_ok(c,
+                 c->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),
                  "cuFuncSetAttribute", d);
 }
 
 bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
-                    const uint32_t block[3], uint32_t smem, void **params)
-{
+                    const uint32_t block[3], uint32_t smem, void **params) {
     char d[256];
-    snprintf(d, sizeof d, "launching kernel %s (grid %u,%u,%u block %u,%u,%u smem %u)", name, grid[0],
-             grid[1], grid[2], block[0], block[1], block[2], smem);
+    snprintf(d, sizeof d, "launching kernel %s (grid %u,%u,%u block %u,%u,%u smem %u)", name,
+             grid[0], grid[1], grid[2], block[0], block[1], block[2], smem);
     return cu_ok(c,
-                 c->LaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem, c->stream,
-                                 params, NULL),
+                 c->LaunchKernel(f, grid[0], grid[1], grid[2], block[0], block[1], block[2], smem,
+                                 c->stream, params, NULL),
                  "cuLaunchKernel", d);
 }
 
-bool rt_event_new(rt_cuda *c, rt_event *e)
-{
+bool rt_event_new(rt_cuda *c, rt_event *e) {
     CUevent ev = NULL;
-    if (!cu_ok(c, c->EventCreate(&ev, 0), "cuEventCreate", "creating a timing event"))
-        return false;
+    if (!cu_ok(c, c->EventCreate(&ev, 0), "cuEventCreate", "creating a timing event")) return false;
     *e = ev;
     return true;
 }
 
-void rt_event_free(rt_cuda *c, rt_event e)
-{
-    if (e)
-        c->EventDestroy(e);
+void rt_event_free(rt_cuda *c, rt_event e) {
+    if (e) c->EventDestroy(e);
 }
 
-bool rt_event_record(rt_cuda *c, rt_event e)
-{
+bool rt_event_record(rt_cuda *c, rt_event e) {
     return cu_ok(c, c->EventRecord(e, c->stream), "cuEventRecord", "recording a timing event");
 }
 
-bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us)
-{
+bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us) {
     float ms = 0;
     if (!cu_ok(c, c->EventSynchronize(stop), "cuEventSynchronize", "waiting for the GPU") ||
         !cu_ok(c, c->EventElapsedTime(&ms, start, stop), "cuEventElapsedTime", "reading a timer"))
@@ -592,20 +553,20 @@ bool rt_event_elapsed_us(rt_cuda *c, rt_event start, rt_event stop, double *us)
 }
 
 /* Size in bytes of a tensor-map element dtype (0: unsupported). */
-static unsigned tmap_esize(uint8_t dt)
-{
+static unsigned tmap_esize(uint8_t dt) {
     return dt == IR_F16 || dt == IR_BF16 ? 2 : dt == IR_F32 ? 4 : 0;
 }
 
-bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
-{
+bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap) {
     unsigned es = tmap_esize(t->dtype);
     if (!es) {
-        snprintf(err, cap, "tensor map of dtype %s: only f16, bf16 and f32", ir_dtype_name((ir_dtype)t->dtype));
+        snprintf(err, cap, "tensor map of dtype %s: only f16, bf16 and f32",
+                 ir_dtype_name((ir_dtype)t->dtype));
         return false;
     }
     if (addr % 16) {
-        snprintf(err, cap, "tensor map address 0x%llx is not 16-byte aligned", (unsigned long long)addr);
+        snprintf(err, cap, "tensor map address 0x%llx is not 16-byte aligned",
+                 (unsigned long long)addr);
         return false;
     }
     for (int i = 0; i < 2; i++) {
@@ -619,7 +580,8 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
         }
     }
     if ((t->dim[0] * es) % 16) {
-        snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16", (long long)(t->dim[0] * es));
+        snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16",
+                 (long long)(t->dim[0] * es));
         return false;
     }
     if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128) {
@@ -627,21 +589,23 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
         return false;
     }
     if (t->swizzle && t->box[0] * es > t->swizzle) {
-        snprintf(err, cap, "tensor map box row of %u bytes exceeds the %u-byte swizzle", t->box[0] * es, t->swizzle);
+        snprintf(err, cap, "tensor map box row of %u bytes exceeds the %u-byte swizzle",
+                 t->box[0] * es, t->swizzle);
         return false;
     }
     return true;
 }
 
-bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr, const char *what)
-{
+bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr,
+                         const char *what) {
     char e[200];
     if (!rt_tmap_check(t, addr, e, sizeof e)) {
         snprintf(c->err, sizeof c->err, "%s: %s", what, e);
         return false;
     }
     if (!c->TensorMapEncodeTiled) {
-        snprintf(c->err, sizeof c->err, "%s: the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer needed)",
+        snprintf(c->err, sizeof c->err,
+                 "%s: the CUDA driver has no cuTensorMapEncodeTiled (CUDA 12 or newer needed)",
                  what);
         return false;
     }
@@ -653,6 +617,8 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
     unsigned long long strides[1] = {(unsigned long long)t->dim[0] * tmap_esize(t->dtype)};
     unsigned box[2] = {t->box[0], t->box[1]}, estr[2] = {1, 1};
     memset(out, 0, 128);
-    return cu_ok(c, c->TensorMapEncodeTiled(out, dt, 2, (void *)(uintptr_t)addr, dims, strides, box, estr, 0, swz, 3, 0),
+    return cu_ok(c,
+                 c->TensorMapEncodeTiled(out, dt, 2, (void *)(uintptr_t)addr, dims, strides, box,
+                                         estr, 0, swz, 3, 0),
                  "cuTensorMapEncodeTiled", what);
 }

@@ -31,7 +31,8 @@
 #include <unistd.h>
 
 /* "PATH: MSG" into err; returns false. */
-static bool ferr(char *err, size_t cap, const char *path, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static bool ferr(char *err, size_t cap, const char *path, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 static bool ferr(char *err, size_t cap, const char *path, const char *fmt, ...) {
     if (!err || !cap) return false;
     int n = snprintf(err, cap, "%s: ", path);
@@ -55,7 +56,10 @@ int rt_file_open_read(const char *path, struct stat *st, char *err, size_t cap) 
     }
     if (!S_ISREG(st->st_mode)) {
         close(fd);
-        return ferr(err, cap, path, S_ISDIR(st->st_mode) ? "a directory, not a regular file" : "not a regular file"), -1;
+        return ferr(err, cap, path,
+                    S_ISDIR(st->st_mode) ? "a directory, not a regular file"
+                                         : "not a regular file"),
+               -1;
     }
     return fd;
 }
@@ -96,7 +100,8 @@ char *rt_file_read_all(const char *path, size_t max, size_t *len, char *err, siz
         if (r < 0 && errno == EINTR) continue;
         if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             ok = ferr(err, cap, path, "reading would block (not the contents of a regular file)");
-        else if (r < 0) ok = ferr(err, cap, path, "read error: %s", strerror(errno));
+        else if (r < 0)
+            ok = ferr(err, cap, path, "read error: %s", strerror(errno));
         if (r <= 0) break;
         n += (size_t)r;
         if (n > max) ok = ferr(err, cap, path, "larger than %zu bytes", max);
@@ -122,8 +127,8 @@ typedef struct rt_outfile {
     char *tmp;    /* OUT_RENAME: the temporary beside target */
     char *backup; /* during commit: hard link to the replaced file, or NULL */
     bool replaced;
-    int fd;       /* OUT_STREAM: the device or FIFO */
-    FILE *f;      /* what the caller writes to */
+    int fd;  /* OUT_STREAM: the device or FIFO */
+    FILE *f; /* what the caller writes to */
 } rt_outfile;
 
 struct rt_outset {
@@ -134,12 +139,11 @@ struct rt_outset {
 
 bool rt_out_is_stream(const char *path) {
     struct stat st;
-    return !strcmp(path, "-") || (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)));
+    return !strcmp(path, "-") ||
+           (stat(path, &st) == 0 && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)));
 }
 
-rt_outset *rt_outset_new(void) {
-    return ir_xcalloc(1, sizeof(rt_outset));
-}
+rt_outset *rt_outset_new(void) { return ir_xcalloc(1, sizeof(rt_outset)); }
 
 /* The directory part of p ("." when none), malloc'ed. */
 static char *dir_of(const char *p) {
@@ -156,7 +160,8 @@ static char *dir_of(const char *p) {
  * with no reader is an error, not a hang). -1 with a message. */
 static int open_stream(const char *path, char *err, size_t cap) {
     int fd = open(path, O_WRONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-    if (fd < 0 && errno == ENXIO) return ferr(err, cap, path, "cannot write: a FIFO with no reader"), -1;
+    if (fd < 0 && errno == ENXIO)
+        return ferr(err, cap, path, "cannot write: a FIFO with no reader"), -1;
     if (fd < 0) return ferr(err, cap, path, "cannot write: %s", strerror(errno)), -1;
     int fl = fcntl(fd, F_GETFL);
     if (fl == -1 || fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) == -1) {
@@ -179,12 +184,15 @@ static bool prepare(rt_outfile *o, const char *path, char *err, size_t cap) {
     }
     if (!*path) return ferr(err, cap, "''", "cannot write: empty path");
     bool exists = stat(path, &st) == 0; /* follows links */
-    if (!exists && errno != ENOENT) return ferr(err, cap, path, "cannot write: %s", strerror(errno));
-    if (exists && S_ISDIR(st.st_mode)) return ferr(err, cap, path, "cannot write: %s", strerror(EISDIR));
+    if (!exists && errno != ENOENT)
+        return ferr(err, cap, path, "cannot write: %s", strerror(errno));
+    if (exists && S_ISDIR(st.st_mode))
+        return ferr(err, cap, path, "cannot write: %s", strerror(EISDIR));
     if (exists && (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode))) {
         if ((o->fd = open_stream(path, err, cap)) < 0) return false;
         o->kind = OUT_STREAM;
-        if (!(o->f = tmpfile())) return ferr(err, cap, path, "cannot stage the output: %s", strerror(errno));
+        if (!(o->f = tmpfile()))
+            return ferr(err, cap, path, "cannot stage the output: %s", strerror(errno));
         return true;
     }
     if (exists && !S_ISREG(st.st_mode))
@@ -228,14 +236,16 @@ static void drop(rt_outfile *o) {
 }
 
 FILE *rt_outset_open(rt_outset *s, const char *path, char *err, size_t cap) {
-    if (s->n == s->capn) s->v = ir_xrealloc(s->v, (s->capn = s->capn ? 2 * s->capn : 4) * sizeof *s->v);
+    if (s->n == s->capn)
+        s->v = ir_xrealloc(s->v, (s->capn = s->capn ? 2 * s->capn : 4) * sizeof *s->v);
     rt_outfile *o = &s->v[s->n];
     memset(o, 0, sizeof *o);
     if (!prepare(o, path, err, cap)) {
         drop(o);
         return NULL;
     }
-    for (unsigned k = 0; k < s->n; k++) /* one path twice in one set: the second would win silently */
+    for (unsigned k = 0; k < s->n;
+         k++) /* one path twice in one set: the second would win silently */
         if ((o->target && s->v[k].target && !strcmp(o->target, s->v[k].target)) ||
             (o->kind == OUT_STDOUT && s->v[k].kind == OUT_STDOUT)) {
             ferr(err, cap, path, "cannot write: named twice among this run's outputs");
@@ -256,7 +266,9 @@ static bool copy_stream(rt_outfile *o, char *err, size_t cap) {
         for (size_t off = 0; off < r;) {
             ssize_t w = write(o->fd, buf + off, r - off);
             if (w < 0 && errno == EINTR) continue;
-            if (w <= 0) return ferr(err, cap, o->path, "cannot write: %s", w < 0 ? strerror(errno) : "short write");
+            if (w <= 0)
+                return ferr(err, cap, o->path, "cannot write: %s",
+                            w < 0 ? strerror(errno) : "short write");
             off += (size_t)w;
         }
     if (ferror(o->f)) return ferr(err, cap, o->path, "cannot write: staging read error");
@@ -267,7 +279,11 @@ static bool copy_stream(rt_outfile *o, char *err, size_t cap) {
  * output, in a fixed order (device, inode) so two sets cannot deadlock.
  * fds[] gets the open directories (-1 where none). */
 static void lock_dirs(rt_outset *s, int *fds) {
-    struct { dev_t dev; ino_t ino; int fd; } *d = ir_xcalloc(s->n + 1, sizeof *d);
+    struct {
+        dev_t dev;
+        ino_t ino;
+        int fd;
+    } *d = ir_xcalloc(s->n + 1, sizeof *d);
     unsigned nd = 0;
     for (unsigned k = 0; k < s->n; k++) {
         fds[k] = -1;
@@ -289,7 +305,9 @@ static void lock_dirs(rt_outset *s, int *fds) {
         d[nd].dev = st.st_dev, d[nd].ino = st.st_ino, d[nd++].fd = fd;
     }
     for (unsigned i = 1; i < nd; i++) /* insertion sort by (dev, ino) */
-        for (unsigned j = i; j > 0 && (d[j - 1].dev > d[j].dev || (d[j - 1].dev == d[j].dev && d[j - 1].ino > d[j].ino)); j--) {
+        for (unsigned j = i; j > 0 && (d[j - 1].dev > d[j].dev ||
+                                       (d[j - 1].dev == d[j].dev && d[j - 1].ino > d[j].ino));
+             j--) {
             __typeof__(*d) t = d[j];
             d[j] = d[j - 1], d[j - 1] = t;
         }
@@ -315,7 +333,8 @@ static void roll_back(rt_outset *s, unsigned upto) {
 
 bool rt_outset_commit(rt_outset *s, char *err, size_t cap) {
     bool ok = true;
-    for (unsigned k = 0; k < s->n && ok; k++) { /* finish every stream first: nothing is in place yet */
+    for (unsigned k = 0; k < s->n && ok;
+         k++) { /* finish every stream first: nothing is in place yet */
         rt_outfile *o = &s->v[k];
         if (o->kind == OUT_RENAME) {
             int e = 0;
@@ -328,7 +347,8 @@ bool rt_outset_commit(rt_outset *s, char *err, size_t cap) {
     for (unsigned k = 0; k < s->n && ok; k++) { /* the only steps that cannot be undone */
         rt_outfile *o = &s->v[k];
         if (o->kind == OUT_STDOUT && (fflush(stdout) != 0 || ferror(stdout)))
-            ok = ferr(err, cap, "standard output", "cannot write: %s", strerror(errno ? errno : EIO));
+            ok = ferr(err, cap, "standard output", "cannot write: %s",
+                      strerror(errno ? errno : EIO));
         if (o->kind == OUT_STREAM) ok = copy_stream(o, err, cap);
     }
     if (!ok) return false;
@@ -339,7 +359,8 @@ bool rt_outset_commit(rt_outset *s, char *err, size_t cap) {
         rt_outfile *o = &s->v[k];
         if (o->kind != OUT_RENAME) continue;
         struct stat st;
-        if (lstat(o->target, &st) == 0 && S_ISREG(st.st_mode)) { /* keep the old file until all are in */
+        if (lstat(o->target, &st) == 0 &&
+            S_ISREG(st.st_mode)) { /* keep the old file until all are in */
             o->backup = ir_xmalloc(strlen(o->target) + 16);
             sprintf(o->backup, "%s.tmp.XXXXXX", o->target);
             int fd = mkstemp(o->backup);

@@ -12,20 +12,16 @@
 
 rt_gpu_plan *rt_gpu_plan_new(void) { return ir_xcalloc(1, sizeof(rt_gpu_plan)); }
 
-void rt_gpu_plan_free(rt_gpu_plan *p)
-{
-    if (!p)
-        return;
-    for (uint32_t k = 0; k < p->nkernels; k++)
-        free(p->kernels[k].params);
+void rt_gpu_plan_free(rt_gpu_plan *p) {
+    if (!p) return;
+    for (uint32_t k = 0; k < p->nkernels; k++) free(p->kernels[k].params);
     free(p->kernels);
     free(p->bufs);
     free(p->ptx);
     free(p);
 }
 
-uint32_t rt_gpu_plan_add_buf(rt_gpu_plan *p, const rt_buf_desc *b)
-{
+uint32_t rt_gpu_plan_add_buf(rt_gpu_plan *p, const rt_buf_desc *b) {
     p->bufs = ir_xrealloc(p->bufs, (p->nbufs + 1) * sizeof *p->bufs);
     p->bufs[p->nbufs] = *b;
     if (b->role == RT_BUF_INPUT)
@@ -35,60 +31,57 @@ uint32_t rt_gpu_plan_add_buf(rt_gpu_plan *p, const rt_buf_desc *b)
     return p->nbufs++;
 }
 
-uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k)
-{
+uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k) {
     rt_kernel_desc *d;
     p->kernels = ir_xrealloc(p->kernels, (p->nkernels + 1) * sizeof *p->kernels);
     d = &p->kernels[p->nkernels];
     *d = *k;
     d->params = ir_xcalloc(k->nparams ? k->nparams : 1, sizeof *d->params);
-    if (k->nparams)
-        memcpy(d->params, k->params, k->nparams * sizeof *d->params);
+    if (k->nparams) memcpy(d->params, k->params, k->nparams * sizeof *d->params);
     return p->nkernels++;
 }
 
-int64_t rt_buf_bytes(const rt_buf_desc *b)
-{
+int64_t rt_buf_bytes(const rt_buf_desc *b) {
     int64_t n = ir_dtype_size((ir_dtype)b->dtype);
     for (unsigned i = 0; i < b->rank; i++)
-        if (b->dim[i] < 0 || !ir_mul_ok(n, b->dim[i], &n))
-            return -1;
+        if (b->dim[i] < 0 || !ir_mul_ok(n, b->dim[i], &n)) return -1;
     return n;
 }
 
 /* True when exactly one buffer of `role` has each index 0..n-1. */
-static bool plan_roles_ok(const rt_gpu_plan *p, uint8_t role, uint32_t n)
-{
+static bool plan_roles_ok(const rt_gpu_plan *p, uint8_t role, uint32_t n) {
     for (uint32_t i = 0; i < n; i++) {
         unsigned seen = 0;
         for (uint32_t b = 0; b < p->nbufs; b++)
             seen += p->bufs[b].role == role && p->bufs[b].index == i;
-        if (seen != 1)
-            return false;
+        if (seen != 1) return false;
     }
     return true;
 }
 
-bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap)
-{
+bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap) {
     if (!p->ptx || !p->ptx[0]) {
         snprintf(err, cap, "GPU plan has no PTX");
         return false;
     }
-    if (!plan_roles_ok(p, RT_BUF_INPUT, p->ninputs) || !plan_roles_ok(p, RT_BUF_OUTPUT, p->noutputs)) {
+    if (!plan_roles_ok(p, RT_BUF_INPUT, p->ninputs) ||
+        !plan_roles_ok(p, RT_BUF_OUTPUT, p->noutputs)) {
         snprintf(err, cap, "GPU plan numbers its inputs or outputs inconsistently");
         return false;
     }
     for (uint32_t b = 0; b < p->nbufs; b++)
-        if (p->bufs[b].rank > IR_MAX_RANK || p->bufs[b].dtype >= IR_NDTYPES || rt_buf_bytes(&p->bufs[b]) < 0) {
-            snprintf(err, cap, "GPU plan buffer %u (%s) has a bad dtype or shape", b, p->bufs[b].name);
+        if (p->bufs[b].rank > IR_MAX_RANK || p->bufs[b].dtype >= IR_NDTYPES ||
+            rt_buf_bytes(&p->bufs[b]) < 0) {
+            snprintf(err, cap, "GPU plan buffer %u (%s) has a bad dtype or shape", b,
+                     p->bufs[b].name);
             return false;
         }
     for (uint32_t k = 0; k < p->nkernels; k++) {
         const rt_kernel_desc *kd = &p->kernels[k];
         for (uint32_t i = 0; i < kd->nparams; i++)
             if (kd->params[i].kind > RT_KP_TMAP ||
-                ((kd->params[i].kind == RT_KP_BUF || kd->params[i].kind == RT_KP_TMAP) && kd->params[i].buf >= p->nbufs)) {
+                ((kd->params[i].kind == RT_KP_BUF || kd->params[i].kind == RT_KP_TMAP) &&
+                 kd->params[i].buf >= p->nbufs)) {
                 snprintf(err, cap, "GPU plan kernel %s: parameter %u is invalid", kd->name, i);
                 return false;
             }
@@ -106,22 +99,20 @@ struct rt_gpu_exec {
     rt_cuda *c;
     const rt_gpu_plan *p;
     rt_module *mod;
-    rt_func *fn;       /* per kernel */
-    rt_devptr *dev;    /* per buffer; 0 while unbound */
-    bool *owned;       /* per buffer: allocated here (released by _free) */
-    void ***args;      /* per kernel: cuLaunchKernel parameter pointers */
-    int64_t **vals;    /* per kernel: storage the pointers point at */
-    unsigned char **tmaps; /* per kernel: 128 bytes (64-byte aligned) per parameter, for tensor maps */
-    char errbuf[256];  /* errors found here rather than by the driver */
+    rt_func *fn;    /* per kernel */
+    rt_devptr *dev; /* per buffer; 0 while unbound */
+    bool *owned;    /* per buffer: allocated here (released by _free) */
+    void ***args;   /* per kernel: cuLaunchKernel parameter pointers */
+    int64_t **vals; /* per kernel: storage the pointers point at */
+    unsigned char *
+        *tmaps;       /* per kernel: 128 bytes (64-byte aligned) per parameter, for tensor maps */
+    char errbuf[256]; /* errors found here rather than by the driver */
 };
 
-void rt_gpu_exec_free(rt_gpu_exec *r)
-{
-    if (!r)
-        return;
+void rt_gpu_exec_free(rt_gpu_exec *r) {
+    if (!r) return;
     for (uint32_t b = 0; r->dev && b < r->p->nbufs; b++)
-        if (r->owned[b])
-            rt_cuda_release(r->c, r->dev[b]);
+        if (r->owned[b]) rt_cuda_release(r->c, r->dev[b]);
     free(r->owned);
     for (uint32_t k = 0; r->args && k < r->p->nkernels; k++) {
         free(r->args[k]);
@@ -139,18 +130,17 @@ void rt_gpu_exec_free(rt_gpu_exec *r)
 
 /* Allocates the plan's intermediates, and its inputs and outputs too when
  * io is set; names the buffer on failure. */
-static bool exec_alloc(rt_gpu_exec *r, bool io)
-{
+static bool exec_alloc(rt_gpu_exec *r, bool io) {
     static const char *role[] = {"input", "output", "intermediate"};
     char what[128];
     for (uint32_t b = 0; b < r->p->nbufs; b++) {
         const rt_buf_desc *bd = &r->p->bufs[b];
-        if (!io && bd->role != RT_BUF_TEMP)
-            continue;
+        if (!io && bd->role != RT_BUF_TEMP) continue;
         r->owned[b] = true;
         snprintf(what, sizeof what, "%s %s", role[bd->role], bd->name[0] ? bd->name : "(unnamed)");
         /* round up to 16 bytes: kernels may use 128-bit accesses on the tail */
-        if (!rt_cuda_alloc(r->c, (size_t)((rt_buf_bytes(bd) + 15) & ~(int64_t)15), what, &r->dev[b]))
+        if (!rt_cuda_alloc(r->c, (size_t)((rt_buf_bytes(bd) + 15) & ~(int64_t)15), what,
+                           &r->dev[b]))
             return false;
     }
     return true;
@@ -159,8 +149,7 @@ static bool exec_alloc(rt_gpu_exec *r, bool io)
 /* Encodes tensor-map parameter i of kernel k over its buffer's current
  * address (an unbound buffer leaves the map zero until rt_gpu_exec_bind);
  * false with the driver's or the check's line in the error buffer. */
-static bool exec_tmap(rt_gpu_exec *r, uint32_t k, uint32_t i)
-{
+static bool exec_tmap(rt_gpu_exec *r, uint32_t k, uint32_t i) {
     const rt_kernel_desc *kd = &r->p->kernels[k];
     const rt_kparam *kp = &kd->params[i];
     unsigned char *m = r->tmaps[k] + 128 * (size_t)i;
@@ -169,16 +158,14 @@ static bool exec_tmap(rt_gpu_exec *r, uint32_t k, uint32_t i)
         return true; /* unbound, or empty (the kernel issues no copy) */
     char what[160];
     snprintf(what, sizeof what, "kernel %s: tensor map of %s", kd->name, r->p->bufs[kp->buf].name);
-    if (rt_cuda_tmap_encode(r->c, m, &kp->tmap, r->dev[kp->buf], what))
-        return true;
+    if (rt_cuda_tmap_encode(r->c, m, &kp->tmap, r->dev[kp->buf], what)) return true;
     snprintf(r->errbuf, sizeof r->errbuf, "%s", rt_cuda_error(r->c));
     return false;
 }
 
 /* Builds kernel k's parameter array: buffer addresses, immediates and
  * tensor maps (encoded here). False when a map cannot be encoded. */
-static bool exec_args(rt_gpu_exec *r, uint32_t k)
-{
+static bool exec_args(rt_gpu_exec *r, uint32_t k) {
     const rt_kernel_desc *kd = &r->p->kernels[k];
     uint32_t n = kd->nparams ? kd->nparams : 1;
     r->args[k] = ir_xcalloc(n, sizeof(void *));
@@ -212,8 +199,7 @@ static bool exec_args(rt_gpu_exec *r, uint32_t k)
     return ok;
 }
 
-rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
-{
+rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io) {
     rt_gpu_exec *r = ir_xcalloc(1, sizeof *r);
     r->c = c;
     r->p = p;
@@ -246,14 +232,13 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io)
     return r;
 }
 
-rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf) { return buf < r->p->nbufs ? r->dev[buf] : 0; }
+rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf) {
+    return buf < r->p->nbufs ? r->dev[buf] : 0;
+}
 
-bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p)
-{
-    if (buf >= r->p->nbufs)
-        return false;
-    if (r->owned[buf])
-        rt_cuda_release(r->c, r->dev[buf]);
+bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p) {
+    if (buf >= r->p->nbufs) return false;
+    if (r->owned[buf]) rt_cuda_release(r->c, r->dev[buf]);
     r->owned[buf] = false;
     r->dev[buf] = p;
     for (uint32_t k = 0; k < r->p->nkernels; k++)
@@ -268,27 +253,23 @@ bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p)
 }
 
 /* Buffer index of the role/index pair, or UINT32_MAX. */
-uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index)
-{
+uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index) {
     for (uint32_t b = 0; b < p->nbufs; b++)
-        if (p->bufs[b].role == role && p->bufs[b].index == index)
-            return b;
+        if (p->bufs[b].role == role && p->bufs[b].index == index) return b;
     return UINT32_MAX;
 }
 
 /* Formats a tensor type like "bf16[4, 8]" into buf. */
-static const char *type_str(char *buf, size_t cap, ir_dtype t, unsigned rank, const int64_t *dim)
-{
+static const char *type_str(char *buf, size_t cap, ir_dtype t, unsigned rank, const int64_t *dim) {
     size_t n = (size_t)snprintf(buf, cap, "%s[", ir_dtype_name(t));
     for (unsigned i = 0; i < rank && n < cap; i++)
         n += (size_t)snprintf(buf + n, cap - n, "%s%lld", i ? ", " : "", (long long)dim[i]);
-    if (n < cap)
-        snprintf(buf + n, cap - n, "]");
+    if (n < cap) snprintf(buf + n, cap - n, "]");
     return buf;
 }
 
-bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err, size_t cap)
-{
+bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err,
+                         size_t cap) {
     char want[160], got[160];
     if (n != p->ninputs) {
         snprintf(err, cap, "the program takes %u inputs, %u were given", p->ninputs, n);
@@ -297,8 +278,7 @@ bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t
     for (uint32_t i = 0; i < n; i++) {
         const rt_buf_desc *bd = &p->bufs[rt_gpu_plan_find_buf(p, RT_BUF_INPUT, i)];
         bool same = inputs[i].dtype == bd->dtype && inputs[i].rank == bd->rank;
-        for (unsigned d = 0; same && d < bd->rank; d++)
-            same = inputs[i].dim[d] == bd->dim[d];
+        for (unsigned d = 0; same && d < bd->rank; d++) same = inputs[i].dim[d] == bd->dim[d];
         if (!same) {
             snprintf(err, cap, "input %u (%s): expected %s, got %s", i, bd->name,
                      type_str(want, sizeof want, (ir_dtype)bd->dtype, bd->rank, bd->dim),
@@ -309,15 +289,15 @@ bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t
     return true;
 }
 
-bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, char *err, size_t cap)
-{
+bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, char *err,
+                        size_t cap) {
     char what[128];
-    if (!rt_gpu_check_inputs(r->p, inputs, n, err, cap))
-        return false;
+    if (!rt_gpu_check_inputs(r->p, inputs, n, err, cap)) return false;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t b = rt_gpu_plan_find_buf(r->p, RT_BUF_INPUT, i);
         snprintf(what, sizeof what, "input %s", r->p->bufs[b].name);
-        if (!rt_cuda_upload(r->c, r->dev[b], inputs[i].data, (size_t)rt_buf_bytes(&r->p->bufs[b]), what)) {
+        if (!rt_cuda_upload(r->c, r->dev[b], inputs[i].data, (size_t)rt_buf_bytes(&r->p->bufs[b]),
+                            what)) {
             snprintf(err, cap, "%s", rt_cuda_error(r->c));
             return false;
         }
@@ -325,53 +305,46 @@ bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, cha
     return true;
 }
 
-bool rt_gpu_exec_poison(rt_gpu_exec *r)
-{
+bool rt_gpu_exec_poison(rt_gpu_exec *r) {
     for (uint32_t b = 0; b < r->p->nbufs; b++)
         if (r->p->bufs[b].role != RT_BUF_INPUT &&
-            !rt_cuda_memset8(r->c, r->dev[b], 0xFF, (size_t)rt_buf_bytes(&r->p->bufs[b]), r->p->bufs[b].name))
+            !rt_cuda_memset8(r->c, r->dev[b], 0xFF, (size_t)rt_buf_bytes(&r->p->bufs[b]),
+                             r->p->bufs[b].name))
             return false;
     return true;
 }
 
-bool rt_gpu_exec_launch(rt_gpu_exec *r, uint32_t k)
-{
+bool rt_gpu_exec_launch(rt_gpu_exec *r, uint32_t k) {
     const rt_kernel_desc *kd = &r->p->kernels[k];
-    if (!kd->grid[0] || !kd->grid[1] || !kd->grid[2])
-        return true; /* empty work */
+    if (!kd->grid[0] || !kd->grid[1] || !kd->grid[2]) return true; /* empty work */
     for (uint32_t i = 0; i < kd->nparams; i++)
         if (kd->params[i].kind == RT_KP_BUF && !r->dev[kd->params[i].buf]) {
-            snprintf(r->errbuf, sizeof r->errbuf, "kernel %s: buffer %s is not bound to device memory", kd->name,
+            snprintf(r->errbuf, sizeof r->errbuf,
+                     "kernel %s: buffer %s is not bound to device memory", kd->name,
                      r->p->bufs[kd->params[i].buf].name);
             return false;
         }
     return rt_cuda_launch(r->c, r->fn[k], kd->name, kd->grid, kd->block, kd->smem, r->args[k]);
 }
 
-const char *rt_gpu_exec_error(const rt_gpu_exec *r)
-{
+const char *rt_gpu_exec_error(const rt_gpu_exec *r) {
     return r->errbuf[0] ? r->errbuf : rt_cuda_error(r->c);
 }
 
-bool rt_gpu_exec_launch_all(rt_gpu_exec *r)
-{
+bool rt_gpu_exec_launch_all(rt_gpu_exec *r) {
     for (uint32_t k = 0; k < r->p->nkernels; k++)
-        if (!rt_gpu_exec_launch(r, k))
-            return false;
+        if (!rt_gpu_exec_launch(r, k)) return false;
     return true;
 }
 
-bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n)
-{
+bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n) {
     char what[128];
     memset(outputs, 0, n * sizeof *outputs);
-    if (!rt_cuda_sync(r->c, "the kernels to finish"))
-        return false;
+    if (!rt_cuda_sync(r->c, "the kernels to finish")) return false;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t b = rt_gpu_plan_find_buf(r->p, RT_BUF_OUTPUT, k);
         const rt_buf_desc *bd;
-        if (b == UINT32_MAX)
-            return false;
+        if (b == UINT32_MAX) return false;
         bd = &r->p->bufs[b];
         outputs[k].dtype = (ir_dtype)bd->dtype;
         outputs[k].rank = bd->rank;
@@ -379,28 +352,25 @@ bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n)
         snprintf(what, sizeof what, "output %s", bd->name);
         if (!rt_tensor_alloc(&outputs[k]) ||
             !rt_cuda_download(r->c, outputs[k].data, r->dev[b], (size_t)rt_buf_bytes(bd), what)) {
-            for (uint32_t j = 0; j <= k; j++)
-                rt_tensor_free(&outputs[j]);
+            for (uint32_t j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);
             return false;
         }
     }
     return true;
 }
 
-bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs)
-{
+bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs) {
     memset(bufs, 0, r->p->nbufs * sizeof *bufs);
-    if (!rt_cuda_sync(r->c, "the kernels to finish"))
-        return false;
+    if (!rt_cuda_sync(r->c, "the kernels to finish")) return false;
     for (uint32_t b = 0; b < r->p->nbufs; b++) {
         const rt_buf_desc *bd = &r->p->bufs[b];
         bufs[b].dtype = (ir_dtype)bd->dtype;
         bufs[b].rank = bd->rank;
         memcpy(bufs[b].dim, bd->dim, sizeof bd->dim);
         if (!rt_tensor_alloc(&bufs[b]) ||
-            (rt_buf_bytes(bd) > 0 && !rt_cuda_download(r->c, bufs[b].data, r->dev[b], (size_t)rt_buf_bytes(bd), bd->name))) {
-            for (uint32_t j = 0; j <= b; j++)
-                rt_tensor_free(&bufs[j]);
+            (rt_buf_bytes(bd) > 0 && !rt_cuda_download(r->c, bufs[b].data, r->dev[b],
+                                                       (size_t)rt_buf_bytes(bd), bd->name))) {
+            for (uint32_t j = 0; j <= b; j++) rt_tensor_free(&bufs[j]);
             return false;
         }
     }
@@ -409,8 +379,7 @@ bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs)
 
 /* ---- entry points ------------------------------------------------------- */
 
-bool rt_gpu_available(void)
-{
+bool rt_gpu_available(void) {
     char err[256];
     rt_cuda *c = rt_cuda_new(err, sizeof err);
     rt_cuda_free(c);
@@ -420,8 +389,7 @@ bool rt_gpu_available(void)
 /* Loads p on c, uploads inputs, poisons outputs, runs every kernel once and
  * downloads the outputs. False with an error reported. */
 bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs, rt_tensor *outputs,
-                      tx_diag *d)
-{
+                      tx_diag *d) {
     char err[512];
     rt_gpu_exec *r = rt_gpu_exec_new(c, p, true);
     bool ok;
@@ -434,9 +402,9 @@ bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs,
         rt_gpu_exec_free(r);
         return false;
     }
-    ok = rt_gpu_exec_poison(r) && rt_gpu_exec_launch_all(r) && rt_gpu_exec_download(r, outputs, p->noutputs);
-    if (!ok)
-        tx_error(d, "%s", rt_gpu_exec_error(r));
+    ok = rt_gpu_exec_poison(r) && rt_gpu_exec_launch_all(r) &&
+         rt_gpu_exec_download(r, outputs, p->noutputs);
+    if (!ok) tx_error(d, "%s", rt_gpu_exec_error(r));
     rt_gpu_exec_free(r);
     return ok;
 }

@@ -91,12 +91,12 @@ typedef struct interp {
     const rt_tensor *inputs;
     tx_diag *d;
     int64_t *syms;
-    rt_tensor *vals;  /* value of each node (data NULL: not computed or freed) */
-    bool *borrowed;   /* vals[i].data belongs to the caller's inputs */
-    bool *have;       /* vals[i] is computed and not yet freed */
-    uint32_t *left;   /* remaining live users of each node */
-    bool *live;       /* node contributes to the outputs */
-    bool *wide;       /* plan precision: this f16/bf16 value stays on chip, held in f32 */
+    rt_tensor *vals; /* value of each node (data NULL: not computed or freed) */
+    bool *borrowed;  /* vals[i].data belongs to the caller's inputs */
+    bool *have;      /* vals[i] is computed and not yet freed */
+    uint32_t *left;  /* remaining live users of each node */
+    bool *live;      /* node contributes to the outputs */
+    bool *wide;      /* plan precision: this f16/bf16 value stays on chip, held in f32 */
 } interp;
 
 /* A value's name for messages: its source name or "%ID". */
@@ -144,7 +144,8 @@ static bool resolve_shape(interp *ip, ir_id id, rt_tensor *t) {
         if (t->dim[i] < 0) {
             if (unknown >= 0 || n->op != IR_OP_RESHAPE) {
                 char msg[160];
-                snprintf(msg, sizeof msg, "symbolic dim %s is not determined by the inputs", ip->g->syms[s].name);
+                snprintf(msg, sizeof msg, "symbolic dim %s is not determined by the inputs",
+                         ip->g->syms[s].name);
                 return bad_node(ip, id, msg);
             }
             unknown = i;
@@ -154,8 +155,10 @@ static bool resolve_shape(interp *ip, ir_id id, rt_tensor *t) {
     const rt_tensor *x = &ip->vals[ir_in(ip->g, n, 0)];
     int64_t rest = 1, total = rt_numel(x);
     for (int i = 0; i < t->rank; i++)
-        if (i != unknown && !ir_mul_ok(rest, t->dim[i], &rest)) return bad_node(ip, id, "shape overflows");
-    if (rest == 0 || total % rest != 0) return bad_node(ip, id, "cannot infer a symbolic dim of the reshape");
+        if (i != unknown && !ir_mul_ok(rest, t->dim[i], &rest))
+            return bad_node(ip, id, "shape overflows");
+    if (rest == 0 || total % rest != 0)
+        return bad_node(ip, id, "cannot infer a symbolic dim of the reshape");
     t->dim[unknown] = total / rest;
     ip->syms[IR_DIM_SYMIDX(n->shape.dim[unknown])] = total / rest;
     return true;
@@ -169,12 +172,14 @@ static bool alloc_value(interp *ip, ir_id id, rt_tensor *t) {
     char sb[300];
     if (!rt_tensor_bytes(t, &bytes)) {
         char msg[400];
-        snprintf(msg, sizeof msg, "shape %s has too many elements", dims_str(t->rank, t->dim, sb, sizeof sb));
+        snprintf(msg, sizeof msg, "shape %s has too many elements",
+                 dims_str(t->rank, t->dim, sb, sizeof sb));
         return bad_node(ip, id, msg);
     }
     if (!rt_tensor_alloc(t)) {
         char msg[400];
-        snprintf(msg, sizeof msg, "cannot allocate %zu bytes for shape %s", bytes, dims_str(t->rank, t->dim, sb, sizeof sb));
+        snprintf(msg, sizeof msg, "cannot allocate %zu bytes for shape %s", bytes,
+                 dims_str(t->rank, t->dim, sb, sizeof sb));
         return bad_node(ip, id, msg);
     }
     return true;
@@ -189,8 +194,8 @@ static bool check_shape(interp *ip, ir_id id, int rank, const int64_t *dim) {
     for (int i = 0; same && i < rank; i++) same = want.dim[i] == dim[i];
     if (same) return true;
     char a[300], b[300], msg[700];
-    snprintf(msg, sizeof msg, "operands give shape %s but the IR says %s", dims_str(rank, dim, a, sizeof a),
-             dims_str(want.rank, want.dim, b, sizeof b));
+    snprintf(msg, sizeof msg, "operands give shape %s but the IR says %s",
+             dims_str(rank, dim, a, sizeof a), dims_str(want.rank, want.dim, b, sizeof b));
     return bad_node(ip, id, msg);
 }
 
@@ -206,7 +211,8 @@ static bool eval_elem(interp *ip, ir_id id, rt_tensor *out) {
     iter_init(&it, out->rank, out->dim, n->nin);
     for (unsigned k = 0; k < n->nin; k++) {
         in[k] = &ip->vals[ir_in(ip->g, n, k)];
-        if (!broadcasts_to(in[k], out->rank, out->dim)) return bad_node(ip, id, "operand does not broadcast to the result shape");
+        if (!broadcasts_to(in[k], out->rank, out->dim))
+            return bad_node(ip, id, "operand does not broadcast to the result shape");
         bcast_strides(in[k], out->rank, it.stride[k]);
     }
     if (!alloc_value(ip, id, out)) return false;
@@ -228,7 +234,8 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
     const ir_node *n = &ip->g->nodes[id];
     const rt_tensor *x = &ip->vals[ir_in(ip->g, n, 0)];
     uint32_t axes = n->a.red.axes;
-    if (x->rank < 32 && (axes >> x->rank) != 0) return bad_node(ip, id, "reduction axis out of range");
+    if (x->rank < 32 && (axes >> x->rank) != 0)
+        return bad_node(ip, id, "reduction axis out of range");
     int64_t odim[IR_MAX_RANK], xs[IR_MAX_RANK], os[IR_MAX_RANK], count = 1;
     int orank = 0;
     for (int d = 0; d < x->rank; d++) {
@@ -239,7 +246,9 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
             odim[orank++] = x->dim[d];
         }
     }
-    if (!check_shape(ip, id, orank, odim) || !resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
+    if (!check_shape(ip, id, orank, odim) || !resolve_shape(ip, id, out) ||
+        !alloc_value(ip, id, out))
+        return false;
     /* Output strides seen from the input's dims: 0 on reduced axes. */
     c_strides(out, os);
     for (int d = 0, o = 0; d < x->rank; d++) {
@@ -269,7 +278,8 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
         double v = acc[i];
         (void)ir_scalar_reduce_finish(op, out->dtype, acc[i], (double)count, &v);
         if (op == IR_OP_SUM && out->dtype == IR_I32 && fabs(v) < 9007199254740992.0)
-            ((int32_t *)out->data)[i] = (int32_t)(uint32_t)(uint64_t)(int64_t)v; /* wraps like i32 adds */
+            ((int32_t *)out->data)[i] =
+                (int32_t)(uint32_t)(uint64_t)(int64_t)v; /* wraps like i32 adds */
         else
             rt_set(out, i, v);
     }
@@ -287,8 +297,8 @@ static double *to_double(const rt_tensor *t) {
 
 /* Multiplies one [M, K] x [K, N] pair (row-major doubles) into out at
  * element offset o, accumulating every dot product in double. */
-static void matmul_block(const double *a, const double *b, int64_t M, int64_t K, int64_t N, rt_tensor *out,
-                         int64_t o, double *row) {
+static void matmul_block(const double *a, const double *b, int64_t M, int64_t K, int64_t N,
+                         rt_tensor *out, int64_t o, double *row) {
     for (int64_t i = 0; i < M; i++) {
         for (int64_t j = 0; j < N; j++) row[j] = 0;
         for (int64_t k = 0; k < K; k++) {
@@ -315,14 +325,18 @@ static bool eval_matmul(interp *ip, ir_id id, rt_tensor *out) {
     for (int d = 0; d < lr; d++) {
         int da = d - (lr - la.rank), db = d - (lr - lb.rank);
         int64_t ea = da >= 0 ? la.dim[da] : 1, eb = db >= 0 ? lb.dim[db] : 1;
-        if (ea != eb && ea != 1 && eb != 1) return bad_node(ip, id, "leading dims do not broadcast");
+        if (ea != eb && ea != 1 && eb != 1)
+            return bad_node(ip, id, "leading dims do not broadcast");
         dim[d] = ea == 1 ? eb : ea;
     }
     int64_t M = a->dim[a->rank - 2], K = a->dim[a->rank - 1], N = b->dim[b->rank - 1];
     dim[lr] = M;
     dim[lr + 1] = N;
-    if (!check_shape(ip, id, lr + 2, dim) || !resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
-    double *ad = to_double(a), *bd = to_double(b), *row = ir_xmalloc((size_t)(N ? N : 1) * sizeof *row);
+    if (!check_shape(ip, id, lr + 2, dim) || !resolve_shape(ip, id, out) ||
+        !alloc_value(ip, id, out))
+        return false;
+    double *ad = to_double(a), *bd = to_double(b),
+           *row = ir_xmalloc((size_t)(N ? N : 1) * sizeof *row);
     iter it;
     iter_init(&it, lr, dim, 2);
     bcast_strides(&la, lr, it.stride[0]);
@@ -354,40 +368,44 @@ static bool eval_view(interp *ip, ir_id id, rt_tensor *out) {
     int64_t cs[IR_MAX_RANK], st[IR_MAX_RANK], dim[IR_MAX_RANK], base = 0;
     c_strides(x, cs);
     switch ((ir_op)n->op) {
-    case IR_OP_PERMUTE: {
-        unsigned seen = 0;
-        for (int i = 0; i < x->rank; i++) {
-            unsigned p = n->a.perm[i];
-            if (p >= x->rank || (seen & (1u << p))) return bad_node(ip, id, "invalid permutation");
-            seen |= 1u << p;
-            dim[i] = x->dim[p];
-            st[i] = cs[p];
+        case IR_OP_PERMUTE: {
+            unsigned seen = 0;
+            for (int i = 0; i < x->rank; i++) {
+                unsigned p = n->a.perm[i];
+                if (p >= x->rank || (seen & (1u << p)))
+                    return bad_node(ip, id, "invalid permutation");
+                seen |= 1u << p;
+                dim[i] = x->dim[p];
+                st[i] = cs[p];
+            }
+            if (!check_shape(ip, id, x->rank, dim)) return false;
+            break;
         }
-        if (!check_shape(ip, id, x->rank, dim)) return false;
-        break;
-    }
-    case IR_OP_RESHAPE:
-        if (!resolve_shape(ip, id, out)) return false;
-        if (rt_numel(out) != rt_numel(x)) return bad_node(ip, id, "reshape changes the element count");
-        c_strides(out, st);
-        break;
-    case IR_OP_BROADCAST:
-        if (!resolve_shape(ip, id, out)) return false;
-        if (!broadcasts_to(x, out->rank, out->dim)) return bad_node(ip, id, "operand does not broadcast to the target shape");
-        bcast_strides(x, out->rank, st);
-        break;
-    case IR_OP_SLICE: {
-        int ax = n->a.slice.axis;
-        int64_t s0 = n->a.slice.start, s1 = n->a.slice.stop;
-        if (ax < 0 || ax >= x->rank || s0 < 0 || s1 < s0 || s1 > x->dim[ax]) return bad_node(ip, id, "slice out of range");
-        memcpy(dim, x->dim, sizeof dim);
-        dim[ax] = s1 - s0;
-        memcpy(st, cs, sizeof st);
-        base = s0 * cs[ax];
-        if (!check_shape(ip, id, x->rank, dim)) return false;
-        break;
-    }
-    default: return bad_node(ip, id, "not a view op");
+        case IR_OP_RESHAPE:
+            if (!resolve_shape(ip, id, out)) return false;
+            if (rt_numel(out) != rt_numel(x))
+                return bad_node(ip, id, "reshape changes the element count");
+            c_strides(out, st);
+            break;
+        case IR_OP_BROADCAST:
+            if (!resolve_shape(ip, id, out)) return false;
+            if (!broadcasts_to(x, out->rank, out->dim))
+                return bad_node(ip, id, "operand does not broadcast to the target shape");
+            bcast_strides(x, out->rank, st);
+            break;
+        case IR_OP_SLICE: {
+            int ax = n->a.slice.axis;
+            int64_t s0 = n->a.slice.start, s1 = n->a.slice.stop;
+            if (ax < 0 || ax >= x->rank || s0 < 0 || s1 < s0 || s1 > x->dim[ax])
+                return bad_node(ip, id, "slice out of range");
+            memcpy(dim, x->dim, sizeof dim);
+            dim[ax] = s1 - s0;
+            memcpy(st, cs, sizeof st);
+            base = s0 * cs[ax];
+            if (!check_shape(ip, id, x->rank, dim)) return false;
+            break;
+        }
+        default: return bad_node(ip, id, "not a view op");
     }
     if (!resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
     gather(out, x, base, st);
@@ -407,10 +425,13 @@ static bool eval_concat(interp *ip, ir_id id, rt_tensor *out) {
         const rt_tensor *x = &ip->vals[ir_in(ip->g, n, k)];
         if (x->rank != x0->rank) return bad_node(ip, id, "operands differ in rank");
         for (int d = 0; d < x->rank; d++)
-            if (d != ax && x->dim[d] != x0->dim[d]) return bad_node(ip, id, "operands differ off the concat axis");
+            if (d != ax && x->dim[d] != x0->dim[d])
+                return bad_node(ip, id, "operands differ off the concat axis");
         dim[ax] += x->dim[ax];
     }
-    if (!check_shape(ip, id, x0->rank, dim) || !resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
+    if (!check_shape(ip, id, x0->rank, dim) || !resolve_shape(ip, id, out) ||
+        !alloc_value(ip, id, out))
+        return false;
     int64_t os[IR_MAX_RANK], at = 0;
     c_strides(out, os);
     for (unsigned k = 0; k < n->nin; k++) {
@@ -436,7 +457,8 @@ static bool eval_input(interp *ip, ir_id id, rt_tensor *out) {
         ip->borrowed[id] = true;
         return true;
     }
-    if (!rt_tensor_cast(t, (ir_dtype)n->dtype, out)) return bad_node(ip, id, "out of memory converting the input");
+    if (!rt_tensor_cast(t, (ir_dtype)n->dtype, out))
+        return bad_node(ip, id, "out of memory converting the input");
     return true;
 }
 
@@ -448,7 +470,8 @@ static bool eval_iota(interp *ip, ir_id id, rt_tensor *out) {
     if (ax < 0 || ax >= out->rank) return bad_node(ip, id, "iota axis out of range");
     int64_t inner = 1;
     for (int d = ax + 1; d < out->rank; d++) inner *= out->dim[d];
-    for (int64_t i = 0, cn = rt_numel(out); i < cn; i++) rt_set(out, i, (double)((i / inner) % out->dim[ax]));
+    for (int64_t i = 0, cn = rt_numel(out); i < cn; i++)
+        rt_set(out, i, (double)((i / inner) % out->dim[ax]));
     return true;
 }
 
@@ -458,12 +481,15 @@ static bool eval_node(interp *ip, ir_id id) {
     rt_tensor *out = &ip->vals[id];
     for (unsigned k = 0; k < n->nin; k++) {
         ir_id in = ir_in(ip->g, n, k);
-        if (in >= id || !ip->have[in]) return bad_node(ip, id, "operand not available (graph not in topological order)");
+        if (in >= id || !ip->have[in])
+            return bad_node(ip, id, "operand not available (graph not in topological order)");
     }
-    if (ir_op_arity((ir_op)n->op) >= 0 && n->nin != ir_op_arity((ir_op)n->op)) return bad_node(ip, id, "wrong operand count");
+    if (ir_op_arity((ir_op)n->op) >= 0 && n->nin != ir_op_arity((ir_op)n->op))
+        return bad_node(ip, id, "wrong operand count");
     unsigned tr = ir_op_traits((ir_op)n->op);
     if (n->op == IR_OP_INPUT) return eval_input(ip, id, out);
-    if (n->op == IR_OP_CONST) { /* the scalar, filled over the node's shape (rank 0 from the builder) */
+    if (n->op ==
+        IR_OP_CONST) { /* the scalar, filled over the node's shape (rank 0 from the builder) */
         if (!resolve_shape(ip, id, out) || !alloc_value(ip, id, out)) return false;
         for (int64_t i = 0, cn = rt_numel(out); i < cn; i++) rt_set(out, i, n->a.cval);
         return true;
@@ -544,7 +570,8 @@ static bool *wide_values(const ir_graph *g) {
         const ir_node *n = &g->nodes[i];
         for (unsigned k = 0; k < n->nin; k++) {
             ir_id a = ir_in(g, n, k);
-            if (n->op == IR_OP_OUTPUT || n->region == IR_NONE || n->region != g->nodes[a].region) stored[a] = true;
+            if (n->op == IR_OP_OUTPUT || n->region == IR_NONE || n->region != g->nodes[a].region)
+                stored[a] = true;
         }
     }
     for (ir_id i = 0; i < g->n; i++) {
@@ -557,15 +584,23 @@ static bool *wide_values(const ir_graph *g) {
     return wide;
 }
 
-static bool interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, bool plan, tx_diag *d) {
+static bool interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, bool plan,
+                       tx_diag *d) {
     if (g->n == 0 || g->nodes[g->n - 1].op != IR_OP_OUTPUT) {
         tx_error(d, "interpreter: the graph has no output node");
         return false;
     }
     for (unsigned k = 0; k < g->nodes[g->n - 1].nin; k++) memset(&outputs[k], 0, sizeof outputs[k]);
-    interp ip = {g, inputs, d, ir_xcalloc(g->nsyms + 1, sizeof(int64_t)), ir_xcalloc(g->n, sizeof(rt_tensor)),
-                 ir_xcalloc(g->n, sizeof(bool)), ir_xcalloc(g->n, sizeof(bool)), ir_xcalloc(g->n, sizeof(uint32_t)),
-                 ir_xcalloc(g->n, sizeof(bool)), plan ? wide_values(g) : NULL};
+    interp ip = {g,
+                 inputs,
+                 d,
+                 ir_xcalloc(g->nsyms + 1, sizeof(int64_t)),
+                 ir_xcalloc(g->n, sizeof(rt_tensor)),
+                 ir_xcalloc(g->n, sizeof(bool)),
+                 ir_xcalloc(g->n, sizeof(bool)),
+                 ir_xcalloc(g->n, sizeof(uint32_t)),
+                 ir_xcalloc(g->n, sizeof(bool)),
+                 plan ? wide_values(g) : NULL};
     bool ok = rt_bind_shapes(g, inputs, ip.syms, d);
     if (ok) {
         liveness(&ip);
@@ -587,6 +622,7 @@ bool rt_interp_run(const ir_graph *g, const rt_tensor *inputs, rt_tensor *output
     return interp_run(g, inputs, outputs, false, d);
 }
 
-bool rt_interp_run_plan(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs, tx_diag *d) {
+bool rt_interp_run_plan(const ir_graph *g, const rt_tensor *inputs, rt_tensor *outputs,
+                        tx_diag *d) {
     return interp_run(g, inputs, outputs, true, d);
 }

@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "the .npy code assumes a little-endian host");
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__,
+               "the .npy code assumes a little-endian host");
 
 /* What a header says. */
 typedef struct npy_info {
@@ -48,13 +49,21 @@ static bool fail(const char *name, char *err, size_t cap, const char *fmt, ...) 
 static const char *printable(const char *s, size_t len, char *buf) {
     size_t n = len < 24 ? len : 24;
     for (size_t i = 0; i < n; i++) buf[i] = (s[i] >= 32 && s[i] < 127) ? s[i] : '?';
-    if (len > n) memcpy(buf + n, "...", 4);
-    else buf[n] = '\0';
+    if (len > n)
+        memcpy(buf + n, "...", 4);
+    else
+        buf[n] = '\0';
     return buf;
 }
 
-static const struct { const char *descr; ir_dtype dtype; } npy_dtypes[] = {
-    {"<f4", IR_F32}, {"<f2", IR_F16}, {"<i4", IR_I32}, {"|b1", IR_BOOL},
+static const struct {
+    const char *descr;
+    ir_dtype dtype;
+} npy_dtypes[] = {
+    {"<f4", IR_F32},
+    {"<f2", IR_F16},
+    {"<i4", IR_I32},
+    {"|b1", IR_BOOL},
 };
 
 /* The descr string stored for dtype t (bf16 is stored as <f4). */
@@ -67,7 +76,8 @@ static const char *descr_of(ir_dtype t) {
 /* ---- header dictionary ----------------------------------------------------- */
 /* Skips blanks (spaces, tabs, newlines) in the header text. */
 static void skip_ws(npy_parser *ps) {
-    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r')) ps->p++;
+    while (ps->p < ps->end && (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+        ps->p++;
 }
 
 /* Consumes character c (after blanks); false (no message) when absent. */
@@ -83,7 +93,9 @@ static bool accept(npy_parser *ps, char c) {
 /* Reports what was found where `what` was expected. */
 static bool expected(npy_parser *ps, const char *what) {
     char buf[32];
-    if (ps->p >= ps->end) return fail(ps->name, ps->err, ps->cap, "malformed header: expected %s, found the end", what);
+    if (ps->p >= ps->end)
+        return fail(ps->name, ps->err, ps->cap, "malformed header: expected %s, found the end",
+                    what);
     return fail(ps->name, ps->err, ps->cap, "malformed header: expected %s, found '%s'", what,
                 printable(ps->p, (size_t)(ps->end - ps->p), buf));
 }
@@ -91,7 +103,8 @@ static bool expected(npy_parser *ps, const char *what) {
 /* Parses a quoted string (no escapes) into [*s, *s + *len). */
 static bool parse_string(npy_parser *ps, const char **s, size_t *len) {
     skip_ws(ps);
-    if (ps->p >= ps->end || (*ps->p != '\'' && *ps->p != '"')) return expected(ps, "a quoted string");
+    if (ps->p >= ps->end || (*ps->p != '\'' && *ps->p != '"'))
+        return expected(ps, "a quoted string");
     char q = *ps->p++;
     const char *start = ps->p;
     while (ps->p < ps->end && *ps->p != q) {
@@ -108,7 +121,8 @@ static bool parse_string(npy_parser *ps, const char **s, size_t *len) {
 /* Parses a non-negative decimal integer below IR_MAX_ELEMS. */
 static bool parse_dim(npy_parser *ps, int64_t *v) {
     skip_ws(ps);
-    if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9') return expected(ps, "a dimension (non-negative integer)");
+    if (ps->p >= ps->end || *ps->p < '0' || *ps->p > '9')
+        return expected(ps, "a dimension (non-negative integer)");
     int64_t x = 0;
     while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') {
         if (!ir_mul_ok(x, 10, &x) || !ir_add_ok(x, *ps->p - '0', &x) || x >= IR_MAX_ELEMS)
@@ -132,7 +146,9 @@ static bool parse_shape(npy_parser *ps, npy_info *info) {
         info->dim[info->rank++] = d;
         bool comma = accept(ps, ',');
         if (accept(ps, ')')) {
-            if (info->rank == 1 && !comma) return fail(ps->name, ps->err, ps->cap, "malformed header: shape '(N)' is not a tuple");
+            if (info->rank == 1 && !comma)
+                return fail(ps->name, ps->err, ps->cap,
+                            "malformed header: shape '(N)' is not a tuple");
             return true;
         }
         if (!comma) return expected(ps, "',' or ')' in the shape");
@@ -158,7 +174,8 @@ static bool parse_entry(npy_parser *ps, npy_info *info, unsigned *seen) {
                 ok = true;
             }
         if (!ok)
-            return fail(ps->name, ps->err, ps->cap, "unsupported dtype '%s' (supported: <f4 <f2 <i4 |b1)",
+            return fail(ps->name, ps->err, ps->cap,
+                        "unsupported dtype '%s' (supported: <f4 <f2 <i4 |b1)",
                         printable(s, len, buf));
         bit = 1;
     } else if (klen == 13 && !memcmp(k, "fortran_order", 13)) {
@@ -166,7 +183,8 @@ static bool parse_entry(npy_parser *ps, npy_info *info, unsigned *seen) {
         if ((size_t)(ps->end - ps->p) >= 5 && !memcmp(ps->p, "False", 5)) {
             ps->p += 5;
         } else if ((size_t)(ps->end - ps->p) >= 4 && !memcmp(ps->p, "True", 4)) {
-            return fail(ps->name, ps->err, ps->cap, "Fortran-order arrays are not supported (save it in C order)");
+            return fail(ps->name, ps->err, ps->cap,
+                        "Fortran-order arrays are not supported (save it in C order)");
         } else {
             return expected(ps, "True or False for fortran_order");
         }
@@ -175,17 +193,22 @@ static bool parse_entry(npy_parser *ps, npy_info *info, unsigned *seen) {
         if (!parse_shape(ps, info)) return false;
         bit = 4;
     } else {
-        return fail(ps->name, ps->err, ps->cap, "malformed header: unknown key '%s'", printable(k, klen, buf));
+        return fail(ps->name, ps->err, ps->cap, "malformed header: unknown key '%s'",
+                    printable(k, klen, buf));
     }
-    if (*seen & bit) return fail(ps->name, ps->err, ps->cap, "malformed header: key '%s' given twice", printable(k, klen, buf));
+    if (*seen & bit)
+        return fail(ps->name, ps->err, ps->cap, "malformed header: key '%s' given twice",
+                    printable(k, klen, buf));
     *seen |= bit;
     return true;
 }
 
 /* Parses the header dictionary text (hlen bytes, ending in '\n'). */
-static bool parse_dict(const char *name, const char *text, size_t hlen, npy_info *info, char *err, size_t cap) {
+static bool parse_dict(const char *name, const char *text, size_t hlen, npy_info *info, char *err,
+                       size_t cap) {
     npy_parser ps = {text, text + hlen, name, err, cap};
-    if (hlen == 0 || text[hlen - 1] != '\n') return fail(name, err, cap, "malformed header: it does not end with a newline");
+    if (hlen == 0 || text[hlen - 1] != '\n')
+        return fail(name, err, cap, "malformed header: it does not end with a newline");
     if (!accept(&ps, '{')) return expected(&ps, "'{'");
     unsigned seen = 0;
     while (!accept(&ps, '}')) {
@@ -199,31 +222,37 @@ static bool parse_dict(const char *name, const char *text, size_t hlen, npy_info
     if (ps.p != ps.end) return expected(&ps, "the end of the header");
     if (seen != 7)
         return fail(name, err, cap, "malformed header: missing key '%s'",
-                    !(seen & 1) ? "descr" : !(seen & 2) ? "fortran_order" : "shape");
+                    !(seen & 1)   ? "descr"
+                    : !(seen & 2) ? "fortran_order"
+                                  : "shape");
     return true;
 }
 
 /* ---- preamble and data checks -------------------------------------------- */
 /* Parses the magic, version and header length from the first `avail` bytes
  * (at least min(total, 12)) of a file of `total` bytes. */
-static bool parse_preamble(const char *name, const unsigned char *b, size_t avail, size_t total, size_t *hoff,
-                           size_t *hlen, char *err, size_t cap) {
+static bool parse_preamble(const char *name, const unsigned char *b, size_t avail, size_t total,
+                           size_t *hoff, size_t *hlen, char *err, size_t cap) {
     if (total < 6 || memcmp(b, "\x93NUMPY", 6) != 0)
         return fail(name, err, cap, "not a .npy file (missing the \\x93NUMPY magic)");
-    if (total < 10) return fail(name, err, cap, "truncated .npy file (%zu bytes, no header length)", total);
+    if (total < 10)
+        return fail(name, err, cap, "truncated .npy file (%zu bytes, no header length)", total);
     if (b[6] == 1 && b[7] == 0) {
         *hoff = 10;
         *hlen = (size_t)b[8] | (size_t)b[9] << 8;
     } else if ((b[6] == 2 || b[6] == 3) && b[7] == 0) {
-        if (total < 12 || avail < 12) return fail(name, err, cap, "truncated .npy file (%zu bytes, no header length)", total);
+        if (total < 12 || avail < 12)
+            return fail(name, err, cap, "truncated .npy file (%zu bytes, no header length)", total);
         *hoff = 12;
         *hlen = (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 | (size_t)b[11] << 24;
     } else {
-        return fail(name, err, cap, "unsupported .npy format version %u.%u (supported: 1.0, 2.0, 3.0)", b[6], b[7]);
+        return fail(name, err, cap,
+                    "unsupported .npy format version %u.%u (supported: 1.0, 2.0, 3.0)", b[6], b[7]);
     }
     if (*hlen > total - *hoff)
-        return fail(name, err, cap, "truncated header (it says %zu bytes, the file has %zu after the preamble)", *hlen,
-                    total - *hoff);
+        return fail(name, err, cap,
+                    "truncated header (it says %zu bytes, the file has %zu after the preamble)",
+                    *hlen, total - *hoff);
     return true;
 }
 
@@ -238,24 +267,30 @@ static const char *shape_text(const npy_info *info, char *buf, size_t cap) {
 
 /* Checks that the data after the header is exactly what the shape needs;
  * sets *bytes to that size. */
-static bool check_data(const char *name, const npy_info *info, size_t total, size_t *bytes, char *err, size_t cap) {
+static bool check_data(const char *name, const npy_info *info, size_t total, size_t *bytes,
+                       char *err, size_t cap) {
     rt_tensor t = {.dtype = info->dtype, .rank = info->rank};
     memcpy(t.dim, info->dim, sizeof t.dim);
     char sb[256];
     if (!rt_tensor_bytes(&t, bytes))
-        return fail(name, err, cap, "shape %s is too large (element count overflows)", shape_text(info, sb, sizeof sb));
+        return fail(name, err, cap, "shape %s is too large (element count overflows)",
+                    shape_text(info, sb, sizeof sb));
     size_t have = total - info->data_off;
     if (have < *bytes)
-        return fail(name, err, cap, "truncated data: shape %s of %s needs %zu bytes, the file has %zu",
+        return fail(name, err, cap,
+                    "truncated data: shape %s of %s needs %zu bytes, the file has %zu",
                     shape_text(info, sb, sizeof sb), descr_of(info->dtype), *bytes, have);
     if (have > *bytes)
-        return fail(name, err, cap, "the file has %zu bytes of data but shape %s of %s needs %zu (header and data disagree)",
+        return fail(name, err, cap,
+                    "the file has %zu bytes of data but shape %s of %s needs %zu (header and data "
+                    "disagree)",
                     have, shape_text(info, sb, sizeof sb), descr_of(info->dtype), *bytes);
     return true;
 }
 
 /* Makes t an allocated tensor of info's dtype and shape. */
-static bool make_tensor(const char *name, const npy_info *info, rt_tensor *t, char *err, size_t cap) {
+static bool make_tensor(const char *name, const npy_info *info, rt_tensor *t, char *err,
+                        size_t cap) {
     memset(t, 0, sizeof *t);
     t->dtype = info->dtype;
     t->rank = info->rank;
@@ -271,7 +306,8 @@ static void normalise_bool(rt_tensor *t, size_t bytes) {
     for (size_t i = 0; i < bytes; i++) d[i] = d[i] != 0;
 }
 
-bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err, size_t cap) {
+bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err,
+                  size_t cap) {
     size_t hoff = 0, hlen = 0, bytes;
     npy_info info = {0};
     if (!parse_preamble(name, buf, len, len, &hoff, &hlen, err, cap)) return false;
@@ -288,7 +324,8 @@ bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_ten
 static bool read_exact(FILE *f, void *p, size_t n) { return n == 0 || fread(p, 1, n, f) == n; }
 
 /* Reads header and data from an open regular file of `total` bytes. */
-static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, char *err, size_t cap) {
+static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, char *err,
+                      size_t cap) {
     unsigned char pre[12] = {0};
     size_t avail = total < 12 ? total : 12, hoff = 0, hlen = 0, bytes;
     if (!read_exact(f, pre, avail)) return fail(path, err, cap, "read error: %s", strerror(errno));
@@ -297,8 +334,10 @@ static bool read_open(const char *path, FILE *f, size_t total, rt_tensor *t, cha
     if (!text) return fail(path, err, cap, "out of memory for the header");
     bool ok = fseek(f, (long)hoff, SEEK_SET) == 0 && read_exact(f, text, hlen);
     npy_info info = {0};
-    if (!ok) fail(path, err, cap, "read error in the header");
-    else ok = parse_dict(path, text, hlen, &info, err, cap);
+    if (!ok)
+        fail(path, err, cap, "read error in the header");
+    else
+        ok = parse_dict(path, text, hlen, &info, err, cap);
     free(text);
     if (!ok) return false;
     info.data_off = hoff + hlen;
@@ -323,8 +362,10 @@ bool rt_npy_read(const char *path, rt_tensor *t, char *err, size_t cap) {
         return fail(path, err, cap, "cannot open: %s", strerror(e));
     }
     bool ok;
-    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX) ok = fail(path, err, cap, "file too large");
-    else ok = read_open(path, f, (size_t)st.st_size, t, err, cap);
+    if (st.st_size < 0 || (uint64_t)st.st_size > (uint64_t)SIZE_MAX)
+        ok = fail(path, err, cap, "file too large");
+    else
+        ok = read_open(path, f, (size_t)st.st_size, t, err, cap);
     fclose(f);
     return ok;
 }
@@ -337,7 +378,8 @@ static size_t build_header(const rt_tensor *t, char *buf, size_t cap, int *versi
     memcpy(info.dim, t->dim, sizeof info.dim);
     char sb[256];
     int n = snprintf(buf, cap, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }",
-                     descr_of(t->dtype == IR_BF16 ? IR_F32 : t->dtype), shape_text(&info, sb, sizeof sb));
+                     descr_of(t->dtype == IR_BF16 ? IR_F32 : t->dtype),
+                     shape_text(&info, sb, sizeof sb));
     size_t len = (size_t)n;
     *version = len + 11 > 65535 ? 2 : 1;
     size_t pre = *version == 1 ? 10 : 12;
@@ -364,7 +406,8 @@ static bool write_stream(FILE *f, const rt_tensor *t) {
 /* Writes t's file image to f (bf16 converted to <f4 first); false with a
  * message on failure. */
 static bool stage_one(const char *path, FILE *f, const rt_tensor *t, char *err, size_t cap) {
-    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK) return fail(path, err, cap, "invalid tensor");
+    if (t->dtype >= IR_NDTYPES || t->rank > IR_MAX_RANK)
+        return fail(path, err, cap, "invalid tensor");
     bool ok;
     errno = 0;
     if (t->dtype != IR_BF16) {
@@ -378,7 +421,8 @@ static bool stage_one(const char *path, FILE *f, const rt_tensor *t, char *err, 
     return ok || fail(path, err, cap, "cannot write: %s", errno ? strerror(errno) : "write error");
 }
 
-bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err, size_t cap) {
+bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err,
+                      size_t cap) {
     rt_outset *set = rt_outset_new();
     bool ok = true;
     for (unsigned k = 0; k < n && ok; k++) {

@@ -79,10 +79,12 @@ bool rt_npy_write(const char *path, const rt_tensor *t, char *err, size_t cap);
  * (a path that is a directory fails before any rename). On failure no
  * temporary remains and no path holds a file of this call (one already
  * renamed into place is removed again). Meant for the CLI's outK.npy set. */
-bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err, size_t cap);
+bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n, char *err,
+                      size_t cap);
 /* Parses an in-memory .npy image (same rules and messages as rt_npy_read;
  * `name` prefixes the messages). */
-bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err, size_t cap);
+bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err,
+                  size_t cap);
 
 /* Fills t with deterministic pseudo-random values from `seed` and the
  * parameter index `param` (floats in [-1, 1), i32 in [-8, 8), bools 50/50). */
@@ -123,23 +125,23 @@ bool rt_gpu_available(void);
  * to build. Every function that can fail returns false (or NULL) and leaves
  * one clear line (no "txc: error: " prefix, no newline) in the context's
  * error buffer, read with rt_cuda_error(). */
-typedef struct rt_cuda rt_cuda;       /* driver library, device, context */
-typedef struct rt_module rt_module;   /* one loaded PTX module */
-typedef uint64_t rt_devptr;           /* a device address (CUdeviceptr) */
-typedef void *rt_func;                /* a kernel (CUfunction) */
-typedef void *rt_event;               /* a timing event (CUevent) */
+typedef struct rt_cuda rt_cuda;     /* driver library, device, context */
+typedef struct rt_module rt_module; /* one loaded PTX module */
+typedef uint64_t rt_devptr;         /* a device address (CUdeviceptr) */
+typedef void *rt_func;              /* a kernel (CUfunction) */
+typedef void *rt_event;             /* a timing event (CUevent) */
 
 /* Facts about the device, read once by rt_cuda_new. */
 typedef struct rt_cuda_info {
-    char name[128];          /* "NVIDIA H200" */
-    int cc;                  /* compute capability, major*10+minor (90) */
-    int driver_version;      /* cuDriverGetVersion: 13000 for CUDA 13.0 */
+    char name[128];     /* "NVIDIA H200" */
+    int cc;             /* compute capability, major*10+minor (90) */
+    int driver_version; /* cuDriverGetVersion: 13000 for CUDA 13.0 */
     int sms;
-    int max_threads;         /* per block */
-    int64_t smem_per_block;  /* default dynamic shared memory limit */
-    int64_t smem_optin;      /* opt-in limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) */
+    int max_threads;        /* per block */
+    int64_t smem_per_block; /* default dynamic shared memory limit */
+    int64_t smem_optin;     /* opt-in limit (CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES) */
     int64_t l2_bytes;
-    int64_t total_mem;       /* bytes; 0 when unknown */
+    int64_t total_mem; /* bytes; 0 when unknown */
 } rt_cuda_info;
 
 /* Opens libcuda.so.1 (or the library named by the environment variable
@@ -196,7 +198,7 @@ bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid
  * dim[0] * element size, box box[0] x box[1], swizzle bytes (128), zero
  * fill out of bounds. */
 typedef struct rt_tmap_desc {
-    uint8_t dtype;           /* ir_dtype: F16, BF16 or F32 */
+    uint8_t dtype; /* ir_dtype: F16, BF16 or F32 */
     uint16_t swizzle;
     int64_t dim[2];
     uint32_t box[2];
@@ -207,7 +209,8 @@ typedef struct rt_tmap_desc {
  * [1, 2^32], box extents in [1, 256], the box's inner row within the
  * swizzle span); one line naming `what` on failure, also when the driver
  * lacks the entry point. */
-bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr, const char *what);
+bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr addr,
+                         const char *what);
 /* The same checks alone (pure): false with one line in err. */
 bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap);
 
@@ -236,36 +239,36 @@ bool rt_ptx_check(const char *ptx, int driver_version, int cc, char *err, size_t
  * the symbolic dims are bound. */
 typedef enum { RT_BUF_INPUT, RT_BUF_OUTPUT, RT_BUF_TEMP } rt_buf_role;
 typedef struct rt_buf_desc {
-    uint8_t role;            /* rt_buf_role */
-    uint8_t dtype;           /* ir_dtype */
+    uint8_t role;  /* rt_buf_role */
+    uint8_t dtype; /* ir_dtype */
     uint8_t rank;
-    uint32_t index;          /* parameter index, return index, or temp number */
+    uint32_t index; /* parameter index, return index, or temp number */
     int64_t dim[IR_MAX_RANK];
-    char name[64];           /* source name for messages */
+    char name[64]; /* source name for messages */
 } rt_buf_desc;
 
 typedef enum { RT_KP_BUF, RT_KP_I64, RT_KP_I32, RT_KP_TMAP } rt_kparam_kind;
 typedef struct rt_kparam {
-    uint8_t kind;            /* rt_kparam_kind */
-    uint32_t buf;            /* RT_KP_BUF, RT_KP_TMAP: index into plan->bufs */
-    int64_t value;           /* RT_KP_I64/I32: the immediate */
-    rt_tmap_desc tmap;       /* RT_KP_TMAP: the map, passed by value (128 bytes) */
+    uint8_t kind;      /* rt_kparam_kind */
+    uint32_t buf;      /* RT_KP_BUF, RT_KP_TMAP: index into plan->bufs */
+    int64_t value;     /* RT_KP_I64/I32: the immediate */
+    rt_tmap_desc tmap; /* RT_KP_TMAP: the map, passed by value (128 bytes) */
 } rt_kparam;
 
 typedef struct rt_kernel_desc {
-    char name[64];           /* PTX entry name */
-    rt_kparam *params;       /* in the kernel's parameter order */
+    char name[64];     /* PTX entry name */
+    rt_kparam *params; /* in the kernel's parameter order */
     uint32_t nparams;
     uint32_t grid[3], block[3];
-    uint32_t smem;           /* dynamic shared memory bytes */
+    uint32_t smem; /* dynamic shared memory bytes */
     /* The planner's figures for this kernel (negative: unknown). */
     double bytes, flops, predicted_us;
-    char kind[16];           /* region kind name ("pointwise"), for reports */
-    int region;              /* region index of the graph; -1: an output copy */
+    char kind[16]; /* region kind name ("pointwise"), for reports */
+    int region;    /* region index of the graph; -1: an output copy */
 } rt_kernel_desc;
 
 typedef struct rt_gpu_plan {
-    char *ptx;               /* owned, NUL-terminated */
+    char *ptx; /* owned, NUL-terminated */
     rt_buf_desc *bufs;
     uint32_t nbufs;
     rt_kernel_desc *kernels;
@@ -288,7 +291,8 @@ uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index
 int64_t rt_buf_bytes(const rt_buf_desc *b);
 /* Checks host inputs (parameter order) against the plan's input buffers:
  * count, dtype and shape, naming the parameter on mismatch. */
-bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err, size_t cap);
+bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t n, char *err,
+                         size_t cap);
 
 /* A plan loaded on a device: module, functions and device buffers. The
  * intermediates are always allocated here; inputs and outputs too when
@@ -326,28 +330,28 @@ bool rt_gpu_exec_once(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs,
  * docs/codegen.md), read without the compiler: shapes hold sizes or
  * symbols (IR_DIM_SYM(i) names entry i of syms). */
 typedef struct rt_mvalue {
-    char name[64];           /* inputs and outputs: source name ("" when none) */
+    char name[64]; /* inputs and outputs: source name ("" when none) */
     ir_dtype dtype;
     ir_shape shape;
 } rt_mvalue;
 
 typedef struct rt_mbuf {
-    uint8_t role;            /* rt_buf_role */
+    uint8_t role; /* rt_buf_role */
     uint8_t write;
-    uint32_t index;          /* input, output or temp number */
+    uint32_t index; /* input, output or temp number */
 } rt_mbuf;
 
 typedef struct rt_mkernel {
     char name[64];
-    int region;              /* -1: an output copy */
-    rt_mbuf *bufs;           /* one pointer parameter each, in order */
+    int region;    /* -1: an output copy */
+    rt_mbuf *bufs; /* one pointer parameter each, in order */
     uint32_t nbufs;
-    uint32_t *syms;          /* then one i64 parameter per symbol index */
+    uint32_t *syms; /* then one i64 parameter per symbol index */
     uint32_t nsyms;
-    ir_shape work[3];        /* grid[d] = min(cap[d], ceil(numel(work[d]) / per[d])) */
+    ir_shape work[3]; /* grid[d] = min(cap[d], ceil(numel(work[d]) / per[d])) */
     int64_t per[3], cap[3];
     uint32_t block[3], smem;
-    ir_poly flops;           /* the planner's FLOPs; overflow set when unknown (null or absent) */
+    ir_poly flops; /* the planner's FLOPs; overflow set when unknown (null or absent) */
 } rt_mkernel;
 
 typedef struct rt_manifest {
@@ -369,15 +373,17 @@ void rt_manifest_free(rt_manifest *m);
  * input types (parameter order; only dtype, rank and dims are read): count,
  * dtypes, ranks and fixed dims must match, a symbol must get one size.
  * False with one line in err naming the input. */
-bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n, int64_t *syms, char *err,
-                      size_t cap);
+bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n, int64_t *syms,
+                      char *err, size_t cap);
 /* Resolves a manifest shape at syms; false when a symbol is unbound. */
-bool rt_manifest_resolve(const rt_manifest *m, const ir_shape *s, const int64_t *syms, int64_t *dims);
+bool rt_manifest_resolve(const rt_manifest *m, const ir_shape *s, const int64_t *syms,
+                         int64_t *dims);
 /* The launch plan at bound syms: buffers inputs, outputs, temps (as the
  * driver orders them), kernels in manifest order with concrete geometry
  * and their buffers' bytes and FLOPs (-1 when the manifest has none). ptx
  * is copied. NULL with one line in err. */
-rt_gpu_plan *rt_manifest_plan(const rt_manifest *m, const char *ptx, const int64_t *syms, char *err, size_t cap);
+rt_gpu_plan *rt_manifest_plan(const rt_manifest *m, const char *ptx, const int64_t *syms, char *err,
+                              size_t cap);
 
 /* The public API's loaded kernels (include/tx_rt.h, runtime/tx_rt.c) over a
  * plan: takes ownership of plan, loads it on d with inputs and outputs left
@@ -392,7 +398,9 @@ struct tx_loaded *rt_loaded_new(struct tx_device *d, rt_gpu_plan *plan, char *er
  * must be equal. */
 /* |got - want| <= atol + rtol |want| element by element; `scaled` widens atol by that many
  * times the reference's largest finite magnitude for the scaled verdict (rt_cmp.bad_scaled). */
-typedef struct rt_tol { double atol, rtol, scaled; } rt_tol;
+typedef struct rt_tol {
+    double atol, rtol, scaled;
+} rt_tol;
 rt_tol rt_tolerance(ir_dtype t);
 
 typedef struct rt_cmp {
@@ -406,8 +414,8 @@ typedef struct rt_cmp {
 /* Compares got against ref element by element. False (with cmp->bad = -1
  * and a line in err) when dtypes or shapes differ; otherwise true, with the
  * verdict in cmp->bad == 0. */
-bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *cmp,
-                char *err, size_t cap);
+bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *cmp, char *err,
+                size_t cap);
 
 /* Median of n values (n > 0); sorts v in place. */
 double rt_median(double *v, size_t n);
@@ -433,12 +441,12 @@ int64_t rt_count_poison(const rt_tensor *t);
  * it and apply it to the cost model's pass_gpu before planning
  * (drv_calib_apply). */
 typedef struct rt_calib {
-    char gpu[128];       /* device name as the driver reports it */
-    char slug[64];       /* "h200" */
+    char gpu[128]; /* device name as the driver reports it */
+    char slug[64]; /* "h200" */
     int cc, sms, driver;
     int64_t l2_bytes;
-    double copy_GBps;    /* bytes read + written per second by cuMemcpyDtoD */
-    double launch_us;    /* per launch, empty kernels launched back to back */
+    double copy_GBps; /* bytes read + written per second by cuMemcpyDtoD */
+    double launch_us; /* per launch, empty kernels launched back to back */
 } rt_calib;
 /* "NVIDIA H200" -> "h200", "NVIDIA GeForce RTX 4090" -> "rtx4090",
  * "NVIDIA A100-SXM4-80GB" -> "a100"; "gpu" when nothing is left. */
@@ -454,10 +462,10 @@ bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap);
 typedef struct rt_kernel_time {
     char name[64], kind[16];
     int region;
-    double us;                 /* median alone, L2 flushed */
-    double start_us, end_us;   /* median offsets within a whole-graph run */
-    double bytes, flops;       /* manifest bytes (each HBM tensor once), FLOPs */
-    double predicted_us;       /* the planner's time of its region; -1 unknown */
+    double us;               /* median alone, L2 flushed */
+    double start_us, end_us; /* median offsets within a whole-graph run */
+    double bytes, flops;     /* manifest bytes (each HBM tensor once), FLOPs */
+    double predicted_us;     /* the planner's time of its region; -1 unknown */
 } rt_kernel_time;
 
 /* Programs of each kernel the sampled check (rt_out_check.sampled) re-runs on the host. */
@@ -466,9 +474,9 @@ typedef struct rt_kernel_time {
 enum { RT_VERIFY_STRICT, RT_VERIFY_PLAN, RT_VERIFY_SCALED };
 typedef struct rt_out_check {
     ir_dtype dtype;
-    bool checked;              /* compared against a reference */
+    bool checked; /* compared against a reference */
     rt_cmp cmp;
-    int64_t poisoned;          /* elements never written */
+    int64_t poisoned; /* elements never written */
     /* How the output passed: RT_VERIFY_STRICT against the per-op-rounding reference (or the
      * host JIT); RT_VERIFY_PLAN against the plan-precision one (rt_interp_run_plan; cmp is
      * against it, strict against the former); RT_VERIFY_SCALED within the scaled tolerance of
@@ -483,20 +491,20 @@ typedef struct rt_out_check {
 /* Checks one output against the per-op-rounding reference `ref` and, when it misses, against the
  * plan-precision reference `pref` (may be NULL) and the scaled tolerance; fills oc->cmp, oc->how
  * and oc->strict. False (with a line in err) only when dtypes or shapes differ. */
-bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref, rt_out_check *oc,
-                           char *err, size_t cap);
+bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
+                           rt_out_check *oc, char *err, size_t cap);
 /* True when the output passed (oc->how says by which verdict). */
 bool rt_bench_output_ok(const rt_out_check *oc);
 
 typedef struct rt_bench_result {
-    char label[16];            /* "fused", "unfused" */
+    char label[16]; /* "fused", "unfused" */
     uint32_t nkernels, nout;
     rt_kernel_time *k;
     rt_out_check *out;
     bool verified, l2_flushed;
     int iters;
     double graph_us, predicted_us, bytes, flops;
-    char sample_note[200];     /* why the sampled check (rt_out_check.sampled) could not run, or "" */
+    char sample_note[200]; /* why the sampled check (rt_out_check.sampled) could not run, or "" */
 } rt_bench_result;
 void rt_bench_result_free(rt_bench_result *res);
 /* Fills res's per-kernel rows from the plan (names, kinds, the planner's bytes, FLOPs and
@@ -507,7 +515,8 @@ void rt_bench_result_init(rt_bench_result *res, const rt_gpu_plan *p, const char
  * (a buffer of twice its size, at least 64 MiB, written outside the timing). Fills res's
  * us/start_us/end_us, graph_us, iters and l2_flushed. False on a driver error (the message in
  * rt_gpu_exec_error(x)). */
-bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters, rt_bench_result *res);
+bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters,
+                   rt_bench_result *res);
 /* Device ceilings: the device-to-device copy bandwidth (bytes read + written per second, the
  * median of 10 copies of up to 1 GiB) and the launch overhead (per launch of an empty kernel
  * launched 200 times back to back, the median of 5 batches). False with the driver's error. */

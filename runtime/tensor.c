@@ -16,7 +16,8 @@ int64_t rt_numel(const rt_tensor *t) {
 bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes) {
     int64_t n = rt_numel(t), b;
     if (n < 0 || n >= IR_MAX_ELEMS || t->dtype >= IR_NDTYPES) return false;
-    if (!ir_mul_ok(n, ir_dtype_size(t->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX) return false;
+    if (!ir_mul_ok(n, ir_dtype_size(t->dtype), &b) || (uint64_t)b > (uint64_t)SIZE_MAX)
+        return false;
     *bytes = (size_t)b;
     return true;
 }
@@ -45,23 +46,23 @@ int32_t rt_double_to_i32(double v) {
 
 double rt_get(const rt_tensor *t, int64_t i) {
     switch (t->dtype) {
-    case IR_F32: return ((const float *)t->data)[i];
-    case IR_F16: return ir_f16_to_f64(((const uint16_t *)t->data)[i]);
-    case IR_BF16: return ir_bf16_to_f64(((const uint16_t *)t->data)[i]);
-    case IR_I32: return ((const int32_t *)t->data)[i];
-    case IR_BOOL: return ((const uint8_t *)t->data)[i] != 0;
-    default: return NAN;
+        case IR_F32: return ((const float *)t->data)[i];
+        case IR_F16: return ir_f16_to_f64(((const uint16_t *)t->data)[i]);
+        case IR_BF16: return ir_bf16_to_f64(((const uint16_t *)t->data)[i]);
+        case IR_I32: return ((const int32_t *)t->data)[i];
+        case IR_BOOL: return ((const uint8_t *)t->data)[i] != 0;
+        default: return NAN;
     }
 }
 
 void rt_set(rt_tensor *t, int64_t i, double v) {
     switch (t->dtype) {
-    case IR_F32: ((float *)t->data)[i] = (float)v; break; /* C conversion: nearest even */
-    case IR_F16: ((uint16_t *)t->data)[i] = ir_f64_to_f16(v); break;
-    case IR_BF16: ((uint16_t *)t->data)[i] = ir_f64_to_bf16(v); break;
-    case IR_I32: ((int32_t *)t->data)[i] = rt_double_to_i32(v); break;
-    case IR_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-    default: break;
+        case IR_F32: ((float *)t->data)[i] = (float)v; break; /* C conversion: nearest even */
+        case IR_F16: ((uint16_t *)t->data)[i] = ir_f64_to_f16(v); break;
+        case IR_BF16: ((uint16_t *)t->data)[i] = ir_f64_to_bf16(v); break;
+        case IR_I32: ((int32_t *)t->data)[i] = rt_double_to_i32(v); break;
+        case IR_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+        default: break;
     }
 }
 
@@ -84,10 +85,10 @@ bool rt_tensor_cast(const rt_tensor *src, ir_dtype to, rt_tensor *dst) {
 /* The .npy descr a dtype is stored as (bf16 crosses the boundary as <f4). */
 static const char *npy_descr(ir_dtype t) {
     switch (t) {
-    case IR_F16: return "<f2";
-    case IR_I32: return "<i4";
-    case IR_BOOL: return "|b1";
-    default: return "<f4";
+        case IR_F16: return "<f2";
+        case IR_I32: return "<i4";
+        case IR_BOOL: return "|b1";
+        default: return "<f4";
     }
 }
 
@@ -95,8 +96,8 @@ bool rt_tensor_convert(rt_tensor *t, ir_dtype to, char *err, size_t cap) {
     if (t->dtype == to) return true;
     if (!(t->dtype == IR_F32 && to == IR_BF16)) {
         if (err && cap)
-            snprintf(err, cap, "file holds %s (%s), parameter is %s", npy_descr(t->dtype), ir_dtype_name(t->dtype),
-                     ir_dtype_name(to));
+            snprintf(err, cap, "file holds %s (%s), parameter is %s", npy_descr(t->dtype),
+                     ir_dtype_name(t->dtype), ir_dtype_name(to));
         return false;
     }
     rt_tensor r;
@@ -132,9 +133,7 @@ static uint64_t random_next(uint64_t *state) {
 /* Precision in bits of the random grid for a float dtype: every value
  * k / 2^(p-1) - 1 with k < 2^p is exact in the dtype, so the stored values
  * lie in [-1, 1) without rounding. */
-static int random_bits(ir_dtype t) {
-    return t == IR_F16 ? 11 : t == IR_BF16 ? 8 : 24;
-}
+static int random_bits(ir_dtype t) { return t == IR_F16 ? 11 : t == IR_BF16 ? 8 : 24; }
 
 void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param) {
     uint64_t st = random_state(seed, param);

@@ -12,13 +12,14 @@
 #include "driver/driver.h"
 
 #define TXC_MAX_SOURCE (64u << 20) /* refuse sources above 64 MiB */
-#define TXC_MAX_DEFS 64
+#define TXC_MAX_DEFS   64
 #define TXC_MAX_INPUTS 256
 
 typedef enum { CMD_COMPILE, CMD_RUN, CMD_BENCH } txc_cmd;
 typedef enum { EMIT_PTX, EMIT_LLVM, EMIT_IR, EMIT_REPORT, EMIT_JSON, EMIT_DOT, EMIT_SVG } txc_emit;
 static const char *const emit_names[] = {"ptx", "llvm", "ir", "report", "json", "dot", "svg"};
-static const char *const emit_ext[] = {".ptx", ".ll", ".ir", ".report.txt", ".json", ".dot", ".svg"};
+static const char *const emit_ext[] = {".ptx",  ".ll",  ".ir", ".report.txt",
+                                       ".json", ".dot", ".svg"};
 
 typedef struct txc_input {
     const char *name, *path;
@@ -40,34 +41,38 @@ typedef struct txc_opts {
 } txc_opts;
 
 static void usage(FILE *f) {
-    fputs("usage: txc FILE.tx [options]            compile (default --emit=ptx)\n"
-          "       txc run FILE.tx [options]        compile and run on inputs, write outputs\n"
-          "       txc bench FILE.tx [options]      compile, run, verify against the reference, time\n"
-          "options:\n"
-          "  -o PATH                 output file ('-' for stdout; default FILE's base name + extension)\n"
-          "  --emit=KIND             ptx | llvm | ir | report | json | dot | svg\n"
-          "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90;\n"
-          "                          run/bench: the GPU's own, sm_90a on Hopper)\n"
-          "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
-          "  -D NAME=INT             bind a symbolic dim (repeatable)\n"
-          "  --entry NAME            entry function (default: the last one in the file)\n"
-          "  --dump-ir[=STAGE|all]   print the IR to stderr after one stage, or after every stage\n"
-          "  --no-fuse               one kernel per operation (the unfused baseline)\n"
-          "  --sram-budget=BYTES     per-block on-chip budget for the fusion planner\n"
-          "  --explain               say why each producer/consumer pair was left unfused\n"
-          "run/bench:\n"
-          "  --device=cpu|gpu|ref    where to run (default gpu when a CUDA driver is found, else cpu)\n"
-          "  --input NAME=FILE.npy   an input (repeatable)\n"
-          "  --random-inputs=SEED    fill every input not given, deterministically\n"
-          "  --output-dir DIR        run: write out0.npy, out1.npy, ... there\n"
-          "  --iters N               bench: timed iterations (default 50)\n"
-          "  --compare-unfused       bench: also time the --no-fuse plan\n"
-          "  --calibrate             bench: measure bandwidth and launch overhead, save them\n"
-          "  --calib=FILE            use (or, with --calibrate, write) this calibration file\n"
-          "  --svg PATH              bench: draw the measured roofline and timeline beside the predicted ones\n"
-          "  --json                  machine-readable output\n"
-          "  --help, --version\n",
-          f);
+    fputs(
+        "usage: txc FILE.tx [options]            compile (default --emit=ptx)\n"
+        "       txc run FILE.tx [options]        compile and run on inputs, write outputs\n"
+        "       txc bench FILE.tx [options]      compile, run, verify against the reference, time\n"
+        "options:\n"
+        "  -o PATH                 output file ('-' for stdout; default FILE's base name + "
+        "extension)\n"
+        "  --emit=KIND             ptx | llvm | ir | report | json | dot | svg\n"
+        "  --target=T              sm_80 | sm_86 | sm_89 | sm_90 | sm_90a | host (default sm_90;\n"
+        "                          run/bench: the GPU's own, sm_90a on Hopper)\n"
+        "  --gpu=NAME              cost-model hardware (default h200; see --gpu=help)\n"
+        "  -D NAME=INT             bind a symbolic dim (repeatable)\n"
+        "  --entry NAME            entry function (default: the last one in the file)\n"
+        "  --dump-ir[=STAGE|all]   print the IR to stderr after one stage, or after every stage\n"
+        "  --no-fuse               one kernel per operation (the unfused baseline)\n"
+        "  --sram-budget=BYTES     per-block on-chip budget for the fusion planner\n"
+        "  --explain               say why each producer/consumer pair was left unfused\n"
+        "run/bench:\n"
+        "  --device=cpu|gpu|ref    where to run (default gpu when a CUDA driver is found, else "
+        "cpu)\n"
+        "  --input NAME=FILE.npy   an input (repeatable)\n"
+        "  --random-inputs=SEED    fill every input not given, deterministically\n"
+        "  --output-dir DIR        run: write out0.npy, out1.npy, ... there\n"
+        "  --iters N               bench: timed iterations (default 50)\n"
+        "  --compare-unfused       bench: also time the --no-fuse plan\n"
+        "  --calibrate             bench: measure bandwidth and launch overhead, save them\n"
+        "  --calib=FILE            use (or, with --calibrate, write) this calibration file\n"
+        "  --svg PATH              bench: draw the measured roofline and timeline beside the "
+        "predicted ones\n"
+        "  --json                  machine-readable output\n"
+        "  --help, --version\n",
+        f);
 }
 
 /* Reports a command-line error and returns 1 (the exit status). */
@@ -127,12 +132,14 @@ static int parse_define(txc_opts *o, const char *s) {
 static void print_gpus(FILE *f) {
     char names[256];
     snprintf(names, sizeof names, "%s", pass_gpu_names());
-    fprintf(f, "%-8s %5s %9s %13s %10s %12s\n", "gpu", "SMs", "HBM GB/s", "f32 TFLOP/s", "L2 MiB", "smem/block");
+    fprintf(f, "%-8s %5s %9s %13s %10s %12s\n", "gpu", "SMs", "HBM GB/s", "f32 TFLOP/s", "L2 MiB",
+            "smem/block");
     for (char *save = NULL, *n = strtok_r(names, ", ", &save); n; n = strtok_r(NULL, ", ", &save)) {
         const pass_gpu *g = pass_gpu_find(n);
         if (g)
-            fprintf(f, "%-8s %5d %9.0f %13.1f %10.1f %12lld\n", g->name, g->sms, g->hbm_GBps, g->peak_TFLOPs[IR_F32],
-                    (double)g->l2_bytes / (1 << 20), (long long)g->smem_per_block);
+            fprintf(f, "%-8s %5d %9.0f %13.1f %10.1f %12lld\n", g->name, g->sms, g->hbm_GBps,
+                    g->peak_TFLOPs[IR_F32], (double)g->l2_bytes / (1 << 20),
+                    (long long)g->smem_per_block);
     }
 }
 
@@ -141,27 +148,48 @@ static int check_args(const txc_opts *o) {
     static const char *const cmd_names[] = {"compile", "run", "bench"};
     const char *cmd = cmd_names[o->cmd];
     if (o->cmd == CMD_COMPILE) {
-        const char *run_only = o->ninputs ? "--input" : o->device ? "--device" : o->have_seed ? "--random-inputs"
-                             : o->outdir ? "--output-dir" : o->have_iters ? "--iters"
-                             : o->compare_unfused ? "--compare-unfused" : o->calibrate ? "--calibrate"
-                             : o->json ? "--json" : o->svg ? "--svg" : NULL;
-        if (run_only) return cli_error("%s is an option of `txc run` / `txc bench` (see --help)", run_only);
+        const char *run_only = o->ninputs           ? "--input"
+                               : o->device          ? "--device"
+                               : o->have_seed       ? "--random-inputs"
+                               : o->outdir          ? "--output-dir"
+                               : o->have_iters      ? "--iters"
+                               : o->compare_unfused ? "--compare-unfused"
+                               : o->calibrate       ? "--calibrate"
+                               : o->json            ? "--json"
+                               : o->svg             ? "--svg"
+                                                    : NULL;
+        if (run_only)
+            return cli_error("%s is an option of `txc run` / `txc bench` (see --help)", run_only);
         return -1;
     }
     if (o->have_emit) return cli_error("--emit is an option of compiling, not of `txc %s`", cmd);
     if (o->cmd == CMD_RUN) {
-        const char *bench_only = o->have_iters ? "--iters" : o->compare_unfused ? "--compare-unfused"
-                               : o->calibrate ? "--calibrate" : o->svg ? "--svg" : NULL;
+        const char *bench_only = o->have_iters        ? "--iters"
+                                 : o->compare_unfused ? "--compare-unfused"
+                                 : o->calibrate       ? "--calibrate"
+                                 : o->svg             ? "--svg"
+                                                      : NULL;
         if (bench_only) return cli_error("%s is an option of `txc bench`", bench_only);
-        if (o->out && o->outdir) return cli_error("%s", "txc run: give -o FILE.npy (one output) or --output-dir DIR, not both");
+        if (o->out && o->outdir)
+            return cli_error(
+                "%s", "txc run: give -o FILE.npy (one output) or --output-dir DIR, not both");
         return -1;
     }
-    if (o->out) return cli_error("%s", "txc bench prints its report on stdout; -o is not used (redirect, or use --json)");
-    if (o->outdir) return cli_error("%s", "txc bench writes no outputs; --output-dir is an option of `txc run`");
+    if (o->out)
+        return cli_error(
+            "%s",
+            "txc bench prints its report on stdout; -o is not used (redirect, or use --json)");
+    if (o->outdir)
+        return cli_error("%s",
+                         "txc bench writes no outputs; --output-dir is an option of `txc run`");
     if (o->device && strcmp(o->device, "gpu")) {
-        if (o->calibrate) return cli_error("--calibrate measures the GPU; it needs --device=gpu, not --device=%s", o->device);
+        if (o->calibrate)
+            return cli_error("--calibrate measures the GPU; it needs --device=gpu, not --device=%s",
+                             o->device);
         if (o->compare_unfused)
-            return cli_error("--compare-unfused times the GPU's unfused plan; it needs --device=gpu, not --device=%s", o->device);
+            return cli_error("--compare-unfused times the GPU's unfused plan; it needs "
+                             "--device=gpu, not --device=%s",
+                             o->device);
     }
     return -1;
 }
@@ -176,8 +204,10 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
         usage(stderr);
         return 1;
     }
-    if (!strcmp(argv[1], "run")) o->cmd = CMD_RUN, i = 2;
-    else if (!strcmp(argv[1], "bench")) o->cmd = CMD_BENCH, i = 2;
+    if (!strcmp(argv[1], "run"))
+        o->cmd = CMD_RUN, i = 2;
+    else if (!strcmp(argv[1], "bench"))
+        o->cmd = CMD_BENCH, i = 2;
     bool end_of_options = false;
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -204,13 +234,17 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             if (!(v = opt_value(argc, argv, &i, "--emit"))) return cli_error("%s needs a value", a);
             unsigned k;
             for (k = 0; k < 7 && strcmp(v, emit_names[k]); k++) {}
-            if (k == 7) return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot, svg)", v);
+            if (k == 7)
+                return cli_error("unknown --emit kind '%s' (ptx, llvm, ir, report, json, dot, svg)",
+                                 v);
             o->emit = (txc_emit)k;
             o->have_emit = true;
         } else if (is_opt(a, "--target")) {
-            if (!(v = opt_value(argc, argv, &i, "--target"))) return cli_error("%s needs a value", a);
+            if (!(v = opt_value(argc, argv, &i, "--target")))
+                return cli_error("%s needs a value", a);
             if ((o->target = cg_target_parse(v)) < 0)
-                return cli_error("unknown target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a, host)", v);
+                return cli_error("unknown target '%s' (sm_80, sm_86, sm_89, sm_90, sm_90a, host)",
+                                 v);
             o->target_name = v;
         } else if (is_opt(a, "--gpu")) {
             if (!(v = opt_value(argc, argv, &i, "--gpu"))) return cli_error("%s needs a value", a);
@@ -226,24 +260,31 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             o->dump_stage = "all";
         } else if (!strncmp(a, "--dump-ir=", 10)) {
             o->dump_stage = a + 10;
-            if (!pass_stage_known(o->dump_stage)) return cli_error("unknown --dump-ir stage '%s'", o->dump_stage);
+            if (!pass_stage_known(o->dump_stage))
+                return cli_error("unknown --dump-ir stage '%s'", o->dump_stage);
         } else if (!strcmp(a, "--no-fuse")) {
             o->no_fuse = true;
         } else if (!strcmp(a, "--explain")) {
             o->explain = true;
         } else if (is_opt(a, "--sram-budget")) {
-            if (!(v = opt_value(argc, argv, &i, "--sram-budget")) || !parse_i64(v, 1, (int64_t)1 << 40, &o->sram_budget))
-                return cli_error("--sram-budget needs a positive number of bytes, got '%s'", v ? v : "");
+            if (!(v = opt_value(argc, argv, &i, "--sram-budget")) ||
+                !parse_i64(v, 1, (int64_t)1 << 40, &o->sram_budget))
+                return cli_error("--sram-budget needs a positive number of bytes, got '%s'",
+                                 v ? v : "");
         } else if (is_opt(a, "--device")) {
-            if (!(v = opt_value(argc, argv, &i, "--device"))) return cli_error("%s needs a value", a);
+            if (!(v = opt_value(argc, argv, &i, "--device")))
+                return cli_error("%s needs a value", a);
             if (strcmp(v, "cpu") && strcmp(v, "gpu") && strcmp(v, "ref"))
                 return cli_error("unknown device '%s' (cpu, gpu, ref)", v);
             o->device = v;
         } else if (is_opt(a, "--input")) {
-            if (!(v = opt_value(argc, argv, &i, "--input"))) return cli_error("%s needs NAME=FILE.npy", a);
+            if (!(v = opt_value(argc, argv, &i, "--input")))
+                return cli_error("%s needs NAME=FILE.npy", a);
             const char *eq = strchr(v, '=');
-            if (!eq || eq == v || !eq[1]) return cli_error("--input expects NAME=FILE.npy, got '%s'", v);
-            if (o->ninputs == TXC_MAX_INPUTS) return cli_error("too many --input options at '%s'", v);
+            if (!eq || eq == v || !eq[1])
+                return cli_error("--input expects NAME=FILE.npy, got '%s'", v);
+            if (o->ninputs == TXC_MAX_INPUTS)
+                return cli_error("too many --input options at '%s'", v);
             char *name = ir_xstrdup(v);
             name[eq - v] = 0;
             for (unsigned k = 0; k < o->ninputs; k++)
@@ -255,17 +296,21 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
             o->inputs[o->ninputs++].path = eq + 1;
         } else if (is_opt(a, "--random-inputs")) {
             int64_t s;
-            if (!(v = opt_value(argc, argv, &i, "--random-inputs")) || !parse_i64(v, 0, INT64_MAX, &s))
-                return cli_error("--random-inputs needs a non-negative integer seed, got '%s'", v ? v : "");
+            if (!(v = opt_value(argc, argv, &i, "--random-inputs")) ||
+                !parse_i64(v, 0, INT64_MAX, &s))
+                return cli_error("--random-inputs needs a non-negative integer seed, got '%s'",
+                                 v ? v : "");
             o->seed = (uint64_t)s;
             o->have_seed = true;
         } else if (is_opt(a, "--output-dir")) {
-            if (!(v = opt_value(argc, argv, &i, "--output-dir"))) return cli_error("%s needs a directory", a);
+            if (!(v = opt_value(argc, argv, &i, "--output-dir")))
+                return cli_error("%s needs a directory", a);
             o->outdir = v;
         } else if (is_opt(a, "--iters")) {
             int64_t n;
             if (!(v = opt_value(argc, argv, &i, "--iters")) || !parse_i64(v, 1, 1000000, &n))
-                return cli_error("--iters needs an integer from 1 to 1000000, got '%s'", v ? v : "");
+                return cli_error("--iters needs an integer from 1 to 1000000, got '%s'",
+                                 v ? v : "");
             o->iters = (long)n;
             o->have_iters = true;
         } else if (is_opt(a, "--svg")) {
@@ -330,8 +375,8 @@ static bool out_commit(rt_outset *set, bool ok) {
 
 /* Compiles the source into a planned graph (drv_compile); `*raw` (optional)
  * receives the frontend's graph, which the reference interpreter runs. */
-static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, tx_diag *d, pass_ctx *pc,
-                               ir_graph **raw) {
+static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, tx_diag *d,
+                               pass_ctx *pc, ir_graph **raw) {
     fe_options fo = {.entry = o->entry, .defines = o->defs, .ndefines = o->ndefs};
     return drv_compile(o->file, src, len, &fo, pc, raw, d);
 }
@@ -346,26 +391,30 @@ static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d)
     cg_program *prog = NULL;
     if (ok) {
         switch (o->emit) {
-        case EMIT_IR: ir_print(g, f); break;
-        case EMIT_REPORT: ok = pass_report_text(g, pc, f); break;
-        case EMIT_JSON: ok = pass_report_json(g, pc, f); break;
-        case EMIT_DOT: ok = pass_report_dot(g, pc, f); break;
-        case EMIT_SVG: ok = pass_report_svg(g, pc, NULL, f); break;
-        case EMIT_LLVM:
-        case EMIT_PTX:
-            if (o->emit == EMIT_PTX && o->target == CG_HOST) {
-                tx_error(d, "--emit=ptx needs a GPU target, not host (use --emit=llvm)");
-                ok = false;
+            case EMIT_IR: ir_print(g, f); break;
+            case EMIT_REPORT: ok = pass_report_text(g, pc, f); break;
+            case EMIT_JSON: ok = pass_report_json(g, pc, f); break;
+            case EMIT_DOT: ok = pass_report_dot(g, pc, f); break;
+            case EMIT_SVG: ok = pass_report_svg(g, pc, NULL, f); break;
+            case EMIT_LLVM:
+            case EMIT_PTX:
+                if (o->emit == EMIT_PTX && o->target == CG_HOST) {
+                    tx_error(d, "--emit=ptx needs a GPU target, not host (use --emit=llvm)");
+                    ok = false;
+                    break;
+                }
+                prog = cg_program_new(g, (cg_target)o->target, d);
+                if (!prog)
+                    ok = false;
+                else if (o->emit == EMIT_LLVM)
+                    ok = cg_program_emit_llvm(prog, f);
+                else
+                    ok = cg_program_emit_ptx(prog, f);
                 break;
-            }
-            prog = cg_program_new(g, (cg_target)o->target, d);
-            if (!prog) ok = false;
-            else if (o->emit == EMIT_LLVM) ok = cg_program_emit_llvm(prog, f);
-            else ok = cg_program_emit_ptx(prog, f);
-            break;
         }
     }
-    if (ok && prog && o->emit == EMIT_PTX && !rt_out_is_stream(path)) { /* no manifest beside a device */
+    if (ok && prog && o->emit == EMIT_PTX &&
+        !rt_out_is_stream(path)) { /* no manifest beside a device */
         char *mpath = ir_xmalloc(strlen(path) + 6);
         sprintf(mpath, "%s.json", path);
         ok = out_open(set, mpath, &mf) && cg_manifest_write(prog, mf);
@@ -387,7 +436,8 @@ static const txc_input *find_input(const txc_opts *o, const char *name) {
 /* Loads the --input files and fills the rest randomly; inputs[] is in
  * parameter order. Shapes of random inputs take their symbolic dims from -D
  * bindings or from the loaded files. False with a message on error. */
-static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs, uint32_t nparams, tx_diag *d) {
+static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs, uint32_t nparams,
+                        tx_diag *d) {
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     char err[512];
     bool ok = true;
@@ -395,7 +445,10 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
         bool found = false;
         for (uint32_t p = 0; p < nparams; p++)
             if (!strcmp(ir_str(g, g->nodes[p].name), o->inputs[i].name)) found = true;
-        if (!found) tx_error(d, "--input %s: the entry has no parameter named '%s'", o->inputs[i].name, o->inputs[i].name), ok = false;
+        if (!found)
+            tx_error(d, "--input %s: the entry has no parameter named '%s'", o->inputs[i].name,
+                     o->inputs[i].name),
+                ok = false;
     }
     for (uint32_t s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
     for (uint32_t p = 0; p < nparams && ok; p++) { /* files first: they bind dims */
@@ -421,7 +474,8 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
         if (inputs[p].data) continue;
         const char *name = ir_str(g, n->name);
         if (!o->have_seed) {
-            tx_error(d, "input '%s' not given (use --input %s=FILE.npy or --random-inputs=SEED)", name, name);
+            tx_error(d, "input '%s' not given (use --input %s=FILE.npy or --random-inputs=SEED)",
+                     name, name);
             ok = false;
             break;
         }
@@ -431,8 +485,11 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
             ir_dim dd = n->shape.dim[k];
             int64_t v = IR_DIM_IS_SYM(dd) ? syms[IR_DIM_SYMIDX(dd)] : dd;
             if (v < 0) {
-                tx_error(d, "dim %s of input '%s' is unbound: bind it with -D %s=INT or give --input %s=FILE.npy",
-                         g->syms[IR_DIM_SYMIDX(dd)].name, name, g->syms[IR_DIM_SYMIDX(dd)].name, name);
+                tx_error(d,
+                         "dim %s of input '%s' is unbound: bind it with -D %s=INT or give --input "
+                         "%s=FILE.npy",
+                         g->syms[IR_DIM_SYMIDX(dd)].name, name, g->syms[IR_DIM_SYMIDX(dd)].name,
+                         name);
                 ok = false;
             }
             inputs[p].dim[k] = v;
@@ -452,18 +509,27 @@ static void print_summary(const txc_opts *o, rt_tensor *outs, unsigned nout) {
     if (o->json) printf("{\"outputs\": [");
     for (unsigned k = 0; k < nout; k++) {
         int64_t n = rt_numel(&outs[k]);
-        if (o->json) printf("%s{\"name\": \"out%u\", \"dtype\": \"%s\", \"shape\": [", k ? ", " : "", k, ir_dtype_name(outs[k].dtype));
-        else printf("out%u: %s[", k, ir_dtype_name(outs[k].dtype));
-        for (int i = 0; i < outs[k].rank; i++) printf(i ? ", %lld" : "%lld", (long long)outs[k].dim[i]);
+        if (o->json)
+            printf("%s{\"name\": \"out%u\", \"dtype\": \"%s\", \"shape\": [", k ? ", " : "", k,
+                   ir_dtype_name(outs[k].dtype));
+        else
+            printf("out%u: %s[", k, ir_dtype_name(outs[k].dtype));
+        for (int i = 0; i < outs[k].rank; i++)
+            printf(i ? ", %lld" : "%lld", (long long)outs[k].dim[i]);
         printf(o->json ? "], \"numel\": %lld, \"first\": [" : "] =", (long long)n);
         for (int64_t i = 0; i < n && i < 8; i++) {
             double v = rt_get(&outs[k], i);
-            if (o->json && !isfinite(v)) printf(i ? ", null" : "null"); /* JSON has no NaN or inf */
-            else if (o->json) printf(i ? ", %.9g" : "%.9g", v);
-            else printf(" %.6g", v);
+            if (o->json && !isfinite(v))
+                printf(i ? ", null" : "null"); /* JSON has no NaN or inf */
+            else if (o->json)
+                printf(i ? ", %.9g" : "%.9g", v);
+            else
+                printf(" %.6g", v);
         }
-        if (o->json) printf("]}");
-        else puts(n > 8 ? " ..." : "");
+        if (o->json)
+            printf("]}");
+        else
+            puts(n > 8 ? " ..." : "");
     }
     if (o->json) puts("]}");
 }
@@ -477,7 +543,8 @@ static bool write_outputs(const txc_opts *o, rt_tensor *outs, unsigned nout, tx_
         return true;
     }
     if (o->out && nout != 1) {
-        tx_error(d, "-o names one file but the program returns %u values; use --output-dir DIR", nout);
+        tx_error(d, "-o names one file but the program returns %u values; use --output-dir DIR",
+                 nout);
         return false;
     }
     struct stat st;
@@ -502,9 +569,7 @@ static bool write_outputs(const txc_opts *o, rt_tensor *outs, unsigned nout, tx_
 }
 
 /* The default device: the GPU when a CUDA driver loads, else the CPU. */
-static const char *default_device(void) {
-    return rt_gpu_available() ? "gpu" : "cpu";
-}
+static const char *default_device(void) { return rt_gpu_available() ? "gpu" : "cpu"; }
 
 /* The GPU target of run/bench: --target when given (host means the
  * default sm_90), else the device's own architecture. */
@@ -524,9 +589,15 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     const char *dev = o->device ? o->device : default_device();
     bool ok = load_inputs(o, raw, inputs, nparams, d);
     if (ok && o->cmd == CMD_BENCH) {
-        drv_bench_opts bo = {.iters = o->iters, .iters_given = o->have_iters, .json = o->json, .compare_unfused = o->compare_unfused,
-                            .calibrate = o->calibrate, .calib_path = o->calib, .device = dev, .svg_path = o->svg,
-                            .target = run_target(o)};
+        drv_bench_opts bo = {.iters = o->iters,
+                             .iters_given = o->have_iters,
+                             .json = o->json,
+                             .compare_unfused = o->compare_unfused,
+                             .calibrate = o->calibrate,
+                             .calib_path = o->calib,
+                             .device = dev,
+                             .svg_path = o->svg,
+                             .target = run_target(o)};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
         drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;
@@ -569,9 +640,13 @@ int main(int argc, char **argv) {
     tx_diag d;
     tx_diag_init(&d, stderr, o.file, src, len);
     bool out_is_stdout = o.out && !strcmp(o.out, "-");
-    pass_ctx pc = {.diag = &d, .dump = o.dump_stage ? stderr : NULL, .dump_stage = o.dump_stage,
-                   .explain = o.explain ? (out_is_stdout ? stderr : stdout) : NULL, .gpu = gpu,
-                   .sram_budget = o.sram_budget, .no_fuse = o.no_fuse};
+    pass_ctx pc = {.diag = &d,
+                   .dump = o.dump_stage ? stderr : NULL,
+                   .dump_stage = o.dump_stage,
+                   .explain = o.explain ? (out_is_stdout ? stderr : stdout) : NULL,
+                   .gpu = gpu,
+                   .sram_budget = o.sram_budget,
+                   .no_fuse = o.no_fuse};
     ir_graph *raw = NULL;
     ir_graph *g = compile_graph(&o, src, len, &d, &pc, o.cmd == CMD_COMPILE ? NULL : &raw);
     if (g) rc = o.cmd == CMD_COMPILE ? cmd_compile(&o, g, &pc, &d) : cmd_run(&o, g, raw, &pc, &d);
@@ -579,8 +654,10 @@ int main(int argc, char **argv) {
     ir_graph_free(raw);
     free(src);
 done:
-    if ((fflush(stdout) != 0 || ferror(stdout)) && rc == 0) { /* lost output is an error (e.g. stdout on a full disk) */
-        fprintf(stderr, "txc: error: cannot write to standard output: %s\n", strerror(errno ? errno : EIO));
+    if ((fflush(stdout) != 0 || ferror(stdout)) &&
+        rc == 0) { /* lost output is an error (e.g. stdout on a full disk) */
+        fprintf(stderr, "txc: error: cannot write to standard output: %s\n",
+                strerror(errno ? errno : EIO));
         rc = 1;
     }
     for (unsigned i = 0; i < o.ndefs; i++) free((char *)o.defs[i].name);

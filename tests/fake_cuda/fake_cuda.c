@@ -27,7 +27,11 @@ typedef int CUresult;
 typedef unsigned long long CUdeviceptr;
 
 enum {
-    OK = 0, E_INVALID_VALUE = 1, E_OUT_OF_MEMORY = 2, E_INVALID_PTX = 218, E_NOT_FOUND = 500,
+    OK = 0,
+    E_INVALID_VALUE = 1,
+    E_OUT_OF_MEMORY = 2,
+    E_INVALID_PTX = 218,
+    E_NOT_FOUND = 500,
     E_INVALID_HANDLE = 400,
 };
 
@@ -35,7 +39,7 @@ typedef struct fake_func {
     char name[128];
     unsigned nparams;
     uint64_t tmap_params; /* bit i: parameter i is a 128-byte by-value tensor map */
-    int max_smem; /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int max_smem;         /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
 } fake_func;
 
 typedef struct fake_module {
@@ -48,60 +52,84 @@ typedef struct fake_event {
     int recorded;
 } fake_event;
 
-static size_t mem_limit(void)
-{
+static size_t mem_limit(void) {
     const char *s = getenv("FAKE_CUDA_MEM_BYTES");
     return s ? (size_t)strtoull(s, NULL, 10) : (size_t)1 << 30;
 }
 
-static size_t mem_total(void)
-{
+static size_t mem_total(void) {
     const char *s = getenv("FAKE_CUDA_TOTAL_MEM");
     return s ? (size_t)strtoull(s, NULL, 10) : (size_t)8 << 30;
 }
 
 CUresult cuInit(unsigned flags) { return flags ? E_INVALID_VALUE : OK; }
-CUresult cuDriverGetVersion(int *v) { *v = 13000; return OK; }
-CUresult cuDeviceGet(int *d, int ordinal) { *d = ordinal; return ordinal == 0 ? OK : 101; }
+CUresult cuDriverGetVersion(int *v) {
+    *v = 13000;
+    return OK;
+}
+CUresult cuDeviceGet(int *d, int ordinal) {
+    *d = ordinal;
+    return ordinal == 0 ? OK : 101;
+}
 
-CUresult cuDeviceGetAttribute(int *v, int attr, int dev)
-{
+CUresult cuDeviceGetAttribute(int *v, int attr, int dev) {
     switch (attr) {
-    case 1: *v = 1024; break;             /* max threads per block */
-    case 8: *v = 48 * 1024; break;        /* shared memory per block */
-    case 16: *v = 132; break;             /* SMs */
-    case 38: *v = 4 * 1024 * 1024; break; /* L2 */
-    case 75: *v = 9; break;
-    case 76: *v = 0; break;
-    case 97: *v = 232448; break;          /* opt-in shared memory */
-    default: *v = 0;
+        case 1: *v = 1024; break;             /* max threads per block */
+        case 8: *v = 48 * 1024; break;        /* shared memory per block */
+        case 16: *v = 132; break;             /* SMs */
+        case 38: *v = 4 * 1024 * 1024; break; /* L2 */
+        case 75: *v = 9; break;
+        case 76: *v = 0; break;
+        case 97: *v = 232448; break; /* opt-in shared memory */
+        default: *v = 0;
     }
     return dev == 0 ? OK : 101;
 }
 
-CUresult cuDeviceGetName(char *name, int len, int dev) { snprintf(name, (size_t)len, "Fake GPU"); return OK; }
-CUresult cuDeviceTotalMem_v2(size_t *b, int dev) { *b = mem_total(); return OK; }
-CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev) { *ctx = malloc(1); return OK; }
-CUresult cuCtxDestroy_v2(void *ctx) { free(ctx); return OK; }
+CUresult cuDeviceGetName(char *name, int len, int dev) {
+    snprintf(name, (size_t)len, "Fake GPU");
+    return OK;
+}
+CUresult cuDeviceTotalMem_v2(size_t *b, int dev) {
+    *b = mem_total();
+    return OK;
+}
+CUresult cuCtxCreate_v2(void **ctx, unsigned flags, int dev) {
+    *ctx = malloc(1);
+    return OK;
+}
+CUresult cuCtxDestroy_v2(void *ctx) {
+    free(ctx);
+    return OK;
+}
 CUresult cuCtxSynchronize(void) { return OK; }
 static char fake_primary;
 static void *fake_current;
-CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) { *ctx = &fake_primary; return dev == 0 ? OK : 101; }
+CUresult cuDevicePrimaryCtxRetain(void **ctx, int dev) {
+    *ctx = &fake_primary;
+    return dev == 0 ? OK : 101;
+}
 CUresult cuDevicePrimaryCtxRelease_v2(int dev) { return dev == 0 ? OK : 101; }
-CUresult cuCtxSetCurrent(void *ctx) { fake_current = ctx; return OK; }
-CUresult cuCtxGetCurrent(void **ctx) { *ctx = fake_current; return OK; }
+CUresult cuCtxSetCurrent(void *ctx) {
+    fake_current = ctx;
+    return OK;
+}
+CUresult cuCtxGetCurrent(void **ctx) {
+    *ctx = fake_current;
+    return OK;
+}
 CUresult cuStreamSynchronize(void *s) { return OK; }
 
 /* Records every ".entry NAME(" of the PTX with its number of .param lines. */
-CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals)
-{
+CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts, void **vals) {
     const char *ptx = image, *s = ptx;
     fake_module *m;
     if (strstr(ptx, "FAKE_JIT_ERROR")) {
         for (unsigned i = 0; i < n; i++)
             if (opts[i] == 5) /* CU_JIT_ERROR_LOG_BUFFER */
-                snprintf(vals[i], 256, "ptxas application ptx input, line 7; error   : Unknown symbol 'bad'\n"
-                                       "ptxas fatal   : Ptx assembly aborted due to errors\n");
+                snprintf(vals[i], 256,
+                         "ptxas application ptx input, line 7; error   : Unknown symbol 'bad'\n"
+                         "ptxas fatal   : Ptx assembly aborted due to errors\n");
         return E_INVALID_PTX;
     }
     m = calloc(1, sizeof *m);
@@ -109,8 +137,7 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
         const char *e = strchr(s, '('), *close = e ? strchr(e, ')') : NULL;
         fake_func *f;
         s += 7;
-        if (!e || !close)
-            break;
+        if (!e || !close) break;
         m->f = realloc(m->f, (m->n + 1) * sizeof *m->f);
         f = &m->f[m->n++];
         memset(f, 0, sizeof *f);
@@ -127,16 +154,14 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
     return OK;
 }
 
-CUresult cuModuleUnload(void *mod)
-{
+CUresult cuModuleUnload(void *mod) {
     fake_module *m = mod;
     free(m->f);
     free(m);
     return OK;
 }
 
-CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
-{
+CUresult cuModuleGetFunction(void **fn, void *mod, const char *name) {
     fake_module *m = mod;
     for (unsigned i = 0; i < m->n; i++)
         if (strcmp(m->f[i].name, name) == 0) {
@@ -146,55 +171,50 @@ CUresult cuModuleGetFunction(void **fn, void *mod, const char *name)
     return E_NOT_FOUND;
 }
 
-CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes)
-{
+CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t bytes) {
     void *m = bytes <= mem_limit() ? malloc(bytes) : NULL;
-    if (!m)
-        return E_OUT_OF_MEMORY;
+    if (!m) return E_OUT_OF_MEMORY;
     *p = (CUdeviceptr)(uintptr_t)m;
     return OK;
 }
 
-CUresult cuMemFree_v2(CUdeviceptr p) { free((void *)(uintptr_t)p); return OK; }
-CUresult cuMemGetInfo_v2(size_t *fr, size_t *total) { *fr = mem_limit(); *total = mem_total(); return OK; }
+CUresult cuMemFree_v2(CUdeviceptr p) {
+    free((void *)(uintptr_t)p);
+    return OK;
+}
+CUresult cuMemGetInfo_v2(size_t *fr, size_t *total) {
+    *fr = mem_limit();
+    *total = mem_total();
+    return OK;
+}
 
-CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
-{
-    if (!d || !s)
-        return E_INVALID_VALUE;
+CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
+    if (!d || !s) return E_INVALID_VALUE;
     memcpy((void *)(uintptr_t)d, s, n);
     return OK;
 }
 
-CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
-{
-    if (!d || !s)
-        return E_INVALID_VALUE;
+CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
+    if (!d || !s) return E_INVALID_VALUE;
     memcpy(d, (const void *)(uintptr_t)s, n);
     return OK;
 }
 
-CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
-{
-    if (!d || !s)
-        return E_INVALID_VALUE;
+CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n) {
+    if (!d || !s) return E_INVALID_VALUE;
     memmove((void *)(uintptr_t)d, (const void *)(uintptr_t)s, n);
     return OK;
 }
 
-CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
-{
-    if (!d)
-        return E_INVALID_VALUE;
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+    if (!d) return E_INVALID_VALUE;
     memset((void *)(uintptr_t)d, v, n);
     return OK;
 }
 
-CUresult cuFuncSetAttribute(void *fn, int attr, int value)
-{
+CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
     fake_func *f = fn;
-    if (attr != 8 || value < 0 || value > 232448)
-        return E_INVALID_VALUE;
+    if (attr != 8 || value < 0 || value > 232448) return E_INVALID_VALUE;
     f->max_smem = value;
     return OK;
 }
@@ -209,23 +229,23 @@ typedef struct fake_tmap {
     uint32_t box[2];
 } fake_tmap;
 
-CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr, const unsigned long long *dims,
-                                const unsigned long long *strides, const unsigned *box, const unsigned *estr,
-                                int interleave, int swizzle, int l2, int oob)
-{
+CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr,
+                                const unsigned long long *dims, const unsigned long long *strides,
+                                const unsigned *box, const unsigned *estr, int interleave,
+                                int swizzle, int l2, int oob) {
     static const unsigned esize[13] = {1, 2, 4, 4, 8, 8, 2, 4, 8, 2, 4, 4, 4};
     fake_tmap t;
-    if (!map || ((uintptr_t)map & 63) || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 || ((uintptr_t)addr & 15) ||
-        swizzle < 0 || swizzle > 3 || interleave != 0 || l2 < 0 || l2 > 3 || oob < 0 || oob > 1)
+    if (!map || ((uintptr_t)map & 63) || dtype < 0 || dtype > 12 || rank < 1 || rank > 5 ||
+        ((uintptr_t)addr & 15) || swizzle < 0 || swizzle > 3 || interleave != 0 || l2 < 0 ||
+        l2 > 3 || oob < 0 || oob > 1)
         return E_INVALID_VALUE;
     for (unsigned i = 0; i < rank; i++) {
-        if (dims[i] < 1 || dims[i] > (1ull << 32) || box[i] < 1 || box[i] > 256 || estr[i] < 1 || estr[i] > 8)
+        if (dims[i] < 1 || dims[i] > (1ull << 32) || box[i] < 1 || box[i] > 256 || estr[i] < 1 ||
+            estr[i] > 8)
             return E_INVALID_VALUE;
-        if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (1ull << 40)))
-            return E_INVALID_VALUE;
+        if (i + 1 < rank && (strides[i] % 16 || strides[i] >= (1ull << 40))) return E_INVALID_VALUE;
     }
-    if (swizzle && box[0] * esize[dtype] > (16u << swizzle))
-        return E_INVALID_VALUE;
+    if (swizzle && box[0] * esize[dtype] > (16u << swizzle)) return E_INVALID_VALUE;
     memset(&t, 0, sizeof t);
     memcpy(t.magic, "FAKETMAP", 8);
     t.addr = (uint64_t)(uintptr_t)addr;
@@ -237,23 +257,21 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr,
     return OK;
 }
 
-CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
-                        unsigned smem, void *stream, void **params, void **extra)
-{
+CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                        unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
     fake_func *f = fn;
     int limit = f && f->max_smem > 48 * 1024 ? f->max_smem : 48 * 1024;
-    if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long)bx * by * bz > 1024 || (int)smem > limit)
+    if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long)bx * by * bz > 1024 ||
+        (int)smem > limit)
         return E_INVALID_VALUE;
-    if (f->nparams && !params)
-        return E_INVALID_VALUE;
+    if (f->nparams && !params) return E_INVALID_VALUE;
     for (unsigned i = 0; i < f->nparams && i < 64; i++)
         if ((f->tmap_params >> i & 1) && params[i] &&
-            (((uintptr_t)params[i] & 63) ||
-             (memcmp(params[i], "FAKETMAP", 8) != 0 && memcmp(params[i], "\0\0\0\0\0\0\0\0", 8) != 0)))
+            (((uintptr_t)params[i] & 63) || (memcmp(params[i], "FAKETMAP", 8) != 0 &&
+                                             memcmp(params[i], "\0\0\0\0\0\0\0\0", 8) != 0)))
             return E_INVALID_VALUE;
     for (unsigned i = 0; i < f->nparams; i++)
-        if (!params[i])
-            return E_INVALID_VALUE;
+        if (!params[i]) return E_INVALID_VALUE;
     const char *log = getenv("FAKE_CUDA_LAUNCH_LOG");
     FILE *lf = log && *log ? fopen(log, "a") : NULL;
     if (lf) {
@@ -269,52 +287,52 @@ CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigne
     return OK;
 }
 
-static double now_us(void)
-{
+static double now_us(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
-CUresult cuEventCreate(void **e, unsigned flags) { *e = calloc(1, sizeof(fake_event)); return OK; }
-CUresult cuEventDestroy_v2(void *e) { free(e); return OK; }
+CUresult cuEventCreate(void **e, unsigned flags) {
+    *e = calloc(1, sizeof(fake_event));
+    return OK;
+}
+CUresult cuEventDestroy_v2(void *e) {
+    free(e);
+    return OK;
+}
 CUresult cuEventSynchronize(void *e) { return e ? OK : E_INVALID_HANDLE; }
 
-CUresult cuEventRecord(void *e, void *stream)
-{
+CUresult cuEventRecord(void *e, void *stream) {
     fake_event *ev = e;
     ev->t_us = now_us();
     ev->recorded = 1;
     return OK;
 }
 
-CUresult cuEventElapsedTime(float *ms, void *a, void *b)
-{
+CUresult cuEventElapsedTime(float *ms, void *a, void *b) {
     fake_event *x = a, *y = b;
-    if (!x->recorded || !y->recorded)
-        return E_INVALID_HANDLE;
+    if (!x->recorded || !y->recorded) return E_INVALID_HANDLE;
     *ms = (float)((y->t_us - x->t_us) / 1000.0);
     return OK;
 }
 
-CUresult cuGetErrorName(CUresult r, const char **s)
-{
+CUresult cuGetErrorName(CUresult r, const char **s) {
     switch (r) {
-    case E_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
-    case E_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return OK;
-    case E_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
-    case E_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
-    default: return E_INVALID_VALUE;
+        case E_INVALID_VALUE: *s = "CUDA_ERROR_INVALID_VALUE"; return OK;
+        case E_OUT_OF_MEMORY: *s = "CUDA_ERROR_OUT_OF_MEMORY"; return OK;
+        case E_INVALID_PTX: *s = "CUDA_ERROR_INVALID_PTX"; return OK;
+        case E_NOT_FOUND: *s = "CUDA_ERROR_NOT_FOUND"; return OK;
+        default: return E_INVALID_VALUE;
     }
 }
 
-CUresult cuGetErrorString(CUresult r, const char **s)
-{
+CUresult cuGetErrorString(CUresult r, const char **s) {
     switch (r) {
-    case E_INVALID_VALUE: *s = "invalid argument"; return OK;
-    case E_OUT_OF_MEMORY: *s = "out of memory"; return OK;
-    case E_INVALID_PTX: *s = "a PTX JIT compilation failed"; return OK;
-    case E_NOT_FOUND: *s = "named symbol not found"; return OK;
-    default: return E_INVALID_VALUE;
+        case E_INVALID_VALUE: *s = "invalid argument"; return OK;
+        case E_OUT_OF_MEMORY: *s = "out of memory"; return OK;
+        case E_INVALID_PTX: *s = "a PTX JIT compilation failed"; return OK;
+        case E_NOT_FOUND: *s = "named symbol not found"; return OK;
+        default: return E_INVALID_VALUE;
     }
 }

@@ -44,8 +44,8 @@
 #include "codegen/codegen.h"
 #endif
 
-#define FUZZ_FILE "fuzz.tx"
-#define FUZZ_NPY "fuzz.npy"
+#define FUZZ_FILE     "fuzz.tx"
+#define FUZZ_NPY      "fuzz.npy"
 #define FUZZ_MAX_DEFS 8
 
 /* Options read from an input's leading comment lines. */
@@ -66,7 +66,9 @@ static inline bool fuzz_word(char *dst, size_t cap, const char *s, size_t n) {
     if (n == 0 || n >= cap) return false;
     for (size_t i = 0; i < n; i++) {
         char c = s[i];
-        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_')) return false;
+        if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_'))
+            return false;
     }
     memcpy(dst, s, n);
     dst[n] = 0;
@@ -88,7 +90,8 @@ static inline bool fuzz_posint(const char *s, size_t n, int64_t *v) {
 
 /* Applies one option token [t, t+n) (and `next`, the token after it, for
  * options taking a value); returns how many tokens it used (1 or 2). */
-static inline int fuzz_opt_token(fuzz_opts *o, const char *t, size_t n, const char *next, size_t nn) {
+static inline int fuzz_opt_token(fuzz_opts *o, const char *t, size_t n, const char *next,
+                                 size_t nn) {
     if (n == 2 && !memcmp(t, "-D", 2) && next) {
         const char *eq = memchr(next, '=', nn);
         if (!eq || o->ndefs == FUZZ_MAX_DEFS) return 2;
@@ -97,13 +100,15 @@ static inline int fuzz_opt_token(fuzz_opts *o, const char *t, size_t n, const ch
         if (fuzz_word(name, sizeof o->def_names[0], next, (size_t)(eq - next)) &&
             fuzz_posint(eq + 1, nn - (size_t)(eq - next) - 1, &v)) {
             for (unsigned i = 0; i < o->ndefs; i++)
-                if (!strcmp(o->defs[i].name, name)) return 2; /* txc refuses contradictions itself */
+                if (!strcmp(o->defs[i].name, name))
+                    return 2; /* txc refuses contradictions itself */
             o->defs[o->ndefs].name = name;
             o->defs[o->ndefs++].value = v;
         }
         return 2;
     }
-    if (n == 9 && !memcmp(t, "--no-fuse", 9)) o->no_fuse = true;
+    if (n == 9 && !memcmp(t, "--no-fuse", 9))
+        o->no_fuse = true;
     else if (n == 7 && !memcmp(t, "--entry", 7) && next) {
         if (!fuzz_word(o->entry, sizeof o->entry, next, nn)) o->entry[0] = 0;
         return 2;
@@ -135,7 +140,8 @@ static inline void fuzz_opts_parse(fuzz_opts *o, const char *src, size_t len) {
             if (k > s) tok[nt] = src + s, tlen[nt++] = k - s;
         }
         for (unsigned k = 0; k < nt;)
-            k += (unsigned)fuzz_opt_token(o, tok[k], tlen[k], k + 1 < nt ? tok[k + 1] : NULL, k + 1 < nt ? tlen[k + 1] : 0);
+            k += (unsigned)fuzz_opt_token(o, tok[k], tlen[k], k + 1 < nt ? tok[k + 1] : NULL,
+                                          k + 1 < nt ? tlen[k + 1] : 0);
         i = eol + 1;
     }
 }
@@ -143,16 +149,21 @@ static inline void fuzz_opts_parse(fuzz_opts *o, const char *src, size_t len) {
 /* Checks the first diagnostic in `out` (olen bytes): "txc: error: MSG" or
  * "FILE:LINE:COL: error: MSG" with 1 <= LINE <= lines of src + 1 and
  * COL >= 1. Returns NULL when well-formed, else what is wrong. */
-static inline const char *fuzz_check_diag(const char *out, size_t olen, const char *file, const char *src, size_t len) {
+static inline const char *fuzz_check_diag(const char *out, size_t olen, const char *file,
+                                          const char *src, size_t len) {
     if (olen == 0) return "an error was counted but nothing was printed";
-    if (olen >= 12 && !memcmp(out, "txc: error: ", 12)) return olen > 12 && out[12] != '\n' ? NULL : "empty message";
+    if (olen >= 12 && !memcmp(out, "txc: error: ", 12))
+        return olen > 12 && out[12] != '\n' ? NULL : "empty message";
     size_t fl = strlen(file);
-    if (olen <= fl || memcmp(out, file, fl) || out[fl] != ':') return "diagnostic starts with neither FILE: nor txc: error:";
+    if (olen <= fl || memcmp(out, file, fl) || out[fl] != ':')
+        return "diagnostic starts with neither FILE: nor txc: error:";
     unsigned long line = 0, col = 0;
     size_t i = fl + 1;
-    while (i < olen && out[i] >= '0' && out[i] <= '9' && line < 1000000000ul) line = line * 10 + (unsigned long)(out[i++] - '0');
+    while (i < olen && out[i] >= '0' && out[i] <= '9' && line < 1000000000ul)
+        line = line * 10 + (unsigned long)(out[i++] - '0');
     if (i >= olen || out[i++] != ':') return "diagnostic has no LINE:";
-    while (i < olen && out[i] >= '0' && out[i] <= '9' && col < 1000000000ul) col = col * 10 + (unsigned long)(out[i++] - '0');
+    while (i < olen && out[i] >= '0' && out[i] <= '9' && col < 1000000000ul)
+        col = col * 10 + (unsigned long)(out[i++] - '0');
     if (olen - i < 10 || memcmp(out + i, ": error: ", 9)) return "diagnostic has no COL: error:";
     if (out[i + 9] == '\n') return "empty message";
     unsigned long lines = 1;
@@ -183,8 +194,10 @@ static inline void fuzz_sink_close(fuzz_sink *s) {
 
 /* Compiles an input through the frontend into *out (NULL on a reported
  * error), checking the frontend's contracts. Diagnostics go to `diag`. */
-static inline const char *fuzz_frontend_stage(const char *src, size_t len, const fuzz_opts *o, tx_diag *d, ir_graph **out) {
-    fe_options fo = {.entry = o->entry[0] ? o->entry : NULL, .defines = o->defs, .ndefines = o->ndefs};
+static inline const char *fuzz_frontend_stage(const char *src, size_t len, const fuzz_opts *o,
+                                              tx_diag *d, ir_graph **out) {
+    fe_options fo = {
+        .entry = o->entry[0] ? o->entry : NULL, .defines = o->defs, .ndefines = o->ndefs};
     ir_graph *g = fe_compile(FUZZ_FILE, src, len, &fo, d);
     *out = g;
     if (!g && d->errors == 0) return "fe_compile failed without reporting an error";
@@ -232,13 +245,15 @@ static inline const char *fuzz_codegen_stage(ir_graph *g, int t, tx_diag *d) {
     const char *bad = NULL;
     fuzz_sink out;
     fuzz_sink_open(&out);
-    if (!cg_program_emit_llvm(p, out.f)) bad = d->errors ? NULL : "cg_program_emit_llvm failed silently";
+    if (!cg_program_emit_llvm(p, out.f))
+        bad = d->errors ? NULL : "cg_program_emit_llvm failed silently";
     if (!bad && t != CG_HOST) {
         fflush(out.f);
         size_t before = out.len;
-        if (!cg_program_emit_ptx(p, out.f)) bad = d->errors ? NULL : "cg_program_emit_ptx failed silently";
+        if (!cg_program_emit_ptx(p, out.f))
+            bad = d->errors ? NULL : "cg_program_emit_ptx failed silently";
         else if (fflush(out.f), !fuzz_contains(out.buf + before, out.len - before, ".version") ||
-                 !fuzz_contains(out.buf + before, out.len - before, ".target"))
+                                    !fuzz_contains(out.buf + before, out.len - before, ".target"))
             bad = "emitted PTX has no .version or .target line";
         if (!bad && !d->errors && !cg_manifest_write(p, out.f)) bad = "cg_manifest_write failed";
     }
@@ -266,16 +281,21 @@ static inline const char *fuzz_compile_one(const uint8_t *data, size_t size) {
     if (!bad && g) {
         pass_ctx pc = {.diag = &d, .gpu = gpu, .sram_budget = o.sram_budget, .no_fuse = o.no_fuse};
         bool ok = pass_run_pipeline(g, &pc);
-        if (ok != (d.errors == 0)) bad = ok ? "pass_run_pipeline reported an error but succeeded"
-                                            : "pass_run_pipeline failed without reporting an error";
-        else if (ok && !ir_verify(g, NULL)) bad = "the planned graph fails the verifier";
+        if (ok != (d.errors == 0))
+            bad = ok ? "pass_run_pipeline reported an error but succeeded"
+                     : "pass_run_pipeline failed without reporting an error";
+        else if (ok && !ir_verify(g, NULL))
+            bad = "the planned graph fails the verifier";
         if (!bad && ok) {
             FILE *null = fopen("/dev/null", "w");
             if (null) {
                 ir_print(g, null);
-                if (!pass_report_text(g, &pc, null) && !d.errors) bad = "pass_report_text failed silently";
-                if (!bad && !pass_report_json(g, &pc, null) && !d.errors) bad = "pass_report_json failed silently";
-                if (!bad && !pass_report_dot(g, &pc, null) && !d.errors) bad = "pass_report_dot failed silently";
+                if (!pass_report_text(g, &pc, null) && !d.errors)
+                    bad = "pass_report_text failed silently";
+                if (!bad && !pass_report_json(g, &pc, null) && !d.errors)
+                    bad = "pass_report_json failed silently";
+                if (!bad && !pass_report_dot(g, &pc, null) && !d.errors)
+                    bad = "pass_report_dot failed silently";
                 fclose(null);
             }
         }
@@ -302,7 +322,8 @@ static inline bool fuzz_tensor_same(const rt_tensor *a, const rt_tensor *b) {
 /* Checks a reader error line: "NAME: MSG", one line, no newline. */
 static inline const char *fuzz_check_npy_err(const char *err, const char *name) {
     size_t n = strlen(name);
-    if (strncmp(err, name, n) || strncmp(err + n, ": ", 2) || !err[n + 2]) return "npy error is not 'NAME: MSG'";
+    if (strncmp(err, name, n) || strncmp(err + n, ": ", 2) || !err[n + 2])
+        return "npy error is not 'NAME: MSG'";
     if (strchr(err, '\n')) return "npy error spans several lines";
     return NULL;
 }
@@ -336,13 +357,18 @@ static inline const char *fuzz_npy_one(const uint8_t *data, size_t size, const c
     char err[512] = "", err2[512] = "";
     bool ok = rt_npy_parse(FUZZ_NPY, data, size, &t, err, sizeof err);
     const char *bad = NULL;
-    if (!ok) bad = fuzz_check_npy_err(err, FUZZ_NPY);
+    if (!ok)
+        bad = fuzz_check_npy_err(err, FUZZ_NPY);
     else {
         size_t bytes;
-        if (t.rank > IR_MAX_RANK || t.dtype >= IR_NDTYPES) bad = "parsed tensor has a bad rank or dtype";
-        else if (!rt_tensor_bytes(&t, &bytes)) bad = "parsed tensor's size overflows";
-        else if (bytes > size) bad = "parsed tensor is larger than its file";
-        else if (bytes && !t.data) bad = "parsed tensor has no data";
+        if (t.rank > IR_MAX_RANK || t.dtype >= IR_NDTYPES)
+            bad = "parsed tensor has a bad rank or dtype";
+        else if (!rt_tensor_bytes(&t, &bytes))
+            bad = "parsed tensor's size overflows";
+        else if (bytes > size)
+            bad = "parsed tensor is larger than its file";
+        else if (bytes && !t.data)
+            bad = "parsed tensor has no data";
         for (int i = 0; !bad && i < t.rank; i++)
             if (t.dim[i] < 0) bad = "parsed tensor has a negative dim";
     }
@@ -350,23 +376,32 @@ static inline const char *fuzz_npy_one(const uint8_t *data, size_t size, const c
         char in[4096], out[4096];
         bool fits = snprintf(in, sizeof in, "%s/in.npy", dir) < (int)sizeof in &&
                     snprintf(out, sizeof out, "%s/out.npy", dir) < (int)sizeof out;
-        if (!fits || !fuzz_write_file(in, data, size)) bad = NULL; /* no scratch space: skip the disk checks */
+        if (!fits || !fuzz_write_file(in, data, size))
+            bad = NULL; /* no scratch space: skip the disk checks */
         else {
             bool ok2 = rt_npy_read(in, &u, err2, sizeof err2);
-            if (ok2 != ok) bad = ok ? "rt_npy_read rejects what rt_npy_parse accepts" : "rt_npy_read accepts what rt_npy_parse rejects";
-            else if (!ok) bad = fuzz_check_npy_err(err2, in);
-            else if (!fuzz_tensor_same(&t, &u)) bad = "rt_npy_read and rt_npy_parse disagree";
+            if (ok2 != ok)
+                bad = ok ? "rt_npy_read rejects what rt_npy_parse accepts"
+                         : "rt_npy_read accepts what rt_npy_parse rejects";
+            else if (!ok)
+                bad = fuzz_check_npy_err(err2, in);
+            else if (!fuzz_tensor_same(&t, &u))
+                bad = "rt_npy_read and rt_npy_parse disagree";
             rt_tensor_free(&u);
             memset(&u, 0, sizeof u);
             if (!bad && ok) {
-                if (!rt_npy_write(out, &t, err2, sizeof err2)) bad = "rt_npy_write fails on a tensor the reader accepted";
-                else if (!rt_npy_read(out, &u, err2, sizeof err2)) bad = "the reader rejects what the writer wrote";
-                else if (!fuzz_tensor_same(&t, &u)) bad = "write then read changes the tensor";
+                if (!rt_npy_write(out, &t, err2, sizeof err2))
+                    bad = "rt_npy_write fails on a tensor the reader accepted";
+                else if (!rt_npy_read(out, &u, err2, sizeof err2))
+                    bad = "the reader rejects what the writer wrote";
+                else if (!fuzz_tensor_same(&t, &u))
+                    bad = "write then read changes the tensor";
                 rt_tensor_free(&u);
             }
             unlink(in);
             unlink(out);
-            if (!bad && !fuzz_dir_empty(dir)) bad = "a temporary file was left behind in the output directory";
+            if (!bad && !fuzz_dir_empty(dir))
+                bad = "a temporary file was left behind in the output directory";
         }
     }
     if (ok) rt_tensor_free(&t);

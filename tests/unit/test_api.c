@@ -23,14 +23,14 @@
 #include "passes/passes.h"
 #include "runtime/runtime.h"
 
-static const char add_relu[] = "fn add_relu(x: f32[N], y: f32[N]) -> f32[N] {\n  return relu(x + y)\n}\n";
+static const char add_relu[] =
+    "fn add_relu(x: f32[N], y: f32[N]) -> f32[N] {\n  return relu(x + y)\n}\n";
 static const char rmsnorm_src[] =
     "fn f(x: bf16[M, N], r: bf16[M, N], w: bf16[N]) -> (bf16[M, N], bf16[M, N]) {\n"
     "  h = x + r\n  hf = f32(h)\n"
     "  y = bf16(hf * rsqrt(mean(hf * hf, axis=-1, keepdim=true) + 1e-6)) * w\n  return y, h\n}\n";
 
-static tx_program *compile_n16(char *err, size_t cap)
-{
+static tx_program *compile_n16(char *err, size_t cap) {
     const char *defs[] = {"N=16"};
     tx_options o = {0};
     o.defines = defs;
@@ -38,8 +38,7 @@ static tx_program *compile_n16(char *err, size_t cap)
     return tx_compile("add_relu.tx", add_relu, strlen(add_relu), &o, err, cap);
 }
 
-static void test_compile_errors(void **st)
-{
+static void test_compile_errors(void **st) {
     char err[1024] = "";
     tx_options o = {0};
     const char *bad_defs[][1] = {{"N"}, {"N=0"}, {"N=abc"}, {"=4"}};
@@ -68,13 +67,13 @@ static void test_compile_errors(void **st)
     assert_null(tx_compile_file(NULL, NULL, err, sizeof err));
     assert_string_equal(err, "tx_compile_file: no path (path is NULL)");
     assert_null(tx_compile_file("/nonexistent/x.tx", NULL, err, sizeof err));
-    assert_string_equal(err, "cannot read /nonexistent/x.tx: cannot open: No such file or directory");
+    assert_string_equal(err,
+                        "cannot read /nonexistent/x.tx: cannot open: No such file or directory");
     /* a NULL or empty error buffer is allowed */
     assert_null(tx_compile("a.tx", NULL, 0, NULL, NULL, 0));
 }
 
-static void test_introspection(void **st)
-{
+static void test_introspection(void **st) {
     char err[512] = "";
     tx_program *p = compile_n16(err, sizeof err), *u;
     tx_tensor t;
@@ -103,8 +102,7 @@ static void test_introspection(void **st)
 }
 
 /* Runs add_relu on `where` and checks every element. */
-static void run_add_relu(tx_where where)
-{
+static void run_add_relu(tx_where where) {
     char err[512] = "";
     tx_program *p = compile_n16(err, sizeof err);
     float x[16], y[16];
@@ -127,11 +125,16 @@ static void run_add_relu(tx_where where)
     tx_program_free(p);
 }
 
-static void test_run_ref(void **st) { (void)st; run_add_relu(TX_ON_REF); }
-static void test_run_cpu(void **st) { (void)st; run_add_relu(TX_ON_CPU); }
+static void test_run_ref(void **st) {
+    (void)st;
+    run_add_relu(TX_ON_REF);
+}
+static void test_run_cpu(void **st) {
+    (void)st;
+    run_add_relu(TX_ON_CPU);
+}
 
-static void test_run_argument_errors(void **st)
-{
+static void test_run_argument_errors(void **st) {
     char err[512] = "";
     tx_program *p = compile_n16(err, sizeof err);
     float x[16] = {0}, y[16] = {0};
@@ -175,8 +178,7 @@ static void test_run_argument_errors(void **st)
 }
 
 /* Without a driver (CI), the GPU paths fail with the loader's one line. */
-static void test_no_driver(void **st)
-{
+static void test_no_driver(void **st) {
     char err[512] = "";
     tx_device *d = tx_device_open(err, sizeof err);
     tx_program *p;
@@ -197,8 +199,7 @@ static void test_no_driver(void **st)
     tx_program_free(p);
 }
 
-static void test_null_handles(void **st)
-{
+static void test_null_handles(void **st) {
     double us;
     tx_tensor t;
     (void)st;
@@ -218,8 +219,7 @@ static void test_null_handles(void **st)
     assert_string_equal(tx_device_name(NULL), "");
 }
 
-static void test_ptx(void **st)
-{
+static void test_ptx(void **st) {
     char err[512] = "", perr[256];
     tx_program *p = compile_n16(err, sizeof err), *h;
     tx_options o = {0};
@@ -241,25 +241,22 @@ static void test_ptx(void **st)
 }
 
 /* Number of ".param" declarations of entry `name` in the PTX; -1 if absent. */
-static int ptx_entry_params(const char *ptx, const char *name)
-{
+static int ptx_entry_params(const char *ptx, const char *name) {
     char key[128];
     const char *s, *e;
     int n = 0;
     snprintf(key, sizeof key, ".entry %s(", name);
     s = strstr(ptx, key);
-    if (!s)
-        return -1;
+    if (!s) return -1;
     e = strchr(s, ')');
-    for (const char *q = s; q && q < e; q = strstr(q + 1, ".param"))
-        n += q != s;
+    for (const char *q = s; q && q < e; q = strstr(q + 1, ".param")) n += q != s;
     return n;
 }
 
 /* Compiles src (planned, -D from defs) and builds the GPU plan for inputs
  * of the given dims; checks every kernel against the PTX. */
-static void check_plan(const char *src, const fe_define *defs, unsigned nd, unsigned nparams, unsigned nout)
-{
+static void check_plan(const char *src, const fe_define *defs, unsigned nd, unsigned nparams,
+                       unsigned nout) {
     tx_diag d;
     fe_options fo = {NULL, defs, nd};
     ir_graph *g;
@@ -296,19 +293,16 @@ static void check_plan(const char *src, const fe_define *defs, unsigned nd, unsi
     free(in);
 }
 
-static void test_plan_matches_ptx(void **st)
-{
+static void test_plan_matches_ptx(void **st) {
     fe_define n[] = {{"N", 1000}}, mn[] = {{"M", 5}, {"N", 96}};
     (void)st;
     check_plan(add_relu, n, 1, 2, 1);
     check_plan(rmsnorm_src, mn, 2, 3, 2);
 }
 
-
 /* The device half of the API on tests/fake_cuda (a libcuda stand-in that
  * runs no kernels): load, output types, binding rules, launch and time. */
-static void test_fake_device_api(void **st)
-{
+static void test_fake_device_api(void **st) {
     const char *lib = getenv("TX_FAKE_CUDA");
     char err[512] = "";
     tx_program *p;
@@ -321,10 +315,8 @@ static void test_fake_device_api(void **st)
     size_t bytes = 0;
     double us = -1;
     (void)st;
-    if (!lib || !*lib)
-        skip(); /* TX_FAKE_CUDA (set by CTest) names the built stand-in */
-    if (access(lib, R_OK) != 0)
-        fail_msg("TX_FAKE_CUDA=%s cannot be read", lib);
+    if (!lib || !*lib) skip(); /* TX_FAKE_CUDA (set by CTest) names the built stand-in */
+    if (access(lib, R_OK) != 0) fail_msg("TX_FAKE_CUDA=%s cannot be read", lib);
     setenv("TX_CUDA_LIB", lib, 1);
     p = compile_n16(err, sizeof err);
     d = tx_device_open(err, sizeof err);
@@ -376,8 +368,7 @@ static void test_fake_device_api(void **st)
 
 /* The primary-context device and launches on a stream (what the Python
  * package uses for PyTorch and CuPy tensors), on tests/fake_cuda. */
-static void test_fake_primary_stream(void **st)
-{
+static void test_fake_primary_stream(void **st) {
     const char *lib = getenv("TX_FAKE_CUDA");
     char err[512] = "";
     tx_program *p;
@@ -386,8 +377,7 @@ static void test_fake_primary_stream(void **st)
     tx_tensor types[2] = {{TX_F32, 1, {16}, NULL}, {TX_F32, 1, {16}, NULL}};
     uint64_t bx = 0, bz = 0;
     (void)st;
-    if (!lib || !*lib)
-        skip();
+    if (!lib || !*lib) skip();
     setenv("TX_CUDA_LIB", lib, 1);
     p = compile_n16(err, sizeof err);
     assert_null(tx_device_open_primary(3, err, sizeof err));
@@ -413,8 +403,7 @@ static void test_fake_primary_stream(void **st)
 }
 
 /* The text forms: what txc --emit=... and --explain write. */
-static void test_program_text(void **st)
-{
+static void test_program_text(void **st) {
     char err[512] = "";
     tx_program *p = compile_n16(err, sizeof err);
     const char *ir, *json, *svg;
@@ -439,8 +428,7 @@ static void test_program_text(void **st)
     tx_program_free(p);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_compile_errors),
         cmocka_unit_test(test_introspection),

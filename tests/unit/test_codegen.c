@@ -161,19 +161,58 @@ typedef struct mcase {
     double (*ref)(double, double);
 } mcase;
 
-static double r_exp(double x, double y) { (void)y; return exp(x); }
-static double r_exp2(double x, double y) { (void)y; return exp2(x); }
-static double r_log(double x, double y) { (void)y; return log(x); }
-static double r_log2(double x, double y) { (void)y; return log2(x); }
-static double r_tanh(double x, double y) { (void)y; return tanh(x); }
-static double r_erf(double x, double y) { (void)y; return erf(x); }
-static double r_sin(double x, double y) { (void)y; return sin(x); }
-static double r_cos(double x, double y) { (void)y; return cos(x); }
-static double r_sqrt(double x, double y) { (void)y; return sqrt(x); }
-static double r_rsqrt(double x, double y) { (void)y; return 1 / sqrt(x); }
-static double r_sigmoid(double x, double y) { (void)y; return 1 / (1 + exp(-x)); }
-static double r_silu(double x, double y) { (void)y; return x / (1 + exp(-x)); }
-static double r_gelu(double x, double y) { (void)y; return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
+static double r_exp(double x, double y) {
+    (void)y;
+    return exp(x);
+}
+static double r_exp2(double x, double y) {
+    (void)y;
+    return exp2(x);
+}
+static double r_log(double x, double y) {
+    (void)y;
+    return log(x);
+}
+static double r_log2(double x, double y) {
+    (void)y;
+    return log2(x);
+}
+static double r_tanh(double x, double y) {
+    (void)y;
+    return tanh(x);
+}
+static double r_erf(double x, double y) {
+    (void)y;
+    return erf(x);
+}
+static double r_sin(double x, double y) {
+    (void)y;
+    return sin(x);
+}
+static double r_cos(double x, double y) {
+    (void)y;
+    return cos(x);
+}
+static double r_sqrt(double x, double y) {
+    (void)y;
+    return sqrt(x);
+}
+static double r_rsqrt(double x, double y) {
+    (void)y;
+    return 1 / sqrt(x);
+}
+static double r_sigmoid(double x, double y) {
+    (void)y;
+    return 1 / (1 + exp(-x));
+}
+static double r_silu(double x, double y) {
+    (void)y;
+    return x / (1 + exp(-x));
+}
+static double r_gelu(double x, double y) {
+    (void)y;
+    return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+}
 static double r_gelu_tanh(double x, double y) {
     (void)y;
     return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
@@ -213,7 +252,8 @@ static double sweep(const mcase *c, int n, double *worst_x) {
         double u = ulps(r[i], e);
         if (c->op == IR_OP_GELU || c->op == IR_OP_GELU_TANH || c->op == IR_OP_SILU) {
             /* x * f(x) with f near 0 or 1: measured relative to ulp(|x|) */
-            double ux = ulps(r[i], e) * 0 + fabs((double)r[i] - e) / ldexp(1.0, ilogb(fmax(fabs(xv[i]), 1e-30)) - 23);
+            double ux = ulps(r[i], e) * 0 +
+                        fabs((double)r[i] - e) / ldexp(1.0, ilogb(fmax(fabs(xv[i]), 1e-30)) - 23);
             u = fmin(u, ux);
         }
         if (u > worst) {
@@ -257,8 +297,8 @@ static void test_math_accuracy(void **s) {
     bool ok = true;
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         double wx = 0, u = sweep(&cases[i], 20001, &wx);
-        printf("  %-10s [%g, %g]: max %.2f ulp (at %.9g; bound %.1f)\n", ir_op_name(cases[i].op), cases[i].lo,
-               cases[i].hi, u, wx, cases[i].bound);
+        printf("  %-10s [%g, %g]: max %.2f ulp (at %.9g; bound %.1f)\n", ir_op_name(cases[i].op),
+               cases[i].lo, cases[i].hi, u, wx, cases[i].bound);
         if (u > cases[i].bound) ok = false;
     }
     assert_true(ok);

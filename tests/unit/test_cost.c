@@ -25,7 +25,8 @@ static void plan(ir_graph *g, bool no_fuse, int64_t budget, const char *gpu) {
 }
 
 /* Totals over regions: bytes read + written (+ spilled), flops. */
-static void totals(const ir_graph *g, const char *gpu, double *bytes, double *spilled, double *flops) {
+static void totals(const ir_graph *g, const char *gpu, double *bytes, double *spilled,
+                   double *flops) {
     pass_index u;
     assert_true(pass_index_build(g, &u));
     *bytes = *spilled = *flops = 0;
@@ -45,7 +46,8 @@ static ir_graph *g_unary_chain(bool binary, ir_dtype dt, int64_t n) {
     ir_graph *g = ir_graph_new("chain", NULL);
     ir_shape s = {.rank = 1, .dim = {n >= 0 ? n : IR_DIM_SYM(ir_sym_get(g, "N"))}};
     ir_id x = ir_add_input(g, "x", dt, &s);
-    ir_id t = binary ? ir_add_binary(g, IR_OP_ADD, x, ir_add_input(g, "y", dt, &s)) : ir_add_unary(g, IR_OP_EXP, x);
+    ir_id t = binary ? ir_add_binary(g, IR_OP_ADD, x, ir_add_input(g, "y", dt, &s))
+                     : ir_add_unary(g, IR_OP_EXP, x);
     ir_id z = ir_add_unary(g, IR_OP_RELU, t);
     ir_add_output(g, &z, 1);
     return g;
@@ -97,7 +99,10 @@ static void test_ridge(void **st) {
  * the h200, so the flip sits near n = 266 and 185. */
 static void test_roofline_flip(void **st) {
     (void)st;
-    struct { const char *gpu; int64_t below, above; } cases[] = {{"h100", 262, 268}, {"h200", 183, 188}};
+    struct {
+        const char *gpu;
+        int64_t below, above;
+    } cases[] = {{"h100", 262, 268}, {"h200", 183, 188}};
     for (size_t i = 0; i < 2; i++) {
         for (int k = 0; k < 2; k++) {
             int64_t n = k ? cases[i].above : cases[i].below;
@@ -202,12 +207,28 @@ static void test_json_fields(void **st) {
     FILE *f = open_memstream(&js, &lj);
     assert_true(pass_report_json(g, &c, f));
     fclose(f);
-    const char *fields[] = {"\"gpu\"", "\"name\": \"h200\"", "\"hbm_GBps\": 4800", "\"peak_TFLOPs\"", "\"f32\": 67",
-                            "\"bf16\": 989", "\"sram_bytes\": 232448", "\"kernels\"", "\"kind\": \"pointwise\"",
-                            "\"fusion\": [\"vertical\"]", "\"ops\": [\"%2\", \"%3\"]", "\"flops\": 2097152",
-                            "\"bytes_read\": 4194304", "\"bytes_written\": 2097152", "\"intensity\"",
-                            "\"bound\": \"memory\"", "\"predicted_us\"", "\"spilled_bytes\": 0", "\"totals\"",
-                            "\"unfused_kernels\": 2", "\"bytes\": 6291456", "\"unfused_bytes\": 10485760",
+    const char *fields[] = {"\"gpu\"",
+                            "\"name\": \"h200\"",
+                            "\"hbm_GBps\": 4800",
+                            "\"peak_TFLOPs\"",
+                            "\"f32\": 67",
+                            "\"bf16\": 989",
+                            "\"sram_bytes\": 232448",
+                            "\"kernels\"",
+                            "\"kind\": \"pointwise\"",
+                            "\"fusion\": [\"vertical\"]",
+                            "\"ops\": [\"%2\", \"%3\"]",
+                            "\"flops\": 2097152",
+                            "\"bytes_read\": 4194304",
+                            "\"bytes_written\": 2097152",
+                            "\"intensity\"",
+                            "\"bound\": \"memory\"",
+                            "\"predicted_us\"",
+                            "\"spilled_bytes\": 0",
+                            "\"totals\"",
+                            "\"unfused_kernels\": 2",
+                            "\"bytes\": 6291456",
+                            "\"unfused_bytes\": 10485760",
                             "\"unfused_predicted_us\""};
     for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
         if (!strstr(js, fields[i])) fprintf(stderr, "missing %s in\n%s", fields[i], js);
@@ -221,7 +242,8 @@ static void test_tile_formulas(void **st) {
     (void)st;
     assert_int_equal(pass_matmul_sram(128, 128, 64, 1, 2, 3), (128 * 64 + 64 * 128) * 2 * 3);
     assert_int_equal(pass_matmul_sram(128, 128, 64, 2, 2, 3), (128 * 64 + 2 * 64 * 128) * 2 * 3);
-    assert_int_equal(pass_attention_sram(128, 64, 128, 128, 2, 2), 128 * 128 * 2 + 2 * 64 * 256 * 2 + 128 * 64 * 4);
+    assert_int_equal(pass_attention_sram(128, 64, 128, 128, 2, 2),
+                     128 * 128 * 2 + 2 * 64 * 256 * 2 + 128 * 64 * 4);
     int64_t bq, bkv;
     int st2;
     assert_true(pass_attention_fit(128, 128, 2, 232448, &bq, &bkv, &st2));
@@ -234,8 +256,8 @@ static void test_tile_formulas(void **st) {
     plan(g, false, 0, "l4");
     assert_true(g->regions[0].sram_bytes <= 101376);
     assert_int_equal(g->regions[0].sram_bytes,
-                     pass_matmul_sram(g->regions[0].tile[0], g->regions[0].tile[1], g->regions[0].tile[2], 1, 4,
-                                      g->regions[0].stages));
+                     pass_matmul_sram(g->regions[0].tile[0], g->regions[0].tile[1],
+                                      g->regions[0].tile[2], 1, 4, g->regions[0].stages));
     ir_graph_free(g);
 }
 
@@ -306,11 +328,11 @@ static void test_spill_on_small_budget(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_table),          cmocka_unit_test(test_ridge),
-        cmocka_unit_test(test_roofline_flip),      cmocka_unit_test(test_traffic_hand_computed),
-        cmocka_unit_test(test_read_once),          cmocka_unit_test(test_symbolic_formulas),
-        cmocka_unit_test(test_json_fields),        cmocka_unit_test(test_tile_formulas),
-        cmocka_unit_test(test_scheduler),          cmocka_unit_test(test_spill_on_small_budget),
+        cmocka_unit_test(test_gpu_table),     cmocka_unit_test(test_ridge),
+        cmocka_unit_test(test_roofline_flip), cmocka_unit_test(test_traffic_hand_computed),
+        cmocka_unit_test(test_read_once),     cmocka_unit_test(test_symbolic_formulas),
+        cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_tile_formulas),
+        cmocka_unit_test(test_scheduler),     cmocka_unit_test(test_spill_on_small_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -22,16 +22,14 @@
 #include "runtime/runtime.h"
 
 static bool starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
-static bool ends_with(const char *s, const char *p)
-{
+static bool ends_with(const char *s, const char *p) {
     size_t n = strlen(s), k = strlen(p);
     return n >= k && strcmp(s + n - k, p) == 0;
 }
 
 /* ---- the loader ------------------------------------------------------------ */
 
-static void test_missing_driver_message(void **st)
-{
+static void test_missing_driver_message(void **st) {
     char err[512] = "";
     rt_cuda *c = rt_cuda_new_lib("libtx-no-such-driver.so.1", 0, err, sizeof err);
     (void)st;
@@ -43,8 +41,7 @@ static void test_missing_driver_message(void **st)
 
 /* The real loader: on CI (no driver) the exact one-line message; on a GPU
  * machine it opens and reports a named device. */
-static void test_default_loader(void **st)
-{
+static void test_default_loader(void **st) {
     char err[512] = "";
     rt_cuda *c = rt_cuda_new(err, sizeof err);
     (void)st;
@@ -61,25 +58,24 @@ static void test_default_loader(void **st)
     rt_cuda_free(c);
 }
 
-static void test_not_a_driver(void **st)
-{
+static void test_not_a_driver(void **st) {
     char err[512] = "";
     (void)st;
     assert_null(rt_cuda_new_lib("libm.so.6", 0, err, sizeof err));
-    assert_string_equal(err, "libm.so.6 is not a usable CUDA driver (symbol cuInit missing); use --device=cpu");
+    assert_string_equal(
+        err, "libm.so.6 is not a usable CUDA driver (symbol cuInit missing); use --device=cpu");
 }
 
 /* The toolkit's stub libcuda has every symbol but fails cuInit: the error
  * names the call and what was being done. Skipped where no stub exists. */
-static void test_stub_driver(void **st)
-{
+static void test_stub_driver(void **st) {
     const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
     char err[512] = "";
     (void)st;
-    if (access(stub, R_OK) != 0)
-        skip();
+    if (access(stub, R_OK) != 0) skip();
     assert_null(rt_cuda_new_lib(stub, 0, err, sizeof err));
-    assert_true(starts_with(err, "cuInit failed while initialising the CUDA driver: CUDA_ERROR_STUB_LIBRARY"));
+    assert_true(starts_with(
+        err, "cuInit failed while initialising the CUDA driver: CUDA_ERROR_STUB_LIBRARY"));
     assert_true(ends_with(err, "; use --device=cpu"));
 }
 
@@ -87,8 +83,7 @@ static void test_stub_driver(void **st)
 
 static const char ptx80[] = "//\n// Generated\n.version 8.0\n.target sm_90\n.address_size 64\n";
 
-static void test_ptx_parse(void **st)
-{
+static void test_ptx_parse(void **st) {
     (void)st;
     assert_int_equal(rt_ptx_isa(ptx80), 80);
     assert_int_equal(rt_ptx_sm(ptx80), 90);
@@ -103,16 +98,18 @@ static void test_ptx_parse(void **st)
     assert_int_equal(rt_ptx_isa_min_driver(79), -1);
 }
 
-static void test_ptx_check(void **st)
-{
+static void test_ptx_check(void **st) {
     char err[256] = "";
     (void)st;
     assert_true(rt_ptx_check(ptx80, 13000, 90, err, sizeof err));
     assert_true(rt_ptx_check(ptx80, 12000, 100, err, sizeof err));
     assert_false(rt_ptx_check(ptx80, 11080, 90, err, sizeof err));
-    assert_string_equal(err, "the generated PTX uses ISA 8.0, which needs a CUDA 12.0 driver; this driver is CUDA 11.8");
+    assert_string_equal(
+        err,
+        "the generated PTX uses ISA 8.0, which needs a CUDA 12.0 driver; this driver is CUDA 11.8");
     assert_false(rt_ptx_check(ptx80, 13000, 80, err, sizeof err));
-    assert_string_equal(err, "the PTX targets sm_90 but the GPU is sm_80; compile with --target=sm_80");
+    assert_string_equal(err,
+                        "the PTX targets sm_90 but the GPU is sm_80; compile with --target=sm_80");
     assert_false(rt_ptx_check("garbage", 13000, 90, err, sizeof err));
     assert_string_equal(err, "the generated PTX has no valid .version/.target line");
 }
@@ -120,11 +117,12 @@ static void test_ptx_check(void **st)
 /* ---- plans and inputs -------------------------------------------------- */
 
 /* A plan z = f(x, y) with x, y, z f32[4, 3] and one kernel. */
-static rt_gpu_plan *small_plan(void)
-{
+static rt_gpu_plan *small_plan(void) {
     rt_gpu_plan *p = rt_gpu_plan_new();
     rt_buf_desc b = {0};
-    rt_kparam kp[3] = {{.kind = RT_KP_BUF, .buf = 0}, {.kind = RT_KP_BUF, .buf = 1}, {.kind = RT_KP_BUF, .buf = 2}};
+    rt_kparam kp[3] = {{.kind = RT_KP_BUF, .buf = 0},
+                       {.kind = RT_KP_BUF, .buf = 1},
+                       {.kind = RT_KP_BUF, .buf = 2}};
     rt_kernel_desc k = {0};
     p->ptx = strdup(ptx80);
     b.dtype = IR_F32;
@@ -147,8 +145,7 @@ static rt_gpu_plan *small_plan(void)
     return p;
 }
 
-static void test_plan_check(void **st)
-{
+static void test_plan_check(void **st) {
     char err[256] = "";
     rt_gpu_plan *p = small_plan();
     (void)st;
@@ -174,8 +171,7 @@ static void test_plan_check(void **st)
     rt_gpu_plan_free(p);
 }
 
-static void test_input_checks(void **st)
-{
+static void test_input_checks(void **st) {
     char err[256] = "";
     rt_gpu_plan *p = small_plan();
     rt_tensor in[2];
@@ -206,24 +202,22 @@ static void test_input_checks(void **st)
 
 /* ---- statistics -------------------------------------------------------- */
 
-static void test_median_and_rates(void **st)
-{
+static void test_median_and_rates(void **st) {
     double a[] = {5, 1, 4, 2, 3}, b[] = {10, 2, 8, 4}, c[] = {7};
     (void)st;
     assert_true(rt_median(a, 5) == 3);
     assert_true(rt_median(b, 4) == 6);
     assert_true(rt_median(c, 1) == 7);
     assert_true(rt_median(c, 0) == 0);
-    assert_true(fabs(rt_gbps(3e9, 1000) - 3000) < 1e-9);     /* 3 GB in 1 ms */
+    assert_true(fabs(rt_gbps(3e9, 1000) - 3000) < 1e-9); /* 3 GB in 1 ms */
     assert_true(rt_gbps(1e9, 0) == 0);
-    assert_true(fabs(rt_tflops(2e12, 1000) - 2000) < 1e-9);  /* 2 TFLOP in 1 ms */
+    assert_true(fabs(rt_tflops(2e12, 1000) - 2000) < 1e-9); /* 2 TFLOP in 1 ms */
     assert_true(fabs(rt_pred_error_pct(100, 110) - 10) < 1e-9);
     assert_true(fabs(rt_pred_error_pct(200, 150) + 25) < 1e-9);
     assert_true(rt_pred_error_pct(100, -1) == 0);
 }
 
-static void test_pick_reference(void **st)
-{
+static void test_pick_reference(void **st) {
     (void)st;
     assert_string_equal(rt_bench_pick_reference(1 << 20, 1e6), "ref");
     assert_string_equal(rt_bench_pick_reference(3.0 * (1 << 28), 3.0 * (1 << 28)), "cpu");
@@ -233,8 +227,7 @@ static void test_pick_reference(void **st)
 
 /* ---- tolerances and comparison ------------------------------------------ */
 
-static rt_tensor vec(ir_dtype t, int64_t n)
-{
+static rt_tensor vec(ir_dtype t, int64_t n) {
     rt_tensor x;
     memset(&x, 0, sizeof x);
     x.dtype = t;
@@ -244,16 +237,14 @@ static rt_tensor vec(ir_dtype t, int64_t n)
     return x;
 }
 
-static void test_tolerances(void **st)
-{
+static void test_tolerances(void **st) {
     (void)st;
     assert_true(rt_tolerance(IR_F32).rtol == 1e-4 && rt_tolerance(IR_F32).atol == 1e-5);
     assert_true(rt_tolerance(IR_BF16).rtol > rt_tolerance(IR_F16).rtol);
     assert_true(rt_tolerance(IR_I32).rtol == 0 && rt_tolerance(IR_BOOL).atol == 0);
 }
 
-static void test_compare_f32(void **st)
-{
+static void test_compare_f32(void **st) {
     rt_tensor a = vec(IR_F32, 6), b = vec(IR_F32, 6);
     rt_cmp c;
     char err[128];
@@ -291,8 +282,7 @@ static void test_compare_f32(void **st)
     rt_tensor_free(&b);
 }
 
-static void test_compare_low_precision_and_ints(void **st)
-{
+static void test_compare_low_precision_and_ints(void **st) {
     rt_tensor a = vec(IR_BF16, 2), b = vec(IR_BF16, 2), i = vec(IR_I32, 2), j = vec(IR_I32, 2);
     rt_cmp c;
     char err[128];
@@ -300,10 +290,10 @@ static void test_compare_low_precision_and_ints(void **st)
     rt_set(&a, 0, 1.0);
     rt_set(&b, 0, 1.0078125); /* one bf16 ulp above 1 */
     rt_set(&a, 1, 100.0);
-    rt_set(&b, 1, 101.0);     /* one ulp at 100 */
+    rt_set(&b, 1, 101.0); /* one ulp at 100 */
     assert_true(rt_compare(&a, &b, rt_tolerance(IR_BF16), &c, err, sizeof err));
     assert_int_equal(c.bad, 0);
-    rt_set(&b, 1, 104.0);     /* 4 ulp */
+    rt_set(&b, 1, 104.0); /* 4 ulp */
     assert_true(rt_compare(&a, &b, rt_tolerance(IR_BF16), &c, err, sizeof err));
     assert_int_equal(c.bad, 1);
     rt_set(&i, 0, 7);
@@ -319,8 +309,7 @@ static void test_compare_low_precision_and_ints(void **st)
     rt_tensor_free(&j);
 }
 
-static void test_compare_mismatch(void **st)
-{
+static void test_compare_mismatch(void **st) {
     rt_tensor a = vec(IR_F32, 3), b = vec(IR_F32, 4), h = vec(IR_F16, 3);
     rt_cmp c;
     char err[128];
@@ -337,8 +326,7 @@ static void test_compare_mismatch(void **st)
 
 /* The scaled verdict: rounding-sized errors on small outputs pass once the tolerance is widened
  * by 4 ulp of the largest |want|; an error of that output's own size does not. */
-static void test_compare_scaled(void **st)
-{
+static void test_compare_scaled(void **st) {
     rt_tensor got = vec(IR_BF16, 3), ref = vec(IR_BF16, 3), f = vec(IR_F32, 2), fr = vec(IR_F32, 2);
     rt_cmp c;
     char err[128];
@@ -364,13 +352,14 @@ static void test_compare_scaled(void **st)
 }
 
 /* The three verdicts of rt_bench_check_output: strict, plan precision, scaled; and a failure. */
-static void test_check_output_verdicts(void **st)
-{
+static void test_check_output_verdicts(void **st) {
     rt_tensor got = vec(IR_BF16, 3), ref = vec(IR_BF16, 3), pref = vec(IR_BF16, 3);
     rt_out_check oc;
     char err[128];
     (void)st;
-    for (int i = 0; i < 3; i++) rt_set(&got, i, 100.0 * i + 1), rt_set(&ref, i, 100.0 * i + 1), rt_set(&pref, i, 100.0 * i + 1);
+    for (int i = 0; i < 3; i++)
+        rt_set(&got, i, 100.0 * i + 1), rt_set(&ref, i, 100.0 * i + 1),
+            rt_set(&pref, i, 100.0 * i + 1);
     memset(&oc, 0, sizeof oc);
     assert_true(rt_bench_check_output(&got, &ref, &pref, &oc, err, sizeof err));
     assert_int_equal(oc.how, RT_VERIFY_STRICT);
@@ -399,8 +388,7 @@ static void test_check_output_verdicts(void **st)
     rt_tensor_free(&pref);
 }
 
-static void test_poison(void **st)
-{
+static void test_poison(void **st) {
     rt_tensor f = vec(IR_F32, 4), h = vec(IR_BF16, 3), i = vec(IR_I32, 2), b = vec(IR_BOOL, 5);
     (void)st;
     memset(f.data, 0xFF, 16);
@@ -423,8 +411,7 @@ static void test_poison(void **st)
 
 /* ---- calibration ----------------------------------------------------------- */
 
-static void test_slug(void **st)
-{
+static void test_slug(void **st) {
     char s[64];
     (void)st;
     rt_gpu_slug("NVIDIA H200", s, sizeof s);
@@ -443,8 +430,7 @@ static void test_slug(void **st)
     assert_string_equal(s, "gpu");
 }
 
-static void test_calib_roundtrip(void **st)
-{
+static void test_calib_roundtrip(void **st) {
     char dir[] = "/tmp/tx-calib-XXXXXX", path[256], err[512], def[512];
     rt_calib a, b;
     pass_gpu g;
@@ -496,8 +482,7 @@ static void test_calib_roundtrip(void **st)
 /* ---- printers ------------------------------------------------------------ */
 
 /* A two-kernel result: k0 0..30 us, k1 30..40 us. */
-static void fake_result(rt_bench_result *r, rt_bench_report *rep)
-{
+static void fake_result(rt_bench_result *r, rt_bench_report *rep) {
     memset(r, 0, sizeof *r);
     memset(rep, 0, sizeof *rep);
     snprintf(rep->program, sizeof rep->program, "demo");
@@ -528,8 +513,7 @@ static void fake_result(rt_bench_result *r, rt_bench_report *rep)
 }
 
 static char *print_to_string(void (*fn)(FILE *, const rt_bench_report *, const rt_bench_result *),
-                             const rt_bench_report *rep, const rt_bench_result *r)
-{
+                             const rt_bench_report *rep, const rt_bench_result *r) {
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
@@ -538,8 +522,7 @@ static char *print_to_string(void (*fn)(FILE *, const rt_bench_report *, const r
     return buf;
 }
 
-static void test_text_report(void **st)
-{
+static void test_text_report(void **st) {
     rt_bench_result r;
     rt_bench_report rep;
     char *s;
@@ -548,19 +531,21 @@ static void test_text_report(void **st)
     s = print_to_string(rt_bench_print_text, &rep, &r);
     assert_non_null(strstr(s, "fused: verified, reference ref"));
     assert_non_null(strstr(s, "k0_pointwise"));
-    assert_non_null(strstr(s, "500.0  50.0%"));      /* GB/s and % of copy */
-    assert_non_null(strstr(s, "33.00   +10.0%"));    /* predicted, error */
-    assert_non_null(strstr(s, "100.00"));            /* k1: 1 GFLOP in 10 us */
+    assert_non_null(strstr(s, "500.0  50.0%"));   /* GB/s and % of copy */
+    assert_non_null(strstr(s, "33.00   +10.0%")); /* predicted, error */
+    assert_non_null(strstr(s, "100.00"));         /* k1: 1 GFLOP in 10 us */
     /* timeline in the planner's form: k0 fills 3/4 of 40 columns, k1 the rest */
-    assert_non_null(strstr(s, "  kernel kind           start_us       end_us       dur_us     gap_us  bar\n"));
-    assert_non_null(strstr(s, "       0.000       30.000       30.000      0.000  |##############################          |"));
-    assert_non_null(strstr(s, "      30.000       40.000       10.000      0.000  |                              ##########|"));
+    assert_non_null(
+        strstr(s, "  kernel kind           start_us       end_us       dur_us     gap_us  bar\n"));
+    assert_non_null(strstr(s, "       0.000       30.000       30.000      0.000  "
+                              "|##############################          |"));
+    assert_non_null(strstr(s, "      30.000       40.000       10.000      0.000  |                "
+                              "              ##########|"));
     free(s);
     rt_bench_result_free(&r);
 }
 
-static void test_json_report(void **st)
-{
+static void test_json_report(void **st) {
     rt_bench_result r, u;
     rt_bench_report rep;
     char *buf = NULL;
@@ -580,7 +565,8 @@ static void test_json_report(void **st)
     r.out[0].checked = true;
     r.out[0].cmp.max_abs = 0.25;
     r.out[0].cmp.max_rel = INFINITY;
-    snprintf(r.sample_note, sizeof r.sample_note, "the host program has 5 buffers, the device's plan \"6\"");
+    snprintf(r.sample_note, sizeof r.sample_note,
+             "the host program has 5 buffers, the device's plan \"6\"");
     f = open_memstream(&buf, &len);
     rt_bench_print_json(f, &rep, &r, &u);
     fclose(f);
@@ -589,16 +575,17 @@ static void test_json_report(void **st)
     assert_non_null(strstr(buf, "\"graph_us\": 40,"));
     assert_non_null(strstr(buf, "\"predicted_us\": null"));
     assert_non_null(strstr(buf, "\"name\": \"k1_reduction\""));
-    assert_non_null(strstr(buf, "\"sample_note\": \"the host program has 5 buffers, the device's plan \\\"6\\\"\""));
+    assert_non_null(strstr(
+        buf, "\"sample_note\": \"the host program has 5 buffers, the device's plan \\\"6\\\"\""));
     assert_non_null(strstr(buf, "\"sample_note\": null")); /* the unfused result has none */
     assert_null(strstr(buf, "inf"));
     assert_null(strstr(buf, "nan"));
-    assert_non_null(strstr(buf, "\"max_abs\": 0.25, \"max_rel\": null, \"sampled\": 0, \"verified_by\": \"strict\""));
+    assert_non_null(strstr(
+        buf, "\"max_abs\": 0.25, \"max_rel\": null, \"sampled\": 0, \"verified_by\": \"strict\""));
     free(buf);
     rt_bench_result_free(&r);
     rt_bench_result_free(&u);
 }
-
 
 /* ---- the runtime on the fake driver (tests/fake_cuda) ---------------------
  * Everything but kernel execution: memory, modules, launches' checks,
@@ -607,35 +594,29 @@ static void test_json_report(void **st)
 /* Path of libtx_fake_cuda.so from TX_FAKE_CUDA (CTest sets it to the built
  * library); false (the test skips) when the variable is unset; a path that
  * cannot be read fails the test rather than skipping it. */
-static bool fake_path(char *buf, size_t cap)
-{
+static bool fake_path(char *buf, size_t cap) {
     const char *lib = getenv("TX_FAKE_CUDA");
-    if (!lib || !*lib)
-        return false;
+    if (!lib || !*lib) return false;
     snprintf(buf, cap, "%s", lib);
-    if (access(buf, R_OK) != 0)
-        fail_msg("TX_FAKE_CUDA=%s cannot be read", buf);
+    if (access(buf, R_OK) != 0) fail_msg("TX_FAKE_CUDA=%s cannot be read", buf);
     return true;
 }
 
-static rt_cuda *fake_open(void)
-{
+static rt_cuda *fake_open(void) {
     char path[1024], err[512];
     rt_cuda *c;
-    if (!fake_path(path, sizeof path))
-        skip();
+    if (!fake_path(path, sizeof path)) skip();
     setenv("FAKE_CUDA_TOTAL_MEM", "67108864", 1); /* 64 MiB: small bandwidth tests */
     c = rt_cuda_new_lib(path, 0, err, sizeof err);
-    if (!c)
-        fail_msg("fake driver: %s", err);
+    if (!c) fail_msg("fake driver: %s", err);
     return c;
 }
 
-static const char ptx_k0[] = ".version 8.0\n.target sm_90\n.address_size 64\n\n"
-                             ".visible .entry k0(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{\n\tret;\n}\n";
+static const char ptx_k0[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+    ".visible .entry k0(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{\n\tret;\n}\n";
 
-static void test_fake_device(void **st)
-{
+static void test_fake_device(void **st) {
     rt_cuda *c = fake_open();
     const rt_cuda_info *in = rt_cuda_get_info(c);
     (void)st;
@@ -651,8 +632,7 @@ static void test_fake_device(void **st)
     rt_cuda_free(c);
 }
 
-static void test_fake_memory(void **st)
-{
+static void test_fake_memory(void **st) {
     rt_cuda *c = fake_open();
     rt_devptr a, b;
     float x[5] = {1, 2, 3, 4, 5}, y[5];
@@ -670,8 +650,10 @@ static void test_fake_memory(void **st)
     setenv("FAKE_CUDA_MEM_BYTES", "1048576", 1);
     assert_false(rt_cuda_alloc(c, 2 << 20, "input x", &a));
     assert_int_equal(a, 0);
-    assert_string_equal(rt_cuda_error(c), "out of GPU memory allocating 2.0 MiB for input x (1.0 MiB free of 64.0 MiB "
-                                          "on Fake GPU)");
+    assert_string_equal(
+        rt_cuda_error(c),
+        "out of GPU memory allocating 2.0 MiB for input x (1.0 MiB free of 64.0 MiB "
+        "on Fake GPU)");
     unsetenv("FAKE_CUDA_MEM_BYTES");
     assert_false(rt_cuda_upload(c, 0, x, sizeof x, "input x"));
     assert_string_equal(rt_cuda_error(c), "cuMemcpyHtoD failed while copying to the GPU: input x: "
@@ -679,8 +661,7 @@ static void test_fake_memory(void **st)
     rt_cuda_free(c);
 }
 
-static void test_fake_modules_and_launches(void **st)
-{
+static void test_fake_modules_and_launches(void **st) {
     rt_cuda *c = fake_open();
     rt_module *m = rt_module_load(c, ptx_k0);
     rt_func f;
@@ -691,32 +672,37 @@ static void test_fake_modules_and_launches(void **st)
     (void)st;
     assert_non_null(m);
     assert_false(rt_module_func(m, "nope", &f));
-    assert_string_equal(rt_cuda_error(c), "cuModuleGetFunction failed while looking up kernel nope in the PTX: "
-                                          "CUDA_ERROR_NOT_FOUND (named symbol not found)");
+    assert_string_equal(rt_cuda_error(c),
+                        "cuModuleGetFunction failed while looking up kernel nope in the PTX: "
+                        "CUDA_ERROR_NOT_FOUND (named symbol not found)");
     assert_true(rt_module_func(m, "k0", &f));
     assert_true(rt_cuda_launch(c, f, "k0", one, one, 0, args));
     assert_false(rt_cuda_launch(c, f, "k0", one, one, 100000, args)); /* not allowed yet */
-    assert_true(rt_cuda_func_smem(c, f, "k0", 100000));                /* opts in above 48 KiB */
+    assert_true(rt_cuda_func_smem(c, f, "k0", 100000));               /* opts in above 48 KiB */
     assert_true(rt_cuda_launch(c, f, "k0", one, one, 100000, args));
     assert_false(rt_cuda_func_smem(c, f, "k0", 300000));
-    assert_string_equal(rt_cuda_error(c), "kernel k0 needs 300000 bytes of shared memory; Fake GPU allows at most "
-                                          "232448 per block");
+    assert_string_equal(rt_cuda_error(c),
+                        "kernel k0 needs 300000 bytes of shared memory; Fake GPU allows at most "
+                        "232448 per block");
     assert_false(rt_cuda_launch(c, f, "k0", one, big, 0, args));
-    assert_string_equal(rt_cuda_error(c), "cuLaunchKernel failed while launching kernel k0 (grid 1,1,1 block 2048,1,1 "
-                                          "smem 0): CUDA_ERROR_INVALID_VALUE (invalid argument)");
+    assert_string_equal(
+        rt_cuda_error(c),
+        "cuLaunchKernel failed while launching kernel k0 (grid 1,1,1 block 2048,1,1 "
+        "smem 0): CUDA_ERROR_INVALID_VALUE (invalid argument)");
     rt_module_free(m);
     snprintf(jit, sizeof jit, "%s// FAKE_JIT_ERROR\n", ptx_k0);
     assert_null(rt_module_load(c, jit));
-    assert_string_equal(rt_cuda_error(c), "cuModuleLoadDataEx failed while loading the PTX: CUDA_ERROR_INVALID_PTX (a PTX "
-                                          "JIT compilation failed); JIT log: ptxas application ptx input, line 7; error "
-                                          "  : Unknown symbol 'bad' ptxas fatal   : Ptx assembly aborted due to errors");
+    assert_string_equal(
+        rt_cuda_error(c),
+        "cuModuleLoadDataEx failed while loading the PTX: CUDA_ERROR_INVALID_PTX (a PTX "
+        "JIT compilation failed); JIT log: ptxas application ptx input, line 7; error "
+        "  : Unknown symbol 'bad' ptxas fatal   : Ptx assembly aborted due to errors");
     assert_null(rt_module_load(c, ".version 9.9\n.target sm_90\n"));
     assert_non_null(strstr(rt_cuda_error(c), "uses ISA 9.9"));
     rt_cuda_free(c);
 }
 
-static void test_fake_events(void **st)
-{
+static void test_fake_events(void **st) {
     rt_cuda *c = fake_open();
     rt_event a, b;
     double us = -1;
@@ -732,8 +718,7 @@ static void test_fake_events(void **st)
 
 /* The executor on the fake: kernels do not run, so the output keeps the
  * poison; unbound buffers are refused before the launch. */
-static void test_fake_exec(void **st)
-{
+static void test_fake_exec(void **st) {
     rt_cuda *c = fake_open();
     rt_gpu_plan *p = small_plan();
     rt_gpu_exec *x;
@@ -748,8 +733,7 @@ static void test_fake_exec(void **st)
         in[i].rank = 2;
         in[i].dim[0] = 4;
         in[i].dim[1] = 3;
-        for (int k = 0; k < 12; k++)
-            rt_set(&in[i], k, k);
+        for (int k = 0; k < 12; k++) rt_set(&in[i], k, k);
     }
     x = rt_gpu_exec_new(c, p, true);
     assert_non_null(x);
@@ -767,8 +751,7 @@ static void test_fake_exec(void **st)
     assert_false(rt_gpu_exec_launch(x, 0));
     assert_string_equal(rt_gpu_exec_error(x), "kernel k0: buffer x is not bound to device memory");
     assert_true(rt_cuda_alloc(c, 48, "mine", &mine));
-    for (uint32_t b = 0; b < 3; b++)
-        assert_true(rt_gpu_exec_bind(x, b, mine));
+    for (uint32_t b = 0; b < 3; b++) assert_true(rt_gpu_exec_bind(x, b, mine));
     assert_false(rt_gpu_exec_bind(x, 3, mine));
     assert_int_equal(rt_gpu_exec_buf(x, 2), mine);
     assert_true(rt_gpu_exec_launch(x, 0));
@@ -783,9 +766,9 @@ static void test_fake_exec(void **st)
 /* `txc bench` end to end on the fake driver: the planned add_relu is
  * compiled to PTX, loaded, run, verified (and found unwritten, since the
  * fake runs no kernel), timed and reported; --calibrate writes its file. */
-static void test_fake_bench(void **st)
-{
-    static const char src[] = "fn add_relu(x: f32[N], y: f32[N]) -> f32[N] {\n  return relu(x + y)\n}\n";
+static void test_fake_bench(void **st) {
+    static const char src[] =
+        "fn add_relu(x: f32[N], y: f32[N]) -> f32[N] {\n  return relu(x + y)\n}\n";
     char path[1024], dir[] = "/tmp/tx-bench-XXXXXX", calib[256], err[256];
     fe_define n = {"N", 1000};
     fe_options fo = {NULL, &n, 1};
@@ -799,8 +782,7 @@ static void test_fake_bench(void **st)
     drv_bench_opts o;
     rt_calib cal;
     (void)st;
-    if (!fake_path(path, sizeof path))
-        skip();
+    if (!fake_path(path, sizeof path)) skip();
     setenv("TX_CUDA_LIB", path, 1);
     setenv("FAKE_CUDA_TOTAL_MEM", "67108864", 1);
     dout = open_memstream(&dbuf, &dlen);
@@ -864,8 +846,7 @@ static void test_fake_bench(void **st)
     ir_graph_free(raw);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_missing_driver_message),
         cmocka_unit_test(test_default_loader),

@@ -28,7 +28,11 @@ static void plan(ir_graph *g, bool no_fuse, int64_t budget, char **ex) {
     tx_diag_init(&d, stderr, "test", NULL, 0);
     size_t len = 0;
     FILE *e = ex ? open_memstream(ex, &len) : NULL;
-    pass_ctx c = {.diag = &d, .gpu = pass_gpu_find("h200"), .sram_budget = budget, .no_fuse = no_fuse, .explain = e};
+    pass_ctx c = {.diag = &d,
+                  .gpu = pass_gpu_find("h200"),
+                  .sram_budget = budget,
+                  .no_fuse = no_fuse,
+                  .explain = e};
     pass_fuse(g, &c);
     if (e) fclose(e);
     assert_int_equal(d.errors, 0);
@@ -83,7 +87,8 @@ static void check_invariants(const ir_graph *g, int64_t budget) {
             unsigned ns = pass_view_sources(g, ir_in(g, n, k), src, 16);
             for (unsigned s = 0; s < ns; s++) {
                 uint32_t pr = g->nodes[src[s]].region;
-                if (pr != IR_NONE && pass_is_compute((ir_op)g->nodes[src[s]].op)) assert_true(pr <= n->region);
+                if (pr != IR_NONE && pass_is_compute((ir_op)g->nodes[src[s]].op))
+                    assert_true(pr <= n->region);
             }
         }
     }
@@ -109,11 +114,11 @@ static void check_invariants(const ir_graph *g, int64_t budget) {
             }
         }
         switch ((ir_region_kind)rg->kind) {
-        case IR_RK_POINTWISE: assert_true(nmm == 0 && nred == 0 && nel > 0); break;
-        case IR_RK_REDUCTION: assert_true(nmm == 0 && nred > 0); break;
-        case IR_RK_MATMUL: assert_true(nmm >= 1 && nred == 0); break;
-        case IR_RK_ATTENTION: assert_true(nmm == 2 && nred == 2); break;
-        default: assert_true(nmm + nred + nel == 0); break;
+            case IR_RK_POINTWISE: assert_true(nmm == 0 && nred == 0 && nel > 0); break;
+            case IR_RK_REDUCTION: assert_true(nmm == 0 && nred > 0); break;
+            case IR_RK_MATMUL: assert_true(nmm >= 1 && nred == 0); break;
+            case IR_RK_ATTENTION: assert_true(nmm == 2 && nred == 2); break;
+            default: assert_true(nmm + nred + nel == 0); break;
         }
     }
 }
@@ -159,8 +164,10 @@ static ir_graph *g_layernorm(int64_t m, int64_t n) {
     ir_id mu = ir_add_reduce(g, IR_OP_MEAN, xf, 2, true);
     ir_id d = ir_add_binary(g, IR_OP_SUB, xf, mu);
     ir_id var = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, d, d), 2, true);
-    ir_id r = ir_add_unary(g, IR_OP_RSQRT, ir_add_binary(g, IR_OP_ADD, var, ir_add_const(g, 1e-5, IR_F32)));
-    ir_id y = ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_MUL, d, r), w), b);
+    ir_id r = ir_add_unary(g, IR_OP_RSQRT,
+                           ir_add_binary(g, IR_OP_ADD, var, ir_add_const(g, 1e-5, IR_F32)));
+    ir_id y = ir_add_binary(g, IR_OP_ADD,
+                            ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_MUL, d, r), w), b);
     y = ir_add_cast(g, y, IR_BF16);
     ir_add_output(g, &y, 1);
     return g;
@@ -175,8 +182,10 @@ static ir_graph *g_add_rmsnorm(int64_t m, int64_t n) {
     ir_id h = ir_add_binary(g, IR_OP_ADD, x, r);
     ir_id hf = ir_add_cast(g, h, IR_F32);
     ir_id ms = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, hf, hf), 2, true);
-    ir_id rs = ir_add_unary(g, IR_OP_RSQRT, ir_add_binary(g, IR_OP_ADD, ms, ir_add_const(g, 1e-6, IR_F32)));
-    ir_id y = ir_add_binary(g, IR_OP_MUL, ir_add_cast(g, ir_add_binary(g, IR_OP_MUL, hf, rs), IR_BF16), w);
+    ir_id rs = ir_add_unary(g, IR_OP_RSQRT,
+                            ir_add_binary(g, IR_OP_ADD, ms, ir_add_const(g, 1e-6, IR_F32)));
+    ir_id y = ir_add_binary(g, IR_OP_MUL,
+                            ir_add_cast(g, ir_add_binary(g, IR_OP_MUL, hf, rs), IR_BF16), w);
     ir_id outs[2] = {y, h};
     ir_add_output(g, outs, 2);
     return g;
@@ -206,7 +215,8 @@ static ir_graph *g_mm_bias_gelu(int64_t m, int64_t n, int64_t k, bool cast_a) {
     ir_id a = ir_add_input(g, "a", cast_a ? IR_F32 : IR_BF16, &sa);
     ir_id b = ir_add_input(g, "b", IR_BF16, &sb), c = ir_add_input(g, "c", IR_BF16, &sc);
     if (cast_a) a = ir_add_cast(g, a, IR_BF16);
-    ir_id y = ir_add_unary(g, IR_OP_GELU_TANH, ir_add_binary(g, IR_OP_ADD, ir_add_matmul(g, a, b), c));
+    ir_id y =
+        ir_add_unary(g, IR_OP_GELU_TANH, ir_add_binary(g, IR_OP_ADD, ir_add_matmul(g, a, b), c));
     ir_add_output(g, &y, 1);
     return g;
 }
@@ -216,7 +226,8 @@ static ir_graph *g_mlp(int64_t m, int64_t d, int64_t f) {
     ir_shape sx = shp2(m, d), s1 = shp2(d, f), s2 = shp2(f, d);
     ir_id x = ir_add_input(g, "x", IR_BF16, &sx), w1 = ir_add_input(g, "w1", IR_BF16, &s1);
     ir_id w3 = ir_add_input(g, "w3", IR_BF16, &s1), w2 = ir_add_input(g, "w2", IR_BF16, &s2);
-    ir_id h = ir_add_binary(g, IR_OP_MUL, ir_add_unary(g, IR_OP_SILU, ir_add_matmul(g, x, w1)), ir_add_matmul(g, x, w3));
+    ir_id h = ir_add_binary(g, IR_OP_MUL, ir_add_unary(g, IR_OP_SILU, ir_add_matmul(g, x, w1)),
+                            ir_add_matmul(g, x, w3));
     ir_id y = ir_add_matmul(g, h, w2);
     ir_add_output(g, &y, 1);
     return g;
@@ -235,9 +246,12 @@ static void test_elementwise_chain(void **st) {
     ir_graph *g = ir_graph_new("chain", NULL);
     ir_shape s = shp1(4096);
     ir_id x = ir_add_input(g, "x", IR_F32, &s);
-    ir_id t = ir_add_unary(g, IR_OP_TANH, ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, x, ir_add_const(g, 1.5, IR_F32)),
-                                                         ir_add_const(g, 0.5, IR_F32)));
-    ir_id y = ir_add_binary(g, IR_OP_MUL, ir_add_unary(g, IR_OP_SIGMOID, t), ir_add_unary(g, IR_OP_EXP, ir_add_unary(g, IR_OP_NEG, x)));
+    ir_id t = ir_add_unary(
+        g, IR_OP_TANH,
+        ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, x, ir_add_const(g, 1.5, IR_F32)),
+                      ir_add_const(g, 0.5, IR_F32)));
+    ir_id y = ir_add_binary(g, IR_OP_MUL, ir_add_unary(g, IR_OP_SIGMOID, t),
+                            ir_add_unary(g, IR_OP_EXP, ir_add_unary(g, IR_OP_NEG, x)));
     ir_add_output(g, &y, 1);
     assert_int_equal(plan_and_check(g, 0), 1);
     assert_int_equal(g->regions[0].kind, IR_RK_POINTWISE);
@@ -302,7 +316,8 @@ static void test_column_and_middle_reductions(void **st) {
     g = ir_graph_new("mid", NULL);
     ir_shape s = {.rank = 3, .dim = {8, 128, 32}};
     ir_id x = ir_add_input(g, "x", IR_F32, &s);
-    ir_id y = ir_add_binary(g, IR_OP_SUB, x, ir_add_reduce(g, IR_OP_MEAN, x, 2, true)); /* middle axis */
+    ir_id y =
+        ir_add_binary(g, IR_OP_SUB, x, ir_add_reduce(g, IR_OP_MEAN, x, 2, true)); /* middle axis */
     ir_add_output(g, &y, 1);
     assert_int_equal(plan_and_check(g, 0), 1);
     assert_int_equal(g->regions[0].kind, IR_RK_REDUCTION);
@@ -388,7 +403,8 @@ static void test_siblings(void **st) {
     ir_shape s = shp2(64, 256);
     ir_id x = ir_add_input(g, "x", IR_F32, &s);
     ir_id outs[4] = {ir_add_unary(g, IR_OP_EXP, x), ir_add_unary(g, IR_OP_SIN, x),
-                     ir_add_reduce(g, IR_OP_SUM, x, 2, false), ir_add_reduce(g, IR_OP_MAX, x, 2, false)};
+                     ir_add_reduce(g, IR_OP_SUM, x, 2, false),
+                     ir_add_reduce(g, IR_OP_MAX, x, 2, false)};
     ir_add_output(g, outs, 4);
     assert_int_equal(plan_and_check(g, 0), 2);
     for (uint32_t r = 0; r < 2; r++) assert_true(g->regions[r].fusion & IR_FUSE_HORIZONTAL);
@@ -481,8 +497,9 @@ static void test_budget_sweep(void **st) {
     (void)st;
     int64_t budgets[] = {232448, 100000, 40000, 9000, 2000, 100, 1};
     for (size_t i = 0; i < sizeof budgets / sizeof budgets[0]; i++) {
-        ir_graph *gs[] = {g_softmax(32, 8192, 2), g_layernorm(32, 4096), g_attention(2, 256, 128, false),
-                          g_mm_bias_gelu(256, 256, 256, false), g_mlp(128, 256, 512)};
+        ir_graph *gs[] = {g_softmax(32, 8192, 2), g_layernorm(32, 4096),
+                          g_attention(2, 256, 128, false), g_mm_bias_gelu(256, 256, 256, false),
+                          g_mlp(128, 256, 512)};
         for (size_t j = 0; j < sizeof gs / sizeof gs[0]; j++) {
             plan_and_check(gs[j], budgets[i]);
             ir_graph_free(gs[j]);
@@ -519,29 +536,34 @@ static ir_graph *g_random(uint64_t seed, unsigned nops) {
     for (unsigned i = 0; i < nops; i++) {
         ir_id a = pick(g, &sq, &st), b = pick(g, &sq, &st);
         switch (lcg(&st) % 10) {
-        case 0: ir_add_unary(g, IR_OP_EXP, a); break;
-        case 1: ir_add_binary(g, IR_OP_ADD, a, b); break;
-        case 2: ir_add_binary(g, IR_OP_MUL, a, pick(g, &w, &st)); break;
-        case 3: ir_add_reduce(g, lcg(&st) % 2 ? IR_OP_SUM : IR_OP_MAX, a, lcg(&st) % 2 ? 2 : 1, true); break;
-        case 4: {
-            ir_id r = pick(g, &row, &st);
-            if (r == IR_NONE) r = pick(g, &col, &st);
-            ir_add_binary(g, IR_OP_SUB, a, r == IR_NONE ? b : r);
-            break;
-        }
-        case 5: ir_add_matmul(g, a, b); break;
-        case 6: {
-            uint8_t perm[2] = {1, 0};
-            ir_add_unary(g, IR_OP_RELU, ir_add_permute(g, a, perm));
-            break;
-        }
-        case 7: ir_add_unary(g, IR_OP_TANH, ir_add_cast(g, ir_add_cast(g, a, IR_BF16), IR_F32)); break;
-        case 8: ir_add_binary(g, IR_OP_DIV, a, ir_add_const(g, 3.0, IR_F32)); break;
-        default: {
-            uint8_t perm[2] = {1, 0};
-            ir_add_binary(g, IR_OP_MAXIMUM, ir_add_permute(g, a, perm), b);
-            break;
-        }
+            case 0: ir_add_unary(g, IR_OP_EXP, a); break;
+            case 1: ir_add_binary(g, IR_OP_ADD, a, b); break;
+            case 2: ir_add_binary(g, IR_OP_MUL, a, pick(g, &w, &st)); break;
+            case 3:
+                ir_add_reduce(g, lcg(&st) % 2 ? IR_OP_SUM : IR_OP_MAX, a, lcg(&st) % 2 ? 2 : 1,
+                              true);
+                break;
+            case 4: {
+                ir_id r = pick(g, &row, &st);
+                if (r == IR_NONE) r = pick(g, &col, &st);
+                ir_add_binary(g, IR_OP_SUB, a, r == IR_NONE ? b : r);
+                break;
+            }
+            case 5: ir_add_matmul(g, a, b); break;
+            case 6: {
+                uint8_t perm[2] = {1, 0};
+                ir_add_unary(g, IR_OP_RELU, ir_add_permute(g, a, perm));
+                break;
+            }
+            case 7:
+                ir_add_unary(g, IR_OP_TANH, ir_add_cast(g, ir_add_cast(g, a, IR_BF16), IR_F32));
+                break;
+            case 8: ir_add_binary(g, IR_OP_DIV, a, ir_add_const(g, 3.0, IR_F32)); break;
+            default: {
+                uint8_t perm[2] = {1, 0};
+                ir_add_binary(g, IR_OP_MAXIMUM, ir_add_permute(g, a, perm), b);
+                break;
+            }
         }
     }
     ir_id outs[3] = {g->n - 1, pick(g, &sq, &st), pick(g, &row, &st)};
@@ -557,7 +579,8 @@ static void test_random_graphs(void **st) {
         for (size_t k = 0; k < 3; k++) {
             ir_graph *g = g_random(seed, 6 + (unsigned)(seed % 40));
             if (!ir_verify(g, stderr)) {
-                fprintf(stderr, "seed %llu budget %lld\n", (unsigned long long)seed, (long long)budgets[k]);
+                fprintf(stderr, "seed %llu budget %lld\n", (unsigned long long)seed,
+                        (long long)budgets[k]);
                 ir_print(g, stderr);
             }
             assert_true(ir_verify(g, stderr));
@@ -569,12 +592,14 @@ static void test_random_graphs(void **st) {
             pass_ctx c = {.diag = &d, .gpu = pass_gpu_find("h100"), .sram_budget = budgets[k]};
             FILE *f = open_memstream(&a, &la);
             ir_print(g, f);
-            assert_true(pass_report_text(g, &c, f) && pass_report_json(g, &c, f) && pass_report_dot(g, &c, f));
+            assert_true(pass_report_text(g, &c, f) && pass_report_json(g, &c, f) &&
+                        pass_report_dot(g, &c, f));
             fclose(f);
             plan(g, false, budgets[k], NULL);
             f = open_memstream(&b, &lb);
             ir_print(g, f);
-            assert_true(pass_report_text(g, &c, f) && pass_report_json(g, &c, f) && pass_report_dot(g, &c, f));
+            assert_true(pass_report_text(g, &c, f) && pass_report_json(g, &c, f) &&
+                        pass_report_dot(g, &c, f));
             fclose(f);
             assert_int_equal(la, lb);
             assert_memory_equal(a, b, la);
@@ -614,10 +639,14 @@ static void test_public_suite(void **st) {
         fprintf(stderr, "test_public_suite: %s not found; skipped\n", dir);
         skip();
     }
-    static const struct { const char *file; uint32_t max; } want[] = {
-        {"chain8.tx", 1},   {"bias_gelu.tx", 1},    {"swiglu.tx", 1},           {"softmax.tx", 1},
-        {"layernorm.tx", 1}, {"add_rmsnorm.tx", 1}, {"softmax_wide.tx", 1},     {"matmul_bias_gelu.tx", 1},
-        {"attention.tx", 1}, {"mlp_block.tx", 2},   {"add_relu.tx", 1},         {"adam.tx", 1},
+    static const struct {
+        const char *file;
+        uint32_t max;
+    } want[] = {
+        {"chain8.tx", 1},       {"bias_gelu.tx", 1},        {"swiglu.tx", 1},
+        {"softmax.tx", 1},      {"layernorm.tx", 1},        {"add_rmsnorm.tx", 1},
+        {"softmax_wide.tx", 1}, {"matmul_bias_gelu.tx", 1}, {"attention.tx", 1},
+        {"mlp_block.tx", 2},    {"add_relu.tx", 1},         {"adam.tx", 1},
     };
     unsigned seen = 0;
     for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -639,7 +668,8 @@ static void test_public_suite(void **st) {
         pass_ctx c = {.diag = &d, .gpu = pass_gpu_find("h200")};
         assert_true(pass_run_pipeline(g, &c));
         uint32_t k = plan_and_check(g, 0);
-        if (k > want[i].max) fprintf(stderr, "%s: %u kernels, want <= %u\n", want[i].file, k, want[i].max);
+        if (k > want[i].max)
+            fprintf(stderr, "%s: %u kernels, want <= %u\n", want[i].file, k, want[i].max);
         assert_true(k <= want[i].max);
         ir_graph_free(g);
         seen++;
@@ -664,7 +694,8 @@ static void test_other_programs(void **st) {
         unsigned n = 0;
         for (struct dirent *e; (e = readdir(dp)) && n < 64;) {
             size_t l = strlen(e->d_name);
-            if (l > 3 && l < 200 && !strcmp(e->d_name + l - 3, ".tx")) snprintf(names[n++], 256, "%s", e->d_name);
+            if (l > 3 && l < 200 && !strcmp(e->d_name + l - 3, ".tx"))
+                snprintf(names[n++], 256, "%s", e->d_name);
         }
         closedir(dp);
         for (unsigned i = 0; i < n; i++) {
@@ -690,7 +721,8 @@ static void test_other_programs(void **st) {
         }
     }
     if (!seen) {
-        fprintf(stderr, "test_other_programs: no programs found under %s; skipped\n", root ? root : ".");
+        fprintf(stderr, "test_other_programs: no programs found under %s; skipped\n",
+                root ? root : ".");
         skip();
     }
 }

@@ -68,9 +68,17 @@ static unsigned replay_dir(const char *sub, one_fn fn, const char *scratch, unsi
     return n;
 }
 
-static const char *frontend_fn(const uint8_t *d, size_t n, const char *s) { (void)s; return fuzz_frontend_one(d, n); }
-static const char *compile_fn(const uint8_t *d, size_t n, const char *s) { (void)s; return fuzz_compile_one(d, n); }
-static const char *npy_fn(const uint8_t *d, size_t n, const char *s) { return fuzz_npy_one(d, n, s); }
+static const char *frontend_fn(const uint8_t *d, size_t n, const char *s) {
+    (void)s;
+    return fuzz_frontend_one(d, n);
+}
+static const char *compile_fn(const uint8_t *d, size_t n, const char *s) {
+    (void)s;
+    return fuzz_compile_one(d, n);
+}
+static const char *npy_fn(const uint8_t *d, size_t n, const char *s) {
+    return fuzz_npy_one(d, n, s);
+}
 
 static void test_replay_frontend(void **state) {
     (void)state;
@@ -111,10 +119,14 @@ static unsigned expect_fe_error(const char *what, const char *src, size_t len, c
     fe_options fo = {0};
     ir_graph *g = fe_compile(FUZZ_FILE, src, len, &fo, &d);
     fflush(s.f);
-    const char *bad = g ? "accepted" : d.errors == 0 ? "failed silently" : fuzz_check_diag(s.buf, s.len, FUZZ_FILE, src, len);
+    const char *bad = g               ? "accepted"
+                      : d.errors == 0 ? "failed silently"
+                                      : fuzz_check_diag(s.buf, s.len, FUZZ_FILE, src, len);
     if (!bad && want && !strstr(s.buf, want)) bad = "the message does not say what is wrong";
     if (!bad && s.len > 65536) bad = "the diagnostic is over 64 KiB long";
-    if (bad) print_error("%s: %s; diagnostic (%zu bytes): %.300s\n", what, bad, s.len, s.buf ? s.buf : "");
+    if (bad)
+        print_error("%s: %s; diagnostic (%zu bytes): %.300s\n", what, bad, s.len,
+                    s.buf ? s.buf : "");
     ir_graph_free(g);
     fuzz_sink_close(&s);
     return bad != NULL;
@@ -171,8 +183,12 @@ static void test_fe_nesting(void **state) {
 static void test_fe_bytes(void **state) {
     (void)state;
     unsigned bad = 0;
-#define BYTES(what, lit) {what, lit, sizeof(lit) - 1}
-    static const struct { const char *what, *src; size_t len; } cases[] = {
+#define BYTES(what, lit) \
+    { what, lit, sizeof(lit) - 1 }
+    static const struct {
+        const char *what, *src;
+        size_t len;
+    } cases[] = {
         BYTES("empty file", ""),
         BYTES("NUL in code", "fn f(x: f32[N]) -> f32[N] {\n  return x\0 + x\n}\n"),
         BYTES("NUL in a comment", "# \0\nfn f(x: f32[N]) -> f32[N] {\n  return x\n}\n"),
@@ -180,13 +196,16 @@ static void test_fe_bytes(void **state) {
         BYTES("overlong '/'", "# \xc0\xaf\nfn f(x: f32[N]) -> f32[N] {\n  return x\n}\n"),
         BYTES("UTF-16 surrogate", "# \xed\xa0\x80\nfn f(x: f32[N]) -> f32[N] {\n  return x\n}\n"),
         BYTES("above U+10FFFF", "# \xf4\x90\x80\x80\nfn f(x: f32[N]) -> f32[N] {\n  return x\n}\n"),
-        BYTES("truncated sequence at the end", "fn f(x: f32[N]) -> f32[N] {\n  return x\n}\n\xe2\x82"),
+        BYTES("truncated sequence at the end",
+              "fn f(x: f32[N]) -> f32[N] {\n  return x\n}\n\xe2\x82"),
         BYTES("lone continuation byte", "fn f(x: f32[N]) -> f32[N] {\n  return x\x80\n}\n"),
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         bad += expect_fe_error(cases[i].what, cases[i].src, cases[i].len, NULL);
 #undef BYTES
-    bad += expect_fe_ok("valid UTF-8 in a comment", "# h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80\nfn f(x: f32[N]) -> f32[N] {\n  return x\n}\n");
+    bad +=
+        expect_fe_ok("valid UTF-8 in a comment", "# h\xc3\xa9llo \xe2\x9c\x93 \xf0\x9f\x98\x80\nfn "
+                                                 "f(x: f32[N]) -> f32[N] {\n  return x\n}\n");
     assert_int_equal(bad, 0);
 }
 
@@ -195,18 +214,27 @@ static void test_fe_limits(void **state) {
     unsigned bad = 0;
     static const char *const cases[][2] = {
         {"rank 9", "fn f(x: f32[1, 1, 1, 1, 1, 1, 1, 1, 1]) -> f32[1] {\n  return sum(x)\n}\n"},
-        {"reshape to rank 9", "fn f(x: f32[1]) -> f32[1] {\n  return reshape(x, (1, 1, 1, 1, 1, 1, 1, 1, 1))\n}\n"},
-        {"2^62 elements", "fn f(x: f32[4611686018427387904]) -> f32[4611686018427387904] {\n  return x\n}\n"},
-        {"2^63 elements as a product", "fn f(x: f32[2147483648, 2147483648, 2]) -> f32[2147483648, 2147483648, 2] {\n  return x\n}\n"},
-        {"2^64 elements by broadcasting", "fn f(x: f32[4294967296, 1], y: f32[1, 4294967296]) -> f32[4294967296, 4294967296] {\n  return x + y\n}\n"},
-        {"2^64 elements by matmul", "fn f(x: f32[4294967296, 1], y: f32[1, 4294967296]) -> f32[4294967296, 4294967296] {\n  return x @ y\n}\n"},
-        {"dim literal above int64", "fn f(x: f32[99999999999999999999]) -> f32[99999999999999999999] {\n  return x\n}\n"},
+        {"reshape to rank 9",
+         "fn f(x: f32[1]) -> f32[1] {\n  return reshape(x, (1, 1, 1, 1, 1, 1, 1, 1, 1))\n}\n"},
+        {"2^62 elements",
+         "fn f(x: f32[4611686018427387904]) -> f32[4611686018427387904] {\n  return x\n}\n"},
+        {"2^63 elements as a product", "fn f(x: f32[2147483648, 2147483648, 2]) -> f32[2147483648, "
+                                       "2147483648, 2] {\n  return x\n}\n"},
+        {"2^64 elements by broadcasting", "fn f(x: f32[4294967296, 1], y: f32[1, 4294967296]) -> "
+                                          "f32[4294967296, 4294967296] {\n  return x + y\n}\n"},
+        {"2^64 elements by matmul", "fn f(x: f32[4294967296, 1], y: f32[1, 4294967296]) -> "
+                                    "f32[4294967296, 4294967296] {\n  return x @ y\n}\n"},
+        {"dim literal above int64",
+         "fn f(x: f32[99999999999999999999]) -> f32[99999999999999999999] {\n  return x\n}\n"},
         {"dim 0", "fn f(x: f32[0]) -> f32[0] {\n  return x\n}\n"},
-        {"int literal above int64", "fn f(x: f32[N]) -> f32[N] {\n  return x * 99999999999999999999999\n}\n"},
+        {"int literal above int64",
+         "fn f(x: f32[N]) -> f32[N] {\n  return x * 99999999999999999999999\n}\n"},
         {"float literal 1e999", "fn f(x: f32[N]) -> f32[N] {\n  return x * 1e999\n}\n"},
         {"axis 2^32", "fn f(x: f32[N]) -> f32[] {\n  return sum(x, axis=4294967296)\n}\n"},
-        {"slice stop above int64", "fn f(x: f32[N]) -> f32[N] {\n  return slice(x, axis=0, start=0, stop=99999999999999999999)\n}\n"},
-        {"recursion", "fn a(x) { return b(x) }\nfn b(x) { return a(x) }\nfn f(x: f32[2]) -> f32[2] {\n  return a(x)\n}\n"},
+        {"slice stop above int64", "fn f(x: f32[N]) -> f32[N] {\n  return slice(x, axis=0, "
+                                   "start=0, stop=99999999999999999999)\n}\n"},
+        {"recursion", "fn a(x) { return b(x) }\nfn b(x) { return a(x) }\nfn f(x: f32[2]) -> f32[2] "
+                      "{\n  return a(x)\n}\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
         bad += expect_fe_error(cases[i][0], cases[i][1], strlen(cases[i][1]), NULL);
@@ -235,10 +263,16 @@ static void test_fe_huge_tokens(void **state) {
 static void test_fe_defines(void **state) {
     (void)state;
     unsigned nbad = 0;
-    static const struct { const char *what, *src; int64_t v; } cases[] = {
-        {"-D against a concrete dim", "fn f(x: f32[N], y: f32[4]) -> f32[4] {\n  return x + y\n}\n", 5},
-        {"-D against a reshape", "fn f(x: f32[N]) -> f32[2, 3] {\n  return reshape(x, (2, 3))\n}\n", 7},
-        {"-D overflowing a product", "fn f(x: f32[N, N, N]) -> f32[N, N, N] {\n  return x\n}\n", 4194304},
+    static const struct {
+        const char *what, *src;
+        int64_t v;
+    } cases[] = {
+        {"-D against a concrete dim", "fn f(x: f32[N], y: f32[4]) -> f32[4] {\n  return x + y\n}\n",
+         5},
+        {"-D against a reshape", "fn f(x: f32[N]) -> f32[2, 3] {\n  return reshape(x, (2, 3))\n}\n",
+         7},
+        {"-D overflowing a product", "fn f(x: f32[N, N, N]) -> f32[N, N, N] {\n  return x\n}\n",
+         4194304},
         {"-D against a declared return", "fn f(x: f32[N]) -> f32[5] {\n  return x\n}\n", 4},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
@@ -250,9 +284,13 @@ static void test_fe_defines(void **state) {
         fe_options fo = {.defines = &def, .ndefines = 1};
         ir_graph *g = fe_compile(FUZZ_FILE, cases[i].src, strlen(cases[i].src), &fo, &d);
         fflush(s.f);
-        const char *bad = g ? "accepted" : d.errors == 0 ? "failed silently"
-                                                         : fuzz_check_diag(s.buf, s.len, FUZZ_FILE, cases[i].src, strlen(cases[i].src));
-        if (bad) print_error("%s: %s; diagnostic: %.300s\n", cases[i].what, bad, s.buf ? s.buf : ""), nbad++;
+        const char *bad = g               ? "accepted"
+                          : d.errors == 0 ? "failed silently"
+                                          : fuzz_check_diag(s.buf, s.len, FUZZ_FILE, cases[i].src,
+                                                            strlen(cases[i].src));
+        if (bad)
+            print_error("%s: %s; diagnostic: %.300s\n", cases[i].what, bad, s.buf ? s.buf : ""),
+                nbad++;
         ir_graph_free(g);
         fuzz_sink_close(&s);
     }
@@ -295,19 +333,29 @@ static void test_npy_hostile(void **state) {
     (void)state;
     unsigned bad = 0;
     static unsigned char buf[4096];
-    static const struct { const char *what, *dict; size_t nbytes; } lies[] = {
-        {"shape larger than the data", "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }", 16},
-        {"shape smaller than the data", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 16},
-        {"element count overflows", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", 0},
-        {"2^62 elements", "{'descr': '|b1', 'fortran_order': False, 'shape': (4611686018427387904,), }", 0},
-        {"dim above int64", "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 0},
+    static const struct {
+        const char *what, *dict;
+        size_t nbytes;
+    } lies[] = {
+        {"shape larger than the data",
+         "{'descr': '<f4', 'fortran_order': False, 'shape': (1000000,), }", 16},
+        {"shape smaller than the data", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+         16},
+        {"element count overflows",
+         "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296, 4), }", 0},
+        {"2^62 elements",
+         "{'descr': '|b1', 'fortran_order': False, 'shape': (4611686018427387904,), }", 0},
+        {"dim above int64",
+         "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }", 0},
         {"negative dim", "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }", 0},
-        {"rank 9", "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }", 4},
+        {"rank 9",
+         "{'descr': '<f4', 'fortran_order': False, 'shape': (1, 1, 1, 1, 1, 1, 1, 1, 1), }", 4},
         {"f64", "{'descr': '<f8', 'fortran_order': False, 'shape': (2,), }", 16},
         {"big endian", "{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", 8},
         {"Fortran order", "{'descr': '<f4', 'fortran_order': True, 'shape': (2, 2), }", 16},
         {"missing key", "{'descr': '<f4', 'shape': (2,), }", 8},
-        {"key twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", 8},
+        {"key twice", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (2,), }",
+         8},
         {"unknown key", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'x': 1, }", 8},
         {"unterminated dict", "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), ", 8},
         {"shape (2) is not a tuple", "{'descr': '<f4', 'fortran_order': False, 'shape': (2), }", 8},

@@ -35,9 +35,9 @@ static ir_shape shp(int rank, ...) {
     va_end(ap);
     return s;
 }
-#define S0() shp(0)
-#define S1(a) shp(1, (int64_t)(a))
-#define S2(a, b) shp(2, (int64_t)(a), (int64_t)(b))
+#define S0()        shp(0)
+#define S1(a)       shp(1, (int64_t)(a))
+#define S2(a, b)    shp(2, (int64_t)(a), (int64_t)(b))
 #define S3(a, b, c) shp(3, (int64_t)(a), (int64_t)(b), (int64_t)(c))
 
 /* A tensor of the given dtype and shape holding vals (stored by rt_set). */
@@ -93,23 +93,44 @@ static void free_all(rt_tensor *t, int n) {
 static void test_unary(void **state) {
     (void)state;
     static const double xs[6] = {-2, -0.5, 0, 0.5, 1, 3};
-    static const struct { ir_op op; double want[6]; } cases[] = {
-        {IR_OP_EXP, {0.1353352832366127, 0.60653065971263342, 1, 1.6487212707001282, 2.7182818284590451, 20.085536923187668}},
+    static const struct {
+        ir_op op;
+        double want[6];
+    } cases[] = {
+        {IR_OP_EXP,
+         {0.1353352832366127, 0.60653065971263342, 1, 1.6487212707001282, 2.7182818284590451,
+          20.085536923187668}},
         {IR_OP_EXP2, {0.25, 0.70710678118654757, 1, 1.4142135623730951, 2, 8}},
         {IR_OP_LOG, {NAN, NAN, -INFINITY, -0.69314718055994529, 0, 1.0986122886681098}},
         {IR_OP_LOG2, {NAN, NAN, -INFINITY, -1, 0, 1.5849625007211561}},
         {IR_OP_SQRT, {NAN, NAN, 0, 0.70710678118654757, 1, 1.7320508075688772}},
         {IR_OP_RSQRT, {NAN, NAN, INFINITY, 1.4142135623730949, 1, 0.57735026918962584}},
         {IR_OP_RECIP, {-0.5, -2, INFINITY, 2, 1, 0.33333333333333331}},
-        {IR_OP_SIN, {-0.90929742682568171, -0.47942553860420301, 0, 0.47942553860420301, 0.8414709848078965, 0.14112000805986721}},
-        {IR_OP_COS, {-0.41614683654714241, 0.87758256189037276, 1, 0.87758256189037276, 0.54030230586813977, -0.98999249660044542}},
-        {IR_OP_TANH, {-0.9640275800758169, -0.46211715726000974, 0, 0.46211715726000974, 0.76159415595576485, 0.99505475368673046}},
-        {IR_OP_SIGMOID, {0.11920292202211755, 0.37754066879814541, 0.5, 0.62245933120185459, 0.7310585786300049, 0.95257412682243336}},
+        {IR_OP_SIN,
+         {-0.90929742682568171, -0.47942553860420301, 0, 0.47942553860420301, 0.8414709848078965,
+          0.14112000805986721}},
+        {IR_OP_COS,
+         {-0.41614683654714241, 0.87758256189037276, 1, 0.87758256189037276, 0.54030230586813977,
+          -0.98999249660044542}},
+        {IR_OP_TANH,
+         {-0.9640275800758169, -0.46211715726000974, 0, 0.46211715726000974, 0.76159415595576485,
+          0.99505475368673046}},
+        {IR_OP_SIGMOID,
+         {0.11920292202211755, 0.37754066879814541, 0.5, 0.62245933120185459, 0.7310585786300049,
+          0.95257412682243336}},
         {IR_OP_RELU, {0, 0, 0, 0.5, 1, 3}},
-        {IR_OP_GELU, {-0.045500263896358417, -0.15426876936299344, 0, 0.34573123063700656, 0.84134474606854293, 2.9959503059051098}},
-        {IR_OP_GELU_TANH, {-0.045402305912224938, -0.15428599017485606, 0, 0.34571400982514394, 0.84119199060827676, 2.9963626079182268}},
-        {IR_OP_SILU, {-0.23840584404423509, -0.1887703343990727, 0, 0.3112296656009273, 0.7310585786300049, 2.8577223804673002}},
-        {IR_OP_ERF, {-0.99532226501895271, -0.52049987781304652, 0, 0.52049987781304652, 0.84270079294971489, 0.99997790950300136}},
+        {IR_OP_GELU,
+         {-0.045500263896358417, -0.15426876936299344, 0, 0.34573123063700656, 0.84134474606854293,
+          2.9959503059051098}},
+        {IR_OP_GELU_TANH,
+         {-0.045402305912224938, -0.15428599017485606, 0, 0.34571400982514394, 0.84119199060827676,
+          2.9963626079182268}},
+        {IR_OP_SILU,
+         {-0.23840584404423509, -0.1887703343990727, 0, 0.3112296656009273, 0.7310585786300049,
+          2.8577223804673002}},
+        {IR_OP_ERF,
+         {-0.99532226501895271, -0.52049987781304652, 0, 0.52049987781304652, 0.84270079294971489,
+          0.99997790950300136}},
         {IR_OP_FLOOR, {-2, -1, 0, 0, 1, 3}},
         {IR_OP_CEIL, {-2, -0.0, 0, 1, 1, 3}},
         {IR_OP_NEG, {2, 0.5, -0.0, -0.5, -1, -3}},
@@ -119,7 +140,9 @@ static void test_unary(void **state) {
     /* Every elementwise unary op of the table must be covered here. */
     int covered = 0;
     for (int op = 0; op < IR_NOPS; op++)
-        if ((ir_op_traits((ir_op)op) & IR_T_ELEM) && ir_op_arity((ir_op)op) == 1 && op != IR_OP_CAST) covered++;
+        if ((ir_op_traits((ir_op)op) & IR_T_ELEM) && ir_op_arity((ir_op)op) == 1 &&
+            op != IR_OP_CAST)
+            covered++;
     assert_int_equal(covered, (int)(sizeof cases / sizeof cases[0]));
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         ir_graph *g = ir_graph_new("u", NULL);
@@ -144,9 +167,9 @@ static void test_nan_rules(void **state) {
     ir_graph *g = ir_graph_new("n", NULL);
     ir_shape s = S1(3);
     ir_id a = ir_add_input(g, "a", IR_F32, &s), b = ir_add_input(g, "b", IR_F32, &s);
-    ir_id o[6] = {ir_add_unary(g, IR_OP_RELU, a), ir_add_binary(g, IR_OP_MAXIMUM, a, b),
+    ir_id o[6] = {ir_add_unary(g, IR_OP_RELU, a),        ir_add_binary(g, IR_OP_MAXIMUM, a, b),
                   ir_add_binary(g, IR_OP_MINIMUM, b, a), ir_add_binary(g, IR_OP_EQ, a, a),
-                  ir_add_binary(g, IR_OP_NE, a, a), ir_add_binary(g, IR_OP_LT, a, b)};
+                  ir_add_binary(g, IR_OP_NE, a, a),      ir_add_binary(g, IR_OP_LT, a, b)};
     ir_add_output(g, o, 6);
     double av[3] = {NAN, -1, 2}, bv[3] = {5, NAN, 1};
     rt_tensor in[2] = {tens(IR_F32, s, av), tens(IR_F32, s, bv)}, out[6];
@@ -165,7 +188,10 @@ static void test_nan_rules(void **state) {
 static void test_binary_compare(void **state) {
     (void)state;
     static const double av[6] = {1, -2, 3.5, 0, -0.5, 4}, bv[6] = {2, 3, -1.5, 0, 0.25, 0.5};
-    static const struct { ir_op op; double want[6]; } cases[] = {
+    static const struct {
+        ir_op op;
+        double want[6];
+    } cases[] = {
         {IR_OP_ADD, {3, 1, 2, 0, -0.25, 4.5}},
         {IR_OP_SUB, {-1, -5, 5, 0, -0.75, 3.5}},
         {IR_OP_MUL, {2, -6, -5.25, 0, -0.125, 2}},
@@ -220,7 +246,9 @@ static void test_broadcast_elem(void **state) {
     ir_id d = ir_add_binary(g, IR_OP_SUB, b, c);
     ir_id o[3] = {m, c, d};
     ir_add_output(g, o, 3);
-    rt_tensor in[2] = {tens(IR_F32, s21, (double[]){2, -1}), tens(IR_F32, s3, (double[]){1, 10, 100})}, out[3];
+    rt_tensor in[2] = {tens(IR_F32, s21, (double[]){2, -1}),
+                       tens(IR_F32, s3, (double[]){1, 10, 100})},
+              out[3];
     run(g, in, out);
     check(&out[0], IR_F32, s23, (double[]){2, 20, 200, -1, -10, -100}, 0);
     check(&out[1], IR_F32, s23, (double[]){2.5, 20.5, 200.5, -0.5, -9.5, -99.5}, 0);
@@ -241,7 +269,8 @@ static void test_where(void **state) {
     ir_id z = ir_add_where(g, m, a, ir_add_const(g, 0, IR_F32));
     ir_id o[2] = {y, z};
     ir_add_output(g, o, 2);
-    rt_tensor in[2] = {tens(IR_BOOL, s21, (double[]){1, 0}), tens(IR_F32, s3, (double[]){1, 2, 3})}, out[2];
+    rt_tensor in[2] = {tens(IR_BOOL, s21, (double[]){1, 0}), tens(IR_F32, s3, (double[]){1, 2, 3})},
+              out[2];
     run(g, in, out);
     check(&out[0], IR_F32, s23, (double[]){1, 2, 3, -7, -7, -7}, 0);
     check(&out[1], IR_F32, s3, (double[]){0, 2, 3}, 0);
@@ -263,9 +292,12 @@ static void test_cast(void **state) {
     ir_add_output(g, o, 5);
     rt_tensor in = tens(IR_F32, s, xv), out[5];
     run(g, &in, out);
-    check(&out[0], IR_F16, s, (double[]){1, 1 + 0x1p-9, INFINITY, 0, 2.69921875, -2.69921875, INFINITY, NAN}, 0);
+    check(&out[0], IR_F16, s,
+          (double[]){1, 1 + 0x1p-9, INFINITY, 0, 2.69921875, -2.69921875, INFINITY, NAN}, 0);
     /* bf16: 1+2^-11 -> 1; 70000 -> 70144 (8-bit significand); 2.7 -> 2.703125. */
-    check(&out[1], IR_BF16, s, (double[]){1, 1, 70144, 1.0011717677116394e-08, 2.703125, -2.703125, 3003121664.0, NAN}, 0);
+    check(&out[1], IR_BF16, s,
+          (double[]){1, 1, 70144, 1.0011717677116394e-08, 2.703125, -2.703125, 3003121664.0, NAN},
+          0);
     check(&out[2], IR_I32, s, (double[]){1, 1, 70000, 0, 2, -2, 2147483647, 0}, 0);
     check(&out[3], IR_BOOL, s, (double[]){1, 1, 1, 1, 1, 1, 1, 1}, 0);
     check(&out[4], IR_F32, s, (double[]){1, 1, 1, 1, 1, 1, 1, 1}, 0);
@@ -276,7 +308,8 @@ static void test_cast(void **state) {
     g = ir_graph_new("c2", NULL);
     ir_shape s4 = S1(4);
     x = ir_add_input(g, "x", IR_I32, &s4);
-    ir_id h = ir_add_cast(g, x, IR_F16), b = ir_add_cast(g, x, IR_BOOL), bi = ir_add_cast(g, b, IR_I32);
+    ir_id h = ir_add_cast(g, x, IR_F16), b = ir_add_cast(g, x, IR_BOOL),
+          bi = ir_add_cast(g, b, IR_I32);
     ir_id o2[3] = {h, b, bi};
     ir_add_output(g, o2, 3);
     rt_tensor in2 = tens(IR_I32, s4, (double[]){2049, 2051, 0, -3}), out2[3];
@@ -303,7 +336,8 @@ static void test_half_arith(void **state) {
     ir_id k = ir_add_const(g, 0.1, IR_F16);      /* constants round to their dtype */
     ir_id o[4] = {y, q, r, k};
     ir_add_output(g, o, 4);
-    rt_tensor in[3] = {tens(IR_F16, s, (double[]){1, 1 + 0x1p-10}), tens(IR_F16, s, (double[]){0x1p-11, 0x1p-11}),
+    rt_tensor in[3] = {tens(IR_F16, s, (double[]){1, 1 + 0x1p-10}),
+                       tens(IR_F16, s, (double[]){0x1p-11, 0x1p-11}),
                        tens(IR_BF16, s, (double[]){1 + 0x1p-7, 3})};
     rt_tensor out[4];
     run(g, in, out);
@@ -324,9 +358,12 @@ static void test_int_edges(void **state) {
     ir_graph *g = ir_graph_new("i", NULL);
     ir_shape s = S1(5);
     ir_id a = ir_add_input(g, "a", IR_I32, &s), b = ir_add_input(g, "b", IR_I32, &s);
-    ir_id o[6] = {ir_add_binary(g, IR_OP_DIV, a, b), ir_add_binary(g, IR_OP_ADD, a, b),
-                  ir_add_binary(g, IR_OP_MUL, a, b), ir_add_unary(g, IR_OP_NEG, a),
-                  ir_add_unary(g, IR_OP_ABS, a), ir_add_binary(g, IR_OP_POW, b, ir_add_const(g, 2, IR_I32))};
+    ir_id o[6] = {ir_add_binary(g, IR_OP_DIV, a, b),
+                  ir_add_binary(g, IR_OP_ADD, a, b),
+                  ir_add_binary(g, IR_OP_MUL, a, b),
+                  ir_add_unary(g, IR_OP_NEG, a),
+                  ir_add_unary(g, IR_OP_ABS, a),
+                  ir_add_binary(g, IR_OP_POW, b, ir_add_const(g, 2, IR_I32))};
     ir_add_output(g, o, 6);
     rt_tensor in[2] = {tens(IR_I32, s, (double[]){7, -7, 7, -2147483648.0, 2147483647}),
                        tens(IR_I32, s, (double[]){2, 2, 0, -1, 1})};
@@ -348,14 +385,28 @@ static void test_int_edges(void **state) {
 static void test_reduce_2d(void **state) {
     (void)state;
     static const double xv[6] = {1, 5, -2, 4, 0, 3}; /* [[1, 5, -2], [4, 0, 3]] */
-    static const struct { ir_op op; uint32_t axes; bool keep; int rank; int64_t d0, d1; double want[3]; } cases[] = {
-        {IR_OP_SUM, 1, false, 1, 3, 0, {5, 5, 1}},       {IR_OP_SUM, 2, false, 1, 2, 0, {4, 7}},
-        {IR_OP_SUM, 3, false, 0, 0, 0, {11}},            {IR_OP_SUM, 1, true, 2, 1, 3, {5, 5, 1}},
-        {IR_OP_SUM, 2, true, 2, 2, 1, {4, 7}},           {IR_OP_SUM, 3, true, 2, 1, 1, {11}},
-        {IR_OP_MEAN, 1, false, 1, 3, 0, {2.5, 2.5, 0.5}}, {IR_OP_MEAN, 2, true, 2, 2, 1, {4.0 / 3, 7.0 / 3}},
-        {IR_OP_MEAN, 3, false, 0, 0, 0, {11.0 / 6}},     {IR_OP_MAX, 1, false, 1, 3, 0, {4, 5, 3}},
-        {IR_OP_MAX, 2, true, 2, 2, 1, {5, 4}},           {IR_OP_MAX, 3, false, 0, 0, 0, {5}},
-        {IR_OP_MIN, 1, true, 2, 1, 3, {1, 0, -2}},       {IR_OP_MIN, 2, false, 1, 2, 0, {-2, 0}},
+    static const struct {
+        ir_op op;
+        uint32_t axes;
+        bool keep;
+        int rank;
+        int64_t d0, d1;
+        double want[3];
+    } cases[] = {
+        {IR_OP_SUM, 1, false, 1, 3, 0, {5, 5, 1}},
+        {IR_OP_SUM, 2, false, 1, 2, 0, {4, 7}},
+        {IR_OP_SUM, 3, false, 0, 0, 0, {11}},
+        {IR_OP_SUM, 1, true, 2, 1, 3, {5, 5, 1}},
+        {IR_OP_SUM, 2, true, 2, 2, 1, {4, 7}},
+        {IR_OP_SUM, 3, true, 2, 1, 1, {11}},
+        {IR_OP_MEAN, 1, false, 1, 3, 0, {2.5, 2.5, 0.5}},
+        {IR_OP_MEAN, 2, true, 2, 2, 1, {4.0 / 3, 7.0 / 3}},
+        {IR_OP_MEAN, 3, false, 0, 0, 0, {11.0 / 6}},
+        {IR_OP_MAX, 1, false, 1, 3, 0, {4, 5, 3}},
+        {IR_OP_MAX, 2, true, 2, 2, 1, {5, 4}},
+        {IR_OP_MAX, 3, false, 0, 0, 0, {5}},
+        {IR_OP_MIN, 1, true, 2, 1, 3, {1, 0, -2}},
+        {IR_OP_MIN, 2, false, 1, 2, 0, {-2, 0}},
         {IR_OP_MIN, 3, true, 2, 1, 1, {-2}},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
@@ -384,7 +435,8 @@ static void test_reduce_3d(void **state) {
     ir_shape s = S3(2, 3, 4);
     ir_id x = ir_add_input(g, "x", IR_F32, &s);
     ir_id o[4] = {ir_add_reduce(g, IR_OP_SUM, x, 5, false), ir_add_reduce(g, IR_OP_SUM, x, 2, true),
-                  ir_add_reduce(g, IR_OP_MEAN, x, 7, false), ir_add_reduce(g, IR_OP_MAX, x, 6, true)};
+                  ir_add_reduce(g, IR_OP_MEAN, x, 7, false),
+                  ir_add_reduce(g, IR_OP_MAX, x, 6, true)};
     ir_add_output(g, o, 4);
     rt_tensor in = tens(IR_F32, s, xv), out[4];
     run(g, &in, out);
@@ -423,8 +475,9 @@ static void test_reduce_special(void **state) {
     ir_shape s23 = S2(2, 3);
     x = ir_add_input(g, "x", IR_F32, &s23);
     ir_id iv = ir_add_input(g, "i", IR_I32, &s23);
-    ir_id o[4] = {ir_add_reduce(g, IR_OP_MAX, x, 2, false), ir_add_reduce(g, IR_OP_MIN, x, 2, false),
-                  ir_add_reduce(g, IR_OP_MEAN, iv, 2, false), ir_add_reduce(g, IR_OP_SUM, iv, 1, false)};
+    ir_id o[4] = {
+        ir_add_reduce(g, IR_OP_MAX, x, 2, false), ir_add_reduce(g, IR_OP_MIN, x, 2, false),
+        ir_add_reduce(g, IR_OP_MEAN, iv, 2, false), ir_add_reduce(g, IR_OP_SUM, iv, 1, false)};
     ir_add_output(g, o, 4);
     rt_tensor in2[2] = {tens(IR_F32, s23, (double[]){1, NAN, 3, -1, -2, -3}),
                         tens(IR_I32, s23, (double[]){1, 2, 2, -1, -2, -2})};
@@ -442,7 +495,8 @@ static void test_reduce_special(void **state) {
     g = ir_graph_new("re", NULL);
     ir_shape sn = {.rank = 2, .dim = {2, IR_DIM_SYM(ir_sym_get(g, "N"))}};
     x = ir_add_input(g, "x", IR_F32, &sn);
-    ir_id o3[2] = {ir_add_reduce(g, IR_OP_SUM, x, 2, false), ir_add_reduce(g, IR_OP_MEAN, x, 2, false)};
+    ir_id o3[2] = {ir_add_reduce(g, IR_OP_SUM, x, 2, false),
+                   ir_add_reduce(g, IR_OP_MEAN, x, 2, false)};
     ir_add_output(g, o3, 2);
     rt_tensor e = tens(IR_F32, S2(2, 0), NULL), out3[2];
     run(g, &e, out3);
@@ -485,8 +539,8 @@ static void test_matmul(void **state) {
     /* [1, 2, 2] @ [3, 2, 2] -> [3, 2, 2] (a broadcast), and [2, 1, 2, 2] @
      * [3, 2, 1] -> [2, 3, 2, 1] (both broadcast). */
     g = ir_graph_new("mm2", NULL);
-    ir_shape s122 = S3(1, 2, 2), s322 = S3(3, 2, 2), s4 = shp(4, (int64_t)2, (int64_t)1, (int64_t)2, (int64_t)2),
-             s321 = S3(3, 2, 1);
+    ir_shape s122 = S3(1, 2, 2), s322 = S3(3, 2, 2),
+             s4 = shp(4, (int64_t)2, (int64_t)1, (int64_t)2, (int64_t)2), s321 = S3(3, 2, 1);
     a = ir_add_input(g, "a", IR_F32, &s122);
     b = ir_add_input(g, "b", IR_F32, &s322);
     ir_id c = ir_add_input(g, "c", IR_F32, &s4), d = ir_add_input(g, "d", IR_F32, &s321);
@@ -512,7 +566,8 @@ static void test_matmul(void **state) {
     b = ir_add_input(g, "b", IR_BF16, &s31);
     y = ir_add_matmul(g, a, b);
     ir_add_output(g, &y, 1);
-    rt_tensor in3[2] = {tens(IR_BF16, s13, (double[]){256, 1, 1}), tens(IR_BF16, s31, (double[]){1, 1, 1})};
+    rt_tensor in3[2] = {tens(IR_BF16, s13, (double[]){256, 1, 1}),
+                        tens(IR_BF16, s31, (double[]){1, 1, 1})};
     run(g, in3, &out);
     /* 256 + 1 + 1 = 258 is exact in bf16 (256+1 alone would tie to 256). */
     check(&out, IR_BF16, S2(1, 1), (double[]){258}, 0);
@@ -530,9 +585,9 @@ static void test_views(void **state) {
     ir_shape s = S3(2, 3, 4), s64 = S2(6, 4), s1 = S1(3), s213 = S3(2, 1, 3);
     ir_id x = ir_add_input(g, "x", IR_F32, &s), v = ir_add_input(g, "v", IR_F32, &s1);
     uint8_t perm[3] = {2, 0, 1};
-    ir_id p = ir_add_permute(g, x, perm);      /* [4, 2, 3]: p[k,i,j] = x[i,j,k] */
-    ir_id r = ir_add_reshape(g, x, &s64);      /* same order */
-    ir_id sl = ir_add_slice(g, x, 2, 1, 3);    /* [2, 3, 2] */
+    ir_id p = ir_add_permute(g, x, perm);     /* [4, 2, 3]: p[k,i,j] = x[i,j,k] */
+    ir_id r = ir_add_reshape(g, x, &s64);     /* same order */
+    ir_id sl = ir_add_slice(g, x, 2, 1, 3);   /* [2, 3, 2] */
     ir_id bc = ir_add_broadcast(g, v, &s213); /* [2, 1, 3] */
     ir_id o[4] = {p, r, sl, bc};
     ir_add_output(g, o, 4);
@@ -563,8 +618,8 @@ static void test_concat(void **state) {
     ir_id ab[2] = {a, b}, ac[3] = {c, a, c};
     ir_id o[2] = {ir_add_concat(g, ab, 2, 0), ir_add_concat(g, ac, 3, 1)};
     ir_add_output(g, o, 2);
-    rt_tensor in[3] = {tens(IR_F32, s22, (double[]){1, 2, 3, 4}), tens(IR_F32, s12, (double[]){5, 6}),
-                       tens(IR_F16, s21, (double[]){-1, -2})};
+    rt_tensor in[3] = {tens(IR_F32, s22, (double[]){1, 2, 3, 4}),
+                       tens(IR_F32, s12, (double[]){5, 6}), tens(IR_F16, s21, (double[]){-1, -2})};
     rt_tensor out[2];
     run(g, in, out);
     check(&out[0], IR_F32, S2(3, 2), (double[]){1, 2, 3, 4, 5, 6}, 0);
@@ -593,22 +648,34 @@ static void test_composites(void **state) {
     ir_id mu = ir_add_reduce(g, IR_OP_MEAN, z, 2, true);
     ir_id dz = ir_add_binary(g, IR_OP_SUB, z, mu);
     ir_id var = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, dz, dz), 2, true);
-    ir_id rs = ir_add_unary(g, IR_OP_RSQRT, ir_add_binary(g, IR_OP_ADD, var, ir_add_const(g, 1e-5, IR_F32)));
-    ir_id ln = ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_MUL, dz, rs), w), b);
+    ir_id rs = ir_add_unary(g, IR_OP_RSQRT,
+                            ir_add_binary(g, IR_OP_ADD, var, ir_add_const(g, 1e-5, IR_F32)));
+    ir_id ln = ir_add_binary(
+        g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_MUL, dz, rs), w), b);
     /* rmsnorm(z, w, eps=1e-6). */
     ir_id ms = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, z, z), 2, true);
-    ir_id rr = ir_add_unary(g, IR_OP_RSQRT, ir_add_binary(g, IR_OP_ADD, ms, ir_add_const(g, 1e-6, IR_F32)));
+    ir_id rr = ir_add_unary(g, IR_OP_RSQRT,
+                            ir_add_binary(g, IR_OP_ADD, ms, ir_add_const(g, 1e-6, IR_F32)));
     ir_id rms = ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_MUL, z, rr), w);
     ir_id o[4] = {sm, lsm, ln, rms};
     ir_add_output(g, o, 4);
-    rt_tensor in[4] = {tens(IR_F32, s3, (double[]){1, 2, 3}), tens(IR_F32, s4, (double[]){1, 2, 3, 4}),
-                       tens(IR_F32, w4, (double[]){1, 1, 2, 2}), tens(IR_F32, w4, (double[]){0, 0, 0, 1})};
+    rt_tensor in[4] = {
+        tens(IR_F32, s3, (double[]){1, 2, 3}), tens(IR_F32, s4, (double[]){1, 2, 3, 4}),
+        tens(IR_F32, w4, (double[]){1, 1, 2, 2}), tens(IR_F32, w4, (double[]){0, 0, 0, 1})};
     rt_tensor out[4];
     run(g, in, out);
-    check(&out[0], IR_F32, s3, (double[]){0.090030573170380462, 0.24472847105479764, 0.66524095577482178}, 2e-7);
-    check(&out[1], IR_F32, s3, (double[]){-2.4076059644443806, -1.4076059644443804, -0.40760596444438041}, 2e-7);
-    check(&out[2], IR_F32, s4, (double[]){-1.3416354199689269, -0.447211806656309, 0.89442361331261799, 3.6832708399378538}, 3e-7);
-    check(&out[3], IR_F32, s4, (double[]){0.36514834732688839, 0.73029669465377678, 2.1908900839613303, 2.9211867786151071}, 3e-7);
+    check(&out[0], IR_F32, s3,
+          (double[]){0.090030573170380462, 0.24472847105479764, 0.66524095577482178}, 2e-7);
+    check(&out[1], IR_F32, s3,
+          (double[]){-2.4076059644443806, -1.4076059644443804, -0.40760596444438041}, 2e-7);
+    check(&out[2], IR_F32, s4,
+          (double[]){-1.3416354199689269, -0.447211806656309, 0.89442361331261799,
+                     3.6832708399378538},
+          3e-7);
+    check(&out[3], IR_F32, s4,
+          (double[]){0.36514834732688839, 0.73029669465377678, 2.1908900839613303,
+                     2.9211867786151071},
+          3e-7);
     free_all(out, 4);
     free_all(in, 4);
     ir_graph_free(g);
@@ -656,14 +723,18 @@ static void test_bind(void **state) {
     free_all(in, 2);
 
     rt_tensor bad[2] = {tens(IR_F32, S2(3, 5), NULL), tens(IR_F32, S2(3, 4), NULL)};
-    expect_bind_error(g, bad, "txc: error: input 'x': shape [3, 5] does not match f32[M, 4] (dim 1 is 5, expected 4)\n");
+    expect_bind_error(
+        g, bad,
+        "txc: error: input 'x': shape [3, 5] does not match f32[M, 4] (dim 1 is 5, expected 4)\n");
     free_all(bad, 2);
     rt_tensor conf[2] = {tens(IR_F32, S2(3, 4), NULL), tens(IR_F32, S2(4, 4), NULL)};
     expect_bind_error(g, conf,
-                      "txc: error: input 'y': shape [4, 4] does not match f32[M, 4] (M is 3 from 'x' but 4 from 'y')\n");
+                      "txc: error: input 'y': shape [4, 4] does not match f32[M, 4] (M is 3 from "
+                      "'x' but 4 from 'y')\n");
     free_all(conf, 2);
     rt_tensor rk[2] = {tens(IR_F32, S1(4), NULL), tens(IR_F32, S2(3, 4), NULL)};
-    expect_bind_error(g, rk, "txc: error: input 'x': shape [4] does not match f32[M, 4] (rank 1, expected 2)\n");
+    expect_bind_error(
+        g, rk, "txc: error: input 'x': shape [4] does not match f32[M, 4] (rank 1, expected 2)\n");
     free_all(rk, 2);
     rt_tensor dt[2] = {tens(IR_F32, S2(3, 4), NULL), tens(IR_I32, S2(3, 4), NULL)};
     expect_bind_error(g, dt, "txc: error: input 'y': dtype i32 does not match f32[M, 4]\n");
@@ -671,7 +742,9 @@ static void test_bind(void **state) {
     /* A symbol bound in the graph (-D M=2). */
     g->syms[0].value = 2;
     rt_tensor bd[2] = {tens(IR_F32, S2(3, 4), NULL), tens(IR_F32, S2(3, 4), NULL)};
-    expect_bind_error(g, bd, "txc: error: input 'x': shape [3, 4] does not match f32[M, 4] (dim 0 is 3, but M is bound to 2)\n");
+    expect_bind_error(g, bd,
+                      "txc: error: input 'x': shape [3, 4] does not match f32[M, 4] (dim 0 is 3, "
+                      "but M is bound to 2)\n");
     free_all(bd, 2);
     ir_graph_free(g);
 }
@@ -816,16 +889,26 @@ static void test_big_chain(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_unary),          cmocka_unit_test(test_nan_rules),
-        cmocka_unit_test(test_binary_compare), cmocka_unit_test(test_broadcast_elem),
-        cmocka_unit_test(test_where),          cmocka_unit_test(test_cast),
-        cmocka_unit_test(test_half_arith),     cmocka_unit_test(test_int_edges),
-        cmocka_unit_test(test_reduce_2d),      cmocka_unit_test(test_reduce_3d),
-        cmocka_unit_test(test_reduce_special), cmocka_unit_test(test_matmul),
-        cmocka_unit_test(test_views),          cmocka_unit_test(test_concat),
-        cmocka_unit_test(test_composites),     cmocka_unit_test(test_bind),
-        cmocka_unit_test(test_bf16_input_and_copies), cmocka_unit_test(test_reshape_infer),
-        cmocka_unit_test(test_bad_ir),         cmocka_unit_test(test_dead_code),
+        cmocka_unit_test(test_unary),
+        cmocka_unit_test(test_nan_rules),
+        cmocka_unit_test(test_binary_compare),
+        cmocka_unit_test(test_broadcast_elem),
+        cmocka_unit_test(test_where),
+        cmocka_unit_test(test_cast),
+        cmocka_unit_test(test_half_arith),
+        cmocka_unit_test(test_int_edges),
+        cmocka_unit_test(test_reduce_2d),
+        cmocka_unit_test(test_reduce_3d),
+        cmocka_unit_test(test_reduce_special),
+        cmocka_unit_test(test_matmul),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_concat),
+        cmocka_unit_test(test_composites),
+        cmocka_unit_test(test_bind),
+        cmocka_unit_test(test_bf16_input_and_copies),
+        cmocka_unit_test(test_reshape_infer),
+        cmocka_unit_test(test_bad_ir),
+        cmocka_unit_test(test_dead_code),
         cmocka_unit_test(test_big_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,9 +26,10 @@ static void test_kinds_and_text(void **st) {
     cap c;
     fe_token *t;
     int n = lex(&a, &c, "fn f(x: f32[N]) -> f32[] { return -x ** 2 <= y, a != b; }", &t);
-    const char *want[] = {"'fn'", "name", "'('", "name", "':'", "name", "'['", "name", "']'", "')'",
-                          "'->'", "name", "'['", "']'", "'{'", "'return'", "'-'", "name", "'**'", "integer",
-                          "'<='", "name", "','", "name", "'!='", "name", "';'", "'}'", "end of file"};
+    const char *want[] = {
+        "'fn'", "name", "'('", "name", "':'",  "name",     "'['", "name", "']'",        "')'",
+        "'->'", "name", "'['", "']'",  "'{'",  "'return'", "'-'", "name", "'**'",       "integer",
+        "'<='", "name", "','", "name", "'!='", "name",     "';'", "'}'",  "end of file"};
     int nw = (int)(sizeof want / sizeof *want);
     assert_int_equal(n, nw);
     for (int i = 0; i < nw; i++) assert_string_equal(t[i].name, want[i]);
@@ -98,7 +99,7 @@ static void test_newlines_in_brackets(void **st) {
     int n = lex(&a, &c, "f(a,\n  b)\nz[1,\n2]\n", &t);
     int nl = 0;
     for (int i = 0; i < n; i++) nl += !strcmp(t[i].name, "newline");
-    assert_int_equal(nl, 2); /* only the ones after ')' and ']' */
+    assert_int_equal(nl, 2);            /* only the ones after ')' and ']' */
     assert_int_equal(t[4].loc.line, 2); /* b */
     cap_close(&c);
     fe_arena_free(&a);
@@ -109,11 +110,13 @@ static void test_errors(void **st) {
     struct {
         const char *src, *msg;
     } cases[] = {
-        {"x = 99999999999999999999", "t.tx:1:5: error: integer literal 99999999999999999999 is out of range\n"},
+        {"x = 99999999999999999999",
+         "t.tx:1:5: error: integer literal 99999999999999999999 is out of range\n"},
         {"y = 1e999", "t.tx:1:5: error: float literal 1e999 is out of range\n"},
         {"a $ b", "t.tx:1:3: error: unexpected character '$'\n"},
         {"a\x01", "t.tx:1:2: error: unexpected character '\\x01'\n"},
-        {"a = \xc3\xa9", "t.tx:1:5: error: unexpected non-ASCII character (only comments may hold non-ASCII text)\n"},
+        {"a = \xc3\xa9", "t.tx:1:5: error: unexpected non-ASCII character (only comments may hold "
+                         "non-ASCII text)\n"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         fe_arena a = {0};
@@ -150,8 +153,11 @@ static void test_long_literal_message(void **st) {
     fe_token *t;
     assert_int_equal(lex(&a, &c, src, &t), -1);
     const char *out = cap_text(&c);
-    assert_true(!strncmp(out, "t.tx:1:5: error: integer literal 9999999999999999999999999999999999999999... is out of "
-                              "range\n", 87));
+    assert_true(!strncmp(
+        out,
+        "t.tx:1:5: error: integer literal 9999999999999999999999999999999999999999... is out of "
+        "range\n",
+        87));
     assert_true(strlen(out) < 1000);
     cap_close(&c);
     fe_arena_free(&a);
@@ -167,7 +173,8 @@ static void test_bracket_depth(void **st) {
     assert_int_equal(lex(&a, &c, ok, &t), 2 * 256 + 2);
     cap_close(&c);
     assert_int_equal(lex(&a, &c, bad, &t), -1);
-    assert_true(!strncmp(cap_text(&c), "t.tx:1:257: error: nesting depth exceeds the limit of 256\n", 58));
+    assert_true(
+        !strncmp(cap_text(&c), "t.tx:1:257: error: nesting depth exceeds the limit of 256\n", 58));
     cap_close(&c);
     free(ok);
     free(bad);
@@ -194,18 +201,23 @@ static void test_byte_checks(void **st) {
     check_bytes("ab\ncd\0e", 7, "t.tx:2:3: error: binary file: NUL byte in the source\n");
     check_bytes("# caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80\n", 17, NULL);
     check_bytes("x\xff", 2, "t.tx:1:2: error: invalid UTF-8 (byte 0xff)\n");
-    check_bytes("\xc0\x80", 2, "t.tx:1:1: error: invalid UTF-8 (byte 0xc0)\n");       /* overlong */
-    check_bytes("\xed\xa0\x80", 3, "t.tx:1:1: error: invalid UTF-8 (byte 0xed)\n");   /* surrogate */
-    check_bytes("\xf4\x90\x80\x80", 4, "t.tx:1:1: error: invalid UTF-8 (byte 0xf4)\n"); /* > U+10FFFF */
-    check_bytes("ok \xe2\x82", 5, "t.tx:1:4: error: invalid UTF-8 (byte 0xe2)\n");    /* truncated */
+    check_bytes("\xc0\x80", 2, "t.tx:1:1: error: invalid UTF-8 (byte 0xc0)\n");     /* overlong */
+    check_bytes("\xed\xa0\x80", 3, "t.tx:1:1: error: invalid UTF-8 (byte 0xed)\n"); /* surrogate */
+    check_bytes("\xf4\x90\x80\x80", 4,
+                "t.tx:1:1: error: invalid UTF-8 (byte 0xf4)\n");                   /* > U+10FFFF */
+    check_bytes("ok \xe2\x82", 5, "t.tx:1:4: error: invalid UTF-8 (byte 0xe2)\n"); /* truncated */
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_kinds_and_text),   cmocka_unit_test(test_numbers),
-        cmocka_unit_test(test_locations_tabs_comments), cmocka_unit_test(test_newlines_in_brackets),
-        cmocka_unit_test(test_errors),           cmocka_unit_test(test_bracket_depth),
-        cmocka_unit_test(test_byte_checks),      cmocka_unit_test(test_long_literal_message),
+        cmocka_unit_test(test_kinds_and_text),
+        cmocka_unit_test(test_numbers),
+        cmocka_unit_test(test_locations_tabs_comments),
+        cmocka_unit_test(test_newlines_in_brackets),
+        cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_bracket_depth),
+        cmocka_unit_test(test_byte_checks),
+        cmocka_unit_test(test_long_literal_message),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

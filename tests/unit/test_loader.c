@@ -23,13 +23,11 @@
 #include "driver/driver.h"
 
 /* Reads a whole file (NUL-terminated); NULL when unreadable. */
-static char *slurp(const char *path, size_t *len)
-{
+static char *slurp(const char *path, size_t *len) {
     FILE *f = fopen(path, "rb");
     char *buf;
     long n;
-    if (!f)
-        return NULL;
+    if (!f) return NULL;
     fseek(f, 0, SEEK_END);
     n = ftell(f);
     fseek(f, 0, SEEK_SET);
@@ -42,12 +40,10 @@ static char *slurp(const char *path, size_t *len)
 
 /* The "-D NAME=INT" bindings of a file's `bench:` comment line, into defs
  * (their names copied into names). */
-static unsigned bench_defines(const char *src, fe_define *defs, char (*names)[32], unsigned max)
-{
+static unsigned bench_defines(const char *src, fe_define *defs, char (*names)[32], unsigned max) {
     const char *line = strstr(src, "bench:"), *p;
     unsigned n = 0;
-    if (!line)
-        return 0;
+    if (!line) return 0;
     for (p = line; *p && *p != '\n' && n < max; p++)
         if (p[0] == '-' && p[1] == 'D' && p[2] == ' ') {
             const char *eq = strchr(p + 3, '=');
@@ -60,22 +56,24 @@ static unsigned bench_defines(const char *src, fe_define *defs, char (*names)[32
 }
 
 /* Checks that two plans launch the same kernels on the same buffers. */
-static void assert_same_plan(const rt_gpu_plan *a, const rt_gpu_plan *b, const char *what)
-{
-    if (a->nbufs != b->nbufs || a->nkernels != b->nkernels || a->ninputs != b->ninputs || a->noutputs != b->noutputs)
-        fail_msg("%s: %u/%u buffers, %u/%u kernels", what, a->nbufs, b->nbufs, a->nkernels, b->nkernels);
+static void assert_same_plan(const rt_gpu_plan *a, const rt_gpu_plan *b, const char *what) {
+    if (a->nbufs != b->nbufs || a->nkernels != b->nkernels || a->ninputs != b->ninputs ||
+        a->noutputs != b->noutputs)
+        fail_msg("%s: %u/%u buffers, %u/%u kernels", what, a->nbufs, b->nbufs, a->nkernels,
+                 b->nkernels);
     assert_string_equal(a->ptx, b->ptx);
     for (uint32_t i = 0; i < a->nbufs; i++) {
         const rt_buf_desc *x = &a->bufs[i], *y = &b->bufs[i];
-        if (x->role != y->role || x->index != y->index || x->dtype != y->dtype || x->rank != y->rank ||
-            memcmp(x->dim, y->dim, sizeof x->dim[0] * x->rank))
+        if (x->role != y->role || x->index != y->index || x->dtype != y->dtype ||
+            x->rank != y->rank || memcmp(x->dim, y->dim, sizeof x->dim[0] * x->rank))
             fail_msg("%s: buffer %u differs", what, i);
     }
     for (uint32_t k = 0; k < a->nkernels; k++) {
         const rt_kernel_desc *x = &a->kernels[k], *y = &b->kernels[k];
-        if (strcmp(x->name, y->name) || x->nparams != y->nparams || memcmp(x->grid, y->grid, sizeof x->grid) ||
-            memcmp(x->block, y->block, sizeof x->block) || x->smem != y->smem || x->bytes != y->bytes ||
-            x->region != y->region || x->flops != y->flops)
+        if (strcmp(x->name, y->name) || x->nparams != y->nparams ||
+            memcmp(x->grid, y->grid, sizeof x->grid) ||
+            memcmp(x->block, y->block, sizeof x->block) || x->smem != y->smem ||
+            x->bytes != y->bytes || x->region != y->region || x->flops != y->flops)
             fail_msg("%s: kernel %u (%s / %s) differs", what, k, x->name, y->name);
         for (uint32_t i = 0; i < x->nparams; i++)
             if (x->params[i].kind != y->params[i].kind || x->params[i].buf != y->params[i].buf ||
@@ -86,8 +84,7 @@ static void assert_same_plan(const rt_gpu_plan *a, const rt_gpu_plan *b, const c
 
 /* Compiles path (with its bench sizes when `bound`) for sm_90, then checks
  * the manifest's plan against the driver's at sizes 40 + 8 * symbol index. */
-static void check_program(const char *path, bool bound)
-{
+static void check_program(const char *path, bool bound) {
     size_t len = 0, mlen = 0;
     char *src = slurp(path, &len), *man = NULL, err[512] = "", what[300];
     fe_define defs[8];
@@ -100,8 +97,7 @@ static void check_program(const char *path, bool bound)
     FILE *mf;
     snprintf(what, sizeof what, "%s%s", path, bound ? " (bench sizes)" : "");
     assert_non_null(src);
-    if (bound)
-        fo.ndefines = bench_defines(src, defs, names, 8);
+    if (bound) fo.ndefines = bench_defines(src, defs, names, 8);
     tx_diag_init(&d, stderr, path, src, len);
     memset(&pc, 0, sizeof pc);
     pc.diag = &d;
@@ -114,12 +110,11 @@ static void check_program(const char *path, bool bound)
     assert_true(cg_manifest_write(cp, mf));
     fclose(mf);
     rt_manifest *m = rt_manifest_parse(man, mlen, err, sizeof err);
-    if (!m)
-        fail_msg("%s: %s", what, err);
+    if (!m) fail_msg("%s: %s", what, err);
     unsigned nin = 0;
-    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT)
-        nin++;
-    int64_t *syms = calloc(g->nsyms + 1, sizeof *syms), *msyms = calloc(g->nsyms + 1, sizeof *msyms);
+    while (nin < g->n && g->nodes[nin].op == IR_OP_INPUT) nin++;
+    int64_t *syms = calloc(g->nsyms + 1, sizeof *syms),
+            *msyms = calloc(g->nsyms + 1, sizeof *msyms);
     for (uint32_t s = 0; s < g->nsyms; s++)
         syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 40 + 8 * (int64_t)s;
     rt_tensor *in = calloc(nin + 1, sizeof *in);
@@ -128,19 +123,16 @@ static void check_program(const char *path, bool bound)
         in[i].dtype = (ir_dtype)n->dtype;
         in[i].rank = n->shape.rank;
         for (unsigned k = 0; k < n->shape.rank; k++)
-            in[i].dim[k] = IR_DIM_IS_SYM(n->shape.dim[k]) ? syms[IR_DIM_SYMIDX(n->shape.dim[k])] : n->shape.dim[k];
+            in[i].dim[k] = IR_DIM_IS_SYM(n->shape.dim[k]) ? syms[IR_DIM_SYMIDX(n->shape.dim[k])]
+                                                          : n->shape.dim[k];
     }
-    if (!rt_manifest_bind(m, in, nin, msyms, err, sizeof err))
-        fail_msg("%s: %s", what, err);
+    if (!rt_manifest_bind(m, in, nin, msyms, err, sizeof err)) fail_msg("%s: %s", what, err);
     for (uint32_t s = 0; s < g->nsyms; s++)
-        if (msyms[s] >= 0)
-            assert_int_equal(msyms[s], syms[s]);
+        if (msyms[s] >= 0) assert_int_equal(msyms[s], syms[s]);
     rt_gpu_plan *want = drv_gpu_plan_from_cg(g, cp, syms, err, sizeof err);
-    if (!want)
-        fail_msg("%s: driver plan: %s", what, err);
+    if (!want) fail_msg("%s: driver plan: %s", what, err);
     rt_gpu_plan *got = rt_manifest_plan(m, cg_program_ptx(cp, NULL), msyms, err, sizeof err);
-    if (!got)
-        fail_msg("%s: manifest plan: %s", what, err);
+    if (!got) fail_msg("%s: manifest plan: %s", what, err);
     assert_same_plan(want, got, what);
     rt_gpu_plan_free(want);
     rt_gpu_plan_free(got);
@@ -151,18 +143,15 @@ static void check_program(const char *path, bool bound)
 }
 
 /* Every .tx in dir through check_program, unbound and bound; returns how many. */
-static unsigned check_dir(const char *dir)
-{
+static unsigned check_dir(const char *dir) {
     DIR *dp = opendir(dir);
     struct dirent *e;
     char path[1024];
     unsigned n = 0;
-    if (!dp)
-        return 0;
+    if (!dp) return 0;
     while ((e = readdir(dp)) != NULL) {
         size_t l = strlen(e->d_name);
-        if (l < 4 || strcmp(e->d_name + l - 3, ".tx"))
-            continue;
+        if (l < 4 || strcmp(e->d_name + l - 3, ".tx")) continue;
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
         check_program(path, false);
         check_program(path, true);
@@ -174,10 +163,10 @@ static unsigned check_dir(const char *dir)
 
 /* A kernel of the sm_90a template (TMA tensor maps, persistent grid) is refused by the loader with
  * a clear message instead of being launched without its maps. */
-static void test_manifest_refuses_tensor_maps(void **st)
-{
+static void test_manifest_refuses_tensor_maps(void **st) {
     (void)st;
-    static const char src[] = "fn f(a: bf16[256, 256], b: bf16[256, 256]) -> bf16[256, 256] { return a @ b }\n";
+    static const char src[] =
+        "fn f(a: bf16[256, 256], b: bf16[256, 256]) -> bf16[256, 256] { return a @ b }\n";
     char *man = NULL, err[512];
     size_t mlen = 0;
     fe_options fo = {NULL, NULL, 0};
@@ -202,8 +191,7 @@ static void test_manifest_refuses_tensor_maps(void **st)
     ir_graph_free(g);
 }
 
-static void test_manifest_plan_matches_driver(void **st)
-{
+static void test_manifest_plan_matches_driver(void **st) {
     (void)st;
     assert_true(check_dir("examples") >= 3);
     if (check_dir("../shared/bench/suite") == 0)
@@ -216,34 +204,33 @@ static const char good[] =
     " \"inputs\": [{\"index\": 0, \"name\": \"x\", \"dtype\": \"f32\", \"shape\": [\"N\", 4]}],\n"
     " \"outputs\": [{\"index\": 0, \"name\": \"\", \"dtype\": \"bf16\", \"shape\": [\"N\"]}],\n"
     " \"temps\": [{\"index\": 0, \"value\": 3, \"dtype\": \"f32\", \"shape\": [\"N\", 1]}],\n"
-    " \"kernels\": [{\"name\": \"f_k0\", \"region\": 0, \"buffers\": [{\"kind\": \"input\", \"index\": 0, "
-    "\"value\": 0, \"write\": false}, {\"kind\": \"temp\", \"index\": 0, \"value\": 3, \"write\": true}, "
+    " \"kernels\": [{\"name\": \"f_k0\", \"region\": 0, \"buffers\": [{\"kind\": \"input\", "
+    "\"index\": 0, "
+    "\"value\": 0, \"write\": false}, {\"kind\": \"temp\", \"index\": 0, \"value\": 3, \"write\": "
+    "true}, "
     "{\"kind\": \"output\", \"index\": 0, \"value\": 5, \"write\": true}], \"symbols\": [\"N\"],\n"
-    "   \"grid\": [{\"work\": [\"N\", 4], \"per\": 256, \"cap\": 1024}, {\"work\": [], \"per\": 1, \"cap\": 1}, "
+    "   \"grid\": [{\"work\": [\"N\", 4], \"per\": 256, \"cap\": 1024}, {\"work\": [], \"per\": 1, "
+    "\"cap\": 1}, "
     "{\"work\": [], \"per\": 1, \"cap\": 1}], \"block\": [256, 1, 1], \"smem_bytes\": 16,\n"
     "   \"flops\": [[3, \"N\"], [2]]}]}";
 
 /* Parses text with `from` replaced by `to` and expects an error containing `want`. */
-static void expect_bad(const char *from, const char *to, const char *want)
-{
+static void expect_bad(const char *from, const char *to, const char *want) {
     char text[4096], err[512] = "";
     const char *at = strstr(good, from);
     assert_non_null(at);
     snprintf(text, sizeof text, "%.*s%s%s", (int)(at - good), good, to, at + strlen(from));
     assert_null(rt_manifest_parse(text, strlen(text), err, sizeof err));
-    if (!strstr(err, want))
-        fail_msg("'%s' -> '%s': got \"%s\", want \"%s\"", from, to, err, want);
+    if (!strstr(err, want)) fail_msg("'%s' -> '%s': got \"%s\", want \"%s\"", from, to, err, want);
 }
 
-static void test_manifest_parse_and_errors(void **st)
-{
+static void test_manifest_parse_and_errors(void **st) {
     char err[512] = "";
     int64_t syms[1];
     rt_tensor x = {IR_F32, 2, {1000, 4}, NULL};
     (void)st;
     rt_manifest *m = rt_manifest_parse(good, strlen(good), err, sizeof err);
-    if (!m)
-        fail_msg("%s", err);
+    if (!m) fail_msg("%s", err);
     assert_int_equal(m->nin, 1);
     assert_int_equal(m->nkernels, 1);
     assert_true(rt_manifest_bind(m, &x, 1, syms, err, sizeof err));
@@ -268,8 +255,10 @@ static void test_manifest_parse_and_errors(void **st)
     assert_false(rt_manifest_bind(m, &x, 0, syms, err, sizeof err));
     assert_string_equal(err, "the kernels take 1 inputs, 0 were given");
     rt_manifest_free(m);
-    expect_bad("\"N\", 4]", "\"M\", 4]", "inputs[0]: a dim must be a size or one of the manifest's symbols");
-    expect_bad("\"kind\": \"temp\", \"index\": 0", "\"kind\": \"temp\", \"index\": 1", "temp 1 does not exist");
+    expect_bad("\"N\", 4]", "\"M\", 4]",
+               "inputs[0]: a dim must be a size or one of the manifest's symbols");
+    expect_bad("\"kind\": \"temp\", \"index\": 0", "\"kind\": \"temp\", \"index\": 1",
+               "temp 1 does not exist");
     expect_bad("\"kind\": \"temp\"", "\"kind\": \"scratch\"", "unknown buffer kind 'scratch'");
     expect_bad("\"per\": 256", "\"per\": 0", "\"per\" must be an integer from 1");
     expect_bad("\"dtype\": \"bf16\"", "\"dtype\": \"f64\"", "unknown dtype 'f64'");
@@ -296,13 +285,12 @@ static void test_manifest_parse_and_errors(void **st)
 static const char rms[] = "fn rms(x: f32[M, N], w: f32[N]) -> f32[M, N] {\n"
                           "  return x * rsqrt(mean(x * x, axis=-1, keepdim=true) + 1e-6) * w\n}\n";
 
-static void test_txc_output_on_fake_driver(void **st)
-{
+static void test_txc_output_on_fake_driver(void **st) {
     const char *txc = getenv("TXC"), *lib = getenv("TX_FAKE_CUDA");
-    char dir[] = "/tmp/tx_loader_XXXXXX", cmd[2048], path[1100], ptx[1100], logp[1100], err[512] = "";
+    char dir[] = "/tmp/tx_loader_XXXXXX", cmd[2048], path[1100], ptx[1100], logp[1100],
+         err[512] = "";
     (void)st;
-    if (!txc || !lib || !*lib)
-        skip(); /* CTest sets both */
+    if (!txc || !lib || !*lib) skip(); /* CTest sets both */
     assert_non_null(mkdtemp(dir));
     snprintf(path, sizeof path, "%s/rms.tx", dir);
     snprintf(ptx, sizeof ptx, "%s/rms.ptx", dir);
@@ -313,8 +301,7 @@ static void test_txc_output_on_fake_driver(void **st)
     snprintf(cmd, sizeof cmd, "'%s' '%s' -o '%s'", txc, path, ptx);
     assert_int_equal(system(cmd), 0);
     tx_kernels *k = tx_kernels_load(ptx, err, sizeof err);
-    if (!k)
-        fail_msg("%s", err);
+    if (!k) fail_msg("%s", err);
     assert_int_equal(tx_kernels_num_inputs(k), 2);
     assert_int_equal(tx_kernels_num_outputs(k), 1);
     assert_string_equal(tx_kernels_target(k), "sm_90");
@@ -336,8 +323,7 @@ static void test_txc_output_on_fake_driver(void **st)
     assert_string_equal(err, "input 1 (w): dim 0 is 199, expected the same size as before for N");
     types[1].dim[0] = 200;
     tx_loaded *l = tx_load_kernels(d, k, types, 2, err, sizeof err);
-    if (!l)
-        fail_msg("%s", err);
+    if (!l) fail_msg("%s", err);
     uint64_t bx, bw, by;
     size_t bytes;
     assert_int_equal(tx_loaded_output(l, 0, &t, &bytes), TX_OK);
@@ -376,8 +362,9 @@ static void test_txc_output_on_fake_driver(void **st)
         unsigned g[3], b[3], smem;
         int used;
         assert_non_null(line);
-        assert_int_equal(sscanf(line, "%127s %u %u %u %u %u %u %u%n", kname, &g[0], &g[1], &g[2], &b[0], &b[1],
-                                &b[2], &smem, &used), 8);
+        assert_int_equal(sscanf(line, "%127s %u %u %u %u %u %u %u%n", kname, &g[0], &g[1], &g[2],
+                                &b[0], &b[1], &b[2], &smem, &used),
+                         8);
         assert_string_equal(kname, kd->name);
         assert_memory_equal(g, kd->grid, sizeof g);
         assert_memory_equal(b, kd->block, sizeof b);
@@ -420,8 +407,7 @@ static void test_txc_output_on_fake_driver(void **st)
     rmdir(dir);
 }
 
-int main(void)
-{
+int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manifest_plan_matches_driver),
         cmocka_unit_test(test_manifest_refuses_tensor_maps),

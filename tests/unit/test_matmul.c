@@ -30,7 +30,6 @@
 #include "ir/ir.h"
 #include "runtime/runtime.h"
 
-
 /* ---- graph building ------------------------------------------------------ */
 
 static ir_shape shp(int rank, ...) {
@@ -41,13 +40,14 @@ static ir_shape shp(int rank, ...) {
     va_end(ap);
     return s;
 }
-#define S2(a, b) shp(2, (int64_t)(a), (int64_t)(b))
-#define S3(a, b, c) shp(3, (int64_t)(a), (int64_t)(b), (int64_t)(c))
+#define S2(a, b)       shp(2, (int64_t)(a), (int64_t)(b))
+#define S3(a, b, c)    shp(3, (int64_t)(a), (int64_t)(b), (int64_t)(c))
 #define S4(a, b, c, d) shp(4, (int64_t)(a), (int64_t)(b), (int64_t)(c), (int64_t)(d))
 
 /* Puts every computing node of g into one region of `kind` anchored at
  * `anchor` with tile (bm, bn, bk). */
-static void one_region(ir_graph *g, ir_region_kind kind, ir_id anchor, int64_t bm, int64_t bn, int64_t bk) {
+static void one_region(ir_graph *g, ir_region_kind kind, ir_id anchor, int64_t bm, int64_t bn,
+                       int64_t bk) {
     g->regions = calloc(1, sizeof *g->regions);
     g->nregions = g->regcap = 1;
     ir_region *r = &g->regions[0];
@@ -59,7 +59,8 @@ static void one_region(ir_graph *g, ir_region_kind kind, ir_id anchor, int64_t b
     r->tile[0] = bm, r->tile[1] = bn, r->tile[2] = bk;
     for (ir_id i = 0; i < g->n; i++) {
         ir_op op = (ir_op)g->nodes[i].op;
-        g->nodes[i].region = (op == IR_OP_INPUT || op == IR_OP_CONST || op == IR_OP_OUTPUT) ? IR_NONE : 0;
+        g->nodes[i].region =
+            (op == IR_OP_INPUT || op == IR_OP_CONST || op == IR_OP_OUTPUT) ? IR_NONE : 0;
     }
 }
 
@@ -127,8 +128,9 @@ static void check_host(ir_graph *g, const char *what) {
             }
         }
         if (bad)
-            fprintf(stderr, "%s: output %u: %lld of %lld elements differ; first at %lld: got %g, want %g\n", what,
-                    o, (long long)bad, (long long)n, (long long)first, rt_get(&out[o], first),
+            fprintf(stderr,
+                    "%s: output %u: %lld of %lld elements differ; first at %lld: got %g, want %g\n",
+                    what, o, (long long)bad, (long long)n, (long long)first, rt_get(&out[o], first),
                     rt_get(&ref[o], first));
         assert_int_equal(bad, 0);
     }
@@ -234,7 +236,8 @@ static void test_mm_residual_cast(void **st) {
     ir_id w = ir_add_input(g, "w", IR_F32, &sw);
     ir_id r = ir_add_input(g, "r", IR_F32, &sr);
     ir_id m = ir_add_matmul(g, ir_add_cast(g, x, IR_F32), w);
-    ir_id h = ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, m, ir_add_const(g, 0.5, IR_F32)), r);
+    ir_id h = ir_add_binary(g, IR_OP_ADD,
+                            ir_add_binary(g, IR_OP_MUL, m, ir_add_const(g, 0.5, IR_F32)), r);
     ir_id outs[2] = {ir_add_cast(g, h, IR_BF16), m};
     ir_add_output(g, outs, 2);
     one_region(g, IR_RK_MATMUL, m, 64, 64, 16);
@@ -251,7 +254,8 @@ static void test_mm_prologue_generic(void **st) {
     ir_shape sx = S2(20, 48), sw = S2(40, 48);
     ir_id x = ir_add_input(g, "x", IR_F32, &sx);
     ir_id w = ir_add_input(g, "w", IR_BF16, &sw);
-    ir_id xa = ir_add_cast(g, ir_add_binary(g, IR_OP_MUL, x, ir_add_const(g, 2.0, IR_F32)), IR_BF16);
+    ir_id xa =
+        ir_add_cast(g, ir_add_binary(g, IR_OP_MUL, x, ir_add_const(g, 2.0, IR_F32)), IR_BF16);
     ir_id m = ir_add_matmul(g, xa, tr(g, w));
     ir_add_output(g, &m, 1);
     one_region(g, IR_RK_MATMUL, m, 128, 128, 32);
@@ -310,7 +314,8 @@ static ir_graph *attn_graph2(ir_dtype dt, int64_t B, int64_t S, int64_t D, bool 
     ir_id p;
     if (recip) {
         ir_shape full = g->nodes[ex].shape;
-        p = ir_add_binary(g, IR_OP_MUL, ir_add_broadcast(g, ir_add_unary(g, IR_OP_RECIP, sm), &full), ex);
+        p = ir_add_binary(g, IR_OP_MUL,
+                          ir_add_broadcast(g, ir_add_unary(g, IR_OP_RECIP, sm), &full), ex);
     } else {
         p = ir_add_binary(g, IR_OP_DIV, ex, sm);
     }
@@ -419,7 +424,8 @@ static void test_attention_host(void **st) {
     for (unsigned i = 0; i < 4; i++)
         for (unsigned j = 0; j < 2; j++) {
             ir_graph *g = attn_graph(IR_BF16, 1, ss[i], ds[j]);
-            snprintf(what, sizeof what, "bf16 attention S=%lld D=%lld", (long long)ss[i], (long long)ds[j]);
+            snprintf(what, sizeof what, "bf16 attention S=%lld D=%lld", (long long)ss[i],
+                     (long long)ds[j]);
             check_host(g, what);
             ir_graph_free(g);
         }
@@ -444,18 +450,12 @@ static void test_attention_ptx(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mm_f32_odd),
-        cmocka_unit_test(test_mm_f16_bf16_odd),
-        cmocka_unit_test(test_mm_transposed),
-        cmocka_unit_test(test_mm_batch_broadcast),
-        cmocka_unit_test(test_mm_bias_gelu),
-        cmocka_unit_test(test_mm_residual_cast),
-        cmocka_unit_test(test_mm_prologue_generic),
-        cmocka_unit_test(test_mm_horizontal),
-        cmocka_unit_test(test_mm_reshape_views),
-        cmocka_unit_test(test_host_sample),
-        cmocka_unit_test(test_attention_host),
-        cmocka_unit_test(test_attention_ptx),
+        cmocka_unit_test(test_mm_f32_odd),          cmocka_unit_test(test_mm_f16_bf16_odd),
+        cmocka_unit_test(test_mm_transposed),       cmocka_unit_test(test_mm_batch_broadcast),
+        cmocka_unit_test(test_mm_bias_gelu),        cmocka_unit_test(test_mm_residual_cast),
+        cmocka_unit_test(test_mm_prologue_generic), cmocka_unit_test(test_mm_horizontal),
+        cmocka_unit_test(test_mm_reshape_views),    cmocka_unit_test(test_host_sample),
+        cmocka_unit_test(test_attention_host),      cmocka_unit_test(test_attention_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

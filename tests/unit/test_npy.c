@@ -57,7 +57,8 @@ static int count_entries(const char *dir) {
 }
 
 /* A header + data image: "\x93NUMPY", version, padded header text, data. */
-static size_t make_npy(unsigned char *buf, int major, const char *hdr, const void *data, size_t ndata) {
+static size_t make_npy(unsigned char *buf, int major, const char *hdr, const void *data,
+                       size_t ndata) {
     size_t pre = major == 1 ? 10 : 12, hl = strlen(hdr);
     memcpy(buf, "\x93NUMPY", 6);
     buf[6] = (unsigned char)major;
@@ -74,7 +75,8 @@ static void expect_bad(const unsigned char *buf, size_t len, const char *want) {
     char err[256] = "";
     bool ok = rt_npy_parse("bad.npy", buf, len, &t, err, sizeof err);
     if (ok) rt_tensor_free(&t);
-    if (ok || !strstr(err, want)) fail_msg("expected failure with '%s', got ok=%d err='%s'", want, ok, err);
+    if (ok || !strstr(err, want))
+        fail_msg("expected failure with '%s', got ok=%d err='%s'", want, ok, err);
     assert_null(strchr(err, '\n'));
     assert_memory_equal(err, "bad.npy: ", 9);
 }
@@ -85,19 +87,20 @@ static void test_f16_known(void **state) {
     assert_int_equal(ir_f32_to_f16(1.0f), 0x3c00);
     assert_int_equal(ir_f32_to_f16(-2.0f), 0xc000);
     assert_int_equal(ir_f32_to_f16(65504.0f), 0x7bff);
-    assert_int_equal(ir_f32_to_f16(65519.0f), 0x7bff);     /* below the midpoint 65520 */
-    assert_int_equal(ir_f32_to_f16(65520.0f), 0x7c00);     /* midpoint, ties to even: inf */
+    assert_int_equal(ir_f32_to_f16(65519.0f), 0x7bff); /* below the midpoint 65520 */
+    assert_int_equal(ir_f32_to_f16(65520.0f), 0x7c00); /* midpoint, ties to even: inf */
     assert_int_equal(ir_f32_to_f16(INFINITY), 0x7c00);
     assert_int_equal(ir_f32_to_f16(-INFINITY), 0xfc00);
     assert_int_equal(ir_f32_to_f16(-0.0f), 0x8000);
-    assert_int_equal(ir_f32_to_f16(0x1p-24f), 0x0001);     /* smallest denormal */
-    assert_int_equal(ir_f32_to_f16(0x1p-25f), 0x0000);     /* tie to even: 0 */
-    assert_int_equal(ir_f32_to_f16(0x1.8p-25f), 0x0001);   /* above the tie */
+    assert_int_equal(ir_f32_to_f16(0x1p-24f), 0x0001);   /* smallest denormal */
+    assert_int_equal(ir_f32_to_f16(0x1p-25f), 0x0000);   /* tie to even: 0 */
+    assert_int_equal(ir_f32_to_f16(0x1.8p-25f), 0x0001); /* above the tie */
     assert_int_equal(ir_f32_to_f16(0x3p-24f), 0x0003);
-    assert_int_equal(ir_f32_to_f16(0x1p-14f), 0x0400);     /* smallest normal */
-    assert_int_equal(ir_f32_to_f16(0x1.ffcp-15f), 0x0400); /* largest denormal + half ulp rounds up to it */
-    assert_int_equal(ir_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);      /* tie -> even mantissa 0 */
-    assert_int_equal(ir_f32_to_f16(1.0f + 0x3p-11f), 0x3c02);      /* tie -> even mantissa 2 */
+    assert_int_equal(ir_f32_to_f16(0x1p-14f), 0x0400); /* smallest normal */
+    assert_int_equal(ir_f32_to_f16(0x1.ffcp-15f),
+                     0x0400); /* largest denormal + half ulp rounds up to it */
+    assert_int_equal(ir_f32_to_f16(1.0f + 0x1p-11f), 0x3c00); /* tie -> even mantissa 0 */
+    assert_int_equal(ir_f32_to_f16(1.0f + 0x3p-11f), 0x3c02); /* tie -> even mantissa 2 */
     assert_int_equal(ir_f32_to_f16(1.0f + 0x1p-11f + 0x1p-23f), 0x3c01); /* just above tie */
     uint16_t n = ir_f32_to_f16(NAN);
     assert_true((n & 0x7c00) == 0x7c00 && (n & 0x3ff) != 0);
@@ -136,15 +139,18 @@ static void exhaustive(float (*dec)(uint16_t), uint16_t (*enc64)(double), uint16
         uint16_t b = (uint16_t)h;
         if ((b & 0x7fff) > inf) continue; /* NaN */
         double x = dec(b);
-        if (enc64(x) != b) fail_msg("pattern %04x decodes to %g, re-encodes to %04x", b, x, enc64(x));
+        if (enc64(x) != b)
+            fail_msg("pattern %04x decodes to %g, re-encodes to %04x", b, x, enc64(x));
         if ((b & 0x7fff) >= inf || (b & 0x8000)) continue;
         /* Next representable value (past the largest finite: one more ulp). */
         double y = (b + 1u) == inf ? 2 * x - dec((uint16_t)(b - 1u)) : dec((uint16_t)(b + 1u));
         double mid = (x + y) / 2;
         uint16_t want = (b & 1) ? (uint16_t)(b + 1u) : b;
-        if (enc64(mid) != want) fail_msg("midpoint after %04x rounds to %04x, want %04x", b, enc64(mid), want);
+        if (enc64(mid) != want)
+            fail_msg("midpoint after %04x rounds to %04x, want %04x", b, enc64(mid), want);
         if (enc64(nextafter(mid, 0)) != b) fail_msg("below midpoint after %04x", b);
-        if (enc64(nextafter(mid, INFINITY)) != (uint16_t)(b + 1u)) fail_msg("above midpoint after %04x", b);
+        if (enc64(nextafter(mid, INFINITY)) != (uint16_t)(b + 1u))
+            fail_msg("above midpoint after %04x", b);
     }
 }
 
@@ -359,15 +365,17 @@ static void test_read_versions(void **state) {
     (void)state;
     unsigned char buf[512];
     float d[6] = {1, 2, 3, 4, 5, 6};
-    const char *hdrs[3] = {"{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n",
-                           "{\"shape\":(2,3),\"fortran_order\":False,\"descr\":\"<f4\"}   \n",
-                           "{ 'descr' : '<f4' , 'fortran_order' : False , 'shape' : ( 2 , 3 , ) }\n"};
+    const char *hdrs[3] = {
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n",
+        "{\"shape\":(2,3),\"fortran_order\":False,\"descr\":\"<f4\"}   \n",
+        "{ 'descr' : '<f4' , 'fortran_order' : False , 'shape' : ( 2 , 3 , ) }\n"};
     for (int major = 1; major <= 3; major++)
         for (int h = 0; h < 3; h++) {
             size_t n = make_npy(buf, major, hdrs[h], d, sizeof d);
             rt_tensor t = {0};
             char err[256];
-            if (!rt_npy_parse("v.npy", buf, n, &t, err, sizeof err)) fail_msg("v%d hdr %d: %s", major, h, err);
+            if (!rt_npy_parse("v.npy", buf, n, &t, err, sizeof err))
+                fail_msg("v%d hdr %d: %s", major, h, err);
             assert_int_equal(t.rank, 2);
             assert_int_equal(t.dim[0], 2);
             assert_int_equal(t.dim[1], 3);
@@ -376,7 +384,8 @@ static void test_read_versions(void **state) {
         }
     /* Bool bytes other than 0/1 read as true. */
     unsigned char bb[3] = {0, 1, 7};
-    size_t n = make_npy(buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n", bb, 3);
+    size_t n =
+        make_npy(buf, 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (3,), }\n", bb, 3);
     rt_tensor t = {0};
     char err[256];
     assert_true(rt_npy_parse("b.npy", buf, n, &t, err, sizeof err));
@@ -400,25 +409,37 @@ static void test_malformed(void **state) {
     buf[7] = 1;
     expect_bad(buf, n, "unsupported .npy format version 1.1");
     /* Header text problems. */
-    struct { const char *hdr; const char *want; } cases[] = {
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }  ", "does not end with a newline"},
+    struct {
+        const char *hdr;
+        const char *want;
+    } cases[] = {
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }  ",
+         "does not end with a newline"},
         {"{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }\n", "Fortran-order"},
-        {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n", "unsupported dtype '<f8' (supported: <f4 <f2 <i4 |b1)"},
+        {"{'descr': '<f8', 'fortran_order': False, 'shape': (3,), }\n",
+         "unsupported dtype '<f8' (supported: <f4 <f2 <i4 |b1)"},
         {"{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }\n", "unsupported dtype '>f4'"},
         {"{'descr': '<i8', 'fortran_order': False, 'shape': (3,), }\n", "unsupported dtype '<i8'"},
-        {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,), }\n", "expected a quoted string"},
+        {"{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,), }\n",
+         "expected a quoted string"},
         {"{'descr': '<f4', 'fortran_order': False, }\n", "missing key 'shape'"},
         {"{'fortran_order': False, 'shape': (3,), }\n", "missing key 'descr'"},
         {"{'descr': '<f4', 'shape': (3,), }\n", "missing key 'fortran_order'"},
-        {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", "given twice"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'extra': 1}\n", "unknown key 'extra'"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,3), }\n", "rank above 8"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n", "too large"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }\n", "dimension too large"},
+        {"{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n",
+         "given twice"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'extra': 1}\n",
+         "unknown key 'extra'"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,3), }\n",
+         "rank above 8"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }\n",
+         "too large"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999999,), }\n",
+         "dimension too large"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (-3,), }\n", "expected a dimension"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': (3), }\n", "is not a tuple"},
         {"{'descr': '<f4', 'fortran_order': False, 'shape': [3], }\n", "expected a shape tuple"},
-        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } x\n", "expected the end of the header"},
+        {"{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } x\n",
+         "expected the end of the header"},
         {"{'descr': '<f4', 'fortran_order': False 'shape': (3,), }\n", "expected ',' or '}'"},
         {"{'descr': '<f4\n", "expected a plain quoted string"},
         {"hello world\n", "expected '{'"},
@@ -433,7 +454,8 @@ static void test_malformed(void **state) {
     expect_bad(buf, n, "truncated data: shape (4,) of <f4 needs 16 bytes, the file has 12");
     n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }\n", d, 12);
     expect_bad(buf, n, "the file has 12 bytes of data but shape (2,) of <f4 needs 8");
-    n = make_npy(buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }\n", d, 12);
+    n = make_npy(
+        buf, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (1048576, 1048576), }\n", d, 12);
     expect_bad(buf, n, "truncated data");
 }
 
@@ -443,7 +465,8 @@ static void test_mutations(void **state) {
     (void)state;
     unsigned char good[256], buf[256];
     float d[6] = {1, 2, 3, 4, 5, 6};
-    size_t n = make_npy(good, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }    \n", d, sizeof d);
+    size_t n = make_npy(
+        good, 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }    \n", d, sizeof d);
     for (size_t len = 0; len < n; len++) {
         rt_tensor t = {0};
         char err[256] = "";
@@ -457,8 +480,10 @@ static void test_mutations(void **state) {
             buf[pos] = vals[v];
             rt_tensor t = {0};
             char err[256] = "";
-            if (rt_npy_parse("m.npy", buf, n, &t, err, sizeof err)) rt_tensor_free(&t);
-            else assert_true(err[0] != 0 && !strchr(err, '\n'));
+            if (rt_npy_parse("m.npy", buf, n, &t, err, sizeof err))
+                rt_tensor_free(&t);
+            else
+                assert_true(err[0] != 0 && !strchr(err, '\n'));
         }
 }
 
@@ -474,13 +499,15 @@ static void test_read_files(void **state) {
     assert_non_null(strstr(err, "not a regular file"));
     unsigned char buf[256];
     float d[3] = {1, 2, 3};
-    size_t n = make_npy(buf, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", d, sizeof d);
+    size_t n = make_npy(buf, 2, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }\n", d,
+                        sizeof d);
     snprintf(path, sizeof path, "%s/t.npy", dir);
     FILE *f = fopen(path, "wb");
     assert_int_equal(fwrite(buf, 1, n - 1, f), n - 1);
     fclose(f);
     assert_false(rt_npy_read(path, &t, err, sizeof err));
-    assert_non_null(strstr(err, "truncated data: shape (3,) of <f4 needs 12 bytes, the file has 11"));
+    assert_non_null(
+        strstr(err, "truncated data: shape (3,) of <f4 needs 12 bytes, the file has 11"));
     f = fopen(path, "wb");
     assert_int_equal(fwrite(buf, 1, n, f), n);
     fclose(f);
@@ -557,7 +584,8 @@ static void test_atomic_write(void **state) {
 static void test_write_all(void **state) {
     (void)state;
     char *dir = tmp_dir(), p0[512], p1[512], p2[512], err[256];
-    rt_tensor ts[3] = {{.dtype = IR_F32, .rank = 1, .dim = {4}}, {.dtype = IR_BF16, .rank = 0},
+    rt_tensor ts[3] = {{.dtype = IR_F32, .rank = 1, .dim = {4}},
+                       {.dtype = IR_BF16, .rank = 0},
                        {.dtype = IR_BOOL, .rank = 2, .dim = {2, 2}}};
     for (int k = 0; k < 3; k++) assert_true(rt_tensor_alloc(&ts[k]));
     snprintf(p0, sizeof p0, "%s/out0.npy", dir);
@@ -588,12 +616,12 @@ static void test_write_all(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_f16_known),     cmocka_unit_test(test_bf16_known),
+        cmocka_unit_test(test_f16_known),       cmocka_unit_test(test_bf16_known),
         cmocka_unit_test(test_half_exhaustive), cmocka_unit_test(test_get_set_rules),
-        cmocka_unit_test(test_convert),       cmocka_unit_test(test_random),
-        cmocka_unit_test(test_roundtrip_all), cmocka_unit_test(test_read_versions),
-        cmocka_unit_test(test_malformed),     cmocka_unit_test(test_mutations),
-        cmocka_unit_test(test_read_files),    cmocka_unit_test(test_atomic_write),
+        cmocka_unit_test(test_convert),         cmocka_unit_test(test_random),
+        cmocka_unit_test(test_roundtrip_all),   cmocka_unit_test(test_read_versions),
+        cmocka_unit_test(test_malformed),       cmocka_unit_test(test_mutations),
+        cmocka_unit_test(test_read_files),      cmocka_unit_test(test_atomic_write),
         cmocka_unit_test(test_write_all),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -72,7 +72,8 @@ static void test_precedence(void **st) {
 static void test_atoms_calls_tuples(void **st) {
     (void)st;
     expect_sexpr("1.5e-3 * true", "(* 0.0015 true)");
-    expect_sexpr("sum(x, axis=(0, 1), keepdim=false)", "(call sum x axis=(tuple 0 1) keepdim=false)");
+    expect_sexpr("sum(x, axis=(0, 1), keepdim=false)",
+                 "(call sum x axis=(tuple 0 1) keepdim=false)");
     expect_sexpr("reshape(x, (-1,))", "(call reshape x (tuple (neg 1)))");
     expect_sexpr("reshape(x, (B, 32, 16))", "(call reshape x (tuple B 32 16))");
     expect_sexpr("concat((a, b, c,), axis=0)", "(call concat (tuple a b c) axis=0)");
@@ -174,7 +175,8 @@ static void test_syntax_errors(void **st) {
     expect_error("fn f(x: f64[N]) {\n  return x\n}\n",
                  "t.tx:1:9: error: unknown dtype 'f64' (expected f32, f16, bf16, i32 or bool)\n");
     expect_error("fn f(x) {\n  return\n}\n", "t.tx:2:9: error: unexpected newline\n");
-    expect_error("fn f(x) -> f32[N]\n  return x\n}\n", "t.tx:2:3: error: expected newline or '{', found 'return'\n");
+    expect_error("fn f(x) -> f32[N]\n  return x\n}\n",
+                 "t.tx:2:3: error: expected newline or '{', found 'return'\n");
     expect_error("x = 1\n", "t.tx:1:1: error: expected end of file, 'fn' or newline, found 'x'\n");
     expect_error("fn f(x) {\n  f(x)\n}\n", "t.tx:2:4: error: expected ',' or '=', found '('\n");
 }
@@ -230,9 +232,9 @@ static void test_nesting(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_precedence),       cmocka_unit_test(test_atoms_calls_tuples),
-        cmocka_unit_test(test_functions),        cmocka_unit_test(test_prelude_defaults),
-        cmocka_unit_test(test_syntax_errors),    cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_precedence),    cmocka_unit_test(test_atoms_calls_tuples),
+        cmocka_unit_test(test_functions),     cmocka_unit_test(test_prelude_defaults),
+        cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_nesting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

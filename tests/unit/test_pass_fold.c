@@ -31,7 +31,9 @@ static bool run_fold(ir_graph *g, fixture *f) {
 }
 
 /* The node that output input k names. */
-static const ir_node *out_in(ir_graph *g, unsigned k) { return &g->nodes[ir_in(g, &g->nodes[ir_output(g)], k)]; }
+static const ir_node *out_in(ir_graph *g, unsigned k) {
+    return &g->nodes[ir_in(g, &g->nodes[ir_output(g)], k)];
+}
 
 /* Folds cast(v, dt) of an f32 constant and returns the folded value;
  * fails the test when the cast did not fold into a constant. */
@@ -86,9 +88,9 @@ static void test_cast_rounding(void **state) {
     assert_true(cast_value(65504.0, IR_F32, IR_F16) == 65504.0);
     assert_true(cast_value(65519.0, IR_F32, IR_F16) == 65504.0);
     assert_true(isinf(cast_value(65520.0, IR_F32, IR_F16)));
-    assert_true(cast_value(ldexp(1, -25), IR_F32, IR_F16) == 0.0);                 /* tie to even: 0 */
-    assert_true(cast_value(ldexp(3, -26), IR_F32, IR_F16) == ldexp(1, -24));       /* above the tie */
-    assert_true(cast_value(1.0 + ldexp(1, -8), IR_F32, IR_BF16) == 1.0);           /* tie to even */
+    assert_true(cast_value(ldexp(1, -25), IR_F32, IR_F16) == 0.0);           /* tie to even: 0 */
+    assert_true(cast_value(ldexp(3, -26), IR_F32, IR_F16) == ldexp(1, -24)); /* above the tie */
+    assert_true(cast_value(1.0 + ldexp(1, -8), IR_F32, IR_BF16) == 1.0);     /* tie to even */
     assert_true(cast_value(1.0 + ldexp(3, -8), IR_F32, IR_BF16) == 1.0 + ldexp(1, -6)); /* tie up */
     assert_true(isinf(cast_value(3.4e38, IR_F32, IR_BF16)));
     assert_true(cast_value(-2.7, IR_F32, IR_I32) == -2.0);
@@ -138,7 +140,8 @@ static void test_int_semantics(void **state) {
     };
     ir_add_output(g, outs, 9);
     assert_true(run_fold(g, &f));
-    static const double want[9] = {-2147483648.0, -2.0, 2.0, -3.0, 1.0, 2147483642.0, -14.0, 956385313.0, 0.0};
+    static const double want[9] = {-2147483648.0, -2.0,  2.0,         -3.0, 1.0,
+                                   2147483642.0,  -14.0, 956385313.0, 0.0};
     for (int k = 0; k < 9; k++) {
         assert_int_equal(out_in(g, (unsigned)k)->op, IR_OP_CONST);
         if (out_in(g, (unsigned)k)->a.cval != want[k])
@@ -207,7 +210,8 @@ static void test_symbolic_extent(void **state) {
     uint32_t m = ir_sym_get(g, "M");
     ir_shape s = {.rank = 1, .dim = {IR_DIM_SYM(m)}};
     ir_id b = ir_add_broadcast(g, ir_add_const(g, 1.5, IR_F32), &s);
-    ir_id outs[2] = {ir_add_reduce(g, IR_OP_SUM, b, 1u, false), ir_add_reduce(g, IR_OP_MAX, b, 1u, false)};
+    ir_id outs[2] = {ir_add_reduce(g, IR_OP_SUM, b, 1u, false),
+                     ir_add_reduce(g, IR_OP_MAX, b, 1u, false)};
     ir_add_output(g, outs, 2);
     assert_true(run_fold(g, &f));
     assert_int_equal(out_in(g, 0)->op, IR_OP_SUM);

@@ -27,7 +27,8 @@ static void fixture_init(fixture *f, const char *stage) {
     f->err = open_memstream(&f->ebuf, &f->elen);
     assert_true(f->dump && f->err);
     tx_diag_init(&f->diag, f->err, "test", NULL, 0);
-    f->ctx = (pass_ctx){.diag = &f->diag, .dump = f->dump, .dump_stage = stage, .gpu = pass_gpu_find("h200")};
+    f->ctx = (pass_ctx){
+        .diag = &f->diag, .dump = f->dump, .dump_stage = stage, .gpu = pass_gpu_find("h200")};
 }
 static const char *dump_text(fixture *f) {
     fflush(f->dump);
@@ -75,7 +76,8 @@ static ir_graph *graph_fold_once(void) {
 static void test_stage_names(void **state) {
     (void)state;
     const char *known[] = {"all", "input", "shapes", "fold", "simplify", "cse", "dce", "fuse"};
-    for (size_t i = 0; i < sizeof known / sizeof *known; i++) assert_true(pass_stage_known(known[i]));
+    for (size_t i = 0; i < sizeof known / sizeof *known; i++)
+        assert_true(pass_stage_known(known[i]));
     assert_false(pass_stage_known("bogus"));
     assert_false(pass_stage_known(""));
     assert_false(pass_stage_known(NULL));
@@ -99,7 +101,8 @@ static void test_dump_all(void **state) {
     ir_graph *g = graph_fold_once();
     assert_true(pass_run_pipeline(g, &f.ctx));
     char hb[512];
-    assert_string_equal(headers(dump_text(&f), hb, sizeof hb), "input shapes fold simplify cse dce fuse");
+    assert_string_equal(headers(dump_text(&f), hb, sizeof hb),
+                        "input shapes fold simplify cse dce fuse");
     assert_string_equal(err_text(&f), "");
     assert_true(ir_verify(g, stderr));
     ir_graph_free(g);
@@ -199,8 +202,9 @@ static void test_verifier_names_stage(void **state) {
     ir_graph *g = graph_fold_once();
     ir_set_in(g, &g->nodes[3], 1, 4); /* forward reference */
     assert_false(pass_run_pipeline(g, &f.ctx));
-    assert_non_null(strstr(err_text(&f), "txc: error: internal error: the IR is invalid after pass 'input': "
-                                         "ir verify: %3: input 1 (%4) breaks topological order\n"));
+    assert_non_null(strstr(err_text(&f),
+                           "txc: error: internal error: the IR is invalid after pass 'input': "
+                           "ir verify: %3: input 1 (%4) breaks topological order\n"));
     ir_graph_free(g);
     fixture_done(&f);
 }
@@ -208,9 +212,9 @@ static void test_verifier_names_stage(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_stage_names),    cmocka_unit_test(test_dump_all),
-        cmocka_unit_test(test_dump_one_stage), cmocka_unit_test(test_no_dump),
-        cmocka_unit_test(test_fixed_point),    cmocka_unit_test(test_stops_on_error),
+        cmocka_unit_test(test_stage_names),          cmocka_unit_test(test_dump_all),
+        cmocka_unit_test(test_dump_one_stage),       cmocka_unit_test(test_no_dump),
+        cmocka_unit_test(test_fixed_point),          cmocka_unit_test(test_stops_on_error),
 #ifdef TX_VERIFY_PASSES
         cmocka_unit_test(test_verifier_names_stage),
 #endif

@@ -115,7 +115,9 @@ static void expect_error(corruptor corrupt, const char *needle) {
     fixture_done(&f);
 }
 
-static void wrong_shape(ir_graph *g, ir_id x) { g->nodes[ir_add_unary(g, IR_OP_EXP, x)].shape.dim[1] = 7; }
+static void wrong_shape(ir_graph *g, ir_id x) {
+    g->nodes[ir_add_unary(g, IR_OP_EXP, x)].shape.dim[1] = 7;
+}
 static void wrong_dtype(ir_graph *g, ir_id x) {
     g->nodes[ir_add_binary(g, IR_OP_ADD, x, ir_add_const(g, 1, IR_F32))].dtype = IR_F16;
 }

@@ -30,7 +30,9 @@ static bool run_simplify(ir_graph *g, fixture *f) {
     return changed;
 }
 
-static const ir_node *out_in(ir_graph *g, unsigned k) { return &g->nodes[ir_in(g, &g->nodes[ir_output(g)], k)]; }
+static const ir_node *out_in(ir_graph *g, unsigned k) {
+    return &g->nodes[ir_in(g, &g->nodes[ir_output(g)], k)];
+}
 static ir_id out_id(ir_graph *g, unsigned k) { return ir_in(g, &g->nodes[ir_output(g)], k); }
 
 static const ir_shape S23 = {.rank = 2, .dim = {2, 3}};
@@ -44,8 +46,9 @@ static void test_identities(void **state) {
     ir_id x = ir_add_input(g, "x", IR_F32, &S23);
     ir_id z = ir_add_const(g, 0.0, IR_F32), o = ir_add_const(g, 1.0, IR_F32);
     ir_id outs[7] = {
-        ir_add_binary(g, IR_OP_ADD, x, z), ir_add_binary(g, IR_OP_ADD, z, x), ir_add_binary(g, IR_OP_SUB, x, z),
-        ir_add_binary(g, IR_OP_MUL, x, o), ir_add_binary(g, IR_OP_MUL, o, x), ir_add_binary(g, IR_OP_DIV, x, o),
+        ir_add_binary(g, IR_OP_ADD, x, z), ir_add_binary(g, IR_OP_ADD, z, x),
+        ir_add_binary(g, IR_OP_SUB, x, z), ir_add_binary(g, IR_OP_MUL, x, o),
+        ir_add_binary(g, IR_OP_MUL, o, x), ir_add_binary(g, IR_OP_DIV, x, o),
         ir_add_binary(g, IR_OP_POW, x, o),
     };
     ir_add_output(g, outs, 7);
@@ -284,11 +287,11 @@ static void test_chain(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identities),       cmocka_unit_test(test_float_zero_kept),
-        cmocka_unit_test(test_int_times_zero),   cmocka_unit_test(test_keeps_dtype_and_shape),
-        cmocka_unit_test(test_cast_chains),      cmocka_unit_test(test_neg_and_pow),
-        cmocka_unit_test(test_views),            cmocka_unit_test(test_scalar_broadcast),
-        cmocka_unit_test(test_name_moves),       cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_identities),     cmocka_unit_test(test_float_zero_kept),
+        cmocka_unit_test(test_int_times_zero), cmocka_unit_test(test_keeps_dtype_and_shape),
+        cmocka_unit_test(test_cast_chains),    cmocka_unit_test(test_neg_and_pow),
+        cmocka_unit_test(test_views),          cmocka_unit_test(test_scalar_broadcast),
+        cmocka_unit_test(test_name_moves),     cmocka_unit_test(test_chain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

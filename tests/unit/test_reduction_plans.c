@@ -35,43 +35,56 @@
 #define BUDGET 8192 /* bytes: a row of 5000 f32 (20000 B) does not fit on chip */
 
 static const char *SOFTMAX = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=-1) }\n";
-static const char *LOGSOFTMAX = "fn f(x: f32[M, N]) -> f32[M, N] { return log_softmax(x, axis=-1) }\n";
+static const char *LOGSOFTMAX =
+    "fn f(x: f32[M, N]) -> f32[M, N] { return log_softmax(x, axis=-1) }\n";
 static const char *LOGSUMEXP = "fn f(x: f32[M, N]) -> f32[M, 1] {\n"
                                "  m = max(x, axis=-1, keepdim=true)\n"
                                "  return m + log(sum(exp(x - m), axis=-1, keepdim=true))\n}\n";
-static const char *LAYERNORM = "fn f(x: f32[M, N], w: f32[N], b: f32[N]) -> f32[M, N] { return layernorm(x, w, b) }\n";
-static const char *NORMALIZE = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* layernorm without w, b: x is the only row input */
-                               "  mu = mean(x, axis=-1, keepdim=true)\n"
-                               "  d = x - mu\n"
-                               "  return d * rsqrt(mean(d ** 2, axis=-1, keepdim=true) + 1e-5)\n}\n";
-static const char *RMSNORM = "fn f(x: f32[M, N]) -> f32[M, N] { return x * rsqrt(mean(x * x, axis=-1, keepdim=true) + 1e-6) }\n";
-static const char *MULTI2 = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* sum(abs(d)) has no streaming form */
-                            "  d = x - max(x, axis=-1, keepdim=true)\n"
-                            "  return d / sum(abs(d), axis=-1, keepdim=true)\n}\n";
+static const char *LAYERNORM =
+    "fn f(x: f32[M, N], w: f32[N], b: f32[N]) -> f32[M, N] { return layernorm(x, w, b) }\n";
+static const char *NORMALIZE =
+    "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* layernorm without w, b: x is the only row input */
+    "  mu = mean(x, axis=-1, keepdim=true)\n"
+    "  d = x - mu\n"
+    "  return d * rsqrt(mean(d ** 2, axis=-1, keepdim=true) + 1e-5)\n}\n";
+static const char *RMSNORM = "fn f(x: f32[M, N]) -> f32[M, N] { return x * rsqrt(mean(x * x, "
+                             "axis=-1, keepdim=true) + 1e-6) }\n";
+static const char *MULTI2 =
+    "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* sum(abs(d)) has no streaming form */
+    "  d = x - max(x, axis=-1, keepdim=true)\n"
+    "  return d / sum(abs(d), axis=-1, keepdim=true)\n}\n";
 static const char *MULTI3 = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* three dependent stages */
                             "  d = x - mean(x, axis=-1, keepdim=true)\n"
                             "  e = d - mean(d, axis=-1, keepdim=true)\n"
                             "  return e / sum(e * e, axis=-1, keepdim=true)\n}\n";
-static const char *STATS = "fn f(x: f32[M, N]) -> (f32[M], f32[M], f32[M, N]) {\n" /* two reductions of one level, a prologue output */
-                           "  y = x * 2\n"
-                           "  return max(y, axis=-1), sum(x, axis=-1), y\n}\n";
+static const char *STATS =
+    "fn f(x: f32[M, N]) -> (f32[M], f32[M], f32[M, N]) {\n" /* two reductions of one level, a
+                                                               prologue output */
+    "  y = x * 2\n"
+    "  return max(y, axis=-1), sum(x, axis=-1), y\n}\n";
 static const char *SOFTMAX_COLS = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n";
 static const char *SOFTMAX_F16 = "fn f(x: f16[M, N]) -> f16[M, N] { return softmax(x, axis=-1) }\n";
-static const char *LAYERNORM_BF16 = "fn f(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> bf16[M, N] { return layernorm(x, w, b) }\n";
-static const char *SUMSCALE = "fn f(x: f32[M, N]) -> f32[M, N] { return x / sum(x, axis=-1, keepdim=true) }\n";
-static const char *RESNORM = "fn f(x: f32[M, N], r: f32[M, N], w: f32[N], b: f32[N]) -> (f32[M, N], f32[M, N]) {\n"
-                             "  h = x + r\n" /* staged: h (one word per element), returned from the first pass */
-                             "  return layernorm(h, w, b), h\n}\n";
-static const char *SLICED = "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* x also read at (row, 0): not staged */
-                            "  e = exp(x - max(x, axis=-1, keepdim=true))\n"
-                            "  return e / sum(e, axis=-1, keepdim=true) + slice(x, axis=1, start=0, stop=1)\n}\n";
-static const char *RMSNORM_BF16 = "fn f(x: bf16[M, N], w: bf16[N]) -> bf16[M, N] {\n"
-                                  "  y = f32(x)\n"
-                                  "  return bf16(y * rsqrt(mean(y * y, axis=-1, keepdim=true) + 1e-6)) * w\n}\n";
+static const char *LAYERNORM_BF16 =
+    "fn f(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> bf16[M, N] { return layernorm(x, w, b) }\n";
+static const char *SUMSCALE =
+    "fn f(x: f32[M, N]) -> f32[M, N] { return x / sum(x, axis=-1, keepdim=true) }\n";
+static const char *RESNORM =
+    "fn f(x: f32[M, N], r: f32[M, N], w: f32[N], b: f32[N]) -> (f32[M, N], f32[M, N]) {\n"
+    "  h = x + r\n" /* staged: h (one word per element), returned from the first pass */
+    "  return layernorm(h, w, b), h\n}\n";
+static const char *SLICED =
+    "fn f(x: f32[M, N]) -> f32[M, N] {\n" /* x also read at (row, 0): not staged */
+    "  e = exp(x - max(x, axis=-1, keepdim=true))\n"
+    "  return e / sum(e, axis=-1, keepdim=true) + slice(x, axis=1, start=0, stop=1)\n}\n";
+static const char *RMSNORM_BF16 =
+    "fn f(x: bf16[M, N], w: bf16[N]) -> bf16[M, N] {\n"
+    "  y = f32(x)\n"
+    "  return bf16(y * rsqrt(mean(y * y, axis=-1, keepdim=true) + 1e-6)) * w\n}\n";
 
 /* Compiles src with the given -D bindings and plans it against `budget`;
  * *raw (may be NULL) gets the unplanned copy. */
-static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget, ir_graph **raw) {
+static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget,
+                      ir_graph **raw) {
     tx_diag d;
     tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
     fe_options fo = {.entry = NULL, .defines = defs, .ndefines = ndefs};
@@ -101,8 +114,8 @@ typedef double (*fill_fn)(unsigned in, int64_t i, int64_t n);
 /* Runs the planned graph g (raw: its unplanned copy) on the host JIT and in
  * the interpreter with M rows of length N (inputs random, or from `fill`
  * when given) and compares every output. */
-static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src, int64_t M, int64_t N, fill_fn fill,
-                        uint64_t seed) {
+static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src, int64_t M,
+                        int64_t N, fill_fn fill, uint64_t seed) {
     unsigned nin = 0;
     while (nin < raw->n && raw->nodes[nin].op == IR_OP_INPUT) nin++;
     rt_tensor *in = calloc(nin + 1, sizeof *in);
@@ -132,9 +145,11 @@ static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src,
                 bad++;
             }
         if (bad)
-            fprintf(stderr, "%soutput %u, %lld x %lld: %lld of %lld differ; first at %lld: jit %.9g ref %.9g\n", src, k,
-                    (long long)M, (long long)N, (long long)bad, (long long)n, (long long)first, rt_get(&a[k], first),
-                    rt_get(&b[k], first));
+            fprintf(
+                stderr,
+                "%soutput %u, %lld x %lld: %lld of %lld differ; first at %lld: jit %.9g ref %.9g\n",
+                src, k, (long long)M, (long long)N, (long long)bad, (long long)n, (long long)first,
+                rt_get(&a[k], first), rt_get(&b[k], first));
         assert_int_equal(bad, 0);
         rt_tensor_free(&a[k]);
         rt_tensor_free(&b[k]);
@@ -147,13 +162,15 @@ static void run_compare(const ir_graph *g, const ir_graph *raw, const char *src,
 
 /* Plans src with M and N bound, checks the strategy and passes of its
  * reduction region, and compares the host JIT with the interpreter. */
-static void check_plan(const char *src, int64_t M, int64_t N, int strategy, int passes, fill_fn fill, uint64_t seed) {
+static void check_plan(const char *src, int64_t M, int64_t N, int strategy, int passes,
+                       fill_fn fill, uint64_t seed) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *raw;
     ir_graph *g = plan(src, defs, 2, BUDGET, &raw);
     const ir_region *r = the_reduction(g);
     if (r->strategy != strategy || r->passes != passes)
-        fprintf(stderr, "%splanned strategy %d passes %d, expected %d, %d\n", src, r->strategy, r->passes, strategy, passes);
+        fprintf(stderr, "%splanned strategy %d passes %d, expected %d, %d\n", src, r->strategy,
+                r->passes, strategy, passes);
     assert_int_equal(r->strategy, strategy);
     assert_int_equal(r->passes, passes);
     run_compare(g, raw, src, M, N, fill, seed);
@@ -166,7 +183,8 @@ static void test_online_plans(void **s) {
     check_plan(SOFTMAX, 3, 5000, IR_RED_ONLINE, 2, NULL, 1);
     check_plan(SOFTMAX, 3, 4999, IR_RED_ONLINE, 2, NULL, 2);
     check_plan(LOGSOFTMAX, 3, 5001, IR_RED_ONLINE, 2, NULL, 3);
-    check_plan(LOGSUMEXP, 3, 5000, IR_RED_ONLINE, 1, NULL, 4); /* per-row result only: no epilogue pass */
+    check_plan(LOGSUMEXP, 3, 5000, IR_RED_ONLINE, 1, NULL,
+               4); /* per-row result only: no epilogue pass */
     check_plan(LAYERNORM, 3, 5000, IR_RED_ONLINE, 2, NULL, 5);
     check_plan(NORMALIZE, 3, 4997, IR_RED_ONLINE, 2, NULL, 6);
     check_plan(RMSNORM, 3, 5000, IR_RED_ONLINE, 2, NULL, 7);
@@ -218,13 +236,13 @@ static double special_rows(unsigned in, int64_t i, int64_t n) {
     int64_t row = i / n, e = i % n;
     double v = sin((double)i * 1.7) * 10.0;
     switch (row) {
-    case 0: return e % 7 == 3 ? -INFINITY : v;
-    case 1: return -INFINITY;
-    case 2: return e == n / 2 ? NAN : v;
-    case 3: return e % 5 == 0 ? 3e38 : e % 5 == 1 ? -3e38 : e % 5 == 2 ? 1e30 : v;
-    case 4: return e == n - 2 ? INFINITY : v;
-    case 5: return e < n / 3 ? -INFINITY : v;
-    default: return v;
+        case 0: return e % 7 == 3 ? -INFINITY : v;
+        case 1: return -INFINITY;
+        case 2: return e == n / 2 ? NAN : v;
+        case 3: return e % 5 == 0 ? 3e38 : e % 5 == 1 ? -3e38 : e % 5 == 2 ? 1e30 : v;
+        case 4: return e == n - 2 ? INFINITY : v;
+        case 5: return e < n / 3 ? -INFINITY : v;
+        default: return v;
     }
 }
 
@@ -234,7 +252,8 @@ static void test_special_values(void **s) {
     int passes[] = {2, 2, 1};
     for (unsigned p = 0; p < 3; p++) {
         check_plan(progs[p], 7, 3001, IR_RED_ONLINE, passes[p], special_rows, 20 + p);
-        check_plan(progs[p], 7, 3, IR_RED_ONCHIP, 1, special_rows, 30 + p); /* short rows: held on chip */
+        check_plan(progs[p], 7, 3, IR_RED_ONCHIP, 1, special_rows,
+                   30 + p); /* short rows: held on chip */
     }
 }
 
@@ -253,7 +272,8 @@ static void test_symbolic_rows(void **s) {
         assert_int_equal(r->passes, 2);
         int64_t lens[] = {1, 7, 33, 4999};
         for (unsigned i = 0; i < 4; i++) run_compare(g, raw, progs[p], 7, lens[i], NULL, 40 + i);
-        for (unsigned i = 0; i < 2; i++) run_compare(g, raw, progs[p], 7, 3001, special_rows, 50 + i);
+        for (unsigned i = 0; i < 2; i++)
+            run_compare(g, raw, progs[p], 7, 3001, special_rows, 50 + i);
         ir_graph_free(g);
         ir_graph_free(raw);
     }
@@ -275,7 +295,8 @@ static int count_global_loads(const char *ptx) {
 
 /* sm_90 PTX of src with only M bound: the region's passes equal the load
  * sites of x (`extra`: other load sites: row-broadcast operands, the
- * exact variance pass taken only for rows whose f32 statistics overflow); assembles with ptxas when installed. */
+ * exact variance pass taken only for rows whose f32 statistics overflow); assembles with ptxas when
+ * installed. */
 static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
     fe_define defs[1] = {{"M", 3}};
     ir_graph *g = plan(src, defs, 1, BUDGET, NULL);
@@ -288,7 +309,8 @@ static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
     int loads = count_global_loads(ptx);
-    if (loads != passes + extra) fprintf(stderr, "%s%d global load sites, expected %d + %d\n", src, loads, passes, extra);
+    if (loads != passes + extra)
+        fprintf(stderr, "%s%d global load sites, expected %d + %d\n", src, loads, passes, extra);
     assert_int_equal(loads, passes + extra);
     int rc = tk_ptxas(ptx, len, "sm_90", NULL);
     if (rc >= 0) {
@@ -305,13 +327,15 @@ static void test_ptx_passes(void **s) {
     check_ptx(SOFTMAX, 2, 0, &assembled);
     check_ptx(LOGSOFTMAX, 2, 0, &assembled);
     check_ptx(LOGSUMEXP, 1, 0, &assembled);
-    check_ptx(NORMALIZE, 2, 1, &assembled);  /* + the exact variance pass, taken only for rows that overflow f32 */
-    check_ptx(LAYERNORM, 2, 3, &assembled);  /* the same + w, b */
+    check_ptx(NORMALIZE, 2, 1,
+              &assembled); /* + the exact variance pass, taken only for rows that overflow f32 */
+    check_ptx(LAYERNORM, 2, 3, &assembled); /* the same + w, b */
     check_ptx(RMSNORM, 2, 0, &assembled);
     check_ptx(MULTI2, 3, 0, &assembled);
     check_ptx(MULTI3, 4, 0, &assembled);
     check_ptx(SOFTMAX_F16, 2, 0, &assembled);
-    if (!assembled) printf("test_ptx_passes: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
+    if (!assembled)
+        printf("test_ptx_passes: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
 }
 
 /* Rows planned onchip under the default budget but too long for the
@@ -322,8 +346,8 @@ static void test_ptx_passes(void **s) {
  * its bytes in the manifest, and static (ptxas -v) plus dynamic shared
  * memory stays within the plan's sram_bytes; the host JIT (the same pass
  * structure over a private array) agrees with the interpreter. */
-static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_fn fill, uint64_t seed,
-                         bool *assembled) {
+static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_fn fill,
+                         uint64_t seed, bool *assembled) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *raw;
     ir_graph *g = plan(src, defs, 2, 0, &raw);
@@ -340,12 +364,15 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
     int loads = count_global_loads(ptx);
-    if (loads != 1 + extra) fprintf(stderr, "%s(N=%lld) %d global load sites, expected 1 + %d\n", src, (long long)N, loads, extra);
+    if (loads != 1 + extra)
+        fprintf(stderr, "%s(N=%lld) %d global load sites, expected 1 + %d\n", src, (long long)N,
+                loads, extra);
     assert_int_equal(loads, 1 + extra);
     assert_non_null(strstr(ptx, ".extern .shared .align 16 .b8 tx_red_dyn_smem[]"));
     const cg_kernel *k = NULL;
     for (unsigned i = 0; i < cg_program_nkernels(p); i++)
-        if (cg_program_kernel(p, i)->region >= 0 && g->regions[cg_program_kernel(p, i)->region].kind == IR_RK_REDUCTION)
+        if (cg_program_kernel(p, i)->region >= 0 &&
+            g->regions[cg_program_kernel(p, i)->region].kind == IR_RK_REDUCTION)
             k = cg_program_kernel(p, i);
     assert_non_null(k);
     assert_true(k->smem_bytes >= 4 * (unsigned)N); /* at least one staged word per element */
@@ -372,8 +399,8 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
         remove(log);
         assert_int_equal(rc, 0);
         if (stat + (int64_t)k->smem_bytes > r->sram_bytes)
-            fprintf(stderr, "%sstatic %ld + dynamic %u bytes of shared memory > plan %lld\n", src, stat, k->smem_bytes,
-                    (long long)r->sram_bytes);
+            fprintf(stderr, "%sstatic %ld + dynamic %u bytes of shared memory > plan %lld\n", src,
+                    stat, k->smem_bytes, (long long)r->sram_bytes);
         assert_true(stat + (int64_t)k->smem_bytes <= r->sram_bytes);
         *assembled = true;
     }
@@ -401,7 +428,8 @@ static void test_staged_rows(void **s) {
     check_staged(RMSNORM_BF16, 3, 12000, 1, NULL, 83, &assembled);
     check_staged(SOFTMAX, 7, 6001, 0, special_rows, 84, &assembled);
     check_staged(LOGSOFTMAX, 7, 6001, 0, special_rows, 85, &assembled);
-    if (!assembled) printf("test_staged_rows: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
+    if (!assembled)
+        printf("test_staged_rows: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
 }
 
 /* An onchip row whose frontier value is also read at another index (a
@@ -432,21 +460,27 @@ static void test_staging_refused(void **s) {
 /* ---- schedules chosen from the shape (docs/cost-model.md "Schedules") ---- */
 
 static const char *COLSUM = "fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n";
-static const char *COLMAX = "fn f(x: f32[M, N]) -> f32[1, N] { return max(x, axis=0, keepdim=true) }\n";
+static const char *COLMAX =
+    "fn f(x: f32[M, N]) -> f32[1, N] { return max(x, axis=0, keepdim=true) }\n";
 static const char *COLMEAN_BF16 = "fn f(x: bf16[M, N]) -> bf16[N] { return mean(x, axis=0) }\n";
-static const char *COLCENTER = "fn f(x: f32[M, N]) -> (f32[M, N], f32[M, N]) {\n" /* a prologue and an epilogue output */
-                               "  h = x * 2\n  return h, h - mean(h, axis=0, keepdim=true)\n}\n";
+static const char *COLCENTER =
+    "fn f(x: f32[M, N]) -> (f32[M, N], f32[M, N]) {\n" /* a prologue and an epilogue output */
+    "  h = x * 2\n  return h, h - mean(h, axis=0, keepdim=true)\n}\n";
 static const char *ROWMAX = "fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n";
 
 /* The planned column block (tile[1] = C, tile[2] = R), threads and rows of src at M x N. */
-static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs, unsigned threads, int64_t rows) {
+static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
+                        unsigned threads, int64_t rows) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *g = plan(src, defs, 2, 0, NULL);
     const ir_region *r = the_reduction(g);
     if (r->tile[1] != c || r->tile[2] != rs || r->threads != threads || r->rows != rows)
-        fprintf(stderr, "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld; expected %lld x %lld, %u, %lld\n", src,
-                (long long)M, (long long)N, (long long)r->tile[1], (long long)r->tile[2], r->threads, (long long)r->rows,
-                (long long)c, (long long)rs, threads, (long long)rows);
+        fprintf(stderr,
+                "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld; expected %lld x %lld, "
+                "%u, %lld\n",
+                src, (long long)M, (long long)N, (long long)r->tile[1], (long long)r->tile[2],
+                r->threads, (long long)r->rows, (long long)c, (long long)rs, threads,
+                (long long)rows);
     assert_int_equal(r->tile[1], c);
     assert_int_equal(r->tile[2], rs);
     assert_int_equal(r->threads, threads);
@@ -459,15 +493,15 @@ static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_
  * R = 512 / C until the slices get fewer than 8 elements; one thread per column otherwise. */
 static void test_column_blocks(void **s) {
     (void)s;
-    check_block(COLSUM, 65536, 1024, 8, 64, 512, 1);     /* 128 blocks: every SM busy */
-    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);    /* plenty of columns: wide blocks */
+    check_block(COLSUM, 65536, 1024, 8, 64, 512, 1);        /* 128 blocks: every SM busy */
+    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);       /* plenty of columns: wide blocks */
     check_block(COLMEAN_BF16, 32768, 4096, 16, 32, 512, 1); /* bf16: a sector is 16 columns */
-    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);      /* 40 rows: 4 slices of 10 */
-    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);      /* 20 rows: 2 slices of 10 */
-    check_block(COLSUM, 12, 65536, 128, 1, 128, 1);      /* 12 rows: no split (slices under 8) */
+    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);         /* 40 rows: 4 slices of 10 */
+    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);         /* 20 rows: 2 slices of 10 */
+    check_block(COLSUM, 12, 65536, 128, 1, 128, 1);         /* 12 rows: no split (slices under 8) */
     check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1); /* two stages: not split */
-    check_block(ROWMAX, 1048576, 64, 0, 0, 256, 8);      /* narrow rows: one warp each, 8 per block */
-    check_block(ROWMAX, 1000, 513, 0, 0, 256, 1);        /* longer rows: one block each */
+    check_block(ROWMAX, 1048576, 64, 0, 0, 256, 8); /* narrow rows: one warp each, 8 per block */
+    check_block(ROWMAX, 1000, 513, 0, 0, 256, 1);   /* longer rows: one block each */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -475,7 +509,8 @@ static void test_column_blocks(void **s) {
 static void test_column_ragged(void **s) {
     (void)s;
     const char *srcs[] = {COLSUM, COLMAX, COLMEAN_BF16, COLCENTER};
-    const int64_t mn[][2] = {{1, 1}, {1, 7}, {7, 1}, {33, 5}, {1001, 3}, {4999, 17}, {64, 1000}, {8, 8}, {24, 130}};
+    const int64_t mn[][2] = {{1, 1},     {1, 7},     {7, 1}, {33, 5},  {1001, 3},
+                             {4999, 17}, {64, 1000}, {8, 8}, {24, 130}};
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
         for (size_t j = 0; j < sizeof mn / sizeof mn[0]; j++) {
             fe_define defs[2] = {{"M", mn[j][0]}, {"N", mn[j][1]}};
@@ -513,12 +548,17 @@ static void test_schedule_ptx(void **s) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_online_plans),   cmocka_unit_test(test_multipass_plans),
-        cmocka_unit_test(test_variance_far_from_zero), cmocka_unit_test(test_special_values),
-        cmocka_unit_test(test_symbolic_rows),  cmocka_unit_test(test_one_level_one_pass),
-        cmocka_unit_test(test_ptx_passes),     cmocka_unit_test(test_staged_rows),
+        cmocka_unit_test(test_online_plans),
+        cmocka_unit_test(test_multipass_plans),
+        cmocka_unit_test(test_variance_far_from_zero),
+        cmocka_unit_test(test_special_values),
+        cmocka_unit_test(test_symbolic_rows),
+        cmocka_unit_test(test_one_level_one_pass),
+        cmocka_unit_test(test_ptx_passes),
+        cmocka_unit_test(test_staged_rows),
         cmocka_unit_test(test_staging_refused),
-        cmocka_unit_test(test_column_blocks),  cmocka_unit_test(test_column_ragged),
+        cmocka_unit_test(test_column_blocks),
+        cmocka_unit_test(test_column_ragged),
         cmocka_unit_test(test_schedule_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -27,23 +27,25 @@
 #include "runtime/runtime.h"
 
 /* The values issue 10 names, then the edges of the binary ops. */
-static const double VALS[] = {-12, -10, -0.0, 0, 1e-30, 1e-45, 0.5, 88.7, -88, 3e38,
-                              1, -1, 2, -3, INFINITY, -INFINITY, NAN};
-#define NVALS (sizeof VALS / sizeof *VALS)
+static const double VALS[] = {-12,  -10, -0.0, 0, 1e-30, 1e-45,    0.5,       88.7, -88,
+                              3e38, 1,   -1,   2, -3,    INFINITY, -INFINITY, NAN};
+#define NVALS       (sizeof VALS / sizeof *VALS)
 #define NUNARY_VALS 10 /* unary ops: the values of issue 10 (and the rest too, below) */
 
 static const ir_dtype DTYPES[] = {IR_F32, IR_F16, IR_BF16, IR_I32, IR_BOOL};
 #define NDT (sizeof DTYPES / sizeof *DTYPES)
 
 /* Operand dtype k of a test node of op at dtype dt: where's condition is bool. */
-static ir_dtype operand_dt(ir_op op, unsigned k, ir_dtype dt) { return op == IR_OP_WHERE && k == 0 ? IR_BOOL : dt; }
+static ir_dtype operand_dt(ir_op op, unsigned k, ir_dtype dt) {
+    return op == IR_OP_WHERE && k == 0 ? IR_BOOL : dt;
+}
 
 /* Node `op` over operands xs (cast: to `to`). */
 static ir_id add_op(ir_graph *g, ir_op op, const ir_id *xs, ir_dtype to) {
     switch (ir_op_arity(op)) {
-    case 1: return op == IR_OP_CAST ? ir_add_cast(g, xs[0], to) : ir_add_unary(g, op, xs[0]);
-    case 2: return ir_add_binary(g, op, xs[0], xs[1]);
-    default: return ir_add_where(g, xs[0], xs[1], xs[2]);
+        case 1: return op == IR_OP_CAST ? ir_add_cast(g, xs[0], to) : ir_add_unary(g, op, xs[0]);
+        case 2: return ir_add_binary(g, op, xs[0], xs[1]);
+        default: return ir_add_where(g, xs[0], xs[1], xs[2]);
     }
 }
 
@@ -63,7 +65,8 @@ static double fold_value(ir_op op, ir_dtype dt, ir_dtype to, const double *v) {
     pass_ctx pc = {.diag = &d};
     ir_graph *g = ir_graph_new("f", NULL);
     ir_id xs[3];
-    for (int k = 0; k < ir_op_arity(op); k++) xs[k] = ir_add_const(g, v[k], operand_dt(op, (unsigned)k, dt));
+    for (int k = 0; k < ir_op_arity(op); k++)
+        xs[k] = ir_add_const(g, v[k], operand_dt(op, (unsigned)k, dt));
     ir_id n = add_op(g, op, xs, to);
     ir_add_output(g, &n, 1);
     (void)pass_fold(g, &pc);
@@ -111,7 +114,8 @@ static bool valid_at(ir_op op, ir_dtype dt, ir_dtype to) {
     ir_shape s = {0};
     ir_id xs[3];
     static const char *names[3] = {"a", "b", "c"};
-    for (int k = 0; k < ir_op_arity(op); k++) xs[k] = ir_add_input(g, names[k], operand_dt(op, (unsigned)k, dt), &s);
+    for (int k = 0; k < ir_op_arity(op); k++)
+        xs[k] = ir_add_input(g, names[k], operand_dt(op, (unsigned)k, dt), &s);
     ir_id n = add_op(g, op, xs, to);
     ir_add_output(g, &n, 1);
     bool ok = ir_verify(g, NULL);
@@ -125,13 +129,15 @@ static bool valid_at(ir_op op, ir_dtype dt, ir_dtype to) {
 static bool agree(ir_op op, ir_dtype dt, ir_dtype to, const double *raw) {
     if (!valid_at(op, dt, to)) return false;
     double v[3];
-    for (int k = 0; k < ir_op_arity(op); k++) v[k] = ir_scalar_round(raw[k], operand_dt(op, (unsigned)k, dt));
+    for (int k = 0; k < ir_op_arity(op); k++)
+        v[k] = ir_scalar_round(raw[k], operand_dt(op, (unsigned)k, dt));
     ir_dtype odt;
     uint32_t want = interp_bits(op, dt, to, v, &odt);
     uint32_t got = bits_of(fold_value(op, dt, to, v), odt);
     if (got != want)
-        fail_msg("%s at %s (%g, %g, %g): folded bits 0x%x, interpreter 0x%x", ir_op_name(op), ir_dtype_name(dt), v[0],
-                 ir_op_arity(op) > 1 ? v[1] : 0.0, ir_op_arity(op) > 2 ? v[2] : 0.0, got, want);
+        fail_msg("%s at %s (%g, %g, %g): folded bits 0x%x, interpreter 0x%x", ir_op_name(op),
+                 ir_dtype_name(dt), v[0], ir_op_arity(op) > 1 ? v[1] : 0.0,
+                 ir_op_arity(op) > 2 ? v[2] : 0.0, got, want);
     return true;
 }
 
@@ -144,9 +150,11 @@ static void test_fold_matches_interp_unary(void **state) {
         if (!(ir_op_traits((ir_op)op) & IR_T_ELEM) || ir_op_arity((ir_op)op) != 1) continue;
         for (unsigned t = 0; t < NDT; t++)
             for (unsigned to = 0; to < (op == IR_OP_CAST ? NDT : 1); to++)
-                for (unsigned i = 0; i < NVALS; i++) checked += agree((ir_op)op, DTYPES[t], DTYPES[to], &VALS[i]);
+                for (unsigned i = 0; i < NVALS; i++)
+                    checked += agree((ir_op)op, DTYPES[t], DTYPES[to], &VALS[i]);
     }
-    assert_true(checked > 20 * NUNARY_VALS * NDT); /* at least the 20 unary ops of today at every dtype */
+    assert_true(checked >
+                20 * NUNARY_VALS * NDT); /* at least the 20 unary ops of today at every dtype */
 }
 
 /* (a) Every binary and three-operand elementwise op over all pairs of values
@@ -177,7 +185,8 @@ static void test_fold_matches_interp_reduce(void **state) {
     for (int op = 0; op < IR_NOPS; op++) {
         if (!(ir_op_traits((ir_op)op) & IR_T_REDUCE)) continue;
         for (unsigned t = 0; t < NDT; t++) {
-            if (DTYPES[t] == IR_BOOL) continue; /* the frontend makes bool sums i32; fold leaves bool */
+            if (DTYPES[t] == IR_BOOL)
+                continue; /* the frontend makes bool sums i32; fold leaves bool */
             for (unsigned i = 0; i < NVALS; i++) {
                 double v = ir_scalar_round(VALS[i], DTYPES[t]);
                 tx_diag d;
@@ -189,7 +198,9 @@ static void test_fold_matches_interp_reduce(void **state) {
                 ir_add_output(g, &r, 1);
                 (void)pass_fold(g, &pc);
                 const ir_node *o = &g->nodes[ir_in(g, &g->nodes[ir_output(g)], 0)];
-                if (o->op != IR_OP_CONST) fail_msg("%s at %s did not fold", ir_op_name((ir_op)op), ir_dtype_name(DTYPES[t]));
+                if (o->op != IR_OP_CONST)
+                    fail_msg("%s at %s did not fold", ir_op_name((ir_op)op),
+                             ir_dtype_name(DTYPES[t]));
                 ir_dtype odt = (ir_dtype)o->dtype;
                 uint32_t got = bits_of(o->a.cval, odt);
                 ir_graph_free(g);
@@ -204,8 +215,8 @@ static void test_fold_matches_interp_reduce(void **state) {
                 uint32_t want = 0;
                 memcpy(&want, out.data, (size_t)ir_dtype_size(out.dtype));
                 if (got != want)
-                    fail_msg("%s at %s of 5 x %g: folded bits 0x%x, interpreter 0x%x", ir_op_name((ir_op)op),
-                             ir_dtype_name(DTYPES[t]), v, got, want);
+                    fail_msg("%s at %s of 5 x %g: folded bits 0x%x, interpreter 0x%x",
+                             ir_op_name((ir_op)op), ir_dtype_name(DTYPES[t]), v, got, want);
                 rt_tensor_free(&in);
                 rt_tensor_free(&out);
                 ir_graph_free(g);
@@ -219,16 +230,33 @@ static void test_fold_matches_interp_reduce(void **state) {
 /* pow at the IEEE edges NumPy follows (C99 Annex F), in the shared rule. */
 static void test_pow_edges(void **state) {
     (void)state;
-    static const struct { double a, b, want; } cases[] = {
-        {-0.0, -1, -INFINITY}, {0.0, -1, INFINITY}, {-0.0, -2, INFINITY}, {-0.0, 3, -0.0}, {-0.0, 0.5, 0.0},
-        {-1, INFINITY, 1},     {-1, -INFINITY, 1},  {-INFINITY, 0.5, INFINITY}, {-INFINITY, 3, -INFINITY},
-        {-INFINITY, -3, -0.0}, {-INFINITY, -2, 0.0}, {NAN, 0, 1},          {1, NAN, 1},   {-2, 0.5, NAN},
-        {0.5, INFINITY, 0},    {2, -INFINITY, 0},   {0.5, -INFINITY, INFINITY}, {-8, 1.0 / 3, NAN},
+    static const struct {
+        double a, b, want;
+    } cases[] = {
+        {-0.0, -1, -INFINITY},
+        {0.0, -1, INFINITY},
+        {-0.0, -2, INFINITY},
+        {-0.0, 3, -0.0},
+        {-0.0, 0.5, 0.0},
+        {-1, INFINITY, 1},
+        {-1, -INFINITY, 1},
+        {-INFINITY, 0.5, INFINITY},
+        {-INFINITY, 3, -INFINITY},
+        {-INFINITY, -3, -0.0},
+        {-INFINITY, -2, 0.0},
+        {NAN, 0, 1},
+        {1, NAN, 1},
+        {-2, 0.5, NAN},
+        {0.5, INFINITY, 0},
+        {2, -INFINITY, 0},
+        {0.5, -INFINITY, INFINITY},
+        {-8, 1.0 / 3, NAN},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         double x[2] = {cases[i].a, cases[i].b}, r = 0;
         assert_true(ir_scalar_eval(IR_OP_POW, IR_F32, x, &r));
-        bool ok = isnan(cases[i].want) ? isnan(r) : r == cases[i].want && signbit(r) == signbit(cases[i].want);
+        bool ok = isnan(cases[i].want) ? isnan(r)
+                                       : r == cases[i].want && signbit(r) == signbit(cases[i].want);
         if (!ok) fail_msg("pow(%g, %g) = %g, want %g", cases[i].a, cases[i].b, r, cases[i].want);
     }
 }
@@ -236,22 +264,34 @@ static void test_pow_edges(void **state) {
 /* i32: + - * ** wrap, division truncates with x / 0 = 0, negative powers. */
 static void test_int_rules(void **state) {
     (void)state;
-    static const struct { ir_op op; double a, b, want; } cases[] = {
-        {IR_OP_ADD, 2147483647, 1, -2147483648.0},  {IR_OP_MUL, 65536, 65536, 0},
-        {IR_OP_MUL, 2147483647, 2147483647, 1},     {IR_OP_MUL, -2147483648.0, 3, -2147483648.0},
+    static const struct {
+        ir_op op;
+        double a, b, want;
+    } cases[] = {
+        {IR_OP_ADD, 2147483647, 1, -2147483648.0},
+        {IR_OP_MUL, 65536, 65536, 0},
+        {IR_OP_MUL, 2147483647, 2147483647, 1},
+        {IR_OP_MUL, -2147483648.0, 3, -2147483648.0},
         {IR_OP_MUL, 1000000007, 998244353, -602224121},
-        {IR_OP_POW, 3, 40, 689956897},              {IR_OP_POW, -3, 41, -2069870691},
-        {IR_OP_POW, 46341, 2, -2147479015},         {IR_OP_POW, 0, 0, 1},
-        {IR_OP_POW, 2, -1, 0},                      {IR_OP_POW, -1, -3, -1},
-        {IR_OP_POW, 1, -7, 1},                      {IR_OP_POW, 0, -1, 0},
-        {IR_OP_DIV, 7, 0, 0},                       {IR_OP_DIV, -7, 2, -3},
-        {IR_OP_DIV, -2147483648.0, -1, -2147483648.0}, {IR_OP_SUB, -2147483648.0, 1, 2147483647},
+        {IR_OP_POW, 3, 40, 689956897},
+        {IR_OP_POW, -3, 41, -2069870691},
+        {IR_OP_POW, 46341, 2, -2147479015},
+        {IR_OP_POW, 0, 0, 1},
+        {IR_OP_POW, 2, -1, 0},
+        {IR_OP_POW, -1, -3, -1},
+        {IR_OP_POW, 1, -7, 1},
+        {IR_OP_POW, 0, -1, 0},
+        {IR_OP_DIV, 7, 0, 0},
+        {IR_OP_DIV, -7, 2, -3},
+        {IR_OP_DIV, -2147483648.0, -1, -2147483648.0},
+        {IR_OP_SUB, -2147483648.0, 1, 2147483647},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         double x[2] = {cases[i].a, cases[i].b}, r = 0;
         assert_true(ir_scalar_eval(cases[i].op, IR_I32, x, &r));
         if (r != cases[i].want)
-            fail_msg("%s(%g, %g) = %.17g, want %.17g", ir_op_name(cases[i].op), cases[i].a, cases[i].b, r, cases[i].want);
+            fail_msg("%s(%g, %g) = %.17g, want %.17g", ir_op_name(cases[i].op), cases[i].a,
+                     cases[i].b, r, cases[i].want);
     }
     double m[1] = {-2147483648.0}, r = 0;
     assert_true(ir_scalar_eval(IR_OP_NEG, IR_I32, m, &r) && r == -2147483648.0);
@@ -265,17 +305,19 @@ static void test_every_op_has_scalar_rule(void **state) {
     for (int op = 0; op < IR_NOPS; op++) {
         bool red = (ir_op_traits((ir_op)op) & IR_T_REDUCE) != 0;
         double acc = 0, rr = 0;
-        if (ir_scalar_reduce_init((ir_op)op, &acc) != red || ir_scalar_reduce_uniform((ir_op)op, 1, 2, &rr) != red ||
+        if (ir_scalar_reduce_init((ir_op)op, &acc) != red ||
+            ir_scalar_reduce_uniform((ir_op)op, 1, 2, &rr) != red ||
             ir_scalar_reduce_step((ir_op)op, IR_F32, 0, 1, &rr) != red ||
             ir_scalar_reduce_finish((ir_op)op, IR_F32, 1, 2, &rr) != red)
-            fail_msg("op %s: reduction rule %s", ir_op_name((ir_op)op), red ? "missing" : "for a non-reduction op");
+            fail_msg("op %s: reduction rule %s", ir_op_name((ir_op)op),
+                     red ? "missing" : "for a non-reduction op");
         bool elem = (ir_op_traits((ir_op)op) & IR_T_ELEM) != 0;
         for (unsigned t = 0; t < NDT; t++) {
             double x[3] = {0.5, 2, 1}, r = -12345;
             bool has = ir_scalar_eval((ir_op)op, DTYPES[t], x, &r);
             if (has != elem)
-                fail_msg("op %s at %s: scalar rule %s", ir_op_name((ir_op)op), ir_dtype_name(DTYPES[t]),
-                         has ? "for a non-elementwise op" : "missing");
+                fail_msg("op %s at %s: scalar rule %s", ir_op_name((ir_op)op),
+                         ir_dtype_name(DTYPES[t]), has ? "for a non-elementwise op" : "missing");
         }
     }
 }
@@ -291,7 +333,8 @@ static void compiles(ir_op op, ir_dtype dt, ir_dtype to, cg_target t) {
     ir_shape s = {.rank = 1, .dim = {64}};
     ir_id xs[3];
     static const char *names[3] = {"a", "b", "c"};
-    for (int k = 0; k < ir_op_arity(op); k++) xs[k] = ir_add_input(g, names[k], operand_dt(op, (unsigned)k, dt), &s);
+    for (int k = 0; k < ir_op_arity(op); k++)
+        xs[k] = ir_add_input(g, names[k], operand_dt(op, (unsigned)k, dt), &s);
     ir_id n = add_op(g, op, xs, to);
     ir_add_output(g, &n, 1);
     pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
@@ -316,7 +359,8 @@ static void test_every_op_has_kernel_rule(void **state) {
             for (unsigned k = 0; k < 3; k++)
                 for (unsigned to = 0; to < (op == IR_OP_CAST ? NDT : 1); to++) {
                     ir_dtype td = op == IR_OP_CAST ? DTYPES[to] : dts[k];
-                    if (valid_at((ir_op)op, dts[k], td)) compiles((ir_op)op, dts[k], td, targets[t]);
+                    if (valid_at((ir_op)op, dts[k], td))
+                        compiles((ir_op)op, dts[k], td, targets[t]);
                 }
     }
 }
@@ -329,10 +373,14 @@ static void test_builtins_follow_the_table(void **state) {
         unsigned tr = ir_op_traits((ir_op)op);
         const char *name = ir_op_name((ir_op)op);
         char src[256];
-        if (tr & IR_T_MATMUL) snprintf(src, sizeof src, "fn f(x: f32[4, 4]) { return %s(x, x) }", name);
-        else if (ir_op_arity((ir_op)op) == 3) snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x > 0, x, x) }", name);
-        else if (ir_op_arity((ir_op)op) == 2) snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x, x) }", name);
-        else snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x) }", name);
+        if (tr & IR_T_MATMUL)
+            snprintf(src, sizeof src, "fn f(x: f32[4, 4]) { return %s(x, x) }", name);
+        else if (ir_op_arity((ir_op)op) == 3)
+            snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x > 0, x, x) }", name);
+        else if (ir_op_arity((ir_op)op) == 2)
+            snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x, x) }", name);
+        else
+            snprintf(src, sizeof src, "fn f(x: f32[4]) { return %s(x) }", name);
         char msg[1024] = {0};
         FILE *f = fmemopen(msg, sizeof msg - 1, "w");
         tx_diag d;
@@ -413,7 +461,8 @@ static void test_missing_kernel_rule_is_refused(void **state) {
                 bare_cg bc;
                 bare_init(&bc, &d, gpu);
                 LLVMValueRef a = LLVMGetParam(bc.cx.fn, (unsigned)k);
-                LLVMValueRef r = cg_emit_op(&bc.cx, (ir_op)op, k ? IR_I32 : IR_F32, a, a, NULL, k ? IR_I32 : IR_F32);
+                LLVMValueRef r = cg_emit_op(&bc.cx, (ir_op)op, k ? IR_I32 : IR_F32, a, a, NULL,
+                                            k ? IR_I32 : IR_F32);
                 fclose(f);
                 assert_null(r);
                 assert_int_equal(d.errors, 1);
@@ -440,11 +489,15 @@ static void test_missing_kernel_rule_is_refused(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_fold_matches_interp_unary), cmocka_unit_test(test_fold_matches_interp_binary),
+        cmocka_unit_test(test_fold_matches_interp_unary),
+        cmocka_unit_test(test_fold_matches_interp_binary),
         cmocka_unit_test(test_fold_matches_interp_reduce),
-        cmocka_unit_test(test_pow_edges),                 cmocka_unit_test(test_int_rules),
-        cmocka_unit_test(test_every_op_has_scalar_rule),  cmocka_unit_test(test_every_op_has_kernel_rule),
-        cmocka_unit_test(test_builtins_follow_the_table), cmocka_unit_test(test_missing_kernel_rule_is_refused),
+        cmocka_unit_test(test_pow_edges),
+        cmocka_unit_test(test_int_rules),
+        cmocka_unit_test(test_every_op_has_scalar_rule),
+        cmocka_unit_test(test_every_op_has_kernel_rule),
+        cmocka_unit_test(test_builtins_follow_the_table),
+        cmocka_unit_test(test_missing_kernel_rule_is_refused),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

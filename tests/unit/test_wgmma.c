@@ -55,10 +55,12 @@ static uint32_t model_tma(bool kmajor, uint32_t rows, uint32_t bk, uint32_t mn, 
  * descriptor of slice k0/16 starts at start + step):
  *   K-major:  ((8, m), (64 k)) : ((128 B, SBO), (2 B))     LBO unused
  *   MN-major: ((64, m), (8, k)) : ((2 B, LBO), (128 B, SBO)) */
-static uint32_t model_wgmma(bool kmajor, uint32_t start, uint32_t lbo, uint32_t sbo, uint32_t mn, uint32_t kin) {
+static uint32_t model_wgmma(bool kmajor, uint32_t start, uint32_t lbo, uint32_t sbo, uint32_t mn,
+                            uint32_t kin) {
     if (kmajor) {
         uint32_t lin = start + (mn / 8) * sbo + (mn % 8) * 128 + 2 * kin;
-        /* the start step within a 128-byte row leaves the row's swizzle phase to the address bits */
+        /* the start step within a 128-byte row leaves the row's swizzle phase to the address bits
+         */
         return model_swz(lin);
     }
     uint32_t lin = start + (mn / 64) * lbo + (kin / 8) * sbo + (kin % 8) * 128 + 2 * (mn % 64);
@@ -77,7 +79,8 @@ static void test_descriptor_bits(void **state) {
             assert_int_equal((d >> 32) & 0x3FFF, offs[j][1] >> 4);
             assert_int_equal(d >> 62, 1); /* 128-byte swizzle */
             /* reserved bits 14-15, 30-31, 46-48 and the base offset 49-51 are zero */
-            assert_int_equal(d & ((3ull << 14) | (3ull << 30) | (0x3Full << 46) | (0x3FFull << 52)), 0);
+            assert_int_equal(d & ((3ull << 14) | (3ull << 30) | (0x3Full << 46) | (0x3FFull << 52)),
+                             0);
         }
 }
 
@@ -107,16 +110,19 @@ static void check_layout(bool kmajor, uint32_t rows, uint32_t bk) {
     assert_int_equal(box[0] * 2, 128); /* one swizzle row per box row */
     assert_int_equal((int64_t)nbox * bb, (int64_t)rows * bk * 2);
     assert_true(box[0] <= 256 && box[1] <= 256);
-    if (kmajor) assert_int_equal(box[1], rows);
-    else assert_int_equal(box[1], bk);
+    if (kmajor)
+        assert_int_equal(box[1], rows);
+    else
+        assert_int_equal(box[1], bk);
     for (uint32_t mn = 0; mn < rows; mn++)
         for (uint32_t k = 0; k < bk; k++) {
             uint32_t slice = k / 16, kin = k % 16;
             uint32_t start = slice * kstep; /* the consumer's descriptor start for this slice */
             uint32_t want = model_tma(kmajor, rows, bk, mn, k);
             uint32_t got = model_wgmma(kmajor, start, lbo, sbo, mn, kin);
-            if (got != want) fail_msg("kmajor %d rows %u: element (%u, %u) read at %u, written at %u", kmajor, rows, mn,
-                                      k, got, want);
+            if (got != want)
+                fail_msg("kmajor %d rows %u: element (%u, %u) read at %u, written at %u", kmajor,
+                         rows, mn, k, got, want);
         }
     /* the consumer's 64-row slice of a 128-row A tile starts 8 KiB in, either order */
     if (rows == 128) assert_int_equal(model_tma(kmajor, rows, bk, 64, 0), 64 * bk * 2);
@@ -146,8 +152,10 @@ static void test_plan(void **state) {
     assert_int_equal(p.stage_bytes, (128 + 256) * 64 * 2);
     assert_true(p.stages >= 2 && p.stages <= CG_WG_MAX_STAGES);
     assert_true(p.smem_bytes <= lim);
-    assert_true(p.smem_bytes + p.stage_bytes > lim || p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
-    /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B */
+    assert_true(p.smem_bytes + p.stage_bytes > lim ||
+                p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
+    /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B
+     */
     assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, lim, 132, &p));
     assert_int_equal(p.bm, 64);
     assert_int_equal(p.consumers, 1);
@@ -179,7 +187,8 @@ static void test_plan(void **state) {
 
 /* ---- compiled programs --------------------------------------------------- */
 
-static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd, ir_graph **gout) {
+static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd,
+                               ir_graph **gout) {
     tx_diag d;
     tx_diag_init(&d, stderr, "test", NULL, 0);
     fe_options fo = {.defines = defs, .ndefines = nd};
@@ -189,8 +198,10 @@ static cg_program *compile_src(const char *src, cg_target t, const fe_define *de
     assert_true(pass_run_pipeline(g, &pc));
     cg_program *p = cg_program_new(g, t, &d);
     assert_non_null(p);
-    if (gout) *gout = g;
-    else ir_graph_free(g);
+    if (gout)
+        *gout = g;
+    else
+        ir_graph_free(g);
     return p;
 }
 
@@ -219,7 +230,8 @@ static void test_manifest_tmaps(void **state) {
     assert_int_equal(k->ntmaps, 2);
     assert_int_equal(k->block[0], 384);
     assert_int_equal(k->persist, CG_WG_SMS);
-    /* A: a[M, K] K-contiguous: extents {K, M}, box {64, 128}; B: b[K, N] N-contiguous: {N, K}, box {64, 64} */
+    /* A: a[M, K] K-contiguous: extents {K, M}, box {64, 128}; B: b[K, N] N-contiguous: {N, K}, box
+     * {64, 64} */
     const cg_tmap *ta = &k->tmaps[0], *tb = &k->tmaps[1];
     assert_int_equal(g->nodes[k->bufs[ta->buf].value].op, IR_OP_INPUT);
     assert_int_equal(k->bufs[ta->buf].index, 0);
@@ -238,16 +250,19 @@ static void test_manifest_tmaps(void **state) {
     const char *ptx = cg_program_ptx(p, NULL);
     for (unsigned i = 0; i < 2; i++) {
         char want[96];
-        snprintf(want, sizeof want, ".param .align 64 .b8 %s_param_%u[128]", k->name, k->nbufs + k->nsyms + i);
+        snprintf(want, sizeof want, ".param .align 64 .b8 %s_param_%u[128]", k->name,
+                 k->nbufs + k->nsyms + i);
         assert_non_null(strstr(ptx, want));
     }
     assert_non_null(strstr(ptx, "cvta.param"));
     assert_null(strstr(ptx, ".local"));
     assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n"));
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d"));
-    /* the runtime plan at M = 300: tensor-map parameters after buffers and symbols, extents bound */
+    /* the runtime plan at M = 300: tensor-map parameters after buffers and symbols, extents bound
+     */
     int64_t syms[8];
-    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 300;
+    for (unsigned s = 0; s < g->nsyms; s++)
+        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 300;
     char err[256];
     rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
     assert_non_null(rp);
@@ -264,12 +279,14 @@ static void test_manifest_tmaps(void **state) {
     assert_int_equal(pa->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 0));
     assert_int_equal(pb->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 1));
     /* fewer tiles than SMs: the grid is the tiles, ceil(300 / 128) x ceil(1000 / bn) */
-    assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2], 3 * ((1000 + k->per[1] - 1) / k->per[1]));
+    assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2],
+                     3 * ((1000 + k->per[1] - 1) / k->per[1]));
     char e2[200];
     assert_true(rt_tmap_check(&pa->tmap, 4096, e2, sizeof e2));
     rt_gpu_plan_free(rp);
     /* at a large M the grid is the persistent CTA count */
-    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 100000;
+    for (unsigned s = 0; s < g->nsyms; s++)
+        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 100000;
     rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
     assert_non_null(rp);
     for (unsigned i = 0; i < rp->nkernels; i++)
@@ -306,9 +323,10 @@ static void test_fallbacks(void **state) {
     (void)state;
     static const char *srcs[] = {
         "fn f(a: f32[M, K], b: f32[K, N]) -> f32[M, N] { return a @ b }\n",             /* f32 */
-        "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n", /* batched */
-        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n",          /* K, N symbolic */
-        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n",          /* N = 1001: pitch */
+        "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n", /* batched
+                                                                                         */
+        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n", /* K, N symbolic */
+        "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n", /* N = 1001: pitch */
     };
     fe_define d3[2] = {{"K", 64}, {"N", 1001}};
     for (unsigned i = 0; i < 4; i++) {
@@ -349,7 +367,8 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, boo
     char line[512];
     int regs = -1;
     while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "C7510") || strstr(line, "C7508") || strstr(line, "C7515") || strstr(line, "arning"))
+        if (strstr(line, "C7510") || strstr(line, "C7508") || strstr(line, "C7515") ||
+            strstr(line, "arning"))
             fail_msg("ptxas: %s", line);
         const char *s = strstr(line, "bytes stack frame, ");
         int spill = 0;
@@ -380,10 +399,10 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_descriptor_bits), cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_descriptor_bits),    cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest_tmaps), cmocka_unit_test(test_tmap_check),
-        cmocka_unit_test(test_fallbacks), cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_fallbacks),          cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

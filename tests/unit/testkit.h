@@ -58,12 +58,15 @@ static inline int tk_ptxas(const char *ptx, size_t len, const char *arch, const 
     bool wrote = fwrite(ptx, 1, len, f) == len;
     if (fclose(f) != 0 || !wrote) return 1;
     if (log)
-        snprintf(cmd, sizeof cmd, TK_PTXAS " -arch=%s -v -o /dev/null %s > %s 2>&1", arch, path, log);
+        snprintf(cmd, sizeof cmd, TK_PTXAS " -arch=%s -v -o /dev/null %s > %s 2>&1", arch, path,
+                 log);
     else
         snprintf(cmd, sizeof cmd, TK_PTXAS " -arch=%s -o /dev/null %s", arch, path);
     int rc = system(cmd);
-    if (rc != 0) fprintf(stderr, "ptxas -arch=%s failed (PTX kept in %s)\n", arch, path);
-    else unlink(path);
+    if (rc != 0)
+        fprintf(stderr, "ptxas -arch=%s failed (PTX kept in %s)\n", arch, path);
+    else
+        unlink(path);
     return rc;
 }
 
