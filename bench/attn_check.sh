@@ -82,6 +82,7 @@ def load(p):
 tx, th = load("tx.json"), load("torch.json")
 def us(name):
     r = tx.get(name) or {}
+    r = r.get("fused") or r  # txc bench --json nests the fused plan's figures
     return r.get("graph_us"), r.get("verified")
 full = (th.get("attn_full_sdpa_reference") or {}).get("compile_ms")
 print("| variant | verified | tx ms | SDPA ms | compile ms | Flex ms | SDPA/tx | compile/tx | Flex/tx | target |")
