@@ -264,6 +264,23 @@ static void cg_tmap_params(cg_ctx *cx, unsigned first, unsigned n) {
 
 /* Starts a kernel; see codegen.h. For an output copy kernel (region IR_NONE)
  * the caller has put the buffers in cx->k already. */
+/* A GPU kernel's parameters (8 bytes per buffer and unbound symbol, 128 per tensor map) must fit
+ * the 4352 bytes of PTX parameter space (ISA 8.0); false with a reported error otherwise, so no PTX
+ * that ptxas rejects is written. */
+static bool cg_kernel_params_fit(cg_ctx *cx, const cg_kernel *k) {
+    enum { CG_PARAM_SPACE = 4352 };
+    unsigned nsyms = 0;
+    for (uint32_t s = 0; s < cx->g->nsyms; s++) nsyms += cx->g->syms[s].value < 0;
+    uint64_t bytes = 8ull * (k->nbufs + nsyms) + 128ull * cx->ntmap_params;
+    if (bytes <= CG_PARAM_SPACE) return true;
+    tx_error(
+        cx->diag,
+        "kernel %s would take %llu bytes of parameters (%u buffers, %u size symbols), over the "
+        "GPU's %u: split the program or pass fewer separate tensors (e.g. concatenate them)",
+        k->name, (unsigned long long)bytes, k->nbufs, nsyms, (unsigned)CG_PARAM_SPACE);
+    return false;
+}
+
 bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     const ir_graph *g = cx->g;
     if (cx->nkernels == cx->kcap) {
@@ -288,6 +305,11 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     k->name = ir_xstrdup(name);
     k->region = region == IR_NONE ? -1 : (int)region;
     if (region != IR_NONE && !cg_kernel_collect(cx)) return false;
+    if (cx->gpu && !cg_kernel_params_fit(cx, k)) {
+        free(k->name), free(k->bufs);
+        k->name = NULL, k->bufs = NULL, k->nbufs = 0;
+        return false;
+    }
     ir_poly_const(&k->flops, 0);
     if (region != IR_NONE) pass_region_flops(g, cx->pix, region, &k->flops);
     k->syms = ir_xmalloc((g->nsyms + 1) * sizeof *k->syms);

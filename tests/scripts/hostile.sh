@@ -482,6 +482,13 @@ expect_either nested_helpers_13 "$IN/nested13.tx" -o o.ptx
 # over them enters each view once.
 { printf 'fn f(x: f32[N, 8]) -> f32[N, 8] {\n  x = exp(x)\n'; for ((k = 0; k < 3000; k++)); do printf '  x = concat((slice(x, axis=1, start=0, stop=1), slice(x, axis=1, start=1, stop=8)), axis=1)\n'; done; printf '  return x\n}\n'; } >"$IN/concat_chain.tx"
 OK_OUT=o.ir expect_ok concat_chain_3000_ir "$IN/concat_chain.tx" --emit=ir -o o.ir
+# F: a kernel whose parameters exceed the 4352 bytes of PTX parameter space (545 f32[N] inputs
+# summed) is refused with one line instead of writing PTX that ptxas rejects; the host runs it.
+{ printf 'fn f('; for ((k = 0; k < 545; k++)); do printf '%sx%d: f32[N]' "$([ $k -gt 0 ] && echo ', ')" $k; done
+  printf ') -> f32[N] {\n  s = x0\n'; for ((k = 1; k < 545; k++)); do printf '  s = s + x%d\n' $k; done
+  printf '  return s\n}\n'; } >"$IN/params545.tx"
+expect_error params_545_ptx "$IN/params545.tx" -o o.ptx
+OK_OUT=o.ll expect_ok params_545_host "$IN/params545.tx" --target=host --emit=llvm -o o.ll
 # D: f32 reductions on the host JIT are accurate: 10^7 x 0.1 sums to 1e6 (1087937 with an f32
 # accumulator); layernorm of rows near 1e4 verifies against the reference.
 printf 'fn f(x: f32[N]) -> f32[] {\n  return sum(x * 0.0 + 0.1)\n}\n' >"$IN/sum_tenth.tx"
