@@ -143,11 +143,6 @@ LLVMValueRef cg_var(cg_ctx *cx, LLVMValueRef init) {
     return a;
 }
 
-/* The reduction kernels name every op: a new reduction row without its
- * combining rule does not build (-Wswitch-enum). */
-#pragma GCC diagnostic push
-#pragma GCC diagnostic error "-Wswitch-enum"
-
 /* Reports a reduction rule asked of an op that is not a reduction. */
 static LLVMValueRef cg_not_reduction(cg_ctx *cx, ir_op op) {
     tx_error(cx->diag, "codegen: internal error: no reduction kernel rule for op '%s'",
@@ -155,143 +150,35 @@ static LLVMValueRef cg_not_reduction(cg_ctx *cx, ir_op op) {
     return NULL;
 }
 
-/* Identity of reduction op for compute type t (ir_scalar_reduce_init's);
- * NULL (reported) for an op that is not a reduction. */
+/* Identity of reduction op for compute type t: ir_scalar_reduce_init's value (the one folding and
+ * the interpreter use), the ends of the i32 range for integer max and min; NULL (reported) for an
+ * op that is not a reduction. */
 LLVMValueRef cg_reduce_identity(cg_ctx *cx, ir_op op, LLVMTypeRef t) {
-    if (t == cx->f64) /* the host's wide accumulator of f32 sums */
-        return LLVMConstReal(cx->f64, op == IR_OP_MAX   ? -__builtin_inf()
-                                      : op == IR_OP_MIN ? __builtin_inf()
-                                                        : 0.0);
-    bool f = t == cx->f32;
-    switch (op) {
-        case IR_OP_MAX:
-            return f ? cg_f32c(cx, -__builtin_inf())
-                     : LLVMConstInt(t, (unsigned long long)INT32_MIN, 1);
-        case IR_OP_MIN: return f ? cg_f32c(cx, __builtin_inf()) : LLVMConstInt(t, INT32_MAX, 1);
-        case IR_OP_SUM:
-        case IR_OP_MEAN: return f ? cg_f32c(cx, 0.0) : LLVMConstInt(t, 0, 0);
-        case IR_OP_INPUT:
-        case IR_OP_CONST:
-        case IR_OP_NEG:
-        case IR_OP_ABS:
-        case IR_OP_EXP:
-        case IR_OP_EXP2:
-        case IR_OP_LOG:
-        case IR_OP_LOG2:
-        case IR_OP_SQRT:
-        case IR_OP_RSQRT:
-        case IR_OP_RECIP:
-        case IR_OP_SIN:
-        case IR_OP_COS:
-        case IR_OP_TANH:
-        case IR_OP_SIGMOID:
-        case IR_OP_RELU:
-        case IR_OP_GELU:
-        case IR_OP_GELU_TANH:
-        case IR_OP_SILU:
-        case IR_OP_ERF:
-        case IR_OP_FLOOR:
-        case IR_OP_CEIL:
-        case IR_OP_CAST:
-        case IR_OP_ADD:
-        case IR_OP_SUB:
-        case IR_OP_MUL:
-        case IR_OP_DIV:
-        case IR_OP_POW:
-        case IR_OP_MAXIMUM:
-        case IR_OP_MINIMUM:
-        case IR_OP_LT:
-        case IR_OP_LE:
-        case IR_OP_GT:
-        case IR_OP_GE:
-        case IR_OP_EQ:
-        case IR_OP_NE:
-        case IR_OP_WHERE:
-        case IR_OP_NOT:
-        case IR_OP_AND:
-        case IR_OP_OR:
-        case IR_OP_IOTA:
-        case IR_OP_MATMUL:
-        case IR_OP_PERMUTE:
-        case IR_OP_RESHAPE:
-        case IR_OP_BROADCAST:
-        case IR_OP_SLICE:
-        case IR_OP_CONCAT:
-        case IR_OP_OUTPUT:
-        case IR_NOPS: break;
-    }
-    return cg_not_reduction(cx, op);
+    double id;
+    if (!ir_scalar_reduce_init(op, &id)) return cg_not_reduction(cx, op);
+    if (t == cx->f32 || t == cx->f64) return LLVMConstReal(t, id);
+    long long i = id < 0 ? INT32_MIN : id > 0 ? INT32_MAX : 0;
+    return LLVMConstInt(t, (unsigned long long)i, 1);
 }
 
-/* a (op) b for SUM/MEAN (add), MAX, MIN; NaN propagates through max/min;
- * NULL (reported) for an op that is not a reduction. */
+/* a (op) b by the op's combining rule (ir_scalar_reduce_combiner: add for SUM/MEAN, maximum for
+ * MAX, minimum for MIN); NaN propagates through max/min; NULL (reported) for an op that is not a
+ * reduction. */
 LLVMValueRef cg_reduce_combine(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef b) {
     if (LLVMTypeOf(a) == cx->f64 && LLVMTypeOf(b) == cx->f32)
         b = LLVMBuildFPExt(cx->b, b, cx->f64, "");
     bool f = LLVMTypeOf(a) == cx->f32 || LLVMTypeOf(a) == cx->f64;
     LLVMValueRef ab[2] = {a, b};
-    switch (op) {
-        case IR_OP_MAX:
-            return f ? cg_call_intrinsic(cx, "llvm.maximum", true, ab, 2)
-                     : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
-        case IR_OP_MIN:
-            return f ? cg_call_intrinsic(cx, "llvm.minimum", true, ab, 2)
-                     : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
-        case IR_OP_SUM:
-        case IR_OP_MEAN: return f ? LLVMBuildFAdd(cx->b, a, b, "") : LLVMBuildAdd(cx->b, a, b, "");
-        case IR_OP_INPUT:
-        case IR_OP_CONST:
-        case IR_OP_NEG:
-        case IR_OP_ABS:
-        case IR_OP_EXP:
-        case IR_OP_EXP2:
-        case IR_OP_LOG:
-        case IR_OP_LOG2:
-        case IR_OP_SQRT:
-        case IR_OP_RSQRT:
-        case IR_OP_RECIP:
-        case IR_OP_SIN:
-        case IR_OP_COS:
-        case IR_OP_TANH:
-        case IR_OP_SIGMOID:
-        case IR_OP_RELU:
-        case IR_OP_GELU:
-        case IR_OP_GELU_TANH:
-        case IR_OP_SILU:
-        case IR_OP_ERF:
-        case IR_OP_FLOOR:
-        case IR_OP_CEIL:
-        case IR_OP_CAST:
-        case IR_OP_ADD:
-        case IR_OP_SUB:
-        case IR_OP_MUL:
-        case IR_OP_DIV:
-        case IR_OP_POW:
-        case IR_OP_MAXIMUM:
-        case IR_OP_MINIMUM:
-        case IR_OP_LT:
-        case IR_OP_LE:
-        case IR_OP_GT:
-        case IR_OP_GE:
-        case IR_OP_EQ:
-        case IR_OP_NE:
-        case IR_OP_WHERE:
-        case IR_OP_NOT:
-        case IR_OP_AND:
-        case IR_OP_OR:
-        case IR_OP_IOTA:
-        case IR_OP_MATMUL:
-        case IR_OP_PERMUTE:
-        case IR_OP_RESHAPE:
-        case IR_OP_BROADCAST:
-        case IR_OP_SLICE:
-        case IR_OP_CONCAT:
-        case IR_OP_OUTPUT:
-        case IR_NOPS: break;
-    }
+    ir_op c = ir_scalar_reduce_combiner(op);
+    if (c == IR_OP_ADD) return f ? LLVMBuildFAdd(cx->b, a, b, "") : LLVMBuildAdd(cx->b, a, b, "");
+    if (c == IR_OP_MAXIMUM)
+        return f ? cg_call_intrinsic(cx, "llvm.maximum", true, ab, 2)
+                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, a, b, ""), a, b, "");
+    if (c == IR_OP_MINIMUM)
+        return f ? cg_call_intrinsic(cx, "llvm.minimum", true, ab, 2)
+                 : LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, a, b, ""), a, b, "");
     return cg_not_reduction(cx, op);
 }
-#pragma GCC diagnostic pop
 
 /* Block-wide reduction; see codegen.h. Every thread gets the result; the
  * scratch array may be reused after the call (a trailing barrier). */

@@ -200,6 +200,9 @@ double ir_scalar_wrap_i32(double v);
  * count, unrounded; mean: v; max/min: v; +0 for sums and means of -0s, as
  * the accumulation from +0 gives). Each returns false for ops that are not
  * reductions. The result is rounded by ir_scalar_round like any value. */
+/* The elementwise op a reduction combines with: IR_OP_ADD for sum and mean, IR_OP_MAXIMUM /
+ * IR_OP_MINIMUM for max / min; IR_NOPS for an op that is not a reduction. */
+ir_op ir_scalar_reduce_combiner(ir_op op);
 bool ir_scalar_reduce_init(ir_op op, double *acc);
 bool ir_scalar_reduce_step(ir_op op, ir_dtype t, double acc, double v, double *r);
 bool ir_scalar_reduce_finish(ir_op op, ir_dtype t, double acc, double count, double *r);

@@ -204,7 +204,7 @@ ir_dtype ir_elem_compute_dtype(const ir_graph *g, const ir_node *n) {
 /* The combining rule of a reduction op: sum and mean add, max and min keep
  * the larger / smaller with NaN propagating; IR_NOPS for other ops. Names
  * every op. */
-static ir_op reduce_combiner(ir_op op) {
+ir_op ir_scalar_reduce_combiner(ir_op op) {
     switch (op) {
         case IR_OP_SUM:
         case IR_OP_MEAN: return IR_OP_ADD;
@@ -264,14 +264,14 @@ static ir_op reduce_combiner(ir_op op) {
 }
 
 bool ir_scalar_reduce_init(ir_op op, double *acc) {
-    ir_op c = reduce_combiner(op);
+    ir_op c = ir_scalar_reduce_combiner(op);
     if (c == IR_NOPS) return false;
     *acc = c == IR_OP_MAXIMUM ? -INFINITY : c == IR_OP_MINIMUM ? INFINITY : 0.0;
     return true;
 }
 
 bool ir_scalar_reduce_step(ir_op op, ir_dtype t, double acc, double v, double *r) {
-    ir_op c = reduce_combiner(op);
+    ir_op c = ir_scalar_reduce_combiner(op);
     double x[2] = {acc, v};
     /* the accumulator is exact (double), so sums are not wrapped here: the i32 store wraps them */
     return c != IR_NOPS &&
@@ -279,7 +279,7 @@ bool ir_scalar_reduce_step(ir_op op, ir_dtype t, double acc, double v, double *r
 }
 
 bool ir_scalar_reduce_finish(ir_op op, ir_dtype t, double acc, double count, double *r) {
-    if (reduce_combiner(op) == IR_NOPS) return false;
+    if (ir_scalar_reduce_combiner(op) == IR_NOPS) return false;
     double q[2] = {acc, count};
     if (op == IR_OP_MEAN) return ir_scalar_eval(IR_OP_DIV, t, q, r);
     *r = acc;
@@ -287,7 +287,7 @@ bool ir_scalar_reduce_finish(ir_op op, ir_dtype t, double acc, double count, dou
 }
 
 bool ir_scalar_reduce_uniform(ir_op op, double v, double count, double *r) {
-    ir_op c = reduce_combiner(op);
+    ir_op c = ir_scalar_reduce_combiner(op);
     if (c == IR_NOPS || count <= 0) return false;
     /* the accumulator starts at +0, so a sum or mean of -0s is +0 (v + 0.0) */
     *r = op == IR_OP_SUM ? v * count + 0.0 : op == IR_OP_MEAN ? v + 0.0 : v;
