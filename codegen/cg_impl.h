@@ -29,7 +29,7 @@ typedef struct cg_memo_ent {
     LLVMValueRef val;
 } cg_memo_ent;
 
-#define CG_VEC_MAXLIN 16
+#define CG_VEC_MAXLIN 32
 
 /* Programs of a host pointwise or reduction kernel (their loops stride over the grid, so any count
  * covers the work): enough for cg_host_run to spread them over the machine's cores. */

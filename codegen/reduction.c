@@ -17,6 +17,7 @@
  * running max and rescaled sum, Welford for a variance), then one epilogue loop for the row-shaped
  * outputs that depend on a reduction: the planner's `passes` (docs/codegen.md). */
 #include "codegen/cg_impl.h"
+#include "passes/passes.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,7 +26,8 @@
 #define CG_RED_MAXRED 32
 _Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS,
                "the planner plans no more reductions per region than codegen tracks");
-#define CG_RED_HOLD  16
+#define CG_RED_HOLD PASS_ROW_HOLD_WARP /* most elements a thread holds (lin arrays) */
+_Static_assert(CG_RED_HOLD <= CG_VEC_MAXLIN, "a held row's groups fit the vector-load cache");
 #define CG_RED_MAXST 8 /* most values staged in shared memory */
 
 typedef struct cg_red {
@@ -43,12 +45,13 @@ typedef struct cg_red {
                               axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
-    unsigned wrows; /* row mode: rows per block, one warp each (the planner's rows; > 1 only on the
-                       GPU for rows of at most 32 x CG_RED_HOLD elements); threads is then 32 */
-    unsigned hold;  /* > 0: unrolled passes, elements per thread */
-    unsigned vec;   /* > 1: hold elements come in aligned groups of vec (vector loads) */
-    unsigned svec;  /* > 1: streaming loops take aligned groups of svec elements (vector loads and
-                       stores) */
+    unsigned wrows;  /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
+                        warp or one power-of-two group of `threads` < 32 lanes each */
+    unsigned lshift; /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
+    unsigned hold;   /* > 0: unrolled passes, elements per thread */
+    unsigned vec;    /* > 1: hold elements come in aligned groups of vec (vector loads) */
+    unsigned svec;   /* > 1: streaming loops take aligned groups of svec elements (vector loads and
+                        stores) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
     uint8_t level[CG_RED_MAXRED]; /* 1 + the deepest region reduction its input depends on */
@@ -117,15 +120,21 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     if (!cx->gpu) {
         p->threads = 1;
     } else if (p->rowmode) {
-        unsigned t = 32;
-        while (t < 256 && len > 0 && (int64_t)t * 4 < len) t *= 2;
-        p->threads = len < 0 ? 256 : t;
-        int64_t w = g->regions[r].rows;
-        if (len > 0 && len <= 32 * CG_RED_HOLD && nk > 0 && w > 1 &&
-            w <= 32) { /* [reduction.warp_rows] */
-            p->threads = 32;
-            p->wrows = (unsigned)w;
+        /* The planner's row block (passes/plan_tile.c plan_rows): lanes per row, rows per block. */
+        const ir_region *rg = &g->regions[r];
+        int64_t lanes = rg->tile[1], w = rg->rows > 1 && nk > 0 ? rg->rows : 1;
+        bool pow2 = lanes > 0 && !(lanes & (lanes - 1));
+        if (lanes <= 0 || lanes * w > PASS_ROW_THREADS_MAX || (w > 1 && (!pow2 || lanes > 32)) ||
+            (lanes > 32 && lanes % 32)) {
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: row block of %lld lanes x %lld rows is not one "
+                     "codegen emits",
+                     r, (long long)lanes, (long long)w);
+            return false;
         }
+        p->threads = (unsigned)lanes;
+        p->wrows = (unsigned)w;
+        while ((1u << p->lshift) < p->threads) p->lshift++;
     } else {
         const ir_region *rg = &g->regions[r];
         p->cols = rg->tile[1] > 0 ? (unsigned)rg->tile[1] : 128;
@@ -139,13 +148,15 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
         p->threads = p->cols * p->slices;
     }
-    int64_t per = p->rowmode ? (len + p->threads - 1) / p->threads : len;
+    /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */
+    unsigned v = len > 0 && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, len) : 1;
+    int64_t per = p->rowmode ? pass_row_hold(len, v, p->threads) : len;
+    int64_t lim = cx->gpu && p->rowmode && p->threads <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD;
     if (p->wrows < 1) p->wrows = 1;
-    p->hold =
-        (len > 0 && per <= CG_RED_HOLD && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
-            ? (unsigned)per
-            : 0;
-    p->vec = p->hold && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, p->hold) : 1;
+    p->hold = (len > 0 && per <= lim && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
+                  ? (unsigned)per
+                  : 0;
+    p->vec = p->hold ? v : 1;
     return true;
 }
 
@@ -425,7 +436,8 @@ static ir_dtype cg_acc_dtype(const ir_node *n) {
  * or its lane when a block holds one row per warp. */
 static LLVMValueRef cg_red_lane(cg_ctx *cx, const cg_red *p) {
     LLVMValueRef tid = cg_thread_id(cx);
-    return p->wrows > 1 ? LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, 31, 0), "lane") : tid;
+    return p->wrows > 1 ? LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, p->threads - 1, 0), "lane")
+                        : tid;
 }
 
 /* Column split (slices > 1): combines the partials v (f32 or i32) of the
@@ -1030,11 +1042,16 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         start = cg_program_id(cx, 0);
         step = cg_program_count(cx, 0);
     } else if (p.rowmode && p.wrows > 1) {
-        /* One row per warp: warp w of block b starts at row b W + w and strides by W blocks. */
+        /* Row groups of `threads` lanes: group k of block b starts at row b W + k and strides by
+         * W rows per block. The loop runs over the first row of the group's warp, so a warp's
+         * lanes stay together (its shuffles need them all); below, a group past the last row
+         * repeats the last row (the same values to the same addresses). */
+        unsigned wshift = p.lshift < 5 ? 5 : p.lshift;
         LLVMValueRef warp = LLVMBuildZExt(
-            cx->b, LLVMBuildLShr(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, 5, 0), ""), cx->i64,
-            "warp");
+            cx->b, LLVMBuildLShr(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, wshift, 0), ""),
+            cx->i64, "warp");
         LLVMValueRef w = cg_i64(cx, p.wrows);
+        if (p.lshift < 5) warp = LLVMBuildShl(cx->b, warp, cg_i64(cx, 5 - p.lshift), "");
         start = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), w, ""), warp, "");
         step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), w, "");
     } else if (p.rowmode) {
@@ -1057,6 +1074,16 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         p.colok = LLVMBuildICmp(cx->b, LLVMIntULT, row, p.nrows, "colok");
         row = LLVMBuildSelect(cx->b, p.colok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""),
                               "");
+    } else if (p.rowmode && p.wrows > 1 && p.lshift < 5) {
+        LLVMValueRef sub = LLVMBuildZExt(
+            cx->b,
+            LLVMBuildLShr(cx->b,
+                          LLVMBuildAnd(cx->b, cg_thread_id(cx), LLVMConstInt(cx->i32, 31, 0), ""),
+                          LLVMConstInt(cx->i32, p.lshift, 0), ""),
+            cx->i64, "sub");
+        row = LLVMBuildAdd(cx->b, row, sub, "grow");
+        LLVMValueRef ok = LLVMBuildICmp(cx->b, LLVMIntULT, row, p.nrows, "");
+        row = LLVMBuildSelect(cx->b, ok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
     }
     cx->nmemo = 0;
     if (!cg_red_row(cx, &p, row, scratch)) return false;

@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16, HOLD = 16, WARP_ROW_MAX = 512 };
+enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
@@ -65,6 +65,12 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         if (es > elem) elem = es;
     }
     if (!cnt) cnt = 1, elem = 4;
+    int velem = elem; /* the vector groups also cover row-shaped writes */
+    for (uint32_t i = 0; i < io->nwrites; i++) {
+        const ir_node *w = &g->nodes[io->writes[i]];
+        if (numel(&w->shape) == total && ir_dtype_size((ir_dtype)w->dtype) > velem)
+            velem = ir_dtype_size((ir_dtype)w->dtype);
+    }
     bool column = dom->rank > 0 && !(rg->red_axes & (1u << (dom->rank - 1))) && rows > 1;
     if (column) {
         int64_t c = rg->tile[1] > 0 ? rg->tile[1] : 128, r = rg->tile[2] > 1 ? rg->tile[2] : 1;
@@ -77,26 +83,19 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         m->thread_bytes = (double)u * elem * cnt;
         return true;
     }
-    if (rows > 1 && len <= WARP_ROW_MAX && rg->rows > 1) {
-        m->schedule = "reduction.warp_rows";
-        m->threads = (unsigned)(32 * rg->rows);
-        m->grid = cdiv(rows, rg->rows);
-        m->thread_bytes = (double)cdiv(len, 32) * elem * cnt;
-    } else {
-        int64_t t = 32;
-        while (t < 256 && t * 4 < len) t *= 2;
-        int64_t per = cdiv(len, t);
-        m->schedule = "reduction.row";
-        m->threads = (unsigned)t;
-        m->grid = rows;
-        if (rg->strategy == IR_RED_ONCHIP &&
-            per <= HOLD) /* held in registers: all loads issued at once */
-            m->thread_bytes = (double)per * elem * cnt;
-        else if (rg->strategy == IR_RED_ONCHIP) /* staged in shared memory: scalar loads */
-            m->thread_bytes = (double)elem * cnt;
-        else /* streamed: groups of 16 B when the length allows */
-            m->thread_bytes = (double)(len % (VEC_BYTES / elem) ? elem : VEC_BYTES) * cnt;
-    }
+    int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
+    int64_t v = pass_row_vec(len, velem), hold = pass_row_hold(len, v, lanes);
+    bool held =
+        rg->strategy == IR_RED_ONCHIP && hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
+    m->schedule = pass_schedule_name(g, (uint32_t)(rg - g->regions));
+    m->threads = rg->threads ? rg->threads : (unsigned)lanes;
+    m->grid = cdiv(rows, rpb);
+    if (held) /* held in registers: all loads issued at once */
+        m->thread_bytes = (double)hold * elem * cnt;
+    else if (rg->strategy == IR_RED_ONCHIP) /* staged in shared memory: scalar loads */
+        m->thread_bytes = (double)elem * cnt;
+    else /* streamed: groups of 16 B when the length allows */
+        m->thread_bytes = (double)(len % (VEC_BYTES / elem) ? elem : VEC_BYTES) * cnt;
     if (m->grid > (1 << 20)) m->grid = 1 << 20;
     return true;
 }

@@ -140,6 +140,23 @@ void pass_io_free(pass_io *io);
  * else why is "". */
 void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
                       const pass_gpu *gpu, char *why, size_t cap);
+/* Row-mode reduction schedules (docs/cost-model.md "Schedules"; the rules live in
+ * passes/plan_tile.c, codegen/reduction.c follows the region's fields): `threads` per block,
+ * `tile[1]` threads (lanes) per row, `rows` rows per block (threads / tile[1]). A thread of a
+ * held row takes pass_row_hold elements in aligned groups of v (the row's vector width): group i
+ * of lane t is elements [(i lanes + t) v, + v). The most elements a thread holds in registers:
+ * PASS_ROW_HOLD, PASS_ROW_HOLD_WARP for rows of one warp or less. */
+enum { PASS_ROW_HOLD = 16, PASS_ROW_HOLD_WARP = 32, PASS_ROW_THREADS_MAX = 1024 };
+/* Elements per thread of a row of len elements in groups of v over `lanes` threads:
+ * ceil(ceil(len / v) / lanes) x v. */
+int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes);
+/* The elements one vector access of a row covers: 16 B of the widest row dtype `elem` (at most
+ * 8), halved until it divides len (1 for symbolic lengths). */
+int64_t pass_row_vec(int64_t len, int elem);
+/* The name of region r's schedule rule (reduction.row, reduction.row_wide, reduction.warp_rows,
+ * reduction.subwarp_rows, reduction.column, reduction.column_split; pointwise.vector; the
+ * region kind otherwise), from its planned fields. */
+const char *pass_schedule_name(const ir_graph *g, uint32_t r);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */

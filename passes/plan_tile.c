@@ -68,9 +68,11 @@ typedef struct redinfo {
     int stages;      /* longest chain of dependent reductions */
     bool needs_rows; /* some full-domain value is computed after a reduction */
     bool online;     /* the reduction chain has an online (streaming) form */
-    bool epi; /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
-    int held; /* row inputs held on chip when onchip */
-    int elem; /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
+    bool epi;  /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
+    int held;  /* row inputs held on chip when onchip */
+    int elem;  /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
+    int velem; /* widest dtype (bytes) of the row-shaped HBM values read or written (the vector
+                  groups of row mode, codegen's cg_red_vec_width) */
     ir_poly rowbytes; /* bytes of the row inputs (one pass) */
 } redinfo;
 
@@ -171,9 +173,14 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     ri->online = ri->stages <= 1 || (ri->stages == 2 && two_stage_online(g, ix, r, lvl));
     pass_io io;
     pass_region_io(g, ix, r, &io);
-    for (uint32_t i = 0; i < io.nwrites; i++)
-        if (lvl[io.writes[i]] > 0 && ir_shape_eq(&g->nodes[io.writes[i]].shape, &ri->dom))
-            ri->epi = true;
+    ri->velem = 1;
+    for (uint32_t i = 0; i < io.nwrites; i++) {
+        const ir_node *w = &g->nodes[io.writes[i]];
+        if (!ir_shape_eq(&w->shape, &ri->dom)) continue;
+        if (lvl[io.writes[i]] > 0) ri->epi = true;
+        if (ir_dtype_size((ir_dtype)w->dtype) > ri->velem)
+            ri->velem = ir_dtype_size((ir_dtype)w->dtype);
+    }
     free(lvl);
     ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
     ir_poly_const(&ri->rowbytes, 0);
@@ -182,6 +189,7 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
         ir_poly q;
         int es = ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype);
         if (es > ri->elem) ri->elem = es;
+        if (es > ri->velem) ri->velem = es;
         pass_numel(g, &g->nodes[io.rowreads[i]].shape,
                    ir_dtype_size((ir_dtype)g->nodes[io.rowreads[i]].dtype), &q);
         ir_poly_add(&ri->rowbytes, &q);
@@ -192,10 +200,11 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
 
 enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32) * 4 };
 
-/* Rows of at most WARP_ROW_MAX elements get one warp each (16 per lane, held in registers);
- * rows longer than REG_HOLD_MAX do not fit 256 threads' registers (16 each) and are staged in
- * shared memory when held on chip. */
-enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = 4096 };
+/* Streamed rows of at most WARP_ROW_MAX elements get one warp each; rows longer than
+ * REG_HOLD_MAX do not fit 1024 threads' registers (PASS_ROW_HOLD each) and are staged in shared
+ * memory when held on chip. */
+enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = PASS_ROW_THREADS_MAX * PASS_ROW_HOLD };
+enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256 };
 enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
 
 /* True when region r reduces its domain with the innermost axis kept
@@ -227,13 +236,95 @@ static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budg
     rg->sram_bytes = 4 * c * rs;
 }
 
-/* Reduction plan: onchip when the held rows fit, else online (streaming
- * statistics, one re-read pass for the epilogue), else multipass. */
-static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
-                           const pass_gpu *gpu, char *why, size_t cap) {
+int64_t pass_row_vec(int64_t len, int elem) {
+    if (len <= 0 || elem <= 0) return 1;
+    int64_t v = 16 / elem > 8 ? 8 : 16 / elem;
+    while (v > 1 && len % v) v /= 2;
+    return v < 1 ? 1 : v;
+}
+
+int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes) {
+    if (len <= 0 || v <= 0 || lanes <= 0) return 0;
+    return cdiv(cdiv(len, v), lanes) * v;
+}
+
+/* Row-mode block (the innermost axis reduced), after the strategy is known; fills threads,
+ * tile[1] (lanes per row) and rows (rows per block). Rules, first that applies:
+ * [reduction.subwarp_rows] a held row of at most 16 vector groups over more than one row:
+ *   lanes = the groups rounded up to a power of two (< 32; one group per lane), 256 / lanes rows
+ *   per 256-thread block;
+ * [reduction.warp_rows] a held row of at most PASS_ROW_HOLD_WARP elements per lane of one warp
+ *   (or a streamed row of at most WARP_ROW_MAX), more than one row: one warp per row, 8 per block;
+ * [reduction.row] a held row that 256 threads hold at PASS_ROW_HOLD each: the fewest groups per
+ *   thread that 256 threads allow, lanes = the groups over that rounded up to a warp;
+ * [reduction.row_wide] a held row that needs more: PASS_ROW_HOLD elements per thread over up to
+ *   PASS_ROW_THREADS_MAX threads (one block per row, the row in registers);
+ * [reduction.row] otherwise (streamed or staged rows): the smallest power of two in [32, 256]
+ *   with at least 4 elements each (256 when the length is symbolic). */
+static void plan_rows(ir_region *rg, const redinfo *ri) {
+    rg->rows = 1;
+    if (rg->threads == 32) { /* no scratch in the budget: one warp per row, shuffles only */
+        rg->tile[1] = 32;
+        return;
+    }
+    int64_t len = ri->rext, v = pass_row_vec(len, ri->velem), groups = len > 0 ? cdiv(len, v) : 0;
+    bool held = rg->strategy == IR_RED_ONCHIP && len > 0, many = ri->nrows > 1;
+    if (held && many && groups <= 16) {
+        int64_t l = 1;
+        while (l < groups) l *= 2;
+        rg->threads = SUBWARP_BLOCK, rg->tile[1] = l, rg->rows = SUBWARP_BLOCK / l;
+        if (l < 32) return;
+    }
+    if (many && len > 0 &&
+        (held ? pass_row_hold(len, v, 32) <= PASS_ROW_HOLD_WARP : len <= WARP_ROW_MAX)) {
+        rg->threads = 32 * WARP_ROWS, rg->tile[1] = 32, rg->rows = WARP_ROWS;
+        return;
+    }
+    if (held) {
+        int64_t gpt = cdiv(groups, ROW_THREADS);
+        if (gpt * v > PASS_ROW_HOLD) gpt = PASS_ROW_HOLD / v;
+        int64_t t = cdiv(cdiv(groups, gpt), 32) * 32;
+        if (t <= PASS_ROW_THREADS_MAX && pass_row_hold(len, v, t) <= PASS_ROW_HOLD) {
+            rg->threads = (uint32_t)t, rg->tile[1] = t;
+            return;
+        }
+    }
+    int64_t t = 32;
+    while (t < ROW_THREADS && len > 0 && t * 4 < len) t *= 2;
+    rg->threads = (uint32_t)(len > 0 ? t : ROW_THREADS), rg->tile[1] = rg->threads;
+}
+
+/* True when region r of graph g reduces with the innermost axis kept (column mode). */
+static bool region_is_column(const ir_graph *g, const ir_region *rg) {
+    const ir_shape *dom = &g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].shape;
+    return dom->rank > 0 && !(rg->red_axes & (1u << (dom->rank - 1))) &&
+           (rg->red_axes & ((1u << dom->rank) - 1)) != ((1u << dom->rank) - 1);
+}
+
+const char *pass_schedule_name(const ir_graph *g, uint32_t r) {
+    const ir_region *rg = &g->regions[r];
+    switch ((ir_region_kind)rg->kind) {
+        case IR_RK_POINTWISE: return "pointwise.vector";
+        case IR_RK_MATMUL: return "matmul";
+        case IR_RK_ATTENTION: return "attention";
+        case IR_RK_COPY: return "copy";
+        case IR_RK_REDUCTION: break;
+        default: return "region";
+    }
+    if (region_is_column(g, rg))
+        return rg->tile[2] > 1 ? "reduction.column_split" : "reduction.column";
+    if (rg->rows > 1 && rg->tile[1] > 0 && rg->tile[1] < 32) return "reduction.subwarp_rows";
+    if (rg->rows > 1) return "reduction.warp_rows";
+    if (rg->threads > ROW_THREADS) return "reduction.row_wide";
+    return "reduction.row";
+}
+
+/* The strategy of a reduction (onchip when the held rows fit, else online: streaming
+ * statistics, one re-read pass for the epilogue; else multipass) and its column block. */
+static void plan_reduction_strategy(ir_graph *g, uint32_t r, int64_t budget, const pass_gpu *gpu,
+                                    const redinfo *rip, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
-    redinfo ri;
-    red_analyse(g, ix, r, &ri);
+    redinfo ri = *rip;
     char n1[96];
     int64_t scratch = (int64_t)RED_SCRATCH_PER * ri.nred;
     rg->threads = RED_THREADS;
@@ -251,8 +342,6 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     if (red_is_column(rg, &ri)) {
         rg->sram_bytes = 0;
         plan_columns(rg, &ri, gpu->sms, budget);
-    } else if (ri.rext > 0 && ri.rext <= WARP_ROW_MAX && ri.nrows > 1) {
-        rg->rows = 8; /* [reduction.warp_rows]: one warp per row, 8 rows per block */
     }
     if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
     if (ri.rext > 0) {
@@ -313,6 +402,15 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     ir_poly_scale(&sp, rg->passes - 1);
     double v;
     rg->spilled_bytes = ir_poly_is_const(&sp, &v) && v < 9e18 ? (int64_t)v : -1;
+}
+
+/* Reduction plan: the strategy, then the block (column or row rules). */
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu, char *why, size_t cap) {
+    redinfo ri;
+    red_analyse(g, ix, r, &ri);
+    plan_reduction_strategy(g, r, budget, gpu, &ri, why, cap);
+    if (!red_is_column(&g->regions[r], &ri)) plan_rows(&g->regions[r], &ri);
 }
 
 /* ---- matrix products ------------------------------------------------------ */

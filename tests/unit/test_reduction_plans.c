@@ -339,7 +339,7 @@ static void test_ptx_passes(void **s) {
 }
 
 /* Rows planned onchip under the default budget but too long for the
- * register hold (more than 16 elements per thread) are staged in shared
+ * register hold (more than 16 elements per thread of 1024) are staged in shared
  * memory: the sm_90 PTX reads each row input from HBM at one load site
  * (`extra`: row-broadcast operands such as w, b; row inputs beyond the
  * first, e.g. a residual), declares the dynamic shared array, records
@@ -412,22 +412,22 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
 static void test_staged_rows(void **s) {
     (void)s;
     bool assembled = false;
-    check_staged(SOFTMAX, 3, 8192, 0, NULL, 70, &assembled);
-    check_staged(SOFTMAX, 3, 6001, 0, NULL, 71, &assembled); /* odd length */
-    check_staged(LOGSOFTMAX, 2, 12289, 0, NULL, 72, &assembled);
-    check_staged(LAYERNORM, 3, 8191, 2, NULL, 73, &assembled); /* + w, b in the epilogue */
-    check_staged(LAYERNORM, 3, 2500 * 4, 2, far_rows, 74, &assembled);
+    check_staged(SOFTMAX, 3, 20000, 0, NULL, 70, &assembled);
+    check_staged(SOFTMAX, 3, 16411, 0, NULL, 71, &assembled); /* odd length */
+    check_staged(LOGSOFTMAX, 2, 24577, 0, NULL, 72, &assembled);
+    check_staged(LAYERNORM, 3, 16391, 2, NULL, 73, &assembled); /* + w, b in the epilogue */
+    check_staged(LAYERNORM, 3, 4100 * 4, 2, far_rows, 74, &assembled);
     check_staged(NORMALIZE, 2, 20000, 0, NULL, 75, &assembled);
     check_staged(RMSNORM, 3, 16385, 0, NULL, 76, &assembled);
-    check_staged(SUMSCALE, 3, 7001, 0, NULL, 77, &assembled);
-    check_staged(MULTI2, 2, 9999, 0, NULL, 78, &assembled);   /* 2 levels, no streaming form */
-    check_staged(MULTI3, 2, 6007, 0, NULL, 79, &assembled);   /* 3 levels */
-    check_staged(RESNORM, 2, 10001, 3, NULL, 80, &assembled); /* + r, w, b */
-    check_staged(SOFTMAX_F16, 3, 8193, 0, NULL, 81, &assembled);
+    check_staged(SUMSCALE, 3, 17001, 0, NULL, 77, &assembled);
+    check_staged(MULTI2, 2, 19999, 0, NULL, 78, &assembled); /* 2 levels, no streaming form */
+    check_staged(MULTI3, 2, 16407, 0, NULL, 79, &assembled); /* 3 levels */
+    /* (A residual norm holds x and r: past the register hold it leaves 1 block per SM: online.) */
+    check_staged(SOFTMAX_F16, 3, 16393, 0, NULL, 81, &assembled);
     check_staged(LAYERNORM_BF16, 2, 20000, 2, NULL, 82, &assembled);
-    check_staged(RMSNORM_BF16, 3, 12000, 1, NULL, 83, &assembled);
-    check_staged(SOFTMAX, 7, 6001, 0, special_rows, 84, &assembled);
-    check_staged(LOGSOFTMAX, 7, 6001, 0, special_rows, 85, &assembled);
+    check_staged(RMSNORM_BF16, 3, 16400, 1, NULL, 83, &assembled);
+    check_staged(SOFTMAX, 7, 16411, 0, special_rows, 84, &assembled);
+    check_staged(LOGSOFTMAX, 7, 16411, 0, special_rows, 85, &assembled);
     if (!assembled)
         printf("test_staged_rows: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
 }
@@ -500,8 +500,31 @@ static void test_column_blocks(void **s) {
     check_block(COLSUM, 20, 65536, 128, 2, 256, 1);         /* 20 rows: 2 slices of 10 */
     check_block(COLSUM, 12, 65536, 128, 1, 128, 1);         /* 12 rows: no split (slices under 8) */
     check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1); /* two stages: not split */
-    check_block(ROWMAX, 1048576, 64, 0, 0, 256, 8); /* narrow rows: one warp each, 8 per block */
-    check_block(ROWMAX, 1000, 513, 0, 0, 256, 1);   /* longer rows: one block each */
+}
+
+static const char *SOFTMAX_BF16 =
+    "fn f(x: bf16[M, N]) -> bf16[M, N] { return softmax(x, axis=-1) }\n";
+static const char *LSE = "fn f(x: f32[M, N]) -> f32[M, 1] {\n  m = max(x, axis=-1, keepdim=true)\n"
+                         "  return log(sum(exp(x - m), axis=-1, keepdim=true)) + m\n}\n";
+
+/* Row blocks (tile[1] = lanes per row, threads, rows per block) by rule, at each boundary. */
+static void test_row_blocks(void **s) {
+    (void)s;
+    check_block(ROWMAX, 1048576, 64, 16, 0, 256, 16);      /* subwarp: 16 lanes x v4 */
+    check_block(ROWMAX, 1000, 65, 32, 0, 256, 8);          /* 65 scalars: warp rows */
+    check_block(ROWMAX, 1000, 7, 8, 0, 256, 32);           /* 7 scalars: 8 lanes */
+    check_block(ROWMAX, 1000, 1, 1, 0, 256, 256);          /* a row per thread */
+    check_block(ROWMAX, 1000, 1024, 32, 0, 256, 8);        /* 32 per lane: the warp hold */
+    check_block(ROWMAX, 1000, 1025, 224, 0, 224, 1);       /* odd: 5 per thread of 205 -> row */
+    check_block(SOFTMAX_BF16, 32768, 1000, 32, 0, 256, 8); /* 4 groups of 8 per lane */
+    check_block(SOFTMAX, 100, 4096, 256, 0, 256, 1);       /* 16 per thread of 256 */
+    check_block(SOFTMAX, 100, 4097, 288, 0, 288, 1); /* odd: 16 per thread of 257 -> row_wide */
+    check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1); /* row_wide: 2 groups of 8 */
+    check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1);       /* row_wide: 4 groups of 4 */
+    check_block(LSE, 16384, 8192, 512, 0, 512, 1);
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1); /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 256, 0, 256, 1);   /* staged: 256 threads */
+    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1);  /* streamed */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -519,6 +542,89 @@ static void test_column_ragged(void **s) {
             ir_graph_free(g);
             ir_graph_free(raw);
         }
+}
+
+/* Host JIT against the interpreter for the row schedules' shapes at ragged widths: 1, 31, 33, 1000,
+ * 4097 and both sides of every boundary (16 vector groups: subwarp; 32 per lane: warp rows; 16
+ * per thread of 256: row; of 1024: row_wide; beyond: staged). The host ignores GPU blocks (one
+ * thread per program) but runs the same planned strategy. */
+static void test_row_ragged(void **s) {
+    (void)s;
+    const char *srcs[] = {SOFTMAX, SOFTMAX_BF16, LAYERNORM_BF16, RMSNORM, ROWMAX, LSE, RESNORM};
+    const int64_t ns[] = {1,    7,    31,   33,   63,   64,   65,    100,   1000,
+                          1023, 1024, 1025, 4096, 4097, 5120, 12288, 16384, 16385};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
+        for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
+            int64_t m = ns[j] > 4096 ? 2 : 5;
+            fe_define defs[2] = {{"M", m}, {"N", ns[j]}};
+            ir_graph *raw, *g = plan(srcs[i], defs, 2, 0, &raw);
+            run_compare(g, raw, srcs[i], m, ns[j], NULL, 31 + j);
+            ir_graph_free(g);
+            ir_graph_free(raw);
+        }
+}
+
+/* Every row schedule's sm_90 PTX assembles with ptxas (when it exists) without register spills;
+ * held rows of a width that is a multiple of the vector load 16-byte groups (v4.f32 / v4.b32 for
+ * bf16 x 8), and rows of one warp or less need no barrier. */
+static void test_row_schedule_ptx(void **s) {
+    (void)s;
+    static const struct {
+        const char **src;
+        int64_t m, n;
+        const char *load; /* a load the PTX must hold, or NULL */
+        bool barrier;
+    } cases[] = {
+        {&ROWMAX, 1048576, 64, "ld.global.nc.v4.f32", false},       /* subwarp */
+        {&SOFTMAX, 262144, 64, "ld.global.nc.v4.f32", false},       /* subwarp */
+        {&ROWMAX, 1000, 7, NULL, false},                            /* 8 lanes, scalars */
+        {&SOFTMAX_BF16, 32768, 1000, "ld.global.nc.v4.u32", false}, /* warp rows, 32 per lane */
+        {&LAYERNORM_BF16, 8192, 5120, "ld.global.nc.v4.u32", true}, /* row_wide 320 */
+        {&RMSNORM, 2048, 12288, "ld.global.nc.v4.f32", true},       /* row_wide 768 */
+        {&LSE, 16384, 8192, "ld.global.nc.v4.f32", true},           /* row_wide 512 */
+        {&SOFTMAX, 100, 4097, NULL, true},                          /* odd: 288 threads */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *src = *cases[i].src;
+        fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
+        ir_graph *g = plan(src, defs, 2, 0, NULL);
+        tx_diag d;
+        tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+        cg_program *p = cg_program_new(g, CG_SM90, &d);
+        assert_non_null(p);
+        size_t len = 0;
+        const char *ptx = cg_program_ptx(p, &len);
+        assert_non_null(ptx);
+        if (cases[i].load && !strstr(ptx, cases[i].load))
+            fprintf(stderr, "%s%lld x %lld: no %s\n", src, (long long)cases[i].m,
+                    (long long)cases[i].n, cases[i].load);
+        assert_true(!cases[i].load || strstr(ptx, cases[i].load));
+        assert_int_equal(strstr(ptx, "bar.sync") != NULL, cases[i].barrier);
+        char log[] = "/tmp/tx_rowsched_log_XXXXXX";
+        int lfd = mkstemp(log);
+        assert_true(lfd >= 0);
+        close(lfd);
+        int rc = tk_ptxas(ptx, len, "sm_90", log);
+        if (rc >= 0) {
+            assert_int_equal(rc, 0);
+            FILE *lf = fopen(log, "r");
+            assert_non_null(lf);
+            char line[512];
+            while (fgets(line, sizeof line, lf)) {
+                char *q = strstr(line, " bytes spill stores");
+                if (!q) continue;
+                while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
+                if (strtol(q, NULL, 10) != 0)
+                    fprintf(stderr, "%s%lld x %lld spills: %s", src, (long long)cases[i].m,
+                            (long long)cases[i].n, line);
+                assert_int_equal(strtol(q, NULL, 10), 0);
+            }
+            fclose(lf);
+        }
+        remove(log);
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
 }
 
 /* The sm_90 PTX of the split column sum and of the warp-row max: the first combines slices in
@@ -558,6 +664,9 @@ int main(void) {
         cmocka_unit_test(test_staged_rows),
         cmocka_unit_test(test_staging_refused),
         cmocka_unit_test(test_column_blocks),
+        cmocka_unit_test(test_row_blocks),
+        cmocka_unit_test(test_row_ragged),
+        cmocka_unit_test(test_row_schedule_ptx),
         cmocka_unit_test(test_column_ragged),
         cmocka_unit_test(test_schedule_ptx),
     };
