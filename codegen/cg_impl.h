@@ -257,6 +257,13 @@ LLVMValueRef cg_program_count(cg_ctx *cx, int d);
 LLVMValueRef cg_thread_id(cg_ctx *cx);
 unsigned cg_warp_size(const cg_ctx *cx); /* 32 on GPU, 1 on the host */
 void cg_barrier(cg_ctx *cx);             /* bar.sync 0; nothing on the host */
+/* Thread-block clusters (sm_90 and later, GPU only; inline PTX, LLVM 19 has no cluster launch
+ * directive): cg_cluster_sync is barrier.cluster.arrive (release) + wait (acquire) by every
+ * thread of every block of the cluster; cg_cluster_load reads the f32/i32 word at the shared
+ * address `sptr` (addrspace 3) of cluster block `rank` (i32) through distributed shared memory
+ * (mapa + ld.shared::cluster). */
+void cg_cluster_sync(cg_ctx *cx);
+LLVMValueRef cg_cluster_load(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef sptr, LLVMValueRef rank);
 /* Butterfly shuffle of an f32/i32 value across the warp (xor lane mask). */
 LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask);
 /* A static shared-memory array of n elements of type t (addrspace 3 on

@@ -102,6 +102,9 @@ typedef struct cg_kernel {
     /* Persistent kernels: when nonzero and grid x*y*z exceeds it, the grid
      * is (persist, 1, 1); the kernel walks its work itself. */
     unsigned persist;
+    /* Thread-block clusters: when > 1, the kernel's blocks form clusters of (1, cluster, 1) (its
+     * grid y is `cluster`; the PTX declares .reqnctapercluster; the manifest says "cluster"). */
+    unsigned cluster;
     unsigned ntmaps;
     cg_tmap *tmaps; /* parameters after the symbols */
     char tmpl[48];  /* template and parameters ("" for the generic emitters) */

@@ -595,6 +595,31 @@ static bool cg_optimize(cg_program *p, tx_diag *d) {
     return true;
 }
 
+/* Declares the cluster shape of every clustered kernel in p->ptx: `.reqnctapercluster 1, C, 1`
+ * after the kernel's .maxntid line (LLVM 19 ignores the cluster_dim annotations). False when a
+ * kernel's entry or .maxntid line is missing. */
+static bool cg_ptx_clusters(cg_program *p) {
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        const cg_kernel *kr = &p->kernels[k];
+        if (kr->cluster <= 1) continue;
+        char key[300], dir[64];
+        snprintf(key, sizeof key, ".entry %s(", kr->name);
+        snprintf(dir, sizeof dir, ".reqnctapercluster 1, %u, 1\n", kr->cluster);
+        char *e = strstr(p->ptx, key), *m = e ? strstr(e, "\n.maxntid") : NULL;
+        char *eol = m ? strchr(m + 1, '\n') : NULL;
+        if (!eol) return false;
+        size_t at = (size_t)(eol + 1 - p->ptx), dl = strlen(dir);
+        char *np = ir_xmalloc(p->ptxlen + dl + 1);
+        memcpy(np, p->ptx, at);
+        memcpy(np + at, dir, dl);
+        memcpy(np + at + dl, p->ptx + at, p->ptxlen - at + 1);
+        free(p->ptx);
+        p->ptx = np;
+        p->ptxlen += dl;
+    }
+    return true;
+}
+
 /* Emits PTX into p->ptx (GPU targets). */
 static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     char *err = NULL;
@@ -613,6 +638,10 @@ static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     if (strstr(p->ptx, ".extern .func")) {
         tx_error(
             d, "codegen: internal error: the PTX calls an undefined function (unknown intrinsic)");
+        return false;
+    }
+    if (!cg_ptx_clusters(p)) {
+        tx_error(d, "codegen: internal error: a clustered kernel's entry is missing from the PTX");
         return false;
     }
     return true;
@@ -908,6 +937,7 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
         cg_json_poly(&kr->flops, sn, out);
         if (kr->tmpl[0]) fprintf(out, ", \"template\": \"%s\"", kr->tmpl);
         if (kr->persist) fprintf(out, ", \"persistent\": %u", kr->persist);
+        if (kr->cluster > 1) fprintf(out, ", \"cluster\": [1, %u, 1]", kr->cluster);
         if (kr->ntmaps) {
             fputs(",\n     \"tensor_maps\": [", out);
             for (unsigned i = 0; i < kr->ntmaps; i++) {

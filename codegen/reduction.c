@@ -28,7 +28,8 @@ _Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS,
                "the planner plans no more reductions per region than codegen tracks");
 #define CG_RED_HOLD PASS_ROW_HOLD_WARP /* most elements a thread holds (lin arrays) */
 _Static_assert(CG_RED_HOLD <= CG_VEC_MAXLIN, "a held row's groups fit the vector-load cache");
-#define CG_RED_MAXST 8 /* most values staged in shared memory */
+#define CG_RED_MAXST  8                   /* most values staged in shared memory */
+#define CG_RED_XSLOTS (3 * CG_RED_MAXRED) /* cluster exchanges per row */
 
 typedef struct cg_red {
     unsigned region;
@@ -45,13 +46,18 @@ typedef struct cg_red {
                               axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
-    unsigned wrows;  /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
-                        warp or one power-of-two group of `threads` < 32 lanes each */
-    unsigned lshift; /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
-    unsigned hold;   /* > 0: unrolled passes, elements per thread */
-    unsigned vec;    /* > 1: hold elements come in aligned groups of vec (vector loads) */
-    unsigned svec;   /* > 1: streaming loops take aligned groups of svec elements (vector loads and
-                        stores) */
+    unsigned wrows;     /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
+                           warp or one power-of-two group of `threads` < 32 lanes each */
+    unsigned lshift;    /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
+    unsigned cluster;   /* row mode: blocks per row, a thread-block cluster (GPU, sm_90, held rows
+                           only); 1: none */
+    LLVMValueRef rank;  /* cluster > 1: this block's rank in its cluster (i64, = ctaid.y) */
+    LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
+    unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
+    unsigned hold;      /* > 0: unrolled passes, elements per thread */
+    unsigned vec;       /* > 1: hold elements come in aligned groups of vec (vector loads) */
+    unsigned svec; /* > 1: streaming loops take aligned groups of svec elements (vector loads and
+                      stores) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
     uint8_t level[CG_RED_MAXRED]; /* 1 + the deepest region reduction its input depends on */
@@ -134,6 +140,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
         p->threads = (unsigned)lanes;
         p->wrows = (unsigned)w;
+        p->cluster = rg->tile[2] > 1 && w == 1 && cx->target >= CG_SM90 ? (unsigned)rg->tile[2] : 1;
         while ((1u << p->lshift) < p->threads) p->lshift++;
     } else {
         const ir_region *rg = &g->regions[r];
@@ -150,13 +157,15 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     }
     /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */
     unsigned v = len > 0 && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, len) : 1;
-    int64_t per = p->rowmode ? pass_row_hold(len, v, p->threads) : len;
+    if (p->cluster < 1) p->cluster = 1;
+    int64_t per = p->rowmode ? pass_row_hold(len, v, (int64_t)p->threads * p->cluster) : len;
     int64_t lim = cx->gpu && p->rowmode && p->threads <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD;
     if (p->wrows < 1) p->wrows = 1;
     p->hold = (len > 0 && per <= lim && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
                   ? (unsigned)per
                   : 0;
     p->vec = p->hold ? v : 1;
+    if (!p->hold) p->cluster = 1; /* clusters hold rows only; others stream per block */
     return true;
 }
 
@@ -464,11 +473,36 @@ static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVal
     return r;
 }
 
+/* Cluster rows: combines the block results v (f32 or i32, the same in every thread of a block)
+ * of the cluster's blocks: thread 0 publishes v in its next exchange slot, a cluster barrier,
+ * then every thread reads the cluster's slots through distributed shared memory and combines
+ * them in rank order (so every block gets the same bits). The slot is reused by the next row
+ * only after the row's closing cluster barrier. Every thread of the cluster must call it. */
+static LLVMValueRef cg_red_cluster(cg_ctx *cx, cg_red *p, ir_op op, LLVMValueRef v) {
+    unsigned slot = p->nx < CG_RED_XSLOTS ? p->nx++ : CG_RED_XSLOTS - 1;
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMValueRef si = LLVMConstInt(cx->i32, slot, 0);
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(cx->b, cx->f32, p->xslot, &si, 1, "xslot");
+    LLVMBasicBlockRef join = cg_if_begin(
+        cx, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), ""));
+    LLVMBuildStore(cx->b, v, at);
+    cg_if_end(cx, join);
+    cg_cluster_sync(cx);
+    LLVMValueRef r = NULL;
+    for (unsigned c = 0; c < p->cluster; c++) {
+        LLVMValueRef x = cg_cluster_load(cx, t, at, LLVMConstInt(cx->i32, c, 0));
+        r = r ? cg_reduce_combine(cx, op, r, x) : x;
+    }
+    return r;
+}
+
 /* The threads' partials v of one row combined (op SUM, MAX or MIN): the
  * block reduction in row mode, the slice combine in a column split, v
  * itself when one thread holds the row. */
-static LLVMValueRef cg_red_combine(cg_ctx *cx, const cg_red *p, ir_op op, LLVMValueRef v,
+static LLVMValueRef cg_red_combine(cg_ctx *cx, cg_red *p, ir_op op, LLVMValueRef v,
                                    LLVMValueRef scratch) {
+    if (p->rowmode && p->cluster > 1)
+        return cg_red_cluster(cx, p, op, cg_block_reduce(cx, op, v, p->threads, scratch));
     if (p->rowmode) return cg_block_reduce(cx, op, v, p->threads, scratch);
     if (p->slices > 1) return cg_red_slices(cx, p, op, v, scratch);
     return v;
@@ -838,6 +872,9 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, cg_red_lane(cx, p),
                                                LLVMConstInt(cx->i32, 0, 0), "");
             LLVMValueRef once = p->rowmode ? first : LLVMConstInt(cx->i1, 1, 0);
+            if (p->cluster > 1) /* rank 0's thread 0 of the cluster */
+                once = LLVMBuildAnd(
+                    cx->b, once, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""), "");
             if (p->slices > 1) /* slice 0 of a column inside the kept range */
                 once =
                     LLVMBuildAnd(cx->b, p->colok,
@@ -915,16 +952,23 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         it.e0 = cg_i64(cx, 0);
         it.estep = cg_i64(cx, 1);
     }
+    /* Cluster rows: block rank c holds groups [c gpb, (c + 1) gpb) of the row (gpb: its groups);
+     * `off` is the last block's offset, for the always-valid tests below. */
+    int64_t gpb = p->hold ? (int64_t)(p->hold / (p->vec > 1 ? p->vec : 1)) * p->threads : 0;
+    int64_t off = (int64_t)(p->cluster - 1) * gpb;
+    LLVMValueRef e0 = it.e0;
+    if (p->hold && p->cluster > 1)
+        e0 = LLVMBuildAdd(cx->b, e0, LLVMBuildMul(cx->b, p->rank, cg_i64(cx, gpb), ""), "e0");
     if (p->hold && p->vec > 1) {
-        /* Group i of the thread: elements [(i T + tid) vec, + vec). */
+        /* Group i of the thread: elements [(i T + tid) vec, + vec) (+ the cluster offset). */
         unsigned V = p->vec;
         int64_t len = ir_shape_numel(&p->red);
         LLVMValueRef lastg = cg_i64(cx, len - V);
         for (unsigned i = 0; i < p->hold / V; i++) {
             LLVMValueRef g0 = LLVMBuildMul(
-                cx->b, LLVMBuildAdd(cx->b, it.e0, cg_i64(cx, (int64_t)i * p->threads), ""),
+                cx->b, LLVMBuildAdd(cx->b, e0, cg_i64(cx, (int64_t)i * p->threads), ""),
                 cg_i64(cx, V), "");
-            bool always = (int64_t)(i + 1) * p->threads * V <= len;
+            bool always = (off + (int64_t)(i + 1) * p->threads) * V <= len;
             LLVMValueRef valid =
                 always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, g0, p->rowlen, "");
             if (valid) g0 = LLVMBuildSelect(cx->b, valid, g0, lastg, "");
@@ -939,9 +983,9 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");
         int64_t len = ir_shape_numel(&p->red);
         for (unsigned i = 0; i < p->hold; i++) {
-            LLVMValueRef e = LLVMBuildAdd(
-                cx->b, it.e0, cg_i64(cx, (int64_t)i * (p->rowmode ? p->threads : 1)), "");
-            bool always = !p->rowmode || (int64_t)(i + 1) * p->threads <= len;
+            LLVMValueRef e =
+                LLVMBuildAdd(cx->b, e0, cg_i64(cx, (int64_t)i * (p->rowmode ? p->threads : 1)), "");
+            bool always = !p->rowmode || off + (int64_t)(i + 1) * p->threads <= len;
             it.valid[i] = always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, e, p->rowlen, "");
             if (it.valid[i]) e = LLVMBuildSelect(cx->b, it.valid[i], e, last, "");
             it.lin[i] = cg_red_lin(cx, p, row, e);
@@ -1032,6 +1076,10 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     } else if (p.slices > 1) {
         scratch = cg_shared_array(cx, cx->f32, p.threads, "red.slices");
     }
+    if (p.cluster > 1) {
+        p.xslot = cg_shared_array(cx, cx->f32, CG_RED_XSLOTS, "red.cluster");
+        p.rank = cg_program_id(cx, 1);
+    }
     LLVMValueRef start, step, end = p.nrows;
     if (p.slices > 1) {
         /* Tiles of cols kept elements, uniform per block (the slice combine's barriers); a thread
@@ -1087,12 +1135,19 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
     }
     cx->nmemo = 0;
     if (!cg_red_row(cx, &p, row, scratch)) return false;
+    if (p.cluster > 1) cg_cluster_sync(cx); /* the row's slots are read before they are reused */
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
     cg_loop_end(cx, &l);
     ir_shape work[3] = {p.kept, {0}, {0}};
     int64_t per[3] = {p.rowmode ? p.wrows : p.slices > 1 ? p.cols : p.threads, 1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
+    if (p.cluster > 1) { /* grid y: the cluster's blocks */
+        work[1].rank = 1;
+        work[1].dim[0] = p.cluster;
+        cap[1] = p.cluster;
+        cx->k->cluster = p.cluster;
+    }
     unsigned block[3] = {p.threads * p.wrows, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);
     return true;

@@ -78,6 +78,37 @@ void cg_barrier(cg_ctx *cx) {
     if (cx->gpu) cg_call_intrinsic(cx, "llvm.nvvm.barrier0", false, NULL, 0);
 }
 
+/* Inline PTX `text` with constraints `cons` (side effects: never moved or removed). */
+static LLVMValueRef cg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons,
+                           LLVMValueRef *args, unsigned n) {
+    LLVMTypeRef pt[4];
+    for (unsigned i = 0; i < n && i < 4; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret ? ret : LLVMVoidTypeInContext(cx->llctx), pt, n, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons),
+                                      1, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cx->b, fty, a, args, n, "");
+}
+
+/* Cluster barrier; see cg_impl.h. */
+void cg_cluster_sync(cg_ctx *cx) {
+    if (cx->gpu)
+        cg_asm(cx, NULL, "barrier.cluster.arrive;\n\tbarrier.cluster.wait;", "~{memory}", NULL, 0);
+}
+
+/* Distributed shared-memory load; see cg_impl.h. */
+LLVMValueRef cg_cluster_load(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef sptr, LLVMValueRef rank) {
+    if (!cx->gpu) return LLVMBuildLoad2(cx->b, t, sptr, "");
+    LLVMValueRef a[2] = {
+        LLVMBuildTrunc(cx->b, LLVMBuildPtrToInt(cx->b, sptr, cx->i64, ""), cx->i32, "saddr"), rank};
+    bool f = t == cx->f32;
+    return cg_asm(cx, t,
+                  f ? "{\n\t.reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, $1, $2;\n\t"
+                      "ld.shared::cluster.f32 $0, [ra];\n\t}"
+                    : "{\n\t.reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, $1, $2;\n\t"
+                      "ld.shared::cluster.u32 $0, [ra];\n\t}",
+                  f ? "=f,r,r,~{memory}" : "=r,r,r,~{memory}", a, 2);
+}
+
 /* Butterfly shuffle of an f32 or i32 value (GPU); identity on the host. */
 LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask) {
     if (!cx->gpu) return v;

@@ -84,12 +84,13 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         return true;
     }
     int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
-    int64_t v = pass_row_vec(len, velem), hold = pass_row_hold(len, v, lanes);
+    int64_t cl = rg->tile[2] > 1 ? rg->tile[2] : 1; /* blocks per row (a cluster) */
+    int64_t v = pass_row_vec(len, velem), hold = pass_row_hold(len, v, lanes * cl);
     bool held =
         rg->strategy == IR_RED_ONCHIP && hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
-    m->schedule = pass_schedule_name(g, (uint32_t)(rg - g->regions));
+    m->schedule = pass_schedule_name(g, (uint32_t)(rg - g->regions), held);
     m->threads = rg->threads ? rg->threads : (unsigned)lanes;
-    m->grid = cdiv(rows, rpb);
+    m->grid = cdiv(rows, rpb) * cl;
     if (held) /* held in registers: all loads issued at once */
         m->thread_bytes = (double)hold * elem * cnt;
     else if (rg->strategy == IR_RED_ONCHIP) /* staged in shared memory: scalar loads */

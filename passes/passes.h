@@ -20,6 +20,7 @@ typedef struct pass_gpu {
     double tc_eff; /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
     double mem_latency_us; /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline
                               only */
+    int cluster_max; /* most blocks of a portable thread-block cluster (8 on sm_90); 0: none */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -153,10 +154,10 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes);
 /* The elements one vector access of a row covers: 16 B of the widest row dtype `elem` (at most
  * 8), halved until it divides len (1 for symbolic lengths). */
 int64_t pass_row_vec(int64_t len, int elem);
-/* The name of region r's schedule rule (reduction.row, reduction.row_wide, reduction.warp_rows,
- * reduction.subwarp_rows, reduction.column, reduction.column_split; pointwise.vector; the
- * region kind otherwise), from its planned fields. */
-const char *pass_schedule_name(const ir_graph *g, uint32_t r);
+/* The name of region r's schedule rule (reduction.row, row_wide, row_few, warp_rows,
+ * subwarp_rows, cluster_rows, column, column_split; pointwise.vector; the region kind
+ * otherwise), from its planned fields; `held`: its row is held in registers (pass_row_hold). */
+const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */

@@ -204,7 +204,8 @@ enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32)
  * REG_HOLD_MAX do not fit 1024 threads' registers (PASS_ROW_HOLD each) and are staged in shared
  * memory when held on chip. */
 enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = PASS_ROW_THREADS_MAX * PASS_ROW_HOLD };
-enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256 };
+enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256, CLUSTER_THREADS = 512 };
+enum { CLUSTER_SLOTS = 96 }; /* words each block of a cluster row publishes partials in */
 enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
 
 /* True when region r reduces its domain with the innermost axis kept
@@ -248,6 +249,21 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes) {
     return cdiv(cdiv(len, v), lanes) * v;
 }
 
+/* [reduction.cluster_rows]: a row longer than one block holds in registers, split over C <=
+ * gpu->cluster_max blocks of a thread-block cluster (sm_90), each holding its slice in registers
+ * (PASS_ROW_HOLD elements per thread over at most CLUSTER_THREADS threads); the blocks exchange
+ * partial statistics through distributed shared memory, so the row is read once and written
+ * once. Returns C (0: the rule does not apply) and the block's threads. Rows of at most two held
+ * inputs (registers). */
+static int64_t cluster_rows(const redinfo *ri, const pass_gpu *gpu, int64_t *threads) {
+    int64_t len = ri->rext, v = pass_row_vec(len, ri->velem);
+    if (len <= REG_HOLD_MAX || gpu->cluster_max < 2 || ri->held > 2) return 0;
+    int64_t total = cdiv(cdiv(len, v), PASS_ROW_HOLD / v), c = cdiv(total, CLUSTER_THREADS);
+    if (c < 2 || c > gpu->cluster_max) return 0;
+    *threads = cdiv(cdiv(total, c), 32) * 32;
+    return pass_row_hold(len, v, c * *threads) <= PASS_ROW_HOLD ? c : 0;
+}
+
 /* Row-mode block (the innermost axis reduced), after the strategy is known; fills threads,
  * tile[1] (lanes per row) and rows (rows per block). Rules, first that applies:
  * [reduction.subwarp_rows] a held row of at most 16 vector groups over more than one row:
@@ -259,10 +275,14 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes) {
  *   thread that 256 threads allow, lanes = the groups over that rounded up to a warp;
  * [reduction.row_wide] a held row that needs more: PASS_ROW_HOLD elements per thread over up to
  *   PASS_ROW_THREADS_MAX threads (one block per row, the row in registers);
+ * [reduction.cluster_rows] longer held rows (cluster_rows): tile[2] = C blocks per row;
+ * [reduction.row_few] a streamed row (no held values, or planned online/multipass) of at least
+ *   4096 elements when the rows fill at most 2 blocks per SM: 1024 threads per row;
  * [reduction.row] otherwise (streamed or staged rows): the smallest power of two in [32, 256]
  *   with at least 4 elements each (256 when the length is symbolic). */
-static void plan_rows(ir_region *rg, const redinfo *ri) {
+static void plan_rows(ir_region *rg, const redinfo *ri, const pass_gpu *gpu) {
     rg->rows = 1;
+    rg->tile[2] = 0;
     if (rg->threads == 32) { /* no scratch in the budget: one warp per row, shuffles only */
         rg->tile[1] = 32;
         return;
@@ -288,9 +308,18 @@ static void plan_rows(ir_region *rg, const redinfo *ri) {
             rg->threads = (uint32_t)t, rg->tile[1] = t;
             return;
         }
+        int64_t c = cluster_rows(ri, gpu, &t);
+        if (c > 1) {
+            rg->threads = (uint32_t)t, rg->tile[1] = t, rg->tile[2] = c;
+            return;
+        }
     }
     int64_t t = 32;
     while (t < ROW_THREADS && len > 0 && t * 4 < len) t *= 2;
+    bool streamed = rg->strategy != IR_RED_ONCHIP || ri->held == 0;
+    if (streamed && len >= 4 * PASS_ROW_THREADS_MAX && ri->nrows > 0 && gpu->sms > 0 &&
+        ri->nrows <= 2LL * gpu->sms)
+        t = PASS_ROW_THREADS_MAX;
     rg->threads = (uint32_t)(len > 0 ? t : ROW_THREADS), rg->tile[1] = rg->threads;
 }
 
@@ -301,7 +330,7 @@ static bool region_is_column(const ir_graph *g, const ir_region *rg) {
            (rg->red_axes & ((1u << dom->rank) - 1)) != ((1u << dom->rank) - 1);
 }
 
-const char *pass_schedule_name(const ir_graph *g, uint32_t r) {
+const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held) {
     const ir_region *rg = &g->regions[r];
     switch ((ir_region_kind)rg->kind) {
         case IR_RK_POINTWISE: return "pointwise.vector";
@@ -315,7 +344,8 @@ const char *pass_schedule_name(const ir_graph *g, uint32_t r) {
         return rg->tile[2] > 1 ? "reduction.column_split" : "reduction.column";
     if (rg->rows > 1 && rg->tile[1] > 0 && rg->tile[1] < 32) return "reduction.subwarp_rows";
     if (rg->rows > 1) return "reduction.warp_rows";
-    if (rg->threads > ROW_THREADS) return "reduction.row_wide";
+    if (rg->tile[2] > 1) return "reduction.cluster_rows";
+    if (rg->threads > ROW_THREADS) return held ? "reduction.row_wide" : "reduction.row_few";
     return "reduction.row";
 }
 
@@ -344,6 +374,13 @@ static void plan_reduction_strategy(ir_graph *g, uint32_t r, int64_t budget, con
         plan_columns(rg, &ri, gpu->sms, budget);
     }
     if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
+    int64_t ct = 0;
+    if (!red_is_column(rg, &ri) && cluster_rows(&ri, gpu, &ct) > 1 &&
+        scratch + 4 * CLUSTER_SLOTS <= budget) { /* [reduction.cluster_rows]: held in registers */
+        rg->tile[0] = ri.rext;
+        rg->sram_bytes = scratch + 4 * CLUSTER_SLOTS;
+        return;
+    }
     if (ri.rext > 0) {
         int64_t rpb = ri.rext >= RED_CHUNK ? 1 : RED_CHUNK / ri.rext;
         if (rpb > 8) rpb = 8;
@@ -410,7 +447,7 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     redinfo ri;
     red_analyse(g, ix, r, &ri);
     plan_reduction_strategy(g, r, budget, gpu, &ri, why, cap);
-    if (!red_is_column(&g->regions[r], &ri)) plan_rows(&g->regions[r], &ri);
+    if (!red_is_column(&g->regions[r], &ri)) plan_rows(&g->regions[r], &ri, gpu);
 }
 
 /* ---- matrix products ------------------------------------------------------ */

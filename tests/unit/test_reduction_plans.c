@@ -83,17 +83,23 @@ static const char *RMSNORM_BF16 =
 
 /* Compiles src with the given -D bindings and plans it against `budget`;
  * *raw (may be NULL) gets the unplanned copy. */
-static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget,
-                      ir_graph **raw) {
+static ir_graph *plan_for(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget,
+                          ir_graph **raw, const char *gpu) {
     tx_diag d;
     tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
     fe_options fo = {.entry = NULL, .defines = defs, .ndefines = ndefs};
     ir_graph *g = fe_compile("test.tx", src, strlen(src), &fo, &d);
     assert_non_null(g);
     if (raw) *raw = ir_graph_clone(g);
-    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .sram_budget = budget};
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find(gpu), .sram_budget = budget};
     assert_true(pass_run_pipeline(g, &pc));
     return g;
+}
+
+/* plan_for the H200 (the default GPU of the cost model). */
+static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, int64_t budget,
+                      ir_graph **raw) {
+    return plan_for(src, defs, ndefs, budget, raw, "h200");
 }
 
 /* The graph's single reduction region (fails the test when there is not exactly one). */
@@ -338,7 +344,8 @@ static void test_ptx_passes(void **s) {
         printf("test_ptx_passes: /usr/local/cuda/bin/ptxas not found; PTX not assembled\n");
 }
 
-/* Rows planned onchip under the default budget but too long for the
+/* Rows planned onchip under the default budget of a GPU without clusters (the A100: on the H200
+ * such rows are cluster rows) but too long for the
  * register hold (more than 16 elements per thread of 1024) are staged in shared
  * memory: the sm_90 PTX reads each row input from HBM at one load site
  * (`extra`: row-broadcast operands such as w, b; row inputs beyond the
@@ -350,7 +357,7 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
                          uint64_t seed, bool *assembled) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *raw;
-    ir_graph *g = plan(src, defs, 2, 0, &raw);
+    ir_graph *g = plan_for(src, defs, 2, 0, &raw, "a100");
     const ir_region *r = the_reduction(g);
     assert_int_equal(r->strategy, IR_RED_ONCHIP);
     assert_int_equal(r->passes, 1);
@@ -414,7 +421,7 @@ static void test_staged_rows(void **s) {
     bool assembled = false;
     check_staged(SOFTMAX, 3, 20000, 0, NULL, 70, &assembled);
     check_staged(SOFTMAX, 3, 16411, 0, NULL, 71, &assembled); /* odd length */
-    check_staged(LOGSOFTMAX, 2, 24577, 0, NULL, 72, &assembled);
+    check_staged(LOGSOFTMAX, 2, 16577, 0, NULL, 72, &assembled);
     check_staged(LAYERNORM, 3, 16391, 2, NULL, 73, &assembled); /* + w, b in the epilogue */
     check_staged(LAYERNORM, 3, 4100 * 4, 2, far_rows, 74, &assembled);
     check_staged(NORMALIZE, 2, 20000, 0, NULL, 75, &assembled);
@@ -485,7 +492,8 @@ static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_
     assert_int_equal(r->tile[2], rs);
     assert_int_equal(r->threads, threads);
     assert_int_equal(r->rows, rows);
-    if (rs > 1) assert_int_equal(r->sram_bytes, 4 * c * rs);
+    if (rs > 1 && !(r->red_axes & 2u)) /* a column split (2-D: axis 1 kept) */
+        assert_int_equal(r->sram_bytes, 4 * c * rs);
     ir_graph_free(g);
 }
 
@@ -504,6 +512,9 @@ static void test_column_blocks(void **s) {
 
 static const char *SOFTMAX_BF16 =
     "fn f(x: bf16[M, N]) -> bf16[M, N] { return softmax(x, axis=-1) }\n";
+static const char *LOGSOFTMAX_BF16 =
+    "fn f(x: bf16[M, N]) -> bf16[M, N] { return log_softmax(x, axis=-1) }\n";
+static const char *ROWSUM = "fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n";
 static const char *LSE = "fn f(x: f32[M, N]) -> f32[M, 1] {\n  m = max(x, axis=-1, keepdim=true)\n"
                          "  return log(sum(exp(x - m), axis=-1, keepdim=true)) + m\n}\n";
 
@@ -522,9 +533,14 @@ static void test_row_blocks(void **s) {
     check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1); /* row_wide: 2 groups of 8 */
     check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1);       /* row_wide: 4 groups of 4 */
     check_block(LSE, 16384, 8192, 512, 0, 512, 1);
-    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1); /* the widest held row */
-    check_block(SOFTMAX, 100, 16385, 256, 0, 256, 1);   /* staged: 256 threads */
-    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1);  /* streamed */
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);        /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);          /* cluster of 3 */
+    check_block(SOFTMAX, 4096, 65536, 512, 8, 512, 1);         /* cluster of 8 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
+    check_block(SOFTMAX, 100, 65537, 1024, 0, 1024, 1);        /* online, few rows: row_few */
+    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1);         /* online, streamed */
+    check_block(ROWSUM, 128, 262144, 1024, 0, 1024, 1);        /* few long rows: row_few */
+    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1);          /* streamed, 4 per SM */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -551,11 +567,11 @@ static void test_column_ragged(void **s) {
 static void test_row_ragged(void **s) {
     (void)s;
     const char *srcs[] = {SOFTMAX, SOFTMAX_BF16, LAYERNORM_BF16, RMSNORM, ROWMAX, LSE, RESNORM};
-    const int64_t ns[] = {1,    7,    31,   33,   63,   64,   65,    100,   1000,
-                          1023, 1024, 1025, 4096, 4097, 5120, 12288, 16384, 16385};
+    const int64_t ns[] = {1,    7,    31,   33,   63,   64,    65,    100,   1000,  1023,
+                          1024, 1025, 4096, 4097, 5120, 12288, 16384, 16385, 20001, 65536};
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++)
         for (size_t j = 0; j < sizeof ns / sizeof ns[0]; j++) {
-            int64_t m = ns[j] > 4096 ? 2 : 5;
+            int64_t m = ns[j] > 16384 ? 1 : ns[j] > 4096 ? 2 : 5;
             fe_define defs[2] = {{"M", m}, {"N", ns[j]}};
             ir_graph *raw, *g = plan(srcs[i], defs, 2, 0, &raw);
             run_compare(g, raw, srcs[i], m, ns[j], NULL, 31 + j);
@@ -627,6 +643,52 @@ static void test_row_schedule_ptx(void **s) {
     }
 }
 
+/* Cluster rows in the sm_90 PTX: the cluster shape right after .maxntid, cluster barriers,
+ * DSMEM reads of the partials, the kernel's cluster; ptxas assembles it. For sm_80 the same plan
+ * is emitted without a cluster (the row streamed per block); it assembles too. */
+static void test_cluster_ptx(void **s) {
+    (void)s;
+    static const struct {
+        const char **src;
+        int64_t m, n, c;
+    } cases[] = {{&SOFTMAX, 4096, 65536, 8},
+                 {&LOGSOFTMAX_BF16, 8192, 32000, 4},
+                 {&SOFTMAX, 7, 20001, 3},
+                 {&LAYERNORM_BF16, 5, 40000, 5}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *src = *cases[i].src;
+        fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
+        ir_graph *g = plan(src, defs, 2, 0, NULL);
+        assert_int_equal(the_reduction(g)->tile[2], cases[i].c);
+        assert_int_equal(the_reduction(g)->strategy, IR_RED_ONCHIP);
+        for (int t = 0; t < 2; t++) {
+            tx_diag d;
+            tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
+            assert_non_null(p);
+            size_t len = 0;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(ptx);
+            char dir[64];
+            snprintf(dir, sizeof dir, "\n.reqnctapercluster 1, %lld, 1\n", (long long)cases[i].c);
+            const char *mx = strstr(ptx, "\n.maxntid");
+            assert_int_equal(strstr(ptx, dir) != NULL, t == 0);
+            if (t == 0) assert_true(mx && strstr(ptx, dir) == strchr(mx + 1, '\n'));
+            assert_int_equal(strstr(ptx, "barrier.cluster.arrive") != NULL, t == 0);
+            assert_int_equal(strstr(ptx, "ld.shared::cluster") != NULL, t == 0);
+            assert_int_equal(cg_program_kernel(p, 0)->cluster, t == 0 ? cases[i].c : 0);
+            int64_t syms[2] = {cases[i].m, cases[i].n};
+            unsigned grid[3], block[3], smem;
+            assert_true(cg_kernel_geometry(p, 0, syms, grid, block, &smem));
+            assert_int_equal(grid[1], t == 0 ? cases[i].c : 1);
+            int rc = tk_ptxas(ptx, len, t ? "sm_80" : "sm_90", NULL);
+            if (rc >= 0) assert_int_equal(rc, 0);
+            cg_program_free(p);
+        }
+        ir_graph_free(g);
+    }
+}
+
 /* The sm_90 PTX of the split column sum and of the warp-row max: the first combines slices in
  * shared memory behind barriers, the second needs neither; both assemble (when ptxas exists). */
 static void test_schedule_ptx(void **s) {
@@ -667,6 +729,7 @@ int main(void) {
         cmocka_unit_test(test_row_blocks),
         cmocka_unit_test(test_row_ragged),
         cmocka_unit_test(test_row_schedule_ptx),
+        cmocka_unit_test(test_cluster_ptx),
         cmocka_unit_test(test_column_ragged),
         cmocka_unit_test(test_schedule_ptx),
     };
