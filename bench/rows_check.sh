@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # bench/rows_check.sh - issue 12's row reductions on the GPU machine (dist/ carried; bash
-# tools/make-dist.sh): (1) every row schedule (subwarp_rows, warp_rows, row, row_wide,
-# cluster_rows, row_few, streamed) verified against the CPU reference at ragged widths that cross
-# each schedule boundary (txc bench --iters 3: outputs compared, poisoned outputs caught; the
-# cluster rows' DSMEM exchanges included); (2) the public sweep's row reductions against
-# torch.compile (bench/sweep.sh --only ...). Results under $OUT (default ./rows-out): check.txt,
-# sweep/. Prints the check's summary and the sweep's table last. About 4 minutes
-# (CHECK_DEADLINE s for the checks, SWEEP_DEADLINE s for the sweep).
+# tools/make-dist.sh), in under 150 s: (1) the public sweep's row reductions named in ROWS against
+# torch.compile (bench/sweep.sh --only; tx rows until SWEEP_DEADLINE - 100 s); (2) the loaded
+# latency of vector and scalar streaming loads (bench/latency.sh, the model's constants); (3) every
+# row schedule (subwarp_rows, warp_rows, row, row_wide, cluster_rows, row_few, streamed) verified
+# against the CPU reference at ragged widths that cross each schedule boundary, cluster rows'
+# DSMEM exchanges included (txc bench --iters 3: outputs compared, poisoned outputs caught; until
+# CHECK_DEADLINE s after the start). Results under $OUT (default ./rows-out): sweep/, latency.txt,
+# check.txt. Prints the check's summary, the latencies and the sweep's table last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TXC=${TXC:-dist/bin/txc}
@@ -21,7 +22,7 @@ printf 'fn f(x: f32[M, N], w: f32[N]) -> f32[M, N] {\n  return rmsnorm(x, w, eps
 printf 'fn f(x: f32[M, N]) -> f32[M] {\n  return max(x, axis=-1)\n}\n' >"$P/rowmax.tx"
 printf 'fn f(x: f32[M, N]) -> f32[M] {\n  return sum(x, axis=-1)\n}\n' >"$P/rowsum.tx"
 printf 'fn f(x: f32[M, N]) -> f32[M, 1] {\n  m = max(x, axis=-1, keepdim=true)\n  return log(sum(exp(x - m), axis=-1, keepdim=true)) + m\n}\n' >"$P/logsumexp.tx"
-CHECK_DEADLINE=${CHECK_DEADLINE:-125}
+CHECK_DEADLINE=${CHECK_DEADLINE:-120}
 SWEEP_DEADLINE=${SWEEP_DEADLINE:-160}
 ROWS=${ROWS:-softmax_f32_4096x65536,softmax_f32_128x150001,softmax_f32_256x262144,softmax_bf16_8x50257,log_softmax_bf16_8192x32000,layernorm_bf16_8192x5120,layernorm_f32_100000x768,rmsnorm_f32_2048x12288,logsumexp,rowmax_f32_1048576x64,rowsum_f32_512x262144,rowsum_f32_65536x1024,rowmean}
 t0=$(date +%s)
@@ -30,6 +31,8 @@ pass=0 fail=0 skip=0
 OUT="$OUT/sweep" bash bench/sweep.sh --only "$ROWS" --deadline "$SWEEP_DEADLINE" \
   >"$OUT/sweep_stdout.txt" 2>&1
 src=$?
+# The loaded-latency micro-benchmark for vector and scalar streaming loads (the model's constants).
+OUT="$OUT" bash bench/latency.sh >"$OUT/latency_stdout.txt" 2>&1
 : >"$OUT/check.txt"
 # M x N pairs: odd row counts (a partial last block of subwarp/warp rows), widths 1, 7, 31, 33,
 # 63/64/65 (subwarp edge), 1000, 1024/1025 (warp hold edge), 4096/4097 (row / row_wide),
@@ -55,5 +58,7 @@ except Exception: print("ERR 0")' 2>/dev/null)
 done
 echo "=== rows_check: ragged-width GPU verification: $pass verified, $fail failed, $skip skipped (deadline)"
 grep -v "verified=yes" "$OUT/check.txt" | head -20
+echo "=== latency (bench/latency.sh)"
+grep "median" "$OUT/latency.txt" 2>/dev/null || tail -3 "$OUT/latency_stdout.txt"
 echo "=== sweep (rc $src): $OUT/sweep/sweep.md"
 cat "$OUT/sweep/sweep.md" 2>/dev/null || tail -20 "$OUT/sweep_stdout.txt"
