@@ -11,6 +11,7 @@
 # every row has an SM to itself, far from the HBM limit, so a row's bandwidth is
 # T x group / latency and latency = T x group x time / (row bytes), independent of R. Writes
 # $OUT/latency.txt: one line per row count and load, then the median latency of each load.
+# LAT_LOADS (default "vector scalar") and LAT_ROWS (default "1 2 8") narrow the runs.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 TXC=${TXC:-dist/bin/txc}
@@ -19,12 +20,12 @@ mkdir -p "$OUT"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 printf 'fn f(x: f32[R, N]) -> f32[R] {\n  return max(x, axis=-1)\n}\n' >"$W/rowsum.tx"
-for load in vector scalar; do
+for load in ${LAT_LOADS:-vector scalar}; do
   if [ $load = vector ]; then N=2097152 G=16; else N=2097153 G=4; fi
   : >"$W/lat"
   T=$("$TXC" "$W/rowsum.tx" -D R=1 -D N=$N --emit=json -o - 2>/dev/null |
       python3 -c 'import json,sys; print(json.load(sys.stdin)["kernels"][0]["threads"])') || T=256
-  for R in 1 2 8; do
+  for R in ${LAT_ROWS:-1 2 8}; do
     us=$("$TXC" bench "$W/rowsum.tx" -D R=$R -D N=$N --device=gpu --random-inputs=1 --iters 10 --json 2>/dev/null |
          python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["fused"]["kernels"][0]["us"])') || us=""
     if [ -z "$us" ]; then echo "latency: $load R=$R failed"; continue; fi

@@ -66,6 +66,12 @@ def main():
         ok, us, _, note = bench(progs[name], {"M": m, "N": n}, 3)
         bad += not ok
         say(f"check {name} {m}x{n}: {'verified' if ok else 'NOT VERIFIED'} {us:.1f} us {note}")
+    if time.time() - T0 < 30:  # the scalar-load latency of the model (bench/latency.sh)
+        env = dict(os.environ, LAT_LOADS="scalar vector", LAT_ROWS="1 8", OUT=OUT)
+        p = subprocess.run(["bash", "bench/latency.sh"], capture_output=True, text=True, env=env,
+                           timeout=25)
+        for line in p.stdout.splitlines():
+            say("latency: " + line)
     torch = {}
     try:
         torch = {r["name"]: r.get("torch_us") for r in json.load(open(TORCH_FROM))["rows"]}
