@@ -144,16 +144,22 @@ bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, vo
 /* Sampled host re-run of a program another device ran (txc bench's check of outputs too large for
  * a full reference). bufs[0..nbufs) are that run's buffers in the manifest's order (inputs, then
  * outputs, then codegen's intermediates; the order of drv_gpu_plan_from_cg), bytes[] their sizes,
- * syms the bound sizes. Compiles g for the host and, for every kernel, runs up to `per_kernel` of
- * its programs (spread over its host grid; all of them when the grid is smaller) reading the
- * kernel's inputs from bufs, so each kernel is checked on the device's own inputs. Kernels whose
- * host grid is a single program and whose FLOPs (kflops[k], the plan's figure; NULL: unknown)
- * exceed `max_flops` are skipped. What the kernels write goes to fresh 16-byte aligned copies
- * filled with `poison` bytes: sampled[b] (NULL for buffers nothing wrote; caller frees). Running
- * twice with different poison bytes tells written elements from untouched ones. False with an error
- * reported (including a plan whose buffers do not match g's). */
-bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes,
-                    unsigned nbufs, unsigned per_kernel, const double *kflops, double max_flops,
-                    unsigned char poison, void **sampled, tx_diag *d);
+ * syms the bound sizes; a NULL entry is asked of fetch(fetch_arg, b) the first time a sampled
+ * kernel reads it (fetch NULL or returning NULL: an error) and stored back into bufs. Compiles g
+ * for the host and, for every kernel that writes a returned value, runs up to `per_kernel` of its
+ * programs (spread over its host grid; all of them when the grid is smaller) reading the kernel's
+ * inputs from bufs, so each such kernel is checked on the device's own inputs. Kernels whose host
+ * grid is a single program and whose FLOPs (kflops[k], the plan's figure; NULL: unknown) exceed
+ * `max_flops` are skipped, and so are kernels reading an intermediate that a later kernel
+ * overwrites (intermediates share buffers: the device's final contents are not what the kernel
+ * read). What the kernels write goes to fresh 16-byte aligned copies filled with `poison` bytes:
+ * sampled[b] (NULL for buffers nothing wrote; caller frees). Running twice with different poison
+ * bytes tells written elements from untouched ones. False with an error reported (including a
+ * plan whose buffers do not match g's). */
+typedef void *(*cg_fetch_fn)(void *arg, unsigned buf);
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetch_fn fetch,
+                    void *fetch_arg, const int64_t *bytes, unsigned nbufs, unsigned per_kernel,
+                    const double *kflops, double max_flops, unsigned char poison, void **sampled,
+                    tx_diag *d);
 
 #endif

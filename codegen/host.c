@@ -189,16 +189,24 @@ static bool cg_run_setup(const ir_graph *g, const cg_program *p, void *const *in
         }
         r->out[k] = outputs[k];
     }
+    size_t *tbytes = ir_xcalloc(p->ntemps + 1, sizeof *tbytes);
+    double total = 0;
+    char err[300];
     for (unsigned i = 0; i < p->ntemps; i++) {
         int64_t dims[IR_MAX_RANK];
-        size_t bytes;
-        if (!cg_bytes(&p->temps[i].shape, p->temps[i].dtype, syms, g->nsyms, dims, &bytes)) {
+        if (!cg_bytes(&p->temps[i].shape, p->temps[i].dtype, syms, g->nsyms, dims, &tbytes[i])) {
             tx_error(d, "intermediate %u is too large", i);
+            free(tbytes);
             return false;
         }
-        r->tmp[i] = r->own[r->nown++] = cg_aligned(bytes);
+        total += (double)tbytes[i];
     }
-    return true;
+    bool ok = ir_host_mem_check(total, "the host JIT's intermediates", err, sizeof err);
+    if (!ok) tx_error(d, "%s", err);
+    for (unsigned i = 0; ok && i < p->ntemps; i++)
+        r->tmp[i] = r->own[r->nown++] = cg_aligned(tbytes[i]);
+    free(tbytes);
+    return ok;
 }
 
 /* Releases the run state's own allocations (not the outputs). */
@@ -319,9 +327,28 @@ static int64_t cg_sample_id(unsigned i, unsigned n, int64_t total) {
 }
 
 /* Sampled host re-run; see codegen.h. */
-bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, const int64_t *bytes,
-                    unsigned nbufs, unsigned per_kernel, const double *kflops, double max_flops,
-                    unsigned char poison, void **sampled, tx_diag *d) {
+/* True when kernel k of p is worth sampling: it writes a returned value and every intermediate it
+ * reads still holds, at the end of the run, what it read (no later kernel writes that buffer). */
+static bool cg_sample_kernel(const cg_program *p, unsigned k) {
+    const cg_kernel *kr = &p->kernels[k];
+    bool writes_out = false;
+    for (unsigned b = 0; b < kr->nbufs; b++) {
+        const cg_buf *cb = &kr->bufs[b];
+        writes_out |= cb->write && cb->kind == CG_BUF_OUTPUT;
+        if (cb->write || cb->kind != CG_BUF_TEMP) continue;
+        for (unsigned l = k + 1; l < p->nkernels; l++)
+            for (unsigned c = 0; c < p->kernels[l].nbufs; c++) {
+                const cg_buf *lb = &p->kernels[l].bufs[c];
+                if (lb->write && lb->kind == CG_BUF_TEMP && lb->index == cb->index) return false;
+            }
+    }
+    return writes_out;
+}
+
+bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetch_fn fetch,
+                    void *fetch_arg, const int64_t *bytes, unsigned nbufs, unsigned per_kernel,
+                    const double *kflops, double max_flops, unsigned char poison, void **sampled,
+                    tx_diag *d) {
     unsigned nin = cg_graph_ninputs(g), nout = g->nodes[ir_output(g)].nin;
     memset(sampled, 0, nbufs * sizeof *sampled);
     cg_program *p = cg_program_new(g, CG_HOST, d);
@@ -331,11 +358,6 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, c
     if (!ok)
         tx_error(d, "sampled check: the host program has %u buffers, the device's plan %u",
                  nin + nout + p->ntemps, nbufs);
-    for (unsigned b = 0; ok && b < nbufs; b++)
-        if ((uintptr_t)bufs[b] % 16) {
-            tx_error(d, "sampled check: buffer %u is not 16-byte aligned", b);
-            ok = false;
-        }
     ok = ok && cg_jit_new(&j, p, d);
     for (unsigned k = 0; ok && k < p->nkernels; k++) {
         const cg_kernel *kr = &p->kernels[k];
@@ -346,7 +368,8 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, c
             break;
         }
         int64_t total = (int64_t)grid[0] * grid[1] * grid[2];
-        if (!total || (total == 1 && kflops && kflops[k] > max_flops)) continue;
+        if (!total || (total == 1 && kflops && kflops[k] > max_flops) || !cg_sample_kernel(p, k))
+            continue;
         cg_host_fn fn = cg_jit_lookup(&j, kr, d);
         if (!fn) {
             ok = false;
@@ -357,6 +380,13 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void *const *bufs, c
             unsigned ix = cg_plan_index(&kr->bufs[b], nin, nout);
             if (ix >= nbufs) {
                 tx_error(d, "sampled check: kernel %s names buffer %u of %u", kr->name, ix, nbufs);
+                ok = false;
+                break;
+            }
+            if (!kr->bufs[b].write && !bufs[ix] && fetch) bufs[ix] = fetch(fetch_arg, ix);
+            if (!kr->bufs[b].write && (!bufs[ix] || (uintptr_t)bufs[ix] % 16)) {
+                tx_error(d, "sampled check: buffer %u of kernel %s is %s", ix, kr->name,
+                         bufs[ix] ? "not 16-byte aligned" : "not available");
                 ok = false;
                 break;
             }

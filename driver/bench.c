@@ -11,6 +11,20 @@
 #include <string.h>
 #include <time.h>
 
+/* Monotonic wall clock in microseconds. */
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
+}
+
+/* Adds the seconds since *t0 (a now_us time) to *acc and moves *t0 to now. */
+static void phase_add(double *acc, double *t0) {
+    double t = now_us();
+    *acc += (t - *t0) / 1e6;
+    *t0 = t;
+}
+
 void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu) {
     gpu->hbm_GBps = cal->copy_GBps;
     gpu->launch_us = cal->launch_us;
@@ -63,24 +77,74 @@ static double plan_predictions(const ir_graph *g, const pass_ctx *pc, const int6
 #define SAMPLE_PROGRAMS  RT_SAMPLE_PROGRAMS
 #define SAMPLE_MAX_FLOPS 4e10
 
-/* The sampled check of outputs too large for a full reference (see rt_out_check.sampled): every
- * buffer of the device's run comes back, cg_host_sample re-runs SAMPLE_PROGRAMS programs of each
- * kernel on the host from the device's own inputs, twice with different poison bytes (written
- * elements are those both runs agree on), and the written output elements are compared. */
+/* Lazy downloads of the device's buffers for the sampled check: only those a sampled kernel reads
+ * come back (an unfused plan's intermediates can be many gigabytes). */
+typedef struct sample_fetch {
+    rt_gpu_exec *x;
+    const rt_gpu_plan *p;
+    rt_tensor *all;
+    bool failed;
+} sample_fetch;
+
+static void *sample_fetch_buf(void *arg, unsigned b) {
+    sample_fetch *f = arg;
+    const rt_buf_desc *bd = &f->p->bufs[b];
+    rt_tensor *t = &f->all[b];
+    t->dtype = (ir_dtype)bd->dtype;
+    t->rank = bd->rank;
+    memcpy(t->dim, bd->dim, sizeof bd->dim);
+    if (!rt_tensor_alloc(t) ||
+        (rt_buf_bytes(bd) > 0 &&
+         !rt_cuda_download(rt_gpu_exec_cuda(f->x), t->data, rt_gpu_exec_buf(f->x, b),
+                           (size_t)rt_buf_bytes(bd), bd->name))) {
+        rt_tensor_free(t);
+        f->failed = true;
+        return NULL;
+    }
+    return t->data;
+}
+
+/* Gathers the elements of `dev` that both sampled runs wrote alike (s1 == s2) into got (the
+ * device's) and want (the host's), both of n elements, cut to the count m. */
+static int64_t sample_gather(const rt_tensor *dev, const void *s1, const void *s2, rt_tensor *got,
+                             rt_tensor *want) {
+    size_t es = (size_t)ir_dtype_size(dev->dtype);
+    int64_t n = rt_numel(dev), m = 0;
+    const char *a = s1, *b = s2;
+    for (int64_t i = 0; i < n; i++) {
+        if (es == 4 ? ((const uint32_t *)s1)[i] != ((const uint32_t *)s2)[i]
+                    : memcmp(a + i * es, b + i * es, es) != 0)
+            continue;
+        memcpy((char *)got->data + m * es, (const char *)dev->data + i * es, es);
+        memcpy((char *)want->data + m * es, a + i * es, es);
+        m++;
+    }
+    got->dim[0] = want->dim[0] = m;
+    return m;
+}
+
+/* The sampled check of outputs too large for a full reference (see rt_out_check.sampled):
+ * cg_host_sample re-runs SAMPLE_PROGRAMS programs of each kernel that writes an output on the host
+ * from the device's own buffers (downloaded as needed), twice with different poison bytes (written
+ * elements are those both runs agree on), and the written output elements are compared with the
+ * device's outputs `outs`. */
 static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g,
-                         const int64_t *syms, rt_bench_result *res, tx_diag *d) {
+                         const int64_t *syms, const rt_tensor *outs, rt_bench_result *res,
+                         tx_diag *d) {
     uint32_t nb = p->nbufs;
     rt_tensor *all = ir_xcalloc(nb + 1, sizeof *all);
-    void **bp = ir_xcalloc(nb + 1, sizeof *bp), **s1 = ir_xcalloc(nb + 1, sizeof *s1),
-         **s2 = ir_xcalloc(nb + 1, sizeof *s2);
+    void **bp = ir_xcalloc(nb + 1, sizeof *bp), **bq = ir_xcalloc(nb + 1, sizeof *bq),
+         **s1 = ir_xcalloc(nb + 1, sizeof *s1), **s2 = ir_xcalloc(nb + 1, sizeof *s2);
     int64_t *bytes = ir_xcalloc(nb + 1, sizeof *bytes);
     double *kf = ir_xcalloc(p->nkernels + 1, sizeof *kf);
+    sample_fetch sf = {x, p, all, false};
     char err[256];
-    bool ok = rt_gpu_exec_download_all(x, all);
+    bool ok = rt_cuda_sync(rt_gpu_exec_cuda(x), "the kernels to finish");
     if (!ok) tx_error(d, "%s", rt_gpu_exec_error(x));
-    for (uint32_t b = 0; ok && b < nb; b++) {
-        bp[b] = all[b].data;
-        bytes[b] = rt_buf_bytes(&p->bufs[b]);
+    for (uint32_t b = 0; ok && b < nb; b++) bytes[b] = rt_buf_bytes(&p->bufs[b]);
+    for (uint32_t k = 0; ok && k < p->noutputs; k++) {
+        uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
+        if (b != UINT32_MAX) bp[b] = outs[k].data; /* already downloaded */
     }
     for (uint32_t k = 0; k < p->nkernels; k++) kf[k] = p->kernels[k].flops;
     /* The host side can fail for reasons of its own (a plan whose buffers the host program does not
@@ -93,12 +157,16 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         FILE *mf = open_memstream(&msg, &len);
         tx_diag hd;
         tx_diag_init(&hd, mf ? mf : stderr, "sampled check", NULL, 0);
-        sampled = cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS,
-                                 0xFF, s1, &hd) &&
-                  cg_host_sample(g, syms, bp, bytes, nb, SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS,
-                                 0x00, s2, &hd);
+        sampled = cg_host_sample(g, syms, bp, sample_fetch_buf, &sf, bytes, nb, SAMPLE_PROGRAMS, kf,
+                                 SAMPLE_MAX_FLOPS, 0xFF, s1, &hd);
+        memcpy(bq, bp, nb * sizeof *bq); /* the second run reads what the first fetched */
+        sampled = sampled && cg_host_sample(g, syms, bq, sample_fetch_buf, &sf, bytes, nb,
+                                            SAMPLE_PROGRAMS, kf, SAMPLE_MAX_FLOPS, 0x00, s2, &hd);
         if (mf) fclose(mf);
-        if (!sampled && msg && *msg)
+        if (sf.failed) {
+            tx_error(d, "%s", rt_gpu_exec_error(x));
+            ok = false;
+        } else if (!sampled && msg && *msg)
             snprintf(res->sample_note, sizeof res->sample_note, "%.*s", (int)strcspn(msg, "\n"),
                      msg);
         else if (!sampled)
@@ -109,18 +177,11 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
         if (b == UINT32_MAX || !s1[b] || !s2[b]) continue;
         /* the written elements, gathered into vectors allocated for all n and cut to m */
-        size_t es = (size_t)ir_dtype_size(all[b].dtype);
-        int64_t n = rt_numel(&all[b]), m = 0;
-        rt_tensor got = {.dtype = all[b].dtype, .rank = 1, .dim = {n}}, want = got;
+        int64_t n = rt_numel(&outs[k]), m;
+        rt_tensor got = {.dtype = outs[k].dtype, .rank = 1, .dim = {n}}, want = got;
         ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
         if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
-        for (int64_t i = 0; ok && i < n; i++)
-            if (memcmp((char *)s1[b] + i * es, (char *)s2[b] + i * es, es) == 0) {
-                memcpy((char *)got.data + m * es, (char *)all[b].data + i * es, es);
-                memcpy((char *)want.data + m * es, (char *)s1[b] + i * es, es);
-                m++;
-            }
-        got.dim[0] = want.dim[0] = m;
+        m = ok ? sample_gather(&outs[k], s1[b], s2[b], &got, &want) : 0;
         rt_out_check *oc = &res->out[k];
         if (ok && !m) {
             rt_tensor_free(&got);
@@ -142,7 +203,7 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         free(s1[b]);
         free(s2[b]);
     }
-    free(all), free(bp), free(s1), free(s2), free(bytes), free(kf);
+    free(all), free(bp), free(bq), free(s1), free(s2), free(bytes), free(kf);
     return ok;
 }
 
@@ -151,8 +212,10 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
  * times it. */
 static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
                        const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref,
-                       const drv_bench_opts *o, rt_bench_result *res, tx_diag *d) {
+                       const drv_bench_opts *o, rt_bench_report *rep, rt_bench_result *res,
+                       tx_diag *d) {
     char err[512];
+    double t0 = now_us(), gpu_s = 0;
     rt_tensor *outs = ir_xcalloc(p->noutputs + 1, sizeof *outs);
     bool ok = false;
     rt_gpu_exec *x = rt_gpu_exec_new(c, p, true);
@@ -168,6 +231,7 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, cons
     if (!rt_gpu_exec_poison(x) || !rt_gpu_exec_launch_all(x) ||
         !rt_gpu_exec_download(x, outs, p->noutputs))
         goto cuda_fail;
+    phase_add(&gpu_s, &t0);
     res->nout = p->noutputs;
     res->out = ir_xcalloc(p->noutputs + 1, sizeof *res->out);
     res->verified = true;
@@ -183,13 +247,16 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, cons
         oc->checked = ref != NULL;
         res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
     }
-    if (!ref && g && !bench_sample(x, p, g, syms, res, d)) goto done;
+    if (!ref && g && !bench_sample(x, p, g, syms, outs, res, d)) goto done;
+    phase_add(&rep->phase_s[RT_PH_VERIFY], &t0);
     if (!rt_bench_time(c, x, p, (int)o->iters, res)) goto cuda_fail;
     ok = true;
     goto done;
 cuda_fail:
     tx_error(d, "%s", rt_gpu_exec_error(x));
 done:
+    phase_add(&gpu_s, &t0);
+    rep->phase_s[RT_PH_GPU] += gpu_s;
     for (uint32_t k = 0; k < p->noutputs; k++) rt_tensor_free(&outs[k]);
     free(outs);
     rt_gpu_exec_free(x);
@@ -313,21 +380,25 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
                        const rt_tensor *inputs, const drv_bench_opts *o, rt_bench_report *rep,
                        rt_bench_result *fused, rt_bench_result *unfused, tx_diag *d) {
     int64_t *syms = NULL, *usyms = NULL;
+    double t0 = now_us();
     rt_gpu_plan *p = bench_prepare(g, pc, inputs, o, fused, "fused", &syms, d), *pu = NULL;
     rt_tensor *ref = NULL;
     ir_graph *ug = NULL;
     const char *refname;
     uint32_t nout = p ? p->noutputs : 0;
     rt_tensor *pref = NULL;
+    phase_add(&rep->phase_s[RT_PH_COMPILE], &t0);
     bool ok = p && bench_reference(g, raw, p, inputs, &ref, &refname, d);
     if (ok && ref && refname[0] == 'r') { /* the interpreter: also at the plan's precision */
         pref = ir_xcalloc(nout + 1, sizeof *pref);
         ok = rt_interp_run_plan(g, inputs, pref, d);
     }
+    phase_add(&rep->phase_s[RT_PH_REFERENCE], &t0);
     if (ok) {
         snprintf(rep->reference, sizeof rep->reference, "%s", refname);
-        ok = bench_plan(c, p, g, syms, inputs, ref, pref, o, fused, d);
+        ok = bench_plan(c, p, g, syms, inputs, ref, pref, o, rep, fused, d);
     }
+    t0 = now_us();
     if (ok && !ref && !fused->sample_note[0])
         snprintf(rep->reference, sizeof rep->reference,
                  "sampled: the host JIT re-ran %d programs of each kernel on the GPU's own inputs",
@@ -336,10 +407,12 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
         snprintf(rep->reference, sizeof rep->reference,
                  "none (too large for a CPU reference; the sampled check "
                  "could not run, see the outputs)");
-    if (ok && o->compare_unfused)
+    if (ok && o->compare_unfused) {
         ok = (ug = plan_unfused(raw, pc)) != NULL &&
-             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", &usyms, d)) != NULL &&
-             bench_plan(c, pu, ug, usyms, inputs, ref, NULL, o, unfused, d);
+             (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", &usyms, d)) != NULL;
+        phase_add(&rep->phase_s[RT_PH_COMPILE], &t0);
+        ok = ok && bench_plan(c, pu, ug, usyms, inputs, ref, NULL, o, rep, unfused, d);
+    }
     free(syms);
     free(usyms);
     free_outputs(ref, nout);
@@ -348,13 +421,6 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
     rt_gpu_plan_free(pu);
     ir_graph_free(ug);
     return ok;
-}
-
-/* Monotonic wall clock in microseconds. */
-static double now_us(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec / 1e3;
 }
 
 /* Runs the host JIT on the inputs, verifies its outputs against the
@@ -496,6 +562,7 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
     rt_bench_result fused, unfused;
     rt_cuda *c;
     bool ok;
+    double t0 = now_us(), t_start = t0;
     if (o->device && strcmp(o->device, "cpu") == 0 && o->svg_path) {
         tx_error(
             d,
@@ -522,8 +589,11 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
     snprintf(rep.program, sizeof rep.program, "%s", g->name ? g->name : "");
     snprintf(rep.device, sizeof rep.device, "%s", rt_cuda_get_info(c)->name);
     rep.cc = rt_cuda_get_info(c)->cc;
-    ok = bench_ceilings(c, o, &rep, out, d) &&
-         bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
+    ok = bench_ceilings(c, o, &rep, out, d);
+    phase_add(&rep.phase_s[RT_PH_GPU], &t0);
+    ok = ok && bench_both(c, g, raw, pc, inputs, o, &rep, &fused, &unfused, d);
+    rep.phase_s[RT_PH_INPUTS] = o->inputs_s;
+    rep.total_s = o->inputs_s + (now_us() - t_start) / 1e6;
     if (ok && o->json) {
         rt_bench_print_json(out, &rep, &fused, o->compare_unfused ? &unfused : NULL);
     } else if (ok) {
@@ -537,6 +607,7 @@ bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_te
                     fused.nkernels);
         }
     }
+    if (ok && !o->json) rt_bench_print_phases(out, &rep);
     if (ok && o->svg_path) ok = bench_svg(g, pc, o, &rep, &fused, &unfused, d);
     if (ok && (!fused.verified || (o->compare_unfused && !unfused.verified))) {
         tx_error(d, "verification failed: the GPU results differ from the reference");

@@ -70,6 +70,31 @@ rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *
  * planner's pass_region_flops); -1 when a figure is unknown. */
 double drv_graph_flops(const ir_graph *g, const int64_t *syms);
 
+/* ---- memory before a run (driver/mem.c) ------------------------------------ */
+/* What a run or bench of a graph will allocate, in bytes, at bound sizes: host memory for the
+ * inputs not yet in memory, the outputs and, for bench, the reference and the copies its checks
+ * keep; device memory for the inputs and outputs (its intermediates are checked when the plan is
+ * built, rt_gpu_plan_fits). */
+typedef struct drv_mem_opts {
+    drv_device dev;
+    bool bench, compare_unfused;
+} drv_mem_opts;
+typedef struct drv_mem_need {
+    double inputs, outputs, reference, host, gpu;
+} drv_mem_need;
+/* Below this many bytes of inputs and outputs the GPU's free memory is not asked (it needs a
+ * context); the allocation itself still reports a shortage. */
+#define DRV_GPU_MEM_UNCHECKED (1024.0 * 1024 * 1024)
+/* The estimate for g (the frontend's graph; syms bound, g->nsyms entries; have: inputs already
+ * in memory, parameter order, data NULL for those not yet made; NULL: none). False when a size
+ * is unbound or overflows. */
+bool drv_mem_estimate(const ir_graph *g, const int64_t *syms, const rt_tensor *have,
+                      const drv_mem_opts *o, drv_mem_need *m);
+/* Checks the estimate against ir_host_mem_available() and, for DRV_GPU, the device's free memory
+ * (cuMemGetInfo); false with one line naming the bytes needed and available. */
+bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *have,
+                      const drv_mem_opts *o, tx_diag *d);
+
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {
     long iters;       /* timed iterations (median reported) */
@@ -82,6 +107,7 @@ typedef struct drv_bench_opts {
     const char *device;     /* "gpu" (bench on "cpu"/"ref" is a clear error or a CPU timing) */
     int target;             /* cg_target for the GPU, or DRV_TARGET_DEVICE */
     const char *svg_path;   /* --svg: the picture with the measured kernels (NULL: none) */
+    double inputs_s;        /* seconds the caller spent making the inputs (for the report) */
 } drv_bench_opts;
 /* `txc bench`: g is the planned graph, raw the frontend's graph (for the
  * reference and for re-planning unfused with pc), inputs in parameter order.

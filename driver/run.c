@@ -15,9 +15,19 @@ static bool host_outputs(const ir_graph *g, const int64_t *syms, rt_tensor *outp
     for (unsigned k = 0; k < on->nin; k++) {
         const ir_node *v = &g->nodes[ir_in(g, on, k)];
         rt_tensor *t = &outputs[k];
+        size_t bytes = 0;
+        char what[64], err[300];
         t->dtype = (ir_dtype)v->dtype;
         t->rank = v->shape.rank;
-        if (!cg_shape_resolve(&v->shape, syms, g->nsyms, t->dim) || !rt_tensor_alloc(t)) {
+        snprintf(what, sizeof what, "output %u", k);
+        bool sized =
+            cg_shape_resolve(&v->shape, syms, g->nsyms, t->dim) && rt_tensor_bytes(t, &bytes);
+        if (sized && !ir_host_mem_check((double)bytes, what, err, sizeof err)) {
+            tx_error(d, "%s", err);
+            for (unsigned j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);
+            return false;
+        }
+        if (!sized || !rt_tensor_alloc(t)) {
             tx_error(d, "output %u is too large", k);
             for (unsigned j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);
             return false;

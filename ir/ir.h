@@ -510,4 +510,19 @@ void *ir_xcalloc(size_t n, size_t m);
 void *ir_xrealloc(void *p, size_t n);
 char *ir_xstrdup(const char *s);
 
+/* Host memory (ir/mem.c). ir_host_mem_available: the bytes this process may
+ * still allocate without swapping or being killed: MemAvailable, lowered to
+ * the room under its cgroup's memory limit and its RLIMIT_AS. Every buffer
+ * whose size comes from the program (tensors, intermediates, reference
+ * copies) is checked against it before it is allocated, so a size that does
+ * not fit is one line naming the bytes, never a long stall, an OOM kill or a
+ * sanitizer's allocation report. ir_host_mem_check: true when `need` bytes
+ * fit (sizes below IR_HOST_MEM_UNCHECKED always do); else false with
+ * "WHAT needs N bytes (X GB) of host memory; M bytes (Y GB) are available" in
+ * err. ir_fmt_bytes: "12.0 GB" (decimal units) into buf, returned. */
+#define IR_HOST_MEM_UNCHECKED (64.0 * 1024 * 1024)
+double ir_host_mem_available(void);
+bool ir_host_mem_check(double need, const char *what, char *err, size_t cap);
+const char *ir_fmt_bytes(double b, char *buf, size_t cap);
+
 #endif

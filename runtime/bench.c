@@ -37,6 +37,52 @@ static bool close_enough(double got, double want, rt_tol tol) {
     return fabs(got - want) <= tol.atol + tol.rtol * fabs(want);
 }
 
+/* Element i of t as a double: f32 and i32 inline (the verification loops are hot). */
+static inline double elem(const rt_tensor *t, int64_t i) {
+    if (t->dtype == IR_F32) return ((const float *)t->data)[i];
+    if (t->dtype == IR_I32) return ((const int32_t *)t->data)[i];
+    return rt_get(t, i);
+}
+
+/* One comparison over parts: pass 1 finds each part's largest finite |ref|,
+ * pass 2 compares with the scaled tolerance of the whole tensor's. */
+typedef struct cmp_job {
+    const rt_tensor *got, *ref;
+    rt_tol tol, wide;
+    double absmax[RT_PAR_MAX];
+    rt_cmp part[RT_PAR_MAX];
+} cmp_job;
+
+static void cmp_absmax(void *arg, unsigned part, int64_t lo, int64_t hi) {
+    cmp_job *j = arg;
+    double m = 0;
+    for (int64_t i = lo; i < hi; i++) {
+        double w = fabs(elem(j->ref, i));
+        if (isfinite(w) && w > m) m = w;
+    }
+    j->absmax[part] = m;
+}
+
+static void cmp_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
+    cmp_job *j = arg;
+    rt_cmp c = {.first_bad = -1};
+    for (int64_t i = lo; i < hi; i++) {
+        double g = elem(j->got, i), w = elem(j->ref, i);
+        if (isfinite(g) && isfinite(w)) {
+            double a = fabs(g - w), r = w != 0 ? a / fabs(w) : (a != 0 ? INFINITY : 0);
+            c.max_abs = a > c.max_abs ? a : c.max_abs;
+            c.max_rel = r > c.max_rel ? r : c.max_rel;
+        }
+        if (!close_enough(g, w, j->wide)) c.bad_scaled++;
+        if (!close_enough(g, w, j->tol) && c.bad++ == 0) {
+            c.first_bad = i;
+            c.got = g;
+            c.want = w;
+        }
+    }
+    j->part[part] = c;
+}
+
 bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *cmp, char *err,
                 size_t cap) {
     int64_t n;
@@ -57,27 +103,28 @@ bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *
         }
     n = rt_numel(got);
     cmp->bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        double w = fabs(rt_get(ref, i));
-        if (isfinite(w) && w > cmp->ref_absmax) cmp->ref_absmax = w;
-    }
-    rt_tol wide = {tol.atol + tol.scaled * cmp->ref_absmax, tol.rtol, 0};
-    for (int64_t i = 0; i < n; i++) {
-        double g = rt_get(got, i), w = rt_get(ref, i);
-        if (isfinite(g) && isfinite(w)) {
-            double a = fabs(g - w), r = w != 0 ? a / fabs(w) : (a != 0 ? INFINITY : 0);
-            cmp->max_abs = a > cmp->max_abs ? a : cmp->max_abs;
-            cmp->max_rel = r > cmp->max_rel ? r : cmp->max_rel;
+    cmp_job *j = ir_xcalloc(1, sizeof *j);
+    j->got = got;
+    j->ref = ref;
+    j->tol = tol;
+    unsigned parts = rt_par_for(n, 1 << 20, cmp_absmax, j);
+    for (unsigned p = 0; p < parts; p++)
+        if (j->absmax[p] > cmp->ref_absmax) cmp->ref_absmax = j->absmax[p];
+    j->wide = (rt_tol){tol.atol + tol.scaled * cmp->ref_absmax, tol.rtol, 0};
+    parts = rt_par_for(n, 1 << 20, cmp_part, j);
+    for (unsigned p = 0; p < parts; p++) { /* in index order: the first bad is the first part's */
+        const rt_cmp *c = &j->part[p];
+        cmp->max_abs = c->max_abs > cmp->max_abs ? c->max_abs : cmp->max_abs;
+        cmp->max_rel = c->max_rel > cmp->max_rel ? c->max_rel : cmp->max_rel;
+        cmp->bad_scaled += c->bad_scaled;
+        if (c->bad && cmp->bad == 0) {
+            cmp->first_bad = c->first_bad;
+            cmp->got = c->got;
+            cmp->want = c->want;
         }
-        if (!close_enough(g, w, wide)) cmp->bad_scaled++;
-        if (!close_enough(g, w, tol)) {
-            if (cmp->bad++ == 0) {
-                cmp->first_bad = i;
-                cmp->got = g;
-                cmp->want = w;
-            }
-        }
+        cmp->bad += c->bad;
     }
+    free(j);
     cmp->n = n;
     return true;
 }
@@ -91,11 +138,33 @@ static bool is_poison(const rt_tensor *t, int64_t i) {
     return true;
 }
 
+/* Poisoned elements of one part. */
+typedef struct poison_job {
+    const rt_tensor *t;
+    int64_t count[RT_PAR_MAX];
+} poison_job;
+
+static void poison_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
+    poison_job *j = arg;
+    int64_t c = 0;
+    if (j->t->dtype == IR_F32) {
+        const uint32_t *u = j->t->data;
+        for (int64_t i = lo; i < hi; i++) c += u[i] == 0xFFFFFFFFu;
+    } else {
+        for (int64_t i = lo; i < hi; i++) c += is_poison(j->t, i);
+    }
+    j->count[part] = c;
+}
+
 int64_t rt_count_poison(const rt_tensor *t) {
-    int64_t n = rt_numel(t), c = 0;
+    int64_t c = 0;
     if (t->dtype == IR_I32) /* -1 is a legitimate i32 value */
         return 0;
-    for (int64_t i = 0; i < n; i++) c += is_poison(t, i);
+    poison_job *j = ir_xcalloc(1, sizeof *j);
+    j->t = t;
+    unsigned parts = rt_par_for(rt_numel(t), 1 << 20, poison_part, j);
+    for (unsigned p = 0; p < parts; p++) c += j->count[p];
+    free(j);
     return c;
 }
 
@@ -700,6 +769,19 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
     fprintf(out, "]}");
 }
 
+const char *rt_phase_name(rt_phase p) {
+    static const char *const names[RT_NPHASES] = {"inputs", "compile", "reference", "verification",
+                                                  "gpu"};
+    return (unsigned)p < RT_NPHASES ? names[p] : "?";
+}
+
+void rt_bench_print_phases(FILE *out, const rt_bench_report *rep) {
+    fprintf(out, "bench wall time: %.1f s (", rep->total_s);
+    for (int p = 0; p < RT_NPHASES; p++)
+        fprintf(out, "%s%s %.1f s", p ? ", " : "", rt_phase_name((rt_phase)p), rep->phase_s[p]);
+    fputs(")\n", out);
+}
+
 void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_result *fused,
                          const rt_bench_result *unfused) {
     fprintf(out, "{\"program\": ");
@@ -717,5 +799,8 @@ void rt_bench_print_json(FILE *out, const rt_bench_report *rep, const rt_bench_r
         fprintf(out, ",\n \"speedup\": %.3f",
                 fused->graph_us > 0 ? unfused->graph_us / fused->graph_us : 0);
     }
-    fprintf(out, "}\n");
+    fprintf(out, ",\n \"wall_s\": {\"total\": %.3f", rep->total_s);
+    for (int p = 0; p < RT_NPHASES; p++)
+        fprintf(out, ", \"%s\": %.3f", rt_phase_name((rt_phase)p), rep->phase_s[p]);
+    fprintf(out, "}}\n");
 }

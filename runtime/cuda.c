@@ -337,6 +337,13 @@ bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p) {
     return true;
 }
 
+void rt_cuda_set_error(rt_cuda *c, const char *msg) { snprintf(c->err, sizeof c->err, "%s", msg); }
+
+bool rt_cuda_mem_info(rt_cuda *c, size_t *free_b, size_t *total_b) {
+    *free_b = *total_b = 0;
+    return cu_ok(c, c->MemGetInfo(free_b, total_b), "cuMemGetInfo", "reading the free memory");
+}
+
 void rt_cuda_release(rt_cuda *c, rt_devptr p) {
     if (p) c->MemFree((CUdeviceptr)p);
 }

@@ -5,6 +5,7 @@
  * functions are in runtime/runtime.h. */
 #include "runtime/runtime.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -177,7 +178,7 @@ static bool exec_args(rt_gpu_exec *r, uint32_t k) {
             if (!r->tmaps[k]) {
                 r->tmaps[k] = aligned_alloc(64, 128 * (size_t)n);
                 if (!r->tmaps[k]) {
-                    fprintf(stderr, "txc: out of memory\n");
+                    fprintf(stderr, "txc: error: out of memory\n");
                     abort();
                 }
             }
@@ -209,6 +210,12 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io) {
     r->args = ir_xcalloc(p->nkernels + 1, sizeof *r->args);
     r->vals = ir_xcalloc(p->nkernels + 1, sizeof *r->vals);
     r->tmaps = ir_xcalloc(p->nkernels + 1, sizeof *r->tmaps);
+    char err[512];
+    if (!rt_gpu_plan_fits(c, p, alloc_io, 0, err, sizeof err)) {
+        rt_cuda_set_error(c, err);
+        rt_gpu_exec_free(r);
+        return NULL;
+    }
     r->mod = rt_module_load(c, p->ptx);
     if (!r->mod) {
         rt_gpu_exec_free(r);
@@ -230,6 +237,43 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io) {
             return NULL;
         }
     return r;
+}
+
+rt_cuda *rt_gpu_exec_cuda(const rt_gpu_exec *r) { return r->c; }
+
+double rt_gpu_plan_bytes(const rt_gpu_plan *p, double *by_role) {
+    double total = 0;
+    if (by_role) by_role[0] = by_role[1] = by_role[2] = 0;
+    for (uint32_t b = 0; b < p->nbufs; b++) {
+        double x = (double)rt_buf_bytes(&p->bufs[b]),
+               gran = x < 1024.0 * 1024 ? 512 : 2.0 * 1024 * 1024;
+        x = ceil(x / gran) * gran;
+        total += x;
+        if (by_role && p->bufs[b].role < 3) by_role[p->bufs[b].role] += x;
+    }
+    return total;
+}
+
+bool rt_gpu_plan_fits(rt_cuda *c, const rt_gpu_plan *p, bool io, double extra, char *err,
+                      size_t cap) {
+    double role[3], need = rt_gpu_plan_bytes(p, role) + extra;
+    if (!io) need -= role[RT_BUF_INPUT] + role[RT_BUF_OUTPUT];
+    size_t fr, tot;
+    char a[64], b[64], d[64], e[64], f[64], t[64];
+    if (!rt_cuda_mem_info(c, &fr, &tot)) {
+        snprintf(err, cap, "%s", rt_cuda_error(c));
+        return false;
+    }
+    if (need <= (double)fr) return true;
+    snprintf(err, cap,
+             "the plan needs %.0f bytes (%s) of GPU memory (inputs %s, outputs %s, intermediates "
+             "%s); %zu bytes (%s) are free of %s on %s",
+             need, ir_fmt_bytes(need, a, sizeof a), ir_fmt_bytes(role[RT_BUF_INPUT], b, sizeof b),
+             ir_fmt_bytes(role[RT_BUF_OUTPUT], d, sizeof d),
+             ir_fmt_bytes(role[RT_BUF_TEMP] + extra, e, sizeof e), fr,
+             ir_fmt_bytes((double)fr, f, sizeof f), ir_fmt_bytes((double)tot, t, sizeof t),
+             rt_cuda_get_info(c)->name);
+    return false;
 }
 
 rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf) {

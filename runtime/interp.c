@@ -176,13 +176,25 @@ static bool alloc_value(interp *ip, ir_id id, rt_tensor *t) {
                  dims_str(t->rank, t->dim, sb, sizeof sb));
         return bad_node(ip, id, msg);
     }
+    char what[400], msg[600];
+    snprintf(what, sizeof what, "the reference interpreter's value of shape %s",
+             dims_str(t->rank, t->dim, sb, sizeof sb));
+    if (!ir_host_mem_check((double)bytes, what, msg, sizeof msg)) return bad_node(ip, id, msg);
     if (!rt_tensor_alloc(t)) {
-        char msg[400];
         snprintf(msg, sizeof msg, "cannot allocate %zu bytes for shape %s", bytes,
                  dims_str(t->rank, t->dim, sb, sizeof sb));
         return bad_node(ip, id, msg);
     }
     return true;
+}
+
+/* Checks that `elems` doubles of scratch for node id fit in host memory. */
+static bool scratch_ok(interp *ip, ir_id id, double elems) {
+    char msg[300];
+    if (ir_host_mem_check(elems * sizeof(double), "the reference interpreter's scratch", msg,
+                          sizeof msg))
+        return true;
+    return bad_node(ip, id, msg);
 }
 
 /* Checks that a shape computed from the operands equals the IR's (resolved)
@@ -265,6 +277,7 @@ static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
      * NumPy's `initial=` would), so a softmax of empty rows is empty. */
     double init = 0;
     if (!ir_scalar_reduce_init(op, &init)) return bad_node(ip, id, "not a reduction op");
+    if (!scratch_ok(ip, id, (double)on)) return false;
     double *acc = ir_xmalloc((size_t)(on ? on : 1) * sizeof *acc);
     for (int64_t i = 0; i < on; i++) acc[i] = init;
     iter it;
@@ -335,6 +348,7 @@ static bool eval_matmul(interp *ip, ir_id id, rt_tensor *out) {
     if (!check_shape(ip, id, lr + 2, dim) || !resolve_shape(ip, id, out) ||
         !alloc_value(ip, id, out))
         return false;
+    if (!scratch_ok(ip, id, (double)rt_numel(a) + (double)rt_numel(b) + (double)N)) return false;
     double *ad = to_double(a), *bd = to_double(b),
            *row = ir_xmalloc((size_t)(N ? N : 1) * sizeof *row);
     iter it;

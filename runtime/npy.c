@@ -295,6 +295,11 @@ static bool make_tensor(const char *name, const npy_info *info, rt_tensor *t, ch
     t->dtype = info->dtype;
     t->rank = info->rank;
     memcpy(t->dim, info->dim, sizeof t->dim);
+    size_t bytes;
+    char why[256];
+    if (rt_tensor_bytes(t, &bytes) &&
+        !ir_host_mem_check((double)bytes, "the array data", why, sizeof why))
+        return fail(name, err, cap, why);
     if (!rt_tensor_alloc(t)) return fail(name, err, cap, "out of memory for the array data");
     return true;
 }

@@ -16,7 +16,9 @@ typedef struct rt_tensor {
 } rt_tensor;
 
 int64_t rt_numel(const rt_tensor *t);
-/* Allocates data for dtype/rank/dim already set; false on overflow. */
+/* Allocates data for dtype/rank/dim already set (zeroed); false on overflow
+ * or when the bytes do not fit in host memory (ir_host_mem_check): callers
+ * that can name what is being allocated check first, for the message. */
 bool rt_tensor_alloc(rt_tensor *t);
 void rt_tensor_free(rt_tensor *t);
 /* Element i as a double, and store of a double (rounding to nearest even
@@ -86,8 +88,22 @@ bool rt_npy_write_all(const char *const *paths, const rt_tensor *ts, unsigned n,
 bool rt_npy_parse(const char *name, const unsigned char *buf, size_t len, rt_tensor *t, char *err,
                   size_t cap);
 
+/* The host's data-parallel loop (runtime/par.c): fn(arg, part, lo, hi) runs
+ * over contiguous ranges [lo, hi) covering [0, n), part 0..parts-1 in index
+ * order, each range at least `grain` long (except when n is smaller), on up
+ * to rt_par_threads() threads; returns the number of parts (0 when n <= 0)
+ * after all have finished. A result that depends only on per-part results
+ * merged in part order does not depend on the thread count. */
+#define RT_PAR_MAX 64
+typedef void (*rt_par_fn)(void *arg, unsigned part, int64_t lo, int64_t hi);
+unsigned rt_par_for(int64_t n, int64_t grain, rt_par_fn fn, void *arg);
+/* Threads of rt_par_for: TX_HOST_THREADS when set, else the online
+ * processors; 1 to RT_PAR_MAX. */
+unsigned rt_par_threads(void);
+
 /* Fills t with deterministic pseudo-random values from `seed` and the
- * parameter index `param` (floats in [-1, 1), i32 in [-8, 8), bools 50/50). */
+ * parameter index `param` (floats in [-1, 1), i32 in [-8, 8), bools 50/50). Element i depends on
+ * (seed, param, i) alone, so the fill runs on every core (rt_par_for). */
 void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param);
 
 /* Resolves the graph's symbolic dims from the input tensors' shapes:
@@ -166,6 +182,10 @@ void rt_cuda_free(rt_cuda *c);
 const rt_cuda_info *rt_cuda_get_info(const rt_cuda *c);
 const char *rt_cuda_error(const rt_cuda *c); /* the last error line ("" if none) */
 
+/* Sets c's error line (rt_cuda_error) to msg. */
+void rt_cuda_set_error(rt_cuda *c, const char *msg);
+/* Free and total device memory (cuMemGetInfo); false with the error in c. */
+bool rt_cuda_mem_info(rt_cuda *c, size_t *free_b, size_t *total_b);
 /* Device memory. `what` names the buffer in error messages ("output y").
  * Out-of-memory says how much was asked for and how much is free. */
 bool rt_cuda_alloc(rt_cuda *c, size_t bytes, const char *what, rt_devptr *p);
@@ -284,6 +304,16 @@ uint32_t rt_gpu_plan_add_kernel(rt_gpu_plan *p, const rt_kernel_desc *k);
 /* Checks a plan's internal consistency (buffer indices in range, inputs and
  * outputs numbered 0..n-1 once each, non-zero geometry); one line in err. */
 bool rt_gpu_plan_check(const rt_gpu_plan *p, char *err, size_t cap);
+/* Device bytes a plan's buffers take (each rounded up to the allocation granularity: 512 B
+ * below 1 MiB, else 2 MiB),
+ * split by role into by_role[3] (input, output, temp; may be NULL). */
+double rt_gpu_plan_bytes(const rt_gpu_plan *p, double *by_role);
+/* True when the plan's buffers (with io false, its intermediates alone: the caller binds the
+ * inputs and outputs) plus `extra` bytes fit in c's free device memory; else false with "the
+ * plan needs X of GPU memory (inputs A, outputs B, intermediates C); Y free of Z on DEVICE" in
+ * err. rt_gpu_exec_new checks it before allocating anything. */
+bool rt_gpu_plan_fits(rt_cuda *c, const rt_gpu_plan *p, bool io, double extra, char *err,
+                      size_t cap);
 /* Index of the buffer with role (rt_buf_role) and index (parameter, return or temp number);
  * UINT32_MAX when there is none. */
 uint32_t rt_gpu_plan_find_buf(const rt_gpu_plan *p, uint8_t role, uint32_t index);
@@ -301,6 +331,8 @@ typedef struct rt_gpu_exec rt_gpu_exec;
 rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io);
 void rt_gpu_exec_free(rt_gpu_exec *r);
 rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf);
+/* The context r runs on. */
+rt_cuda *rt_gpu_exec_cuda(const rt_gpu_exec *r);
 /* Points buffer `buf` at caller-owned device memory (released here first
  * if it was allocated here). False when buf is out of range. */
 bool rt_gpu_exec_bind(rt_gpu_exec *r, uint32_t buf, rt_devptr p);
@@ -523,11 +555,26 @@ bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters,
 bool rt_measure_copy(rt_cuda *c, double *GBps);
 bool rt_measure_launch(rt_cuda *c, double *us_per);
 
+/* Where the wall time of one `txc bench` went, in seconds (the report's last line). */
+typedef enum {
+    RT_PH_INPUTS,    /* making or reading the inputs (the CLI's, before bench) */
+    RT_PH_COMPILE,   /* planning and compiling the fused (and unfused) program */
+    RT_PH_REFERENCE, /* the CPU reference (interpreter or host JIT) */
+    RT_PH_VERIFY,    /* comparing outputs; the sampled check's host re-runs */
+    RT_PH_GPU,       /* context, ceilings, uploads, runs, downloads, timing */
+    RT_NPHASES
+} rt_phase;
 typedef struct rt_bench_report {
-    char program[64], device[128], reference[128];
+    char program[64], device[128], reference[160];
     int cc;
     double copy_GBps, launch_us; /* measured in the same run */
+    double phase_s[RT_NPHASES];  /* 0: not measured */
+    double total_s;              /* the whole command from the start of bench, inputs included */
 } rt_bench_report;
+/* The phase's name in reports ("inputs", "compile", ...). */
+const char *rt_phase_name(rt_phase p);
+/* One line "bench wall time: T s (inputs A s, compile B s, ...)". */
+void rt_bench_print_phases(FILE *out, const rt_bench_report *rep);
 
 /* (predicted - measured) / measured in percent; 0 when either is unknown. */
 double rt_pred_error_pct(double measured_us, double predicted_us);

@@ -25,7 +25,9 @@ bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes) {
 bool rt_tensor_alloc(rt_tensor *t) {
     size_t bytes;
     t->data = NULL;
-    if (!rt_tensor_bytes(t, &bytes)) return false;
+    char why[8];
+    if (!rt_tensor_bytes(t, &bytes) || !ir_host_mem_check((double)bytes, "", why, sizeof why))
+        return false;
     t->data = calloc(bytes ? bytes : 1, 1);
     return t->data != NULL;
 }
@@ -135,19 +137,37 @@ static uint64_t random_next(uint64_t *state) {
  * lie in [-1, 1) without rounding. */
 static int random_bits(ir_dtype t) { return t == IR_F16 ? 11 : t == IR_BF16 ? 8 : 24; }
 
-void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param) {
-    uint64_t st = random_state(seed, param);
-    int64_t n = rt_numel(t);
-    int p = random_bits(t->dtype);
-    for (int64_t i = 0; i < n; i++) {
+/* One part of a fill: element i takes the stream's (i+1)-th output. */
+typedef struct fill_job {
+    rt_tensor *t;
+    uint64_t st;
+    int p;
+} fill_job;
+
+static void fill_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
+    fill_job *j = arg;
+    uint64_t st = j->st + 0x9E3779B97F4A7C15ull * (uint64_t)lo;
+    (void)part;
+    if (j->t->dtype == IR_F32) { /* exact: k / 2^23 - 1 with k < 2^24 */
+        float *f = j->t->data;
+        for (int64_t i = lo; i < hi; i++)
+            f[i] = (float)(int32_t)(random_next(&st) >> 40) * 0x1p-23f - 1.0f;
+        return;
+    }
+    for (int64_t i = lo; i < hi; i++) {
         uint64_t r = random_next(&st);
         double v;
-        if (t->dtype == IR_I32)
+        if (j->t->dtype == IR_I32)
             v = (double)(int64_t)(r >> 60) - 8.0;
-        else if (t->dtype == IR_BOOL)
+        else if (j->t->dtype == IR_BOOL)
             v = (double)(r >> 63);
         else
-            v = ldexp((double)(r >> (64 - p)), 1 - p) - 1.0;
-        rt_set(t, i, v);
+            v = ldexp((double)(r >> (64 - j->p)), 1 - j->p) - 1.0;
+        rt_set(j->t, i, v);
     }
+}
+
+void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param) {
+    fill_job j = {t, random_state(seed, param), random_bits(t->dtype)};
+    rt_par_for(rt_numel(t), 1 << 20, fill_part, &j);
 }

@@ -6,6 +6,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -435,9 +436,11 @@ static const txc_input *find_input(const txc_opts *o, const char *name) {
 
 /* Loads the --input files and fills the rest randomly; inputs[] is in
  * parameter order. Shapes of random inputs take their symbolic dims from -D
- * bindings or from the loaded files. False with a message on error. */
+ * bindings or from the loaded files. Before any random input is allocated,
+ * the whole run's memory (mo) is checked (drv_check_memory). False with a
+ * message on error. */
 static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs, uint32_t nparams,
-                        tx_diag *d) {
+                        const drv_mem_opts *mo, tx_diag *d) {
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     char err[512];
     bool ok = true;
@@ -494,11 +497,16 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
             }
             inputs[p].dim[k] = v;
         }
-        if (ok && !rt_tensor_alloc(&inputs[p])) {
-            tx_error(d, "input '%s' is too large to allocate", name);
+    }
+    ok = ok && drv_check_memory(g, syms, inputs, mo, d);
+    for (uint32_t p = 0; p < nparams && ok; p++) {
+        if (inputs[p].data) continue;
+        if (!rt_tensor_alloc(&inputs[p])) {
+            tx_error(d, "input '%s' is too large to allocate", ir_str(g, g->nodes[p].name));
             ok = false;
+        } else {
+            rt_fill_random(&inputs[p], o->seed, p);
         }
-        if (ok) rt_fill_random(&inputs[p], o->seed, p);
     }
     free(syms);
     return ok;
@@ -587,7 +595,15 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     rt_tensor *inputs = ir_xcalloc(nparams + 1, sizeof *inputs);
     rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs);
     const char *dev = o->device ? o->device : default_device();
-    bool ok = load_inputs(o, raw, inputs, nparams, d);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    drv_mem_opts mo = {.dev = !strcmp(dev, "ref")   ? DRV_REF
+                              : !strcmp(dev, "cpu") ? DRV_CPU
+                                                    : DRV_GPU,
+                       .bench = o->cmd == CMD_BENCH,
+                       .compare_unfused = o->compare_unfused};
+    bool ok = load_inputs(o, raw, inputs, nparams, &mo, d);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
     if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters,
                              .iters_given = o->have_iters,
@@ -597,7 +613,9 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
                              .calib_path = o->calib,
                              .device = dev,
                              .svg_path = o->svg,
-                             .target = run_target(o)};
+                             .target = run_target(o),
+                             .inputs_s = (double)(t1.tv_sec - t0.tv_sec) +
+                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e9};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
         drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;

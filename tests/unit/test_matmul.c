@@ -353,8 +353,10 @@ static void check_sample(ir_graph *g, unsigned per_kernel, bool want_partial, co
         bufs[b] = t[b].data;
         bytes[b] = (int64_t)sz;
     }
-    assert_true(cg_host_sample(g, syms, bufs, bytes, nin + 1, per_kernel, NULL, 0, 0xFF, s1, &d));
-    assert_true(cg_host_sample(g, syms, bufs, bytes, nin + 1, per_kernel, NULL, 0, 0x00, s2, &d));
+    assert_true(cg_host_sample(g, syms, bufs, NULL, NULL, bytes, nin + 1, per_kernel, NULL, 0, 0xFF,
+                               s1, &d));
+    assert_true(cg_host_sample(g, syms, bufs, NULL, NULL, bytes, nin + 1, per_kernel, NULL, 0, 0x00,
+                               s2, &d));
     for (unsigned b = 0; b < nin; b++) assert_null(s1[b]); /* inputs are only read */
     assert_non_null(s1[nin]);
     size_t es = (size_t)ir_dtype_size(t[nin].dtype);
