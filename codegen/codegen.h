@@ -65,7 +65,11 @@ typedef struct cg_buf {
 } cg_buf;
 
 /* An intermediate buffer the runtime allocates before running the kernels:
- * shape may hold symbolic dims (IR_DIM_IS_SYM), resolved with the bound syms. */
+ * shape may hold symbolic dims (IR_DIM_IS_SYM), resolved with the bound syms.
+ * Intermediates of one dtype and shape whose lifetimes (first to last kernel
+ * using them) do not overlap share one buffer, so a long unfused chain needs
+ * two; `value` is the first value it holds (each kernel's cg_buf.value says
+ * which one that kernel reads or writes). */
 typedef struct cg_temp {
     ir_id value;
     ir_dtype dtype;

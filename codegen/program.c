@@ -672,6 +672,61 @@ static void cg_record_io(cg_program *p, const ir_graph *g) {
         if (!p->io[i].name) p->io[i].name = ir_xstrdup("");
 }
 
+/* True when temps a and b have the same dtype and the same (symbolic) shape, so one buffer
+ * sized for either holds the other at every binding of the sizes. */
+static bool cg_temp_alike(const cg_temp *a, const cg_temp *b) {
+    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank) return false;
+    for (unsigned d = 0; d < a->shape.rank; d++)
+        if (a->shape.dim[d] != b->shape.dim[d]) return false;
+    return true;
+}
+
+/* Buffer assignment with liveness: an intermediate is live from the first kernel that uses it
+ * to the last (kernels run in index order, one after another); intermediates alike
+ * (cg_temp_alike) whose live ranges do not overlap share one buffer, first fit in order of
+ * their first use. Renumbers p->temps (one per buffer, holding its first value) and the temp
+ * indices of every kernel's buffers. A kernel never sees two of its buffers share (both are
+ * live at that kernel). */
+static void cg_share_temps(cg_program *p) {
+    unsigned n = p->ntemps, nslots = 0;
+    if (n < 2) return;
+    unsigned *first = ir_xmalloc(n * sizeof *first), *last = ir_xcalloc(n, sizeof *last);
+    unsigned *slot = ir_xmalloc(n * sizeof *slot), *slot_end = ir_xcalloc(n, sizeof *slot_end);
+    unsigned *order = ir_xmalloc(n * sizeof *order);
+    cg_temp *st = ir_xcalloc(n, sizeof *st);
+    for (unsigned t = 0; t < n; t++) first[t] = UINT32_MAX, order[t] = t;
+    for (unsigned k = 0; k < p->nkernels; k++)
+        for (unsigned b = 0; b < p->kernels[k].nbufs; b++) {
+            const cg_buf *cb = &p->kernels[k].bufs[b];
+            if (cb->kind != CG_BUF_TEMP || cb->index >= n) continue;
+            if (first[cb->index] == UINT32_MAX) first[cb->index] = k;
+            last[cb->index] = k;
+        }
+    for (unsigned i = 1; i < n; i++) /* insertion sort by first use (stable) */
+        for (unsigned j = i; j > 0 && first[order[j - 1]] > first[order[j]]; j--) {
+            unsigned x = order[j];
+            order[j] = order[j - 1];
+            order[j - 1] = x;
+        }
+    for (unsigned i = 0; i < n; i++) {
+        unsigned t = order[i], s = nslots;
+        for (unsigned c = 0; first[t] != UINT32_MAX && c < nslots && s == nslots; c++)
+            if (slot_end[c] < first[t] && cg_temp_alike(&st[c], &p->temps[t])) s = c;
+        if (s == nslots) st[nslots++] = p->temps[t];
+        slot[t] = s;
+        slot_end[s] = first[t] == UINT32_MAX ? UINT32_MAX : last[t];
+    }
+    for (unsigned k = 0; k < p->nkernels; k++)
+        for (unsigned b = 0; b < p->kernels[k].nbufs; b++) {
+            cg_buf *cb = &p->kernels[k].bufs[b];
+            if (cb->kind == CG_BUF_TEMP && cb->index < n) cb->index = slot[cb->index];
+        }
+    free(p->temps);
+    p->temps = st;
+    p->ntemps = nslots;
+    free(first), free(last), free(slot), free(slot_end), free(order);
+}
+
 /* Compiles g for t; see codegen.h. */
 /* The work of compiling g: one unit per compute operation, CG_WORK_TRANSC per transcendental
  * (its expansion); the count of transcendentals goes to *ntransc. */
@@ -738,6 +793,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     p->temps = cx.temps;
     p->ntemps = cx.ntemps;
     cg_ctx_fini(&cx);
+    if (ok) cg_share_temps(p);
     if (ok) ok = cg_optimize(p, d);
     if (ok && t != CG_HOST) ok = cg_emit_ptx_buf(p, d);
     if (!ok) {
