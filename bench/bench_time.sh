@@ -17,7 +17,7 @@ TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 OUT=${OUT:-bench-time-out}
 LIMIT=${LIMIT:-10}
-DEADLINE=${DEADLINE:-200}
+DEADLINE=${DEADLINE:-110}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -x "$TXC" ] || { echo "bench_time: no txc at $TXC (carry dist/)"; exit 2; }
@@ -73,7 +73,7 @@ probe() { # name expect-substring command...
   shift 2
   local t0 t1 rc
   t0=$(now_ms)
-  timeout 60 "$@" >"$OUT/memcheck-$pname.txt" 2>&1
+  timeout 20 "$@" >"$OUT/memcheck-$pname.txt" 2>&1
   rc=$?
   t1=$(now_ms)
   local wall line

@@ -201,7 +201,7 @@ static bool cg_run_setup(const ir_graph *g, const cg_program *p, void *const *in
         }
         total += (double)tbytes[i];
     }
-    bool ok = ir_host_mem_check(total, "the host JIT's intermediates", err, sizeof err);
+    bool ok = ir_host_mem_check(total, "the host JIT (its intermediates)", err, sizeof err);
     if (!ok) tx_error(d, "%s", err);
     for (unsigned i = 0; ok && i < p->ntemps; i++)
         r->tmp[i] = r->own[r->nown++] = cg_aligned(tbytes[i]);

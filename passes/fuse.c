@@ -26,6 +26,7 @@ typedef struct grp {
     ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
     uint32_t nops;     /* compute members (bounded by IR_REGION_MAX_OPS) */
     uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
+    uint32_t nbuf;     /* at least the HBM buffers its kernel takes (see check_capacity) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -680,13 +681,74 @@ static bool check_structure(fz *f, uint32_t a, uint32_t b, const grp *st, bool a
     return true;
 }
 
+/* The HBM buffers the kernel of the merged group a + b takes: every input or value computed
+ * outside it that a member reads (through views), and every member some node outside reads
+ * (or a view of it, or the output). Walks the members of both groups once. */
+static uint32_t group_buffers(fz *f, uint32_t a, uint32_t b) {
+    const ir_graph *g = f->g;
+    idset bufs = {0};
+    uint32_t roots[2] = {a, b};
+    ir_id src[PASS_SRC_CAP];
+    for (int r = 0; r < 2; r++)
+        FOR_MEMBERS(f, roots[r], m) {
+            const ir_node *nd = &g->nodes[m];
+            for (unsigned k = 0; k < nd->nin; k++) {
+                unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+                for (unsigned t = 0; t < ns; t++) {
+                    ir_id s = src[t];
+                    bool hbm = g->nodes[s].op == IR_OP_INPUT ||
+                               (pass_is_compute((ir_op)g->nodes[s].op) && !in_grp(f, s, a) &&
+                                !in_grp(f, s, b));
+                    if (hbm) idset_add(&bufs, s);
+                }
+            }
+            for (uint32_t u = f->u.start[m]; u < f->u.start[m + 1]; u++) {
+                ir_id user = f->u.ids[u];
+                if (!in_grp(f, user, a) && !in_grp(f, user, b)) {
+                    idset_add(&bufs, m);
+                    break;
+                }
+            }
+        }
+    free(bufs.slot);
+    return bufs.n;
+}
+
+/* Buffers one GPU kernel can take: PTX gives a kernel's parameters 4352 bytes, 8 per buffer
+ * and per unbound size symbol, and up to three 128-byte tensor maps (sm_90a matrix kernels). */
+static uint32_t max_kernel_buffers(const ir_graph *g) {
+    uint32_t nsyms = 0;
+    for (uint32_t s = 0; s < g->nsyms; s++) nsyms += g->syms[s].value < 0;
+    int64_t room = (4352 - 3 * 128) / 8 - (int64_t)nsyms;
+    return room > 1 ? (uint32_t)room : 1;
+}
+
 /* Capacity of one kernel: at most IR_REGION_MAX_OPS operations (the code
- * of a kernel, and codegen's recursion over its values, stay bounded) and
+ * of a kernel, and codegen's recursion over its values, stay bounded),
  * IR_REGION_MAX_REDUCTIONS reductions (codegen tracks each value's
- * reductions in a 32-bit mask). Sets st's counts to the merged ones. */
-static bool check_capacity(const grp *A, const grp *B, grp *st, why *w) {
+ * reductions in a 32-bit mask) and the buffers whose pointers fit the
+ * GPU's parameter space (max_kernel_buffers). The buffer count is kept as
+ * an upper bound (the sum of both groups') and counted exactly
+ * (group_buffers) only when that bound is over the limit. Sets st's counts
+ * to the merged ones. */
+static bool check_capacity(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    const grp *A = &f->gs[a], *B = &f->gs[b];
     st->nops = A->nops + B->nops;
     st->nred = A->nred + B->nred;
+    st->nbuf = A->nbuf + B->nbuf;
+    uint32_t maxb = max_kernel_buffers(f->g);
+    if (st->nops <= IR_REGION_MAX_OPS && st->nred <= IR_REGION_MAX_REDUCTIONS &&
+        st->nbuf > maxb)
+        st->nbuf = group_buffers(f, a, b);
+    if (st->nbuf > maxb) {
+        why_set(w, "region.params");
+        snprintf(w->msg, sizeof w->msg,
+                 "one kernel would take %u buffers > the %u whose pointers fit the GPU's 4352 "
+                 "bytes of kernel parameters",
+                 st->nbuf, maxb);
+        snprintf(w->change, sizeof w->change, "nothing: the values at the cut go through memory");
+        return false;
+    }
     if (st->nops > IR_REGION_MAX_OPS) {
         why_set(w, "region.size");
         snprintf(w->msg, sizeof w->msg, "one kernel would hold %u operations > the limit of %u",
@@ -725,7 +787,7 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         ok = check_pw_pw(f, a, b, st, w);
     else
         ok = check_reduction(f, a, b, st, w);
-    return ok && check_capacity(A, B, st, w) && check_structure(f, a, b, st, true, w);
+    return ok && check_capacity(f, a, b, st, w) && check_structure(f, a, b, st, true, w);
 }
 
 /* ---- attention --------------------------------------------------------- */
@@ -969,6 +1031,7 @@ static bool try_attention(fz *f, ir_id m2) {
     FOR_MEMBERS(f, r, m) {
         ag.nops++;
         ag.nred += (ir_op_traits((ir_op)g->nodes[m].op) & IR_T_REDUCE) != 0;
+        ag.nbuf += g->nodes[m].nin + 1;
     }
     f->gs[r] = ag;
     unsigned steps = 0;
@@ -998,6 +1061,7 @@ static void init_groups(fz *f) {
         memset(s, 0, sizeof *s);
         s->anchor = i;
         s->nops = 1;
+        s->nbuf = nd->nin + 1;
         for (unsigned k = 0; k < nd->nin; k++) {
             ir_id in = ir_in(g, nd, k);
             if (!is_view(g, in)) continue;
@@ -1076,7 +1140,7 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     *st = *A;
     st->fusion |= B->fusion | IR_FUSE_HORIZONTAL;
     st->vin = A->vin || B->vin;
-    if (!check_capacity(A, B, st, w)) return false;
+    if (!check_capacity(f, a, b, st, w)) return false;
     bool ok;
     if (A->kind != B->kind) {
         why_set(w, "sibling.kind");

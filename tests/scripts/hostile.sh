@@ -482,13 +482,22 @@ expect_either nested_helpers_13 "$IN/nested13.tx" -o o.ptx
 # over them enters each view once.
 { printf 'fn f(x: f32[N, 8]) -> f32[N, 8] {\n  x = exp(x)\n'; for ((k = 0; k < 3000; k++)); do printf '  x = concat((slice(x, axis=1, start=0, stop=1), slice(x, axis=1, start=1, stop=8)), axis=1)\n'; done; printf '  return x\n}\n'; } >"$IN/concat_chain.tx"
 OK_OUT=o.ir expect_ok concat_chain_3000_ir "$IN/concat_chain.tx" --emit=ir -o o.ir
-# F: a kernel whose parameters exceed the 4352 bytes of PTX parameter space (545 f32[N] inputs
-# summed) is refused with one line instead of writing PTX that ptxas rejects; the host runs it.
+# F: a region whose kernel would take more parameters than the 4352 bytes of PTX parameter
+# space (545 f32[N] inputs summed) is split by the planner (rule region.params, named by
+# --explain), so the program compiles to PTX that ptxas accepts, and runs right on the CPU.
 { printf 'fn f('; for ((k = 0; k < 545; k++)); do printf '%sx%d: f32[N]' "$([ $k -gt 0 ] && echo ', ')" $k; done
   printf ') -> f32[N] {\n  s = x0\n'; for ((k = 1; k < 545; k++)); do printf '  s = s + x%d\n' $k; done
   printf '  return s\n}\n'; } >"$IN/params545.tx"
-expect_error params_545_ptx "$IN/params545.tx" -o o.ptx
+OK_OUT=o.ptx expect_ok params_545_ptx "$IN/params545.tx" -o o.ptx
+if command -v ptxas >/dev/null 2>&1; then
+  ptxas -arch=sm_90a "$W/run/params_545_ptx/o.ptx" -o /dev/null 2>"$W/stderr"
+  check params_545_ptxas "ptxas rejects the PTX: $(head -c 200 "$W/stderr")" $?
+fi
+timeout 60 "$TXC" "$IN/params545.tx" --explain -o /dev/null >"$W/stdout" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q 'kept apart \[region.params\]' "$W/stdout"; check params_545_explained "exit $rc; --explain must name region.params" $?
 OK_OUT=o.ll expect_ok params_545_host "$IN/params545.tx" --target=host --emit=llvm -o o.ll
+timeout 60 "$TXC" bench "$IN/params545.tx" --device=cpu --random-inputs=2 -D N=33 --iters 1 >"$W/stdout" 2>"$W/stderr"; rc=$?
+[ $rc = 0 ] && grep -q ': verified, reference ref' "$W/stdout"; check params_545_runs_right_cpu "exit $rc; $(head -c 200 "$W/stdout")" $?
 # D: f32 reductions on the host JIT are accurate: 10^7 x 0.1 sums to 1e6 (1087937 with an f32
 # accumulator); layernorm of rows near 1e4 verifies against the reference.
 printf 'fn f(x: f32[N]) -> f32[] {\n  return sum(x * 0.0 + 0.1)\n}\n' >"$IN/sum_tenth.tx"
@@ -519,6 +528,65 @@ expect_error run_with_iters run "$IN/run1.tx" --device=ref --input "x=$IN/good.n
 timeout 60 "$TXC" bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --iters 7 >"$W/stdout" 2>"$W/stderr"; rc=$?
 [ $rc = 0 ] && grep -q 'median of 7)' "$W/stdout"; check bench_cpu_iters_honoured "exit $rc; --iters 7 on the CPU must run 7" $?
 rm -rf "$O"
+
+# ---- 6d. memory before a run (issue 15 J M P) ---------------------------------------------
+# J: sizes that do not fit are refused before anything is allocated, at once, with one line
+# giving the bytes needed and available: on every device, for run and bench.
+printf 'fn f(x: f32[N], y: f32[N]) -> f32[N] {\n  return relu(x + y)\n}\n' >"$IN/add_relu.tx"
+memline='needs [0-9]+ bytes \([0-9.]+ [KMGTPE]?B\) of (host|GPU) memory.*; [0-9]+ bytes \([0-9.]+ [KMGTPE]?B\) are (available|free)'
+mem_case() { # NAME WANT(host|GPU) ARGS...: an error within 10 s naming the bytes
+  local name=$1 want=$2 t0 t1
+  shift 2
+  t0=$(date +%s)
+  expect_error "$name" "$@"
+  t1=$(date +%s)
+  grep -qE "$memline" "$W/stderr" && grep -q "of $want memory" "$W/stderr" && [ $((t1 - t0)) -lt 10 ]
+  check "${name}_message" "$((t1 - t0)) s: $(head -c 300 "$W/stderr")" $?
+}
+for dev in cpu ref gpu; do
+  mem_case "mem_run_6e10_$dev" host run "$IN/add_relu.tx" -D N=60000000000 --device=$dev --random-inputs=1
+done
+mem_case mem_bench_6e10_cpu host bench "$IN/add_relu.tx" -D N=60000000000 --device=cpu --random-inputs=1
+mem_case mem_bench_6e10_gpu host bench "$IN/add_relu.tx" -D N=60000000000 --device=gpu --random-inputs=1
+# Intermediates: a 10^6 x 10^6 outer product (4 TB) summed back to 10^6 values; the inputs
+# are small. The interpreter and the unfused host JIT refuse it by the bytes.
+printf 'fn f(x: f32[M], y: f32[N]) -> f32[M] {\n  return sum(reshape(x, (M, 1)) * reshape(y, (1, N)), axis=1)\n}\n' >"$IN/outer.tx"
+mem_case mem_intermediate_ref host run "$IN/outer.tx" -D M=1000000 -D N=1000000 --device=ref --random-inputs=1
+mem_case mem_intermediate_cpu_unfused host run "$IN/outer.tx" --no-fuse -D M=1000000 -D N=1000000 --device=cpu --random-inputs=1
+# The GPU's free memory (cuMemGetInfo), through the fake driver of the unit tests: the plan's
+# buffers (inputs, outputs, intermediates) against 1 MB free.
+FAKE=$(dirname "$TXC")/runtime/libtx_fake_cuda.so
+if [ -f "$FAKE" ]; then
+  export TX_CUDA_LIB=$FAKE FAKE_CUDA_MEM_BYTES=1000000
+  mem_case mem_gpu_plan_fake GPU run "$IN/add_relu.tx" -D N=1000000 --device=gpu --random-inputs=1
+  mem_case mem_gpu_temps_fake GPU run "$IN/outer.tx" --no-fuse -D M=1000 -D N=1000 --device=gpu --random-inputs=1
+  # before the inputs are made: 1.2 GB of inputs and outputs against the device's free memory
+  if [ "$(awk '/MemAvailable/{print int($2/1048576)}' /proc/meminfo 2>/dev/null || echo 0)" -ge 3 ]; then
+    mem_case mem_gpu_inputs_fake GPU run "$IN/add_relu.tx" -D N=100000000 --device=gpu --random-inputs=1
+  fi
+  unset TX_CUDA_LIB FAKE_CUDA_MEM_BYTES
+else
+  echo "skip mem_gpu_*_fake: no fake CUDA driver at $FAKE"
+fi
+# A .npy whose data would not fit in memory is refused by the bytes (a sparse file of 2^40
+# bytes where the filesystem allows it).
+npy hugenpy "$(hdr '<f4' '(274877906944,)')" 0
+if truncate -s 1099511627904 "$IN/hugenpy.npy" 2>/dev/null; then
+  mem_case mem_npy_data host run "$IN/add_relu.tx" --device=ref --input "x=$IN/hugenpy.npy" --input "y=$IN/hugenpy.npy"
+fi
+rm -f "$IN/hugenpy.npy"
+# M: --no-fuse shares the buffers of dead intermediates: a 100-op chain at N = 2*10^6 peaks
+# within 300 MB of the same chain at N = 1000 (one buffer per op would be 800 MB more).
+{ printf 'fn f(x: f32[N]) -> f32[N] {\n'; for ((k = 0; k < 50; k++)); do printf '  x = x * 0.999 + 0.001\n'; done; printf '  return x\n}\n'; } >"$IN/chain100.tx"
+peak_kb() { python3 -c 'import resource, subprocess, sys
+r = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss if r == 0 else -1)' "$@"; }
+if command -v python3 >/dev/null 2>&1; then
+  small=$(peak_kb timeout 120 "$TXC" run "$IN/chain100.tx" --no-fuse -D N=1000 --device=cpu --random-inputs=1)
+  big=$(peak_kb timeout 120 "$TXC" run "$IN/chain100.tx" --no-fuse -D N=2000000 --device=cpu --random-inputs=1)
+  [ "$small" -gt 0 ] && [ "$big" -gt 0 ] && [ $((big - small)) -lt 300000 ]
+  check no_fuse_chain_shares_buffers "peak RSS $small KB at N=1000, $big KB at N=2e6 (run failed: -1)" $?
+fi
 
 # ---- 7. reproducers of earlier findings (tests/hostile/*.tx) -----------------------
 for f in "$ROOT"/tests/hostile/*.tx; do

@@ -10,6 +10,7 @@
  *  - checks the overflow-checked size arithmetic at its edges.
  * Runs with the source root as working directory (TX_ROOT overrides). */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,7 @@
 
 #define FUZZ_WITH_CODEGEN 1
 #include "tests/fuzz/fuzz_one.h"
+#include "driver/driver.h"
 
 /* The source root: $TX_ROOT or the working directory. */
 static const char *root(void) {
@@ -560,15 +562,170 @@ static void test_size_arithmetic(void **state) {
     assert_true(rt_tensor_bytes(&t, &bytes) && bytes == 0);
 }
 
+/* ---- issue 15 J M P S F: memory, buffer sharing, parallel host work, parameter space ----- */
+
+/* Plans src (-D N=n when n > 0) fused or not; the graph (caller frees). */
+static ir_graph *plan_src(const char *src, int64_t n, bool no_fuse) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    fe_define def = {.name = "N", .value = n};
+    fe_options fo = {.entry = NULL, .defines = &def, .ndefines = n > 0};
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .no_fuse = no_fuse};
+    ir_graph *g = fe_compile("test.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    assert_true(pass_run_pipeline(g, &pc));
+    return g;
+}
+
+/* J, P: sizes are checked against host memory before anything is allocated; a petabyte is
+ * refused with the bytes (not handed to malloc, which under ASan is a sanitizer report). */
+static void test_memory_checks(void **state) {
+    (void)state;
+    char err[300];
+    assert_true(ir_host_mem_available() > 0);
+    assert_true(ir_host_mem_check(1000, "a small buffer", err, sizeof err));
+    assert_false(ir_host_mem_check(1e18, "a huge buffer", err, sizeof err));
+    assert_non_null(strstr(err, "a huge buffer needs 1000000000000000000 bytes (1.0 EB) of host"));
+    assert_non_null(strstr(err, "bytes"));
+    assert_non_null(strstr(err, "are available"));
+    rt_tensor t = {.dtype = IR_F32, .rank = 2, .dim = {1 << 20, 1 << 28}}; /* 2^50 bytes */
+    assert_false(rt_tensor_alloc(&t));
+    assert_null(t.data);
+    /* the whole run's estimate: inputs, outputs and bench's reference copies */
+    ir_graph *g = plan_src("fn f(x: f32[N], y: f32[N]) -> f32[N] {\n  return x + y\n}\n", 0, false);
+    int64_t syms[4] = {60000000000LL};
+    drv_mem_opts mo = {.dev = DRV_CPU, .bench = false};
+    drv_mem_need m;
+    assert_true(drv_mem_estimate(g, syms, NULL, &mo, &m));
+    assert_true(m.inputs == 480e9 && m.outputs == 240e9 && m.reference == 0 && m.host == 720e9);
+    mo.bench = true;
+    mo.dev = DRV_GPU;
+    assert_true(drv_mem_estimate(g, syms, NULL, &mo, &m));
+    assert_true(m.reference >= m.outputs && m.gpu == 720e9);
+    tx_diag d;
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    tx_diag_init(&d, f, "test.tx", NULL, 0);
+    mo.dev = DRV_CPU;
+    assert_false(drv_check_memory(g, syms, NULL, &mo, &d));
+    fclose(f);
+    assert_non_null(strstr(buf, "of host memory"));
+    free(buf);
+    ir_graph_free(g);
+}
+
+/* M: intermediates of one shape whose lifetimes do not overlap share a buffer: an unfused chain
+ * of 60 ops needs two (one per op before); a value read again later keeps its own. */
+static void test_temp_sharing(void **state) {
+    (void)state;
+    char src[4096] = "fn f(x: f32[N]) -> f32[N] {\n  y = exp(x)\n  z = y\n";
+    for (int k = 0; k < 60; k++) strcat(src, "  z = z * 1.5 - 0.25\n");
+    strcat(src, "  return z + y\n}\n");
+    ir_graph *g = plan_src(src, 1000, true);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", NULL, 0);
+    cg_program *p = cg_program_new(g, CG_HOST, &d);
+    assert_non_null(p);
+    assert_true(cg_program_ntemps(p) <= 3); /* y (live to the end) and two for the chain */
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++) { /* never two of one kernel's */
+        const cg_kernel *kr = cg_program_kernel(p, k);
+        for (unsigned a = 0; a < kr->nbufs; a++)
+            for (unsigned b = a + 1; b < kr->nbufs; b++)
+                assert_false(kr->bufs[a].kind == CG_BUF_TEMP && kr->bufs[b].kind == CG_BUF_TEMP &&
+                             kr->bufs[a].index == kr->bufs[b].index);
+    }
+    cg_program_free(p);
+    /* and the shared plan computes what the reference does */
+    rt_tensor in = {.dtype = IR_F32, .rank = 1, .dim = {1000}}, out = {0}, ref = {0};
+    assert_true(rt_tensor_alloc(&in));
+    rt_fill_random(&in, 5, 0);
+    assert_true(drv_host_run(g, &in, &out, &d));
+    ir_graph *raw = plan_src(src, 1000, false);
+    assert_true(rt_interp_run(raw, &in, &ref, &d));
+    rt_cmp c;
+    char err[200];
+    assert_true(rt_compare(&out, &ref, rt_tolerance(IR_F32), &c, err, sizeof err));
+    assert_int_equal(c.bad, 0);
+    rt_tensor_free(&in), rt_tensor_free(&out), rt_tensor_free(&ref);
+    ir_graph_free(raw);
+    ir_graph_free(g);
+}
+
+/* S: random inputs, comparison and the poison count run on every core and give the same results
+ * as on one (the first bad element is the first in index order). */
+static void test_parallel_host_work(void **state) {
+    (void)state;
+    enum { N = (1 << 22) + 77 };
+    rt_tensor a = {.dtype = IR_F32, .rank = 1, .dim = {N}}, b = a,
+              h = {.dtype = IR_F16, .rank = 1, .dim = {5000}}, h2 = h;
+    assert_true(rt_tensor_alloc(&a) && rt_tensor_alloc(&b) && rt_tensor_alloc(&h) &&
+                rt_tensor_alloc(&h2));
+    setenv("TX_HOST_THREADS", "1", 1);
+    rt_fill_random(&a, 9, 3);
+    rt_fill_random(&h, 9, 3);
+    setenv("TX_HOST_THREADS", "7", 1);
+    rt_fill_random(&b, 9, 3);
+    rt_fill_random(&h2, 9, 3);
+    assert_memory_equal(a.data, b.data, (size_t)N * 4);
+    assert_memory_equal(h.data, h2.data, 5000 * 2);
+    for (int64_t i = 0; i < N; i++) { /* the grid of [-1, 1) in steps of 2^-23 */
+        float v = ((float *)a.data)[i];
+        assert_true(v >= -1.0f && v < 1.0f && v * 8388608.0f == (float)(int64_t)(v * 8388608.0f));
+    }
+    ((float *)b.data)[N - 5] += 1.0f, ((float *)b.data)[123457] = NAN;
+    ((uint32_t *)b.data)[N - 1] = 0xFFFFFFFFu;
+    rt_cmp c1, c7;
+    char err[200];
+    assert_true(rt_compare(&b, &a, rt_tolerance(IR_F32), &c7, err, sizeof err));
+    assert_int_equal(rt_count_poison(&b), 1);
+    setenv("TX_HOST_THREADS", "1", 1);
+    assert_true(rt_compare(&b, &a, rt_tolerance(IR_F32), &c1, err, sizeof err));
+    assert_int_equal(rt_count_poison(&b), 1);
+    unsetenv("TX_HOST_THREADS");
+    assert_int_equal(c1.bad, 3);
+    assert_int_equal(c1.first_bad, 123457);
+    assert_true(c1.bad == c7.bad && c1.first_bad == c7.first_bad && c1.max_abs == c7.max_abs &&
+                c1.ref_absmax == c7.ref_absmax && c1.bad_scaled == c7.bad_scaled);
+    rt_tensor_free(&a), rt_tensor_free(&b), rt_tensor_free(&h), rt_tensor_free(&h2);
+}
+
+/* F: the planner splits a region whose kernel would take more parameters than PTX's 4352 bytes
+ * (rule region.params), so every kernel's buffers fit and the GPU target compiles it. */
+static void test_param_space_split(void **state) {
+    (void)state;
+    size_t cap = 64 * 1024, n = 0;
+    char *src = malloc(cap);
+    n += (size_t)snprintf(src + n, cap - n, "fn f(");
+    for (int k = 0; k < 545; k++)
+        n += (size_t)snprintf(src + n, cap - n, "%sx%d: f32[N]", k ? ", " : "", k);
+    n += (size_t)snprintf(src + n, cap - n, ") -> f32[N] {\n  s = x0\n");
+    for (int k = 1; k < 545; k++) n += (size_t)snprintf(src + n, cap - n, "  s = s + x%d\n", k);
+    snprintf(src + n, cap - n, "  return s\n}\n");
+    ir_graph *g = plan_src(src, 0, false);
+    assert_true(g->nregions >= 2);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", NULL, 0);
+    cg_program *p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+        assert_true(8 * (cg_program_kernel(p, k)->nbufs + 1) <= 4352);
+    cg_program_free(p);
+    ir_graph_free(g);
+    free(src);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_frontend), cmocka_unit_test(test_replay_compile),
-        cmocka_unit_test(test_replay_npy),      cmocka_unit_test(test_fe_nesting),
-        cmocka_unit_test(test_fe_bytes),        cmocka_unit_test(test_fe_limits),
-        cmocka_unit_test(test_fe_huge_tokens),  cmocka_unit_test(test_fe_defines),
-        cmocka_unit_test(test_npy_hostile),     cmocka_unit_test(test_npy_paths),
-        cmocka_unit_test(test_size_arithmetic), cmocka_unit_test(test_outset),
-        cmocka_unit_test(test_bench_verdict),
+        cmocka_unit_test(test_replay_frontend),   cmocka_unit_test(test_replay_compile),
+        cmocka_unit_test(test_replay_npy),        cmocka_unit_test(test_fe_nesting),
+        cmocka_unit_test(test_fe_bytes),          cmocka_unit_test(test_fe_limits),
+        cmocka_unit_test(test_fe_huge_tokens),    cmocka_unit_test(test_fe_defines),
+        cmocka_unit_test(test_npy_hostile),       cmocka_unit_test(test_npy_paths),
+        cmocka_unit_test(test_size_arithmetic),   cmocka_unit_test(test_outset),
+        cmocka_unit_test(test_bench_verdict),     cmocka_unit_test(test_memory_checks),
+        cmocka_unit_test(test_temp_sharing),      cmocka_unit_test(test_parallel_host_work),
+        cmocka_unit_test(test_param_space_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
