@@ -689,16 +689,15 @@ static uint32_t group_buffers(fz *f, uint32_t a, uint32_t b) {
     idset bufs = {0};
     uint32_t roots[2] = {a, b};
     ir_id src[PASS_SRC_CAP];
-    for (int r = 0; r < 2; r++)
-        FOR_MEMBERS(f, roots[r], m) {
+    for (int r = 0; r < 2; r++) FOR_MEMBERS(f, roots[r], m) {
             const ir_node *nd = &g->nodes[m];
             for (unsigned k = 0; k < nd->nin; k++) {
                 unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
                 for (unsigned t = 0; t < ns; t++) {
                     ir_id s = src[t];
-                    bool hbm = g->nodes[s].op == IR_OP_INPUT ||
-                               (pass_is_compute((ir_op)g->nodes[s].op) && !in_grp(f, s, a) &&
-                                !in_grp(f, s, b));
+                    bool hbm =
+                        g->nodes[s].op == IR_OP_INPUT || (pass_is_compute((ir_op)g->nodes[s].op) &&
+                                                          !in_grp(f, s, a) && !in_grp(f, s, b));
                     if (hbm) idset_add(&bufs, s);
                 }
             }
@@ -737,8 +736,7 @@ static bool check_capacity(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     st->nred = A->nred + B->nred;
     st->nbuf = A->nbuf + B->nbuf;
     uint32_t maxb = max_kernel_buffers(f->g);
-    if (st->nops <= IR_REGION_MAX_OPS && st->nred <= IR_REGION_MAX_REDUCTIONS &&
-        st->nbuf > maxb)
+    if (st->nops <= IR_REGION_MAX_OPS && st->nred <= IR_REGION_MAX_REDUCTIONS && st->nbuf > maxb)
         st->nbuf = group_buffers(f, a, b);
     if (st->nbuf > maxb) {
         why_set(w, "region.params");
