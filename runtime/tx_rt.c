@@ -234,31 +234,13 @@ int tx_time(tx_loaded *l, int iters, double *median_us) {
 
 /* ---- kernels compiled earlier ---------------------------------------------- */
 
-/* Reads a whole regular file of at most 256 MiB (NUL-terminated); NULL with err set. */
+/* Reads a whole regular file of at most 256 MiB (NUL-terminated) without blocking (a FIFO, a
+ * device or a file whose read would block, such as /proc/kmsg, is refused: rt_file_read_all);
+ * NULL with err set. */
 static char *read_file(const char *path, size_t *len, char *err, size_t cap) {
-    struct stat st;
-    FILE *f;
-    char *buf;
-    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode) || !(f = fopen(path, "rb"))) {
-        set_err(err, cap, "cannot read '%s': %s", path,
-                errno ? strerror(errno) : "not a regular file");
-        return NULL;
-    }
-    if (st.st_size > ((off_t)256 << 20)) {
-        fclose(f);
-        set_err(err, cap, "'%s' is larger than 256 MiB", path);
-        return NULL;
-    }
-    buf = ir_xmalloc((size_t)st.st_size + 1);
-    *len = fread(buf, 1, (size_t)st.st_size, f);
-    if (ferror(f) || *len != (size_t)st.st_size) {
-        fclose(f);
-        free(buf);
-        set_err(err, cap, "cannot read '%s'", path);
-        return NULL;
-    }
-    fclose(f);
-    buf[*len] = 0;
+    char why[512];
+    char *buf = rt_file_read_all(path, (size_t)256 << 20, len, why, sizeof why);
+    if (!buf) set_err(err, cap, "cannot read %s", why);
     return buf;
 }
 

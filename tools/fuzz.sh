@@ -3,7 +3,7 @@
 # them on one core at the lowest priority (docs/reliability.md).
 #
 #   tools/fuzz.sh TARGET [SECONDS] [libFuzzer options...]
-#     TARGET   frontend | compile | npy | build (only build) | replay (run every
+#     TARGET   frontend | compile | npy | manifest | build (only build) | replay (run every
 #              corpus and regression file once through all three targets) |
 #              coverage (line coverage of each target's corpus, built in
 #              build-fuzz-cov/ with llvm-cov instrumentation; report in
@@ -26,8 +26,8 @@ shift $(($# > 2 ? 2 : $#)) || true
 B=${TX_FUZZ_BUILD:-build-fuzz}
 
 case "$target" in
-  frontend | compile | npy | build | replay | coverage) ;;
-  *) echo "usage: tools/fuzz.sh frontend|compile|npy|build|replay|coverage [SECONDS] [libFuzzer options]" >&2; exit 2 ;;
+  frontend | compile | npy | manifest | build | replay | coverage) ;;
+  *) echo "usage: tools/fuzz.sh frontend|compile|npy|manifest|build|replay|coverage [SECONDS] [libFuzzer options]" >&2; exit 2 ;;
 esac
 command -v clang >/dev/null || { echo "tools/fuzz.sh: clang not found (apt-get install clang libclang-rt-14-dev)" >&2; exit 1; }
 
@@ -35,7 +35,7 @@ if [ "$target" = coverage ]; then
   C=${TX_FUZZ_COV_BUILD:-build-fuzz-cov}
   [ -f "$C/CMakeCache.txt" ] || cmake -S . -B "$C" -DTX_FUZZ=ON -DTX_FUZZ_COVERAGE=ON -DCMAKE_C_COMPILER=clang \
     -DCMAKE_CXX_COMPILER=clang++ -DTX_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-  for t in npy frontend compile; do
+  for t in npy frontend compile manifest; do
     [ -d "$B/corpus/$t" ] || continue
     nice -n 19 cmake --build "$C" -j2 --target "fuzz_$t" >"$C/build-$t.log" 2>&1 || { echo "build failed: $C/build-$t.log"; exit 1; }
     rm -f "$C/$t"-*.profraw
@@ -56,7 +56,7 @@ if [ ! -f "$B/CMakeCache.txt" ]; then
     -DTX_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 fi
 if [ "$target" = build ] || [ "$target" = replay ]; then
-  nice -n 19 cmake --build "$B" -j2 --target fuzz_frontend fuzz_compile fuzz_npy
+  nice -n 19 cmake --build "$B" -j2 --target fuzz_frontend fuzz_compile fuzz_npy fuzz_manifest
 else
   nice -n 19 cmake --build "$B" -j2 --target "fuzz_$target"
 fi
@@ -69,7 +69,9 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 seed() {
   local t=$1 dir=$B/corpus/$1
   mkdir -p "$dir" "$B/artifacts/$t"
-  if [ "$t" = npy ]; then
+  if [ "$t" = manifest ]; then
+    cp -n tests/fuzz/seeds/manifest/*.json "$dir"/ 2>/dev/null || true
+  elif [ "$t" = npy ]; then
     cp -n tests/fuzz/seeds/npy/*.npy "$dir"/ 2>/dev/null || true
     find tests -name '*.npy' -size -64k -exec cp -n {} "$dir"/ \; 2>/dev/null || true
   else
@@ -82,7 +84,7 @@ seed() {
 
 if [ "$target" = replay ]; then
   rc=0
-  for t in frontend compile npy; do
+  for t in frontend compile npy manifest; do
     seed "$t"
     files=$(find "$B/corpus/$t" tests/fuzz/regressions/$t -type f 2>/dev/null | wc -l)
     echo "== replaying $files inputs through fuzz_$t"
@@ -98,6 +100,7 @@ opts=(-max_len=4096 -timeout=10)
 case "$target" in
   compile) opts=(-max_len=4096 -timeout=20) ;;
   npy) dict=tests/fuzz/npy.dict; opts=(-max_len=4096 -timeout=5) ;;
+  manifest) dict=tests/fuzz/manifest.dict; opts=(-max_len=8192 -timeout=5) ;;
 esac
 echo "== fuzz_$target for ${secs}s (one core, nice 19); log: $B/$target.log"
 # One process, one thread: at most one core (what -jobs=1 -workers=1 asks for).

@@ -408,4 +408,36 @@ static inline const char *fuzz_npy_one(const uint8_t *data, size_t size, const c
     return bad;
 }
 
+/* A one-line message: non-empty, no newline. */
+static inline bool fuzz_one_line(const char *err) { return err[0] && !strchr(err, '\n'); }
+
+/* The manifest reader of libtx_rt (rt_manifest_parse, what tx_kernels_load reads beside a .ptx)
+ * on any bytes, then, for what it accepts, the launch plan at three bindings of its symbols
+ * (1, 7 and 2^31 + 1: geometry must not overflow silently): each step either succeeds or fails
+ * with one line. */
+static inline const char *fuzz_manifest_one(const uint8_t *data, size_t size) {
+    char err[1024] = "";
+    rt_manifest *m = rt_manifest_parse((const char *)data, size, err, sizeof err);
+    if (!m) return fuzz_one_line(err) ? NULL : "rt_manifest_parse fails without a one-line message";
+    const char *bad = NULL;
+    static const int64_t vals[3] = {1, 7, ((int64_t)1 << 31) + 1};
+    int64_t *syms = calloc(m->nsyms + 1, sizeof *syms);
+    for (int v = 0; v < 3 && !bad; v++) {
+        for (uint32_t s = 0; s < m->nsyms; s++) syms[s] = vals[v];
+        err[0] = 0;
+        rt_gpu_plan *p =
+            rt_manifest_plan(m, ".version 8.0\n.target sm_90\n", syms, err, sizeof err);
+        if (!p && !fuzz_one_line(err)) bad = "rt_manifest_plan fails without a one-line message";
+        if (p) {
+            char e2[512];
+            if (!rt_gpu_plan_check(p, e2, sizeof e2))
+                bad = "rt_manifest_plan returns a plan that breaks rt_gpu_plan_check";
+            rt_gpu_plan_free(p);
+        }
+    }
+    free(syms);
+    rt_manifest_free(m);
+    return bad;
+}
+
 #endif

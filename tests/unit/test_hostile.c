@@ -109,6 +109,19 @@ static void test_replay_npy(void **state) {
     assert_int_equal(bad, 0);
 }
 
+static const char *manifest_fn(const uint8_t *d, size_t n, const char *s) {
+    (void)s;
+    return fuzz_manifest_one(d, n);
+}
+
+static void test_replay_manifest(void **state) {
+    (void)state;
+    unsigned bad = 0, n = replay_dir("tests/fuzz/regressions/manifest", manifest_fn, NULL, &bad);
+    n += replay_dir("tests/fuzz/seeds/manifest", manifest_fn, NULL, &bad);
+    assert_true(n > 0);
+    assert_int_equal(bad, 0);
+}
+
 /* ---- frontend: generated hostile sources ------------------------------------ */
 /* Compiles src; expects failure with one well-formed diagnostic (under
  * 64 KiB) whose text contains `want` (NULL: any). Prints what is wrong and
@@ -717,14 +730,23 @@ static void test_param_space_split(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_frontend),   cmocka_unit_test(test_replay_compile),
-        cmocka_unit_test(test_replay_npy),        cmocka_unit_test(test_fe_nesting),
-        cmocka_unit_test(test_fe_bytes),          cmocka_unit_test(test_fe_limits),
-        cmocka_unit_test(test_fe_huge_tokens),    cmocka_unit_test(test_fe_defines),
-        cmocka_unit_test(test_npy_hostile),       cmocka_unit_test(test_npy_paths),
-        cmocka_unit_test(test_size_arithmetic),   cmocka_unit_test(test_outset),
-        cmocka_unit_test(test_bench_verdict),     cmocka_unit_test(test_memory_checks),
-        cmocka_unit_test(test_temp_sharing),      cmocka_unit_test(test_parallel_host_work),
+        cmocka_unit_test(test_replay_frontend),
+        cmocka_unit_test(test_replay_compile),
+        cmocka_unit_test(test_replay_npy),
+        cmocka_unit_test(test_replay_manifest),
+        cmocka_unit_test(test_fe_nesting),
+        cmocka_unit_test(test_fe_bytes),
+        cmocka_unit_test(test_fe_limits),
+        cmocka_unit_test(test_fe_huge_tokens),
+        cmocka_unit_test(test_fe_defines),
+        cmocka_unit_test(test_npy_hostile),
+        cmocka_unit_test(test_npy_paths),
+        cmocka_unit_test(test_size_arithmetic),
+        cmocka_unit_test(test_outset),
+        cmocka_unit_test(test_bench_verdict),
+        cmocka_unit_test(test_memory_checks),
+        cmocka_unit_test(test_temp_sharing),
+        cmocka_unit_test(test_parallel_host_work),
         cmocka_unit_test(test_param_space_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
