@@ -34,7 +34,12 @@ typedef struct attn_gen {
     const attn_match *am;
     cg_attn_desc d;
     LLVMValueRef bidx[IR_MAX_RANK];
+    unsigned walk; /* node visits left to the block-sparsity walks (ATTN_WALK_MAX each) */
 } attn_gen;
+
+/* Node visits one block-sparsity question may make: the walks recurse into every operand and the
+ * score graph is a DAG (i = i + i forty times has 2^40 paths), so they stop there, as unknown. */
+enum { ATTN_WALK_MAX = 1 << 14 };
 
 /* ---- matching ------------------------------------------------------------- */
 
@@ -137,20 +142,21 @@ static LLVMValueRef fmx(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
  * block's batch index; false when the node varies over the tile. */
 /* True when node id may depend on the product mm1 (ids are topological:
  * nothing before mm1 does; deep graphs count as dependent). */
-static bool dep_mm1(const ir_graph *g, ir_id id, ir_id mm1, unsigned depth) {
+static bool dep_mm1(const ir_graph *g, ir_id id, ir_id mm1, unsigned depth, unsigned *walk) {
     if (id == mm1) return true;
     if (id < mm1) return false;
-    if (depth > 64) return true;
+    if (depth > 64 || *walk == 0) return true;
+    --*walk;
     const ir_node *n = &g->nodes[id];
     for (unsigned k = 0; k < n->nin; k++)
-        if (dep_mm1(g, ir_in(g, n, k), mm1, depth + 1)) return true;
+        if (dep_mm1(g, ir_in(g, n, k), mm1, depth + 1, walk)) return true;
     return false;
 }
 
-static bool exact_ok(const attn_gen *a, ir_id id) {
+static bool exact_ok(attn_gen *a, ir_id id) {
     const ir_node *n = &a->cx->g->nodes[id];
     unsigned R = a->d.nb + 2, r = n->shape.rank;
-    if (r > R || dep_mm1(a->cx->g, id, a->am->mm1, 0)) return false;
+    if (r > R || dep_mm1(a->cx->g, id, a->am->mm1, 0, &a->walk)) return false;
     for (unsigned k = 0; k < r; k++)
         if (k + R - r >= a->d.nb && n->shape.dim[k] != 1) return false;
     return true;
@@ -237,7 +243,8 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
     const ir_graph *g = a->cx->g;
     const ir_node *n = &g->nodes[id];
     attn_iv r;
-    if (depth > 64 || id == a->am->mm1) return iv_top();
+    if (depth > 64 || id == a->am->mm1 || a->walk == 0) return iv_top();
+    a->walk--;
     if (n->op == IR_OP_IOTA) return iv_iota(a, n, t);
     if (iv_exact(a, id, &r)) return r;
     ir_op op = (ir_op)n->op;
@@ -305,10 +312,11 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
 
 /* The kind iv_eval gives node id (0 int, 1 float, 2 bool), or -1 for top:
  * the same rules, decided at compile time without emitting anything. */
-static int iv_static(const attn_gen *a, ir_id id, unsigned depth) {
+static int iv_static(attn_gen *a, ir_id id, unsigned depth) {
     const ir_graph *g = a->cx->g;
     const ir_node *n = &g->nodes[id];
-    if (depth > 64 || id == a->am->mm1) return -1;
+    if (depth > 64 || id == a->am->mm1 || a->walk == 0) return -1;
+    a->walk--;
     if (n->op == IR_OP_IOTA) return n->shape.rank > a->d.nb + 2 ? -1 : 0;
     if (exact_ok(a, id)) return n->dtype == IR_BOOL ? 2 : n->dtype == IR_I32 ? 0 : 1;
     ir_op op = (ir_op)n->op;
@@ -340,6 +348,7 @@ static bool attn_key_range(attn_gen *a, LLVMValueRef r0, LLVMValueRef r1, int64_
                            LLVMValueRef *kb, LLVMValueRef *ke) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
+    a->walk = ATTN_WALK_MAX;
     if (a->am->scores == a->am->mm1 || iv_static(a, a->am->scores, 0) != 1) return false;
     LLVMValueRef nt =
         LLVMBuildUDiv(b, LLVMBuildAdd(b, a->d.Sk, cg_i64(cx, bn - 1), ""), cg_i64(cx, bn), "");
@@ -350,8 +359,12 @@ static bool attn_key_range(attn_gen *a, LLVMValueRef r0, LLVMValueRef r1, int64_
     LLVMValueRef c1 = imin(cx, LLVMBuildAdd(b, c0, cg_i64(cx, bn - 1), ""),
                            LLVMBuildSub(b, a->d.Sk, cg_i64(cx, 1), ""));
     attn_tile t = {r0, r1, c0, c1};
+    a->walk = ATTN_WALK_MAX;
     attn_iv s = iv_eval(a, a->am->scores, &t, 0);
-    LLVMValueRef live = LLVMBuildFCmp(b, LLVMRealUNE, s.hi, cg_f32c(cx, -INFINITY), "live");
+    /* (iv_static said float; should the walk still give up, every tile is live) */
+    LLVMValueRef live = s.top || s.kind != 1
+                            ? LLVMConstInt(cx->i1, 1, 0)
+                            : LLVMBuildFCmp(b, LLVMRealUNE, s.hi, cg_f32c(cx, -INFINITY), "live");
     LLVMValueRef fo = LLVMBuildLoad2(b, cx->i64, first, ""),
                  lo = LLVMBuildLoad2(b, cx->i64, last, "");
     LLVMBuildStore(b, LLVMBuildSelect(b, live, imin(cx, fo, ti), fo, ""), first);

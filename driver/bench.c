@@ -90,9 +90,16 @@ static void *sample_fetch_buf(void *arg, unsigned b) {
     sample_fetch *f = arg;
     const rt_buf_desc *bd = &f->p->bufs[b];
     rt_tensor *t = &f->all[b];
+    char err[300];
     t->dtype = (ir_dtype)bd->dtype;
     t->rank = bd->rank;
     memcpy(t->dim, bd->dim, sizeof bd->dim);
+    if (!ir_host_mem_check((double)rt_buf_bytes(bd), "the sampled check's copy of a buffer", err,
+                           sizeof err)) {
+        rt_cuda_set_error(rt_gpu_exec_cuda(f->x), err);
+        f->failed = true;
+        return NULL;
+    }
     if (!rt_tensor_alloc(t) ||
         (rt_buf_bytes(bd) > 0 &&
          !rt_cuda_download(rt_gpu_exec_cuda(f->x), t->data, rt_gpu_exec_buf(f->x, b),

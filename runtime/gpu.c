@@ -394,6 +394,10 @@ bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n) {
         outputs[k].rank = bd->rank;
         memcpy(outputs[k].dim, bd->dim, sizeof bd->dim);
         snprintf(what, sizeof what, "output %s", bd->name);
+        if (!ir_host_mem_check((double)rt_buf_bytes(bd), what, r->errbuf, sizeof r->errbuf)) {
+            for (uint32_t j = 0; j < k; j++) rt_tensor_free(&outputs[j]);
+            return false;
+        }
         if (!rt_tensor_alloc(&outputs[k]) ||
             !rt_cuda_download(r->c, outputs[k].data, r->dev[b], (size_t)rt_buf_bytes(bd), what)) {
             for (uint32_t j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);

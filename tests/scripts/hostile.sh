@@ -588,6 +588,14 @@ if command -v python3 >/dev/null 2>&1; then
   check no_fuse_chain_shares_buffers "peak RSS $small KB at N=1000, $big KB at N=2e6 (run failed: -1)" $?
 fi
 
+# ---- 6e. the same classes in code added since the fuzzing rounds ------------------------
+# Attention's block-sparsity walks recursed into every operand of the mask: i = i + i forty
+# times is a DAG of 2^40 paths (hang). Bounded now; the kernel visits every key tile instead.
+{ printf 'fn f(q: f32[B, H, S, 64], k: f32[B, H, S, 64], v: f32[B, H, S, 64]) -> f32[B, H, S, 64] {\n  s = q @ transpose(k, -1, -2)\n  i = iota((S, S), axis=0)\n'
+  for ((k = 0; k < 40; k++)); do printf '  i = i + i\n'; done
+  printf '  keep = i >= iota((S, S), axis=1)\n  return softmax(where(keep, s, -inf), axis=-1) @ v\n}\n'; } >"$IN/attn_mask_dag.tx"
+OK_OUT=o.ptx expect_ok attention_mask_dag_40 "$IN/attn_mask_dag.tx" -D B=1 -D H=2 -D S=64 -o o.ptx
+
 # ---- 7. reproducers of earlier findings (tests/hostile/*.tx) -----------------------
 for f in "$ROOT"/tests/hostile/*.tx; do
   [ -f "$f" ] || continue

@@ -20,6 +20,7 @@
 #define FUZZ_WITH_CODEGEN 1
 #include "tests/fuzz/fuzz_one.h"
 #include "driver/driver.h"
+#include "tx_rt.h"
 
 /* The source root: $TX_ROOT or the working directory. */
 static const char *root(void) {
@@ -120,6 +121,25 @@ static void test_replay_manifest(void **state) {
     n += replay_dir("tests/fuzz/seeds/manifest", manifest_fn, NULL, &bad);
     assert_true(n > 0);
     assert_int_equal(bad, 0);
+}
+
+/* libtx_rt's loader reads regular files only and never blocks: a FIFO, a directory and (as root)
+ * /proc/kmsg, a regular file whose read blocks, are one-line errors. */
+static void test_tx_rt_paths(void **state) {
+    (void)state;
+    char dir[] = "/tmp/test_hostile_rt.XXXXXX", fifo[64], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/k.ptx", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_null(tx_kernels_load(fifo, err, sizeof err));
+    assert_true(err[0] && !strchr(err, '\n'));
+    assert_null(tx_kernels_load(dir, err, sizeof err));
+    unlink(fifo);
+    rmdir(dir);
+    if (access("/proc/kmsg", R_OK) == 0) {
+        assert_null(tx_kernels_load("/proc/kmsg", err, sizeof err));
+        assert_non_null(strstr(err, "kmsg"));
+    }
 }
 
 /* ---- frontend: generated hostile sources ------------------------------------ */
@@ -730,23 +750,15 @@ static void test_param_space_split(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_replay_frontend),
-        cmocka_unit_test(test_replay_compile),
-        cmocka_unit_test(test_replay_npy),
-        cmocka_unit_test(test_replay_manifest),
-        cmocka_unit_test(test_fe_nesting),
-        cmocka_unit_test(test_fe_bytes),
-        cmocka_unit_test(test_fe_limits),
-        cmocka_unit_test(test_fe_huge_tokens),
-        cmocka_unit_test(test_fe_defines),
-        cmocka_unit_test(test_npy_hostile),
-        cmocka_unit_test(test_npy_paths),
-        cmocka_unit_test(test_size_arithmetic),
-        cmocka_unit_test(test_outset),
-        cmocka_unit_test(test_bench_verdict),
-        cmocka_unit_test(test_memory_checks),
-        cmocka_unit_test(test_temp_sharing),
-        cmocka_unit_test(test_parallel_host_work),
+        cmocka_unit_test(test_replay_frontend),   cmocka_unit_test(test_replay_compile),
+        cmocka_unit_test(test_replay_npy),        cmocka_unit_test(test_replay_manifest),
+        cmocka_unit_test(test_tx_rt_paths),       cmocka_unit_test(test_fe_nesting),
+        cmocka_unit_test(test_fe_bytes),          cmocka_unit_test(test_fe_limits),
+        cmocka_unit_test(test_fe_huge_tokens),    cmocka_unit_test(test_fe_defines),
+        cmocka_unit_test(test_npy_hostile),       cmocka_unit_test(test_npy_paths),
+        cmocka_unit_test(test_size_arithmetic),   cmocka_unit_test(test_outset),
+        cmocka_unit_test(test_bench_verdict),     cmocka_unit_test(test_memory_checks),
+        cmocka_unit_test(test_temp_sharing),      cmocka_unit_test(test_parallel_host_work),
         cmocka_unit_test(test_param_space_split),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
