@@ -2,7 +2,9 @@
 # bench/bench_time.sh - how long `txc bench` takes per workload of the public suite on the GPU
 # (issue 15 row S: at most 10 s each), and where the time goes (the report's wall_s phases:
 # inputs, compile, reference, verification, gpu), plus the memory checks of row J on the device.
-# Run on the GPU machine from the repository root with dist/ carried (tools/make-dist.sh):
+# The memory probes run first (seconds), then the workloads, slowest-last-time first, until DEADLINE
+# seconds have passed (the rest are reported as skipped). Run on the GPU machine from the
+# repository root with dist/ carried (tools/make-dist.sh):
 #
 #   bash bench/bench_time.sh            # OUT=... (default ./bench-time-out)
 #
@@ -17,7 +19,7 @@ TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 OUT=${OUT:-bench-time-out}
 LIMIT=${LIMIT:-10}
-DEADLINE=${DEADLINE:-110}
+DEADLINE=${DEADLINE:-62}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -x "$TXC" ] || { echo "bench_time: no txc at $TXC (carry dist/)"; exit 2; }
@@ -28,45 +30,6 @@ start=$(date +%s)
 now_ms() { date +%s%3N; }
 
 echo "bench_time: $("$TXC" --version 2>&1 | head -1); $(nvidia-smi --query-gpu=name,memory.total,memory.used --format=csv,noheader 2>/dev/null | head -1); $(nproc) cores, $(free -g | awk '/Mem:/{print $2 " GB host"}')" | tee -a "$SUM"
-printf '%-18s %6s %5s %-8s  %s\n' workload wall_s rc verified "phases (s) | reference" | tee -a "$SUM"
-for f in "$SUITE"/*.tx; do
-  name=$(basename "$f" .tx)
-  if [ $(($(date +%s) - start)) -gt "$DEADLINE" ]; then
-    echo "$name: skipped (deadline ${DEADLINE} s)" | tee -a "$SUM"
-    bad=1
-    continue
-  fi
-  sizes=$(grep -o 'bench:.*' "$f" | head -1 | sed 's/^bench://')
-  t0=$(now_ms)
-  # shellcheck disable=SC2086
-  timeout 60 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 50 --json --compare-unfused \
-    $sizes >"$OUT/$name.json" 2>"$OUT/$name.err"
-  rc=$?
-  t1=$(now_ms)
-  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", (b-a)/1000}')
-  info=$("$PY" - "$OUT/$name.json" <<'EOF' 2>/dev/null || echo "no json"
-import json, sys
-try:
-    r = json.load(open(sys.argv[1]))
-except Exception as e:
-    print("no json (%s)" % e); sys.exit(0)
-w = r.get("wall_s", {})
-ph = " ".join("%s %.1f" % (k, w[k]) for k in ("inputs", "compile", "reference", "verification", "gpu") if k in w)
-ver = r["fused"]["verified"] and (not r.get("unfused") or r["unfused"]["verified"])
-samp = sum(o.get("sampled", 0) for o in r["fused"]["outputs"])
-print("%s|%s | %s%s" % ("yes" if ver else "NO", ph, r.get("reference", "?"),
-      " (sampled %d elements)" % samp if samp else " (full)"))
-EOF
-)
-  ver=${info%%|*}
-  rest=${info#*|}
-  printf '%-18s %6s %5s %-8s  %s\n' "$name" "$wall" "$rc" "$ver" "$rest" | tee -a "$SUM"
-  if [ "$rc" != 0 ] || [ "$ver" != yes ] || awk -v w="$wall" -v l="$LIMIT" 'BEGIN{exit !(w > l)}'; then
-    bad=1
-    [ "$rc" != 0 ] && echo "  $(tail -c 300 "$OUT/$name.err" | tr '\n' ' ')" | tee -a "$SUM"
-  fi
-done
-
 # Row J: sizes that do not fit are refused at once with one line naming the bytes.
 probe() { # name expect-substring command...
   local pname=$1 want=$2
@@ -106,6 +69,51 @@ else
   echo "FAIL  memcheck control: $(tail -c 200 "$OUT/memcheck-control.txt" | tr '\n' ' ')" | tee -a "$SUM"
   bad=1
 fi
+
+
+printf '%-18s %6s %5s %-8s  %s\n' workload wall_s rc verified "phases (s) | reference" | tee -a "$SUM"
+# most telling first: the rows that took longest last session, then attention with the unfused plan
+ORDER=${ORDER:-add_rmsnorm layernorm attention bias_gelu softmax softmax_wide add_relu matmul_bias_gelu mlp_block adam chain8 swiglu}
+for name in $ORDER; do
+  f="$SUITE/$name.tx"
+  [ -f "$f" ] || continue
+  if [ $(($(date +%s) - start)) -gt "$DEADLINE" ]; then
+    echo "$name: skipped (deadline ${DEADLINE} s)" | tee -a "$SUM"
+    bad=1
+    continue
+  fi
+  sizes=$(grep -o 'bench:.*' "$f" | head -1 | sed 's/^bench://')
+  tl=$((${KILL_AT:-76} - ($(date +%s) - start)))
+  [ "$tl" -gt 60 ] && tl=60
+  t0=$(now_ms)
+  # shellcheck disable=SC2086
+  timeout "$tl" "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 50 --json --compare-unfused \
+    $sizes >"$OUT/$name.json" 2>"$OUT/$name.err"
+  rc=$?
+  t1=$(now_ms)
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.1f", (b-a)/1000}')
+  info=$("$PY" - "$OUT/$name.json" <<'EOF' 2>/dev/null || echo "no json"
+import json, sys
+try:
+    r = json.load(open(sys.argv[1]))
+except Exception as e:
+    print("no json (%s)" % e); sys.exit(0)
+w = r.get("wall_s", {})
+ph = " ".join("%s %.1f" % (k, w[k]) for k in ("inputs", "compile", "reference", "verification", "gpu") if k in w)
+ver = r["fused"]["verified"] and (not r.get("unfused") or r["unfused"]["verified"])
+samp = sum(o.get("sampled", 0) for o in r["fused"]["outputs"])
+print("%s|%s | %s%s" % ("yes" if ver else "NO", ph, r.get("reference", "?"),
+      " (sampled %d elements)" % samp if samp else " (full)"))
+EOF
+)
+  ver=${info%%|*}
+  rest=${info#*|}
+  printf '%-18s %6s %5s %-8s  %s\n' "$name" "$wall" "$rc" "$ver" "$rest" | tee -a "$SUM"
+  if [ "$rc" != 0 ] || [ "$ver" != yes ] || awk -v w="$wall" -v l="$LIMIT" 'BEGIN{exit !(w > l)}'; then
+    bad=1
+    [ "$rc" != 0 ] && echo "  $(tail -c 300 "$OUT/$name.err" | tr '\n' ' ')" | tee -a "$SUM"
+  fi
+done
 
 echo "bench_time: done in $(($(date +%s) - start)) s; limit ${LIMIT} s per workload; $([ $bad = 0 ] && echo ALL OK || echo 'SOME FAILED (see above)')" | tee -a "$SUM"
 exit $bad
