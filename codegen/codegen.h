@@ -157,13 +157,14 @@ bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, vo
  * `max_flops` are skipped, and so are kernels reading an intermediate that a later kernel
  * overwrites (intermediates share buffers: the device's final contents are not what the kernel
  * read). What the kernels write goes to fresh 16-byte aligned copies filled with `poison` bytes:
- * sampled[b] (NULL for buffers nothing wrote; caller frees). Running twice with different poison
- * bytes tells written elements from untouched ones. False with an error reported (including a
- * plan whose buffers do not match g's). */
+ * sampled[b] (NULL for buffers nothing wrote; caller frees). With sampled2 (may be NULL), every
+ * sampled program also runs into a second set of copies filled with poison ^ 0xFF: the elements
+ * both agree on are those the host wrote (one compile for both). False with an error reported
+ * (including a plan whose buffers do not match g's). */
 typedef void *(*cg_fetch_fn)(void *arg, unsigned buf);
 bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetch_fn fetch,
                     void *fetch_arg, const int64_t *bytes, unsigned nbufs, unsigned per_kernel,
                     const double *kflops, double max_flops, unsigned char poison, void **sampled,
-                    tx_diag *d);
+                    void **sampled2, tx_diag *d);
 
 #endif

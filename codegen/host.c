@@ -348,9 +348,10 @@ static bool cg_sample_kernel(const cg_program *p, unsigned k) {
 bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetch_fn fetch,
                     void *fetch_arg, const int64_t *bytes, unsigned nbufs, unsigned per_kernel,
                     const double *kflops, double max_flops, unsigned char poison, void **sampled,
-                    tx_diag *d) {
+                    void **sampled2, tx_diag *d) {
     unsigned nin = cg_graph_ninputs(g), nout = g->nodes[ir_output(g)].nin;
     memset(sampled, 0, nbufs * sizeof *sampled);
+    if (sampled2) memset(sampled2, 0, nbufs * sizeof *sampled2);
     cg_program *p = cg_program_new(g, CG_HOST, d);
     if (!p) return false;
     cg_jit j = {0};
@@ -375,7 +376,8 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetc
             ok = false;
             break;
         }
-        void **kb = ir_xcalloc(kr->nbufs + 1, sizeof *kb);
+        void **kb = ir_xcalloc(kr->nbufs + 1, sizeof *kb),
+             **kb2 = ir_xcalloc(kr->nbufs + 1, sizeof *kb2);
         for (unsigned b = 0; b < kr->nbufs; b++) {
             unsigned ix = cg_plan_index(&kr->bufs[b], nin, nout);
             if (ix >= nbufs) {
@@ -394,17 +396,27 @@ bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetc
                 sampled[ix] = cg_aligned((size_t)bytes[ix]);
                 memset(sampled[ix], poison, (size_t)bytes[ix]);
             }
+            if (sampled2 && kr->bufs[b].write && !sampled2[ix]) {
+                sampled2[ix] = cg_aligned((size_t)bytes[ix]);
+                memset(sampled2[ix], poison ^ 0xFF, (size_t)bytes[ix]);
+            }
             kb[b] = kr->bufs[b].write ? sampled[ix] : bufs[ix];
+            kb2[b] = kr->bufs[b].write && sampled2 ? sampled2[ix] : bufs[ix];
         }
         unsigned n = total < per_kernel ? (unsigned)total : per_kernel;
         for (unsigned i = 0; ok && i < n; i++) {
             int64_t id = n == total ? (int64_t)i : cg_sample_id(i, n, total);
             fn(kb, syms, grid[0], grid[1], grid[2], id, id + 1);
+            if (sampled2) fn(kb2, syms, grid[0], grid[1], grid[2], id, id + 1);
         }
         free(kb);
+        free(kb2);
     }
     if (!ok)
-        for (unsigned b = 0; b < nbufs; b++) free(sampled[b]), sampled[b] = NULL;
+        for (unsigned b = 0; b < nbufs; b++) {
+            free(sampled[b]), sampled[b] = NULL;
+            if (sampled2) free(sampled2[b]), sampled2[b] = NULL;
+        }
     cg_jit_free(&j);
     cg_program_free(p);
     return ok;

@@ -45,6 +45,25 @@ static bool cg_pw_store_scalar(cg_ctx *cx, const cg_pw_item *it, cg_index *idx) 
     return true;
 }
 
+/* The loop bounds of this program over n units: the GPU's grid-stride loop (start gid, step
+ * stride); on the host, where every program is one thread of the host runner, a contiguous
+ * range of ceil(n / programs) units (step 1), so threads never write the same cache lines or
+ * fault the same pages (the grid-stride order interleaved 16 threads 16 bytes apart). */
+static void cg_pw_range(cg_ctx *cx, LLVMValueRef n, LLVMValueRef gid, LLVMValueRef stride,
+                        LLVMValueRef *start, LLVMValueRef *end, LLVMValueRef *step) {
+    if (cx->gpu) {
+        *start = gid, *end = n, *step = stride;
+        return;
+    }
+    LLVMValueRef np = cg_program_count(cx, 0), one = cg_i64(cx, 1);
+    LLVMValueRef chunk = LLVMBuildUDiv(
+        cx->b, LLVMBuildSub(cx->b, LLVMBuildAdd(cx->b, n, np, ""), one, ""), np, "chunk");
+    *start = LLVMBuildMul(cx->b, cg_program_id(cx, 0), chunk, "lo");
+    LLVMValueRef hi = LLVMBuildAdd(cx->b, *start, chunk, "");
+    *end = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, hi, n, ""), hi, n, "hi");
+    *step = one;
+}
+
 /* Emits the grid-stride loop over shape s storing items; w > 1 enables the
  * vector path (all items full). Returns false with an error reported. */
 static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
@@ -58,8 +77,10 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
     LLVMValueRef tail_start = cg_i64(cx, 0);
     if (w > 1) {
         LLVMValueRef ngroups = LLVMBuildUDiv(cx->b, total, cg_i64(cx, w), "ngroups");
+        LLVMValueRef lo, hi, step;
+        cg_pw_range(cx, ngroups, gid, stride, &lo, &hi, &step);
         cg_loop l;
-        LLVMValueRef gi = cg_loop_begin(cx, &l, gid, ngroups, stride, "vec");
+        LLVMValueRef gi = cg_loop_begin(cx, &l, lo, hi, step, "vec");
         LLVMValueRef base = LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), "base");
         LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
         LLVMValueRef br = LLVMBuildBr(cx->b, elem);
@@ -88,8 +109,15 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         tail_start = LLVMBuildNUWMul(cx->b, ngroups, cg_i64(cx, w), "tail");
     }
     cg_loop l;
-    LLVMValueRef i =
-        cg_loop_begin(cx, &l, LLVMBuildAdd(cx->b, tail_start, gid, ""), total, stride, "scalar");
+    LLVMValueRef i;
+    if (w > 1) { /* the tail: fewer than w elements */
+        i = cg_loop_begin(cx, &l, LLVMBuildAdd(cx->b, tail_start, gid, ""), total, stride,
+                          "scalar");
+    } else {
+        LLVMValueRef lo, hi, step;
+        cg_pw_range(cx, total, gid, stride, &lo, &hi, &step);
+        i = cg_loop_begin(cx, &l, lo, hi, step, "scalar");
+    }
     cx->nmemo = 0;
     cg_index idx = cg_index_lin(s, i);
     for (unsigned t = 0; t < nitems; t++)

@@ -681,15 +681,22 @@ static bool cg_temp_alike(const cg_temp *a, const cg_temp *b) {
     return true;
 }
 
-/* Buffer assignment with liveness: an intermediate is live from the first kernel that uses it
- * to the last (kernels run in index order, one after another); intermediates alike
- * (cg_temp_alike) whose live ranges do not overlap share one buffer, first fit in order of
- * their first use. Renumbers p->temps (one per buffer, holding its first value) and the temp
- * indices of every kernel's buffers. A kernel never sees two of its buffers share (both are
- * live at that kernel). */
+/* Buffer assignment with liveness: an intermediate is live from the first region (in launch
+ * order) whose kernels use it to the last; intermediates alike (cg_temp_alike) whose live
+ * ranges do not overlap share one buffer, first fit in order of their first use. Counted in
+ * regions, not kernels, so every target (whose regions may take different numbers of kernels)
+ * shares alike and the host program's buffers match a device plan's (the sampled check).
+ * Renumbers p->temps (one per buffer, holding its first value) and the temp indices of every
+ * kernel's buffers. A kernel never sees two of its buffers share (both are live at its region). */
 static void cg_share_temps(cg_program *p) {
-    unsigned n = p->ntemps, nslots = 0;
+    unsigned n = p->ntemps, nslots = 0, npos = 0;
     if (n < 2) return;
+    unsigned *pos = ir_xmalloc((p->nkernels + 1) * sizeof *pos); /* kernel -> region position */
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        const cg_kernel *kr = &p->kernels[k];
+        bool same = k > 0 && kr->region >= 0 && kr->region == p->kernels[k - 1].region;
+        pos[k] = same ? pos[k - 1] : npos++;
+    }
     unsigned *first = ir_xmalloc(n * sizeof *first), *last = ir_xcalloc(n, sizeof *last);
     unsigned *slot = ir_xmalloc(n * sizeof *slot), *slot_end = ir_xcalloc(n, sizeof *slot_end);
     unsigned *order = ir_xmalloc(n * sizeof *order);
@@ -699,8 +706,8 @@ static void cg_share_temps(cg_program *p) {
         for (unsigned b = 0; b < p->kernels[k].nbufs; b++) {
             const cg_buf *cb = &p->kernels[k].bufs[b];
             if (cb->kind != CG_BUF_TEMP || cb->index >= n) continue;
-            if (first[cb->index] == UINT32_MAX) first[cb->index] = k;
-            last[cb->index] = k;
+            if (first[cb->index] == UINT32_MAX) first[cb->index] = pos[k];
+            last[cb->index] = pos[k];
         }
     for (unsigned i = 1; i < n; i++) /* insertion sort by first use (stable) */
         for (unsigned j = i; j > 0 && first[order[j - 1]] > first[order[j]]; j--) {
@@ -724,7 +731,7 @@ static void cg_share_temps(cg_program *p) {
     free(p->temps);
     p->temps = st;
     p->ntemps = nslots;
-    free(first), free(last), free(slot), free(slot_end), free(order);
+    free(first), free(last), free(slot), free(slot_end), free(order), free(pos);
 }
 
 /* Compiles g for t; see codegen.h. */

@@ -91,9 +91,10 @@ typedef struct drv_mem_need {
 bool drv_mem_estimate(const ir_graph *g, const int64_t *syms, const rt_tensor *have,
                       const drv_mem_opts *o, drv_mem_need *m);
 /* Checks the estimate against ir_host_mem_available() and, for DRV_GPU, the device's free memory
- * (cuMemGetInfo); false with one line naming the bytes needed and available. */
+ * (cuMemGetInfo on cuda, or on a context opened for the question when cuda is NULL); false with
+ * one line naming the bytes needed and available. */
 bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *have,
-                      const drv_mem_opts *o, tx_diag *d);
+                      const drv_mem_opts *o, rt_cuda *cuda, tx_diag *d);
 
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {
@@ -108,6 +109,7 @@ typedef struct drv_bench_opts {
     int target;             /* cg_target for the GPU, or DRV_TARGET_DEVICE */
     const char *svg_path;   /* --svg: the picture with the measured kernels (NULL: none) */
     double inputs_s;        /* seconds the caller spent making the inputs (for the report) */
+    rt_cuda *cuda;          /* a context to run on (borrowed; NULL: bench opens its own) */
 } drv_bench_opts;
 /* `txc bench`: g is the planned graph, raw the frontend's graph (for the
  * reference and for re-planning unfused with pc), inputs in parameter order.

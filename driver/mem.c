@@ -63,7 +63,7 @@ bool drv_mem_estimate(const ir_graph *g, const int64_t *syms, const rt_tensor *h
 }
 
 bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *have,
-                      const drv_mem_opts *o, tx_diag *d) {
+                      const drv_mem_opts *o, rt_cuda *cuda, tx_diag *d) {
     drv_mem_need m;
     char what[400], err[600], a[64], b[64], c[64];
     if (!drv_mem_estimate(g, syms, have, o, &m)) return true; /* unbound: reported later */
@@ -76,7 +76,7 @@ bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *h
         return false;
     }
     if (o->dev != DRV_GPU || m.gpu < DRV_GPU_MEM_UNCHECKED) return true;
-    rt_cuda *cu = rt_cuda_new(err, sizeof err);
+    rt_cuda *cu = cuda ? cuda : rt_cuda_new(err, sizeof err);
     size_t fr = 0, tot = 0;
     bool ok = true;
     if (!cu) { /* the run reports a missing driver itself */
@@ -94,6 +94,6 @@ bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *h
                  rt_cuda_get_info(cu)->name);
         ok = false;
     }
-    rt_cuda_free(cu);
+    if (cu != cuda) rt_cuda_free(cu);
     return ok;
 }

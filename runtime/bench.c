@@ -63,23 +63,36 @@ static void cmp_absmax(void *arg, unsigned part, int64_t lo, int64_t hi) {
     j->absmax[part] = m;
 }
 
+/* Pass 2 (with tol.scaled == 0, the only pass: the widened tolerance is the plain one, and the
+ * largest |ref| is taken here too). The relative error is divided out only when it can be a new
+ * maximum. */
 static void cmp_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
     cmp_job *j = arg;
     rt_cmp c = {.first_bad = -1};
+    bool one_pass = j->tol.scaled == 0;
+    double absmax = 0;
     for (int64_t i = lo; i < hi; i++) {
         double g = elem(j->got, i), w = elem(j->ref, i);
         if (isfinite(g) && isfinite(w)) {
-            double a = fabs(g - w), r = w != 0 ? a / fabs(w) : (a != 0 ? INFINITY : 0);
+            double a = fabs(g - w), aw = fabs(w);
+            if (aw > absmax) absmax = aw;
             c.max_abs = a > c.max_abs ? a : c.max_abs;
-            c.max_rel = r > c.max_rel ? r : c.max_rel;
+            if (a > c.max_rel * aw) {
+                double r = w != 0 ? a / aw : INFINITY;
+                c.max_rel = r > c.max_rel ? r : c.max_rel;
+            }
+        } else if (one_pass && isfinite(w) && fabs(w) > absmax) {
+            absmax = fabs(w);
         }
-        if (!close_enough(g, w, j->wide)) c.bad_scaled++;
+        if (!one_pass && !close_enough(g, w, j->wide)) c.bad_scaled++;
         if (!close_enough(g, w, j->tol) && c.bad++ == 0) {
             c.first_bad = i;
             c.got = g;
             c.want = w;
         }
     }
+    if (one_pass) c.bad_scaled = c.bad;
+    j->absmax[part] = absmax;
     j->part[part] = c;
 }
 
@@ -107,11 +120,16 @@ bool rt_compare(const rt_tensor *got, const rt_tensor *ref, rt_tol tol, rt_cmp *
     j->got = got;
     j->ref = ref;
     j->tol = tol;
-    unsigned parts = rt_par_for(n, 1 << 20, cmp_absmax, j);
-    for (unsigned p = 0; p < parts; p++)
-        if (j->absmax[p] > cmp->ref_absmax) cmp->ref_absmax = j->absmax[p];
+    unsigned parts = 0;
+    if (tol.scaled != 0) { /* the widened tolerance needs the largest |ref| first */
+        parts = rt_par_for(n, 1 << 20, cmp_absmax, j);
+        for (unsigned p = 0; p < parts; p++)
+            if (j->absmax[p] > cmp->ref_absmax) cmp->ref_absmax = j->absmax[p];
+    }
     j->wide = (rt_tol){tol.atol + tol.scaled * cmp->ref_absmax, tol.rtol, 0};
     parts = rt_par_for(n, 1 << 20, cmp_part, j);
+    for (unsigned p = 0; tol.scaled == 0 && p < parts; p++)
+        if (j->absmax[p] > cmp->ref_absmax) cmp->ref_absmax = j->absmax[p];
     for (unsigned p = 0; p < parts; p++) { /* in index order: the first bad is the first part's */
         const rt_cmp *c = &j->part[p];
         cmp->max_abs = c->max_abs > cmp->max_abs ? c->max_abs : cmp->max_abs;

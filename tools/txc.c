@@ -440,7 +440,7 @@ static const txc_input *find_input(const txc_opts *o, const char *name) {
  * the whole run's memory (mo) is checked (drv_check_memory). False with a
  * message on error. */
 static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs, uint32_t nparams,
-                        const drv_mem_opts *mo, tx_diag *d) {
+                        const drv_mem_opts *mo, rt_cuda *cuda, tx_diag *d) {
     int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
     char err[512];
     bool ok = true;
@@ -498,7 +498,7 @@ static bool load_inputs(const txc_opts *o, const ir_graph *g, rt_tensor *inputs,
             inputs[p].dim[k] = v;
         }
     }
-    ok = ok && drv_check_memory(g, syms, inputs, mo, d);
+    ok = ok && drv_check_memory(g, syms, inputs, mo, cuda, d);
     for (uint32_t p = 0; p < nparams && ok; p++) {
         if (inputs[p].data) continue;
         if (!rt_tensor_alloc(&inputs[p])) {
@@ -602,7 +602,11 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
                                                     : DRV_GPU,
                        .bench = o->cmd == CMD_BENCH,
                        .compare_unfused = o->compare_unfused};
-    bool ok = load_inputs(o, raw, inputs, nparams, &mo, d);
+    /* bench on the GPU opens its context once: for the memory check and the run */
+    char cerr[512];
+    rt_cuda *cuda =
+        o->cmd == CMD_BENCH && mo.dev == DRV_GPU ? rt_cuda_new(cerr, sizeof cerr) : NULL;
+    bool ok = load_inputs(o, raw, inputs, nparams, &mo, cuda, d);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters,
@@ -615,7 +619,8 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
                              .svg_path = o->svg,
                              .target = run_target(o),
                              .inputs_s = (double)(t1.tv_sec - t0.tv_sec) +
-                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e9};
+                                         (double)(t1.tv_nsec - t0.tv_nsec) / 1e9,
+                             .cuda = cuda};
         ok = drv_bench(g, raw, pc, inputs, &bo, stdout, d);
     } else if (ok) {
         drv_device where = !strcmp(dev, "ref") ? DRV_REF : !strcmp(dev, "cpu") ? DRV_CPU : DRV_GPU;
@@ -624,6 +629,7 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     }
     for (uint32_t p = 0; p < nparams; p++) rt_tensor_free(&inputs[p]);
     for (unsigned k = 0; k < nout; k++) rt_tensor_free(&outs[k]);
+    rt_cuda_free(cuda);
     free(inputs);
     free(outs);
     return ok ? 0 : 1;

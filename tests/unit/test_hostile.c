@@ -641,7 +641,7 @@ static void test_memory_checks(void **state) {
     FILE *f = open_memstream(&buf, &len);
     tx_diag_init(&d, f, "test.tx", NULL, 0);
     mo.dev = DRV_CPU;
-    assert_false(drv_check_memory(g, syms, NULL, &mo, &d));
+    assert_false(drv_check_memory(g, syms, NULL, &mo, NULL, &d));
     fclose(f);
     assert_non_null(strstr(buf, "of host memory"));
     free(buf);

@@ -353,10 +353,20 @@ static void check_sample(ir_graph *g, unsigned per_kernel, bool want_partial, co
         bufs[b] = t[b].data;
         bytes[b] = (int64_t)sz;
     }
+    void *t1[8], *t2[8]; /* one call with both poisons = two calls with one each */
     assert_true(cg_host_sample(g, syms, bufs, NULL, NULL, bytes, nin + 1, per_kernel, NULL, 0, 0xFF,
-                               s1, &d));
+                               s1, s2, &d));
+    assert_true(cg_host_sample(g, syms, bufs, NULL, NULL, bytes, nin + 1, per_kernel, NULL, 0, 0xFF,
+                               t1, NULL, &d));
     assert_true(cg_host_sample(g, syms, bufs, NULL, NULL, bytes, nin + 1, per_kernel, NULL, 0, 0x00,
-                               s2, &d));
+                               t2, NULL, &d));
+    for (unsigned b = 0; b <= nin; b++) {
+        size_t sz = (size_t)bytes[b];
+        assert_true((s1[b] == NULL) == (t1[b] == NULL) && (s2[b] == NULL) == (t2[b] == NULL));
+        if (s1[b]) assert_memory_equal(s1[b], t1[b], sz);
+        if (s2[b]) assert_memory_equal(s2[b], t2[b], sz);
+        free(t1[b]), free(t2[b]);
+    }
     for (unsigned b = 0; b < nin; b++) assert_null(s1[b]); /* inputs are only read */
     assert_non_null(s1[nin]);
     size_t es = (size_t)ir_dtype_size(t[nin].dtype);
