@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The matched region (read from the region's facts). */
@@ -720,6 +721,532 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
     return true;
 }
 
+/* ---- sm_90a body: wgmma + TMA, FlashAttention-3 style --------------------- */
+/* One warp-specialised persistent kernel (docs/codegen-attention.md): warpgroup 0 the producer
+ * (one thread issues TMA copies of a Q tile per work tile and of K and V tiles per key step into
+ * a ring of mbarrier-guarded stages), warpgroups 1-2 the consumers (64 query rows each): S = Q
+ * K^T by wgmma from shared memory, F and the online softmax on the accumulator fragments, P
+ * re-packed in registers as the A operand of O += P V (V the B operand, N-contiguous, transpose
+ * bit set). Everything of one pipeline lives in the kernel function (ptxas C7510). */
+
+void cg_attn_wg_acc_pos(unsigned t, unsigned i, unsigned *row, unsigned *col) {
+    *row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2);
+    *col = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+}
+
+void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi) {
+    *lo = 8 * kk + 2 * r;
+    *hi = *lo + 1;
+}
+
+bool cg_attn_wg_plan_for(int64_t d, int64_t smem_max, cg_attn_wg_plan *p) {
+    memset(p, 0, sizeof *p);
+    if (d != 64 && d != 128) return false;
+    p->d = (int)d, p->bm = 128, p->bn = 128;
+    p->q_bytes = (int64_t)p->bm * d * 2;
+    p->kv_bytes = (int64_t)p->bn * d * 2;
+    p->stage_bytes = 2 * p->kv_bytes;
+    p->bar_bytes = 8 * (2 + 2 * CG_WG_MAX_STAGES);
+    int64_t fixed = 1024 /* alignment slack */ + p->q_bytes + p->bar_bytes;
+    int64_t st = (smem_max - fixed) / p->stage_bytes;
+    if (st > CG_ATTN_WG_MAX_STAGES) st = CG_ATTN_WG_MAX_STAGES;
+    if (st < 2) return false;
+    p->stages = (int)st;
+    p->smem_bytes = fixed + st * p->stage_bytes;
+    return true;
+}
+
+/* Follows attention operand id through in-region same-dtype casts, a permute swapping its last
+ * two axes (toggles *trans) and reshapes that keep the last two extents, to the HBM value it
+ * reads (*base): true when that value is a dense buffer of dtype dt whose last extent is the
+ * known d and whose rows are the operand's (trans: the permuted view of K). */
+static bool awg_base(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t d,
+                     bool want_trans, ir_id *base) {
+    bool trans = false;
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 16; guard++) {
+        const ir_node *n = &g->nodes[x];
+        unsigned r = n->shape.rank;
+        if (n->op == IR_OP_INPUT || r < 2) break;
+        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
+        if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
+            x = ir_in(g, n, 0);
+        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
+            for (unsigned i = 0; i + 2 < r; i++)
+                if (n->a.perm[i] != i) return false;
+            if (n->a.perm[r - 2] != r - 1 || n->a.perm[r - 1] != r - 2) return false;
+            trans = !trans;
+            x = ir_in(g, n, 0);
+        } else if (n->op == IR_OP_RESHAPE && in->shape.rank >= 2 &&
+                   in->shape.dim[in->shape.rank - 1] == n->shape.dim[r - 1] &&
+                   in->shape.dim[in->shape.rank - 2] == n->shape.dim[r - 2]) {
+            x = ir_in(g, n, 0);
+        } else {
+            break;
+        }
+    }
+    const ir_node *b = &g->nodes[x];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || trans != want_trans ||
+        (b->region == region && b->op != IR_OP_INPUT))
+        return false;
+    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank < 2)
+        return false;
+    ir_dim last = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[b->shape.rank - 2];
+    if (IR_DIM_IS_SYM(last) || last != d) return false;
+    if (!IR_DIM_IS_SYM(rows) && rows >= ((int64_t)1 << 31)) return false;
+    *base = x;
+    return true;
+}
+
+/* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv in
+ * {64, 128} known, each operand a dense buffer read through casts, the K transpose and reshapes
+ * of its batch dims; bases[] get the three buffers' values. */
+static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region,
+                         const attn_match *am, ir_id bases[3], cg_attn_wg_plan *p) {
+    if (cx->target != CG_SM90A) return false;
+    const ir_node *qn = nd(g, am->q), *m2 = nd(g, am->mm2);
+    /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
+     * waste less of the tensor cores than 128-row tiles */
+    ir_dim sq = m2->shape.dim[m2->shape.rank - 2];
+    int64_t sqv = IR_DIM_IS_SYM(sq) ? g->syms[IR_DIM_SYMIDX(sq)].value : sq;
+    if (sqv > 0 && sqv <= 64) return false;
+    ir_dtype dt = (ir_dtype)qn->dtype;
+    if ((dt != IR_BF16 && dt != IR_F16) || nd(g, am->kt)->dtype != dt ||
+        nd(g, am->v)->dtype != dt || am->pdt != dt)
+        return false;
+    ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
+    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, cg_mm_smem_limit(cx->target), p))
+        return false;
+    return awg_base(g, region, am->q, dt, D, false, &bases[0]) &&
+           awg_base(g, region, am->kt, dt, D, true, &bases[1]) &&
+           awg_base(g, region, am->v, dt, D, false, &bases[2]);
+}
+
+/* The kernel's state. */
+typedef struct attn_wgk {
+    cg_attn_wg_plan p;
+    LLVMValueRef tm[3];   /* q, k, v tensor maps (the byval parameters) */
+    LLVMValueRef smem;    /* i32 shared address of the Q tile (1024-aligned) */
+    LLVMValueRef bar;     /* i32 shared address of qfull, qempty, full[], empty[] */
+    LLVMValueRef nq, ntiles;
+    bool skip; /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
+} attn_wgk;
+
+static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
+
+static LLVMValueRef awg_qfull(cg_ctx *cx, const attn_wgk *k) { (void)cx; return k->bar; }
+static LLVMValueRef awg_qempty(cg_ctx *cx, const attn_wgk *k) {
+    return LLVMBuildAdd(cx->b, k->bar, i32c(cx, 8), "");
+}
+/* full[s] (which 0) or empty[s] (which 1) of stage s (i32). */
+static LLVMValueRef awg_sbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
+    LLVMValueRef b0 = LLVMBuildAdd(cx->b, k->bar, i32c(cx, 16 + which * 8 * CG_WG_MAX_STAGES), "");
+    return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, s, i32c(cx, 8), ""), "");
+}
+/* Shared address of the K (which 0) or V (1) tile of stage s. */
+static LLVMValueRef awg_kv(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
+    LLVMValueRef off = LLVMBuildMul(cx->b, s, i32c(cx, k->p.stage_bytes), "");
+    off = LLVMBuildAdd(cx->b, off, i32c(cx, k->p.q_bytes + which * k->p.kv_bytes), "");
+    return LLVMBuildAdd(cx->b, k->smem, off, "");
+}
+
+static void awg_arrive(cg_ctx *cx, LLVMValueRef bar) {
+    LLVMValueRef p = LLVMBuildIntToPtr(cx->b, bar, cx->sptr, "");
+    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &p, 1);
+}
+
+static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
+    LLVMValueRef a[2] = {bar, i32c(cx, bytes)};
+    cg_wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
+              a, 2);
+}
+
+/* TMA copies of one tile: `rows` rows from row r0 of plane `plane` (i32), D/64 boxes of 64
+ * columns x rows, one after the other from shared address dst, completing on bar. */
+static void awg_copy(cg_ctx *cx, const attn_wgk *k, LLVMValueRef tmap, int64_t rows,
+                     LLVMValueRef r0, LLVMValueRef plane, LLVMValueRef dst, LLVMValueRef bar) {
+    for (int i = 0; i < k->p.d / 64; i++) {
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""), tmap,
+                             i32c(cx, 64 * i), r0, plane, bar};
+        cg_wg_asm(cx, NULL,
+                  "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                  "bytes [$0], [$1, {$2, $3, $4}], [$5];",
+                  "r,l,r,r,r,r,~{memory}", a, 6);
+    }
+}
+
+/* Work tile t (i64) -> a->bidx (its batch) and *q0 (i64, first query row): tiles of one batch
+ * element are consecutive, their query tiles in decreasing order (the longest causal rows
+ * first). */
+static void awg_tile(attn_gen *a, const attn_wgk *k, LLVMValueRef t, LLVMValueRef *q0) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef bz = LLVMBuildUDiv(b, t, k->nq, "bz");
+    LLVMValueRef qt = LLVMBuildSub(b, LLVMBuildSub(b, k->nq, cg_i64(cx, 1), ""),
+                                   LLVMBuildURem(b, t, k->nq, ""), "qt");
+    *q0 = LLVMBuildMul(b, qt, cg_i64(cx, k->p.bm), "q0");
+    cg_mm_unflatten(cx, bz, a->d.nb, a->d.bdim, a->bidx);
+}
+
+/* The plane (i32) of the buffer behind operand `opnd` that holds the block's batch: the linear
+ * index of a->bidx in the operand's batch dims (broadcast dims of extent 1 read index 0); the
+ * casts, the K transpose and the reshapes of awg_base keep that linear order. */
+static LLVMValueRef awg_plane(attn_gen *a, ir_id opnd) {
+    cg_ctx *cx = a->cx;
+    const ir_shape *sh = &cx->g->nodes[opnd].shape;
+    unsigned nbo = sh->rank - 2, nb = a->d.nb;
+    LLVMValueRef pl = cg_i64(cx, 0);
+    for (unsigned i = 0; i < nbo && nbo <= nb; i++) {
+        ir_dim dm = sh->dim[i];
+        LLVMValueRef ix = dm == 1 ? cg_i64(cx, 0) : a->bidx[i + nb - nbo];
+        pl = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, pl, cg_dim(cx, dm), ""), ix, "");
+    }
+    return LLVMBuildTrunc(cx->b, pl, cx->i32, "plane");
+}
+
+/* Keys [*kb, *ke) of the work tile at q0 (block sparsity unless disabled). */
+static void awg_range(attn_gen *a, const attn_wgk *k, LLVMValueRef q0, LLVMValueRef *kb,
+                      LLVMValueRef *ke) {
+    cg_ctx *cx = a->cx;
+    *kb = cg_i64(cx, 0), *ke = a->d.Sk;
+    if (!k->skip) return;
+    LLVMValueRef rl = imin(cx, LLVMBuildAdd(cx->b, q0, cg_i64(cx, k->p.bm - 1), ""),
+                           LLVMBuildSub(cx->b, a->d.Sq, cg_i64(cx, 1), ""));
+    attn_key_range(a, q0, rl, k->p.bn, kb, ke);
+}
+
+/* The persistent loop over work tiles t = cta, cta + ncta, ... (i64 iv). */
+static LLVMValueRef awg_tiles(cg_ctx *cx, const attn_wgk *k, cg_loop *l, LLVMValueRef cta,
+                              LLVMValueRef ncta) {
+    return cg_loop_begin(cx, l, LLVMBuildZExt(cx->b, cta, cx->i64, ""), k->ntiles,
+                         LLVMBuildZExt(cx->b, ncta, cx->i64, ""), "tile");
+}
+
+/* Stage index and parity of ring step it (i32). */
+static void awg_stage(cg_ctx *cx, const attn_wgk *k, LLVMValueRef it, LLVMValueRef *s,
+                      LLVMValueRef *par) {
+    LLVMValueRef S = i32c(cx, k->p.stages);
+    *s = LLVMBuildURem(cx->b, it, S, "s");
+    *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), i32c(cx, 1), "par");
+}
+
+/* The producer thread: per work tile waits until the consumers released the previous Q tile,
+ * loads Q, then per live key tile waits for a free stage and loads K and V into it. */
+static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRef ncta) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef itv = cg_var(cx, i32c(cx, 0)), qtv = cg_var(cx, i32c(cx, 0));
+    cg_loop tl, jl;
+    LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
+    awg_tile(a, k, t, &q0);
+    LLVMValueRef pq = awg_plane(a, a->am->q), pk = awg_plane(a, a->am->kt),
+                 pv = awg_plane(a, a->am->v);
+    awg_range(a, k, q0, &kb, &ke);
+    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
+    LLVMValueRef qpar = LLVMBuildAnd(b, qit, i32c(cx, 1), "");
+    cg_wg_wait(cx, awg_qempty(cx, k), LLVMBuildXor(b, qpar, i32c(cx, 1), ""));
+    awg_expect(cx, awg_qfull(cx, k), k->p.q_bytes);
+    awg_copy(cx, k, k->tm[0], k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem,
+             awg_qfull(cx, k));
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "pj");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
+    awg_stage(cx, k, it, &s, &par);
+    cg_wg_wait(cx, awg_sbar(cx, k, s, 1), LLVMBuildXor(b, par, i32c(cx, 1), ""));
+    LLVMValueRef fb = awg_sbar(cx, k, s, 0), j32 = LLVMBuildTrunc(b, j0, cx->i32, "");
+    awg_expect(cx, fb, k->p.stage_bytes);
+    awg_copy(cx, k, k->tm[1], k->p.bn, j32, pk, awg_kv(cx, k, s, 0), fb);
+    awg_copy(cx, k, k->tm[2], k->p.bn, j32, pv, awg_kv(cx, k, s, 1), fb);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    cg_loop_end(cx, &jl);
+    LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
+    cg_loop_end(cx, &tl);
+}
+
+/* wgmma.fence with the n0 f32 values v0[] and the n1 i32 values v1[] tied through it, so that
+ * every write of them is ordered before the wgmma that reads them. */
+static void awg_fence(cg_ctx *cx, LLVMValueRef *v0, unsigned n0, LLVMValueRef *v1, unsigned n1) {
+    char cons[2048];
+    size_t o = 0;
+    unsigned n = n0 + n1;
+    LLVMTypeRef ft[200];
+    LLVMValueRef args[200];
+    for (unsigned i = 0; i < n; i++) {
+        o += (size_t)snprintf(cons + o, sizeof cons - o, "%s=%s", i ? "," : "", i < n0 ? "f" : "r");
+        ft[i] = i < n0 ? cx->f32 : cx->i32;
+        args[i] = i < n0 ? v0[i] : v1[i - n0];
+    }
+    for (unsigned i = 0; i < n; i++) o += (size_t)snprintf(cons + o, sizeof cons - o, ",%u", i);
+    snprintf(cons + o, sizeof cons - o, ",~{memory}");
+    LLVMTypeRef st = LLVMStructTypeInContext(cx->llctx, ft, n, 0);
+    LLVMValueRef r = cg_wg_asm(cx, st, "wgmma.fence.sync.aligned;", cons, args, n);
+    for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef e = LLVMBuildExtractValue(cx->b, r, i, "");
+        if (i < n0)
+            v0[i] = e;
+        else
+            v1[i - n0] = e;
+    }
+}
+
+/* The i64 descriptor of a 128-byte-swizzled tile at shared address sa (i32) plus `off` bytes. */
+static LLVMValueRef awg_desc(cg_ctx *cx, LLVMValueRef sa, int64_t off, uint32_t lbo) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef a = LLVMBuildAdd(b, sa, i32c(cx, off), "");
+    LLVMValueRef lo = LLVMBuildLShr(b, LLVMBuildAnd(b, a, i32c(cx, 0x3FFFF), ""), i32c(cx, 4), "");
+    return LLVMBuildAdd(b, LLVMConstInt(cx->i64, cg_wg_desc(0, lbo, 1024), 0),
+                        LLVMBuildZExt(b, lo, cx->i64, ""), "");
+}
+
+/* One key tile of a consumer warpgroup: S = Q K^T, F and the online softmax on the fragments
+ * (rows r0 + 8h of this thread, h = 0, 1), O = O alpha + P V. sq, sk, sv: shared addresses of
+ * this warpgroup's Q rows and the stage's K and V tiles. */
+static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef sk,
+                     LLVMValueRef sv, LLVMValueRef r0, LLVMValueRef c0, LLVMValueRef j0,
+                     LLVMValueRef *ov, LLVMValueRef *mv, LLVMValueRef *lv) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const cg_attn_desc *d = &a->d;
+    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2;
+    const char *ty = d->cdt == IR_BF16 ? "bf16" : "f16";
+    char text[4096], cons[2048], tied[2048], regs[1024];
+    LLVMValueRef s[128], o[128], pf[32][4];
+    for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
+    cg_wg_tied(tied, sizeof tied, NS, "");
+    cg_wg_acc_asm(cx, s, NS, "wgmma.fence.sync.aligned;", tied, NULL, 0);
+    cg_wg_reglist(regs, sizeof regs, 0, NS);
+    snprintf(text, sizeof text,
+             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
+             "f32.%s.%s %s, $%u, $%u, p, 1, 1, 0, 0;\n}",
+             NS + 2, k->p.bn, ty, ty, regs, NS, NS + 1);
+    cg_wg_tied(cons, sizeof cons, NS, "l,l,r");
+    for (int kk = 0; kk < k->p.d / 16; kk++) {
+        int64_t off = (kk % 4) * 32;
+        LLVMValueRef pre[3] = {awg_desc(cx, sq, (kk / 4) * (int64_t)k->p.bm * 128 + off, 16),
+                               awg_desc(cx, sk, (kk / 4) * (int64_t)k->p.bn * 128 + off, 16),
+                               i32c(cx, kk > 0)};
+        cg_wg_acc_asm(cx, s, NS, text, cons, pre, 3);
+    }
+    cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
+    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    /* the score graph F and the mask of keys past the end, per fragment element */
+    LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
+    for (unsigned i = 0; i < NS; i++) {
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+        LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, j0, c0, ""),
+                                        cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
+        s[i] = LLVMBuildSelect(b, in, score(a, s[i], row, col), cg_f32c(cx, -INFINITY), "");
+        mx[(i / 2) % 2] = fmaxnum(cx, mx[(i / 2) % 2], s[i]);
+    }
+    LLVMValueRef alpha[2], msafe[2], psum[2];
+    for (int h = 0; h < 2; h++) {
+        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 1));
+        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 2));
+        online_max(cx, mv[h], mx[h], &alpha[h], &msafe[h], true);
+        psum[h] = cg_f32c(cx, 0);
+    }
+    for (unsigned i = 0; i < NS; i++) {
+        unsigned h = (i / 2) % 2;
+        s[i] = cg_exp_fast(cx, LLVMBuildFSub(b, s[i], msafe[h], ""));
+        psum[h] = fadd(cx, psum[h], s[i]);
+    }
+    for (int h = 0; h < 2; h++) st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), psum[h]), lv[h]);
+    for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), alpha[(i / 2) % 2]);
+    /* P's A fragments are the score fragments, pairs packed to 16 bits */
+    unsigned KP = (unsigned)k->p.bn / 16;
+    for (unsigned kk = 0; kk < KP; kk++)
+        for (unsigned r = 0; r < 4; r++) {
+            unsigned lo, hi;
+            cg_attn_wg_pfrag(kk, r, &lo, &hi);
+            pf[kk][r] = cg_mm_pack2(cx, s[lo], s[hi], d->cdt);
+        }
+    awg_fence(cx, o, NO, &pf[0][0], 4 * KP);
+    cg_wg_reglist(regs, sizeof regs, 0, NO);
+    snprintf(text, sizeof text,
+             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
+             "f32.%s.%s %s, {$%u, $%u, $%u, $%u}, $%u, p, 1, 1, 1;\n}",
+             NO + 5, k->p.d, ty, ty, regs, NO, NO + 1, NO + 2, NO + 3, NO + 4);
+    cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
+    uint32_t vlbo = (uint32_t)(k->p.bn * 128);
+    for (unsigned kk = 0; kk < KP; kk++) {
+        LLVMValueRef pre[6] = {pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3],
+                               awg_desc(cx, sv, (int64_t)kk * 2048, vlbo), i32c(cx, 1)};
+        cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
+    }
+    cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
+    cg_wg_tied(tied, sizeof tied, NO, "");
+    cg_wg_acc_asm(cx, o, NO, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
+}
+
+/* A consumer warpgroup (rows 64 wgc .. 64 wgc + 63 of each work tile). */
+static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRef ncta,
+                         LLVMValueRef wgc, LLVMValueRef wtid) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const cg_attn_desc *d = &a->d;
+    unsigned NO = (unsigned)k->p.d / 2;
+    LLVMValueRef ov[128], mv[2], lv[2];
+    for (unsigned i = 0; i < NO; i++) ov[i] = cg_var(cx, cg_f32c(cx, 0));
+    for (int h = 0; h < 2; h++)
+        mv[h] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[h] = cg_var(cx, cg_f32c(cx, 0));
+    LLVMValueRef itv = cg_var(cx, i32c(cx, 0)), qtv = cg_var(cx, i32c(cx, 0));
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, i32c(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, i32c(cx, 32), "");
+    LLVMValueRef rin = LLVMBuildAdd(b,
+                                    LLVMBuildAdd(b, LLVMBuildMul(b, wgc, i32c(cx, 64), ""),
+                                                 LLVMBuildMul(b, warp, i32c(cx, 16), ""), ""),
+                                    LLVMBuildUDiv(b, lane, i32c(cx, 4), ""), "");
+    LLVMValueRef c0 = LLVMBuildZExt(
+        b, LLVMBuildMul(b, LLVMBuildURem(b, lane, i32c(cx, 4), ""), i32c(cx, 2), ""), cx->i64, "");
+    LLVMValueRef sq = LLVMBuildAdd(b, k->smem, LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""), "");
+    cg_loop tl, jl;
+    LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
+    awg_tile(a, k, t, &q0);
+    awg_range(a, k, q0, &kb, &ke);
+    LLVMValueRef r0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, rin, cx->i64, ""), "r0");
+    for (unsigned i = 0; i < NO; i++) st(cx, cg_f32c(cx, 0), ov[i]);
+    for (int h = 0; h < 2; h++) st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
+    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
+    cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "cj");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
+    awg_stage(cx, k, it, &s, &par);
+    cg_wg_wait(cx, awg_sbar(cx, k, s, 0), par);
+    awg_step(a, k, sq, awg_kv(cx, k, s, 0), awg_kv(cx, k, s, 1), r0, c0, j0, ov, mv, lv);
+    awg_arrive(cx, awg_sbar(cx, k, s, 1));
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    cg_loop_end(cx, &jl);
+    awg_arrive(cx, awg_qempty(cx, k));
+    LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
+    /* normalise and store */
+    LLVMValueRef inv[2];
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef l = ld(cx, lv[h]);
+        l = fadd(cx, l, cg_shfl_xor(cx, l, 1));
+        l = fadd(cx, l, cg_shfl_xor(cx, l, 2));
+        inv[h] = inv_sum(cx, l, d->Sk);
+    }
+    bool ok = true;
+    for (unsigned i = 0; i < NO && ok; i++) {
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+        LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+                                       LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+        LLVMBasicBlockRef e = cg_if_begin(cx, in);
+        LLVMValueRef ovl = fmul(cx, ld(cx, ov[i]), inv[(i / 2) % 2]);
+        ok = d->epi(d->user, cx, &ovl, a->bidx, row, col);
+        cg_if_end(cx, e);
+    }
+    cg_loop_end(cx, &tl);
+    return ok;
+}
+
+/* The whole body: barriers initialised by thread 0, then the producer warpgroup (registers
+ * handed to the consumers with setmaxnreg) and the two consumers. */
+static bool awg_body(attn_gen *a, attn_wgk *k) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef tid = cg_thread_id(cx);
+    k->smem = cg_wg_dyn_smem(cx);
+    k->bar = LLVMBuildAdd(b, k->smem, i32c(cx, k->p.q_bytes + k->p.stages * k->p.stage_bytes), "");
+    LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, i32c(cx, 0), ""));
+    LLVMValueRef bars[2 + 2 * CG_ATTN_WG_MAX_STAGES];
+    int cnt[2 + 2 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
+    bars[nbar] = awg_qfull(cx, k), cnt[nbar++] = 1;
+    bars[nbar] = awg_qempty(cx, k), cnt[nbar++] = 256;
+    for (int s = 0; s < k->p.stages; s++) {
+        bars[nbar] = awg_sbar(cx, k, i32c(cx, s), 0), cnt[nbar++] = 1;
+        bars[nbar] = awg_sbar(cx, k, i32c(cx, s), 1), cnt[nbar++] = 256;
+    }
+    for (int i = 0; i < nbar; i++) {
+        LLVMValueRef ia[2] = {LLVMBuildIntToPtr(b, bars[i], cx->sptr, ""), i32c(cx, cnt[i])};
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
+    }
+    cg_wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+    cg_if_end(cx, j);
+    cg_barrier(cx);
+    LLVMValueRef cta = LLVMBuildAdd(
+        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+        LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
+                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
+        "cta");
+    LLVMValueRef ncta = LLVMBuildMul(
+        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
+        cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    LLVMValueRef wg = LLVMBuildUDiv(b, tid, i32c(cx, 128), "wg");
+    LLVMValueRef wtid = LLVMBuildURem(b, tid, i32c(cx, 128), "wtid");
+    LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
+    LLVMBasicBlockRef cons = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "consumer");
+    LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "done");
+    LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, wg, i32c(cx, 0), ""), prod, cons);
+    LLVMPositionBuilderAtEnd(b, prod);
+    LLVMValueRef nr = i32c(cx, CG_WG_PRODUCER_REGS);
+    cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", false, &nr, 1);
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, i32c(cx, 0), ""));
+    awg_producer(a, k, cta, ncta);
+    cg_if_end(cx, j);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, cons);
+    nr = i32c(cx, CG_WG_CONSUMER_REGS);
+    cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
+    bool ok = awg_consumer(a, k, cta, ncta, LLVMBuildSub(b, wg, i32c(cx, 1), ""), wtid);
+    LLVMBuildBr(b, done);
+    LLVMPositionBuilderAtEnd(b, done);
+    return ok;
+}
+
+/* Emits the sm_90a kernel of an eligible region (cg_kernel_begin done with three tensor-map
+ * parameters): the maps over bases[], the body, the geometry. False (reported) on failure. */
+static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
+                     const cg_attn_wg_plan *plan) {
+    cg_ctx *cx = a->cx;
+    const ir_graph *g = cx->g;
+    const cg_attn_desc *d = &a->d;
+    cg_kernel *kr = cx->k;
+    attn_wgk k;
+    memset(&k, 0, sizeof k);
+    k.p = *plan;
+    const char *ns = getenv("TX_ATTN_NO_SKIP");
+    k.skip = !(ns && ns[0] == '1');
+    kr->ntmaps = 3;
+    kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
+    unsigned np = kr->nbufs + kr->nsyms;
+    for (int i = 0; i < 3; i++) {
+        cg_tmap *tm = &kr->tmaps[i];
+        tm->buf = UINT32_MAX;
+        for (unsigned j = 0; j < kr->nbufs; j++)
+            if (kr->bufs[j].value == bases[i]) tm->buf = j;
+        if (tm->buf == UINT32_MAX) {
+            tx_error(cx->diag,
+                     "codegen: internal error: attention region k%u reads %%%u without a buffer",
+                     region, bases[i]);
+            return false;
+        }
+        const ir_node *bn = &g->nodes[bases[i]];
+        unsigned r = bn->shape.rank;
+        tm->dtype = (uint8_t)bn->dtype;
+        tm->swizzle = 128;
+        tm->dim[0] = bn->shape.dim[r - 1];
+        tm->dim[1] = bn->shape.dim[r - 2];
+        tm->box[0] = 64;
+        tm->box[1] = (uint32_t)(i == 0 ? k.p.bm : k.p.bn);
+        tm->rank = 3;
+        tm->outer.rank = (uint8_t)(r - 2);
+        for (unsigned j = 0; j + 2 < r; j++) tm->outer.dim[j] = bn->shape.dim[j];
+        k.tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
+    }
+    LLVMBuilderRef b = cx->b;
+    k.nq = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sq, cg_i64(cx, k.p.bm - 1), ""),
+                         cg_i64(cx, k.p.bm), "nq");
+    k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
+    if (!awg_body(a, &k)) return false;
+    kr->persist = CG_WG_SMS;
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s", k.p.bm, k.p.bn,
+             k.p.d, k.p.stages, k.skip ? "" : " noskip");
+    return true;
+}
+
 /* ---- entry -------------------------------------------------------------------- */
 
 /* Emits the body for program ids pid[0] (query tile) and pid[1] (flat batch,
@@ -798,7 +1325,13 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         return false;
     }
     cg_mm_epi_state es = {.nmm = 1, .mm = {am.mm2}};
-    if (!cg_kernel_begin(cx, region, NULL)) return false;
+    ir_id bases[3];
+    cg_attn_wg_plan wp;
+    bool wg = awg_eligible(cx, g, region, &am, bases, &wp);
+    cx->ntmap_params = wg ? 3 : 0; /* the sm_90a kernel takes the Q, K, V tensor maps */
+    bool began = cg_kernel_begin(cx, region, NULL);
+    cx->ntmap_params = 0;
+    if (!began) return false;
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
     attn_gen a = {.cx = cx, .am = &am};
     cg_attn_desc *d = &a.d;
@@ -824,6 +1357,21 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         half && nd(g, am.kt)->dtype == qd && nd(g, am.v)->dtype == qd && am.pdt == qd ? qd : IR_F32;
     d->epi = cg_mm_epi_store;
     d->user = &es;
+    ir_shape work[3] = {
+        {.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
+    for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];
+    if (wg) {
+        if (!awg_emit(&a, region, bases, &wp)) return false;
+        if (a.failed) {
+            tx_error(cx->diag, "codegen: attention: the score graph of region k%u cannot be emitted",
+                     region);
+            return false;
+        }
+        int64_t per[3] = {wp.bm, 1, 1}, cap[3] = {INT32_MAX, 65535, 1};
+        unsigned block[3] = {384, 1, 1};
+        cg_kernel_end(cx, work, per, cap, block, (unsigned)wp.smem_bytes);
+        return true;
+    }
     cg_mm_launch l;
     memset(&l, 0, sizeof l);
     char err[256];
@@ -835,9 +1383,6 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         tx_error(cx->diag, "codegen: %s", err);
         return false;
     }
-    ir_shape work[3] = {
-        {.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
-    for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];
     int64_t per[3] = {l.bm, 1, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
     unsigned block[3] = {l.threads, 1, 1};

@@ -495,6 +495,28 @@ typedef struct cg_attn_desc {
     void *user;
 } cg_attn_desc;
 
+/* ---- attention.c: the sm_90a attention kernel (wgmma + TMA, warp-specialised, persistent) ---- */
+#define CG_ATTN_WG_MAX_STAGES 4
+/* Tile and ring of the sm_90a attention kernel: bm query rows (two consumer warpgroups of 64),
+ * bn keys per step, head dim d (= the value head dim); shared memory from its base (1024-aligned):
+ * the Q tile (q_bytes: d/64 boxes of 64 columns x bm rows), `stages` stages of a K then a V tile
+ * (kv_bytes each: d/64 boxes of 64 columns x bn rows), then the barriers qfull, qempty,
+ * full[CG_WG_MAX_STAGES], empty[CG_WG_MAX_STAGES] (bar_bytes); smem_bytes adds 1024 of
+ * alignment slack. */
+typedef struct cg_attn_wg_plan {
+    int d, bm, bn, stages;
+    int64_t q_bytes, kv_bytes, stage_bytes, bar_bytes, smem_bytes;
+} cg_attn_wg_plan;
+/* Plans the kernel for head dim d in smem_max bytes: false unless d is 64 or 128 and two stages
+ * fit; as many stages as fit, at most CG_ATTN_WG_MAX_STAGES. */
+bool cg_attn_wg_plan_for(int64_t d, int64_t smem_max, cg_attn_wg_plan *p);
+/* Accumulator register i of thread t (0..127) of a warpgroup's m64nN wgmma fragment holds
+ * (row, col) of the 64 x N tile. */
+void cg_attn_wg_acc_pos(unsigned t, unsigned i, unsigned *row, unsigned *col);
+/* The 16-bit register A operand of one m64nNk16 wgmma taken from an m64nK accumulator (P from
+ * the scores): register r (0..3) of k slice kk packs accumulators lo (low half) and hi. */
+void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi);
+
 /* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ----
  */
 #define CG_WG_MAX_STAGES    8
@@ -545,5 +567,23 @@ void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint
  * transposed, with 16-byte row pitches): 1 emitted, 0 failed (reported),
  * -1 not applicable (nothing emitted; use the mma.sync kernel). */
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
+/* Building blocks of the sm_90a kernels (wgmma.c), shared with the attention kernel:
+ * cg_wg_asm emits inline PTX `text` with constraints `cons` over args (never moved or removed;
+ * ret NULL: void); cg_wg_wait spins on mbarrier.try_wait.parity of the shared barrier bar (i32)
+ * for parity par (i32 0/1); cg_wg_acc_asm replaces the n f32 acc[] by the outputs of asm text
+ * whose constraints are cons (pre[0..npre) are its first inputs, the acc tied after them);
+ * cg_wg_reglist writes "{$first, ..., $first+n-1}"; cg_wg_tied the constraints "=f" x n, mid,
+ * then n tied inputs and a memory clobber; cg_wg_var an entry-block variable of type t set to
+ * init at the builder; cg_wg_dyn_smem the kernel's dynamic shared memory as an i32 shared
+ * address rounded up to 1024 bytes. */
+LLVMValueRef cg_wg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons,
+                       LLVMValueRef *args, unsigned n);
+void cg_wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par);
+void cg_wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text, const char *cons,
+                   LLVMValueRef *pre, unsigned npre);
+void cg_wg_reglist(char *buf, size_t cap, unsigned first, unsigned n);
+void cg_wg_tied(char *buf, size_t cap, unsigned n, const char *mid);
+LLVMValueRef cg_wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init);
+LLVMValueRef cg_wg_dyn_smem(cg_ctx *cx);
 
 #endif

@@ -81,13 +81,17 @@ typedef struct cg_temp {
  * cuTensorMapEncodeTiled once the buffer's address is known, for buffer
  * bufs[buf] seen as a 2-D C-ordered array of dtype elements with extents
  * dim[0] (inner, contiguous) x dim[1] (row pitch dim[0] * element size),
- * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds. */
+ * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds.
+ * rank 3: a third extent, the product of `outer`'s dims (the buffer's
+ * leading dims), of planes dim[0] x dim[1] apart; the box is one plane. */
 typedef struct cg_tmap {
     uint32_t buf;
     uint8_t dtype;    /* ir_dtype */
     uint16_t swizzle; /* bytes: 128 */
     ir_dim dim[2];    /* may be symbolic */
     uint32_t box[2];
+    uint8_t rank;   /* 0 or 2: 2-D; 3: with the outer extent */
+    ir_shape outer; /* rank 3: its dims multiply to the third extent (may be symbolic) */
 } cg_tmap;
 
 typedef struct cg_kernel {

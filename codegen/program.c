@@ -1010,8 +1010,13 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                         ir_dtype_name((ir_dtype)tm->dtype));
                 ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
                 cg_json_shape(p, &ds, sn, out);
-                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u}", tm->box[0], tm->box[1],
+                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u", tm->box[0], tm->box[1],
                         tm->swizzle);
+                if (tm->rank == 3) {
+                    fputs(", \"outer\": ", out);
+                    cg_json_shape(p, &tm->outer, sn, out);
+                }
+                fputc('}', out);
             }
             fputc(']', out);
         }

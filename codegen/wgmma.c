@@ -617,3 +617,27 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }
+
+/* ---- building blocks shared with the sm_90a attention kernel (attention.c) ---- */
+
+LLVMValueRef cg_wg_asm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons,
+                       LLVMValueRef *args, unsigned n) {
+    return wg_asm(cx, ret, text, cons, args, n);
+}
+
+void cg_wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) { wg_wait(cx, bar, par); }
+
+void cg_wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text, const char *cons,
+                   LLVMValueRef *pre, unsigned npre) {
+    wg_acc_asm(cx, acc, n, text, cons, pre, npre);
+}
+
+void cg_wg_reglist(char *buf, size_t cap, unsigned first, unsigned n) {
+    wg_reglist(buf, cap, first, n);
+}
+
+void cg_wg_tied(char *buf, size_t cap, unsigned n, const char *mid) { wg_tied(buf, cap, n, mid); }
+
+LLVMValueRef cg_wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init) { return wg_var(cx, t, init); }
+
+LLVMValueRef cg_wg_dyn_smem(cg_ctx *cx) { return wg_dyn_smem(cx); }

@@ -123,8 +123,15 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
         kp->kind = RT_KP_TMAP;
         kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
-        kp->tmap = (rt_tmap_desc){tm->dtype, tm->swizzle, {0, 0}, {tm->box[0], tm->box[1]}};
-        if (kp->buf == UINT32_MAX || !cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim)) {
+        kp->tmap = (rt_tmap_desc){tm->dtype, tm->swizzle, {0, 0, 1}, {tm->box[0], tm->box[1]},
+                                  tm->rank == 3 ? 3 : 2};
+        int64_t od[IR_MAX_RANK];
+        bool okd = cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim);
+        if (okd && tm->rank == 3) {
+            okd = cg_shape_resolve(&tm->outer, syms, g->nsyms, od);
+            for (unsigned j = 0; okd && j < tm->outer.rank; j++) kp->tmap.dim[2] *= od[j];
+        }
+        if (kp->buf == UINT32_MAX || !okd) {
             snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size",
                      ck->name, i);
             free(kd.params);

@@ -1,0 +1,372 @@
+/* test_attn_wg.c - the sm_90a attention kernel (codegen/attention.c, FlashAttention-3 style)
+ * without a GPU:
+ *
+ * - the fragment arithmetic against an independent model written here: the wgmma m64nN f32
+ *   accumulator as the mma.m16n8 C fragment (c0, c1 at row g, columns 2t, 2t+1; c2, c3 at row
+ *   g+8) tiled over N/8 column blocks and four warps of 16 rows; the register A operand of
+ *   m64nNk16 as the mma.m16n8k16 A fragment per warp (a0 (g, 2t), a1 (g+8, 2t), a2 (g, 2t+8),
+ *   a3 (g+8, 2t+8), two 16-bit values each): P's register r of k slice kk must pack the scores
+ *   at those positions, in order;
+ * - the plan (head dims 64 and 128, stages within the shared memory, 1024-aligned boxes);
+ * - programs compiled for sm_90a: the template name, three 3-D tensor maps (extents, boxes,
+ *   outer dims, GQA's fewer K/V planes), the runtime plan's map extents at bound sizes, the
+ *   persistent grid; what keeps the mma.sync kernel (decode rows, f32, head dim 96, a symbolic
+ *   head dim, sm_90); TX_ATTN_NO_SKIP turning block sparsity off;
+ * - ptxas -arch=sm_90a -v of each kernel kind (plain, causal, GQA, ALiBi, soft cap, f16, head
+ *   dim 64, ragged S): no spills, no wgmma serialisation warnings, 168 registers (setmaxnreg;
+ *   skipped with a message when ptxas is absent). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testkit.h"
+
+#include "codegen/cg_impl.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+/* ---- the independent model ------------------------------------------------ */
+
+/* mma.m16n8 C fragment: element q (0..3) of lane l at (row, col) of a 16 x 8 tile. */
+static void model_c16x8(unsigned l, unsigned q, unsigned *row, unsigned *col) {
+    *row = l / 4 + (q >= 2 ? 8 : 0);
+    *col = 2 * (l % 4) + (q & 1);
+}
+
+/* mma.m16n8k16 A fragment: 16-bit element e (0..7: register e/2, half e%2) of lane l. */
+static void model_a16x16(unsigned l, unsigned e, unsigned *row, unsigned *col) {
+    unsigned r = e / 2;
+    *row = l / 4 + ((r & 1) ? 8 : 0);
+    *col = 2 * (l % 4) + ((r & 2) ? 8 : 0) + e % 2;
+}
+
+static void test_acc_layout(void **state) {
+    (void)state;
+    for (unsigned n = 8; n <= 256; n *= 2) {
+        unsigned char *seen = calloc(64 * n, 1);
+        for (unsigned t = 0; t < 128; t++)
+            for (unsigned i = 0; i < n / 2; i++) {
+                unsigned row, col, mr, mc;
+                cg_attn_wg_acc_pos(t, i, &row, &col);
+                /* register i: column block i / 4 of the warp's 16 x n, element i % 4 */
+                model_c16x8(t % 32, i % 4, &mr, &mc);
+                assert_int_equal(row, 16 * (t / 32) + mr);
+                assert_int_equal(col, 8 * (i / 4) + mc);
+                assert_true(row < 64 && col < n);
+                seen[row * n + col]++;
+            }
+        for (unsigned e = 0; e < 64 * n; e++) assert_int_equal(seen[e], 1);
+        free(seen);
+    }
+}
+
+static void test_p_fragments(void **state) {
+    (void)state;
+    for (unsigned t = 0; t < 128; t++)
+        for (unsigned kk = 0; kk < 16; kk++) /* up to 256 keys */
+            for (unsigned e = 0; e < 8; e++) {
+                unsigned lo, hi, row, col, mr, mc;
+                cg_attn_wg_pfrag(kk, e / 2, &lo, &hi);
+                cg_attn_wg_acc_pos(t, e % 2 ? hi : lo, &row, &col);
+                model_a16x16(t % 32, e, &mr, &mc);
+                assert_int_equal(row, 16 * (t / 32) + mr);
+                assert_int_equal(col, 16 * kk + mc);
+            }
+}
+
+static void test_plan(void **state) {
+    (void)state;
+    int64_t smem = 227 * 1024;
+    cg_attn_wg_plan p;
+    assert_true(cg_attn_wg_plan_for(128, smem, &p));
+    assert_int_equal(p.bm, 128);
+    assert_int_equal(p.bn, 128);
+    assert_int_equal(p.stages, 3);
+    assert_int_equal(p.q_bytes, 128 * 128 * 2);
+    assert_int_equal(p.stage_bytes, 2 * 128 * 128 * 2);
+    assert_true(p.smem_bytes <= smem);
+    assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 3 * p.stage_bytes + p.bar_bytes);
+    assert_true(cg_attn_wg_plan_for(64, smem, &p));
+    assert_int_equal(p.stages, CG_ATTN_WG_MAX_STAGES);
+    assert_true(p.smem_bytes <= smem);
+    /* every box (64 columns x rows, 128-byte rows) starts on a 1024-byte swizzle atom */
+    assert_int_equal(p.q_bytes % 1024, 0);
+    assert_int_equal(p.kv_bytes % 1024, 0);
+    assert_int_equal((p.bm * 128) % 1024, 0);
+    assert_int_equal((p.bn * 128) % 1024, 0);
+    assert_false(cg_attn_wg_plan_for(96, smem, &p));
+    assert_false(cg_attn_wg_plan_for(256, smem, &p));
+    assert_false(cg_attn_wg_plan_for(128, 100 * 1024, &p));
+}
+
+/* ---- compiled programs --------------------------------------------------- */
+
+static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd,
+                               ir_graph **gout) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
+    assert_true(pass_run_pipeline(g, &pc));
+    cg_program *p = cg_program_new(g, t, &d);
+    assert_non_null(p);
+    if (gout)
+        *gout = g;
+    else
+        ir_graph_free(g);
+    return p;
+}
+
+/* The kernel of region 0 (the attention). */
+static const cg_kernel *attn_kernel(const cg_program *p) {
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+        if (cg_program_kernel(p, k)->region >= 0) return cg_program_kernel(p, k);
+    fail_msg("no region kernel");
+    abort(); /* fail_msg does not return */
+}
+
+static const char *SRC_PLAIN =
+    "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D], v: bf16[B, H, S, D]) -> bf16[B, H, S, D] {\n"
+    "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+    "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+static const char *SRC_F16 =
+    "fn f(q: f16[B, H, S, D], k: f16[B, H, S, D], v: f16[B, H, S, D]) -> f16[B, H, S, D] {\n"
+    "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+    "  return f16(softmax(s, axis=-1)) @ v\n}\n";
+static const char *SRC_CAUSAL =
+    "fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128]) -> bf16[B, H, S, "
+    "128] {\n"
+    "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+    "  keep = iota((S, S), axis=0) >= iota((S, S), axis=1)\n"
+    "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+static const char *SRC_GQA =
+    "fn f(q: bf16[B, 32, S, 128], k: bf16[B, 8, S, 128], v: bf16[B, 8, S, 128]) -> bf16[B, 32, S, "
+    "128] {\n"
+    "  qg = reshape(q, (B, 8, 4, S, 128))\n"
+    "  kg = reshape(k, (B, 8, 1, S, 128))\n"
+    "  vg = reshape(v, (B, 8, 1, S, 128))\n"
+    "  s = f32(qg @ transpose(kg, -1, -2)) * 0.088\n"
+    "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
+    "  return reshape(bf16(p) @ vg, (B, 32, S, 128))\n}\n";
+static const char *SRC_ALIBI =
+    "fn f(q: bf16[H, S, 64], k: bf16[H, S, 64], v: bf16[H, S, 64], sl: f32[H]) -> bf16[H, S, 64] "
+    "{\n"
+    "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+    "  i = iota((S, S), axis=0)\n"
+    "  j = iota((S, S), axis=1)\n"
+    "  b = reshape(sl, (H, 1, 1)) * f32(j - i)\n"
+    "  return bf16(softmax(where(i >= j, s + b, -inf), axis=-1)) @ v\n}\n";
+static const char *SRC_CAP =
+    "fn f(q: bf16[S, 128], k: bf16[S, 128], v: bf16[S, 128]) -> bf16[S, 128] {\n"
+    "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+    "  return bf16(softmax(50.0 * tanh(s / 50.0), axis=-1)) @ v\n}\n";
+
+static void test_manifest(void **state) {
+    (void)state;
+    fe_define defs[2] = {{"D", 128}, {"H", 12}}; /* B and S stay symbolic */
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_PLAIN, CG_SM90A, defs, 2, &g);
+    const cg_kernel *k = attn_kernel(p);
+    assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws 128x128 d128"));
+    assert_int_equal(k->ntmaps, 3);
+    assert_int_equal(k->block[0], 384);
+    assert_int_equal(k->persist, CG_WG_SMS);
+    for (unsigned i = 0; i < 3; i++) {
+        const cg_tmap *tm = &k->tmaps[i];
+        assert_int_equal(k->bufs[tm->buf].kind, CG_BUF_INPUT);
+        assert_int_equal(k->bufs[tm->buf].index, i);
+        assert_int_equal(tm->rank, 3);
+        assert_int_equal(tm->dim[0], 128);
+        assert_true(IR_DIM_IS_SYM(tm->dim[1]));
+        assert_int_equal(tm->box[0], 64);
+        assert_int_equal(tm->box[1], 128);
+        assert_int_equal(tm->outer.rank, 2);
+        assert_int_equal(tm->outer.dim[1], 12);
+        assert_int_equal(tm->swizzle, 128);
+    }
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor.3d"));
+    assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    assert_non_null(strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 232"));
+    assert_null(strstr(ptx, ".local"));
+    /* the runtime plan at B = 3, S = 1000: maps {128, 1000, 36}; 8 x 36 tiles fill the SMs */
+    int64_t syms[8];
+    for (unsigned s = 0; s < g->nsyms; s++)
+        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value
+                  : strcmp(g->syms[s].name, "B") == 0 ? 3
+                                                      : 1000;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
+    assert_non_null(kd);
+    assert_int_equal(kd->nparams, k->nbufs + k->nsyms + 3);
+    for (unsigned i = 0; i < 3; i++) {
+        const rt_kparam *pm = &kd->params[k->nbufs + k->nsyms + i];
+        assert_int_equal(pm->kind, RT_KP_TMAP);
+        assert_int_equal(pm->tmap.rank, 3);
+        assert_int_equal(pm->tmap.dim[0], 128);
+        assert_int_equal(pm->tmap.dim[1], 1000);
+        assert_int_equal(pm->tmap.dim[2], 36);
+        assert_int_equal(pm->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, i));
+        char e2[200];
+        assert_true(rt_tmap_check(&pm->tmap, 4096, e2, sizeof e2));
+    }
+    assert_int_equal(kd->grid[0], CG_WG_SMS);
+    assert_int_equal(kd->grid[1], 1);
+    assert_int_equal(kd->block[0], 384);
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+/* GQA: K and V maps have the 8 KV heads' planes, Q the 32 query heads'. */
+static void test_gqa_maps(void **state) {
+    (void)state;
+    fe_define defs[2] = {{"B", 2}, {"S", 300}};
+    cg_program *p = compile_src(SRC_GQA, CG_SM90A, defs, 2, NULL);
+    const cg_kernel *k = attn_kernel(p);
+    assert_non_null(strstr(k->tmpl, "fa3"));
+    assert_int_equal(k->ntmaps, 3);
+    assert_int_equal(k->tmaps[0].outer.rank, 2);
+    assert_int_equal(k->tmaps[0].outer.dim[1], 32);
+    assert_int_equal(k->tmaps[1].outer.dim[1], 8);
+    assert_int_equal(k->tmaps[2].outer.dim[1], 8);
+    assert_int_equal(k->tmaps[1].dim[1], 300);
+    cg_program_free(p);
+}
+
+static void test_tmap3_check(void **state) {
+    (void)state;
+    char e[200];
+    rt_tmap_desc t = {IR_BF16, 128, {128, 4096, 128}, {64, 128}, 3};
+    assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.dim[2] = 0;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    assert_non_null(strstr(e, "outer"));
+    t.dim[2] = 1, t.rank = 4;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.rank = 2, t.dim[2] = 0; /* a 2-D map ignores dim[2] */
+    assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
+}
+
+/* What keeps the mma.sync kernel on sm_90a, and sm_90 always. */
+static void test_fallbacks(void **state) {
+    (void)state;
+    static const char *f32src =
+        "fn f(q: f32[S, 64], k: f32[S, 64], v: f32[S, 64]) -> f32[S, 64] {\n"
+        "  return softmax(q @ transpose(k, -1, -2), axis=-1) @ v\n}\n";
+    fe_define d96[1] = {{"D", 96}}, dec[3] = {{"D", 128}, {"S", 1}, {"H", 2}};
+    struct {
+        const char *src;
+        const fe_define *defs;
+        unsigned nd;
+        int target;
+    } cases[] = {
+        {SRC_PLAIN, d96, 1, CG_SM90A}, /* head dim 96 */
+        {SRC_PLAIN, NULL, 0, CG_SM90A}, /* symbolic head dim */
+        {SRC_PLAIN, dec, 3, CG_SM90A},  /* one query row (decode) */
+        {f32src, NULL, 0, CG_SM90A},    /* f32 */
+        {SRC_CAUSAL, NULL, 0, CG_SM90}, /* sm_90 */
+    };
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        cg_program *p = compile_src(cases[i].src, (cg_target)cases[i].target, cases[i].defs,
+                                    cases[i].nd, NULL);
+        const cg_kernel *k = attn_kernel(p);
+        assert_int_equal(k->ntmaps, 0);
+        assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
+        cg_program_free(p);
+    }
+}
+
+/* TX_ATTN_NO_SKIP=1 (benchmarks) visits every key tile; the template says so. */
+static void test_no_skip(void **state) {
+    (void)state;
+    cg_program *p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    assert_null(strstr(attn_kernel(p)->tmpl, "noskip"));
+    size_t n1;
+    cg_program_ptx(p, &n1);
+    cg_program_free(p);
+    setenv("TX_ATTN_NO_SKIP", "1", 1);
+    p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    unsetenv("TX_ATTN_NO_SKIP");
+    assert_non_null(strstr(attn_kernel(p)->tmpl, "noskip"));
+    size_t n2;
+    cg_program_ptx(p, &n2);
+    assert_true(n2 < n1); /* no tile-range evaluation */
+    cg_program_free(p);
+}
+
+/* ptxas -v of one program: assembles, no spills, no wgmma serialisation warnings, 168
+ * registers (the kernel moves registers with setmaxnreg). */
+static void ptxas_check(const char *src, const fe_define *defs, unsigned nd) {
+    cg_program *p = compile_src(src, CG_SM90A, defs, nd, NULL);
+    size_t len;
+    const char *ptx = cg_program_ptx(p, &len);
+    assert_non_null(strstr(ptx, "wgmma.mma_async"));
+    char log[] = "/tmp/tx_test_attn_wg_log_XXXXXX";
+    int fd = mkstemp(log);
+    assert_true(fd >= 0);
+    close(fd);
+    int rc = tk_ptxas(ptx, len, "sm_90a", log);
+    if (rc == -1) {
+        unlink(log);
+        cg_program_free(p);
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    FILE *f = fopen(log, "r");
+    assert_non_null(f);
+    char line[512];
+    int regs = -1;
+    while (fgets(line, sizeof line, f)) {
+        if (strstr(line, "C7510") || strstr(line, "C7508") || strstr(line, "C7515") ||
+            strstr(line, "arning"))
+            fail_msg("ptxas: %s", line);
+        const char *s = strstr(line, "bytes stack frame, ");
+        int spill = 0;
+        if (s && sscanf(s, "bytes stack frame, %d bytes spill stores", &spill) == 1 && spill != 0)
+            fail_msg("ptxas: spills: %s", line);
+        if ((s = strstr(line, "Used ")) != NULL) regs = atoi(s + 5);
+    }
+    fclose(f);
+    unlink(log);
+    assert_int_equal(regs, 168);
+    cg_program_free(p);
+}
+
+static void test_ptxas(void **state) {
+    (void)state;
+    fe_define d128[1] = {{"D", 128}}, d64[3] = {{"D", 64}, {"S", 1000}, {"B", 2}};
+    ptxas_check(SRC_PLAIN, d128, 1);
+    ptxas_check(SRC_PLAIN, d64, 3);
+    ptxas_check(SRC_F16, d128, 1);
+    ptxas_check(SRC_CAUSAL, NULL, 0);
+    ptxas_check(SRC_GQA, NULL, 0);
+    ptxas_check(SRC_ALIBI, NULL, 0);
+    ptxas_check(SRC_CAP, NULL, 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_acc_layout), cmocka_unit_test(test_p_fragments),
+        cmocka_unit_test(test_plan),       cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_gqa_maps),   cmocka_unit_test(test_tmap3_check),
+        cmocka_unit_test(test_fallbacks),  cmocka_unit_test(test_no_skip),
+        cmocka_unit_test(test_ptxas),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
