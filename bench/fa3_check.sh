@@ -1,0 +1,169 @@
+#!/usr/bin/env bash
+# bench/fa3_check.sh - the sm_90a attention kernel (FlashAttention-3 style, codegen/attention.c)
+# on a Hopper GPU, from the repository root with dist/ carried (tools/make-dist.sh):
+#
+#   bash bench/fa3_check.sh            # everything (< 4 minutes)
+#   STEPS=verify,sanitize bash bench/fa3_check.sh
+#
+# 1. verify: `txc bench --device=gpu` (the check compares every output with the reference
+#    interpreter, or samples it when too large) at ragged sizes: S = 1, 17, 130, 1000 with head
+#    dims 64 and 128, f16 and bf16, causal / window / ALiBi / soft cap / GQA, rows wholly masked
+#    by a length of 0, and the causal kernel with block skipping off (TX_ATTN_NO_SKIP=1);
+# 2. sanitize: compute-sanitizer memcheck, racecheck and synccheck on `txc run` of a causal
+#    D128 S=300 and a GQA S=130 program;
+# 3. time: `txc bench --json` (median of the whole graph) at the issue's sizes, and SDPA in the
+#    same run (bench/fa3_torch.py: is_causal, enable_gqa);
+# 4. ncu: SpeedOfLight / occupancy of the D128 S4096 kernel (one launch);
+# 5. prints a summary last (ratios > 1: tx is faster). Files in $OUT: verify.txt, tx-*.json,
+#    torch.json, sanitize-*.txt, ncu.txt, summary.txt, log.txt. Exit 1 when a check failed.
+set -uo pipefail
+TXC=${TXC:-dist/bin/txc}
+SUITE=${SUITE:-dist/shared/bench/suite}
+X=${X:-bench/suite-extra}
+A=$SUITE/attention.tx
+OUT=${OUT:-fa3-out}
+STEPS=${STEPS:-verify,sanitize,time,ncu}
+PY=$(command -v python3 || command -v python)
+export PATH="$PATH:/usr/local/cuda/bin"
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+: >"$LOG"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+[ -x "$TXC" ] || { echo "fa3_check: no txc at $TXC (carry dist/)"; exit 2; }
+fail=0
+has() { case ",$STEPS," in *",$1,"*) return 0 ;; esac; return 1; }
+log() { echo "$*" | tee -a "$LOG"; }
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
+
+# programs written here (the suite's attention.tx has a symbolic head dim D)
+cat >"$W/f16.tx" <<'EOF'
+fn f(q: f16[B, H, S, D], k: f16[B, H, S, D], v: f16[B, H, S, D]) -> f16[B, H, S, D] {
+  s = f32(q @ transpose(k, -1, -2)) * 0.125
+  return f16(softmax(s, axis=-1)) @ v
+}
+EOF
+cat >"$W/lens.tx" <<'EOF'
+fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128], len: i32[B]) -> bf16[B, H, S, 128] {
+  s = f32(q @ transpose(k, -1, -2)) * 0.08838834764831845
+  keep = (arange(S) < reshape(len, (B, 1, 1, 1))) & (iota((S, S), axis=0) >= iota((S, S), axis=1))
+  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v
+}
+EOF
+"$PY" -c "import numpy as np; np.save('$W/len.npy', np.array([0, 1, 300], '<i4'))"
+
+# the template of a program's attention kernel (compile only, for the log and the summary)
+tmpl() { "$TXC" "$@" --target=sm_90a -o "$W/t.ptx" >/dev/null 2>&1 && grep -o '"template": "[^"]*"' "$W/t.ptx.json" | head -1 | cut -d'"' -f4; }
+
+: >"$OUT/verify.txt"
+verify() { # FILE SIZES... : txc bench on the GPU, checked against the reference
+  local f=$1; shift
+  local extra=()
+  case "$f" in *lens*) extra=(--input "len=$W/len.npy") ;; esac
+  if timeout 120 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "${extra[@]}" "$@" >"$W/v.txt" 2>&1 &&
+     grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
+    echo "ok    $(basename "$f" .tx) $* [$(tmpl "$f" "$@")]" | tee -a "$OUT/verify.txt"
+  else
+    fail=1; echo "FAIL  $(basename "$f" .tx) $* [$(tmpl "$f" "$@")]: $(tail -c 400 "$W/v.txt" | tr '\n' ' ')" | tee -a "$OUT/verify.txt"
+  fi
+  cat "$W/v.txt" >>"$LOG"
+}
+
+if has verify; then
+  for D in 128 64; do
+    for S in 1 17 130 1000; do verify "$A" -D B=1 -D H=3 -D S=$S -D D=$D; done
+  done
+  verify "$A" -D B=2 -D H=2 -D S=4096 -D D=128
+  verify "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=128
+  verify "$W/f16.tx" -D B=2 -D H=1 -D S=77 -D D=64
+  for f in "$X"/attn_causal.tx "$X"/attn_window.tx "$X"/attn_alibi.tx "$X"/attn_softcap.tx; do
+    verify "$f" -D B=1 -D H=3 -D S=77
+    verify "$f" -D B=2 -D H=2 -D S=1
+    verify "$f" -D B=1 -D H=2 -D S=1100
+  done
+  verify "$X/attn_gqa.tx" -D B=1 -D S=77
+  verify "$X/attn_gqa.tx" -D B=2 -D S=1000
+  verify "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  TX_ATTN_NO_SKIP=1 verify "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
+fi
+
+if has sanitize; then
+  CS=$(command -v compute-sanitizer || true)
+  if [ -z "$CS" ]; then
+    log "sanitize: compute-sanitizer not found"
+  else
+    for tool in memcheck racecheck synccheck; do
+      for c in "causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "gqa:$X/attn_gqa.tx:-D B=1 -D S=130" "d64:$A:-D B=1 -D H=1 -D S=200 -D D=64"; do
+        n=${c%%:*}; r=${c#*:}; f=${r%%:*}; sz=${r#*:}
+        # shellcheck disable=SC2086
+        timeout 120 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
+          --output-dir "$W/so" >"$OUT/sanitize-$tool-$n.txt" 2>&1
+        rc=$?
+        summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitize-$tool-$n.txt" | tail -1)
+        if [ $rc -eq 0 ]; then log "ok    $tool $n: $summ"; else fail=1; log "FAIL  $tool $n (rc $rc): $summ"; fi
+      done
+    done
+  fi
+fi
+
+# tx timings: NAME FILE SIZES...
+tbench() {
+  local n=$1 f=$2; shift 2
+  if timeout 150 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+    log "timed $n ($*) [$(tmpl "$f" "$@")]"
+  else
+    fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
+  fi
+}
+if has time; then
+  tbench d128 "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64 "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench causal "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  TX_ATTN_NO_SKIP=1 tbench causal_noskip "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench gqa "$X/attn_gqa.tx" -D B=4 -D S=4096
+  timeout 150 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
+fi
+
+if has ncu; then
+  if command -v ncu >/dev/null; then
+    timeout 90 ncu --clock-control none -k regex:attention --launch-count 1 --section SpeedOfLight \
+      --section Occupancy --section LaunchStats "$TXC" run "$A" --device=gpu --random-inputs=1 \
+      -D B=4 -D H=32 -D S=4096 -D D=128 --output-dir "$W/no" >"$OUT/ncu.txt" 2>&1 || log "ncu failed (see ncu.txt)"
+    grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared" "$OUT/ncu.txt" | sed 's/^/ncu d128: /' | tee -a "$LOG"
+  else
+    log "ncu not found"
+  fi
+fi
+
+"$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(p):
+    try: return json.load(open(os.path.join(out, p)))
+    except Exception: return {}
+th = load("torch.json")
+def tx(n):
+    r = load("tx-%s.json" % n)
+    r = r.get("fused") or r
+    return r.get("graph_us"), r.get("verified")
+flops = {"d128": 4*4*32*4096*4096*128, "d64": 4*8*12*1024*1024*64, "causal": 2*4*32*4096*4096*128,
+         "causal_noskip": 2*4*32*4096*4096*128, "gqa": 2*4*32*4096*4096*128}
+anchor = {"d128": "sdpa_d128", "d64": "sdpa_d64", "causal": "sdpa_causal", "causal_noskip": "sdpa_causal", "gqa": "sdpa_gqa"}
+target = {"d128": ">= 1.0x", "d64": ">= 0.9x", "causal": ">= 1.0x", "causal_noskip": "-", "gqa": ">= 1.0x"}
+print("fa3_check summary (%s)" % th.get("device", "?"))
+print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
+print("|---|---:|---:|---|---:|---:|---|")
+for n in ["d128", "d64", "causal", "causal_noskip", "gqa"]:
+    t, v = tx(n)
+    s = th.get(anchor[n])
+    s = s * 1000 if s else None
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (flops[n] / t / 1e6) if t else "-",
+          v, "%.0f" % s if s else "-", "%.2fx" % (s / t) if s and t else "-", target[n]))
+a, b = tx("causal")[0], tx("causal_noskip")[0]
+if a and b: print("\ncausal block skipping: %.2fx the same kernel without it (target >= 1.8x)" % (b / a))
+print("\nverification (ragged sizes, against the reference):")
+try: print(open(os.path.join(out, "verify.txt")).read())
+except Exception: print("(none)")
+PYEOF
+grep -h "^ok\|^FAIL" "$LOG" | grep -E "memcheck|racecheck|synccheck" || true
+exit $fail
