@@ -58,6 +58,8 @@ fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128], len: i
 }
 EOF
 "$PY" -c "import numpy as np; np.save('$W/len.npy', np.array([0, 1, 300], '<i4'))"
+# decode lengths: $1 = B, $2 = L, $3 = file -> 1, L, 0 (a wholly masked row), then spread
+dlens() { "$PY" -c "import numpy as np,sys; b,l=int(sys.argv[1]),int(sys.argv[2]); a=np.array([[1,l,0][i%3] if i<3 else (i*7919)%l+1 for i in range(b)],'<i4'); np.save(sys.argv[3],a)" "$1" "$2" "$3"; }
 
 # the template of a program's attention kernel (compile only, for the log and the summary)
 tmpl() { "$TXC" "$@" --target=sm_90a -o "$W/t.ptx" >/dev/null 2>&1 && grep -o '"template": "[^"]*"' "$W/t.ptx.json" | head -1 | cut -d'"' -f4; }
@@ -66,7 +68,11 @@ tmpl() { "$TXC" "$@" --target=sm_90a -o "$W/t.ptx" >/dev/null 2>&1 && grep -o '"
 verify() { # FILE SIZES... : txc bench on the GPU, checked against the reference
   local f=$1; shift
   local extra=()
-  case "$f" in *lens*) extra=(--input "len=$W/len.npy") ;; esac
+  case "$f" in
+    *lens*) extra=(--input "len=$W/len.npy") ;;
+    *decode*) dlens "$(echo "$@" | sed 's/.*B=\([0-9]*\).*/\1/')" "$(echo "$@" | sed 's/.*L=\([0-9]*\).*/\1/')" "$W/dlen.npy"
+              extra=(--input "len=$W/dlen.npy") ;;
+  esac
   if timeout 120 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "${extra[@]}" "$@" >"$W/v.txt" 2>&1 &&
      grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
     echo "ok    $(basename "$f" .tx) $* [$(tmpl "$f" "$@")]" | tee -a "$OUT/verify.txt"
@@ -77,19 +83,22 @@ verify() { # FILE SIZES... : txc bench on the GPU, checked against the reference
 }
 
 if has verify; then
-  for D in 128 64; do
-    for S in 1 17 1000; do verify "$A" -D B=1 -D H=3 -D S=$S -D D=$D; done
-  done
+  for S in 1 17 1000; do verify "$A" -D B=1 -D H=3 -D S=$S -D D=128; done
+  verify "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
   verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
   verify "$X/attn_gqa.tx" -D B=2 -D S=1000
   verify "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  TX_ATTN_NO_PIPELINE=1 verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
 fi
 
 # tx timings: NAME FILE SIZES...
 tbench() {
   local n=$1 f=$2; shift 2
-  if timeout 150 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+  local extra=()
+  case "$f" in *decode*) "$PY" -c "import numpy as np; np.save('$W/flen.npy', np.full(8, 32768, '<i4'))"; extra=(--input "len=$W/flen.npy") ;; esac
+  if timeout 150 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "${extra[@]}" "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
     log "timed $n ($*) [$(tmpl "$f" "$@")]"
   else
     fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
@@ -101,6 +110,8 @@ if has time; then
   tbench causal "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
   TX_ATTN_NO_SKIP=1 tbench causal_noskip "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
   tbench gqa "$X/attn_gqa.tx" -D B=4 -D S=4096
+  tbench decode "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
+  TX_ATTN_NO_PIPELINE=1 tbench d128_nopipe "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   timeout 150 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 
@@ -136,7 +147,11 @@ if has ncu; then
 fi
 
 if has verify2 30; then
+  verify "$X/attn_decode.tx" -D B=4 -D H=2 -D T=16 -D L=333
+  verify "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
+  TX_ATTN_NO_PIPELINE=1 verify "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "$A" -D B=2 -D H=2 -D S=4096 -D D=128
+  verify "$A" -D B=1 -D H=3 -D S=17 -D D=64
   for f in "$X"/attn_window.tx "$X"/attn_alibi.tx "$X"/attn_softcap.tx; do
     verify "$f" -D B=1 -D H=3 -D S=77
     verify "$f" -D B=1 -D H=2 -D S=1100
@@ -157,13 +172,16 @@ def tx(n):
     r = r.get("fused") or r
     return r.get("graph_us"), r.get("verified")
 flops = {"d128": 4*4*32*4096*4096*128, "d64": 4*8*12*1024*1024*64, "causal": 2*4*32*4096*4096*128,
-         "causal_noskip": 2*4*32*4096*4096*128, "gqa": 2*4*32*4096*4096*128}
-anchor = {"d128": "sdpa_d128", "d64": "sdpa_d64", "causal": "sdpa_causal", "causal_noskip": "sdpa_causal", "gqa": "sdpa_gqa"}
-target = {"d128": ">= 1.0x", "d64": ">= 0.9x", "causal": ">= 1.0x", "causal_noskip": "-", "gqa": ">= 1.0x"}
+         "causal_noskip": 2*4*32*4096*4096*128, "gqa": 2*4*32*4096*4096*128, "decode": 4*8*32*32768*128,
+         "d128_nopipe": 4*4*32*4096*4096*128}
+anchor = {"d128": "sdpa_d128", "d64": "sdpa_d64", "causal": "sdpa_causal", "causal_noskip": "sdpa_causal", "gqa": "sdpa_gqa",
+          "decode": "sdpa_decode", "d128_nopipe": "sdpa_d128"}
+target = {"d128": ">= 1.0x", "d64": ">= 0.9x", "causal": ">= 1.0x", "causal_noskip": "-", "gqa": ">= 1.0x",
+          "decode": ">= 1.0x, >= 80% of copy", "d128_nopipe": "-"}
 print("fa3_check summary (%s)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
 print("|---|---:|---:|---|---:|---:|---|")
-for n in ["d128", "d64", "causal", "causal_noskip", "gqa"]:
+for n in ["d128", "d128_nopipe", "d64", "causal", "causal_noskip", "gqa", "decode"]:
     t, v = tx(n)
     s = th.get(anchor[n])
     s = s * 1000 if s else None
@@ -171,6 +189,10 @@ for n in ["d128", "d64", "causal", "causal_noskip", "gqa"]:
           v, "%.0f" % s if s else "-", "%.2fx" % (s / t) if s and t else "-", target[n]))
 a, b = tx("causal")[0], tx("causal_noskip")[0]
 if a and b: print("\ncausal block skipping: %.2fx the same kernel without it (target >= 1.8x)" % (b / a))
+a, b = tx("d128")[0], tx("d128_nopipe")[0]
+if a and b: print("d128 software pipelining: %.2fx the unpipelined loop" % (b / a))
+r = load("tx-decode.json"); r = r.get("fused") or r
+if r.get("pct_copy"): print("decode: %.0f GB/s, %.0f%% of copy" % (r.get("GBps", 0), r["pct_copy"]))
 print("\nverification (ragged sizes, against the reference):")
 try: print(open(os.path.join(out, "verify.txt")).read())
 except Exception: print("(none)")

@@ -3,7 +3,8 @@
 Usage: python3 bench/fa3_torch.py OUT.json
 Median times (triton do_bench) in ms of torch.nn.functional.scaled_dot_product_attention (bf16,
 the backend PyTorch picks) at the shapes fa3_check.sh times tx at: B4 H32 S4096 D128, B8 H12 S1024
-D64, causal B4 H32 S4096 D128 (is_causal), GQA 32 over 8 heads causal (enable_gqa). A failed
+D64, causal B4 H32 S4096 D128 (is_causal), GQA 32 over 8 heads causal (enable_gqa), decode (one
+query row, B8 H32, a 32768-key cache). A failed
 anchor is recorded with its error instead of a time."""
 import json, sys
 import torch
@@ -37,5 +38,8 @@ timed("sdpa_gqa", lambda: F.scaled_dot_product_attention(q, kg, vg, is_causal=Tr
 del q, k, v, kg, vg
 q, k, v = rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64)
 timed("sdpa_d64", lambda: F.scaled_dot_product_attention(q, k, v))
+del q, k, v
+q, k, v = rnd(8, 32, 1, 128), rnd(8, 32, 32768, 128), rnd(8, 32, 32768, 128)
+timed("sdpa_decode", lambda: F.scaled_dot_product_attention(q, k, v))
 json.dump(out, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(out))

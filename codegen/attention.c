@@ -36,6 +36,7 @@ typedef struct attn_gen {
     cg_attn_desc d;
     LLVMValueRef bidx[IR_MAX_RANK];
     unsigned walk; /* node visits left to the block-sparsity walks (ATTN_WALK_MAX each) */
+    int64_t sqmax; /* compile-time query rows (0: unknown) */
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -438,7 +439,68 @@ static bool attn_tc_tile(int64_t dp, int64_t dvp, int64_t *bm, int64_t *bn) {
     return false;
 }
 
-static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
+/* Bytes of shared memory ks_combine needs for dt column groups of 8 (DVP / 8). */
+static int64_t ks_bytes(int dt) { return 4 * (2 * 4 * 2 * 32) + (int64_t)dt * 4 * 32 * 4; }
+
+/* The key-split combine of 4 warps (shared memory `sm`, ks_bytes): each lane's running max
+ * mv[h] (variables) and quad-summed sum lt[h] for its rows h = 0, 1 meet those of the same lane
+ * in the other warps: M = max of the maxima, every warp's O scaled by exp(m_w - M), summed into
+ * warp 0's ov (through one slab, warp after warp); lt[h] becomes sum_w l_w exp(m_w - M). */
+static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValueRef lane, int DT,
+                       LLVMValueRef *mv, LLVMValueRef *lt, LLVMValueRef (*ov)[4]) {
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef f = cx->f32;
+    /* m at [0][w][h][lane], l at [1][w][h][lane], then the slab [t][q][lane] */
+    #define KS_AT(i) LLVMBuildGEP2(b, f, sm, (LLVMValueRef[]){i}, 1, "")
+    LLVMValueRef mine[2];
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef wi = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_i32(cx, 2), ""), cg_i32(cx, h), ""), cg_i32(cx, 32), ""), lane, "");
+        mine[h] = ld(cx, mv[h]);
+        st(cx, mine[h], KS_AT(wi));
+        st(cx, lt[h], KS_AT(LLVMBuildAdd(b, wi, cg_i32(cx, 256), "")));
+    }
+    cg_barrier(cx);
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef mw[4], M = cg_f32c(cx, -INFINITY);
+        for (int w = 0; w < 4; w++) {
+            mw[w] = ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, (w * 2 + h) * 32), "")));
+            M = fmaxnum(cx, M, mw[w]);
+        }
+        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, M, cg_f32c(cx, -INFINITY), "");
+        LLVMValueRef Ms = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), M, "");
+        LLVMValueRef L = cg_f32c(cx, 0);
+        for (int w = 0; w < 4; w++) {
+            LLVMValueRef lw = ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 256 + (w * 2 + h) * 32), "")));
+            L = fadd(cx, L, fmul(cx, lw, cg_exp_fast(cx, LLVMBuildFSub(b, mw[w], Ms, ""))));
+        }
+        lt[h] = L;
+        LLVMValueRef sc = cg_exp_fast(cx, LLVMBuildFSub(b, mine[h], Ms, ""));
+        for (int t = 0; t < DT; t++)
+            for (int q = h * 2; q < h * 2 + 2; q++) st(cx, fmul(cx, ld(cx, ov[t][q]), sc), ov[t][q]);
+    }
+    for (int w = 1; w < 4; w++) {
+        cg_barrier(cx);
+        LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, w), ""));
+        for (int t = 0; t < DT; t++)
+            for (int q = 0; q < 4; q++)
+                st(cx, ld(cx, ov[t][q]), KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
+        cg_if_end(cx, j);
+        cg_barrier(cx);
+        j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""));
+        for (int t = 0; t < DT; t++)
+            for (int q = 0; q < 4; q++) {
+                LLVMValueRef x = ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
+                st(cx, fadd(cx, ld(cx, ov[t][q]), x), ov[t][q]);
+            }
+        cg_if_end(cx, j);
+    }
+    #undef KS_AT
+}
+
+/* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
+ * its own 16 keys of each BN-key tile, with its own running max, sum and O; after the last
+ * tile the warps' partials are combined through shared memory (sqk) and warp 0 stores. */
+static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks) {
     cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
     LLVMBuilderRef b = cx->b;
@@ -458,7 +520,12 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
     LLVMValueRef gq = LLVMBuildLShr(b, lane, cg_i32(cx, 2), "");
     LLVMValueRef t2 = LLVMBuildMul(b, LLVMBuildAnd(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 2), "");
-    LLVMValueRef wrow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_i32(cx, 16), ""), gq, "");
+    LLVMValueRef w16 = ks ? cg_i32(cx, 0) : LLVMBuildMul(b, warp, cg_i32(cx, 16), "");
+    LLVMValueRef wrow = LLVMBuildAdd(b, w16, gq, "");
+    /* this warp's keys within a tile: all of them, or 16 at 16 warp in key-split mode */
+    LLVMValueRef koff = ks ? LLVMBuildMul(b, warp, cg_i32(cx, 16), "") : cg_i32(cx, 0);
+    LLVMValueRef koff64 = LLVMBuildZExt(b, koff, cx->i64, "");
+    int NTw = ks ? 2 : NT, KPw = ks ? 1 : (int)(BN / 16);
     LLVMValueRef l15 = LLVMBuildAnd(b, lane, cg_i32(cx, 15), "");
     LLVMValueRef l7 = LLVMBuildAnd(b, lane, cg_i32(cx, 7), "");
     LLVMValueRef hi8 =
@@ -466,7 +533,6 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     LLVMValueRef b3 = LLVMBuildMul(
         b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 1), ""),
         cg_i32(cx, 8), "");
-    LLVMValueRef w16 = LLVMBuildMul(b, warp, cg_i32(cx, 16), "");
     /* Q tile -> shared -> fragments in registers */
     cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
                      BM,    DP,    PK,      1,  d->cdt,        sqk};
@@ -552,9 +618,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     for (int n = 0; n < NT; n++)
         for (int q = 0; q < 4; q++) s[n][q] = cg_f32c(cx, 0);
     for (int kk = 0; kk < KD; kk++)
-        for (int n = 0; n < NT;
-             n += 2) { /* Ks[j][d]: rows j = 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
-            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, n * 8), "");
+        for (int n = 0; n < NTw;
+             n += 2) { /* Ks[j][d]: rows j = koff + 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
+            LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""),
+                                          LLVMBuildAdd(b, koff, cg_i32(cx, n * 8), ""), "");
             LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
                                             LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
             LLVMValueRef kf[4];
@@ -565,10 +632,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     /* score graph, mask, row max over the quad */
     LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
     LLVMValueRef srow0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
-    for (int n = 0; n < NT; n++)
+    for (int n = 0; n < NTw; n++)
         for (int q = 0; q < 4; q++) {
-            LLVMValueRef col =
-                LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), cg_i64(cx, n * 8 + (q & 1)), "");
+            LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), koff64, ""),
+                                            cg_i64(cx, n * 8 + (q & 1)), "");
             LLVMValueRef srow = LLVMBuildAdd(b, srow0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
             s[n][q] =
@@ -582,7 +649,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         online_max(cx, mv[h], mx[h], &alpha[h], &msafe[h], true);
         psum[h] = cg_f32c(cx, 0);
     }
-    for (int n = 0; n < NT; n++)
+    for (int n = 0; n < NTw; n++)
         for (int q = 0; q < 4; q++) {
             s[n][q] = cg_exp_fast(cx, LLVMBuildFSub(b, s[n][q], msafe[q >> 1], ""));
             psum[q >> 1] = fadd(cx, psum[q >> 1], s[n][q]);
@@ -592,7 +659,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     LLVMValueRef oc[32][4];
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) oc[t][q] = fmul(cx, ld(cx, ov[t][q]), alpha[q >> 1]);
-    for (int kk = 0; kk < BN / 16; kk++) {
+    for (int kk = 0; kk < KPw; kk++) {
+        LLVMValueRef kj = LLVMBuildAdd(b, koff, cg_i32(cx, kk * 16), "");
         LLVMValueRef pf[4] = {cg_mm_pack2(cx, s[2 * kk][0], s[2 * kk][1], d->cdt),
                               cg_mm_pack2(cx, s[2 * kk][2], s[2 * kk][3], d->cdt),
                               cg_mm_pack2(cx, s[2 * kk + 1][0], s[2 * kk + 1][1], d->cdt),
@@ -600,14 +668,14 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
         for (int t = 0; t + 1 < DT; t += 2) {
             LLVMValueRef idx;
             if (vjd) { /* Vs[j][dv]: rows j = 16kk + (l & 15), dv = 8t + 8 (l >> 4) */
-                LLVMValueRef r = LLVMBuildAdd(b, l15, cg_i32(cx, kk * 16), "");
+                LLVMValueRef r = LLVMBuildAdd(b, l15, kj, "");
                 idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
                                    LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
             } else { /* Vs[dv][j]: rows dv = 8t + 8 (l >> 4) + (l & 7), j = 16kk + 8 bit3 */
                 LLVMValueRef r =
                     LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, t * 8), "");
                 idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
-                                   LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
+                                   LLVMBuildAdd(b, b3, kj, ""), "");
             }
             LLVMValueRef vf[4];
             cg_ldmatrix_x4(cx, svb, idx, vjd, vf);
@@ -620,14 +688,15 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
     if (!async) cg_barrier(cx);
     cg_loop_end(cx, &jl);
     if (async) cg_barrier(cx);
-    /* normalise and store */
-    LLVMValueRef inv[2];
+    /* normalise (key split: combine the warps' partials first) and store */
+    LLVMValueRef inv[2], lt[2];
     for (int h = 0; h < 2; h++) {
-        LLVMValueRef lt = ld(cx, lv[h]);
-        lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 1));
-        lt = fadd(cx, lt, cg_shfl_xor(cx, lt, 2));
-        inv[h] = inv_sum(cx, lt, d->Sk);
+        lt[h] = ld(cx, lv[h]);
+        lt[h] = fadd(cx, lt[h], cg_shfl_xor(cx, lt[h], 1));
+        lt[h] = fadd(cx, lt[h], cg_shfl_xor(cx, lt[h], 2));
     }
+    if (ks) ks_combine(cx, sqk, warp, lane, DT, mv, lt, ov);
+    for (int h = 0; h < 2; h++) inv[h] = inv_sum(cx, lt[h], d->Sk);
     LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) {
@@ -635,6 +704,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l) {
             LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
             LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
                                            LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+            if (ks) in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
             LLVMValueRef o = fmul(cx, ld(cx, ov[t][q]), inv[q >> 1]);
             if (!d->epi(d->user, cx, &o, a->bidx, row, col)) return false;
@@ -830,6 +900,7 @@ typedef struct attn_wgk {
     LLVMValueRef bar;     /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
     bool skip; /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
+    bool pipe; /* the software-pipelined key loop (off with TX_ATTN_NO_PIPELINE=1) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -962,14 +1033,15 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     cg_loop_end(cx, &tl);
 }
 
-/* wgmma.fence with the n0 f32 values v0[] and the n1 i32 values v1[] tied through it, so that
- * every write of them is ordered before the wgmma that reads them. */
-static void awg_fence(cg_ctx *cx, LLVMValueRef *v0, unsigned n0, LLVMValueRef *v1, unsigned n1) {
+/* asm `text` with the n0 f32 values v0[] and the n1 i32 values v1[] tied through it (outputs
+ * replace them): a wgmma fence or wait that orders their writes and reads. */
+static void awg_tied_asm(cg_ctx *cx, const char *text, LLVMValueRef *v0, unsigned n0,
+                         LLVMValueRef *v1, unsigned n1) {
     char cons[2048];
     size_t o = 0;
     unsigned n = n0 + n1;
-    LLVMTypeRef ft[200];
-    LLVMValueRef args[200];
+    LLVMTypeRef ft[260];
+    LLVMValueRef args[260];
     for (unsigned i = 0; i < n; i++) {
         o += (size_t)snprintf(cons + o, sizeof cons - o, "%s=%s", i ? "," : "", i < n0 ? "f" : "r");
         ft[i] = i < n0 ? cx->f32 : cx->i32;
@@ -978,7 +1050,7 @@ static void awg_fence(cg_ctx *cx, LLVMValueRef *v0, unsigned n0, LLVMValueRef *v
     for (unsigned i = 0; i < n; i++) o += (size_t)snprintf(cons + o, sizeof cons - o, ",%u", i);
     snprintf(cons + o, sizeof cons - o, ",~{memory}");
     LLVMTypeRef st = LLVMStructTypeInContext(cx->llctx, ft, n, 0);
-    LLVMValueRef r = cg_wg_asm(cx, st, "wgmma.fence.sync.aligned;", cons, args, n);
+    LLVMValueRef r = cg_wg_asm(cx, st, text, cons, args, n);
     for (unsigned i = 0; i < n; i++) {
         LLVMValueRef e = LLVMBuildExtractValue(cx->b, r, i, "");
         if (i < n0)
@@ -997,38 +1069,65 @@ static LLVMValueRef awg_desc(cg_ctx *cx, LLVMValueRef sa, int64_t off, uint32_t 
                         LLVMBuildZExt(b, lo, cx->i64, ""), "");
 }
 
-/* One key tile of a consumer warpgroup: S = Q K^T, F and the online softmax on the fragments
- * (rows r0 + 8h of this thread, h = 0, 1), O = O alpha + P V. sq, sk, sv: shared addresses of
- * this warpgroup's Q rows and the stage's K and V tiles. */
-static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef sk,
-                     LLVMValueRef sv, LLVMValueRef r0, LLVMValueRef c0, LLVMValueRef j0,
-                     LLVMValueRef *ov, LLVMValueRef *mv, LLVMValueRef *lv) {
+static const char *awg_ty(const attn_gen *a) { return a->d.cdt == IR_BF16 ? "bf16" : "f16"; }
+
+/* Issues S = Q K^T (d/16 wgmma m64 x bn x 16 from this warpgroup's Q rows at sq and the K tile
+ * at sk) into s[0..bn/2) (zeros the caller tied through the fence: no other instruction may
+ * define a wgmma input between the fence and the wgmma), committed as one group, not waited. */
+static void awg_issue_qk(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef sk,
+                         LLVMValueRef *s) {
     cg_ctx *cx = a->cx;
-    LLVMBuilderRef b = cx->b;
-    const cg_attn_desc *d = &a->d;
-    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2;
-    const char *ty = d->cdt == IR_BF16 ? "bf16" : "f16";
-    char text[4096], cons[2048], tied[2048], regs[1024];
-    LLVMValueRef s[128], o[128], pf[32][4];
-    for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
-    cg_wg_tied(tied, sizeof tied, NS, "");
-    cg_wg_acc_asm(cx, s, NS, "wgmma.fence.sync.aligned;", tied, NULL, 0);
+    unsigned NS = (unsigned)k->p.bn / 2;
+    char text[4096], cons[2048], regs[1024];
     cg_wg_reglist(regs, sizeof regs, 0, NS);
     snprintf(text, sizeof text,
              "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
              "f32.%s.%s %s, $%u, $%u, p, 1, 1, 0, 0;\n}",
-             NS + 2, k->p.bn, ty, ty, regs, NS, NS + 1);
+             NS + 2, k->p.bn, awg_ty(a), awg_ty(a), regs, NS, NS + 1);
     cg_wg_tied(cons, sizeof cons, NS, "l,l,r");
     for (int kk = 0; kk < k->p.d / 16; kk++) {
-        int64_t off = (kk % 4) * 32;
+        int64_t off = (kk % 4) * 32; /* the 16-deep slice within the box's 128-byte rows */
         LLVMValueRef pre[3] = {awg_desc(cx, sq, (kk / 4) * (int64_t)k->p.bm * 128 + off, 16),
                                awg_desc(cx, sk, (kk / 4) * (int64_t)k->p.bn * 128 + off, 16),
                                i32c(cx, kk > 0)};
         cg_wg_acc_asm(cx, s, NS, text, cons, pre, 3);
     }
     cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
-    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
-    /* the score graph F and the mask of keys past the end, per fragment element */
+}
+
+/* Issues O += P V (bn/16 wgmma m64 x d x 16, P's registers pf as the A operand, the V tile at
+ * sv the N-contiguous B operand) into o[0..d/2), committed as one group, not waited. */
+static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMValueRef *pf,
+                         LLVMValueRef *o) {
+    cg_ctx *cx = a->cx;
+    unsigned NO = (unsigned)k->p.d / 2, KP = (unsigned)k->p.bn / 16;
+    char text[4096], cons[2048], regs[1024];
+    cg_wg_reglist(regs, sizeof regs, 0, NO);
+    snprintf(text, sizeof text,
+             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
+             "f32.%s.%s %s, {$%u, $%u, $%u, $%u}, $%u, p, 1, 1, 1;\n}",
+             NO + 5, k->p.d, awg_ty(a), awg_ty(a), regs, NO, NO + 1, NO + 2, NO + 3, NO + 4);
+    cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
+    uint32_t vlbo = (uint32_t)(k->p.bn * 128); /* the next 64 value columns: the next box */
+    for (unsigned kk = 0; kk < KP; kk++) {
+        LLVMValueRef pre[6] = {pf[4 * kk],     pf[4 * kk + 1], pf[4 * kk + 2],
+                               pf[4 * kk + 3], awg_desc(cx, sv, (int64_t)kk * 2048, vlbo),
+                               i32c(cx, 1)};
+        cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
+    }
+    cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
+}
+
+/* F, the mask of keys past the end and the online softmax of one key tile's scores s (rows r0 +
+ * 8h of this thread, keys j0 + c0 + 8 (i/4) + i%2): s becomes exp(s - m) in place, the running
+ * max mv and sum lv are updated, alpha[2] gets the rescale factors. */
+static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef r0,
+                        LLVMValueRef c0, LLVMValueRef j0, LLVMValueRef *mv, LLVMValueRef *lv,
+                        LLVMValueRef *alpha) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const cg_attn_desc *d = &a->d;
+    unsigned NS = (unsigned)k->p.bn / 2;
     LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
     for (unsigned i = 0; i < NS; i++) {
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
@@ -1038,7 +1137,7 @@ static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
         s[i] = LLVMBuildSelect(b, in, score(a, s[i], row, col), cg_f32c(cx, -INFINITY), "");
         mx[(i / 2) % 2] = fmaxnum(cx, mx[(i / 2) % 2], s[i]);
     }
-    LLVMValueRef alpha[2], msafe[2], psum[2];
+    LLVMValueRef msafe[2], psum[2];
     for (int h = 0; h < 2; h++) {
         mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 1));
         mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 2));
@@ -1051,32 +1150,117 @@ static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
         psum[h] = fadd(cx, psum[h], s[i]);
     }
     for (int h = 0; h < 2; h++) st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), psum[h]), lv[h]);
-    for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), alpha[(i / 2) % 2]);
-    /* P's A fragments are the score fragments, pairs packed to 16 bits */
-    unsigned KP = (unsigned)k->p.bn / 16;
-    for (unsigned kk = 0; kk < KP; kk++)
+}
+
+/* P's A fragments pf[0..4 bn/16) (16-bit pairs) from the exponentiated scores s. */
+static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVMValueRef *pf) {
+    for (unsigned kk = 0; kk < (unsigned)k->p.bn / 16; kk++)
         for (unsigned r = 0; r < 4; r++) {
             unsigned lo, hi;
             cg_attn_wg_pfrag(kk, r, &lo, &hi);
-            pf[kk][r] = cg_mm_pack2(cx, s[lo], s[hi], d->cdt);
+            pf[4 * kk + r] = cg_mm_pack2(a->cx, s[lo], s[hi], a->d.cdt);
         }
-    awg_fence(cx, o, NO, &pf[0][0], 4 * KP);
-    cg_wg_reglist(regs, sizeof regs, 0, NO);
-    snprintf(text, sizeof text,
-             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
-             "f32.%s.%s %s, {$%u, $%u, $%u, $%u}, $%u, p, 1, 1, 1;\n}",
-             NO + 5, k->p.d, ty, ty, regs, NO, NO + 1, NO + 2, NO + 3, NO + 4);
-    cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
-    uint32_t vlbo = (uint32_t)(k->p.bn * 128);
-    for (unsigned kk = 0; kk < KP; kk++) {
-        LLVMValueRef pre[6] = {pf[kk][0], pf[kk][1], pf[kk][2], pf[kk][3],
-                               awg_desc(cx, sv, (int64_t)kk * 2048, vlbo), i32c(cx, 1)};
-        cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
-    }
-    cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
-    cg_wg_tied(tied, sizeof tied, NO, "");
-    cg_wg_acc_asm(cx, o, NO, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+}
+
+/* The key loop of a consumer warpgroup over [kb, ke), software-pipelined so that the softmax
+ * of tile j runs while the tensor cores compute P_{j-1} V_{j-1}: the first tile's S and
+ * softmax; then per tile: issue S_j = Q K_j and O += P_{j-1} V_{j-1}, wait for S_j, softmax
+ * (P_j, alpha_j), wait for the product, free stage j-1, O *= alpha_j; finally O += P V of the
+ * last tile. ov / pv / mv / lv / itv: the O, P, max, sum and ring-step variables. */
+static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
+                     LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
+                     LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
+    LLVMValueRef s[128], o[256], pf[64], alpha[2], st_, par;
+    char tied[2048];
+    cg_wg_tied(tied, sizeof tied, NS, "");
+    LLVMBasicBlockRef any = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
+    /* the first tile */
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    awg_stage(cx, k, it, &st_, &par);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
+    awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
+    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    awg_softmax(a, k, s, r0, c0, kb, mv, lv, alpha);
+    awg_pack(a, k, s, pf);
+    for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pf[i], pv[i]);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    /* the steady state */
+    cg_loop jl;
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, LLVMBuildAdd(b, kb, cg_i64(cx, k->p.bn), ""), ke,
+                                    cg_i64(cx, k->p.bn), "cj");
+    it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    LLVMValueRef ps, ppar;
+    awg_stage(cx, k, it, &st_, &par);
+    awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
+    for (unsigned i = 0; i < NS; i++) o[NO + i] = cg_f32c(cx, 0); /* S's zeros */
+    for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO + NS, pf, NP);
+    for (unsigned i = 0; i < NS; i++) s[i] = o[NO + i];
+    awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
+    awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
+    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    /* the softmax runs under the product; P's registers (the product's A operand) are written
+     * only after it completes: the exponentiated scores pass through the wait */
+    awg_softmax(a, k, s, r0, c0, j0, mv, lv, alpha);
+    for (unsigned i = 0; i < NS; i++) o[NO + i] = s[i];
+    awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO + NS, NULL, 0);
+    LLVMValueRef pn[64];
+    awg_pack(a, k, o + NO, pn);
+    awg_arrive(cx, awg_sbar(cx, k, ps, 1));
+    for (unsigned i = 0; i < NO; i++) st(cx, fmul(cx, o[i], alpha[(i / 2) % 2]), ov[i]);
+    for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pn[i], pv[i]);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    cg_loop_end(cx, &jl);
+    /* the last tile's product */
+    it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
+    for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
+    for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
+    awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
+    awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, ps, 1));
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
+    cg_if_end(cx, any);
+}
+
+/* The unpipelined key loop (TX_ATTN_NO_PIPELINE=1, for measuring what pipelining buys): per
+ * tile S = Q K_j, wait, softmax, O *= alpha, O += P V_j, wait, free the stage. */
+static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
+                           LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
+                           LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
+    LLVMValueRef s[128], o[128], pf[64], alpha[2], st_, par;
+    char tied[2048];
+    cg_wg_tied(tied, sizeof tied, NS, "");
+    cg_loop jl;
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "cj");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    awg_stage(cx, k, it, &st_, &par);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
+    awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
+    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    awg_softmax(a, k, s, r0, c0, j0, mv, lv, alpha);
+    awg_pack(a, k, s, pf);
+    for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), alpha[(i / 2) % 2]);
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
+    awg_issue_pv(a, k, awg_kv(cx, k, st_, 1), pf, o);
+    awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, st_, 1));
+    for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    cg_loop_end(cx, &jl);
 }
 
 /* A consumer warpgroup (rows 64 wgc .. 64 wgc + 63 of each work tile). */
@@ -1086,8 +1270,9 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMBuilderRef b = cx->b;
     const cg_attn_desc *d = &a->d;
     unsigned NO = (unsigned)k->p.d / 2;
-    LLVMValueRef ov[128], mv[2], lv[2];
+    LLVMValueRef ov[128], pv[64], mv[2], lv[2];
     for (unsigned i = 0; i < NO; i++) ov[i] = cg_var(cx, cg_f32c(cx, 0));
+    for (int i = 0; i < k->p.bn / 4; i++) pv[i] = cg_var(cx, i32c(cx, 0));
     for (int h = 0; h < 2; h++)
         mv[h] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[h] = cg_var(cx, cg_f32c(cx, 0));
     LLVMValueRef itv = cg_var(cx, i32c(cx, 0)), qtv = cg_var(cx, i32c(cx, 0));
@@ -1100,7 +1285,7 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef c0 = LLVMBuildZExt(
         b, LLVMBuildMul(b, LLVMBuildURem(b, lane, i32c(cx, 4), ""), i32c(cx, 2), ""), cx->i64, "");
     LLVMValueRef sq = LLVMBuildAdd(b, k->smem, LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""), "");
-    cg_loop tl, jl;
+    cg_loop tl;
     LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
     awg_tile(a, k, t, &q0);
     awg_range(a, k, q0, &kb, &ke);
@@ -1109,14 +1294,10 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     for (int h = 0; h < 2; h++) st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
     cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
-    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "cj");
-    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
-    awg_stage(cx, k, it, &s, &par);
-    cg_wg_wait(cx, awg_sbar(cx, k, s, 0), par);
-    awg_step(a, k, sq, awg_kv(cx, k, s, 0), awg_kv(cx, k, s, 1), r0, c0, j0, ov, mv, lv);
-    awg_arrive(cx, awg_sbar(cx, k, s, 1));
-    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
-    cg_loop_end(cx, &jl);
+    if (k->pipe)
+        awg_keys(a, k, sq, r0, c0, kb, ke, ov, pv, mv, lv, itv);
+    else
+        awg_keys_plain(a, k, sq, r0, c0, kb, ke, ov, mv, lv, itv);
     awg_arrive(cx, awg_qempty(cx, k));
     LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
     /* normalise and store */
@@ -1181,14 +1362,14 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "done");
     LLVMBuildCondBr(b, LLVMBuildICmp(b, LLVMIntEQ, wg, i32c(cx, 0), ""), prod, cons);
     LLVMPositionBuilderAtEnd(b, prod);
-    LLVMValueRef nr = i32c(cx, CG_WG_PRODUCER_REGS);
+    LLVMValueRef nr = i32c(cx, CG_ATTN_WG_PRODUCER_REGS);
     cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.dec.sync.aligned.u32", false, &nr, 1);
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, i32c(cx, 0), ""));
     awg_producer(a, k, cta, ncta);
     cg_if_end(cx, j);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, cons);
-    nr = i32c(cx, CG_WG_CONSUMER_REGS);
+    nr = i32c(cx, CG_ATTN_WG_CONSUMER_REGS);
     cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
     bool ok = awg_consumer(a, k, cta, ncta, LLVMBuildSub(b, wg, i32c(cx, 1), ""), wtid);
     LLVMBuildBr(b, done);
@@ -1207,8 +1388,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     attn_wgk k;
     memset(&k, 0, sizeof k);
     k.p = *plan;
-    const char *ns = getenv("TX_ATTN_NO_SKIP");
+    const char *ns = getenv("TX_ATTN_NO_SKIP"), *npi = getenv("TX_ATTN_NO_PIPELINE");
     k.skip = !(ns && ns[0] == '1');
+    k.pipe = !(npi && npi[0] == '1');
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;
@@ -1242,8 +1424,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s", k.p.bm, k.p.bn,
-             k.p.d, k.p.stages, k.skip ? "" : " noskip");
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s", k.p.bm, k.p.bn,
+             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? "" : " nopipe");
     return true;
 }
 
@@ -1274,6 +1456,10 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
         l->bm = 4, l->bn = 1, l->threads = 128;
         nt = (int)((d->dvmax + 31) / 32);
     }
+    /* a few query rows (decode): one 16-row tile, four warps splitting each key tile */
+    bool ks = tc && a->sqmax > 0 && a->sqmax <= 16 && l->bn == 64 &&
+              ks_bytes((int)((d->dvmax + 15) / 16 * 2)) <= 64 * ((d->dmax + 15) / 16 * 16 + 8) * 2;
+    if (ks) l->bm = 16, l->threads = 128;
     l->tensor_cores = tc;
     LLVMValueRef orow = NULL, ov[32];
     if (!cx->gpu) {
@@ -1288,7 +1474,7 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "q0");
     bool ok;
     if (tc) {
-        ok = attn_tc_block(a, q0, l);
+        ok = attn_tc_block(a, q0, l, ks);
     } else if (cx->gpu) {
         LLVMValueRef tid = cg_thread_id(cx);
         LLVMValueRef warp =
@@ -1333,7 +1519,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cx->ntmap_params = 0;
     if (!began) return false;
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
-    attn_gen a = {.cx = cx, .am = &am};
+    attn_gen a = {.cx = cx, .am = &am, .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2])};
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;

@@ -302,7 +302,7 @@ static void test_manifest_tmaps(void **state) {
 static void test_tmap_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}};
+    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}, 2};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     assert_false(rt_tmap_check(&t, 0x1008, e, sizeof e)); /* address not 16-byte aligned */
     assert_non_null(strstr(e, "aligned"));
