@@ -1411,8 +1411,10 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
         tm->swizzle = 128;
         tm->dim[0] = bn->shape.dim[r - 1];
         tm->dim[1] = bn->shape.dim[r - 2];
+        tm->dim[2] = 1; /* the planes: outer */
         tm->box[0] = 64;
         tm->box[1] = (uint32_t)(i == 0 ? k.p.bm : k.p.bn);
+        tm->box[2] = 1;
         tm->rank = 3;
         tm->outer.rank = (uint8_t)(r - 2);
         for (unsigned j = 0; j + 2 < r; j++) tm->outer.dim[j] = bn->shape.dim[j];

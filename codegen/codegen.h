@@ -79,19 +79,20 @@ typedef struct cg_temp {
 /* A TMA tensor map a kernel takes by value (a 128-byte grid-constant
  * parameter after its symbols, in order): the runtime encodes it with
  * cuTensorMapEncodeTiled once the buffer's address is known, for buffer
- * bufs[buf] seen as a 2-D C-ordered array of dtype elements with extents
- * dim[0] (inner, contiguous) x dim[1] (row pitch dim[0] * element size),
- * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds.
- * rank 3: a third extent, the product of `outer`'s dims (the buffer's
- * leading dims), of planes dim[0] x dim[1] apart; the box is one plane. */
+ * bufs[buf] seen as a `rank`-D (2 or 3) C-ordered array of dtype elements
+ * with extents dim[0] (inner, contiguous) x dim[1] (x dim[2]): strides
+ * dim[0] and dim[0] * dim[1] elements; box box[0] x box[1] (x box[2]),
+ * `swizzle`-byte swizzle, zero fill out of bounds. A rank-3 map with
+ * outer.rank > 0 has the product of outer's dims (which may be symbolic:
+ * the planes of a buffer's leading dims, e.g. batch x heads) as dim[2]. */
 typedef struct cg_tmap {
     uint32_t buf;
     uint8_t dtype;    /* ir_dtype */
+    uint8_t rank;     /* 2 or 3 */
     uint16_t swizzle; /* bytes: 128 */
-    ir_dim dim[2];    /* may be symbolic */
-    uint32_t box[2];
-    uint8_t rank;   /* 0 or 2: 2-D; 3: with the outer extent */
-    ir_shape outer; /* rank 3: its dims multiply to the third extent (may be symbolic) */
+    ir_dim dim[3];    /* may be symbolic */
+    uint32_t box[3];
+    ir_shape outer; /* rank 3: when outer.rank > 0, dim[2] = the product of its dims */
 } cg_tmap;
 
 typedef struct cg_kernel {

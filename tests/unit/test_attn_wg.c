@@ -191,6 +191,7 @@ static void test_manifest(void **state) {
         assert_true(IR_DIM_IS_SYM(tm->dim[1]));
         assert_int_equal(tm->box[0], 64);
         assert_int_equal(tm->box[1], 128);
+        assert_int_equal(tm->box[2], 1);
         assert_int_equal(tm->outer.rank, 2);
         assert_int_equal(tm->outer.dim[1], 12);
         assert_int_equal(tm->swizzle, 128);
@@ -252,14 +253,16 @@ static void test_gqa_maps(void **state) {
 static void test_tmap3_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {128, 4096, 128}, {64, 128}, 3};
+    rt_tmap_desc t = {IR_BF16, 128, {128, 4096, 128}, {64, 128, 1}, 3};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.dim[2] = 0;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
-    assert_non_null(strstr(e, "outer"));
-    t.dim[2] = 1, t.rank = 4;
+    assert_non_null(strstr(e, "extent"));
+    t.dim[2] = 1, t.box[2] = 0;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
-    t.rank = 2, t.dim[2] = 0; /* a 2-D map ignores dim[2] */
+    t.box[2] = 1, t.rank = 4;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.rank = 2, t.dim[2] = 0, t.box[2] = 0; /* a 2-D map ignores dim[2] and box[2] */
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
 }
 
