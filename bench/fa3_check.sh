@@ -90,6 +90,8 @@ if has verify; then
   verify "$X/attn_gqa.tx" -D B=2 -D S=1000
   verify "$W/lens.tx" -D B=3 -D H=2 -D S=300
   TX_ATTN_NO_PIPELINE=1 verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  TX_ATTN_PINGPONG=1 verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  TX_ATTN_PINGPONG=1 verify "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
 fi
 
@@ -112,6 +114,8 @@ if has time; then
   tbench gqa "$X/attn_gqa.tx" -D B=4 -D S=4096
   tbench decode "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
   TX_ATTN_NO_PIPELINE=1 tbench d128_nopipe "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  TX_ATTN_PINGPONG=1 tbench d128_pingpong "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  TX_ATTN_PINGPONG=1 tbench causal_pingpong "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
   timeout 150 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 
@@ -122,11 +126,13 @@ if has sanitize 30; then
   else
     for c in "memcheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "memcheck:gqa:$X/attn_gqa.tx:-D B=1 -D S=130" \
              "memcheck:d64:$A:-D B=1 -D H=1 -D S=200 -D D=64" "racecheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
-             "synccheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300"; do
+             "synccheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
+             "racecheck:pingpong:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "synccheck:pingpong:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300"; do
       tool=${c%%:*}; r=${c#*:}; n=${r%%:*}; r=${r#*:}; f=${r%%:*}; sz=${r#*:}
       [ "$(left)" -gt 15 ] || { log "skipped $tool $n: out of time"; continue; }
+      pp=0; [ "$n" = pingpong ] && pp=1
       # shellcheck disable=SC2086
-      timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
+      TX_ATTN_PINGPONG=$pp timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
         --output-dir "$W/so" >"$OUT/sanitize-$tool-$n.txt" 2>&1
       rc=$?
       summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitize-$tool-$n.txt" | tail -1)
@@ -173,15 +179,17 @@ def tx(n):
     return r.get("graph_us"), r.get("verified")
 flops = {"d128": 4*4*32*4096*4096*128, "d64": 4*8*12*1024*1024*64, "causal": 2*4*32*4096*4096*128,
          "causal_noskip": 2*4*32*4096*4096*128, "gqa": 2*4*32*4096*4096*128, "decode": 4*8*32*32768*128,
-         "d128_nopipe": 4*4*32*4096*4096*128}
+         "d128_nopipe": 4*4*32*4096*4096*128, "d128_pingpong": 4*4*32*4096*4096*128,
+         "causal_pingpong": 2*4*32*4096*4096*128}
 anchor = {"d128": "sdpa_d128", "d64": "sdpa_d64", "causal": "sdpa_causal", "causal_noskip": "sdpa_causal", "gqa": "sdpa_gqa",
-          "decode": "sdpa_decode", "d128_nopipe": "sdpa_d128"}
+          "decode": "sdpa_decode", "d128_nopipe": "sdpa_d128", "d128_pingpong": "sdpa_d128",
+          "causal_pingpong": "sdpa_causal"}
 target = {"d128": ">= 1.0x", "d64": ">= 0.9x", "causal": ">= 1.0x", "causal_noskip": "-", "gqa": ">= 1.0x",
-          "decode": ">= 1.0x, >= 80% of copy", "d128_nopipe": "-"}
+          "decode": ">= 1.0x, >= 80% of copy", "d128_nopipe": "-", "d128_pingpong": "-", "causal_pingpong": "-"}
 print("fa3_check summary (%s)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
 print("|---|---:|---:|---|---:|---:|---|")
-for n in ["d128", "d128_nopipe", "d64", "causal", "causal_noskip", "gqa", "decode"]:
+for n in ["d128", "d128_nopipe", "d128_pingpong", "d64", "causal", "causal_noskip", "causal_pingpong", "gqa", "decode"]:
     t, v = tx(n)
     s = th.get(anchor[n])
     s = s * 1000 if s else None

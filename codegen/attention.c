@@ -901,6 +901,7 @@ typedef struct attn_wgk {
     LLVMValueRef nq, ntiles;
     bool skip; /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
     bool pipe; /* the software-pipelined key loop (off with TX_ATTN_NO_PIPELINE=1) */
+    bool pingpong; /* consumer turns (awg_turn_wait; on with TX_ATTN_PINGPONG=1, pipelined only) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -1162,6 +1163,23 @@ static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVM
         }
 }
 
+/* Ping-pong of the two consumer warpgroups (TX_ATTN_PINGPONG=1): named barrier 1 + c is
+ * warpgroup c's turn to issue its GEMMs. Before issuing, c waits for its turn (bar.sync, 256
+ * threads: its 128 and the other's 128 arrivals); after issuing it hands the turn to the other
+ * (bar.arrive 2 - c), so one warpgroup's softmax runs while the other's GEMMs hold the tensor
+ * cores. Warpgroup 1 arrives once on barrier 1 at the start (warpgroup 0 goes first) and
+ * warpgroup 0 takes that last turn after its work (every arrival is matched). */
+static void awg_turn_wait(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
+    if (!k->pingpong) return;
+    LLVMValueRef id = LLVMBuildAdd(cx->b, wgc, i32c(cx, 1), "");
+    cg_wg_asm(cx, NULL, "bar.sync $0, 256;", "r,~{memory}", &id, 1);
+}
+static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
+    if (!k->pingpong) return;
+    LLVMValueRef id = LLVMBuildSub(cx->b, i32c(cx, 2), wgc, "");
+    cg_wg_asm(cx, NULL, "bar.arrive $0, 256;", "r,~{memory}", &id, 1);
+}
+
 /* The key loop of a consumer warpgroup over [kb, ke), software-pipelined so that the softmax
  * of tile j runs while the tensor cores compute P_{j-1} V_{j-1}: the first tile's S and
  * softmax; then per tile: issue S_j = Q K_j and O += P_{j-1} V_{j-1}, wait for S_j, softmax
@@ -1169,7 +1187,8 @@ static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVM
  * last tile. ov / pv / mv / lv / itv: the O, P, max, sum and ring-step variables. */
 static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
                      LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
-                     LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
+                     LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv,
+                     LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
@@ -1182,8 +1201,10 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_stage(cx, k, it, &st_, &par);
     cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
     for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
+    awg_turn_wait(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
+    awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     awg_softmax(a, k, s, r0, c0, kb, mv, lv, alpha);
     awg_pack(a, k, s, pf);
@@ -1201,10 +1222,12 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     for (unsigned i = 0; i < NS; i++) o[NO + i] = cg_f32c(cx, 0); /* S's zeros */
     for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
+    awg_turn_wait(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO + NS, pf, NP);
     for (unsigned i = 0; i < NS; i++) s[i] = o[NO + i];
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
+    awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
     /* the softmax runs under the product; P's registers (the product's A operand) are written
      * only after it completes: the exponentiated scores pass through the wait */
@@ -1223,8 +1246,10 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
+    awg_turn_wait(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
     awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
+    awg_turn_pass(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
     awg_arrive(cx, awg_sbar(cx, k, ps, 1));
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
@@ -1285,6 +1310,12 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef c0 = LLVMBuildZExt(
         b, LLVMBuildMul(b, LLVMBuildURem(b, lane, i32c(cx, 4), ""), i32c(cx, 2), ""), cx->i64, "");
     LLVMValueRef sq = LLVMBuildAdd(b, k->smem, LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""), "");
+    LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, wgc, i32c(cx, 0), "");
+    if (k->pingpong) { /* warpgroup 0 takes the first turn */
+        LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildNot(b, first, ""));
+        awg_turn_pass(cx, k, wgc);
+        cg_if_end(cx, j);
+    }
     cg_loop tl;
     LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
     awg_tile(a, k, t, &q0);
@@ -1295,7 +1326,7 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
     cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
     if (k->pipe)
-        awg_keys(a, k, sq, r0, c0, kb, ke, ov, pv, mv, lv, itv);
+        awg_keys(a, k, sq, r0, c0, kb, ke, ov, pv, mv, lv, itv, wgc);
     else
         awg_keys_plain(a, k, sq, r0, c0, kb, ke, ov, mv, lv, itv);
     awg_arrive(cx, awg_qempty(cx, k));
@@ -1320,6 +1351,11 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
         cg_if_end(cx, e);
     }
     cg_loop_end(cx, &tl);
+    if (k->pingpong) { /* the turn warpgroup 1 handed over last */
+        LLVMBasicBlockRef j = cg_if_begin(cx, first);
+        awg_turn_wait(cx, k, wgc);
+        cg_if_end(cx, j);
+    }
     return ok;
 }
 
@@ -1391,6 +1427,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     const char *ns = getenv("TX_ATTN_NO_SKIP"), *npi = getenv("TX_ATTN_NO_PIPELINE");
     k.skip = !(ns && ns[0] == '1');
     k.pipe = !(npi && npi[0] == '1');
+    const char *pp = getenv("TX_ATTN_PINGPONG");
+    k.pingpong = k.pipe && pp && pp[0] == '1';
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;
@@ -1426,8 +1464,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s", k.p.bm, k.p.bn,
-             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? "" : " nopipe");
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s", k.p.bm, k.p.bn,
+             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? "" : " nopipe",
+             k.pingpong ? " pingpong" : "");
     return true;
 }
 
