@@ -23,7 +23,7 @@ SUITE=${SUITE:-dist/shared/bench/suite}
 X=${X:-bench/suite-extra}
 A=$SUITE/attention.tx
 OUT=${OUT:-fa3-out}
-STEPS=${STEPS:-verify,time,sanitize,ncu,verify2}
+STEPS=${STEPS:-verify,time,sanitize,ncu}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -34,7 +34,7 @@ trap 'rm -rf "$W"' EXIT
 [ -x "$TXC" ] || { echo "fa3_check: no txc at $TXC (carry dist/)"; exit 2; }
 fail=0
 T0=$(date +%s)
-left() { echo $(( ${BUDGET:-140} - ($(date +%s) - T0) )); }
+left() { echo $(( ${BUDGET:-165} - ($(date +%s) - T0) )); }
 has() {
   case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
   [ "$(left)" -gt "${2:-20}" ] && return 0
@@ -82,17 +82,31 @@ verify() { # FILE SIZES... : txc bench on the GPU, checked against the reference
   cat "$W/v.txt" >>"$LOG"
 }
 
+P1="TX_ATTN_PIPELINE=1"; PP="TX_ATTN_PIPELINE=1 TX_ATTN_PINGPONG=1"; KS="TX_ATTN_KSPLIT=1"
+verify_cfg() { # verify under the environment assignments in $VCFG (logged with the row)
+  local a
+  for a in $VCFG; do export "${a?}"; done
+  echo "[$VCFG]" >>"$OUT/verify.txt"
+  verify "$@"
+  for a in $VCFG; do unset "${a%%=*}"; done
+}
 if has verify; then
-  for S in 1 17 1000; do verify "$A" -D B=1 -D H=3 -D S=$S -D D=128; done
-  verify "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
+  # the default (plain) loop, checked whole in the first run (bench/results/2026-12-01-h200-fa3)
+  verify "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
-  verify "$X/attn_gqa.tx" -D B=2 -D S=1000
-  verify "$W/lens.tx" -D B=3 -D H=2 -D S=300
-  TX_ATTN_NO_PIPELINE=1 verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
-  TX_ATTN_PINGPONG=1 verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
-  TX_ATTN_PINGPONG=1 verify "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
+  # the pipelined loop, with and without ping-pong; the key-split decode
+  for cfg in "$P1" "$PP"; do
+    for c in "$A|-D B=1 -D H=3 -D S=1000 -D D=128" "$A|-D B=2 -D H=2 -D S=1000 -D D=64" "$A|-D B=1 -D H=3 -D S=17 -D D=128" \
+             "$X/attn_causal.tx|-D B=1 -D H=3 -D S=1100" "$X/attn_gqa.tx|-D B=2 -D S=1000" "$W/lens.tx|-D B=3 -D H=2 -D S=300"; do
+      # shellcheck disable=SC2086
+      VCFG="$cfg" verify_cfg "${c%%|*}" ${c#*|}
+    done
+  done
+  VCFG="$P1" verify_cfg "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
+  VCFG="$P1" verify_cfg "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=4 -D H=2 -D T=16 -D L=333
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
 fi
 
 # tx timings: NAME FILE SIZES...
@@ -106,16 +120,24 @@ tbench() {
     fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
   fi
 }
+tcfg() { # NAME "ENV ASSIGNMENTS" FILE SIZES...: tbench under those assignments
+  local n=$1 cfg=$2 a; shift 2
+  for a in $cfg; do export "${a?}"; done
+  tbench "$n" "$@"
+  for a in $cfg; do unset "${a%%=*}"; done
+}
 if has time; then
   tbench d128 "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench d64 "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench causal "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  TX_ATTN_NO_SKIP=1 tbench causal_noskip "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  tbench gqa "$X/attn_gqa.tx" -D B=4 -D S=4096
+  tcfg d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tcfg d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tcfg d64_pipe "$P1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tcfg d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tcfg causal_pipe "$P1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg causal_noskip_pipe "$P1 TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg gqa_pipe "$P1" "$X/attn_gqa.tx" -D B=4 -D S=4096
   tbench decode "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
-  TX_ATTN_NO_PIPELINE=1 tbench d128_nopipe "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  TX_ATTN_PINGPONG=1 tbench d128_pingpong "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  TX_ATTN_PINGPONG=1 tbench causal_pingpong "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg decode_ks "$KS" "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
   timeout 150 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 
@@ -124,15 +146,18 @@ if has sanitize 30; then
   if [ -z "$CS" ]; then
     log "sanitize: compute-sanitizer not found"
   else
-    for c in "memcheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "memcheck:gqa:$X/attn_gqa.tx:-D B=1 -D S=130" \
-             "memcheck:d64:$A:-D B=1 -D H=1 -D S=200 -D D=64" "racecheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
-             "synccheck:causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
-             "racecheck:pingpong:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "synccheck:pingpong:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300"; do
+    for c in "memcheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "racecheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
+             "synccheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "memcheck:pipe-d64:$A:-D B=1 -D H=1 -D S=200 -D D=64" \
+             "racecheck:pipe-gqa:$X/attn_gqa.tx:-D B=1 -D S=130" "memcheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300" \
+             "racecheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300"; do
       tool=${c%%:*}; r=${c#*:}; n=${r%%:*}; r=${r#*:}; f=${r%%:*}; sz=${r#*:}
       [ "$(left)" -gt 15 ] || { log "skipped $tool $n: out of time"; continue; }
-      pp=0; [ "$n" = pingpong ] && pp=1
+      cfg=""
+      case "$n" in pp-*) cfg=$PP ;; pipe-*) cfg=$P1 ;; ks-*) cfg=$KS ;; esac
+      ex=()
+      case "$f" in *decode*) dlens 3 300 "$W/slen.npy"; ex=(--input "len=$W/slen.npy") ;; esac
       # shellcheck disable=SC2086
-      TX_ATTN_PINGPONG=$pp timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
+      env $cfg timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 "${ex[@]}" $sz \
         --output-dir "$W/so" >"$OUT/sanitize-$tool-$n.txt" 2>&1
       rc=$?
       summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitize-$tool-$n.txt" | tail -1)
@@ -143,27 +168,13 @@ fi
 
 if has ncu; then
   if command -v ncu >/dev/null; then
-    timeout 90 ncu --clock-control none -k regex:attention --launch-count 1 --section SpeedOfLight \
+    TX_ATTN_PIPELINE=1 timeout 60 ncu --clock-control none -k regex:attention --launch-count 1 --section SpeedOfLight \
       --section Occupancy --section LaunchStats "$TXC" run "$A" --device=gpu --random-inputs=1 \
       -D B=4 -D H=32 -D S=4096 -D D=128 --output-dir "$W/no" >"$OUT/ncu.txt" 2>&1 || log "ncu failed (see ncu.txt)"
-    grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared" "$OUT/ncu.txt" | sed 's/^/ncu d128: /' | tee -a "$LOG"
+    grep -E "Duration|Memory Throughput|DRAM Throughput|Compute \(SM\) Throughput|Registers Per|Achieved Occupancy|Grid Size|Block Size|Dynamic Shared" "$OUT/ncu.txt" | sed 's/^/ncu d128 pipe: /' | tee -a "$LOG"
   else
     log "ncu not found"
   fi
-fi
-
-if has verify2 30; then
-  verify "$X/attn_decode.tx" -D B=4 -D H=2 -D T=16 -D L=333
-  verify "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
-  TX_ATTN_NO_PIPELINE=1 verify "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "$A" -D B=2 -D H=2 -D S=4096 -D D=128
-  verify "$A" -D B=1 -D H=3 -D S=17 -D D=64
-  for f in "$X"/attn_window.tx "$X"/attn_alibi.tx "$X"/attn_softcap.tx; do
-    verify "$f" -D B=1 -D H=3 -D S=77
-    verify "$f" -D B=1 -D H=2 -D S=1100
-  done
-  verify "$X/attn_causal.tx" -D B=2 -D H=2 -D S=1
-  TX_ATTN_NO_SKIP=1 verify "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
 fi
 
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
@@ -173,34 +184,27 @@ def load(p):
     try: return json.load(open(os.path.join(out, p)))
     except Exception: return {}
 th = load("torch.json")
-def tx(n):
+def fused(n):
     r = load("tx-%s.json" % n)
-    r = r.get("fused") or r
-    return r.get("graph_us"), r.get("verified")
-flops = {"d128": 4*4*32*4096*4096*128, "d64": 4*8*12*1024*1024*64, "causal": 2*4*32*4096*4096*128,
-         "causal_noskip": 2*4*32*4096*4096*128, "gqa": 2*4*32*4096*4096*128, "decode": 4*8*32*32768*128,
-         "d128_nopipe": 4*4*32*4096*4096*128, "d128_pingpong": 4*4*32*4096*4096*128,
-         "causal_pingpong": 2*4*32*4096*4096*128}
-anchor = {"d128": "sdpa_d128", "d64": "sdpa_d64", "causal": "sdpa_causal", "causal_noskip": "sdpa_causal", "gqa": "sdpa_gqa",
-          "decode": "sdpa_decode", "d128_nopipe": "sdpa_d128", "d128_pingpong": "sdpa_d128",
-          "causal_pingpong": "sdpa_causal"}
-target = {"d128": ">= 1.0x", "d64": ">= 0.9x", "causal": ">= 1.0x", "causal_noskip": "-", "gqa": ">= 1.0x",
-          "decode": ">= 1.0x, >= 80% of copy", "d128_nopipe": "-", "d128_pingpong": "-", "causal_pingpong": "-"}
-print("fa3_check summary (%s)" % th.get("device", "?"))
-print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
-print("|---|---:|---:|---|---:|---:|---|")
-for n in ["d128", "d128_nopipe", "d128_pingpong", "d64", "causal", "causal_noskip", "causal_pingpong", "gqa", "decode"]:
-    t, v = tx(n)
-    s = th.get(anchor[n])
-    s = s * 1000 if s else None
-    print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (flops[n] / t / 1e6) if t else "-",
-          v, "%.0f" % s if s else "-", "%.2fx" % (s / t) if s and t else "-", target[n]))
-a, b = tx("causal")[0], tx("causal_noskip")[0]
+    return r.get("fused") or r
+F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
+rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d128_pipe", F128, "sdpa_d128", ">= 1.0x"),
+        ("d128_pp", F128, "sdpa_d128", ">= 1.0x"), ("d64_pipe", F64, "sdpa_d64", ">= 0.9x"),
+        ("d64_pp", F64, "sdpa_d64", ">= 0.9x"), ("causal_pipe", FC, "sdpa_causal", ">= 1.0x"),
+        ("causal_pp", FC, "sdpa_causal", ">= 1.0x"), ("causal_noskip_pipe", FC, "sdpa_causal", "-"),
+        ("gqa_pipe", FC, "sdpa_gqa", ">= 1.0x"), ("decode", 0, "sdpa_decode", ">= 1.0x, 80% of copy"),
+        ("decode_ks", 0, "sdpa_decode", ">= 1.0x, 80% of copy")]
+print("fa3_check summary (%s; pipe = TX_ATTN_PIPELINE=1, pp = + TX_ATTN_PINGPONG=1, ks = TX_ATTN_KSPLIT=1)" % th.get("device", "?"))
+print("| case | tx us | TFLOP/s | %copy | verified | SDPA us | SDPA/tx | target |")
+print("|---|---:|---:|---:|---|---:|---:|---|")
+for n, fl, an, tg in rows:
+    r = fused(n); t = r.get("graph_us")
+    sd = th.get(an); sd = sd * 1000 if sd else None
+    print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (fl / t / 1e6) if t and fl else "-",
+          "%.0f%%" % r["pct_copy"] if r.get("pct_copy") and not fl else "-", r.get("verified"),
+          "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", tg))
+a, b = fused("causal_pipe").get("graph_us"), fused("causal_noskip_pipe").get("graph_us")
 if a and b: print("\ncausal block skipping: %.2fx the same kernel without it (target >= 1.8x)" % (b / a))
-a, b = tx("d128")[0], tx("d128_nopipe")[0]
-if a and b: print("d128 software pipelining: %.2fx the unpipelined loop" % (b / a))
-r = load("tx-decode.json"); r = r.get("fused") or r
-if r.get("pct_copy"): print("decode: %.0f GB/s, %.0f%% of copy" % (r.get("GBps", 0), r["pct_copy"]))
 print("\nverification (ragged sizes, against the reference):")
 try: print(open(os.path.join(out, "verify.txt")).read())
 except Exception: print("(none)")

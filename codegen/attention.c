@@ -47,6 +47,14 @@ enum { ATTN_WALK_MAX = 1 << 14 };
 
 static const ir_node *nd(const ir_graph *g, ir_id id) { return &g->nodes[id]; }
 
+/* A measurement knob of the attention kernels (docs/codegen-attention.md): the environment
+ * variable `name` of the compiling process set to 1 or 0, else dflt. Read at compile time only;
+ * for benchmarks that measure what one ingredient buys. */
+static bool attn_knob(const char *name, bool dflt) {
+    const char *v = getenv(name);
+    return v && (v[0] == '0' || v[0] == '1') && !v[1] ? v[0] == '1' : dflt;
+}
+
 /* Reads the planner's match of the region: mm1 and the scores from the
  * region, mm2 its anchor, P's dtype that of mm2's first operand. False when
  * the facts do not describe two products of one batch. */
@@ -900,8 +908,8 @@ typedef struct attn_wgk {
     LLVMValueRef bar;     /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
     bool skip; /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
-    bool pipe; /* the software-pipelined key loop (off with TX_ATTN_NO_PIPELINE=1) */
-    bool pingpong; /* consumer turns (awg_turn_wait; on with TX_ATTN_PINGPONG=1, pipelined only) */
+    bool pipe;     /* the software-pipelined key loop (awg_keys; TX_ATTN_PIPELINE) */
+    bool pingpong; /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -1163,7 +1171,7 @@ static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVM
         }
 }
 
-/* Ping-pong of the two consumer warpgroups (TX_ATTN_PINGPONG=1): named barrier 1 + c is
+/* Ping-pong of the two consumer warpgroups (TX_ATTN_PINGPONG): named barrier 1 + c is
  * warpgroup c's turn to issue its GEMMs. Before issuing, c waits for its turn (bar.sync, 256
  * threads: its 128 and the other's 128 arrivals); after issuing it hands the turn to the other
  * (bar.arrive 2 - c), so one warpgroup's softmax runs while the other's GEMMs hold the tensor
@@ -1256,7 +1264,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     cg_if_end(cx, any);
 }
 
-/* The unpipelined key loop (TX_ATTN_NO_PIPELINE=1, for measuring what pipelining buys): per
+/* The unpipelined key loop (TX_ATTN_PIPELINE=0; what pipelining buys is measured against it): per
  * tile S = Q K_j, wait, softmax, O *= alpha, O += P V_j, wait, free the stage. */
 static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
                            LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
@@ -1424,11 +1432,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     attn_wgk k;
     memset(&k, 0, sizeof k);
     k.p = *plan;
-    const char *ns = getenv("TX_ATTN_NO_SKIP"), *npi = getenv("TX_ATTN_NO_PIPELINE");
-    k.skip = !(ns && ns[0] == '1');
-    k.pipe = !(npi && npi[0] == '1');
-    const char *pp = getenv("TX_ATTN_PINGPONG");
-    k.pingpong = k.pipe && pp && pp[0] == '1';
+    k.skip = !attn_knob("TX_ATTN_NO_SKIP", false);
+    k.pipe = attn_knob("TX_ATTN_PIPELINE", false);
+    k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", false);
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;
@@ -1465,7 +1471,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
     snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s", k.p.bm, k.p.bn,
-             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? "" : " nopipe",
+             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? " pipe" : "",
              k.pingpong ? " pingpong" : "");
     return true;
 }
@@ -1498,7 +1504,8 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
         nt = (int)((d->dvmax + 31) / 32);
     }
     /* a few query rows (decode): one 16-row tile, four warps splitting each key tile */
-    bool ks = tc && a->sqmax > 0 && a->sqmax <= 16 && l->bn == 64 &&
+    bool ks = tc && attn_knob("TX_ATTN_KSPLIT", false) && a->sqmax > 0 && a->sqmax <= 16 &&
+              l->bn == 64 &&
               ks_bytes((int)((d->dvmax + 15) / 16 * 2)) <= 64 * ((d->dmax + 15) / 16 * 16 + 8) * 2;
     if (ks) l->bm = 16, l->threads = 128;
     l->tensor_cores = tc;

@@ -296,7 +296,7 @@ static void test_fallbacks(void **state) {
 }
 
 /* The measurement knobs (docs/codegen-attention.md): TX_ATTN_NO_SKIP=1 visits every key tile,
- * TX_ATTN_NO_PIPELINE=1 and TX_ATTN_PINGPONG=1 change the key loop; the template says so. */
+ * TX_ATTN_PIPELINE=1 and TX_ATTN_PINGPONG=1 change the key loop; the template says so. */
 static void test_no_skip(void **state) {
     (void)state;
     cg_program *p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
@@ -312,21 +312,22 @@ static void test_no_skip(void **state) {
     cg_program_ptx(p, &n2);
     assert_true(n2 < n1); /* no tile-range evaluation */
     cg_program_free(p);
-    /* TX_ATTN_NO_PIPELINE=1: the plain loop (one wgmma group in flight: no wait_group 1);
-     * TX_ATTN_PINGPONG=1: the consumers take turns through named barriers 1 and 2 */
-    setenv("TX_ATTN_NO_PIPELINE", "1", 1);
+    /* TX_ATTN_PIPELINE=1: two wgmma groups in flight (wait_group 1); TX_ATTN_PINGPONG=1 with it:
+     * the consumers take turns through named barriers 1 and 2; the default: the plain loop */
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
-    unsetenv("TX_ATTN_NO_PIPELINE");
-    assert_non_null(strstr(attn_kernel(p)->tmpl, "nopipe"));
     assert_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
+    assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
+    setenv("TX_ATTN_PIPELINE", "1", 1);
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    assert_non_null(strstr(attn_kernel(p)->tmpl, " pipe"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
     assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
     setenv("TX_ATTN_PINGPONG", "1", 1);
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
     unsetenv("TX_ATTN_PINGPONG");
+    unsetenv("TX_ATTN_PIPELINE");
     assert_non_null(strstr(attn_kernel(p)->tmpl, "pingpong"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
@@ -425,6 +426,12 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
     ptxas_check(SRC_GQA, NULL, 0, 64);
     ptxas_check(SRC_ALIBI, NULL, 0, 64);
+    setenv("TX_ATTN_PIPELINE", "1", 1);
+    ptxas_check(SRC_PLAIN, d128, 1, 0);
+    ptxas_check(SRC_PLAIN, d64, 3, 0);
+    ptxas_check(SRC_CAUSAL, NULL, 0, 64);
+    ptxas_check(SRC_GQA, NULL, 0, 64);
+    unsetenv("TX_ATTN_PIPELINE");
 }
 
 int main(void) {

@@ -459,7 +459,9 @@ static void test_attention_ptx(void **st) {
     check_ptx(g, "bf16 attention D=64", true);
     ir_graph_free(g);
     g = attn_graph(IR_BF16, 2, 1, 128); /* one query row: the key-split (decode) mode */
+    setenv("TX_ATTN_KSPLIT", "1", 1);
     check_ptx(g, "bf16 attention S=1 D=128", true);
+    unsetenv("TX_ATTN_KSPLIT");
     ir_graph_free(g);
     g = attn_graph(IR_F32, 1, 17, 16);
     check_ptx(g, "f32 attention D=16", false);
