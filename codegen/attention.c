@@ -458,11 +458,16 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
                        LLVMValueRef *mv, LLVMValueRef *lt, LLVMValueRef (*ov)[4]) {
     LLVMBuilderRef b = cx->b;
     LLVMTypeRef f = cx->f32;
-    /* m at [0][w][h][lane], l at [1][w][h][lane], then the slab [t][q][lane] */
-    #define KS_AT(i) LLVMBuildGEP2(b, f, sm, (LLVMValueRef[]){i}, 1, "")
+/* m at [0][w][h][lane], l at [1][w][h][lane], then the slab [t][q][lane] */
+#define KS_AT(i) LLVMBuildGEP2(b, f, sm, (LLVMValueRef[]){i}, 1, "")
     LLVMValueRef mine[2];
     for (int h = 0; h < 2; h++) {
-        LLVMValueRef wi = LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_i32(cx, 2), ""), cg_i32(cx, h), ""), cg_i32(cx, 32), ""), lane, "");
+        LLVMValueRef wi = LLVMBuildAdd(
+            b,
+            LLVMBuildMul(
+                b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, cg_i32(cx, 2), ""), cg_i32(cx, h), ""),
+                cg_i32(cx, 32), ""),
+            lane, "");
         mine[h] = ld(cx, mv[h]);
         st(cx, mine[h], KS_AT(wi));
         st(cx, lt[h], KS_AT(LLVMBuildAdd(b, wi, cg_i32(cx, 256), "")));
@@ -478,31 +483,35 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
         LLVMValueRef Ms = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), M, "");
         LLVMValueRef L = cg_f32c(cx, 0);
         for (int w = 0; w < 4; w++) {
-            LLVMValueRef lw = ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 256 + (w * 2 + h) * 32), "")));
+            LLVMValueRef lw =
+                ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 256 + (w * 2 + h) * 32), "")));
             L = fadd(cx, L, fmul(cx, lw, cg_exp_fast(cx, LLVMBuildFSub(b, mw[w], Ms, ""))));
         }
         lt[h] = L;
         LLVMValueRef sc = cg_exp_fast(cx, LLVMBuildFSub(b, mine[h], Ms, ""));
         for (int t = 0; t < DT; t++)
-            for (int q = h * 2; q < h * 2 + 2; q++) st(cx, fmul(cx, ld(cx, ov[t][q]), sc), ov[t][q]);
+            for (int q = h * 2; q < h * 2 + 2; q++)
+                st(cx, fmul(cx, ld(cx, ov[t][q]), sc), ov[t][q]);
     }
     for (int w = 1; w < 4; w++) {
         cg_barrier(cx);
         LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, w), ""));
         for (int t = 0; t < DT; t++)
             for (int q = 0; q < 4; q++)
-                st(cx, ld(cx, ov[t][q]), KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
+                st(cx, ld(cx, ov[t][q]),
+                   KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
         cg_if_end(cx, j);
         cg_barrier(cx);
         j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""));
         for (int t = 0; t < DT; t++)
             for (int q = 0; q < 4; q++) {
-                LLVMValueRef x = ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
+                LLVMValueRef x =
+                    ld(cx, KS_AT(LLVMBuildAdd(b, lane, cg_i32(cx, 512 + (t * 4 + q) * 32), "")));
                 st(cx, fadd(cx, ld(cx, ov[t][q]), x), ov[t][q]);
             }
         cg_if_end(cx, j);
     }
-    #undef KS_AT
+#undef KS_AT
 }
 
 /* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
@@ -642,8 +651,9 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef srow0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     for (int n = 0; n < NTw; n++)
         for (int q = 0; q < 4; q++) {
-            LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), koff64, ""),
-                                            cg_i64(cx, n * 8 + (q & 1)), "");
+            LLVMValueRef col =
+                LLVMBuildAdd(b, LLVMBuildAdd(b, LLVMBuildAdd(b, j0, t264, ""), koff64, ""),
+                             cg_i64(cx, n * 8 + (q & 1)), "");
             LLVMValueRef srow = LLVMBuildAdd(b, srow0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
             s[n][q] =
@@ -712,7 +722,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
             LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
                                            LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
-            if (ks) in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""), "");
+            if (ks)
+                in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
             LLVMValueRef o = fmul(cx, ld(cx, ov[t][q]), inv[q >> 1]);
             if (!d->epi(d->user, cx, &o, a->bidx, row, col)) return false;
@@ -879,8 +890,8 @@ static bool awg_base(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, 
 /* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv in
  * {64, 128} known, each operand a dense buffer read through casts, the K transpose and reshapes
  * of its batch dims; bases[] get the three buffers' values. */
-static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region,
-                         const attn_match *am, ir_id bases[3], cg_attn_wg_plan *p) {
+static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, const attn_match *am,
+                         ir_id bases[3], cg_attn_wg_plan *p) {
     if (cx->target != CG_SM90A) return false;
     const ir_node *qn = nd(g, am->q), *m2 = nd(g, am->mm2);
     /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
@@ -903,18 +914,21 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region,
 /* The kernel's state. */
 typedef struct attn_wgk {
     cg_attn_wg_plan p;
-    LLVMValueRef tm[3];   /* q, k, v tensor maps (the byval parameters) */
-    LLVMValueRef smem;    /* i32 shared address of the Q tile (1024-aligned) */
-    LLVMValueRef bar;     /* i32 shared address of qfull, qempty, full[], empty[] */
+    LLVMValueRef tm[3]; /* q, k, v tensor maps (the byval parameters) */
+    LLVMValueRef smem;  /* i32 shared address of the Q tile (1024-aligned) */
+    LLVMValueRef bar;   /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
-    bool skip; /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
+    bool skip;     /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
     bool pipe;     /* the software-pipelined key loop (awg_keys; TX_ATTN_PIPELINE) */
     bool pingpong; /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
 
-static LLVMValueRef awg_qfull(cg_ctx *cx, const attn_wgk *k) { (void)cx; return k->bar; }
+static LLVMValueRef awg_qfull(cg_ctx *cx, const attn_wgk *k) {
+    (void)cx;
+    return k->bar;
+}
 static LLVMValueRef awg_qempty(cg_ctx *cx, const attn_wgk *k) {
     return LLVMBuildAdd(cx->b, k->bar, i32c(cx, 8), "");
 }
@@ -946,8 +960,12 @@ static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
 static void awg_copy(cg_ctx *cx, const attn_wgk *k, LLVMValueRef tmap, int64_t rows,
                      LLVMValueRef r0, LLVMValueRef plane, LLVMValueRef dst, LLVMValueRef bar) {
     for (int i = 0; i < k->p.d / 64; i++) {
-        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""), tmap,
-                             i32c(cx, 64 * i), r0, plane, bar};
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""),
+                             tmap,
+                             i32c(cx, 64 * i),
+                             r0,
+                             plane,
+                             bar};
         cg_wg_asm(cx, NULL,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
                   "bytes [$0], [$1, {$2, $3, $4}], [$5];",
@@ -1119,8 +1137,11 @@ static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMVa
     cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
     uint32_t vlbo = (uint32_t)(k->p.bn * 128); /* the next 64 value columns: the next box */
     for (unsigned kk = 0; kk < KP; kk++) {
-        LLVMValueRef pre[6] = {pf[4 * kk],     pf[4 * kk + 1], pf[4 * kk + 2],
-                               pf[4 * kk + 3], awg_desc(cx, sv, (int64_t)kk * 2048, vlbo),
+        LLVMValueRef pre[6] = {pf[4 * kk],
+                               pf[4 * kk + 1],
+                               pf[4 * kk + 2],
+                               pf[4 * kk + 3],
+                               awg_desc(cx, sv, (int64_t)kk * 2048, vlbo),
                                i32c(cx, 1)};
         cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
     }
@@ -1140,8 +1161,8 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
     LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
     for (unsigned i = 0; i < NS; i++) {
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
-        LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, j0, c0, ""),
-                                        cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef col =
+            LLVMBuildAdd(b, LLVMBuildAdd(b, j0, c0, ""), cg_i64(cx, 8 * (i / 4) + i % 2), "");
         LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
         s[i] = LLVMBuildSelect(b, in, score(a, s[i], row, col), cg_f32c(cx, -INFINITY), "");
         mx[(i / 2) % 2] = fmaxnum(cx, mx[(i / 2) % 2], s[i]);
@@ -1330,7 +1351,8 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     awg_range(a, k, q0, &kb, &ke);
     LLVMValueRef r0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, rin, cx->i64, ""), "r0");
     for (unsigned i = 0; i < NO; i++) st(cx, cg_f32c(cx, 0), ov[i]);
-    for (int h = 0; h < 2; h++) st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
+    for (int h = 0; h < 2; h++)
+        st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
     cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
     if (k->pipe)
@@ -1465,8 +1487,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
         k.tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
     }
     LLVMBuilderRef b = cx->b;
-    k.nq = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sq, cg_i64(cx, k.p.bm - 1), ""),
-                         cg_i64(cx, k.p.bm), "nq");
+    k.nq = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sq, cg_i64(cx, k.p.bm - 1), ""), cg_i64(cx, k.p.bm),
+                         "nq");
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
@@ -1567,7 +1589,9 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cx->ntmap_params = 0;
     if (!began) return false;
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
-    attn_gen a = {.cx = cx, .am = &am, .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2])};
+    attn_gen a = {.cx = cx,
+                  .am = &am,
+                  .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2])};
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;
@@ -1597,8 +1621,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     if (wg) {
         if (!awg_emit(&a, region, bases, &wp)) return false;
         if (a.failed) {
-            tx_error(cx->diag, "codegen: attention: the score graph of region k%u cannot be emitted",
-                     region);
+            tx_error(cx->diag,
+                     "codegen: attention: the score graph of region k%u cannot be emitted", region);
             return false;
         }
         int64_t per[3] = {wp.bm, 1, 1}, cap[3] = {INT32_MAX, 65535, 1};

@@ -496,9 +496,9 @@ typedef struct cg_attn_desc {
 } cg_attn_desc;
 
 /* ---- attention.c: the sm_90a attention kernel (wgmma + TMA, warp-specialised, persistent) ---- */
-#define CG_ATTN_WG_MAX_STAGES     4
-#define CG_ATTN_WG_PRODUCER_REGS  24  /* setmaxnreg of the producer warpgroup */
-#define CG_ATTN_WG_CONSUMER_REGS  240 /* and of the two consumers (128*24 + 256*240 <= 64K) */
+#define CG_ATTN_WG_MAX_STAGES    4
+#define CG_ATTN_WG_PRODUCER_REGS 24  /* setmaxnreg of the producer warpgroup */
+#define CG_ATTN_WG_CONSUMER_REGS 240 /* and of the two consumers (128*24 + 256*240 <= 64K) */
 /* Tile and ring of the sm_90a attention kernel: bm query rows (two consumer warpgroups of 64),
  * bn keys per step, head dim d (= the value head dim); shared memory from its base (1024-aligned):
  * the Q tile (q_bytes: d/64 boxes of 64 columns x bm rows), `stages` stages of a K then a V tile

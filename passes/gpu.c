@@ -14,7 +14,12 @@
 /* mem_latency_us: the loaded DRAM latency of Little's law in passes/model.c, measured on the H200
  * by bench/latency.sh (tx's own streaming loop, one block per SM); the H100 is assumed equal. The
  * others have no measurement: 0 keeps their predictions on the roofline. */
-#define LAT_H 0.123
+/* attn_eff: the share of the f16/bf16 peak the sm_90a attention kernel (codegen/attention.c,
+ * FlashAttention-3 style) reaches, measured on the H200 (bench/results/2026-12-01-h200-fa3: 430
+ * TFLOP/s at B4 H32 S4096 D128 with the default key loop; 0.43 of 989); the H100 is assumed equal;
+ * the others have no such kernel (0). */
+#define LAT_H  0.123
+#define ATTN_H 0.43
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,
@@ -27,7 +32,8 @@ static const pass_gpu gpu_table[] = {
      2.5,
      0.30,
      LAT_H,
-     8},
+     8,
+     ATTN_H},
     {"h200",
      132,
      232448,
@@ -39,7 +45,8 @@ static const pass_gpu gpu_table[] = {
      2.5,
      0.30,
      LAT_H,
-     8},
+     8,
+     ATTN_H},
     {"a100",
      108,
      166912,
@@ -51,7 +58,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     0.0},
     {"l4",
      58,
      101376,
@@ -63,7 +71,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     0.0},
     {"rtx4090",
      128,
      101376,
@@ -75,7 +84,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     0.0},
 };
 
 /* Returns the table entry named `name` (exact, lower case); NULL when unknown. */

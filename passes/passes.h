@@ -21,6 +21,8 @@ typedef struct pass_gpu {
     double mem_latency_us; /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline
                               only */
     int cluster_max; /* most blocks of a portable thread-block cluster (8 on sm_90); 0: none */
+    double attn_eff; /* fraction of the f16/bf16 peak the sm_90a attention kernel reaches (model
+                        attention.fa3); 0: none (the roofline at tc_eff) */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -203,7 +205,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
  * unknown sizes) keep the roofline (schedule "roofline"). */
 typedef struct pass_model {
     const char *schedule; /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
-                             reduction.column, reduction.column_split, roofline */
+                             reduction.column, reduction.column_split, attention.fa3,
+                             roofline */
     bool concrete;
     int64_t grid;        /* blocks launched */
     unsigned threads;    /* per block */

@@ -204,7 +204,7 @@ static void test_manifest(void **state) {
     /* the runtime plan at B = 3, S = 1000: maps {128, 1000, 36}; 8 x 36 tiles fill the SMs */
     int64_t syms[8];
     for (unsigned s = 0; s < g->nsyms; s++)
-        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value
+        syms[s] = g->syms[s].value >= 0               ? g->syms[s].value
                   : strcmp(g->syms[s].name, "B") == 0 ? 3
                                                       : 1000;
     char err[256];
@@ -279,15 +279,15 @@ static void test_fallbacks(void **state) {
         unsigned nd;
         int target;
     } cases[] = {
-        {SRC_PLAIN, d96, 1, CG_SM90A}, /* head dim 96 */
+        {SRC_PLAIN, d96, 1, CG_SM90A},  /* head dim 96 */
         {SRC_PLAIN, NULL, 0, CG_SM90A}, /* symbolic head dim */
         {SRC_PLAIN, dec, 3, CG_SM90A},  /* one query row (decode) */
         {f32src, NULL, 0, CG_SM90A},    /* f32 */
         {SRC_CAUSAL, NULL, 0, CG_SM90}, /* sm_90 */
     };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cg_program *p = compile_src(cases[i].src, (cg_target)cases[i].target, cases[i].defs,
-                                    cases[i].nd, NULL);
+        cg_program *p =
+            compile_src(cases[i].src, (cg_target)cases[i].target, cases[i].defs, cases[i].nd, NULL);
         const cg_kernel *k = attn_kernel(p);
         assert_int_equal(k->ntmaps, 0);
         assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
@@ -436,11 +436,16 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acc_layout), cmocka_unit_test(test_p_fragments),
-        cmocka_unit_test(test_plan),       cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_gqa_maps),   cmocka_unit_test(test_tmap3_check),
-        cmocka_unit_test(test_fallbacks),  cmocka_unit_test(test_no_skip),
-        cmocka_unit_test(test_producer_spills), cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_acc_layout),
+        cmocka_unit_test(test_p_fragments),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_gqa_maps),
+        cmocka_unit_test(test_tmap3_check),
+        cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_no_skip),
+        cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
