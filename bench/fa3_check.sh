@@ -23,7 +23,7 @@ SUITE=${SUITE:-dist/shared/bench/suite}
 X=${X:-bench/suite-extra}
 A=$SUITE/attention.tx
 OUT=${OUT:-fa3-out}
-STEPS=${STEPS:-verify,time,sanitize,ncu}
+STEPS=${STEPS:-time,verify,sanitize,time2}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -34,7 +34,7 @@ trap 'rm -rf "$W"' EXIT
 [ -x "$TXC" ] || { echo "fa3_check: no txc at $TXC (carry dist/)"; exit 2; }
 fail=0
 T0=$(date +%s)
-left() { echo $(( ${BUDGET:-165} - ($(date +%s) - T0) )); }
+left() { echo $(( ${BUDGET:-76} - ($(date +%s) - T0) )); }
 has() {
   case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
   [ "$(left)" -gt "${2:-20}" ] && return 0
@@ -83,32 +83,6 @@ verify() { # FILE SIZES... : txc bench on the GPU, checked against the reference
 }
 
 P1="TX_ATTN_PIPELINE=1"; PP="TX_ATTN_PIPELINE=1 TX_ATTN_PINGPONG=1"; KS="TX_ATTN_KSPLIT=1"
-verify_cfg() { # verify under the environment assignments in $VCFG (logged with the row)
-  local a
-  for a in $VCFG; do export "${a?}"; done
-  echo "[$VCFG]" >>"$OUT/verify.txt"
-  verify "$@"
-  for a in $VCFG; do unset "${a%%=*}"; done
-}
-if has verify; then
-  # the default (plain) loop, checked whole in the first run (bench/results/2026-12-01-h200-fa3)
-  verify "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
-  # the pipelined loop, with and without ping-pong; the key-split decode
-  for cfg in "$P1" "$PP"; do
-    for c in "$A|-D B=1 -D H=3 -D S=1000 -D D=128" "$A|-D B=2 -D H=2 -D S=1000 -D D=64" "$A|-D B=1 -D H=3 -D S=17 -D D=128" \
-             "$X/attn_causal.tx|-D B=1 -D H=3 -D S=1100" "$X/attn_gqa.tx|-D B=2 -D S=1000" "$W/lens.tx|-D B=3 -D H=2 -D S=300"; do
-      # shellcheck disable=SC2086
-      VCFG="$cfg" verify_cfg "${c%%|*}" ${c#*|}
-    done
-  done
-  VCFG="$P1" verify_cfg "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
-  VCFG="$P1" verify_cfg "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
-  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
-  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=4 -D H=2 -D T=16 -D L=333
-  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
-fi
-
 # tx timings: NAME FILE SIZES...
 tbench() {
   local n=$1 f=$2; shift 2
@@ -126,44 +100,65 @@ tcfg() { # NAME "ENV ASSIGNMENTS" FILE SIZES...: tbench under those assignments
   tbench "$n" "$@"
   for a in $cfg; do unset "${a%%=*}"; done
 }
-if has time; then
-  tbench d128 "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tcfg d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+if has time 10; then
+  # the opt-in loops at the sizes first (txc bench checks a sample of every output too)
   tcfg d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tcfg d64_pipe "$P1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tcfg d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tcfg causal_pipe "$P1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tcfg causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  tcfg causal_noskip_pipe "$P1 TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  tcfg gqa_pipe "$P1" "$X/attn_gqa.tx" -D B=4 -D S=4096
-  tbench decode "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
   tcfg decode_ks "$KS" "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
-  timeout 150 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
+  tcfg d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tcfg gqa_pp "$PP" "$X/attn_gqa.tx" -D B=4 -D S=4096
 fi
 
-if has sanitize 30; then
+verify_cfg() { # verify under the environment assignments in $VCFG (logged with the row)
+  local a
+  for a in $VCFG; do export "${a?}"; done
+  echo "[$VCFG]" >>"$OUT/verify.txt"
+  verify "$@"
+  for a in $VCFG; do unset "${a%%=*}"; done
+}
+if has verify 10; then
+  for c in "$X/attn_causal.tx|-D B=1 -D H=3 -D S=1100" "$A|-D B=2 -D H=2 -D S=1000 -D D=64" "$A|-D B=1 -D H=3 -D S=17 -D D=128" \
+           "$X/attn_gqa.tx|-D B=2 -D S=1000" "$W/lens.tx|-D B=3 -D H=2 -D S=300"; do
+    # shellcheck disable=SC2086
+    VCFG="$PP" verify_cfg "${c%%|*}" ${c#*|}
+  done
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=5 -D H=3 -D T=1 -D L=1000
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=4 -D H=2 -D T=16 -D L=333
+  VCFG="$P1" verify_cfg "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  VCFG="$P1" verify_cfg "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
+fi
+
+if has sanitize 12; then
   CS=$(command -v compute-sanitizer || true)
   if [ -z "$CS" ]; then
     log "sanitize: compute-sanitizer not found"
   else
-    for c in "memcheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "racecheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
-             "synccheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "memcheck:pipe-d64:$A:-D B=1 -D H=1 -D S=200 -D D=64" \
-             "racecheck:pipe-gqa:$X/attn_gqa.tx:-D B=1 -D S=130" "memcheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300" \
-             "racecheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300"; do
+    for c in "racecheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "synccheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
+             "memcheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300" "memcheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300"; do
       tool=${c%%:*}; r=${c#*:}; n=${r%%:*}; r=${r#*:}; f=${r%%:*}; sz=${r#*:}
-      [ "$(left)" -gt 15 ] || { log "skipped $tool $n: out of time"; continue; }
+      [ "$(left)" -gt 8 ] || { log "skipped $tool $n: out of time"; continue; }
       cfg=""
       case "$n" in pp-*) cfg=$PP ;; pipe-*) cfg=$P1 ;; ks-*) cfg=$KS ;; esac
       ex=()
       case "$f" in *decode*) dlens 3 300 "$W/slen.npy"; ex=(--input "len=$W/slen.npy") ;; esac
       # shellcheck disable=SC2086
-      env $cfg timeout 60 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 "${ex[@]}" $sz \
+      env $cfg timeout 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 "${ex[@]}" $sz \
         --output-dir "$W/so" >"$OUT/sanitize-$tool-$n.txt" 2>&1
       rc=$?
       summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY|hazard" "$OUT/sanitize-$tool-$n.txt" | tail -1)
       if [ $rc -eq 0 ]; then log "ok    $tool $n: $summ"; else fail=1; log "FAIL  $tool $n (rc $rc): $summ"; fi
     done
   fi
+fi
+
+if has time2 10; then
+  tcfg causal_noskip_pp "$PP TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench decode "$X/attn_decode.tx" -D B=8 -D H=32 -D T=1 -D L=32768
+  tcfg causal_pipe "$P1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tcfg d64_pipe "$P1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" decode >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 
 if has ncu; then
@@ -184,16 +179,20 @@ def load(p):
     try: return json.load(open(os.path.join(out, p)))
     except Exception: return {}
 th = load("torch.json")
+first = {}  # the SDPA anchors of the first run on this H200 where this run measured none
+try: first = json.load(open("bench/results/2026-12-01-h200-fa3/torch.json"))
+except Exception: pass
+for k, v in first.items():
+    if k.startswith("sdpa_") and k not in th: th[k] = v; th.setdefault("from_first", []).append(k)
 def fused(n):
     r = load("tx-%s.json" % n)
     return r.get("fused") or r
 F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
-rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d128_pipe", F128, "sdpa_d128", ">= 1.0x"),
-        ("d128_pp", F128, "sdpa_d128", ">= 1.0x"), ("d64_pipe", F64, "sdpa_d64", ">= 0.9x"),
-        ("d64_pp", F64, "sdpa_d64", ">= 0.9x"), ("causal_pipe", FC, "sdpa_causal", ">= 1.0x"),
-        ("causal_pp", FC, "sdpa_causal", ">= 1.0x"), ("causal_noskip_pipe", FC, "sdpa_causal", "-"),
-        ("gqa_pipe", FC, "sdpa_gqa", ">= 1.0x"), ("decode", 0, "sdpa_decode", ">= 1.0x, 80% of copy"),
-        ("decode_ks", 0, "sdpa_decode", ">= 1.0x, 80% of copy")]
+rows = [("d128_pp", F128, "sdpa_d128", ">= 1.0x"), ("d128_pipe", F128, "sdpa_d128", ">= 1.0x"),
+        ("causal_pp", FC, "sdpa_causal", ">= 1.0x"), ("causal_pipe", FC, "sdpa_causal", ">= 1.0x"),
+        ("causal_noskip_pp", FC, "sdpa_causal", "-"), ("d64_pp", F64, "sdpa_d64", ">= 0.9x"),
+        ("d64_pipe", F64, "sdpa_d64", ">= 0.9x"), ("gqa_pp", FC, "sdpa_gqa", ">= 1.0x"),
+        ("decode", 0, "sdpa_decode", ">= 1.0x, 80% of copy"), ("decode_ks", 0, "sdpa_decode", ">= 1.0x, 80% of copy")]
 print("fa3_check summary (%s; pipe = TX_ATTN_PIPELINE=1, pp = + TX_ATTN_PINGPONG=1, ks = TX_ATTN_KSPLIT=1)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | %copy | verified | SDPA us | SDPA/tx | target |")
 print("|---|---:|---:|---:|---|---:|---:|---|")
@@ -203,7 +202,8 @@ for n, fl, an, tg in rows:
     print("| %s | %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (fl / t / 1e6) if t and fl else "-",
           "%.0f%%" % r["pct_copy"] if r.get("pct_copy") and not fl else "-", r.get("verified"),
           "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", tg))
-a, b = fused("causal_pipe").get("graph_us"), fused("causal_noskip_pipe").get("graph_us")
+if th.get("from_first"): print("(SDPA of %s: bench/results/2026-12-01-h200-fa3, the same H200 earlier today)" % ", ".join(th["from_first"]))
+a, b = fused("causal_pp").get("graph_us"), fused("causal_noskip_pp").get("graph_us")
 if a and b: print("\ncausal block skipping: %.2fx the same kernel without it (target >= 1.8x)" % (b / a))
 print("\nverification (ragged sizes, against the reference):")
 try: print(open(os.path.join(out, "verify.txt")).read())

@@ -1,6 +1,6 @@
 """SDPA anchors for bench/fa3_check.sh, in the same run as tx's timings.
 
-Usage: python3 bench/fa3_torch.py OUT.json
+Usage: python3 bench/fa3_torch.py OUT.json [decode]   (decode: only the decode anchor)
 Median times (triton do_bench) in ms of torch.nn.functional.scaled_dot_product_attention (bf16,
 the backend PyTorch picks) at the shapes fa3_check.sh times tx at: B4 H32 S4096 D128, B8 H12 S1024
 D64, causal B4 H32 S4096 D128 (is_causal), GQA 32 over 8 heads causal (enable_gqa), decode (one
@@ -30,15 +30,17 @@ def timed(key, fn):
     torch.cuda.empty_cache()
 
 
-q, k, v = rnd(4, 32, 4096, 128), rnd(4, 32, 4096, 128), rnd(4, 32, 4096, 128)
-timed("sdpa_d128", lambda: F.scaled_dot_product_attention(q, k, v))
-timed("sdpa_causal", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
-kg, vg = rnd(4, 8, 4096, 128), rnd(4, 8, 4096, 128)
-timed("sdpa_gqa", lambda: F.scaled_dot_product_attention(q, kg, vg, is_causal=True, enable_gqa=True))
-del q, k, v, kg, vg
-q, k, v = rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64)
-timed("sdpa_d64", lambda: F.scaled_dot_product_attention(q, k, v))
-del q, k, v
+only_decode = len(sys.argv) > 2 and sys.argv[2] == "decode"
+if not only_decode:
+    q, k, v = rnd(4, 32, 4096, 128), rnd(4, 32, 4096, 128), rnd(4, 32, 4096, 128)
+    timed("sdpa_d128", lambda: F.scaled_dot_product_attention(q, k, v))
+    timed("sdpa_causal", lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+    kg, vg = rnd(4, 8, 4096, 128), rnd(4, 8, 4096, 128)
+    timed("sdpa_gqa", lambda: F.scaled_dot_product_attention(q, kg, vg, is_causal=True, enable_gqa=True))
+    del q, k, v, kg, vg
+    q, k, v = rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64), rnd(8, 12, 1024, 64)
+    timed("sdpa_d64", lambda: F.scaled_dot_product_attention(q, k, v))
+    del q, k, v
 q, k, v = rnd(8, 32, 1, 128), rnd(8, 32, 32768, 128), rnd(8, 32, 32768, 128)
 timed("sdpa_decode", lambda: F.scaled_dot_product_attention(q, k, v))
 json.dump(out, open(sys.argv[1], "w"), indent=1)
