@@ -116,6 +116,11 @@ typedef struct cg_ctx {
     uint32_t *bufidx;       /* per node: index within that kind */
     uint32_t *outslots;     /* per node: first output slot returning it, or UINT32_MAX */
     unsigned ntmap_params;  /* cg_kernel_begin: tensor-map parameters to append (GPU) */
+    /* cg_kernel_begin: a scratch temp (cg_scratch_temp) to append to the region's buffers:
+     * temp index + 1 (0: none), whether the kernel writes it; its parameter is xtemp_ptr. */
+    unsigned xtemp;
+    bool xtemp_write;
+    LLVMValueRef xtemp_ptr;
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
@@ -149,6 +154,11 @@ struct cg_program {
  * NULL with an error reported. */
 LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d);
 void cg_tm_free(LLVMTargetMachineRef tm);
+
+/* A temp buffer of dtype and shape that no graph value owns (a kernel's partial results read by
+ * the next kernel of the same region, e.g. [reduction.column_blocks]); `owner` is the node the
+ * manifest names as its value. Returns its temp index. */
+unsigned cg_scratch_temp(cg_ctx *cx, ir_id owner, ir_dtype dtype, const ir_shape *shape);
 
 /* ---- kernels and parameters ---- */
 /* Starts a kernel for `region` (IR_NONE for an output copy kernel): decides

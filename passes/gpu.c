@@ -15,6 +15,9 @@
  * by bench/latency.sh (tx's own streaming loop, one block per SM); the H100 is assumed equal. The
  * others have no measurement: 0 keeps their predictions on the roofline. */
 #define LAT_H 0.123
+/* clock_GHz: the datasheet boost clock (H100/H200 SXM 1.98, A100 1.41, L4 2.04, RTX 4090 2.52).
+ * With 4 schedulers per SM issuing one warp instruction each per cycle, SMs x 128 x clock lane
+ * instructions per ns bound a pointwise kernel's time (passes/model.c). */
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,
@@ -27,7 +30,8 @@ static const pass_gpu gpu_table[] = {
      2.5,
      0.30,
      LAT_H,
-     8},
+     8,
+     1.98},
     {"h200",
      132,
      232448,
@@ -39,7 +43,8 @@ static const pass_gpu gpu_table[] = {
      2.5,
      0.30,
      LAT_H,
-     8},
+     8,
+     1.98},
     {"a100",
      108,
      166912,
@@ -51,7 +56,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     1.41},
     {"l4",
      58,
      101376,
@@ -63,7 +69,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     2.04},
     {"rtx4090",
      128,
      101376,
@@ -75,7 +82,8 @@ static const pass_gpu gpu_table[] = {
      3.0,
      0.30,
      0.0,
-     0},
+     0,
+     2.52},
 };
 
 /* Returns the table entry named `name` (exact, lower case); NULL when unknown. */
