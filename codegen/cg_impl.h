@@ -121,6 +121,11 @@ typedef struct cg_ctx {
     unsigned xtemp;
     bool xtemp_write;
     LLVMValueRef xtemp_ptr;
+    /* With a scratch temp, the region's buffers the kernel leaves out: a writer of the temp (the
+     * partials) stores none of the region's values; a reader (the combine) reads none of the
+     * values of shape xtemp_dom (the reduction's domain), so each kernel's manifest entry names
+     * what it touches. */
+    ir_shape xtemp_dom;
 } cg_ctx;
 
 /* The program (private to the codegen sources). */

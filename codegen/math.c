@@ -343,6 +343,24 @@ static LLVMValueRef g_scale(cg_ctx *cx, LLVMValueRef p, LLVMValueRef t) {
 static const double MAGIC_RINT =
     12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
 
+/* e^x for x <= 0, not NaN (sigmoid's e^-|z|): n = rint(x log2 e) by the magic addition, r = x
+ * log2 e - n with log2 e in two parts (Cody-Waite), 2^r on the SFU with |r| <= 1/2, 2^n added to
+ * the exponent bits; 0 below ln(FLT_MIN), where that addition would leave the normal range. 1.93
+ * ulp on the H200, against 2.48 for g_exp, whose SFU argument is the whole exponent: sigmoid's
+ * e r for z < 0 adds r's error and a rounding, and only this exponential keeps it within 4 ulp
+ * (bench/results/2026-12-01-h200-cols: 4.33 with g_exp). */
+static LLVMValueRef g_exp_neg(cg_ctx *cx, LLVMValueRef x) {
+    /* log2 e in two parts, the first of 12 bits, so x * L2E_HI - n loses nothing before its one
+     * rounding */
+    static const double L2E_HI = 1.44287109375, L2E_LO = -0.000176052861036613;
+    LLVMValueRef t = ffma(cx, x, F(cx, LOG2E), F(cx, MAGIC_RINT));
+    LLVMValueRef nf = fsub(cx, t, F(cx, MAGIC_RINT));
+    LLVMValueRef r = ffma(cx, x, F(cx, L2E_HI), LLVMBuildFNeg(cx->b, nf, ""));
+    r = ffma(cx, x, F(cx, L2E_LO), r);
+    LLVMValueRef res = g_scale(cx, nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", r), t);
+    return sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
+}
+
 /* NaN-propagating min/max (min.NaN / max.NaN on sm_80+: one instruction each). */
 static LLVMValueRef fminimum(cg_ctx *cx, LLVMValueRef a, double b) {
     LLVMValueRef v[2] = {a, F(cx, b)};
@@ -419,11 +437,12 @@ static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
  * accuracy for large negative arguments too. The reciprocal is rcp.approx + Newton on the GPU. */
 static LLVMValueRef m_sigmoid(cg_ctx *cx, LLVMValueRef z) {
     LLVMValueRef nz = LLVMBuildFNeg(cx->b, fun1(cx, "llvm.fabs", z), "");
-    LLVMValueRef e = cx->gpu ? g_exp(cx, nz) : cg_math(cx, IR_OP_EXP, nz, NULL);
+    LLVMValueRef e = cx->gpu ? g_exp_neg(cx, nz) : cg_math(cx, IR_OP_EXP, nz, NULL);
     LLVMValueRef d = fadd(cx, F(cx, 1.0), e);
     LLVMValueRef r = cx->gpu ? g_rcp(cx, d) : fdiv(cx, F(cx, 1.0), d);
-    /* NaN: e, d and r are NaN, z >= 0 fails and e r is NaN */
-    return sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+    LLVMValueRef v = sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+    /* a NaN z's bits would wrap g_exp_neg's exponent addition to a number: selected here */
+    return cx->gpu ? sel(cx, isnanf_(cx, z), z, v) : v;
 }
 
 /* Body of the math function for op with arguments x (and y for POW); names

@@ -1123,6 +1123,19 @@ static LLVMValueRef cg_red_dyn_smem(cg_ctx *cx) {
     return cg_dyn_shared(cx, "tx_red_dyn_smem", cx->f32);
 }
 
+/* The widest dtype (bytes) of region r's row inputs (the HBM values of the domain's shape it
+ * reads), 4 when it reads none: the planner's and the model's elem. */
+static int cg_red_row_elem(cg_ctx *cx, unsigned r) {
+    pass_io io;
+    int e = 0;
+    pass_region_io(cx->g, cx->pix, r, &io);
+    for (uint32_t i = 0; i < io.nrowreads; i++)
+        if (ir_dtype_size((ir_dtype)cx->g->nodes[io.rowreads[i]].dtype) > e)
+            e = ir_dtype_size((ir_dtype)cx->g->nodes[io.rowreads[i]].dtype);
+    pass_io_free(&io);
+    return e ? e : 4;
+}
+
 /* Reduction region; see the file comment. */
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
@@ -1137,6 +1150,7 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         }
         p.ptemp = cg_scratch_temp(cx, p.reds[0], IR_F32, &ps);
         cx->xtemp = p.ptemp + 1;
+        cx->xtemp_dom = *p.S;
         cx->xtemp_write = true;
     }
     bool begun = cg_kernel_begin(cx, region, p.splits > 1 ? "_part" : NULL);
@@ -1160,9 +1174,11 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
             free(p.dep);
             return false;
         }
-        /* Unrolled groups: the largest of 8, 4, 2 dividing the length that leaves every slice a
-         * group. */
-        for (p.svec = 8; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
+        /* Unrolled groups: 32 bytes of the widest row input (8 f32, 16 bf16/f16; at most 16),
+         * halved until the group divides the length and leaves every slice a group. */
+        unsigned top = 32u / (unsigned)cg_red_row_elem(cx, region);
+        if (top > 16) top = 16;
+        for (p.svec = top; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
     }
     bool ok = p.splits > 1 ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
     free(p.dep);

@@ -71,10 +71,10 @@ static double op_issue(ir_op op) {
         case IR_OP_SIN: return 38;
         case IR_OP_COS: return 39;
         case IR_OP_TANH: return 20;
-        case IR_OP_SIGMOID: return 19;
+        case IR_OP_SIGMOID: return 24;
         case IR_OP_GELU: return 48;
-        case IR_OP_GELU_TANH: return 24;
-        case IR_OP_SILU: return 20;
+        case IR_OP_GELU_TANH: return 29;
+        case IR_OP_SILU: return 25;
         case IR_OP_ERF: return 44;
         case IR_OP_POW: return 116;
         case IR_OP_DIV: return 10;
@@ -158,7 +158,7 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         int64_t c = rg->tile[1] > 0 ? rg->tile[1] : 128, r = rg->tile[2] > 1 ? rg->tile[2] : 1;
         int64_t u = 1;
         if (r > 1)
-            for (u = 8; u > 1 && (len % u || len / u < r); u /= 2) {}
+            for (u = 32 / elem > 16 ? 16 : 32 / elem; u > 1 && (len % u || len / u < r); u /= 2) {}
         m->schedule = rg->splits > 1 ? "reduction.column_blocks"
                       : r > 1        ? "reduction.column_split"
                                      : "reduction.column";

@@ -101,6 +101,7 @@ case_ col.tx reduction.column_split M=600 N=2112
 case_ col.tx reduction.column M=7 N=5
 case_ colw.tx reduction.column_blocks M=4099 N=130
 case_ colh.tx reduction.column_blocks M=20001 N=129
+case_ colh.tx reduction.column_blocks M=4096 N=129  # groups of 16 bf16 elements
 case_ coli.tx reduction.column_blocks M=5000 N=3
 case_ colrow.tx reduction.column_split M=5000 N=37
 case_ mid.tx reduction.column_blocks B=3 R=20011 C=45
