@@ -34,6 +34,8 @@ import time
 OUT = os.environ.get("OUT") or "wgmma-check-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
 QUICK = "--quick" in sys.argv  # skip the largest shapes
+# --only PAT[,PAT...]: only the cases (and sanitizer runs) whose names match one of the fnmatch patterns
+ONLY = next((sys.argv[i + 1].split(",") for i, a in enumerate(sys.argv[:-1]) if a == "--only"), None)
 COMPILE_DEADLINE = float(os.environ.get("COMPILE_DEADLINE", 260))  # s: no torch.compile after this
 TIME_DEADLINE = float(os.environ.get("TIME_DEADLINE", 360))  # s: no more timing after this
 os.makedirs(OUT, exist_ok=True)
@@ -98,7 +100,25 @@ PROGS = {
   return transpose(a, 0, 1) @ b
 }}
 """,
+    # twin GEMMs sharing A with the SwiGLU epilogue (a horizontal region: one kernel, two accumulators)
+    "swiglu": """fn swiglu(x: {t}[M, K], w1: {t}[K, N], w3: {t}[K, N]) -> {t}[M, N] {{
+  return silu(x @ w1) * (x @ w3)
+}}
+""",
+    # three products of one input, each stored (Q, K, V projections; weights [N, K] as nn.Linear)
+    "qkv": """fn qkv(x: {t}[M, K], wq: {t}[N, K], wk: {t}[N, K], wv: {t}[N, K]) -> ({t}[M, N], {t}[M, N], {t}[M, N]) {{
+  return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, 1)
+}}
+""",
+    # the suite's mlp_block: SwiGLU kernel, then the down projection (N = D here, K = F)
+    "mlp": """fn mlp(x: {t}[M, N], w1: {t}[N, K], w3: {t}[N, K], w2: {t}[K, N]) -> {t}[M, N] {{
+  return (silu(x @ w1) * (x @ w3)) @ w2
+}}
+""",
 }
+
+# products of M x N x K per program (for TFLOP/s)
+NPROD = {"swiglu": 2, "qkv": 3, "mlp": 3}
 
 # (case name, program, dtype, M, N, K, time it)
 CASES = [
@@ -113,10 +133,28 @@ CASES = [
     ("two_out_1000", "two_out", "bf16", 1000, 1000, 1000, False),
     ("two_out_200x136x72", "two_out", "bf16", 200, 136, 72, False),
     ("at_b_1000", "at_b", "bf16", 1000, 1000, 1000, False),
+    ("linres_m1_bf16", "linear_res", "bf16", 1, 4096, 4096, True),
+    ("linres_m64_bf16", "linear_res", "bf16", 64, 4096, 4096, True),
+    ("linres_m128_bf16", "linear_res", "bf16", 128, 4096, 4096, True),
+    ("linres_m16_ragged", "linear_res", "bf16", 16, 4000, 4104, False),
+    ("swiglu_1000x1000x520", "swiglu", "bf16", 1000, 1000, 520, False),
+    ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72, False),
+    ("swiglu_f16_16x264x136", "swiglu", "f16", 16, 264, 136, False),
+    ("swiglu_8192x11008x4096", "swiglu", "bf16", 8192, 11008, 4096, True),
+    ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136, False),
+    ("qkv_2048x4096x4096", "qkv", "bf16", 2048, 4096, 4096, True),
+    # mlp: M x N(=D) x K(=F)
+    ("mlp_200x136x264", "mlp", "bf16", 200, 136, 264, False),
+    ("mlp_8192x4096x11008", "mlp", "bf16", 8192, 4096, 11008, True),
 ]
 if QUICK:
     CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
-SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136)]
+SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136),
+            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+if ONLY:
+    import fnmatch
+    CASES = [c for c in CASES if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
+    SANITIZE = [c for c in SANITIZE if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
 
 
 def prog_file(prog, t):
@@ -199,6 +237,13 @@ def make_inputs(prog, t, M, N, K, seed):
         return [("x", u(M, K)), ("w", u(N, K, scale=s * 2)), ("r", u(M, N))]
     if prog == "two_out":
         return [("a", u(M, K)), ("b", u(K, N, scale=s * 2))]
+    if prog == "swiglu":
+        return [("x", u(M, K)), ("w1", u(K, N, scale=s * 2)), ("w3", u(K, N, scale=s * 2))]
+    if prog == "qkv":
+        return [("x", u(M, K)), ("wq", u(N, K, scale=s * 2)), ("wk", u(N, K, scale=s * 2)), ("wv", u(N, K, scale=s * 2))]
+    if prog == "mlp":  # x [M, N], w1/w3 [N, K], w2 [K, N]
+        return [("x", u(M, N)), ("w1", u(N, K, scale=2 / math.sqrt(N))), ("w3", u(N, K, scale=2 / math.sqrt(N))),
+                ("w2", u(K, N, scale=2 / math.sqrt(K)))]
     return [("a", u(K, M)), ("b", u(K, N, scale=s * 2))]
 
 
@@ -219,6 +264,18 @@ def reference(prog, t, ins):
     if prog == "two_out":
         y = r(x[0].double() @ x[1].double())
         return [y, torch.nn.functional.silu(y.float())]
+    silu = torch.nn.functional.silu
+    if prog == "swiglu":
+        g1 = r(x[0].double() @ x[1].double())
+        g3 = r(x[0].double() @ x[2].double())
+        return [r(r(silu(g1.float())).float() * g3.float())]
+    if prog == "qkv":
+        return [r(x[0].double() @ w.double().t()) for w in x[1:]]
+    if prog == "mlp":
+        g1 = r(x[0].double() @ x[1].double())
+        g3 = r(x[0].double() @ x[2].double())
+        h = r(r(silu(g1.float())).float() * g3.float())
+        return [r(h.double() @ x[3].double())]
     return [r(x[0].double().t() @ x[1].double())]
 
 
@@ -319,6 +376,17 @@ def torch_times(prog, t, M, N, K):
     elif prog == "linear_res":
         mm = lambda: torch.nn.functional.linear(ins[0], ins[1])  # noqa: E731
         full = lambda x, w, r: torch.nn.functional.linear(x, w) + r  # noqa: E731
+    elif prog == "swiglu":  # cuBLAS: the two GEMMs alone
+        mm = lambda: (ins[0] @ ins[1], ins[0] @ ins[2])  # noqa: E731
+        full = lambda x, w1, w3: torch.nn.functional.silu(x @ w1) * (x @ w3)  # noqa: E731
+    elif prog == "qkv":  # cuBLAS: the three GEMMs alone
+        mm = lambda: tuple(torch.nn.functional.linear(ins[0], w) for w in ins[1:])  # noqa: E731
+        full = lambda x, wq, wk, wv: (torch.nn.functional.linear(x, wq), torch.nn.functional.linear(x, wk),  # noqa: E731
+                                      torch.nn.functional.linear(x, wv))
+    elif prog == "mlp":  # cuBLAS: the three GEMMs alone
+        def mm():
+            return (ins[0] @ ins[2], (ins[0] @ ins[1]) @ ins[3])
+        full = lambda x, w1, w3, w2: (torch.nn.functional.silu(x @ w1) * (x @ w3)) @ w2  # noqa: E731
     else:
         return {}
     out = {"cublas_us": cuda_time(mm), "eager_us": cuda_time(lambda: full(*ins))}
@@ -378,7 +446,7 @@ def main():
             step("time " + name, False, why)
             continue
         c["tx"] = tx
-        if name == "gelu_8192" or name.startswith("linres_m16"):
+        if name in ("gelu_8192", "mlp_8192x4096x11008") or name.startswith("linres_m16"):
             c["tx_sm90"], _ = tx_time(name, prog, t, M, N, K, target="sm_90")
         try:
             c["torch"] = torch_times(prog, t, M, N, K)
@@ -403,7 +471,7 @@ def finish():
         vs = "-" if ver is None else ("ok" if all(r["ok"] for r in ver) else "FAIL")
         tx = c.get("tx") or {}
         us = tx.get("graph_us")
-        fl = 2.0 * c["M"] * c["N"] * c["K"]
+        fl = 2.0 * c["M"] * c["N"] * c["K"] * NPROD.get(c["prog"], 1)
         to = c.get("torch") or {}
         s90 = (c.get("tx_sm90") or {}).get("graph_us")
         cb, co = to.get("cublas_us"), to.get("compile_us")

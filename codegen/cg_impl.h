@@ -519,6 +519,7 @@ typedef struct cg_attn_desc {
 /* Tile, ring and grid of one wgmma kernel, chosen from the shape. */
 typedef struct cg_wg_plan {
     int bm, bn, bk;   /* block tile: bm = 64 * consumers, bk = 64 (one 128-byte swizzle row) */
+    int nmm;          /* products sharing the A tile (a horizontal region), each bm x bn */
     int consumers;    /* consumer warpgroups */
     int stages;       /* ring depth */
     unsigned threads; /* 128 * (1 + consumers) */
@@ -529,15 +530,16 @@ typedef struct cg_wg_plan {
     unsigned nsm;            /* persistent CTAs */
     bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;
-/* Plans a wgmma kernel for M x N x K (M, K < 0: unknown) with an
- * epilogue storing nouts values, in smem_max bytes of shared memory on
- * nsm SMs: one consumer (bm 64) when M <= 64, else two (bm 128); bn the
- * widest of 256 (one output only)/128/64/32 (32 only for a K-contiguous
- * B) whose tile count fills the SMs (else the narrowest), as many stages
- * as fit (<= 8).
- * False when two stages do not fit. */
-bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
-                    int64_t smem_max, unsigned nsm, cg_wg_plan *p);
+/* Plans a wgmma kernel for nmm products M x N x K sharing A (M, K < 0:
+ * unknown) with an epilogue storing nouts values, in smem_max bytes of
+ * shared memory on nsm SMs: one consumer (bm 64) when M <= 64, else two
+ * (bm 128); bn the widest of 256/128/64/32 (32 only for a K-contiguous B)
+ * whose nmm x bn accumulator columns stay within 256 (one stored value),
+ * 192 (several; 128 for one product) and whose tile count fills the SMs
+ * (else the narrowest allowed), as many stages as fit (<= 8).
+ * False when two stages do not fit or no bn keeps the columns in bounds. */
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
+                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p);
 /* The wgmma shared-memory matrix descriptor of a 128-byte-swizzled tile
  * at shared address saddr: start >> 4 in bits 0-13, leading byte offset
  * >> 4 in 16-29, stride byte offset >> 4 in 32-45, mode 1 (128 B) in 62-63. */

@@ -37,10 +37,12 @@ static int64_t wg_tiles(int64_t M, int64_t N, int64_t bm, int64_t bn) {
     return tm * ((N + bn - 1) / bn);
 }
 
-bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
-                    int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
+                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
     (void)K;
     memset(p, 0, sizeof *p);
+    if (nmm < 1 || nmm > CG_MM_MAXH) return false;
+    p->nmm = (int)nmm;
     /* one consumer warpgroup (64 rows) when M is known to fit in 64 rows:
      * a skinny product is a stream of B, and half the A box would be zeros */
     p->consumers = M >= 0 && M <= 64 ? 1 : 2;
@@ -54,13 +56,21 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
      * a thread) only for one stored output: a longer epilogue spills */
     static const int bns[4] = {256, 128, 64, 32};
     int last = b_kmajor ? 3 : 2;
+    /* accumulator columns of all products together (a thread holds half
+     * of them): 256 for one stored value, 192 when the epilogue stores
+     * several (3 x 64 for Q, K, V projections) */
+    int maxcols = nouts > 1 ? 192 : 256;
+    if (nouts > 1 && nmm == 1) maxcols = 128;
     p->bn = bns[last];
-    for (int i = nouts > 1 ? 1 : 0; i <= last; i++)
+    for (int i = 0; i <= last; i++) {
+        if ((int)nmm * bns[i] > maxcols) continue;
         if (wg_tiles(M, N, p->bm, bns[i]) >= (int64_t)nsm) {
             p->bn = bns[i];
             break;
         }
-    p->stage_bytes = (int64_t)(p->bm + p->bn) * p->bk * 2;
+    }
+    if ((int)nmm * p->bn > maxcols) return false;
+    p->stage_bytes = (int64_t)(p->bm + (int64_t)nmm * p->bn) * p->bk * 2;
     int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES;
     int64_t st = (smem_max - fixed) / p->stage_bytes;
     if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
@@ -70,9 +80,9 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     p->group_m = 8;
     /* registers move from the producer to the consumers only when the
      * consumers need more than the 168 per thread 384 threads start with
-     * (128 accumulators at bn 256); setmaxnreg redistributes the CTA's
+     * (128 accumulators: 256 columns of all products); setmaxnreg redistributes the CTA's
      * launch allocation, so a kernel that starts with fewer must not ask */
-    p->setmaxnreg = p->bn > 128 && p->consumers == 2;
+    p->setmaxnreg = p->nmm * p->bn > 192 && p->consumers == 2;
     p->nsm = nsm;
     return true;
 }
@@ -177,17 +187,23 @@ typedef struct wg_kern {
     ir_dtype dt;
     LLVMValueRef M, N, K;              /* i32 */
     LLVMValueRef M64, N64;             /* i64 for the epilogue */
-    LLVMValueRef tmap_a, tmap_b;       /* byval parameters (generic pointers) */
+    LLVMValueRef tmap_a;               /* byval parameters (generic pointers) */
+    LLVMValueRef tmap_b[CG_MM_MAXH];   /* one per product */
     LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
     LLVMValueRef full, empty;          /* i32 shared address of the barrier arrays */
     LLVMValueRef ntm, ntn, ntiles, nk; /* i32 */
     cg_mm_epi_state *st;
 } wg_kern;
 
-/* Shared address (i32) of operand tile `which` (0: A, 1: B) of stage s. */
+/* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
+ * h) of stage s: a stage is the A tile, then the B tiles in product order. */
 static LLVMValueRef wg_stage_addr(cg_ctx *cx, const wg_kern *k, LLVMValueRef s, int which) {
     LLVMValueRef off = LLVMBuildMul(cx->b, s, c32(cx, k->p.stage_bytes), "");
-    if (which) off = LLVMBuildAdd(cx->b, off, c32(cx, (int64_t)k->p.bm * k->p.bk * 2), "");
+    if (which)
+        off = LLVMBuildAdd(
+            cx->b, off,
+            c32(cx, (int64_t)k->p.bm * k->p.bk * 2 + (int64_t)(which - 1) * k->p.bn * k->p.bk * 2),
+            "");
     return LLVMBuildAdd(cx->b, k->smem, off, "");
 }
 
@@ -292,7 +308,9 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea,
            2);
     wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
-    wg_tma_tile(cx, k, k->tmap_b, k->p.b_kmajor, k->p.bn, n0, k0, wg_stage_addr(cx, k, s, 1), fb);
+    for (int h = 0; h < k->p.nmm; h++)
+        wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, n0, k0,
+                    wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
     cg_loop_end(cx, &tl);
@@ -329,17 +347,28 @@ static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *te
     for (unsigned i = 0; i < n; i++) acc[i] = LLVMBuildExtractValue(cx->b, r, i, "");
 }
 
+/* The wgmma descriptor (i64) of the tile at shared address sa (i32) with
+ * the given leading and stride byte offsets. */
+static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32_t sbo) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef lo = LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), "");
+    return LLVMBuildAdd(b, LLVMConstInt(cx->i64, cg_wg_desc(0, lbo, sbo), 0),
+                        LLVMBuildZExt(b, lo, cx->i64, ""), "");
+}
+
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored. */
-static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef row,
+static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
                         LLVMValueRef col) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[2] = {row, col};
     unsigned mark = cg_memo_mark(cx);
     cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
-    cx->subst[st->mm[0]] = cg_convert(cx, acc, IR_F32, (ir_dtype)mm->dtype);
+    for (unsigned h = 0; h < st->nmm; h++)
+        cx->subst[st->mm[h]] =
+            cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
     bool ok = true;
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
@@ -349,7 +378,7 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
         else
             cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
     }
-    cx->subst[st->mm[0]] = NULL;
+    for (unsigned h = 0; h < st->nmm; h++) cx->subst[st->mm[h]] = NULL;
     cg_memo_reset(cx, mark);
     return ok;
 }
@@ -364,9 +393,10 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
 static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta,
                         LLVMValueRef wgc, LLVMValueRef wtid) {
     LLVMBuilderRef b = cx->b;
-    unsigned nacc = (unsigned)k->p.bn / 2;
+    /* nacc accumulators per product, product h's at [h * nacc, (h + 1) * nacc) */
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, ntot = nacc * nh;
     LLVMValueRef accv[128];
-    for (unsigned i = 0; i < nacc; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
+    for (unsigned i = 0; i < ntot; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
     uint32_t albo, asbo, akst, blbo, bsbo, bkst;
     cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
@@ -384,45 +414,34 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
              nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1,
              k->p.b_kmajor ? 0 : 1);
     wg_tied(cons, sizeof cons, nacc, "l,l,r");
-    wg_tied(tied, sizeof tied, nacc, "");
+    wg_tied(tied, sizeof tied, ntot, "");
 
     cg_loop tl, kl;
     LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef acc[128];
-    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
+    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
     LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
                                     cg_i64(cx, 1), "ck");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
-    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
-    wg_acc_asm(cx, acc, nacc, "wgmma.fence.sync.aligned;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, ntot, "wgmma.fence.sync.aligned;", tied, NULL, 0);
     LLVMValueRef sa = LLVMBuildAdd(b, wg_stage_addr(cx, k, s, 0), aoff, "");
-    LLVMValueRef sb = wg_stage_addr(cx, k, s, 1);
-    LLVMValueRef da = LLVMConstInt(cx->i64, cg_wg_desc(0, albo, asbo), 0);
-    LLVMValueRef db = LLVMConstInt(cx->i64, cg_wg_desc(0, blbo, bsbo), 0);
-    da = LLVMBuildAdd(
-        b, da,
-        LLVMBuildZExt(b,
-                      LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
-                      cx->i64, ""),
-        "");
-    db = LLVMBuildAdd(
-        b, db,
-        LLVMBuildZExt(b,
-                      LLVMBuildLShr(b, LLVMBuildAnd(b, sb, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
-                      cx->i64, ""),
-        "");
-    for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
-        LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
-                               LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
-                               c32(cx, 1)};
-        wg_acc_asm(cx, acc, nacc, text, cons, pre, 3);
+    LLVMValueRef da = wg_desc_at(cx, sa, albo, asbo);
+    for (unsigned h = 0; h < nh; h++) {
+        LLVMValueRef db = wg_desc_at(cx, wg_stage_addr(cx, k, s, 1 + (int)h), blbo, bsbo);
+        for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
+            LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
+                                   LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
+                                   c32(cx, 1)};
+            wg_acc_asm(cx, acc + h * nacc, nacc, text, cons, pre, 3);
+        }
     }
     wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
-    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
-    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, acc[i], accv[i]);
+    wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, acc[i], accv[i]);
     /* the previous step's group is complete: free its stage */
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, cg_i64(cx, 0), ""));
     LLVMValueRef ps, ppar;
@@ -432,8 +451,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
-    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
-    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->nk, c32(cx, 0), ""));
     wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
@@ -462,7 +481,9 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
         LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, ""),
                                        LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
         LLVMBasicBlockRef e = cg_if_begin(cx, in);
-        ok = wg_epi_elem(cx, k, acc[i], row, col);
+        LLVMValueRef ai[CG_MM_MAXH];
+        for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
+        ok = wg_epi_elem(cx, k, ai, row, col);
         cg_if_end(cx, e);
     }
     cg_loop_end(cx, &tl);
@@ -540,15 +561,25 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
 /* ---- region entry ------------------------------------------------------------ */
 
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st) {
-    if (cx->target != CG_SM90A || st->nmm != 1) return -1;
+    if (cx->target != CG_SM90A || st->nmm < 1 || st->nmm > CG_MM_MAXH) return -1;
     const ir_node *mm = &g->nodes[st->mm[0]];
     ir_dtype dt = (ir_dtype)mm->dtype;
     if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
-    ir_id ia = ir_in(g, mm, 0), ib = ir_in(g, mm, 1), ba, bb;
-    bool ak, bk;
-    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak) ||
-        !wg_opnd_ok(g, region, ib, dt, false, &bb, &bk))
-        return -1;
+    unsigned nh = st->nmm;
+    ir_id ia = ir_in(g, mm, 0), ba, bb[CG_MM_MAXH];
+    bool ak, bk = false;
+    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak)) return -1;
+    /* a horizontal region: every product reads the same A value and a B
+     * operand of one shape and order (the planner's rule; checked again) */
+    for (unsigned h = 0; h < nh; h++) {
+        const ir_node *mh = &g->nodes[st->mm[h]];
+        bool bkh;
+        if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
+            !wg_opnd_ok(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
+            (h > 0 && bkh != bk))
+            return -1;
+        bk = bkh;
+    }
     ir_dim Md = mm->shape.dim[0], Nd = mm->shape.dim[1], Kd = g->nodes[ia].shape.dim[1];
     wg_kern k;
     memset(&k, 0, sizeof k);
@@ -556,24 +587,26 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cx->region = region; /* what cg_kernel_begin will set: the outputs it will store */
     for (ir_id i = 0; i < g->n; i++) nouts += cg_is_region_output(cx, i);
     cx->region = saved;
-    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nouts,
-                        cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
+    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh,
+                        nouts, cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
         return -1;
     k.dt = dt;
     k.st = st;
-    /* the kernel takes the two tensor maps after its buffers and symbols */
-    cx->ntmap_params = 2;
+    /* the kernel takes the tensor maps (A, then each B) after its buffers and symbols */
+    unsigned nmaps = 1 + nh;
+    cx->ntmap_params = nmaps;
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
     if (!began) return 0;
     if (!cg_mm_collect_outs(cx, g, region, st)) return 0;
     cg_kernel *kr = cx->k;
-    ir_id bases[2] = {ba, bb};
-    bool kmaj[2] = {ak, bk};
-    int64_t rows[2] = {k.p.bm, k.p.bn};
-    kr->ntmaps = 2;
-    kr->tmaps = ir_xcalloc(2, sizeof *kr->tmaps);
-    for (int i = 0; i < 2; i++) {
+    ir_id bases[1 + CG_MM_MAXH] = {ba};
+    bool kmaj[1 + CG_MM_MAXH] = {ak};
+    int64_t rows[1 + CG_MM_MAXH] = {k.p.bm};
+    for (unsigned h = 0; h < nh; h++) bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = k.p.bn;
+    kr->ntmaps = nmaps;
+    kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);
+    for (unsigned i = 0; i < nmaps; i++) {
         cg_tmap *tm = &kr->tmaps[i];
         tm->buf = UINT32_MAX;
         for (unsigned j = 0; j < kr->nbufs; j++)
@@ -596,7 +629,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     }
     unsigned np = kr->nbufs + kr->nsyms;
     k.tmap_a = LLVMGetParam(cx->fn, np);
-    k.tmap_b = LLVMGetParam(cx->fn, np + 1);
+    for (unsigned h = 0; h < nh; h++) k.tmap_b[h] = LLVMGetParam(cx->fn, np + 1 + h);
     k.M64 = cg_dim(cx, Md), k.N64 = cg_dim(cx, Nd);
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
@@ -612,8 +645,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     int64_t cap[3] = {INT32_MAX, 65535, 1};
     unsigned block[3] = {k.p.threads, 1, 1};
     kr->persist = k.p.nsm;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s", k.p.bm, k.p.bn, k.p.bk,
-             k.p.stages, ak ? "K" : "M", bk ? "K" : "N");
+    char hs[16] = "";
+    if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
+    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s", k.p.bm, k.p.bn, k.p.bk,
+             k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs);
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

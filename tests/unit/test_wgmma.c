@@ -143,7 +143,7 @@ static void test_plan(void **state) {
     (void)state;
     cg_wg_plan p;
     int64_t lim = 227 * 1024;
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 128);
     assert_int_equal(p.bn, 256);
     assert_int_equal(p.bk, 64);
@@ -156,7 +156,7 @@ static void test_plan(void **state) {
                 p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
     /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B
      */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 64);
     assert_int_equal(p.consumers, 1);
     assert_int_equal(p.threads, 256);
@@ -165,24 +165,40 @@ static void test_plan(void **state) {
     assert_int_equal(p.stage_bytes, (64 + 32) * 64 * 2);
     assert_int_equal(p.stage_bytes % 1024, 0);
     /* ... of an N-contiguous B: 64 (a box row is 64 columns) */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
     /* M unknown or above 64: two consumers */
-    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 128);
     /* 1024 x 2048: 8 x 16 tiles of 128 fill 128 < 132 SMs, 8 x 32 of 64 do */
-    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
-    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 128);
     /* unknown M counts as large */
-    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 256);
     /* two stored outputs: at most 128 columns (registers) */
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 2, lim, 132, &p));
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 2, lim, 132, &p));
     assert_int_equal(p.bn, 128);
+    /* horizontal: two products sharing A (SwiGLU), one stored value: 2 x 128 columns, registers
+     * moved to the consumers; a stage holds A and both B tiles */
+    assert_true(cg_wg_plan_for(8192, 11008, 4096, true, false, 2, 1, lim, 132, &p));
+    assert_int_equal(p.nmm, 2);
+    assert_int_equal(p.bn, 128);
+    assert_true(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (128 + 2 * 128) * 64 * 2);
+    assert_true(p.smem_bytes <= lim);
+    /* three products stored (Q, K, V): 3 x 64 columns, 96 accumulators fit the 168 registers */
+    assert_true(cg_wg_plan_for(2048, 4096, 4096, true, false, 3, 3, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_false(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (128 + 3 * 64) * 64 * 2);
+    /* four stored products of an N-contiguous B would need 4 x 64 > 192 columns */
+    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 4, 4, lim, 132, &p));
+    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 0, 1, lim, 132, &p));
     /* too little shared memory for two stages */
-    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 48 * 1024, 132, &p));
+    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 1, 48 * 1024, 132, &p));
 }
 
 /* ---- compiled programs --------------------------------------------------- */
@@ -219,6 +235,57 @@ static const char *SRC_LIN = "fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> 
                              "  return x @ transpose(w, 0, 1) + r\n}\n";
 static const char *SRC_TWO = "fn f(a: bf16[K, M], b: bf16[K, N]) -> (bf16[M, N], f32[M, N]) {\n"
                              "  y = transpose(a, 0, 1) @ b\n  return y, f32(silu(y))\n}\n";
+
+static const char *SRC_SWIGLU =
+    "fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n"
+    "  return silu(x @ w1) * (x @ w3)\n}\n";
+static const char *SRC_QKV =
+    "fn f(x: f16[M, K], wq: f16[N, K], wk: f16[N, K], wv: f16[N, K]) -> (f16[M, N], f16[M, N], "
+    "f16[M, N]) {\n  return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, "
+    "1)\n}\n";
+
+/* A horizontal region (products sharing A) is one wgmma kernel: the A map, then one B map per
+ * product over that product's own buffer, in product order. */
+static void test_horizontal_tmaps(void **state) {
+    (void)state;
+    fe_define defs[3] = {{"M", 1000}, {"K", 520}, {"N", 1000}};
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_SWIGLU, CG_SM90A, defs, 3, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_non_null(strstr(k->tmpl, " h2"));
+    assert_int_equal(k->ntmaps, 3);
+    assert_int_equal(k->bufs[k->tmaps[0].buf].index, 0);
+    /* the B maps: w1 and w3, one each (in the region's product order) */
+    assert_int_equal(k->bufs[k->tmaps[1].buf].index + k->bufs[k->tmaps[2].buf].index, 3);
+    assert_int_not_equal(k->tmaps[1].buf, k->tmaps[2].buf);
+    for (unsigned i = 1; i < 3; i++) {
+        assert_int_equal(k->tmaps[i].dim[0], 1000);
+        assert_int_equal(k->tmaps[i].dim[1], 520);
+        assert_int_equal(k->tmaps[i].box[0], 64);
+        assert_int_equal(k->tmaps[i].box[1], 64);
+    }
+    /* two accumulator sets: bn columns each; 2 x (bk / 16) wgmma per k step */
+    const char *ptx = cg_program_ptx(p, NULL);
+    unsigned n = 0;
+    for (const char *q = ptx; (q = strstr(q, "wgmma.mma_async")) != NULL; q++) n++;
+    assert_int_equal(n, 2 * 64 / 16);
+    cg_program_free(p);
+    ir_graph_free(g);
+    fe_define d3[3] = {{"M", 300}, {"K", 256}, {"N", 4096}};
+    p = compile_src(SRC_QKV, CG_SM90A, d3, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " h3"));
+    assert_int_equal(k->ntmaps, 4);
+    unsigned seen = 0;
+    for (unsigned i = 1; i < 4; i++) {
+        seen |= 1u << k->bufs[k->tmaps[i].buf].index;
+        assert_int_equal(k->tmaps[i].dim[0], 256); /* K-contiguous weights [N, K] */
+        assert_int_equal(k->tmaps[i].box[0], 64);
+    }
+    assert_int_equal(seen, 0xE); /* wq, wk, wv */
+    cg_program_free(p);
+}
 
 static void test_manifest_tmaps(void **state) {
     (void)state;
@@ -395,13 +462,20 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_LIN, big, 3, true);
     ptxas_check(SRC_TWO, rag, 3, true);
     ptxas_check(SRC_TWO, big, 3, true);
+    fe_define llw[3] = {{"M", 2048}, {"N", 11008}, {"K", 4096}};
+    ptxas_check(SRC_SWIGLU, llw, 3, true);
+    ptxas_check(SRC_SWIGLU, rag, 3, true);
+    ptxas_check(SRC_SWIGLU, m16, 3, true);
+    fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
+    ptxas_check(SRC_QKV, qkv, 3, true);
+    ptxas_check(SRC_QKV, rag, 3, true);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptor_bits),    cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_horizontal_tmaps),     cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),          cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
