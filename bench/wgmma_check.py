@@ -110,6 +110,11 @@ PROGS = {
   return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, 1)
 }}
 """,
+    # an attention output o[H, M, 128] read as merged heads [M, H*128] (a 3-D TMA map), residual epilogue
+    "merged": """fn merged(o: {t}[H, M, 128], w: {t}[K, N], r: {t}[M, N]) -> {t}[M, N] {{
+  return r + reshape(permute(o, (1, 0, 2)), (M, K)) @ w
+}}
+""",
     # the suite's mlp_block: SwiGLU kernel, then the down projection (N = D here, K = F)
     "mlp": """fn mlp(x: {t}[M, N], w1: {t}[N, K], w3: {t}[N, K], w2: {t}[K, N]) -> {t}[M, N] {{
   return (silu(x @ w1) * (x @ w3)) @ w2
@@ -144,13 +149,15 @@ CASES = [
     ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136, False),
     ("qkv_2048x4096x4096", "qkv", "bf16", 2048, 4096, 4096, True),
     # mlp: M x N(=D) x K(=F)
+    ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024, False),
+    ("merged_2048x4096x4096", "merged", "bf16", 2048, 4096, 4096, True),
     ("mlp_200x136x264", "mlp", "bf16", 200, 136, 264, False),
     ("mlp_8192x4096x11008", "mlp", "bf16", 8192, 4096, 11008, True),
 ]
 if QUICK:
     CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
 SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136),
-            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
 if ONLY:
     import fnmatch
     CASES = [c for c in CASES if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
@@ -164,8 +171,9 @@ def prog_file(prog, t):
     return path
 
 
-def dims(M, N, K):
-    return ["-D", "M=%d" % M, "-D", "N=%d" % N, "-D", "K=%d" % K]
+def dims(M, N, K, prog=None):
+    # H: heads of 128 for the merged-heads program (K = H * 128)
+    return ["-D", "M=%d" % M, "-D", "N=%d" % N, "-D", "K=%d" % K] + (["-D", "H=%d" % (K // 128)] if prog == "merged" else [])
 
 
 # ---- step 0: environment ---------------------------------------------------------------------
@@ -199,7 +207,7 @@ def env():
 def compile_case(ptxas, name, prog, t, M, N, K):
     f = prog_file(prog, t)
     ptx = os.path.join(WORK, name + ".ptx")
-    rc, _, err = run([TXC, f, "--target=sm_90a"] + dims(M, N, K) + ["-o", ptx])
+    rc, _, err = run([TXC, f, "--target=sm_90a"] + dims(M, N, K, prog) + ["-o", ptx])
     if rc:
         step("compile " + name, False, "txc failed: " + err.strip().splitlines()[-1][:200] if err.strip() else "rc %d" % rc)
         return None
@@ -241,6 +249,8 @@ def make_inputs(prog, t, M, N, K, seed):
         return [("x", u(M, K)), ("w1", u(K, N, scale=s * 2)), ("w3", u(K, N, scale=s * 2))]
     if prog == "qkv":
         return [("x", u(M, K)), ("wq", u(N, K, scale=s * 2)), ("wk", u(N, K, scale=s * 2)), ("wv", u(N, K, scale=s * 2))]
+    if prog == "merged":
+        return [("o", u(K // 128, M, 128)), ("w", u(K, N, scale=s * 2)), ("r", u(M, N))]
     if prog == "mlp":  # x [M, N], w1/w3 [N, K], w2 [K, N]
         return [("x", u(M, N)), ("w1", u(N, K, scale=2 / math.sqrt(N))), ("w3", u(N, K, scale=2 / math.sqrt(N))),
                 ("w2", u(K, N, scale=2 / math.sqrt(K)))]
@@ -271,6 +281,9 @@ def reference(prog, t, ins):
         return [r(r(silu(g1.float())).float() * g3.float())]
     if prog == "qkv":
         return [r(x[0].double() @ w.double().t()) for w in x[1:]]
+    if prog == "merged":
+        a = x[0].permute(1, 0, 2).reshape(x[0].shape[1], -1)
+        return [r(x[2].float() + r(a.double() @ x[1].double()).float())]
     if prog == "mlp":
         g1 = r(x[0].double() @ x[1].double())
         g3 = r(x[0].double() @ x[2].double())
@@ -304,7 +317,7 @@ def verify_case(name, prog, t, M, N, K):
         args += ["--input", "%s=%s" % (nm, p)]
     od = os.path.join(WORK, name + "_out")
     os.makedirs(od, exist_ok=True)
-    rc, _, err = run([TXC, "run", prog_file(prog, t), "--device=gpu"] + dims(M, N, K) + args + ["--output-dir", od], timeout=240)
+    rc, _, err = run([TXC, "run", prog_file(prog, t), "--device=gpu"] + dims(M, N, K, prog) + args + ["--output-dir", od], timeout=240)
     if rc:
         step("verify " + name, False, "txc run failed: " + (err.strip().splitlines() or ["rc %d" % rc])[-1][:250])
         return None
@@ -333,7 +346,7 @@ def verify_case(name, prog, t, M, N, K):
 
 # ---- step 3: time -----------------------------------------------------------------------------
 def tx_time(name, prog, t, M, N, K, target=None):
-    cmd = [TXC, "bench", prog_file(prog, t), "--device=gpu", "--random-inputs=1", "--iters", "20", "--json"] + dims(M, N, K)
+    cmd = [TXC, "bench", prog_file(prog, t), "--device=gpu", "--random-inputs=1", "--iters", "20", "--json"] + dims(M, N, K, prog)
     if target:
         cmd.append("--target=" + target)
     rc, out, err = run(cmd, timeout=300)
@@ -383,6 +396,10 @@ def torch_times(prog, t, M, N, K):
         mm = lambda: tuple(torch.nn.functional.linear(ins[0], w) for w in ins[1:])  # noqa: E731
         full = lambda x, wq, wk, wv: (torch.nn.functional.linear(x, wq), torch.nn.functional.linear(x, wk),  # noqa: E731
                                       torch.nn.functional.linear(x, wv))
+    elif prog == "merged":  # cuBLAS: the GEMM alone on a contiguous copy of the merged heads
+        ac = ins[0].permute(1, 0, 2).reshape(M, K).contiguous()
+        mm = lambda: ac @ ins[1]  # noqa: E731
+        full = lambda o, w, r: r + o.permute(1, 0, 2).reshape(o.shape[1], -1) @ w  # noqa: E731
     elif prog == "mlp":  # cuBLAS: the three GEMMs alone
         def mm():
             return (ins[0] @ ins[2], (ins[0] @ ins[1]) @ ins[3])
@@ -412,7 +429,7 @@ def sanitize(name, prog, t, M, N, K):
         return
     for tool in ("memcheck", "racecheck", "synccheck"):
         rc, out, err = run([cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", TXC, "run", prog_file(prog, t),
-                            "--device=gpu", "--random-inputs=3"] + dims(M, N, K), timeout=240)
+                            "--device=gpu", "--random-inputs=3"] + dims(M, N, K, prog), timeout=240)
         text = out + err
         first = next((l.strip() for l in text.splitlines() if re.search(r"error|hazard|invalid|fail", l, re.I)), "")
         step("%s %s" % (tool, name), rc == 0, ("clean" if rc == 0 else "rc %d: %s" % (rc, first[:200])))

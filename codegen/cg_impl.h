@@ -556,6 +556,25 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
 /* Descriptor offsets of such a tile: leading and stride byte offsets and
  * the start-address step of one 16-deep k slice. */
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);
+/* A K-contiguous A operand that is a merge of two axes of a permuted 3-D
+ * buffer (the merged heads reshape(permute(o, (1, 0, 2)), (S, H*D)) of an
+ * attention output o[H, S, D]): A[m, k] = view[m, k / D, k % D] with
+ * view = permute(base, perm) (view axis i = base axis perm[i]). TMA reads
+ * it through a 3-D map over the base buffer: map dim j is base axis 2 - j,
+ * so dim 0 is D (contiguous); role[j] says what coordinate dim j takes for
+ * a box at rows r0, k offset k0: CG_WG_C_ROW r0, CG_WG_C_KIN k0 % D,
+ * CG_WG_C_KOUT k0 / D; box[j] is rows, 64 or 1 accordingly. */
+enum { CG_WG_C_ROW, CG_WG_C_KIN, CG_WG_C_KOUT };
+typedef struct cg_wg_map3 {
+    int role[3];
+    uint32_t box[3];
+    int64_t d; /* D: the merged inner extent */
+} cg_wg_map3;
+/* Fills m for perm (a permutation of 0..2), D = the base's extent of axis
+ * perm[2] and `rows` (the tile's M rows): false unless perm[2] == 2 (D
+ * contiguous) and D is a positive multiple of 64 (a 64-wide k box then
+ * never straddles two heads). */
+bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m);
 /* Emits matmul region `region` (products and outputs in st) as a wgmma
  * kernel when the target is sm_90a and the region qualifies (one 2-D
  * f16/bf16 product whose operands are plain 2-D buffers, possibly

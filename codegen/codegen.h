@@ -79,15 +79,17 @@ typedef struct cg_temp {
 /* A TMA tensor map a kernel takes by value (a 128-byte grid-constant
  * parameter after its symbols, in order): the runtime encodes it with
  * cuTensorMapEncodeTiled once the buffer's address is known, for buffer
- * bufs[buf] seen as a 2-D C-ordered array of dtype elements with extents
- * dim[0] (inner, contiguous) x dim[1] (row pitch dim[0] * element size),
- * box box[0] x box[1], `swizzle`-byte swizzle, zero fill out of bounds. */
+ * bufs[buf] seen as a `rank`-D (2 or 3) C-ordered array of dtype elements
+ * with extents dim[0] (inner, contiguous) x dim[1] (x dim[2]): strides
+ * dim[0] and dim[0] * dim[1] elements; box box[0] x box[1] (x box[2]),
+ * `swizzle`-byte swizzle, zero fill out of bounds. */
 typedef struct cg_tmap {
     uint32_t buf;
     uint8_t dtype;    /* ir_dtype */
+    uint8_t rank;     /* 2 or 3 */
     uint16_t swizzle; /* bytes: 128 */
-    ir_dim dim[2];    /* may be symbolic */
-    uint32_t box[2];
+    ir_dim dim[3];    /* may be symbolic */
+    uint32_t box[3];
 } cg_tmap;
 
 typedef struct cg_kernel {

@@ -1029,10 +1029,12 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                 fprintf(out, "%s{\"param\": %u, \"buffer\": %u, \"dtype\": \"%s\", \"dims\": ",
                         i ? ", " : "", kr->nbufs + kr->nsyms + i, tm->buf,
                         ir_dtype_name((ir_dtype)tm->dtype));
-                ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
+                unsigned rank = tm->rank == 3 ? 3 : 2;
+                ir_shape ds = {.rank = rank, .dim = {tm->dim[0], tm->dim[1], tm->dim[2]}};
                 cg_json_shape(p, &ds, sn, out);
-                fprintf(out, ", \"box\": [%u, %u], \"swizzle\": %u}", tm->box[0], tm->box[1],
-                        tm->swizzle);
+                fprintf(out, ", \"box\": [%u, %u", tm->box[0], tm->box[1]);
+                if (rank == 3) fprintf(out, ", %u", tm->box[2]);
+                fprintf(out, "], \"swizzle\": %u}", tm->swizzle);
             }
             fputc(']', out);
         }

@@ -108,6 +108,20 @@ void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint
     }
 }
 
+bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m) {
+    memset(m, 0, sizeof *m);
+    if (perm[2] != 2 || d <= 0 || d % 64 != 0 || rows < 1 || rows > 256) return false;
+    if (perm[0] == perm[1] || perm[0] < 0 || perm[0] > 1 || perm[1] < 0 || perm[1] > 1)
+        return false;
+    /* map dim j is base axis 2 - j: view axis 0 (the rows) is base axis perm[0], view axis 1 (k / D)
+     * is base axis perm[1], base axis 2 is k % D */
+    m->role[0] = CG_WG_C_KIN, m->box[0] = 64;
+    m->role[2 - perm[0]] = CG_WG_C_ROW, m->box[2 - perm[0]] = (uint32_t)rows;
+    m->role[2 - perm[1]] = CG_WG_C_KOUT, m->box[2 - perm[1]] = 1;
+    m->d = d;
+    return true;
+}
+
 /* ---- operand eligibility (graph level, before the kernel exists) ---------- */
 
 /* Follows operand id through in-region permutes and same-dtype casts to
@@ -150,6 +164,44 @@ static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt
     return true;
 }
 
+/* The A operand id of a product as merged heads: same-dtype casts, then a
+ * reshape [d0, d1, d2] -> [d0, d1 * d2] of a permute (or of the base
+ * itself) of a rank-3 HBM buffer of dtype dt whose contiguous extent is a
+ * known multiple of 64. Fills *base, perm and *m (rows: the tile's). */
+static bool wg_opnd_merged(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t rows,
+                           ir_id *base, int perm[3], cg_wg_map3 *m) {
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 8; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->region != region || n->op != IR_OP_CAST || n->dtype != dt) break;
+        x = ir_in(g, n, 0);
+    }
+    const ir_node *r = &g->nodes[x];
+    if (r->op != IR_OP_RESHAPE || r->shape.rank != 2) return false;
+    ir_id y = ir_in(g, r, 0);
+    const ir_node *v = &g->nodes[y];
+    if (v->shape.rank != 3 || IR_DIM_IS_SYM(v->shape.dim[1]) || IR_DIM_IS_SYM(v->shape.dim[2]) ||
+        v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
+        r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
+        return false;
+    perm[0] = 0, perm[1] = 1, perm[2] = 2;
+    if (v->op == IR_OP_PERMUTE && v->region == region) {
+        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
+        y = ir_in(g, v, 0);
+    }
+    const ir_node *b = &g->nodes[y];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT) ||
+        (ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 3)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
+    if (IR_DIM_IS_SYM(b->shape.dim[2]) || !cg_wg_merged_map(perm, b->shape.dim[2], rows, m))
+        return false;
+    *base = y;
+    return true;
+}
+
 /* ---- inline PTX ------------------------------------------------------------ */
 
 /* Emits inline PTX `text` with constraints `cons` over args (side effects:
@@ -188,6 +240,8 @@ typedef struct wg_kern {
     LLVMValueRef M, N, K;              /* i32 */
     LLVMValueRef M64, N64;             /* i64 for the epilogue */
     LLVMValueRef tmap_a;               /* byval parameters (generic pointers) */
+    bool a3;                           /* A through a 3-D map (merged heads): a_map */
+    cg_wg_map3 a_map;
     LLVMValueRef tmap_b[CG_MM_MAXH];   /* one per product */
     LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
     LLVMValueRef full, empty;          /* i32 shared address of the barrier arrays */
@@ -251,6 +305,29 @@ static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool km
     }
 }
 
+/* The A tile (rows [r0, r0 + bm), k [k0, k0 + bk)) through the 3-D map of
+ * merged heads: one box {64 k, bm rows, 1} per 64 k, each inside one head
+ * (D is a multiple of 64), coordinates by the map's roles. */
+static void wg_tma_tile3(cg_ctx *cx, const wg_kern *k, LLVMValueRef r0, LLVMValueRef k0,
+                         LLVMValueRef dst, LLVMValueRef bar) {
+    const cg_wg_map3 *m = &k->a_map;
+    int64_t bb = (int64_t)64 * k->p.bm * 2;
+    for (int i = 0; i < k->p.bk / 64; i++) {
+        LLVMValueRef kk = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), "");
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), k->tmap_a};
+        for (int j = 0; j < 3; j++)
+            a[2 + j] = m->role[j] == CG_WG_C_ROW ? r0
+                       : m->role[j] == CG_WG_C_KIN
+                           ? LLVMBuildURem(cx->b, kk, c32(cx, m->d), "")
+                           : LLVMBuildUDiv(cx->b, kk, c32(cx, m->d), "");
+        a[5] = bar;
+        wg_asm(cx, NULL,
+               "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3, $4}], [$5];",
+               "r,l,r,r,r,r,~{memory}", a, 6);
+    }
+}
+
 /* An i32 / f32 variable in the function's entry block (mem2reg promotes it). */
 static LLVMValueRef wg_var(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef init) {
     LLVMBuilderRef tb = LLVMCreateBuilderInContext(cx->llctx);
@@ -307,7 +384,11 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMValueRef ea[2] = {fb, c32(cx, k->p.stage_bytes)};
     wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea,
            2);
-    wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
+    if (k->a3)
+        wg_tma_tile3(cx, k, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
+    else
+        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0),
+                    fb);
     for (int h = 0; h < k->p.nmm; h++)
         wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, n0, k0,
                     wg_stage_addr(cx, k, s, 1 + h), fb);
@@ -567,8 +648,13 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
     unsigned nh = st->nmm;
     ir_id ia = ir_in(g, mm, 0), ba, bb[CG_MM_MAXH];
-    bool ak, bk = false;
-    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak)) return -1;
+    bool ak, bk = false, a3 = false;
+    int aperm[3];
+    cg_wg_map3 amap;
+    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak)) {
+        if (!wg_opnd_merged(g, region, ia, dt, 64, &ba, aperm, &amap)) return -1;
+        a3 = true, ak = true;
+    }
     /* a horizontal region: every product reads the same A value and a B
      * operand of one shape and order (the planner's rule; checked again) */
     for (unsigned h = 0; h < nh; h++) {
@@ -592,6 +678,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         return -1;
     k.dt = dt;
     k.st = st;
+    k.a3 = a3;
+    if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.bm, &k.a_map)) return -1;
     /* the kernel takes the tensor maps (A, then each B) after its buffers and symbols */
     unsigned nmaps = 1 + nh;
     cx->ntmap_params = nmaps;
@@ -621,6 +709,13 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         const ir_node *bn = &g->nodes[bases[i]];
         tm->dtype = (uint8_t)bn->dtype;
         tm->swizzle = 128;
+        if (i == 0 && a3) { /* the base [b0, b1, b2] inner first */
+            tm->rank = 3;
+            for (int j = 0; j < 3; j++)
+                tm->dim[j] = bn->shape.dim[2 - j], tm->box[j] = k.a_map.box[j];
+            continue;
+        }
+        tm->rank = 2;
         tm->dim[0] = bn->shape.dim[1];
         tm->dim[1] = bn->shape.dim[0];
         int nbox;
@@ -647,8 +742,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     kr->persist = k.p.nsm;
     char hs[16] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
-    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s", k.p.bm, k.p.bn, k.p.bk,
-             k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs);
+    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
+             k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

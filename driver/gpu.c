@@ -120,10 +120,15 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
     for (unsigned i = 0; i < ck->ntmaps; i++) {
         const cg_tmap *tm = &ck->tmaps[i];
         rt_kparam *kp = &kd.params[ck->nbufs + ck->nsyms + i];
-        ir_shape ds = {.rank = 2, .dim = {tm->dim[0], tm->dim[1]}};
+        unsigned rank = tm->rank == 3 ? 3 : 2;
+        ir_shape ds = {.rank = rank, .dim = {tm->dim[0], tm->dim[1], tm->dim[2]}};
         kp->kind = RT_KP_TMAP;
         kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
-        kp->tmap = (rt_tmap_desc){tm->dtype, tm->swizzle, {0, 0}, {tm->box[0], tm->box[1]}};
+        kp->tmap = (rt_tmap_desc){.dtype = tm->dtype,
+                                  .swizzle = tm->swizzle,
+                                  .box = {tm->box[0], tm->box[1], rank == 3 ? tm->box[2] : 1},
+                                  .rank = (uint8_t)rank};
+        kp->tmap.dim[2] = 1;
         if (kp->buf == UINT32_MAX || !cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim)) {
             snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size",
                      ck->name, i);

@@ -576,7 +576,12 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
                  (unsigned long long)addr);
         return false;
     }
-    for (int i = 0; i < 2; i++) {
+    int rank = t->rank ? t->rank : 2;
+    if (rank != 2 && rank != 3) {
+        snprintf(err, cap, "tensor map of rank %d: only 2 or 3", rank);
+        return false;
+    }
+    for (int i = 0; i < rank; i++) {
         if (t->dim[i] < 1 || t->dim[i] > ((int64_t)1 << 32)) {
             snprintf(err, cap, "tensor map extent %lld out of [1, 2^32]", (long long)t->dim[i]);
             return false;
@@ -620,12 +625,16 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
      * interleave none 0, L2 promotion 256 B 3, out-of-bounds fill zeros 0 */
     int dt = t->dtype == IR_F16 ? 6 : t->dtype == IR_BF16 ? 9 : 7;
     int swz = t->swizzle == 128 ? 3 : t->swizzle == 64 ? 2 : t->swizzle == 32 ? 1 : 0;
-    unsigned long long dims[2] = {(unsigned long long)t->dim[0], (unsigned long long)t->dim[1]};
-    unsigned long long strides[1] = {(unsigned long long)t->dim[0] * tmap_esize(t->dtype)};
-    unsigned box[2] = {t->box[0], t->box[1]}, estr[2] = {1, 1};
+    unsigned rank = t->rank ? t->rank : 2;
+    unsigned long long dims[3] = {(unsigned long long)t->dim[0], (unsigned long long)t->dim[1],
+                                  (unsigned long long)t->dim[2]};
+    unsigned long long strides[2] = {(unsigned long long)t->dim[0] * tmap_esize(t->dtype),
+                                     (unsigned long long)(t->dim[0] * t->dim[1]) *
+                                         tmap_esize(t->dtype)};
+    unsigned box[3] = {t->box[0], t->box[1], t->box[2]}, estr[3] = {1, 1, 1};
     memset(out, 0, 128);
     return cu_ok(c,
-                 c->TensorMapEncodeTiled(out, dt, 2, (void *)(uintptr_t)addr, dims, strides, box,
-                                         estr, 0, swz, 3, 0),
+                 c->TensorMapEncodeTiled(out, dt, rank, (void *)(uintptr_t)addr, dims, strides,
+                                         box, estr, 0, swz, 3, 0),
                  "cuTensorMapEncodeTiled", what);
 }

@@ -139,6 +139,54 @@ static void test_layout_both_orders(void **state) {
     check_layout(false, 64, 64);
 }
 
+/* The 3-D map of merged heads against the view's own index arithmetic: for a box issued at
+ * (rows r0, k offset k0), box element e (e[j] < box[j], laid out with e[0] fastest) must be the
+ * A element (r0 + r, k0 + kk) at the smem offset r * 64 + kk where the kernel's K-major descriptor
+ * reads it, for every r < rows, kk < 64; A[m, k] = view[m, k / D, k % D], view =
+ * permute(base, perm), and map dim j is base axis 2 - j. */
+static void test_merged_map(void **state) {
+    (void)state;
+    static const int perms[2][3] = {{1, 0, 2}, {0, 1, 2}};
+    static const int64_t ds[2] = {64, 128};
+    for (int pi = 0; pi < 2; pi++)
+        for (int di = 0; di < 2; di++) {
+            const int *perm = perms[pi];
+            int64_t D = ds[di], rows = 128;
+            cg_wg_map3 m;
+            assert_true(cg_wg_merged_map(perm, D, rows, &m));
+            assert_int_equal(m.box[0] * m.box[1] * m.box[2], 64 * rows);
+            for (int64_t r0 = 0; r0 < 256; r0 += 128)
+                for (int64_t k0 = 0; k0 < 4 * D; k0 += 64) {
+                    int64_t c[3];
+                    for (int j = 0; j < 3; j++)
+                        c[j] = m.role[j] == CG_WG_C_ROW ? r0
+                               : m.role[j] == CG_WG_C_KIN ? k0 % D
+                                                          : k0 / D;
+                    for (int64_t r = 0; r < rows; r += 7)
+                        for (int64_t kk = 0; kk < 64; kk++) {
+                            /* the A element's base index: idx[perm[0]] = m, idx[perm[1]] = k / D,
+                             * idx[2] = k % D */
+                            int64_t am = r0 + r, ak = k0 + kk, idx[3];
+                            idx[perm[0]] = am, idx[perm[1]] = ak / D, idx[2] = ak % D;
+                            /* the box element holding it */
+                            int64_t e[3];
+                            for (int j = 0; j < 3; j++) {
+                                e[j] = idx[2 - j] - c[j];
+                                assert_true(e[j] >= 0 && e[j] < (int64_t)m.box[j]);
+                            }
+                            int64_t off = e[0] + (int64_t)m.box[0] * (e[1] + (int64_t)m.box[1] * e[2]);
+                            assert_int_equal(off, r * 64 + kk);
+                        }
+                }
+        }
+    cg_wg_map3 m;
+    int bad[3] = {0, 2, 1}; /* D not contiguous */
+    assert_false(cg_wg_merged_map(bad, 128, 128, &m));
+    int ok[3] = {1, 0, 2};
+    assert_false(cg_wg_merged_map(ok, 96, 128, &m)); /* a 64-wide box would straddle heads */
+    assert_false(cg_wg_merged_map(ok, 128, 512, &m));
+}
+
 static void test_plan(void **state) {
     (void)state;
     cg_wg_plan p;
@@ -287,6 +335,52 @@ static void test_horizontal_tmaps(void **state) {
     cg_program_free(p);
 }
 
+static const char *SRC_MERGED =
+    "fn f(a: bf16[8, S, 128], w: bf16[1024, N], x: bf16[S, N]) -> bf16[S, N] {\n"
+    "  return x + reshape(permute(a, (1, 0, 2)), (S, 1024)) @ w\n}\n";
+
+/* merged heads as A: a 3-D map over a[H, S, D] (extents inner first, box {64, bm, 1}); the
+ * runtime plan binds S and passes the rank */
+static void test_merged_tmap(void **state) {
+    (void)state;
+    fe_define defs[1] = {{"N", 1024}}; /* S stays symbolic */
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_MERGED, CG_SM90A, defs, 1, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " a3d"));
+    const cg_tmap *ta = &k->tmaps[0];
+    assert_int_equal(ta->rank, 3);
+    assert_int_equal(ta->dim[0], 128);
+    assert_true(IR_DIM_IS_SYM(ta->dim[1]));
+    assert_int_equal(ta->dim[2], 8);
+    assert_int_equal(ta->box[0], 64);
+    assert_int_equal(ta->box[1], 128);
+    assert_int_equal(ta->box[2], 1);
+    assert_int_equal(k->tmaps[1].rank, 2);
+    assert_non_null(strstr(cg_program_ptx(p, NULL), "cp.async.bulk.tensor.3d"));
+    int64_t syms[8];
+    for (unsigned s = 0; s < g->nsyms; s++)
+        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 300;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
+    assert_non_null(kd);
+    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms];
+    assert_int_equal(pa->kind, RT_KP_TMAP);
+    assert_int_equal(pa->tmap.rank, 3);
+    assert_int_equal(pa->tmap.dim[0], 128);
+    assert_int_equal(pa->tmap.dim[1], 300);
+    assert_int_equal(pa->tmap.dim[2], 8);
+    char e2[200];
+    assert_true(rt_tmap_check(&pa->tmap, 0x1000, e2, sizeof e2));
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
 static void test_manifest_tmaps(void **state) {
     (void)state;
     fe_define defs[2] = {{"K", 4096}, {"N", 1000}}; /* M stays symbolic */
@@ -369,7 +463,7 @@ static void test_manifest_tmaps(void **state) {
 static void test_tmap_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}};
+    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}, 2};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     assert_false(rt_tmap_check(&t, 0x1008, e, sizeof e)); /* address not 16-byte aligned */
     assert_non_null(strstr(e, "aligned"));
@@ -383,6 +477,15 @@ static void test_tmap_check(void **state) {
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.dim[1] = 1, t.dtype = IR_I32;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    /* rank 3: the third extent and box are checked too; rank 4 is refused */
+    rt_tmap_desc t3 = {IR_BF16, 128, {128, 300, 32}, {64, 128, 1}, 3};
+    assert_true(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.dim[2] = 0;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.dim[2] = 32, t3.box[2] = 300;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.box[2] = 1, t3.rank = 4;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
 }
 
 /* Programs the wgmma kernel does not take keep the other kernels. */
@@ -469,13 +572,18 @@ static void test_ptxas(void **state) {
     fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
     ptxas_check(SRC_QKV, qkv, 3, true);
     ptxas_check(SRC_QKV, rag, 3, true);
+    fe_define mh[2] = {{"S", 2048}, {"N", 4096}};
+    ptxas_check(SRC_MERGED, mh, 2, true);
+    fe_define mhr[2] = {{"S", 300}, {"N", 264}};
+    ptxas_check(SRC_MERGED, mhr, 2, true);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptor_bits),    cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_horizontal_tmaps),     cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_horizontal_tmaps),
+        cmocka_unit_test(test_merged_map),         cmocka_unit_test(test_merged_tmap),     cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),          cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
