@@ -38,7 +38,7 @@ if [ $blocks = 1 ]; then
   [ $r -ne 0 ] && rc=1
 fi
 if [ $gemms = 1 ]; then
-  COMPILE_DEADLINE=${COMPILE_DEADLINE:-60} TIME_DEADLINE=${TIME_DEADLINE:-85} WG_TIMEOUT=${WG_TIMEOUT:-100} \
+  COMPILE_DEADLINE=${COMPILE_DEADLINE:-90} TIME_DEADLINE=${TIME_DEADLINE:-120} WG_TIMEOUT=${WG_TIMEOUT:-150} \
     bash bench/wgmma_check.sh "${only[@]}" >"$OUT/wgmma_check.out" 2>&1
   [ $? -ne 0 ] && rc=1
 fi
@@ -46,9 +46,9 @@ if [ $ncu = 1 ]; then
   NCU=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   W=$(mktemp -d)
   printf 'fn linres(x: bf16[M, K], w: bf16[N, K], r: bf16[M, N]) -> bf16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
-  printf 'fn gelu(a: bf16[M, K], b: bf16[K, N], c: bf16[N]) -> bf16[M, N] {\n  return gelu_tanh(a @ b + c)\n}\n' >"$W/gelu.tx"
+  printf 'fn mm_gelu(a: bf16[M, K], b: bf16[K, N], c: bf16[N]) -> bf16[M, N] {\n  return gelu_tanh(a @ b + c)\n}\n' >"$W/mm_gelu.tx"
   : >"$OUT/ncu.txt"
-  for c in "linres 16 4096 4096" "gelu 4000 11000 4096"; do
+  for c in "linres 16 4096 4096" "mm_gelu 4000 11000 4096"; do
     set -- $c
     echo "== ncu $1 M=$2 N=$3 K=$4" >>"$OUT/ncu.txt"
     timeout -k 5 ${NCU_TIMEOUT:-25} "$NCU" -k "regex:${1}_k" --launch-count 1 --section SpeedOfLight --section LaunchStats \

@@ -71,6 +71,12 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     }
     if ((int)nmm * p->bn > maxcols) return false;
     p->stage_bytes = (int64_t)(p->bm + (int64_t)nmm * p->bn) * p->bk * 2;
+    /* a K-contiguous A box covers only the rows that exist when M < bm is
+     * known: the rows past M in shared memory stay stale, and the
+     * accumulator rows they feed are never stored (rows are independent) */
+    p->a_rows = p->bm;
+    if (a_kmajor && M > 0 && M < p->bm) p->a_rows = (int)((M + 7) / 8 * 8);
+    p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->bn) * p->bk * 2;
     int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES;
     int64_t st = (smem_max - fixed) / p->stage_bytes;
     if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
@@ -283,13 +289,17 @@ static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMVal
 }
 
 /* Issues the TMA copies of one operand tile: rows [r0, r0+rows) of the
- * operand's M (or N) axis, k columns [k0, k0+bk), into shared address dst. */
+ * operand's M (or N) axis, k columns [k0, k0+bk), into shared address dst;
+ * a tile of K-contiguous boxes narrower than its smem_rows rows of shared
+ * memory (the A box of a short M) keeps the smem_rows layout. */
 static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool kmajor, int64_t rows,
-                        LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst, LLVMValueRef bar) {
+                        int64_t smem_rows, LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst,
+                        LLVMValueRef bar) {
     uint32_t box[2];
     int nbox;
     int64_t bb;
     cg_wg_opnd_box(kmajor, rows, k->p.bk, box, &nbox, &bb);
+    if (kmajor) bb = (int64_t)box[0] * smem_rows * 2;
     for (int i = 0; i < nbox; i++) {
         LLVMValueRef c0, c1;
         if (kmajor)
@@ -381,16 +391,16 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->empty, s), LLVMBuildXor(b, par, c32(cx, 1), ""));
     LLVMValueRef fb = wg_bar(cx, k->full, s);
-    LLVMValueRef ea[2] = {fb, c32(cx, k->p.stage_bytes)};
+    LLVMValueRef ea[2] = {fb, c32(cx, k->p.tx_bytes)};
     wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea,
            2);
     if (k->a3)
         wg_tma_tile3(cx, k, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
     else
-        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0),
-                    fb);
+        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.a_rows, k->p.bm, m0, k0,
+                    wg_stage_addr(cx, k, s, 0), fb);
     for (int h = 0; h < k->p.nmm; h++)
-        wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, n0, k0,
+        wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0,
                     wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
@@ -679,7 +689,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.dt = dt;
     k.st = st;
     k.a3 = a3;
-    if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.bm, &k.a_map)) return -1;
+    if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.a_rows, &k.a_map)) return -1;
     /* the kernel takes the tensor maps (A, then each B) after its buffers and symbols */
     unsigned nmaps = 1 + nh;
     cx->ntmap_params = nmaps;
@@ -690,7 +700,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cg_kernel *kr = cx->k;
     ir_id bases[1 + CG_MM_MAXH] = {ba};
     bool kmaj[1 + CG_MM_MAXH] = {ak};
-    int64_t rows[1 + CG_MM_MAXH] = {k.p.bm};
+    int64_t rows[1 + CG_MM_MAXH] = {k.p.a_rows};
     for (unsigned h = 0; h < nh; h++) bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = k.p.bn;
     kr->ntmaps = nmaps;
     kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);

@@ -212,6 +212,15 @@ static void test_plan(void **state) {
     assert_false(p.setmaxnreg);
     assert_int_equal(p.stage_bytes, (64 + 32) * 64 * 2);
     assert_int_equal(p.stage_bytes % 1024, 0);
+    /* the A box moves the 16 rows that exist (the tile keeps 64 rows of shared memory) */
+    assert_int_equal(p.a_rows, 16);
+    assert_int_equal(p.tx_bytes, (16 + 32) * 64 * 2);
+    assert_true(p.stages > 8); /* a deep ring: skinny products stream B, bytes in flight count */
+    assert_true(cg_wg_plan_for(1, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.a_rows, 8);
+    assert_true(cg_wg_plan_for(200, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.a_rows, 128);
+    assert_int_equal(p.tx_bytes, p.stage_bytes);
     /* ... of an N-contiguous B: 64 (a box row is 64 columns) */
     assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
