@@ -119,8 +119,8 @@ bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m)
     if (perm[2] != 2 || d <= 0 || d % 64 != 0 || rows < 1 || rows > 256) return false;
     if (perm[0] == perm[1] || perm[0] < 0 || perm[0] > 1 || perm[1] < 0 || perm[1] > 1)
         return false;
-    /* map dim j is base axis 2 - j: view axis 0 (the rows) is base axis perm[0], view axis 1 (k / D)
-     * is base axis perm[1], base axis 2 is k % D */
+    /* map dim j is base axis 2 - j: view axis 0 (the rows) is base axis perm[0], view axis 1 (k /
+     * D) is base axis perm[1], base axis 2 is k % D */
     m->role[0] = CG_WG_C_KIN, m->box[0] = 64;
     m->role[2 - perm[0]] = CG_WG_C_ROW, m->box[2 - perm[0]] = (uint32_t)rows;
     m->role[2 - perm[1]] = CG_WG_C_KOUT, m->box[2 - perm[1]] = 1;
@@ -197,8 +197,8 @@ static bool wg_opnd_merged(const ir_graph *g, unsigned region, ir_id id, ir_dtyp
     }
     const ir_node *b = &g->nodes[y];
     if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT) ||
-        (ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 3)
+        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
+        b->dtype != dt || b->shape.rank != 3)
         return false;
     for (int i = 0; i < 3; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
@@ -243,10 +243,10 @@ static void wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
 typedef struct wg_kern {
     cg_wg_plan p;
     ir_dtype dt;
-    LLVMValueRef M, N, K;              /* i32 */
-    LLVMValueRef M64, N64;             /* i64 for the epilogue */
-    LLVMValueRef tmap_a;               /* byval parameters (generic pointers) */
-    bool a3;                           /* A through a 3-D map (merged heads): a_map */
+    LLVMValueRef M, N, K;  /* i32 */
+    LLVMValueRef M64, N64; /* i64 for the epilogue */
+    LLVMValueRef tmap_a;   /* byval parameters (generic pointers) */
+    bool a3;               /* A through a 3-D map (merged heads): a_map */
     cg_wg_map3 a_map;
     LLVMValueRef tmap_b[CG_MM_MAXH];   /* one per product */
     LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
@@ -326,10 +326,9 @@ static void wg_tma_tile3(cg_ctx *cx, const wg_kern *k, LLVMValueRef r0, LLVMValu
         LLVMValueRef kk = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), "");
         LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), k->tmap_a};
         for (int j = 0; j < 3; j++)
-            a[2 + j] = m->role[j] == CG_WG_C_ROW ? r0
-                       : m->role[j] == CG_WG_C_KIN
-                           ? LLVMBuildURem(cx->b, kk, c32(cx, m->d), "")
-                           : LLVMBuildUDiv(cx->b, kk, c32(cx, m->d), "");
+            a[2 + j] = m->role[j] == CG_WG_C_ROW   ? r0
+                       : m->role[j] == CG_WG_C_KIN ? LLVMBuildURem(cx->b, kk, c32(cx, m->d), "")
+                                                   : LLVMBuildUDiv(cx->b, kk, c32(cx, m->d), "");
         a[5] = bar;
         wg_asm(cx, NULL,
                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "

@@ -634,7 +634,7 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
     unsigned box[3] = {t->box[0], t->box[1], t->box[2]}, estr[3] = {1, 1, 1};
     memset(out, 0, 128);
     return cu_ok(c,
-                 c->TensorMapEncodeTiled(out, dt, rank, (void *)(uintptr_t)addr, dims, strides,
-                                         box, estr, 0, swz, 3, 0),
+                 c->TensorMapEncodeTiled(out, dt, rank, (void *)(uintptr_t)addr, dims, strides, box,
+                                         estr, 0, swz, 3, 0),
                  "cuTensorMapEncodeTiled", what);
 }

@@ -159,7 +159,7 @@ static void test_merged_map(void **state) {
                 for (int64_t k0 = 0; k0 < 4 * D; k0 += 64) {
                     int64_t c[3];
                     for (int j = 0; j < 3; j++)
-                        c[j] = m.role[j] == CG_WG_C_ROW ? r0
+                        c[j] = m.role[j] == CG_WG_C_ROW   ? r0
                                : m.role[j] == CG_WG_C_KIN ? k0 % D
                                                           : k0 / D;
                     for (int64_t r = 0; r < rows; r += 7)
@@ -174,7 +174,8 @@ static void test_merged_map(void **state) {
                                 e[j] = idx[2 - j] - c[j];
                                 assert_true(e[j] >= 0 && e[j] < (int64_t)m.box[j]);
                             }
-                            int64_t off = e[0] + (int64_t)m.box[0] * (e[1] + (int64_t)m.box[1] * e[2]);
+                            int64_t off =
+                                e[0] + (int64_t)m.box[0] * (e[1] + (int64_t)m.box[1] * e[2]);
                             assert_int_equal(off, r * 64 + kk);
                         }
                 }
@@ -589,11 +590,17 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_descriptor_bits),    cmocka_unit_test(test_swizzle),
-        cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_horizontal_tmaps),
-        cmocka_unit_test(test_merged_map),         cmocka_unit_test(test_merged_tmap),     cmocka_unit_test(test_tmap_check),
-        cmocka_unit_test(test_fallbacks),          cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_descriptor_bits),
+        cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_layout_both_orders),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest_tmaps),
+        cmocka_unit_test(test_horizontal_tmaps),
+        cmocka_unit_test(test_merged_map),
+        cmocka_unit_test(test_merged_tmap),
+        cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
