@@ -100,6 +100,11 @@ PROGS = {
   return transpose(a, 0, 1) @ b
 }}
 """,
+    # x @ w with w [K, N] (N-contiguous: the weight layout of a .tx program); skinny M splits K
+    "xw": """fn xw(x: {t}[M, K], w: {t}[K, N]) -> {t}[M, N] {{
+  return x @ w
+}}
+""",
     # twin GEMMs sharing A with the SwiGLU epilogue (a horizontal region: one kernel, two accumulators)
     "swiglu": """fn swiglu(x: {t}[M, K], w1: {t}[K, N], w3: {t}[K, N]) -> {t}[M, N] {{
   return silu(x @ w1) * (x @ w3)
@@ -142,6 +147,13 @@ CASES = [
     ("linres_m64_bf16", "linear_res", "bf16", 64, 4096, 4096, True),
     ("linres_m128_bf16", "linear_res", "bf16", 128, 4096, 4096, True),
     ("linres_m16_ragged", "linear_res", "bf16", 16, 4000, 4104, False),
+    ("linres_m16x1000x4104_sk", "linear_res", "bf16", 16, 1000, 4104, False),
+    ("linres_m16_n1024", "linear_res", "bf16", 16, 1024, 4096, True),
+    ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104, False),
+    ("xw_m1_bf16", "xw", "bf16", 1, 4096, 4096, True),
+    ("xw_m16_bf16", "xw", "bf16", 16, 4096, 4096, True),
+    ("xw_m64_bf16", "xw", "bf16", 64, 4096, 4096, True),
+    ("swiglu_m16x1000x4104_sk", "swiglu", "bf16", 16, 1000, 4104, False),
     ("swiglu_1000x1000x520", "swiglu", "bf16", 1000, 1000, 520, False),
     ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72, False),
     ("swiglu_f16_16x264x136", "swiglu", "f16", 16, 264, 136, False),
@@ -157,7 +169,7 @@ CASES = [
 if QUICK:
     CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
 SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136),
-            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
 if ONLY:
     import fnmatch
     CASES = [c for c in CASES if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
@@ -245,6 +257,8 @@ def make_inputs(prog, t, M, N, K, seed):
         return [("x", u(M, K)), ("w", u(N, K, scale=s * 2)), ("r", u(M, N))]
     if prog == "two_out":
         return [("a", u(M, K)), ("b", u(K, N, scale=s * 2))]
+    if prog == "xw":
+        return [("x", u(M, K)), ("w", u(K, N, scale=s * 2))]
     if prog == "swiglu":
         return [("x", u(M, K)), ("w1", u(K, N, scale=s * 2)), ("w3", u(K, N, scale=s * 2))]
     if prog == "qkv":
@@ -275,6 +289,8 @@ def reference(prog, t, ins):
         y = r(x[0].double() @ x[1].double())
         return [y, torch.nn.functional.silu(y.float())]
     silu = torch.nn.functional.silu
+    if prog == "xw":
+        return [r(x[0].double() @ x[1].double())]
     if prog == "swiglu":
         g1 = r(x[0].double() @ x[1].double())
         g3 = r(x[0].double() @ x[2].double())
@@ -389,6 +405,9 @@ def torch_times(prog, t, M, N, K):
     elif prog == "linear_res":
         mm = lambda: torch.nn.functional.linear(ins[0], ins[1])  # noqa: E731
         full = lambda x, w, r: torch.nn.functional.linear(x, w) + r  # noqa: E731
+    elif prog == "xw":
+        mm = lambda: ins[0] @ ins[1]  # noqa: E731
+        full = lambda x, w: x @ w  # noqa: E731
     elif prog == "swiglu":  # cuBLAS: the two GEMMs alone
         mm = lambda: (ins[0] @ ins[1], ins[0] @ ins[2])  # noqa: E731
         full = lambda x, w1, w3: torch.nn.functional.silu(x @ w1) * (x @ w3)  # noqa: E731

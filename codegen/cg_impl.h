@@ -513,6 +513,7 @@ typedef struct cg_attn_desc {
 /* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ----
  */
 #define CG_WG_MAX_STAGES    16
+#define CG_WG_MAX_SPLITS    4   /* split-K: CTAs of one cluster sharing a tile */
 #define CG_WG_SMS           132 /* persistent CTAs: the SMs of an H100/H200 SXM */
 #define CG_WG_PRODUCER_REGS 40  /* setmaxnreg of the producer warpgroup */
 #define CG_WG_CONSUMER_REGS 232 /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
@@ -528,6 +529,8 @@ typedef struct cg_wg_plan {
     int a_rows;              /* rows of the A box (K-contiguous A): bm, or M rounded up to 8
                                 when M < bm is known (no zero-filled rows to move) */
     int64_t tx_bytes;        /* bytes TMA writes per stage (the full barrier's expect_tx) */
+    int splits;              /* split-K: CTAs (one cluster) per output tile, 1, 2 or 4 */
+    int64_t red_bytes;       /* rank 0's slots for the other ranks' partial accumulators */
     int64_t smem_bytes;      /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
     int group_m;             /* M tiles per group of the tile order */
     unsigned nsm;            /* persistent CTAs */
@@ -539,7 +542,9 @@ typedef struct cg_wg_plan {
  * (bm 128); bn the widest of 256/128/64/32 (32 only for a K-contiguous B)
  * whose nmm x bn accumulator columns stay within 256 (one stored value),
  * 192 (several; 128 for one product) and whose tile count fills the SMs
- * (else the narrowest allowed), as many stages as fit (<= 16).
+ * (else the narrowest allowed), as many stages as fit (<= 16); split-K over
+ * a cluster of 2 or 4 CTAs when the tiles fill at most half the SMs (M and
+ * K known, >= 4 k steps per split).
  * False when two stages do not fit or no bn keeps the columns in bounds. */
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
                     unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p);

@@ -39,7 +39,6 @@ static int64_t wg_tiles(int64_t M, int64_t N, int64_t bm, int64_t bn) {
 
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
                     unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
-    (void)K;
     memset(p, 0, sizeof *p);
     if (nmm < 1 || nmm > CG_MM_MAXH) return false;
     p->nmm = (int)nmm;
@@ -77,7 +76,23 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     p->a_rows = p->bm;
     if (a_kmajor && M > 0 && M < p->bm) p->a_rows = (int)((M + 7) / 8 * 8);
     p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->bn) * p->bk * 2;
-    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES;
+    /* split-K over a cluster when the output tiles fill at most half the
+     * SMs: `splits` CTAs share a tile, each takes a K range, the others
+     * send their partial accumulators to rank 0's shared memory, which
+     * adds them and runs the epilogue once. The most splits (4, 2; 2 for
+     * several products: rank 0's sums of 3 slots of them spill) that keep
+     * the CTAs within the SMs and at least 4 k steps each */
+    p->splits = 1;
+    int64_t tiles = wg_tiles(M, N, p->bm, p->bn), nk = K > 0 ? (K + p->bk - 1) / p->bk : 0;
+    if (M > 0 && K > 0 && tiles * 2 <= (int64_t)nsm)
+        for (int s = nmm > 1 ? 2 : CG_WG_MAX_SPLITS; s >= 2; s /= 2)
+            if (tiles * s <= (int64_t)nsm && nk >= 4 * s) {
+                p->splits = s;
+                break;
+            }
+    p->red_bytes = (int64_t)(p->splits - 1) * p->bm * nmm * p->bn * 4;
+    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES +
+                    16 /* split barriers */ + p->red_bytes;
     int64_t st = (smem_max - fixed) / p->stage_bytes;
     if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
     if (st < 2) return false;
@@ -248,10 +263,13 @@ typedef struct wg_kern {
     LLVMValueRef tmap_a;   /* byval parameters (generic pointers) */
     bool a3;               /* A through a 3-D map (merged heads): a_map */
     cg_wg_map3 a_map;
-    LLVMValueRef tmap_b[CG_MM_MAXH];   /* one per product */
-    LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
-    LLVMValueRef full, empty;          /* i32 shared address of the barrier arrays */
-    LLVMValueRef ntm, ntn, ntiles, nk; /* i32 */
+    LLVMValueRef tmap_b[CG_MM_MAXH];      /* one per product */
+    LLVMValueRef smem;                    /* i32 shared address of stage 0 (1024-aligned) */
+    LLVMValueRef full, empty;             /* i32 shared address of the barrier arrays */
+    LLVMValueRef ntm, ntn, ntiles, nk;    /* i32 */
+    LLVMValueRef kb, ke;                  /* i32: this CTA's k steps [kb, ke) (its split) */
+    LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
+    LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
     cg_mm_epi_state *st;
 } wg_kern;
 
@@ -383,8 +401,8 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
                  n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
-                                    cg_i64(cx, 1), "pk");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "pk");
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
@@ -473,6 +491,78 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
     return ok;
 }
 
+/* Waits (acquire at cluster scope: data other CTAs wrote before their
+ * release arrive) for the phase of parity par of the mbarrier at bar. */
+static void wg_wait_cluster(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
+    LLVMValueRef a[2] = {bar, par};
+    wg_asm(cx, NULL,
+           "{\n.reg .pred p;\nWAITC:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, "
+           "[$0], $1;\n@!p bra WAITC;\n}",
+           "r,r,~{memory}", a, 2);
+}
+
+/* The shared::cluster address (i32) of shared address a (i32) in the CTA
+ * of cluster rank r (i32). */
+static LLVMValueRef wg_mapa(cg_ctx *cx, LLVMValueRef a, LLVMValueRef r) {
+    LLVMValueRef v[2] = {a, r};
+    return wg_asm(cx, cx->i32, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", v, 2);
+}
+
+/* Arrives (release at cluster scope) on the mbarrier at shared::cluster
+ * address rb. */
+static void wg_arrive_remote(cg_ctx *cx, LLVMValueRef rb) {
+    wg_asm(cx, NULL, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}",
+           &rb, 1);
+}
+
+/* Split-K reduction of one tile (tile counter in *tilev, i32): a rank > 0
+ * waits until rank 0 has read its slot for the previous tile (red_free),
+ * stores its ntot partial accumulators into its slot in rank 0's shared
+ * memory (element (c * ntot + i) * 128 + thread of slot rank - 1) and
+ * arrives on rank 0's red_full; rank 0 waits for all of them, adds the
+ * slots to acc and arrives on every other rank's red_free. Returns the
+ * open if-block of rank 0 (the epilogue goes inside; the caller closes
+ * it). */
+static LLVMBasicBlockRef wg_split_reduce(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, unsigned ntot,
+                                         LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef tilev) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+    LLVMValueRef par = LLVMBuildAnd(b, jt, c32(cx, 1), "");
+    int64_t slot = (int64_t)k->p.bm * k->p.bn * k->p.nmm * 4;
+    LLVMValueRef mine = LLVMBuildMul(
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, wgc, c32(cx, (int64_t)ntot * 128), ""), wtid, ""),
+        c32(cx, 4), "");
+    LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, k->rank, c32(cx, 0), "");
+    LLVMBasicBlockRef o = cg_if_begin(cx, LLVMBuildNot(b, lead, ""));
+    wg_wait_cluster(cx, k->red_free, LLVMBuildXor(b, par, c32(cx, 1), ""));
+    LLVMValueRef la = LLVMBuildAdd(
+        b, LLVMBuildAdd(b, k->red, mine, ""),
+        LLVMBuildMul(b, LLVMBuildSub(b, k->rank, c32(cx, 1), ""), c32(cx, slot), ""), "");
+    LLVMValueRef ra = wg_mapa(cx, la, c32(cx, 0));
+    for (unsigned i = 0; i < ntot; i++) {
+        LLVMValueRef v[2] = {LLVMBuildAdd(b, ra, c32(cx, (int64_t)i * 512), ""), acc[i]};
+        wg_asm(cx, NULL, "st.shared::cluster.f32 [$0], $1;", "r,f,~{memory}", v, 2);
+    }
+    wg_arrive_remote(cx, wg_mapa(cx, k->red_full, c32(cx, 0)));
+    cg_if_end(cx, o);
+    LLVMBasicBlockRef l = cg_if_begin(cx, lead);
+    wg_wait_cluster(cx, k->red_full, par);
+    for (int r = 1; r < k->p.splits; r++) {
+        LLVMValueRef base = LLVMBuildAdd(b, LLVMBuildAdd(b, k->red, mine, ""),
+                                         c32(cx, (int64_t)(r - 1) * slot), "");
+        for (unsigned i = 0; i < ntot; i++) {
+            LLVMValueRef p = LLVMBuildIntToPtr(
+                b, LLVMBuildAdd(b, base, c32(cx, (int64_t)i * 512), ""), cx->sptr, "");
+            LLVMValueRef v = LLVMBuildLoad2(b, cx->f32, p, "");
+            LLVMSetVolatile(v, 1);
+            acc[i] = LLVMBuildFAdd(b, acc[i], v, "");
+        }
+    }
+    for (int r = 1; r < k->p.splits; r++)
+        wg_arrive_remote(cx, wg_mapa(cx, k->red_free, c32(cx, r)));
+    return l;
+}
+
 /* A consumer warpgroup (rows 64c .. 64c+63 of each block tile): per k step
  * waits for the stage's full barrier, issues bk/16 wgmma (m64 x bn x 16)
  * into the accumulators, commits, waits for the previous step's group and
@@ -488,6 +578,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMValueRef accv[128];
     for (unsigned i = 0; i < ntot; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
+    LLVMValueRef tilev = wg_var(cx, cx->i32, c32(cx, 0)); /* tiles done (split-K phases) */
     uint32_t albo, asbo, akst, blbo, bsbo, bkst;
     cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
     cg_wg_opnd_desc(k->p.b_kmajor, k->p.bk, &blbo, &bsbo, &bkst);
@@ -511,8 +602,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef acc[128];
     for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
-                                    cg_i64(cx, 1), "ck");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "ck");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
@@ -533,7 +624,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
     for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, acc[i], accv[i]);
     /* the previous step's group is complete: free its stage */
-    LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, cg_i64(cx, 0), ""));
+    LLVMBasicBlockRef j =
+        cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""));
     LLVMValueRef ps, ppar;
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
     LLVMValueRef eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
@@ -544,12 +636,14 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
     wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
-    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->nk, c32(cx, 0), ""));
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->ke, k->kb, ""));
     wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
                 &ppar);
     eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
     cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
     cg_if_end(cx, j);
+    LLVMBasicBlockRef lead = NULL;
+    if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
     /* epilogue */
     LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
                  lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
@@ -576,7 +670,21 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
         ok = wg_epi_elem(cx, k, ai, row, col);
         cg_if_end(cx, e);
     }
+    if (lead) cg_if_end(cx, lead);
+    if (k->p.splits > 1) {
+        LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+        LLVMBuildStore(b, LLVMBuildAdd(b, jt, c32(cx, 1), ""), tilev);
+    }
     cg_loop_end(cx, &tl);
+    if (k->p.splits > 1) { /* the other ranks stay until rank 0 has read their last tile */
+        LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+        LLVMBasicBlockRef w =
+            cg_if_begin(cx, LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, k->rank, c32(cx, 0), ""),
+                                         LLVMBuildICmp(b, LLVMIntUGT, jt, c32(cx, 0), ""), ""));
+        wg_wait_cluster(cx, k->red_free,
+                        LLVMBuildAnd(b, LLVMBuildSub(b, jt, c32(cx, 1), ""), c32(cx, 1), ""));
+        cg_if_end(cx, w);
+    }
     return ok;
 }
 
@@ -604,6 +712,9 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     k->smem = wg_dyn_smem(cx);
     k->full = LLVMBuildAdd(b, k->smem, c32(cx, k->p.stage_bytes * k->p.stages), "full");
     k->empty = LLVMBuildAdd(b, k->full, c32(cx, 8 * CG_WG_MAX_STAGES), "empty");
+    k->red_full = LLVMBuildAdd(b, k->empty, c32(cx, 8 * CG_WG_MAX_STAGES), "red_full");
+    k->red_free = LLVMBuildAdd(b, k->red_full, c32(cx, 8), "red_free");
+    k->red = LLVMBuildAdd(b, k->red_free, c32(cx, 8), "red");
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, c32(cx, 0), ""));
     for (int s = 0; s < k->p.stages; s++) {
         LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, wg_bar(cx, k->full, c32(cx, s)), cx->sptr, ""),
@@ -613,17 +724,46 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
         a[1] = c32(cx, 128 * k->p.consumers);
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
     }
+    if (k->p.splits > 1) { /* rank 0 hears from the consumers of every other rank, they from
+                              rank 0's consumers */
+        LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, k->red_full, cx->sptr, ""),
+                             c32(cx, 128 * k->p.consumers * (k->p.splits - 1))};
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+        a[0] = LLVMBuildIntToPtr(b, k->red_free, cx->sptr, "");
+        a[1] = c32(cx, 128 * k->p.consumers);
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+    }
     wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
     cg_if_end(cx, j);
-    cg_barrier(cx);
+    LLVMValueRef nx = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0);
+    LLVMValueRef ny = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0);
     LLVMValueRef cta = LLVMBuildAdd(
         b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
         LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
-                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
+                     nx, ""),
         "cta");
-    LLVMValueRef ncta = LLVMBuildMul(
-        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
-        cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    LLVMValueRef ncta = LLVMBuildMul(b, nx, ny, "ncta");
+    k->kb = c32(cx, 0), k->ke = k->nk, k->rank = c32(cx, 0);
+    if (k->p.splits > 1) {
+        /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = ctaid.y, the
+         * cluster x + nx * z walks the tiles, the rank its k range; every barrier of the cluster
+         * is initialised before any CTA touches another's */
+        wg_asm(cx, NULL,
+               "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;",
+               "~{memory}", NULL, 0);
+        LLVMValueRef nz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.z", false, NULL, 0);
+        LLVMValueRef cz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.z", false, NULL, 0);
+        LLVMValueRef S = c32(cx, k->p.splits);
+        k->rank = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0);
+        cta = LLVMBuildAdd(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+                           LLVMBuildMul(b, cz, nx, ""), "cluster");
+        ncta = LLVMBuildMul(b, nx, nz, "nclusters");
+        k->kb = LLVMBuildUDiv(b, LLVMBuildMul(b, k->rank, k->nk, ""), S, "kb");
+        k->ke = LLVMBuildUDiv(
+            b, LLVMBuildMul(b, LLVMBuildAdd(b, k->rank, c32(cx, 1), ""), k->nk, ""), S, "ke");
+    } else {
+        cg_barrier(cx);
+    }
     LLVMValueRef wg = LLVMBuildUDiv(b, tid, c32(cx, 128), "wg");
     LLVMValueRef wtid = LLVMBuildURem(b, tid, c32(cx, 128), "wtid");
     LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
@@ -747,10 +887,20 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
     int64_t cap[3] = {INT32_MAX, 65535, 1};
+    if (k.p.splits > 1) { /* grid (M tiles, splits, N tiles): clusters of (1, splits, 1) */
+        work[0] = (ir_shape){.rank = 1, .dim = {Md}};
+        work[1] = (ir_shape){.rank = 1, .dim = {k.p.splits}};
+        work[2] = (ir_shape){.rank = 1, .dim = {Nd}};
+        per[0] = k.p.bm, per[1] = 1, per[2] = k.p.bn;
+        cap[0] = 65535, cap[1] = k.p.splits, cap[2] = 65535;
+        kr->cluster = (unsigned)k.p.splits;
+    }
     unsigned block[3] = {k.p.threads, 1, 1};
-    kr->persist = k.p.nsm;
-    char hs[16] = "";
+    /* split-K grids are exact (tiles x splits <= the SMs): never folded into (persist, 1, 1) */
+    kr->persist = k.p.splits > 1 ? 0 : k.p.nsm;
+    char hs[24] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
+    if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);

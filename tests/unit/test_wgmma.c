@@ -255,6 +255,30 @@ static void test_plan(void **state) {
     /* four stored products of an N-contiguous B would need 4 x 64 > 192 columns */
     assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 4, 4, lim, 132, &p));
     assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 0, 1, lim, 132, &p));
+    /* split-K: 16 x 4096 of an N-contiguous B is 64 tiles of 64 columns, two CTAs each */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_int_equal(p.splits, 2);
+    assert_int_equal(p.red_bytes, 1 * 64 * 64 * 4);
+    assert_true(p.smem_bytes <= lim);
+    /* ... 128 tiles of a K-contiguous B already fill the SMs; 32 tiles take four splits */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_int_equal(p.red_bytes, 0);
+    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.red_bytes, 3 * 64 * 32 * 4);
+    /* ... but not below 4 k steps a split, nor with M or K unknown */
+    assert_true(cg_wg_plan_for(16, 1024, 256, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_true(cg_wg_plan_for(16, 1024, 512, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 2);
+    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 2, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 2); /* several products: at most two */
+    assert_true(cg_wg_plan_for(-1, 1024, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_true(cg_wg_plan_for(16, 1024, -1, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
     /* too little shared memory for two stages */
     assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 1, 48 * 1024, 132, &p));
 }
@@ -387,6 +411,47 @@ static void test_merged_tmap(void **state) {
     char e2[200];
     assert_true(rt_tmap_check(&pa->tmap, 0x1000, e2, sizeof e2));
     rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+static const char *SRC_XW = "fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n"
+                            "  return x @ w\n}\n";
+
+/* Split-K: a cluster of `splits` CTAs per tile declared in the PTX at the entry (a plain launch
+ * forms it), the grid (splits, M tiles, N tiles), whole clusters when persistent, the epilogue
+ * once (rank 0) after the reduction through distributed shared memory */
+static void test_split_k(void **state) {
+    (void)state;
+    fe_define defs[3] = {{"M", 16}, {"K", 4096}, {"N", 4096}};
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " sk2"));
+    assert_int_equal(k->cluster, 2);
+    assert_int_equal(k->persist, 0); /* an exact grid: never folded into (persist, 1, 1) */
+    const char *ptx = cg_program_ptx(p, NULL);
+    char want[128];
+    snprintf(want, sizeof want, ".entry %s(", k->name);
+    const char *e = strstr(ptx, want);
+    assert_non_null(e);
+    const char *c = strstr(e, ".reqnctapercluster 1, 2, 1");
+    assert_non_null(c);
+    assert_true(c < strstr(e, "{")); /* among the entry's directives, before its body */
+    assert_non_null(strstr(ptx, "mapa.shared::cluster.u32"));
+    assert_non_null(strstr(ptx, "st.shared::cluster.f32"));
+    assert_non_null(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    assert_non_null(strstr(ptx, "barrier.cluster.wait"));
+    /* one epilogue: the output is stored under rank 0 only (one store site per register) */
+    unsigned grid[3], block[3], smem;
+    int64_t syms[8] = {0};
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    unsigned ki = 0;
+    while (cg_program_kernel(p, ki) != k) ki++;
+    assert_true(cg_kernel_geometry(p, ki, syms, grid, block, &smem));
+    assert_int_equal(grid[0], 1);
+    assert_int_equal(grid[1], 2);
+    assert_int_equal(grid[2], 64);
     cg_program_free(p);
     ir_graph_free(g);
 }
@@ -582,6 +647,11 @@ static void test_ptxas(void **state) {
     fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
     ptxas_check(SRC_QKV, qkv, 3, true);
     ptxas_check(SRC_QKV, rag, 3, true);
+    fe_define sk2[3] = {{"M", 16}, {"N", 4096}, {"K", 4096}};
+    ptxas_check(SRC_XW, sk2, 3, true);
+    fe_define sk4[3] = {{"M", 16}, {"N", 1000}, {"K", 4104}};
+    ptxas_check(SRC_LIN, sk4, 3, true);
+    ptxas_check(SRC_SWIGLU, sk4, 3, true);
     fe_define mh[2] = {{"S", 2048}, {"N", 4096}};
     ptxas_check(SRC_MERGED, mh, 2, true);
     fe_define mhr[2] = {{"S", 300}, {"N", 264}};
@@ -598,6 +668,7 @@ int main(void) {
         cmocka_unit_test(test_horizontal_tmaps),
         cmocka_unit_test(test_merged_map),
         cmocka_unit_test(test_merged_tmap),
+        cmocka_unit_test(test_split_k),
         cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_ptxas),
