@@ -17,7 +17,8 @@ Run from the repository root on the GPU machine with dist/ built by tools/make-d
                the device's target, and at sm_90 (mma.sync) for the big GEMM; torch.matmul
                (cuBLAS) alone, torch eager and torch.compile of the same function, timed with
                CUDA events in the same process
-  4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs
+  4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs (run
+               before the timings, so a run cut short still has its correctness checks)
 The summary table is printed last and written to $OUT/wgmma_check.txt; everything else goes to
 $OUT/wgmma_check.log and $OUT/wgmma_check.json. Exit status 1 when a check failed.
 """
@@ -470,6 +471,9 @@ def main():
         return finish()
     for name, prog, t, M, N, K, _ in CASES:
         RESULTS["cases"][name]["verify"] = verify_case(name, prog, t, M, N, K)
+    # sanitizers before timing: correctness first when the run is cut short
+    for name, prog, t, M, N, K in SANITIZE:
+        sanitize(name, prog, t, M, N, K)
     for name, prog, t, M, N, K, timed in CASES:
         if not timed:
             continue
@@ -490,8 +494,6 @@ def main():
             c["torch"] = {}
             log("torch timing failed: %s" % e)
         step("time " + name, tx.get("rc") == 0, "tx %.1f us (bench verified: %s)" % (tx["graph_us"] or -1, tx["verified"]))
-    for name, prog, t, M, N, K in SANITIZE:
-        sanitize(name, prog, t, M, N, K)
     finish()
 
 
