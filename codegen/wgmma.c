@@ -785,6 +785,12 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     bool ok = wg_consumer(cx, k, cta, ncta, LLVMBuildSub(b, wg, c32(cx, 1), ""), wtid);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, done);
+    /* split-K: no CTA of the cluster exits while another may still touch its shared memory (the
+     * protocol's barriers already order this; the cluster barrier makes it explicit, as
+     * compute-sanitizer's racecheck requires of distributed shared memory) */
+    if (k->p.splits > 1)
+        wg_asm(cx, NULL, "barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;",
+               "~{memory}", NULL, 0);
     return ok;
 }
 
