@@ -745,7 +745,8 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     LLVMValueRef ncta = LLVMBuildMul(b, nx, ny, "ncta");
     k->kb = c32(cx, 0), k->ke = k->nk, k->rank = c32(cx, 0);
     if (k->p.splits > 1) {
-        /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = ctaid.y, the
+        /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = %cluster_ctarank
+         * (= ctaid.y, the rank mapa names), the
          * cluster x + nx * z walks the tiles, the rank its k range; every barrier of the cluster
          * is initialised before any CTA touches another's */
         wg_asm(cx, NULL,
@@ -754,8 +755,9 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
         LLVMValueRef nz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.z", false, NULL, 0);
         LLVMValueRef cz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.z", false, NULL, 0);
         LLVMValueRef S = c32(cx, k->p.splits);
-        k->rank = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0);
-        cta = LLVMBuildAdd(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+        k->rank = wg_asm(cx, cx->i32, "mov.u32 $0, %cluster_ctarank;", "=r", NULL, 0);
+        cta = LLVMBuildAdd(b,
+                           cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
                            LLVMBuildMul(b, cz, nx, ""), "cluster");
         ncta = LLVMBuildMul(b, nx, nz, "nclusters");
         k->kb = LLVMBuildUDiv(b, LLVMBuildMul(b, k->rank, k->nk, ""), S, "kb");

@@ -419,7 +419,7 @@ static const char *SRC_XW = "fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\
                             "  return x @ w\n}\n";
 
 /* Split-K: a cluster of `splits` CTAs per tile declared in the PTX at the entry (a plain launch
- * forms it), the grid (splits, M tiles, N tiles), whole clusters when persistent, the epilogue
+ * forms it), the grid (M tiles, splits, N tiles) with clusters (1, splits, 1), the epilogue
  * once (rank 0) after the reduction through distributed shared memory */
 static void test_split_k(void **state) {
     (void)state;
