@@ -370,8 +370,9 @@ static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
     }
     free(fl);
     int64_t scratch = cx->gpu && p->threads > 32 ? 4 * (int64_t)(p->threads / 32) : 0;
-    int64_t bytes = 4 * len * (int64_t)p->nst + scratch;
-    if (!ok || !p->nst || bytes > rg->sram_bytes ||
+    int64_t bytes = 0; /* a row of 2^62 elements overflows: then it is not staged */
+    bool sized = ir_mul_ok(len, 4 * (int64_t)p->nst, &bytes) && ir_add_ok(bytes, scratch, &bytes);
+    if (!ok || !p->nst || !sized || bytes > rg->sram_bytes ||
         (cx->gpu && bytes > cg_mm_smem_limit(cx->target))) {
         p->nst = 0;
         return;
