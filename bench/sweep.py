@@ -3,7 +3,7 @@ schedule space (row reductions of widths 64 to 262144, column and middle-axis re
 rows and many narrow ones, pointwise with transcendental mixes, GEMMs from M = 1 to 8192, small
 latency-bound sizes). Run it through bench/sweep.sh on the GPU machine (dist/ carried):
 
-    python3 bench/sweep.py [--only SUBSTR,...] [--iters N] [--deadline S] [--list]
+    python3 bench/sweep.py [--only SUBSTR,...] [--iters N] [--deadline S] [--torch-reserve S] [--list]
 
 Phase 1 runs `txc bench --json` for every row (compile, verify against the CPU reference, time;
 the first row also measures the copy ceiling and launch overhead: --calibrate). Phase 2 times the
@@ -16,6 +16,14 @@ calib.json. Rows still pending at the deadline (default 430 s: tx until 330 s, t
 reported as skipped. A row is NOT VERIFIED when txc bench found outputs out of tolerance against
 its CPU reference (sweep_log.txt has its message).
 
+Rows marked `exact` (the plain sum/mean/max reductions) are verified on inputs that every
+summation order adds exactly: multiples of 1/32 in [-1, 1] (6 significant bits), written as .npy
+and passed with --input. An f32 sum of up to 2^19 such values is exact whatever the order, so the
+GPU's tree sums must equal the host reference's sums (up to the mean's one rounding); with
+random f32 inputs a column sum near zero differs from an exact reference by more than the f32
+tolerance (rounding of the partial sums, not an error of the schedule), which is why these rows
+used to read NOT VERIFIED. The timing does not depend on the values.
+
 The row table is the only place sizes live; tx never sees the row names (it compiles the .tx text
 below with -D sizes, like any user program)."""
 import json, math, os, subprocess, sys, time
@@ -25,10 +33,28 @@ TXC = os.environ.get("TXC", "dist/bin/txc")
 ROWS = []
 
 
-def row(name, kind, src, dims, torch_fn, inputs):
+def row(name, kind, src, dims, torch_fn, inputs, exact=False):
     """name: unique row id; kind: reduction/pointwise/matmul/latency; src: the .tx program;
-    dims: {symbol: int}; torch_fn(*tensors) -> result; inputs: [(shape tuple, dtype name)]."""
-    ROWS.append(dict(name=name, kind=kind, src=src, dims=dims, torch_fn=torch_fn, inputs=inputs))
+    dims: {symbol: int}; torch_fn(*tensors) -> result; inputs: [(shape tuple, dtype name)];
+    exact: tx verifies on exactly summable inputs (see the module comment)."""
+    ROWS.append(dict(name=name, kind=kind, src=src, dims=dims, torch_fn=torch_fn, inputs=inputs,
+                     exact=exact))
+
+
+def exact_inputs(r, wd):
+    """Writes the exactly summable inputs of row r (.npy, multiples of 1/32 in [-1, 1], seeded)
+    and returns the txc options naming them. The .tx parameters are x (one input)."""
+    import numpy as np
+    rng = np.random.default_rng(1)
+    opts, paths = [], []
+    for i, (shape, dt) in enumerate(r["inputs"]):
+        a = (rng.integers(-32, 33, size=shape, dtype=np.int32).astype(np.float32) / 32)
+        path = os.path.join(wd, f"{r['name']}_in{i}.npy")
+        # f32 files; txc converts f32 to a bf16 parameter on load (exact for these values)
+        np.save(path, a if dt != "f16" else a.astype(np.float16))
+        opts += ["--input", f"x={path}"]
+        paths.append(path)
+    return opts, paths
 
 
 TD = {"f32": "float32", "bf16": "bfloat16", "f16": "float16"}
@@ -97,7 +123,7 @@ for dt, M, N in [("bf16", 16384, 2048), ("f32", 2048, 12288)]:
 for op, M, N in [("sum", 65536, 1024), ("max", 1048576, 64), ("sum", 512, 262144), ("mean", 3000, 7777)]:
     tfn = {"sum": lambda x: x.sum(-1), "max": lambda x: x.amax(-1), "mean": lambda x: x.mean(-1)}[op]
     row(f"row{op}_f32_{M}x{N}", "reduction", f"fn f(x: f32[M, N]) -> f32[M] {{\n  return {op}(x, axis=-1)\n}}\n",
-        {"M": M, "N": N}, tfn, [((M, N), "f32")])
+        {"M": M, "N": N}, tfn, [((M, N), "f32")], exact=True)
 row("logsumexp_f32_16384x8192", "reduction",
     "fn f(x: f32[M, N]) -> f32[M] {\n  m = max(x, axis=-1, keepdim=true)\n"
     "  return reshape(log(sum(exp(x - m), axis=-1, keepdim=true)) + m, (M,))\n}\n",
@@ -108,12 +134,12 @@ for op, dt, M, N in [("sum", "f32", 65536, 1024), ("sum", "f32", 4096, 65536), (
                      ("max", "f32", 100000, 333), ("mean", "f32", 1048576, 16)]:
     tfn = {"sum": lambda x: x.sum(0), "max": lambda x: x.amax(0), "mean": lambda x: x.mean(0)}[op]
     row(f"col{op}_{dt}_{M}x{N}", "reduction", f"fn f(x: {dt}[M, N]) -> {dt}[N] {{\n  return {op}(x, axis=0)\n}}\n",
-        {"M": M, "N": N}, tfn, [((M, N), dt)])
+        {"M": M, "N": N}, tfn, [((M, N), dt)], exact=True)
 for op, dt, B, R, C in [("sum", "f32", 64, 4096, 256), ("mean", "bf16", 32, 1024, 1024), ("max", "f32", 16, 8191, 129)]:
     tfn = {"sum": lambda x: x.sum(1), "max": lambda x: x.amax(1), "mean": lambda x: x.mean(1)}[op]
     row(f"mid{op}_{dt}_{B}x{R}x{C}", "reduction",
         f"fn f(x: {dt}[B, R, C]) -> {dt}[B, C] {{\n  return {op}(x, axis=1)\n}}\n",
-        {"B": B, "R": R, "C": C}, tfn, [((B, R, C), dt)])
+        {"B": B, "R": R, "C": C}, tfn, [((B, R, C), dt)], exact=True)
 
 # ---- pointwise -------------------------------------------------------------------------------------
 N26 = 1 << 26
@@ -195,7 +221,14 @@ def run_tx(rows, iters, deadline, lf, t0):
         if time.time() - t0 > deadline:
             r["tx_error"] = "skipped: sweep deadline"
             continue
-        cmd = [TXC, "bench", path, "--device=gpu", "--random-inputs=1", "--iters", str(iters), "--json"]
+        paths = []
+        try:
+            inopts, paths = exact_inputs(r, wd) if r.get("exact") else (["--random-inputs=1"], [])
+        except Exception as e:  # no NumPy: random inputs, as before
+            print(f"--- {r['name']}: exact inputs unavailable ({e}); random inputs", file=lf, flush=True)
+            inopts = ["--random-inputs=1"]
+        r["inputs_used"] = "exact (multiples of 1/32)" if paths else "random"
+        cmd = [TXC, "bench", path, "--device=gpu", *inopts, "--iters", str(iters), "--json"]
         cmd += ["--calibrate", "--calib=" + calib] if first else ["--calib=" + calib]
         for k, v in r["dims"].items():
             cmd += ["-D", f"{k}={v}"]
@@ -206,6 +239,8 @@ def run_tx(rows, iters, deadline, lf, t0):
         except subprocess.TimeoutExpired:
             rc, so, se = 124, "", "timed out after 90 s"
         r["tx_wall_s"] = round(time.time() - ts, 1)
+        for q in paths:
+            os.remove(q)
         if se.strip():
             print(f"--- {r['name']} (rc {rc})\n{se.strip()[-2000:]}", file=lf, flush=True)
         try:
@@ -304,7 +339,7 @@ def report(rows, lf):
 
 def main():
     args = sys.argv[1:]
-    only, iters, deadline = None, 10, 430.0
+    only, iters, deadline, reserve = None, 10, 430.0, 100.0
     while args:
         a = args.pop(0)
         if a == "--only":
@@ -313,6 +348,8 @@ def main():
             iters = int(args.pop(0))
         elif a == "--deadline":
             deadline = float(args.pop(0))
+        elif a == "--torch-reserve":  # seconds of the deadline kept for the torch phase
+            reserve = float(args.pop(0))
         elif a == "--list":
             for r in ROWS:
                 print(r["name"], r["kind"], " ".join(f"-D {k}={v}" for k, v in r["dims"].items()))
@@ -327,7 +364,7 @@ def main():
     with open(os.path.join(OUT, "sweep_log.txt"), "w") as lf:
         log(lf, f"sweep: {len(rows)} rows, txc {TXC}, OUT {OUT}")
         # tx first (its own processes), torch after: the deadline keeps the whole run under 8 minutes
-        run_tx(rows, iters, deadline - 100, lf, t0)
+        run_tx(rows, iters, deadline - reserve, lf, t0)
         log(lf, f"sweep: tx phase done in {time.time() - t0:.0f} s")
         run_torch(rows, deadline, lf, t0)
         log(lf, f"sweep: torch phase done in {time.time() - t0:.0f} s")

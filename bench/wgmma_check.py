@@ -17,7 +17,8 @@ Run from the repository root on the GPU machine with dist/ built by tools/make-d
                the device's target, and at sm_90 (mma.sync) for the big GEMM; torch.matmul
                (cuBLAS) alone, torch eager and torch.compile of the same function, timed with
                CUDA events in the same process
-  4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs
+  4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs (run
+               before the timings, so a run cut short still has its correctness checks)
 The summary table is printed last and written to $OUT/wgmma_check.txt; everything else goes to
 $OUT/wgmma_check.log and $OUT/wgmma_check.json. Exit status 1 when a check failed.
 """
@@ -34,6 +35,8 @@ import time
 OUT = os.environ.get("OUT") or "wgmma-check-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
 QUICK = "--quick" in sys.argv  # skip the largest shapes
+# --only PAT[,PAT...]: only the cases (and sanitizer runs) whose names match one of the fnmatch patterns
+ONLY = next((sys.argv[i + 1].split(",") for i, a in enumerate(sys.argv[:-1]) if a == "--only"), None)
 COMPILE_DEADLINE = float(os.environ.get("COMPILE_DEADLINE", 260))  # s: no torch.compile after this
 TIME_DEADLINE = float(os.environ.get("TIME_DEADLINE", 360))  # s: no more timing after this
 os.makedirs(OUT, exist_ok=True)
@@ -98,7 +101,35 @@ PROGS = {
   return transpose(a, 0, 1) @ b
 }}
 """,
+    # x @ w with w [K, N] (N-contiguous: the weight layout of a .tx program); skinny M splits K
+    "xw": """fn xw(x: {t}[M, K], w: {t}[K, N]) -> {t}[M, N] {{
+  return x @ w
+}}
+""",
+    # twin GEMMs sharing A with the SwiGLU epilogue (a horizontal region: one kernel, two accumulators)
+    "swiglu": """fn swiglu(x: {t}[M, K], w1: {t}[K, N], w3: {t}[K, N]) -> {t}[M, N] {{
+  return silu(x @ w1) * (x @ w3)
+}}
+""",
+    # three products of one input, each stored (Q, K, V projections; weights [N, K] as nn.Linear)
+    "qkv": """fn qkv(x: {t}[M, K], wq: {t}[N, K], wk: {t}[N, K], wv: {t}[N, K]) -> ({t}[M, N], {t}[M, N], {t}[M, N]) {{
+  return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, 1)
+}}
+""",
+    # an attention output o[H, M, 128] read as merged heads [M, H*128] (a 3-D TMA map), residual epilogue
+    "merged": """fn merged(o: {t}[H, M, 128], w: {t}[K, N], r: {t}[M, N]) -> {t}[M, N] {{
+  return r + reshape(permute(o, (1, 0, 2)), (M, K)) @ w
+}}
+""",
+    # the suite's mlp_block: SwiGLU kernel, then the down projection (N = D here, K = F)
+    "mlp": """fn mlp(x: {t}[M, N], w1: {t}[N, K], w3: {t}[N, K], w2: {t}[K, N]) -> {t}[M, N] {{
+  return (silu(x @ w1) * (x @ w3)) @ w2
+}}
+""",
 }
+
+# products of M x N x K per program (for TFLOP/s)
+NPROD = {"swiglu": 2, "qkv": 3, "mlp": 3}
 
 # (case name, program, dtype, M, N, K, time it)
 CASES = [
@@ -113,10 +144,37 @@ CASES = [
     ("two_out_1000", "two_out", "bf16", 1000, 1000, 1000, False),
     ("two_out_200x136x72", "two_out", "bf16", 200, 136, 72, False),
     ("at_b_1000", "at_b", "bf16", 1000, 1000, 1000, False),
+    ("linres_m1_bf16", "linear_res", "bf16", 1, 4096, 4096, True),
+    ("linres_m64_bf16", "linear_res", "bf16", 64, 4096, 4096, True),
+    ("linres_m128_bf16", "linear_res", "bf16", 128, 4096, 4096, True),
+    ("linres_m16_ragged", "linear_res", "bf16", 16, 4000, 4104, False),
+    ("linres_m16x1000x4104_sk", "linear_res", "bf16", 16, 1000, 4104, False),
+    ("linres_m16_n1024", "linear_res", "bf16", 16, 1024, 4096, True),
+    ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104, False),
+    ("xw_m1_bf16", "xw", "bf16", 1, 4096, 4096, True),
+    ("xw_m16_bf16", "xw", "bf16", 16, 4096, 4096, True),
+    ("xw_m64_bf16", "xw", "bf16", 64, 4096, 4096, True),
+    ("swiglu_m16x1000x4104_sk", "swiglu", "bf16", 16, 1000, 4104, False),
+    ("swiglu_1000x1000x520", "swiglu", "bf16", 1000, 1000, 520, False),
+    ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72, False),
+    ("swiglu_f16_16x264x136", "swiglu", "f16", 16, 264, 136, False),
+    ("swiglu_8192x11008x4096", "swiglu", "bf16", 8192, 11008, 4096, True),
+    ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136, False),
+    ("qkv_2048x4096x4096", "qkv", "bf16", 2048, 4096, 4096, True),
+    # mlp: M x N(=D) x K(=F)
+    ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024, False),
+    ("merged_2048x4096x4096", "merged", "bf16", 2048, 4096, 4096, True),
+    ("mlp_200x136x264", "mlp", "bf16", 200, 136, 264, False),
+    ("mlp_8192x4096x11008", "mlp", "bf16", 8192, 4096, 11008, True),
 ]
 if QUICK:
     CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
-SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136)]
+SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136),
+            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+if ONLY:
+    import fnmatch
+    CASES = [c for c in CASES if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
+    SANITIZE = [c for c in SANITIZE if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
 
 
 def prog_file(prog, t):
@@ -126,8 +184,9 @@ def prog_file(prog, t):
     return path
 
 
-def dims(M, N, K):
-    return ["-D", "M=%d" % M, "-D", "N=%d" % N, "-D", "K=%d" % K]
+def dims(M, N, K, prog=None):
+    # H: heads of 128 for the merged-heads program (K = H * 128)
+    return ["-D", "M=%d" % M, "-D", "N=%d" % N, "-D", "K=%d" % K] + (["-D", "H=%d" % (K // 128)] if prog == "merged" else [])
 
 
 # ---- step 0: environment ---------------------------------------------------------------------
@@ -161,7 +220,7 @@ def env():
 def compile_case(ptxas, name, prog, t, M, N, K):
     f = prog_file(prog, t)
     ptx = os.path.join(WORK, name + ".ptx")
-    rc, _, err = run([TXC, f, "--target=sm_90a"] + dims(M, N, K) + ["-o", ptx])
+    rc, _, err = run([TXC, f, "--target=sm_90a"] + dims(M, N, K, prog) + ["-o", ptx])
     if rc:
         step("compile " + name, False, "txc failed: " + err.strip().splitlines()[-1][:200] if err.strip() else "rc %d" % rc)
         return None
@@ -199,6 +258,17 @@ def make_inputs(prog, t, M, N, K, seed):
         return [("x", u(M, K)), ("w", u(N, K, scale=s * 2)), ("r", u(M, N))]
     if prog == "two_out":
         return [("a", u(M, K)), ("b", u(K, N, scale=s * 2))]
+    if prog == "xw":
+        return [("x", u(M, K)), ("w", u(K, N, scale=s * 2))]
+    if prog == "swiglu":
+        return [("x", u(M, K)), ("w1", u(K, N, scale=s * 2)), ("w3", u(K, N, scale=s * 2))]
+    if prog == "qkv":
+        return [("x", u(M, K)), ("wq", u(N, K, scale=s * 2)), ("wk", u(N, K, scale=s * 2)), ("wv", u(N, K, scale=s * 2))]
+    if prog == "merged":
+        return [("o", u(K // 128, M, 128)), ("w", u(K, N, scale=s * 2)), ("r", u(M, N))]
+    if prog == "mlp":  # x [M, N], w1/w3 [N, K], w2 [K, N]
+        return [("x", u(M, N)), ("w1", u(N, K, scale=2 / math.sqrt(N))), ("w3", u(N, K, scale=2 / math.sqrt(N))),
+                ("w2", u(K, N, scale=2 / math.sqrt(K)))]
     return [("a", u(K, M)), ("b", u(K, N, scale=s * 2))]
 
 
@@ -219,6 +289,23 @@ def reference(prog, t, ins):
     if prog == "two_out":
         y = r(x[0].double() @ x[1].double())
         return [y, torch.nn.functional.silu(y.float())]
+    silu = torch.nn.functional.silu
+    if prog == "xw":
+        return [r(x[0].double() @ x[1].double())]
+    if prog == "swiglu":
+        g1 = r(x[0].double() @ x[1].double())
+        g3 = r(x[0].double() @ x[2].double())
+        return [r(r(silu(g1.float())).float() * g3.float())]
+    if prog == "qkv":
+        return [r(x[0].double() @ w.double().t()) for w in x[1:]]
+    if prog == "merged":
+        a = x[0].permute(1, 0, 2).reshape(x[0].shape[1], -1)
+        return [r(x[2].float() + r(a.double() @ x[1].double()).float())]
+    if prog == "mlp":
+        g1 = r(x[0].double() @ x[1].double())
+        g3 = r(x[0].double() @ x[2].double())
+        h = r(r(silu(g1.float())).float() * g3.float())
+        return [r(h.double() @ x[3].double())]
     return [r(x[0].double().t() @ x[1].double())]
 
 
@@ -247,7 +334,7 @@ def verify_case(name, prog, t, M, N, K):
         args += ["--input", "%s=%s" % (nm, p)]
     od = os.path.join(WORK, name + "_out")
     os.makedirs(od, exist_ok=True)
-    rc, _, err = run([TXC, "run", prog_file(prog, t), "--device=gpu"] + dims(M, N, K) + args + ["--output-dir", od], timeout=240)
+    rc, _, err = run([TXC, "run", prog_file(prog, t), "--device=gpu"] + dims(M, N, K, prog) + args + ["--output-dir", od], timeout=240)
     if rc:
         step("verify " + name, False, "txc run failed: " + (err.strip().splitlines() or ["rc %d" % rc])[-1][:250])
         return None
@@ -276,7 +363,7 @@ def verify_case(name, prog, t, M, N, K):
 
 # ---- step 3: time -----------------------------------------------------------------------------
 def tx_time(name, prog, t, M, N, K, target=None):
-    cmd = [TXC, "bench", prog_file(prog, t), "--device=gpu", "--random-inputs=1", "--iters", "20", "--json"] + dims(M, N, K)
+    cmd = [TXC, "bench", prog_file(prog, t), "--device=gpu", "--random-inputs=1", "--iters", "20", "--json"] + dims(M, N, K, prog)
     if target:
         cmd.append("--target=" + target)
     rc, out, err = run(cmd, timeout=300)
@@ -319,6 +406,24 @@ def torch_times(prog, t, M, N, K):
     elif prog == "linear_res":
         mm = lambda: torch.nn.functional.linear(ins[0], ins[1])  # noqa: E731
         full = lambda x, w, r: torch.nn.functional.linear(x, w) + r  # noqa: E731
+    elif prog == "xw":
+        mm = lambda: ins[0] @ ins[1]  # noqa: E731
+        full = lambda x, w: x @ w  # noqa: E731
+    elif prog == "swiglu":  # cuBLAS: the two GEMMs alone
+        mm = lambda: (ins[0] @ ins[1], ins[0] @ ins[2])  # noqa: E731
+        full = lambda x, w1, w3: torch.nn.functional.silu(x @ w1) * (x @ w3)  # noqa: E731
+    elif prog == "qkv":  # cuBLAS: the three GEMMs alone
+        mm = lambda: tuple(torch.nn.functional.linear(ins[0], w) for w in ins[1:])  # noqa: E731
+        full = lambda x, wq, wk, wv: (torch.nn.functional.linear(x, wq), torch.nn.functional.linear(x, wk),  # noqa: E731
+                                      torch.nn.functional.linear(x, wv))
+    elif prog == "merged":  # cuBLAS: the GEMM alone on a contiguous copy of the merged heads
+        ac = ins[0].permute(1, 0, 2).reshape(M, K).contiguous()
+        mm = lambda: ac @ ins[1]  # noqa: E731
+        full = lambda o, w, r: r + o.permute(1, 0, 2).reshape(o.shape[1], -1) @ w  # noqa: E731
+    elif prog == "mlp":  # cuBLAS: the three GEMMs alone
+        def mm():
+            return (ins[0] @ ins[2], (ins[0] @ ins[1]) @ ins[3])
+        full = lambda x, w1, w3, w2: (torch.nn.functional.silu(x @ w1) * (x @ w3)) @ w2  # noqa: E731
     else:
         return {}
     out = {"cublas_us": cuda_time(mm), "eager_us": cuda_time(lambda: full(*ins))}
@@ -344,7 +449,7 @@ def sanitize(name, prog, t, M, N, K):
         return
     for tool in ("memcheck", "racecheck", "synccheck"):
         rc, out, err = run([cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", TXC, "run", prog_file(prog, t),
-                            "--device=gpu", "--random-inputs=3"] + dims(M, N, K), timeout=240)
+                            "--device=gpu", "--random-inputs=3"] + dims(M, N, K, prog), timeout=240)
         text = out + err
         first = next((l.strip() for l in text.splitlines() if re.search(r"error|hazard|invalid|fail", l, re.I)), "")
         step("%s %s" % (tool, name), rc == 0, ("clean" if rc == 0 else "rc %d: %s" % (rc, first[:200])))
@@ -366,6 +471,9 @@ def main():
         return finish()
     for name, prog, t, M, N, K, _ in CASES:
         RESULTS["cases"][name]["verify"] = verify_case(name, prog, t, M, N, K)
+    # sanitizers before timing: correctness first when the run is cut short
+    for name, prog, t, M, N, K in SANITIZE:
+        sanitize(name, prog, t, M, N, K)
     for name, prog, t, M, N, K, timed in CASES:
         if not timed:
             continue
@@ -378,7 +486,7 @@ def main():
             step("time " + name, False, why)
             continue
         c["tx"] = tx
-        if name == "gelu_8192" or name.startswith("linres_m16"):
+        if name == "gelu_8192" or name.startswith("linres_m16_"):
             c["tx_sm90"], _ = tx_time(name, prog, t, M, N, K, target="sm_90")
         try:
             c["torch"] = torch_times(prog, t, M, N, K)
@@ -386,8 +494,6 @@ def main():
             c["torch"] = {}
             log("torch timing failed: %s" % e)
         step("time " + name, tx.get("rc") == 0, "tx %.1f us (bench verified: %s)" % (tx["graph_us"] or -1, tx["verified"]))
-    for name, prog, t, M, N, K in SANITIZE:
-        sanitize(name, prog, t, M, N, K)
     finish()
 
 
@@ -403,7 +509,7 @@ def finish():
         vs = "-" if ver is None else ("ok" if all(r["ok"] for r in ver) else "FAIL")
         tx = c.get("tx") or {}
         us = tx.get("graph_us")
-        fl = 2.0 * c["M"] * c["N"] * c["K"]
+        fl = 2.0 * c["M"] * c["N"] * c["K"] * NPROD.get(c["prog"], 1)
         to = c.get("torch") or {}
         s90 = (c.get("tx_sm90") or {}).get("graph_us")
         cb, co = to.get("cublas_us"), to.get("compile_us")

@@ -116,6 +116,16 @@ typedef struct cg_ctx {
     uint32_t *bufidx;       /* per node: index within that kind */
     uint32_t *outslots;     /* per node: first output slot returning it, or UINT32_MAX */
     unsigned ntmap_params;  /* cg_kernel_begin: tensor-map parameters to append (GPU) */
+    /* cg_kernel_begin: a scratch temp (cg_scratch_temp) to append to the region's buffers:
+     * temp index + 1 (0: none), whether the kernel writes it; its parameter is xtemp_ptr. */
+    unsigned xtemp;
+    bool xtemp_write;
+    LLVMValueRef xtemp_ptr;
+    /* With a scratch temp, the region's buffers the kernel leaves out: a writer of the temp (the
+     * partials) stores none of the region's values; a reader (the combine) reads none of the
+     * values of shape xtemp_dom (the reduction's domain), so each kernel's manifest entry names
+     * what it touches. */
+    ir_shape xtemp_dom;
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
@@ -149,6 +159,11 @@ struct cg_program {
  * NULL with an error reported. */
 LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d);
 void cg_tm_free(LLVMTargetMachineRef tm);
+
+/* A temp buffer of dtype and shape that no graph value owns (a kernel's partial results read by
+ * the next kernel of the same region, e.g. [reduction.column_blocks]); `owner` is the node the
+ * manifest names as its value. Returns its temp index. */
+unsigned cg_scratch_temp(cg_ctx *cx, ir_id owner, ir_dtype dtype, const ir_shape *shape);
 
 /* ---- kernels and parameters ---- */
 /* Starts a kernel for `region` (IR_NONE for an output copy kernel): decides
@@ -521,32 +536,42 @@ void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi);
 
 /* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ----
  */
-#define CG_WG_MAX_STAGES    8
+#define CG_WG_MAX_STAGES    16
+#define CG_WG_MAX_SPLITS    4   /* split-K: CTAs of one cluster sharing a tile */
 #define CG_WG_SMS           132 /* persistent CTAs: the SMs of an H100/H200 SXM */
 #define CG_WG_PRODUCER_REGS 40  /* setmaxnreg of the producer warpgroup */
 #define CG_WG_CONSUMER_REGS 232 /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
 /* Tile, ring and grid of one wgmma kernel, chosen from the shape. */
 typedef struct cg_wg_plan {
     int bm, bn, bk;   /* block tile: bm = 64 * consumers, bk = 64 (one 128-byte swizzle row) */
+    int nmm;          /* products sharing the A tile (a horizontal region), each bm x bn */
     int consumers;    /* consumer warpgroups */
     int stages;       /* ring depth */
     unsigned threads; /* 128 * (1 + consumers) */
     bool a_kmajor, b_kmajor; /* operand tiles K-contiguous (else M/N-contiguous) */
-    int64_t stage_bytes;     /* A and B tiles of one stage */
+    int64_t stage_bytes;     /* A and B tiles of one stage (the shared layout) */
+    int a_rows;              /* rows of the A box (K-contiguous A): bm, or M rounded up to 8
+                                when M < bm is known (no zero-filled rows to move) */
+    int64_t tx_bytes;        /* bytes TMA writes per stage (the full barrier's expect_tx) */
+    int splits;              /* split-K: CTAs (one cluster) per output tile, 1, 2 or 4 */
+    int64_t red_bytes;       /* rank 0's slots for the other ranks' partial accumulators */
     int64_t smem_bytes;      /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
     int group_m;             /* M tiles per group of the tile order */
     unsigned nsm;            /* persistent CTAs */
     bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;
-/* Plans a wgmma kernel for M x N x K (M, K < 0: unknown) with an
- * epilogue storing nouts values, in smem_max bytes of shared memory on
- * nsm SMs: one consumer (bm 64) when M <= 64, else two (bm 128); bn the
- * widest of 256 (one output only)/128/64/32 (32 only for a K-contiguous
- * B) whose tile count fills the SMs (else the narrowest), as many stages
- * as fit (<= 8).
- * False when two stages do not fit. */
-bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
-                    int64_t smem_max, unsigned nsm, cg_wg_plan *p);
+/* Plans a wgmma kernel for nmm products M x N x K sharing A (M, K < 0:
+ * unknown) with an epilogue storing nouts values, in smem_max bytes of
+ * shared memory on nsm SMs: one consumer (bm 64) when M <= 64, else two
+ * (bm 128); bn the widest of 256/128/64/32 (32 only for a K-contiguous B)
+ * whose nmm x bn accumulator columns stay within 256 (one stored value),
+ * 192 (several; 128 for one product) and whose tile count fills the SMs
+ * (else the narrowest allowed), as many stages as fit (<= 16); split-K over
+ * a cluster of 2 or 4 CTAs when the tiles fill at most half the SMs (M and
+ * K known, >= 4 k steps per split).
+ * False when two stages do not fit or no bn keeps the columns in bounds. */
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
+                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p);
 /* The wgmma shared-memory matrix descriptor of a 128-byte-swizzled tile
  * at shared address saddr: start >> 4 in bits 0-13, leading byte offset
  * >> 4 in 16-29, stride byte offset >> 4 in 32-45, mode 1 (128 B) in 62-63. */
@@ -563,6 +588,25 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
 /* Descriptor offsets of such a tile: leading and stride byte offsets and
  * the start-address step of one 16-deep k slice. */
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);
+/* A K-contiguous A operand that is a merge of two axes of a permuted 3-D
+ * buffer (the merged heads reshape(permute(o, (1, 0, 2)), (S, H*D)) of an
+ * attention output o[H, S, D]): A[m, k] = view[m, k / D, k % D] with
+ * view = permute(base, perm) (view axis i = base axis perm[i]). TMA reads
+ * it through a 3-D map over the base buffer: map dim j is base axis 2 - j,
+ * so dim 0 is D (contiguous); role[j] says what coordinate dim j takes for
+ * a box at rows r0, k offset k0: CG_WG_C_ROW r0, CG_WG_C_KIN k0 % D,
+ * CG_WG_C_KOUT k0 / D; box[j] is rows, 64 or 1 accordingly. */
+enum { CG_WG_C_ROW, CG_WG_C_KIN, CG_WG_C_KOUT };
+typedef struct cg_wg_map3 {
+    int role[3];
+    uint32_t box[3];
+    int64_t d; /* D: the merged inner extent */
+} cg_wg_map3;
+/* Fills m for perm (a permutation of 0..2), D = the base's extent of axis
+ * perm[2] and `rows` (the tile's M rows): false unless perm[2] == 2 (D
+ * contiguous) and D is a positive multiple of 64 (a 64-wide k box then
+ * never straddles two heads). */
+bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m);
 /* Emits matmul region `region` (products and outputs in st) as a wgmma
  * kernel when the target is sm_90a and the region qualifies (one 2-D
  * f16/bf16 product whose operands are plain 2-D buffers, possibly

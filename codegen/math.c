@@ -53,6 +53,16 @@ static LLVMValueRef fcopysign(cg_ctx *cx, LLVMValueRef mag, LLVMValueRef sgn) {
     return cg_call_intrinsic(cx, "llvm.copysign", true, v, 2);
 }
 
+/* mag with the sign of sgn, for a mag whose sign bit is clear: mag | (sgn & 0x80000000), two
+ * integer operations (llvm.copysign lowers to an abs, a sign test and a select on NVPTX). A NaN
+ * sgn or mag stays NaN. */
+static LLVMValueRef fsignor(cg_ctx *cx, LLVMValueRef mag, LLVMValueRef sgn) {
+    LLVMValueRef sb = LLVMBuildAnd(cx->b, LLVMBuildBitCast(cx->b, sgn, cx->i32, ""),
+                                   LLVMConstInt(cx->i32, 0x80000000u, 0), "");
+    return LLVMBuildBitCast(
+        cx->b, LLVMBuildOr(cx->b, LLVMBuildBitCast(cx->b, mag, cx->i32, ""), sb, ""), cx->f32, "");
+}
+
 /* Horner evaluation of c[0] + c[1] x + ... + c[n-1] x^(n-1) with fma. */
 static LLVMValueRef poly(cg_ctx *cx, LLVMValueRef x, const double *c, int n) {
     LLVMValueRef p = F(cx, c[n - 1]);
@@ -189,35 +199,29 @@ static LLVMValueRef m_tanh(cg_ctx *cx, LLVMValueRef x) {
     return sel(cx, isnanf_(cx, x), x, t);
 }
 
-/* erf: Taylor series for |x| < 1 (as x + x (P(x^2) - 1)); 1 - e^(-x^2) G(x) on [1, 3.92) with G a
- * degree-12 Chebyshev fit of erfc(x) e^(x^2) (rel. error 1.7e-7 in f32);
- * +-1 beyond. */
+/* erf: x + x P(x^2) for |x| < 1, P a 7-term relative-minimax fit of erf(x)/x - 1 (1.2e-9);
+ * 1 - e^(-x^2) G(t) on [1, 3.92), t = (x - 2.46) / 1.46, G a 9-term fit of erfc(x) e^(x^2)
+ * minimax in the absolute error of erf (2.4e-9): e^(-x^2) damps G's error and the rounding of
+ * x^2 (at most 0.16 ulp of erf near 1), so neither needs more terms or a two-part square;
+ * +-1 beyond (erfc(3.92) < 2^-26). Both branches are computed (straight-line); a NaN fails
+ * both comparisons and takes the polynomial, which carries it. 0.89 ulp in f32 with a correctly
+ * rounded exp (fits and the f32 emulation: docs/codegen.md). */
 static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
-    static const double ts[] = {
-        0.1283791670955126,      -0.37612638903183754,    0.11283791670955126,
-        -0.026866170645131252,   0.0052239776254421878,   -0.00085483270234508529,
-        0.00012055332981789664,  -1.4925650358406251e-05, 1.6462114365889247e-06,
-        -1.6365844691234924e-07, 1.4807192815879218e-08};
-    static const double gc[] = {
-        0.21080636427595434,     -0.11152100469538528,  0.05611047258426323,
-        -0.027005725289662622,   0.012489703671772368,  -0.0055673329100265363,
-        0.002401701693995797,    -0.001017117773014926, 0.00041450810102357748,
-        -0.00014394859933557417, 5.494724508253375e-05, -3.6928722991855243e-05,
-        1.3819090149087855e-05};
+    static const double ts[] = {0.12837916612625122,   -0.3761262595653534,  0.1128358542919159,
+                                -0.026853816583752632, 0.005188336130231619, -0.0008010261226445436,
+                                7.854068098822609e-05};
+    static const double gc[] = {0.213821679353714,    -0.11150748282670975,  0.055236246436834335,
+                                -0.02649019844830036, 0.011119777336716652,  -0.00520316744223237,
+                                0.004698244389146566, 0.0026990403421223164, 0.002205808646976948};
     LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
-    LLVMValueRef small =
-        ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 11), ax); /* ax (1 + (P - 1)) */
+    LLVMValueRef small = ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 7), ax); /* ax (1 + P) */
     LLVMValueRef am = fclamp(cx, ax, 1.0, 4.0);
-    LLVMValueRef hi = fmul(cx, am, am);
-    LLVMValueRef lo = ffma(cx, am, am, LLVMBuildFNeg(cx->b, hi, ""));
-    LLVMValueRef ex = fmul(cx, cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, hi, ""), NULL),
-                           fsub(cx, F(cx, 1.0), lo));
-    LLVMValueRef t = fmul(cx, fsub(cx, am, F(cx, 2.5)), F(cx, 1.0 / 1.5));
-    LLVMValueRef mid = fsub(cx, F(cx, 1.0), fmul(cx, ex, poly(cx, t, gc, 13)));
-    LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOLT, ax, F(cx, 1.0)), small, mid);
+    LLVMValueRef ex = cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, fmul(cx, am, am), ""), NULL);
+    LLVMValueRef t = ffma(cx, am, F(cx, 1.0 / 1.46), F(cx, -2.46 / 1.46));
+    LLVMValueRef mid = fsub(cx, F(cx, 1.0), fmul(cx, ex, poly(cx, t, gc, 9)));
+    LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 1.0)), mid, small);
     r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 3.92)), F(cx, 1.0), r);
-    r = fcopysign(cx, r, x);
-    return sel(cx, isnanf_(cx, x), x, r);
+    return fsignor(cx, r, x);
 }
 
 /* sin/cos: k = rint(x 2/pi) and r = x - k pi/2 in double (two-part pi/2,
@@ -339,33 +343,53 @@ static LLVMValueRef g_scale(cg_ctx *cx, LLVMValueRef p, LLVMValueRef t) {
 static const double MAGIC_RINT =
     12582912.0; /* 1.5 * 2^23: x + MAGIC rounds x to an integer (|x| < 2^22) */
 
-/* e^x for non-NaN x: n = rint(x log2 e) by the magic addition, r = x log2 e - n with log2 e in
- * two parts (Cody-Waite), 2^r on the SFU, 2^n added to the exponent bits. That addition is right
- * while the result is a normal number: `over` selects inf above ln(FLT_MAX), `under` 0 below
- * ln(FLT_MIN); a caller whose argument cannot leave the range passes false and saves the
- * comparisons. A NaN x gives garbage: callers that can see NaN select it (g_exp, m_sigmoid). */
-static LLVMValueRef g_exp_core(cg_ctx *cx, LLVMValueRef x, bool over, bool under) {
+/* e^x for x <= 0, not NaN (sigmoid's e^-|z|): n = rint(x log2 e) by the magic addition, r = x
+ * log2 e - n with log2 e in two parts (Cody-Waite), 2^r on the SFU with |r| <= 1/2, 2^n added to
+ * the exponent bits; 0 below ln(FLT_MIN), where that addition would leave the normal range. 1.93
+ * ulp on the H200, against 2.48 for g_exp, whose SFU argument is the whole exponent: sigmoid's
+ * e r for z < 0 adds r's error and a rounding, and only this exponential keeps it within 4 ulp
+ * (bench/results/2026-12-01-h200-cols: 4.33 with g_exp). */
+static LLVMValueRef g_exp_neg(cg_ctx *cx, LLVMValueRef x) {
     /* log2 e in two parts, the first of 12 bits, so x * L2E_HI - n loses nothing before its one
      * rounding */
     static const double L2E_HI = 1.44287109375, L2E_LO = -0.000176052861036613;
     LLVMValueRef t = ffma(cx, x, F(cx, LOG2E), F(cx, MAGIC_RINT));
     LLVMValueRef nf = fsub(cx, t, F(cx, MAGIC_RINT));
     LLVMValueRef r = ffma(cx, x, F(cx, L2E_HI), LLVMBuildFNeg(cx->b, nf, ""));
-    r = ffma(cx, x, F(cx, L2E_LO), r); /* r = x log2 e - n, |r| <= 1/2 */
-    LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", r);
-    LLVMValueRef res = g_scale(cx, p, t);
-    if (over)
-        res = sel(cx, fcmp(cx, LLVMRealOGT, x, F(cx, 88.72283172607421875)), F(cx, __builtin_inf()),
-                  res);
-    if (under)
-        res = sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
-    return res;
+    r = ffma(cx, x, F(cx, L2E_LO), r);
+    LLVMValueRef res = g_scale(cx, nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", r), t);
+    return sel(cx, fcmp(cx, LLVMRealOLT, x, F(cx, -87.33654022216796875)), F(cx, 0.0), res);
 }
 
-/* e^x for any x: NaN selected explicitly (a NaN t's bits would wrap the exponent addition to a
- * finite number). */
+/* NaN-propagating min/max (min.NaN / max.NaN on sm_80+: one instruction each). */
+static LLVMValueRef fminimum(cg_ctx *cx, LLVMValueRef a, double b) {
+    LLVMValueRef v[2] = {a, F(cx, b)};
+    return cg_call_intrinsic(cx, "llvm.minimum", true, v, 2);
+}
+static LLVMValueRef fmaximum(cg_ctx *cx, LLVMValueRef a, double b) {
+    LLVMValueRef v[2] = {a, F(cx, b)};
+    return cg_call_intrinsic(cx, "llvm.maximum", true, v, 2);
+}
+
+/* e^x for any x in eight operations, none a select: x' = max(x, -104) (NaN kept), hi = x' L with
+ * L = log2 e rounded to f32, h = min(hi, 128 - 2^-17); lo = x' L - h (one fma: the product is
+ * exact, the difference small) + x' (log2 e - L); e^x = 2^h (1 + lo ln 2) = fma(p, lo ln 2, p)
+ * with p = 2^h on the SFU (ex2.approx.ftz: the SFU takes the whole argument, its integer part
+ * exactly). |lo| <= 2^-17 + 2e-6 in range, so the dropped (lo ln 2)^2 / 2 is 2^-36. Edges by
+ * construction: h < 128 keeps p finite, so a result just below FLT_MAX is not an inf from
+ * rounding hi up to 128, and a true overflow (lo large) rounds the fma to inf; +inf gives lo =
+ * +inf, hence inf; x' >= -104 keeps lo finite, so -inf gives p = 0 (flushed below 2^-126, as the
+ * contract allows for results under FLT_MIN) times a finite factor; NaN propagates through both
+ * clamps. */
 static LLVMValueRef g_exp(cg_ctx *cx, LLVMValueRef x) {
-    return sel(cx, isnanf_(cx, x), x, g_exp_core(cx, x, true, true));
+    static const double L2E_F = 1.44269502162933349609375; /* log2 e rounded to f32 */
+    static const double L2E_R = 1.9259629911783426e-08;    /* log2 e - L2E_F */
+    LLVMValueRef xc = fmaximum(cx, x, -104.0);
+    LLVMValueRef hc = fminimum(cx, fmul(cx, xc, F(cx, L2E_F)), 127.9999923706054688);
+    LLVMValueRef lo = ffma(cx, xc, F(cx, L2E_F), LLVMBuildFNeg(cx->b, hc, ""));
+    lo = ffma(cx, xc, F(cx, L2E_R), lo);
+    LLVMValueRef p = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", hc);
+    return ffma(cx, p, fmul(cx, lo, F(cx, 0.69314718055994531)), p);
 }
 
 /* 2^x: n = rint(x), 2^(x - n) on the SFU (x - n is exact), 2^n added to the exponent. */
@@ -387,15 +411,16 @@ static LLVMValueRef g_tanh(cg_ctx *cx, LLVMValueRef x) {
     LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
     LLVMValueRef z = fmul(cx, x, x);
     LLVMValueRef small = ffma(cx, poly(cx, z, c, 5), fmul(cx, z, x), x);
-    LLVMValueRef cap[2] = {ax, F(cx, 10.0)};
-    /* e^(2|x|) straight on the SFU: y = 2|x| log2 e <= 28.9 loses at most 2^-20 to rounding, and
-     * tanh = 1 - 2 / (e + 1) damps e's relative error by 2e / (e + 1)^2 (below 0.36 for |x| >=
-     * 0.6), so the range reduction of g_exp_core buys nothing here */
-    LLVMValueRef y =
-        fmul(cx, cg_call_intrinsic(cx, "llvm.minnum", true, cap, 2), F(cx, 2.0 * LOG2E));
+    /* e^(2|x|) straight on the SFU: tanh = 1 - 2 / (e + 1) damps e's relative error (the
+     * rounding of y = 2|x| log2 e included) by 2e / (e + 1)^2, below 0.36 for |x| >= 0.6 and
+     * vanishing where y is large; e = inf (|x| > 44) gives r = 0 and tanh = 1 */
+    LLVMValueRef y = fmul(cx, ax, F(cx, 2.0 * LOG2E));
     LLVMValueRef e = nv1(cx, "llvm.nvvm.ex2.approx.ftz.f", y);
-    LLVMValueRef big = ffma(cx, F(cx, -2.0), g_rcp(cx, fadd(cx, e, F(cx, 1.0))), F(cx, 1.0));
-    return sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.6)), fcopysign(cx, big, x), small);
+    /* rcp.approx alone (1 ulp): tanh = 1 - 2 r moves by 2 r / (1 - 2 r) <= 0.86 of r's relative
+     * error for |x| >= 0.6, so a Newton step would buy under one ulp; big >= 0 (e >= 1) */
+    LLVMValueRef r = nv1(cx, "llvm.nvvm.rcp.approx.ftz.f", fadd(cx, e, F(cx, 1.0)));
+    LLVMValueRef big = ffma(cx, F(cx, -2.0), r, F(cx, 1.0));
+    return sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.6)), fsignor(cx, big, x), small);
 }
 
 /* GPU body for op where the special-function unit gives a faster one of the same accuracy, else
@@ -412,10 +437,11 @@ static LLVMValueRef cg_math_body_gpu(cg_ctx *cx, ir_op op, LLVMValueRef x) {
  * accuracy for large negative arguments too. The reciprocal is rcp.approx + Newton on the GPU. */
 static LLVMValueRef m_sigmoid(cg_ctx *cx, LLVMValueRef z) {
     LLVMValueRef nz = LLVMBuildFNeg(cx->b, fun1(cx, "llvm.fabs", z), "");
-    LLVMValueRef e = cx->gpu ? g_exp_core(cx, nz, false, true) : cg_math(cx, IR_OP_EXP, nz, NULL);
+    LLVMValueRef e = cx->gpu ? g_exp_neg(cx, nz) : cg_math(cx, IR_OP_EXP, nz, NULL);
     LLVMValueRef d = fadd(cx, F(cx, 1.0), e);
     LLVMValueRef r = cx->gpu ? g_rcp(cx, d) : fdiv(cx, F(cx, 1.0), d);
     LLVMValueRef v = sel(cx, fcmp(cx, LLVMRealOGE, z, F(cx, 0.0)), r, fmul(cx, e, r));
+    /* a NaN z's bits would wrap g_exp_neg's exponent addition to a number: selected here */
     return cx->gpu ? sel(cx, isnanf_(cx, z), z, v) : v;
 }
 

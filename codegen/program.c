@@ -131,6 +131,15 @@ static bool cg_is_member(const cg_ctx *cx, ir_id i) {
     return !cg_is_view(n) || cx->bufidx_kind[i] == CG_BUF_OUTPUT + 1;
 }
 
+unsigned cg_scratch_temp(cg_ctx *cx, ir_id owner, ir_dtype dtype, const ir_shape *shape) {
+    if (cx->ntemps == cx->tcap) {
+        cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
+        cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
+    }
+    cx->temps[cx->ntemps] = (cg_temp){owner, dtype, *shape};
+    return cx->ntemps++;
+}
+
 /* Source callback of the temp assignment: arg is the reading region. */
 static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
     unsigned reader = *(const unsigned *)arg;
@@ -231,9 +240,12 @@ static bool cg_kernel_collect(cg_ctx *cx) {
         return false;
     }
     pass_region_io(cx->g, cx->pix, cx->region, &io);
+    bool comb = cx->xtemp && !cx->xtemp_write, part = cx->xtemp && cx->xtemp_write;
     for (uint32_t i = 0; i < io.nreads; i++)
-        if (cg_is_hbm(cx, io.reads[i])) cg_kernel_addbuf(cx, io.reads[i], false);
-    for (uint32_t i = 0; i < io.nwrites; i++)
+        if (cg_is_hbm(cx, io.reads[i]) &&
+            !(comb && ir_shape_eq(&cx->g->nodes[io.reads[i]].shape, &cx->xtemp_dom)))
+            cg_kernel_addbuf(cx, io.reads[i], false);
+    for (uint32_t i = 0; i < io.nwrites && !part; i++)
         if (cg_is_region_output(cx, io.writes[i])) cg_kernel_addbuf(cx, io.writes[i], true);
     pass_io_free(&io);
     return true;
@@ -305,6 +317,13 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     k->name = ir_xstrdup(name);
     k->region = region == IR_NONE ? -1 : (int)region;
     if (region != IR_NONE && !cg_kernel_collect(cx)) return false;
+    unsigned xbuf = UINT32_MAX; /* the scratch temp's position among the buffers */
+    if (region != IR_NONE && cx->xtemp) {
+        k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
+        xbuf = k->nbufs;
+        k->bufs[k->nbufs++] =
+            (cg_buf){CG_BUF_TEMP, cx->xtemp_write, cx->xtemp - 1, cx->temps[cx->xtemp - 1].value};
+    }
     if (cx->gpu && !cg_kernel_params_fit(cx, k)) {
         free(k->name), free(k->bufs);
         k->name = NULL, k->bufs = NULL, k->nbufs = 0;
@@ -348,7 +367,9 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     }
     if (ntm) cg_tmap_params(cx, np - ntm, ntm);
     memset(cx->valptr, 0, g->n * sizeof *cx->valptr);
-    for (unsigned i = 0; i < k->nbufs; i++) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
+    for (unsigned i = 0; i < k->nbufs; i++)
+        if (i != xbuf) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
+    cx->xtemp_ptr = xbuf != UINT32_MAX ? LLVMGetParam(cx->fn, xbuf) : NULL;
     for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
     for (unsigned i = 0; i < k->nsyms; i++) {
         LLVMValueRef prm = LLVMGetParam(cx->fn, k->nbufs + i);

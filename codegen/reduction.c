@@ -46,6 +46,10 @@ typedef struct cg_red {
                               axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
+    unsigned splits; /* column mode, > 1: [reduction.column_blocks]: the reduced axis in `splits`
+                        chunks, one per grid row of the partials kernel, combined by a second */
+    LLVMValueRef partv[CG_RED_MAXRED]; /* the partials kernel: the block's combined partials */
+    unsigned ptemp;                    /* the partials' scratch temp */
     unsigned wrows;     /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
                            warp or one power-of-two group of `threads` < 32 lanes each */
     unsigned lshift;    /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
@@ -155,6 +159,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
         p->threads = p->cols * p->slices;
     }
+    if (!p->rowmode) p->splits = g->regions[r].splits > 1 ? g->regions[r].splits : 0;
     /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */
     unsigned v = len > 0 && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, len) : 1;
     if (p->cluster < 1) p->cluster = 1;
@@ -365,8 +370,9 @@ static void cg_red_stage_plan(cg_ctx *cx, cg_red *p) {
     }
     free(fl);
     int64_t scratch = cx->gpu && p->threads > 32 ? 4 * (int64_t)(p->threads / 32) : 0;
-    int64_t bytes = 4 * len * (int64_t)p->nst + scratch;
-    if (!ok || !p->nst || bytes > rg->sram_bytes ||
+    int64_t bytes = 0; /* a row of 2^62 elements overflows: then it is not staged */
+    bool sized = ir_mul_ok(len, 4 * (int64_t)p->nst, &bytes) && ir_add_ok(bytes, scratch, &bytes);
+    if (!ok || !p->nst || !sized || bytes > rg->sram_bytes ||
         (cx->gpu && bytes > cg_mm_smem_limit(cx->target))) {
         p->nst = 0;
         return;
@@ -524,6 +530,7 @@ static LLVMTypeRef cg_acc_type(cg_ctx *cx, const ir_node *n) {
 typedef struct cg_rowit {
     LLVMValueRef row;
     LLVMValueRef e0, estep;        /* first element of this thread, stride */
+    LLVMValueRef eend;             /* streaming loops' end (NULL: the row's groups) */
     LLVMValueRef lin[CG_RED_HOLD]; /* hold mode: element lins (clamped) */
     LLVMValueRef valid[CG_RED_HOLD];
 } cg_rowit;
@@ -709,7 +716,8 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
     unsigned V = p->svec > 1 ? p->svec : 1;
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, cg_red_groups(cx, p), it->estep, "red");
+    LLVMValueRef e =
+        cg_loop_begin(cx, &l, it->e0, it->eend ? it->eend : cg_red_groups(cx, p), it->estep, "red");
     LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
     for (unsigned i = 0; i < ns; i++) {
         phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[i]), "acc");
@@ -787,7 +795,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
     for (unsigned k = 0; k < p->nred; k++)
         if (p->level[k] == (p->online ? 1 : lev))
-            fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
+            p->partv[k] = fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
     for (unsigned k = 0; p->online && k < p->nred; k++) {
         if (p->level[k] != 2) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
@@ -1008,7 +1016,107 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     return ok;
 }
 
-static bool cg_red_emit(cg_ctx *cx, cg_red *pp);
+/* [reduction.column_blocks], the partials kernel: block (tile, chunk) reduces its columns over
+ * chunk `program_id(1)` of the reduced axis (groups [chunk q, min(G, (chunk + 1) q)) of the
+ * streaming loop, q = ceil(G / splits)); slice 0 of each column stores the combined partial
+ * (a mean's sum before the division) to word (k splits + chunk) x kept + column of the scratch
+ * temp. An empty chunk stores the identity. */
+static bool cg_red_part_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+    cg_rowit it;
+    memset(&it, 0, sizeof it);
+    it.row = row;
+    int64_t G = ir_shape_numel(&p->red) / (p->svec > 1 ? p->svec : 1);
+    int64_t q = (G + p->splits - 1) / p->splits;
+    LLVMValueRef chunk = cg_program_id(cx, 1);
+    LLVMValueRef g0 = LLVMBuildMul(cx->b, chunk, cg_i64(cx, q), "chunk.g0");
+    LLVMValueRef g1 = LLVMBuildAdd(cx->b, g0, cg_i64(cx, q), "");
+    it.eend = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, g1, cg_i64(cx, G), ""), g1,
+                              cg_i64(cx, G), "chunk.g1");
+    it.e0 = p->slices > 1 ? LLVMBuildAdd(cx->b, g0, p->slice, "") : g0;
+    it.estep = cg_i64(cx, p->slices > 1 ? p->slices : 1);
+    if (!cg_red_stream(cx, p, &it, 1, true, scratch)) return false;
+    LLVMValueRef once =
+        p->slices > 1
+            ? LLVMBuildAnd(cx->b, p->colok,
+                           LLVMBuildICmp(cx->b, LLVMIntEQ, p->slice, cg_i64(cx, 0), ""), "")
+            : LLVMConstInt(cx->i1, 1, 0);
+    LLVMBasicBlockRef join = cg_if_begin(cx, once);
+    for (unsigned k = 0; k < p->nred; k++) {
+        LLVMValueRef v = p->partv[k];
+        LLVMValueRef at = LLVMBuildAdd(
+            cx->b, LLVMBuildMul(cx->b, cg_i64(cx, (int64_t)k * p->splits), p->nrows, ""),
+            LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, chunk, p->nrows, ""), row, ""), "part.at");
+        LLVMBuildStore(cx->b, v,
+                       LLVMBuildInBoundsGEP2(cx->b, LLVMTypeOf(v), cx->xtemp_ptr, &at, 1, ""));
+    }
+    cg_if_end(cx, join);
+    return true;
+}
+
+/* [reduction.column_blocks], the combine kernel: every column's `splits` partials of each
+ * reduction, in chunk order (slice s of a column takes groups s, s + slices, ... of u consecutive
+ * partials, u the largest of 8, 4, 2, 1 dividing splits, loaded before their combines), the
+ * slices combined in slice order (cg_red_finish), then the region's per-row outputs. */
+static bool cg_red_comb_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    unsigned P = p->splits, U = 8;
+    while (P % U) U /= 2;
+    LLVMValueRef init[CG_RED_MAXRED], phi[CG_RED_MAXRED], nxt[CG_RED_MAXRED];
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        init[k] = cg_reduce_identity(cx, op, cg_acc_type(cx, rn));
+    }
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    cg_loop l;
+    LLVMValueRef e0 = p->slices > 1 ? p->slice : cg_i64(cx, 0);
+    LLVMValueRef e = cg_loop_begin(cx, &l, e0, cg_i64(cx, P / U),
+                                   cg_i64(cx, p->slices > 1 ? p->slices : 1), "comb");
+    LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
+    for (unsigned k = 0; k < p->nred; k++) {
+        phi[k] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[k]), "acc");
+        LLVMAddIncoming(phi[k], &init[k], &pre, 1);
+    }
+    LLVMPositionBuilderAtEnd(cx->b, l.body);
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        LLVMTypeRef st = cg_ctype(cx, cg_acc_dtype(rn));
+        LLVMValueRef vals[8], acc = phi[k];
+        for (unsigned j = 0; j < U; j++) {
+            LLVMValueRef pe =
+                LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, e, cg_i64(cx, U), ""), cg_i64(cx, j), "");
+            LLVMValueRef at = LLVMBuildAdd(
+                cx->b,
+                LLVMBuildMul(cx->b, LLVMBuildAdd(cx->b, cg_i64(cx, (int64_t)k * P), pe, ""),
+                             p->nrows, ""),
+                row, "part.at");
+            vals[j] = LLVMBuildLoad2(
+                cx->b, st, LLVMBuildInBoundsGEP2(cx->b, st, cx->xtemp_ptr, &at, 1, ""), "part");
+        }
+        for (unsigned j = 0; j < U; j++) {
+            LLVMValueRef v = vals[j];
+            if (LLVMTypeOf(acc) == cx->f64) v = LLVMBuildFPExt(cx->b, v, cx->f64, "");
+            acc = cg_reduce_combine(cx, op, acc, v);
+        }
+        nxt[k] = acc;
+    }
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+    for (unsigned k = 0; k < p->nred; k++) LLVMAddIncoming(phi[k], &nxt[k], &latch, 1);
+    cg_loop_end(cx, &l);
+    for (unsigned k = 0; k < p->nred; k++) cg_red_finish(cx, p, k, phi[k], scratch);
+    cg_rowit it;
+    memset(&it, 0, sizeof it);
+    it.row = row;
+    return cg_red_store(cx, p, &it);
+}
+
+/* Which kernel cg_red_emit writes: the region's one kernel, or the two of
+ * [reduction.column_blocks]. */
+enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2 };
+
+static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase);
+static bool cg_red_split(cg_ctx *cx, cg_red *p);
 
 /* The staged row buffer: the kernel's dynamic shared memory as f32 words (the manifest's
  * smem_bytes). */
@@ -1016,11 +1124,39 @@ static LLVMValueRef cg_red_dyn_smem(cg_ctx *cx) {
     return cg_dyn_shared(cx, "tx_red_dyn_smem", cx->f32);
 }
 
+/* The widest dtype (bytes) of region r's row inputs (the HBM values of the domain's shape it
+ * reads), 4 when it reads none: the planner's and the model's elem. */
+static int cg_red_row_elem(cg_ctx *cx, unsigned r) {
+    pass_io io;
+    int e = 0;
+    pass_region_io(cx->g, cx->pix, r, &io);
+    for (uint32_t i = 0; i < io.nrowreads; i++)
+        if (ir_dtype_size((ir_dtype)cx->g->nodes[io.rowreads[i]].dtype) > e)
+            e = ir_dtype_size((ir_dtype)cx->g->nodes[io.rowreads[i]].dtype);
+    pass_io_free(&io);
+    return e ? e : 4;
+}
+
 /* Reduction region; see the file comment. */
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
     if (!cg_red_plan(cx, region, &p)) return false;
-    if (!cg_kernel_begin(cx, region, NULL)) return false;
+    if (p.splits > 1) { /* the partials' scratch: [reductions x splits, kept] words */
+        int64_t nk = ir_shape_numel(&p.kept);
+        ir_shape ps = {.rank = 2, .dim = {(int64_t)p.nred * p.splits, nk}};
+        if (nk <= 0) {
+            tx_error(cx->diag, "codegen: reduction region %u: split columns need concrete sizes",
+                     region);
+            return false;
+        }
+        p.ptemp = cg_scratch_temp(cx, p.reds[0], IR_F32, &ps);
+        cx->xtemp = p.ptemp + 1;
+        cx->xtemp_dom = *p.S;
+        cx->xtemp_write = true;
+    }
+    bool begun = cg_kernel_begin(cx, region, p.splits > 1 ? "_part" : NULL);
+    cx->xtemp = 0;
+    if (!begun) return false;
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
     cg_red_stage_plan(cx, &p);
     p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
@@ -1039,17 +1175,45 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
             free(p.dep);
             return false;
         }
-        /* Unrolled groups: the largest of 8, 4, 2 dividing the length that leaves every slice a
-         * group. */
-        for (p.svec = 8; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
+        /* Unrolled groups: 32 bytes of the widest row input (8 f32, 16 bf16/f16; at most 16),
+         * halved until the group divides the length and leaves every slice a group. */
+        unsigned top = 32u / (unsigned)cg_red_row_elem(cx, region);
+        if (top > 16) top = 16;
+        for (p.svec = top; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
     }
-    bool ok = cg_red_emit(cx, &p);
+    bool ok = p.splits > 1 ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
     free(p.dep);
     return ok;
 }
 
-/* The body of a begun reduction kernel (levels known), then its end. */
-static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
+/* [reduction.column_blocks] (the partials kernel begun): checks the region fits the rule (one
+ * level, every output of the reduced shape), emits the partials kernel, then the combine
+ * kernel. */
+static bool cg_red_split(cg_ctx *cx, cg_red *p) {
+    const ir_graph *g = cx->g;
+    bool fits = p->nlev == 1 && !p->hold && !p->nst;
+    for (ir_id o = 0; fits && o < g->n; o++)
+        if (cg_is_region_output(cx, o) && cg_red_out_kind(p, &g->nodes[o].shape) != 2) fits = false;
+    if (!fits) {
+        tx_error(cx->diag,
+                 "codegen: reduction region %u: split columns need one stage and outputs of the "
+                 "reduced shape only",
+                 p->region);
+        return false;
+    }
+    if (!cg_red_emit(cx, p, CG_RED_PARTS)) return false;
+    cx->xtemp = p->ptemp + 1;
+    cx->xtemp_write = false;
+    bool begun = cg_kernel_begin(cx, p->region, "_comb");
+    cx->xtemp = 0;
+    if (begun) /* its work: combining the partials */
+        ir_poly_const(&cx->k->flops, (int64_t)p->nred * p->splits * ir_shape_numel(&p->kept));
+    return begun && cg_red_emit(cx, p, CG_RED_COMBINE);
+}
+
+/* The body of a begun reduction kernel (levels known), then its end: the region's one kernel, or
+ * (phase) the partials or the combine kernel of [reduction.column_blocks]. */
+static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cg_red p = *pp;
     p.nrows = cg_numel(cx, &p.kept);
     p.rowlen = cg_numel(cx, &p.red);
@@ -1134,7 +1298,10 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         row = LLVMBuildSelect(cx->b, ok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
     }
     cx->nmemo = 0;
-    if (!cg_red_row(cx, &p, row, scratch)) return false;
+    bool ok = phase == CG_RED_PARTS     ? cg_red_part_row(cx, &p, row, scratch)
+              : phase == CG_RED_COMBINE ? cg_red_comb_row(cx, &p, row, scratch)
+                                        : cg_red_row(cx, &p, row, scratch);
+    if (!ok) return false;
     if (p.cluster > 1) cg_cluster_sync(cx); /* the row's slots are read before they are reused */
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
@@ -1148,6 +1315,8 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp) {
         cap[1] = p.cluster;
         cx->k->cluster = p.cluster;
     }
+    if (phase == CG_RED_PARTS) /* grid rows: the chunks of the reduced axis */
+        work[1] = (ir_shape){.rank = 1, .dim = {p.splits}}, cap[1] = p.splits;
     unsigned block[3] = {p.threads * p.wrows, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);
     return true;

@@ -37,10 +37,11 @@ static int64_t wg_tiles(int64_t M, int64_t N, int64_t bm, int64_t bn) {
     return tm * ((N + bn - 1) / bn);
 }
 
-bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nouts,
-                    int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
-    (void)K;
+bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
+                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
     memset(p, 0, sizeof *p);
+    if (nmm < 1 || nmm > CG_MM_MAXH) return false;
+    p->nmm = (int)nmm;
     /* one consumer warpgroup (64 rows) when M is known to fit in 64 rows:
      * a skinny product is a stream of B, and half the A box would be zeros */
     p->consumers = M >= 0 && M <= 64 ? 1 : 2;
@@ -54,14 +55,44 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
      * a thread) only for one stored output: a longer epilogue spills */
     static const int bns[4] = {256, 128, 64, 32};
     int last = b_kmajor ? 3 : 2;
+    /* accumulator columns of all products together (a thread holds half
+     * of them): 256 for one stored value, 192 when the epilogue stores
+     * several (3 x 64 for Q, K, V projections) */
+    int maxcols = nouts > 1 ? 192 : 256;
+    if (nouts > 1 && nmm == 1) maxcols = 128;
     p->bn = bns[last];
-    for (int i = nouts > 1 ? 1 : 0; i <= last; i++)
+    for (int i = 0; i <= last; i++) {
+        if ((int)nmm * bns[i] > maxcols) continue;
         if (wg_tiles(M, N, p->bm, bns[i]) >= (int64_t)nsm) {
             p->bn = bns[i];
             break;
         }
-    p->stage_bytes = (int64_t)(p->bm + p->bn) * p->bk * 2;
-    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES;
+    }
+    if ((int)nmm * p->bn > maxcols) return false;
+    p->stage_bytes = (int64_t)(p->bm + (int64_t)nmm * p->bn) * p->bk * 2;
+    /* a K-contiguous A box covers only the rows that exist when M < bm is
+     * known: the rows past M in shared memory stay stale, and the
+     * accumulator rows they feed are never stored (rows are independent) */
+    p->a_rows = p->bm;
+    if (a_kmajor && M > 0 && M < p->bm) p->a_rows = (int)((M + 7) / 8 * 8);
+    p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->bn) * p->bk * 2;
+    /* split-K over a cluster when the output tiles fill at most half the
+     * SMs: `splits` CTAs share a tile, each takes a K range, the others
+     * send their partial accumulators to rank 0's shared memory, which
+     * adds them and runs the epilogue once. The most splits (4, 2; 2 for
+     * several products: rank 0's sums of 3 slots of them spill) that keep
+     * the CTAs within the SMs and at least 4 k steps each */
+    p->splits = 1;
+    int64_t tiles = wg_tiles(M, N, p->bm, p->bn), nk = K > 0 ? (K + p->bk - 1) / p->bk : 0;
+    if (M > 0 && K > 0 && tiles * 2 <= (int64_t)nsm)
+        for (int s = nmm > 1 ? 2 : CG_WG_MAX_SPLITS; s >= 2; s /= 2)
+            if (tiles * s <= (int64_t)nsm && nk >= 4 * s) {
+                p->splits = s;
+                break;
+            }
+    p->red_bytes = (int64_t)(p->splits - 1) * p->bm * nmm * p->bn * 4;
+    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES +
+                    16 /* split barriers */ + p->red_bytes;
     int64_t st = (smem_max - fixed) / p->stage_bytes;
     if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
     if (st < 2) return false;
@@ -70,9 +101,9 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     p->group_m = 8;
     /* registers move from the producer to the consumers only when the
      * consumers need more than the 168 per thread 384 threads start with
-     * (128 accumulators at bn 256); setmaxnreg redistributes the CTA's
+     * (128 accumulators: 256 columns of all products); setmaxnreg redistributes the CTA's
      * launch allocation, so a kernel that starts with fewer must not ask */
-    p->setmaxnreg = p->bn > 128 && p->consumers == 2;
+    p->setmaxnreg = p->nmm * p->bn > 192 && p->consumers == 2;
     p->nsm = nsm;
     return true;
 }
@@ -96,6 +127,20 @@ void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint
               */
         *lbo = (uint32_t)(bk * 128), *sbo = 1024, *kstep = 2048;
     }
+}
+
+bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m) {
+    memset(m, 0, sizeof *m);
+    if (perm[2] != 2 || d <= 0 || d % 64 != 0 || rows < 1 || rows > 256) return false;
+    if (perm[0] == perm[1] || perm[0] < 0 || perm[0] > 1 || perm[1] < 0 || perm[1] > 1)
+        return false;
+    /* map dim j is base axis 2 - j: view axis 0 (the rows) is base axis perm[0], view axis 1 (k /
+     * D) is base axis perm[1], base axis 2 is k % D */
+    m->role[0] = CG_WG_C_KIN, m->box[0] = 64;
+    m->role[2 - perm[0]] = CG_WG_C_ROW, m->box[2 - perm[0]] = (uint32_t)rows;
+    m->role[2 - perm[1]] = CG_WG_C_KOUT, m->box[2 - perm[1]] = 1;
+    m->d = d;
+    return true;
 }
 
 /* ---- operand eligibility (graph level, before the kernel exists) ---------- */
@@ -140,6 +185,44 @@ static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt
     return true;
 }
 
+/* The A operand id of a product as merged heads: same-dtype casts, then a
+ * reshape [d0, d1, d2] -> [d0, d1 * d2] of a permute (or of the base
+ * itself) of a rank-3 HBM buffer of dtype dt whose contiguous extent is a
+ * known multiple of 64. Fills *base, perm and *m (rows: the tile's). */
+static bool wg_opnd_merged(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t rows,
+                           ir_id *base, int perm[3], cg_wg_map3 *m) {
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 8; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->region != region || n->op != IR_OP_CAST || n->dtype != dt) break;
+        x = ir_in(g, n, 0);
+    }
+    const ir_node *r = &g->nodes[x];
+    if (r->op != IR_OP_RESHAPE || r->shape.rank != 2) return false;
+    ir_id y = ir_in(g, r, 0);
+    const ir_node *v = &g->nodes[y];
+    if (v->shape.rank != 3 || IR_DIM_IS_SYM(v->shape.dim[1]) || IR_DIM_IS_SYM(v->shape.dim[2]) ||
+        v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
+        r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
+        return false;
+    perm[0] = 0, perm[1] = 1, perm[2] = 2;
+    if (v->op == IR_OP_PERMUTE && v->region == region) {
+        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
+        y = ir_in(g, v, 0);
+    }
+    const ir_node *b = &g->nodes[y];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
+        b->dtype != dt || b->shape.rank != 3)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
+    if (IR_DIM_IS_SYM(b->shape.dim[2]) || !cg_wg_merged_map(perm, b->shape.dim[2], rows, m))
+        return false;
+    *base = y;
+    return true;
+}
+
 /* ---- inline PTX ------------------------------------------------------------ */
 
 /* Emits inline PTX `text` with constraints `cons` over args (side effects:
@@ -175,19 +258,30 @@ static void wg_wait(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
 typedef struct wg_kern {
     cg_wg_plan p;
     ir_dtype dt;
-    LLVMValueRef M, N, K;              /* i32 */
-    LLVMValueRef M64, N64;             /* i64 for the epilogue */
-    LLVMValueRef tmap_a, tmap_b;       /* byval parameters (generic pointers) */
-    LLVMValueRef smem;                 /* i32 shared address of stage 0 (1024-aligned) */
-    LLVMValueRef full, empty;          /* i32 shared address of the barrier arrays */
-    LLVMValueRef ntm, ntn, ntiles, nk; /* i32 */
+    LLVMValueRef M, N, K;  /* i32 */
+    LLVMValueRef M64, N64; /* i64 for the epilogue */
+    LLVMValueRef tmap_a;   /* byval parameters (generic pointers) */
+    bool a3;               /* A through a 3-D map (merged heads): a_map */
+    cg_wg_map3 a_map;
+    LLVMValueRef tmap_b[CG_MM_MAXH];      /* one per product */
+    LLVMValueRef smem;                    /* i32 shared address of stage 0 (1024-aligned) */
+    LLVMValueRef full, empty;             /* i32 shared address of the barrier arrays */
+    LLVMValueRef ntm, ntn, ntiles, nk;    /* i32 */
+    LLVMValueRef kb, ke;                  /* i32: this CTA's k steps [kb, ke) (its split) */
+    LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
+    LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
     cg_mm_epi_state *st;
 } wg_kern;
 
-/* Shared address (i32) of operand tile `which` (0: A, 1: B) of stage s. */
+/* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
+ * h) of stage s: a stage is the A tile, then the B tiles in product order. */
 static LLVMValueRef wg_stage_addr(cg_ctx *cx, const wg_kern *k, LLVMValueRef s, int which) {
     LLVMValueRef off = LLVMBuildMul(cx->b, s, c32(cx, k->p.stage_bytes), "");
-    if (which) off = LLVMBuildAdd(cx->b, off, c32(cx, (int64_t)k->p.bm * k->p.bk * 2), "");
+    if (which)
+        off = LLVMBuildAdd(
+            cx->b, off,
+            c32(cx, (int64_t)k->p.bm * k->p.bk * 2 + (int64_t)(which - 1) * k->p.bn * k->p.bk * 2),
+            "");
     return LLVMBuildAdd(cx->b, k->smem, off, "");
 }
 
@@ -213,13 +307,17 @@ static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMVal
 }
 
 /* Issues the TMA copies of one operand tile: rows [r0, r0+rows) of the
- * operand's M (or N) axis, k columns [k0, k0+bk), into shared address dst. */
+ * operand's M (or N) axis, k columns [k0, k0+bk), into shared address dst;
+ * a tile of K-contiguous boxes narrower than its smem_rows rows of shared
+ * memory (the A box of a short M) keeps the smem_rows layout. */
 static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool kmajor, int64_t rows,
-                        LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst, LLVMValueRef bar) {
+                        int64_t smem_rows, LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst,
+                        LLVMValueRef bar) {
     uint32_t box[2];
     int nbox;
     int64_t bb;
     cg_wg_opnd_box(kmajor, rows, k->p.bk, box, &nbox, &bb);
+    if (kmajor) bb = (int64_t)box[0] * smem_rows * 2;
     for (int i = 0; i < nbox; i++) {
         LLVMValueRef c0, c1;
         if (kmajor)
@@ -232,6 +330,28 @@ static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool km
                "[$0], [$1, {$2, "
                "$3}], [$4];",
                "r,l,r,r,r,~{memory}", a, 5);
+    }
+}
+
+/* The A tile (rows [r0, r0 + bm), k [k0, k0 + bk)) through the 3-D map of
+ * merged heads: one box {64 k, bm rows, 1} per 64 k, each inside one head
+ * (D is a multiple of 64), coordinates by the map's roles. */
+static void wg_tma_tile3(cg_ctx *cx, const wg_kern *k, LLVMValueRef r0, LLVMValueRef k0,
+                         LLVMValueRef dst, LLVMValueRef bar) {
+    const cg_wg_map3 *m = &k->a_map;
+    int64_t bb = (int64_t)64 * k->p.bm * 2;
+    for (int i = 0; i < k->p.bk / 64; i++) {
+        LLVMValueRef kk = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), "");
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), k->tmap_a};
+        for (int j = 0; j < 3; j++)
+            a[2 + j] = m->role[j] == CG_WG_C_ROW   ? r0
+                       : m->role[j] == CG_WG_C_KIN ? LLVMBuildURem(cx->b, kk, c32(cx, m->d), "")
+                                                   : LLVMBuildUDiv(cx->b, kk, c32(cx, m->d), "");
+        a[5] = bar;
+        wg_asm(cx, NULL,
+               "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
+               "[$0], [$1, {$2, $3, $4}], [$5];",
+               "r,l,r,r,r,r,~{memory}", a, 6);
     }
 }
 
@@ -281,18 +401,24 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
                  n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
-                                    cg_i64(cx, 1), "pk");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "pk");
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->empty, s), LLVMBuildXor(b, par, c32(cx, 1), ""));
     LLVMValueRef fb = wg_bar(cx, k->full, s);
-    LLVMValueRef ea[2] = {fb, c32(cx, k->p.stage_bytes)};
+    LLVMValueRef ea[2] = {fb, c32(cx, k->p.tx_bytes)};
     wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}", ea,
            2);
-    wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.bm, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
-    wg_tma_tile(cx, k, k->tmap_b, k->p.b_kmajor, k->p.bn, n0, k0, wg_stage_addr(cx, k, s, 1), fb);
+    if (k->a3)
+        wg_tma_tile3(cx, k, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
+    else
+        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.a_rows, k->p.bm, m0, k0,
+                    wg_stage_addr(cx, k, s, 0), fb);
+    for (int h = 0; h < k->p.nmm; h++)
+        wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0,
+                    wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
     cg_loop_end(cx, &tl);
@@ -329,17 +455,28 @@ static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *te
     for (unsigned i = 0; i < n; i++) acc[i] = LLVMBuildExtractValue(cx->b, r, i, "");
 }
 
+/* The wgmma descriptor (i64) of the tile at shared address sa (i32) with
+ * the given leading and stride byte offsets. */
+static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32_t sbo) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef lo = LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), "");
+    return LLVMBuildAdd(b, LLVMConstInt(cx->i64, cg_wg_desc(0, lbo, sbo), 0),
+                        LLVMBuildZExt(b, lo, cx->i64, ""), "");
+}
+
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored. */
-static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef row,
+static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
                         LLVMValueRef col) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[2] = {row, col};
     unsigned mark = cg_memo_mark(cx);
     cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
-    cx->subst[st->mm[0]] = cg_convert(cx, acc, IR_F32, (ir_dtype)mm->dtype);
+    for (unsigned h = 0; h < st->nmm; h++)
+        cx->subst[st->mm[h]] =
+            cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
     bool ok = true;
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
@@ -349,9 +486,81 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
         else
             cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
     }
-    cx->subst[st->mm[0]] = NULL;
+    for (unsigned h = 0; h < st->nmm; h++) cx->subst[st->mm[h]] = NULL;
     cg_memo_reset(cx, mark);
     return ok;
+}
+
+/* Waits (acquire at cluster scope: data other CTAs wrote before their
+ * release arrive) for the phase of parity par of the mbarrier at bar. */
+static void wg_wait_cluster(cg_ctx *cx, LLVMValueRef bar, LLVMValueRef par) {
+    LLVMValueRef a[2] = {bar, par};
+    wg_asm(cx, NULL,
+           "{\n.reg .pred p;\nWAITC:\nmbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, "
+           "[$0], $1;\n@!p bra WAITC;\n}",
+           "r,r,~{memory}", a, 2);
+}
+
+/* The shared::cluster address (i32) of shared address a (i32) in the CTA
+ * of cluster rank r (i32). */
+static LLVMValueRef wg_mapa(cg_ctx *cx, LLVMValueRef a, LLVMValueRef r) {
+    LLVMValueRef v[2] = {a, r};
+    return wg_asm(cx, cx->i32, "mapa.shared::cluster.u32 $0, $1, $2;", "=r,r,r", v, 2);
+}
+
+/* Arrives (release at cluster scope) on the mbarrier at shared::cluster
+ * address rb. */
+static void wg_arrive_remote(cg_ctx *cx, LLVMValueRef rb) {
+    wg_asm(cx, NULL, "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];", "r,~{memory}",
+           &rb, 1);
+}
+
+/* Split-K reduction of one tile (tile counter in *tilev, i32): a rank > 0
+ * waits until rank 0 has read its slot for the previous tile (red_free),
+ * stores its ntot partial accumulators into its slot in rank 0's shared
+ * memory (element (c * ntot + i) * 128 + thread of slot rank - 1) and
+ * arrives on rank 0's red_full; rank 0 waits for all of them, adds the
+ * slots to acc and arrives on every other rank's red_free. Returns the
+ * open if-block of rank 0 (the epilogue goes inside; the caller closes
+ * it). */
+static LLVMBasicBlockRef wg_split_reduce(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, unsigned ntot,
+                                         LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef tilev) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+    LLVMValueRef par = LLVMBuildAnd(b, jt, c32(cx, 1), "");
+    int64_t slot = (int64_t)k->p.bm * k->p.bn * k->p.nmm * 4;
+    LLVMValueRef mine = LLVMBuildMul(
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, wgc, c32(cx, (int64_t)ntot * 128), ""), wtid, ""),
+        c32(cx, 4), "");
+    LLVMValueRef lead = LLVMBuildICmp(b, LLVMIntEQ, k->rank, c32(cx, 0), "");
+    LLVMBasicBlockRef o = cg_if_begin(cx, LLVMBuildNot(b, lead, ""));
+    wg_wait_cluster(cx, k->red_free, LLVMBuildXor(b, par, c32(cx, 1), ""));
+    LLVMValueRef la = LLVMBuildAdd(
+        b, LLVMBuildAdd(b, k->red, mine, ""),
+        LLVMBuildMul(b, LLVMBuildSub(b, k->rank, c32(cx, 1), ""), c32(cx, slot), ""), "");
+    LLVMValueRef ra = wg_mapa(cx, la, c32(cx, 0));
+    for (unsigned i = 0; i < ntot; i++) {
+        LLVMValueRef v[2] = {LLVMBuildAdd(b, ra, c32(cx, (int64_t)i * 512), ""), acc[i]};
+        wg_asm(cx, NULL, "st.shared::cluster.f32 [$0], $1;", "r,f,~{memory}", v, 2);
+    }
+    wg_arrive_remote(cx, wg_mapa(cx, k->red_full, c32(cx, 0)));
+    cg_if_end(cx, o);
+    LLVMBasicBlockRef l = cg_if_begin(cx, lead);
+    wg_wait_cluster(cx, k->red_full, par);
+    for (int r = 1; r < k->p.splits; r++) {
+        LLVMValueRef base = LLVMBuildAdd(b, LLVMBuildAdd(b, k->red, mine, ""),
+                                         c32(cx, (int64_t)(r - 1) * slot), "");
+        for (unsigned i = 0; i < ntot; i++) {
+            LLVMValueRef p = LLVMBuildIntToPtr(
+                b, LLVMBuildAdd(b, base, c32(cx, (int64_t)i * 512), ""), cx->sptr, "");
+            LLVMValueRef v = LLVMBuildLoad2(b, cx->f32, p, "");
+            LLVMSetVolatile(v, 1);
+            acc[i] = LLVMBuildFAdd(b, acc[i], v, "");
+        }
+    }
+    for (int r = 1; r < k->p.splits; r++)
+        wg_arrive_remote(cx, wg_mapa(cx, k->red_free, c32(cx, r)));
+    return l;
 }
 
 /* A consumer warpgroup (rows 64c .. 64c+63 of each block tile): per k step
@@ -364,10 +573,12 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, LLVMValueRef acc, LLVMValueRef r
 static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef ncta,
                         LLVMValueRef wgc, LLVMValueRef wtid) {
     LLVMBuilderRef b = cx->b;
-    unsigned nacc = (unsigned)k->p.bn / 2;
+    /* nacc accumulators per product, product h's at [h * nacc, (h + 1) * nacc) */
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, ntot = nacc * nh;
     LLVMValueRef accv[128];
-    for (unsigned i = 0; i < nacc; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
+    for (unsigned i = 0; i < ntot; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
+    LLVMValueRef tilev = wg_var(cx, cx->i32, c32(cx, 0)); /* tiles done (split-K phases) */
     uint32_t albo, asbo, akst, blbo, bsbo, bkst;
     cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
     cg_wg_opnd_desc(k->p.b_kmajor, k->p.bk, &blbo, &bsbo, &bkst);
@@ -384,47 +595,37 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
              nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1,
              k->p.b_kmajor ? 0 : 1);
     wg_tied(cons, sizeof cons, nacc, "l,l,r");
-    wg_tied(tied, sizeof tied, nacc, "");
+    wg_tied(tied, sizeof tied, ntot, "");
 
     cg_loop tl, kl;
     LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef acc[128];
-    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), LLVMBuildZExt(b, k->nk, cx->i64, ""),
-                                    cg_i64(cx, 1), "ck");
+    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "ck");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
-    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
-    wg_acc_asm(cx, acc, nacc, "wgmma.fence.sync.aligned;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, ntot, "wgmma.fence.sync.aligned;", tied, NULL, 0);
     LLVMValueRef sa = LLVMBuildAdd(b, wg_stage_addr(cx, k, s, 0), aoff, "");
-    LLVMValueRef sb = wg_stage_addr(cx, k, s, 1);
-    LLVMValueRef da = LLVMConstInt(cx->i64, cg_wg_desc(0, albo, asbo), 0);
-    LLVMValueRef db = LLVMConstInt(cx->i64, cg_wg_desc(0, blbo, bsbo), 0);
-    da = LLVMBuildAdd(
-        b, da,
-        LLVMBuildZExt(b,
-                      LLVMBuildLShr(b, LLVMBuildAnd(b, sa, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
-                      cx->i64, ""),
-        "");
-    db = LLVMBuildAdd(
-        b, db,
-        LLVMBuildZExt(b,
-                      LLVMBuildLShr(b, LLVMBuildAnd(b, sb, c32(cx, 0x3FFFF), ""), c32(cx, 4), ""),
-                      cx->i64, ""),
-        "");
-    for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
-        LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
-                               LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
-                               c32(cx, 1)};
-        wg_acc_asm(cx, acc, nacc, text, cons, pre, 3);
+    LLVMValueRef da = wg_desc_at(cx, sa, albo, asbo);
+    for (unsigned h = 0; h < nh; h++) {
+        LLVMValueRef db = wg_desc_at(cx, wg_stage_addr(cx, k, s, 1 + (int)h), blbo, bsbo);
+        for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
+            LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
+                                   LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
+                                   c32(cx, 1)};
+            wg_acc_asm(cx, acc + h * nacc, nacc, text, cons, pre, 3);
+        }
     }
     wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
-    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
-    for (unsigned i = 0; i < nacc; i++) LLVMBuildStore(b, acc[i], accv[i]);
+    wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, acc[i], accv[i]);
     /* the previous step's group is complete: free its stage */
-    LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, cg_i64(cx, 0), ""));
+    LLVMBasicBlockRef j =
+        cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""));
     LLVMValueRef ps, ppar;
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
     LLVMValueRef eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
@@ -432,15 +633,17 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
-    for (unsigned i = 0; i < nacc; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
-    wg_acc_asm(cx, acc, nacc, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
-    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->nk, c32(cx, 0), ""));
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->ke, k->kb, ""));
     wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
                 &ppar);
     eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
     cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
     cg_if_end(cx, j);
+    LLVMBasicBlockRef lead = NULL;
+    if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
     /* epilogue */
     LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
                  lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
@@ -462,10 +665,26 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
         LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, ""),
                                        LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
         LLVMBasicBlockRef e = cg_if_begin(cx, in);
-        ok = wg_epi_elem(cx, k, acc[i], row, col);
+        LLVMValueRef ai[CG_MM_MAXH];
+        for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
+        ok = wg_epi_elem(cx, k, ai, row, col);
         cg_if_end(cx, e);
     }
+    if (lead) cg_if_end(cx, lead);
+    if (k->p.splits > 1) {
+        LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+        LLVMBuildStore(b, LLVMBuildAdd(b, jt, c32(cx, 1), ""), tilev);
+    }
     cg_loop_end(cx, &tl);
+    if (k->p.splits > 1) { /* the other ranks stay until rank 0 has read their last tile */
+        LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
+        LLVMBasicBlockRef w =
+            cg_if_begin(cx, LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntNE, k->rank, c32(cx, 0), ""),
+                                         LLVMBuildICmp(b, LLVMIntUGT, jt, c32(cx, 0), ""), ""));
+        wg_wait_cluster(cx, k->red_free,
+                        LLVMBuildAnd(b, LLVMBuildSub(b, jt, c32(cx, 1), ""), c32(cx, 1), ""));
+        cg_if_end(cx, w);
+    }
     return ok;
 }
 
@@ -493,6 +712,9 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     k->smem = wg_dyn_smem(cx);
     k->full = LLVMBuildAdd(b, k->smem, c32(cx, k->p.stage_bytes * k->p.stages), "full");
     k->empty = LLVMBuildAdd(b, k->full, c32(cx, 8 * CG_WG_MAX_STAGES), "empty");
+    k->red_full = LLVMBuildAdd(b, k->empty, c32(cx, 8 * CG_WG_MAX_STAGES), "red_full");
+    k->red_free = LLVMBuildAdd(b, k->red_full, c32(cx, 8), "red_free");
+    k->red = LLVMBuildAdd(b, k->red_free, c32(cx, 8), "red");
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, c32(cx, 0), ""));
     for (int s = 0; s < k->p.stages; s++) {
         LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, wg_bar(cx, k->full, c32(cx, s)), cx->sptr, ""),
@@ -502,17 +724,48 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
         a[1] = c32(cx, 128 * k->p.consumers);
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
     }
+    if (k->p.splits > 1) { /* rank 0 hears from the consumers of every other rank, they from
+                              rank 0's consumers */
+        LLVMValueRef a[2] = {LLVMBuildIntToPtr(b, k->red_full, cx->sptr, ""),
+                             c32(cx, 128 * k->p.consumers * (k->p.splits - 1))};
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+        a[0] = LLVMBuildIntToPtr(b, k->red_free, cx->sptr, "");
+        a[1] = c32(cx, 128 * k->p.consumers);
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
+    }
     wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
     cg_if_end(cx, j);
-    cg_barrier(cx);
+    LLVMValueRef nx = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0);
+    LLVMValueRef ny = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0);
     LLVMValueRef cta = LLVMBuildAdd(
         b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
         LLVMBuildMul(b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.y", false, NULL, 0),
-                     cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0), ""),
+                     nx, ""),
         "cta");
-    LLVMValueRef ncta = LLVMBuildMul(
-        b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
-        cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    LLVMValueRef ncta = LLVMBuildMul(b, nx, ny, "ncta");
+    k->kb = c32(cx, 0), k->ke = k->nk, k->rank = c32(cx, 0);
+    if (k->p.splits > 1) {
+        /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = %cluster_ctarank
+         * (= ctaid.y, the rank mapa names), the
+         * cluster x + nx * z walks the tiles, the rank its k range; every barrier of the cluster
+         * is initialised before any CTA touches another's */
+        wg_asm(cx, NULL,
+               "barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;",
+               "~{memory}", NULL, 0);
+        LLVMValueRef nz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.z", false, NULL, 0);
+        LLVMValueRef cz = cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.z", false, NULL, 0);
+        LLVMValueRef S = c32(cx, k->p.splits);
+        k->rank = wg_asm(cx, cx->i32, "mov.u32 $0, %cluster_ctarank;", "=r", NULL, 0);
+        cta = LLVMBuildAdd(b,
+                           cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
+                           LLVMBuildMul(b, cz, nx, ""), "cluster");
+        ncta = LLVMBuildMul(b, nx, nz, "nclusters");
+        k->kb = LLVMBuildUDiv(b, LLVMBuildMul(b, k->rank, k->nk, ""), S, "kb");
+        k->ke = LLVMBuildUDiv(
+            b, LLVMBuildMul(b, LLVMBuildAdd(b, k->rank, c32(cx, 1), ""), k->nk, ""), S, "ke");
+    } else {
+        cg_barrier(cx);
+    }
     LLVMValueRef wg = LLVMBuildUDiv(b, tid, c32(cx, 128), "wg");
     LLVMValueRef wtid = LLVMBuildURem(b, tid, c32(cx, 128), "wtid");
     LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
@@ -534,21 +787,42 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     bool ok = wg_consumer(cx, k, cta, ncta, LLVMBuildSub(b, wg, c32(cx, 1), ""), wtid);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, done);
+    /* split-K: no CTA of the cluster exits while another may still touch its shared memory (the
+     * protocol's barriers already order this; the cluster barrier makes it explicit, as
+     * compute-sanitizer's racecheck requires of distributed shared memory) */
+    if (k->p.splits > 1)
+        wg_asm(cx, NULL, "barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;",
+               "~{memory}", NULL, 0);
     return ok;
 }
 
 /* ---- region entry ------------------------------------------------------------ */
 
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st) {
-    if (cx->target != CG_SM90A || st->nmm != 1) return -1;
+    if (cx->target != CG_SM90A || st->nmm < 1 || st->nmm > CG_MM_MAXH) return -1;
     const ir_node *mm = &g->nodes[st->mm[0]];
     ir_dtype dt = (ir_dtype)mm->dtype;
     if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
-    ir_id ia = ir_in(g, mm, 0), ib = ir_in(g, mm, 1), ba, bb;
-    bool ak, bk;
-    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak) ||
-        !wg_opnd_ok(g, region, ib, dt, false, &bb, &bk))
-        return -1;
+    unsigned nh = st->nmm;
+    ir_id ia = ir_in(g, mm, 0), ba, bb[CG_MM_MAXH];
+    bool ak, bk = false, a3 = false;
+    int aperm[3];
+    cg_wg_map3 amap;
+    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak)) {
+        if (!wg_opnd_merged(g, region, ia, dt, 64, &ba, aperm, &amap)) return -1;
+        a3 = true, ak = true;
+    }
+    /* a horizontal region: every product reads the same A value and a B
+     * operand of one shape and order (the planner's rule; checked again) */
+    for (unsigned h = 0; h < nh; h++) {
+        const ir_node *mh = &g->nodes[st->mm[h]];
+        bool bkh;
+        if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
+            !wg_opnd_ok(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
+            (h > 0 && bkh != bk))
+            return -1;
+        bk = bkh;
+    }
     ir_dim Md = mm->shape.dim[0], Nd = mm->shape.dim[1], Kd = g->nodes[ia].shape.dim[1];
     wg_kern k;
     memset(&k, 0, sizeof k);
@@ -556,24 +830,28 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cx->region = region; /* what cg_kernel_begin will set: the outputs it will store */
     for (ir_id i = 0; i < g->n; i++) nouts += cg_is_region_output(cx, i);
     cx->region = saved;
-    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nouts,
-                        cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
+    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh,
+                        nouts, cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
         return -1;
     k.dt = dt;
     k.st = st;
-    /* the kernel takes the two tensor maps after its buffers and symbols */
-    cx->ntmap_params = 2;
+    k.a3 = a3;
+    if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.a_rows, &k.a_map)) return -1;
+    /* the kernel takes the tensor maps (A, then each B) after its buffers and symbols */
+    unsigned nmaps = 1 + nh;
+    cx->ntmap_params = nmaps;
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
     if (!began) return 0;
     if (!cg_mm_collect_outs(cx, g, region, st)) return 0;
     cg_kernel *kr = cx->k;
-    ir_id bases[2] = {ba, bb};
-    bool kmaj[2] = {ak, bk};
-    int64_t rows[2] = {k.p.bm, k.p.bn};
-    kr->ntmaps = 2;
-    kr->tmaps = ir_xcalloc(2, sizeof *kr->tmaps);
-    for (int i = 0; i < 2; i++) {
+    ir_id bases[1 + CG_MM_MAXH] = {ba};
+    bool kmaj[1 + CG_MM_MAXH] = {ak};
+    int64_t rows[1 + CG_MM_MAXH] = {k.p.a_rows};
+    for (unsigned h = 0; h < nh; h++) bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = k.p.bn;
+    kr->ntmaps = nmaps;
+    kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);
+    for (unsigned i = 0; i < nmaps; i++) {
         cg_tmap *tm = &kr->tmaps[i];
         tm->buf = UINT32_MAX;
         for (unsigned j = 0; j < kr->nbufs; j++)
@@ -588,6 +866,13 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         const ir_node *bn = &g->nodes[bases[i]];
         tm->dtype = (uint8_t)bn->dtype;
         tm->swizzle = 128;
+        if (i == 0 && a3) { /* the base [b0, b1, b2] inner first */
+            tm->rank = 3;
+            for (int j = 0; j < 3; j++)
+                tm->dim[j] = bn->shape.dim[2 - j], tm->box[j] = k.a_map.box[j];
+            continue;
+        }
+        tm->rank = 2;
         tm->dim[0] = bn->shape.dim[1];
         tm->dim[1] = bn->shape.dim[0];
         int nbox;
@@ -596,7 +881,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     }
     unsigned np = kr->nbufs + kr->nsyms;
     k.tmap_a = LLVMGetParam(cx->fn, np);
-    k.tmap_b = LLVMGetParam(cx->fn, np + 1);
+    for (unsigned h = 0; h < nh; h++) k.tmap_b[h] = LLVMGetParam(cx->fn, np + 1 + h);
     k.M64 = cg_dim(cx, Md), k.N64 = cg_dim(cx, Nd);
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
@@ -610,10 +895,22 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
     int64_t cap[3] = {INT32_MAX, 65535, 1};
+    if (k.p.splits > 1) { /* grid (M tiles, splits, N tiles): clusters of (1, splits, 1) */
+        work[0] = (ir_shape){.rank = 1, .dim = {Md}};
+        work[1] = (ir_shape){.rank = 1, .dim = {k.p.splits}};
+        work[2] = (ir_shape){.rank = 1, .dim = {Nd}};
+        per[0] = k.p.bm, per[1] = 1, per[2] = k.p.bn;
+        cap[0] = 65535, cap[1] = k.p.splits, cap[2] = 65535;
+        kr->cluster = (unsigned)k.p.splits;
+    }
     unsigned block[3] = {k.p.threads, 1, 1};
-    kr->persist = k.p.nsm;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s", k.p.bm, k.p.bn, k.p.bk,
-             k.p.stages, ak ? "K" : "M", bk ? "K" : "N");
+    /* split-K grids are exact (tiles x splits <= the SMs): never folded into (persist, 1, 1) */
+    kr->persist = k.p.splits > 1 ? 0 : k.p.nsm;
+    char hs[24] = "";
+    if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
+    if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
+    snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
+             k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

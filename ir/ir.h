@@ -337,6 +337,9 @@ typedef struct ir_region {
        F any elementwise graph of mm1 and of values broadcast over it. */
     uint32_t mm1;    /* the first product, q @ kT */
     uint32_t scores; /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
+    uint32_t splits; /* reduction, column mode: chunks of the reduced axis, each reduced by its
+                        own blocks into partials that a second kernel combines
+                        ([reduction.column_blocks]); 0 or 1: every block holds whole columns */
 } ir_region;
 
 /* ---- graph --------------------------------------------------------------- */

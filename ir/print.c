@@ -101,6 +101,7 @@ static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
             (long long)r->rows);
     if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION)
         fprintf(out, " strategy=%s", ir_red_strategy_name(r->strategy));
+    if (r->splits > 1) fprintf(out, " splits=%u", r->splits);
     if (r->kind == IR_RK_ATTENTION) fprintf(out, " mm1=%%%u scores=%%%u", r->mm1, r->scores);
     fputc('\n', out);
 }

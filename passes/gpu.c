@@ -18,7 +18,10 @@
  * FlashAttention-3 style) reaches, measured on the H200 (bench/results/2026-12-01-h200-fa3: 430
  * TFLOP/s at B4 H32 S4096 D128 with the default key loop; 0.43 of 989); the H100 is assumed equal;
  * the others have no such kernel (0). */
-#define LAT_H  0.123
+#define LAT_H 0.123
+/* clock_GHz: the datasheet boost clock (H100/H200 SXM 1.98, A100 1.41, L4 2.04, RTX 4090 2.52).
+ * With 4 schedulers per SM issuing one warp instruction each per cycle, SMs x 128 x clock lane
+ * instructions per ns bound a pointwise kernel's time (passes/model.c). */
 #define ATTN_H 0.43
 static const pass_gpu gpu_table[] = {
     {"h100",
@@ -33,6 +36,7 @@ static const pass_gpu gpu_table[] = {
      0.30,
      LAT_H,
      8,
+     1.98,
      ATTN_H},
     {"h200",
      132,
@@ -46,6 +50,7 @@ static const pass_gpu gpu_table[] = {
      0.30,
      LAT_H,
      8,
+     1.98,
      ATTN_H},
     {"a100",
      108,
@@ -59,6 +64,7 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
+     1.41,
      0.0},
     {"l4",
      58,
@@ -72,6 +78,7 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
+     2.04,
      0.0},
     {"rtx4090",
      128,
@@ -85,6 +92,7 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
+     2.52,
      0.0},
 };
 

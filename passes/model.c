@@ -10,6 +10,11 @@
 #include <string.h>
 
 enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
+/* The combine kernel of [reduction.column_blocks]: two dependent DRAM round trips (its partials'
+ * loads, the partials' stores of the kernel before it becoming visible) at the DRAM's loaded
+ * latency (~0.6 us on Hopper; docs/cost-model.md: an assumption, not yet measured). */
+enum { COMBINE_ROUNDS = 2 };
+#define DRAM_LATENCY_US 0.6
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
@@ -51,6 +56,83 @@ static bool model_pointwise(const ir_graph *g, const ir_region *rg, const pass_i
     return true;
 }
 
+/* PTX instructions codegen issues per element for op at f32 (codegen/math.c, value.c), counted
+ * in the vector loop of a one-op kernel for sm_90 (docs/cost-model.md "Instruction issue"); the
+ * IEEE div.rn and sqrt.rn count their SASS expansion (about 10 and 8). Names every op. */
+static double op_issue(ir_op op) {
+    switch (op) {
+        case IR_OP_EXP: return 9;
+        case IR_OP_EXP2: return 15;
+        case IR_OP_LOG: return 42;
+        case IR_OP_LOG2: return 40;
+        case IR_OP_SQRT: return 8;
+        case IR_OP_RSQRT: return 18;
+        case IR_OP_RECIP: return 10;
+        case IR_OP_SIN: return 38;
+        case IR_OP_COS: return 39;
+        case IR_OP_TANH: return 20;
+        case IR_OP_SIGMOID: return 24;
+        case IR_OP_GELU: return 48;
+        case IR_OP_GELU_TANH: return 29;
+        case IR_OP_SILU: return 25;
+        case IR_OP_ERF: return 44;
+        case IR_OP_POW: return 116;
+        case IR_OP_DIV: return 10;
+        case IR_OP_RELU:
+        case IR_OP_WHERE:
+        case IR_OP_LT:
+        case IR_OP_LE:
+        case IR_OP_GT:
+        case IR_OP_GE:
+        case IR_OP_EQ:
+        case IR_OP_NE: return 2;
+        case IR_OP_NEG:
+        case IR_OP_ABS:
+        case IR_OP_FLOOR:
+        case IR_OP_CEIL:
+        case IR_OP_CAST:
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL:
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM:
+        case IR_OP_NOT:
+        case IR_OP_AND:
+        case IR_OP_OR:
+        case IR_OP_IOTA: return 1;
+        case IR_OP_INPUT:
+        case IR_OP_CONST:
+        case IR_OP_SUM:
+        case IR_OP_MEAN:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MATMUL:
+        case IR_OP_PERMUTE:
+        case IR_OP_RESHAPE:
+        case IR_OP_BROADCAST:
+        case IR_OP_SLICE:
+        case IR_OP_CONCAT:
+        case IR_OP_OUTPUT:
+        case IR_NOPS: return 0;
+    }
+    return 0;
+}
+
+/* Instructions per element of pointwise region r: its operations (op_issue), one conversion per
+ * f16/bf16 value it loads or stores, and the loop's addressing, loads and stores, (4 + 2 x
+ * buffers) per group of w elements. */
+static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
+                              const pass_io *io, double w) {
+    double n = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        n += op_issue((ir_op)g->nodes[ix->rids[j]].op);
+    for (uint32_t i = 0; i < io->nreads; i++)
+        n += ir_dtype_size((ir_dtype)g->nodes[io->reads[i]].dtype) == 2;
+    for (uint32_t i = 0; i < io->nwrites; i++)
+        n += ir_dtype_size((ir_dtype)g->nodes[io->writes[i]].dtype) == 2;
+    return n + (4.0 + 2.0 * (io->nreads + io->nwrites)) / w;
+}
+
 /* Reductions: the block and in-flight bytes of the rule the planner chose (passes/plan_tile.c). */
 static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_io *io,
                             pass_model *m) {
@@ -76,11 +158,14 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
         int64_t c = rg->tile[1] > 0 ? rg->tile[1] : 128, r = rg->tile[2] > 1 ? rg->tile[2] : 1;
         int64_t u = 1;
         if (r > 1)
-            for (u = 8; u > 1 && (len % u || len / u < r); u /= 2) {}
-        m->schedule = r > 1 ? "reduction.column_split" : "reduction.column";
+            for (u = 32 / elem > 16 ? 16 : 32 / elem; u > 1 && (len % u || len / u < r); u /= 2) {}
+        m->schedule = rg->splits > 1 ? "reduction.column_blocks"
+                      : r > 1        ? "reduction.column_split"
+                                     : "reduction.column";
         m->threads = (unsigned)(c * r);
-        m->grid = cdiv(rows, c);
+        m->grid = cdiv(rows, c) * (rg->splits > 1 ? rg->splits : 1);
         m->thread_bytes = (double)u * elem * cnt;
+        m->kernels = rg->splits > 1 ? 2 : 1;
         return true;
     }
     int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
@@ -148,6 +233,13 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     pass_region_io(g, ix, r, &io);
     bool ok = rg->kind == IR_RK_POINTWISE ? model_pointwise(g, rg, &io, m)
                                           : model_reduction(g, rg, &io, m);
+    int64_t n = numel(&g->nodes[rg->anchor].shape);
+    if (ok && rg->kind == IR_RK_POINTWISE && gpu->clock_GHz > 0 && n > 0) {
+        int cnt, wide;
+        big_reads(g, &io, n, &cnt, &wide);
+        m->instr = pointwise_issue(g, ix, r, &io, (double)(VEC_BYTES / wide));
+        m->issue_us = (double)n * m->instr / (gpu->sms * 128.0 * gpu->clock_GHz * 1e3);
+    }
     pass_io_free(&io);
     if (!ok || m->threads == 0 || m->grid <= 0) {
         m->schedule = "roofline";
@@ -171,6 +263,12 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     double tail = m->waves > 1 && sustain < gpu->hbm_GBps ? ceil(m->waves) / m->waves : 1.0;
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
+    if (m->issue_us > m->time_us) m->time_us = m->issue_us;
+    /* A second kernel (the column blocks' combine): its launch and COMBINE_ROUNDS dependent DRAM
+     * round trips (the partials' loads, then the slice combine) at the true loaded latency. */
+    if (m->kernels > 1)
+        m->extra_us = (m->kernels - 1) * (gpu->launch_us + COMBINE_ROUNDS * DRAM_LATENCY_US);
+    m->time_us += m->extra_us;
 }
 
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
@@ -195,4 +293,16 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->active_sms,
             100.0 * m->occupancy, m->inflight, m->thread_bytes, gpu->mem_latency_us, m->bw_GBps,
             gpu->hbm_GBps, m->waves);
+    if (m->instr > 0)
+        fprintf(out,
+                "  model: issue: %.1f instructions per element -> %.3f us at %d SMs x 128 lanes x "
+                "%.2f GHz (%s)\n",
+                m->instr, m->issue_us, gpu->sms, gpu->clock_GHz,
+                m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time");
+    if (m->kernels > 1)
+        fprintf(out,
+                "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "
+                "round trips of %.1f us)\n",
+                m->kernels - 1, m->kernels > 2 ? "s" : "", m->extra_us, COMBINE_ROUNDS,
+                DRAM_LATENCY_US);
 }

@@ -20,7 +20,9 @@ typedef struct pass_gpu {
     double tc_eff; /* fraction of the f16/bf16 peak tx's tensor-core kernels reach (mma.sync) */
     double mem_latency_us; /* loaded DRAM latency for Little's law (passes/model.c); 0: roofline
                               only */
-    int cluster_max; /* most blocks of a portable thread-block cluster (8 on sm_90); 0: none */
+    int cluster_max;  /* most blocks of a portable thread-block cluster (8 on sm_90); 0: none */
+    double clock_GHz; /* boost clock: 4 warp instructions (128 lanes) issue per SM per cycle, the
+                         instruction-issue bound of pointwise kernels (passes/model.c); 0: none */
     double attn_eff; /* fraction of the f16/bf16 peak the sm_90a attention kernel reaches (model
                         attention.fa3); 0: none (the roofline at tc_eff) */
 } pass_gpu;
@@ -157,8 +159,9 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes);
  * 8), halved until it divides len (1 for symbolic lengths). */
 int64_t pass_row_vec(int64_t len, int elem);
 /* The name of region r's schedule rule (reduction.row, row_wide, row_few, warp_rows,
- * subwarp_rows, cluster_rows, column, column_split; pointwise.vector; the region kind
- * otherwise), from its planned fields; `held`: its row is held in registers (pass_row_hold). */
+ * subwarp_rows, cluster_rows, column, column_split, column_blocks; pointwise.vector; the region
+ * kind otherwise), from its planned fields; `held`: its row is held in registers (pass_row_hold).
+ */
 const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
@@ -205,7 +208,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
  * unknown sizes) keep the roofline (schedule "roofline"). */
 typedef struct pass_model {
     const char *schedule; /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
-                             reduction.column, reduction.column_split, attention.fa3,
+                             reduction.column, reduction.column_split, reduction.column_blocks,
+                             attention.fa3,
                              roofline */
     bool concrete;
     int64_t grid;        /* blocks launched */
@@ -217,7 +221,12 @@ typedef struct pass_model {
     double inflight;     /* bytes in flight per busy SM */
     double waves;        /* grid / (SMs x per_sm) */
     double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
-    double mem_us, comp_us, time_us; /* time = max(memory, compute); launch not included */
+    unsigned kernels;    /* kernels the schedule launches (2: column blocks) */
+    double extra_us;     /* the kernels after the first: launch and latency */
+    double instr;        /* pointwise: issued instructions per element (0: none) */
+    double issue_us;     /* elements x instr over the GPU's issue rate */
+    double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
+                                        kernel's launch not included */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

@@ -73,6 +73,7 @@ typedef struct redinfo {
     int elem;  /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
     int velem; /* widest dtype (bytes) of the row-shaped HBM values read or written (the vector
                   groups of row mode, codegen's cg_red_vec_width) */
+    bool dom_writes;  /* the region writes a value of the domain's shape (prologue or epilogue) */
     ir_poly rowbytes; /* bytes of the row inputs (one pass) */
 } redinfo;
 
@@ -177,6 +178,7 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     for (uint32_t i = 0; i < io.nwrites; i++) {
         const ir_node *w = &g->nodes[io.writes[i]];
         if (!ir_shape_eq(&w->shape, &ri->dom)) continue;
+        ri->dom_writes = true;
         if (lvl[io.writes[i]] > 0) ri->epi = true;
         if (ir_dtype_size((ir_dtype)w->dtype) > ri->velem)
             ri->velem = ir_dtype_size((ir_dtype)w->dtype);
@@ -207,12 +209,41 @@ enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = PASS_ROW_THREADS_MAX * PASS_ROW_HOLD }
 enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256, CLUSTER_THREADS = 512 };
 enum { CLUSTER_SLOTS = 96 }; /* words each block of a cluster row publishes partials in */
 enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
+/* [reduction.column_blocks]: a 128-byte line of the widest row input per block row, grids of
+ * BLOCKS_WAVE blocks (2048 / 512 threads) per SM, chunks of at least 2 groups of SPLIT_MIN_PER
+ * elements per slice, at most BLOCKS_MAX_ROUNDS unrolled groups of 8 partials per combine
+ * slice. */
+enum { BLOCKS_LINE = 128, BLOCKS_WAVE = 4, BLOCKS_MAX_ROUNDS = 2 };
 
 /* True when region r reduces its domain with the innermost axis kept
  * (column mode: sum(x, axis=0), middle axes). */
 static bool red_is_column(const ir_region *rg, const redinfo *ri) {
     return ri->dom.rank > 0 && !(rg->red_axes & (1u << (ri->dom.rank - 1))) &&
            (rg->red_axes & ((1u << ri->dom.rank) - 1)) != ((1u << ri->dom.rank) - 1);
+}
+
+/* Rule [reduction.column_blocks] (docs/cost-model.md "Schedules"), for a one-stage column
+ * reduction whose kept elements are too few for the column split to give every SM 2 blocks:
+ * blocks of C = one 128-byte line of the widest row input (at most 128, narrowed to the kept
+ * count, not below the column split's minimum) by R = 512 / C slices, and the reduced axis cut
+ * into `splits` chunks, one grid row each, so that the grid fills BLOCKS_WAVE blocks per SM;
+ * each chunk leaves every slice at least 2 groups of SPLIT_MIN_PER elements, and the combine
+ * kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8 partials per slice. False (nothing
+ * changed) when fewer than 2 chunks result. */
+static bool plan_column_blocks(ir_region *rg, const redinfo *ri, int sms, int64_t budget) {
+    int64_t cmin = 32 / ri->elem < 8 ? 8 : 32 / ri->elem, c = BLOCKS_LINE / ri->elem;
+    if (c > COL_THREADS) c = COL_THREADS;
+    while (c > cmin && c / 2 >= ri->nrows) c /= 2;
+    int64_t rs = SPLIT_THREADS / c, tiles = cdiv(ri->nrows, c);
+    int64_t p = cdiv((int64_t)BLOCKS_WAVE * sms, tiles);
+    if (p > rs * 8 * BLOCKS_MAX_ROUNDS) p = rs * 8 * BLOCKS_MAX_ROUNDS;
+    if (p > ri->rext / (rs * 2 * SPLIT_MIN_PER)) p = ri->rext / (rs * 2 * SPLIT_MIN_PER);
+    if (p < 2 || 4 * c * rs > budget) return false;
+    rg->tile[1] = c, rg->tile[2] = rs;
+    rg->threads = (uint32_t)(c * rs);
+    rg->sram_bytes = 4 * c * rs;
+    rg->splits = (uint32_t)p;
+    return true;
 }
 
 /* Column-mode block shape (docs/cost-model.md "Schedules"): tile[1] = C
@@ -226,9 +257,13 @@ static bool red_is_column(const ir_region *rg, const redinfo *ri) {
 static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budget) {
     rg->tile[1] = COL_THREADS, rg->tile[2] = 1;
     rg->threads = COL_THREADS;
+    rg->splits = 0;
     if (ri->stages != 1 || ri->rext <= 0 || ri->nrows <= 0 || sms <= 0) return;
     int64_t cmin = 32 / ri->elem < 8 ? 8 : 32 / ri->elem, c = COL_THREADS;
     while (c > cmin && cdiv(ri->nrows, c) < 2LL * sms) c /= 2;
+    if (cdiv(ri->nrows, c) < 2LL * sms && !ri->dom_writes &&
+        plan_column_blocks(rg, ri, sms, budget))
+        return;
     int64_t rs = SPLIT_THREADS / c;
     while (rs > 1 && ri->rext < SPLIT_MIN_PER * rs) rs /= 2;
     if (rs < 2 || 4 * c * rs > budget) return;
@@ -341,7 +376,9 @@ const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held) {
         default: return "region";
     }
     if (region_is_column(g, rg))
-        return rg->tile[2] > 1 ? "reduction.column_split" : "reduction.column";
+        return rg->splits > 1    ? "reduction.column_blocks"
+               : rg->tile[2] > 1 ? "reduction.column_split"
+                                 : "reduction.column";
     if (rg->rows > 1 && rg->tile[1] > 0 && rg->tile[1] < 32) return "reduction.subwarp_rows";
     if (rg->rows > 1) return "reduction.warp_rows";
     if (rg->tile[2] > 1) return "reduction.cluster_rows";

@@ -386,6 +386,17 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
         json_num(out, md.waves);
         fputs(", \"bandwidth_GBps\": ", out);
         json_num(out, md.bw_GBps);
+        if (md.instr > 0) {
+            fputs(", \"instructions_per_element\": ", out);
+            json_num(out, md.instr);
+            fputs(", \"issue_us\": ", out);
+            json_num(out, md.issue_us);
+        }
+        if (md.kernels > 1) {
+            fprintf(out, ", \"kernels\": %u, \"splits\": %u, \"extra_us\": ", md.kernels,
+                    rg->splits);
+            json_num(out, md.extra_us);
+        }
     }
     fputs(", \"time_us\": ", out);
     if (md.concrete)

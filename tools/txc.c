@@ -384,6 +384,22 @@ static ir_graph *compile_graph(const txc_opts *o, const char *src, size_t len, t
 
 /* `txc FILE.tx`: writes the requested form of the compiled graph; a PTX
  * file and its manifest (PATH.json) are committed together or not at all. */
+/* --explain with code: each kernel built on a template (the sm_90a wgmma + TMA one) says which,
+ * with its launch shape and exact dynamic shared memory (what the launch allocates; ptxas
+ * reports no static shared memory for these kernels). */
+static void explain_kernels(const cg_program *prog, FILE *out) {
+    for (unsigned i = 0; i < cg_program_nkernels(prog); i++) {
+        const cg_kernel *k = cg_program_kernel(prog, i);
+        if (!k->tmpl[0] || k->region < 0) continue;
+        fprintf(out, "k%d: template %s: %u threads, %u B dynamic shared memory", k->region, k->tmpl,
+                k->block[0], k->smem_bytes);
+        if (k->persist) fprintf(out, ", persistent over at most %u CTAs", k->persist);
+        if (k->cluster > 1) fprintf(out, ", clusters of %u CTAs (split-K)", k->cluster);
+        if (k->ntmaps) fprintf(out, ", %u TMA tensor maps", k->ntmaps);
+        fputc('\n', out);
+    }
+}
+
 static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d) {
     char *path = o->out ? ir_xstrdup(o->out) : default_out(o->file, emit_ext[o->emit]);
     rt_outset *set = rt_outset_new();
@@ -411,6 +427,7 @@ static int cmd_compile(const txc_opts *o, ir_graph *g, pass_ctx *pc, tx_diag *d)
                     ok = cg_program_emit_llvm(prog, f);
                 else
                     ok = cg_program_emit_ptx(prog, f);
+                if (ok && pc->explain) explain_kernels(prog, pc->explain);
                 break;
         }
     }

@@ -2,7 +2,8 @@
  * roofline flip, byte and FLOP counting against hand-computed values
  * (relu(x+y) 6N vs 10N, relu(exp(x)) 4N vs 8N in f16), symbolic formulas
  * and JSON nulls, tile-plan formulas, the tile scheduler simulation with
- * hand-checked hit counts, and spilled bytes when the budget shrinks. */
+ * hand-checked hit counts, spilled bytes when the budget shrinks, and the instruction-issue term
+ * of pointwise kernels. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -326,6 +327,44 @@ static void test_spill_on_small_budget(void **st) {
     ir_graph_free(g);
 }
 
+/* The instruction-issue term of pointwise kernels (docs/cost-model.md "Instruction issue"):
+ * relu(exp(x)) in f32 issues exp 9 + relu 2 + (4 + 2 x 2 buffers) / 4 = 13 instructions per
+ * element, under the memory time at 2^26 elements; a chain of 16 tanh issues 322 and is
+ * issue-bound: 2^26 x 322 / (132 x 128 x 1.98e3) us. */
+static void test_issue_term(void **st) {
+    (void)st;
+    const pass_gpu *h = pass_gpu_find("h200");
+    int64_t n = 1 << 26;
+    for (int k = 0; k < 2; k++) {
+        ir_graph *g;
+        if (k == 0) {
+            g = g_unary_chain(false, IR_F32, n);
+        } else {
+            g = ir_graph_new("tanh16", NULL);
+            ir_shape s = {.rank = 1, .dim = {n}};
+            ir_id x = ir_add_input(g, "x", IR_F32, &s);
+            for (int i = 0; i < 16; i++) x = ir_add_unary(g, IR_OP_TANH, x);
+            ir_add_output(g, &x, 1);
+        }
+        plan(g, false, 0, "h200");
+        assert_int_equal(g->nregions, 1);
+        pass_index u;
+        assert_true(pass_index_build(g, &u));
+        pass_cost pc;
+        pass_region_cost_ix(g, &u, 0, h, &pc);
+        pass_model m;
+        pass_model_region(g, &u, 0, h, &pc, &m);
+        double want = k == 0 ? 13.0 : 16 * 20.0 + 2.0;
+        double issue = (double)n * want / (132 * 128.0 * 1.98e3);
+        assert_true(fabs(m.instr - want) < 1e-9);
+        assert_true(fabs(m.issue_us - issue) < 1e-6);
+        if (k == 0) assert_true(m.time_us > m.issue_us); /* memory-bound */
+        if (k == 1) assert_true(fabs(m.time_us - issue) < 1e-6);
+        pass_index_free(&u);
+        ir_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_gpu_table),     cmocka_unit_test(test_ridge),
@@ -333,6 +372,7 @@ int main(void) {
         cmocka_unit_test(test_read_once),     cmocka_unit_test(test_symbolic_formulas),
         cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_tile_formulas),
         cmocka_unit_test(test_scheduler),     cmocka_unit_test(test_spill_on_small_budget),
+        cmocka_unit_test(test_issue_term),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

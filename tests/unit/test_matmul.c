@@ -154,10 +154,10 @@ static void check_ptx(ir_graph *g, const char *what, bool want_mma) {
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(ptx);
         assert_null(strstr(ptx, ".extern .func"));
-        /* sm_90a: the wgmma kernels where they apply (tests/unit/test_wgmma.c, test_attn_wg.c) */
+        /* sm_90a: the wgmma template where the region qualifies (test_wgmma), else mma.sync */
         if (want_mma)
-            assert_true(strstr(ptx, "mma.sync.aligned.m16n8k16") ||
-                        (ts[i] == CG_SM90A && strstr(ptx, "wgmma.mma_async")));
+            assert_true(strstr(ptx, "mma.sync.aligned.m16n8k16") != NULL ||
+                        (ts[i] == CG_SM90A && strstr(ptx, "wgmma.mma_async") != NULL));
         int rc = tk_ptxas(ptx, len, cg_target_name(ts[i]), NULL);
         if (rc != 0) fprintf(stderr, "%s: ptxas failed for %s\n", what, cg_target_name(ts[i]));
         assert_int_equal(rc, 0);

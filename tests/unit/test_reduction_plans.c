@@ -475,37 +475,51 @@ static const char *COLCENTER =
     "  h = x * 2\n  return h, h - mean(h, axis=0, keepdim=true)\n}\n";
 static const char *ROWMAX = "fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n";
 
-/* The planned column block (tile[1] = C, tile[2] = R), threads and rows of src at M x N. */
-static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
-                        unsigned threads, int64_t rows) {
+/* The planned column block (tile[1] = C, tile[2] = R), threads, rows and chunks of the reduced
+ * axis (splits: [reduction.column_blocks], 0 otherwise) of src at M x N. */
+static void check_split(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
+                        unsigned threads, int64_t rows, unsigned splits) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *g = plan(src, defs, 2, 0, NULL);
     const ir_region *r = the_reduction(g);
-    if (r->tile[1] != c || r->tile[2] != rs || r->threads != threads || r->rows != rows)
+    if (r->tile[1] != c || r->tile[2] != rs || r->threads != threads || r->rows != rows ||
+        r->splits != splits)
         fprintf(stderr,
-                "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld; expected %lld x %lld, "
-                "%u, %lld\n",
+                "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld, splits %u; expected "
+                "%lld x %lld, %u, %lld, %u\n",
                 src, (long long)M, (long long)N, (long long)r->tile[1], (long long)r->tile[2],
-                r->threads, (long long)r->rows, (long long)c, (long long)rs, threads,
-                (long long)rows);
+                r->threads, (long long)r->rows, r->splits, (long long)c, (long long)rs, threads,
+                (long long)rows, splits);
     assert_int_equal(r->tile[1], c);
     assert_int_equal(r->tile[2], rs);
     assert_int_equal(r->threads, threads);
     assert_int_equal(r->rows, rows);
+    assert_int_equal(r->splits, splits);
     if (rs > 1 && !(r->red_axes & 2u)) /* a column split (2-D: axis 1 kept) */
         assert_int_equal(r->sram_bytes, 4 * c * rs);
     ir_graph_free(g);
 }
+static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
+                        unsigned threads, int64_t rows) {
+    check_split(src, M, N, c, rs, threads, rows, 0);
+}
 
 /* Column split: C shrinks until the grid has 2 blocks per SM (not below one 32-byte sector),
- * R = 512 / C until the slices get fewer than 8 elements; one thread per column otherwise. */
+ * R = 512 / C until the slices get fewer than 8 elements; one thread per column otherwise. When
+ * even the narrowest C leaves fewer than 2 x 132 blocks, column blocks: C = one 128-byte line,
+ * R = 512 / C, the reduced axis in ceil(4 x 132 / tiles) chunks (at most 16 R, at most len /
+ * (16 R)). */
 static void test_column_blocks(void **s) {
     (void)s;
-    check_block(COLSUM, 65536, 1024, 8, 64, 512, 1);        /* 128 blocks: every SM busy */
-    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);       /* plenty of columns: wide blocks */
-    check_block(COLMEAN_BF16, 32768, 4096, 16, 32, 512, 1); /* bf16: a sector is 16 columns */
-    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);         /* 40 rows: 4 slices of 10 */
-    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);         /* 20 rows: 2 slices of 10 */
+    check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 17);     /* 128 blocks of 8 -> 32 tiles x 17 */
+    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);         /* plenty of columns: wide blocks */
+    check_split(COLMEAN_BF16, 32768, 4096, 64, 8, 512, 1, 9); /* bf16: a line is 64 columns */
+    check_split(COLSUM, 1048576, 16, 16, 32, 512, 1, 512);    /* 16 columns: 512 chunks */
+    check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2);          /* two chunks of 16 x 16 groups */
+    check_block(COLMAX, 511, 37, 8, 32, 256, 1);              /* one chunk: the column split */
+    check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1);       /* writes the domain: one kernel */
+    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);           /* 40 rows: 4 slices of 10 */
+    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);           /* 20 rows: 2 slices of 10 */
     check_block(COLSUM, 12, 65536, 128, 1, 128, 1);         /* 12 rows: no split (slices under 8) */
     check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1); /* two stages: not split */
 }

@@ -139,11 +139,60 @@ static void test_layout_both_orders(void **state) {
     check_layout(false, 64, 64);
 }
 
+/* The 3-D map of merged heads against the view's own index arithmetic: for a box issued at
+ * (rows r0, k offset k0), box element e (e[j] < box[j], laid out with e[0] fastest) must be the
+ * A element (r0 + r, k0 + kk) at the smem offset r * 64 + kk where the kernel's K-major descriptor
+ * reads it, for every r < rows, kk < 64; A[m, k] = view[m, k / D, k % D], view =
+ * permute(base, perm), and map dim j is base axis 2 - j. */
+static void test_merged_map(void **state) {
+    (void)state;
+    static const int perms[2][3] = {{1, 0, 2}, {0, 1, 2}};
+    static const int64_t ds[2] = {64, 128};
+    for (int pi = 0; pi < 2; pi++)
+        for (int di = 0; di < 2; di++) {
+            const int *perm = perms[pi];
+            int64_t D = ds[di], rows = 128;
+            cg_wg_map3 m;
+            assert_true(cg_wg_merged_map(perm, D, rows, &m));
+            assert_int_equal(m.box[0] * m.box[1] * m.box[2], 64 * rows);
+            for (int64_t r0 = 0; r0 < 256; r0 += 128)
+                for (int64_t k0 = 0; k0 < 4 * D; k0 += 64) {
+                    int64_t c[3];
+                    for (int j = 0; j < 3; j++)
+                        c[j] = m.role[j] == CG_WG_C_ROW   ? r0
+                               : m.role[j] == CG_WG_C_KIN ? k0 % D
+                                                          : k0 / D;
+                    for (int64_t r = 0; r < rows; r += 7)
+                        for (int64_t kk = 0; kk < 64; kk++) {
+                            /* the A element's base index: idx[perm[0]] = m, idx[perm[1]] = k / D,
+                             * idx[2] = k % D */
+                            int64_t am = r0 + r, ak = k0 + kk, idx[3];
+                            idx[perm[0]] = am, idx[perm[1]] = ak / D, idx[2] = ak % D;
+                            /* the box element holding it */
+                            int64_t e[3];
+                            for (int j = 0; j < 3; j++) {
+                                e[j] = idx[2 - j] - c[j];
+                                assert_true(e[j] >= 0 && e[j] < (int64_t)m.box[j]);
+                            }
+                            int64_t off =
+                                e[0] + (int64_t)m.box[0] * (e[1] + (int64_t)m.box[1] * e[2]);
+                            assert_int_equal(off, r * 64 + kk);
+                        }
+                }
+        }
+    cg_wg_map3 m;
+    int bad[3] = {0, 2, 1}; /* D not contiguous */
+    assert_false(cg_wg_merged_map(bad, 128, 128, &m));
+    int ok[3] = {1, 0, 2};
+    assert_false(cg_wg_merged_map(ok, 96, 128, &m)); /* a 64-wide box would straddle heads */
+    assert_false(cg_wg_merged_map(ok, 128, 512, &m));
+}
+
 static void test_plan(void **state) {
     (void)state;
     cg_wg_plan p;
     int64_t lim = 227 * 1024;
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 128);
     assert_int_equal(p.bn, 256);
     assert_int_equal(p.bk, 64);
@@ -156,7 +205,7 @@ static void test_plan(void **state) {
                 p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
     /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B
      */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 64);
     assert_int_equal(p.consumers, 1);
     assert_int_equal(p.threads, 256);
@@ -164,25 +213,74 @@ static void test_plan(void **state) {
     assert_false(p.setmaxnreg);
     assert_int_equal(p.stage_bytes, (64 + 32) * 64 * 2);
     assert_int_equal(p.stage_bytes % 1024, 0);
+    /* the A box moves the 16 rows that exist (the tile keeps 64 rows of shared memory) */
+    assert_int_equal(p.a_rows, 16);
+    assert_int_equal(p.tx_bytes, (16 + 32) * 64 * 2);
+    assert_true(p.stages > 8); /* a deep ring: skinny products stream B, bytes in flight count */
+    assert_true(cg_wg_plan_for(1, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.a_rows, 8);
+    assert_true(cg_wg_plan_for(200, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.a_rows, 128);
+    assert_int_equal(p.tx_bytes, p.stage_bytes);
     /* ... of an N-contiguous B: 64 (a box row is 64 columns) */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
     /* M unknown or above 64: two consumers */
-    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bm, 128);
     /* 1024 x 2048: 8 x 16 tiles of 128 fill 128 < 132 SMs, 8 x 32 of 64 do */
-    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 64);
-    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 128);
     /* unknown M counts as large */
-    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, lim, 132, &p));
+    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, 1, lim, 132, &p));
     assert_int_equal(p.bn, 256);
     /* two stored outputs: at most 128 columns (registers) */
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 2, lim, 132, &p));
+    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 2, lim, 132, &p));
     assert_int_equal(p.bn, 128);
+    /* horizontal: two products sharing A (SwiGLU), one stored value: 2 x 128 columns, registers
+     * moved to the consumers; a stage holds A and both B tiles */
+    assert_true(cg_wg_plan_for(8192, 11008, 4096, true, false, 2, 1, lim, 132, &p));
+    assert_int_equal(p.nmm, 2);
+    assert_int_equal(p.bn, 128);
+    assert_true(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (128 + 2 * 128) * 64 * 2);
+    assert_true(p.smem_bytes <= lim);
+    /* three products stored (Q, K, V): 3 x 64 columns, 96 accumulators fit the 168 registers */
+    assert_true(cg_wg_plan_for(2048, 4096, 4096, true, false, 3, 3, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_false(p.setmaxnreg);
+    assert_int_equal(p.stage_bytes, (128 + 3 * 64) * 64 * 2);
+    /* four stored products of an N-contiguous B would need 4 x 64 > 192 columns */
+    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 4, 4, lim, 132, &p));
+    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 0, 1, lim, 132, &p));
+    /* split-K: 16 x 4096 of an N-contiguous B is 64 tiles of 64 columns, two CTAs each */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
+    assert_int_equal(p.bn, 64);
+    assert_int_equal(p.splits, 2);
+    assert_int_equal(p.red_bytes, 1 * 64 * 64 * 4);
+    assert_true(p.smem_bytes <= lim);
+    /* ... 128 tiles of a K-contiguous B already fill the SMs; 32 tiles take four splits */
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_int_equal(p.red_bytes, 0);
+    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 4);
+    assert_int_equal(p.red_bytes, 3 * 64 * 32 * 4);
+    /* ... but not below 4 k steps a split, nor with M or K unknown */
+    assert_true(cg_wg_plan_for(16, 1024, 256, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_true(cg_wg_plan_for(16, 1024, 512, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 2);
+    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 2, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 2); /* several products: at most two */
+    assert_true(cg_wg_plan_for(-1, 1024, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
+    assert_true(cg_wg_plan_for(16, 1024, -1, true, true, 1, 1, lim, 132, &p));
+    assert_int_equal(p.splits, 1);
     /* too little shared memory for two stages */
-    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 48 * 1024, 132, &p));
+    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 1, 48 * 1024, 132, &p));
 }
 
 /* ---- compiled programs --------------------------------------------------- */
@@ -219,6 +317,147 @@ static const char *SRC_LIN = "fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> 
                              "  return x @ transpose(w, 0, 1) + r\n}\n";
 static const char *SRC_TWO = "fn f(a: bf16[K, M], b: bf16[K, N]) -> (bf16[M, N], f32[M, N]) {\n"
                              "  y = transpose(a, 0, 1) @ b\n  return y, f32(silu(y))\n}\n";
+
+static const char *SRC_SWIGLU =
+    "fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n"
+    "  return silu(x @ w1) * (x @ w3)\n}\n";
+static const char *SRC_QKV =
+    "fn f(x: f16[M, K], wq: f16[N, K], wk: f16[N, K], wv: f16[N, K]) -> (f16[M, N], f16[M, N], "
+    "f16[M, N]) {\n  return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, "
+    "1)\n}\n";
+
+/* A horizontal region (products sharing A) is one wgmma kernel: the A map, then one B map per
+ * product over that product's own buffer, in product order. */
+static void test_horizontal_tmaps(void **state) {
+    (void)state;
+    fe_define defs[3] = {{"M", 1000}, {"K", 520}, {"N", 1000}};
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_SWIGLU, CG_SM90A, defs, 3, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_non_null(strstr(k->tmpl, " h2"));
+    assert_int_equal(k->ntmaps, 3);
+    assert_int_equal(k->bufs[k->tmaps[0].buf].index, 0);
+    /* the B maps: w1 and w3, one each (in the region's product order) */
+    assert_int_equal(k->bufs[k->tmaps[1].buf].index + k->bufs[k->tmaps[2].buf].index, 3);
+    assert_int_not_equal(k->tmaps[1].buf, k->tmaps[2].buf);
+    for (unsigned i = 1; i < 3; i++) {
+        assert_int_equal(k->tmaps[i].dim[0], 1000);
+        assert_int_equal(k->tmaps[i].dim[1], 520);
+        assert_int_equal(k->tmaps[i].box[0], 64);
+        assert_int_equal(k->tmaps[i].box[1], 64);
+    }
+    /* two accumulator sets: bn columns each; 2 x (bk / 16) wgmma per k step */
+    const char *ptx = cg_program_ptx(p, NULL);
+    unsigned n = 0;
+    for (const char *q = ptx; (q = strstr(q, "wgmma.mma_async")) != NULL; q++) n++;
+    assert_int_equal(n, 2 * 64 / 16);
+    cg_program_free(p);
+    ir_graph_free(g);
+    fe_define d3[3] = {{"M", 300}, {"K", 256}, {"N", 4096}};
+    p = compile_src(SRC_QKV, CG_SM90A, d3, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " h3"));
+    assert_int_equal(k->ntmaps, 4);
+    unsigned seen = 0;
+    for (unsigned i = 1; i < 4; i++) {
+        seen |= 1u << k->bufs[k->tmaps[i].buf].index;
+        assert_int_equal(k->tmaps[i].dim[0], 256); /* K-contiguous weights [N, K] */
+        assert_int_equal(k->tmaps[i].box[0], 64);
+    }
+    assert_int_equal(seen, 0xE); /* wq, wk, wv */
+    cg_program_free(p);
+}
+
+static const char *SRC_MERGED =
+    "fn f(a: bf16[8, S, 128], w: bf16[1024, N], x: bf16[S, N]) -> bf16[S, N] {\n"
+    "  return x + reshape(permute(a, (1, 0, 2)), (S, 1024)) @ w\n}\n";
+
+/* merged heads as A: a 3-D map over a[H, S, D] (extents inner first, box {64, bm, 1}); the
+ * runtime plan binds S and passes the rank */
+static void test_merged_tmap(void **state) {
+    (void)state;
+    fe_define defs[1] = {{"N", 1024}}; /* S stays symbolic */
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_MERGED, CG_SM90A, defs, 1, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " a3d"));
+    const cg_tmap *ta = &k->tmaps[0];
+    assert_int_equal(ta->rank, 3);
+    assert_int_equal(ta->dim[0], 128);
+    assert_true(IR_DIM_IS_SYM(ta->dim[1]));
+    assert_int_equal(ta->dim[2], 8);
+    assert_int_equal(ta->box[0], 64);
+    assert_int_equal(ta->box[1], 128);
+    assert_int_equal(ta->box[2], 1);
+    assert_int_equal(k->tmaps[1].rank, 2);
+    assert_non_null(strstr(cg_program_ptx(p, NULL), "cp.async.bulk.tensor.3d"));
+    int64_t syms[8];
+    for (unsigned s = 0; s < g->nsyms; s++)
+        syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 300;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
+    assert_non_null(kd);
+    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms];
+    assert_int_equal(pa->kind, RT_KP_TMAP);
+    assert_int_equal(pa->tmap.rank, 3);
+    assert_int_equal(pa->tmap.dim[0], 128);
+    assert_int_equal(pa->tmap.dim[1], 300);
+    assert_int_equal(pa->tmap.dim[2], 8);
+    char e2[200];
+    assert_true(rt_tmap_check(&pa->tmap, 0x1000, e2, sizeof e2));
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+static const char *SRC_XW = "fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n"
+                            "  return x @ w\n}\n";
+
+/* Split-K: a cluster of `splits` CTAs per tile declared in the PTX at the entry (a plain launch
+ * forms it), the grid (M tiles, splits, N tiles) with clusters (1, splits, 1), the epilogue
+ * once (rank 0) after the reduction through distributed shared memory */
+static void test_split_k(void **state) {
+    (void)state;
+    fe_define defs[3] = {{"M", 16}, {"K", 4096}, {"N", 4096}};
+    ir_graph *g;
+    cg_program *p = compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " sk2"));
+    assert_int_equal(k->cluster, 2);
+    assert_int_equal(k->persist, 0); /* an exact grid: never folded into (persist, 1, 1) */
+    const char *ptx = cg_program_ptx(p, NULL);
+    char want[128];
+    snprintf(want, sizeof want, ".entry %s(", k->name);
+    const char *e = strstr(ptx, want);
+    assert_non_null(e);
+    const char *c = strstr(e, ".reqnctapercluster 1, 2, 1");
+    assert_non_null(c);
+    assert_true(c < strstr(e, "{")); /* among the entry's directives, before its body */
+    assert_non_null(strstr(ptx, "mapa.shared::cluster.u32"));
+    assert_non_null(strstr(ptx, "st.shared::cluster.f32"));
+    assert_non_null(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    /* the cluster barrier after set-up and the one before exit */
+    const char *w1 = strstr(ptx, "barrier.cluster.wait");
+    assert_non_null(w1);
+    assert_non_null(strstr(w1 + 1, "barrier.cluster.wait"));
+    /* one epilogue: the output is stored under rank 0 only (one store site per register) */
+    unsigned grid[3], block[3], smem;
+    int64_t syms[8] = {0};
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    unsigned ki = 0;
+    while (cg_program_kernel(p, ki) != k) ki++;
+    assert_true(cg_kernel_geometry(p, ki, syms, grid, block, &smem));
+    assert_int_equal(grid[0], 1);
+    assert_int_equal(grid[1], 2);
+    assert_int_equal(grid[2], 64);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
 
 static void test_manifest_tmaps(void **state) {
     (void)state;
@@ -316,6 +555,15 @@ static void test_tmap_check(void **state) {
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.dim[1] = 1, t.dtype = IR_I32;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    /* rank 3: the third extent and box are checked too; rank 4 is refused */
+    rt_tmap_desc t3 = {IR_BF16, 128, {128, 300, 32}, {64, 128, 1}, 3};
+    assert_true(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.dim[2] = 0;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.dim[2] = 32, t3.box[2] = 300;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
+    t3.box[2] = 1, t3.rank = 4;
+    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));
 }
 
 /* Programs the wgmma kernel does not take keep the other kernels. */
@@ -395,14 +643,38 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_LIN, big, 3, true);
     ptxas_check(SRC_TWO, rag, 3, true);
     ptxas_check(SRC_TWO, big, 3, true);
+    fe_define llw[3] = {{"M", 2048}, {"N", 11008}, {"K", 4096}};
+    ptxas_check(SRC_SWIGLU, llw, 3, true);
+    ptxas_check(SRC_SWIGLU, rag, 3, true);
+    ptxas_check(SRC_SWIGLU, m16, 3, true);
+    fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
+    ptxas_check(SRC_QKV, qkv, 3, true);
+    ptxas_check(SRC_QKV, rag, 3, true);
+    fe_define sk2[3] = {{"M", 16}, {"N", 4096}, {"K", 4096}};
+    ptxas_check(SRC_XW, sk2, 3, true);
+    fe_define sk4[3] = {{"M", 16}, {"N", 1000}, {"K", 4104}};
+    ptxas_check(SRC_LIN, sk4, 3, true);
+    ptxas_check(SRC_SWIGLU, sk4, 3, true);
+    fe_define mh[2] = {{"S", 2048}, {"N", 4096}};
+    ptxas_check(SRC_MERGED, mh, 2, true);
+    fe_define mhr[2] = {{"S", 300}, {"N", 264}};
+    ptxas_check(SRC_MERGED, mhr, 2, true);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_descriptor_bits),    cmocka_unit_test(test_swizzle),
-        cmocka_unit_test(test_layout_both_orders), cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest_tmaps),     cmocka_unit_test(test_tmap_check),
-        cmocka_unit_test(test_fallbacks),          cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_descriptor_bits),
+        cmocka_unit_test(test_swizzle),
+        cmocka_unit_test(test_layout_both_orders),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest_tmaps),
+        cmocka_unit_test(test_horizontal_tmaps),
+        cmocka_unit_test(test_merged_map),
+        cmocka_unit_test(test_merged_tmap),
+        cmocka_unit_test(test_split_k),
+        cmocka_unit_test(test_tmap_check),
+        cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

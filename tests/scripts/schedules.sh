@@ -1,0 +1,111 @@
+#!/usr/bin/env bash
+# schedules.sh TXC ROOT - the reduction and pointwise schedule rules at ragged shapes on both sides
+# of each rule's boundary (docs/cost-model.md "Schedules"): for every case the rule --explain
+# names must be the expected one, `txc run --device=cpu` (the host code of that schedule: the same
+# kernels, chunks and partials as the GPU's) must agree with --device=ref (tests/gen/compare.py),
+# and, when ptxas is installed, the sm_90a PTX of the case must assemble (errors fail; spills are
+# listed). Skips (77) without Python + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+PTXAS=$(command -v ptxas || true)
+[ -n "$PTXAS" ] || echo "schedules: ptxas not installed; the PTX of the cases is not assembled"
+
+cat >"$W/col.tx" <<'EOF'
+fn f(x: f32[M, N]) -> (f32[N], f32[N], f32[N], f32[N]) {
+  return sum(x, axis=0), max(x, axis=0), mean(x * 2, axis=0) + 1, min(x, axis=0)
+}
+EOF
+cat >"$W/colw.tx" <<'EOF'
+fn f(x: f32[M, N], w: f32[N]) -> f32[1, N] {
+  return sum(exp(x * 0.5), axis=0, keepdim=true) * w + 1
+}
+EOF
+cat >"$W/colh.tx" <<'EOF'
+fn f(x: bf16[M, N]) -> (bf16[N], bf16[N]) {
+  return sum(x, axis=0), max(x, axis=0)
+}
+EOF
+cat >"$W/coli.tx" <<'EOF'
+fn f(x: i32[M, N]) -> (i32[N], i32[N]) {
+  return sum(x, axis=0), min(x, axis=0)
+}
+EOF
+cat >"$W/colrow.tx" <<'EOF'
+fn f(x: f32[M, N]) -> (f32[M, N], f32[N]) {
+  y = x * 2
+  return y, sum(y, axis=0)
+}
+EOF
+cat >"$W/mid.tx" <<'EOF'
+fn f(x: f32[B, R, C]) -> (f32[B, C], f32[B, C]) {
+  return sum(x, axis=1), max(x, axis=1)
+}
+EOF
+
+fail=0
+n=0
+# case FILE RULE DIMS...: the rule --explain names, cpu vs ref, ptxas of the PTX.
+case_() {
+  local f=$1 want=$2
+  shift 2
+  local d=() label="$f $*" got
+  for kv in "$@"; do d+=(-D "$kv"); done
+  n=$((n + 1))
+  got=$("$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -o '\[[a-z]*\.[a-z_]*\] chosen' | head -1)
+  got=${got%% chosen}
+  if [ "$got" != "[$want]" ]; then
+    echo "FAIL $label: rule ${got:-none}, expected [$want]"
+    fail=1
+  fi
+  rm -rf "$W/ref" "$W/cpu"
+  local half=""
+  grep -qE '\b(f16|bf16)\b' "$W/$f" && half=half
+  if ! "$TXC" run "$W/$f" "${d[@]}" --device=ref --random-inputs=11 --output-dir "$W/ref" >/dev/null 2>"$W/err"; then
+    echo "FAIL $label: the reference run failed: $(head -2 "$W/err")"
+    fail=1
+  elif ! timeout 120 "$TXC" run "$W/$f" "${d[@]}" --device=cpu --random-inputs=11 --output-dir "$W/cpu" >/dev/null 2>"$W/err"; then
+    echo "FAIL $label: --device=cpu failed: $(head -2 "$W/err")"
+    fail=1
+  elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label" $half; then
+    fail=1
+  fi
+  if [ -n "$PTXAS" ]; then
+    if ! "$TXC" "$W/$f" "${d[@]}" --target=sm_90a -o "$W/k.ptx" 2>"$W/err"; then
+      echo "FAIL $label: no PTX: $(head -2 "$W/err")"
+      fail=1
+    elif ! "$PTXAS" -arch=sm_90a -v "$W/k.ptx" -o "$W/k.cubin" >"$W/ptxas" 2>&1; then
+      echo "FAIL $label: ptxas: $(grep -m2 -i error "$W/ptxas")"
+      fail=1
+    elif grep -qE '[1-9][0-9]* bytes spill' "$W/ptxas"; then
+      echo "note $label: ptxas spills: $(grep -m1 -E '[1-9][0-9]* bytes spill' "$W/ptxas")"
+    fi
+  fi
+}
+
+# [reduction.column_blocks] against its neighbours. Chunks: a 32-column block of 16 slices needs
+# 512 reduced elements for 2 chunks (511: one chunk, the column split); kept elements: the column
+# split stops splitting at 2 x 132 blocks of 8 columns (2104 kept: 263 blocks, 2112: 264).
+case_ col.tx reduction.column_blocks M=513 N=37
+case_ col.tx reduction.column_split M=511 N=37
+case_ col.tx reduction.column_blocks M=100003 N=16
+case_ col.tx reduction.column_blocks M=600 N=2104
+case_ col.tx reduction.column_split M=600 N=2112
+case_ col.tx reduction.column M=7 N=5
+case_ colw.tx reduction.column_blocks M=4099 N=130
+case_ colh.tx reduction.column_blocks M=20001 N=129
+case_ colh.tx reduction.column_blocks M=4096 N=129  # groups of 16 bf16 elements
+case_ coli.tx reduction.column_blocks M=5000 N=3
+case_ colrow.tx reduction.column_split M=5000 N=37
+case_ mid.tx reduction.column_blocks B=3 R=20011 C=45
+case_ mid.tx reduction.column_split B=64 R=64 C=256
+
+echo "schedules: $n cases"
+exit $fail
