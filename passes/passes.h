@@ -23,8 +23,8 @@ typedef struct pass_gpu {
     int cluster_max;  /* most blocks of a portable thread-block cluster (8 on sm_90); 0: none */
     double clock_GHz; /* boost clock: 4 warp instructions (128 lanes) issue per SM per cycle, the
                          instruction-issue bound of pointwise kernels (passes/model.c); 0: none */
-    double attn_eff; /* fraction of the f16/bf16 peak the sm_90a attention kernel reaches (model
-                        attention.fa3); 0: none (the roofline at tc_eff) */
+    double attn_eff;  /* fraction of the f16/bf16 peak the sm_90a attention kernel reaches (model
+                         attention.fa3); 0: none (the roofline at tc_eff) */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
