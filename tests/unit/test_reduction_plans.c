@@ -547,10 +547,12 @@ static void test_row_blocks(void **s) {
     check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1); /* row_wide: 2 groups of 8 */
     check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1);       /* row_wide: 4 groups of 4 */
     check_block(LSE, 16384, 8192, 512, 0, 512, 1);
-    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);        /* the widest held row */
-    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);          /* cluster of 3 */
-    check_block(SOFTMAX, 4096, 65536, 512, 8, 512, 1);         /* cluster of 8 */
-    check_block(LOGSOFTMAX_BF16, 8192, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);       /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);         /* cluster of 3 */
+    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1);          /* cluster of 8 */
+    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1);        /* many rows: online stream */
+    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 0, 256, 1);
     check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1);  /* online, few rows: cluster_stream */
     check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1); /* online, many rows: streamed */
     check_block(ROWSUM, 128, 262144, 256, 8, 256, 1);  /* few long rows: cluster_stream */
@@ -676,7 +678,7 @@ static void test_cluster_ptx(void **s) {
     static const struct {
         const char **src;
         int64_t m, n, c;
-    } cases[] = {{&SOFTMAX, 4096, 65536, 8},       {&LOGSOFTMAX_BF16, 8192, 32000, 4},
+    } cases[] = {{&SOFTMAX, 64, 65536, 8},         {&LOGSOFTMAX_BF16, 200, 32000, 4},
                  {&SOFTMAX, 7, 20001, 3},          {&LAYERNORM_BF16, 5, 40000, 5},
                  {&SOFTMAX, 128, 150001, 8},       /* cluster_stream: online slices */
                  {&LAYERNORM_BF16, 64, 150000, 8}, /* cluster_stream: Welford slices */
