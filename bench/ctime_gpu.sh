@@ -4,19 +4,19 @@
 # sizes of its bench comment, alternating base and new, per kernel. Run from the repository root
 # with dist/ carried (tools/make-dist.sh, then the base build copied to dist/base/).
 #
-#   bash bench/ctime_gpu.sh [PROGRAM.tx ...]   (default: llama_block, mlp_block)
+#   bash bench/ctime_gpu.sh [PROGRAM.tx ...]   (default: bench/suite-extra/llama_block.tx)
 #
 # Writes $OUT/NAME.{base,new}.json and log.txt; prints a table of per-kernel microseconds and the
-# ratio new / base (below 1: faster now) last. PER_TIMEOUT (default 30 s) bounds each bench; each program's table is printed as soon as it is done.
+# ratio new / base (below 1: faster now) last. PER_TIMEOUT (default 35 s) bounds each bench; each program's table is printed as soon as it is done.
 set -u
 OUT=${OUT:-bench-out}
-PER_TIMEOUT=${PER_TIMEOUT:-30}
-ITERS=${ITERS:-20}
+PER_TIMEOUT=${PER_TIMEOUT:-35}
+ITERS=${ITERS:-10}
 mkdir -p "$OUT"
 LOG=$OUT/log.txt
 : >"$LOG"
 progs=("$@")
-[ ${#progs[@]} -gt 0 ] || progs=(bench/suite-extra/llama_block.tx dist/shared/bench/suite/mlp_block.tx)
+[ ${#progs[@]} -gt 0 ] || progs=(bench/suite-extra/llama_block.tx)
 for bin in dist/base/bin/txc dist/bin/txc; do
     [ -x "$bin" ] || { echo "ctime_gpu: no $bin (carry dist/ with dist/base/)" | tee -a "$LOG"; exit 2; }
 done
@@ -55,7 +55,7 @@ for f in "${progs[@]}"; do
         [ $side = base ] && bin=dist/base/bin/txc
         echo "== $name $side: $bin bench $f $sizes" >>"$LOG"
         # shellcheck disable=SC2086
-        timeout -k 5 "$PER_TIMEOUT" "$bin" bench "$f" $sizes --random-inputs=1 --iters "$ITERS" \
+        timeout -k 5 "$PER_TIMEOUT" "$bin" bench "$f" $sizes --device=gpu --random-inputs=1 --iters "$ITERS" \
             --json >"$OUT/$name.$side.json" 2>>"$LOG" || echo "   $name $side: exit $?" | tee -a "$LOG"
     done
     summary "$f"
