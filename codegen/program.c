@@ -624,7 +624,8 @@ static void cg_ctx_fini(cg_ctx *cx) {
  * instructions and loop lengths after ptxas): identical; 17% less optimisation time on the
  * LLaMA block. The passes kept matter: without ipsccp, early-cse, sroa, instcombine or any
  * simplifycfg some tensor-core kernel changes (spills or longer code), without div-rem-pairs the
- * generic attention kernel grows by a tenth, without slp-vectorizer the packed bf16 stores. */
+ * generic attention kernel grows by 10-15%, without slp-vectorizer the bf16 epilogue stores stay
+ * unpacked (docs/codegen.md, "Compile time"). */
 static const char cg_gpu_passes[] =
     "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"
