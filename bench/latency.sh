@@ -23,8 +23,9 @@ printf 'fn f(x: f32[R, N]) -> f32[R] {\n  return max(x, axis=-1)\n}\n' >"$W/rows
 for load in ${LAT_LOADS:-vector scalar}; do
   if [ $load = vector ]; then N=2097152 G=16; else N=2097153 G=4; fi
   : >"$W/lat"
+  # T: the threads of one row (block threads x blocks per row: cluster_stream splits a row).
   T=$("$TXC" "$W/rowsum.tx" -D R=1 -D N=$N --emit=json -o - 2>/dev/null |
-      python3 -c 'import json,sys; print(json.load(sys.stdin)["kernels"][0]["threads"])') || T=256
+      python3 -c 'import json,sys; m=json.load(sys.stdin)["kernels"][0]["model"]; print(m["threads"] * m["grid"])') || T=256
   for R in ${LAT_ROWS:-1 2 8}; do
     us=$("$TXC" bench "$W/rowsum.tx" -D R=$R -D N=$N --device=gpu --random-inputs=1 --iters 10 --json 2>/dev/null |
          python3 -c 'import json,sys; d=json.loads(sys.stdin.read()); print(d["fused"]["kernels"][0]["us"])') || us=""

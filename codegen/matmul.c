@@ -203,13 +203,25 @@ static void mma_tile(const cg_ctx *cx, const cg_mm_desc *d, int64_t *bm, int64_t
 
 /* ---- GPU: shared batch loop ------------------------------------------------ */
 
-/* Calls the epilogue for output element (row, col) when it is inside the
- * M x N bounds. */
-static bool epi_masked(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *acc,
-                       const LLVMValueRef *bidx, LLVMValueRef row, LLVMValueRef col) {
+/* True when extent n (i64) is a compile-time multiple of the tile side t:
+ * every block's tile then lies inside it (the grid is ceil(n / t) blocks). */
+static bool tile_divides(LLVMValueRef n, int64_t t) {
+    return LLVMIsAConstantInt(n) && t > 0 && LLVMConstIntGetSExtValue(n) % t == 0;
+}
+
+/* Calls the epilogue for output element (row, col) of a bm x bn block tile
+ * when it is inside the M x N bounds; without a test where the bounds are
+ * multiples of the tile. */
+static bool epi_masked(cg_ctx *cx, const cg_mm_desc *d, int64_t bm, int64_t bn,
+                       const LLVMValueRef *acc, const LLVMValueRef *bidx, LLVMValueRef row,
+                       LLVMValueRef col) {
     LLVMBuilderRef b = cx->b;
-    LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->M, ""),
-                                   LLVMBuildICmp(b, LLVMIntSLT, col, d->N, ""), "");
+    bool rin = tile_divides(d->M, bm), cin = tile_divides(d->N, bn);
+    if (rin && cin) return d->epi(d->user, cx, acc, bidx, row, col);
+    LLVMValueRef in = rin   ? LLVMBuildICmp(b, LLVMIntSLT, col, d->N, "")
+                      : cin ? LLVMBuildICmp(b, LLVMIntSLT, row, d->M, "")
+                            : LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->M, ""),
+                                           LLVMBuildICmp(b, LLVMIntSLT, col, d->N, ""), "");
     LLVMBasicBlockRef cont = cg_if_begin(cx, in);
     bool ok = d->epi(d->user, cx, acc, bidx, row, col);
     cg_if_end(cx, cont);
@@ -424,7 +436,7 @@ static bool mma_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx,
                 LLVMValueRef v[CG_MM_MAXH];
                 for (unsigned m = 0; m < d->nmm; m++)
                     v[m] = LLVMBuildLoad2(b, f, w.acc[m][i][j][q], "");
-                if (!epi_masked(cx, d, v, bidx, row, col)) return false;
+                if (!epi_masked(cx, d, BM, BN, v, bidx, row, col)) return false;
             }
     return true;
 }
@@ -485,7 +497,7 @@ static bool simt_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
             LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 16 * j), "");
             LLVMValueRef v[CG_MM_MAXH];
             for (unsigned m = 0; m < d->nmm; m++) v[m] = LLVMBuildLoad2(b, f, acc[m][i][j], "");
-            if (!epi_masked(cx, d, v, bidx, row, col)) return false;
+            if (!epi_masked(cx, d, BM, BN, v, bidx, row, col)) return false;
         }
     return true;
 }

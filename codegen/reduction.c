@@ -170,7 +170,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
                   ? (unsigned)per
                   : 0;
     p->vec = p->hold ? v : 1;
-    if (!p->hold) p->cluster = 1; /* clusters hold rows only; others stream per block */
+    if (len <= 0 || !p->rowmode) p->cluster = 1;
     return true;
 }
 
@@ -531,6 +531,7 @@ typedef struct cg_rowit {
     LLVMValueRef row;
     LLVMValueRef e0, estep;        /* first element of this thread, stride */
     LLVMValueRef eend;             /* streaming loops' end (NULL: the row's groups) */
+    LLVMValueRef x0, xend;         /* element loops (the exact variance pass; NULL: e0, the row) */
     LLVMValueRef lin[CG_RED_HOLD]; /* hold mode: element lins (clamped) */
     LLVMValueRef valid[CG_RED_HOLD];
 } cg_rowit;
@@ -626,7 +627,8 @@ static LLVMValueRef cg_red_var_total(cg_ctx *cx, cg_red *p, cg_rowit *it, unsign
     LLVMBasicBlockRef join = cg_if_begin(cx, LLVMBuildNot(cx->b, finite, ""));
     LLVMBasicBlockRef lpre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, p->rowlen, it->estep, "var.exact");
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->x0 ? it->x0 : it->e0,
+                                   it->xend ? it->xend : p->rowlen, it->estep, "var.exact");
     LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
     LLVMValueRef acc = LLVMBuildPhi(cx->b, cx->f32, "acc"), zero = cg_f32c(cx, 0.0);
     LLVMAddIncoming(acc, &zero, &lpre, 1);
@@ -926,7 +928,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     /* The epilogue pass: one loop storing every row-shaped output that
      * depends on a reduction. */
     cg_loop l;
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, cg_red_groups(cx, p), it->estep, "st");
+    LLVMValueRef e =
+        cg_loop_begin(cx, &l, it->e0, it->eend ? it->eend : cg_red_groups(cx, p), it->estep, "st");
     unsigned mark = cg_memo_mark(cx);
     cg_index idx[CG_VEC_MAXLIN];
     cg_red_group_begin(cx, p, it, e, idx);
@@ -959,6 +962,24 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     } else {
         it.e0 = cg_i64(cx, 0);
         it.estep = cg_i64(cx, 1);
+    }
+    it.eend = cg_red_groups(cx, p);
+    it.x0 = it.e0;
+    it.xend = p->rowlen;
+    if (!p->hold && p->cluster > 1) {
+        /* A streamed cluster row: block rank c takes items [c S, min((c + 1) S, items)), S =
+         * ceil(items / C) (items: the loops' groups of svec elements, or elements); the element
+         * loop the same elements. */
+        int64_t items = p->svec > 1 ? ir_shape_numel(&p->red) / p->svec : ir_shape_numel(&p->red);
+        int64_t S = (items + p->cluster - 1) / p->cluster, V = p->svec > 1 ? p->svec : 1;
+        LLVMValueRef lo = LLVMBuildMul(cx->b, p->rank, cg_i64(cx, S), "slice.lo");
+        LLVMValueRef hi = LLVMBuildAdd(cx->b, lo, cg_i64(cx, S), "");
+        LLVMValueRef lt = LLVMBuildICmp(cx->b, LLVMIntULT, hi, it.eend, "");
+        it.eend = LLVMBuildSelect(cx->b, lt, hi, it.eend, "slice.hi");
+        it.e0 = LLVMBuildAdd(cx->b, it.e0, lo, "");
+        LLVMValueRef vv = cg_i64(cx, V);
+        it.x0 = LLVMBuildAdd(cx->b, it.x0, LLVMBuildMul(cx->b, lo, vv, ""), "");
+        it.xend = LLVMBuildMul(cx->b, it.eend, vv, "");
     }
     /* Cluster rows: block rank c holds groups [c gpb, (c + 1) gpb) of the row (gpb: its groups);
      * `off` is the last block's offset, for the always-valid tests below. */
@@ -1159,6 +1180,7 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     if (!begun) return false;
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
     cg_red_stage_plan(cx, &p);
+    if (p.nst) p.cluster = 1; /* a staged row stays in one block */
     p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
     /* Streaming rows (not held, not staged) of a static length take vector groups. */
     int64_t len = ir_shape_numel(&p.red);

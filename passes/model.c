@@ -178,7 +178,7 @@ static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_i
     m->grid = cdiv(rows, rpb) * cl;
     if (held) /* held in registers: all loads issued at once */
         m->thread_bytes = (double)hold * elem * cnt;
-    else if (rg->strategy == IR_RED_ONCHIP) /* staged in shared memory: scalar loads */
+    else if (rg->strategy == IR_RED_ONCHIP && rg->sram_bytes >= 4 * len) /* staged: scalar */
         m->thread_bytes = (double)elem * cnt;
     else /* streamed: groups of 16 B when the length allows */
         m->thread_bytes = (double)(len % (VEC_BYTES / elem) ? elem : VEC_BYTES) * cnt;

@@ -547,14 +547,17 @@ static void test_row_blocks(void **s) {
     check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1); /* row_wide: 2 groups of 8 */
     check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1);       /* row_wide: 4 groups of 4 */
     check_block(LSE, 16384, 8192, 512, 0, 512, 1);
-    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);        /* the widest held row */
-    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);          /* cluster of 3 */
-    check_block(SOFTMAX, 4096, 65536, 512, 8, 512, 1);         /* cluster of 8 */
-    check_block(LOGSOFTMAX_BF16, 8192, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
-    check_block(SOFTMAX, 100, 65537, 1024, 0, 1024, 1);        /* online, few rows: row_few */
-    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1);         /* online, streamed */
-    check_block(ROWSUM, 128, 262144, 1024, 0, 1024, 1);        /* few long rows: row_few */
-    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1);          /* streamed, 4 per SM */
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);       /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);         /* cluster of 3 */
+    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1);          /* cluster of 8 */
+    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1);        /* many rows: online stream */
+    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 0, 256, 1);
+    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1);  /* online, few rows: cluster_stream */
+    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1); /* online, many rows: streamed */
+    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1);  /* few long rows: cluster_stream */
+    check_block(ROWSUM, 256, 262144, 256, 5, 256, 1);  /* ceil(8 x 132 / 256) = 5 blocks */
+    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1);  /* streamed, 4 per SM */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -572,6 +575,16 @@ static void test_column_ragged(void **s) {
             ir_graph_free(g);
             ir_graph_free(raw);
         }
+}
+
+/* Without clusters (the A100) few long streamed rows get 1024 threads: reduction.row_few. */
+static void test_row_few(void **s) {
+    (void)s;
+    fe_define defs[2] = {{"M", 100}, {"N", 65537}};
+    ir_graph *g = plan_for(SOFTMAX, defs, 2, 0, NULL, "a100");
+    assert_int_equal(the_reduction(g)->threads, 1024);
+    assert_int_equal(the_reduction(g)->tile[2], 0);
+    ir_graph_free(g);
 }
 
 /* Host JIT against the interpreter for the row schedules' shapes at ragged widths: 1, 31, 33, 1000,
@@ -665,16 +678,16 @@ static void test_cluster_ptx(void **s) {
     static const struct {
         const char **src;
         int64_t m, n, c;
-    } cases[] = {{&SOFTMAX, 4096, 65536, 8},
-                 {&LOGSOFTMAX_BF16, 8192, 32000, 4},
-                 {&SOFTMAX, 7, 20001, 3},
-                 {&LAYERNORM_BF16, 5, 40000, 5}};
+    } cases[] = {{&SOFTMAX, 64, 65536, 8},         {&LOGSOFTMAX_BF16, 200, 32000, 4},
+                 {&SOFTMAX, 7, 20001, 3},          {&LAYERNORM_BF16, 5, 40000, 5},
+                 {&SOFTMAX, 128, 150001, 8},       /* cluster_stream: online slices */
+                 {&LAYERNORM_BF16, 64, 150000, 8}, /* cluster_stream: Welford slices */
+                 {&ROWSUM, 256, 262144, 5}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *src = *cases[i].src;
         fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
         ir_graph *g = plan(src, defs, 2, 0, NULL);
         assert_int_equal(the_reduction(g)->tile[2], cases[i].c);
-        assert_int_equal(the_reduction(g)->strategy, IR_RED_ONCHIP);
         for (int t = 0; t < 2; t++) {
             tx_diag d;
             tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
@@ -741,6 +754,7 @@ int main(void) {
         cmocka_unit_test(test_staging_refused),
         cmocka_unit_test(test_column_blocks),
         cmocka_unit_test(test_row_blocks),
+        cmocka_unit_test(test_row_few),
         cmocka_unit_test(test_row_ragged),
         cmocka_unit_test(test_row_schedule_ptx),
         cmocka_unit_test(test_cluster_ptx),
