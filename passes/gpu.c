@@ -14,6 +14,7 @@
 /* mem_latency_us: the loaded DRAM latency of Little's law in passes/model.c, measured on the H200
  * by bench/latency.sh (tx's own streaming loop, one block per SM); the H100 is assumed equal. The
  * others have no measurement: 0 keeps their predictions on the roofline. */
+/* sfu_Gops: no table value; txc bench --calibrate measures it (0: the clock_GHz issue rate). */
 #define LAT_H 0.123
 /* clock_GHz: the datasheet boost clock (H100/H200 SXM 1.98, A100 1.41, L4 2.04, RTX 4090 2.52).
  * With 4 schedulers per SM issuing one warp instruction each per cycle, SMs x 128 x clock lane
@@ -31,7 +32,8 @@ static const pass_gpu gpu_table[] = {
      0.30,
      LAT_H,
      8,
-     1.98},
+     1.98,
+     0.0},
     {"h200",
      132,
      232448,
@@ -44,7 +46,8 @@ static const pass_gpu gpu_table[] = {
      0.30,
      LAT_H,
      8,
-     1.98},
+     1.98,
+     0.0},
     {"a100",
      108,
      166912,
@@ -57,7 +60,8 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
-     1.41},
+     1.41,
+     0.0},
     {"l4",
      58,
      101376,
@@ -70,7 +74,8 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
-     2.04},
+     2.04,
+     0.0},
     {"rtx4090",
      128,
      101376,
@@ -83,7 +88,8 @@ static const pass_gpu gpu_table[] = {
      0.30,
      0.0,
      0,
-     2.52},
+     2.52,
+     0.0},
 };
 
 /* Returns the table entry named `name` (exact, lower case); NULL when unknown. */
