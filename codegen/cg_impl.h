@@ -14,6 +14,7 @@
 #include <llvm-c/TargetMachine.h>
 
 #include "codegen/codegen.h"
+#include "passes/passes.h"
 
 /* A logical index into a shape: the linear offset (C order) and, computed
  * on demand, the per-dim components. `lin` is always set. */

@@ -143,9 +143,10 @@ static unsigned cg_pw_width(cg_ctx *cx, const cg_pw_item *items, unsigned n) {
 }
 
 /* Finishes a loop kernel over shape s with the pointwise geometry. */
-static void cg_pw_end(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned threads) {
+static void cg_pw_end(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned threads,
+                      unsigned groups) {
     ir_shape work[3] = {*s, {0}, {0}};
-    int64_t per[3] = {(int64_t)threads * w * CG_PW_GROUPS, 1, 1};
+    int64_t per[3] = {(int64_t)threads * w * groups, 1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     unsigned block[3] = {threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, 0);
@@ -190,12 +191,22 @@ bool cg_emit_pointwise(cg_ctx *cx, unsigned region) {
         cg_kernel_drop(cx);
         return true;
     }
-    unsigned threads = cx->gpu ? CG_PW_THREADS : 1;
+    unsigned threads = cx->gpu ? CG_PW_THREADS : 1, groups = CG_PW_GROUPS;
+    if (cx->gpu && rg->sched.id == PASS_SCH_POINTWISE_VECTOR) { /* the planner's schedule */
+        threads = (unsigned)rg->sched.p[0];
+        groups = (unsigned)rg->sched.p[1];
+        if (threads < 32 || threads > 1024 || threads % 32 || groups < 1 || groups > 64) {
+            tx_error(cx->diag, "codegen: region %u: pointwise schedule of %u threads x %u groups",
+                     region, threads, groups);
+            free(items);
+            return false;
+        }
+    }
     unsigned w = ok ? cg_pw_width(cx, items, n) : 1;
     if (ok) ok = cg_pw_loop(cx, s, items, n, w, threads);
     free(items);
     if (!ok) return false;
-    cg_pw_end(cx, s, w, threads);
+    cg_pw_end(cx, s, w, threads, groups);
     return true;
 }
 
@@ -206,6 +217,6 @@ bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst) {
     unsigned threads = cx->gpu ? CG_PW_THREADS : 1;
     unsigned w = cg_pw_width(cx, &it, 1);
     if (!cg_pw_loop(cx, &n->shape, &it, 1, w, threads)) return false;
-    cg_pw_end(cx, &n->shape, w, threads);
+    cg_pw_end(cx, &n->shape, w, threads, CG_PW_GROUPS);
     return true;
 }

@@ -130,8 +130,17 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     if (!cx->gpu) {
         p->threads = 1;
     } else if (p->rowmode) {
-        /* The planner's row block (passes/plan_tile.c plan_rows): lanes per row, rows per block. */
+        /* The planner's row block (its schedule's plan, passes/schedule.c): lanes per row, rows
+         * per block. */
         const ir_region *rg = &g->regions[r];
+        if (pass_schedule_kind(rg->sched.id) != IR_RK_REDUCTION ||
+            rg->sched.id == PASS_SCH_REDUCTION_COLUMN ||
+            rg->sched.id == PASS_SCH_REDUCTION_COLUMN_SPLIT ||
+            rg->sched.id == PASS_SCH_REDUCTION_COLUMN_BLOCKS) {
+            tx_error(cx->diag, "codegen: reduction region %u: row mode without a row schedule (%s)",
+                     r, pass_schedule_name(rg->sched.id));
+            return false;
+        }
         int64_t lanes = rg->tile[1], w = rg->rows > 1 && nk > 0 ? rg->rows : 1;
         bool pow2 = lanes > 0 && !(lanes & (lanes - 1));
         if (lanes <= 0 || lanes * w > PASS_ROW_THREADS_MAX || (w > 1 && (!pow2 || lanes > 32)) ||
@@ -148,6 +157,14 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         while ((1u << p->lshift) < p->threads) p->lshift++;
     } else {
         const ir_region *rg = &g->regions[r];
+        if (rg->sched.id != PASS_SCH_REDUCTION_COLUMN &&
+            rg->sched.id != PASS_SCH_REDUCTION_COLUMN_SPLIT &&
+            rg->sched.id != PASS_SCH_REDUCTION_COLUMN_BLOCKS) {
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: column mode without a column schedule (%s)", r,
+                     pass_schedule_name(rg->sched.id));
+            return false;
+        }
         p->cols = rg->tile[1] > 0 ? (unsigned)rg->tile[1] : 128;
         p->slices = rg->tile[2] > 1 ? (unsigned)rg->tile[2] : 1;
         if (p->slices > 1 && (p->cols & (p->cols - 1))) {
@@ -158,6 +175,13 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
             return false;
         }
         p->threads = p->cols * p->slices;
+        if (rg->sched.id == PASS_SCH_REDUCTION_COLUMN_BLOCKS &&
+            rg->splits != (uint32_t)rg->sched.p[2]) {
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: column blocks of %d splits planned as %u", r,
+                     (int)rg->sched.p[2], rg->splits);
+            return false;
+        }
     }
     if (!p->rowmode) p->splits = g->regions[r].splits > 1 ? g->regions[r].splits : 0;
     /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */

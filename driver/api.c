@@ -23,7 +23,8 @@ struct tx_program {
     cg_program *cp;      /* GPU code, made on first use */
     const pass_gpu *gpu; /* the cost model's hardware (tx_options.gpu) */
     bool no_fuse;
-    char *explain;             /* what the planner said (--explain), captured at compile */
+    char *explain;   /* what the planner said (--explain), captured at compile */
+    pass_tune *tune; /* the tuning cache the planner followed (NULL: none; TX_NO_TUNE_CACHE=1) */
     char *text[TX_TEXT_KINDS]; /* tx_program_text results, made on first use */
 };
 
@@ -103,6 +104,9 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
     pc.gpu = pass_gpu_find(opt && opt->gpu ? opt->gpu : "h200");
     pc.no_fuse = opt && opt->no_fuse;
     pc.explain = ef;
+    const char *nt = getenv("TX_NO_TUNE_CACHE");
+    if (!(nt && nt[0] && strcmp(nt, "0"))) p->tune = drv_tune_open(NULL, "tx", stderr);
+    pc.tune = p->tune;
     p->gpu = pc.gpu;
     p->no_fuse = pc.no_fuse;
     if (!ef) {
@@ -173,6 +177,7 @@ void tx_program_free(tx_program *p) {
     cg_program_free(p->cp);
     for (int k = 0; k < TX_TEXT_KINDS; k++) free(p->text[k]);
     free(p->explain);
+    drv_tune_close(p->tune);
     ir_graph_free(p->g);
     ir_graph_free(p->raw);
     free(p);
@@ -247,6 +252,7 @@ static bool write_text(tx_program *p, tx_text_kind kind, FILE *f, tx_diag *d) {
     memset(&pc, 0, sizeof pc);
     pc.diag = d;
     pc.gpu = p->gpu;
+    pc.tune = p->tune;
     pc.no_fuse = p->no_fuse;
     switch (kind) {
         case TX_TEXT_IR: ir_print(p->g, f); return true;

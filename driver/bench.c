@@ -28,6 +28,84 @@ static void phase_add(double *acc, double *t0) {
 void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu) {
     gpu->hbm_GBps = cal->copy_GBps;
     gpu->launch_us = cal->launch_us;
+    if (cal->mem_latency_us > 0) gpu->mem_latency_us = cal->mem_latency_us;
+    if (cal->tc_TFLOPs > 0 && gpu->peak_TFLOPs[IR_BF16] > 0)
+        gpu->tc_eff = cal->tc_TFLOPs / gpu->peak_TFLOPs[IR_BF16];
+    if (cal->sfu_Gops > 0) gpu->sfu_Gops = cal->sfu_Gops;
+}
+
+/* ---- calibration micro-benchmarks ------------------------------------------------------------ */
+
+/* Compiles src (sizes from defs) for target, runs it on random inputs and returns its single
+ * kernel's median time alone in *us (L2 flushed). False with an error reported. */
+static bool micro_time(rt_cuda *c, int target, const char *src, const fe_define *defs, unsigned nd,
+                       double *us, tx_diag *d) {
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    pass_ctx pc = {.diag = d, .gpu = pass_gpu_find("h200")};
+    ir_graph *g = drv_compile("calibrate.tx", src, strlen(src), &fo, &pc, NULL, d);
+    if (!g) return false;
+    uint32_t np = 0;
+    while (np < g->n && g->nodes[np].op == IR_OP_INPUT) np++;
+    rt_tensor *in = ir_xcalloc(np + 1, sizeof *in);
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < np; k++) {
+        const ir_node *n = &g->nodes[k];
+        in[k].dtype = (ir_dtype)n->dtype;
+        in[k].rank = n->shape.rank;
+        for (int a = 0; a < n->shape.rank; a++) {
+            ir_dim dd = n->shape.dim[a];
+            in[k].dim[a] = IR_DIM_IS_SYM(dd) ? g->syms[IR_DIM_SYMIDX(dd)].value : dd;
+        }
+        ok = rt_tensor_alloc(&in[k]);
+        if (ok) rt_fill_random(&in[k], 1, k);
+    }
+    int64_t *syms = ir_xcalloc(g->nsyms + 1, sizeof *syms);
+    rt_gpu_plan *p = ok ? drv_gpu_plan_build(g, target, in, syms, d) : NULL;
+    rt_gpu_exec *x = p ? rt_gpu_exec_new(c, p, true) : NULL;
+    rt_bench_result res;
+    char err[256];
+    memset(&res, 0, sizeof res);
+    ok = x && rt_gpu_exec_upload(x, in, p->ninputs, err, sizeof err);
+    if (ok) {
+        rt_bench_result_init(&res, p, "calibrate");
+        ok = rt_bench_time(c, x, p, 10, &res) && res.nkernels > 0;
+        *us = ok ? res.k[0].us : 0;
+        rt_bench_result_free(&res);
+    }
+    if (!ok)
+        tx_error(d, "calibration kernel failed: %s", x ? rt_gpu_exec_error(x) : rt_cuda_error(c));
+    rt_gpu_exec_free(x);
+    rt_gpu_plan_free(p);
+    for (uint32_t k = 0; k < np; k++) rt_tensor_free(&in[k]);
+    free(in);
+    free(syms);
+    ir_graph_free(g);
+    return ok;
+}
+
+/* The cost model's constants from tx's own kernels (docs/cost-model.md "Constants"):
+ * mem_latency_us: a streamed row sum over 8 rows of 2^21 f32, one 256-thread block per row far
+ * from the HBM limit, moves 256 x 16 B per latency: latency = 4096 B x time / row bytes;
+ * tc_TFLOPs: a bf16 4096^3 GEMM (wgmma on sm_90a); sfu_Gops: 16 nested tanh over 2^24 f32
+ * (16 x 2^24 special-function ops over the kernel time). */
+static bool calib_micro(rt_cuda *c, int target, rt_calib *cal, tx_diag *d) {
+    static const char *rowsum = "fn f(x: f32[R, N]) -> f32[R] { return sum(x, axis=-1) }\n";
+    static const char *gemm = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] { return a @ b }\n";
+    static const char *chain =
+        "fn f(x: f32[N]) -> f32[N] {\n  a = tanh(tanh(tanh(tanh(x))))\n  b = "
+        "tanh(tanh(tanh(tanh(a))))\n"
+        "  e = tanh(tanh(tanh(tanh(b))))\n  return tanh(tanh(tanh(tanh(e))))\n}\n";
+    const fe_define rs[] = {{"R", 8}, {"N", 1 << 21}};
+    const fe_define mm[] = {{"M", 4096}, {"K", 4096}, {"N", 4096}};
+    const fe_define ch[] = {{"N", 1 << 24}};
+    double t;
+    if (!micro_time(c, target, rowsum, rs, 2, &t, d)) return false;
+    cal->mem_latency_us = 4096.0 * t / ((double)(1 << 21) * 4.0);
+    if (!micro_time(c, target, gemm, mm, 3, &t, d)) return false;
+    cal->tc_TFLOPs = 2.0 * 4096.0 * 4096.0 * 4096.0 / (t * 1e6);
+    if (!micro_time(c, target, chain, ch, 1, &t, d)) return false;
+    cal->sfu_Gops = 16.0 * (double)(1 << 24) / (t * 1e3);
+    return true;
 }
 
 /* ---- the planner's predictions --------------------------------------------- */
@@ -349,6 +427,7 @@ static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report 
     cal.copy_GBps = rep->copy_GBps;
     cal.launch_us = rep->launch_us;
     cal.driver = in->driver_version;
+    if (!calib_micro(c, o->target, &cal, d)) return false;
     if (o->calib_path)
         snprintf(path, sizeof path, "%s", o->calib_path);
     else if (!rt_calib_default_path(in->name, path, sizeof path)) {
@@ -359,7 +438,12 @@ static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report 
         tx_error(d, "%s", err);
         return false;
     }
-    if (!o->json) fprintf(out, "calibration written to %s\n", path);
+    if (!o->json)
+        fprintf(out,
+                "calibration written to %s (copy %.0f GB/s, launch %.2f us, streamed-row latency "
+                "%.3f us, bf16 GEMM %.0f TFLOP/s, special functions %.0f G/s)\n",
+                path, cal.copy_GBps, cal.launch_us, cal.mem_latency_us, cal.tc_TFLOPs,
+                cal.sfu_Gops);
     return true;
 }
 

@@ -117,6 +117,40 @@ typedef struct drv_bench_opts {
  * prints the table (or JSON) to out. */
 bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
                const drv_bench_opts *o, FILE *out, tx_diag *d);
+/* ---- the tuning cache and txc tune (driver/tune.c; docs/runtime.md "Tuning cache") ------ */
+/* $TX_CACHE_DIR/tune.json, TX_CACHE_DIR defaulting to ~/.cache/tx; false when neither
+ * TX_CACHE_DIR nor HOME is set. */
+bool drv_tune_default_path(char *buf, size_t cap);
+/* Parses a cache's text into t (caller drv_tune_free's); false with one line in err (t empty). */
+bool drv_tune_parse(const char *text, size_t len, pass_tune *t, char *err, size_t cap);
+/* Loads the cache at path into t: empty when no file is there; false with one line in err when
+ * one is there but is not a readable regular file or not a valid cache. */
+bool drv_tune_load(const char *path, pass_tune *t, char *err, size_t cap);
+/* Writes t to path atomically (a temporary renamed into place, runtime/file.c; a symbolic
+ * link is followed); a directory, FIFO or device there is refused. False with one line. */
+bool drv_tune_save(const char *path, const pass_tune *t, char *err, size_t cap);
+/* Adds e, replacing the entry of the same key, GPU, device and driver. */
+void drv_tune_put(pass_tune *t, const pass_tune_entry *e);
+void drv_tune_free(pass_tune *t);
+/* The cache a compile follows (path NULL: the default): NULL when there is none, it is empty,
+ * or it cannot be read (then one "WHO: warning: ..." line on warn, when not NULL). Close with
+ * drv_tune_close. */
+pass_tune *drv_tune_open(const char *path, const char *who, FILE *warn);
+void drv_tune_close(pass_tune *t);
+
+typedef struct drv_tune_opts {
+    const char *cache_path; /* --tune-cache (NULL: the default) */
+    int target;             /* cg_target, or DRV_TARGET_DEVICE */
+    long iters;             /* timed iterations per candidate (<= 0: 20) */
+    unsigned candidates;    /* schedules timed per kernel, the model's choice included (0: 4) */
+} drv_tune_opts;
+/* `txc tune`: times the planned schedule and the model's next best of every kernel of g with a
+ * schedule space (pass_schedule_candidates) on the GPU, in rounds (round i runs every kernel's
+ * i-th candidate, outputs checked against round 0's), keeps the fastest of each in the cache
+ * and prints what it measured. Without a usable GPU: false with one line. */
+bool drv_tune(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
+              const drv_tune_opts *o, FILE *out, tx_diag *d);
+
 /* Sets the cost model's hbm_GBps and launch_us from a calibration. */
 void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu);
 

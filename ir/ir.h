@@ -308,6 +308,19 @@ void ir_print_fusions(FILE *out, unsigned mask, char quote);
  * 32-bit mask). */
 enum { IR_REGION_MAX_OPS = 1024, IR_REGION_MAX_REDUCTIONS = 32 };
 
+/* The schedule a region's kernel follows: a row of the planner's schedule table
+ * (passes/schedule.c, PASS_SCHEDULES in passes/passes.h) and its parameters, chosen once by the
+ * planner (from the cost model, or from a tuning measurement) and read by codegen, the reports
+ * and the runtime's manifest. id 0: the kind has no schedule space (the roofline). */
+enum { IR_SCHED_PARAMS = 4 };
+typedef enum { IR_SCHED_MODEL = 0, IR_SCHED_MEASURED = 1 } ir_sched_source;
+typedef struct ir_schedule {
+    uint16_t id;    /* the table row (pass_schedule_id) */
+    uint8_t source; /* ir_sched_source: why this one */
+    uint8_t pad;
+    int32_t p[IR_SCHED_PARAMS]; /* parameters, named by the table row; unused ones 0 */
+} ir_schedule;
+
 typedef struct ir_region {
     uint8_t kind;     /* ir_region_kind */
     uint8_t fusion;   /* IR_FUSE_* bitmask */
@@ -335,11 +348,12 @@ typedef struct ir_region {
     /* Attention pattern (the planner's match, read by codegen and reports;
        IR_NONE for other kinds): softmax(scores) @ v with scores = F(mm1),
        F any elementwise graph of mm1 and of values broadcast over it. */
-    uint32_t mm1;    /* the first product, q @ kT */
-    uint32_t scores; /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
-    uint32_t splits; /* reduction, column mode: chunks of the reduced axis, each reduced by its
-                        own blocks into partials that a second kernel combines
-                        ([reduction.column_blocks]); 0 or 1: every block holds whole columns */
+    uint32_t mm1;      /* the first product, q @ kT */
+    uint32_t scores;   /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
+    uint32_t splits;   /* reduction, column mode: chunks of the reduced axis, each reduced by its
+                          own blocks into partials that a second kernel combines
+                          ([reduction.column_blocks]); 0 or 1: every block holds whole columns */
+    ir_schedule sched; /* the kernel's schedule (see ir_schedule) */
 } ir_region;
 
 /* ---- graph --------------------------------------------------------------- */

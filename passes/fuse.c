@@ -1336,6 +1336,86 @@ static void place_views(fz *f) {
     }
 }
 
+/* ---- tile plans and schedules -------------------------------------------- */
+
+/* Plans region r's tiles, following the tuning cache's measured schedule for it when there is
+ * one for this GPU (c->tune); --explain says when an entry was stale or did not apply. */
+static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget) {
+    char why_buf[768];
+    const pass_gpu *gpu = pass_ctx_gpu(c);
+    pass_plan_region(g, ix, r, budget, gpu, why_buf, sizeof why_buf);
+    if (c->tune && g->regions[r].sched.id != PASS_SCH_NONE) {
+        char key[24];
+        bool stale = false;
+        pass_region_key(g, ix, r, key);
+        const pass_tune_entry *e = pass_tune_find(c->tune, key, gpu->name, &stale);
+        if (e) {
+            ir_schedule want = e->best;
+            want.source = IR_SCHED_MEASURED;
+            pass_plan_region_with(g, ix, r, budget, gpu, &want, why_buf, sizeof why_buf);
+        } else if (stale && c->explain) {
+            fprintf(c->explain,
+                    "k%u: [schedule.stale] the tuning cache's entry %s was measured on another "
+                    "device or driver: ignored (run txc tune again)\n",
+                    r, key);
+        }
+    }
+    if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
+}
+
+/* The --explain line of region r's schedule: which, why (model or measurement), its time and
+ * the runners-up (predicted, and measured when the cache has them). */
+static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *ix, uint32_t r,
+                             int64_t budget, const pass_cost *pc) {
+    const ir_region *rg = &g->regions[r];
+    char b[160];
+    if (rg->sched.id == PASS_SCH_NONE) { /* matmul, attention, copies: no space yet */
+        fprintf(c->explain, "k%u: [roofline] chosen by the model (no tuning measurement)", r);
+        if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
+        fputc('\n', c->explain);
+        return;
+    }
+    pass_schedule_str(&rg->sched, b, sizeof b);
+    const char *par = strchr(b, '(');
+    const pass_tune_entry *e = NULL;
+    if (rg->sched.source == IR_SCHED_MEASURED && c->tune) {
+        char key[24];
+        bool stale;
+        pass_region_key(g, ix, r, key);
+        e = pass_tune_find(c->tune, key, pass_ctx_gpu(c)->name, &stale);
+    }
+    fprintf(c->explain, "k%u: [%s] %s%schosen by %s", r, pass_schedule_name(rg->sched.id),
+            par ? par : "", par ? " " : "",
+            e ? "measurement (txc tune)" : "the model (no tuning measurement)");
+    if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
+    for (unsigned i = 0; e && i < e->ncand; i++)
+        if (pass_schedule_eq(&e->cand[i].s, &rg->sched) && e->cand[i].measured_us >= 0)
+            fprintf(c->explain, ", measured %.3f us", e->cand[i].measured_us);
+    pass_candidate cand[4];
+    unsigned n = pass_schedule_candidates(g, ix, r, pass_ctx_gpu(c), budget, cand, 4);
+    unsigned shown = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (pass_schedule_eq(&cand[i].s, &rg->sched)) continue;
+        pass_schedule_str(&cand[i].s, b, sizeof b);
+        fprintf(c->explain, "%s%s %.3f us", shown++ ? ", " : "; runners-up: ", b,
+                cand[i].predicted_us);
+        for (unsigned j = 0; e && j < e->ncand; j++)
+            if (pass_schedule_eq(&e->cand[j].s, &cand[i].s) && e->cand[j].measured_us >= 0)
+                fprintf(c->explain, " (measured %.3f us)", e->cand[j].measured_us);
+    }
+    for (unsigned j = 0; e && j < e->ncand; j++) { /* measured ones beyond the model's best */
+        bool listed = pass_schedule_eq(&e->cand[j].s, &rg->sched);
+        for (unsigned i = 0; i < n; i++) listed |= pass_schedule_eq(&e->cand[j].s, &cand[i].s);
+        if (listed) continue;
+        pass_schedule_str(&e->cand[j].s, b, sizeof b);
+        fprintf(c->explain, "%s%s %.3f us", shown++ ? ", " : "; runners-up: ", b,
+                e->cand[j].predicted_us);
+        if (e->cand[j].measured_us >= 0)
+            fprintf(c->explain, " (measured %.3f us)", e->cand[j].measured_us);
+    }
+    fputc('\n', c->explain);
+}
+
 /* ---- explain ----------------------------------------------------------- */
 
 static void explain_line(fz *f, const char *what, why *w) {
@@ -1457,21 +1537,14 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     if (!pass_index_build(g, &ix)) {
         tx_error(c->diag, "internal error: cannot index the regions for tile planning");
     } else {
-        for (uint32_t r = 0; r < g->nregions; r++) {
-            char why_buf[512];
-            pass_plan_region(g, &ix, r, budget, pass_ctx_gpu(c), why_buf, sizeof why_buf);
-            if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
-        }
+        for (uint32_t r = 0; r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
         for (uint32_t r = 0; c->explain && r < g->nregions;
              r++) { /* the schedule each kernel runs, and why */
             pass_cost pc;
             pass_model md;
             pass_region_cost_ix(g, &ix, r, pass_ctx_gpu(c), &pc);
             pass_model_region(g, &ix, r, pass_ctx_gpu(c), &pc, &md);
-            fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r,
-                    md.schedule);
-            if (pc.concrete) fprintf(c->explain, ", predicted %.3f us", pc.predicted_us);
-            fputc('\n', c->explain);
+            explain_schedule(c, g, &ix, r, budget, &pc);
             if (md.concrete && md.threads) pass_model_text(&md, pass_ctx_gpu(c), c->explain);
         }
         pass_index_free(&ix);

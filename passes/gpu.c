@@ -18,6 +18,7 @@
  * FlashAttention-3 style) reaches, measured on the H200 (bench/results/2026-12-01-h200-fa3: 430
  * TFLOP/s at B4 H32 S4096 D128 with the default key loop; 0.43 of 989); the H100 is assumed equal;
  * the others have no such kernel (0). */
+/* sfu_Gops: no table value; txc bench --calibrate measures it (0: the clock_GHz issue rate). */
 #define LAT_H 0.123
 /* clock_GHz: the datasheet boost clock (H100/H200 SXM 1.98, A100 1.41, L4 2.04, RTX 4090 2.52).
  * With 4 schedulers per SM issuing one warp instruction each per cycle, SMs x 128 x clock lane
@@ -37,7 +38,8 @@ static const pass_gpu gpu_table[] = {
      LAT_H,
      8,
      1.98,
-     ATTN_H},
+     ATTN_H,
+     0.0},
     {"h200",
      132,
      232448,
@@ -51,7 +53,8 @@ static const pass_gpu gpu_table[] = {
      LAT_H,
      8,
      1.98,
-     ATTN_H},
+     ATTN_H,
+     0.0},
     {"a100",
      108,
      166912,
@@ -65,6 +68,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      1.41,
+     0.0,
      0.0},
     {"l4",
      58,
@@ -79,6 +83,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      2.04,
+     0.0,
      0.0},
     {"rtx4090",
      128,
@@ -93,6 +98,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      2.52,
+     0.0,
      0.0},
 };
 

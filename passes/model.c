@@ -4,6 +4,7 @@
  * groups), Little's law against the GPU's loaded memory latency for the bandwidth those bytes
  * sustain, and the tail wave. Matrix products and attention keep the roofline. */
 #include "passes/passes.h"
+#include "passes/report.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -17,44 +18,6 @@ enum { COMBINE_ROUNDS = 2 };
 #define DRAM_LATENCY_US 0.6
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
-
-/* Element count of shape s; -1 when a dim is symbolic. */
-static int64_t numel(const ir_shape *s) {
-    int64_t n = 1;
-    for (int i = 0; i < s->rank; i++)
-        if (IR_DIM_IS_SYM(s->dim[i]) || !ir_mul_ok(n, s->dim[i], &n)) return -1;
-    return n;
-}
-
-/* The region's HBM reads of n elements (the iteration space): their count and widest dtype. */
-static void big_reads(const ir_graph *g, const pass_io *io, int64_t n, int *count, int *widest) {
-    *count = 0, *widest = 1;
-    for (uint32_t i = 0; i < io->nreads; i++) {
-        const ir_node *v = &g->nodes[io->reads[i]];
-        if (numel(&v->shape) != n) continue;
-        (*count)++;
-        if (ir_dtype_size((ir_dtype)v->dtype) > *widest)
-            *widest = ir_dtype_size((ir_dtype)v->dtype);
-    }
-}
-
-/* Pointwise: 256 threads, groups of 16 B / the widest dtype, a grid of at most 2^20 blocks of two
- * groups per thread (codegen/pointwise.c); every input of the anchor's size is one vector load. */
-static bool model_pointwise(const ir_graph *g, const ir_region *rg, const pass_io *io,
-                            pass_model *m) {
-    int64_t n = numel(&g->nodes[rg->anchor].shape);
-    if (n < 0) return false;
-    int cnt, wide;
-    big_reads(g, io, n, &cnt, &wide);
-    int64_t w = VEC_BYTES / wide;
-    m->schedule = "pointwise.vector";
-    m->threads = 256;
-    m->grid = cdiv(n, 256 * w * 2);
-    if (m->grid > (1 << 20)) m->grid = 1 << 20;
-    if (m->grid < 1) m->grid = 1;
-    m->thread_bytes = (double)VEC_BYTES * (cnt > 0 ? cnt : 1);
-    return true;
-}
 
 /* PTX instructions codegen issues per element for op at f32 (codegen/math.c, value.c), counted
  * in the vector loop of a one-op kernel for sm_90 (docs/cost-model.md "Instruction issue"); the
@@ -133,57 +96,13 @@ static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t 
     return n + (4.0 + 2.0 * (io->nreads + io->nwrites)) / w;
 }
 
-/* Reductions: the block and in-flight bytes of the rule the planner chose (passes/plan_tile.c). */
-static bool model_reduction(const ir_graph *g, const ir_region *rg, const pass_io *io,
-                            pass_model *m) {
-    const ir_shape *dom = &g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].shape;
-    int64_t len = rg->red_extent, total = numel(dom);
-    if (len <= 0 || total < 0) return false;
-    int64_t rows = total / len;
-    int cnt = 0, elem = 1;
-    for (uint32_t i = 0; i < io->nrowreads; i++) {
-        cnt++;
-        int es = ir_dtype_size((ir_dtype)g->nodes[io->rowreads[i]].dtype);
-        if (es > elem) elem = es;
-    }
-    if (!cnt) cnt = 1, elem = 4;
-    int velem = elem; /* the vector groups also cover row-shaped writes */
-    for (uint32_t i = 0; i < io->nwrites; i++) {
-        const ir_node *w = &g->nodes[io->writes[i]];
-        if (numel(&w->shape) == total && ir_dtype_size((ir_dtype)w->dtype) > velem)
-            velem = ir_dtype_size((ir_dtype)w->dtype);
-    }
-    bool column = dom->rank > 0 && !(rg->red_axes & (1u << (dom->rank - 1))) && rows > 1;
-    if (column) {
-        int64_t c = rg->tile[1] > 0 ? rg->tile[1] : 128, r = rg->tile[2] > 1 ? rg->tile[2] : 1;
-        int64_t u = 1;
-        if (r > 1)
-            for (u = 32 / elem > 16 ? 16 : 32 / elem; u > 1 && (len % u || len / u < r); u /= 2) {}
-        m->schedule = rg->splits > 1 ? "reduction.column_blocks"
-                      : r > 1        ? "reduction.column_split"
-                                     : "reduction.column";
-        m->threads = (unsigned)(c * r);
-        m->grid = cdiv(rows, c) * (rg->splits > 1 ? rg->splits : 1);
-        m->thread_bytes = (double)u * elem * cnt;
-        m->kernels = rg->splits > 1 ? 2 : 1;
-        return true;
-    }
-    int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
-    int64_t cl = rg->tile[2] > 1 ? rg->tile[2] : 1; /* blocks per row (a cluster) */
-    int64_t v = pass_row_vec(len, velem), hold = pass_row_hold(len, v, lanes * cl);
-    bool held =
-        rg->strategy == IR_RED_ONCHIP && hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
-    m->schedule = pass_schedule_name(g, (uint32_t)(rg - g->regions), held);
-    m->threads = rg->threads ? rg->threads : (unsigned)lanes;
-    m->grid = cdiv(rows, rpb) * cl;
-    if (held) /* held in registers: all loads issued at once */
-        m->thread_bytes = (double)hold * elem * cnt;
-    else if (rg->strategy == IR_RED_ONCHIP && rg->sram_bytes >= 4 * len) /* staged: scalar */
-        m->thread_bytes = (double)elem * cnt;
-    else /* streamed: groups of 16 B when the length allows */
-        m->thread_bytes = (double)(len % (VEC_BYTES / elem) ? elem : VEC_BYTES) * cnt;
-    if (m->grid > (1 << 20)) m->grid = 1 << 20;
-    return true;
+double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem) {
+    if (g->regions[r].kind != IR_RK_POINTWISE) return 0;
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    double n = pointwise_issue(g, ix, r, &io, (double)(VEC_BYTES / (elem > 0 ? elem : 1)));
+    pass_io_free(&io);
+    return n;
 }
 
 /* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) when its
@@ -200,7 +119,7 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
         return false;
     ir_dim d = q->shape.dim[q->shape.rank - 1], sq = o->dim[o->rank - 2];
     if (IR_DIM_IS_SYM(d) || (d != 64 && d != 128) || IR_DIM_IS_SYM(sq) || sq <= 64) return false;
-    int64_t rows = numel(o) / o->dim[o->rank - 1];
+    int64_t rows = ir_shape_numel(o) / o->dim[o->rank - 1];
     if (rows < 0) return false;
     int64_t tiles = rows / sq * cdiv(sq, 128);
     m->schedule = "attention.fa3";
@@ -214,9 +133,16 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
     return true;
 }
 
-void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
-                       const pass_cost *c, pass_model *m) {
-    const ir_region *rg = &g->regions[r];
+/* Lane instructions per us the GPU issues: the calibrated special-function rate (tanh
+ * element-ops, each op_issue(IR_OP_TANH) instructions) when txc bench --calibrate measured one,
+ * else SMs x 128 lanes x the boost clock; 0: not modelled. */
+static double issue_rate(const pass_gpu *gpu) {
+    if (gpu->sfu_Gops > 0) return gpu->sfu_Gops * 1e3 * op_issue(IR_OP_TANH);
+    return gpu->sms * 128.0 * gpu->clock_GHz * 1e3;
+}
+
+void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
+                     const pass_gpu *gpu, const pass_cost *c, pass_model *m) {
     memset(m, 0, sizeof *m);
     m->schedule = "roofline";
     if (!c->concrete) return;
@@ -229,20 +155,16 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     if (rg->kind == IR_RK_ATTENTION && model_attention(g, rg, gpu, c, m)) return;
     if (gpu->mem_latency_us <= 0 || (rg->kind != IR_RK_POINTWISE && rg->kind != IR_RK_REDUCTION))
         return;
-    pass_io io;
-    pass_region_io(g, ix, r, &io);
-    bool ok = rg->kind == IR_RK_POINTWISE ? model_pointwise(g, rg, &io, m)
-                                          : model_reduction(g, rg, &io, m);
-    int64_t n = numel(&g->nodes[rg->anchor].shape);
-    if (ok && rg->kind == IR_RK_POINTWISE && gpu->clock_GHz > 0 && n > 0) {
-        int cnt, wide;
-        big_reads(g, &io, n, &cnt, &wide);
-        m->instr = pointwise_issue(g, ix, r, &io, (double)(VEC_BYTES / wide));
-        m->issue_us = (double)n * m->instr / (gpu->sms * 128.0 * gpu->clock_GHz * 1e3);
+    bool ok = pass_schedule_model_block(f, rg, m);
+    double rate = issue_rate(gpu);
+    if (ok && f->kind == IR_RK_POINTWISE && f->instr > 0 && rate > 0 && f->n > 0) {
+        m->instr = f->instr;
+        m->issue_us = (double)f->n * m->instr / rate;
     }
-    pass_io_free(&io);
     if (!ok || m->threads == 0 || m->grid <= 0) {
         m->schedule = "roofline";
+        m->threads = 0;
+        m->grid = 0;
         return;
     }
     int64_t per = MAX_THREADS_SM / m->threads;
@@ -271,6 +193,17 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     m->time_us += m->extra_us;
 }
 
+void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                       const pass_cost *c, pass_model *m) {
+    pass_sched_facts f;
+    const ir_region *rg = &g->regions[r];
+    if (c->concrete && (rg->kind == IR_RK_POINTWISE || rg->kind == IR_RK_REDUCTION))
+        pass_schedule_facts(g, ix, r, gpu, gpu->smem_per_block, &f);
+    else
+        memset(&f, 0, sizeof f);
+    pass_model_plan(g, rg, &f, gpu, c, m);
+}
+
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {
         fprintf(out,
@@ -293,12 +226,18 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->active_sms,
             100.0 * m->occupancy, m->inflight, m->thread_bytes, gpu->mem_latency_us, m->bw_GBps,
             gpu->hbm_GBps, m->waves);
-    if (m->instr > 0)
+    const char *bound =
+        m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time";
+    if (m->instr > 0 && gpu->sfu_Gops > 0)
+        fprintf(out,
+                "  model: issue: %.1f instructions per element -> %.3f us at the calibrated %.0f G "
+                "tanh/s x %.0f instructions (%s)\n",
+                m->instr, m->issue_us, gpu->sfu_Gops, op_issue(IR_OP_TANH), bound);
+    else if (m->instr > 0)
         fprintf(out,
                 "  model: issue: %.1f instructions per element -> %.3f us at %d SMs x 128 lanes x "
                 "%.2f GHz (%s)\n",
-                m->instr, m->issue_us, gpu->sms, gpu->clock_GHz,
-                m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time");
+                m->instr, m->issue_us, gpu->sms, gpu->clock_GHz, bound);
     if (m->kernels > 1)
         fprintf(out,
                 "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "

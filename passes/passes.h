@@ -25,6 +25,8 @@ typedef struct pass_gpu {
                          instruction-issue bound of pointwise kernels (passes/model.c); 0: none */
     double attn_eff;  /* fraction of the f16/bf16 peak the sm_90a attention kernel reaches (model
                          attention.fa3); 0: none (the roofline at tc_eff) */
+    double sfu_Gops;  /* tanh element-ops per second tx's code issues (10^9/s, measured by txc
+                         bench --calibrate); > 0: replaces the clock's issue rate (model.c) */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -33,13 +35,14 @@ const pass_gpu *pass_gpu_find(const char *name);
 const char *pass_gpu_names(void);
 
 typedef struct pass_ctx {
-    tx_diag *diag;          /* errors (a pass that fails reports here) */
-    FILE *dump;             /* --dump-ir destination (stderr); NULL: no dumps */
-    const char *dump_stage; /* NULL, "all", or a pass name */
-    FILE *explain;          /* --explain destination; NULL: quiet */
-    const pass_gpu *gpu;    /* cost model hardware */
-    int64_t sram_budget;    /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
-    bool no_fuse;           /* --no-fuse: one kernel per operation */
+    tx_diag *diag;                /* errors (a pass that fails reports here) */
+    FILE *dump;                   /* --dump-ir destination (stderr); NULL: no dumps */
+    const char *dump_stage;       /* NULL, "all", or a pass name */
+    FILE *explain;                /* --explain destination; NULL: quiet */
+    const pass_gpu *gpu;          /* cost model hardware */
+    int64_t sram_budget;          /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
+    bool no_fuse;                 /* --no-fuse: one kernel per operation */
+    const struct pass_tune *tune; /* tuning measurements the planner follows (NULL: none) */
 } pass_ctx;
 
 typedef bool (*pass_fn)(ir_graph *g, pass_ctx *c); /* returns: changed */
@@ -145,10 +148,10 @@ void pass_io_free(pass_io *io);
  * else why is "". */
 void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
                       const pass_gpu *gpu, char *why, size_t cap);
-/* Row-mode reduction schedules (docs/cost-model.md "Schedules"; the rules live in
- * passes/plan_tile.c, codegen/reduction.c follows the region's fields): `threads` per block,
- * `tile[1]` threads (lanes) per row, `rows` rows per block (threads / tile[1]). A thread of a
- * held row takes pass_row_hold elements in aligned groups of v (the row's vector width): group i
+/* Row-mode reduction schedules (docs/cost-model.md "Schedules"; the rules and each schedule's
+ * plan live in passes/schedule.c, codegen/reduction.c follows the region's fields): `threads` per
+ * block, `tile[1]` threads (lanes) per row, `rows` rows per block (threads / tile[1]). A thread of
+ * a held row takes pass_row_hold elements in aligned groups of v (the row's vector width): group i
  * of lane t is elements [(i lanes + t) v, + v). The most elements a thread holds in registers:
  * PASS_ROW_HOLD, PASS_ROW_HOLD_WARP for rows of one warp or less. */
 enum { PASS_ROW_HOLD = 16, PASS_ROW_HOLD_WARP = 32, PASS_ROW_THREADS_MAX = 1024 };
@@ -158,11 +161,6 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes);
 /* The elements one vector access of a row covers: 16 B of the widest row dtype `elem` (at most
  * 8), halved until it divides len (1 for symbolic lengths). */
 int64_t pass_row_vec(int64_t len, int elem);
-/* The name of region r's schedule rule (reduction.row, row_wide, row_few, warp_rows,
- * subwarp_rows, cluster_rows, column, column_split, column_blocks; pointwise.vector; the region
- * kind otherwise), from its planned fields; `held`: its row is held in registers (pass_row_hold).
- */
-const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held);
 /* Attention tile plan: the on-chip bytes of query tile bq, key/value tile
  * bkv, head dims d (q/k) and dv (v), element size e and ring depth st:
  * bq*d*e + st*bkv*(d+dv)*e + bq*bkv*4. */
@@ -202,6 +200,137 @@ void pass_region_cost_ix(const ir_graph *g, const pass_index *ix, uint32_t r, co
 void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pass_gpu *gpu,
                       pass_cost *out);
 
+/* ---- schedules (passes/schedule.c; docs/cost-model.md "Schedule space") ---------------
+ * The schedule space of each kernel kind, one row per schedule: X(ID, "name", region kind,
+ * "parameter names, comma-separated"). A region's chosen schedule is its ir_schedule (id = the
+ * row's PASS_SCH_ID). Adding a schedule is one row here, its entry in schedule.c's table (the
+ * candidates it offers for a region, the plan fields it fixes, what the model charges; a row
+ * without one fails test_schedule) and its emitter in codegen (which reads the id and the
+ * parameters, never re-derives them). */
+#define PASS_SCHEDULES(X)                                                                      \
+    X(NONE, "roofline", IR_RK_COPY, "")                                                        \
+    X(POINTWISE_VECTOR, "pointwise.vector", IR_RK_POINTWISE, "threads,groups")                 \
+    X(REDUCTION_ROW, "reduction.row", IR_RK_REDUCTION, "threads")                              \
+    X(REDUCTION_ROW_WIDE, "reduction.row_wide", IR_RK_REDUCTION, "threads")                    \
+    X(REDUCTION_ROW_FEW, "reduction.row_few", IR_RK_REDUCTION, "threads")                      \
+    X(REDUCTION_CLUSTER_ROWS, "reduction.cluster_rows", IR_RK_REDUCTION, "threads,blocks")     \
+    X(REDUCTION_CLUSTER_STREAM, "reduction.cluster_stream", IR_RK_REDUCTION, "threads,blocks") \
+    X(REDUCTION_WARP_ROWS, "reduction.warp_rows", IR_RK_REDUCTION, "rows")                     \
+    X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")              \
+    X(REDUCTION_COLUMN, "reduction.column", IR_RK_REDUCTION, "cols")                           \
+    X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices")        \
+    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION, "cols,slices,splits")
+
+typedef enum {
+#define X(e, s, k, p) PASS_SCH_##e,
+    PASS_SCHEDULES(X)
+#undef X
+        PASS_SCH_COUNT
+} pass_schedule_id;
+
+/* The row's name ("reduction.row"); "?" for an id out of range. */
+const char *pass_schedule_name(unsigned id);
+/* The id of a schedule name; -1 when unknown. */
+int pass_schedule_find(const char *name);
+/* The region kind a schedule belongs to. */
+ir_region_kind pass_schedule_kind(unsigned id);
+/* Parameter i's name of schedule id ("threads") into buf; false past the last. */
+bool pass_schedule_param(unsigned id, unsigned i, char *buf, size_t cap);
+unsigned pass_schedule_nparams(unsigned id);
+/* "reduction.row(threads=256)" (no parentheses without parameters). */
+void pass_schedule_str(const ir_schedule *s, char *buf, size_t cap);
+/* True when a and b name the same schedule with the same parameters. */
+bool pass_schedule_eq(const ir_schedule *a, const ir_schedule *b);
+
+/* What the schedule rules read of one planned region (pass_schedule_facts). */
+typedef struct pass_sched_facts {
+    uint8_t kind;       /* ir_region_kind */
+    uint8_t strategy;   /* the region's ir_red_strategy (reductions) */
+    bool concrete;      /* every size the schedules depend on is bound */
+    bool column;        /* reduction with the innermost axis kept (column / middle axes) */
+    int64_t n;          /* elements of the iteration space (pointwise anchor, reduction domain) */
+    int64_t rows, rext; /* reduction: kept rows, elements per reduced row (-1: symbolic) */
+    int stages, nred;   /* reduction: dependent stages, reductions */
+    int held;           /* reduction: row inputs held on chip (onchip with an epilogue) */
+    int elem;           /* widest stored dtype of the row inputs / big pointwise reads (bytes) */
+    int velem;          /* reduction: widest dtype of the row-shaped values read or written (the
+                           vector groups of row mode) */
+    int nbig;           /* row inputs (reduction) / reads of the iteration size (pointwise) */
+    bool dom_writes;    /* reduction: the region writes a value of the domain's shape */
+    double instr;       /* pointwise: issued instructions per element (pass_model_instr; 0: none) */
+    int64_t scratch;    /* reduction: block scratch bytes (0: one warp per row) */
+    int64_t row_bytes;  /* reduction: on-chip bytes of one held row (0 unless held on chip) */
+    int64_t rpb;        /* reduction: held rows per block of the strategy's plan */
+    int64_t sram_base;  /* reduction: the strategy's on-chip bytes before the schedule's own */
+    int64_t cluster_blocks, cluster_threads; /* reduction: the strategy holds the row across a
+                                                cluster of this many blocks (0: not) */
+    int64_t budget;                          /* per-block on-chip budget */
+    const pass_gpu *gpu;
+} pass_sched_facts;
+/* The facts of region r (planned: its strategy is read) against budget on gpu. */
+void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                         int64_t budget, pass_sched_facts *f);
+/* The schedule the planner's rules choose for a region with facts f (docs/cost-model.md
+ * "Schedules": the rule names). */
+void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s);
+/* Every schedule of f's kind valid for the region, in table then parameter order; at most cap
+ * written, the count returned (0: the kind has no space or the sizes are unbound). */
+unsigned pass_schedule_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap);
+/* True when s is in the region's space (pass_schedule_space). */
+bool pass_schedule_valid(const pass_sched_facts *f, const ir_schedule *s);
+/* Writes the plan fields schedule s fixes (threads, rows, tile[1..2], sram_bytes, splits) and s
+ * itself into rg. s must be valid for f. */
+void pass_schedule_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s);
+
+/* Plans region r like pass_plan_region, but runs schedule `want` when it is valid for the
+ * region (then true); else the rule's choice (false, with why naming the refusal). */
+bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu, const ir_schedule *want, char *why, size_t cap);
+
+/* A schedule with the model's time for it (launch included). */
+typedef struct pass_candidate {
+    ir_schedule s;
+    double predicted_us;
+} pass_candidate;
+enum { PASS_MAX_CANDIDATES = 64 };
+/* The schedule space of region r of the planned graph g ranked by the model, fastest first
+ * (ties in table order); at most cap written, the count returned. 0 for kinds without a space
+ * and unbound sizes. */
+unsigned pass_schedule_candidates(const ir_graph *g, const pass_index *ix, uint32_t r,
+                                  const pass_gpu *gpu, int64_t budget, pass_candidate *out,
+                                  unsigned cap);
+
+/* ---- the tuning cache as the planner sees it (the driver reads and writes the file) --------
+ * One measured choice per kernel: the region's key (pass_region_key), the GPU it was measured
+ * on, the schedule that won and what every candidate measured. */
+typedef struct pass_tune_cand {
+    ir_schedule s;
+    double predicted_us, measured_us; /* measured < 0: not measured (failed or skipped) */
+} pass_tune_cand;
+typedef struct pass_tune_entry {
+    char key[24];    /* pass_region_key */
+    char gpu[32];    /* --gpu name of the cost model ("h200") */
+    char device[96]; /* the device's name as its driver reports it */
+    int driver;      /* CUDA driver version */
+    ir_schedule best;
+    pass_tune_cand cand[8];
+    unsigned ncand;
+} pass_tune_entry;
+typedef struct pass_tune {
+    pass_tune_entry *e;
+    unsigned n, cap;
+    const char *device; /* the device compiles run on (NULL: unknown, entries of any device) */
+    int driver;         /* its driver version (0: unknown) */
+} pass_tune;
+/* The entry for key on GPU gpu_name, or NULL. Entries measured on another device or driver than
+ * t->device / t->driver (when known) are stale and not returned (*stale set when one was). */
+const pass_tune_entry *pass_tune_find(const pass_tune *t, const char *key, const char *gpu_name,
+                                      bool *stale);
+/* A stable key of region r at its bound sizes: FNV-1a over its nodes' ops, dtypes, shapes,
+ * attributes and wiring (external values by dtype and shape), its kind and strategy; 16 hex
+ * digits. Names, node ids and other regions do not enter it. */
+void pass_region_key(const ir_graph *g, const pass_index *ix, uint32_t r, char key[24]);
+
 /* The schedule model of one planned region (passes/model.c, docs/cost-model.md "Model"):
  * for pointwise and reduction regions, the block the schedule launches, its residency, the
  * bytes in flight per SM and the DRAM bandwidth they sustain by Little's law; others (and
@@ -230,6 +359,12 @@ typedef struct pass_model {
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);
+/* The same for region r planned as rg (a copy with another schedule) with facts f. */
+void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
+                     const pass_gpu *gpu, const pass_cost *c, pass_model *m);
+/* Instructions per element codegen issues for pointwise region r whose widest big read has
+ * `elem` bytes (docs/cost-model.md "Instruction issue"); 0 for other kinds. */
+double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem);
 /* One line "  model: RULE: numbers" for the text report and --explain. */
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out);
 

@@ -74,6 +74,7 @@ typedef struct redinfo {
     int velem; /* widest dtype (bytes) of the row-shaped HBM values read or written (the vector
                   groups of row mode, codegen's cg_red_vec_width) */
     bool dom_writes;  /* the region writes a value of the domain's shape (prologue or epilogue) */
+    int nrowreads;    /* row inputs (reads covering the whole domain) */
     ir_poly rowbytes; /* bytes of the row inputs (one pass) */
 } redinfo;
 
@@ -185,6 +186,7 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
     }
     free(lvl);
     ri->held = ri->needs_rows ? (int)io.nrowreads : 0;
+    ri->nrowreads = (int)io.nrowreads;
     ir_poly_const(&ri->rowbytes, 0);
     ri->elem = 0;
     for (uint32_t i = 0; i < io.nrowreads; i++) {
@@ -202,74 +204,20 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
 
 enum { RED_THREADS = 256, RED_CHUNK = 2048, RED_SCRATCH_PER = (RED_THREADS / 32) * 4 };
 
-/* Streamed rows of at most WARP_ROW_MAX elements get one warp each; rows longer than
- * REG_HOLD_MAX do not fit 1024 threads' registers (PASS_ROW_HOLD each) and are staged in shared
- * memory when held on chip. */
-enum { WARP_ROW_MAX = 512, REG_HOLD_MAX = PASS_ROW_THREADS_MAX * PASS_ROW_HOLD };
-enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256, CLUSTER_THREADS = 512 };
-enum { CLUSTER_SLOTS = 96 }; /* words each block of a cluster row publishes partials in */
-enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
-/* [reduction.column_blocks]: a 128-byte line of the widest row input per block row, grids of
- * BLOCKS_WAVE blocks (2048 / 512 threads) per SM, chunks of at least 2 groups of SPLIT_MIN_PER
- * elements per slice, at most BLOCKS_MAX_ROUNDS unrolled groups of 8 partials per combine
- * slice. */
-enum { BLOCKS_LINE = 128, BLOCKS_WAVE = 4, BLOCKS_MAX_ROUNDS = 2 };
+/* Rows longer than REG_HOLD_MAX do not fit 1024 threads' registers (PASS_ROW_HOLD each) and
+ * are staged in shared memory when held on chip (or held across a cluster). */
+enum { REG_HOLD_MAX = PASS_ROW_THREADS_MAX * PASS_ROW_HOLD };
+enum {
+    CLUSTER_THREADS = 512,
+    CLUSTER_SLOTS = 96
+}; /* CLUSTER_SLOTS: words each block of a
+      cluster row publishes partials in */
 
 /* True when region r reduces its domain with the innermost axis kept
  * (column mode: sum(x, axis=0), middle axes). */
 static bool red_is_column(const ir_region *rg, const redinfo *ri) {
     return ri->dom.rank > 0 && !(rg->red_axes & (1u << (ri->dom.rank - 1))) &&
            (rg->red_axes & ((1u << ri->dom.rank) - 1)) != ((1u << ri->dom.rank) - 1);
-}
-
-/* Rule [reduction.column_blocks] (docs/cost-model.md "Schedules"), for a one-stage column
- * reduction whose kept elements are too few for the column split to give every SM 2 blocks:
- * blocks of C = one 128-byte line of the widest row input (at most 128, narrowed to the kept
- * count, not below the column split's minimum) by R = 512 / C slices, and the reduced axis cut
- * into `splits` chunks, one grid row each, so that the grid fills BLOCKS_WAVE blocks per SM;
- * each chunk leaves every slice at least 2 groups of SPLIT_MIN_PER elements, and the combine
- * kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8 partials per slice. False (nothing
- * changed) when fewer than 2 chunks result. */
-static bool plan_column_blocks(ir_region *rg, const redinfo *ri, int sms, int64_t budget) {
-    int64_t cmin = 32 / ri->elem < 8 ? 8 : 32 / ri->elem, c = BLOCKS_LINE / ri->elem;
-    if (c > COL_THREADS) c = COL_THREADS;
-    while (c > cmin && c / 2 >= ri->nrows) c /= 2;
-    int64_t rs = SPLIT_THREADS / c, tiles = cdiv(ri->nrows, c);
-    int64_t p = cdiv((int64_t)BLOCKS_WAVE * sms, tiles);
-    if (p > rs * 8 * BLOCKS_MAX_ROUNDS) p = rs * 8 * BLOCKS_MAX_ROUNDS;
-    if (p > ri->rext / (rs * 2 * SPLIT_MIN_PER)) p = ri->rext / (rs * 2 * SPLIT_MIN_PER);
-    if (p < 2 || 4 * c * rs > budget) return false;
-    rg->tile[1] = c, rg->tile[2] = rs;
-    rg->threads = (uint32_t)(c * rs);
-    rg->sram_bytes = 4 * c * rs;
-    rg->splits = (uint32_t)p;
-    return true;
-}
-
-/* Column-mode block shape (docs/cost-model.md "Schedules"): tile[1] = C
- * kept elements along the contiguous axis, tile[2] = R slices of the
- * reduced axis; threads = C x R. Rule [reduction.column_split]: with one
- * stage and concrete sizes, C is the largest of 128, 64, ... (not below
- * one 32-byte sector of the widest input) that still gives 2 blocks per
- * SM, R = 512 / C halved until every slice has SPLIT_MIN_PER elements;
- * the R partials of a column meet in shared memory (4 C R bytes). Else
- * [reduction.column] C = 128, R = 1: one thread per kept element. */
-static void plan_columns(ir_region *rg, const redinfo *ri, int sms, int64_t budget) {
-    rg->tile[1] = COL_THREADS, rg->tile[2] = 1;
-    rg->threads = COL_THREADS;
-    rg->splits = 0;
-    if (ri->stages != 1 || ri->rext <= 0 || ri->nrows <= 0 || sms <= 0) return;
-    int64_t cmin = 32 / ri->elem < 8 ? 8 : 32 / ri->elem, c = COL_THREADS;
-    while (c > cmin && cdiv(ri->nrows, c) < 2LL * sms) c /= 2;
-    if (cdiv(ri->nrows, c) < 2LL * sms && !ri->dom_writes &&
-        plan_column_blocks(rg, ri, sms, budget))
-        return;
-    int64_t rs = SPLIT_THREADS / c;
-    while (rs > 1 && ri->rext < SPLIT_MIN_PER * rs) rs /= 2;
-    if (rs < 2 || 4 * c * rs > budget) return;
-    rg->tile[1] = c, rg->tile[2] = rs;
-    rg->threads = (uint32_t)(c * rs);
-    rg->sram_bytes = 4 * c * rs;
 }
 
 int64_t pass_row_vec(int64_t len, int elem) {
@@ -304,157 +252,51 @@ static int64_t cluster_rows(const redinfo *ri, const pass_gpu *gpu, int64_t *thr
     return pass_row_hold(len, v, c * *threads) <= PASS_ROW_HOLD ? c : 0;
 }
 
-/* Row-mode block (the innermost axis reduced), after the strategy is known; fills threads,
- * tile[1] (lanes per row) and rows (rows per block). Rules, first that applies:
- * [reduction.subwarp_rows] a held row of at most 16 vector groups over more than one row:
- *   lanes = the groups rounded up to a power of two (< 32; one group per lane), 256 / lanes rows
- *   per 256-thread block;
- * [reduction.warp_rows] a held row of at most PASS_ROW_HOLD_WARP elements per lane of one warp
- *   (or a streamed row of at most WARP_ROW_MAX), more than one row: one warp per row, 8 per block;
- * [reduction.row] a held row that 256 threads hold at PASS_ROW_HOLD each: the fewest groups per
- *   thread that 256 threads allow, lanes = the groups over that rounded up to a warp;
- * [reduction.row_wide] a held row that needs more: PASS_ROW_HOLD elements per thread over up to
- *   PASS_ROW_THREADS_MAX threads (one block per row, the row in registers);
- * [reduction.cluster_rows] longer held rows (cluster_rows): tile[2] = C blocks per row;
- * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
- *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
- *   row split over C = min(cluster_max, ceil(8 SMs / rows)) blocks of 256 threads (a cluster),
- *   each streaming its slice, the partial statistics (the online max and rescaled sum, Welford)
- *   meeting through distributed shared memory;
- * [reduction.row_few] the same rows without clusters: 1024 threads per row;
- * [reduction.row] otherwise (streamed or staged rows): the smallest power of two in [32, 256]
- *   with at least 4 elements each (256 when the length is symbolic). */
-static void plan_rows(ir_region *rg, const redinfo *ri, const pass_gpu *gpu) {
-    rg->rows = 1;
-    rg->tile[2] = 0;
-    if (rg->threads == 32) { /* no scratch in the budget: one warp per row, shuffles only */
-        rg->tile[1] = 32;
-        return;
-    }
-    int64_t len = ri->rext, v = pass_row_vec(len, ri->velem), groups = len > 0 ? cdiv(len, v) : 0;
-    bool held = rg->strategy == IR_RED_ONCHIP && len > 0, many = ri->nrows > 1;
-    if (held && many && groups <= 16) {
-        int64_t l = 1;
-        while (l < groups) l *= 2;
-        rg->threads = SUBWARP_BLOCK, rg->tile[1] = l, rg->rows = SUBWARP_BLOCK / l;
-        if (l < 32) return;
-    }
-    if (many && len > 0 &&
-        (held ? pass_row_hold(len, v, 32) <= PASS_ROW_HOLD_WARP : len <= WARP_ROW_MAX)) {
-        rg->threads = 32 * WARP_ROWS, rg->tile[1] = 32, rg->rows = WARP_ROWS;
-        return;
-    }
-    if (held) {
-        int64_t gpt = cdiv(groups, ROW_THREADS);
-        if (gpt * v > PASS_ROW_HOLD) gpt = PASS_ROW_HOLD / v;
-        int64_t t = cdiv(cdiv(groups, gpt), 32) * 32;
-        if (t <= PASS_ROW_THREADS_MAX && pass_row_hold(len, v, t) <= PASS_ROW_HOLD) {
-            rg->threads = (uint32_t)t, rg->tile[1] = t;
-            return;
-        }
-        int64_t c = cluster_rows(ri, gpu, &t);
-        if (c > 1) {
-            rg->threads = (uint32_t)t, rg->tile[1] = t, rg->tile[2] = c;
-            return;
-        }
-    }
-    int64_t t = 32;
-    while (t < ROW_THREADS && len > 0 && t * 4 < len) t *= 2;
-    bool streamed = rg->strategy != IR_RED_ONCHIP || ri->held == 0;
-    if (streamed && len >= 4 * PASS_ROW_THREADS_MAX && ri->nrows > 0 && gpu->sms > 0 &&
-        ri->nrows <= 2LL * gpu->sms) {
-        int64_t c = cdiv(8LL * gpu->sms, ri->nrows);
-        if (c > gpu->cluster_max) c = gpu->cluster_max;
-        if (c >= 2) { /* [reduction.cluster_stream] */
-            rg->threads = ROW_THREADS, rg->tile[1] = ROW_THREADS, rg->tile[2] = c;
-            return;
-        }
-        t = PASS_ROW_THREADS_MAX; /* [reduction.row_few] */
-    }
-    rg->threads = (uint32_t)(len > 0 ? t : ROW_THREADS), rg->tile[1] = rg->threads;
-}
-
-/* True when region r of graph g reduces with the innermost axis kept (column mode). */
-static bool region_is_column(const ir_graph *g, const ir_region *rg) {
-    const ir_shape *dom = &g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].shape;
-    return dom->rank > 0 && !(rg->red_axes & (1u << (dom->rank - 1))) &&
-           (rg->red_axes & ((1u << dom->rank) - 1)) != ((1u << dom->rank) - 1);
-}
-
-const char *pass_schedule_name(const ir_graph *g, uint32_t r, bool held) {
-    const ir_region *rg = &g->regions[r];
-    switch ((ir_region_kind)rg->kind) {
-        case IR_RK_POINTWISE: return "pointwise.vector";
-        case IR_RK_MATMUL: return "matmul";
-        case IR_RK_ATTENTION: return "attention";
-        case IR_RK_COPY: return "copy";
-        case IR_RK_REDUCTION: break;
-        default: return "region";
-    }
-    if (region_is_column(g, rg))
-        return rg->splits > 1    ? "reduction.column_blocks"
-               : rg->tile[2] > 1 ? "reduction.column_split"
-                                 : "reduction.column";
-    if (rg->rows > 1 && rg->tile[1] > 0 && rg->tile[1] < 32) return "reduction.subwarp_rows";
-    if (rg->rows > 1) return "reduction.warp_rows";
-    if (rg->tile[2] > 1) return held ? "reduction.cluster_rows" : "reduction.cluster_stream";
-    if (rg->threads > ROW_THREADS) return held ? "reduction.row_wide" : "reduction.row_few";
-    return "reduction.row";
-}
-
-/* The strategy of a reduction (onchip when the held rows fit, else online: streaming
- * statistics, one re-read pass for the epilogue; else multipass) and its column block. */
-static void plan_reduction_strategy(ir_graph *g, uint32_t r, int64_t budget, const pass_gpu *gpu,
-                                    const redinfo *rip, char *why, size_t cap) {
-    ir_region *rg = &g->regions[r];
-    redinfo ri = *rip;
+/* The strategy of a reduction region rg with facts ri against budget: onchip when the held rows
+ * fit (rows = held rows per block, sram_bytes = their bytes + scratch), else online (streaming
+ * statistics, one re-read pass for the epilogue), else multipass; fills strategy, passes, rows,
+ * tile[0], red_extent, stages, sram_bytes, spilled_bytes, *row_bytes (one held row on chip, 0
+ * unless held) and why. The block shape is the schedule's (pass_schedule_plan). */
+static void red_strategy(const ir_graph *g, ir_region *rg, const redinfo *ri, int64_t budget,
+                         const pass_gpu *gpu, int64_t scratch, int64_t *row_bytes, char *why,
+                         size_t cap) {
     char n1[96];
-    int64_t scratch = (int64_t)RED_SCRATCH_PER * ri.nred;
-    rg->threads = RED_THREADS;
-    if (scratch > budget) { /* one warp per row: shuffles only */
-        rg->threads = 32;
-        scratch = 0;
-    }
-    rg->stages = (uint8_t)ri.stages;
-    rg->red_extent = ri.rext;
+    *row_bytes = 0;
+    rg->stages = (uint8_t)ri->stages;
+    rg->red_extent = ri->rext;
     rg->strategy = IR_RED_ONCHIP;
     rg->passes = 1;
     rg->rows = 1;
-    rg->tile[0] = ri.rext > 0 && ri.rext < RED_CHUNK ? ri.rext : RED_CHUNK;
-    rg->sram_bytes = scratch;
-    if (red_is_column(rg, &ri)) {
-        rg->sram_bytes = 0;
-        plan_columns(rg, &ri, gpu->sms, budget);
-    }
-    if (ri.held == 0) return; /* nothing read after a reduction: one streaming pass */
+    rg->tile[0] = ri->rext > 0 && ri->rext < RED_CHUNK ? ri->rext : RED_CHUNK;
+    bool column = red_is_column(rg, ri);
+    rg->sram_bytes = column ? 0 : scratch;
+    if (ri->held == 0) return; /* nothing read after a reduction: one streaming pass */
     int64_t ct = 0;
-    if (!red_is_column(rg, &ri) && cluster_rows(&ri, gpu, &ct) > 1 &&
+    if (!column && cluster_rows(ri, gpu, &ct) > 1 &&
         scratch + 4 * CLUSTER_SLOTS <= budget) { /* [reduction.cluster_rows]: held in registers */
-        rg->tile[0] = ri.rext;
+        rg->tile[0] = ri->rext;
         rg->sram_bytes = scratch + 4 * CLUSTER_SLOTS;
         return;
     }
-    if (ri.rext > 0) {
-        int64_t rpb = ri.rext >= RED_CHUNK ? 1 : RED_CHUNK / ri.rext;
+    if (ri->rext > 0) {
+        int64_t rpb = ri->rext >= RED_CHUNK ? 1 : RED_CHUNK / ri->rext;
         if (rpb > 8) rpb = 8;
         int64_t row = INT64_MAX, one = INT64_MAX,
                 need = INT64_MAX; /* INT64_MAX: overflows, never fits */
-        if (!ir_mul_ok(ri.rext, 4LL * ri.held, &row) || !ir_add_ok(row, scratch, &one))
+        if (!ir_mul_ok(ri->rext, 4LL * ri->held, &row) || !ir_add_ok(row, scratch, &one))
             row = one = INT64_MAX;
         while (rpb > 1 && (!ir_mul_ok(row, rpb, &need) || need > budget - scratch)) rpb /= 2;
         bool fits = ir_mul_ok(row, rpb, &need) && need <= budget - scratch;
         int64_t per_sm = fits ? gpu->smem_per_sm / (need + scratch) : 0;
-        if (fits && !(ri.online && ri.rext > REG_HOLD_MAX && per_sm == 1)) {
+        if (fits && !(ri->online && ri->rext > REG_HOLD_MAX && per_sm == 1)) {
             rg->rows = rpb;
-            rg->tile[0] = ri.rext;
+            rg->tile[0] = ri->rext;
             rg->sram_bytes = need + scratch;
-            if (rg->tile[2] > 1 &&
-                rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
-                rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
+            *row_bytes = row;
             return;
         }
-        rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
-        rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
+        rg->strategy = ri->online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
+        rg->passes = (uint8_t)((ri->online ? 1 : ri->stages) + (ri->epi ? 1 : 0));
         if (fits)
             snprintf(why, cap,
                      "[reduction.occupancy] the row of %s fits on chip in %lld B, but then only "
@@ -463,44 +305,91 @@ static void plan_reduction_strategy(ir_graph *g, uint32_t r, int64_t budget, con
                      "passes over HBM "
                      "instead (streaming keeps the SM full)",
                      nm(g, rg->anchor, n1, sizeof n1), (long long)(need + scratch),
-                     (long long)per_sm, rg->threads, (long long)gpu->smem_per_sm, rg->passes);
+                     (long long)per_sm, scratch ? RED_THREADS : 32, (long long)gpu->smem_per_sm,
+                     rg->passes);
         else
             snprintf(why, cap,
                      "[reduction.budget] the row of %s needs %s%lld B on chip (%lld elements x 4 B "
                      "x %d held + %lld B "
                      "scratch) > budget %lld B: planned %s in %u passes over HBM; %s%lld",
                      nm(g, rg->anchor, n1, sizeof n1), one == INT64_MAX ? "more than " : "",
-                     (long long)one, (long long)ri.rext, ri.held, (long long)scratch,
-                     (long long)budget, ri.online ? "online" : "multipass", rg->passes,
+                     (long long)one, (long long)ri->rext, ri->held, (long long)scratch,
+                     (long long)budget, ri->online ? "online" : "multipass", rg->passes,
                      one == INT64_MAX ? "no budget fits: more than "
                                       : "fits with --sram-budget >= ",
                      (long long)one);
     } else {
-        rg->strategy = ri.online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
-        rg->passes = (uint8_t)((ri.online ? 1 : ri.stages) + (ri.epi ? 1 : 0));
+        rg->strategy = ri->online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
+        rg->passes = (uint8_t)((ri->online ? 1 : ri->stages) + (ri->epi ? 1 : 0));
         snprintf(why, cap,
                  "[reduction.symbolic] the row of %s has an unbound extent, so holding it on chip "
                  "cannot be proven to fit: "
                  "planned %s in %u passes over HBM; fits on chip when the extent is bound with -D "
                  "and small enough",
-                 nm(g, rg->anchor, n1, sizeof n1), ri.online ? "online" : "multipass", rg->passes);
+                 nm(g, rg->anchor, n1, sizeof n1), ri->online ? "online" : "multipass", rg->passes);
     }
-    if (rg->tile[2] > 1 &&
-        rg->sram_bytes < 4 * rg->tile[1] * rg->tile[2]) /* the column split's slice words */
-        rg->sram_bytes = 4 * rg->tile[1] * rg->tile[2];
-    ir_poly sp = ri.rowbytes;
+    ir_poly sp = ri->rowbytes;
     ir_poly_scale(&sp, rg->passes - 1);
     double v;
     rg->spilled_bytes = ir_poly_is_const(&sp, &v) && v < 9e18 ? (int64_t)v : -1;
 }
 
-/* Reduction plan: the strategy, then the block (column or row rules). */
+/* The block scratch of a reduction region: one f32 partial per warp of a 256-thread block per
+ * reduction; 0 (one warp per row, shuffles only) when that exceeds the budget. */
+static int64_t red_scratch(const redinfo *ri, int64_t budget) {
+    int64_t scratch = (int64_t)RED_SCRATCH_PER * ri->nred;
+    return scratch > budget ? 0 : scratch;
+}
+
+/* The schedule facts of a reduction region planned as rg (strategy already set). */
+static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gpu, int64_t budget,
+                      int64_t scratch, int64_t row_bytes, pass_sched_facts *f) {
+    memset(f, 0, sizeof *f);
+    f->kind = IR_RK_REDUCTION;
+    f->strategy = rg->strategy;
+    f->column = red_is_column(rg, ri);
+    f->rows = ri->nrows, f->rext = ri->rext;
+    f->n = ri->nrows < 0 || ri->rext < 0 ? -1 : ri->nrows * ri->rext;
+    f->concrete = ri->nrows > 0 && ri->rext > 0;
+    f->stages = ri->stages, f->nred = ri->nred, f->held = ri->held;
+    f->elem = ri->elem;
+    f->velem = ri->velem;
+    f->dom_writes = ri->dom_writes;
+    f->nbig = ri->nrowreads > 0 ? ri->nrowreads : 1;
+    if (ri->nrowreads == 0) f->elem = 4;
+    f->scratch = scratch;
+    f->row_bytes = row_bytes;
+    f->rpb = rg->rows;
+    f->sram_base = rg->sram_bytes;
+    int64_t ct = 0, cc = !f->column && rg->strategy == IR_RED_ONCHIP && ri->held > 0 && !row_bytes
+                             ? cluster_rows(ri, gpu, &ct)
+                             : 0;
+    if (cc > 1 && rg->sram_bytes == scratch + 4 * CLUSTER_SLOTS) /* the strategy's cluster path */
+        f->cluster_blocks = cc, f->cluster_threads = ct;
+    f->budget = budget;
+    f->gpu = gpu;
+}
+
+/* Reduction plan: the strategy (red_strategy), then the schedule: `want` when valid (*took),
+ * else the rule's (pass_schedule_rule). */
 static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
-                           const pass_gpu *gpu, char *why, size_t cap) {
+                           const pass_gpu *gpu, const ir_schedule *want, bool *took, char *why,
+                           size_t cap) {
+    ir_region *rg = &g->regions[r];
     redinfo ri;
     red_analyse(g, ix, r, &ri);
-    plan_reduction_strategy(g, r, budget, gpu, &ri, why, cap);
-    if (!red_is_column(&g->regions[r], &ri)) plan_rows(&g->regions[r], &ri, gpu);
+    int64_t scratch = red_scratch(&ri, budget), row_bytes;
+    red_strategy(g, rg, &ri, budget, gpu, scratch, &row_bytes, why, cap);
+    pass_sched_facts f;
+    red_facts(rg, &ri, gpu, budget, scratch, row_bytes, &f);
+    ir_schedule s;
+    if (want && pass_schedule_valid(&f, want)) {
+        s = *want;
+        *took = true;
+    } else {
+        pass_schedule_rule(&f, &s);
+    }
+    pass_schedule_plan(rg, &f, &s);
 }
 
 /* ---- matrix products ------------------------------------------------------ */
@@ -610,9 +499,66 @@ static void plan_copy(ir_graph *g, uint32_t r, int64_t budget) {
     }
 }
 
-void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
-                      const pass_gpu *gpu, char *why, size_t cap) {
+/* Element count of shape s; -1 when a dim is symbolic. */
+static int64_t numel_of(const ir_shape *s) {
+    int64_t n = 1;
+    for (int i = 0; i < s->rank; i++)
+        if (IR_DIM_IS_SYM(s->dim[i]) || !ir_mul_ok(n, s->dim[i], &n)) return -1;
+    return n;
+}
+
+/* The schedule facts of pointwise region r: its elements, and the reads of that many elements
+ * (their count and widest dtype). */
+static void pw_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                     int64_t budget, pass_sched_facts *f) {
+    memset(f, 0, sizeof *f);
+    f->kind = IR_RK_POINTWISE;
+    f->n = numel_of(&g->nodes[g->regions[r].anchor].shape);
+    f->concrete = f->n >= 0;
+    f->elem = 1;
+    f->budget = budget;
+    f->gpu = gpu;
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    for (uint32_t i = 0; i < io.nreads && f->n >= 0; i++) {
+        const ir_node *v = &g->nodes[io.reads[i]];
+        if (numel_of(&v->shape) != f->n) continue;
+        f->nbig++;
+        if (ir_dtype_size((ir_dtype)v->dtype) > f->elem)
+            f->elem = ir_dtype_size((ir_dtype)v->dtype);
+    }
+    pass_io_free(&io);
+    if (f->n > 0) f->instr = pass_model_instr(g, ix, r, f->elem);
+}
+
+void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                         int64_t budget, pass_sched_facts *f) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind == IR_RK_POINTWISE) {
+        pw_facts(g, ix, r, gpu, budget, f);
+        return;
+    }
+    if (rg->kind != IR_RK_REDUCTION) {
+        memset(f, 0, sizeof *f);
+        f->kind = rg->kind;
+        f->gpu = gpu;
+        f->budget = budget;
+        return;
+    }
+    redinfo ri;
+    red_analyse(g, ix, r, &ri);
+    ir_region copy = *rg; /* the strategy again, on a copy: rows and bytes before the schedule */
+    char why[512];
+    int64_t scratch = red_scratch(&ri, budget), row_bytes;
+    red_strategy(g, &copy, &ri, budget, gpu, scratch, &row_bytes, why, sizeof why);
+    red_facts(&copy, &ri, gpu, budget, scratch, row_bytes, f);
+    f->strategy = rg->strategy; /* the plan's, whatever budget the caller names */
+}
+
+bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu, const ir_schedule *want, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
+    bool took = want == NULL;
     why[0] = 0;
     rg->sram_bytes = rg->spilled_bytes = 0;
     rg->tile[0] = rg->tile[1] = rg->tile[2] = 0;
@@ -620,20 +566,46 @@ void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t bud
     rg->stages = 0;
     rg->rows = 1;
     rg->red_extent = 0;
+    rg->splits = 0;
+    memset(&rg->sched, 0, sizeof rg->sched);
     switch ((ir_region_kind)rg->kind) {
-        case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, why, cap); break;
+        case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, want, &took, why, cap); break;
         case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
         case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
         case IR_RK_COPY: plan_copy(g, r, budget); break;
-        default:
-            rg->threads = 256;
-            rg->tile[0] = 1024; /* 4 elements per thread */
+        default: {
+            pass_sched_facts f;
+            ir_schedule s;
+            pw_facts(g, ix, r, gpu, budget, &f);
+            if (want && pass_schedule_valid(&f, want)) {
+                s = *want;
+                took = true;
+            } else {
+                pass_schedule_rule(&f, &s);
+            }
+            pass_schedule_plan(rg, &f, &s);
             break;
+        }
+    }
+    if (!took) {
+        char b[128];
+        size_t n = strlen(why);
+        pass_schedule_str(want, b, sizeof b);
+        snprintf(why + n, cap - n,
+                 "%s[schedule.invalid] %s is not in this kernel's schedule space at these sizes: "
+                 "the rule's choice is kept",
+                 n ? "; " : "", b);
     }
     pass_io io;
     pass_region_io(g, ix, r, &io);
     rg->nout = (uint16_t)io.nwrites;
     pass_io_free(&io);
+    return took;
+}
+
+void pass_plan_region(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                      const pass_gpu *gpu, char *why, size_t cap) {
+    pass_plan_region_with(g, ix, r, budget, gpu, NULL, why, cap);
 }
 
 /* ---- the simulation ---------------------------------------------------- */

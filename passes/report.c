@@ -48,6 +48,9 @@ static bool unfused_totals(const ir_graph *g, pass_ctx *c, pass_rep *r) {
 void pass_rep_free(pass_rep *r) {
     free(r->cost);
     free(r->sched);
+    free(r->cand);
+    free(r->ncand);
+    free(r->tuned);
     pass_index_free(&r->ix);
     if (r->un_g) {
         pass_index_free(&r->un_ix);
@@ -68,6 +71,9 @@ bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     }
     r->cost = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->cost);
     r->sched = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->sched);
+    r->cand = ir_xcalloc((size_t)(g->nregions ? g->nregions : 1) * PASS_REP_CANDS, sizeof *r->cand);
+    r->ncand = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->ncand);
+    r->tuned = ir_xcalloc(g->nregions ? g->nregions : 1, sizeof *r->tuned);
     ir_poly_const(&r->flops, 0);
     ir_poly_const(&r->bytes, 0);
     r->concrete = true;
@@ -75,6 +81,22 @@ bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r) {
         pass_cost *pc = &r->cost[k];
         pass_region_cost_ix(g, &r->ix, k, r->gpu, pc);
         pass_sched_region(g, &r->ix, k, r->gpu, &r->sched[k]);
+        pass_candidate *cd = &r->cand[k * PASS_REP_CANDS];
+        r->ncand[k] =
+            pass_schedule_candidates(g, &r->ix, k, r->gpu, r->budget, cd, PASS_REP_MODEL_CANDS);
+        if (g->regions[k].sched.source == IR_SCHED_MEASURED && c->tune) {
+            char key[24];
+            bool stale;
+            pass_region_key(g, &r->ix, k, key);
+            r->tuned[k] = pass_tune_find(c->tune, key, r->gpu->name, &stale);
+        }
+        for (unsigned i = 0; r->tuned[k] && i < r->tuned[k]->ncand; i++) {
+            const pass_tune_cand *tc = &r->tuned[k]->cand[i];
+            bool have = false;
+            for (unsigned j = 0; j < r->ncand[k]; j++) have |= pass_schedule_eq(&cd[j].s, &tc->s);
+            if (!have && r->ncand[k] < PASS_REP_CANDS)
+                cd[r->ncand[k]++] = (pass_candidate){tc->s, tc->predicted_us};
+        }
         ir_poly_add(&r->flops, &pc->flops);
         ir_poly_add(&r->bytes, &pc->bytes_read);
         ir_poly_add(&r->bytes, &pc->bytes_written);
@@ -89,6 +111,35 @@ bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r) {
         return false;
     }
     return true;
+}
+
+double pass_rep_measured(const pass_rep *r, uint32_t k, const ir_schedule *s) {
+    const pass_tune_entry *e = r->tuned[k];
+    for (unsigned i = 0; e && i < e->ncand; i++)
+        if (pass_schedule_eq(&e->cand[i].s, s)) return e->cand[i].measured_us;
+    return -1;
+}
+
+/* The text report's schedule line of region k: the schedule, why, the runners-up. */
+static void text_schedule(const pass_rep *r, uint32_t k, FILE *out) {
+    const ir_region *rg = &r->g->regions[k];
+    char b[160];
+    if (rg->sched.id == PASS_SCH_NONE) return;
+    pass_schedule_str(&rg->sched, b, sizeof b);
+    double mine = pass_rep_measured(r, k, &rg->sched);
+    fprintf(out, "  schedule: %s from the %s", b, r->tuned[k] ? "measurement" : "model");
+    if (mine >= 0) fprintf(out, " (measured %.3f us)", mine);
+    unsigned shown = 0;
+    for (unsigned i = 0; i < r->ncand[k]; i++) {
+        const pass_candidate *c = &r->cand[k * PASS_REP_CANDS + i];
+        if (pass_schedule_eq(&c->s, &rg->sched)) continue;
+        pass_schedule_str(&c->s, b, sizeof b);
+        fprintf(out, "%s%s %.3f us", shown++ ? ", " : "; runners-up (predicted): ", b,
+                c->predicted_us);
+        double m = pass_rep_measured(r, k, &c->s);
+        if (m >= 0) fprintf(out, " (measured %.3f us)", m);
+    }
+    fputc('\n', out);
 }
 
 /* "%id name" -> the report's op name: the value's name, or %id. */
@@ -154,6 +205,7 @@ static void text_region(const pass_rep *r, uint32_t k, FILE *out) {
         pass_model md;
         pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
         pass_model_text(&md, r->gpu, out);
+        text_schedule(r, k, out);
     } else
         fprintf(out,
                 "  intensity (flops)/(bytes) symbolic  ridge %.3f FLOP/B (%s)  bound and time: "
@@ -179,14 +231,14 @@ static void text_region(const pass_rep *r, uint32_t k, FILE *out) {
                 op_label(g, rg->anchor, b1, sizeof b1));
     const pass_sched *s = &r->sched[k];
     if (s->concrete)
-        fprintf(
-            out,
-            "  schedule: grid %lld programs, %lld resident per wave, %lld tile loads per program, "
-            "%lld hits, %lld misses\n",
-            (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program,
-            (long long)s->hits, (long long)s->misses);
+        fprintf(out,
+                "  simulation: grid %lld programs, %lld resident per wave, %lld tile loads per "
+                "program, "
+                "%lld hits, %lld misses\n",
+                (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program,
+                (long long)s->hits, (long long)s->misses);
     else
-        fputs("  schedule: not simulated (symbolic or too large a grid)\n", out);
+        fputs("  simulation: not simulated (symbolic or too large a grid)\n", out);
 }
 
 /* One row per kernel of a plan: the roofline table. `ops` lists the values
@@ -323,6 +375,57 @@ static void json_poly(FILE *out, const ir_poly *p) {
         fputs("null", out);
 }
 
+/* {"name": ..., "parameters": {...}} of schedule sc, then `, ` when more follows. */
+static void json_sched_head(FILE *out, const ir_schedule *sc) {
+    fprintf(out, "{\"name\": \"%s\", \"parameters\": {", pass_schedule_name(sc->id));
+    char nm[32];
+    for (unsigned i = 0; pass_schedule_param(sc->id, i, nm, sizeof nm); i++)
+        fprintf(out, "%s\"%s\": %d", i ? ", " : "", nm, (int)sc->p[i]);
+    fputs("}", out);
+}
+
+static void json_time(FILE *out, double us) {
+    if (us >= 0)
+        json_num(out, us);
+    else
+        fputs("null", out);
+}
+
+/* The kernel's "schedule" object: name, parameters, source (model or measurement), its
+ * predicted and measured times and the runners-up with theirs; null without a schedule. */
+static void json_schedule(const pass_rep *r, uint32_t k, FILE *out) {
+    const ir_region *rg = &r->g->regions[k];
+    fputs("      \"schedule\": ", out);
+    if (rg->sched.id == PASS_SCH_NONE) {
+        fputs("null,\n", out);
+        return;
+    }
+    json_sched_head(out, &rg->sched);
+    fprintf(out, ", \"source\": \"%s\", \"predicted_us\": ", r->tuned[k] ? "measurement" : "model");
+    double pred = -1;
+    for (unsigned i = 0; i < r->ncand[k]; i++)
+        if (pass_schedule_eq(&r->cand[k * PASS_REP_CANDS + i].s, &rg->sched))
+            pred = r->cand[k * PASS_REP_CANDS + i].predicted_us;
+    if (pred < 0 && r->cost[k].concrete) pred = r->cost[k].predicted_us;
+    json_time(out, pred);
+    fputs(", \"measured_us\": ", out);
+    json_time(out, pass_rep_measured(r, k, &rg->sched));
+    fputs(", \"runners_up\": [", out);
+    unsigned shown = 0;
+    for (unsigned i = 0; i < r->ncand[k]; i++) {
+        const pass_candidate *c = &r->cand[k * PASS_REP_CANDS + i];
+        if (pass_schedule_eq(&c->s, &rg->sched)) continue;
+        fputs(shown++ ? ", " : "", out);
+        json_sched_head(out, &c->s);
+        fputs(", \"predicted_us\": ", out);
+        json_time(out, c->predicted_us);
+        fputs(", \"measured_us\": ", out);
+        json_time(out, pass_rep_measured(r, k, &c->s));
+        fputs("}", out);
+    }
+    fputs("]},\n", out);
+}
+
 static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
     const ir_graph *g = r->g;
     const ir_region *rg = &g->regions[k];
@@ -375,7 +478,8 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
             rg->threads, (long long)rg->tile[0], (long long)rg->tile[1], (long long)rg->tile[2]);
     pass_model md;
     pass_model_region(g, &r->ix, k, r->gpu, pc, &md);
-    fprintf(out, "      \"model\": {\"schedule\": \"%s\", \"why\": \"model\"", md.schedule);
+    fprintf(out, "      \"model\": {\"schedule\": \"%s\", \"why\": \"%s\"", md.schedule,
+            r->tuned[k] ? "measurement" : "model");
     if (md.concrete && md.threads) {
         fprintf(out, ", \"grid\": %lld, \"threads\": %u, \"blocks_per_sm\": %lld, \"occupancy\": ",
                 (long long)md.grid, md.threads, (long long)md.per_sm);
@@ -404,16 +508,16 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
     else
         fputs("null", out);
     fputs("},\n", out);
+    json_schedule(r, k, out);
     const pass_sched *s = &r->sched[k];
     if (s->concrete)
         fprintf(out,
-                "      \"schedule\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": %lld, "
-                "\"hits\": %lld, "
-                "\"misses\": %lld} }",
+                "      \"simulation\": {\"grid\": %lld, \"wave\": %lld, \"tiles_per_program\": "
+                "%lld, \"hits\": %lld, \"misses\": %lld} }",
                 (long long)s->grid, (long long)s->wave, (long long)s->tiles_per_program,
                 (long long)s->hits, (long long)s->misses);
     else
-        fputs("      \"schedule\": null }", out);
+        fputs("      \"simulation\": null }", out);
 }
 
 bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {

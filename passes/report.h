@@ -6,6 +6,9 @@
 
 #include "passes/passes.h"
 
+enum { PASS_REP_MODEL_CANDS = 4, PASS_REP_CANDS = PASS_REP_MODEL_CANDS + 8 };
+/* the reports list the model's best PASS_REP_MODEL_CANDS schedules and every one measured */
+
 typedef struct pass_rep {
     const ir_graph *g;
     pass_index ix;
@@ -13,7 +16,11 @@ typedef struct pass_rep {
     int64_t budget;
     pass_cost *cost;      /* per region of g */
     pass_sched *sched;    /* per region of g */
-    ir_poly flops, bytes; /* totals of the plan; bytes = read + written + spilled */
+    pass_candidate *cand; /* per region of g (PASS_REP_CANDS each): the model's best schedules,
+                             then those the tuning measurement timed that they do not include */
+    unsigned *ncand;
+    const pass_tune_entry **tuned; /* per region: the measurement its schedule follows, or NULL */
+    ir_poly flops, bytes;          /* totals of the plan; bytes = read + written + spilled */
     bool concrete;
     double f, b, us;
     uint32_t un_kernels;
@@ -29,5 +36,11 @@ typedef struct pass_rep {
  * plan); false with an error reported in c->diag. pass_rep_free releases. */
 bool pass_rep_build(const ir_graph *g, pass_ctx *c, pass_rep *r);
 void pass_rep_free(pass_rep *r);
+/* The tuning measurement of candidate s of region k, -1 when none. */
+double pass_rep_measured(const pass_rep *r, uint32_t k, const ir_schedule *s);
+
+/* The per-schedule part of the model (passes/schedule.c's table): the schedule's name, grid,
+ * threads and bytes in flight per thread into m; false when it has none at these sizes. */
+bool pass_schedule_model_block(const pass_sched_facts *f, const ir_region *rg, pass_model *m);
 
 #endif

@@ -285,12 +285,13 @@ bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap)
         json_put_str(f, cal->gpu);
         fprintf(f, ", \"slug\": ");
         json_put_str(f, cal->slug);
-        fprintf(f,
-                ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, "
-                "\"launch_us\": %.3f, "
-                "\"driver\": %d}\n",
-                cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us,
-                cal->driver);
+        fprintf(
+            f,
+            ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, "
+            "\"launch_us\": %.3f, "
+            "\"driver\": %d, \"mem_latency_us\": %.4f, \"tc_TFLOPs\": %.1f, \"sfu_Gops\": %.1f}\n",
+            cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us,
+            cal->driver, cal->mem_latency_us, cal->tc_TFLOPs, cal->sfu_Gops);
         ok = rt_outset_commit(set, err, cap);
     }
     rt_outset_free(set);
@@ -357,6 +358,9 @@ bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap) {
     if (json_num(text, e, "sms", &v)) cal->sms = (int)v;
     if (json_num(text, e, "l2_bytes", &v)) cal->l2_bytes = (int64_t)v;
     if (json_num(text, e, "driver", &v)) cal->driver = (int)v;
+    if (json_num(text, e, "mem_latency_us", &v) && v > 0 && v < 1e3) cal->mem_latency_us = v;
+    if (json_num(text, e, "tc_TFLOPs", &v) && v > 0 && v < 1e5) cal->tc_TFLOPs = v;
+    if (json_num(text, e, "sfu_Gops", &v) && v > 0 && v < 1e7) cal->sfu_Gops = v;
     return true;
 }
 

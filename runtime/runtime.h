@@ -481,6 +481,9 @@ typedef struct rt_calib {
     int64_t l2_bytes;
     double copy_GBps; /* bytes read + written per second by cuMemcpyDtoD */
     double launch_us; /* per launch, empty kernels launched back to back */
+    /* The cost model's other constants, from tx's own kernels (driver/bench.c; 0: not measured):
+     * Little's law latency of a streamed row, the bf16 GEMM rate, the special-function rate. */
+    double mem_latency_us, tc_TFLOPs, sfu_Gops;
 } rt_calib;
 /* "NVIDIA H200" -> "h200", "NVIDIA GeForce RTX 4090" -> "rtx4090",
  * "NVIDIA A100-SXM4-80GB" -> "a100"; "gpu" when nothing is left. */

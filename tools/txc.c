@@ -1,4 +1,4 @@
-/* txc.c - the command line (spec section 2): compile, run, bench.
+/* txc.c - the command line (spec section 2): compile, run, bench, tune.
  * All state lives in one txc_opts and the objects it creates; main owns
  * them. Exit 0 on success, 1 on any user error (with a clear message). */
 #include <errno.h>
@@ -16,7 +16,7 @@
 #define TXC_MAX_DEFS   64
 #define TXC_MAX_INPUTS 256
 
-typedef enum { CMD_COMPILE, CMD_RUN, CMD_BENCH } txc_cmd;
+typedef enum { CMD_COMPILE, CMD_RUN, CMD_BENCH, CMD_TUNE } txc_cmd;
 typedef enum { EMIT_PTX, EMIT_LLVM, EMIT_IR, EMIT_REPORT, EMIT_JSON, EMIT_DOT, EMIT_SVG } txc_emit;
 static const char *const emit_names[] = {"ptx", "llvm", "ir", "report", "json", "dot", "svg"};
 static const char *const emit_ext[] = {".ptx",  ".ll",  ".ir", ".report.txt",
@@ -29,6 +29,8 @@ typedef struct txc_input {
 typedef struct txc_opts {
     txc_cmd cmd;
     const char *file, *out, *entry, *dump_stage, *gpu, *device, *outdir, *target_name, *calib, *svg;
+    const char *tune_cache; /* --tune-cache=PATH (NULL: the default) */
+    bool no_tune_cache;
     txc_emit emit;
     int target;
     bool no_fuse, explain, json, compare_unfused, calibrate, have_seed, have_iters, have_emit;
@@ -46,6 +48,8 @@ static void usage(FILE *f) {
         "usage: txc FILE.tx [options]            compile (default --emit=ptx)\n"
         "       txc run FILE.tx [options]        compile and run on inputs, write outputs\n"
         "       txc bench FILE.tx [options]      compile, run, verify against the reference, time\n"
+        "       txc tune FILE.tx [options]       time candidate schedules on the GPU, keep the "
+        "fastest\n"
         "options:\n"
         "  -o PATH                 output file ('-' for stdout; default FILE's base name + "
         "extension)\n"
@@ -72,6 +76,11 @@ static void usage(FILE *f) {
         "  --svg PATH              bench: draw the measured roofline and timeline beside the "
         "predicted ones\n"
         "  --json                  machine-readable output\n"
+        "tuning (every command):\n"
+        "  --tune-cache=PATH       the tuning cache (default $TX_CACHE_DIR/tune.json, "
+        "TX_CACHE_DIR\n"
+        "                          defaulting to ~/.cache/tx): tune writes it, compiles follow it\n"
+        "  --no-tune-cache         compile from the cost model alone (ignore the cache)\n"
         "  --help, --version\n",
         f);
 }
@@ -146,7 +155,7 @@ static void print_gpus(FILE *f) {
 
 /* Refuses options that the subcommand would ignore; -1 to continue, else 1. */
 static int check_args(const txc_opts *o) {
-    static const char *const cmd_names[] = {"compile", "run", "bench"};
+    static const char *const cmd_names[] = {"compile", "run", "bench", "tune"};
     const char *cmd = cmd_names[o->cmd];
     if (o->cmd == CMD_COMPILE) {
         const char *run_only = o->ninputs           ? "--input"
@@ -164,6 +173,24 @@ static int check_args(const txc_opts *o) {
         return -1;
     }
     if (o->have_emit) return cli_error("--emit is an option of compiling, not of `txc %s`", cmd);
+    if (o->cmd == CMD_TUNE) {
+        const char *no = o->no_tune_cache     ? "--no-tune-cache"
+                         : o->out             ? "-o"
+                         : o->outdir          ? "--output-dir"
+                         : o->compare_unfused ? "--compare-unfused"
+                         : o->calibrate       ? "--calibrate"
+                         : o->svg             ? "--svg"
+                         : o->json            ? "--json"
+                                              : NULL;
+        if (no)
+            return cli_error("%s is not an option of `txc tune` (it writes the tuning cache, "
+                             "--tune-cache=PATH names it)",
+                             no);
+        if (o->device && strcmp(o->device, "gpu"))
+            return cli_error("txc tune times kernels on the GPU; --device=%s is not possible",
+                             o->device);
+        return -1;
+    }
     if (o->cmd == CMD_RUN) {
         const char *bench_only = o->have_iters        ? "--iters"
                                  : o->compare_unfused ? "--compare-unfused"
@@ -209,6 +236,8 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
         o->cmd = CMD_RUN, i = 2;
     else if (!strcmp(argv[1], "bench"))
         o->cmd = CMD_BENCH, i = 2;
+    else if (!strcmp(argv[1], "tune"))
+        o->cmd = CMD_TUNE, i = 2;
     bool end_of_options = false;
     for (; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -320,6 +349,12 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
         } else if (is_opt(a, "--calib")) {
             if (!(v = opt_value(argc, argv, &i, "--calib"))) return cli_error("%s needs a file", a);
             o->calib = v;
+        } else if (is_opt(a, "--tune-cache")) {
+            if (!(v = opt_value(argc, argv, &i, "--tune-cache")) || !v[0])
+                return cli_error("%s needs a file", "--tune-cache");
+            o->tune_cache = v;
+        } else if (!strcmp(a, "--no-tune-cache")) {
+            o->no_tune_cache = true;
         } else if (!strcmp(a, "--json")) {
             o->json = true;
         } else if (!strcmp(a, "--compare-unfused")) {
@@ -331,6 +366,8 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
         }
     }
     if (!o->file) return cli_error("%s", "no input file (see --help)");
+    if (o->tune_cache && o->no_tune_cache)
+        return cli_error("%s", "--tune-cache and --no-tune-cache contradict each other");
     return check_args(o);
 }
 
@@ -614,7 +651,8 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
     const char *dev = o->device ? o->device : default_device();
     struct timespec t0, t1;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    drv_mem_opts mo = {.dev = !strcmp(dev, "ref")   ? DRV_REF
+    drv_mem_opts mo = {.dev = o->cmd == CMD_TUNE    ? DRV_GPU
+                              : !strcmp(dev, "ref") ? DRV_REF
                               : !strcmp(dev, "cpu") ? DRV_CPU
                                                     : DRV_GPU,
                        .bench = o->cmd == CMD_BENCH,
@@ -625,7 +663,12 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
         o->cmd == CMD_BENCH && mo.dev == DRV_GPU ? rt_cuda_new(cerr, sizeof cerr) : NULL;
     bool ok = load_inputs(o, raw, inputs, nparams, &mo, cuda, d);
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    if (ok && o->cmd == CMD_BENCH) {
+    if (ok && o->cmd == CMD_TUNE) {
+        drv_tune_opts to = {.cache_path = o->tune_cache,
+                            .target = run_target(o),
+                            .iters = o->have_iters ? o->iters : 0};
+        ok = drv_tune(g, raw, pc, inputs, &to, stdout, d);
+    } else if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters,
                              .iters_given = o->have_iters,
                              .json = o->json,
@@ -688,11 +731,32 @@ int main(int argc, char **argv) {
                    .gpu = gpu,
                    .sram_budget = o.sram_budget,
                    .no_fuse = o.no_fuse};
+    if (o.cmd == CMD_TUNE && !o.have_seed) { /* timing needs values, not particular ones */
+        o.have_seed = true;
+        o.seed = 0;
+    }
+    pass_tune *tune = NULL;
+    if (o.cmd != CMD_TUNE && !o.no_tune_cache) /* tune starts from the model's own choice */
+        pc.tune = tune = drv_tune_open(o.tune_cache, "txc", stderr);
+    char devname[128];
+    if (tune && (o.cmd == CMD_RUN || o.cmd == CMD_BENCH) &&
+        (!o.device || !strcmp(o.device, "gpu"))) {
+        char cerr[256]; /* running on a GPU: entries measured on another device or driver are stale
+                         */
+        rt_cuda *cu = rt_cuda_new(cerr, sizeof cerr);
+        if (cu) {
+            snprintf(devname, sizeof devname, "%s", rt_cuda_get_info(cu)->name);
+            tune->device = devname;
+            tune->driver = rt_cuda_get_info(cu)->driver_version;
+            rt_cuda_free(cu);
+        }
+    }
     ir_graph *raw = NULL;
     ir_graph *g = compile_graph(&o, src, len, &d, &pc, o.cmd == CMD_COMPILE ? NULL : &raw);
     if (g) rc = o.cmd == CMD_COMPILE ? cmd_compile(&o, g, &pc, &d) : cmd_run(&o, g, raw, &pc, &d);
     ir_graph_free(g);
     ir_graph_free(raw);
+    drv_tune_close(tune);
     free(src);
 done:
     if ((fflush(stdout) != 0 || ferror(stdout)) &&

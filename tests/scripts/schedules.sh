@@ -59,8 +59,9 @@ case_() {
   local d=() label="$f $*" got
   for kv in "$@"; do d+=(-D "$kv"); done
   n=$((n + 1))
-  got=$("$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -o '\[[a-z]*\.[a-z_]*\] chosen' | head -1)
-  got=${got%% chosen}
+  got=$("$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -o '\[[a-z]*\.[a-z_]*\] \(([^)]*) \)\?chosen' | head -1)
+  got=${got%%]*}
+  [ -n "$got" ] && got="$got]"
   if [ "$got" != "[$want]" ]; then
     echo "FAIL $label: rule ${got:-none}, expected [$want]"
     fail=1

@@ -1,0 +1,616 @@
+/* schedule.c - the schedule space of each kernel kind (docs/cost-model.md "Schedule space"):
+ * per schedule, the parameter sets it offers a region, the plan fields it fixes and the block the
+ * cost model charges for it; the planner's rule choice among them; and the ranking of a region's
+ * space by the model. One table row per PASS_SCHEDULES entry (passes/passes.h). */
+#include "passes/passes.h"
+#include "passes/report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { VEC_BYTES = 16, WARP_ROW_MAX = 512 };
+enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
+enum { BLOCKS_LINE = 128, BLOCKS_WAVE = 4, BLOCKS_MAX_ROUNDS = 2 }; /* [reduction.column_blocks] */
+enum { PW_THREADS = 256, PW_GROUPS = 2, PW_GRID_MAX = 1 << 20, RED_GRID_MAX = 1 << 20 };
+
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* ---- names ----------------------------------------------------------------------------- */
+
+static const struct {
+    const char *name;
+    ir_region_kind kind;
+    const char *params;
+} sch_names[PASS_SCH_COUNT] = {
+#define X(e, s, k, p) {s, k, p},
+    PASS_SCHEDULES(X)
+#undef X
+};
+
+const char *pass_schedule_name(unsigned id) {
+    return id < PASS_SCH_COUNT ? sch_names[id].name : "?";
+}
+
+int pass_schedule_find(const char *name) {
+    for (unsigned i = 0; i < PASS_SCH_COUNT; i++)
+        if (!strcmp(sch_names[i].name, name)) return (int)i;
+    return -1;
+}
+
+ir_region_kind pass_schedule_kind(unsigned id) {
+    return id < PASS_SCH_COUNT ? sch_names[id].kind : IR_RK_COPY;
+}
+
+/* Parameter i of a comma-separated list into buf; false past the last. */
+static bool param_at(const char *list, unsigned i, char *buf, size_t cap) {
+    const char *s = list;
+    for (unsigned k = 0; k < i && s; k++) {
+        s = strchr(s, ',');
+        if (s) s++;
+    }
+    if (!s || !*s) return false;
+    size_t n = strcspn(s, ",");
+    if (n >= cap) n = cap - 1;
+    memcpy(buf, s, n);
+    buf[n] = 0;
+    return true;
+}
+
+bool pass_schedule_param(unsigned id, unsigned i, char *buf, size_t cap) {
+    return id < PASS_SCH_COUNT && i < IR_SCHED_PARAMS &&
+           param_at(sch_names[id].params, i, buf, cap);
+}
+
+unsigned pass_schedule_nparams(unsigned id) {
+    char b[32];
+    unsigned n = 0;
+    while (id < PASS_SCH_COUNT && n < IR_SCHED_PARAMS &&
+           param_at(sch_names[id].params, n, b, sizeof b))
+        n++;
+    return n;
+}
+
+void pass_schedule_str(const ir_schedule *s, char *buf, size_t cap) {
+    size_t n = (size_t)snprintf(buf, cap, "%s", pass_schedule_name(s->id));
+    unsigned np = pass_schedule_nparams(s->id);
+    for (unsigned i = 0; i < np && n < cap; i++) {
+        char nm[32];
+        param_at(sch_names[s->id].params, i, nm, sizeof nm);
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s=%d", i ? ", " : "(", nm, (int)s->p[i]);
+    }
+    if (np && n < cap) snprintf(buf + n, cap - n, ")");
+}
+
+bool pass_schedule_eq(const ir_schedule *a, const ir_schedule *b) {
+    if (a->id != b->id) return false;
+    for (unsigned i = 0; i < IR_SCHED_PARAMS; i++)
+        if (a->p[i] != b->p[i]) return false;
+    return true;
+}
+
+/* ---- the rows ------------------------------------------------------------------------------ */
+
+/* One schedule: the parameter sets it offers region f (valid ones only, at most cap), the plan
+ * fields it fixes in rg, and the block the model charges (grid, threads, bytes a thread has in
+ * flight). */
+typedef struct sch_def {
+    unsigned (*space)(const pass_sched_facts *f, ir_schedule *out, unsigned cap);
+    void (*plan)(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s);
+    bool (*model)(const pass_sched_facts *f, const ir_region *rg, pass_model *m);
+} sch_def;
+
+static unsigned put(ir_schedule *out, unsigned n, unsigned cap, unsigned id, int32_t a, int32_t b) {
+    if (n >= cap) return n;
+    memset(&out[n], 0, sizeof out[n]);
+    out[n].id = (uint16_t)id;
+    out[n].p[0] = a, out[n].p[1] = b;
+    return n + 1;
+}
+
+static unsigned none_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    (void)f, (void)out, (void)cap;
+    return 0;
+}
+static void none_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    (void)f;
+    rg->sched = *s;
+}
+static bool none_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    (void)f, (void)rg, (void)m;
+    return false;
+}
+
+/* pointwise.vector(threads, groups): a grid-stride loop of 16-byte groups (of the widest dtype),
+ * `groups` per thread in a full grid of at most 2^20 blocks (codegen/pointwise.c). */
+static unsigned pw_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    static const int32_t th[] = {128, 256, 512}, gr[] = {1, 2, 4};
+    unsigned n = 0;
+    if (!f->concrete) return 0;
+    for (size_t i = 0; i < sizeof th / sizeof th[0]; i++)
+        for (size_t j = 0; j < sizeof gr / sizeof gr[0]; j++)
+            n = put(out, n, cap, PASS_SCH_POINTWISE_VECTOR, th[i], gr[j]);
+    return n;
+}
+static void pw_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    (void)f;
+    rg->threads = (uint32_t)s->p[0];
+    rg->tile[0] = 4 * (int64_t)s->p[0]; /* the simulation's tile: 4 elements per thread */
+    rg->sched = *s;
+}
+static bool pw_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (f->n < 0) return false;
+    int64_t w = VEC_BYTES / (f->elem > 0 ? f->elem : 1);
+    m->threads = (unsigned)rg->sched.p[0];
+    m->grid = cdiv(f->n, (int64_t)m->threads * w * rg->sched.p[1]);
+    if (m->grid > PW_GRID_MAX) m->grid = PW_GRID_MAX;
+    if (m->grid < 1) m->grid = 1;
+    m->thread_bytes = (double)VEC_BYTES * (f->nbig > 0 ? f->nbig : 1);
+    return true;
+}
+
+/* ---- row mode: one row over `lanes` threads, `rows` rows per block ----------------------- */
+
+enum { SUBWARP_BLOCK = 256, WARP_ROWS = 8, ROW_THREADS = 256 };
+
+/* The row's vector width, groups and whether it is held in registers when it fits (every
+ * onchip row: codegen loads a thread's elements at once). */
+typedef struct rowgeo {
+    int64_t len, v, groups;
+    bool onchip, many;
+} rowgeo;
+
+static rowgeo row_geo(const pass_sched_facts *f) {
+    rowgeo r;
+    r.len = f->rext;
+    r.v = pass_row_vec(r.len, f->velem > 0 ? f->velem : f->elem);
+    r.groups = r.len > 0 ? cdiv(r.len, r.v) : 0;
+    r.onchip = f->strategy == IR_RED_ONCHIP && r.len > 0;
+    r.many = f->rows > 1;
+    return r;
+}
+
+static bool row_kind(const pass_sched_facts *f) { return f->kind == IR_RK_REDUCTION && !f->column; }
+
+/* True when the row is streamed: nothing read after a reduction, or planned online/multipass. */
+static bool row_streamed(const pass_sched_facts *f) {
+    return f->strategy != IR_RED_ONCHIP || f->held == 0;
+}
+
+/* The row-mode rule (docs/cost-model.md "Schedules"), first that applies:
+ * no block scratch in the budget: [reduction.row] of one warp;
+ * [reduction.subwarp_rows] an onchip row of at most 16 vector groups over more than one row:
+ *   lanes = the groups rounded up to a power of two (< 32), 256 / lanes rows per block;
+ * [reduction.warp_rows] an onchip row of at most PASS_ROW_HOLD_WARP elements per lane of one
+ *   warp (or a streamed row of at most WARP_ROW_MAX), more than one row: 8 rows per block;
+ * [reduction.row] / [reduction.row_wide] an onchip row that threads hold at PASS_ROW_HOLD
+ *   each: the fewest groups per thread that 256 threads allow, the threads rounded up to a warp
+ *   (row_wide beyond 256, up to PASS_ROW_THREADS_MAX);
+ * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
+ *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
+ *   row split over C = min(cluster_max, ceil(8 SMs / rows)) blocks of 256 threads (a cluster),
+ *   each streaming its slice, the partial statistics meeting through distributed shared memory;
+ * [reduction.row_few] the same rows without clusters: 1024 threads per row;
+ * [reduction.row] otherwise: the smallest power of two in [32, 256] with at least 4 elements
+ *   each (256 when the length is symbolic). */
+static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
+    rowgeo g = row_geo(f);
+    s->id = PASS_SCH_REDUCTION_ROW;
+    if (f->scratch == 0) {
+        s->p[0] = 32;
+        return;
+    }
+    if (g.onchip && g.many && g.groups <= 16) {
+        int64_t l = 1;
+        while (l < g.groups) l *= 2;
+        if (l < 32) {
+            s->id = PASS_SCH_REDUCTION_SUBWARP_ROWS, s->p[0] = (int32_t)l;
+            return;
+        }
+    }
+    if (g.many && g.len > 0 &&
+        (g.onchip ? pass_row_hold(g.len, g.v, 32) <= PASS_ROW_HOLD_WARP : g.len <= WARP_ROW_MAX)) {
+        s->id = PASS_SCH_REDUCTION_WARP_ROWS, s->p[0] = WARP_ROWS;
+        return;
+    }
+    if (f->cluster_blocks > 1) { /* [reduction.cluster_rows]: the strategy's cluster */
+        s->id = PASS_SCH_REDUCTION_CLUSTER_ROWS;
+        s->p[0] = (int32_t)f->cluster_threads, s->p[1] = (int32_t)f->cluster_blocks;
+        return;
+    }
+    if (g.onchip) {
+        int64_t gpt = cdiv(g.groups, ROW_THREADS);
+        if (gpt * g.v > PASS_ROW_HOLD) gpt = PASS_ROW_HOLD / g.v;
+        int64_t t = cdiv(cdiv(g.groups, gpt), 32) * 32;
+        if (t <= PASS_ROW_THREADS_MAX && pass_row_hold(g.len, g.v, t) <= PASS_ROW_HOLD) {
+            s->id = t > ROW_THREADS ? PASS_SCH_REDUCTION_ROW_WIDE : PASS_SCH_REDUCTION_ROW;
+            s->p[0] = (int32_t)t;
+            return;
+        }
+    }
+    int64_t t = 32;
+    while (t < ROW_THREADS && g.len > 0 && t * 4 < g.len) t *= 2;
+    if (row_streamed(f) && g.len >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu &&
+        f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms) {
+        int64_t c = cdiv(8LL * f->gpu->sms, f->rows);
+        if (c > f->gpu->cluster_max) c = f->gpu->cluster_max;
+        if (c >= 2) { /* [reduction.cluster_stream] */
+            s->id = PASS_SCH_REDUCTION_CLUSTER_STREAM;
+            s->p[0] = ROW_THREADS, s->p[1] = (int32_t)c;
+            return;
+        }
+        s->id = PASS_SCH_REDUCTION_ROW_FEW,
+        s->p[0] = PASS_ROW_THREADS_MAX; /* [reduction.row_few] */
+        return;
+    }
+    s->p[0] = (int32_t)(g.len > 0 ? t : ROW_THREADS);
+}
+
+/* reduction.row_few(threads): a streamed row (nothing held: no value read after a reduction, or
+ * planned online/multipass) of at least 4096 elements over 512 or 1024 threads. */
+static unsigned few_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    if (!row_kind(f) || !f->concrete || !row_streamed(f) || f->rext < 4 * PASS_ROW_THREADS_MAX ||
+        f->scratch == 0 || f->cluster_blocks > 1)
+        return 0;
+    for (int32_t t = 512; t <= PASS_ROW_THREADS_MAX; t *= 2)
+        n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_FEW, t, 0);
+    return n;
+}
+
+/* reduction.cluster_rows(threads, blocks): a row held in registers across a thread-block cluster
+ * of `blocks` blocks (sm_90), partials through distributed shared memory; only the strategy's
+ * own cluster (its shared memory is planned for it). */
+static unsigned cluster_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    if (!row_kind(f) || !f->concrete || f->cluster_blocks < 2) return 0;
+    return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->cluster_threads,
+               (int32_t)f->cluster_blocks);
+}
+static void cluster_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->threads = (uint32_t)s->p[0];
+    rg->tile[1] = s->p[0], rg->tile[2] = s->p[1];
+    rg->rows = 1;
+    rg->sram_bytes = f->sram_base;
+    rg->sched = *s;
+}
+
+/* Adds the rule's choice for f to out when it has id and is not there yet. */
+static unsigned put_rule(const pass_sched_facts *f, unsigned id, ir_schedule *out, unsigned n,
+                         unsigned cap) {
+    ir_schedule r;
+    memset(&r, 0, sizeof r);
+    row_rule(f, &r);
+    if (r.id != id) return n;
+    for (unsigned i = 0; i < n; i++)
+        if (pass_schedule_eq(&out[i], &r)) return n;
+    return put(out, n, cap, id, r.p[0], r.p[1]);
+}
+
+/* reduction.cluster_stream(threads, blocks): a streamed row split over a thread-block cluster of
+ * `blocks` blocks (sm_90), each streaming its slice; the rule's cluster only. */
+static unsigned stream_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    if (!row_kind(f) || !f->concrete || f->scratch == 0) return 0;
+    return put_rule(f, PASS_SCH_REDUCTION_CLUSTER_STREAM, out, 0, cap);
+}
+
+/* reduction.row(threads): one block of `threads` lanes per row (threads <= 256, a multiple of
+ * 32; more than one warp needs the block scratch). */
+static unsigned row_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    if (!row_kind(f) || !f->concrete || f->cluster_blocks > 1) return 0;
+    for (int32_t t = 32; t <= ROW_THREADS; t *= 2)
+        if (t == 32 || f->scratch > 0) n = put(out, n, cap, PASS_SCH_REDUCTION_ROW, t, 0);
+    return put_rule(f, PASS_SCH_REDUCTION_ROW, out, n, cap);
+}
+static void row_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->threads = (uint32_t)s->p[0];
+    rg->tile[1] = s->p[0], rg->tile[2] = 0;
+    rg->rows = 1;
+    rg->sram_bytes = f->sram_base;
+    rg->sched = *s;
+}
+
+/* reduction.row_wide(threads): an onchip row held in registers (PASS_ROW_HOLD elements per
+ * thread at most) over 288 ... PASS_ROW_THREADS_MAX threads. */
+static unsigned wide_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    rowgeo g = row_geo(f);
+    if (!row_kind(f) || !f->concrete || !g.onchip || f->scratch == 0 || f->cluster_blocks > 1)
+        return 0;
+    for (int32_t t = 512; t <= PASS_ROW_THREADS_MAX; t *= 2)
+        if (pass_row_hold(g.len, g.v, t) <= PASS_ROW_HOLD)
+            n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_WIDE, t, 0);
+    return put_rule(f, PASS_SCH_REDUCTION_ROW_WIDE, out, n, cap);
+}
+
+/* reduction.warp_rows(rows): one warp per row, `rows` rows per block: an onchip row of at most
+ * PASS_ROW_HOLD_WARP elements per lane, or a streamed one of at most WARP_ROW_MAX. */
+static unsigned warp_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    rowgeo g = row_geo(f);
+    if (!row_kind(f) || !f->concrete || !g.many || f->scratch == 0 ||
+        !(g.onchip ? pass_row_hold(g.len, g.v, 32) <= PASS_ROW_HOLD_WARP : g.len <= WARP_ROW_MAX))
+        return 0;
+    for (int32_t r = 2; r <= PASS_ROW_THREADS_MAX / 32; r *= 2)
+        n = put(out, n, cap, PASS_SCH_REDUCTION_WARP_ROWS, r, 0);
+    return n;
+}
+static void warp_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->rows = s->p[0];
+    rg->threads = (uint32_t)(32 * s->p[0]);
+    rg->tile[1] = 32, rg->tile[2] = 0;
+    rg->sram_bytes = f->sram_base;
+    rg->sched = *s;
+}
+
+/* reduction.subwarp_rows(lanes): an onchip row of at most 16 vector groups, one group per lane,
+ * `lanes` (a power of two below 32) per row, 256 / lanes rows per 256-thread block. */
+static unsigned subwarp_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    rowgeo g = row_geo(f);
+    if (!row_kind(f) || !f->concrete || !g.onchip || !g.many || g.groups > 16 || f->scratch == 0)
+        return 0;
+    for (int32_t l = 1; l < 32; l *= 2)
+        if (l >= g.groups) n = put(out, n, cap, PASS_SCH_REDUCTION_SUBWARP_ROWS, l, 0);
+    return n;
+}
+static void subwarp_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->threads = SUBWARP_BLOCK;
+    rg->tile[1] = s->p[0], rg->tile[2] = 0;
+    rg->rows = SUBWARP_BLOCK / s->p[0];
+    rg->sram_bytes = f->sram_base;
+    rg->sched = *s;
+}
+
+/* The model of every row-mode schedule, from the plan fields it fixed: lanes per row, rows per
+ * block, what a thread holds in registers (all its loads at once), else one element (staged) or
+ * 16 B (streamed) in flight. */
+static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    int64_t len = f->rext;
+    if (len <= 0 || f->rows < 0) return false;
+    int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
+    int64_t cl = rg->tile[2] > 1 ? rg->tile[2] : 1; /* blocks per row (a cluster) */
+    int64_t v = pass_row_vec(len, f->velem > 0 ? f->velem : f->elem);
+    int64_t hold = pass_row_hold(len, v, lanes * cl);
+    bool held =
+        f->strategy == IR_RED_ONCHIP && hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
+    m->threads = rg->threads ? rg->threads : (unsigned)lanes;
+    m->grid = cdiv(f->rows, rpb) * cl;
+    if (held) /* held in registers: all loads issued at once */
+        m->thread_bytes = (double)hold * f->elem * f->nbig;
+    else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes >= 4 * len) /* staged: scalar */
+        m->thread_bytes = (double)f->elem * f->nbig;
+    else /* streamed: groups of 16 B when the length allows */
+        m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) ? f->elem : VEC_BYTES) * f->nbig;
+    if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
+    return true;
+}
+
+/* reduction.column(cols): one thread per kept element along the contiguous axis, a serial loop
+ * over the reduced axis. */
+static unsigned col_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    if (f->kind != IR_RK_REDUCTION || !f->column || !f->concrete) return 0;
+    for (int32_t c = 32; c <= 256; c *= 2) n = put(out, n, cap, PASS_SCH_REDUCTION_COLUMN, c, 0);
+    return n;
+}
+static void col_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->tile[1] = s->p[0], rg->tile[2] = 1;
+    rg->threads = (uint32_t)s->p[0];
+    rg->splits = 0;
+    rg->rows = f->rpb;
+    rg->sram_bytes = f->sram_base;
+    rg->sched = *s;
+}
+static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (f->rows <= 1 && f->rows >= 0) return false;
+    m->threads = (unsigned)rg->sched.p[0];
+    m->grid = cdiv(f->rows, rg->sched.p[0]);
+    m->thread_bytes = (double)f->elem * f->nbig;
+    return true;
+}
+
+/* The unrolled groups of a column slice (codegen/reduction.c): 32 bytes of the widest row input
+ * (at most 16 elements), halved until it divides the reduced length and every one of the r
+ * slices gets a group; 1 for r = 1. */
+static int64_t split_unroll(const pass_sched_facts *f, int64_t r) {
+    int64_t u = 1;
+    if (r > 1)
+        for (u = 32 / f->elem > 16 ? 16 : 32 / f->elem; u > 1 && (f->rext % u || f->rext / u < r);
+             u /= 2) {}
+    return u;
+}
+
+/* reduction.column_split(cols, slices): cols kept elements x slices of the reduced axis, each
+ * slice strides in unrolled groups of 8 (4, 2); the partials meet in shared memory (4 C R B).
+ * One stage, concrete sizes, cols a power of two not below one 32-byte sector, at least
+ * SPLIT_MIN_PER elements per slice, at most SPLIT_THREADS threads. */
+static unsigned split_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    if (f->kind != IR_RK_REDUCTION || !f->column || !f->concrete || f->stages != 1) return 0;
+    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem;
+    for (int32_t c = COL_THREADS; c >= cmin; c /= 2)
+        for (int32_t r = 2; c * r <= SPLIT_THREADS; r *= 2)
+            if (f->rext >= (int64_t)SPLIT_MIN_PER * r && 4LL * c * r <= f->budget)
+                n = put(out, n, cap, PASS_SCH_REDUCTION_COLUMN_SPLIT, c, r);
+    return n;
+}
+static void split_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->tile[1] = s->p[0], rg->tile[2] = s->p[1];
+    rg->threads = (uint32_t)(s->p[0] * s->p[1]);
+    rg->splits = 0;
+    rg->rows = f->rpb;
+    int64_t words = 4LL * s->p[0] * s->p[1];
+    rg->sram_bytes = f->sram_base > words ? f->sram_base : words;
+    rg->sched = *s;
+}
+static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (f->rows <= 1 && f->rows >= 0) return false;
+    int64_t c = rg->sched.p[0], r = rg->sched.p[1];
+    m->threads = (unsigned)(c * r);
+    m->grid = cdiv(f->rows, c);
+    m->thread_bytes = (double)split_unroll(f, r) * f->elem * f->nbig;
+    return true;
+}
+
+/* [reduction.column_blocks] for facts f (docs/cost-model.md "Schedules"): a one-stage column
+ * reduction that writes no value of its domain's shape, whose kept elements are too few for the
+ * column split to give every SM 2 blocks: blocks of C = one 128-byte line of the widest row
+ * input (at most 128, narrowed to the kept count, not below one 32-byte sector) by R = 512 / C
+ * slices, and the reduced axis cut into `splits` chunks, one grid row each, so that the grid
+ * fills BLOCKS_WAVE blocks per SM; each chunk leaves every slice at least 2 groups of
+ * SPLIT_MIN_PER elements, and the combine kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8
+ * partials per slice. False when it does not apply (fewer than 2 chunks). */
+static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
+    int sms = f->gpu ? f->gpu->sms : 0;
+    if (f->kind != IR_RK_REDUCTION || !f->column || f->stages != 1 || f->rext <= 0 ||
+        f->rows <= 0 || sms <= 0 || f->dom_writes)
+        return false;
+    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem, c = COL_THREADS;
+    while (c > cmin && cdiv(f->rows, c) < 2LL * sms) c /= 2;
+    if (cdiv(f->rows, c) >= 2LL * sms) return false;
+    c = BLOCKS_LINE / f->elem;
+    if (c > COL_THREADS) c = COL_THREADS;
+    while (c > cmin && c / 2 >= f->rows) c /= 2;
+    int64_t rs = SPLIT_THREADS / c, tiles = cdiv(f->rows, c);
+    int64_t p = cdiv((int64_t)BLOCKS_WAVE * sms, tiles);
+    if (p > rs * 8 * BLOCKS_MAX_ROUNDS) p = rs * 8 * BLOCKS_MAX_ROUNDS;
+    if (p > f->rext / (rs * 2 * SPLIT_MIN_PER)) p = f->rext / (rs * 2 * SPLIT_MIN_PER);
+    if (p < 2 || 4 * c * rs > f->budget) return false;
+    memset(s, 0, sizeof *s);
+    s->id = PASS_SCH_REDUCTION_COLUMN_BLOCKS;
+    s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs, s->p[2] = (int32_t)p;
+    return true;
+}
+
+/* reduction.column_blocks(cols, slices, splits): the rule's block only (blocks_rule); its
+ * combine kernel's unrolling is sized for that split count. */
+static unsigned blocks_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    ir_schedule s;
+    if (!f->concrete || cap == 0 || !blocks_rule(f, &s)) return 0;
+    out[0] = s;
+    return 1;
+}
+static void blocks_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    split_plan(rg, f, s);
+    rg->splits = (uint32_t)s->p[2];
+}
+static bool blocks_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (!split_model(f, rg, m)) return false;
+    m->grid *= rg->sched.p[2];
+    m->kernels = 2;
+    return true;
+}
+
+static const sch_def sch_defs[] = {
+    [PASS_SCH_NONE] = {none_space, none_plan, none_model},
+    [PASS_SCH_POINTWISE_VECTOR] = {pw_space, pw_plan, pw_model},
+    [PASS_SCH_REDUCTION_ROW] = {row_space, row_plan, rows_model},
+    [PASS_SCH_REDUCTION_ROW_WIDE] = {wide_space, row_plan, rows_model},
+    [PASS_SCH_REDUCTION_ROW_FEW] = {few_space, row_plan, rows_model},
+    [PASS_SCH_REDUCTION_CLUSTER_ROWS] = {cluster_space, cluster_plan, rows_model},
+    [PASS_SCH_REDUCTION_CLUSTER_STREAM] = {stream_space, cluster_plan, rows_model},
+    [PASS_SCH_REDUCTION_WARP_ROWS] = {warp_space, warp_plan, rows_model},
+    [PASS_SCH_REDUCTION_SUBWARP_ROWS] = {subwarp_space, subwarp_plan, rows_model},
+    [PASS_SCH_REDUCTION_COLUMN] = {col_space, col_plan, col_model},
+    [PASS_SCH_REDUCTION_COLUMN_SPLIT] = {split_space, split_plan, split_model},
+    [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
+};
+_Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
+               "every PASS_SCHEDULES row has an entry in sch_defs");
+
+/* ---- the rule, the space, the plan ----------------------------------------------------------- */
+
+/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] C: the
+ * largest of 128, 64, ... (not below one 32-byte sector) that still gives 2 blocks per SM; R = 512
+ * / C halved until every slice has 8 elements; else [reduction.column] with C = 128. */
+static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
+    s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
+    int sms = f->gpu ? f->gpu->sms : 0;
+    if (f->stages != 1 || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
+    if (blocks_rule(f, s)) return;
+    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem, c = COL_THREADS;
+    while (c > cmin && cdiv(f->rows, c) < 2LL * sms) c /= 2;
+    int64_t rs = SPLIT_THREADS / c;
+    while (rs > 1 && f->rext < SPLIT_MIN_PER * rs) rs /= 2;
+    if (rs < 2 || 4 * c * rs > f->budget) return;
+    s->id = PASS_SCH_REDUCTION_COLUMN_SPLIT, s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs;
+}
+
+void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
+    memset(s, 0, sizeof *s);
+    s->source = IR_SCHED_MODEL;
+    if (f->kind == IR_RK_POINTWISE) {
+        s->id = PASS_SCH_POINTWISE_VECTOR, s->p[0] = PW_THREADS, s->p[1] = PW_GROUPS;
+    } else if (f->kind == IR_RK_REDUCTION && f->column) {
+        column_rule(f, s);
+    } else if (f->kind == IR_RK_REDUCTION) {
+        row_rule(f, s);
+    }
+}
+
+unsigned pass_schedule_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    for (unsigned id = 1; id < PASS_SCH_COUNT && n < cap; id++)
+        if (sch_names[id].kind == (ir_region_kind)f->kind)
+            n += sch_defs[id].space(f, out + n, cap - n);
+    return n;
+}
+
+bool pass_schedule_valid(const pass_sched_facts *f, const ir_schedule *s) {
+    ir_schedule sp[PASS_MAX_CANDIDATES];
+    unsigned n = pass_schedule_space(f, sp, PASS_MAX_CANDIDATES);
+    for (unsigned i = 0; i < n; i++)
+        if (pass_schedule_eq(&sp[i], s)) return true;
+    return false;
+}
+
+void pass_schedule_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    unsigned id = s->id < PASS_SCH_COUNT ? s->id : PASS_SCH_NONE;
+    sch_defs[id].plan(rg, f, s);
+}
+
+bool pass_schedule_model_block(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    unsigned id = rg->sched.id < PASS_SCH_COUNT ? rg->sched.id : PASS_SCH_NONE;
+    m->schedule = sch_names[id].name;
+    return sch_defs[id].model(f, rg, m);
+}
+
+static int cand_cmp(const void *a, const void *b) {
+    const pass_candidate *x = a, *y = b;
+    if (x->predicted_us < y->predicted_us) return -1;
+    if (x->predicted_us > y->predicted_us) return 1;
+    return 0;
+}
+
+unsigned pass_schedule_candidates(const ir_graph *g, const pass_index *ix, uint32_t r,
+                                  const pass_gpu *gpu, int64_t budget, pass_candidate *out,
+                                  unsigned cap) {
+    pass_sched_facts f;
+    pass_schedule_facts(g, ix, r, gpu, budget, &f);
+    ir_schedule sp[PASS_MAX_CANDIDATES];
+    unsigned n = pass_schedule_space(&f, sp, PASS_MAX_CANDIDATES);
+    if (!n) return 0;
+    pass_cost c;
+    pass_region_cost_ix(g, ix, r, gpu, &c);
+    if (!c.concrete) return 0;
+    pass_candidate all[PASS_MAX_CANDIDATES];
+    for (unsigned i = 0; i < n; i++) {
+        ir_region tmp = g->regions[r];
+        pass_schedule_plan(&tmp, &f, &sp[i]);
+        pass_model m;
+        pass_model_plan(g, &tmp, &f, gpu, &c, &m);
+        all[i].s = sp[i];
+        all[i].predicted_us = m.time_us + gpu->launch_us;
+    }
+    /* stable by construction: equal times keep table order (insertion sort) */
+    for (unsigned i = 1; i < n; i++) {
+        pass_candidate t = all[i];
+        unsigned j = i;
+        while (j > 0 && cand_cmp(&all[j - 1], &t) > 0) all[j] = all[j - 1], j--;
+        all[j] = t;
+    }
+    if (n > cap) n = cap;
+    memcpy(out, all, n * sizeof *out);
+    return n;
+}

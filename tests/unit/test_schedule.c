@@ -1,0 +1,382 @@
+/* test_schedule.c - the schedule space (passes/schedule.c): every table row has a name, a kind
+ * and parameters that round-trip; the planner's rule choice is in the space of every region of
+ * a set of row, narrow-row, column and pointwise programs; every schedule of each space, forced
+ * through pass_plan_region_with, stays within the budget, compiles for sm_90 with the block the
+ * schedule names (and assembles with ptxas when installed), and the host JIT of the forced plan
+ * agrees with the interpreter; the candidates come ranked by the model; region keys are stable
+ * (names do not enter, sizes and ops do); a tuning entry makes the planner follow it and the
+ * report say "measurement", and a stale one (another device) is ignored. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testkit.h"
+
+#include "codegen/codegen.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+
+typedef struct prog {
+    const char *src;
+    const char *dims; /* "M=..,N=.." */
+} prog;
+
+static const prog PROGS[] = {
+    {"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=33,N=1000"},
+    {"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=-1) }\n", "M=70,N=100"},
+    {"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=-1) }\n", "M=50,N=24"},
+    {"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=3,N=6000"},
+    {"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=2,N=40000"},
+    {"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=300,N=40"},
+    {"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=4096,N=40"},
+    {"fn f(x: f16[M, N]) -> f16[N] { return max(x, axis=0) }\n", "M=1000,N=24"},
+    {"fn f(x: f32[M, N], y: f32[M, N]) -> f32[M, N] { return exp(x) * y + 1 }\n", "M=37,N=129"},
+};
+
+/* Parses "A=1,B=2" into defs (names point into buf). */
+static unsigned parse_dims(const char *s, char *buf, size_t bcap, fe_define *defs) {
+    unsigned n = 0;
+    snprintf(buf, bcap, "%s", s);
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(t, '=');
+        *eq = 0;
+        defs[n].name = t;
+        defs[n++].value = atoll(eq + 1);
+    }
+    return n;
+}
+
+/* Compiles p through drv_compile with tuning t (may be NULL); *raw gets the frontend's graph. */
+static ir_graph *compile(const prog *p, const pass_tune *t, ir_graph **raw, char **explain) {
+    char buf[128];
+    fe_define defs[4];
+    unsigned nd = parse_dims(p->dims, buf, sizeof buf, defs);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", p->src, strlen(p->src));
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    size_t len = 0;
+    FILE *ef = explain ? open_memstream(explain, &len) : NULL;
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .tune = t, .explain = ef};
+    ir_graph *g = drv_compile("test.tx", p->src, strlen(p->src), &fo, &pc, raw, &d);
+    if (ef) fclose(ef);
+    assert_non_null(g);
+    return g;
+}
+
+/* The first region with a schedule space. */
+static uint32_t scheduled_region(const ir_graph *g) {
+    for (uint32_t r = 0; r < g->nregions; r++)
+        if (g->regions[r].sched.id != PASS_SCH_NONE) return r;
+    fail_msg("no region with a schedule");
+    return 0;
+}
+
+static void test_table(void **state) {
+    (void)state;
+    for (unsigned id = 0; id < PASS_SCH_COUNT; id++) {
+        const char *nm = pass_schedule_name(id);
+        assert_int_equal(pass_schedule_find(nm), (int)id);
+        unsigned np = pass_schedule_nparams(id);
+        assert_true(np <= IR_SCHED_PARAMS);
+        char b[32];
+        for (unsigned i = 0; i < np; i++) assert_true(pass_schedule_param(id, i, b, sizeof b));
+        assert_false(pass_schedule_param(id, np, b, sizeof b));
+        if (id) assert_true(strchr(nm, '.') != NULL); /* kind.rule */
+    }
+    assert_int_equal(pass_schedule_find("reduction.nonsense"), -1);
+    ir_schedule s = {.id = PASS_SCH_REDUCTION_COLUMN_SPLIT, .p = {64, 8}};
+    char b[96];
+    pass_schedule_str(&s, b, sizeof b);
+    assert_string_equal(b, "reduction.column_split(cols=64, slices=8)");
+}
+
+/* Every schedule of the region's space: within budget, compiles for sm_90 with its block, and
+ * the host JIT agrees with the interpreter. */
+static void check_space(const prog *p) {
+    ir_graph *raw = NULL, *g = compile(p, NULL, &raw, NULL);
+    uint32_t r = scheduled_region(g);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    int64_t budget = gpu->smem_per_block;
+    pass_sched_facts f;
+    pass_schedule_facts(g, &ix, r, gpu, budget, &f);
+    ir_schedule sp[PASS_MAX_CANDIDATES];
+    unsigned n = pass_schedule_space(&f, sp, PASS_MAX_CANDIDATES);
+    assert_true(n >= 2);
+    assert_true(pass_schedule_valid(&f, &g->regions[r].sched)); /* the rule is in its space */
+    pass_candidate c[PASS_MAX_CANDIDATES];
+    unsigned nc = pass_schedule_candidates(g, &ix, r, gpu, budget, c, PASS_MAX_CANDIDATES);
+    assert_int_equal(nc, n);
+    for (unsigned i = 1; i < nc; i++) assert_true(c[i - 1].predicted_us <= c[i].predicted_us);
+    /* inputs for the host JIT check */
+    uint32_t np = 0;
+    while (np < raw->n && raw->nodes[np].op == IR_OP_INPUT) np++;
+    rt_tensor in[4] = {0}, want[4] = {0};
+    for (uint32_t k = 0; k < np; k++) {
+        in[k].dtype = (ir_dtype)raw->nodes[k].dtype;
+        in[k].rank = raw->nodes[k].shape.rank;
+        for (int a = 0; a < in[k].rank; a++) {
+            ir_dim dd = raw->nodes[k].shape.dim[a];
+            in[k].dim[a] = IR_DIM_IS_SYM(dd) ? raw->syms[IR_DIM_SYMIDX(dd)].value : dd;
+        }
+        assert_true(rt_tensor_alloc(&in[k]));
+        rt_fill_random(&in[k], 7, k);
+    }
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", NULL, 0);
+    assert_true(drv_run(g, raw, DRV_REF, CG_HOST, in, want, &d));
+    for (unsigned i = 0; i < n; i++) {
+        char why[512], b[96];
+        pass_schedule_str(&sp[i], b, sizeof b);
+        assert_true(pass_plan_region_with(g, &ix, r, budget, gpu, &sp[i], why, sizeof why));
+        const ir_region *rg = &g->regions[r];
+        assert_true(pass_schedule_eq(&rg->sched, &sp[i]));
+        assert_true(rg->sram_bytes <= budget);
+        cg_program *cp = cg_program_new(g, CG_SM90, &d);
+        if (!cp) fail_msg("%s: sm_90 codegen failed", b);
+        for (unsigned k = 0; k < cg_program_nkernels(cp); k++) {
+            const cg_kernel *kk = cg_program_kernel(cp, k);
+            if (kk->region == (int)r) assert_int_equal(kk->block[0], rg->threads);
+        }
+        if (i < 3) { /* ptxas on the first few (it is slow) */
+            char *ptx = NULL;
+            size_t len = 0;
+            FILE *pf = open_memstream(&ptx, &len);
+            assert_true(cg_program_emit_ptx(cp, pf));
+            fclose(pf);
+            int rc = tk_ptxas(ptx, len, "sm_90", NULL);
+            if (rc > 0) fail_msg("%s: ptxas rejected the PTX", b);
+            free(ptx);
+        }
+        cg_program_free(cp);
+        rt_tensor got[4] = {0};
+        assert_true(drv_run(g, raw, DRV_CPU, CG_HOST, in, got, &d));
+        rt_cmp cmp;
+        char err[256];
+        assert_true(
+            rt_compare(&got[0], &want[0], rt_tolerance(got[0].dtype), &cmp, err, sizeof err));
+        if (cmp.bad) fail_msg("%s: host JIT differs from the interpreter", b);
+        rt_tensor_free(&got[0]);
+    }
+    for (uint32_t k = 0; k < np; k++) rt_tensor_free(&in[k]);
+    rt_tensor_free(&want[0]);
+    pass_index_free(&ix);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+}
+
+static void test_spaces(void **state) {
+    (void)state;
+    for (size_t i = 0; i < sizeof PROGS / sizeof PROGS[0]; i++) check_space(&PROGS[i]);
+}
+
+/* The rule's choices the docs name, from the shape alone. */
+static void test_rules(void **state) {
+    (void)state;
+    static const struct {
+        prog p;
+        unsigned id;
+    } cases[] = {
+        {{"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=4096"},
+         PASS_SCH_REDUCTION_ROW},
+        {{"fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n", "M=1048576,N=64"},
+         PASS_SCH_REDUCTION_SUBWARP_ROWS},
+        {{"fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n", "M=65536,N=512"},
+         PASS_SCH_REDUCTION_WARP_ROWS},
+        {{"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=8192"},
+         PASS_SCH_REDUCTION_ROW_WIDE},
+        {{"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=8,N=65536"},
+         PASS_SCH_REDUCTION_CLUSTER_STREAM},
+        {{"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=65536,N=1024"},
+         PASS_SCH_REDUCTION_COLUMN_BLOCKS},
+        {{"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=65536,N=65536"},
+         PASS_SCH_REDUCTION_COLUMN_SPLIT},
+        {{"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n", "M=512,N=512"},
+         PASS_SCH_REDUCTION_COLUMN},
+        {{"fn f(x: f32[N]) -> f32[N] { return x * 2 }\n", "N=1000"}, PASS_SCH_POINTWISE_VECTOR},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ir_graph *g = compile(&cases[i].p, NULL, NULL, NULL);
+        assert_int_equal(g->regions[scheduled_region(g)].sched.id, cases[i].id);
+        assert_int_equal(g->regions[scheduled_region(g)].sched.source, IR_SCHED_MODEL);
+        ir_graph_free(g);
+    }
+}
+
+static void key_of(const prog *p, char key[24]) {
+    ir_graph *g = compile(p, NULL, NULL, NULL);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    pass_region_key(g, &ix, scheduled_region(g), key);
+    pass_index_free(&ix);
+    ir_graph_free(g);
+}
+
+static void test_keys(void **state) {
+    (void)state;
+    char a[24], b[24], c[24], d[24], e[24];
+    key_of(&(prog){"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=256"}, a);
+    key_of(&(prog){"fn g(y: f32[A, B]) -> f32[A] {\n  s = sum(y, axis=-1)\n  return s\n}\n",
+                   "A=64,B=256"},
+           b);
+    key_of(&(prog){"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=512"}, c);
+    key_of(&(prog){"fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n", "M=64,N=256"}, d);
+    key_of(&(prog){"fn f(x: f16[M, N]) -> f16[M] { return sum(x, axis=-1) }\n", "M=64,N=256"}, e);
+    assert_int_equal(strlen(a), 16);
+    assert_string_equal(a, b);     /* names do not enter */
+    assert_string_not_equal(a, c); /* sizes do */
+    assert_string_not_equal(a, d); /* ops do */
+    assert_string_not_equal(a, e); /* dtypes do */
+    char a2[24];
+    key_of(&(prog){"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=256"}, a2);
+    assert_string_equal(a, a2); /* deterministic */
+}
+
+/* A measured entry for the column sum: the planner follows it, --explain and the report say
+ * measurement; the same entry for another device is stale and ignored. */
+static void test_tuned(void **state) {
+    (void)state;
+    const prog p = {"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=65536,N=1024"};
+    char key[24];
+    key_of(&p, key);
+    pass_tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "%s", key);
+    snprintf(e.gpu, sizeof e.gpu, "h200");
+    snprintf(e.device, sizeof e.device, "NVIDIA H200");
+    e.driver = 12080;
+    e.best = (ir_schedule){.id = PASS_SCH_REDUCTION_COLUMN, .p = {64}};
+    e.cand[0] = (pass_tune_cand){e.best, 200.0, 95.5};
+    e.cand[1] = (pass_tune_cand){{.id = PASS_SCH_REDUCTION_COLUMN_SPLIT, .p = {64, 8}}, 60, 101.25};
+    e.ncand = 2;
+    pass_tune t = {.e = &e, .n = 1, .cap = 1};
+    char *ex = NULL;
+    ir_graph *g = compile(&p, &t, NULL, &ex);
+    const ir_region *rg = &g->regions[scheduled_region(g)];
+    assert_int_equal(rg->sched.id, PASS_SCH_REDUCTION_COLUMN);
+    assert_int_equal(rg->sched.p[0], 64);
+    assert_int_equal(rg->sched.source, IR_SCHED_MEASURED);
+    assert_non_null(strstr(ex, "[reduction.column] (cols=64) chosen by measurement"));
+    assert_non_null(strstr(ex, "measured 95.500 us"));
+    free(ex);
+    char *js = NULL;
+    size_t len = 0;
+    FILE *jf = open_memstream(&js, &len);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", NULL, 0);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .tune = &t};
+    assert_true(pass_report_json(g, &pc, jf));
+    fclose(jf);
+    assert_non_null(strstr(js, "\"schedule\": {\"name\": \"reduction.column\", \"parameters\": "
+                               "{\"cols\": 64}, \"source\": \"measurement\""));
+    assert_non_null(strstr(js, "\"measured_us\": 95.500000"));
+    assert_non_null(strstr(js, "\"measured_us\": 101.250000"));
+    free(js);
+    ir_graph_free(g);
+    /* on another device (or driver) the entry is stale */
+    t.device = "NVIDIA H100 80GB HBM3";
+    g = compile(&p, &t, NULL, &ex);
+    rg = &g->regions[scheduled_region(g)];
+    assert_int_equal(rg->sched.id, PASS_SCH_REDUCTION_COLUMN_BLOCKS);
+    assert_int_equal(rg->sched.source, IR_SCHED_MODEL);
+    assert_non_null(strstr(ex, "[schedule.stale]"));
+    free(ex);
+    ir_graph_free(g);
+    /* an entry naming a schedule outside the space is refused, the rule kept */
+    t.device = NULL;
+    e.best = (ir_schedule){.id = PASS_SCH_REDUCTION_WARP_ROWS, .p = {8}};
+    g = compile(&p, &t, NULL, &ex);
+    rg = &g->regions[scheduled_region(g)];
+    assert_int_equal(rg->sched.id, PASS_SCH_REDUCTION_COLUMN_BLOCKS);
+    assert_non_null(strstr(ex, "[schedule.invalid]"));
+    free(ex);
+    ir_graph_free(g);
+}
+
+/* The cache file: save then load gives the same entries; a second put of the same key, GPU,
+ * device and driver replaces; malformed texts are one-line errors. */
+static void test_cache_file(void **state) {
+    (void)state;
+    char dir[] = "/tmp/tx_tune_test_XXXXXX", path[256], err[512];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/sub/tune.json", dir);
+    pass_tune t = {0}, u = {0};
+    pass_tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "0123456789abcdef");
+    snprintf(e.gpu, sizeof e.gpu, "h200");
+    snprintf(e.device, sizeof e.device, "NVIDIA \"quoted\" H200");
+    e.driver = 13000;
+    e.best = (ir_schedule){.id = PASS_SCH_POINTWISE_VECTOR, .p = {512, 4}};
+    e.cand[0] = (pass_tune_cand){e.best, 10.5, 9.25};
+    e.cand[1] = (pass_tune_cand){{.id = PASS_SCH_POINTWISE_VECTOR, .p = {256, 2}}, 10.5, -1};
+    e.ncand = 2;
+    drv_tune_put(&t, &e);
+    e.key[0] = 'f';
+    drv_tune_put(&t, &e);
+    drv_tune_put(&t, &e); /* replaces */
+    assert_int_equal(t.n, 2);
+    assert_true(drv_tune_save(path, &t, err, sizeof err));
+    assert_true(drv_tune_load(path, &u, err, sizeof err));
+    assert_int_equal(u.n, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        assert_string_equal(u.e[i].key, t.e[i].key);
+        assert_string_equal(u.e[i].device, t.e[i].device);
+        assert_int_equal(u.e[i].driver, 13000);
+        assert_true(pass_schedule_eq(&u.e[i].best, &t.e[i].best));
+        assert_int_equal(u.e[i].ncand, 2);
+        assert_true(u.e[i].cand[0].measured_us == 9.25);
+        assert_true(u.e[i].cand[1].measured_us < 0);
+    }
+    bool stale;
+    assert_non_null(pass_tune_find(&u, "0123456789abcdef", "h200", &stale));
+    assert_null(pass_tune_find(&u, "0123456789abcdef", "h100", &stale));
+    u.driver = 12080;
+    assert_null(pass_tune_find(&u, "0123456789abcdef", "h200", &stale));
+    assert_true(stale);
+    drv_tune_free(&u);
+    drv_tune_free(&t);
+    snprintf(path, sizeof path, "%s/missing.json", dir);
+    assert_true(drv_tune_load(path, &u, err, sizeof err)); /* no file: an empty cache */
+    assert_int_equal(u.n, 0);
+    static const char *bad[] = {
+        "",
+        "{",
+        "[]",
+        "{\"tx_tune_cache\": 1}",
+        "{\"tx_tune_cache\": 1, \"entries\": {}}",
+        "{\"tx_tune_cache\": 1, \"entries\": [1]}",
+        "{\"tx_tune_cache\": 1, \"entries\": [{\"key\": \"short\", \"gpu\": \"h200\"}]}",
+        "{\"tx_tune_cache\": 1, \"entries\": [{\"key\": \"0123456789abcdef\", \"gpu\": "
+        "\"h200\", \"schedule\": \"pointwise.vector\", \"params\": [1e300]}]}",
+        "{\"tx_tune_cache\": 1, \"entries\": []} trailing",
+        "{\"a\": \"\\q\"}",
+        "{\"tx_tune_cache\": 1e999, \"entries\": []}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        err[0] = 0;
+        assert_false(drv_tune_parse(bad[i], strlen(bad[i]), &u, err, sizeof err));
+        assert_true(err[0] && !strchr(err, '\n'));
+        assert_int_equal(u.n, 0);
+    }
+    snprintf(path, sizeof path, "rm -rf %s", dir);
+    assert_int_equal(system(path), 0);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table),  cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_spaces), cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_tuned),  cmocka_unit_test(test_cache_file),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
