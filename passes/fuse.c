@@ -1370,7 +1370,9 @@ static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *i
     const ir_region *rg = &g->regions[r];
     char b[160];
     if (rg->sched.id == PASS_SCH_NONE) { /* matmul, attention, copies: no space yet */
-        fprintf(c->explain, "k%u: [roofline] chosen by the model (no tuning measurement)", r);
+        pass_model m;
+        pass_model_region(g, ix, r, pass_ctx_gpu(c), pc, &m);
+        fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r, m.schedule);
         if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
         fputc('\n', c->explain);
         return;
