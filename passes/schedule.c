@@ -378,7 +378,7 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
     m->grid = cdiv(f->rows, rpb) * cl;
     if (held) /* held in registers: all loads issued at once */
         m->thread_bytes = (double)hold * f->elem * f->nbig;
-    else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes >= 4 * len) /* staged: scalar */
+    else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes / 4 >= len) /* staged: scalar */
         m->thread_bytes = (double)f->elem * f->nbig;
     else /* streamed: groups of 16 B when the length allows */
         m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) ? f->elem : VEC_BYTES) * f->nbig;
