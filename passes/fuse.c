@@ -561,6 +561,64 @@ static bool casts_only_for(fz *f, uint32_t ot, uint32_t mm) {
     return true;
 }
 
+/* True when pointwise group o, about to join matmul group mm's epilogue,
+ * would make that kernel store a value only a reduction's kernel needs:
+ * o is not returned, its values reach (along pointwise consumers only) a
+ * reduction over o's own domain, which can recompute them per element from
+ * what o reads of mm, and storing them costs more than that read: some
+ * member is wider than an mm value it reads, or that mm value is stored
+ * anyway (returned or read outside mm and o). Fills *red with the reduction
+ * and *wide with the widening member (or IR_NONE). A value of the cone
+ * that is returned keeps today's plan (false). Bounded: every node is
+ * visited once (f->stack as the worklist, f->mark as the visited set);
+ * runs only for an epilogue merge that widens or duplicates a store. */
+static bool epilogue_for_reduction(fz *f, uint32_t o, uint32_t mm, ir_id *red, ir_id *wide) {
+    ir_graph *g = f->g;
+    const grp *O = &f->gs[o];
+    if (O->kind != IR_RK_POINTWISE) return false;
+    *red = IR_NONE, *wide = IR_NONE;
+    bool stored = false;
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned s = 0; s < ns; s++) {
+                if (!in_grp(f, src[s], mm)) continue;
+                if (ir_dtype_size((ir_dtype)nd->dtype) >
+                    ir_dtype_size((ir_dtype)g->nodes[src[s]].dtype))
+                    *wide = m;
+                bool out = false;
+                unsigned nc = consumers(f, src[s], f->cbuf, 0, g->n, &out);
+                stored |= out;
+                for (unsigned c = 0; c < nc; c++)
+                    stored |= !in_grp(f, f->cbuf[c], mm) && !in_grp(f, f->cbuf[c], o);
+            }
+        }
+    }
+    if (*wide == IR_NONE && !stored) return false;
+    uint32_t n = 0;
+    bool out = false;
+    memset(f->mark, 0, g->n);
+    FOR_MEMBERS(f, o, m) f->stack[n++] = m, f->mark[m] = 1;
+    for (uint32_t h = 0; h < n && !out; h++) {
+        unsigned nc = consumers(f, f->stack[h], f->cbuf, 0, g->n, &out);
+        for (unsigned c = 0; c < nc; c++) {
+            ir_id w = f->cbuf[c];
+            if (f->mark[w]) continue;
+            unsigned t = ir_op_traits((ir_op)g->nodes[w].op);
+            if (t & IR_T_REDUCE) {
+                if (*red == IR_NONE &&
+                    ir_shape_eq(&g->nodes[ir_in(g, &g->nodes[w], 0)].shape, &O->dom))
+                    *red = w;
+            } else if (!(t & IR_T_MATMUL)) {
+                f->mark[w] = 1, f->stack[n++] = w;
+            }
+        }
+    }
+    return !out && *red != IR_NONE;
+}
+
 /* A matmul group with a pointwise or reduction group: operand casts fold
  * into the prologue, elementwise work of the product's shape into the
  * epilogue, reductions never. */
@@ -595,6 +653,24 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         }
         st->fusion |= IR_FUSE_VERTICAL;
         return true;
+    }
+    ir_id red, wide;
+    if (mm == a && epilogue_for_reduction(f, ot, mm, &red, &wide)) {
+        char n2[96];
+        why_set(w, "matmul.epilogue_recompute");
+        if (wide != IR_NONE)
+            snprintf(w->msg, sizeof w->msg,
+                     "%s widens the product's values to %s for the reduction %s, whose kernel "
+                     "recomputes it from the product; the epilogue would store %d-byte elements",
+                     nname(g, wide, n1, sizeof n1), ir_dtype_name((ir_dtype)g->nodes[wide].dtype),
+                     nname(g, red, n2, sizeof n2), ir_dtype_size((ir_dtype)g->nodes[wide].dtype));
+        else
+            snprintf(w->msg, sizeof w->msg,
+                     "%s is needed only by the reduction %s, whose kernel recomputes it from the "
+                     "product, which is stored anyway",
+                     nname(g, O->anchor, n1, sizeof n1), nname(g, red, n2, sizeof n2));
+        snprintf(w->change, sizeof w->change, "return the value, or read it outside a reduction");
+        return false;
     }
     if (!ir_shape_eq(&O->dom, &M->dom) && !absorbs_small(f, ot, &M->dom, a, b)) {
         why_set(w, "matmul.epilogue_shape");

@@ -384,6 +384,45 @@ static void test_matmul_epilogue_prologue(void **st) {
     ir_graph_free(g);
 }
 
+/* h = x + a @ w (bf16), then an rmsnorm of h feeding another product:
+ * f32(h) and its square go to the norm's kernel, which reads h (stored
+ * anyway for the residual) instead of two f32 copies written by the
+ * epilogue; returning f32(h) keeps it in the epilogue. */
+static ir_graph *g_mm_norm(bool ret_wide) {
+    ir_graph *g = ir_graph_new("mmnorm", NULL);
+    ir_shape sx = shp2(256, 512), sw = shp2(512, 512);
+    ir_id x = ir_add_input(g, "x", IR_BF16, &sx), a = ir_add_input(g, "a", IR_BF16, &sx);
+    ir_id w = ir_add_input(g, "w", IR_BF16, &sw), w2 = ir_add_input(g, "w2", IR_BF16, &sw);
+    ir_id h = ir_add_binary(g, IR_OP_ADD, x, ir_add_matmul(g, a, w));
+    ir_id hf = ir_add_cast(g, h, IR_F32);
+    ir_id ms = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, hf, hf), 2, true);
+    ir_id r = ir_add_unary(g, IR_OP_RSQRT,
+                           ir_add_binary(g, IR_OP_ADD, ms, ir_add_const(g, 1e-6, IR_F32)));
+    ir_id m = ir_add_cast(g, ir_add_binary(g, IR_OP_MUL, hf, r), IR_BF16);
+    ir_id outs[2] = {ir_add_binary(g, IR_OP_ADD, h, ir_add_matmul(g, m, w2)), hf};
+    ir_add_output(g, outs, ret_wide ? 2 : 1);
+    return g;
+}
+
+static void test_matmul_epilogue_recompute(void **st) {
+    (void)st;
+    ir_graph *g = g_mm_norm(false);
+    assert_int_equal(plan_and_check(g, 0), 3);
+    ir_region *r = &g->regions[0];
+    assert_int_equal(r->kind, IR_RK_MATMUL);
+    assert_int_equal(r->nout, 1); /* h only */
+    /* reads x, a, w; writes h; the norm reads h; the last product reads m, w2, h */
+    double e = 3 * 256.0 * 512 * 2 + 512.0 * 512 * 2 + 2 * 256.0 * 512 * 2 + 256.0 * 512 * 2 +
+               512.0 * 512 * 2 + 2 * 256.0 * 512 * 2;
+    assert_true(traffic(g) == e);
+    ir_graph_free(g);
+    g = g_mm_norm(true);
+    plan_and_check(g, 0);
+    assert_int_equal(g->regions[0].kind, IR_RK_MATMUL);
+    assert_int_equal(g->regions[0].nout, 2); /* h and the returned f32(h) */
+    ir_graph_free(g);
+}
+
 static void test_mlp_horizontal(void **st) {
     (void)st;
     ir_graph *g = g_mlp(256, 512, 1024);
@@ -737,6 +776,7 @@ int main(void) {
         cmocka_unit_test(test_layernorm_rmsnorm),
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_matmul_epilogue_prologue),
+        cmocka_unit_test(test_matmul_epilogue_recompute),
         cmocka_unit_test(test_mlp_horizontal),
         cmocka_unit_test(test_siblings),
         cmocka_unit_test(test_small_batch),
