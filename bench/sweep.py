@@ -3,7 +3,7 @@ schedule space (row reductions of widths 64 to 262144, column and middle-axis re
 rows and many narrow ones, pointwise with transcendental mixes, GEMMs from M = 1 to 8192, small
 latency-bound sizes). Run it through bench/sweep.sh on the GPU machine (dist/ carried):
 
-    python3 bench/sweep.py [--only SUBSTR,...] [--iters N] [--deadline S] [--torch-reserve S] [--list]
+    python3 bench/sweep.py [--only SUBSTR,...] [--heldout] [--iters N] [--deadline S] [--torch-reserve S] [--list]
 
 Phase 1 runs `txc bench --json` for every row (compile, verify against the CPU reference, time;
 the first row also measures the copy ceiling and launch overhead: --calibrate). Phase 2 times the
@@ -202,6 +202,32 @@ row("matmul_bias_gelu_bf16_2048x2048x8192", "matmul",
     [((2048, 2048), "bf16"), ((2048, 8192), "bf16"), ((8192,), "bf16")])
 
 
+# ---- held-out shapes (only with --heldout): kinds of the rows above at sizes no rule was tuned on --
+HELDOUT = []
+
+
+def heldout(name, kind, src, dims, torch_fn, inputs, exact=False):
+    HELDOUT.append(dict(name="heldout_" + name, kind=kind, src=src, dims=dims, torch_fn=torch_fn,
+                        inputs=inputs, exact=exact))
+
+
+for dt, M, N in [("bf16", 12000, 3000), ("f32", 30000, 2056)]:
+    heldout(f"colsum_{dt}_{M}x{N}", "reduction", f"fn f(x: {dt}[M, N]) -> {dt}[N] {{\n  return sum(x, axis=0)\n}}\n",
+            {"M": M, "N": N}, lambda x: x.sum(0), [((M, N), dt)], exact=True)
+for op, dt, B, R, C in [("mean", "f32", 24, 1000, 520), ("sum", "bf16", 7, 5000, 776)]:
+    tfn = {"sum": lambda x: x.sum(1), "mean": lambda x: x.mean(1)}[op]
+    heldout(f"mid{op}_{dt}_{B}x{R}x{C}", "reduction",
+            f"fn f(x: {dt}[B, R, C]) -> {dt}[B, C] {{\n  return {op}(x, axis=1)\n}}\n",
+            {"B": B, "R": R, "C": C}, tfn, [((B, R, C), dt)], exact=True)
+for dt, M, N in [("f32", 3000, 50000), ("bf16", 1000, 30011)]:
+    heldout(f"softmax_{dt}_{M}x{N}", "reduction", softmax_src(dt), {"M": M, "N": N}, t_softmax, [((M, N), dt)])
+heldout("rowmean_f32_5000x3333", "reduction", "fn f(x: f32[M, N]) -> f32[M] {\n  return mean(x, axis=-1)\n}\n",
+        {"M": 5000, "N": 3333}, lambda x: x.mean(-1), [((5000, 3333), "f32")], exact=True)
+heldout("chain8_f32_50000017", "pointwise",
+        "fn f(x: f32[N]) -> f32[N] {\n  t = tanh(x * 1.5 + 0.5)\n  return sigmoid(t * x - 0.25) * exp(-x * x)\n}\n",
+        {"N": 50000017}, t_chain8, [((50000017,), "f32")])
+
+
 # ---- driver ----------------------------------------------------------------------------------------
 def log(f, *a):
     print(*a, flush=True)
@@ -350,6 +376,8 @@ def main():
             deadline = float(args.pop(0))
         elif a == "--torch-reserve":  # seconds of the deadline kept for the torch phase
             reserve = float(args.pop(0))
+        elif a == "--heldout":  # also the held-out shapes (HELDOUT)
+            ROWS.extend(HELDOUT)
         elif a == "--list":
             for r in ROWS:
                 print(r["name"], r["kind"], " ".join(f"-D {k}={v}" for k, v in r["dims"].items()))

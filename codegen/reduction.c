@@ -46,6 +46,9 @@ typedef struct cg_red {
                               axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
+    unsigned kv;     /* column mode: kept elements per thread (the schedule's vec), consecutive in
+                        memory     and aligned (kv divides the innermost kept extent): one vector load
+                        per     reduced element; 1: one column per thread */
     unsigned splits; /* column mode, > 1: [reduction.column_blocks]: the reduced axis in `splits`
                         chunks, one per grid row of the partials kernel, combined by a second */
     LLVMValueRef partv[CG_RED_MAXRED]; /* the partials kernel: the block's combined partials */
@@ -83,6 +86,30 @@ typedef struct cg_red {
 enum { CG_ON_EXP = 1, CG_ON_VAR = 2 };
 
 static unsigned cg_red_vec_width(cg_ctx *cx, const cg_red *p, int64_t len, int64_t count);
+static bool cg_red_plan_kv(cg_ctx *cx, unsigned r, cg_red *p);
+
+/* Column mode: the kept elements per thread of region r's schedule (column_split's or
+ * column_blocks' vec) into p->kv, checked: a power of two of at most 16 dividing the innermost
+ * kept extent (so a thread's elements are consecutive and their vector aligned). On the host the
+ * one thread of a program takes kv columns (one column block, one slice), so CI runs the path. */
+static bool cg_red_plan_kv(cg_ctx *cx, unsigned r, cg_red *p) {
+    const ir_region *rg = &cx->g->regions[r];
+    int32_t kv = rg->sched.id == PASS_SCH_REDUCTION_COLUMN_SPLIT    ? rg->sched.p[2]
+                 : rg->sched.id == PASS_SCH_REDUCTION_COLUMN_BLOCKS ? rg->sched.p[3]
+                                                                    : 1;
+    if (kv <= 1) return true;
+    int64_t kin = p->S->rank ? p->S->dim[p->S->rank - 1] : 0;
+    if (kv > 16 || (kv & (kv - 1)) || IR_DIM_IS_SYM(kin) || kin % kv) {
+        tx_error(cx->diag,
+                 "codegen: reduction region %u: %d kept elements per thread do not divide the "
+                 "innermost kept extent",
+                 r, (int)kv);
+        return false;
+    }
+    p->kv = (unsigned)kv;
+    if (!cx->gpu) p->cols = p->slices = 1, p->threads = 1;
+    return true;
+}
 
 /* Collects the reductions of region r and checks they share shape and
  * axes; fills the layout facts. */
@@ -184,13 +211,16 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
     }
     if (!p->rowmode) p->splits = g->regions[r].splits > 1 ? g->regions[r].splits : 0;
+    p->kv = 1;
+    if (!p->rowmode && !cg_red_plan_kv(cx, r, p)) return false;
     /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */
     unsigned v = len > 0 && p->rowmode && p->trailing ? cg_red_vec_width(cx, p, len, len) : 1;
     if (p->cluster < 1) p->cluster = 1;
     int64_t per = p->rowmode ? pass_row_hold(len, v, (int64_t)p->threads * p->cluster) : len;
     int64_t lim = cx->gpu && p->rowmode && p->threads <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD;
     if (p->wrows < 1) p->wrows = 1;
-    p->hold = (len > 0 && per <= lim && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1)
+    p->hold = (len > 0 && per <= lim && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1 &&
+               p->kv <= 1)
                   ? (unsigned)per
                   : 0;
     p->vec = p->hold ? v : 1;
@@ -564,6 +594,7 @@ typedef struct cg_rowit {
  * sets cx->subst to its value (mean: divided by the row length, then
  * converted to the node's dtype) and returns the combined accumulator
  * before the mean's division. */
+static LLVMValueRef cg_red_set(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc);
 static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc,
                                   LLVMValueRef scratch) {
     const ir_node *rn = &cx->g->nodes[p->reds[k]];
@@ -579,7 +610,16 @@ static LLVMValueRef cg_red_finish(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRe
             cg_convert(cx, LLVMBuildFPTrunc(cx->b, w, cx->f32, ""), adt, (ir_dtype)rn->dtype);
         return LLVMBuildFPTrunc(cx->b, acc, cx->f32, "");
     }
-    acc = cg_red_combine(cx, p, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, scratch);
+    return cg_red_set(cx, p, k,
+                      cg_red_combine(cx, p, op == IR_OP_MEAN ? IR_OP_SUM : op, acc, scratch));
+}
+
+/* Sets cx->subst of reduction k from its combined accumulator acc (f32 or i32; mean: divided by
+ * the row length, then converted to the node's dtype) and returns acc. */
+static LLVMValueRef cg_red_set(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef acc) {
+    const ir_node *rn = &cx->g->nodes[p->reds[k]];
+    ir_dtype adt = cg_acc_dtype(rn);
+    ir_op op = (ir_op)rn->op;
     LLVMValueRef v = acc;
     if (op == IR_OP_MEAN) {
         if (adt == IR_F32)
@@ -1061,6 +1101,10 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     return ok;
 }
 
+/* Which kernel cg_red_emit writes: the region's one kernel, or the two of
+ * [reduction.column_blocks]. */
+enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2 };
+
 /* [reduction.column_blocks], the partials kernel: block (tile, chunk) reduces its columns over
  * chunk `program_id(1)` of the reduced axis (groups [chunk q, min(G, (chunk + 1) q)) of the
  * streaming loop, q = ceil(G / splits)); slice 0 of each column stores the combined partial
@@ -1156,9 +1200,197 @@ static bool cg_red_comb_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
     return cg_red_store(cx, p, &it);
 }
 
-/* Which kernel cg_red_emit writes: the region's one kernel, or the two of
- * [reduction.column_blocks]. */
-enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2 };
+/* Column vectors (kv > 1), the region's one kernel (phase CG_RED_ONE) or the partials kernel of
+ * [reduction.column_blocks] (CG_RED_PARTS, chunk program_id(1)): block `tile` covers kept
+ * elements [tile C kv, (tile + 1) C kv); thread (slice s, column c) = tid (s C + c) accumulates
+ * kept elements [tile C kv + c kv, + kv) over the groups of svec reduced elements of its slice
+ * (s, s + R, ...; in the partials kernel those of its chunk), each group's svec x kv elements
+ * through svec vector loads issued before their combines. With R > 1 slices (a multiple of kv)
+ * the partials meet in shared memory (`scratch`, threads x (kv + 1) words) in two levels, every
+ * thread helping, and thread t < C kv combines kept element tile C kv + t in slice order and
+ * stores it; with one
+ * slice (the host) the thread stores its kv elements. One stage, outputs of the reduced shape
+ * only (the planner's col_vec). Every thread of the block runs it (barriers). */
+static bool cg_red_colv_row(cg_ctx *cx, cg_red *p, LLVMValueRef tile, LLVMValueRef scratch,
+                            int phase) {
+    const ir_graph *g = cx->g;
+    enum { KMAX = 16 };
+    unsigned K = p->kv, V = p->svec > 1 ? p->svec : 1, C = p->cols,
+             R = p->slices > 1 ? p->slices : 1;
+    if (K > KMAX || V * K > CG_VEC_MAXLIN || p->nlev != 1 || (R > 1 && R % K)) {
+        tx_error(cx->diag, "codegen: reduction region %u: column vectors of %u x %u elements",
+                 p->region, V, K);
+        return false;
+    }
+    LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+    LLVMValueRef col =
+        R > 1 || C > 1 ? LLVMBuildURem(cx->b, tid, cg_i64(cx, C), "col") : cg_i64(cx, 0);
+    LLVMValueRef slice = R > 1 ? LLVMBuildUDiv(cx->b, tid, cg_i64(cx, C), "slice") : cg_i64(cx, 0);
+    LLVMValueRef base = LLVMBuildMul(cx->b, tile, cg_i64(cx, (int64_t)C * K), "tile.base");
+    LLVMValueRef row0 = LLVMBuildAdd(cx->b, base, LLVMBuildMul(cx->b, col, cg_i64(cx, K), ""), "");
+    LLVMValueRef last = LLVMBuildSub(cx->b, p->nrows, cg_i64(cx, K), "");
+    row0 = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, row0, p->nrows, ""), row0, last,
+                           "row0");
+    /* The thread's groups: [e0, eend) step R. */
+    int64_t G = ir_shape_numel(&p->red) / V;
+    LLVMValueRef e0 = slice, eend = cg_i64(cx, G), chunk = NULL;
+    if (phase == CG_RED_PARTS) {
+        int64_t q = (G + p->splits - 1) / p->splits;
+        chunk = cg_program_id(cx, 1);
+        LLVMValueRef g0 = LLVMBuildMul(cx->b, chunk, cg_i64(cx, q), "chunk.g0");
+        LLVMValueRef g1 = LLVMBuildAdd(cx->b, g0, cg_i64(cx, q), "");
+        eend = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, g1, eend, ""), g1, eend,
+                               "chunk.g1");
+        e0 = LLVMBuildAdd(cx->b, g0, slice, "");
+    }
+    LLVMValueRef init[CG_RED_MAXRED * KMAX], phi[CG_RED_MAXRED * KMAX], nxt[CG_RED_MAXRED * KMAX];
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        for (unsigned q = 0; q < K; q++)
+            init[k * K + q] = cg_reduce_identity(cx, op, cg_acc_type(cx, rn));
+    }
+    unsigned na = p->nred * K;
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    cg_loop l;
+    LLVMValueRef e = cg_loop_begin(cx, &l, e0, eend, cg_i64(cx, R), "red");
+    LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
+    for (unsigned i = 0; i < na; i++) {
+        phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[i]), "acc");
+        LLVMAddIncoming(phi[i], &init[i], &pre, 1);
+    }
+    LLVMPositionBuilderAtEnd(cx->b, l.body);
+    unsigned mark = cg_memo_mark(cx);
+    LLVMValueRef lins[CG_VEC_MAXLIN];
+    cg_index idx[CG_VEC_MAXLIN];
+    LLVMValueRef ev = LLVMBuildMul(cx->b, e, cg_i64(cx, V), "");
+    for (unsigned j = 0; j < V; j++) {
+        LLVMValueRef ej = j ? LLVMBuildAdd(cx->b, ev, cg_i64(cx, j), "") : ev;
+        LLVMValueRef l0 = cg_red_lin(cx, p, row0, ej);
+        for (unsigned q = 0; q < K; q++) {
+            lins[j * K + q] = q ? LLVMBuildNUWAdd(cx->b, l0, cg_i64(cx, q), "") : l0;
+            idx[j * K + q] = cg_index_lin(p->S, lins[j * K + q]);
+        }
+    }
+    cg_vec_begin(cx, p->S, K, V * K, lins, NULL);
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_id in = ir_in(g, rn, 0);
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        for (unsigned q = 0; q < K; q++) nxt[k * K + q] = phi[k * K + q];
+        for (unsigned j = 0; j < V; j++)
+            for (unsigned q = 0; q < K; q++) {
+                LLVMValueRef v = cg_emit_value(cx, in, &idx[j * K + q]);
+                if (!v) return false;
+                nxt[k * K + q] = cg_reduce_combine(
+                    cx, op, nxt[k * K + q],
+                    cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn)));
+            }
+    }
+    cg_vec_end(cx);
+    cg_memo_reset(cx, mark);
+    LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+    for (unsigned i = 0; i < na; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
+    cg_loop_end(cx, &l);
+    /* The output slots: one per thread (R > 1), else the thread's kv elements. */
+    unsigned ns = R > 1 ? 1 : K;
+    LLVMValueRef res[CG_RED_MAXRED * KMAX], rows[KMAX], oks[KMAX];
+    if (R > 1) {
+        LLVMValueRef t = LLVMBuildSelect(
+            cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, tid, cg_i64(cx, (int64_t)C * K), ""), tid,
+            cg_i64(cx, (int64_t)C * K - 1), "");
+        LLVMValueRef r = LLVMBuildAdd(cx->b, base, t, "");
+        oks[0] = LLVMBuildAnd(cx->b,
+                              LLVMBuildICmp(cx->b, LLVMIntULT, tid, cg_i64(cx, (int64_t)C * K), ""),
+                              LLVMBuildICmp(cx->b, LLVMIntULT, r, p->nrows, ""), "colok");
+        rows[0] =
+            LLVMBuildSelect(cx->b, oks[0], r, LLVMBuildSub(cx->b, p->nrows, cg_i64(cx, 1), ""), "");
+        for (unsigned k = 0; k < p->nred; k++) {
+            const ir_node *rn = &g->nodes[p->reds[k]];
+            ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+            LLVMTypeRef ty = LLVMTypeOf(phi[k * K]);
+            for (unsigned q = 0; q < K; q++) {
+                LLVMValueRef at = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, tid, cg_i64(cx, K), ""),
+                                               cg_i64(cx, q), "");
+                LLVMBuildStore(cx->b, phi[k * K + q],
+                               LLVMBuildInBoundsGEP2(cx->b, ty, scratch, &at, 1, ""));
+            }
+            cg_barrier(cx);
+            /* Two levels, all threads: helper h = tid / W of column w = tid % W (W = C kv) adds
+             * slices [h kv, (h + 1) kv) into word T + h W + w; then column t adds its R / kv
+             * helpers' words in order. */
+            unsigned W = C * K, H = R / K;
+            LLVMValueRef w = LLVMBuildURem(cx->b, tid, cg_i64(cx, W), "");
+            LLVMValueRef h = LLVMBuildUDiv(cx->b, tid, cg_i64(cx, W), "");
+            LLVMValueRef acc = NULL;
+            for (unsigned sl = 0; sl < K; sl++) {
+                LLVMValueRef at = LLVMBuildAdd(
+                    cx->b, w,
+                    LLVMBuildMul(cx->b,
+                                 LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, h, cg_i64(cx, K), ""),
+                                              cg_i64(cx, sl), ""),
+                                 cg_i64(cx, W), ""),
+                    "");
+                LLVMValueRef x = LLVMBuildLoad2(
+                    cx->b, ty, LLVMBuildInBoundsGEP2(cx->b, ty, scratch, &at, 1, ""), "");
+                acc = acc ? cg_reduce_combine(cx, op, acc, x) : x;
+            }
+            LLVMValueRef at2 = LLVMBuildAdd(cx->b, tid, cg_i64(cx, (int64_t)C * R * K), "");
+            LLVMBuildStore(cx->b, acc, LLVMBuildInBoundsGEP2(cx->b, ty, scratch, &at2, 1, ""));
+            cg_barrier(cx);
+            acc = NULL;
+            for (unsigned hh = 0; hh < H; hh++) {
+                LLVMValueRef at =
+                    LLVMBuildAdd(cx->b, t, cg_i64(cx, (int64_t)C * R * K + hh * W), "");
+                LLVMValueRef x = LLVMBuildLoad2(
+                    cx->b, ty, LLVMBuildInBoundsGEP2(cx->b, ty, scratch, &at, 1, ""), "");
+                acc = acc ? cg_reduce_combine(cx, op, acc, x) : x;
+            }
+            cg_barrier(cx);
+            res[k] = acc;
+        }
+    } else {
+        for (unsigned q = 0; q < K; q++) {
+            rows[q] = q ? LLVMBuildAdd(cx->b, row0, cg_i64(cx, q), "") : row0;
+            oks[q] = LLVMBuildICmp(cx->b, LLVMIntULT, rows[q], p->nrows, "colok");
+            for (unsigned k = 0; k < p->nred; k++) res[q * p->nred + k] = phi[k * K + q];
+        }
+    }
+    for (unsigned o = 0; o < ns; o++) {
+        unsigned mk = cg_memo_mark(cx);
+        LLVMValueRef part[CG_RED_MAXRED];
+        for (unsigned k = 0; k < p->nred; k++)
+            part[k] = R > 1 ? cg_red_set(cx, p, k, res[o * p->nred + k])
+                            : cg_red_finish(cx, p, k, res[o * p->nred + k], scratch);
+        if (phase == CG_RED_PARTS) {
+            LLVMBasicBlockRef join = cg_if_begin(cx, oks[o]);
+            for (unsigned k = 0; k < p->nred; k++) {
+                LLVMValueRef at = LLVMBuildAdd(
+                    cx->b, LLVMBuildMul(cx->b, cg_i64(cx, (int64_t)k * p->splits), p->nrows, ""),
+                    LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, chunk, p->nrows, ""), rows[o], ""),
+                    "part.at");
+                LLVMBuildStore(
+                    cx->b, part[k],
+                    LLVMBuildInBoundsGEP2(cx->b, LLVMTypeOf(part[k]), cx->xtemp_ptr, &at, 1, ""));
+            }
+            cg_if_end(cx, join);
+        } else {
+            cg_rowit it;
+            memset(&it, 0, sizeof it);
+            it.row = rows[o];
+            p->colok = oks[o];
+            p->slice = cg_i64(cx, 0);
+            unsigned sv = p->slices;
+            p->slices = 2; /* cg_red_store's once: colok */
+            bool ok = cg_red_store(cx, p, &it);
+            p->slices = sv;
+            if (!ok) return false;
+        }
+        for (unsigned k = 0; k < p->nred; k++) cx->subst[p->reds[k]] = NULL;
+        cg_memo_reset(cx, mk);
+    }
+    return true;
+}
 
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase);
 static bool cg_red_split(cg_ctx *cx, cg_red *p);
@@ -1211,7 +1443,7 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     p.svec = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0
                  ? cg_red_vec_width(cx, &p, len, len)
                  : 1;
-    if (p.slices > 1 || (!cx->gpu && !p.rowmode && !p.hold && p.nlev == 1 && len > 0)) {
+    if (p.slices > 1 || p.kv > 1 || (!cx->gpu && !p.rowmode && !p.hold && p.nlev == 1 && len > 0)) {
         /* (The host's one-thread column blocks take the same unrolled groups, so CI runs them.) */
         if (p.nlev != 1 || p.hold || p.nst || len <= 0) {
             tx_error(cx->diag,
@@ -1225,6 +1457,7 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
          * halved until the group divides the length and leaves every slice a group. */
         unsigned top = 32u / (unsigned)cg_red_row_elem(cx, region);
         if (top > 16) top = 16;
+        if (top > CG_VEC_MAXLIN / p.kv) top = CG_VEC_MAXLIN / p.kv; /* the kv columns' loads */
         for (p.svec = top; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
     }
     bool ok = p.splits > 1 ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
@@ -1261,6 +1494,8 @@ static bool cg_red_split(cg_ctx *cx, cg_red *p) {
  * (phase) the partials or the combine kernel of [reduction.column_blocks]. */
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cg_red p = *pp;
+    if (phase == CG_RED_COMBINE) p.kv = 1; /* the combine kernel: one column per thread */
+    bool colv = p.kv > 1;
     p.nrows = cg_numel(cx, &p.kept);
     p.rowlen = cg_numel(cx, &p.red);
     /* 32 words of shared scratch serve f32 and i32 block reductions alike. */
@@ -1284,14 +1519,20 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     } else if (cx->gpu && p.rowmode && p.threads > 32) {
         scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
     } else if (p.slices > 1) {
-        scratch = cg_shared_array(cx, cx->f32, p.threads, "red.slices");
+        /* column vectors: the threads' kv partials, then one word per thread (cg_red_colv_row) */
+        scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
     }
     if (p.cluster > 1) {
         p.xslot = cg_shared_array(cx, cx->f32, CG_RED_XSLOTS, "red.cluster");
         p.rank = cg_program_id(cx, 1);
     }
     LLVMValueRef start, step, end = p.nrows;
-    if (p.slices > 1) {
+    if (colv) { /* tiles of cols x kv kept elements (cg_red_colv_row) */
+        end = cg_i64(cx, (ir_shape_numel(&p.kept) + (int64_t)p.cols * p.kv - 1) /
+                             ((int64_t)p.cols * p.kv));
+        start = cg_program_id(cx, 0);
+        step = cg_program_count(cx, 0);
+    } else if (p.slices > 1) {
         /* Tiles of cols kept elements, uniform per block (the slice combine's barriers); a thread
          * past the last kept element repeats the last one and stores nothing per row. */
         LLVMValueRef cols = cg_i64(cx, p.cols);
@@ -1323,7 +1564,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     }
     cg_loop l;
     LLVMValueRef row = cg_loop_begin(cx, &l, start, end, step, "row");
-    if (p.slices > 1) {
+    if (p.slices > 1 && !colv) {
         LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
         LLVMValueRef cols = cg_i64(cx, p.cols);
         p.slice = LLVMBuildUDiv(cx->b, tid, cols, "slice");
@@ -1344,7 +1585,8 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         row = LLVMBuildSelect(cx->b, ok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
     }
     cx->nmemo = 0;
-    bool ok = phase == CG_RED_PARTS     ? cg_red_part_row(cx, &p, row, scratch)
+    bool ok = colv                      ? cg_red_colv_row(cx, &p, row, scratch, phase)
+              : phase == CG_RED_PARTS   ? cg_red_part_row(cx, &p, row, scratch)
               : phase == CG_RED_COMBINE ? cg_red_comb_row(cx, &p, row, scratch)
                                         : cg_red_row(cx, &p, row, scratch);
     if (!ok) return false;
@@ -1353,7 +1595,11 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cx->nmemo = 0;
     cg_loop_end(cx, &l);
     ir_shape work[3] = {p.kept, {0}, {0}};
-    int64_t per[3] = {p.rowmode ? p.wrows : p.slices > 1 ? p.cols : p.threads, 1, 1};
+    int64_t per[3] = {p.rowmode      ? p.wrows
+                      : colv         ? (int64_t)p.cols * p.kv
+                      : p.slices > 1 ? p.cols
+                                     : p.threads,
+                      1, 1};
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     if (p.cluster > 1) { /* grid y: the cluster's blocks */
         work[1].rank = 1;

@@ -218,8 +218,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_WARP_ROWS, "reduction.warp_rows", IR_RK_REDUCTION, "rows")                     \
     X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")              \
     X(REDUCTION_COLUMN, "reduction.column", IR_RK_REDUCTION, "cols")                           \
-    X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices")        \
-    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION, "cols,slices,splits")
+    X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")    \
+    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION, "cols,slices,splits,vec")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -250,6 +250,7 @@ typedef struct pass_sched_facts {
     bool column;        /* reduction with the innermost axis kept (column / middle axes) */
     int64_t n;          /* elements of the iteration space (pointwise anchor, reduction domain) */
     int64_t rows, rext; /* reduction: kept rows, elements per reduced row (-1: symbolic) */
+    int64_t kin;        /* column reduction: extent of the innermost (kept, contiguous) axis */
     int stages, nred;   /* reduction: dependent stages, reductions */
     int held;           /* reduction: row inputs held on chip (onchip with an epilogue) */
     int elem;           /* widest stored dtype of the row inputs / big pointwise reads (bytes) */

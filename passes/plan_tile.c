@@ -349,6 +349,9 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->strategy = rg->strategy;
     f->column = red_is_column(rg, ri);
     f->rows = ri->nrows, f->rext = ri->rext;
+    f->kin = ri->dom.rank > 0 && !IR_DIM_IS_SYM(ri->dom.dim[ri->dom.rank - 1])
+                 ? ri->dom.dim[ri->dom.rank - 1]
+                 : -1;
     f->n = ri->nrows < 0 || ri->rext < 0 ? -1 : ri->nrows * ri->rext;
     f->concrete = ri->nrows > 0 && ri->rext > 0;
     f->stages = ri->stages, f->nred = ri->nred, f->held = ri->held;

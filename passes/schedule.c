@@ -410,29 +410,60 @@ static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model
     return true;
 }
 
+/* Kept elements per thread of a column split (`vec`): 16 bytes of the widest row input, halved
+ * until it divides the innermost (contiguous) kept extent, when that extent fills a warp of such
+ * vectors (512 bytes) and the region writes nothing of its domain's shape; else 1 (one column per
+ * thread). The thread's columns are consecutive in memory: one vector load per reduced element. */
+static int64_t col_vec(const pass_sched_facts *f) {
+    if (f->dom_writes || f->kin <= 0 || f->stages != 1 || f->kin * f->elem < 32 * VEC_BYTES)
+        return 1;
+    int64_t v = VEC_BYTES / f->elem;
+    while (v > 1 && f->kin % v) v /= 2;
+    return v;
+}
+
+/* The narrowest column block (threads along the kept axis) for vec v: one 32-byte sector of the
+ * widest row input and at least 8 threads for scalar columns; one 128-byte line per slice for
+ * vectors. */
+static int64_t col_min(const pass_sched_facts *f, int64_t v) {
+    if (v <= 1) return 32 / f->elem < 8 ? 8 : 32 / f->elem;
+    int64_t c = 128 / (v * f->elem);
+    return c < 2 ? 2 : c;
+}
+
+/* Shared words per thread of a column split with vec v: its partial, or its v partials and one
+ * word of the two-level combine (codegen/reduction.c cg_red_colv_row). */
+static int64_t col_words(int64_t v) { return v > 1 ? v + 1 : 1; }
+
 /* The unrolled groups of a column slice (codegen/reduction.c): 32 bytes of the widest row input
- * (at most 16 elements), halved until it divides the reduced length and every one of the r
- * slices gets a group; 1 for r = 1. */
-static int64_t split_unroll(const pass_sched_facts *f, int64_t r) {
-    int64_t u = 1;
+ * (at most 16 elements, and at most CG_VEC_MAXLIN = 32 loaded elements with the thread's v
+ * columns), halved until it divides the reduced length and every one of the r slices gets a
+ * group; 1 for r = 1. */
+static int64_t split_unroll(const pass_sched_facts *f, int64_t r, int64_t v) {
+    int64_t u = 1, top = 32 / f->elem > 16 ? 16 : 32 / f->elem;
+    if (top > 32 / v) top = 32 / v;
     if (r > 1)
-        for (u = 32 / f->elem > 16 ? 16 : 32 / f->elem; u > 1 && (f->rext % u || f->rext / u < r);
-             u /= 2) {}
+        for (u = top; u > 1 && (f->rext % u || f->rext / u < r); u /= 2) {}
     return u;
 }
 
-/* reduction.column_split(cols, slices): cols kept elements x slices of the reduced axis, each
- * slice strides in unrolled groups of 8 (4, 2); the partials meet in shared memory (4 C R B).
- * One stage, concrete sizes, cols a power of two not below one 32-byte sector, at least
- * SPLIT_MIN_PER elements per slice, at most SPLIT_THREADS threads. */
+/* reduction.column_split(cols, slices, vec): cols threads along the kept axis, each with vec
+ * consecutive kept elements, x slices of the reduced axis; each slice strides in unrolled groups
+ * of 8 (4, 2); the partials meet in shared memory (4 C R col_words(vec) B). One stage, concrete
+ * sizes, cols a power of two not below col_min, at least SPLIT_MIN_PER elements per slice, at most
+ * SPLIT_THREADS threads; vec 1 or col_vec, and at least vec slices. */
 static unsigned split_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     unsigned n = 0;
     if (f->kind != IR_RK_REDUCTION || !f->column || !f->concrete || f->stages != 1) return 0;
-    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem;
-    for (int32_t c = COL_THREADS; c >= cmin; c /= 2)
-        for (int32_t r = 2; c * r <= SPLIT_THREADS; r *= 2)
-            if (f->rext >= (int64_t)SPLIT_MIN_PER * r && 4LL * c * r <= f->budget)
-                n = put(out, n, cap, PASS_SCH_REDUCTION_COLUMN_SPLIT, c, r);
+    int64_t vs[2] = {1, col_vec(f)};
+    for (unsigned i = 0; i < (vs[1] > 1 ? 2u : 1u); i++)
+        for (int32_t c = COL_THREADS; c >= col_min(f, vs[i]); c /= 2)
+            for (int32_t r = 2; c * r <= SPLIT_THREADS; r *= 2)
+                if (f->rext >= (int64_t)SPLIT_MIN_PER * r && r >= vs[i] &&
+                    4LL * c * r * col_words(vs[i]) <= f->budget && n < cap) {
+                    n = put(out, n, cap, PASS_SCH_REDUCTION_COLUMN_SPLIT, c, r);
+                    out[n - 1].p[2] = (int32_t)vs[i];
+                }
     return n;
 }
 static void split_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
@@ -440,50 +471,54 @@ static void split_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedu
     rg->threads = (uint32_t)(s->p[0] * s->p[1]);
     rg->splits = 0;
     rg->rows = f->rpb;
-    int64_t words = 4LL * s->p[0] * s->p[1];
+    int64_t v = s->id == PASS_SCH_REDUCTION_COLUMN_BLOCKS ? s->p[3] : s->p[2];
+    int64_t words = 4LL * s->p[0] * s->p[1] * col_words(v);
     rg->sram_bytes = f->sram_base > words ? f->sram_base : words;
     rg->sched = *s;
 }
 static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
     if (f->rows <= 1 && f->rows >= 0) return false;
     int64_t c = rg->sched.p[0], r = rg->sched.p[1];
+    int64_t v = rg->sched.id == PASS_SCH_REDUCTION_COLUMN_BLOCKS ? rg->sched.p[3] : rg->sched.p[2];
+    if (v < 1) v = 1;
     m->threads = (unsigned)(c * r);
-    m->grid = cdiv(f->rows, c);
-    m->thread_bytes = (double)split_unroll(f, r) * f->elem * f->nbig;
+    m->grid = cdiv(f->rows, c * v);
+    m->thread_bytes = (double)split_unroll(f, r, v) * v * f->elem * f->nbig;
     return true;
 }
 
 /* [reduction.column_blocks] for facts f (docs/cost-model.md "Schedules"): a one-stage column
  * reduction that writes no value of its domain's shape, whose kept elements are too few for the
- * column split to give every SM 2 blocks: blocks of C = one 128-byte line of the widest row
- * input (at most 128, narrowed to the kept count, not below one 32-byte sector) by R = 512 / C
- * slices, and the reduced axis cut into `splits` chunks, one grid row each, so that the grid
- * fills BLOCKS_WAVE blocks per SM; each chunk leaves every slice at least 2 groups of
- * SPLIT_MIN_PER elements, and the combine kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8
+ * column split to give every SM 2 blocks: blocks of C threads along the kept axis with vec =
+ * col_vec kept elements each (C = one warp's 512 bytes of vectors, or for scalar columns one
+ * 128-byte line of the widest row input; at most 128, narrowed to the kept count, not below
+ * col_min) by R = 512 / C slices, and the reduced axis cut into `splits` chunks, one grid row each,
+ * so that the grid fills BLOCKS_WAVE blocks per SM; each chunk leaves every slice at least 2 groups
+ * of SPLIT_MIN_PER elements, and the combine kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8
  * partials per slice. False when it does not apply (fewer than 2 chunks). */
 static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     int sms = f->gpu ? f->gpu->sms : 0;
     if (f->kind != IR_RK_REDUCTION || !f->column || f->stages != 1 || f->rext <= 0 ||
         f->rows <= 0 || sms <= 0 || f->dom_writes)
         return false;
-    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem, c = COL_THREADS;
-    while (c > cmin && cdiv(f->rows, c) < 2LL * sms) c /= 2;
-    if (cdiv(f->rows, c) >= 2LL * sms) return false;
-    c = BLOCKS_LINE / f->elem;
+    int64_t v = col_vec(f), cmin = col_min(f, v), c = COL_THREADS;
+    while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
+    if (cdiv(f->rows, c * v) >= 2LL * sms) return false;
+    c = v > 1 ? 32 : BLOCKS_LINE / f->elem; /* a warp's 512 bytes, or one 128-byte line */
     if (c > COL_THREADS) c = COL_THREADS;
-    while (c > cmin && c / 2 >= f->rows) c /= 2;
-    int64_t rs = SPLIT_THREADS / c, tiles = cdiv(f->rows, c);
+    while (c > cmin && (c / 2) * v >= f->rows) c /= 2;
+    int64_t rs = SPLIT_THREADS / c, tiles = cdiv(f->rows, c * v);
     int64_t p = cdiv((int64_t)BLOCKS_WAVE * sms, tiles);
     if (p > rs * 8 * BLOCKS_MAX_ROUNDS) p = rs * 8 * BLOCKS_MAX_ROUNDS;
     if (p > f->rext / (rs * 2 * SPLIT_MIN_PER)) p = f->rext / (rs * 2 * SPLIT_MIN_PER);
-    if (p < 2 || 4 * c * rs > f->budget) return false;
+    if (p < 2 || rs < v || 4 * c * rs * col_words(v) > f->budget) return false;
     memset(s, 0, sizeof *s);
     s->id = PASS_SCH_REDUCTION_COLUMN_BLOCKS;
-    s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs, s->p[2] = (int32_t)p;
+    s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs, s->p[2] = (int32_t)p, s->p[3] = (int32_t)v;
     return true;
 }
 
-/* reduction.column_blocks(cols, slices, splits): the rule's block only (blocks_rule); its
+/* reduction.column_blocks(cols, slices, splits, vec): the rule's block only (blocks_rule); its
  * combine kernel's unrolling is sized for that split count. */
 static unsigned blocks_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     ir_schedule s;
@@ -521,20 +556,27 @@ _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
 
 /* ---- the rule, the space, the plan ----------------------------------------------------------- */
 
-/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] C: the
- * largest of 128, 64, ... (not below one 32-byte sector) that still gives 2 blocks per SM; R = 512
- * / C halved until every slice has 8 elements; else [reduction.column] with C = 128. */
+/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] with vec =
+ * col_vec, C: the largest of 128, 64, ... (not below col_min) whose tiles of C x vec kept
+ * elements still give 2 blocks per SM; R = 512 / C halved until every slice has 8 elements; else
+ * [reduction.column] with C = 128. */
 static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
     int sms = f->gpu ? f->gpu->sms : 0;
     if (f->stages != 1 || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
     if (blocks_rule(f, s)) return;
-    int64_t cmin = 32 / f->elem < 8 ? 8 : 32 / f->elem, c = COL_THREADS;
-    while (c > cmin && cdiv(f->rows, c) < 2LL * sms) c /= 2;
-    int64_t rs = SPLIT_THREADS / c;
-    while (rs > 1 && f->rext < SPLIT_MIN_PER * rs) rs /= 2;
-    if (rs < 2 || 4 * c * rs > f->budget) return;
+    int64_t v = col_vec(f), cmin, c, rs;
+    for (;;) { /* vectors need at least vec slices (the two-level combine); else one column */
+        cmin = col_min(f, v), c = COL_THREADS;
+        while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
+        rs = SPLIT_THREADS / c;
+        while (rs > 1 && f->rext < SPLIT_MIN_PER * rs) rs /= 2;
+        if (rs >= v || v == 1) break;
+        v = 1;
+    }
+    if (rs < 2 || 4 * c * rs * col_words(v) > f->budget) return;
     s->id = PASS_SCH_REDUCTION_COLUMN_SPLIT, s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs;
+    s->p[2] = (int32_t)v;
 }
 
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {

@@ -49,6 +49,11 @@ fn f(x: f32[B, R, C]) -> (f32[B, C], f32[B, C]) {
   return sum(x, axis=1), max(x, axis=1)
 }
 EOF
+cat >"$W/midh.tx" <<'EOF'
+fn f(x: bf16[B, R, C], w: bf16[C]) -> bf16[B, C] {
+  return mean(x * w, axis=1) + 1
+}
+EOF
 
 fail=0
 n=0
@@ -64,6 +69,11 @@ case_() {
   [ -n "$got" ] && got="$got]"
   if [ "$got" != "[$want]" ]; then
     echo "FAIL $label: rule ${got:-none}, expected [$want]"
+    fail=1
+  fi
+  # VEC=K before the case: the column schedule's kept elements per thread (vec=K)
+  if [ -n "${VEC:-}" ] && ! "$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -q "vec=$VEC[,)]"; then
+    echo "FAIL $label: expected vec=$VEC, got $("$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -o 'vec=[0-9]*' | head -1)"
     fail=1
   fi
   rm -rf "$W/ref" "$W/cpu"
@@ -93,12 +103,20 @@ case_() {
 
 # [reduction.column_blocks] against its neighbours. Chunks: a 32-column block of 16 slices needs
 # 512 reduced elements for 2 chunks (511: one chunk, the column split); kept elements: the column
-# split stops splitting at 2 x 132 blocks of 8 columns (2104 kept: 263 blocks, 2112: 264).
+# split stops splitting at 2 x 132 blocks of 8 columns (2103 kept: 263 blocks, 2105: 264), of 8
+# columns x 4 f32 vectors when 16 bytes divide the kept axis (8416: 263, 8448: 264).
 case_ col.tx reduction.column_blocks M=513 N=37
 case_ col.tx reduction.column_split M=511 N=37
 case_ col.tx reduction.column_blocks M=100003 N=16
-case_ col.tx reduction.column_blocks M=600 N=2104
-case_ col.tx reduction.column_split M=600 N=2112
+VEC=1 case_ col.tx reduction.column_blocks M=600 N=2103
+VEC=1 case_ col.tx reduction.column_split M=600 N=2105
+VEC=4 case_ col.tx reduction.column_blocks M=600 N=8416
+VEC=4 case_ col.tx reduction.column_split M=600 N=8448
+VEC=1 case_ col.tx reduction.column_split M=20 N=65536 # 2 slices: fewer than the vector
+VEC=8 case_ colh.tx reduction.column_blocks M=4096 N=1000
+VEC=4 case_ coli.tx reduction.column_blocks M=999 N=1024
+VEC=4 case_ mid.tx reduction.column_blocks B=3 R=777 C=136
+VEC=8 case_ midh.tx reduction.column_split B=5 R=333 C=264
 case_ col.tx reduction.column M=7 N=5
 case_ colw.tx reduction.column_blocks M=4099 N=130
 case_ colh.tx reduction.column_blocks M=20001 N=129

@@ -475,53 +475,61 @@ static const char *COLCENTER =
     "  h = x * 2\n  return h, h - mean(h, axis=0, keepdim=true)\n}\n";
 static const char *ROWMAX = "fn f(x: f32[M, N]) -> f32[M] { return max(x, axis=-1) }\n";
 
-/* The planned column block (tile[1] = C, tile[2] = R), threads, rows and chunks of the reduced
- * axis (splits: [reduction.column_blocks], 0 otherwise) of src at M x N. */
+/* The planned column block (tile[1] = C, tile[2] = R), threads, rows, chunks of the reduced
+ * axis (splits: [reduction.column_blocks], 0 otherwise) and kept elements per thread (the
+ * schedule's vec) of src at M x N. */
 static void check_split(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
-                        unsigned threads, int64_t rows, unsigned splits) {
+                        unsigned threads, int64_t rows, unsigned splits, int vec) {
     fe_define defs[2] = {{"M", M}, {"N", N}};
     ir_graph *g = plan(src, defs, 2, 0, NULL);
     const ir_region *r = the_reduction(g);
+    int v = r->sched.id == PASS_SCH_REDUCTION_COLUMN_BLOCKS  ? r->sched.p[3]
+            : r->sched.id == PASS_SCH_REDUCTION_COLUMN_SPLIT ? r->sched.p[2]
+                                                             : 1;
     if (r->tile[1] != c || r->tile[2] != rs || r->threads != threads || r->rows != rows ||
-        r->splits != splits)
+        r->splits != splits || v != vec)
         fprintf(stderr,
-                "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld, splits %u; expected "
-                "%lld x %lld, %u, %lld, %u\n",
+                "%s%lld x %lld: block %lld x %lld, %u threads, rows %lld, splits %u, vec %d; "
+                "expected %lld x %lld, %u, %lld, %u, %d\n",
                 src, (long long)M, (long long)N, (long long)r->tile[1], (long long)r->tile[2],
-                r->threads, (long long)r->rows, r->splits, (long long)c, (long long)rs, threads,
-                (long long)rows, splits);
+                r->threads, (long long)r->rows, r->splits, v, (long long)c, (long long)rs, threads,
+                (long long)rows, splits, vec);
     assert_int_equal(r->tile[1], c);
     assert_int_equal(r->tile[2], rs);
     assert_int_equal(r->threads, threads);
     assert_int_equal(r->rows, rows);
     assert_int_equal(r->splits, splits);
+    assert_int_equal(v, vec);
     if (rs > 1 && !(r->red_axes & 2u)) /* a column split (2-D: axis 1 kept) */
-        assert_int_equal(r->sram_bytes, 4 * c * rs);
+        assert_int_equal(r->sram_bytes, 4 * c * rs * (vec > 1 ? vec + 1 : 1));
     ir_graph_free(g);
 }
 static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_t rs,
-                        unsigned threads, int64_t rows) {
-    check_split(src, M, N, c, rs, threads, rows, 0);
+                        unsigned threads, int64_t rows, int vec) {
+    check_split(src, M, N, c, rs, threads, rows, 0, vec);
 }
 
-/* Column split: C shrinks until the grid has 2 blocks per SM (not below one 32-byte sector),
- * R = 512 / C until the slices get fewer than 8 elements; one thread per column otherwise. When
- * even the narrowest C leaves fewer than 2 x 132 blocks, column blocks: C = one 128-byte line,
- * R = 512 / C, the reduced axis in ceil(4 x 132 / tiles) chunks (at most 16 R, at most len /
- * (16 R)). */
+/* Column split: vec = 16 bytes of kept elements per thread when the innermost extent fills a
+ * warp of such vectors (512 B) and vec divides it, else 1; C shrinks until the grid of C x vec
+ * tiles has 2 blocks per SM (not below one 32-byte sector for scalar columns, one 128-byte line
+ * per slice for vectors), R = 512 / C until the slices get fewer than 8 elements (vectors need
+ * R >= vec, else one column per thread); one thread per column otherwise. When even the
+ * narrowest C leaves fewer than 2 x 132 blocks, column blocks: C = a warp of vectors (32) or one
+ * 128-byte line of scalars, R = 512 / C, the reduced axis in ceil(4 x 132 / tiles) chunks (at
+ * most 16 R, at most len / (16 R)). */
 static void test_column_blocks(void **s) {
     (void)s;
-    check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 17);     /* 128 blocks of 8 -> 32 tiles x 17 */
-    check_block(COLSUM, 4096, 65536, 128, 4, 512, 1);         /* plenty of columns: wide blocks */
-    check_split(COLMEAN_BF16, 32768, 4096, 64, 8, 512, 1, 9); /* bf16: a line is 64 columns */
-    check_split(COLSUM, 1048576, 16, 16, 32, 512, 1, 512);    /* 16 columns: 512 chunks */
-    check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2);          /* two chunks of 16 x 16 groups */
-    check_block(COLMAX, 511, 37, 8, 32, 256, 1);              /* one chunk: the column split */
-    check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1);       /* writes the domain: one kernel */
-    check_block(COLSUM, 40, 65536, 128, 4, 512, 1);           /* 40 rows: 4 slices of 10 */
-    check_block(COLSUM, 20, 65536, 128, 2, 256, 1);           /* 20 rows: 2 slices of 10 */
-    check_block(COLSUM, 12, 65536, 128, 1, 128, 1);         /* 12 rows: no split (slices under 8) */
-    check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1); /* two stages: not split */
+    check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 66, 4); /* 8 tiles of 32 x 4 -> x 66 */
+    check_block(COLSUM, 4096, 65536, 32, 16, 512, 1, 4);     /* plenty of columns: 512 tiles */
+    check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 33, 8); /* bf16: 8 per thread */
+    check_split(COLSUM, 1048576, 16, 16, 32, 512, 1, 512, 1);      /* 16 columns: 512 chunks */
+    check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2, 1);    /* two chunks of 16 x 16 groups */
+    check_block(COLMAX, 511, 37, 8, 32, 256, 1, 1);        /* one chunk: the column split */
+    check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1, 1); /* writes the domain: one kernel */
+    check_block(COLSUM, 40, 65536, 32, 4, 128, 1, 4);      /* 40 rows: 4 slices of 10 */
+    check_block(COLSUM, 20, 65536, 128, 2, 256, 1, 1);     /* 20 rows: 2 slices, fewer than vec */
+    check_block(COLSUM, 12, 65536, 128, 1, 128, 1, 1);     /* 12 rows: no split (slices under 8) */
+    check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1, 1); /* two stages: not split */
 }
 
 static const char *SOFTMAX_BF16 =
@@ -535,29 +543,29 @@ static const char *LSE = "fn f(x: f32[M, N]) -> f32[M, 1] {\n  m = max(x, axis=-
 /* Row blocks (tile[1] = lanes per row, threads, rows per block) by rule, at each boundary. */
 static void test_row_blocks(void **s) {
     (void)s;
-    check_block(ROWMAX, 1048576, 64, 16, 0, 256, 16);      /* subwarp: 16 lanes x v4 */
-    check_block(ROWMAX, 1000, 65, 32, 0, 256, 8);          /* 65 scalars: warp rows */
-    check_block(ROWMAX, 1000, 7, 8, 0, 256, 32);           /* 7 scalars: 8 lanes */
-    check_block(ROWMAX, 1000, 1, 1, 0, 256, 256);          /* a row per thread */
-    check_block(ROWMAX, 1000, 1024, 32, 0, 256, 8);        /* 32 per lane: the warp hold */
-    check_block(ROWMAX, 1000, 1025, 224, 0, 224, 1);       /* odd: 5 per thread of 205 -> row */
-    check_block(SOFTMAX_BF16, 32768, 1000, 32, 0, 256, 8); /* 4 groups of 8 per lane */
-    check_block(SOFTMAX, 100, 4096, 256, 0, 256, 1);       /* 16 per thread of 256 */
-    check_block(SOFTMAX, 100, 4097, 288, 0, 288, 1); /* odd: 16 per thread of 257 -> row_wide */
-    check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1); /* row_wide: 2 groups of 8 */
-    check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1);       /* row_wide: 4 groups of 4 */
-    check_block(LSE, 16384, 8192, 512, 0, 512, 1);
-    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1);       /* the widest held row */
-    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1);         /* cluster of 3 */
-    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1);          /* cluster of 8 */
-    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1);        /* many rows: online stream */
-    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1); /* cluster of 4 x v8 */
-    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 0, 256, 1);
-    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1);  /* online, few rows: cluster_stream */
-    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1); /* online, many rows: streamed */
-    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1);  /* few long rows: cluster_stream */
-    check_block(ROWSUM, 256, 262144, 256, 5, 256, 1);  /* ceil(8 x 132 / 256) = 5 blocks */
-    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1);  /* streamed, 4 per SM */
+    check_block(ROWMAX, 1048576, 64, 16, 0, 256, 16, 1);      /* subwarp: 16 lanes x v4 */
+    check_block(ROWMAX, 1000, 65, 32, 0, 256, 8, 1);          /* 65 scalars: warp rows */
+    check_block(ROWMAX, 1000, 7, 8, 0, 256, 32, 1);           /* 7 scalars: 8 lanes */
+    check_block(ROWMAX, 1000, 1, 1, 0, 256, 256, 1);          /* a row per thread */
+    check_block(ROWMAX, 1000, 1024, 32, 0, 256, 8, 1);        /* 32 per lane: the warp hold */
+    check_block(ROWMAX, 1000, 1025, 224, 0, 224, 1, 1);       /* odd: 5 per thread of 205 -> row */
+    check_block(SOFTMAX_BF16, 32768, 1000, 32, 0, 256, 8, 1); /* 4 groups of 8 per lane */
+    check_block(SOFTMAX, 100, 4096, 256, 0, 256, 1, 1);       /* 16 per thread of 256 */
+    check_block(SOFTMAX, 100, 4097, 288, 0, 288, 1, 1); /* odd: 16 per thread of 257 -> row_wide */
+    check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1, 1); /* row_wide: 2 groups of 8 */
+    check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1, 1);       /* row_wide: 4 groups of 4 */
+    check_block(LSE, 16384, 8192, 512, 0, 512, 1, 1);
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1, 1);       /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1, 1);         /* cluster of 3 */
+    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1, 1);          /* cluster of 8 */
+    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1, 1);        /* many rows: online stream */
+    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1, 1); /* cluster of 4 x v8 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 0, 256, 1, 1);
+    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);  /* online, few rows: cluster_stream */
+    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1, 1); /* online, many rows: streamed */
+    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1, 1);  /* few long rows: cluster_stream */
+    check_block(ROWSUM, 256, 262144, 256, 5, 256, 1, 1);  /* ceil(8 x 132 / 256) = 5 blocks */
+    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1, 1);  /* streamed, 4 per SM */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a

@@ -92,10 +92,10 @@ static void test_table(void **state) {
         if (id) assert_true(strchr(nm, '.') != NULL); /* kind.rule */
     }
     assert_int_equal(pass_schedule_find("reduction.nonsense"), -1);
-    ir_schedule s = {.id = PASS_SCH_REDUCTION_COLUMN_SPLIT, .p = {64, 8}};
+    ir_schedule s = {.id = PASS_SCH_REDUCTION_COLUMN_SPLIT, .p = {64, 8, 4}};
     char b[96];
     pass_schedule_str(&s, b, sizeof b);
-    assert_string_equal(b, "reduction.column_split(cols=64, slices=8)");
+    assert_string_equal(b, "reduction.column_split(cols=64, slices=8, vec=4)");
 }
 
 /* Every schedule of the region's space: within budget, compiles for sm_90 with its block, and
