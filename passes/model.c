@@ -178,10 +178,24 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->active_sms = (double)busy;
     m->occupancy = (double)(conc * m->threads) / MAX_THREADS_SM;
     m->inflight = (double)conc * m->threads * m->thread_bytes;
-    double sustain =
-        m->active_sms * m->inflight / (gpu->mem_latency_us * 1e3); /* GB/s by Little's law */
+    double lat = m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
+                                                                         : gpu->mem_latency_us;
+    double sustain = m->active_sms * m->inflight / (lat * 1e3); /* GB/s by Little's law */
     m->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
     m->waves = (double)m->grid / ((double)gpu->sms * per);
+    /* A streamed row's re-read passes (the planner's spilled bytes) come from the L2 when the
+     * rows resident at once fit in its L2_FIT share (passes/schedule.c [reduction.cluster_l2]). */
+    if (f->kind == IR_RK_REDUCTION && !f->column && f->passes > 1 && c->sp > 0 && f->rows > 0 &&
+        gpu->l2_bytes > 0) {
+        double rpb = rg->rows > 1 ? (double)rg->rows : 1,
+               cl = rg->tile[2] > 1 ? (double)rg->tile[2] : 1;
+        double resident = (double)gpu->sms * per * rpb / cl;
+        if (resident > (double)f->rows) resident = (double)f->rows;
+        if (resident * (double)f->rext * f->elem * f->nbig <= 0.75 * (double)gpu->l2_bytes) {
+            m->l2_bytes = c->sp;
+            bytes -= c->sp;
+        }
+    }
     double tail = m->waves > 1 && sustain < gpu->hbm_GBps ? ceil(m->waves) / m->waves : 1.0;
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
@@ -224,8 +238,10 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             "%.0f B in flight per SM (%.0f per thread) / %.3f us latency -> %.0f GB/s of %.0f, "
             "%.2f waves\n",
             m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->active_sms,
-            100.0 * m->occupancy, m->inflight, m->thread_bytes, gpu->mem_latency_us, m->bw_GBps,
-            gpu->hbm_GBps, m->waves);
+            100.0 * m->occupancy, m->inflight, m->thread_bytes,
+            m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
+                                                                    : gpu->mem_latency_us,
+            m->bw_GBps, gpu->hbm_GBps, m->waves);
     const char *bound =
         m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time";
     if (m->instr > 0 && gpu->sfu_Gops > 0)
@@ -238,6 +254,14 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 "  model: issue: %.1f instructions per element -> %.3f us at %d SMs x 128 lanes x "
                 "%.2f GHz (%s)\n",
                 m->instr, m->issue_us, gpu->sms, gpu->clock_GHz, bound);
+    if (m->unpipelined)
+        fprintf(out, "  model: an online stream of scalar loads: one load in flight per thread at "
+                     "the DRAM latency\n");
+    if (m->l2_bytes > 0)
+        fprintf(out,
+                "  model: the re-read passes (%.0f B) come from the L2: the resident rows fit in "
+                "3/4 of its %lld B\n",
+                m->l2_bytes, (long long)gpu->l2_bytes);
     if (m->kernels > 1)
         fprintf(out,
                 "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "

@@ -252,6 +252,7 @@ typedef struct pass_sched_facts {
     int64_t rows, rext; /* reduction: kept rows, elements per reduced row (-1: symbolic) */
     int64_t kin;        /* column reduction: extent of the innermost (kept, contiguous) axis */
     int stages, nred;   /* reduction: dependent stages, reductions */
+    int passes;         /* reduction: HBM passes over the row inputs of the strategy's plan */
     int held;           /* reduction: row inputs held on chip (onchip with an epilogue) */
     int elem;           /* widest stored dtype of the row inputs / big pointwise reads (bytes) */
     int velem;          /* reduction: widest dtype of the row-shaped values read or written (the
@@ -353,6 +354,11 @@ typedef struct pass_model {
     double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
     unsigned kernels;    /* kernels the schedule launches (2: column blocks) */
     double extra_us;     /* the kernels after the first: launch and latency */
+    bool unpipelined;    /* its loop keeps one scalar load in flight per thread at the DRAM's
+                            loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
+                            latency of a pipelined stream (mem_latency_us) */
+    double l2_bytes;     /* re-read bytes the L2 serves (a streamed row's later passes while the
+                            resident rows fit in it), not charged to HBM */
     double instr;        /* pointwise: issued instructions per element (0: none) */
     double issue_us;     /* elements x instr over the GPU's issue rate */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first

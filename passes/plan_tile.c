@@ -355,6 +355,7 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->n = ri->nrows < 0 || ri->rext < 0 ? -1 : ri->nrows * ri->rext;
     f->concrete = ri->nrows > 0 && ri->rext > 0;
     f->stages = ri->stages, f->nred = ri->nred, f->held = ri->held;
+    f->passes = rg->passes;
     f->elem = ri->elem;
     f->velem = ri->velem;
     f->dom_writes = ri->dom_writes;
@@ -556,6 +557,7 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
     red_strategy(g, &copy, &ri, budget, gpu, scratch, &row_bytes, why, sizeof why);
     red_facts(&copy, &ri, gpu, budget, scratch, row_bytes, f);
     f->strategy = rg->strategy; /* the plan's, whatever budget the caller names */
+    f->passes = rg->passes;
 }
 
 bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,

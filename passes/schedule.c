@@ -177,6 +177,28 @@ static bool row_streamed(const pass_sched_facts *f) {
     return f->strategy != IR_RED_ONCHIP || f->held == 0;
 }
 
+/* Share of the L2 that the rows resident at once may fill between a row's first read and its
+ * re-read (the rest: the written outputs, other traffic). */
+#define L2_FIT 0.75
+
+/* [reduction.cluster_l2] for facts f: a streamed row that a later pass re-reads (passes > 1),
+ * more rows than 2 per SM, on a GPU with clusters and a known L2, when the rows resident at once
+ * in 256-thread blocks (SMs x 8) would overflow L2_FIT of the L2 before their re-read: the
+ * fewest blocks per row C (a power of two, at most cluster_max) whose resident rows (SMs x 8 /
+ * C) fit, so that the re-read comes from the L2; 0 when none fits or the rows fit already. */
+static int64_t l2_cluster(const pass_sched_facts *f) {
+    if (!row_streamed(f) || f->passes < 2 || !f->gpu || f->gpu->l2_bytes <= 0 ||
+        f->gpu->cluster_max < 2 || f->rext < 4 * PASS_ROW_THREADS_MAX || f->rows <= 0 ||
+        f->rows <= 2LL * f->gpu->sms)
+        return 0;
+    double rowb = (double)f->rext * f->elem * f->nbig, fit = L2_FIT * (double)f->gpu->l2_bytes;
+    double resident = (double)f->gpu->sms * (2048 / ROW_THREADS);
+    if (resident * rowb <= fit) return 0;
+    for (int64_t c = 2; c <= f->gpu->cluster_max; c *= 2)
+        if (resident / (double)c * rowb <= fit) return c;
+    return 0;
+}
+
 /* The row-mode rule (docs/cost-model.md "Schedules"), first that applies:
  * no block scratch in the budget: [reduction.row] of one warp;
  * [reduction.subwarp_rows] an onchip row of at most 16 vector groups over more than one row:
@@ -191,6 +213,8 @@ static bool row_streamed(const pass_sched_facts *f) {
  *   row split over C = min(cluster_max, ceil(8 SMs / rows)) blocks of 256 threads (a cluster),
  *   each streaming its slice, the partial statistics meeting through distributed shared memory;
  * [reduction.row_few] the same rows without clusters: 1024 threads per row;
+ * [reduction.cluster_l2] a streamed row re-read by a later pass, many rows: cluster_stream with
+ *   the blocks per row of l2_cluster, so that the resident rows fit in the L2 (one HBM read);
  * [reduction.row] otherwise: the smallest power of two in [32, 256] with at least 4 elements
  *   each (256 when the length is symbolic). */
 static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
@@ -241,6 +265,12 @@ static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
         }
         s->id = PASS_SCH_REDUCTION_ROW_FEW,
         s->p[0] = PASS_ROW_THREADS_MAX; /* [reduction.row_few] */
+        return;
+    }
+    int64_t c2 = l2_cluster(f);
+    if (c2 >= 2) { /* [reduction.cluster_l2] */
+        s->id = PASS_SCH_REDUCTION_CLUSTER_STREAM;
+        s->p[0] = ROW_THREADS, s->p[1] = (int32_t)c2;
         return;
     }
     s->p[0] = (int32_t)(g.len > 0 ? t : ROW_THREADS);
@@ -382,6 +412,9 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
         m->thread_bytes = (double)f->elem * f->nbig;
     else /* streamed: groups of 16 B when the length allows */
         m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) ? f->elem : VEC_BYTES) * f->nbig;
+    /* An online stream of scalar loads (a running statistic per element, its rescale behind a
+     * branch) is not pipelined across iterations: one load in flight at the DRAM's latency. */
+    m->unpipelined = !held && f->strategy == IR_RED_ONLINE && len % (VEC_BYTES / f->elem) != 0;
     if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
     return true;
 }

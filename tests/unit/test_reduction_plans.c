@@ -555,17 +555,18 @@ static void test_row_blocks(void **s) {
     check_block(LAYERNORM_BF16, 8192, 5120, 320, 0, 320, 1, 1); /* row_wide: 2 groups of 8 */
     check_block(RMSNORM, 2048, 12288, 768, 0, 768, 1, 1);       /* row_wide: 4 groups of 4 */
     check_block(LSE, 16384, 8192, 512, 0, 512, 1, 1);
-    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1, 1);       /* the widest held row */
-    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1, 1);         /* cluster of 3 */
-    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1, 1);          /* cluster of 8 */
-    check_block(SOFTMAX, 4096, 65536, 256, 0, 256, 1, 1);        /* many rows: online stream */
-    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1, 1); /* cluster of 4 x v8 */
-    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 0, 256, 1, 1);
-    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);  /* online, few rows: cluster_stream */
-    check_block(SOFTMAX, 4096, 65537, 256, 0, 256, 1, 1); /* online, many rows: streamed */
-    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1, 1);  /* few long rows: cluster_stream */
-    check_block(ROWSUM, 256, 262144, 256, 5, 256, 1, 1);  /* ceil(8 x 132 / 256) = 5 blocks */
-    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1, 1);  /* streamed, 4 per SM */
+    check_block(SOFTMAX, 100, 16384, 1024, 0, 1024, 1, 1); /* the widest held row */
+    check_block(SOFTMAX, 100, 16385, 352, 3, 352, 1, 1);   /* cluster of 3 */
+    check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1, 1);    /* cluster of 8 */
+    check_block(SOFTMAX, 4096, 65536, 256, 8, 256, 1, 1); /* many rows: streamed, L2 cluster of 8 */
+    check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1, 1);  /* cluster of 4 x v8 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 2, 256, 1, 1); /* 1056 rows of 64 KB: 2 */
+    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);   /* online, few rows: cluster_stream */
+    check_block(SOFTMAX, 4096, 65537, 256, 8, 256, 1, 1);  /* online, many rows: L2 cluster */
+    check_block(SOFTMAX, 4096, 300000, 256, 0, 256, 1, 1); /* 132 rows of 1.2 MB overflow it */
+    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1, 1);   /* few long rows: cluster_stream */
+    check_block(ROWSUM, 256, 262144, 256, 5, 256, 1, 1);   /* ceil(8 x 132 / 256) = 5 blocks */
+    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1, 1);   /* streamed, 4 per SM */
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
