@@ -46,9 +46,9 @@ typedef struct cg_red {
                               axis (the planner's tile[1], tile[2]); slices > 1 only on the GPU */
     LLVMValueRef slice;    /* slices > 1: this thread's slice (i64), its column's validity */
     LLVMValueRef colok;
-    unsigned kv;     /* column mode: kept elements per thread (the schedule's vec), consecutive in
-                        memory     and aligned (kv divides the innermost kept extent): one vector load
-                        per     reduced element; 1: one column per thread */
+    unsigned kv;     /* column mode: kept elements per thread (the schedule's vec), consecutive
+                        and aligned (kv divides the innermost kept extent): one vector load per
+                        reduced element; 1: one column per thread */
     unsigned splits; /* column mode, > 1: [reduction.column_blocks]: the reduced axis in `splits`
                         chunks, one per grid row of the partials kernel, combined by a second */
     LLVMValueRef partv[CG_RED_MAXRED]; /* the partials kernel: the block's combined partials */

@@ -210,7 +210,8 @@ static int64_t l2_cluster(const pass_sched_facts *f) {
  *   (row_wide beyond 256, up to PASS_ROW_THREADS_MAX);
  * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
  *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
- *   row split over C = min(cluster_max, ceil(8 SMs / rows)) blocks of 256 threads (a cluster),
+ *   row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads (a cluster:
+ *   the grid fills one wave, no tail wave of a few long blocks),
  *   each streaming its slice, the partial statistics meeting through distributed shared memory;
  * [reduction.row_few] the same rows without clusters: 1024 threads per row;
  * [reduction.cluster_l2] a streamed row re-read by a later pass, many rows: cluster_stream with
@@ -256,7 +257,7 @@ static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
     while (t < ROW_THREADS && g.len > 0 && t * 4 < g.len) t *= 2;
     if (row_streamed(f) && g.len >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu &&
         f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms) {
-        int64_t c = cdiv(8LL * f->gpu->sms, f->rows);
+        int64_t c = 8LL * f->gpu->sms / f->rows; /* one wave of 8 blocks per SM */
         if (c > f->gpu->cluster_max) c = f->gpu->cluster_max;
         if (c >= 2) { /* [reduction.cluster_stream] */
             s->id = PASS_SCH_REDUCTION_CLUSTER_STREAM;
