@@ -845,53 +845,169 @@ bool cg_attn_wg_plan_for(int64_t d, int64_t smem_max, cg_attn_wg_plan *p) {
     return true;
 }
 
-/* Follows attention operand id through in-region same-dtype casts, a permute swapping its last
- * two axes (toggles *trans) and reshapes that keep the last two extents, to the HBM value it
- * reads (*base): true when that value is a dense buffer of dtype dt whose last extent is the
- * known d and whose rows are the operand's (trans: the permuted view of K). */
-static bool awg_base(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t d,
-                     bool want_trans, ir_id *base) {
-    bool trans = false;
-    ir_id x = id;
-    for (unsigned guard = 0; guard < 16; guard++) {
-        const ir_node *n = &g->nodes[x];
-        unsigned r = n->shape.rank;
-        if (n->op == IR_OP_INPUT || r < 2) break;
-        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
-        if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
-            x = ir_in(g, n, 0);
-        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
-            for (unsigned i = 0; i + 2 < r; i++)
-                if (n->a.perm[i] != i) return false;
-            if (n->a.perm[r - 2] != r - 1 || n->a.perm[r - 1] != r - 2) return false;
-            trans = !trans;
-            x = ir_in(g, n, 0);
-        } else if (n->op == IR_OP_RESHAPE && in->shape.rank >= 2 &&
-                   in->shape.dim[in->shape.rank - 1] == n->shape.dim[r - 1] &&
-                   in->shape.dim[in->shape.rank - 2] == n->shape.dim[r - 2]) {
-            x = ir_in(g, n, 0);
-        } else {
-            break;
+/* The walk of cg_attn_wg_view_of: every axis of the value at the current level is a list of
+ * "fine" axes (extents fx[]), major first; the operand's axes are the first fine axes (extent-1
+ * axes have none). */
+enum { AWG_FINE = 2 * IR_MAX_RANK };
+typedef struct awg_walk {
+    ir_dim fx[AWG_FINE];
+    unsigned nf, rank;
+    uint8_t cnt[IR_MAX_RANK], ax[IR_MAX_RANK][AWG_FINE];
+} awg_walk;
+
+/* Regroups the level's fine axes (in order) into the axes of a reshape's input of shape sh:
+ * an axis takes one fine axis of the same extent, or known fine extents whose product is its
+ * own; false when that would split a fine axis or multiply symbolic extents. */
+static bool awg_regroup(awg_walk *w, const ir_shape *sh) {
+    uint8_t seq[AWG_FINE];
+    unsigned ns = 0, at = 0;
+    for (unsigned i = 0; i < w->rank; i++)
+        for (unsigned j = 0; j < w->cnt[i]; j++) seq[ns++] = w->ax[i][j];
+    awg_walk o = *w;
+    o.rank = sh->rank;
+    for (unsigned i = 0; i < sh->rank; i++) {
+        ir_dim e = sh->dim[i];
+        o.cnt[i] = 0;
+        if (e == 1) continue;
+        if (at < ns && w->fx[seq[at]] == e) {
+            o.ax[i][o.cnt[i]++] = seq[at++];
+            continue;
         }
+        if (IR_DIM_IS_SYM(e)) return false;
+        int64_t prod = 1;
+        while (prod < e && at < ns && !IR_DIM_IS_SYM(w->fx[seq[at]])) {
+            prod *= w->fx[seq[at]];
+            o.ax[i][o.cnt[i]++] = seq[at++];
+        }
+        if (prod != e) return false;
     }
-    const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || trans != want_trans ||
-        (b->region == region && b->op != IR_OP_INPUT))
-        return false;
-    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank < 2)
-        return false;
-    ir_dim last = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[b->shape.rank - 2];
-    if (IR_DIM_IS_SYM(last) || last != d) return false;
-    if (!IR_DIM_IS_SYM(rows) && rows >= ((int64_t)1 << 31)) return false;
-    *base = x;
+    if (at != ns) return false;
+    *w = o;
     return true;
 }
 
+/* Appends map dim j of role `role` (batch: operand axes b0.., nb of them) to v. */
+static bool awg_map_dim(cg_attn_wg_view *v, unsigned *j, uint8_t role, unsigned b0, unsigned nb,
+                        ir_dim e) {
+    if (*j >= 3) return false;
+    v->role[*j] = role, v->b0[*j] = (uint8_t)b0, v->nb[*j] = (uint8_t)nb, v->dim[*j] = e;
+    (*j)++;
+    return true;
+}
+
+bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
+                        bool trans, cg_attn_wg_view *v) {
+    memset(v, 0, sizeof *v);
+    const ir_node *on = &g->nodes[opnd];
+    unsigned r = on->shape.rank;
+    if (r < 2) return false;
+    awg_walk w = {.rank = r};
+    int fine[IR_MAX_RANK]; /* the fine axis of each operand axis (-1: extent 1) */
+    for (unsigned i = 0; i < r; i++) {
+        fine[i] = -1;
+        if (on->shape.dim[i] == 1) continue;
+        fine[i] = (int)w.nf, w.fx[w.nf] = on->shape.dim[i];
+        w.ax[i][w.cnt[i]++] = (uint8_t)w.nf++;
+    }
+    ir_id x = opnd;
+    for (unsigned guard = 0; guard < 32; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->op == IR_OP_INPUT || n->nin < 1) break;
+        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
+        if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
+        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
+            awg_walk o = w;
+            for (unsigned i = 0; i < n->shape.rank; i++) {
+                unsigned a = n->a.perm[i];
+                o.cnt[a] = w.cnt[i];
+                memcpy(o.ax[a], w.ax[i], w.cnt[i]);
+            }
+            w = o;
+        } else if (n->op == IR_OP_RESHAPE) {
+            if (!awg_regroup(&w, &in->shape)) return false;
+        } else {
+            break;
+        }
+        x = ir_in(g, n, 0);
+    }
+    const ir_node *b = &g->nodes[x];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || (b->region == region && b->op != IR_OP_INPUT) ||
+        (ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank < 2)
+        return false;
+    for (unsigned i = 0; i < b->shape.rank; i++)
+        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
+    /* memory order of the fine axes, minor first */
+    int mem[AWG_FINE], nm = 0;
+    for (unsigned i = b->shape.rank; i-- > 0;)
+        for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
+    if ((unsigned)nm != w.nf) return false;
+    int dax = fine[trans ? r - 2 : r - 1], rax = fine[trans ? r - 1 : r - 2];
+    if (dax < 0 || nm < 1 || mem[0] != dax || w.fx[dax] != d) return false;
+    v->base = x;
+    v->opnd.rank = (uint8_t)(r - 2);
+    for (unsigned i = 0; i + 2 < r; i++) v->opnd.dim[i] = on->shape.dim[i];
+    unsigned j = 0;
+    awg_map_dim(v, &j, CG_AWG_D, 0, 0, (ir_dim)d);
+    if (rax < 0) awg_map_dim(v, &j, CG_AWG_ROW, 0, 0, 1); /* one row: a map dim of extent 1 */
+    for (int m = 1; m < nm; m++) {
+        if (mem[m] == rax) {
+            if (!awg_map_dim(v, &j, CG_AWG_ROW, 0, 0, w.fx[rax])) return false;
+            continue;
+        }
+        int bax = -1;
+        for (unsigned i = 0; i + 2 < r; i++)
+            if (fine[i] == mem[m]) bax = (int)i;
+        if (bax < 0) return false;
+        /* the operand's batch axes just above it join when they are next in memory too
+         * (extent-1 axes join freely: they read index 0) */
+        unsigned b0 = (unsigned)bax, nb = 1, nreal = 1;
+        while (b0 > 0) {
+            if (fine[b0 - 1] < 0) {
+                b0--, nb++;
+            } else if (m + 1 < nm && mem[m + 1] == fine[b0 - 1]) {
+                b0--, nb++, nreal++, m++;
+            } else {
+                break;
+            }
+        }
+        ir_dim e = 1;
+        bool known = true;
+        for (unsigned i = b0; i < b0 + nb; i++) {
+            ir_dim ei = on->shape.dim[i];
+            if (ei == 1) continue;
+            if (nreal == 1) e = ei;
+            else if (IR_DIM_IS_SYM(ei)) known = false;
+            else e *= ei;
+        }
+        if (!awg_map_dim(v, &j, CG_AWG_BATCH, b0, nb, known ? e : 1)) return false;
+        if (j == 3) { /* the outermost: the planes of `outer` */
+            v->outer.rank = (uint8_t)nb;
+            for (unsigned i = 0; i < nb; i++) v->outer.dim[i] = on->shape.dim[b0 + i];
+            v->dim[2] = 1;
+        } else if (!known) {
+            return false;
+        }
+    }
+    while (j < 3) awg_map_dim(v, &j, CG_AWG_BATCH, 0, 0, 1);
+    return true;
+}
+
+void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
+                            int64_t row, int64_t col, int64_t coords[3]) {
+    for (unsigned j = 0; j < 3; j++) {
+        int64_t c = v->role[j] == CG_AWG_D ? col : v->role[j] == CG_AWG_ROW ? row : 0;
+        for (unsigned i = v->b0[j]; v->role[j] == CG_AWG_BATCH && i < v->b0[j] + v->nb[j]; i++)
+            c = c * ext[i] + (ext[i] == 1 ? 0 : bidx[i]);
+        coords[j] = c;
+    }
+}
+
 /* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv in
- * {64, 128} known, each operand a dense buffer read through casts, the K transpose and reshapes
- * of its batch dims; bases[] get the three buffers' values. */
+ * {64, 128} known, each operand a view of a dense buffer that a TMA map of at most 3 dims reads
+ * (cg_attn_wg_view_of: dense [..., S, D], GQA's grouped heads, split heads [S, H * D]); vw[]
+ * get the three views. */
 static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, const attn_match *am,
-                         ir_id bases[3], cg_attn_wg_plan *p) {
+                         cg_attn_wg_view vw[3], cg_attn_wg_plan *p) {
     if (cx->target != CG_SM90A) return false;
     const ir_node *qn = nd(g, am->q), *m2 = nd(g, am->mm2);
     /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
@@ -906,15 +1022,16 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
     if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, cg_mm_smem_limit(cx->target), p))
         return false;
-    return awg_base(g, region, am->q, dt, D, false, &bases[0]) &&
-           awg_base(g, region, am->kt, dt, D, true, &bases[1]) &&
-           awg_base(g, region, am->v, dt, D, false, &bases[2]);
+    return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
+           cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
+           cg_attn_wg_view_of(g, region, am->v, dt, D, false, &vw[2]);
 }
 
 /* The kernel's state. */
 typedef struct attn_wgk {
     cg_attn_wg_plan p;
     LLVMValueRef tm[3]; /* q, k, v tensor maps (the byval parameters) */
+    cg_attn_wg_view vw[3];
     LLVMValueRef smem;  /* i32 shared address of the Q tile (1024-aligned) */
     LLVMValueRef bar;   /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
@@ -955,17 +1072,17 @@ static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
               a, 2);
 }
 
-/* TMA copies of one tile: `rows` rows from row r0 of plane `plane` (i32), D/64 boxes of 64
- * columns x rows, one after the other from shared address dst, completing on bar. */
-static void awg_copy(cg_ctx *cx, const attn_wgk *k, LLVMValueRef tmap, int64_t rows,
-                     LLVMValueRef r0, LLVMValueRef plane, LLVMValueRef dst, LLVMValueRef bar) {
+/* TMA copies of one tile of operand o (0 q, 1 k, 2 v): `rows` rows from row r0 (i32) of the
+ * batch whose map coordinate is bc (i32, awg_batch), D/64 boxes of 64 columns x rows, one after
+ * the other from shared address dst, completing on bar. */
+static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMValueRef r0,
+                     LLVMValueRef bc, LLVMValueRef dst, LLVMValueRef bar) {
+    const cg_attn_wg_view *v = &k->vw[o];
     for (int i = 0; i < k->p.d / 64; i++) {
-        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""),
-                             tmap,
-                             i32c(cx, 64 * i),
-                             r0,
-                             plane,
-                             bar};
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""), k->tm[o]};
+        for (int j = 0; j < 3; j++)
+            a[2 + j] = v->role[j] == CG_AWG_D ? i32c(cx, 64 * i) : v->role[j] == CG_AWG_ROW ? r0 : bc;
+        a[5] = bar;
         cg_wg_asm(cx, NULL,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
                   "bytes [$0], [$1, {$2, $3, $4}], [$5];",
@@ -986,20 +1103,24 @@ static void awg_tile(attn_gen *a, const attn_wgk *k, LLVMValueRef t, LLVMValueRe
     cg_mm_unflatten(cx, bz, a->d.nb, a->d.bdim, a->bidx);
 }
 
-/* The plane (i32) of the buffer behind operand `opnd` that holds the block's batch: the linear
- * index of a->bidx in the operand's batch dims (broadcast dims of extent 1 read index 0); the
- * casts, the K transpose and the reshapes of awg_base keep that linear order. */
-static LLVMValueRef awg_plane(attn_gen *a, ir_id opnd) {
+/* The batch coordinate (i32) of operand o's map for the block's batch a->bidx: the linear index
+ * of the operand's batch indices in its batch map dim (cg_attn_wg_view_coords; the operand's
+ * batch dims are the trailing ones of the output's, an extent-1 dim reads 0; 0 without one). */
+static LLVMValueRef awg_batch(attn_gen *a, const attn_wgk *k, int o) {
     cg_ctx *cx = a->cx;
-    const ir_shape *sh = &cx->g->nodes[opnd].shape;
-    unsigned nbo = sh->rank - 2, nb = a->d.nb;
-    LLVMValueRef pl = cg_i64(cx, 0);
-    for (unsigned i = 0; i < nbo && nbo <= nb; i++) {
-        ir_dim dm = sh->dim[i];
-        LLVMValueRef ix = dm == 1 ? cg_i64(cx, 0) : a->bidx[i + nb - nbo];
-        pl = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, pl, cg_dim(cx, dm), ""), ix, "");
+    const cg_attn_wg_view *v = &k->vw[o];
+    unsigned nbo = v->opnd.rank, nb = a->d.nb;
+    LLVMValueRef c = cg_i64(cx, 0);
+    for (unsigned j = 0; j < 3 && nbo <= nb; j++) {
+        if (v->role[j] != CG_AWG_BATCH) continue;
+        for (unsigned i = v->b0[j]; i < v->b0[j] + v->nb[j]; i++) {
+            ir_dim dm = v->opnd.dim[i];
+            if (dm == 1) continue;
+            c = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, c, cg_dim(cx, dm), ""),
+                             a->bidx[i + nb - nbo], "");
+        }
     }
-    return LLVMBuildTrunc(cx->b, pl, cx->i32, "plane");
+    return LLVMBuildTrunc(cx->b, c, cx->i32, "bc");
 }
 
 /* Keys [*kb, *ke) of the work tile at q0 (block sparsity unless disabled). */
@@ -1037,14 +1158,13 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     cg_loop tl, jl;
     LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
     awg_tile(a, k, t, &q0);
-    LLVMValueRef pq = awg_plane(a, a->am->q), pk = awg_plane(a, a->am->kt),
-                 pv = awg_plane(a, a->am->v);
+    LLVMValueRef pq = awg_batch(a, k, 0), pk = awg_batch(a, k, 1), pv = awg_batch(a, k, 2);
     awg_range(a, k, q0, &kb, &ke);
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
     LLVMValueRef qpar = LLVMBuildAnd(b, qit, i32c(cx, 1), "");
     cg_wg_wait(cx, awg_qempty(cx, k), LLVMBuildXor(b, qpar, i32c(cx, 1), ""));
     awg_expect(cx, awg_qfull(cx, k), k->p.q_bytes);
-    awg_copy(cx, k, k->tm[0], k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem,
+    awg_copy(cx, k, 0, k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem,
              awg_qfull(cx, k));
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "pj");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
@@ -1052,8 +1172,8 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     cg_wg_wait(cx, awg_sbar(cx, k, s, 1), LLVMBuildXor(b, par, i32c(cx, 1), ""));
     LLVMValueRef fb = awg_sbar(cx, k, s, 0), j32 = LLVMBuildTrunc(b, j0, cx->i32, "");
     awg_expect(cx, fb, k->p.stage_bytes);
-    awg_copy(cx, k, k->tm[1], k->p.bn, j32, pk, awg_kv(cx, k, s, 0), fb);
-    awg_copy(cx, k, k->tm[2], k->p.bn, j32, pv, awg_kv(cx, k, s, 1), fb);
+    awg_copy(cx, k, 1, k->p.bn, j32, pk, awg_kv(cx, k, s, 0), fb);
+    awg_copy(cx, k, 2, k->p.bn, j32, pv, awg_kv(cx, k, s, 1), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
     cg_loop_end(cx, &jl);
     LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
@@ -1444,8 +1564,8 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
 }
 
 /* Emits the sm_90a kernel of an eligible region (cg_kernel_begin done with three tensor-map
- * parameters): the maps over bases[], the body, the geometry. False (reported) on failure. */
-static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
+ * parameters): the maps of the views vw[], the body, the geometry. False (reported) on failure. */
+static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
                      const cg_attn_wg_plan *plan) {
     cg_ctx *cx = a->cx;
     const ir_graph *g = cx->g;
@@ -1464,26 +1584,25 @@ static bool awg_emit(attn_gen *a, unsigned region, const ir_id bases[3],
         cg_tmap *tm = &kr->tmaps[i];
         tm->buf = UINT32_MAX;
         for (unsigned j = 0; j < kr->nbufs; j++)
-            if (kr->bufs[j].value == bases[i]) tm->buf = j;
+            if (kr->bufs[j].value == vw[i].base) tm->buf = j;
         if (tm->buf == UINT32_MAX) {
             tx_error(cx->diag,
                      "codegen: internal error: attention region k%u reads %%%u without a buffer",
-                     region, bases[i]);
+                     region, vw[i].base);
             return false;
         }
-        const ir_node *bn = &g->nodes[bases[i]];
-        unsigned r = bn->shape.rank;
+        const ir_node *bn = &g->nodes[vw[i].base];
         tm->dtype = (uint8_t)bn->dtype;
         tm->swizzle = 128;
-        tm->dim[0] = bn->shape.dim[r - 1];
-        tm->dim[1] = bn->shape.dim[r - 2];
-        tm->dim[2] = 1; /* the planes: outer */
-        tm->box[0] = 64;
-        tm->box[1] = (uint32_t)(i == 0 ? k.p.bm : k.p.bn);
-        tm->box[2] = 1;
         tm->rank = 3;
-        tm->outer.rank = (uint8_t)(r - 2);
-        for (unsigned j = 0; j + 2 < r; j++) tm->outer.dim[j] = bn->shape.dim[j];
+        for (int j = 0; j < 3; j++) {
+            tm->dim[j] = vw[i].dim[j];
+            tm->box[j] = vw[i].role[j] == CG_AWG_D     ? 64
+                         : vw[i].role[j] == CG_AWG_ROW ? (uint32_t)(i == 0 ? k.p.bm : k.p.bn)
+                                                       : 1;
+        }
+        tm->outer = vw[i].outer;
+        k.vw[i] = vw[i];
         k.tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
     }
     LLVMBuilderRef b = cx->b;
@@ -1581,9 +1700,9 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         return false;
     }
     cg_mm_epi_state es = {.nmm = 1, .mm = {am.mm2}};
-    ir_id bases[3];
+    cg_attn_wg_view vw[3];
     cg_attn_wg_plan wp;
-    bool wg = awg_eligible(cx, g, region, &am, bases, &wp);
+    bool wg = awg_eligible(cx, g, region, &am, vw, &wp);
     cx->ntmap_params = wg ? 3 : 0; /* the sm_90a kernel takes the Q, K, V tensor maps */
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
@@ -1619,7 +1738,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         {.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
     for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];
     if (wg) {
-        if (!awg_emit(&a, region, bases, &wp)) return false;
+        if (!awg_emit(&a, region, vw, &wp)) return false;
         if (a.failed) {
             tx_error(cx->diag,
                      "codegen: attention: the score graph of region k%u cannot be emitted", region);

@@ -528,6 +528,36 @@ typedef struct cg_attn_wg_plan {
 /* Plans the kernel for head dim d in smem_max bytes: false unless d is 64 or 128 and two stages
  * fit; as many stages as fit, at most CG_ATTN_WG_MAX_STAGES. */
 bool cg_attn_wg_plan_for(int64_t d, int64_t smem_max, cg_attn_wg_plan *p);
+/* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
+ * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a
+ * dense HBM buffer `base` after reshapes that split or merge its axes (split heads
+ * `permute(reshape(t, (S, H, D)), (1, 0, 2))`, GQA's `reshape(k, (B, 8, 1, S, D))`, plain
+ * [B, H, S, D]). The map is C-ordered over the buffer, dims inner first: dim[0] = D (contiguous,
+ * coordinate: the column), then, in memory order, the rows (role CG_AWG_ROW, coordinate: the
+ * row) and groups of operand batch axes b0..b0+nb-1 that are adjacent in memory and in the
+ * operand (role CG_AWG_BATCH, coordinate: their linear index); an operand batch axis of extent
+ * 1 (broadcast) reads index 0 and has no map dim. dim[2] is the product of `outer` when
+ * outer.rank > 0 (batch extents that may be symbolic); a map dim of extent 1 with no axes fills
+ * rank 3. */
+enum { CG_AWG_D, CG_AWG_ROW, CG_AWG_BATCH };
+typedef struct cg_attn_wg_view {
+    ir_id base;
+    uint8_t role[3];
+    uint8_t b0[3], nb[3]; /* CG_AWG_BATCH: operand batch axes b0 .. b0 + nb - 1 */
+    ir_dim dim[3];
+    ir_shape outer;
+    ir_shape opnd; /* the operand's batch extents (rank: its batch dims) */
+} cg_attn_wg_view;
+/* The view of operand `opnd` of region `region` (K: trans, the operand is kT), through
+ * in-region same-dtype casts and permutes and reshapes: false unless the buffer behind it is a
+ * dense non-view value of dtype dt outside the region, D = d is its contiguous axis and the map
+ * needs at most 3 dims. */
+bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
+                        bool trans, cg_attn_wg_view *v);
+/* The map coordinates of operand element (bidx[], row, col): ext[] and bidx[] are the operand's
+ * batch extents (v->opnd at bound sizes) and indices (an extent-1 axis reads 0). */
+void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
+                            int64_t row, int64_t col, int64_t coords[3]);
 /* Accumulator register i of thread t (0..127) of a warpgroup's m64nN wgmma fragment holds
  * (row, col) of the 64 x N tile. */
 void cg_attn_wg_acc_pos(unsigned t, unsigned i, unsigned *row, unsigned *col);

@@ -155,6 +155,14 @@ static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
     cx->bufidx[v] = cx->ntemps++;
 }
 
+/* True when returned view v is the planner's alias of a computed value (pass_view_alias, v in
+ * that value's region): the value's home is v's output buffer and v has none. */
+static bool cg_is_alias(const cg_ctx *cx, ir_id v) {
+    const ir_graph *g = cx->g;
+    ir_id u = pass_view_alias(g, v);
+    return u != IR_NONE && g->nodes[v].region == g->nodes[u].region;
+}
+
 /* Assigns every value that crosses HBM its buffer: graph inputs, returned
  * values (first return slot), and values produced in one region and read in
  * another (temps). Fails on a non-leaf node without a region. */
@@ -183,10 +191,17 @@ static bool cg_assign_homes(cg_ctx *cx) {
                      ir_op_name(n->op));
             return false;
         }
-        if (cx->outslots[i] != UINT32_MAX) {
+        if (cx->outslots[i] != UINT32_MAX && !cg_is_alias(cx, i)) {
             cx->bufidx_kind[i] = CG_BUF_OUTPUT + 1;
             cx->bufidx[i] = cx->outslots[i];
         }
+    }
+    for (unsigned k = 0; k < g->nodes[out].nin; k++) { /* returned reshapes: their value's home */
+        ir_id v = ir_in(g, &g->nodes[out], k);
+        if (cx->outslots[v] != k || !cg_is_alias(cx, v)) continue;
+        ir_id u = pass_view_alias(g, v);
+        cx->bufidx_kind[u] = CG_BUF_OUTPUT + 1;
+        cx->bufidx[u] = k;
     }
     for (ir_id i = 0; i < out; i++) { /* temps: read (through views) from another region */
         if (!cg_is_member(cx, i)) continue;
@@ -537,6 +552,7 @@ static bool cg_emit_all(cg_ctx *cx) {
     for (unsigned s = 0; s < out->nin; s++) {
         ir_id v = ir_in(g, out, s);
         if (cx->outslots[v] == s && cx->bufidx_kind[v] == CG_BUF_OUTPUT + 1) continue;
+        if (cx->outslots[v] == s && cg_is_alias(cx, v)) continue;
         if (!cg_emit_output_copy(cx, s)) return false;
     }
     if (!cx->gpu) cg_host_wrappers(cx);

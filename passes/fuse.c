@@ -1385,8 +1385,31 @@ static void emit_regions(fz *f) {
     free(indeg);
 }
 
+/* The non-view value under a chain of reshapes from v (v itself when it is none). */
+static ir_id reshape_root(const ir_graph *g, ir_id v) {
+    while (g->nodes[v].op == IR_OP_RESHAPE) v = ir_in(g, &g->nodes[v], 0);
+    return v;
+}
+
+ir_id pass_view_alias(const ir_graph *g, ir_id v) {
+    if (g->nodes[v].op != IR_OP_RESHAPE) return IR_NONE;
+    ir_id u = reshape_root(g, v);
+    const ir_node *un = &g->nodes[u];
+    if (is_view(g, u) || ir_is_gen(g, u) || un->op == IR_OP_INPUT || un->op == IR_OP_CONST ||
+        un->op == IR_OP_OUTPUT || un->region == IR_NONE)
+        return IR_NONE;
+    const ir_node *out = &g->nodes[ir_output(g)];
+    for (unsigned k = 0; k < out->nin; k++) {
+        ir_id w = ir_in(g, out, k);
+        if (w == u || (w != v && reshape_root(g, w) == u)) return IR_NONE;
+    }
+    return u;
+}
+
 /* Returned views and generated leaves (constants, iotas) become COPY regions (appended last:
- * nothing reads a copy); other views join the first region that reads them. */
+ * nothing reads a copy), except a returned reshape of a computed value (pass_view_alias: it
+ * joins the value's region, which stores into the output buffer); other views join the first
+ * region that reads them. */
 static void place_views(fz *f) {
     ir_graph *g = f->g;
     const ir_node *out = &g->nodes[ir_output(g)];
@@ -1394,6 +1417,11 @@ static void place_views(fz *f) {
         ir_id v = ir_in(g, out, k);
         if (!(is_view(g, v) || ir_is_gen(g, v)) || (is_view(g, v) && g->nodes[v].region != IR_NONE))
             continue;
+        ir_id u = pass_view_alias(g, v);
+        if (u != IR_NONE) {
+            g->nodes[v].region = g->nodes[u].region;
+            continue;
+        }
         bool dup = false;
         for (uint32_t r = 0; r < g->nregions; r++)
             dup |= g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == v;
@@ -1554,6 +1582,16 @@ static void explain_pairs(fz *f) {
                      ir_op_name((ir_op)g->nodes[v].op));
             explain_line(f, what, &w);
         }
+    }
+    const ir_node *out = &g->nodes[ir_output(g)];
+    for (unsigned k = 0; k < out->nin; k++) {
+        ir_id v = ir_in(g, out, k), u = pass_view_alias(g, v);
+        if (u == IR_NONE || g->nodes[v].region != g->nodes[u].region) continue;
+        fprintf(f->c->explain,
+                "k%u: [view.alias] the returned %s is a reshape of %s (the same bytes): k%u stores "
+                "%s into the output buffer, no copy kernel\n",
+                g->nodes[u].region, nname(g, v, n1, sizeof n1), nname(g, u, n2, sizeof n2),
+                g->nodes[u].region, n2);
     }
     for (ir_id s = 0; s < g->n; s++) {
         if (is_view(g, s) || ir_is_gen(g, s) || g->nodes[s].op == IR_OP_OUTPUT) continue;

@@ -111,6 +111,11 @@ bool pass_is_compute(ir_op op);
  * operand order, without duplicates. Returns the count (at most cap). */
 unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap);
 enum { PASS_SRC_CAP = 256 }; /* source buffers of this size never truncate in practice */
+/* The value whose buffer a returned view v is (the planner's rule view.alias: no copy kernel):
+ * v a chain of reshapes of a non-view value u that a region computes (not an input, constant or
+ * generated value; a dense value's reshape has its bytes), u not returned itself and no other
+ * returned value such a view of u. IR_NONE otherwise (a copy region materialises v). */
+ir_id pass_view_alias(const ir_graph *g, ir_id v);
 
 /* Per-graph index for the region queries below: the use lists and, per
  * region, its nodes (compute nodes and the views placed in it) in id

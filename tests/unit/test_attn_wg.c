@@ -159,6 +159,13 @@ static const char *SRC_GQA =
     "  s = f32(qg @ transpose(kg, -1, -2)) * 0.088\n"
     "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
     "  return reshape(bf16(p) @ vg, (B, 32, S, 128))\n}\n";
+/* a LLaMA block's causal attention over split heads of [S, 32 * 128] projections */
+static const char *SRC_SPLIT =
+    "fn sh(t) {\n  return permute(reshape(t, (S, 32, 128)), (1, 0, 2))\n}\n"
+    "fn f(q: bf16[S, 4096], k: bf16[S, 4096], v: bf16[S, 4096]) -> bf16[32, S, 128] {\n"
+    "  s = f32(sh(q) @ transpose(sh(k), -1, -2)) * 0.088\n"
+    "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
+    "  return bf16(p) @ sh(v)\n}\n";
 static const char *SRC_ALIBI =
     "fn f(q: bf16[H, S, 64], k: bf16[H, S, 64], v: bf16[H, S, 64], sl: f32[H]) -> bf16[H, S, 64] "
     "{\n"
@@ -242,12 +249,133 @@ static void test_gqa_maps(void **state) {
     const cg_kernel *k = attn_kernel(p);
     assert_non_null(strstr(k->tmpl, "fa3"));
     assert_int_equal(k->ntmaps, 3);
-    assert_int_equal(k->tmaps[0].outer.rank, 2);
-    assert_int_equal(k->tmaps[0].outer.dim[1], 32);
+    assert_int_equal(k->tmaps[0].outer.rank, 3); /* q's planes: B x 8 x 4 of the 32 heads */
+    assert_int_equal(k->tmaps[0].outer.dim[1], 8);
+    assert_int_equal(k->tmaps[0].outer.dim[2], 4);
     assert_int_equal(k->tmaps[1].outer.dim[1], 8);
     assert_int_equal(k->tmaps[2].outer.dim[1], 8);
     assert_int_equal(k->tmaps[1].dim[1], 300);
     cg_program_free(p);
+}
+
+/* ---- operand views (split heads, GQA, dense) against an independent model ---- */
+
+/* The independent model: the HBM element (linear offset in the dense base) that element ix of
+ * value id reads, by walking the view chain index by index (a permute moves indices, a reshape
+ * goes through the linear offset, a cast keeps them) down to `base`. */
+static int64_t model_offset(const ir_graph *g, ir_id id, ir_id base, const int64_t *ix0) {
+    int64_t ix[IR_MAX_RANK], t[IR_MAX_RANK];
+    memcpy(ix, ix0, sizeof ix);
+    ir_id x = id;
+    while (x != base) {
+        const ir_node *n = &g->nodes[x];
+        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
+        if (n->op == IR_OP_PERMUTE) {
+            for (unsigned i = 0; i < n->shape.rank; i++) t[n->a.perm[i]] = ix[i];
+            memcpy(ix, t, sizeof ix);
+        } else if (n->op == IR_OP_RESHAPE) {
+            int64_t lin = 0;
+            for (unsigned i = 0; i < n->shape.rank; i++) lin = lin * n->shape.dim[i] + ix[i];
+            for (unsigned i = in->shape.rank; i-- > 0;)
+                ix[i] = lin % in->shape.dim[i], lin /= in->shape.dim[i];
+        } else {
+            assert_int_equal(n->op, IR_OP_CAST);
+        }
+        x = ir_in(g, n, 0);
+    }
+    const ir_node *b = &g->nodes[base];
+    int64_t lin = 0;
+    for (unsigned i = 0; i < b->shape.rank; i++) lin = lin * b->shape.dim[i] + ix[i];
+    return lin;
+}
+
+/* Checks view v of operand id (kT when trans) element by element: the map coordinates of
+ * every element are inside the map's extents and, dotted with the C-order strides of the map's
+ * extents, give the model's offset; returns the map's dims. */
+static void check_view(const ir_graph *g, ir_id id, bool trans, const cg_attn_wg_view *v) {
+    const ir_node *n = &g->nodes[id];
+    unsigned r = n->shape.rank, nb = r - 2;
+    int64_t dim[3], ext[IR_MAX_RANK];
+    for (unsigned j = 0; j < 3; j++) dim[j] = v->dim[j];
+    if (v->outer.rank)
+        for (unsigned i = 0; i < v->outer.rank; i++) dim[2] *= v->outer.dim[i];
+    for (unsigned i = 0; i < nb; i++) ext[i] = n->shape.dim[i];
+    int64_t total = 1;
+    for (unsigned i = 0; i < r; i++) total *= n->shape.dim[i];
+    for (int64_t e = 0; e < total; e++) {
+        int64_t ix[IR_MAX_RANK], rem = e;
+        for (unsigned i = r; i-- > 0;) ix[i] = rem % n->shape.dim[i], rem /= n->shape.dim[i];
+        int64_t row = trans ? ix[r - 1] : ix[r - 2], col = trans ? ix[r - 2] : ix[r - 1], c[3];
+        cg_attn_wg_view_coords(v, ext, ix, row, col, c);
+        int64_t off = 0;
+        for (unsigned j = 3; j-- > 0;) {
+            assert_true(c[j] >= 0 && c[j] < dim[j]);
+            off = off * dim[j] + c[j];
+        }
+        assert_int_equal(off, model_offset(g, id, v->base, ix));
+    }
+}
+
+/* Split heads (a LLaMA block's q, k, v from [S, H * D]), the same with a batch dim of 1,
+ * GQA's grouped heads, dense [B, H, S, D]: the maps address what the views read; split heads
+ * with a batch of 2 needs a 4-D map and is refused (the mma.sync kernel runs it). */
+static void test_views(void **state) {
+    (void)state;
+    static const char *split =
+        "fn split_heads(t) {\n  return permute(reshape(t, (S, 4, 64)), (1, 0, 2))\n}\n"
+        "fn f(q: bf16[S, 256], k: bf16[S, 256], v: bf16[S, 256]) -> bf16[4, S, 64] {\n"
+        "  s = f32(split_heads(q) @ transpose(split_heads(k), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ split_heads(v)\n}\n";
+    static const char *split1 =
+        "fn f(q: bf16[1, S, 256], k: bf16[1, S, 256], v: bf16[S, 4, 64]) -> bf16[1, 4, S, 64] {\n"
+        "  qh = permute(reshape(q, (1, S, 4, 64)), (0, 2, 1, 3))\n"
+        "  kh = permute(reshape(k, (1, S, 4, 64)), (0, 2, 3, 1))\n"
+        "  s = f32(qh @ kh) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ permute(reshape(v, (1, S, 4, 64)), (0, 2, 1, 3))\n}\n";
+    static const char *split2 =
+        "fn f(q: bf16[2, S, 256], k: bf16[2, S, 256], v: bf16[2, S, 256]) -> bf16[2, 4, S, 64] {\n"
+        "  qh = permute(reshape(q, (2, S, 4, 64)), (0, 2, 1, 3))\n"
+        "  kh = permute(reshape(k, (2, S, 4, 64)), (0, 2, 1, 3))\n"
+        "  vh = permute(reshape(v, (2, S, 4, 64)), (0, 2, 1, 3))\n"
+        "  s = f32(qh @ transpose(kh, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ vh\n}\n";
+    fe_define defs[4] = {{"S", 72}, {"B", 2}, {"H", 3}, {"D", 64}};
+    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2};
+    unsigned ndefs[] = {1, 1, 2, 4, 1};
+    for (unsigned c = 0; c < 5; c++) {
+        ir_graph *g;
+        cg_program *p = compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
+        const ir_region *rg = NULL;
+        for (uint32_t r = 0; r < g->nregions; r++)
+            if (g->regions[r].kind == IR_RK_ATTENTION) rg = &g->regions[r];
+        assert_non_null(rg);
+        const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+        ir_id ops[3] = {ir_in(g, m1, 0), ir_in(g, m1, 1), ir_in(g, m2, 1)};
+        unsigned region = (unsigned)(rg - g->regions);
+        const cg_kernel *k = attn_kernel(p);
+        bool ok = true;
+        for (int o = 0; o < 3; o++) {
+            cg_attn_wg_view v;
+            bool got = cg_attn_wg_view_of(g, region, ops[o], IR_BF16, c == 2 ? 128 : 64, o == 1, &v);
+            ok &= got;
+            if (!got) continue;
+            check_view(g, ops[o], o == 1, &v);
+            if (c == 0) { /* split heads: {D, H, S}, the heads in the middle */
+                assert_int_equal(v.dim[0], 64);
+                assert_int_equal(v.dim[1], 4);
+                assert_int_equal(v.dim[2], 72);
+                assert_int_equal(v.role[1], CG_AWG_BATCH);
+                assert_int_equal(v.role[2], CG_AWG_ROW);
+                assert_int_equal(k->tmaps[o].box[1], 1);
+                assert_int_equal(k->tmaps[o].box[2], 128);
+            }
+        }
+        assert_true(ok == (c != 4));
+        assert_int_equal(k->ntmaps, c == 4 ? 0 : 3);
+        if (c == 0) assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws"));
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
 }
 
 static void test_tmap3_check(void **state) {
@@ -426,6 +554,7 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
     ptxas_check(SRC_GQA, NULL, 0, 64);
     ptxas_check(SRC_ALIBI, NULL, 0, 64);
+    ptxas_check(SRC_SPLIT, NULL, 0, 64);
     setenv("TX_ATTN_PIPELINE", "1", 1);
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_PLAIN, d64, 3, 0);
@@ -441,6 +570,7 @@ int main(void) {
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_gqa_maps),
+        cmocka_unit_test(test_views),
         cmocka_unit_test(test_tmap3_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_no_skip),
