@@ -37,6 +37,7 @@ typedef struct attn_gen {
     LLVMValueRef bidx[IR_MAX_RANK];
     unsigned walk; /* node visits left to the block-sparsity walks (ATTN_WALK_MAX each) */
     int64_t sqmax; /* compile-time query rows (0: unknown) */
+    bool ksplit;   /* the planner's strategy: the key split (IR_RED_KSPLIT) */
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -1644,11 +1645,15 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
         l->bm = 4, l->bn = 1, l->threads = 128;
         nt = (int)((d->dvmax + 31) / 32);
     }
-    /* a few query rows (decode): one 16-row tile, four warps splitting each key tile */
-    bool ks = tc && attn_knob("TX_ATTN_KSPLIT", false) && a->sqmax > 0 && a->sqmax <= 16 &&
+    /* a few query rows (decode; the planner's attention.ksplit, or TX_ATTN_KSPLIT=1 / 0 for
+     * benchmarks): one 16-row tile, four warps splitting each key tile */
+    bool ks = tc && attn_knob("TX_ATTN_KSPLIT", a->ksplit) && a->sqmax > 0 && a->sqmax <= 16 &&
               l->bn == 64 &&
               ks_bytes((int)((d->dvmax + 15) / 16 * 2)) <= 64 * ((d->dmax + 15) / 16 * 16 + 8) * 2;
-    if (ks) l->bm = 16, l->threads = 128;
+    if (ks) {
+        l->bm = 16, l->threads = 128;
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "mma-attn-ksplit 16x64 w4");
+    }
     l->tensor_cores = tc;
     LLVMValueRef orow = NULL, ov[32];
     if (!cx->gpu) {
@@ -1710,7 +1715,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
     attn_gen a = {.cx = cx,
                   .am = &am,
-                  .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2])};
+                  .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
+                  .ksplit = g->regions[region].strategy == IR_RED_KSPLIT};
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;

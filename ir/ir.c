@@ -84,8 +84,8 @@ int ir_op_parse(const char *s, size_t len) {
 }
 const char *ir_region_kind_name(ir_region_kind k) { return k < IR_NRKINDS ? rk_names[k] : "?"; }
 const char *ir_red_strategy_name(unsigned s) {
-    static const char *const names[] = {"onchip", "online", "multipass"};
-    return s < 3 ? names[s] : "?";
+    static const char *const names[] = {"onchip", "online", "multipass", "ksplit"};
+    return s < 4 ? names[s] : "?";
 }
 void ir_print_fusions(FILE *out, unsigned mask, char quote) {
     static const char *const names[] = {"vertical", "horizontal", "epilogue", "attention"};

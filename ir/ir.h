@@ -294,6 +294,8 @@ typedef enum {
     IR_RED_ONCHIP = 0, /* whole reduced row in registers/shared memory, one HBM read */
     IR_RED_ONLINE,     /* streamed in chunks with running statistics (online softmax) */
     IR_RED_MULTIPASS,  /* several passes over HBM; counted as spilled bytes */
+    IR_RED_KSPLIT,     /* attention with at most 16 query rows (decode): online, each key tile
+                          split over the block's warps, their partials combined at the end */
 } ir_red_strategy;
 
 /* Names as printed: "vertical" ... for IR_FUSE_* bits, "onchip" ... for

@@ -112,6 +112,26 @@ double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int
  * kernel that skips dead tiles (causal) runs faster than this predicts. */
 static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
                             const pass_cost *c, pass_model *m) {
+    if (rg->strategy == IR_RED_KSPLIT && rg->anchor < g->n) {
+        /* the key split (decode): one block of 128 threads per batch element, 16-row tiles;
+         * the tensor cores do 16 / rows times the FLOPs (64 / rows on the 64-row tiles, the
+         * runner-up) at tc_eff of the peak, K and V stream once */
+        const ir_node *a = &g->nodes[rg->anchor];
+        int64_t rows = a->shape.dim[a->shape.rank - 2], nb = ir_shape_numel(&a->shape);
+        if (IR_DIM_IS_SYM(rows) || rows < 1 || nb < 0) return false;
+        double rate = gpu->peak_TFLOPs[a->dtype] * gpu->tc_eff * 1e6;
+        m->schedule = "attention.ksplit";
+        m->threads = 128;
+        m->grid = nb / (rows * a->shape.dim[a->shape.rank - 1]);
+        m->per_sm = 1;
+        m->active_sms = (double)(m->grid < gpu->sms ? m->grid : gpu->sms);
+        m->waves = (double)m->grid / (double)gpu->sms;
+        m->comp_us = rate > 0 ? c->f * (16.0 / (double)rows) / rate : 0;
+        m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
+        double c64 = rate > 0 ? c->f * (64.0 / (double)rows) / rate : 0;
+        m->alt_us = m->mem_us > c64 ? m->mem_us : c64;
+        return true;
+    }
     if (gpu->attn_eff <= 0 || rg->mm1 >= g->n || rg->anchor >= g->n) return false;
     const ir_node *q = &g->nodes[ir_in(g, &g->nodes[rg->mm1], 0)];
     const ir_shape *o = &g->nodes[rg->anchor].shape;
@@ -219,6 +239,15 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
 }
 
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
+    if (m->concrete && !strcmp(m->schedule, "attention.ksplit")) {
+        fprintf(out,
+                "  model: attention.ksplit: %lld blocks x %u threads (mma.sync, 16-row tiles, "
+                "each key tile split over 4 warps), tensor cores at %.0f%% of peak: compute "
+                "%.3f us, HBM %.3f us; the 64-row tiles (runner-up): %.3f us\n",
+                (long long)m->grid, m->threads, 100.0 * gpu->tc_eff, m->comp_us, m->mem_us,
+                m->alt_us);
+        return;
+    }
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {
         fprintf(out,
                 "  model: attention.fa3: %lld persistent CTAs x %u threads (sm_90a wgmma + TMA), "

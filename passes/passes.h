@@ -174,6 +174,12 @@ int64_t pass_attention_sram(int64_t bq, int64_t bkv, int64_t d, int64_t dv, int 
 int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, int st);
 /* The smallest attention plan that fits: fills bq, bkv, st; false when even
  * the smallest does not fit. */
+/* The planner's rule attention.ksplit: attention region r with at most 16 query rows known at
+ * compile time (decode), q, k, v and p one 16-bit dtype and head dims <= 128 runs the mma.sync
+ * kernel's key split (16-row tiles, each key tile split over 4 warps; codegen/attention.c): the
+ * 64-row tiles would do 64 / rows times the useful tensor-core work of a memory-bound stream
+ * (the model, pass_model_plan, predicts both). */
+bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
 bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv,
                         int *st);
 
@@ -345,8 +351,7 @@ void pass_region_key(const ir_graph *g, const pass_index *ix, uint32_t r, char k
 typedef struct pass_model {
     const char *schedule; /* the rule's name: pointwise.vector, reduction.row, reduction.warp_rows,
                              reduction.column, reduction.column_split, reduction.column_blocks,
-                             attention.fa3,
-                             roofline */
+                             attention.fa3, attention.ksplit, roofline */
     bool concrete;
     int64_t grid;        /* blocks launched */
     unsigned threads;    /* per block */
@@ -368,6 +373,7 @@ typedef struct pass_model {
     double issue_us;     /* elements x instr over the GPU's issue rate */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
                                         kernel's launch not included */
+    double alt_us; /* attention.ksplit: the runner-up's time (the 64-row tiles) */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

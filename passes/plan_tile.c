@@ -465,6 +465,26 @@ static ir_id att_scores(const ir_graph *g, const pass_index *ix, uint32_t r) {
     return g->regions[r].anchor;
 }
 
+/* A dim's value at compile time: its extent, a symbol's bound value, or <= 0 when unbound. */
+static int64_t dim_value(const ir_graph *g, ir_dim d) {
+    return IR_DIM_IS_SYM(d) ? g->syms[IR_DIM_SYMIDX(d)].value : d;
+}
+
+bool pass_attention_ksplit(const ir_graph *g, uint32_t r) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->mm1 >= g->n || rg->anchor >= g->n) return false;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    const ir_node *q = &g->nodes[ir_in(g, m1, 0)], *k = &g->nodes[ir_in(g, m1, 1)],
+                  *v = &g->nodes[ir_in(g, m2, 1)], *p = &g->nodes[ir_in(g, m2, 0)];
+    ir_dtype dt = (ir_dtype)q->dtype;
+    if ((dt != IR_F16 && dt != IR_BF16) || k->dtype != dt || v->dtype != dt || p->dtype != dt)
+        return false;
+    int64_t rows = dim_value(g, m2->shape.dim[m2->shape.rank - 2]),
+            d = dim_value(g, q->shape.dim[q->shape.rank - 1]),
+            dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
+    return rows >= 1 && rows <= 16 && d >= 1 && d <= 128 && dv >= 1 && dv <= 128;
+}
+
 static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget) {
     ir_region *rg = &g->regions[r];
     const ir_node *m1 = &g->nodes[att_scores(g, ix, r)], *m2 = &g->nodes[rg->anchor];
@@ -477,7 +497,7 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     pass_attention_fit(d, dv, e, budget, &bq, &bkv,
                        &st); /* the planner formed the region only if it fits */
     int64_t sk = m1->shape.dim[m1->shape.rank - 1];
-    rg->strategy = IR_RED_ONLINE;
+    rg->strategy = pass_attention_ksplit(g, r) ? IR_RED_KSPLIT : IR_RED_ONLINE;
     rg->passes = 1;
     rg->stages = (uint8_t)st;
     rg->rows = bq;

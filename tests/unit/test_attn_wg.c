@@ -423,6 +423,55 @@ static void test_fallbacks(void **state) {
     }
 }
 
+/* Decode: the planner's attention.ksplit for 1-16 known query rows (16-bit, head dims <= 128):
+ * the region's strategy, the key-split kernel on sm_90 and sm_90a (its template), its PTX through
+ * ptxas; 17 rows, a symbolic count, f32 keep the 64-row tiles; TX_ATTN_KSPLIT=0 turns it off. */
+static void test_decode_ksplit(void **state) {
+    (void)state;
+    static const char *dec =
+        "fn f(q: bf16[B, H, T, 128], k: bf16[B, H, L, 128], v: bf16[B, H, L, 128], len: i32[B]) "
+        "-> bf16[B, H, T, 128] {\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1))\n"
+        "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    static const char *f32dec =
+        "fn f(q: f32[H, T, 64], k: f32[H, L, 64], v: f32[H, L, 64]) -> f32[H, T, 64] {\n"
+        "  return softmax(q @ transpose(k, -1, -2), axis=-1) @ v\n}\n";
+    struct {
+        const char *src;
+        int64_t t; /* 0: symbolic */
+        bool ks;
+    } cases[] = {{dec, 1, true}, {dec, 16, true}, {dec, 17, false}, {dec, 0, false},
+                 {f32dec, 1, false}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++)
+        for (int t = 0; t < 2; t++) {
+            fe_define defs[1] = {{"T", cases[i].t}};
+            ir_graph *g;
+            cg_program *p = compile_src(cases[i].src, t ? CG_SM90A : CG_SM90, defs,
+                                        cases[i].t ? 1 : 0, &g);
+            const ir_region *rg = &g->regions[attn_kernel(p)->region];
+            assert_int_equal(rg->kind, IR_RK_ATTENTION);
+            assert_int_equal(rg->strategy == IR_RED_KSPLIT, cases[i].ks);
+            const cg_kernel *k = attn_kernel(p);
+            assert_int_equal(strstr(k->tmpl, "mma-attn-ksplit 16x64") != NULL, cases[i].ks);
+            if (cases[i].ks) {
+                assert_int_equal(k->block[0], 128);
+                size_t len;
+                const char *ptx = cg_program_ptx(p, &len);
+                int rc = tk_ptxas(ptx, len, t ? "sm_90a" : "sm_90", NULL);
+                assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+            }
+            cg_program_free(p);
+            ir_graph_free(g);
+        }
+    setenv("TX_ATTN_KSPLIT", "0", 1);
+    fe_define one[1] = {{"T", 1}};
+    cg_program *p = compile_src(dec, CG_SM90A, one, 1, NULL);
+    unsetenv("TX_ATTN_KSPLIT");
+    assert_null(strstr(attn_kernel(p)->tmpl, "ksplit"));
+    cg_program_free(p);
+}
+
 /* The measurement knobs (docs/codegen-attention.md): TX_ATTN_NO_SKIP=1 visits every key tile,
  * TX_ATTN_PIPELINE=1 and TX_ATTN_PINGPONG=1 change the key loop; the template says so. */
 static void test_no_skip(void **state) {
@@ -573,6 +622,7 @@ int main(void) {
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_tmap3_check),
         cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_decode_ksplit),
         cmocka_unit_test(test_no_skip),
         cmocka_unit_test(test_producer_spills),
         cmocka_unit_test(test_ptxas),
