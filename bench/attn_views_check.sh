@@ -123,6 +123,14 @@ if [ "$(left)" -gt 12 ]; then
 fi
 verify "" "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
 verify "" "$W/split_causal.tx" -D S=130
+CS=$(command -v compute-sanitizer || true)
+if [ -n "$CS" ] && [ "$(left)" -gt 12 ]; then
+  timeout $(( $(left) - 3 )) "$CS" --tool memcheck --error-exitcode 9 "$TXC" run "$W/split_causal.tx" --device=gpu --random-inputs=3 \
+    -D S=300 --output-dir "$W/so" >"$OUT/sanitize-memcheck-split.txt" 2>&1
+  rc=$?
+  if [ $rc -eq 0 ]; then log "ok    memcheck split_causal S=300: $(grep 'ERROR SUMMARY' "$OUT/sanitize-memcheck-split.txt" | tail -1)"
+  else fail=1; log "FAIL  memcheck split_causal S=300 (rc $rc)"; fi
+fi
 
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
 import json, os, sys
@@ -152,5 +160,5 @@ except Exception: print("(none)")
 PYEOF
 grep -E "^(PASS|FAIL|SKIP)" "$OUT/block_check.out" 2>/dev/null | grep -v "^PASS env"
 sed -n '/^block_check summary/,$p' "$OUT/block_check.out" 2>/dev/null
-grep -E "^timed|^FAIL|^skipped" "$LOG"
+grep -E "^timed|^FAIL|^skipped|memcheck" "$LOG"
 exit $fail
