@@ -932,8 +932,9 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
         x = ir_in(g, n, 0);
     }
     const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT || (b->region == region && b->op != IR_OP_INPUT) ||
-        (ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank < 2)
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
+        b->dtype != dt || b->shape.rank < 2)
         return false;
     for (unsigned i = 0; i < b->shape.rank; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
@@ -976,9 +977,12 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
         for (unsigned i = b0; i < b0 + nb; i++) {
             ir_dim ei = on->shape.dim[i];
             if (ei == 1) continue;
-            if (nreal == 1) e = ei;
-            else if (IR_DIM_IS_SYM(ei)) known = false;
-            else e *= ei;
+            if (nreal == 1)
+                e = ei;
+            else if (IR_DIM_IS_SYM(ei))
+                known = false;
+            else
+                e *= ei;
         }
         if (!awg_map_dim(v, &j, CG_AWG_BATCH, b0, nb, known ? e : 1)) return false;
         if (j == 3) { /* the outermost: the planes of `outer` */
@@ -1033,12 +1037,14 @@ typedef struct attn_wgk {
     cg_attn_wg_plan p;
     LLVMValueRef tm[3]; /* q, k, v tensor maps (the byval parameters) */
     cg_attn_wg_view vw[3];
-    LLVMValueRef smem;  /* i32 shared address of the Q tile (1024-aligned) */
-    LLVMValueRef bar;   /* i32 shared address of qfull, qempty, full[], empty[] */
+    LLVMValueRef smem; /* i32 shared address of the Q tile (1024-aligned) */
+    LLVMValueRef bar;  /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
-    bool skip;     /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
-    bool pipe;     /* the software-pipelined key loop (awg_keys; TX_ATTN_PIPELINE) */
-    bool pingpong; /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
+    bool skip;         /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
+    bool pipe;         /* the software-pipelined key loop (awg_keys; TX_ATTN_PIPELINE) */
+    bool pingpong;     /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
+    bool zig;          /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
+    LLVMValueRef ncta; /* i64 CTAs (with zig) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -1082,7 +1088,9 @@ static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMVal
     for (int i = 0; i < k->p.d / 64; i++) {
         LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""), k->tm[o]};
         for (int j = 0; j < 3; j++)
-            a[2 + j] = v->role[j] == CG_AWG_D ? i32c(cx, 64 * i) : v->role[j] == CG_AWG_ROW ? r0 : bc;
+            a[2 + j] = v->role[j] == CG_AWG_D     ? i32c(cx, 64 * i)
+                       : v->role[j] == CG_AWG_ROW ? r0
+                                                  : bc;
         a[5] = bar;
         cg_wg_asm(cx, NULL,
                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
@@ -1091,15 +1099,51 @@ static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMVal
     }
 }
 
-/* Work tile t (i64) -> a->bidx (its batch) and *q0 (i64, first query row): tiles of one batch
- * element are consecutive, their query tiles in decreasing order (the longest causal rows
- * first). */
+int64_t cg_attn_wg_pair_pos(int64_t t, int64_t ncta, int64_t ntiles) {
+    int64_t r = t / ncta, c = t % ncta, base = r / 2 * 2 * ncta, m = ntiles - base;
+    if (m <= ncta) return t;
+    int64_t two = m >= 2 * ncta ? ncta : m - ncta; /* CTAs that take two positions */
+    return c < two ? base + 2 * c + r % 2 : base + 2 * two + (c - two);
+}
+
+void cg_attn_wg_tile_order(int64_t pos, int64_t nq, bool zig, int64_t *bz, int64_t *qt) {
+    int64_t i = pos % nq;
+    *bz = pos / nq;
+    *qt = !zig || i % 2 == 0 ? nq - 1 - (zig ? i / 2 : i) : i / 2;
+}
+
+/* Work tile t (i64, the persistent loop's: CTA c takes c, c + CTAs, ...) -> a->bidx (its
+ * batch) and *q0 (i64, first query row): cg_attn_wg_pair_pos then cg_attn_wg_tile_order with
+ * k->zig, else the plain order. */
 static void awg_tile(attn_gen *a, const attn_wgk *k, LLVMValueRef t, LLVMValueRef *q0) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
-    LLVMValueRef bz = LLVMBuildUDiv(b, t, k->nq, "bz");
-    LLVMValueRef qt = LLVMBuildSub(b, LLVMBuildSub(b, k->nq, cg_i64(cx, 1), ""),
-                                   LLVMBuildURem(b, t, k->nq, ""), "qt");
+    LLVMValueRef one = cg_i64(cx, 1), two_ = cg_i64(cx, 2), nq1 = LLVMBuildSub(b, k->nq, one, "");
+    if (k->zig) { /* the position: CTA c takes positions 2c, 2c + 1 of each block of 2 x CTAs */
+        LLVMValueRef n = k->ncta, r = LLVMBuildUDiv(b, t, n, ""), c = LLVMBuildURem(b, t, n, "");
+        LLVMValueRef base =
+            LLVMBuildMul(b, LLVMBuildMul(b, LLVMBuildUDiv(b, r, two_, ""), two_, ""), n, "");
+        LLVMValueRef m = LLVMBuildSub(b, k->ntiles, base, "");
+        LLVMValueRef two = imin(cx, n, LLVMBuildSub(b, m, n, ""));
+        LLVMValueRef pair = LLVMBuildAdd(
+            b, base,
+            LLVMBuildAdd(b, LLVMBuildMul(b, c, two_, ""), LLVMBuildURem(b, r, two_, ""), ""), "");
+        LLVMValueRef single = LLVMBuildAdd(
+            b, base,
+            LLVMBuildAdd(b, LLVMBuildMul(b, two, two_, ""), LLVMBuildSub(b, c, two, ""), ""), "");
+        LLVMValueRef pos =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, c, two, ""), pair, single, "");
+        t = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLE, m, n, ""), t, pos, "pos");
+    }
+    LLVMValueRef bz = LLVMBuildUDiv(b, t, k->nq, "bz"), i = LLVMBuildURem(b, t, k->nq, ""), qt;
+    if (k->zig) { /* nq - 1, 0, nq - 2, 1, ...: a heavy causal tile, then a light one */
+        LLVMValueRef h = LLVMBuildUDiv(b, i, two_, "");
+        LLVMValueRef even =
+            LLVMBuildICmp(b, LLVMIntEQ, LLVMBuildAnd(b, i, one, ""), cg_i64(cx, 0), "");
+        qt = LLVMBuildSelect(b, even, LLVMBuildSub(b, nq1, h, ""), h, "qt");
+    } else {
+        qt = LLVMBuildSub(b, nq1, i, "qt");
+    }
     *q0 = LLVMBuildMul(b, qt, cg_i64(cx, k->p.bm), "q0");
     cg_mm_unflatten(cx, bz, a->d.nb, a->d.bdim, a->bidx);
 }
@@ -1165,8 +1209,7 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef qpar = LLVMBuildAnd(b, qit, i32c(cx, 1), "");
     cg_wg_wait(cx, awg_qempty(cx, k), LLVMBuildXor(b, qpar, i32c(cx, 1), ""));
     awg_expect(cx, awg_qfull(cx, k), k->p.q_bytes);
-    awg_copy(cx, k, 0, k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem,
-             awg_qfull(cx, k));
+    awg_copy(cx, k, 0, k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem, awg_qfull(cx, k));
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "pj");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     awg_stage(cx, k, it, &s, &par);
@@ -1542,6 +1585,7 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     LLVMValueRef ncta = LLVMBuildMul(
         b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.x", false, NULL, 0),
         cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.nctaid.y", false, NULL, 0), "ncta");
+    if (k->zig) k->ncta = LLVMBuildZExt(b, ncta, cx->i64, "ncta64");
     LLVMValueRef wg = LLVMBuildUDiv(b, tid, i32c(cx, 128), "wg");
     LLVMValueRef wtid = LLVMBuildURem(b, tid, i32c(cx, 128), "wtid");
     LLVMBasicBlockRef prod = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "producer");
@@ -1578,6 +1622,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.skip = !attn_knob("TX_ATTN_NO_SKIP", false);
     k.pipe = attn_knob("TX_ATTN_PIPELINE", false);
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", false);
+    k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;
@@ -1612,9 +1657,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s", k.p.bm, k.p.bn,
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s", k.p.bm, k.p.bn,
              k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? " pipe" : "",
-             k.pingpong ? " pingpong" : "");
+             k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig");
     return true;
 }
 

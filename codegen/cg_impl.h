@@ -558,6 +558,16 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
  * batch extents (v->opnd at bound sizes) and indices (an extent-1 axis reads 0). */
 void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
                             int64_t row, int64_t col, int64_t coords[3]);
+/* The persistent kernel's work order (the default; TX_ATTN_ZIGZAG=0 for the plain one): the
+ * loop's tile t (CTA c takes c, c + ncta, ...; ntiles in all) is work position
+ * cg_attn_wg_pair_pos(t): in each block of 2 x ncta positions CTA c takes 2c and 2c + 1 (a short
+ * last block: as many CTAs as it can feed take two, the rest one). Position pos is query tile *qt
+ * of batch element *bz (cg_attn_wg_tile_order): a batch element's positions consecutive (its K and
+ * V shared in L2 by the CTAs around), its query tiles nq - 1, 0, nq - 2, 1, ... with zig (a
+ * CTA's pair costs about nq + 1 causal key tiles whatever the pair: balanced), nq - 1, ..., 0
+ * without. Bijections. */
+int64_t cg_attn_wg_pair_pos(int64_t t, int64_t ncta, int64_t ntiles);
+void cg_attn_wg_tile_order(int64_t pos, int64_t nq, bool zig, int64_t *bz, int64_t *qt);
 /* Accumulator register i of thread t (0..127) of a warpgroup's m64nN wgmma fragment holds
  * (row, col) of the 64 x N tile. */
 void cg_attn_wg_acc_pos(unsigned t, unsigned i, unsigned *row, unsigned *col);

@@ -373,7 +373,7 @@ typedef struct pass_model {
     double issue_us;     /* elements x instr over the GPU's issue rate */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
                                         kernel's launch not included */
-    double alt_us; /* attention.ksplit: the runner-up's time (the 64-row tiles) */
+    double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);
