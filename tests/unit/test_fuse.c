@@ -493,6 +493,35 @@ static void test_views(void **st) {
     ir_graph_free(g);
 }
 
+/* view.alias: a returned reshape of a computed value joins its region (no copy kernel) and
+ * --explain says so; a returned reshape of an input, of a value also returned itself, and a
+ * returned permute keep their copy kernels. */
+static void test_view_alias(void **st) {
+    (void)st;
+    ir_shape s3 = {.rank = 3, .dim = {8, 4, 16}}, s2 = shp2(32, 16);
+    for (int c = 0; c < 4; c++) {
+        ir_graph *g = ir_graph_new("alias", NULL);
+        ir_id x = ir_add_input(g, "x", IR_F32, &s3), y = ir_add_input(g, "y", IR_F32, &s3);
+        ir_id a = ir_add_binary(g, IR_OP_ADD, x, y);
+        uint8_t perm[3] = {1, 0, 2};
+        ir_id v = c == 1   ? ir_add_reshape(g, x, &s2)
+                  : c == 3 ? ir_add_permute(g, a, perm)
+                           : ir_add_reshape(g, a, &s2);
+        ir_id outs[2] = {v, a};
+        ir_add_output(g, outs, c == 2 ? 2 : 1);
+        char *ex = NULL;
+        plan(g, false, 0, &ex);
+        check_invariants(g, 232448);
+        bool alias = c == 0;
+        assert_int_equal(pass_view_alias(g, v), alias ? a : IR_NONE);
+        assert_int_equal(count_kind(g, IR_RK_COPY), alias ? 0 : 1);
+        assert_int_equal(strstr(ex, "[view.alias]") != NULL, alias);
+        if (alias) assert_int_equal(g->nodes[v].region, g->nodes[a].region);
+        free(ex);
+        ir_graph_free(g);
+    }
+}
+
 static void test_no_fuse_is_one_per_op(void **st) {
     (void)st;
     ir_graph *g = g_layernorm(16, 64);
@@ -781,6 +810,7 @@ int main(void) {
         cmocka_unit_test(test_siblings),
         cmocka_unit_test(test_small_batch),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_view_alias),
         cmocka_unit_test(test_no_fuse_is_one_per_op),
         cmocka_unit_test(test_deterministic),
         cmocka_unit_test(test_budget_sweep),
