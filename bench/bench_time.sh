@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # bench/bench_time.sh - how long `txc bench` takes per workload of the public suite on the GPU
 # (issue 15 row S: at most 10 s each), and where the time goes (the report's wall_s phases:
-# inputs, compile, reference, verification, gpu), plus the memory checks of row J on the device.
+# inputs, compile, reference, verification, gpu, timing), plus the memory checks of row J on the device.
 # The memory probes run first (seconds), then the workloads, slowest-last-time first, until DEADLINE
-# seconds have passed (the rest are reported as skipped). Run on the GPU machine from the
+# seconds have passed (the rest are reported as skipped), then bench/xfer_probe.py (host<->device
+# copy rates: pageable, registered, pinned) when time is left. Run on the GPU machine from the
 # repository root with dist/ carried (tools/make-dist.sh):
 #
 #   bash bench/bench_time.sh            # OUT=... (default ./bench-time-out)
@@ -19,7 +20,7 @@ TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 OUT=${OUT:-bench-time-out}
 LIMIT=${LIMIT:-10}
-DEADLINE=${DEADLINE:-62}
+DEADLINE=${DEADLINE:-95}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -x "$TXC" ] || { echo "bench_time: no txc at $TXC (carry dist/)"; exit 2; }
@@ -73,7 +74,7 @@ fi
 
 printf '%-18s %6s %5s %-8s  %s\n' workload wall_s rc verified "phases (s) | reference" | tee -a "$SUM"
 # most telling first: the rows that took longest last session, then attention with the unfused plan
-ORDER=${ORDER:-add_rmsnorm layernorm attention bias_gelu softmax softmax_wide add_relu matmul_bias_gelu mlp_block adam chain8 swiglu}
+ORDER=${ORDER:-adam attention add_rmsnorm layernorm bias_gelu softmax softmax_wide add_relu matmul_bias_gelu mlp_block chain8 swiglu}
 for name in $ORDER; do
   f="$SUITE/$name.tx"
   [ -f "$f" ] || continue
@@ -83,7 +84,7 @@ for name in $ORDER; do
     continue
   fi
   sizes=$(grep -o 'bench:.*' "$f" | head -1 | sed 's/^bench://')
-  tl=$((${KILL_AT:-76} - ($(date +%s) - start)))
+  tl=$((${KILL_AT:-108} - ($(date +%s) - start)))
   [ "$tl" -gt 60 ] && tl=60
   t0=$(now_ms)
   # shellcheck disable=SC2086
@@ -99,7 +100,9 @@ try:
 except Exception as e:
     print("no json (%s)" % e); sys.exit(0)
 w = r.get("wall_s", {})
-ph = " ".join("%s %.1f" % (k, w[k]) for k in ("inputs", "compile", "reference", "verification", "gpu") if k in w)
+ph = " ".join("%s %.1f" % (k, w[k]) for k in ("inputs", "compile", "reference", "verification", "gpu", "timing") if k in w)
+ph += " | runs " + "/".join("%d of %d" % (r[l]["iters"], r[l].get("iters_asked", r[l]["iters"]))
+                            for l in ("fused", "unfused") if r.get(l))
 ver = r["fused"]["verified"] and (not r.get("unfused") or r["unfused"]["verified"])
 samp = sum(o.get("sampled", 0) for o in r["fused"]["outputs"])
 print("%s|%s | %s%s" % ("yes" if ver else "NO", ph, r.get("reference", "?"),
@@ -114,6 +117,12 @@ EOF
     [ "$rc" != 0 ] && echo "  $(tail -c 300 "$OUT/$name.err" | tr '\n' ' ')" | tee -a "$SUM"
   fi
 done
+
+# where host<->device copies stand on this machine (pageable, registered, pinned), for the record
+if [ $(($(date +%s) - start)) -lt 104 ]; then
+  timeout 12 "$PY" bench/xfer_probe.py 1024 2>&1 | tee "$OUT/xfer_probe.txt" | tee -a "$SUM" >/dev/null
+  tail -n +1 "$OUT/xfer_probe.txt"
+fi
 
 echo "bench_time: done in $(($(date +%s) - start)) s; limit ${LIMIT} s per workload; $([ $bad = 0 ] && echo ALL OK || echo 'SOME FAILED (see above)')" | tee -a "$SUM"
 exit $bad

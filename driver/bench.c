@@ -68,7 +68,7 @@ static bool micro_time(rt_cuda *c, int target, const char *src, const fe_define 
     ok = x && rt_gpu_exec_upload(x, in, p->ninputs, err, sizeof err);
     if (ok) {
         rt_bench_result_init(&res, p, "calibrate");
-        ok = rt_bench_time(c, x, p, 10, &res) && res.nkernels > 0;
+        ok = rt_bench_time(c, x, p, 10, 0, &res) && res.nkernels > 0;
         *us = ok ? res.k[0].us : 0;
         rt_bench_result_free(&res);
     }
@@ -189,33 +189,94 @@ static void *sample_fetch_buf(void *arg, unsigned b) {
     return t->data;
 }
 
-/* Gathers the elements of `dev` that both sampled runs wrote alike (s1 == s2) into got (the
- * device's) and want (the host's), both of n elements, cut to the count m. */
-static int64_t sample_gather(const rt_tensor *dev, const void *s1, const void *s2, rt_tensor *got,
-                             rt_tensor *want) {
+/* The host's values at the elements of one output that the sampled check computed: the fused
+ * plan's, kept to check the unfused plan's output at the same elements. */
+typedef struct sample_ref {
+    int64_t m;    /* elements */
+    int64_t *idx; /* their flat indices, ascending */
+    rt_tensor want;
+} sample_ref;
+
+static void sample_ref_free(sample_ref *r, uint32_t n) {
+    for (uint32_t k = 0; r && k < n; k++) {
+        free(r[k].idx);
+        rt_tensor_free(&r[k].want);
+    }
+    free(r);
+}
+
+/* True when element i is the same in both sampled runs (the host wrote it). */
+static bool sample_same(const void *s1, const void *s2, size_t es, int64_t i) {
+    return es == 4 ? ((const uint32_t *)s1)[i] == ((const uint32_t *)s2)[i]
+                   : memcmp((const char *)s1 + i * es, (const char *)s2 + i * es, es) == 0;
+}
+
+/* The elements of `dev` that both sampled runs wrote alike (s1 == s2): their indices and the
+ * host's values into r, the device's into got (both of m elements, allocated here). False when
+ * they do not fit in memory. */
+static bool sample_gather(const rt_tensor *dev, const void *s1, const void *s2, rt_tensor *got,
+                          sample_ref *r) {
     size_t es = (size_t)ir_dtype_size(dev->dtype);
     int64_t n = rt_numel(dev), m = 0;
-    const char *a = s1, *b = s2;
-    for (int64_t i = 0; i < n; i++) {
-        if (es == 4 ? ((const uint32_t *)s1)[i] != ((const uint32_t *)s2)[i]
-                    : memcmp(a + i * es, b + i * es, es) != 0)
-            continue;
-        memcpy((char *)got->data + m * es, (const char *)dev->data + i * es, es);
-        memcpy((char *)want->data + m * es, a + i * es, es);
-        m++;
+    for (int64_t i = 0; i < n; i++) m += sample_same(s1, s2, es, i);
+    *got = (rt_tensor){.dtype = dev->dtype, .rank = 1, .dim = {m}};
+    r->want = *got;
+    r->m = m;
+    r->idx = malloc((size_t)(m ? m : 1) * sizeof *r->idx);
+    if (!r->idx || !rt_tensor_alloc(got) || !rt_tensor_alloc(&r->want)) return false;
+    for (int64_t i = 0, j = 0; i < n; i++) {
+        if (!sample_same(s1, s2, es, i)) continue;
+        memcpy((char *)got->data + j * es, (const char *)dev->data + i * es, es);
+        memcpy((char *)r->want.data + j * es, (const char *)s1 + i * es, es);
+        r->idx[j++] = i;
     }
-    got->dim[0] = want->dim[0] = m;
-    return m;
+    return true;
+}
+
+/* Compares the elements r->idx of output `dev` with r->want into oc (sampled = m). False with an
+ * error reported (out of memory). */
+static bool sample_compare(const rt_tensor *dev, const sample_ref *r, const rt_tensor *got,
+                           rt_out_check *oc, rt_bench_result *res, tx_diag *d) {
+    char err[256];
+    bool ok = rt_bench_check_output(got, &r->want, NULL, oc, err, sizeof err);
+    if (!ok) tx_error(d, "sampled check: %s", err);
+    oc->sampled = r->m;
+    oc->checked = ok;
+    oc->dtype = dev->dtype;
+    res->verified &= !ok || rt_bench_output_ok(oc);
+    return ok;
+}
+
+/* The unfused plan's sampled check on the fused plan's: its outputs at the elements the host
+ * computed for the fused plan (the same program on the same inputs), no re-run and no download
+ * of intermediates. False with an error reported. */
+static bool sample_reuse(const rt_tensor *outs, uint32_t nout, const sample_ref *r,
+                         rt_bench_result *res, tx_diag *d) {
+    bool ok = true;
+    for (uint32_t k = 0; ok && k < nout; k++) {
+        size_t es = (size_t)ir_dtype_size(outs[k].dtype);
+        if (!r[k].m || r[k].want.dtype != outs[k].dtype) continue;
+        rt_tensor got = {.dtype = outs[k].dtype, .rank = 1, .dim = {r[k].m}};
+        ok = rt_tensor_alloc(&got);
+        if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
+        for (int64_t j = 0; ok && j < r[k].m; j++)
+            memcpy((char *)got.data + j * es, (const char *)outs[k].data + r[k].idx[j] * es, es);
+        ok = ok && sample_compare(&outs[k], &r[k], &got, &res->out[k], res, d);
+        rt_tensor_free(&got);
+    }
+    return ok;
 }
 
 /* The sampled check of outputs too large for a full reference (see rt_out_check.sampled):
  * cg_host_sample re-runs SAMPLE_PROGRAMS programs of each kernel that writes an output on the host
- * from the device's own buffers (downloaded as needed), twice with different poison bytes (written
+ * from the device's own buffers (the host's inputs, which were uploaded, the downloaded outputs,
+ * and intermediates downloaded as needed), twice with different poison bytes (written
  * elements are those both runs agree on), and the written output elements are compared with the
- * device's outputs `outs`. */
+ * device's outputs `outs`; with keep (p->noutputs entries, zeroed), the host's values stay there
+ * for sample_reuse. */
 static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g,
-                         const int64_t *syms, const rt_tensor *outs, rt_bench_result *res,
-                         tx_diag *d) {
+                         const int64_t *syms, const rt_tensor *inputs, const rt_tensor *outs,
+                         sample_ref *keep, rt_bench_result *res, tx_diag *d) {
     uint32_t nb = p->nbufs;
     rt_tensor *all = ir_xcalloc(nb + 1, sizeof *all);
     void **bp = ir_xcalloc(nb + 1, sizeof *bp), **s1 = ir_xcalloc(nb + 1, sizeof *s1),
@@ -223,13 +284,16 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
     int64_t *bytes = ir_xcalloc(nb + 1, sizeof *bytes);
     double *kf = ir_xcalloc(p->nkernels + 1, sizeof *kf);
     sample_fetch sf = {x, p, all, false};
-    char err[256];
     bool ok = rt_cuda_sync(rt_gpu_exec_cuda(x), "the kernels to finish");
     if (!ok) tx_error(d, "%s", rt_gpu_exec_error(x));
     for (uint32_t b = 0; ok && b < nb; b++) bytes[b] = rt_buf_bytes(&p->bufs[b]);
     for (uint32_t k = 0; ok && k < p->noutputs; k++) {
         uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
         if (b != UINT32_MAX) bp[b] = outs[k].data; /* already downloaded */
+    }
+    for (uint32_t k = 0; ok && k < p->ninputs; k++) { /* the bytes uploaded: no download */
+        uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_INPUT, k);
+        if (b != UINT32_MAX) bp[b] = inputs[k].data;
     }
     for (uint32_t k = 0; k < p->nkernels; k++) kf[k] = p->kernels[k].flops;
     /* The host side can fail for reasons of its own (a plan whose buffers the host program does not
@@ -258,27 +322,18 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
     for (uint32_t k = 0; ok && sampled && k < p->noutputs; k++) {
         uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, k);
         if (b == UINT32_MAX || !s1[b] || !s2[b]) continue;
-        /* the written elements, gathered into vectors allocated for all n and cut to m */
-        int64_t n = rt_numel(&outs[k]), m;
-        rt_tensor got = {.dtype = outs[k].dtype, .rank = 1, .dim = {n}}, want = got;
-        ok = rt_tensor_alloc(&got) && rt_tensor_alloc(&want);
+        rt_tensor got;
+        sample_ref r = {0};
+        ok = sample_gather(&outs[k], s1[b], s2[b], &got, &r);
         if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
-        m = ok ? sample_gather(&outs[k], s1[b], s2[b], &got, &want) : 0;
-        rt_out_check *oc = &res->out[k];
-        if (ok && !m) {
-            rt_tensor_free(&got);
-            rt_tensor_free(&want);
-            continue;
-        }
-        if (ok && !rt_bench_check_output(&got, &want, NULL, oc, err, sizeof err)) {
-            tx_error(d, "output %u: %s", k, err);
-            ok = false;
-        }
-        oc->sampled = m;
-        oc->checked = ok;
-        res->verified &= !ok || rt_bench_output_ok(oc);
+        if (ok && r.m) ok = sample_compare(&outs[k], &r, &got, &res->out[k], res, d);
         rt_tensor_free(&got);
-        rt_tensor_free(&want);
+        if (ok && keep) {
+            keep[k] = r;
+        } else {
+            free(r.idx);
+            rt_tensor_free(&r.want);
+        }
     }
     for (uint32_t b = 0; b < nb; b++) {
         rt_tensor_free(&all[b]);
@@ -289,29 +344,37 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
     return ok;
 }
 
-/* Loads the plan, runs it once on the inputs for verification against
- * `ref` (may be NULL: then the poison check and the sampled check), then
- * times it. */
-static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, const int64_t *syms,
-                       const rt_tensor *inputs, const rt_tensor *ref, const rt_tensor *pref,
-                       const drv_bench_opts *o, rt_bench_report *rep, rt_bench_result *res,
-                       tx_diag *d) {
+/* A new execution of p with the inputs uploaded; NULL with an error reported. */
+static rt_gpu_exec *plan_exec(rt_cuda *c, const rt_gpu_plan *p, const rt_tensor *inputs,
+                              tx_diag *d) {
     char err[512];
-    double t0 = now_us(), gpu_s = 0;
-    rt_tensor *outs = ir_xcalloc(p->noutputs + 1, sizeof *outs);
-    bool ok = false;
     rt_gpu_exec *x = rt_gpu_exec_new(c, p, true);
     if (!x) {
         tx_error(d, "%s", rt_cuda_error(c));
-        free(outs);
-        return false;
+        return NULL;
     }
     if (!rt_gpu_exec_upload(x, inputs, p->ninputs, err, sizeof err)) {
         tx_error(d, "%s", err);
-        goto done;
+        rt_gpu_exec_free(x);
+        return NULL;
     }
+    return x;
+}
+
+/* Runs the plan loaded in x (inputs on the device) once for verification against `ref` (may be
+ * NULL: then the poison check and the sampled check, on the elements of `reuse` when it holds
+ * any, else a host re-run that leaves its values in `keep` when given), then times it. The outputs
+ * come back into `outs` (p->noutputs tensors, kept allocated between plans: the caller frees). */
+static bool bench_plan(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g,
+                       const int64_t *syms, const rt_tensor *inputs, const rt_tensor *ref,
+                       const rt_tensor *pref, const drv_bench_opts *o, rt_tensor *outs,
+                       sample_ref *keep, const sample_ref *reuse, rt_bench_report *rep,
+                       rt_bench_result *res, tx_diag *d) {
+    char err[512];
+    double t0 = now_us(), gpu_s = 0;
+    bool ok = false;
     if (!rt_gpu_exec_poison(x) || !rt_gpu_exec_launch_all(x) ||
-        !rt_gpu_exec_download(x, outs, p->noutputs))
+        !rt_gpu_exec_download_to(x, outs, p->noutputs))
         goto cuda_fail;
     phase_add(&gpu_s, &t0);
     res->nout = p->noutputs;
@@ -329,19 +392,21 @@ static bool bench_plan(rt_cuda *c, const rt_gpu_plan *p, const ir_graph *g, cons
         oc->checked = ref != NULL;
         res->verified &= oc->poisoned == 0 && (!ref || rt_bench_output_ok(oc));
     }
-    if (!ref && g && !bench_sample(x, p, g, syms, outs, res, d)) goto done;
+    bool reused = false;
+    for (uint32_t k = 0; !ref && reuse && k < p->noutputs; k++) reused |= reuse[k].m > 0;
+    if (reused && !sample_reuse(outs, p->noutputs, reuse, res, d)) goto done;
+    if (!ref && !reused && g && !bench_sample(x, p, g, syms, inputs, outs, keep, res, d))
+        goto done;
     phase_add(&rep->phase_s[RT_PH_VERIFY], &t0);
-    if (!rt_bench_time(c, x, p, (int)o->iters, res)) goto cuda_fail;
-    ok = true;
+    ok = rt_bench_time(c, x, p, (int)o->iters, o->budget_s, res);
+    phase_add(&rep->phase_s[RT_PH_TIMING], &t0);
+    if (!ok) goto cuda_fail;
     goto done;
 cuda_fail:
     tx_error(d, "%s", rt_gpu_exec_error(x));
 done:
     phase_add(&gpu_s, &t0);
     rep->phase_s[RT_PH_GPU] += gpu_s;
-    for (uint32_t k = 0; k < p->noutputs; k++) rt_tensor_free(&outs[k]);
-    free(outs);
-    rt_gpu_exec_free(x);
     return ok;
 }
 
@@ -482,9 +547,15 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
         ok = rt_interp_run_plan(g, inputs, pref, d);
     }
     phase_add(&rep->phase_s[RT_PH_REFERENCE], &t0);
+    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs); /* the plans' outputs, reused */
+    sample_ref *sref = ir_xcalloc(nout + 1, sizeof *sref); /* the fused plan's sampled values */
+    rt_gpu_exec *xf = NULL, *xu = NULL;
     if (ok) {
         snprintf(rep->reference, sizeof rep->reference, "%s", refname);
-        ok = bench_plan(c, p, g, syms, inputs, ref, pref, o, rep, fused, d);
+        ok = (xf = plan_exec(c, p, inputs, d)) != NULL;
+        phase_add(&rep->phase_s[RT_PH_GPU], &t0);
+        ok = ok && bench_plan(c, xf, p, g, syms, inputs, ref, pref, o, outs, sref, NULL, rep,
+                              fused, d);
     }
     t0 = now_us();
     if (ok && !ref && !fused->sample_note[0])
@@ -496,11 +567,32 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
                  "none (too large for a CPU reference; the sampled check "
                  "could not run, see the outputs)");
     if (ok && o->compare_unfused) {
+        char err[512];
         ok = (ug = plan_unfused(raw, pc)) != NULL &&
              (pu = bench_prepare(ug, pc, inputs, o, unfused, "unfused", &usyms, d)) != NULL;
         phase_add(&rep->phase_s[RT_PH_COMPILE], &t0);
-        ok = ok && bench_plan(c, pu, ug, usyms, inputs, ref, NULL, o, rep, unfused, d);
+        /* on the fused plan's inputs; when both plans do not fit at once, on a second upload */
+        if (ok && !(xu = rt_gpu_exec_new_sharing(c, pu, xf, err, sizeof err))) {
+            rt_gpu_exec_free(xf);
+            xf = NULL;
+            ok = (xu = plan_exec(c, pu, inputs, d)) != NULL;
+        }
+        phase_add(&rep->phase_s[RT_PH_GPU], &t0);
+        ok = ok && bench_plan(c, xu, pu, ug, usyms, inputs, ref, NULL, o, outs, NULL, sref, rep,
+                              unfused, d);
+        bool reused = false;
+        for (uint32_t k = 0; !ref && k < nout; k++) reused |= sref[k].m > 0;
+        if (ok && reused)
+            snprintf(rep->reference, sizeof rep->reference,
+                     "sampled: the host JIT re-ran %d programs of each kernel of the fused plan on "
+                     "the GPU's own inputs; the unfused plan's outputs are compared at the same "
+                     "elements",
+                     SAMPLE_PROGRAMS);
     }
+    rt_gpu_exec_free(xu);
+    rt_gpu_exec_free(xf);
+    free_outputs(outs, nout);
+    sample_ref_free(sref, nout);
     free(syms);
     free(usyms);
     free_outputs(ref, nout);

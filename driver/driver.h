@@ -99,6 +99,7 @@ bool drv_check_memory(const ir_graph *g, const int64_t *syms, const rt_tensor *h
 /* ---- txc bench (driver/bench.c) ------------------------------------------ */
 typedef struct drv_bench_opts {
     long iters;       /* timed iterations (median reported) */
+    double budget_s;  /* seconds of timing per plan (rt_bench_time cuts iters to it); 0: none */
     bool iters_given; /* the user chose iters (the CPU otherwise runs at most 5: each call re-JITs)
                        */
     bool json;        /* machine-readable output */

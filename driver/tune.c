@@ -469,7 +469,7 @@ static bool time_graph(rt_cuda *c, const ir_graph *g, int target, const rt_tenso
         rt_bench_result_init(&res, p, "tune");
         if (!rt_gpu_exec_poison(x) || !rt_gpu_exec_launch_all(x) ||
             !rt_gpu_exec_download(x, outs, p->noutputs) ||
-            !rt_bench_time(c, x, p, (int)iters, &res)) {
+            !rt_bench_time(c, x, p, (int)iters, 0, &res)) {
             tx_error(d, "%s", rt_gpu_exec_error(x));
         } else {
             for (uint32_t k = 0; k < res.nkernels; k++)

@@ -3,15 +3,17 @@
 #include "ir/ir.h"
 
 #include <math.h>
+#include <string.h>
 
 /* ---- exact half-precision conversions ------------------------------------ */
 /* A binary floating-point format with `mbits` stored mantissa bits, minimum
  * normal exponent `emin` and maximum exponent `emax`. */
 typedef struct fmt_desc {
     int mbits, emin, emax, ebias;
+    double denorm_ulp; /* 2^(emin - mbits): the value of the lowest mantissa bit of a denormal */
 } fmt_desc;
-static const fmt_desc FMT_F16 = {10, -14, 15, 15};
-static const fmt_desc FMT_BF16 = {7, -126, 127, 127};
+static const fmt_desc FMT_F16 = {10, -14, 15, 15, 0x1p-24};
+static const fmt_desc FMT_BF16 = {7, -126, 127, 127, 0x1p-133};
 
 /* Rounds finite or infinite |v| (v >= 0, not NaN) to the format, to nearest
  * with ties to even, and returns the bit pattern without sign. Values past
@@ -38,7 +40,9 @@ static uint16_t round_to_fmt(double v, const fmt_desc *f) {
     return (uint16_t)(((uint32_t)(re + f->ebias) << f->mbits) | frac);
 }
 
-/* Exact value of a bit pattern (sign included) in the format. */
+/* Exact value of a bit pattern (sign included) in the format: normals are
+ * assembled as double bits, denormals are an exact product by a power of 2
+ * (the verification and reference loops call this per element). */
 static double from_fmt(uint16_t h, const fmt_desc *f) {
     int ebits = 15 - f->mbits;
     uint32_t sign = h >> 15, ex = (h >> f->mbits) & ((1u << ebits) - 1u),
@@ -47,19 +51,34 @@ static double from_fmt(uint16_t h, const fmt_desc *f) {
     if (ex == (1u << ebits) - 1u)
         v = fr ? NAN : INFINITY;
     else if (ex == 0)
-        v = ldexp((double)fr, f->emin - f->mbits);
-    else
-        v = ldexp(1.0 + ldexp((double)fr, -f->mbits), (int)ex - f->ebias);
+        v = (double)fr * f->denorm_ulp;
+    else {
+        uint64_t bits = ((uint64_t)((int)ex - f->ebias + 1023) << 52) |
+                        ((uint64_t)fr << (52 - f->mbits));
+        memcpy(&v, &bits, sizeof v);
+    }
     return sign ? -v : v;
 }
 
-/* Converts a double to the format's bits: sign kept, NaN stays a quiet NaN. */
+/* Converts a double to the format's bits: sign kept, NaN stays a quiet NaN.
+ * Results that are normal in the format round on the double's bits (the
+ * carry of a round-up moves into the exponent, up to infinity); results
+ * below the smallest normal go through round_to_fmt. */
 static uint16_t to_fmt(double v, const fmt_desc *f) {
     uint16_t sign = signbit(v) ? 0x8000u : 0;
-    if (isnan(v))
-        return (uint16_t)(sign | (((1u << (15 - f->mbits)) - 1u) << f->mbits) |
-                          (1u << (f->mbits - 1)));
-    return (uint16_t)(sign | round_to_fmt(fabs(v), f));
+    uint32_t inf = ((1u << (15 - f->mbits)) - 1u) << f->mbits;
+    if (isnan(v)) return (uint16_t)(sign | inf | (1u << (f->mbits - 1)));
+    uint64_t a;
+    memcpy(&a, &v, sizeof a);
+    a &= ~(1ull << 63);
+    int e = (int)(a >> 52) - 1023; /* unbiased; infinity has 1024 */
+    if (e < f->emin) return (uint16_t)(sign | round_to_fmt(fabs(v), f));
+    if (e > f->emax) return (uint16_t)(sign | inf);
+    int sh = 52 - f->mbits;
+    uint64_t m = a & ((1ull << 52) - 1), rem = m & ((1ull << sh) - 1), half = 1ull << (sh - 1);
+    uint64_t field = ((uint64_t)(e + f->ebias) << f->mbits) | (m >> sh);
+    if (rem > half || (rem == half && (field & 1))) field++;
+    return (uint16_t)(sign | (field >= inf ? inf : field));
 }
 
 float ir_f16_to_f32(uint16_t h) { return (float)from_fmt(h, &FMT_F16); }

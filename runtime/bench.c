@@ -37,9 +37,16 @@ static bool close_enough(double got, double want, rt_tol tol) {
     return fabs(got - want) <= tol.atol + tol.rtol * fabs(want);
 }
 
-/* Element i of t as a double: f32 and i32 inline (the verification loops are hot). */
+/* Element i of t as a double: f32, bf16 (its bits are the top half of an f32's) and i32 inline
+ * (the verification loops are hot). */
 static inline double elem(const rt_tensor *t, int64_t i) {
     if (t->dtype == IR_F32) return ((const float *)t->data)[i];
+    if (t->dtype == IR_BF16) {
+        uint32_t u = (uint32_t)((const uint16_t *)t->data)[i] << 16;
+        float f;
+        memcpy(&f, &u, sizeof f);
+        return f;
+    }
     if (t->dtype == IR_I32) return ((const int32_t *)t->data)[i];
     return rt_get(t, i);
 }
@@ -533,18 +540,41 @@ void rt_bench_result_init(rt_bench_result *res, const rt_gpu_plan *p, const char
     }
 }
 
-bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters,
+/* Wall time in us of one flushed run of the whole graph (a warm-up), for the timing budget. */
+static bool probe_graph(bench_run *b, timer *tm, double *us) {
+    bool ok = flush_l2(b, 0) && rt_event_record(b->c, tm->e0);
+    for (uint32_t k = 0; ok && k < b->p->nkernels; k++) ok = rt_gpu_exec_launch(b->x, k);
+    return ok && rt_event_record(b->c, tm->e1) && rt_event_elapsed_us(b->c, tm->e0, tm->e1, us);
+}
+
+int rt_bench_budget_iters(int iters, double budget_s, double graph_us, uint32_t nkernels) {
+    /* each timed run costs the kernels alone plus the graph, about twice the graph, and one L2
+     * flush (about 30 us on an H200) per kernel plus one */
+    double per = 2.0 * graph_us + 30.0 * (nkernels + 1), n;
+    if (budget_s <= 0 || per <= 0) return iters;
+    n = floor(budget_s * 1e6 / per) - 3; /* less the warm-ups */
+    if (n >= iters) return iters;
+    return n < RT_BENCH_MIN_ITERS ? (iters < RT_BENCH_MIN_ITERS ? iters : RT_BENCH_MIN_ITERS)
+                                  : (int)n;
+}
+
+bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters, double budget_s,
                    rt_bench_result *res) {
     bench_run b = {c, x, p, 0, 0, iters > 0 ? iters : 20, 3};
     timer tm = {0};
+    double g_us = 0;
     bool ok;
     b.flush_bytes =
         (size_t)(rt_cuda_get_info(c)->l2_bytes > 0 ? 2 * rt_cuda_get_info(c)->l2_bytes : 0);
     if (b.flush_bytes && b.flush_bytes < ((size_t)64 << 20)) b.flush_bytes = (size_t)64 << 20;
     ok = !b.flush_bytes || rt_cuda_alloc(c, b.flush_bytes, "the L2 flush buffer", &b.flush);
     res->l2_flushed = b.flush != 0;
-    res->iters = b.iters;
+    res->iters_asked = b.iters;
+    res->budget_s = budget_s;
     ok = ok && timer_new(c, &tm);
+    if (ok && budget_s > 0 && (ok = probe_graph(&b, &tm, &g_us)))
+        b.iters = rt_bench_budget_iters(b.iters, budget_s, g_us, p->nkernels);
+    res->iters = b.iters;
     for (uint32_t k = 0; ok && k < p->nkernels; k++) ok = time_kernel(&b, &tm, k, &res->k[k].us);
     ok = ok && time_graph(&b, res);
     if (tm.c) timer_free(&tm);
@@ -695,8 +725,12 @@ const char *rt_bench_verdict(const rt_bench_result *res) {
 void rt_bench_print_text(FILE *out, const rt_bench_report *rep, const rt_bench_result *res) {
     fprintf(out, "%s: %s, reference %s\n", res->label, rt_bench_verdict(res), rep->reference);
     rt_bench_print_verify(out, res);
-    fprintf(out, "kernels (median of %d runs after 3 warm-up%s):\n", res->iters,
+    fprintf(out, "kernels (median of %d runs after 3 warm-up%s", res->iters,
             res->l2_flushed ? ", L2 flushed before each" : "");
+    if (res->iters_asked > res->iters)
+        fprintf(out, "; %d of the %d asked, to keep within the timing budget of %.3g s per plan",
+                res->iters, res->iters_asked, res->budget_s);
+    fputs("):\n", out);
     fprintf(out, "  %-24s %-10s %10s %9s %6s %8s %10s %8s\n", "kernel", "kind", "us", "GB/s",
             "%copy", "TFLOP/s", "pred us", "pred err");
     for (uint32_t k = 0; k < res->nkernels; k++) {
@@ -792,8 +826,8 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
 }
 
 const char *rt_phase_name(rt_phase p) {
-    static const char *const names[RT_NPHASES] = {"inputs", "compile", "reference", "verification",
-                                                  "gpu"};
+    static const char *const names[RT_NPHASES] = {"inputs", "compile",      "reference",
+                                                  "verification", "gpu", "timing"};
     return (unsigned)p < RT_NPHASES ? names[p] : "?";
 }
 

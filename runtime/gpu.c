@@ -240,6 +240,66 @@ rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io) {
     return r;
 }
 
+rt_gpu_exec *rt_gpu_exec_new_sharing(rt_cuda *c, const rt_gpu_plan *p, const rt_gpu_exec *from,
+                                     char *err, size_t cap) {
+    double role[3], need = 0;
+    size_t fr = 0, tot = 0;
+    if (p->ninputs != from->p->ninputs) {
+        snprintf(err, cap, "the plans take %u and %u inputs", p->ninputs, from->p->ninputs);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < p->ninputs; i++) {
+        uint32_t a = rt_gpu_plan_find_buf(p, RT_BUF_INPUT, i),
+                 b = rt_gpu_plan_find_buf(from->p, RT_BUF_INPUT, i);
+        if (a == UINT32_MAX || b == UINT32_MAX || !from->dev[b] ||
+            rt_buf_bytes(&p->bufs[a]) != rt_buf_bytes(&from->p->bufs[b]) ||
+            p->bufs[a].dtype != from->p->bufs[b].dtype) {
+            snprintf(err, cap, "input %u differs between the plans", i);
+            return NULL;
+        }
+    }
+    rt_gpu_plan_bytes(p, role);
+    need = role[RT_BUF_OUTPUT] + role[RT_BUF_TEMP];
+    if (!rt_cuda_mem_info(c, &fr, &tot)) {
+        snprintf(err, cap, "%s", rt_cuda_error(c));
+        return NULL;
+    }
+    if (need > (double)fr) {
+        snprintf(err, cap, "its outputs and intermediates need %.0f bytes; %zu are free", need,
+                 fr);
+        return NULL;
+    }
+    rt_gpu_exec *r = rt_gpu_exec_new(c, p, false);
+    if (!r) {
+        snprintf(err, cap, "%s", rt_cuda_error(c));
+        return NULL;
+    }
+    for (uint32_t b = 0; b < p->nbufs; b++) {
+        const rt_buf_desc *bd = &p->bufs[b];
+        rt_devptr d = 0;
+        bool ok;
+        if (bd->role == RT_BUF_INPUT) {
+            ok = rt_gpu_exec_bind(
+                r, b, from->dev[rt_gpu_plan_find_buf(from->p, RT_BUF_INPUT, bd->index)]);
+        } else if (bd->role == RT_BUF_OUTPUT) {
+            char what[128];
+            snprintf(what, sizeof what, "output %s", bd->name[0] ? bd->name : "(unnamed)");
+            ok = rt_cuda_alloc(c, (size_t)((rt_buf_bytes(bd) + 15) & ~(int64_t)15), what, &d) &&
+                 rt_gpu_exec_bind(r, b, d);
+            if (ok) r->owned[b] = true; /* released by rt_gpu_exec_free */
+        } else {
+            continue;
+        }
+        if (!ok) {
+            snprintf(err, cap, "%s", rt_gpu_exec_error(r));
+            if (d && !r->owned[b]) rt_cuda_release(c, d);
+            rt_gpu_exec_free(r);
+            return NULL;
+        }
+    }
+    return r;
+}
+
 rt_cuda *rt_gpu_exec_cuda(const rt_gpu_exec *r) { return r->c; }
 
 double rt_gpu_plan_bytes(const rt_gpu_plan *p, double *by_role) {
@@ -382,30 +442,43 @@ bool rt_gpu_exec_launch_all(rt_gpu_exec *r) {
     return true;
 }
 
-bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n) {
+/* True when t is allocated with buffer bd's dtype and shape. */
+static bool same_tensor(const rt_tensor *t, const rt_buf_desc *bd) {
+    if (!t->data || t->dtype != bd->dtype || t->rank != bd->rank) return false;
+    for (unsigned d = 0; d < bd->rank; d++)
+        if (t->dim[d] != bd->dim[d]) return false;
+    return true;
+}
+
+bool rt_gpu_exec_download_to(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n) {
     char what[128];
-    memset(outputs, 0, n * sizeof *outputs);
     if (!rt_cuda_sync(r->c, "the kernels to finish")) return false;
     for (uint32_t k = 0; k < n; k++) {
         uint32_t b = rt_gpu_plan_find_buf(r->p, RT_BUF_OUTPUT, k);
         const rt_buf_desc *bd;
         if (b == UINT32_MAX) return false;
         bd = &r->p->bufs[b];
-        outputs[k].dtype = (ir_dtype)bd->dtype;
-        outputs[k].rank = bd->rank;
-        memcpy(outputs[k].dim, bd->dim, sizeof bd->dim);
         snprintf(what, sizeof what, "output %s", bd->name);
-        if (!ir_host_mem_check((double)rt_buf_bytes(bd), what, r->errbuf, sizeof r->errbuf)) {
-            for (uint32_t j = 0; j < k; j++) rt_tensor_free(&outputs[j]);
-            return false;
+        if (!same_tensor(&outputs[k], bd)) {
+            rt_tensor_free(&outputs[k]);
+            outputs[k].dtype = (ir_dtype)bd->dtype;
+            outputs[k].rank = bd->rank;
+            memcpy(outputs[k].dim, bd->dim, sizeof bd->dim);
+            if (!ir_host_mem_check((double)rt_buf_bytes(bd), what, r->errbuf, sizeof r->errbuf))
+                return false;
+            if (!rt_tensor_alloc(&outputs[k])) return false;
         }
-        if (!rt_tensor_alloc(&outputs[k]) ||
-            !rt_cuda_download(r->c, outputs[k].data, r->dev[b], (size_t)rt_buf_bytes(bd), what)) {
-            for (uint32_t j = 0; j <= k; j++) rt_tensor_free(&outputs[j]);
+        if (!rt_cuda_download(r->c, outputs[k].data, r->dev[b], (size_t)rt_buf_bytes(bd), what))
             return false;
-        }
     }
     return true;
+}
+
+bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n) {
+    memset(outputs, 0, n * sizeof *outputs);
+    if (rt_gpu_exec_download_to(r, outputs, n)) return true;
+    for (uint32_t k = 0; k < n; k++) rt_tensor_free(&outputs[k]);
+    return false;
 }
 
 bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs) {

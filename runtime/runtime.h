@@ -18,7 +18,11 @@ typedef struct rt_tensor {
 int64_t rt_numel(const rt_tensor *t);
 /* Allocates data for dtype/rank/dim already set (zeroed); false on overflow
  * or when the bytes do not fit in host memory (ir_host_mem_check): callers
- * that can name what is being allocated check first, for the message. */
+ * that can name what is being allocated check first, for the message.
+ * Tensors of RT_BIG_TENSOR bytes or more are 2 MiB aligned, advised to use
+ * huge pages, and zeroed on every core (rt_par_for), so that their pages
+ * are in place before a single-threaded writer (a device download) runs. */
+#define RT_BIG_TENSOR ((size_t)64 << 20)
 bool rt_tensor_alloc(rt_tensor *t);
 void rt_tensor_free(rt_tensor *t);
 /* Element i as a double, and store of a double (rounding to nearest even
@@ -331,6 +335,12 @@ bool rt_gpu_check_inputs(const rt_gpu_plan *p, const rt_tensor *inputs, uint32_t
  * alloc_io is set, else they stay unbound (0) until rt_gpu_exec_bind. */
 typedef struct rt_gpu_exec rt_gpu_exec;
 rt_gpu_exec *rt_gpu_exec_new(rt_cuda *c, const rt_gpu_plan *p, bool alloc_io);
+/* An execution of p whose input buffers are those of `from` (another plan of the same inputs:
+ * count, dtypes and bytes must agree; from must outlive it and keeps owning them), with its own
+ * outputs and intermediates, checked against the free device memory first. NULL with one line in
+ * err. txc bench runs the fused and the unfused plan on one upload this way. */
+rt_gpu_exec *rt_gpu_exec_new_sharing(rt_cuda *c, const rt_gpu_plan *p, const rt_gpu_exec *from,
+                                     char *err, size_t cap);
 void rt_gpu_exec_free(rt_gpu_exec *r);
 rt_devptr rt_gpu_exec_buf(const rt_gpu_exec *r, uint32_t buf);
 /* The context r runs on. */
@@ -351,6 +361,10 @@ bool rt_gpu_exec_launch_all(rt_gpu_exec *r);
 /* Waits for the kernels, then allocates and fills `outputs` (return
  * order; caller frees). */
 bool rt_gpu_exec_download(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n);
+/* The same into tensors that may already hold an allocation of the output's dtype and shape
+ * (kept and overwritten: no new pages to fault in); others (data NULL, or another shape) are
+ * freed and allocated. On failure the tensors stay allocated or NULL (caller frees). */
+bool rt_gpu_exec_download_to(rt_gpu_exec *r, rt_tensor *outputs, uint32_t n);
 /* Downloads every buffer of the plan (inputs, outputs, intermediates) into bufs[0..nbufs) after the
  * kernels finish (caller frees each with rt_tensor_free). */
 bool rt_gpu_exec_download_all(rt_gpu_exec *r, rt_tensor *bufs);
@@ -539,7 +553,8 @@ typedef struct rt_bench_result {
     rt_kernel_time *k;
     rt_out_check *out;
     bool verified, l2_flushed;
-    int iters;
+    int iters, iters_asked; /* timed runs, and those asked (more when the budget cut them) */
+    double budget_s;        /* the timing budget rt_bench_time kept to (0: none) */
     double graph_us, predicted_us, bytes, flops;
     char sample_note[200]; /* why the sampled check (rt_out_check.sampled) could not run, or "" */
 } rt_bench_result;
@@ -548,12 +563,20 @@ void rt_bench_result_free(rt_bench_result *res);
  * predicted times) and their totals; res->predicted_us starts at -1. */
 void rt_bench_result_init(rt_bench_result *res, const rt_gpu_plan *p, const char *label);
 /* Times the plan loaded in x on c: every kernel alone, then the whole graph with an event after
- * each launch, `iters` timed runs (<= 0: 20) after 3 warm-ups, the L2 flushed before each
+ * each launch, `iters` timed runs (<= 0: 20; fewer under budget_s, see below) after 3 warm-ups,
+ * the L2 flushed before each
  * (a buffer of twice its size, at least 64 MiB, written outside the timing). Fills res's
  * us/start_us/end_us, graph_us, iters and l2_flushed. False on a driver error (the message in
  * rt_gpu_exec_error(x)). */
-bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters,
+bool rt_bench_time(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, int iters, double budget_s,
                    rt_bench_result *res);
+/* The timing budget (budget_s > 0; 0: none): with one flushed graph run first (a warm-up) taking
+ * graph_us, the timed runs are cut from `iters` so that the kernels alone and the graph together
+ * take about budget_s, but never below RT_BENCH_MIN_ITERS (nor above iters). rt_bench_time
+ * records both counts and the reports say when runs were cut. */
+#define RT_BENCH_MIN_ITERS 10
+#define RT_BENCH_BUDGET_S  1.0 /* txc bench's default (--timing-budget=S) */
+int rt_bench_budget_iters(int iters, double budget_s, double graph_us, uint32_t nkernels);
 /* Device ceilings: the device-to-device copy bandwidth (bytes read + written per second, the
  * median of 10 copies of up to 1 GiB) and the launch overhead (per launch of an empty kernel
  * launched 200 times back to back, the median of 5 batches). False with the driver's error. */
@@ -566,11 +589,12 @@ typedef enum {
     RT_PH_COMPILE,   /* planning and compiling the fused (and unfused) program */
     RT_PH_REFERENCE, /* the CPU reference (interpreter or host JIT) */
     RT_PH_VERIFY,    /* comparing outputs; the sampled check's host re-runs */
-    RT_PH_GPU,       /* context, ceilings, uploads, runs, downloads, timing */
+    RT_PH_GPU,       /* context, ceilings, module loads, uploads, runs, downloads */
+    RT_PH_TIMING,    /* the timed runs (rt_bench_time, within --timing-budget) */
     RT_NPHASES
 } rt_phase;
 typedef struct rt_bench_report {
-    char program[64], device[128], reference[160];
+    char program[64], device[128], reference[256];
     int cc;
     double copy_GBps, launch_us; /* measured in the same run */
     double phase_s[RT_NPHASES];  /* 0: not measured */

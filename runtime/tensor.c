@@ -1,10 +1,12 @@
 /* tensor.c - host tensors: allocation, element access at every dtype (the
  * f16/bf16 conversions are ir/half.c), dtype conversion, random fill. */
+#define _DEFAULT_SOURCE /* madvise, MADV_HUGEPAGE */
 #include "runtime/runtime.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 int64_t rt_numel(const rt_tensor *t) {
     int64_t n = 1;
@@ -22,14 +24,30 @@ bool rt_tensor_bytes(const rt_tensor *t, size_t *bytes) {
     return true;
 }
 
+/* Zeroes bytes [lo, hi) of the buffer at arg. */
+static void zero_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
+    (void)part;
+    memset((char *)arg + lo, 0, (size_t)(hi - lo));
+}
+
 bool rt_tensor_alloc(rt_tensor *t) {
     size_t bytes;
     t->data = NULL;
     char why[8];
     if (!rt_tensor_bytes(t, &bytes) || !ir_host_mem_check((double)bytes, "", why, sizeof why))
         return false;
-    t->data = calloc(bytes ? bytes : 1, 1);
-    return t->data != NULL;
+    if (bytes < RT_BIG_TENSOR) {
+        t->data = calloc(bytes ? bytes : 1, 1);
+        return t->data != NULL;
+    }
+    void *p = NULL;
+    if (posix_memalign(&p, (size_t)2 << 20, bytes) != 0) return false;
+#ifdef MADV_HUGEPAGE
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* advice only: without THP, 4 KiB pages */
+#endif
+    rt_par_for((int64_t)bytes, (int64_t)16 << 20, zero_part, p);
+    t->data = p;
+    return true;
 }
 
 void rt_tensor_free(rt_tensor *t) {
@@ -137,11 +155,14 @@ static uint64_t random_next(uint64_t *state) {
  * lie in [-1, 1) without rounding. */
 static int random_bits(ir_dtype t) { return t == IR_F16 ? 11 : t == IR_BF16 ? 8 : 24; }
 
-/* One part of a fill: element i takes the stream's (i+1)-th output. */
+/* One part of a fill: element i takes the stream's (i+1)-th output. f16 and bf16 take their
+ * grid value's bits from `half` (2^p entries: the grid is exact in the dtype, so the table holds
+ * what rt_set would store). */
 typedef struct fill_job {
     rt_tensor *t;
     uint64_t st;
     int p;
+    const uint16_t *half;
 } fill_job;
 
 static void fill_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
@@ -152,6 +173,11 @@ static void fill_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
         float *f = j->t->data;
         for (int64_t i = lo; i < hi; i++)
             f[i] = (float)(int32_t)(random_next(&st) >> 40) * 0x1p-23f - 1.0f;
+        return;
+    }
+    if (j->half) {
+        uint16_t *h = j->t->data;
+        for (int64_t i = lo; i < hi; i++) h[i] = j->half[random_next(&st) >> (64 - j->p)];
         return;
     }
     for (int64_t i = lo; i < hi; i++) {
@@ -168,6 +194,15 @@ static void fill_part(void *arg, unsigned part, int64_t lo, int64_t hi) {
 }
 
 void rt_fill_random(rt_tensor *t, uint64_t seed, uint32_t param) {
-    fill_job j = {t, random_state(seed, param), random_bits(t->dtype)};
+    uint16_t half[1 << 11];
+    fill_job j = {t, random_state(seed, param), random_bits(t->dtype), NULL};
+    if (t->dtype == IR_F16 || t->dtype == IR_BF16) {
+        rt_tensor one = {.dtype = t->dtype, .rank = 1, .dim = {1}, .data = &half[0]};
+        for (int k = 0; k < 1 << j.p; k++) {
+            one.data = &half[k];
+            rt_set(&one, 0, ldexp((double)k, 1 - j.p) - 1.0);
+        }
+        j.half = half;
+    }
     rt_par_for(rt_numel(t), 1 << 20, fill_part, &j);
 }

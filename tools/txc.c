@@ -34,8 +34,10 @@ typedef struct txc_opts {
     txc_emit emit;
     int target;
     bool no_fuse, explain, json, compare_unfused, calibrate, have_seed, have_iters, have_emit;
+    bool have_budget;
     uint64_t seed;
     long iters;
+    double budget; /* --timing-budget=S: seconds of timing per plan (0: none) */
     int64_t sram_budget;
     fe_define defs[TXC_MAX_DEFS];
     unsigned ndefs;
@@ -70,6 +72,8 @@ static void usage(FILE *f) {
         "  --random-inputs=SEED    fill every input not given, deterministically\n"
         "  --output-dir DIR        run: write out0.npy, out1.npy, ... there\n"
         "  --iters N               bench: timed iterations (default 50)\n"
+        "  --timing-budget=S       bench: at most about S seconds of timing per plan, cutting\n"
+        "                          --iters (said in the report; default 1, 0: no limit)\n"
         "  --compare-unfused       bench: also time the --no-fuse plan\n"
         "  --calibrate             bench: measure bandwidth and launch overhead, save them\n"
         "  --calib=FILE            use (or, with --calibrate, write) this calibration file\n"
@@ -163,6 +167,7 @@ static int check_args(const txc_opts *o) {
                                : o->have_seed       ? "--random-inputs"
                                : o->outdir          ? "--output-dir"
                                : o->have_iters      ? "--iters"
+                               : o->have_budget     ? "--timing-budget"
                                : o->compare_unfused ? "--compare-unfused"
                                : o->calibrate       ? "--calibrate"
                                : o->json            ? "--json"
@@ -181,6 +186,7 @@ static int check_args(const txc_opts *o) {
                          : o->calibrate       ? "--calibrate"
                          : o->svg             ? "--svg"
                          : o->json            ? "--json"
+                         : o->have_budget     ? "--timing-budget"
                                               : NULL;
         if (no)
             return cli_error("%s is not an option of `txc tune` (it writes the tuning cache, "
@@ -193,6 +199,7 @@ static int check_args(const txc_opts *o) {
     }
     if (o->cmd == CMD_RUN) {
         const char *bench_only = o->have_iters        ? "--iters"
+                                 : o->have_budget     ? "--timing-budget"
                                  : o->compare_unfused ? "--compare-unfused"
                                  : o->calibrate       ? "--calibrate"
                                  : o->svg             ? "--svg"
@@ -218,6 +225,10 @@ static int check_args(const txc_opts *o) {
             return cli_error("--compare-unfused times the GPU's unfused plan; it needs "
                              "--device=gpu, not --device=%s",
                              o->device);
+        if (o->have_budget)
+            return cli_error("--timing-budget limits the GPU's timing; the CPU runs --iters "
+                             "calls, so it needs --device=gpu, not --device=%s",
+                             o->device);
     }
     return -1;
 }
@@ -228,6 +239,7 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
     o->target = CG_SM90;
     o->gpu = "h200";
     o->iters = 50;
+    o->budget = RT_BENCH_BUDGET_S;
     if (argc < 2) {
         usage(stderr);
         return 1;
@@ -343,6 +355,14 @@ static int parse_args(int argc, char **argv, txc_opts *o) {
                                  v ? v : "");
             o->iters = (long)n;
             o->have_iters = true;
+        } else if (is_opt(a, "--timing-budget")) {
+            char *end = NULL;
+            double b = (v = opt_value(argc, argv, &i, "--timing-budget")) ? strtod(v, &end) : -1;
+            if (!v || end == v || *end || !(b >= 0 && b <= 86400))
+                return cli_error("--timing-budget needs seconds from 0 to 86400, got '%s'",
+                                 v ? v : "");
+            o->budget = b;
+            o->have_budget = true;
         } else if (is_opt(a, "--svg")) {
             if (!(v = opt_value(argc, argv, &i, "--svg"))) return cli_error("%s needs a file", a);
             o->svg = v;
@@ -670,6 +690,7 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
         ok = drv_tune(g, raw, pc, inputs, &to, stdout, d);
     } else if (ok && o->cmd == CMD_BENCH) {
         drv_bench_opts bo = {.iters = o->iters,
+                             .budget_s = o->budget,
                              .iters_given = o->have_iters,
                              .json = o->json,
                              .compare_unfused = o->compare_unfused,

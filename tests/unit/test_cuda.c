@@ -217,6 +217,19 @@ static void test_median_and_rates(void **st) {
     assert_true(rt_pred_error_pct(100, -1) == 0);
 }
 
+/* The timing budget: a 32 ms graph of 10 kernels at 1 s gets 12 runs (2 x 32 ms + 11 flushes per
+ * run, less 3 warm-ups); a 2.5 ms one keeps its 50; never below RT_BENCH_MIN_ITERS unless fewer
+ * were asked; no budget, no cut. */
+static void test_timing_budget(void **st) {
+    (void)st;
+    assert_int_equal(rt_bench_budget_iters(50, 1.0, 32000, 10), 12);
+    assert_int_equal(rt_bench_budget_iters(50, 1.0, 2500, 1), 50);
+    assert_int_equal(rt_bench_budget_iters(50, 1.0, 1e6, 3), RT_BENCH_MIN_ITERS);
+    assert_int_equal(rt_bench_budget_iters(5, 1.0, 1e6, 3), 5);
+    assert_int_equal(rt_bench_budget_iters(50, 0, 1e6, 3), 50);
+    assert_int_equal(rt_bench_budget_iters(50, 10.0, 32000, 10), 50);
+}
+
 static void test_pick_reference(void **st) {
     (void)st;
     assert_string_equal(rt_bench_pick_reference(1 << 20, 1e6), "ref");
@@ -744,6 +757,28 @@ static void test_fake_exec(void **st) {
     assert_true(rt_gpu_exec_download(x, out, 1));
     assert_int_equal(out[0].rank, 2);
     assert_int_equal(rt_count_poison(&out[0]), 12);
+    /* a second execution on the first one's inputs, downloading into the same host tensor */
+    void *kept = out[0].data;
+    rt_gpu_exec *y = rt_gpu_exec_new_sharing(c, p, x, err, sizeof err);
+    assert_non_null(y);
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t b = rt_gpu_plan_find_buf(p, RT_BUF_INPUT, k);
+        assert_int_equal(rt_gpu_exec_buf(y, b), rt_gpu_exec_buf(x, b));
+    }
+    uint32_t ob = rt_gpu_plan_find_buf(p, RT_BUF_OUTPUT, 0);
+    assert_true(rt_gpu_exec_buf(y, ob) != 0 && rt_gpu_exec_buf(y, ob) != rt_gpu_exec_buf(x, ob));
+    memset(out[0].data, 0, 48);
+    assert_true(rt_gpu_exec_poison(y) && rt_gpu_exec_launch_all(y));
+    assert_true(rt_gpu_exec_download_to(y, out, 1));
+    assert_ptr_equal(out[0].data, kept);
+    assert_int_equal(rt_count_poison(&out[0]), 12);
+    rt_gpu_exec_free(y); /* the inputs stay x's */
+    assert_true(rt_gpu_exec_upload(x, in, 2, err, sizeof err));
+    rt_gpu_plan *q = small_plan(); /* other input shapes: refused */
+    q->bufs[0].dim[0] = 5;
+    assert_null(rt_gpu_exec_new_sharing(c, q, x, err, sizeof err));
+    assert_non_null(strstr(err, "input 0 differs"));
+    rt_gpu_plan_free(q);
     rt_tensor_free(&out[0]);
     rt_gpu_exec_free(x);
     x = rt_gpu_exec_new(c, p, false);
@@ -831,8 +866,12 @@ static void test_fake_bench(void **st) {
     o.json = false;
     o.calibrate = false;
     o.compare_unfused = false;
+    o.iters = 50;
+    o.budget_s = 1e-6; /* cut to the minimum, and said */
     assert_false(drv_bench(g, raw, &pc, in, &o, out, &d));
     fclose(out);
+    assert_non_null(strstr(obuf, "median of 10 runs"));
+    assert_non_null(strstr(obuf, "10 of the 50 asked, to keep within the timing budget"));
     assert_non_null(strstr(obuf, "add_relu on Fake GPU (sm_90)"));
     assert_non_null(strstr(obuf, "FAIL: 1000 elements never written"));
     assert_non_null(strstr(obuf, "timeline (measured;"));
@@ -840,6 +879,70 @@ static void test_fake_bench(void **st) {
     unsetenv("TX_CUDA_LIB");
     fclose(dout);
     free(dbuf);
+    rt_tensor_free(&in[0]);
+    rt_tensor_free(&in[1]);
+    ir_graph_free(g);
+    ir_graph_free(raw);
+}
+
+/* The sampled check on the fake driver: a GEMM past the CPU reference's limits (2 x 2800^3 FLOPs)
+ * is checked by re-running programs on the host; the fake runs no kernel, so the compared
+ * elements are found wrong, and the unfused plan is compared at the fused plan's elements (its
+ * own re-run and downloads are not needed). */
+static void test_fake_bench_sampled(void **st) {
+    static const char src[] = "fn mm(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] {\n"
+                              "  return a @ b\n}\n";
+    char path[1024];
+    fe_define n[3] = {{"M", 2800}, {"K", 2800}, {"N", 2800}};
+    fe_options fo = {NULL, n, 3};
+    char *obuf = NULL, *dbuf = NULL;
+    size_t olen = 0, dlen = 0;
+    tx_diag d;
+    pass_ctx pc;
+    rt_tensor in[2];
+    drv_bench_opts o;
+    (void)st;
+    if (!fake_path(path, sizeof path)) skip();
+    setenv("TX_CUDA_LIB", path, 1);
+    setenv("FAKE_CUDA_TOTAL_MEM", "1073741824", 1);
+    FILE *dout = open_memstream(&dbuf, &dlen);
+    tx_diag_init(&d, dout, "t.tx", src, strlen(src));
+    ir_graph *raw = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(raw);
+    ir_graph *g = ir_graph_clone(raw);
+    memset(&pc, 0, sizeof pc);
+    pc.diag = &d;
+    pc.gpu = pass_gpu_find("h200");
+    assert_true(pass_run_pipeline(g, &pc));
+    for (int i = 0; i < 2; i++) {
+        in[i] = (rt_tensor){.dtype = IR_BF16, .rank = 2, .dim = {2800, 2800}};
+        assert_true(rt_tensor_alloc(&in[i]));
+        rt_fill_random(&in[i], 1, (uint32_t)i);
+    }
+    memset(&o, 0, sizeof o);
+    o.iters = 2;
+    o.json = true;
+    o.compare_unfused = true;
+    o.device = "gpu";
+    o.target = 3; /* CG_SM90 */
+    FILE *out = open_memstream(&obuf, &olen);
+    assert_false(drv_bench(g, raw, &pc, in, &o, out, &d));
+    fclose(out);
+    fflush(dout);
+    assert_non_null(strstr(obuf, "the unfused plan's outputs are compared at the same elements"));
+    const char *f = strstr(obuf, "\"fused\": "), *u = strstr(obuf, "\"unfused\": ");
+    assert_non_null(f);
+    assert_non_null(u);
+    const char *fs = strstr(f, "\"sampled\": "), *us = strstr(u, "\"sampled\": ");
+    assert_non_null(fs);
+    assert_non_null(us);
+    long nf = strtol(fs + 11, NULL, 10), nu = strtol(us + 11, NULL, 10);
+    assert_true(nf > 0 && nf == nu);
+    assert_non_null(strstr(dbuf, "txc: error: verification failed"));
+    free(obuf);
+    fclose(dout);
+    free(dbuf);
+    unsetenv("TX_CUDA_LIB");
     rt_tensor_free(&in[0]);
     rt_tensor_free(&in[1]);
     ir_graph_free(g);
@@ -858,6 +961,8 @@ int main(void) {
         cmocka_unit_test(test_input_checks),
         cmocka_unit_test(test_median_and_rates),
         cmocka_unit_test(test_pick_reference),
+        cmocka_unit_test(test_timing_budget),
+        cmocka_unit_test(test_fake_bench_sampled),
         cmocka_unit_test(test_tolerances),
         cmocka_unit_test(test_compare_f32),
         cmocka_unit_test(test_compare_low_precision_and_ints),

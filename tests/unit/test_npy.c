@@ -154,8 +154,26 @@ static void exhaustive(float (*dec)(uint16_t), uint16_t (*enc64)(double), uint16
     }
 }
 
+/* The decoder against the textbook formula (-1)^s 2^(e-bias) (1 + f/2^m), 2^(1-bias-m) f for
+ * denormals, on every pattern. */
+static void decode_formula(double (*dec)(uint16_t), int mbits, int ebias) {
+    for (uint32_t h = 0; h < 0x10000; h++) {
+        int emax = (1 << (15 - mbits)) - 1;
+        int ex = (int)((h >> mbits) & (uint32_t)emax), fr = (int)(h & ((1u << mbits) - 1u));
+        double want = ex == emax  ? (fr ? NAN : INFINITY)
+                      : ex == 0   ? ldexp(fr, 1 - ebias - mbits)
+                                  : ldexp(1.0 + ldexp(fr, -mbits), ex - ebias);
+        if (h & 0x8000) want = -want;
+        double got = dec((uint16_t)h);
+        if (isnan(want) ? !isnan(got) : (got != want || signbit(got) != signbit(want)))
+            fail_msg("pattern %04x decodes to %a, want %a", h, got, want);
+    }
+}
+
 static void test_half_exhaustive(void **state) {
     (void)state;
+    decode_formula(ir_f16_to_f64, 10, 15);
+    decode_formula(ir_bf16_to_f64, 7, 127);
     exhaustive(ir_f16_to_f32, ir_f64_to_f16, 0x7c00);
     exhaustive(ir_bf16_to_f32, ir_f64_to_bf16, 0x7f80);
     /* The f32 entry points agree with the double ones on f32 inputs. */
@@ -265,8 +283,13 @@ static void test_random(void **state) {
         assert_true(rt_tensor_alloc(&t));
         rt_fill_random(&t, 123, 0);
         int counts[17] = {0};
+        uint64_t hs = ref_mix(123) ^ ref_mix(0x9E3779B97F4A7C15ull);
+        int p = dts[k] == IR_F16 ? 11 : 8;
         for (int i = 0; i < 4096; i++) {
             double v = rt_get(&t, i);
+            hs += 0x9E3779B97F4A7C15ull;
+            if (dts[k] == IR_F16 || dts[k] == IR_BF16) /* the grid k / 2^(p-1) - 1, exact */
+                assert_true(v == ldexp((double)(ref_mix(hs) >> (64 - p)), 1 - p) - 1.0);
             if (dts[k] == IR_I32) {
                 assert_true(v >= -8 && v < 8 && v == floor(v));
                 counts[(int)v + 8]++;
