@@ -192,7 +192,7 @@ static const builtin builtins[] = {
      : (a) == 2          ? B_BINARY \
                          : B_WHERE)
 static const builtin op_builtins[IR_NOPS] = {
-#define X(e, s, a, t, f)                       \
+#define X(e, s, a, t, f, i)                    \
     [IR_OP_##e] = {((t)&IR_T_CALL) ? s : NULL, \
                    OPB_KIND(t, a),             \
                    (a) < 0 ? 0 : (a),          \
@@ -205,7 +205,7 @@ static const builtin op_builtins[IR_NOPS] = {
 
 /* Every IR_T_CALL row belongs to one of those families (others need a surface form of their own).
  */
-#define X(e, s, a, t, f)                                                      \
+#define X(e, s, a, t, f, i)                                                   \
     _Static_assert(!((t)&IR_T_CALL) || ((t) & (IR_T_REDUCE | IR_T_MATMUL)) || \
                        (((t)&IR_T_ELEM) && (a) >= 1 && (a) <= 3),             \
                    "IR_T_CALL row " s                                         \

@@ -45,12 +45,17 @@ static const struct {
     const char *name;
     int arity;
     unsigned traits;
-    int flops;
+    int flops, issue;
 } op_tab[] = {
-#define X(e, s, a, t, f) {s, a, t, f},
+#define X(e, s, a, t, f, i) {s, a, t, f, i},
     IR_OPS(X)
 #undef X
 };
+/* Every elementwise row charges the model at least one instruction per element. */
+#define X(e, s, a, t, f, i) \
+    _Static_assert(!((t)&IR_T_ELEM) || (i) >= 1, "elementwise op " s " has no issue count");
+IR_OPS(X)
+#undef X
 static const char *const rk_names[] = {
 #define X(e, s) s,
     IR_REGION_KINDS(X)
@@ -77,6 +82,7 @@ const char *ir_op_name(ir_op op) { return op < IR_NOPS ? op_tab[op].name : "?"; 
 int ir_op_arity(ir_op op) { return op < IR_NOPS ? op_tab[op].arity : 0; }
 unsigned ir_op_traits(ir_op op) { return op < IR_NOPS ? op_tab[op].traits : 0; }
 int ir_op_flops(ir_op op) { return op < IR_NOPS ? op_tab[op].flops : 0; }
+int ir_op_issue(ir_op op) { return op < IR_NOPS ? op_tab[op].issue : 0; }
 int ir_op_parse(const char *s, size_t len) {
     for (int i = 0; i < IR_NOPS; i++)
         if (strlen(op_tab[i].name) == len && !memcmp(op_tab[i].name, s, len)) return i;

@@ -73,69 +73,73 @@ enum {
                                no buffer, no region, no HBM traffic */
 };
 
-/* X(ENUM, name, arity, traits, flops_per_element)
+/* X(ENUM, name, arity, traits, flops_per_element, issue_per_element)
  * arity -1: variadic. flops: FLOPs charged per output element by the cost
  * model (reductions: per input element; matmul: computed separately).
+ * issue: GPU instructions per element the model charges an op in a pointwise
+ * kernel (passes/model.c; counted from tx's own PTX expansions in
+ * codegen/math.c: exp 9, log 42, pow 116, ...; 0 for ops that are no
+ * pointwise instruction: leaves, reductions, matmul, views, output).
  * Each row has, elsewhere, one rule per consumer, found by switches that name
  * every op (no default): its scalar meaning (ir_scalar_eval, ir/scalar.c) and
  * its kernel rule (codegen); the frontend's built-in list is this table's
  * IR_T_CALL rows. docs/adding-an-op.md walks through adding a row. */
-#define IR_OPS(X)                                                                     \
-    X(INPUT, "input", 0, IR_T_LEAF, 0)                                                \
-    X(CONST, "const", 0, IR_T_LEAF | IR_T_GEN, 0)                                     \
-    X(IOTA, "iota", 0, IR_T_LEAF | IR_T_GEN, 0)                                       \
-    X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
-    X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1)                                        \
-    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
-    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
-    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
-    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)         \
-    X(RECIP, "recip", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                       \
-    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)           \
-    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 3)     \
-    X(RELU, "relu", 1, IR_T_ELEM | IR_T_CALL, 1)                                      \
-    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)           \
-    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 7) \
-    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4)           \
-    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1)             \
-    X(FLOOR, "floor", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                       \
-    X(CEIL, "ceil", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1)                         \
-    X(CAST, "cast", 1, IR_T_ELEM, 0)                                                  \
-    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                      \
-    X(SUB, "sub", 2, IR_T_ELEM, 1)                                                    \
-    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1)                                      \
-    X(DIV, "div", 2, IR_T_ELEM, 1)                                                    \
-    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL, 1)                          \
-    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                  \
-    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1)                  \
-    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
-    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
-    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
-    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1)                                           \
-    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                             \
-    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1)                             \
-    X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1)                                    \
-    X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1)                                      \
-    X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                        \
-    X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1)                          \
-    X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1)                                      \
-    X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1)                       \
-    X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                        \
-    X(MIN, "min", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1)                        \
-    X(MATMUL, "matmul", 2, IR_T_MATMUL | IR_T_CALL, 0)                                \
-    X(PERMUTE, "permute", 1, IR_T_VIEW, 0)                                            \
-    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0)                                            \
-    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0)                                     \
-    X(SLICE, "slice", 1, IR_T_VIEW, 0)                                                \
-    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0)                               \
-    X(OUTPUT, "output", -1, IR_T_VARARG, 0)
+#define IR_OPS(X)                                                                         \
+    X(INPUT, "input", 0, IR_T_LEAF, 0, 0)                                                 \
+    X(CONST, "const", 0, IR_T_LEAF | IR_T_GEN, 0, 0)                                      \
+    X(IOTA, "iota", 0, IR_T_LEAF | IR_T_GEN, 0, 1)                                        \
+    X(NEG, "neg", 1, IR_T_ELEM | IR_T_CALL, 1, 1)                                         \
+    X(ABS, "abs", 1, IR_T_ELEM | IR_T_CALL, 1, 1)                                         \
+    X(EXP, "exp", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 9)              \
+    X(EXP2, "exp2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 15)           \
+    X(LOG, "log", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 42)             \
+    X(LOG2, "log2", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 40)           \
+    X(SQRT, "sqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 8)            \
+    X(RSQRT, "rsqrt", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 18)         \
+    X(RECIP, "recip", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1, 10)                       \
+    X(SIN, "sin", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 38)             \
+    X(COS, "cos", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 39)             \
+    X(TANH, "tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 20)           \
+    X(SIGMOID, "sigmoid", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 3, 24)     \
+    X(RELU, "relu", 1, IR_T_ELEM | IR_T_CALL, 1, 2)                                       \
+    X(GELU, "gelu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4, 48)           \
+    X(GELU_TANH, "gelu_tanh", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 7, 29) \
+    X(SILU, "silu", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 4, 25)           \
+    X(ERF, "erf", 1, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL | IR_T_FLOAT, 1, 44)             \
+    X(FLOOR, "floor", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1, 1)                        \
+    X(CEIL, "ceil", 1, IR_T_ELEM | IR_T_CALL | IR_T_FLOAT, 1, 1)                          \
+    X(CAST, "cast", 1, IR_T_ELEM, 0, 1)                                                   \
+    X(ADD, "add", 2, IR_T_ELEM | IR_T_COMMUT, 1, 1)                                       \
+    X(SUB, "sub", 2, IR_T_ELEM, 1, 1)                                                     \
+    X(MUL, "mul", 2, IR_T_ELEM | IR_T_COMMUT, 1, 1)                                       \
+    X(DIV, "div", 2, IR_T_ELEM, 1, 10)                                                    \
+    X(POW, "pow", 2, IR_T_ELEM | IR_T_TRANSC | IR_T_CALL, 1, 116)                         \
+    X(MAXIMUM, "maximum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1, 1)                   \
+    X(MINIMUM, "minimum", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_CALL, 1, 1)                   \
+    X(LT, "lt", 2, IR_T_ELEM | IR_T_CMP, 1, 2)                                            \
+    X(LE, "le", 2, IR_T_ELEM | IR_T_CMP, 1, 2)                                            \
+    X(GT, "gt", 2, IR_T_ELEM | IR_T_CMP, 1, 2)                                            \
+    X(GE, "ge", 2, IR_T_ELEM | IR_T_CMP, 1, 2)                                            \
+    X(EQ, "eq", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1, 2)                              \
+    X(NE, "ne", 2, IR_T_ELEM | IR_T_CMP | IR_T_COMMUT, 1, 2)                              \
+    X(WHERE, "where", 3, IR_T_ELEM | IR_T_CALL, 1, 2)                                     \
+    X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1, 1)                                       \
+    X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1, 1)                         \
+    X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1, 1)                           \
+    X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1, 0)                                       \
+    X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1, 0)                        \
+    X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1, 0)                         \
+    X(MIN, "min", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1, 0)                         \
+    X(MATMUL, "matmul", 2, IR_T_MATMUL | IR_T_CALL, 0, 0)                                 \
+    X(PERMUTE, "permute", 1, IR_T_VIEW, 0, 0)                                             \
+    X(RESHAPE, "reshape", 1, IR_T_VIEW, 0, 0)                                             \
+    X(BROADCAST, "broadcast_to", 1, IR_T_VIEW, 0, 0)                                      \
+    X(SLICE, "slice", 1, IR_T_VIEW, 0, 0)                                                 \
+    X(CONCAT, "concat", -1, IR_T_VIEW | IR_T_VARARG, 0, 0)                                \
+    X(OUTPUT, "output", -1, IR_T_VARARG, 0, 0)
 
 typedef enum {
-#define X(e, s, a, t, f) IR_OP_##e,
+#define X(e, s, a, t, f, i) IR_OP_##e,
     IR_OPS(X)
 #undef X
         IR_NOPS
@@ -145,6 +149,7 @@ const char *ir_op_name(ir_op op);
 int ir_op_arity(ir_op op);       /* -1: variadic */
 unsigned ir_op_traits(ir_op op); /* IR_T_* bitmask */
 int ir_op_flops(ir_op op);       /* cost-model FLOPs per element */
+int ir_op_issue(ir_op op);       /* cost-model GPU instructions per element (pointwise) */
 /* Parses an op name as printed; returns -1 when unknown. */
 int ir_op_parse(const char *s, size_t len);
 

@@ -19,76 +19,15 @@ enum { COMBINE_ROUNDS = 2 };
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
-/* PTX instructions codegen issues per element for op at f32 (codegen/math.c, value.c), counted
- * in the vector loop of a one-op kernel for sm_90 (docs/cost-model.md "Instruction issue"); the
- * IEEE div.rn and sqrt.rn count their SASS expansion (about 10 and 8). Names every op. */
-static double op_issue(ir_op op) {
-    switch (op) {
-        case IR_OP_EXP: return 9;
-        case IR_OP_EXP2: return 15;
-        case IR_OP_LOG: return 42;
-        case IR_OP_LOG2: return 40;
-        case IR_OP_SQRT: return 8;
-        case IR_OP_RSQRT: return 18;
-        case IR_OP_RECIP: return 10;
-        case IR_OP_SIN: return 38;
-        case IR_OP_COS: return 39;
-        case IR_OP_TANH: return 20;
-        case IR_OP_SIGMOID: return 24;
-        case IR_OP_GELU: return 48;
-        case IR_OP_GELU_TANH: return 29;
-        case IR_OP_SILU: return 25;
-        case IR_OP_ERF: return 44;
-        case IR_OP_POW: return 116;
-        case IR_OP_DIV: return 10;
-        case IR_OP_RELU:
-        case IR_OP_WHERE:
-        case IR_OP_LT:
-        case IR_OP_LE:
-        case IR_OP_GT:
-        case IR_OP_GE:
-        case IR_OP_EQ:
-        case IR_OP_NE: return 2;
-        case IR_OP_NEG:
-        case IR_OP_ABS:
-        case IR_OP_FLOOR:
-        case IR_OP_CEIL:
-        case IR_OP_CAST:
-        case IR_OP_ADD:
-        case IR_OP_SUB:
-        case IR_OP_MUL:
-        case IR_OP_MAXIMUM:
-        case IR_OP_MINIMUM:
-        case IR_OP_NOT:
-        case IR_OP_AND:
-        case IR_OP_OR:
-        case IR_OP_IOTA: return 1;
-        case IR_OP_INPUT:
-        case IR_OP_CONST:
-        case IR_OP_SUM:
-        case IR_OP_MEAN:
-        case IR_OP_MAX:
-        case IR_OP_MIN:
-        case IR_OP_MATMUL:
-        case IR_OP_PERMUTE:
-        case IR_OP_RESHAPE:
-        case IR_OP_BROADCAST:
-        case IR_OP_SLICE:
-        case IR_OP_CONCAT:
-        case IR_OP_OUTPUT:
-        case IR_NOPS: return 0;
-    }
-    return 0;
-}
-
-/* Instructions per element of pointwise region r: its operations (op_issue), one conversion per
- * f16/bf16 value it loads or stores, and the loop's addressing, loads and stores, (4 + 2 x
- * buffers) per group of w elements. */
+/* Instructions per element of pointwise region r: its operations (ir_op_issue: the op table's
+ * PTX instructions per element at f32, counted in the vector loop of a one-op kernel for sm_90,
+ * docs/cost-model.md "Instruction issue"), one conversion per f16/bf16 value it loads or stores,
+ * and the loop's addressing, loads and stores, (4 + 2 x buffers) per group of w elements. */
 static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
                               const pass_io *io, double w) {
     double n = 0;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-        n += op_issue((ir_op)g->nodes[ix->rids[j]].op);
+        n += ir_op_issue((ir_op)g->nodes[ix->rids[j]].op);
     for (uint32_t i = 0; i < io->nreads; i++)
         n += ir_dtype_size((ir_dtype)g->nodes[io->reads[i]].dtype) == 2;
     for (uint32_t i = 0; i < io->nwrites; i++)
@@ -154,10 +93,10 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
 }
 
 /* Lane instructions per us the GPU issues: the calibrated special-function rate (tanh
- * element-ops, each op_issue(IR_OP_TANH) instructions) when txc bench --calibrate measured one,
+ * element-ops, each ir_op_issue(IR_OP_TANH) instructions) when txc bench --calibrate measured one,
  * else SMs x 128 lanes x the boost clock; 0: not modelled. */
 static double issue_rate(const pass_gpu *gpu) {
-    if (gpu->sfu_Gops > 0) return gpu->sfu_Gops * 1e3 * op_issue(IR_OP_TANH);
+    if (gpu->sfu_Gops > 0) return gpu->sfu_Gops * 1e3 * (double)ir_op_issue(IR_OP_TANH);
     return gpu->sms * 128.0 * gpu->clock_GHz * 1e3;
 }
 
@@ -277,7 +216,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
         fprintf(out,
                 "  model: issue: %.1f instructions per element -> %.3f us at the calibrated %.0f G "
                 "tanh/s x %.0f instructions (%s)\n",
-                m->instr, m->issue_us, gpu->sfu_Gops, op_issue(IR_OP_TANH), bound);
+                m->instr, m->issue_us, gpu->sfu_Gops, (double)ir_op_issue(IR_OP_TANH), bound);
     else if (m->instr > 0)
         fprintf(out,
                 "  model: issue: %.1f instructions per element -> %.3f us at %d SMs x 128 lanes x "
