@@ -21,23 +21,22 @@ The table is printed last and written to $OUT/block_check.txt; $OUT/block_check.
 import json
 import math
 import os
-import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+
+import checklib
 
 OUT = os.environ.get("OUT") or "block-check-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
 ROOT = os.environ.get("TX_ROOT", "dist" if os.path.isdir("dist/examples") else ".")
 DEADLINE = float(os.environ.get("BLOCK_DEADLINE", 200))  # s: no torch.compile after this
-os.makedirs(OUT, exist_ok=True)
-LOG = open(os.path.join(OUT, "block_check.log"), "w")
+CK = checklib.Check(OUT, "block_check")
+log, step, FAILS = CK.log, CK.step, CK.fails
 WORK = tempfile.mkdtemp(prefix="block-")
 T0 = time.time()
-RES = {"steps": [], "blocks": {}}
-FAILS = []
+RES = {"steps": CK.steps, "blocks": {}}
 
 BLOCKS = [
     # name, file, D, heads, head dim, F, causal
@@ -46,33 +45,8 @@ BLOCKS = [
 ]
 
 
-def log(*a):
-    print(" ".join(str(x) for x in a), file=LOG, flush=True)
-
-
-def step(name, ok, detail=""):
-    line = "%-4s %s %s" % ("PASS" if ok is True else "FAIL" if ok is False else "SKIP", name, detail)
-    print(line, flush=True)
-    log(line)
-    RES["steps"].append({"step": name, "ok": ok, "detail": detail})
-    if ok is False:
-        FAILS.append(name)
-
-
 def run(cmd, timeout=240):
-    log("$ " + " ".join(cmd))
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        log("  timed out after %ds" % timeout)
-        return 124, "", "timed out after %ds" % timeout
-    log("  rc=%d (%.1fs)" % (p.returncode, time.time() - t))
-    if p.stdout.strip():
-        log("  stdout: " + p.stdout[-3000:])
-    if p.stderr.strip():
-        log("  stderr: " + p.stderr[-3000:])
-    return p.returncode, p.stdout, p.stderr
+    return CK.run(cmd, timeout, keep=3000)
 
 
 def block_fn(H, Dh, causal, sdpa):
@@ -128,10 +102,9 @@ def compile_block(name, path, ptxas):
     info = {"kernels": ks}
     detail = "; ".join("%s %s" % (n.rsplit("_", 1)[-1], t) for n, t in ks)
     if ptxas:
-        rc, out, e2 = run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", os.devnull])
-        spills = sum(int(x) for x in re.findall(r"(\d+) bytes spill stores", out + e2))
-        info["spills"] = spills
-        detail += "; ptxas rc %d, %d B spills" % (rc, spills)
+        pi = checklib.ptxas_info(CK, ptxas, ptx)
+        info["spills"] = pi["spills"]
+        detail += "; ptxas rc %d, %d B spills" % (pi["rc"], pi["spills"])
     nwg = sum(1 for _, t in ks if t.startswith("wgmma"))
     info["wgmma_kernels"] = nwg
     step("compile " + name, True, "%d of %d kernels on a wgmma template: %s" % (nwg, len(ks), detail))
@@ -170,22 +143,7 @@ def verify_block(name, path, D, H, Dh, F_, causal, S):
 
 
 def cuda_time(fn, iters=10):
-    import torch
-    for _ in range(2):
-        fn()
-    torch.cuda.synchronize()
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    ts = []
-    for _ in range(iters):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1000.0)
-    ts.sort()
-    return ts[len(ts) // 2]
+    return checklib.cuda_time(fn, iters, warmup=2)
 
 
 def time_block(name, path, D, H, Dh, F_, causal):
@@ -223,7 +181,7 @@ def time_block(name, path, D, H, Dh, F_, causal):
 def main():
     ok = os.access(TXC, os.X_OK)
     step("env txc", ok, TXC)
-    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    ptxas = checklib.find_ptxas()
     if not ok:
         return finish()
     try:
@@ -270,9 +228,7 @@ def finish():
     text = "\n".join(rows)
     print(text, flush=True)
     log(text)
-    open(os.path.join(OUT, "block_check.txt"), "w").write(
-        "\n".join("%s %s %s" % ("PASS" if s["ok"] is True else "FAIL" if s["ok"] is False else "SKIP", s["step"],
-                                s["detail"]) for s in RES["steps"]) + "\n" + text + "\n")
+    open(os.path.join(OUT, "block_check.txt"), "w").write(CK.steps_text() + "\n" + text + "\n")
     json.dump(RES, open(os.path.join(OUT, "block_check.json"), "w"), indent=1, default=str)
     shutil.rmtree(WORK, ignore_errors=True)
     sys.exit(1 if FAILS else 0)

@@ -27,10 +27,11 @@ import math
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
+
+import checklib
 
 OUT = os.environ.get("OUT") or "wgmma-check-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
@@ -39,47 +40,15 @@ QUICK = "--quick" in sys.argv  # skip the largest shapes
 ONLY = next((sys.argv[i + 1].split(",") for i, a in enumerate(sys.argv[:-1]) if a == "--only"), None)
 COMPILE_DEADLINE = float(os.environ.get("COMPILE_DEADLINE", 260))  # s: no torch.compile after this
 TIME_DEADLINE = float(os.environ.get("TIME_DEADLINE", 360))  # s: no more timing after this
-os.makedirs(OUT, exist_ok=True)
-LOG = open(os.path.join(OUT, "wgmma_check.log"), "w")
+CK = checklib.Check(OUT, "wgmma_check")
+log, say, step, FAILS = CK.log, CK.say, CK.step, CK.fails
 WORK = tempfile.mkdtemp(prefix="wgmma-")
 T0 = time.time()
-RESULTS = {"steps": [], "cases": {}}
-FAILS = []
-
-
-def log(*a):
-    s = " ".join(str(x) for x in a)
-    print(s, file=LOG, flush=True)
-
-
-def say(*a):
-    s = " ".join(str(x) for x in a)
-    print(s, flush=True)
-    log(s)
-
-
-def step(name, ok, detail=""):
-    line = "%-4s %s %s" % ("PASS" if ok is True else "FAIL" if ok is False else "SKIP", name, detail)
-    say(line)
-    RESULTS["steps"].append({"step": name, "ok": ok, "detail": detail})
-    if ok is False:
-        FAILS.append(name)
+RESULTS = {"steps": CK.steps, "cases": {}}
 
 
 def run(cmd, timeout=300):
-    log("$ " + " ".join(cmd))
-    t = time.time()
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        log("  timed out after %ds" % timeout)
-        return 124, "", "timed out after %ds" % timeout
-    log("  rc=%d (%.1fs)" % (p.returncode, time.time() - t))
-    if p.stdout.strip():
-        log("  stdout: " + p.stdout[-4000:])
-    if p.stderr.strip():
-        log("  stderr: " + p.stderr[-4000:])
-    return p.returncode, p.stdout, p.stderr
+    return CK.run(cmd, timeout)
 
 
 # ---- the programs ----------------------------------------------------------------------------
@@ -194,7 +163,7 @@ def env():
     """Returns ptxas's path (or None)."""
     ok = os.access(TXC, os.X_OK)
     step("env txc", ok, TXC if ok else "no executable txc at %s (build dist/ with tools/make-dist.sh)" % TXC)
-    ptxas = shutil.which("ptxas") or ("/usr/local/cuda/bin/ptxas" if os.path.exists("/usr/local/cuda/bin/ptxas") else None)
+    ptxas = checklib.find_ptxas()
     step("env ptxas", ptxas is not None, ptxas or "not found: the compile step only reports templates")
     if not ok:
         return ptxas
@@ -228,15 +197,12 @@ def compile_case(ptxas, name, prog, t, M, N, K):
     tmpl = [k.get("template", "mma.sync (generic)") for k in man["kernels"] if k["region"] >= 0]
     info = {"templates": tmpl}
     if ptxas:
-        rc, out, err = run([ptxas, "-arch=sm_90a", "-v", ptx, "-o", os.devnull])
-        text = out + err
-        regs = re.findall(r"Used (\d+) registers", text)
-        spills = [int(x) for x in re.findall(r"(\d+) bytes spill stores", text)]
-        warns = [l.strip() for l in text.splitlines() if "C7510" in l or "C7508" in l or "C7515" in l or "warning" in l.lower()]
-        info.update(regs=regs, spills=sum(spills), warnings=warns)
-        ok = rc == 0 and not warns
+        pi = checklib.ptxas_info(CK, ptxas, ptx)
+        regs, warns = pi["regs"], pi["warnings"]
+        info.update(regs=regs, spills=pi["spills"], warnings=warns)
+        ok = pi["rc"] == 0 and not warns
         step("compile " + name, ok, "%s; ptxas %s regs, %d B spills%s" % (
-            ", ".join(tmpl), "/".join(regs), sum(spills), ("; " + warns[0][:150]) if warns else ""))
+            ", ".join(tmpl), "/".join(regs), pi["spills"], ("; " + warns[0][:150]) if warns else ""))
     else:
         step("compile " + name, True, ", ".join(tmpl))
     return info
@@ -377,22 +343,7 @@ def tx_time(name, prog, t, M, N, K, target=None):
 
 
 def cuda_time(fn, iters=20):
-    import torch
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    ts = []
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    for _ in range(iters):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1000.0)
-    ts.sort()
-    return ts[len(ts) // 2]
+    return checklib.cuda_time(fn, iters, warmup=3)
 
 
 def torch_times(prog, t, M, N, K):
@@ -522,9 +473,7 @@ def finish():
     text = "\n".join(rows)
     print(text, flush=True)
     log(text)
-    open(os.path.join(OUT, "wgmma_check.txt"), "w").write(
-        "\n".join("%s %s %s" % ("PASS" if s["ok"] is True else "FAIL" if s["ok"] is False else "SKIP", s["step"], s["detail"])
-                  for s in RESULTS["steps"]) + "\n" + text + "\n")
+    open(os.path.join(OUT, "wgmma_check.txt"), "w").write(CK.steps_text() + "\n" + text + "\n")
     json.dump(RESULTS, open(os.path.join(OUT, "wgmma_check.json"), "w"), indent=1, default=str)
     shutil.rmtree(WORK, ignore_errors=True)
     sys.exit(1 if FAILS else 0)

@@ -599,36 +599,16 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, boo
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     assert_true((strstr(ptx, "wgmma.mma_async") != NULL) == want_wgmma);
-    char log[] = "/tmp/tx_test_wgmma_log_XXXXXX";
-    int fd = mkstemp(log);
-    assert_true(fd >= 0);
-    close(fd);
-    int rc = tk_ptxas(ptx, len, "sm_90a", log);
-    if (rc == -1) {
-        unlink(log);
-        cg_program_free(p);
-        skip();
-    }
-    assert_int_equal(rc, 0);
-    FILE *f = fopen(log, "r");
-    assert_non_null(f);
-    char line[512];
-    int regs = -1;
-    while (fgets(line, sizeof line, f)) {
-        if (strstr(line, "C7510") || strstr(line, "C7508") || strstr(line, "C7515") ||
-            strstr(line, "arning"))
-            fail_msg("ptxas: %s", line);
-        const char *s = strstr(line, "bytes stack frame, ");
-        int spill = 0;
-        if (s && sscanf(s, "bytes stack frame, %d bytes spill stores", &spill) == 1 && spill != 0)
-            fail_msg("ptxas: spills: %s", line);
-        if ((s = strstr(line, "Used ")) != NULL) regs = atoi(s + 5);
-    }
-    fclose(f);
-    unlink(log);
-    assert_true(regs > 0);
-    if (strstr(ptx, "setmaxnreg")) assert_int_equal(regs, 168);
+    bool maxnreg = strstr(ptx, "setmaxnreg") != NULL;
+    tk_ptxas_stats st;
+    int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
     cg_program_free(p);
+    if (rc == -1) skip();
+    assert_int_equal(rc, 0);
+    if (st.warning[0]) fail_msg("ptxas: %s", st.warning);
+    if (st.spill > 0) fail_msg("ptxas: %d bytes of spill stores", st.spill);
+    assert_true(st.regs > 0);
+    if (maxnreg) assert_int_equal(st.regs, 168);
 }
 
 static void test_ptxas(void **state) {

@@ -70,4 +70,40 @@ static inline int tk_ptxas(const char *ptx, size_t len, const char *arch, const 
     return rc;
 }
 
+/* What `ptxas -v` says of a module: the most registers of any kernel, the most bytes of spill
+ * stores of any kernel (-1 when no kernel reported a stack frame), and the first warning line
+ * (the wgmma serialisation warnings C7508/C7510/C7515 or any other "warning"; "" when none). */
+typedef struct tk_ptxas_stats {
+    int regs, spill;
+    char warning[512];
+} tk_ptxas_stats;
+
+/* Assembles len bytes of PTX for arch with -v and fills st: -1 when ptxas is not installed (st
+ * untouched), else ptxas's exit status. */
+static inline int tk_ptxas_stats_of(const char *ptx, size_t len, const char *arch,
+                                    tk_ptxas_stats *st) {
+    char log[] = "/tmp/tx_test_ptxas_log_XXXXXX", line[512];
+    int fd = mkstemp(log);
+    if (fd < 0) return 1;
+    close(fd);
+    int rc = tk_ptxas(ptx, len, arch, log);
+    FILE *f = rc == -1 ? NULL : fopen(log, "r");
+    st->regs = st->spill = -1;
+    st->warning[0] = 0;
+    while (f && fgets(line, sizeof line, f)) {
+        const char *s;
+        int v;
+        if (!st->warning[0] && (strstr(line, "C7510") || strstr(line, "C7508") ||
+                                strstr(line, "C7515") || strstr(line, "arning")))
+            snprintf(st->warning, sizeof st->warning, "%s", line);
+        if ((s = strstr(line, "bytes stack frame, ")) &&
+            sscanf(s, "bytes stack frame, %d bytes spill stores", &v) == 1 && v > st->spill)
+            st->spill = v;
+        if ((s = strstr(line, "Used ")) != NULL && atoi(s + 5) > st->regs) st->regs = atoi(s + 5);
+    }
+    if (f) fclose(f);
+    unlink(log);
+    return rc;
+}
+
 #endif
