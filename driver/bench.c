@@ -703,12 +703,16 @@ static double *region_times(const rt_bench_result *res, uint32_t nregions) {
 static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o,
                       const rt_bench_report *rep, const rt_bench_result *fused,
                       const rt_bench_result *unfused, tx_diag *d) {
-    char label[200];
+    char label[200], err[1200];
     pass_measured m;
-    FILE *f = fopen(o->svg_path, "w");
+    /* written like every output (runtime/file.c): whole or not at all, a device or FIFO streamed
+     * to, never replaced */
+    rt_outset *set = rt_outset_new();
+    FILE *f = rt_outset_open(set, o->svg_path, err, sizeof err);
     bool ok;
     if (!f) {
-        tx_error(d, "cannot write --svg %s: %s", o->svg_path, strerror(errno));
+        tx_error(d, "--svg: %s", err);
+        rt_outset_free(set);
         return false;
     }
     snprintf(label, sizeof label, "measured on %s (median of %d, L2 flushed)", rep->device,
@@ -726,10 +730,12 @@ static bool bench_svg(const ir_graph *g, pass_ctx *pc, const drv_bench_opts *o,
         m.un_us = region_times(unfused, nr);
     }
     ok = pass_report_svg(g, pc, &m, f);
-    ok = fclose(f) == 0 && ok;
+    if (!ok) snprintf(err, sizeof err, "cannot draw the picture");
+    ok = ok && rt_outset_commit(set, err, sizeof err);
+    rt_outset_free(set);
     free((double *)m.us);
     free((double *)m.un_us);
-    if (!ok) tx_error(d, "cannot write --svg %s", o->svg_path);
+    if (!ok) tx_error(d, "--svg %s: %s", o->svg_path, err);
     return ok;
 }
 

@@ -564,7 +564,27 @@ if [ -f "$FAKE" ]; then
   if [ "$(awk '/MemAvailable/{print int($2/1048576)}' /proc/meminfo 2>/dev/null || echo 0)" -ge 3 ]; then
     mem_case mem_gpu_inputs_fake GPU run "$IN/add_relu.tx" -D N=100000000 --device=gpu --random-inputs=1
   fi
-  unset TX_CUDA_LIB FAKE_CUDA_MEM_BYTES
+  unset FAKE_CUDA_MEM_BYTES
+  # bench --svg writes like every output (siblings of B, G and L): a symbolic link stays one, a
+  # path under a regular file is one error line with nothing left behind, a FIFO without a
+  # reader is an error, not a hang. (The fake runs no
+  # kernel, so bench itself fails verification after drawing: exit 1 either way.)
+  SV=$W/svg
+  mkdir -p "$SV"
+  echo old >"$SV/svg_target.svg"
+  ln -s svg_target.svg "$SV/svg_link.svg"
+  timeout 20 "$TXC" bench "$IN/add_relu.tx" -D N=1000 --device=gpu --random-inputs=1 --iters 2 \
+    --svg "$SV/svg_link.svg" >/dev/null 2>"$W/stderr"
+  [ -L "$SV/svg_link.svg" ] && grep -q '<svg' "$SV/svg_target.svg"; check bench_svg_symlink_followed "the link must stay a link to the new picture" $?
+  timeout 20 "$TXC" bench "$IN/add_relu.tx" -D N=1000 --device=gpu --random-inputs=1 --iters 2 \
+    --svg "$SV/svg_target.svg/x.svg" >/dev/null 2>"$W/stderr"; rc=$?
+  [ $rc = 1 ] && grep -q '^txc: error: --svg' "$W/stderr" && ! ls "$SV"/*.tmp* >/dev/null 2>&1; check bench_svg_unwritable "exit $rc: $(head -c 200 "$W/stderr")" $?
+  # a FIFO without a reader: fopen(3) blocked forever; now one error line
+  mkfifo "$SV/svg_fifo"
+  timeout 20 "$TXC" bench "$IN/add_relu.tx" -D N=1000 --device=gpu --random-inputs=1 --iters 2 \
+    --svg "$SV/svg_fifo" >/dev/null 2>"$W/stderr"; rc=$?
+  [ $rc = 1 ] && [ -p "$SV/svg_fifo" ] && grep -q 'no reader' "$W/stderr"; check bench_svg_fifo_without_reader "exit $rc (124: hung): $(head -c 200 "$W/stderr")" $?
+  unset TX_CUDA_LIB
 else
   echo "skip mem_gpu_*_fake: no fake CUDA driver at $FAKE"
 fi
