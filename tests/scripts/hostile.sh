@@ -525,6 +525,11 @@ expect_error compile_with_input "$IN/run1.tx" --input "x=$IN/good.npy"
 expect_error compile_with_iters "$IN/run1.tx" --iters 3
 expect_error run_with_emit run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --emit=ir
 expect_error run_with_iters run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --iters 3
+expect_error run_with_timing_budget run "$IN/run1.tx" --device=ref --input "x=$IN/good.npy" --timing-budget=1
+expect_error compile_with_timing_budget "$IN/run1.tx" --timing-budget=1
+expect_error timing_budget_on_cpu bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --timing-budget=1
+expect_error timing_budget_negative bench "$IN/run1.tx" --input "x=$IN/good.npy" --timing-budget=-1
+expect_error timing_budget_garbage bench "$IN/run1.tx" --input "x=$IN/good.npy" --timing-budget=1s
 timeout 60 "$TXC" bench "$IN/run1.tx" --device=cpu --input "x=$IN/good.npy" --iters 7 >"$W/stdout" 2>"$W/stderr"; rc=$?
 [ $rc = 0 ] && grep -q 'median of 7)' "$W/stdout"; check bench_cpu_iters_honoured "exit $rc; --iters 7 on the CPU must run 7" $?
 rm -rf "$O"
