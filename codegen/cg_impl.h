@@ -152,6 +152,8 @@ struct cg_program {
     unsigned ntemps;
     unsigned nsyms;
     char **symnames;
+    ir_shape_rule *rules; /* ir_shape_rules of the graph: the manifest's "requires" */
+    uint32_t nrules;
     cg_io *io; /* the graph's inputs, then its returned values */
     unsigned nin, nout;
 };

@@ -866,6 +866,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     p->nsyms = g->nsyms;
     p->symnames = ir_xcalloc(g->nsyms + 1, sizeof *p->symnames);
     for (unsigned s = 0; s < g->nsyms; s++) p->symnames[s] = ir_xstrdup(g->syms[s].name);
+    p->rules = ir_shape_rules(g, &p->nrules); /* the manifest's "requires" */
     cg_record_io(p, g);
     p->tm = cg_tm_new(t, d);
     if (!p->tm) {
@@ -918,6 +919,7 @@ void cg_program_free(cg_program *p) {
     free(p->temps);
     for (unsigned s = 0; p->symnames && s < p->nsyms; s++) free(p->symnames[s]);
     free(p->symnames);
+    free(p->rules);
     for (unsigned i = 0; p->io && i < p->nin + p->nout; i++) free(p->io[i].name);
     free(p->io);
     free(p->ptx);
@@ -1120,6 +1122,17 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
         }
         fputc('}', out);
     }
-    fputs("\n  ]\n}\n", out);
+    /* the shape rules libtx_rt checks when it binds the sizes (the kernels trust them) */
+    fputs("\n  ],\n  \"requires\": [", out);
+    for (uint32_t i = 0; i < p->nrules; i++) {
+        const ir_shape_rule *r = &p->rules[i];
+        fprintf(out, "%s\n    {\"node\": %u, \"rel\": \"%s\", \"a\": ", i ? "," : "", r->node,
+                ir_rule_rel_name((ir_rule_rel)r->rel));
+        cg_json_poly(&r->a, sn, out);
+        fputs(", \"b\": ", out);
+        cg_json_poly(&r->b, sn, out);
+        fputc('}', out);
+    }
+    fputs("]\n}\n", out);
     return !ferror(out);
 }

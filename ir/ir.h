@@ -493,6 +493,28 @@ bool ir_poly_eval(const ir_poly *p, const int64_t *syms, unsigned nsyms, double 
 /* Prints like "4*M*N + 2*N" using the graph's symbol names. */
 char *ir_poly_str(const ir_graph *g, const ir_poly *p, char *buf, size_t cap);
 
+/* ---- shape rules checked at run time (ir/rules.c) ----------------------- */
+/* A rule on the symbols that the frontend could check only symbolically and the compiled code
+ * trusts (an out-of-range slice would read past its buffer): a >= b (a slice's stop within its
+ * input's dim), a == b (reshape element counts, matrix inner dims, concatenation extents),
+ * a == 1 or a == b (a broadcast operand's dim). Evaluated in double (exact below 2^53). */
+typedef enum { IR_RULE_GE, IR_RULE_EQ, IR_RULE_EQ_OR_ONE } ir_rule_rel;
+typedef struct ir_shape_rule {
+    ir_id node;  /* the value whose shape needs it */
+    uint8_t rel; /* ir_rule_rel */
+    ir_poly a, b;
+} ir_shape_rule;
+/* The rules of g's live values (those the outputs depend on) that involve a symbolic dim, in node
+ * order, into a new array (caller frees; NULL when none) of *n entries. A rule whose sides do not
+ * fit an ir_poly is left out. */
+ir_shape_rule *ir_shape_rules(const ir_graph *g, uint32_t *n);
+/* True when r holds at syms (or names a symbol syms leaves unbound, < 0); *a and *b get the two
+ * sides' values when both are bound. */
+bool ir_shape_rule_holds(const ir_shape_rule *r, const int64_t *syms, unsigned nsyms, double *a,
+                         double *b);
+/* "ge", "eq", "eq_or_one" (the manifest's spelling). */
+const char *ir_rule_rel_name(ir_rule_rel r);
+
 /* ---- diagnostics --------------------------------------------------------- */
 /* Source diagnostics: "FILE:LINE:COL: error: MSG", the line, a caret.
  * Other errors: "txc: error: MSG". Owned by the caller (no globals). */

@@ -782,10 +782,11 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
     fprintf(
         out,
         ", \"bytes\": %.0f, \"flops\": %.0f, \"GBps\": %.1f, \"pct_copy\": %.1f, \"iters\": %d, "
-        "\"l2_flushed\": %s,\n   \"outputs\": [",
+        "\"iters_asked\": %d, \"timing_budget_s\": %.3g, \"l2_flushed\": %s,\n   \"outputs\": [",
         res->bytes, res->flops, rt_gbps(res->bytes, res->graph_us),
         rep->copy_GBps > 0 ? 100.0 * rt_gbps(res->bytes, res->graph_us) / rep->copy_GBps : 0,
-        res->iters, res->l2_flushed ? "true" : "false");
+        res->iters, res->iters_asked > 0 ? res->iters_asked : res->iters, res->budget_s,
+        res->l2_flushed ? "true" : "false");
     for (uint32_t k = 0; k < res->nout; k++) {
         const rt_out_check *oc = &res->out[k];
         fprintf(out,

@@ -374,27 +374,66 @@ static bool mbufs(mread *r, int ko, rt_mkernel *k, const char *where) {
 }
 
 /* The "flops" of a kernel: terms [coef, "SYM", ...]; null or absent: unknown. */
-static bool mflops(mread *r, int ko, ir_poly *p, const char *where) {
-    int a = jget(r->d, ko, "flops");
+/* The polynomial at JSON node a ([[coef, "SYM", ...], ...], or null: unknown) named key. */
+static bool mpoly(mread *r, int a, ir_poly *p, const char *key, const char *where) {
     memset(p, 0, sizeof *p);
     if (a < 0 || r->d->n[a].type == J_NULL) {
         p->overflow = true;
         return true;
     }
     if (r->d->n[a].type != J_ARR || r->d->n[a].count > IR_POLY_TERMS)
-        return mfail(r, "%s: \"flops\" must be null or at most %d terms", where, IR_POLY_TERMS);
+        return mfail(r, "%s: \"%s\" must be null or at most %d terms", where, key, IR_POLY_TERMS);
     for (int c = r->d->n[a].first; c >= 0; c = r->d->n[c].next) {
         ir_poly_term *t = &p->t[p->nterms++];
         int e = r->d->n[c].type == J_ARR ? r->d->n[c].first : -1;
         if (e < 0 || (r->d->n[e].type != J_INT && r->d->n[e].type != J_NUM) ||
             r->d->n[c].count > IR_POLY_SYMS + 1)
-            return mfail(r, "%s: a \"flops\" term must be [coef, \"SYM\", ...]", where);
+            return mfail(r, "%s: a \"%s\" term must be [coef, \"SYM\", ...]", where, key);
         t->coef = r->d->n[e].num;
         for (e = r->d->n[e].next; e >= 0; e = r->d->n[e].next) {
             int s = r->d->n[e].type == J_STR ? msym(r->m, r->d->n[e].str) : -1;
-            if (s < 0) return mfail(r, "%s: \"flops\" must name symbols of the manifest", where);
+            if (s < 0) return mfail(r, "%s: \"%s\" must name symbols of the manifest", where, key);
             t->sym[t->nsym++] = (uint32_t)s;
         }
+    }
+    return true;
+}
+
+static bool mflops(mread *r, int ko, ir_poly *p, const char *where) {
+    return mpoly(r, jget(r->d, ko, "flops"), p, "flops", where);
+}
+
+/* The optional top-level "requires": the shape rules checked at binding (ir_shape_rules). */
+static bool mrequires(mread *r, int top) {
+    rt_manifest *m = r->m;
+    int a = jget(r->d, top, "requires");
+    uint32_t i = 0;
+    if (a < 0) return true; /* written before the rules were: nothing to check */
+    if (r->d->n[a].type != J_ARR || r->d->n[a].count > (1 << 20))
+        return mfail(r, "\"requires\" must be an array of at most 2^20 rules");
+    m->rules = ir_xcalloc((size_t)r->d->n[a].count + 1, sizeof *m->rules);
+    for (int c = r->d->n[a].first; c >= 0; c = r->d->n[c].next, i++) {
+        ir_shape_rule *q = &m->rules[i];
+        char rel[16], where[48];
+        int64_t node = 0;
+        snprintf(where, sizeof where, "rule %u", i);
+        if (r->d->n[c].type != J_OBJ) return mfail(r, "%s must be an object", where);
+        if (!mint(r, c, "node", 0, UINT32_MAX - 1, &node, where) ||
+            !mstr(r, c, "rel", rel, sizeof rel, where))
+            return false;
+        q->node = (ir_id)node;
+        if (!strcmp(rel, "ge"))
+            q->rel = IR_RULE_GE;
+        else if (!strcmp(rel, "eq"))
+            q->rel = IR_RULE_EQ;
+        else if (!strcmp(rel, "eq_or_one"))
+            q->rel = IR_RULE_EQ_OR_ONE;
+        else
+            return mfail(r, "%s: \"rel\" must be \"ge\", \"eq\" or \"eq_or_one\"", where);
+        if (!mpoly(r, jget(r->d, c, "a"), &q->a, "a", where) ||
+            !mpoly(r, jget(r->d, c, "b"), &q->b, "b", where))
+            return false;
+        m->nrules = i + 1;
     }
     return true;
 }
@@ -473,7 +512,7 @@ static bool mtop(mread *r, int top) {
         m->nkernels = i + 1;
         if (!mkernel(r, c, &m->kernels[i], i)) return false;
     }
-    return true;
+    return mrequires(r, top);
 }
 
 rt_manifest *rt_manifest_parse(const char *text, size_t len, char *err, size_t cap) {
@@ -508,6 +547,7 @@ void rt_manifest_free(rt_manifest *m) {
         free(m->kernels[k].syms);
     }
     free(m->kernels);
+    free(m->rules);
     free(m->syms);
     free(m->in);
     free(m->out);
@@ -573,6 +613,18 @@ bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n,
             }
             if (bound) *bound = got;
         }
+    }
+    for (uint32_t i = 0; i < m->nrules; i++) { /* what the kernels trust of the sizes */
+        const ir_shape_rule *q = &m->rules[i];
+        static const char *const rel[] = {">=", "==", "== 1 or =="};
+        double a = 0, b = 0;
+        if (ir_shape_rule_holds(q, syms, m->nsyms, &a, &b)) continue;
+        snprintf(err, cap,
+                 "with these inputs, value %u of the program has no valid shape: it needs %.0f "
+                 "%s %.0f (a slice within its input, matching element counts, inner dims or "
+                 "broadcast extents)",
+                 q->node, a, rel[q->rel], b);
+        return false;
     }
     return true;
 }

@@ -410,6 +410,8 @@ typedef struct rt_manifest {
     uint32_t nin, nout, ntemps;
     rt_mkernel *kernels;
     uint32_t nkernels;
+    ir_shape_rule *rules; /* "requires": checked by rt_manifest_bind */
+    uint32_t nrules;
 } rt_manifest;
 
 /* Parses manifest text (len bytes; at most 64 MiB). NULL with one line in
@@ -419,7 +421,8 @@ rt_manifest *rt_manifest_parse(const char *text, size_t len, char *err, size_t c
 void rt_manifest_free(rt_manifest *m);
 /* Binds syms (m->nsyms entries; -1 where no input fixes a symbol) from the
  * input types (parameter order; only dtype, rank and dims are read): count,
- * dtypes, ranks and fixed dims must match, a symbol must get one size.
+ * dtypes, ranks and fixed dims must match, a symbol must get one size, and
+ * every shape rule of "requires" (ir_shape_rules) must hold at the sizes.
  * False with one line in err naming the input. */
 bool rt_manifest_bind(const rt_manifest *m, const rt_tensor *inputs, uint32_t n, int64_t *syms,
                       char *err, size_t cap);

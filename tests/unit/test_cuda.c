@@ -852,6 +852,7 @@ static void test_fake_bench(void **st) {
     assert_non_null(strstr(obuf, "\"unwritten\": 1000"));
     assert_non_null(strstr(obuf, "\"verified\": false"));
     assert_non_null(strstr(obuf, "\"unfused\": {"));
+    assert_non_null(strstr(obuf, "\"iters\": 3, \"iters_asked\": 3, \"timing_budget_s\": 0"));
     assert_non_null(strstr(obuf, "\"speedup\": "));
     assert_non_null(strstr(dbuf, "txc: error: verification failed"));
     assert_true(rt_calib_load(calib, &cal, err, sizeof err));

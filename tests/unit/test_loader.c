@@ -191,6 +191,65 @@ static void test_manifest_refuses_tensor_maps(void **st) {
     ir_graph_free(g);
 }
 
+/* The manifest carries the shape rules the kernels trust ("requires"), so libtx_rt refuses sizes
+ * that the frontend could check only symbolically (issue 15 row A's sibling on the loader's path:
+ * a slice past N read past its buffer on the device); the same sizes are refused by
+ * rt_bind_shapes on the txc path. Each program: a good N and a bad one. (The frontend checks the
+ * other rules statically today: inner dims, broadcasting, concatenation and reshape counts of
+ * symbolic dims are refused at compile time, so slices are what reaches the manifest.) */
+static void check_requires(const char *src, int64_t good_n, int64_t bad_n, const char *want) {
+    char *man = NULL, err[512];
+    size_t mlen = 0;
+    fe_options fo = {NULL, NULL, 0};
+    tx_diag d;
+    pass_ctx pc;
+    tx_diag_init(&d, stderr, "r.tx", src, strlen(src));
+    memset(&pc, 0, sizeof pc);
+    pc.diag = &d;
+    pc.gpu = pass_gpu_find("h200");
+    ir_graph *g = drv_compile("r.tx", src, strlen(src), &fo, &pc, NULL, &d);
+    assert_non_null(g);
+    cg_program *cp = cg_program_new(g, CG_SM90, &d);
+    assert_non_null(cp);
+    FILE *mf = open_memstream(&man, &mlen);
+    assert_true(cg_manifest_write(cp, mf));
+    fclose(mf);
+    rt_manifest *m = rt_manifest_parse(man, mlen, err, sizeof err);
+    if (!m) fail_msg("%s", err);
+    assert_true(m->nrules > 0);
+    int64_t syms[4];
+    rt_tensor in[2];
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t n = pass ? bad_n : good_n;
+        for (uint32_t i = 0; i < m->nin; i++) {
+            in[i] = (rt_tensor){.dtype = m->in[i].dtype, .rank = m->in[i].shape.rank};
+            for (unsigned k = 0; k < m->in[i].shape.rank; k++)
+                in[i].dim[k] = IR_DIM_IS_SYM(m->in[i].shape.dim[k]) ? n : m->in[i].shape.dim[k];
+        }
+        bool ok = rt_manifest_bind(m, in, m->nin, syms, err, sizeof err);
+        if (pass == 0 && !ok) fail_msg("%s at N = %lld: %s", src, (long long)n, err);
+        if (pass == 1 && ok) fail_msg("%s at N = %lld: bound", src, (long long)n);
+        if (pass == 1 && !strstr(err, want)) fail_msg("%s: got \"%s\", want \"%s\"", src, err, want);
+        int64_t isyms[4];
+        bool rok = rt_bind_shapes(g, in, isyms, &d);
+        assert_true(rok == (pass == 0));
+    }
+    rt_manifest_free(m);
+    free(man);
+    cg_program_free(cp);
+    ir_graph_free(g);
+}
+
+static void test_manifest_requires(void **st) {
+    (void)st;
+    check_requires("fn f(x: f32[N, 8]) -> f32[1000, 8] {\n"
+                   "  return slice(x, axis=0, start=0, stop=1000)\n}\n",
+                   1000, 3, "needs 3 >= 1000");
+    check_requires("fn f(x: f32[8, N]) -> f32[8, 5] {\n"
+                   "  return exp(slice(x, axis=1, start=2, stop=7))\n}\n",
+                   7, 6, "needs 6 >= 7");
+}
+
 static void test_manifest_plan_matches_driver(void **st) {
     (void)st;
     assert_true(check_dir("examples") >= 3);
@@ -412,6 +471,7 @@ int main(void) {
         cmocka_unit_test(test_manifest_plan_matches_driver),
         cmocka_unit_test(test_manifest_refuses_tensor_maps),
         cmocka_unit_test(test_manifest_parse_and_errors),
+        cmocka_unit_test(test_manifest_requires),
         cmocka_unit_test(test_txc_output_on_fake_driver),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
