@@ -395,8 +395,7 @@ static bool bench_plan(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, const i
     bool reused = false;
     for (uint32_t k = 0; !ref && reuse && k < p->noutputs; k++) reused |= reuse[k].m > 0;
     if (reused && !sample_reuse(outs, p->noutputs, reuse, res, d)) goto done;
-    if (!ref && !reused && g && !bench_sample(x, p, g, syms, inputs, outs, keep, res, d))
-        goto done;
+    if (!ref && !reused && g && !bench_sample(x, p, g, syms, inputs, outs, keep, res, d)) goto done;
     phase_add(&rep->phase_s[RT_PH_VERIFY], &t0);
     ok = rt_bench_time(c, x, p, (int)o->iters, o->budget_s, res);
     phase_add(&rep->phase_s[RT_PH_TIMING], &t0);
@@ -547,15 +546,15 @@ static bool bench_both(rt_cuda *c, const ir_graph *g, const ir_graph *raw, pass_
         ok = rt_interp_run_plan(g, inputs, pref, d);
     }
     phase_add(&rep->phase_s[RT_PH_REFERENCE], &t0);
-    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs); /* the plans' outputs, reused */
+    rt_tensor *outs = ir_xcalloc(nout + 1, sizeof *outs);  /* the plans' outputs, reused */
     sample_ref *sref = ir_xcalloc(nout + 1, sizeof *sref); /* the fused plan's sampled values */
     rt_gpu_exec *xf = NULL, *xu = NULL;
     if (ok) {
         snprintf(rep->reference, sizeof rep->reference, "%s", refname);
         ok = (xf = plan_exec(c, p, inputs, d)) != NULL;
         phase_add(&rep->phase_s[RT_PH_GPU], &t0);
-        ok = ok && bench_plan(c, xf, p, g, syms, inputs, ref, pref, o, outs, sref, NULL, rep,
-                              fused, d);
+        ok = ok &&
+             bench_plan(c, xf, p, g, syms, inputs, ref, pref, o, outs, sref, NULL, rep, fused, d);
     }
     t0 = now_us();
     if (ok && !ref && !fused->sample_note[0])

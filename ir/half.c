@@ -53,8 +53,8 @@ static double from_fmt(uint16_t h, const fmt_desc *f) {
     else if (ex == 0)
         v = (double)fr * f->denorm_ulp;
     else {
-        uint64_t bits = ((uint64_t)((int)ex - f->ebias + 1023) << 52) |
-                        ((uint64_t)fr << (52 - f->mbits));
+        uint64_t bits =
+            ((uint64_t)((int)ex - f->ebias + 1023) << 52) | ((uint64_t)fr << (52 - f->mbits));
         memcpy(&v, &bits, sizeof v);
     }
     return sign ? -v : v;

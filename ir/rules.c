@@ -30,8 +30,7 @@ static void push(ir_shape_rule **v, uint32_t *n, uint32_t *cap, ir_id node, ir_r
 }
 
 /* The rules of node id (operands x = its first) into v. */
-static void node_rules(const ir_graph *g, ir_id id, ir_shape_rule **v, uint32_t *n,
-                       uint32_t *cap) {
+static void node_rules(const ir_graph *g, ir_id id, ir_shape_rule **v, uint32_t *n, uint32_t *cap) {
     const ir_node *nd = &g->nodes[id];
     const ir_node *x = &g->nodes[ir_in(g, nd, 0)];
     ir_poly a, b;

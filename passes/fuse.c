@@ -97,20 +97,22 @@ static bool idset_add(idset *s, ir_id id) {
     return true;
 }
 
-unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap) {
+/* The walk of pass_view_sources: writes at most cap sources into out and returns how many
+ * distinct sources there are in all. */
+static unsigned view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap) {
     /* Depth-first in operand order, each view entered once (views form a DAG: a chain of
      * concatenations of slices has exponentially many paths), with an explicit stack. */
     unsigned n = 0;
     if (!is_view(g, v)) {
-        if (cap) out[n++] = v;
-        return n;
+        if (cap) out[0] = v;
+        return 1;
     }
     struct frame {
         ir_id x;
         uint32_t k;
     } *stk = NULL;
     uint32_t sp = 0, scap = 0;
-    idset seen = {0};
+    idset seen = {0}, srcs = {0};
     idset_add(&seen, v);
     stk = ir_xmalloc((scap = 16) * sizeof *stk);
     stk[sp].x = v, stk[sp++].k = 0;
@@ -128,14 +130,22 @@ unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap)
             stk[sp].x = w, stk[sp++].k = 0;
             continue;
         }
-        bool dup = false;
-        for (unsigned i = 0; i < n && !dup; i++) dup = out[i] == w;
-        if (!dup && n < cap) out[n++] = w;
+        if (!idset_add(&srcs, w)) continue; /* a source seen before */
+        if (n < cap) out[n] = w;
+        n++;
     }
     free(stk);
     free(seen.slot);
+    free(srcs.slot);
     return n;
 }
+
+unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap) {
+    unsigned n = view_sources(g, v, out, cap);
+    return n < cap ? n : cap;
+}
+
+unsigned pass_view_source_count(const ir_graph *g, ir_id v) { return view_sources(g, v, NULL, 0); }
 
 const pass_gpu *pass_ctx_gpu(const pass_ctx *c) {
     return c && c->gpu ? c->gpu : pass_gpu_find("h200");
@@ -1613,6 +1623,17 @@ static void explain_pairs(fz *f) {
 
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
     fz f = {.g = g, .c = c};
+    /* Every pass after this one keeps a view's sources in PASS_SRC_CAP entries. */
+    for (ir_id id = 0; id < g->n; id++) {
+        unsigned ns = g->nodes[id].op == IR_OP_CONCAT ? pass_view_source_count(g, id) : 0;
+        if (ns <= PASS_SRC_CAP) continue;
+        tx_error_at(c->diag, g->nodes[id].line, g->nodes[id].col,
+                    "this concatenation reads %u separate tensors, more than the %u one value "
+                    "may be made of (and than one kernel's parameters can address); concatenate "
+                    "in steps",
+                    ns, (unsigned)PASS_SRC_CAP);
+        return false;
+    }
     if (!ir_uses_build(g, &f.u)) {
         tx_error(c->diag, "internal error: cannot build the use lists for fusion");
         return false;

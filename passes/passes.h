@@ -110,7 +110,12 @@ bool pass_is_compute(ir_op op);
  * not a view, else the sources of its view chain (concat: several), in
  * operand order, without duplicates. Returns the count (at most cap). */
 unsigned pass_view_sources(const ir_graph *g, ir_id v, ir_id *out, unsigned cap);
-enum { PASS_SRC_CAP = 256 }; /* source buffers of this size never truncate in practice */
+/* How many sources pass_view_sources would find with room for all of them. */
+unsigned pass_view_source_count(const ir_graph *g, ir_id v);
+/* Room for a view's sources. A kernel takes at most 544 buffer pointers (4352 bytes of
+ * parameters), so a view of more sources cannot be one kernel anyway; pass_fuse refuses a
+ * concatenation of more than PASS_SRC_CAP sources (one located error) instead of truncating. */
+enum { PASS_SRC_CAP = 1024 };
 /* The value whose buffer a returned view v is (the planner's rule view.alias: no copy kernel):
  * v a chain of reshapes of a non-view value u that a region computes (not an input, constant or
  * generated value; a dense value's reshape has its bytes), u not returned itself and no other

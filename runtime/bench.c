@@ -827,8 +827,8 @@ static void json_result(FILE *out, const rt_bench_report *rep, const rt_bench_re
 }
 
 const char *rt_phase_name(rt_phase p) {
-    static const char *const names[RT_NPHASES] = {"inputs", "compile",      "reference",
-                                                  "verification", "gpu", "timing"};
+    static const char *const names[RT_NPHASES] = {"inputs",       "compile", "reference",
+                                                  "verification", "gpu",     "timing"};
     return (unsigned)p < RT_NPHASES ? names[p] : "?";
 }
 

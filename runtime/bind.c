@@ -56,6 +56,19 @@ static bool bind_one(bind_ctx *c, ir_id id, const rt_tensor *t) {
                  n->shape.rank);
         return false;
     }
+    /* sizes from a caller of the C API are not checked elsewhere: a negative dim or an element
+     * count past the IR's limit would size buffers wrongly */
+    for (int i = 0; i < t->rank; i++)
+        if (t->dim[i] < 0) {
+            tx_error(c->d, "input '%s': dim %d is %lld (negative)", name, i, (long long)t->dim[i]);
+            return false;
+        }
+    int64_t numel = rt_numel(t);
+    if (numel < 0 || numel >= IR_MAX_ELEMS) {
+        tx_error(c->d, "input '%s': shape %s has 2^62 elements or more", name,
+                 tshape_str(t, sh, sizeof sh));
+        return false;
+    }
     for (int i = 0; i < t->rank; i++) {
         ir_dim want = n->shape.dim[i];
         long long got = (long long)t->dim[i];

@@ -265,8 +265,7 @@ rt_gpu_exec *rt_gpu_exec_new_sharing(rt_cuda *c, const rt_gpu_plan *p, const rt_
         return NULL;
     }
     if (need > (double)fr) {
-        snprintf(err, cap, "its outputs and intermediates need %.0f bytes; %zu are free", need,
-                 fr);
+        snprintf(err, cap, "its outputs and intermediates need %.0f bytes; %zu are free", need, fr);
         return NULL;
     }
     rt_gpu_exec *r = rt_gpu_exec_new(c, p, false);

@@ -739,6 +739,15 @@ static void test_bind(void **state) {
     rt_tensor dt[2] = {tens(IR_F32, S2(3, 4), NULL), tens(IR_I32, S2(3, 4), NULL)};
     expect_bind_error(g, dt, "txc: error: input 'y': dtype i32 does not match f32[M, 4]\n");
     free_all(dt, 2);
+    /* Sizes a C API caller can pass: a negative dim, an element count past 2^62. */
+    rt_tensor neg[2] = {{.dtype = IR_F32, .rank = 2, .dim = {-3, 4}},
+                        {.dtype = IR_F32, .rank = 2, .dim = {-3, 4}}};
+    expect_bind_error(g, neg, "txc: error: input 'x': dim 0 is -3 (negative)\n");
+    rt_tensor huge[2] = {{.dtype = IR_F32, .rank = 2, .dim = {(int64_t)1 << 61, 4}},
+                         {.dtype = IR_F32, .rank = 2, .dim = {(int64_t)1 << 61, 4}}};
+    expect_bind_error(g, huge,
+                      "txc: error: input 'x': shape [2305843009213693952, 4] has 2^62 elements or "
+                      "more\n");
     /* A symbol bound in the graph (-D M=2). */
     g->syms[0].value = 2;
     rt_tensor bd[2] = {tens(IR_F32, S2(3, 4), NULL), tens(IR_F32, S2(3, 4), NULL)};

@@ -229,7 +229,8 @@ static void check_requires(const char *src, int64_t good_n, int64_t bad_n, const
         bool ok = rt_manifest_bind(m, in, m->nin, syms, err, sizeof err);
         if (pass == 0 && !ok) fail_msg("%s at N = %lld: %s", src, (long long)n, err);
         if (pass == 1 && ok) fail_msg("%s at N = %lld: bound", src, (long long)n);
-        if (pass == 1 && !strstr(err, want)) fail_msg("%s: got \"%s\", want \"%s\"", src, err, want);
+        if (pass == 1 && !strstr(err, want))
+            fail_msg("%s: got \"%s\", want \"%s\"", src, err, want);
         int64_t isyms[4];
         bool rok = rt_bind_shapes(g, in, isyms, &d);
         assert_true(rok == (pass == 0));

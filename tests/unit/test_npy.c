@@ -160,9 +160,9 @@ static void decode_formula(double (*dec)(uint16_t), int mbits, int ebias) {
     for (uint32_t h = 0; h < 0x10000; h++) {
         int emax = (1 << (15 - mbits)) - 1;
         int ex = (int)((h >> mbits) & (uint32_t)emax), fr = (int)(h & ((1u << mbits) - 1u));
-        double want = ex == emax  ? (fr ? NAN : INFINITY)
-                      : ex == 0   ? ldexp(fr, 1 - ebias - mbits)
-                                  : ldexp(1.0 + ldexp(fr, -mbits), ex - ebias);
+        double want = ex == emax ? (fr ? NAN : INFINITY)
+                      : ex == 0  ? ldexp(fr, 1 - ebias - mbits)
+                                 : ldexp(1.0 + ldexp(fr, -mbits), ex - ebias);
         if (h & 0x8000) want = -want;
         double got = dec((uint16_t)h);
         if (isnan(want) ? !isnan(got) : (got != want || signbit(got) != signbit(want)))
