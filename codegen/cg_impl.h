@@ -579,10 +579,10 @@ void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi);
 
 /* ---- wgmma.c: the sm_90a matrix-product kernel (TMA + wgmma, warp-specialised, persistent) ----
  */
-#define CG_WG_MAX_STAGES    16
-#define CG_WG_MAX_SPLITS    4   /* split-K: CTAs of one cluster sharing a tile */
-#define CG_WG_SMS           132 /* persistent CTAs: the SMs of an H100/H200 SXM */
-#define CG_WG_PRODUCER_REGS 40  /* setmaxnreg of the producer warpgroup */
+#define CG_WG_MAX_STAGES    PASS_WG_MAX_STAGES
+#define CG_WG_MAX_SPLITS    PASS_WG_MAX_SPLITS /* split-K: CTAs of one cluster sharing a tile */
+#define CG_WG_SMS           132                /* persistent CTAs: the SMs of an H100/H200 SXM */
+#define CG_WG_PRODUCER_REGS 40                 /* setmaxnreg of the producer warpgroup */
 #define CG_WG_CONSUMER_REGS 232 /* and of the consumer warpgroups (128*40 + 256*232 <= 64K) */
 /* Tile, ring and grid of one wgmma kernel, chosen from the shape. */
 typedef struct cg_wg_plan {
@@ -603,18 +603,16 @@ typedef struct cg_wg_plan {
     unsigned nsm;            /* persistent CTAs */
     bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;
-/* Plans a wgmma kernel for nmm products M x N x K sharing A (M, K < 0:
+/* Plans a wgmma kernel for nmm products M x N x K sharing A (M, N, K < 0:
  * unknown) with an epilogue storing nouts values, in smem_max bytes of
- * shared memory on nsm SMs: one consumer (bm 64) when M <= 64, else two
- * (bm 128); bn the widest of 256/128/64/32 (32 only for a K-contiguous B)
- * whose nmm x bn accumulator columns stay within 256 (one stored value),
- * 192 (several; 128 for one product) and whose tile count fills the SMs
- * (else the narrowest allowed), as many stages as fit (<= 16); split-K over
- * a cluster of 2 or 4 CTAs when the tiles fill at most half the SMs (M and
- * K known, >= 4 k steps per split).
- * False when two stages do not fit or no bn keeps the columns in bounds. */
+ * shared memory on nsm SMs: the tile, split-K ranks and stages of the
+ * region's schedule `want` (matmul.wgmma: bm, bn, splits, stages) when it is
+ * valid for the shape (pass_wg_tile_make), else the cost model's fastest
+ * tile (pass_wg_pick, passes/wgmma.c). False when no tile is valid (two
+ * stages do not fit, no bn keeps the columns in bounds). */
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
-                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p);
+                    unsigned nouts, int64_t smem_max, unsigned nsm, const ir_schedule *want,
+                    cg_wg_plan *p);
 /* The wgmma shared-memory matrix descriptor of a 128-byte-swizzled tile
  * at shared address saddr: start >> 4 in bits 0-13, leading byte offset
  * >> 4 in 16-29, stride byte offset >> 4 in 32-45, mode 1 (128 B) in 62-63. */

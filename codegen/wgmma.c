@@ -31,73 +31,50 @@ uint32_t cg_wg_swz128(uint32_t row, uint32_t byte) {
     return row * 128u + ((((byte >> 4) & 7u) ^ (row & 7u)) << 4) + (byte & 15u);
 }
 
-/* Tiles of a BM x BN blocking of M x N (M < 0: unknown, counted as large). */
-static int64_t wg_tiles(int64_t M, int64_t N, int64_t bm, int64_t bn) {
-    int64_t tm = M < 0 ? 1 << 20 : (M + bm - 1) / bm;
-    return tm * ((N + bn - 1) / bn);
-}
-
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
-                    unsigned nouts, int64_t smem_max, unsigned nsm, cg_wg_plan *p) {
+                    unsigned nouts, int64_t smem_max, unsigned nsm, const ir_schedule *want,
+                    cg_wg_plan *p) {
     memset(p, 0, sizeof *p);
     if (nmm < 1 || nmm > CG_MM_MAXH) return false;
+    /* the tile, split-K ranks and stages: the schedule's (passes/wgmma.c validates them against
+     * the shape), else the model's fastest (pass_wg_pick; the sm_90a GPUs of the model's table
+     * share their SMs and rates) */
+    pass_wg_shape s = {.M = M,
+                       .N = N,
+                       .K = K,
+                       .a_kmajor = a_kmajor,
+                       .b_kmajor = b_kmajor,
+                       .nmm = (int)nmm,
+                       .nouts = nouts > 0 ? (int)nouts : 1,
+                       .smem = smem_max,
+                       .sms = (int)nsm};
+    pass_wg_tile t;
+    bool have = want && want->id == PASS_SCH_MATMUL_WGMMA &&
+                pass_wg_tile_make(&s, want->p[0], want->p[1], want->p[2], &t) &&
+                (want->p[3] <= 0 || want->p[3] == t.stages);
+    if (!have) {
+        const pass_gpu *gpu = pass_gpu_find("h200");
+        if (!gpu || !pass_wg_pick(&s, gpu, -1, &t)) return false;
+    }
     p->nmm = (int)nmm;
-    /* one consumer warpgroup (64 rows) when M is known to fit in 64 rows:
-     * a skinny product is a stream of B, and half the A box would be zeros */
-    p->consumers = M >= 0 && M <= 64 ? 1 : 2;
-    p->bm = 64 * p->consumers, p->bk = 64;
+    p->consumers = t.consumers;
+    p->bm = t.bm, p->bn = t.bn, p->bk = 64;
     p->threads = 128u * (1u + (unsigned)p->consumers);
     p->a_kmajor = a_kmajor, p->b_kmajor = b_kmajor;
-    /* the widest N tile whose tile count still fills every SM; else the
-     * narrowest (most CTAs streaming the operands): 32 columns when B is
-     * K-contiguous (a box of 32 rows), else 64 (an M/N-contiguous box is
-     * 64 columns, one 128-byte swizzle row). 256 columns (128 accumulators
-     * a thread) only for one stored output: a longer epilogue spills */
-    static const int bns[4] = {256, 128, 64, 32};
-    int last = b_kmajor ? 3 : 2;
-    /* accumulator columns of all products together (a thread holds half
-     * of them): 256 for one stored value, 192 when the epilogue stores
-     * several (3 x 64 for Q, K, V projections) */
-    int maxcols = nouts > 1 ? 192 : 256;
-    if (nouts > 1 && nmm == 1) maxcols = 128;
-    p->bn = bns[last];
-    for (int i = 0; i <= last; i++) {
-        if ((int)nmm * bns[i] > maxcols) continue;
-        if (wg_tiles(M, N, p->bm, bns[i]) >= (int64_t)nsm) {
-            p->bn = bns[i];
-            break;
-        }
-    }
-    if ((int)nmm * p->bn > maxcols) return false;
-    p->stage_bytes = (int64_t)(p->bm + (int64_t)nmm * p->bn) * p->bk * 2;
+    p->stage_bytes = t.stage_bytes;
     /* a K-contiguous A box covers only the rows that exist when M < bm is
      * known: the rows past M in shared memory stay stale, and the
      * accumulator rows they feed are never stored (rows are independent) */
     p->a_rows = p->bm;
     if (a_kmajor && M > 0 && M < p->bm) p->a_rows = (int)((M + 7) / 8 * 8);
     p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->bn) * p->bk * 2;
-    /* split-K over a cluster when the output tiles fill at most half the
-     * SMs: `splits` CTAs share a tile, each takes a K range, the others
-     * send their partial accumulators to rank 0's shared memory, which
-     * adds them and runs the epilogue once. The most splits (4, 2; 2 for
-     * several products: rank 0's sums of 3 slots of them spill) that keep
-     * the CTAs within the SMs and at least 4 k steps each */
-    p->splits = 1;
-    int64_t tiles = wg_tiles(M, N, p->bm, p->bn), nk = K > 0 ? (K + p->bk - 1) / p->bk : 0;
-    if (M > 0 && K > 0 && tiles * 2 <= (int64_t)nsm)
-        for (int s = nmm > 1 ? 2 : CG_WG_MAX_SPLITS; s >= 2; s /= 2)
-            if (tiles * s <= (int64_t)nsm && nk >= 4 * s) {
-                p->splits = s;
-                break;
-            }
-    p->red_bytes = (int64_t)(p->splits - 1) * p->bm * nmm * p->bn * 4;
-    int64_t fixed = 1024 /* alignment slack */ + 2 * 8 * CG_WG_MAX_STAGES +
-                    16 /* split barriers */ + p->red_bytes;
-    int64_t st = (smem_max - fixed) / p->stage_bytes;
-    if (st > CG_WG_MAX_STAGES) st = CG_WG_MAX_STAGES;
-    if (st < 2) return false;
-    p->stages = (int)st;
-    p->smem_bytes = fixed + p->stage_bytes * st;
+    /* split-K over a cluster: `splits` CTAs share a tile, each takes a K range, the others send
+     * their partial accumulators to rank 0's shared memory, which adds them and runs the
+     * epilogue once */
+    p->splits = t.splits;
+    p->red_bytes = t.red_bytes;
+    p->stages = t.stages;
+    p->smem_bytes = t.smem_bytes;
     p->group_m = 8;
     /* registers move from the producer to the consumers only when the
      * consumers need more than the 168 per thread 384 threads start with
@@ -830,8 +807,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cx->region = region; /* what cg_kernel_begin will set: the outputs it will store */
     for (ir_id i = 0; i < g->n; i++) nouts += cg_is_region_output(cx, i);
     cx->region = saved;
-    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh,
-                        nouts, cg_mm_smem_limit(cx->target), CG_WG_SMS, &k.p))
+    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
+                        IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh, nouts,
+                        cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched, &k.p))
         return -1;
     k.dt = dt;
     k.st = st;

@@ -24,6 +24,11 @@
  * With 4 schedulers per SM issuing one warp instruction each per cycle, SMs x 128 x clock lane
  * instructions per ns bound a pointwise kernel's time (passes/model.c). */
 #define ATTN_H 0.43
+/* wg_eff: the share of the tensor-core rate the sm_90a wgmma kernel's k steps sustain where wgmma
+ * issue bounds them (the 128x256 tile): fitted to the H200's 4096^3 and 2048x8192x2048 bf16 GEMMs
+ * (bench/results/2026-12-01-h200-final; docs/cost-model.md "Matrix products"); the H100 is
+ * assumed equal; the others have no wgmma (0). */
+#define WG_H 0.92
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,
@@ -39,7 +44,8 @@ static const pass_gpu gpu_table[] = {
      8,
      1.98,
      ATTN_H,
-     0.0},
+     0.0,
+     WG_H},
     {"h200",
      132,
      232448,
@@ -54,7 +60,8 @@ static const pass_gpu gpu_table[] = {
      8,
      1.98,
      ATTN_H,
-     0.0},
+     0.0,
+     WG_H},
     {"a100",
      108,
      166912,
@@ -68,6 +75,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      1.41,
+     0.0,
      0.0,
      0.0},
     {"l4",
@@ -84,6 +92,7 @@ static const pass_gpu gpu_table[] = {
      0,
      2.04,
      0.0,
+     0.0,
      0.0},
     {"rtx4090",
      128,
@@ -98,6 +107,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      2.52,
+     0.0,
      0.0,
      0.0},
 };

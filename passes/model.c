@@ -112,6 +112,11 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->time_us = c->roofline_us;
     m->concrete = true;
     if (rg->kind == IR_RK_ATTENTION && model_attention(g, rg, gpu, c, m)) return;
+    if (rg->kind == IR_RK_MATMUL) { /* matmul.wgmma: the tile's model (passes/wgmma.c) */
+        if (rg->sched.id != PASS_SCH_MATMUL_WGMMA || !pass_schedule_model_block(f, rg, m))
+            m->schedule = "roofline";
+        return;
+    }
     if (gpu->mem_latency_us <= 0 || (rg->kind != IR_RK_POINTWISE && rg->kind != IR_RK_REDUCTION))
         return;
     bool ok = pass_schedule_model_block(f, rg, m);
@@ -170,7 +175,8 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
                        const pass_cost *c, pass_model *m) {
     pass_sched_facts f;
     const ir_region *rg = &g->regions[r];
-    if (c->concrete && (rg->kind == IR_RK_POINTWISE || rg->kind == IR_RK_REDUCTION))
+    if (c->concrete &&
+        (rg->kind == IR_RK_POINTWISE || rg->kind == IR_RK_REDUCTION || rg->kind == IR_RK_MATMUL))
         pass_schedule_facts(g, ix, r, gpu, gpu->smem_per_block, &f);
     else
         memset(&f, 0, sizeof f);
@@ -194,6 +200,20 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 "%.3f us, HBM %.3f us\n",
                 (long long)m->grid, m->threads, m->waves, 100.0 * gpu->attn_eff, m->comp_us,
                 m->mem_us);
+        return;
+    }
+    if (m->concrete && !strcmp(m->schedule, "matmul.wgmma")) {
+        const pass_wg_tile *t = &m->wgt;
+        const pass_wg_time *w = &m->wgm;
+        fprintf(
+            out,
+            "  model: matmul.wgmma: %dx%dx64 tiles, %d stages: %lld tiles x %d split-K ranks on "
+            "%lld CTAs x %u threads, %.2f waves (the busiest CTA runs %lld); per tile %lld k "
+            "steps x %.3f us + epilogue %.3f us + split-K sum %.3f us, fill %.3f us -> compute "
+            "%.3f us; HBM %.3f us\n",
+            t->bm, t->bn, t->stages, (long long)t->tiles, t->splits, (long long)m->grid, m->threads,
+            w->waves, (long long)w->rounds, (long long)((t->nk + t->splits - 1) / t->splits),
+            w->step_us, w->epi_us, w->red_us, w->fill_us, w->comp_us, w->mem_us);
         return;
     }
     if (!m->concrete || !m->threads) {

@@ -27,6 +27,9 @@ typedef struct pass_gpu {
                          attention.fa3); 0: none (the roofline at tc_eff) */
     double sfu_Gops;  /* tanh element-ops per second tx's code issues (10^9/s, measured by txc
                          bench --calibrate); > 0: replaces the clock's issue rate (model.c) */
+    double wg_eff;    /* the sm_90a wgmma kernel (codegen/wgmma.c): the share of the tensor-core
+                         rate its k steps sustain where the wgmma issue, not shared memory, bounds
+                         them (passes/wgmma.c); 0: no such kernel (matmul keeps the roofline) */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -235,7 +238,9 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")              \
     X(REDUCTION_COLUMN, "reduction.column", IR_RK_REDUCTION, "cols")                           \
     X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")    \
-    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION, "cols,slices,splits,vec")
+    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                     \
+      "cols,slices,splits,vec")                                                                \
+    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -259,6 +264,59 @@ void pass_schedule_str(const ir_schedule *s, char *buf, size_t cap);
 bool pass_schedule_eq(const ir_schedule *a, const ir_schedule *b);
 
 /* What the schedule rules read of one planned region (pass_schedule_facts). */
+/* ---- the sm_90a wgmma GEMM's tile space and model (passes/wgmma.c; docs/cost-model.md
+ * "Matrix products") ---------------------------------------------------------------------------
+ * What the tile choice of a wgmma kernel depends on: the product's extents (M, K < 0: unknown),
+ * the operand orders, the products sharing A (a horizontal region), the values the epilogue
+ * stores, the per-block shared memory and the SMs (the persistent grid). */
+typedef struct pass_wg_shape {
+    int64_t M, N, K;
+    bool a_kmajor, b_kmajor;  /* operand tiles K-contiguous (else M/N-contiguous) */
+    int nmm, nouts;           /* products sharing A (1..4), stored values (>= 1) */
+    int64_t smem;             /* dynamic shared memory a block may take */
+    int sms;                  /* persistent CTAs */
+    int64_t pitch_a, pitch_b; /* row pitch of the operands' HBM buffers in bytes (0: unknown) */
+} pass_wg_shape;
+/* One candidate: block tile bm x bn (x 64 k), split-K ranks, ring stages, and what follows. */
+typedef struct pass_wg_tile {
+    int bm, bn, splits, stages, consumers;
+    int64_t stage_bytes, red_bytes, smem_bytes; /* one stage, split-K slots, the whole */
+    int64_t tiles, nk;                          /* output tiles, 64-deep k steps */
+} pass_wg_tile;
+enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
+/* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
+ * consumer exactly when M <= 64 is known (else 128); bn 256, 128, 64 (32 too for a K-contiguous
+ * B), all products' columns within 256 (one stored value; 192 for several, 128 for one product
+ * with several); splits 1, 2 or 4 (2 for several products) when M and K are known, tiles x splits
+ * <= SMs, >= 4 k steps per rank and nmm x bn / 2 accumulators a thread times splits <= 128 (rank
+ * 0's sum spills beyond); stages: as many as fit (at most 16, at least 2). */
+bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t);
+/* Every valid tile of s (bn descending, then splits ascending); the count (at most cap). */
+unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap);
+/* The model's time of tile t (launch not included) and its parts. */
+typedef struct pass_wg_time {
+    double step_us; /* one 64-deep k step of a CTA (all products) */
+    double epi_us;  /* one tile's epilogue */
+    double red_us;  /* split-K: the ranks' partial sums into rank 0, per tile */
+    double fill_us; /* the pipeline's first fill and the kernel's prologue */
+    double waves;   /* (tiles x splits) / SMs */
+    int64_t rounds; /* tiles the busiest CTA runs: ceil(tiles x splits / CTAs) */
+    double comp_us; /* fill + rounds x (k steps per rank x step + epilogue + reduction) */
+    double mem_us;  /* the region's HBM bytes at the bandwidth its CTAs sustain */
+    double time_us; /* max(comp, mem) */
+} pass_wg_time;
+double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
+                     double hbm_bytes, pass_wg_time *out);
+/* The model's fastest tile of s on gpu (ties: the earlier in pass_wg_space's order); false
+ * when none is valid. hbm_bytes < 0: the operands and one bf16 output. */
+bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_wg_tile *t);
+/* The shape of matmul region r of the planned graph g as the wgmma kernel would see it (the
+ * graph's view of codegen/wgmma.c's conditions: 2-D f16/bf16 products sharing A, operands plain
+ * 2-D HBM buffers through casts and transposes with a known inner extent that is a multiple of 8,
+ * or merged heads as A); false when it does not qualify or gpu has no such kernel (wg_eff 0). */
+bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                   int64_t budget, pass_wg_shape *s);
+
 typedef struct pass_sched_facts {
     uint8_t kind;       /* ir_region_kind */
     uint8_t strategy;   /* the region's ir_red_strategy (reductions) */
@@ -284,6 +342,9 @@ typedef struct pass_sched_facts {
                                                 cluster of this many blocks (0: not) */
     int64_t budget;                          /* per-block on-chip budget */
     const pass_gpu *gpu;
+    bool wg;           /* matmul: the region qualifies for the sm_90a wgmma kernel, shape wgs */
+    pass_wg_shape wgs; /* (pass_wg_facts: the graph's view of codegen/wgmma.c's conditions) */
+    double wg_bytes;   /* matmul: the region's HBM bytes (operands, epilogue inputs, outputs) */
 } pass_sched_facts;
 /* The facts of region r (planned: its strategy is read) against budget on gpu. */
 void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
@@ -379,6 +440,8 @@ typedef struct pass_model {
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
                                         kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
+    pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */
+    pass_wg_time wgm;
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

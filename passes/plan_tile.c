@@ -555,6 +555,21 @@ static void pw_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const 
     if (f->n > 0) f->instr = pass_model_instr(g, ix, r, f->elem);
 }
 
+/* The HBM bytes region r reads and writes (each value once, at its stored dtype); -1 when a size
+ * is unbound. */
+static double io_bytes(const ir_graph *g, const pass_index *ix, uint32_t r) {
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    double b = 0;
+    for (uint32_t i = 0; i < io.nreads + io.nwrites && b >= 0; i++) {
+        const ir_node *v = &g->nodes[i < io.nreads ? io.reads[i] : io.writes[i - io.nreads]];
+        int64_t n = numel_of(&v->shape);
+        b = n < 0 ? -1 : b + (double)n * ir_dtype_size((ir_dtype)v->dtype);
+    }
+    pass_io_free(&io);
+    return b;
+}
+
 void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                          int64_t budget, pass_sched_facts *f) {
     const ir_region *rg = &g->regions[r];
@@ -567,6 +582,11 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
         f->kind = rg->kind;
         f->gpu = gpu;
         f->budget = budget;
+        if (rg->kind == IR_RK_MATMUL && pass_wg_facts(g, ix, r, gpu, budget, &f->wgs)) {
+            f->wg = true;
+            f->concrete = f->wgs.M > 0 && f->wgs.N > 0 && f->wgs.K > 0;
+            f->wg_bytes = io_bytes(g, ix, r);
+        }
         return;
     }
     redinfo ri;
@@ -595,7 +615,20 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     memset(&rg->sched, 0, sizeof rg->sched);
     switch ((ir_region_kind)rg->kind) {
         case IR_RK_REDUCTION: plan_reduction(g, ix, r, budget, gpu, want, &took, why, cap); break;
-        case IR_RK_MATMUL: plan_matmul(g, ix, r, budget, why, cap); break;
+        case IR_RK_MATMUL: {
+            plan_matmul(g, ix, r, budget, why, cap);
+            pass_sched_facts f; /* [matmul.wgmma] where the sm_90a kernel applies */
+            ir_schedule s;
+            pass_schedule_facts(g, ix, r, gpu, budget, &f);
+            if (want && pass_schedule_valid(&f, want)) {
+                s = *want;
+                took = true;
+            } else {
+                pass_schedule_rule(&f, &s);
+            }
+            if (s.id == PASS_SCH_MATMUL_WGMMA) pass_schedule_plan(rg, &f, &s);
+            break;
+        }
         case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
         case IR_RK_COPY: plan_copy(g, r, budget); break;
         default: {

@@ -571,6 +571,41 @@ static bool blocks_model(const pass_sched_facts *f, const ir_region *rg, pass_mo
     return true;
 }
 
+/* matmul.wgmma(bm, bn, splits, stages): the sm_90a wgmma kernel's block tile bm x bn (x 64 k),
+ * split-K ranks of a cluster and ring stages (as many as fit): pass_wg_space's tiles of the
+ * region's shape (passes/wgmma.c); codegen/wgmma.c builds the named tile. */
+static unsigned wg_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    pass_wg_tile t[PASS_WG_SPACE];
+    if (f->kind != IR_RK_MATMUL || !f->wg || !f->concrete) return 0;
+    unsigned n = pass_wg_space(&f->wgs, t, PASS_WG_SPACE), k = 0;
+    for (unsigned i = 0; i < n && k < cap; i++) {
+        k = put(out, k, cap, PASS_SCH_MATMUL_WGMMA, t[i].bm, t[i].bn);
+        out[k - 1].p[2] = t[i].splits, out[k - 1].p[3] = t[i].stages;
+    }
+    return k;
+}
+static void wg_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    (void)f;
+    rg->sched = *s; /* the mma.sync tile (rg->tile, for other targets) stays the planner's */
+}
+static bool wg_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    const ir_schedule *s = &rg->sched;
+    if (!f->wg || !f->gpu || !pass_wg_tile_make(&f->wgs, s->p[0], s->p[1], s->p[2], &m->wgt))
+        return false;
+    pass_wg_model(&f->wgs, &m->wgt, f->gpu, f->wg_bytes, &m->wgm);
+    int64_t ctas = m->wgt.tiles * m->wgt.splits;
+    m->threads = 128u * (1u + (unsigned)m->wgt.consumers);
+    m->grid = ctas < f->gpu->sms ? ctas : f->gpu->sms;
+    m->per_sm = 1;
+    m->active_sms = (double)m->grid;
+    m->occupancy = (double)m->threads / 2048;
+    m->waves = m->wgm.waves;
+    m->comp_us = m->wgm.comp_us;
+    m->mem_us = m->wgm.mem_us;
+    m->time_us = m->wgm.time_us;
+    return true;
+}
+
 static const sch_def sch_defs[] = {
     [PASS_SCH_NONE] = {none_space, none_plan, none_model},
     [PASS_SCH_POINTWISE_VECTOR] = {pw_space, pw_plan, pw_model},
@@ -584,6 +619,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN] = {col_space, col_plan, col_model},
     [PASS_SCH_REDUCTION_COLUMN_SPLIT] = {split_space, split_plan, split_model},
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
+    [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
 };
 _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
                "every PASS_SCHEDULES row has an entry in sch_defs");
@@ -622,6 +658,11 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
         column_rule(f, s);
     } else if (f->kind == IR_RK_REDUCTION) {
         row_rule(f, s);
+    } else if (f->kind == IR_RK_MATMUL && f->wg && f->concrete) {
+        pass_wg_tile t; /* [matmul.wgmma]: the model's fastest tile of the shape */
+        if (!pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &t)) return;
+        s->id = PASS_SCH_MATMUL_WGMMA;
+        s->p[0] = t.bm, s->p[1] = t.bn, s->p[2] = t.splits, s->p[3] = t.stages;
     }
 }
 

@@ -188,99 +188,116 @@ static void test_merged_map(void **state) {
     assert_false(cg_wg_merged_map(ok, 128, 512, &m));
 }
 
+/* The model's tile (no schedule) for nmm products M x N x K storing nouts values. */
+static bool plan(int64_t M, int64_t N, int64_t K, bool ak, bool bk, unsigned nmm, unsigned nouts,
+                 cg_wg_plan *p) {
+    return cg_wg_plan_for(M, N, K, ak, bk, nmm, nouts, 227 * 1024, 132, NULL, p);
+}
+
+/* Structural facts every plan keeps: the shared layout fits, the ring is as deep as fits, the
+ * accumulator columns stay within the epilogue's register bounds, split-K CTAs fit the SMs. */
+static void plan_sane(const cg_wg_plan *p, int64_t M, int64_t N, unsigned nouts) {
+    int64_t lim = 227 * 1024;
+    assert_int_equal(p->bk, 64);
+    assert_int_equal(p->bm, 64 * p->consumers);
+    assert_int_equal(p->threads, 128u * (1u + (unsigned)p->consumers));
+    assert_int_equal(p->stage_bytes, (int64_t)(p->bm + p->nmm * p->bn) * 64 * 2);
+    assert_int_equal(p->stage_bytes % 1024, 0);
+    assert_true(p->stages >= 2 && p->stages <= CG_WG_MAX_STAGES);
+    assert_true(p->smem_bytes <= lim);
+    assert_true(p->smem_bytes + p->stage_bytes > lim || p->stages == CG_WG_MAX_STAGES);
+    assert_true(p->nmm * p->bn <= (nouts > 1 ? (p->nmm == 1 ? 128 : 192) : 256));
+    assert_int_equal(p->red_bytes, (int64_t)(p->splits - 1) * p->bm * p->nmm * p->bn * 4);
+    int64_t tiles = (M + p->bm - 1) / p->bm * ((N + p->bn - 1) / p->bn);
+    if (M > 0 && p->splits > 1) assert_true(tiles * p->splits <= 132);
+    assert_int_equal(p->setmaxnreg, p->nmm * p->bn > 192 && p->consumers == 2);
+}
+
 static void test_plan(void **state) {
     (void)state;
     cg_wg_plan p;
-    int64_t lim = 227 * 1024;
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 1, lim, 132, &p));
+    /* a large square product: the widest tile, registers moved to the consumers */
+    assert_true(plan(8192, 8192, 8192, true, false, 1, 1, &p));
+    plan_sane(&p, 8192, 8192, 1);
     assert_int_equal(p.bm, 128);
     assert_int_equal(p.bn, 256);
-    assert_int_equal(p.bk, 64);
-    assert_int_equal(p.threads, 384);
+    assert_int_equal(p.splits, 1);
     assert_true(p.setmaxnreg);
-    assert_int_equal(p.stage_bytes, (128 + 256) * 64 * 2);
-    assert_true(p.stages >= 2 && p.stages <= CG_WG_MAX_STAGES);
-    assert_true(p.smem_bytes <= lim);
-    assert_true(p.smem_bytes + p.stage_bytes > lim ||
-                p.stages == CG_WG_MAX_STAGES); /* as deep as fits */
-    /* a 16-row product: one consumer, the narrowest tile, most CTAs: 32 columns of a K-contiguous B
-     */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bm, 64);
-    assert_int_equal(p.consumers, 1);
-    assert_int_equal(p.threads, 256);
-    assert_int_equal(p.bn, 32);
-    assert_false(p.setmaxnreg);
-    assert_int_equal(p.stage_bytes, (64 + 32) * 64 * 2);
-    assert_int_equal(p.stage_bytes % 1024, 0);
-    /* the A box moves the 16 rows that exist (the tile keeps 64 rows of shared memory) */
-    assert_int_equal(p.a_rows, 16);
-    assert_int_equal(p.tx_bytes, (16 + 32) * 64 * 2);
-    assert_true(p.stages > 8); /* a deep ring: skinny products stream B, bytes in flight count */
-    assert_true(cg_wg_plan_for(1, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    /* 2000 x 1000 (K 3000): the old rule's 128x64 tiles (256 tiles, 1.94 waves of tiles at half
+     * the intensity of 128x256) are not the model's choice */
+    assert_true(plan(2000, 1000, 3000, true, false, 1, 1, &p));
+    plan_sane(&p, 2000, 1000, 1);
+    assert_true(p.bn >= 128);
+    /* a 16-row product: one consumer, the A box moves the 16 rows that exist, and the grid still
+     * fills the SMs (split-K or narrow tiles) with a deep ring */
+    for (int kb = 0; kb < 2; kb++) {
+        assert_true(plan(16, 4096, 4096, true, kb, 1, 1, &p));
+        plan_sane(&p, 16, 4096, 1);
+        assert_int_equal(p.bm, 64);
+        assert_int_equal(p.consumers, 1);
+        assert_int_equal(p.a_rows, 16);
+        assert_int_equal(p.tx_bytes, (16 + p.bn) * 64 * 2);
+        assert_true((4096 / p.bn) * p.splits >= 66);
+        assert_true(p.stages >= 4);
+    }
+    /* 16 x 1024: few tiles whatever the width: split-K */
+    assert_true(plan(16, 1024, 4096, true, true, 1, 1, &p));
+    plan_sane(&p, 16, 1024, 1);
+    assert_true(p.splits > 1);
+    assert_true(plan(1, 4096, 4096, true, true, 1, 1, &p));
     assert_int_equal(p.a_rows, 8);
-    assert_true(cg_wg_plan_for(200, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    assert_true(plan(200, 4096, 4096, true, true, 1, 1, &p));
     assert_int_equal(p.a_rows, 128);
     assert_int_equal(p.tx_bytes, p.stage_bytes);
-    /* ... of an N-contiguous B: 64 (a box row is 64 columns) */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 64);
-    /* M unknown or above 64: two consumers */
-    assert_true(cg_wg_plan_for(65, 4096, 4096, true, true, 1, 1, lim, 132, &p));
+    /* M unknown or above 64: two consumers; unknown M counts as large (no split) */
+    assert_true(plan(65, 4096, 4096, true, true, 1, 1, &p));
     assert_int_equal(p.bm, 128);
-    /* 1024 x 2048: 8 x 16 tiles of 128 fill 128 < 132 SMs, 8 x 32 of 64 do */
-    assert_true(cg_wg_plan_for(1024, 2048, 512, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 64);
-    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 128);
-    /* unknown M counts as large */
-    assert_true(cg_wg_plan_for(-1, 512, 512, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 256);
+    assert_true(plan(-1, 512, 512, true, true, 1, 1, &p));
+    assert_int_equal(p.bm, 128);
+    assert_int_equal(p.splits, 1);
+    assert_true(plan(16, 1024, -1, true, true, 1, 1, &p));
+    assert_int_equal(p.splits, 1);
+    /* ... nor below 4 k steps a rank */
+    assert_true(plan(16, 1024, 256, true, true, 1, 1, &p));
+    assert_int_equal(p.splits, 1);
     /* two stored outputs: at most 128 columns (registers) */
-    assert_true(cg_wg_plan_for(8192, 8192, 8192, true, false, 1, 2, lim, 132, &p));
-    assert_int_equal(p.bn, 128);
-    /* horizontal: two products sharing A (SwiGLU), one stored value: 2 x 128 columns, registers
-     * moved to the consumers; a stage holds A and both B tiles */
-    assert_true(cg_wg_plan_for(8192, 11008, 4096, true, false, 2, 1, lim, 132, &p));
+    assert_true(plan(8192, 8192, 8192, true, false, 1, 2, &p));
+    plan_sane(&p, 8192, 8192, 2);
+    /* horizontal: two products sharing A (SwiGLU), one stored value; several products split in
+     * at most 2 */
+    assert_true(plan(8192, 11008, 4096, true, false, 2, 1, &p));
+    plan_sane(&p, 8192, 11008, 1);
     assert_int_equal(p.nmm, 2);
-    assert_int_equal(p.bn, 128);
-    assert_true(p.setmaxnreg);
-    assert_int_equal(p.stage_bytes, (128 + 2 * 128) * 64 * 2);
-    assert_true(p.smem_bytes <= lim);
+    assert_true(plan(16, 1024, 4096, true, true, 2, 1, &p));
+    plan_sane(&p, 16, 1024, 1);
+    assert_true(p.splits <= 2);
     /* three products stored (Q, K, V): 3 x 64 columns, 96 accumulators fit the 168 registers */
-    assert_true(cg_wg_plan_for(2048, 4096, 4096, true, false, 3, 3, lim, 132, &p));
+    assert_true(plan(2048, 4096, 4096, true, false, 3, 3, &p));
+    plan_sane(&p, 2048, 4096, 3);
     assert_int_equal(p.bn, 64);
     assert_false(p.setmaxnreg);
-    assert_int_equal(p.stage_bytes, (128 + 3 * 64) * 64 * 2);
     /* four stored products of an N-contiguous B would need 4 x 64 > 192 columns */
-    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 4, 4, lim, 132, &p));
-    assert_false(cg_wg_plan_for(2048, 4096, 4096, true, false, 0, 1, lim, 132, &p));
-    /* split-K: 16 x 4096 of an N-contiguous B is 64 tiles of 64 columns, two CTAs each */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, false, 1, 1, lim, 132, &p));
-    assert_int_equal(p.bn, 64);
-    assert_int_equal(p.splits, 2);
-    assert_int_equal(p.red_bytes, 1 * 64 * 64 * 4);
-    assert_true(p.smem_bytes <= lim);
-    /* ... 128 tiles of a K-contiguous B already fill the SMs; 32 tiles take four splits */
-    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 1);
-    assert_int_equal(p.red_bytes, 0);
-    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 4);
-    assert_int_equal(p.red_bytes, 3 * 64 * 32 * 4);
-    /* ... but not below 4 k steps a split, nor with M or K unknown */
-    assert_true(cg_wg_plan_for(16, 1024, 256, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 1);
-    assert_true(cg_wg_plan_for(16, 1024, 512, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 2);
-    assert_true(cg_wg_plan_for(16, 1024, 4096, true, true, 2, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 2); /* several products: at most two */
-    assert_true(cg_wg_plan_for(-1, 1024, 4096, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 1);
-    assert_true(cg_wg_plan_for(16, 1024, -1, true, true, 1, 1, lim, 132, &p));
-    assert_int_equal(p.splits, 1);
+    assert_false(plan(2048, 4096, 4096, true, false, 4, 4, &p));
+    assert_false(plan(2048, 4096, 4096, true, false, 0, 1, &p));
     /* too little shared memory for two stages */
-    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 1, 48 * 1024, 132, &p));
+    assert_false(cg_wg_plan_for(8192, 8192, 8192, true, true, 1, 1, 32 * 1024, 132, NULL, &p));
+    /* a schedule's tile is built as named; one outside the space falls back to the model */
+    ir_schedule want = {.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 64, 1, 0}};
+    assert_true(cg_wg_plan_for(2048, 2048, 512, true, true, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_int_equal(p.bn, 64);
+    assert_int_equal(p.splits, 1);
+    want = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 128, 2, 0}};
+    assert_true(cg_wg_plan_for(512, 2048, 4096, true, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_int_equal(p.bn, 128);
+    assert_int_equal(p.splits, 2);
+    plan_sane(&p, 512, 2048, 1);
+    want =
+        (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 32, 1, 0}}; /* 32: K-major B only */
+    cg_wg_plan q;
+    assert_true(cg_wg_plan_for(2048, 2048, 512, true, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_true(plan(2048, 2048, 512, true, false, 1, 1, &q));
+    assert_int_equal(p.bn, q.bn);
+    assert_int_not_equal(p.bn, 32);
 }
 
 /* ---- compiled programs --------------------------------------------------- */
@@ -426,16 +443,26 @@ static void test_split_k(void **state) {
     fe_define defs[3] = {{"M", 16}, {"K", 4096}, {"N", 4096}};
     ir_graph *g;
     cg_program *p = compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
+    /* the model splits this product; the checks below take the 64x64 tile in 2 ranks */
+    assert_non_null(strstr(mm_kernel(p)->tmpl, " sk"));
+    cg_program_free(p);
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {64, 64, 2, 0}};
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
     const cg_kernel *k = mm_kernel(p);
-    assert_non_null(strstr(k->tmpl, " sk2"));
-    assert_int_equal(k->cluster, 2);
+    assert_non_null(strstr(k->tmpl, "64x64x64 s13 KN sk2"));
+    int sk = 2;
+    assert_int_equal(k->cluster, (unsigned)sk);
     assert_int_equal(k->persist, 0); /* an exact grid: never folded into (persist, 1, 1) */
     const char *ptx = cg_program_ptx(p, NULL);
     char want[128];
     snprintf(want, sizeof want, ".entry %s(", k->name);
     const char *e = strstr(ptx, want);
     assert_non_null(e);
-    const char *c = strstr(e, ".reqnctapercluster 1, 2, 1");
+    snprintf(want, sizeof want, ".reqnctapercluster 1, %d, 1", sk);
+    const char *c = strstr(e, want);
     assert_non_null(c);
     assert_true(c < strstr(e, "{")); /* among the entry's directives, before its body */
     assert_non_null(strstr(ptx, "mapa.shared::cluster.u32"));
@@ -594,19 +621,26 @@ static void test_fallbacks(void **state) {
 
 /* ptxas -v of one program: assembles, no spills, no wgmma serialisation
  * warnings, 168 registers when setmaxnreg is used. */
+static void ptxas_prog(cg_program *p, bool want_wgmma);
 static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, bool want_wgmma) {
-    cg_program *p = compile_src(src, CG_SM90A, defs, nd, NULL);
+    ptxas_prog(compile_src(src, CG_SM90A, defs, nd, NULL), want_wgmma);
+}
+
+/* ptxas -v of program p (freed): as ptxas_check. */
+static void ptxas_prog(cg_program *p, bool want_wgmma) {
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     assert_true((strstr(ptx, "wgmma.mma_async") != NULL) == want_wgmma);
     bool maxnreg = strstr(ptx, "setmaxnreg") != NULL;
     tk_ptxas_stats st;
     int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
+    char tmpl[sizeof mm_kernel(p)->tmpl];
+    snprintf(tmpl, sizeof tmpl, "%s", mm_kernel(p)->tmpl);
     cg_program_free(p);
     if (rc == -1) skip();
     assert_int_equal(rc, 0);
     if (st.warning[0]) fail_msg("ptxas: %s", st.warning);
-    if (st.spill > 0) fail_msg("ptxas: %d bytes of spill stores", st.spill);
+    if (st.spill > 0) fail_msg("ptxas: %d bytes of spill stores (%s)", st.spill, tmpl);
     assert_true(st.regs > 0);
     if (maxnreg) assert_int_equal(st.regs, 168);
 }
@@ -641,6 +675,62 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_MERGED, mhr, 2, true);
 }
 
+/* Every tile of the matmul.wgmma space of a program at one shape (passes/wgmma.c), forced
+ * through the region's schedule: codegen builds the named tile (the manifest's template) and
+ * ptxas assembles it without spills or serialisation warnings. */
+static void space_check(const char *src, const fe_define *defs, unsigned nd) {
+    ir_graph *g;
+    cg_program *p0 = compile_src(src, CG_SM90A, defs, nd, &g);
+    cg_program_free(p0);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    uint32_t r = 0;
+    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
+    assert_true(r < g->nregions);
+    assert_int_equal(g->regions[r].sched.id, PASS_SCH_MATMUL_WGMMA);
+    pass_sched_facts f;
+    pass_schedule_facts(g, &ix, r, gpu, gpu->smem_per_block, &f);
+    ir_schedule sp[PASS_MAX_CANDIDATES];
+    unsigned n = pass_schedule_space(&f, sp, PASS_MAX_CANDIDATES);
+    assert_true(n >= 1);
+    assert_true(pass_schedule_valid(&f, &g->regions[r].sched));
+    for (unsigned i = 0; i < n; i++) {
+        g->regions[r].sched = sp[i];
+        tx_diag d;
+        tx_diag_init(&d, stderr, "test", NULL, 0);
+        cg_program *p = cg_program_new(g, CG_SM90A, &d);
+        assert_non_null(p);
+        const cg_kernel *k = mm_kernel(p);
+        char want[64];
+        snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", sp[i].p[0], sp[i].p[1],
+                 sp[i].p[3]);
+        if (strncmp(k->tmpl, want, strlen(want)))
+            fail_msg("template %s, schedule asked for %s", k->tmpl, want);
+        char sk[8];
+        snprintf(sk, sizeof sk, " sk%d", sp[i].p[2]);
+        assert_true((strstr(k->tmpl, sk) != NULL) == (sp[i].p[2] > 1));
+        ptxas_prog(p, true);
+    }
+    pass_index_free(&ix);
+    ir_graph_free(g);
+}
+
+static void test_ptxas_space(void **state) {
+    (void)state;
+    fe_define mid[3] = {{"M", 2000}, {"N", 1000}, {"K", 3000}};
+    space_check(SRC_XW, mid, 3);
+    fe_define m16[3] = {{"M", 16}, {"N", 4096}, {"K", 4096}};
+    space_check(SRC_XW, m16, 3);
+    space_check(SRC_LIN, m16, 3);
+    fe_define m48[3] = {{"M", 48}, {"N", 1024}, {"K", 4096}};
+    space_check(SRC_SWIGLU, m48, 3);
+    fe_define m200[3] = {{"M", 200}, {"N", 1024}, {"K", 4096}};
+    space_check(SRC_SWIGLU, m200, 3);
+    space_check(SRC_QKV, m200, 3);
+    space_check(SRC_TWO, m200, 3);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptor_bits),
@@ -655,6 +745,7 @@ int main(void) {
         cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_ptxas_space),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

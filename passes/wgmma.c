@@ -1,0 +1,256 @@
+/* wgmma.c - the tile space of the sm_90a wgmma GEMM kernel (codegen/wgmma.c) and the model that
+ * prices each tile (docs/cost-model.md "Matrix products"): the block tile, split-K ranks and ring
+ * stages that are valid for a product's shape, and a time per candidate from the tensor-core and
+ * shared-memory rates of one k step, the waves and the tail wave of the persistent grid, the
+ * epilogue per tile, the split-K reduction and the HBM bytes at the rate the CTAs stream them.
+ * The schedule matmul.wgmma (passes/schedule.c) offers this space; codegen builds the tile the
+ * region's schedule names and asks pass_wg_pick when it has none. */
+#include "passes/passes.h"
+
+#include <math.h>
+#include <string.h>
+
+static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
+
+/* Shared-memory layout of codegen/wgmma.c: 1024 bytes of alignment slack, a full and an empty
+ * mbarrier per stage (room for the most stages), 16 bytes of split-K barriers, the split-K
+ * slots; then the stages. */
+enum { WG_BK = 64, WG_SLACK = 1024, WG_SPLIT_BARS = 16 };
+
+bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t) {
+    memset(t, 0, sizeof *t);
+    if (s->nmm < 1 || s->nmm > 4 || s->N == 0) return false;
+    int want_bm = s->M >= 0 && s->M <= 64 ? 64 : 128;
+    if (bm != want_bm) return false;
+    if (bn != 256 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
+    int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
+    if (s->nmm * bn > maxcols) return false;
+    t->bm = bm, t->bn = bn, t->consumers = bm / 64;
+    /* an unknown M or N counts as many tiles */
+    t->tiles =
+        (s->M < 0 ? (int64_t)1 << 20 : cdiv(s->M, bm)) * (s->N < 0 ? 1 << 10 : cdiv(s->N, bn));
+    t->nk = s->K > 0 ? cdiv(s->K, WG_BK) : 0;
+    if (splits != 1) {
+        /* rank 0 adds the other ranks' slots into its accumulators: ptxas spills once the
+         * accumulators a thread holds (nmm x bn / 2) times the ranks pass 128 (measured over
+         * the space in tests/unit/test_wgmma.c) */
+        bool ok = (splits == 2 || (splits == 4 && s->nmm == 1)) &&
+                  s->nmm * bn / 2 * splits <= 128 && s->M > 0 && s->K > 0 &&
+                  t->tiles * splits <= s->sms && t->nk >= 4LL * splits;
+        if (!ok) return false;
+    }
+    t->splits = splits;
+    t->stage_bytes = (int64_t)(bm + (int64_t)s->nmm * bn) * WG_BK * 2;
+    t->red_bytes = (int64_t)(splits - 1) * bm * s->nmm * bn * 4;
+    int64_t fixed = WG_SLACK + 2 * 8 * PASS_WG_MAX_STAGES + WG_SPLIT_BARS + t->red_bytes;
+    int64_t st = (s->smem - fixed) / t->stage_bytes;
+    if (st > PASS_WG_MAX_STAGES) st = PASS_WG_MAX_STAGES;
+    if (st < 2) return false;
+    t->stages = (int)st;
+    t->smem_bytes = fixed + t->stage_bytes * st;
+    return true;
+}
+
+unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) {
+    static const int bns[] = {256, 128, 64, 32}, sks[] = {1, 2, 4};
+    unsigned n = 0;
+    int bm = s->M >= 0 && s->M <= 64 ? 64 : 128;
+    for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
+        for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
+            if (pass_wg_tile_make(s, bm, bns[i], sks[j], &out[n])) n++;
+    return n;
+}
+
+/* ---- the model -------------------------------------------------------------------------------
+ * Constants (docs/cost-model.md "Matrix products" says where each comes from):
+ * WG_FLOP_CLK: dense bf16/f16 FLOPs per SM per clock of Hopper's tensor cores (4096: 989 TFLOP/s
+ *   on 132 SMs at 1.83 GHz); the clock is derived from the GPU table's peak with it.
+ * WG_SMEM_B_CLK: shared-memory bytes per SM per clock that wgmma reads its operands at (128).
+ * WG_SMEM_EFF: the share of it the k steps sustain.
+ * WG_STEP_CLK: the fixed cost of one k step (full-barrier wait, fence, commit, wait_group, the
+ *   empty-barrier arrive) in clocks.
+ * WG_EPI_NS: ns per output element and stored value of one tile's epilogue (the accumulators
+ *   stored by the consumers, not overlapped with the next tile's k steps).
+ * WG_FILL_US: the kernel's prologue and first pipeline fill (barrier init, tensor-map fetch,
+ *   the first TMA round trip); WG_CLUSTER_US more for a split-K cluster (barrier, teardown).
+ * WG_RED_GBPS: bytes per us per SM of the split-K partial sums through distributed shared
+ *   memory (each rank's slot written remotely and read by rank 0).
+ * WG_CTA_GBPS: HBM bytes per us one CTA streams through its TMA ring (the skinny GEMMs measure
+ *   about 2.4 TB/s over 128 CTAs, well below the copy rate). */
+#define WG_FLOP_CLK   4096.0
+#define WG_SMEM_B_CLK 128.0
+#define WG_SMEM_EFF   0.90
+#define WG_STEP_CLK   60.0
+#define WG_EPI_NS     0.30
+#define WG_FILL_US    2.0
+#define WG_CLUSTER_US 1.0
+#define WG_RED_GBPS   60.0
+#define WG_CTA_GBPS   19.0
+
+double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
+                     double hbm_bytes, pass_wg_time *o) {
+    memset(o, 0, sizeof *o);
+    double eff = gpu->wg_eff > 0 ? gpu->wg_eff : 1.0;
+    double peak = gpu->peak_TFLOPs[IR_BF16] > 0 ? gpu->peak_TFLOPs[IR_BF16] : 989.0;
+    int sms = gpu->sms > 0 ? gpu->sms : s->sms;
+    double clk_per_us = peak * 1e6 / (sms * WG_FLOP_CLK); /* the tensor cores' clock, in MHz */
+    double mma = (double)t->bm * s->nmm * t->bn * WG_BK * 2 / WG_FLOP_CLK / eff;
+    double smem = (double)t->consumers * (64.0 + (double)s->nmm * t->bn) * 128.0 /
+                  (WG_SMEM_B_CLK * WG_SMEM_EFF);
+    o->step_us = ((mma > smem ? mma : smem) + WG_STEP_CLK) / clk_per_us;
+    o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
+    if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
+    o->fill_us = WG_FILL_US;
+    int64_t ctas = t->tiles * t->splits;
+    int64_t grid = ctas < sms ? ctas : sms;
+    o->waves = (double)ctas / sms;
+    o->rounds = cdiv(ctas, grid);
+    int64_t ksteps = s->K > 0 ? cdiv(t->nk, t->splits) : 64;
+    o->comp_us = o->fill_us + (double)o->rounds * (ksteps * o->step_us + o->epi_us + o->red_us);
+    if (hbm_bytes < 0) {
+        double m = s->M > 0 ? (double)s->M : 4096, k = s->K > 0 ? (double)s->K : 4096;
+        double n = s->N > 0 ? (double)s->N : 4096;
+        hbm_bytes = 2.0 * (m * k + s->nmm * k * n + s->nouts * m * n);
+    }
+    double bw = (double)grid * WG_CTA_GBPS * 1e3; /* bytes per us */
+    if (gpu->hbm_GBps > 0 && bw > gpu->hbm_GBps * 1e3) bw = gpu->hbm_GBps * 1e3;
+    o->mem_us = hbm_bytes / bw + o->fill_us;
+    o->time_us = o->comp_us > o->mem_us ? o->comp_us : o->mem_us;
+    return o->time_us;
+}
+
+bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_wg_tile *t) {
+    pass_wg_tile sp[PASS_WG_SPACE];
+    unsigned n = pass_wg_space(s, sp, PASS_WG_SPACE);
+    if (!n) return false;
+    unsigned best = 0;
+    double bt = 0;
+    for (unsigned i = 0; i < n; i++) {
+        pass_wg_time tm;
+        double v = pass_wg_model(s, &sp[i], gpu, hbm_bytes, &tm);
+        if (i == 0 || v < bt - 1e-9) best = i, bt = v;
+    }
+    *t = sp[best];
+    return true;
+}
+
+/* ---- the graph's view of the kernel's conditions ----------------------------------------------
+ */
+
+/* Mirrors codegen/wgmma.c's operand test: operand id through in-region same-dtype casts and 2-D
+ * permutes to an HBM buffer of dtype dt, rank 2, inner extent a known multiple of 8 below 2^31;
+ * *kmajor: K is its contiguous axis (k_last: K is the operand's last axis). */
+static bool opnd_ok(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
+                    bool *kmajor, int64_t *pitch) {
+    int perm[2] = {0, 1};
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 16; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->region != region || n->op == IR_OP_INPUT) break;
+        if (n->op == IR_OP_CAST && n->dtype == dt) {
+            x = ir_in(g, n, 0);
+        } else if (n->op == IR_OP_PERMUTE && n->shape.rank == 2) {
+            int np[2] = {perm[n->a.perm[0]], perm[n->a.perm[1]]};
+            perm[0] = np[0], perm[1] = np[1];
+            x = ir_in(g, n, 0);
+        } else {
+            return false;
+        }
+    }
+    const ir_node *b = &g->nodes[x];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT))
+        return false;
+    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2)
+        return false;
+    ir_dim inner = b->shape.dim[1];
+    if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
+    if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
+    *kmajor = (perm[1] == 1 ? 1 : 0) == (k_last ? 1 : 0);
+    *pitch = inner * 2;
+    return true;
+}
+
+/* Mirrors codegen/wgmma.c's merged-heads A: casts, a reshape [d0, d1, d2] -> [d0, d1 d2] of a
+ * rank-3 HBM buffer (through an in-region permute keeping the last axis, the first two swapped
+ * or not) whose contiguous extent is a known multiple of 64. */
+static bool opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt) {
+    ir_id x = id;
+    for (unsigned guard = 0; guard < 8; guard++) {
+        const ir_node *n = &g->nodes[x];
+        if (n->region != region || n->op != IR_OP_CAST || n->dtype != dt) break;
+        x = ir_in(g, n, 0);
+    }
+    const ir_node *r = &g->nodes[x];
+    if (r->op != IR_OP_RESHAPE || r->shape.rank != 2) return false;
+    ir_id y = ir_in(g, r, 0);
+    const ir_node *v = &g->nodes[y];
+    if (v->shape.rank != 3 || IR_DIM_IS_SYM(v->shape.dim[1]) || IR_DIM_IS_SYM(v->shape.dim[2]) ||
+        v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
+        r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
+        return false;
+    int perm[3] = {0, 1, 2};
+    if (v->op == IR_OP_PERMUTE && v->region == region) {
+        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
+        y = ir_in(g, v, 0);
+    }
+    const ir_node *b = &g->nodes[y];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
+        b->dtype != dt || b->shape.rank != 3)
+        return false;
+    for (int i = 0; i < 3; i++)
+        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
+    if (perm[2] != 2 || perm[0] == perm[1] || perm[0] > 1 || perm[1] > 1) return false;
+    return !IR_DIM_IS_SYM(b->shape.dim[2]) && b->shape.dim[2] % 64 == 0 && b->shape.dim[2] > 0;
+}
+
+/* A dim's value; -1 when symbolic (as codegen/wgmma.c reads it: bound sizes are substituted
+ * into the shapes before planning). */
+static int64_t dim_val(const ir_graph *g, ir_dim d) {
+    (void)g;
+    return IR_DIM_IS_SYM(d) ? -1 : d;
+}
+
+bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                   int64_t budget, pass_wg_shape *s) {
+    memset(s, 0, sizeof *s);
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind != IR_RK_MATMUL || !gpu || gpu->wg_eff <= 0 || rg->anchor >= g->n) return false;
+    const ir_node *mm = &g->nodes[rg->anchor];
+    ir_dtype dt = (ir_dtype)mm->dtype;
+    if (mm->op != IR_OP_MATMUL || mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16))
+        return false;
+    ir_id ia = ir_in(g, mm, 0);
+    bool ak = true, bk = false;
+    int64_t pa = 0, pb = 0;
+    if (!opnd_ok(g, r, ia, dt, true, &ak, &pa)) {
+        if (!opnd_merged(g, r, ia, dt)) return false;
+        ak = true;
+    }
+    int nmm = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        const ir_node *mh = &g->nodes[ix->rids[j]];
+        if (mh->op != IR_OP_MATMUL) continue;
+        bool bkh;
+        if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
+            !opnd_ok(g, r, ir_in(g, mh, 1), dt, false, &bkh, &pb) || (nmm > 0 && bkh != bk))
+            return false;
+        bk = bkh;
+        nmm++;
+    }
+    if (nmm < 1 || nmm > 4) return false;
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    s->nouts = io.nwrites > 0 ? (int)io.nwrites : 1;
+    pass_io_free(&io);
+    s->M = dim_val(g, mm->shape.dim[0]);
+    s->N = dim_val(g, mm->shape.dim[1]);
+    s->K = dim_val(g, g->nodes[ia].shape.dim[1]);
+    if (s->N == 0) return false;
+    s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
+    s->smem = budget < gpu->smem_per_block ? budget : gpu->smem_per_block;
+    s->sms = gpu->sms;
+    s->pitch_a = pa, s->pitch_b = pb;
+    return true;
+}
