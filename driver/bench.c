@@ -31,6 +31,7 @@ void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu) {
     if (cal->mem_latency_us > 0) gpu->mem_latency_us = cal->mem_latency_us;
     if (cal->tc_TFLOPs > 0 && gpu->peak_TFLOPs[IR_BF16] > 0)
         gpu->tc_eff = cal->tc_TFLOPs / gpu->peak_TFLOPs[IR_BF16];
+    pass_wg_calibrate(gpu, cal->tc_TFLOPs); /* the wgmma model's k-step rate from the same GEMM */
     if (cal->sfu_Gops > 0) gpu->sfu_Gops = cal->sfu_Gops;
 }
 

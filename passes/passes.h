@@ -310,6 +310,10 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
 /* The model's fastest tile of s on gpu (ties: the earlier in pass_wg_space's order); false
  * when none is valid. hbm_bytes < 0: the operands and one bf16 output. */
 bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_wg_tile *t);
+/* Calibration: sets gpu->wg_eff so that the model's time of a bf16 4096^3 product on its own
+ * tile is the measured rate `tflops` (txc bench --calibrate's GEMM); unchanged when the
+ * measurement is outside what the model can express (or gpu has no wgmma kernel). */
+void pass_wg_calibrate(pass_gpu *gpu, double tflops);
 /* The shape of matmul region r of the planned graph g as the wgmma kernel would see it (the
  * graph's view of codegen/wgmma.c's conditions: 2-D f16/bf16 products sharing A, operands plain
  * 2-D HBM buffers through casts and transposes with a known inner extent that is a multiple of 8,

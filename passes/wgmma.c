@@ -254,3 +254,19 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     s->pitch_a = pa, s->pitch_b = pb;
     return true;
 }
+
+void pass_wg_calibrate(pass_gpu *gpu, double tflops) {
+    if (gpu->wg_eff <= 0 || tflops <= 0) return;
+    pass_wg_shape s = {.M = 4096, .N = 4096, .K = 4096, .a_kmajor = true, .nmm = 1, .nouts = 1,
+                       .smem = gpu->smem_per_block, .sms = gpu->sms};
+    pass_wg_tile t;
+    if (!pass_wg_pick(&s, gpu, -1, &t)) return;
+    pass_wg_time m;
+    pass_wg_model(&s, &t, gpu, -1, &m);
+    double us = 2.0 * 4096.0 * 4096.0 * 4096.0 / (tflops * 1e6);
+    double step = ((us - m.fill_us) / (double)m.rounds - m.epi_us - m.red_us) / (double)t.nk;
+    double clk_per_us = gpu->peak_TFLOPs[IR_BF16] * 1e6 / (gpu->sms * WG_FLOP_CLK);
+    double mma = (double)t.bm * t.bn * WG_BK * 2 / WG_FLOP_CLK;
+    double eff = mma / (step * clk_per_us - WG_STEP_CLK);
+    if (step > 0 && eff > 0.2 && eff <= 1.0) gpu->wg_eff = eff;
+}

@@ -39,6 +39,7 @@ static const prog PROGS[] = {
     {"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=4096,N=40"},
     {"fn f(x: f16[M, N]) -> f16[N] { return max(x, axis=0) }\n", "M=1000,N=24"},
     {"fn f(x: f32[M, N], y: f32[M, N]) -> f32[M, N] { return exp(x) * y + 1 }\n", "M=37,N=129"},
+    {"fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] { return x @ w }\n", "M=200,K=264,N=136"},
 };
 
 /* Parses "A=1,B=2" into defs (names point into buf). */
@@ -177,6 +178,134 @@ static void check_space(const prog *p) {
 static void test_spaces(void **state) {
     (void)state;
     for (size_t i = 0; i < sizeof PROGS / sizeof PROGS[0]; i++) check_space(&PROGS[i]);
+}
+
+static void key_of(const prog *p, char key[24]);
+
+/* The wgmma schedule of `x @ w` (bf16, w [K, N]) at M x N x K: its parameters. */
+static ir_schedule mm_sched(const char *src, int64_t M, int64_t N, int64_t K) {
+    char dims[96];
+    snprintf(dims, sizeof dims, "M=%lld,K=%lld,N=%lld", (long long)M, (long long)K, (long long)N);
+    prog p = {src, dims};
+    ir_graph *g = compile(&p, NULL, NULL, NULL);
+    ir_schedule s = g->regions[scheduled_region(g)].sched;
+    assert_int_equal(s.id, PASS_SCH_MATMUL_WGMMA);
+    ir_graph_free(g);
+    return s;
+}
+
+/* [matmul.wgmma] from the shape alone: a 2000 x 1000 output is not cut into the 128x64 tiles
+ * of 1.94 waves (half the intensity of 128x256 per k step); large products take the widest
+ * tile; skinny ones split K or narrow the tile until the CTAs fill the SMs; the model's time
+ * falls with the tail wave. */
+static void test_matmul_rules(void **state) {
+    (void)state;
+    const char *xw = "fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] { return x @ w }\n";
+    ir_schedule s = mm_sched(xw, 2000, 1000, 3000);
+    assert_true(s.p[1] >= 128);
+    int64_t tiles = (2000 + s.p[0] - 1) / s.p[0] * ((1000 + s.p[1] - 1) / s.p[1]) * s.p[2];
+    assert_true(tiles <= 132); /* one wave, not ~2 */
+    s = mm_sched(xw, 8192, 8192, 8192);
+    assert_int_equal(s.p[0], 128);
+    assert_int_equal(s.p[1], 256);
+    assert_int_equal(s.p[2], 1);
+    static const int64_t ms[] = {1, 8, 16, 48};
+    for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
+        s = mm_sched(xw, ms[i], 4096, 4096);
+        assert_int_equal(s.p[0], 64);
+        assert_true(4096 / s.p[1] * s.p[2] >= 66); /* at least half the SMs stream B */
+        s = mm_sched(xw, ms[i], 1024, 4096);
+        assert_true(s.p[2] > 1); /* few tiles whatever their width: split-K */
+    }
+    /* the model: waves and the tail wave; a narrower tile costs more per FLOP */
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    pass_wg_shape sh = {.M = 8192,
+                        .N = 8192,
+                        .K = 8192,
+                        .a_kmajor = true,
+                        .nmm = 1,
+                        .nouts = 1,
+                        .smem = gpu->smem_per_block,
+                        .sms = gpu->sms};
+    pass_wg_tile w256, w64;
+    assert_true(pass_wg_tile_make(&sh, 128, 256, 1, &w256));
+    assert_true(pass_wg_tile_make(&sh, 128, 64, 1, &w64));
+    pass_wg_time t256, t64;
+    pass_wg_model(&sh, &w256, gpu, -1, &t256);
+    pass_wg_model(&sh, &w64, gpu, -1, &t64);
+    assert_true(t64.step_us * 4 > t256.step_us);
+    assert_true(t256.time_us < t64.time_us);
+    assert_int_equal(t256.rounds, (2048 + 131) / 132);
+    sh.M = 128 * 132 / 2, sh.N = 256; /* 66 tiles: half a wave */
+    assert_true(pass_wg_tile_make(&sh, 128, 256, 1, &w256));
+    pass_wg_model(&sh, &w256, gpu, -1, &t256);
+    sh.M = 128 * 133 / 1; /* 133 tiles: a second wave of one tile */
+    pass_wg_tile w2;
+    pass_wg_time tt;
+    assert_true(pass_wg_tile_make(&sh, 128, 256, 1, &w2));
+    pass_wg_model(&sh, &w2, gpu, -1, &tt);
+    assert_int_equal(tt.rounds, 2);
+    assert_true(tt.comp_us > 1.8 * t256.comp_us);
+    /* calibration: the measured 4096^3 rate becomes the model's prediction of that product */
+    pass_gpu cg = *gpu;
+    pass_wg_calibrate(&cg, 700.0);
+    assert_true(cg.wg_eff > 0 && cg.wg_eff <= 1.0);
+    pass_wg_shape c4 = {.M = 4096, .N = 4096, .K = 4096, .a_kmajor = true, .nmm = 1, .nouts = 1,
+                        .smem = gpu->smem_per_block, .sms = gpu->sms};
+    pass_wg_tile ct;
+    assert_true(pass_wg_pick(&c4, &cg, -1, &ct));
+    pass_wg_time cm;
+    pass_wg_model(&c4, &ct, &cg, -1, &cm);
+    assert_float_equal(cm.time_us, 2.0 * 4096 * 4096 * 4096 / 700e6, 0.5);
+    /* not on GPUs without the kernel: the roofline, no schedule */
+    const prog p = {xw, "M=512,K=512,N=512"};
+    char buf[64];
+    fe_define defs[4];
+    unsigned nd = parse_dims(p.dims, buf, sizeof buf, defs);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", p.src, strlen(p.src));
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("a100")};
+    ir_graph *g = drv_compile("test.tx", p.src, strlen(p.src), &fo, &pc, NULL, &d);
+    assert_non_null(g);
+    assert_int_equal(g->regions[0].sched.id, PASS_SCH_NONE);
+    ir_graph_free(g);
+}
+
+/* A tuning entry for a product's key: the planner runs its tile, the explanation says so. */
+static void test_matmul_tuned(void **state) {
+    (void)state;
+    const prog p = {"fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] { return x @ w }\n",
+                    "M=2000,K=3000,N=1000"};
+    char key[24];
+    key_of(&p, key);
+    pass_tune_entry e;
+    memset(&e, 0, sizeof e);
+    snprintf(e.key, sizeof e.key, "%s", key);
+    snprintf(e.gpu, sizeof e.gpu, "h200");
+    e.best = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 64, 1, 9}};
+    e.cand[0] = (pass_tune_cand){e.best, 27.0, 31.5};
+    e.ncand = 1;
+    pass_tune t = {.e = &e, .n = 1, .cap = 1};
+    char *ex = NULL;
+    ir_graph *g = compile(&p, &t, NULL, &ex);
+    const ir_region *rg = &g->regions[scheduled_region(g)];
+    assert_true(pass_schedule_eq(&rg->sched, &e.best));
+    assert_int_equal(rg->sched.source, IR_SCHED_MEASURED);
+    assert_non_null(
+        strstr(ex, "[matmul.wgmma] (bm=128, bn=64, splits=1, stages=9) chosen by measurement"));
+    assert_non_null(strstr(ex, "runners-up: matmul.wgmma("));
+    free(ex);
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", NULL, 0);
+    cg_program *cp = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(cp);
+    bool found = false;
+    for (unsigned k = 0; k < cg_program_nkernels(cp); k++)
+        found |= strstr(cg_program_kernel(cp, k)->tmpl, "wgmma-tma-ws 128x64x64 s9 KN") != NULL;
+    assert_true(found);
+    cg_program_free(cp);
+    ir_graph_free(g);
 }
 
 /* The rule's choices the docs name, from the shape alone. */
@@ -374,9 +503,10 @@ static void test_cache_file(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),  cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_spaces), cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_tuned),  cmocka_unit_test(test_cache_file),
+        cmocka_unit_test(test_table),        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_spaces),       cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_tuned),        cmocka_unit_test(test_cache_file),
+        cmocka_unit_test(test_matmul_rules), cmocka_unit_test(test_matmul_tuned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
