@@ -257,8 +257,14 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
 
 void pass_wg_calibrate(pass_gpu *gpu, double tflops) {
     if (gpu->wg_eff <= 0 || tflops <= 0) return;
-    pass_wg_shape s = {.M = 4096, .N = 4096, .K = 4096, .a_kmajor = true, .nmm = 1, .nouts = 1,
-                       .smem = gpu->smem_per_block, .sms = gpu->sms};
+    pass_wg_shape s = {.M = 4096,
+                       .N = 4096,
+                       .K = 4096,
+                       .a_kmajor = true,
+                       .nmm = 1,
+                       .nouts = 1,
+                       .smem = gpu->smem_per_block,
+                       .sms = gpu->sms};
     pass_wg_tile t;
     if (!pass_wg_pick(&s, gpu, -1, &t)) return;
     pass_wg_time m;

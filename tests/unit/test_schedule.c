@@ -250,8 +250,14 @@ static void test_matmul_rules(void **state) {
     pass_gpu cg = *gpu;
     pass_wg_calibrate(&cg, 700.0);
     assert_true(cg.wg_eff > 0 && cg.wg_eff <= 1.0);
-    pass_wg_shape c4 = {.M = 4096, .N = 4096, .K = 4096, .a_kmajor = true, .nmm = 1, .nouts = 1,
-                        .smem = gpu->smem_per_block, .sms = gpu->sms};
+    pass_wg_shape c4 = {.M = 4096,
+                        .N = 4096,
+                        .K = 4096,
+                        .a_kmajor = true,
+                        .nmm = 1,
+                        .nouts = 1,
+                        .smem = gpu->smem_per_block,
+                        .sms = gpu->sms};
     pass_wg_tile ct;
     assert_true(pass_wg_pick(&c4, &cg, -1, &ct));
     pass_wg_time cm;
