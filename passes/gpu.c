@@ -25,10 +25,10 @@
  * instructions per ns bound a pointwise kernel's time (passes/model.c). */
 #define ATTN_H 0.43
 /* wg_eff: the share of the tensor-core rate the sm_90a wgmma kernel's k steps sustain where wgmma
- * issue bounds them (the 128x256 tile): fitted to the H200's 4096^3 and 2048x8192x2048 bf16 GEMMs
- * (bench/results/2026-12-01-h200-final; docs/cost-model.md "Matrix products"); the H100 is
+ * issue bounds them (the 128x256 tile): fitted to the H200's 4096^3 bf16 GEMM (0.566 us a k step,
+ * bench/results/2026-12-01-h200-gemm2; docs/cost-model.md "Matrix products"); the H100 is
  * assumed equal; the others have no wgmma (0). */
-#define WG_H 0.92
+#define WG_H 0.98
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,

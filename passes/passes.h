@@ -275,7 +275,6 @@ typedef struct pass_wg_shape {
     int nmm, nouts;           /* products sharing A (1..4), stored values (>= 1) */
     int64_t smem;             /* dynamic shared memory a block may take */
     int sms;                  /* persistent CTAs */
-    int64_t pitch_a, pitch_b; /* row pitch of the operands' HBM buffers in bytes (0: unknown) */
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k), split-K ranks, ring stages, and what follows. */
 typedef struct pass_wg_tile {

@@ -62,30 +62,45 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
 }
 
 /* ---- the model -------------------------------------------------------------------------------
- * Constants (docs/cost-model.md "Matrix products" says where each comes from):
+ * Constants (docs/cost-model.md "Matrix products" says where each comes from; fitted to the
+ * H200's bench/results/2026-12-01-h200-gemm2 tune runs, 45 tiles of 15 shapes):
  * WG_FLOP_CLK: dense bf16/f16 FLOPs per SM per clock of Hopper's tensor cores (4096: 989 TFLOP/s
  *   on 132 SMs at 1.83 GHz); the clock is derived from the GPU table's peak with it.
- * WG_SMEM_B_CLK: shared-memory bytes per SM per clock that wgmma reads its operands at (128).
- * WG_SMEM_EFF: the share of it the k steps sustain.
- * WG_STEP_CLK: the fixed cost of one k step (full-barrier wait, fence, commit, wait_group, the
- *   empty-barrier arrive) in clocks.
+ * WG_SMEM_B_CLK, WG_SMEM_EFF: shared-memory bytes per SM per clock that wgmma reads its operands
+ *   at (128), and the share of it the k steps sustain.
+ * WG_L2_GBPS: the bytes per us that the TMA loads of all running CTAs together draw from L2 (the
+ *   k step of the 128x64 and 128x128 tiles is bound by it: 24.6 KB a step in 0.28 us on each of
+ *   132 SMs); an operand row whose pitch is not a multiple of 128 bytes costs twice its bytes
+ *   (its 128-byte box rows straddle two lines: 2000 x 1000 x 3000 ran 1.6x the time of 2048 x
+ *   1024 x 3072 on the same tiles).
  * WG_EPI_NS: ns per output element and stored value of one tile's epilogue (the accumulators
  *   stored by the consumers, not overlapped with the next tile's k steps).
  * WG_FILL_US: the kernel's prologue and first pipeline fill (barrier init, tensor-map fetch,
  *   the first TMA round trip); WG_CLUSTER_US more for a split-K cluster (barrier, teardown).
  * WG_RED_GBPS: bytes per us per SM of the split-K partial sums through distributed shared
  *   memory (each rank's slot written remotely and read by rank 0).
- * WG_CTA_GBPS: HBM bytes per us one CTA streams through its TMA ring (the skinny GEMMs measure
- *   about 2.4 TB/s over 128 CTAs, well below the copy rate). */
+ * WG_CTA_GBPS, WG_HBM_EFF: HBM bytes per us one CTA streams through its TMA ring, and the share
+ *   of the GPU's HBM bandwidth all of them reach (skinny products stream their weights at
+ *   2.6-3.3 TB/s on the H200 whatever the tile, 32 CTAs and more: 0.62 of 4800 GB/s). */
 #define WG_FLOP_CLK   4096.0
 #define WG_SMEM_B_CLK 128.0
 #define WG_SMEM_EFF   0.90
-#define WG_STEP_CLK   60.0
+#define WG_L2_GBPS    11800.0
 #define WG_EPI_NS     0.30
 #define WG_FILL_US    2.0
-#define WG_CLUSTER_US 1.0
+#define WG_CLUSTER_US 1.5
 #define WG_RED_GBPS   60.0
-#define WG_CTA_GBPS   19.0
+#define WG_CTA_GBPS   70.0
+#define WG_HBM_EFF    0.62
+
+/* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile, twice for
+ * an operand whose row pitch (inner extent x 2 bytes, known) is not a multiple of 128 bytes. */
+static double step_l2_bytes(const pass_wg_shape *s, const pass_wg_tile *t) {
+    int64_t arows = s->a_kmajor && s->M > 0 && s->M < t->bm ? (s->M + 7) / 8 * 8 : t->bm;
+    int64_t ia = s->a_kmajor ? s->K : s->M, ib = s->b_kmajor ? s->K : s->N;
+    double fa = ia > 0 && (ia * 2) % 128 ? 2.0 : 1.0, fb = ib > 0 && (ib * 2) % 128 ? 2.0 : 1.0;
+    return ((double)arows * fa + (double)s->nmm * t->bn * fb) * WG_BK * 2;
+}
 
 double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
                      double hbm_bytes, pass_wg_time *o) {
@@ -97,7 +112,7 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     double mma = (double)t->bm * s->nmm * t->bn * WG_BK * 2 / WG_FLOP_CLK / eff;
     double smem = (double)t->consumers * (64.0 + (double)s->nmm * t->bn) * 128.0 /
                   (WG_SMEM_B_CLK * WG_SMEM_EFF);
-    o->step_us = ((mma > smem ? mma : smem) + WG_STEP_CLK) / clk_per_us;
+    double core_us = (mma > smem ? mma : smem) / clk_per_us, l2 = step_l2_bytes(s, t);
     o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
     if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
     o->fill_us = WG_FILL_US;
@@ -106,15 +121,23 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     o->waves = (double)ctas / sms;
     o->rounds = cdiv(ctas, grid);
     int64_t ksteps = s->K > 0 ? cdiv(t->nk, t->splits) : 64;
-    o->comp_us = o->fill_us + (double)o->rounds * (ksteps * o->step_us + o->epi_us + o->red_us);
+    /* full rounds with every CTA drawing on L2, then the tail round with the rest */
+    int64_t full = ctas / grid, rest = ctas % grid;
+    double l2_full = (double)grid * l2 / (WG_L2_GBPS * 1e3);
+    double l2_rest = (double)rest * l2 / (WG_L2_GBPS * 1e3);
+    o->step_us = core_us > l2_full ? core_us : l2_full;
+    double step_rest = core_us > l2_rest ? core_us : l2_rest;
+    o->comp_us = o->fill_us + (double)full * (ksteps * o->step_us + o->epi_us + o->red_us) +
+                 (rest ? ksteps * step_rest + o->epi_us + o->red_us : 0);
     if (hbm_bytes < 0) {
         double m = s->M > 0 ? (double)s->M : 4096, k = s->K > 0 ? (double)s->K : 4096;
         double n = s->N > 0 ? (double)s->N : 4096;
         hbm_bytes = 2.0 * (m * k + s->nmm * k * n + s->nouts * m * n);
     }
     double bw = (double)grid * WG_CTA_GBPS * 1e3; /* bytes per us */
-    if (gpu->hbm_GBps > 0 && bw > gpu->hbm_GBps * 1e3) bw = gpu->hbm_GBps * 1e3;
-    o->mem_us = hbm_bytes / bw + o->fill_us;
+    if (gpu->hbm_GBps > 0 && bw > gpu->hbm_GBps * WG_HBM_EFF * 1e3)
+        bw = gpu->hbm_GBps * WG_HBM_EFF * 1e3;
+    o->mem_us = hbm_bytes / bw + o->fill_us + o->red_us;
     o->time_us = o->comp_us > o->mem_us ? o->comp_us : o->mem_us;
     return o->time_us;
 }
@@ -141,7 +164,7 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
  * permutes to an HBM buffer of dtype dt, rank 2, inner extent a known multiple of 8 below 2^31;
  * *kmajor: K is its contiguous axis (k_last: K is the operand's last axis). */
 static bool opnd_ok(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
-                    bool *kmajor, int64_t *pitch) {
+                    bool *kmajor) {
     int perm[2] = {0, 1};
     ir_id x = id;
     for (unsigned guard = 0; guard < 16; guard++) {
@@ -167,7 +190,6 @@ static bool opnd_ok(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, b
     if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
     if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
     *kmajor = (perm[1] == 1 ? 1 : 0) == (k_last ? 1 : 0);
-    *pitch = inner * 2;
     return true;
 }
 
@@ -223,8 +245,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         return false;
     ir_id ia = ir_in(g, mm, 0);
     bool ak = true, bk = false;
-    int64_t pa = 0, pb = 0;
-    if (!opnd_ok(g, r, ia, dt, true, &ak, &pa)) {
+    if (!opnd_ok(g, r, ia, dt, true, &ak)) {
         if (!opnd_merged(g, r, ia, dt)) return false;
         ak = true;
     }
@@ -234,7 +255,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         if (mh->op != IR_OP_MATMUL) continue;
         bool bkh;
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
-            !opnd_ok(g, r, ir_in(g, mh, 1), dt, false, &bkh, &pb) || (nmm > 0 && bkh != bk))
+            !opnd_ok(g, r, ir_in(g, mh, 1), dt, false, &bkh) || (nmm > 0 && bkh != bk))
             return false;
         bk = bkh;
         nmm++;
@@ -251,7 +272,6 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
     s->smem = budget < gpu->smem_per_block ? budget : gpu->smem_per_block;
     s->sms = gpu->sms;
-    s->pitch_a = pa, s->pitch_b = pb;
     return true;
 }
 
@@ -273,6 +293,6 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops) {
     double step = ((us - m.fill_us) / (double)m.rounds - m.epi_us - m.red_us) / (double)t.nk;
     double clk_per_us = gpu->peak_TFLOPs[IR_BF16] * 1e6 / (gpu->sms * WG_FLOP_CLK);
     double mma = (double)t.bm * t.bn * WG_BK * 2 / WG_FLOP_CLK;
-    double eff = mma / (step * clk_per_us - WG_STEP_CLK);
+    double eff = mma / (step * clk_per_us);
     if (step > 0 && eff > 0.2 && eff <= 1.0) gpu->wg_eff = eff;
 }

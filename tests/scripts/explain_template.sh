@@ -37,8 +37,8 @@ PYEOF
 }
 check "$ROOT/bench/suite-extra/llama_block.tx" -D S=2048
 printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
-check "$W/xw.tx" -D M=16 -D N=4096 -D K=4096
-grep -q "clusters of 2 CTAs" "$W/explain" || { echo "FAIL: the 16-row product is not split"; fail=1; }
+check "$W/xw.tx" -D M=16 -D N=1024 -D K=4096
+grep -q "clusters of [24] CTAs" "$W/explain" || { echo "FAIL: the 16 x 1024 product (16 tiles) is not split"; fail=1; }
 "$TXC" "$W/xw.tx" -D M=16 -D N=4096 -D K=4096 --explain -o "$W/k90.ptx" >"$W/e90" 2>&1
 if grep -q "template" "$W/e90"; then
   echo "FAIL: sm_90 (mma.sync) names a template"

@@ -213,7 +213,7 @@ static void test_matmul_rules(void **state) {
     for (size_t i = 0; i < sizeof ms / sizeof ms[0]; i++) {
         s = mm_sched(xw, ms[i], 4096, 4096);
         assert_int_equal(s.p[0], 64);
-        assert_true(4096 / s.p[1] * s.p[2] >= 66); /* at least half the SMs stream B */
+        assert_true(4096 / s.p[1] * s.p[2] >= 32); /* enough CTAs to stream B near its rate */
         s = mm_sched(xw, ms[i], 1024, 4096);
         assert_true(s.p[2] > 1); /* few tiles whatever their width: split-K */
     }
