@@ -271,10 +271,10 @@ bool pass_schedule_eq(const ir_schedule *a, const ir_schedule *b);
  * stores, the per-block shared memory and the SMs (the persistent grid). */
 typedef struct pass_wg_shape {
     int64_t M, N, K;
-    bool a_kmajor, b_kmajor;  /* operand tiles K-contiguous (else M/N-contiguous) */
-    int nmm, nouts;           /* products sharing A (1..4), stored values (>= 1) */
-    int64_t smem;             /* dynamic shared memory a block may take */
-    int sms;                  /* persistent CTAs */
+    bool a_kmajor, b_kmajor; /* operand tiles K-contiguous (else M/N-contiguous) */
+    int nmm, nouts;          /* products sharing A (1..4), stored values (>= 1) */
+    int64_t smem;            /* dynamic shared memory a block may take */
+    int sms;                 /* persistent CTAs */
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k), split-K ranks, ring stages, and what follows. */
 typedef struct pass_wg_tile {
