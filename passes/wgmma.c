@@ -86,7 +86,7 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
 #define WG_SMEM_B_CLK 128.0
 #define WG_SMEM_EFF   0.90
 #define WG_L2_GBPS    11800.0
-#define WG_EPI_NS     0.30
+#define WG_EPI_NS     0.25
 #define WG_FILL_US    2.0
 #define WG_CLUSTER_US 1.5
 #define WG_RED_GBPS   60.0
