@@ -17,7 +17,7 @@ import json, math, os, re, subprocess, sys, tempfile, time
 
 OUT = os.environ.get("OUT") or "gemm-shapes-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
-DEADLINE = float(os.environ.get("GEMM_DEADLINE", 105))
+DEADLINE = float(os.environ.get("GEMM_DEADLINE", 62))
 T0 = time.time()
 os.makedirs(OUT, exist_ok=True)
 LOG = open(os.path.join(OUT, "gemm_shapes.log"), "w")

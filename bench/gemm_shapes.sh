@@ -7,8 +7,8 @@
 # Per row: the tile the cost model picks (matmul.wgmma), tx's kernel time (verified) and the
 # model's prediction, cuBLAS and eager torch in the same run, and `txc tune` of the model's
 # choice and its runners-up (bench/gemm_shapes.py). $OUT/gemm_shapes.txt: the table, every tuned
-# candidate's predicted and measured time, the summary (printed last). About 110 s
-# (GEMM_DEADLINE=105 s of rows).
+# candidate's predicted and measured time, the summary (printed last). About 70 s
+# (GEMM_DEADLINE=62 s of rows).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TXC=${TXC:-dist/bin/txc}
@@ -17,7 +17,7 @@ export OUT=${OUT:-gemm-shapes-out}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
-timeout -k 5 ${GEMM_TIMEOUT:-115} "$PY" bench/gemm_shapes.py
+timeout -k 5 ${GEMM_TIMEOUT:-72} "$PY" bench/gemm_shapes.py
 rc=$?
-[ $rc -eq 124 ] && echo "gemm_shapes: killed after ${GEMM_TIMEOUT:-115} s; partial results in $OUT/gemm_shapes.json"
+[ $rc -eq 124 ] && echo "gemm_shapes: killed after ${GEMM_TIMEOUT:-72} s; partial results in $OUT/gemm_shapes.json"
 exit $rc
