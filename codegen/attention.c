@@ -93,9 +93,14 @@ static LLVMValueRef clamp_idx(cg_ctx *cx, LLVMValueRef i, LLVMValueRef n) {
  * region's score graph F through cg_emit_value with the product
  * substituted (masks, biases and soft caps computed per score; inputs they
  * read are loaded at the score's index). */
+static LLVMValueRef score_f(attn_gen *a, LLVMValueRef s, LLVMValueRef row, LLVMValueRef col);
 static LLVMValueRef score(attn_gen *a, LLVMValueRef s, LLVMValueRef row, LLVMValueRef col) {
+    return score_f(a, cg_round_f32(a->cx, s, a->d.sdt), row, col);
+}
+
+/* score() of a product s already rounded to the product's dtype. */
+static LLVMValueRef score_f(attn_gen *a, LLVMValueRef s, LLVMValueRef row, LLVMValueRef col) {
     cg_ctx *cx = a->cx;
-    s = cg_round_f32(cx, s, a->d.sdt);
     if (a->am->scores == a->am->mm1) return s;
     const ir_node *x = &cx->g->nodes[a->am->scores];
     LLVMValueRef dims[IR_MAX_RANK];
@@ -1032,6 +1037,17 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
            cg_attn_wg_view_of(g, region, am->v, dt, D, false, &vw[2]);
 }
 
+enum { AWG_MAX_COND = 4 };
+
+/* The consumer's compile-time plan of the score function F (awg_fplan_for). */
+typedef struct awg_fplan {
+    ir_id peel; /* F's node c x substituted by x (F' = F / c), or IR_NONE (F' = F) */
+    float cl;   /* c log2(e) (c = 1 without a peeled scale): exp(F - m) = ex2(cl (F' - m')) */
+    unsigned ncond;             /* conditions of F's wheres that depend on positions only */
+    ir_id cond[AWG_MAX_COND];   /* (iv_static: bool), taken as true in tiles where they are */
+    bool always_clean;          /* no condition and Sk a known multiple of the key tile */
+} awg_fplan;
+
 /* The kernel's state. */
 typedef struct attn_wgk {
     cg_attn_wg_plan p;
@@ -1045,6 +1061,7 @@ typedef struct attn_wgk {
     bool pingpong;     /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
     bool zig;          /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
     LLVMValueRef ncta; /* i64 CTAs (with zig) */
+    awg_fplan fp;      /* the consumer's plan of the score function (awg_fplan_for) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -1312,47 +1329,251 @@ static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMVa
     cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
 }
 
-/* F, the mask of keys past the end and the online softmax of one key tile's scores s (rows r0 +
- * 8h of this thread, keys j0 + c0 + 8 (i/4) + i%2): s becomes exp(s - m) in place, the running
- * max mv and sum lv are updated, alpha[2] gets the rescale factors. */
-static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef r0,
-                        LLVMValueRef c0, LLVMValueRef j0, LLVMValueRef *mv, LLVMValueRef *lv,
-                        LLVMValueRef *alpha) {
+/* ---- the consumer's arithmetic per score ------------------------------------ */
+/* Per score the consumer spends (SASS of the D128 key loop, tests/unit/test_attn_wg.c counts it):
+ * half a paired convert and one integer unpack to round the product to its dtype, F (nothing for
+ * a plain scale: the scale is peeled off F and folded into the exponent), one FMNMX of the row
+ * max, one FFMA + MUFU.EX2 (exp2 form), one FADD of the row sum, half a paired convert of P; the
+ * key-bound mask and the position-only masks only in tiles that need them. */
+
+/* Whether node id of F is x * c with c > 0 a finite scalar constant and x the product or its f32
+ * cast (*c gets c). */
+static bool awg_scaled(const ir_graph *g, const attn_match *am, ir_id id, double *c) {
+    const ir_node *n = &g->nodes[id];
+    if (n->op != IR_OP_MUL || n->dtype != IR_F32) return false;
+    for (unsigned s = 0; s < 2; s++) {
+        ir_id x = ir_in(g, n, s);
+        const ir_node *xn = &g->nodes[x], *kn = &g->nodes[ir_in(g, n, 1 - s)];
+        if (xn->op == IR_OP_CAST && xn->dtype == IR_F32 && ir_in(g, xn, 0) == am->mm1) x = am->mm1;
+        if (x == am->mm1 && g->nodes[am->mm1].dtype != IR_F32 && kn->op == IR_OP_CONST &&
+            kn->shape.rank == 0 && kn->a.cval > 0 && isfinite(kn->a.cval)) {
+            *c = kn->a.cval;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool awg_is_inf(const ir_graph *g, ir_id id) {
+    const ir_node *n = &g->nodes[id];
+    return n->op == IR_OP_CONST && n->shape.rank == 0 && isinf(n->a.cval);
+}
+
+/* Collects into fp->cond the conditions of F's wheres that are functions of positions and
+ * per-batch values only (iv_static: bool), walking F from node id (not into the product). */
+static void awg_conds(attn_gen *a, awg_fplan *fp, ir_id id, uint8_t *seen, unsigned *budget) {
+    const ir_graph *g = a->cx->g;
+    const ir_node *n = &g->nodes[id];
+    if (id == a->am->mm1 || seen[id] || *budget == 0 || n->region != g->nodes[a->am->scores].region)
+        return;
+    seen[id] = 1, --*budget;
+    if (n->op == IR_OP_WHERE && fp->ncond < AWG_MAX_COND) {
+        ir_id c = ir_in(g, n, 0);
+        bool dup = false;
+        for (unsigned i = 0; i < fp->ncond; i++) dup |= fp->cond[i] == c;
+        a->walk = ATTN_WALK_MAX;
+        if (!dup && iv_static(a, c, 0) == 2) fp->cond[fp->ncond++] = c;
+    }
+    for (unsigned k = 0; k < n->nin; k++) awg_conds(a, fp, ir_in(g, n, k), seen, budget);
+}
+
+/* The consumer's compile-time plan of F (awg_fplan). The scale c of F = c x, or of F =
+ * where(cond, c x, +-inf) with cond independent of the product, is peeled: F' = F / c, whose
+ * row max is the max of F over c (c > 0), and exp(F - m) = ex2(c log2(e) (F' - m')). */
+static void awg_fplan_for(attn_gen *a, const attn_wgk *k, awg_fplan *fp) {
+    const ir_graph *g = a->cx->g;
+    const attn_match *am = a->am;
+    memset(fp, 0, sizeof *fp);
+    fp->peel = IR_NONE;
+    double c = 1;
+    ir_id r = am->scores;
+    const ir_node *rn = &g->nodes[r];
+    if (awg_scaled(g, am, r, &c)) {
+        fp->peel = r;
+    } else if (rn->op == IR_OP_WHERE && rn->dtype == IR_F32) {
+        unsigned walk = ATTN_WALK_MAX;
+        ir_id cd = ir_in(g, rn, 0), x = ir_in(g, rn, 1), y = ir_in(g, rn, 2);
+        if (!dep_mm1(g, cd, am->mm1, 0, &walk)) {
+            if (awg_is_inf(g, y) && awg_scaled(g, am, x, &c))
+                fp->peel = x;
+            else if (awg_is_inf(g, x) && awg_scaled(g, am, y, &c))
+                fp->peel = y;
+        }
+        if (fp->peel == IR_NONE) c = 1;
+    }
+    fp->cl = (float)(c * 1.4426950408889634);
+    if (am->scores != am->mm1) {
+        uint8_t *seen = ir_xcalloc(g->n, 1);
+        unsigned budget = 4096;
+        awg_conds(a, fp, am->scores, seen, &budget);
+        free(seen);
+    }
+    LLVMValueRef sk = a->d.Sk;
+    fp->always_clean = fp->ncond == 0 && LLVMIsAConstantInt(sk) &&
+                       LLVMConstIntGetSExtValue(sk) % k->p.bn == 0;
+}
+
+/* The paired convert of two f32 to a 16-bit pair (lo in the low half), as i32. */
+static LLVMValueRef awg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dtype dt) {
+    LLVMValueRef ab[2] = {hi, lo}; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a in the upper half */
+    LLVMValueRef v = cg_call_intrinsic(
+        cx, dt == IR_BF16 ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn", false, ab, 2);
+    return LLVMBuildBitCast(cx->b, v, cx->i32, "");
+}
+
+/* s[i], s[i + 1] (i even) rounded to the product's dtype: one paired convert, two unpacks. */
+static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
-    const cg_attn_desc *d = &a->d;
+    ir_dtype dt = a->d.sdt;
     unsigned NS = (unsigned)k->p.bn / 2;
-    LLVMValueRef mx[2] = {cg_f32c(cx, -INFINITY), cg_f32c(cx, -INFINITY)};
+    for (unsigned i = 0; i < NS; i += 2) {
+        if (dt != IR_BF16 && dt != IR_F16) {
+            s[i] = cg_round_f32(cx, s[i], dt), s[i + 1] = cg_round_f32(cx, s[i + 1], dt);
+            continue;
+        }
+        LLVMValueRef r = awg_cvt2(cx, s[i], s[i + 1], dt);
+        if (dt == IR_BF16) {
+            s[i] = LLVMBuildBitCast(b, LLVMBuildShl(b, r, i32c(cx, 16), ""), cx->f32, "");
+            s[i + 1] = LLVMBuildBitCast(b, LLVMBuildAnd(b, r, i32c(cx, (int64_t)0xffff0000u), ""),
+                                        cx->f32, "");
+        } else {
+            LLVMValueRef h2 = LLVMBuildBitCast(b, r, LLVMVectorType(LLVMHalfTypeInContext(cx->llctx), 2), "");
+            for (unsigned j = 0; j < 2; j++)
+                s[i + j] = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, j), ""),
+                                          cx->f32, "");
+        }
+    }
+}
+
+/* Whether the key tile at j0 (i64) needs no mask for this warpgroup's rows rw .. rw + 63 (i1):
+ * every key before Sk and every position-only condition of F true over the tile. */
+static LLVMValueRef awg_clean(attn_gen *a, const attn_wgk *k, LLVMValueRef rw, LLVMValueRef j0) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const awg_fplan *fp = &k->fp;
+    if (fp->always_clean) return LLVMConstInt(cx->i1, 1, 0);
+    LLVMValueRef je = LLVMBuildAdd(b, j0, cg_i64(cx, k->p.bn), "");
+    LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLE, je, a->d.Sk, "");
+    attn_tile t = {rw, imin(cx, LLVMBuildAdd(b, rw, cg_i64(cx, 63), ""),
+                            LLVMBuildSub(b, a->d.Sq, cg_i64(cx, 1), "")),
+                   j0, LLVMBuildSub(b, je, cg_i64(cx, 1), "")};
+    for (unsigned i = 0; i < fp->ncond; i++) {
+        a->walk = ATTN_WALK_MAX;
+        attn_iv v = iv_eval(a, fp->cond[i], &t, 0);
+        if (v.top || v.kind != 2) return LLVMConstInt(cx->i1, 0, 0);
+        ok = LLVMBuildAnd(b, ok, LLVMBuildNot(b, v.lo, ""), "");
+    }
+    return ok;
+}
+
+/* F' of the rounded products s (rows r0 + 8h of this thread, keys col0 + 8 (i/4) + i%2) in
+ * place; `clean`: the tile needs no mask (F's position-only conditions read true, no key-bound
+ * mask), else keys past Sk read -inf. */
+static void awg_scores(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef r0,
+                       LLVMValueRef col0, bool clean) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const awg_fplan *fp = &k->fp;
+    unsigned NS = (unsigned)k->p.bn / 2;
+    if (clean)
+        for (unsigned c = 0; c < fp->ncond; c++) cx->subst[fp->cond[c]] = LLVMConstInt(cx->i1, 1, 0);
     for (unsigned i = 0; i < NS; i++) {
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
-        LLVMValueRef col =
-            LLVMBuildAdd(b, LLVMBuildAdd(b, j0, c0, ""), cg_i64(cx, 8 * (i / 4) + i % 2), "");
-        LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
-        s[i] = LLVMBuildSelect(b, in, score(a, s[i], row, col), cg_f32c(cx, -INFINITY), "");
-        mx[(i / 2) % 2] = fmaxnum(cx, mx[(i / 2) % 2], s[i]);
+        LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        if (fp->peel != IR_NONE) cx->subst[fp->peel] = s[i];
+        LLVMValueRef v = score_f(a, s[i], row, col);
+        if (fp->peel != IR_NONE) cx->subst[fp->peel] = NULL;
+        if (!clean)
+            v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, col, a->d.Sk, ""), v,
+                                cg_f32c(cx, -INFINITY), "");
+        s[i] = v;
     }
-    LLVMValueRef msafe[2], psum[2];
+    for (unsigned c = 0; c < fp->ncond; c++) cx->subst[fp->cond[c]] = NULL;
+}
+
+/* The max (or the sum) of v[0..n) as a balanced tree. */
+static LLVMValueRef awg_tree(cg_ctx *cx, LLVMValueRef *v, unsigned n, bool max) {
+    for (; n > 1; n = (n + 1) / 2)
+        for (unsigned i = 0; i < n / 2; i++)
+            v[i] = max ? fmaxnum(cx, v[2 * i], v[2 * i + 1]) : fadd(cx, v[2 * i], v[2 * i + 1]);
+    return v[0];
+}
+
+static LLVMValueRef awg_ex2(cg_ctx *cx, LLVMValueRef x) {
+    return cg_call_intrinsic(cx, "llvm.nvvm.ex2.approx.ftz.f", false, &x, 1);
+}
+
+/* F, the masks and the online softmax of one key tile's scores s (rows r0 + 8h of this thread,
+ * keys j0 + c0 + 8 (i/4) + i%2; rw: the warpgroup's first row): s becomes exp(F - m) in place,
+ * the running max mv (of F') and sum lv are updated, alpha[2] gets the rescale factors. */
+static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef r0,
+                        LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, LLVMValueRef *mv,
+                        LLVMValueRef *lv, LLVMValueRef *alpha) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2;
+    awg_round(a, k, s);
+    LLVMValueRef col0 = LLVMBuildAdd(b, j0, c0, "");
+    LLVMValueRef clean = awg_clean(a, k, rw, j0);
+    if (LLVMIsAConstantInt(clean) && LLVMConstIntGetZExtValue(clean)) {
+        awg_scores(a, k, s, r0, col0, true);
+    } else {
+        LLVMValueRef sc[128], sm[128];
+        memcpy(sc, s, NS * sizeof *s), memcpy(sm, s, NS * sizeof *s);
+        LLVMBasicBlockRef bc = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "clean");
+        LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "masked");
+        LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "scored");
+        LLVMBuildCondBr(b, clean, bc, bm);
+        LLVMPositionBuilderAtEnd(b, bc);
+        awg_scores(a, k, sc, r0, col0, true);
+        LLVMBasicBlockRef ec = LLVMGetInsertBlock(b);
+        LLVMBuildBr(b, bj);
+        LLVMPositionBuilderAtEnd(b, bm);
+        awg_scores(a, k, sm, r0, col0, false);
+        LLVMBasicBlockRef em = LLVMGetInsertBlock(b);
+        LLVMBuildBr(b, bj);
+        LLVMPositionBuilderAtEnd(b, bj);
+        for (unsigned i = 0; i < NS; i++) {
+            s[i] = LLVMBuildPhi(b, cx->f32, "");
+            LLVMValueRef in[2] = {sc[i], sm[i]};
+            LLVMBasicBlockRef from[2] = {ec, em};
+            LLVMAddIncoming(s[i], in, from, 2);
+        }
+    }
+    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), rv[2][64], bias[2];
+    for (unsigned i = 0; i < NS; i++) rv[(i / 2) % 2][(i / 4) * 2 + i % 2] = s[i];
     for (int h = 0; h < 2; h++) {
-        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 1));
-        mx[h] = fmaxnum(cx, mx[h], cg_shfl_xor(cx, mx[h], 2));
-        online_max(cx, mv[h], mx[h], &alpha[h], &msafe[h], true);
-        psum[h] = cg_f32c(cx, 0);
+        LLVMValueRef mx = awg_tree(cx, rv[h], NS / 2, true), msafe;
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
+        LLVMValueRef mo = ld(cx, mv[h]), mn = fmaxnum(cx, mo, mx);
+        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mn, cg_f32c(cx, -INFINITY), "");
+        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mn, "");
+        alpha[h] = awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl));
+        st(cx, mn, mv[h]);
+        bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
     }
     for (unsigned i = 0; i < NS; i++) {
         unsigned h = (i / 2) % 2;
-        s[i] = cg_exp_fast(cx, LLVMBuildFSub(b, s[i], msafe[h], ""));
-        psum[h] = fadd(cx, psum[h], s[i]);
+        LLVMValueRef fa[3] = {s[i], cl, bias[h]};
+        s[i] = awg_ex2(cx, cg_call_intrinsic(cx, "llvm.fma", true, fa, 3));
+        rv[h][(i / 4) * 2 + i % 2] = s[i];
     }
-    for (int h = 0; h < 2; h++) st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), psum[h]), lv[h]);
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef ps = awg_tree(cx, rv[h], NS / 2, false);
+        st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), ps), lv[h]);
+    }
 }
 
-/* P's A fragments pf[0..4 bn/16) (16-bit pairs) from the exponentiated scores s. */
+/* P's A fragments pf[0..4 bn/16) (16-bit pairs, one paired convert each) from the exponentiated
+ * scores s. */
 static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVMValueRef *pf) {
     for (unsigned kk = 0; kk < (unsigned)k->p.bn / 16; kk++)
         for (unsigned r = 0; r < 4; r++) {
             unsigned lo, hi;
             cg_attn_wg_pfrag(kk, r, &lo, &hi);
-            pf[4 * kk + r] = cg_mm_pack2(a->cx, s[lo], s[hi], a->d.cdt);
+            pf[4 * kk + r] = awg_cvt2(a->cx, s[lo], s[hi], a->d.cdt);
         }
 }
 
@@ -1379,7 +1600,7 @@ static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
  * (P_j, alpha_j), wait for the product, free stage j-1, O *= alpha_j; finally O += P V of the
  * last tile. ov / pv / mv / lv / itv: the O, P, max, sum and ring-step variables. */
 static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
-                     LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
+                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
                      LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv,
                      LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
@@ -1399,7 +1620,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
-    awg_softmax(a, k, s, r0, c0, kb, mv, lv, alpha);
+    awg_softmax(a, k, s, r0, rw, c0, kb, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pf[i], pv[i]);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
@@ -1424,7 +1645,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
     /* the softmax runs under the product; P's registers (the product's A operand) are written
      * only after it completes: the exponentiated scores pass through the wait */
-    awg_softmax(a, k, s, r0, c0, j0, mv, lv, alpha);
+    awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
     for (unsigned i = 0; i < NS; i++) o[NO + i] = s[i];
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO + NS, NULL, 0);
     LLVMValueRef pn[64];
@@ -1452,7 +1673,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
 /* The unpipelined key loop (TX_ATTN_PIPELINE=0; what pipelining buys is measured against it): per
  * tile S = Q K_j, wait, softmax, O *= alpha, O += P V_j, wait, free the stage. */
 static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
-                           LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
+                           LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
                            LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
@@ -1469,7 +1690,7 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
-    awg_softmax(a, k, s, r0, c0, j0, mv, lv, alpha);
+    awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), alpha[(i / 2) % 2]);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
@@ -1519,10 +1740,12 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
         st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
     cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
+    LLVMValueRef rw = LLVMBuildAdd(
+        b, q0, LLVMBuildZExt(b, LLVMBuildMul(b, wgc, i32c(cx, 64), ""), cx->i64, ""), "rw");
     if (k->pipe)
-        awg_keys(a, k, sq, r0, c0, kb, ke, ov, pv, mv, lv, itv, wgc);
+        awg_keys(a, k, sq, r0, rw, c0, kb, ke, ov, pv, mv, lv, itv, wgc);
     else
-        awg_keys_plain(a, k, sq, r0, c0, kb, ke, ov, mv, lv, itv);
+        awg_keys_plain(a, k, sq, r0, rw, c0, kb, ke, ov, mv, lv, itv);
     awg_arrive(cx, awg_qempty(cx, k));
     LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
     /* normalise and store */
@@ -1623,6 +1846,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.pipe = attn_knob("TX_ATTN_PIPELINE", false);
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", false);
     k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
+    awg_fplan_for(a, &k, &k.fp);
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;

@@ -1,0 +1,159 @@
+#!/usr/bin/env bash
+# bench/fa3_perf.sh - the sm_90a attention kernel's consumer (codegen/attention.c, the arithmetic
+# per score) on a Hopper GPU: timings against SDPA in the same run, verification at ragged sizes,
+# one ncu profile. From the repository root with dist/ carried (tools/make-dist.sh):
+#
+#   bash bench/fa3_perf.sh                  # within BUDGET seconds (default 110; a step that
+#                                           # would not fit is skipped and says so)
+#   STEPS=time,sdpa bash bench/fa3_perf.sh
+#
+# Steps, most important first:
+#   time:   `txc bench --json` (median of the whole graph; the bench checks a sample of every
+#           output against the reference) of the default loop at D128 S4096, D64 S1024, causal;
+#   sdpa:   bench/fa3_torch.py (SDPA, the backend PyTorch picks; is_causal, enable_gqa);
+#   verify: `txc bench` at ragged sizes (every output against the reference): causal S=1100,
+#           D64 S=1000, D128 S=17, GQA S=1000, a length mask with a wholly masked row, ALiBi and
+#           soft cap S=1100, f16 S=130; the pipelined loop at two of them;
+#   time2:  the opt-in loops (TX_ATTN_PIPELINE=1, + TX_ATTN_PINGPONG=1) at D128 / D64 / causal,
+#           and GQA;
+#   ncu:    one launch of the D128 kernel: SpeedOfLight, InstructionStats, WarpStateStats;
+#   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json,
+#   verify.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
+set -uo pipefail
+TXC=${TXC:-dist/bin/txc}
+SUITE=${SUITE:-dist/shared/bench/suite}
+X=${X:-bench/suite-extra}
+A=$SUITE/attention.tx
+OUT=${OUT:-fa3perf-out}
+STEPS=${STEPS:-time,sdpa,verify,time2,ncu}
+PY=$(command -v python3 || command -v python)
+export PATH="$PATH:/usr/local/cuda/bin"
+mkdir -p "$OUT"
+LOG=$OUT/log.txt
+: >"$LOG"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+[ -x "$TXC" ] || { echo "fa3_perf: no txc at $TXC (carry dist/)"; exit 2; }
+fail=0
+T0=$(date +%s)
+left() { echo $(( ${BUDGET:-110} - ($(date +%s) - T0) )); }
+log() { echo "$*" | tee -a "$LOG"; }
+has() {
+  case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
+  [ "$(left)" -gt "${2:-10}" ] && return 0
+  log "skipped $1: $(left) s left"; return 1
+}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
+
+cat >"$W/f16.tx" <<'EOF'
+fn f(q: f16[B, H, S, D], k: f16[B, H, S, D], v: f16[B, H, S, D]) -> f16[B, H, S, D] {
+  s = f32(q @ transpose(k, -1, -2)) * 0.125
+  return f16(softmax(s, axis=-1)) @ v
+}
+EOF
+cat >"$W/lens.tx" <<'EOF'
+fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128], len: i32[B]) -> bf16[B, H, S, 128] {
+  s = f32(q @ transpose(k, -1, -2)) * 0.08838834764831845
+  keep = (arange(S) < reshape(len, (B, 1, 1, 1))) & (iota((S, S), axis=0) >= iota((S, S), axis=1))
+  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v
+}
+EOF
+"$PY" -c "import numpy as np; np.save('$W/len.npy', np.array([0, 1, 300], '<i4'))"
+
+tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (compile only)
+  local cfg=$1; shift
+  # shellcheck disable=SC2086
+  env $cfg "$TXC" "$@" --target=sm_90a -o "$W/t.ptx" >/dev/null 2>&1 && grep -o '"template": "[^"]*"' "$W/t.ptx.json" | head -1 | cut -d'"' -f4
+}
+
+tbench() { # NAME "ENV" FILE SIZES...: txc bench --json under ENV
+  local n=$1 cfg=$2 f=$3; shift 3
+  # shellcheck disable=SC2086
+  if env $cfg timeout 60 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+    log "timed $n [$cfg] ($*) [$(tmpl "$cfg" "$f" "$@")]"
+  else
+    fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
+  fi
+}
+: >"$OUT/verify.txt"
+verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked against the reference
+  local cfg=$1 f=$2; shift 2
+  local extra=()
+  case "$f" in *lens*) extra=(--input "len=$W/len.npy") ;; esac
+  # shellcheck disable=SC2086
+  if env $cfg timeout 40 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "${extra[@]}" "$@" >"$W/v.txt" 2>&1 &&
+     grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
+    echo "ok    [$cfg] $(basename "$f" .tx) $*" | tee -a "$OUT/verify.txt"
+  else
+    fail=1; echo "FAIL  [$cfg] $(basename "$f" .tx) $*: $(tail -c 400 "$W/v.txt" | tr '\n' ' ')" | tee -a "$OUT/verify.txt"
+  fi
+  cat "$W/v.txt" >>"$LOG"
+}
+P1="TX_ATTN_PIPELINE=1"; PP="TX_ATTN_PIPELINE=1 TX_ATTN_PINGPONG=1"
+
+if has time; then
+  tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+fi
+if has sdpa 25; then
+  timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
+fi
+if has verify; then
+  verify "" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
+  verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
+  verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
+  verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
+  verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
+  verify "$PP" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "$P1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+fi
+if has time2 15; then
+  tbench d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
+fi
+if has ncu 15; then
+  if command -v ncu >/dev/null; then
+    timeout "$(( $(left) - 3 ))" ncu --clock-control none -k regex:attention --launch-count 1 --section SpeedOfLight \
+      --section InstructionStats --section WarpStateStats --section ComputeWorkloadAnalysis "$TXC" run "$A" --device=gpu \
+      --random-inputs=1 -D B=4 -D H=32 -D S=4096 -D D=128 --output-dir "$W/no" >"$OUT/ncu.txt" 2>&1 || log "ncu failed (see ncu.txt)"
+    grep -E "Duration|Compute \(SM\) Throughput|Executed Ipc A|Issue Slots Busy|Executed Instructions  |Stall|Warp Cycles Per Issued|No Eligible|Pipe" "$OUT/ncu.txt" | sed 's/^/ncu d128: /' | tee -a "$LOG"
+  else
+    log "ncu not found"
+  fi
+fi
+
+"$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(p):
+    try: return json.load(open(os.path.join(out, p)))
+    except Exception: return {}
+th = load("torch.json")
+def fused(n):
+    r = load("tx-%s.json" % n)
+    return r.get("fused") or r
+F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
+rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d128_pipe", F128, "sdpa_d128", ">= 1.0x"),
+        ("d128_pp", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9x"),
+        ("d64_pp", F64, "sdpa_d64", ">= 0.9x"), ("causal", FC, "sdpa_causal", ">= 1.0x"),
+        ("causal_pp", FC, "sdpa_causal", ">= 1.0x"), ("gqa", FC, "sdpa_gqa", ">= 1.0x")]
+print("fa3_perf summary (%s; pipe = TX_ATTN_PIPELINE=1, pp = + TX_ATTN_PINGPONG=1)" % th.get("device", "?"))
+print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
+print("|---|---:|---:|---|---:|---:|---|")
+for n, fl, an, tg in rows:
+    r = fused(n); t = r.get("graph_us")
+    sd = th.get(an); sd = sd * 1000 if sd else None
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (fl / t / 1e6) if t else "-",
+          r.get("verified"), "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", tg))
+print("\nverification (ragged sizes, against the reference):")
+try: print(open(os.path.join(out, "verify.txt")).read())
+except Exception: print("(none)")
+PYEOF
+exit $fail
