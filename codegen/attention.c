@@ -1037,7 +1037,10 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
            cg_attn_wg_view_of(g, region, am->v, dt, D, false, &vw[2]);
 }
 
-enum { AWG_MAX_COND = 4 };
+/* AWG_MAX_COND: position-only conditions the clean tiles take as true; AWG_RESCALE_LOG2: how far
+ * (log2) a row's max may grow before the running max moves and O is rescaled (P <= 2^8 fits
+ * bf16 and f16; O and l stay far from f32 overflow). */
+enum { AWG_MAX_COND = 4, AWG_RESCALE_LOG2 = 8 };
 
 /* The consumer's compile-time plan of the score function F (awg_fplan_for). */
 typedef struct awg_fplan {
@@ -1277,6 +1280,12 @@ static LLVMValueRef awg_desc(cg_ctx *cx, LLVMValueRef sa, int64_t off, uint32_t 
                         LLVMBuildZExt(b, lo, cx->i64, ""), "");
 }
 
+/* The descriptor of desc's tile `off` bytes further (off a multiple of 16): the start address
+ * field is (address mod 2^18) / 16 and shared addresses stay below 2^18, so it adds off / 16. */
+static LLVMValueRef awg_desc_add(cg_ctx *cx, LLVMValueRef desc, int64_t off) {
+    return off ? LLVMBuildAdd(cx->b, desc, LLVMConstInt(cx->i64, (uint64_t)off >> 4, 0), "") : desc;
+}
+
 static const char *awg_ty(const attn_gen *a) { return a->d.cdt == IR_BF16 ? "bf16" : "f16"; }
 
 /* Issues S = Q K^T (d/16 wgmma m64 x bn x 16 from this warpgroup's Q rows at sq and the K tile
@@ -1293,10 +1302,11 @@ static void awg_issue_qk(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMVa
              "f32.%s.%s %s, $%u, $%u, p, 1, 1, 0, 0;\n}",
              NS + 2, k->p.bn, awg_ty(a), awg_ty(a), regs, NS, NS + 1);
     cg_wg_tied(cons, sizeof cons, NS, "l,l,r");
+    LLVMValueRef dq = awg_desc(cx, sq, 0, 16), dk = awg_desc(cx, sk, 0, 16);
     for (int kk = 0; kk < k->p.d / 16; kk++) {
         int64_t off = (kk % 4) * 32; /* the 16-deep slice within the box's 128-byte rows */
-        LLVMValueRef pre[3] = {awg_desc(cx, sq, (kk / 4) * (int64_t)k->p.bm * 128 + off, 16),
-                               awg_desc(cx, sk, (kk / 4) * (int64_t)k->p.bn * 128 + off, 16),
+        LLVMValueRef pre[3] = {awg_desc_add(cx, dq, (kk / 4) * (int64_t)k->p.bm * 128 + off),
+                               awg_desc_add(cx, dk, (kk / 4) * (int64_t)k->p.bn * 128 + off),
                                i32c(cx, kk > 0)};
         cg_wg_acc_asm(cx, s, NS, text, cons, pre, 3);
     }
@@ -1317,12 +1327,13 @@ static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMVa
              NO + 5, k->p.d, awg_ty(a), awg_ty(a), regs, NO, NO + 1, NO + 2, NO + 3, NO + 4);
     cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
     uint32_t vlbo = (uint32_t)(k->p.bn * 128); /* the next 64 value columns: the next box */
+    LLVMValueRef dv = awg_desc(cx, sv, 0, vlbo);
     for (unsigned kk = 0; kk < KP; kk++) {
         LLVMValueRef pre[6] = {pf[4 * kk],
                                pf[4 * kk + 1],
                                pf[4 * kk + 2],
                                pf[4 * kk + 3],
-                               awg_desc(cx, sv, (int64_t)kk * 2048, vlbo),
+                               awg_desc_add(cx, dv, (int64_t)kk * 2048),
                                i32c(cx, 1)};
         cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
     }
@@ -1547,11 +1558,19 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         LLVMValueRef mx = awg_tree(cx, rv[h], NS / 2, true), msafe;
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
+        /* the running max moves only when the tile's max exceeds it by more than
+         * AWG_RESCALE_LOG2 in exp2 units (or it is -inf): else alpha is 1 and P <= 2^that */
         LLVMValueRef mo = ld(cx, mv[h]), mn = fmaxnum(cx, mo, mx);
-        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mn, cg_f32c(cx, -INFINITY), "");
-        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mn, "");
-        alpha[h] = awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl));
-        st(cx, mn, mv[h]);
+        LLVMValueRef grow =
+            LLVMBuildFCmp(b, LLVMRealOGT, fmul(cx, LLVMBuildFSub(b, mn, mo, ""), cl),
+                          cg_f32c(cx, AWG_RESCALE_LOG2), "grow");
+        LLVMValueRef mu = LLVMBuildSelect(b, grow, mn, mo, "");
+        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mu, cg_f32c(cx, -INFINITY), "");
+        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
+        alpha[h] = LLVMBuildSelect(
+            b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)), cg_f32c(cx, 1),
+            "alpha");
+        st(cx, mu, mv[h]);
         bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
     }
     for (unsigned i = 0; i < NS; i++) {
@@ -1563,6 +1582,33 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
     for (int h = 0; h < 2; h++) {
         LLVMValueRef ps = awg_tree(cx, rv[h], NS / 2, false);
         st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), ps), lv[h]);
+    }
+}
+
+/* o[0..n) *= alpha[(i / 2) % 2] (the rows of accumulator i), skipped by the whole warp when
+ * every alpha of its rows is 1. */
+static void awg_rescale(cg_ctx *cx, LLVMValueRef *o, unsigned n, const LLVMValueRef *alpha) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef one = cg_f32c(cx, 1);
+    LLVMValueRef ch = LLVMBuildOr(b, LLVMBuildFCmp(b, LLVMRealUNE, alpha[0], one, ""),
+                                  LLVMBuildFCmp(b, LLVMRealUNE, alpha[1], one, ""), "");
+    LLVMValueRef va[2] = {cg_i32(cx, -1), ch};
+    LLVMValueRef any = cg_call_intrinsic(cx, "llvm.nvvm.vote.any.sync", false, va, 2);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef bs = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "rescale");
+    LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "rescaled");
+    LLVMBuildCondBr(b, any, bs, bj);
+    LLVMPositionBuilderAtEnd(b, bs);
+    LLVMValueRef m[256];
+    for (unsigned i = 0; i < n; i++) m[i] = fmul(cx, o[i], alpha[(i / 2) % 2]);
+    LLVMBuildBr(b, bj);
+    LLVMPositionBuilderAtEnd(b, bj);
+    for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef ph = LLVMBuildPhi(b, cx->f32, "");
+        LLVMValueRef in[2] = {m[i], o[i]};
+        LLVMBasicBlockRef bb[2] = {bs, from};
+        LLVMAddIncoming(ph, in, bb, 2);
+        o[i] = ph;
     }
 }
 
@@ -1651,7 +1697,8 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     LLVMValueRef pn[64];
     awg_pack(a, k, o + NO, pn);
     awg_arrive(cx, awg_sbar(cx, k, ps, 1));
-    for (unsigned i = 0; i < NO; i++) st(cx, fmul(cx, o[i], alpha[(i / 2) % 2]), ov[i]);
+    awg_rescale(cx, o, NO, alpha);
+    for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
     for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pn[i], pv[i]);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
     cg_loop_end(cx, &jl);
@@ -1692,7 +1739,8 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
     awg_pack(a, k, s, pf);
-    for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), alpha[(i / 2) % 2]);
+    for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
+    awg_rescale(cx, o, NO, alpha);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
     awg_issue_pv(a, k, awg_kv(cx, k, st_, 1), pf, o);
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
