@@ -1044,11 +1044,11 @@ enum { AWG_MAX_COND = 4, AWG_RESCALE_LOG2 = 8 };
 
 /* The consumer's compile-time plan of the score function F (awg_fplan_for). */
 typedef struct awg_fplan {
-    ir_id peel; /* F's node c x substituted by x (F' = F / c), or IR_NONE (F' = F) */
-    float cl;   /* c log2(e) (c = 1 without a peeled scale): exp(F - m) = ex2(cl (F' - m')) */
-    unsigned ncond;             /* conditions of F's wheres that depend on positions only */
-    ir_id cond[AWG_MAX_COND];   /* (iv_static: bool), taken as true in tiles where they are */
-    bool always_clean;          /* no condition and Sk a known multiple of the key tile */
+    ir_id peel;     /* F's node c x substituted by x (F' = F / c), or IR_NONE (F' = F) */
+    float cl;       /* c log2(e) (c = 1 without a peeled scale): exp(F - m) = ex2(cl (F' - m')) */
+    unsigned ncond; /* conditions of F's wheres that depend on positions only */
+    ir_id cond[AWG_MAX_COND]; /* (iv_static: bool), taken as true in tiles where they are */
+    bool always_clean;        /* no condition and Sk a known multiple of the key tile */
 } awg_fplan;
 
 /* The kernel's state. */
@@ -1420,8 +1420,8 @@ static void awg_fplan_for(attn_gen *a, const attn_wgk *k, awg_fplan *fp) {
         free(seen);
     }
     LLVMValueRef sk = a->d.Sk;
-    fp->always_clean = fp->ncond == 0 && LLVMIsAConstantInt(sk) &&
-                       LLVMConstIntGetSExtValue(sk) % k->p.bn == 0;
+    fp->always_clean =
+        fp->ncond == 0 && LLVMIsAConstantInt(sk) && LLVMConstIntGetSExtValue(sk) % k->p.bn == 0;
 }
 
 /* The paired convert of two f32 to a 16-bit pair (lo in the low half), as i32. */
@@ -1449,10 +1449,11 @@ static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s) {
             s[i + 1] = LLVMBuildBitCast(b, LLVMBuildAnd(b, r, i32c(cx, (int64_t)0xffff0000u), ""),
                                         cx->f32, "");
         } else {
-            LLVMValueRef h2 = LLVMBuildBitCast(b, r, LLVMVectorType(LLVMHalfTypeInContext(cx->llctx), 2), "");
+            LLVMValueRef h2 =
+                LLVMBuildBitCast(b, r, LLVMVectorType(LLVMHalfTypeInContext(cx->llctx), 2), "");
             for (unsigned j = 0; j < 2; j++)
-                s[i + j] = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, j), ""),
-                                          cx->f32, "");
+                s[i + j] =
+                    LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, j), ""), cx->f32, "");
         }
     }
 }
@@ -1466,8 +1467,9 @@ static LLVMValueRef awg_clean(attn_gen *a, const attn_wgk *k, LLVMValueRef rw, L
     if (fp->always_clean) return LLVMConstInt(cx->i1, 1, 0);
     LLVMValueRef je = LLVMBuildAdd(b, j0, cg_i64(cx, k->p.bn), "");
     LLVMValueRef ok = LLVMBuildICmp(b, LLVMIntSLE, je, a->d.Sk, "");
-    attn_tile t = {rw, imin(cx, LLVMBuildAdd(b, rw, cg_i64(cx, 63), ""),
-                            LLVMBuildSub(b, a->d.Sq, cg_i64(cx, 1), "")),
+    attn_tile t = {rw,
+                   imin(cx, LLVMBuildAdd(b, rw, cg_i64(cx, 63), ""),
+                        LLVMBuildSub(b, a->d.Sq, cg_i64(cx, 1), "")),
                    j0, LLVMBuildSub(b, je, cg_i64(cx, 1), "")};
     for (unsigned i = 0; i < fp->ncond; i++) {
         a->walk = ATTN_WALK_MAX;
@@ -1488,7 +1490,8 @@ static void awg_scores(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValu
     const awg_fplan *fp = &k->fp;
     unsigned NS = (unsigned)k->p.bn / 2;
     if (clean)
-        for (unsigned c = 0; c < fp->ncond; c++) cx->subst[fp->cond[c]] = LLVMConstInt(cx->i1, 1, 0);
+        for (unsigned c = 0; c < fp->ncond; c++)
+            cx->subst[fp->cond[c]] = LLVMConstInt(cx->i1, 1, 0);
     for (unsigned i = 0; i < NS; i++) {
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
         LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
@@ -1567,9 +1570,9 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         LLVMValueRef mu = LLVMBuildSelect(b, grow, mn, mo, "");
         LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mu, cg_f32c(cx, -INFINITY), "");
         msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
-        alpha[h] = LLVMBuildSelect(
-            b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)), cg_f32c(cx, 1),
-            "alpha");
+        alpha[h] =
+            LLVMBuildSelect(b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)),
+                            cg_f32c(cx, 1), "alpha");
         st(cx, mu, mv[h]);
         bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
     }
@@ -1646,9 +1649,9 @@ static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
  * (P_j, alpha_j), wait for the product, free stage j-1, O *= alpha_j; finally O += P V of the
  * last tile. ov / pv / mv / lv / itv: the O, P, max, sum and ring-step variables. */
 static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
-                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
-                     LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv,
-                     LLVMValueRef wgc) {
+                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke,
+                     LLVMValueRef *ov, LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv,
+                     LLVMValueRef itv, LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
@@ -1720,8 +1723,8 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
 /* The unpipelined key loop (TX_ATTN_PIPELINE=0; what pipelining buys is measured against it): per
  * tile S = Q K_j, wait, softmax, O *= alpha, O += P V_j, wait, free the stage. */
 static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
-                           LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke, LLVMValueRef *ov,
-                           LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
+                           LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef kb, LLVMValueRef ke,
+                           LLVMValueRef *ov, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
@@ -1748,6 +1751,74 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
     cg_loop_end(cx, &jl);
+}
+
+/* Whether the region's one output is the product itself in the operands' 16-bit dtype: then
+ * awg_store writes two adjacent columns as one 32-bit word of one paired convert (the bits
+ * cg_mm_epi_store would store: the product rounded to its dtype, stored as it is). */
+static bool awg_pair_store(const attn_gen *a) {
+    const cg_attn_desc *d = &a->d;
+    const cg_mm_epi_state *es = d->user;
+    return d->epi == cg_mm_epi_store && es->nmm == 1 && es->nouts == 1 &&
+           es->outs[0] == a->am->mm2 && a->cx->g->nodes[a->am->mm2].dtype == d->cdt &&
+           cg_buf_ptr(a->cx, a->am->mm2) && d->dvmax % 2 == 0;
+}
+
+/* Stores this thread's normalised O values o[0..d/2) (rows r0 + 8h, columns c0 + 8 (i/4) + i%2)
+ * through the region's epilogue, rows past Sq skipped: pairs of columns as 32-bit words when
+ * awg_pair_store holds and the output is 4-byte aligned, else element by element. */
+static bool awg_store(attn_gen *a, const attn_wgk *k, const LLVMValueRef *o, LLVMValueRef r0,
+                      LLVMValueRef c0) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const cg_attn_desc *d = &a->d;
+    unsigned NO = (unsigned)k->p.d / 2;
+    LLVMBasicBlockRef join = NULL;
+    if (awg_pair_store(a)) {
+        ir_id m2 = a->am->mm2;
+        const ir_node *mn = &cx->g->nodes[m2];
+        LLVMValueRef base = cg_buf_ptr(cx, m2);
+        LLVMValueRef al = LLVMBuildICmp(
+            b, LLVMIntEQ,
+            LLVMBuildAnd(b, LLVMBuildPtrToInt(b, base, cx->i64, ""), cg_i64(cx, 3), ""),
+            cg_i64(cx, 0), "");
+        LLVMBasicBlockRef pw = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "pairs");
+        LLVMBasicBlockRef el = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elems");
+        join = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "stored");
+        LLVMBuildCondBr(b, al, pw, el);
+        LLVMPositionBuilderAtEnd(b, pw);
+        for (unsigned i = 0; i < NO; i += 2) {
+            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 8 * (i / 4)), "");
+            LLVMBasicBlockRef e = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""));
+            LLVMValueRef dims[IR_MAX_RANK];
+            for (unsigned j = 0; j < d->nb; j++) dims[j] = a->bidx[j];
+            dims[d->nb] = row, dims[d->nb + 1] = col;
+            cg_index idx = cg_index_from_dims(cx, &mn->shape, dims);
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cx->i16, base, &idx.lin, 1, "");
+            LLVMValueRef s = LLVMBuildStore(b, awg_cvt2(cx, o[i], o[i + 1], d->cdt), p);
+            LLVMSetAlignment(s, 4);
+            cg_if_end(cx, e);
+        }
+        LLVMBuildBr(b, join);
+        LLVMPositionBuilderAtEnd(b, el);
+    }
+    bool ok = true;
+    for (unsigned i = 0; i < NO && ok; i++) {
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+        LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+                                       LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+        LLVMBasicBlockRef e = cg_if_begin(cx, in);
+        LLVMValueRef ovl = o[i];
+        ok = d->epi(d->user, cx, &ovl, a->bidx, row, col);
+        cg_if_end(cx, e);
+    }
+    if (join) {
+        LLVMBuildBr(b, join);
+        LLVMPositionBuilderAtEnd(b, join);
+    }
+    return ok;
 }
 
 /* A consumer warpgroup (rows 64 wgc .. 64 wgc + 63 of each work tile). */
@@ -1804,17 +1875,9 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
         l = fadd(cx, l, cg_shfl_xor(cx, l, 2));
         inv[h] = inv_sum(cx, l, d->Sk);
     }
-    bool ok = true;
-    for (unsigned i = 0; i < NO && ok; i++) {
-        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
-        LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
-        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
-                                       LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
-        LLVMBasicBlockRef e = cg_if_begin(cx, in);
-        LLVMValueRef ovl = fmul(cx, ld(cx, ov[i]), inv[(i / 2) % 2]);
-        ok = d->epi(d->user, cx, &ovl, a->bidx, row, col);
-        cg_if_end(cx, e);
-    }
+    LLVMValueRef o[128];
+    for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), inv[(i / 2) % 2]);
+    bool ok = awg_store(a, k, o, r0, c0);
     cg_loop_end(cx, &tl);
     if (k->pingpong) { /* the turn warpgroup 1 handed over last */
         LLVMBasicBlockRef j = cg_if_begin(cx, first);

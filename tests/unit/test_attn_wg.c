@@ -556,6 +556,46 @@ static void test_no_skip(void **state) {
     cg_program_free(p);
 }
 
+/* Occurrences of s in text. */
+static unsigned count(const char *text, const char *s) {
+    unsigned n = 0;
+    for (const char *at = strstr(text, s); at; at = strstr(at + 1, s)) n++;
+    return n;
+}
+
+/* The consumer's arithmetic per score (docs/codegen-attention.md): in the plain D128 kernel
+ * (64 scores and 64 outputs per thread, the scale 0.125) every 16-bit convert is paired: 32 to
+ * round the products, 32 to pack P, 32 to store O; one ex2 per score plus one per row for
+ * alpha; the scale and log2(e) in one FFMA per score (0.125 log2(e) = 0x3E38AA3B its
+ * multiplier), never a multiply by the scale; the O rescale behind a warp vote. f16 pairs the
+ * same way. */
+static void test_score_arith(void **state) {
+    (void)state;
+    fe_define d128[2] = {{"D", 128}, {"S", 4096}};
+    for (int half = 0; half < 2; half++) {
+        cg_program *p = compile_src(half ? SRC_F16 : SRC_PLAIN, CG_SM90A, d128, 2, NULL);
+        const char *ptx = cg_program_ptx(p, NULL);
+        const char *pair = half ? "cvt.rn.f16x2.f32" : "cvt.rn.bf16x2.f32";
+        const char *one = half ? "cvt.rn.f16.f32" : "cvt.rn.bf16.f32";
+        assert_int_equal(count(ptx, pair), 96);
+        assert_int_equal(count(ptx, one), 0);
+        assert_int_equal(count(ptx, "ex2.approx"), 66);
+        assert_int_equal(count(ptx, "fma.rn.f32"), 64);
+        assert_int_equal(count(ptx, "0f3E38AA3B,"), 64);
+        assert_int_equal(count(ptx, "0f3E000000"), 0);
+        assert_int_equal(count(ptx, "vote.sync.any"), 1);
+        cg_program_free(p);
+    }
+    /* a symbolic S: the key-bound mask (one select of -inf per score) only in the copy for
+     * the tiles that need it, the unmasked copy beside it; one exponent per score still */
+    cg_program *p = compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_int_equal(count(ptx, "ex2.approx"), 66);
+    assert_int_equal(count(ptx, "fma.rn.f32"), 64);
+    assert_true(count(ptx, "0fFF800000,") >= 64);
+    cg_program_free(p);
+}
+
 /* ptxas -v of one program: assembles, no wgmma serialisation warnings, 168 registers (the
  * kernel moves registers with setmaxnreg), at most max_spill bytes of spill stores: 0 unless the
  * producer evaluates a mask's key range (its one thread runs at 24 registers; raising only the
@@ -624,6 +664,7 @@ int main(void) {
         cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_score_arith),
         cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
