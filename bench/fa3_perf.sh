@@ -3,17 +3,17 @@
 # per score) on a Hopper GPU: timings against SDPA in the same run, verification at ragged sizes,
 # one ncu profile. From the repository root with dist/ carried (tools/make-dist.sh):
 #
-#   bash bench/fa3_perf.sh                  # within BUDGET seconds (default 110; a step that
+#   bash bench/fa3_perf.sh                  # within BUDGET seconds (default 114; a step that
 #                                           # would not fit is skipped and says so)
 #   STEPS=time,sdpa bash bench/fa3_perf.sh
 #
-# Steps, most important first:
+# Steps (interleaved, most important first; a `txc bench` at S=4096 takes about 15 s):
 #   time:   `txc bench --json` (median of the whole graph; the bench checks a sample of every
 #           output against the reference) of the default loop at D128 S4096, D64 S1024, causal;
 #   sdpa:   bench/fa3_torch.py (SDPA, the backend PyTorch picks; is_causal, enable_gqa);
 #   verify: `txc bench` at ragged sizes (every output against the reference): causal S=1100,
-#           D64 S=1000, D128 S=17, GQA S=1000, a length mask with a wholly masked row, ALiBi and
-#           soft cap S=1100, f16 S=130; the pipelined loop at two of them;
+#           D64 S=1000, GQA S=1000, a length mask with a wholly masked row, then ALiBi and soft
+#           cap S=1100, f16 S=130, D128 S=17; the opt-in loops at two of them;
 #   time2:  the opt-in loops (TX_ATTN_PIPELINE=1, + TX_ATTN_PINGPONG=1) at D128 / D64 / causal,
 #           and GQA;
 #   ncu:    one launch of the D128 kernel: SpeedOfLight, InstructionStats, WarpStateStats;
@@ -36,7 +36,7 @@ trap 'rm -rf "$W"' EXIT
 [ -x "$TXC" ] || { echo "fa3_perf: no txc at $TXC (carry dist/)"; exit 2; }
 fail=0
 T0=$(date +%s)
-left() { echo $(( ${BUDGET:-110} - ($(date +%s) - T0) )); }
+left() { echo $(( ${BUDGET:-114} - ($(date +%s) - T0) )); }
 log() { echo "$*" | tee -a "$LOG"; }
 has() {
   case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
@@ -93,8 +93,7 @@ P1="TX_ATTN_PIPELINE=1"; PP="TX_ATTN_PIPELINE=1 TX_ATTN_PINGPONG=1"
 
 if has time; then
   tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
 fi
 if has sdpa 25; then
   timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
@@ -102,20 +101,27 @@ fi
 if has verify; then
   verify "" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
   verify "" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
   verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
   verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  verify "$PP" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+fi
+if has time; then
+  tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+fi
+if has time2 15; then
+  tbench d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+fi
+if has verify; then
   verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
-  verify "$PP" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
   verify "$P1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
 fi
 if has time2 15; then
   tbench d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  tbench d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
 fi
 if has ncu 15; then
