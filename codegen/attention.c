@@ -1432,8 +1432,9 @@ static LLVMValueRef awg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dt
     return LLVMBuildBitCast(cx->b, v, cx->i32, "");
 }
 
-/* s[i], s[i + 1] (i even) rounded to the product's dtype: one paired convert, two unpacks. */
-static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s) {
+/* s[i], s[i + 1] (i even) rounded to the product's dtype: one paired convert, two unpacks; w[i/2]
+ * gets the pair (i32), NULL when the dtype is not 16-bit. */
+static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef *w) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     ir_dtype dt = a->d.sdt;
@@ -1441,9 +1442,11 @@ static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s) {
     for (unsigned i = 0; i < NS; i += 2) {
         if (dt != IR_BF16 && dt != IR_F16) {
             s[i] = cg_round_f32(cx, s[i], dt), s[i + 1] = cg_round_f32(cx, s[i + 1], dt);
+            w[i / 2] = NULL;
             continue;
         }
         LLVMValueRef r = awg_cvt2(cx, s[i], s[i + 1], dt);
+        w[i / 2] = r;
         if (dt == IR_BF16) {
             s[i] = LLVMBuildBitCast(b, LLVMBuildShl(b, r, i32c(cx, 16), ""), cx->f32, "");
             s[i + 1] = LLVMBuildBitCast(b, LLVMBuildAnd(b, r, i32c(cx, (int64_t)0xffff0000u), ""),
@@ -1498,6 +1501,8 @@ static void awg_scores(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValu
         if (fp->peel != IR_NONE) cx->subst[fp->peel] = s[i];
         LLVMValueRef v = score_f(a, s[i], row, col);
         if (fp->peel != IR_NONE) cx->subst[fp->peel] = NULL;
+        while (LLVMIsASelectInst(v) && LLVMIsAConstantInt(LLVMGetOperand(v, 0)))
+            v = LLVMGetOperand(v, LLVMConstIntGetZExtValue(LLVMGetOperand(v, 0)) ? 1 : 2);
         if (!clean)
             v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, col, a->d.Sk, ""), v,
                                 cg_f32c(cx, -INFINITY), "");
@@ -1518,6 +1523,44 @@ static LLVMValueRef awg_ex2(cg_ctx *cx, LLVMValueRef x) {
     return cg_call_intrinsic(cx, "llvm.nvvm.ex2.approx.ftz.f", false, &x, 1);
 }
 
+/* This thread's max of F' over each of its two rows (mx[h], before the quad's shuffles) from
+ * the scores s; when F' left every rounded product x as it was (s[i] == x[i]: a plain or peeled
+ * scale in a clean tile), from their 16-bit pairs w with max.bf16x2 / max.f16x2 (half the
+ * instructions: a 16-bit max of rounded values is exact). */
+static void awg_rowmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVMValueRef *x,
+                       const LLVMValueRef *w, LLVMValueRef *mx) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2;
+    /* (the pipelined loop with a clean/masked branch has no registers for the pairs as well) */
+    bool same = w[0] != NULL && (k->fp.always_clean || !k->pipe);
+    for (unsigned i = 0; i < NS && same; i++) same = s[i] == x[i];
+    LLVMValueRef rv[2][64];
+    if (!same) {
+        for (unsigned i = 0; i < NS; i++) rv[(i / 2) % 2][(i / 4) * 2 + i % 2] = s[i];
+        for (int h = 0; h < 2; h++) mx[h] = awg_tree(cx, rv[h], NS / 2, true);
+        return;
+    }
+    bool bf = a->d.sdt == IR_BF16;
+    LLVMTypeRef v2 = LLVMVectorType(
+        bf ? LLVMBFloatTypeInContext(cx->llctx) : LLVMHalfTypeInContext(cx->llctx), 2);
+    for (unsigned p = 0; p < NS / 2; p++) rv[p % 2][p / 2] = LLVMBuildBitCast(b, w[p], v2, "");
+    for (int h = 0; h < 2; h++) {
+        unsigned n = NS / 4;
+        for (; n > 1; n = (n + 1) / 2)
+            for (unsigned i = 0; i < n / 2; i++) {
+                LLVMValueRef ab[2] = {rv[h][2 * i], rv[h][2 * i + 1]};
+                rv[h][i] = cg_call_intrinsic(
+                    cx, bf ? "llvm.nvvm.fmax.bf16x2" : "llvm.nvvm.fmax.f16x2", false, ab, 2);
+            }
+        LLVMValueRef e[2];
+        for (unsigned j = 0; j < 2; j++)
+            e[j] = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, rv[h][0], i32c(cx, j), ""), cx->f32,
+                                  "");
+        mx[h] = fmaxnum(cx, e[0], e[1]);
+    }
+}
+
 /* F, the masks and the online softmax of one key tile's scores s (rows r0 + 8h of this thread,
  * keys j0 + c0 + 8 (i/4) + i%2; rw: the warpgroup's first row): s becomes exp(F - m) in place,
  * the running max mv (of F') and sum lv are updated, alpha[2] gets the rescale factors. */
@@ -1527,13 +1570,16 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2;
-    awg_round(a, k, s);
+    LLVMValueRef w[64], x[128], rmx[2];
+    awg_round(a, k, s, w);
+    memcpy(x, s, NS * sizeof *s);
     LLVMValueRef col0 = LLVMBuildAdd(b, j0, c0, "");
     LLVMValueRef clean = awg_clean(a, k, rw, j0);
     if (LLVMIsAConstantInt(clean) && LLVMConstIntGetZExtValue(clean)) {
         awg_scores(a, k, s, r0, col0, true);
+        awg_rowmax(a, k, s, x, w, rmx);
     } else {
-        LLVMValueRef sc[128], sm[128];
+        LLVMValueRef sc[128], sm[128], mc[2], mm[2];
         memcpy(sc, s, NS * sizeof *s), memcpy(sm, s, NS * sizeof *s);
         LLVMBasicBlockRef bc = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "clean");
         LLVMBasicBlockRef bm = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "masked");
@@ -1541,24 +1587,29 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         LLVMBuildCondBr(b, clean, bc, bm);
         LLVMPositionBuilderAtEnd(b, bc);
         awg_scores(a, k, sc, r0, col0, true);
+        awg_rowmax(a, k, sc, x, w, mc);
         LLVMBasicBlockRef ec = LLVMGetInsertBlock(b);
         LLVMBuildBr(b, bj);
         LLVMPositionBuilderAtEnd(b, bm);
         awg_scores(a, k, sm, r0, col0, false);
+        awg_rowmax(a, k, sm, x, w, mm);
         LLVMBasicBlockRef em = LLVMGetInsertBlock(b);
         LLVMBuildBr(b, bj);
         LLVMPositionBuilderAtEnd(b, bj);
-        for (unsigned i = 0; i < NS; i++) {
-            s[i] = LLVMBuildPhi(b, cx->f32, "");
-            LLVMValueRef in[2] = {sc[i], sm[i]};
-            LLVMBasicBlockRef from[2] = {ec, em};
-            LLVMAddIncoming(s[i], in, from, 2);
+        LLVMBasicBlockRef from[2] = {ec, em};
+        for (unsigned i = 0; i < NS + 2; i++) {
+            LLVMValueRef ph = LLVMBuildPhi(b, cx->f32, "");
+            LLVMValueRef in[2] = {i < NS ? sc[i] : mc[i - NS], i < NS ? sm[i] : mm[i - NS]};
+            LLVMAddIncoming(ph, in, from, 2);
+            if (i < NS)
+                s[i] = ph;
+            else
+                rmx[i - NS] = ph;
         }
     }
     LLVMValueRef cl = cg_f32c(cx, k->fp.cl), rv[2][64], bias[2];
-    for (unsigned i = 0; i < NS; i++) rv[(i / 2) % 2][(i / 4) * 2 + i % 2] = s[i];
     for (int h = 0; h < 2; h++) {
-        LLVMValueRef mx = awg_tree(cx, rv[h], NS / 2, true), msafe;
+        LLVMValueRef mx = rmx[h], msafe;
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
         /* the running max moves only when the tile's max exceeds it by more than
