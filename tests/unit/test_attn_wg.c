@@ -12,6 +12,9 @@
  *   outer dims, GQA's fewer K/V planes), the runtime plan's map extents at bound sizes, the
  *   persistent grid; what keeps the mma.sync kernel (decode rows, f32, head dim 96, a symbolic
  *   head dim, sm_90); TX_ATTN_NO_SKIP turning block sparsity off;
+ * - the consumer's arithmetic per score in the PTX (paired 16-bit converts only, one ex2 and
+ *   one FFMA per score with the scale folded in, the rescale behind a warp vote, the key-bound
+ *   mask only in the masked copy);
  * - ptxas -arch=sm_90a -v of each kernel kind (plain, causal, GQA, ALiBi, soft cap, f16, head
  *   dim 64, ragged S): no spills, no wgmma serialisation warnings, 168 registers (setmaxnreg;
  *   skipped with a message when ptxas is absent). */
