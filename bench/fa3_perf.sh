@@ -7,25 +7,26 @@
 #                                           # would not fit is skipped and says so)
 #   STEPS=time,sdpa bash bench/fa3_perf.sh
 #
-# Steps (interleaved, most important first; a `txc bench` at S=4096 takes about 15 s):
-#   time:   `txc bench --json` (median of the whole graph; the bench checks a sample of every
-#           output against the reference) of the default loop at D128 S4096, D64 S1024, causal;
-#   sdpa:   bench/fa3_torch.py (SDPA, the backend PyTorch picks; is_causal, enable_gqa);
-#   verify: `txc bench` at ragged sizes (every output against the reference): causal S=1100,
-#           D64 S=1000, GQA S=1000, a length mask with a wholly masked row, then ALiBi and soft
-#           cap S=1100, f16 S=130, D128 S=17; the opt-in loops at two of them;
-#   time2:  the opt-in loops (TX_ATTN_PIPELINE=1, + TX_ATTN_PINGPONG=1) at D128 / D64 / causal,
-#           and GQA;
-#   ncu:    one launch of the D128 kernel: SpeedOfLight, InstructionStats, WarpStateStats;
+# Steps (interleaved, most important first; a `txc bench` at S=4096 takes a few seconds):
+#   time:     `txc bench --json` (median of the whole graph; the bench checks a sample of every
+#             output against the reference) of the default kernel (pipelined + ping-pong) at
+#             D128 S4096, D64 S1024, causal, GQA;
+#   sdpa:     bench/fa3_torch.py (SDPA, the backend PyTorch picks; is_causal, enable_gqa);
+#   verify:   `txc bench` at ragged sizes (every output against the reference): causal S=1100,
+#             D64 S=1000, GQA S=1000, a length mask with a wholly masked row, D128 S=130 and 17,
+#             ALiBi, soft cap and sliding window S=1100, f16 S=130; skipping off; the plain loop;
+#   sanitize: compute-sanitizer racecheck, synccheck, memcheck of causal S=300, memcheck of D64;
+#   time2:    causal with block skipping off (TX_ATTN_NO_SKIP=1: what skipping buys);
+#   ncu:      one launch of the D128 kernel: SpeedOfLight, WarpStateStats, the stall reasons;
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json,
-#   verify.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
+#   verify.txt, sanitize-*.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
 TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 X=${X:-bench/suite-extra}
 A=$SUITE/attention.tx
 OUT=${OUT:-fa3perf-out}
-STEPS=${STEPS:-time,sdpa,verify,time2,ncu}
+STEPS=${STEPS:-time,sdpa,verify,sanitize,time2,ncu}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -89,11 +90,9 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
   fi
   cat "$W/v.txt" >>"$LOG"
 }
-P1="TX_ATTN_PIPELINE=1"; PP="TX_ATTN_PIPELINE=1 TX_ATTN_PINGPONG=1"
 
 if has time; then
   tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench d128_pp "$PP" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
 fi
 if has sdpa 25; then
   timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
@@ -103,33 +102,50 @@ if has verify; then
   verify "" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
   verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
-  verify "$PP" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "" "$A" -D B=1 -D H=3 -D S=130 -D D=128
 fi
 if has time; then
   tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-fi
-if has time2 15; then
-  tbench d64_pp "$PP" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench causal_pp "$PP" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
 fi
 if has verify; then
   verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
+  verify "" "$X/attn_window.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
   verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
-  verify "$P1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
+  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+fi
+if has sanitize 20; then
+  CS=$(command -v compute-sanitizer || true)
+  if [ -z "$CS" ]; then
+    log "sanitize: compute-sanitizer not found"
+  else
+    for c in "racecheck:$X/attn_causal.tx" "synccheck:$X/attn_causal.tx" "memcheck:$X/attn_causal.tx" "memcheck:$A"; do
+      tool=${c%%:*}; f=${c#*:}
+      [ "$(left)" -gt 10 ] || { log "skipped $tool $(basename "$f" .tx): out of time"; continue; }
+      sz="-D B=1 -D H=2 -D S=300"; case "$f" in */attention.tx) sz="-D B=1 -D H=2 -D S=200 -D D=64" ;; esac
+      # shellcheck disable=SC2086
+      timeout 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
+        --output-dir "$W/so" >"$OUT/sanitize-$tool-$(basename "$f" .tx).txt" 2>&1
+      rc=$?
+      summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool-$(basename "$f" .tx).txt" | tail -1)
+      if [ $rc -eq 0 ]; then log "ok    $tool $(basename "$f" .tx): $summ"; else fail=1; log "FAIL  $tool $(basename "$f" .tx) (rc $rc): $summ"; fi
+    done
+  fi
 fi
 if has time2 15; then
-  tbench d128_pipe "$P1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
+  tbench causal_noskip "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
 fi
-if has ncu 15; then
+if has ncu 12; then
   if command -v ncu >/dev/null; then
     timeout "$(( $(left) - 3 ))" ncu --clock-control none -k regex:attention --launch-count 1 --section SpeedOfLight \
-      --section InstructionStats --section WarpStateStats --section ComputeWorkloadAnalysis "$TXC" run "$A" --device=gpu \
+      --section WarpStateStats --section ComputeWorkloadAnalysis \
+      --metrics "regex:smsp__average_warps_issue_stalled_.*_per_issue_active\.ratio" "$TXC" run "$A" --device=gpu \
       --random-inputs=1 -D B=4 -D H=32 -D S=4096 -D D=128 --output-dir "$W/no" >"$OUT/ncu.txt" 2>&1 || log "ncu failed (see ncu.txt)"
-    grep -E "Duration|Compute \(SM\) Throughput|Executed Ipc A|Issue Slots Busy|Executed Instructions  |Stall|Warp Cycles Per Issued|No Eligible|Pipe" "$OUT/ncu.txt" | sed 's/^/ncu d128: /' | tee -a "$LOG"
+    grep -E "Duration|Compute \(SM\) Throughput|Executed Ipc A|Issue Slots Busy|Warp Cycles Per Issued|stalled" "$OUT/ncu.txt" | sed 's/^/ncu d128: /' | tee -a "$LOG"
   else
     log "ncu not found"
   fi
@@ -146,11 +162,10 @@ def fused(n):
     r = load("tx-%s.json" % n)
     return r.get("fused") or r
 F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
-rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d128_pipe", F128, "sdpa_d128", ">= 1.0x"),
-        ("d128_pp", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9x"),
-        ("d64_pp", F64, "sdpa_d64", ">= 0.9x"), ("causal", FC, "sdpa_causal", ">= 1.0x"),
-        ("causal_pp", FC, "sdpa_causal", ">= 1.0x"), ("gqa", FC, "sdpa_gqa", ">= 1.0x")]
-print("fa3_perf summary (%s; pipe = TX_ATTN_PIPELINE=1, pp = + TX_ATTN_PINGPONG=1)" % th.get("device", "?"))
+rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9x"),
+        ("causal", FC, "sdpa_causal", ">= 1.0x"), ("gqa", FC, "sdpa_gqa", ">= 1.0x"),
+        ("causal_noskip", FC, "sdpa_causal", "-")]
+print("fa3_perf summary (%s; the default kernel: pipelined + ping-pong)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
 print("|---|---:|---:|---|---:|---:|---|")
 for n, fl, an, tg in rows:
@@ -158,6 +173,8 @@ for n, fl, an, tg in rows:
     sd = th.get(an); sd = sd * 1000 if sd else None
     print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (fl / t / 1e6) if t else "-",
           r.get("verified"), "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", tg))
+a, b = fused("causal").get("graph_us"), fused("causal_noskip").get("graph_us")
+if a and b: print("\ncausal block skipping: %.2fx the same kernel without it (target >= 1.8x)" % (b / a))
 print("\nverification (ragged sizes, against the reference):")
 try: print(open(os.path.join(out, "verify.txt")).read())
 except Exception: print("(none)")

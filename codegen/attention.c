@@ -1060,8 +1060,8 @@ typedef struct attn_wgk {
     LLVMValueRef bar;  /* i32 shared address of qfull, qempty, full[], empty[] */
     LLVMValueRef nq, ntiles;
     bool skip;         /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
-    bool pipe;         /* the software-pipelined key loop (awg_keys; TX_ATTN_PIPELINE) */
-    bool pingpong;     /* consumer turns (awg_turn_wait; TX_ATTN_PINGPONG, pipelined only) */
+    bool pipe;         /* the software-pipelined key loop (awg_keys; off: TX_ATTN_PIPELINE=0) */
+    bool pingpong;     /* consumer turns (awg_turn_wait; pipelined; off: TX_ATTN_PINGPONG=0) */
     bool zig;          /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
     LLVMValueRef ncta; /* i64 CTAs (with zig) */
     awg_fplan fp;      /* the consumer's plan of the score function (awg_fplan_for) */
@@ -2005,8 +2005,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     memset(&k, 0, sizeof k);
     k.p = *plan;
     k.skip = !attn_knob("TX_ATTN_NO_SKIP", false);
-    k.pipe = attn_knob("TX_ATTN_PIPELINE", false);
-    k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", false);
+    k.pipe = attn_knob("TX_ATTN_PIPELINE", true);
+    k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", true);
     k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
     awg_fplan_for(a, &k, &k.fp);
     kr->ntmaps = 3;

@@ -522,7 +522,7 @@ static void test_tile_order(void **state) {
 }
 
 /* The measurement knobs (docs/codegen-attention.md): TX_ATTN_NO_SKIP=1 visits every key tile,
- * TX_ATTN_PIPELINE=1 and TX_ATTN_PINGPONG=1 change the key loop; the template says so. */
+ * TX_ATTN_PIPELINE=0 and TX_ATTN_PINGPONG=0 change the key loop; the template says so. */
 static void test_no_skip(void **state) {
     (void)state;
     cg_program *p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
@@ -538,24 +538,28 @@ static void test_no_skip(void **state) {
     cg_program_ptx(p, &n2);
     assert_true(n2 < n1); /* no tile-range evaluation */
     cg_program_free(p);
-    /* TX_ATTN_PIPELINE=1: two wgmma groups in flight (wait_group 1); TX_ATTN_PINGPONG=1 with it:
-     * the consumers take turns through named barriers 1 and 2; the default: the plain loop */
+    /* the default: the pipelined loop (two wgmma groups in flight, wait_group 1) with ping-pong
+     * (the consumers take turns through named barriers 1 and 2); TX_ATTN_PINGPONG=0: no turns;
+     * TX_ATTN_PIPELINE=0: the plain loop */
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
-    assert_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
-    assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
+    assert_non_null(strstr(attn_kernel(p)->tmpl, " pipe pingpong"));
+    assert_non_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
+    assert_non_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
-    setenv("TX_ATTN_PIPELINE", "1", 1);
+    setenv("TX_ATTN_PINGPONG", "0", 1);
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    unsetenv("TX_ATTN_PINGPONG");
     assert_non_null(strstr(attn_kernel(p)->tmpl, " pipe"));
+    assert_null(strstr(attn_kernel(p)->tmpl, "pingpong"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
     assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
-    setenv("TX_ATTN_PINGPONG", "1", 1);
+    setenv("TX_ATTN_PIPELINE", "0", 1);
     p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
-    unsetenv("TX_ATTN_PINGPONG");
     unsetenv("TX_ATTN_PIPELINE");
-    assert_non_null(strstr(attn_kernel(p)->tmpl, "pingpong"));
-    assert_non_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
+    assert_null(strstr(attn_kernel(p)->tmpl, "pipe"));
+    assert_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
+    assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
 }
 
@@ -567,31 +571,38 @@ static unsigned count(const char *text, const char *s) {
 }
 
 /* The consumer's arithmetic per score (docs/codegen-attention.md): in the plain D128 kernel
- * (64 scores and 64 outputs per thread, the scale 0.125) every 16-bit convert is paired: 32 to
- * round the products, 32 to pack P, 32 to store O; one ex2 per score plus one per row for
- * alpha; the scale and log2(e) in one FFMA per score (0.125 log2(e) = 0x3E38AA3B its
- * multiplier), never a multiply by the scale; the O rescale behind a warp vote. f16 pairs the
- * same way. */
+ * (TX_ATTN_PIPELINE=0: 64 scores and 64 outputs per thread, the scale 0.125) every 16-bit
+ * convert is paired: 32 to round the products, 32 to pack P, 32 to store O; one ex2 per score
+ * plus one per row for alpha; the scale and log2(e) in one FFMA per score (0.125 log2(e) =
+ * 0x3E38AA3B its multiplier), never a multiply by the scale; the O rescale behind a warp vote.
+ * The default pipelined loop has the same softmax twice (the first tile and the steady state).
+ * f16 pairs the same way. */
 static void test_score_arith(void **state) {
     (void)state;
     fe_define d128[2] = {{"D", 128}, {"S", 4096}};
-    for (int half = 0; half < 2; half++) {
+    for (int c = 0; c < 4; c++) {
+        bool half = c & 1, plain = c < 2;
+        unsigned n = plain ? 1 : 2; /* copies of the softmax */
+        if (plain) setenv("TX_ATTN_PIPELINE", "0", 1);
         cg_program *p = compile_src(half ? SRC_F16 : SRC_PLAIN, CG_SM90A, d128, 2, NULL);
+        unsetenv("TX_ATTN_PIPELINE");
         const char *ptx = cg_program_ptx(p, NULL);
         const char *pair = half ? "cvt.rn.f16x2.f32" : "cvt.rn.bf16x2.f32";
         const char *one = half ? "cvt.rn.f16.f32" : "cvt.rn.bf16.f32";
-        assert_int_equal(count(ptx, pair), 96);
+        assert_int_equal(count(ptx, pair), 64 * n + 32);
         assert_int_equal(count(ptx, one), 0);
-        assert_int_equal(count(ptx, "ex2.approx"), 66);
-        assert_int_equal(count(ptx, "fma.rn.f32"), 64);
-        assert_int_equal(count(ptx, "0f3E38AA3B,"), 64);
+        assert_int_equal(count(ptx, "ex2.approx"), 66 * n);
+        assert_int_equal(count(ptx, "fma.rn.f32"), 64 * n);
+        assert_int_equal(count(ptx, "0f3E38AA3B,"), 64 * n);
         assert_int_equal(count(ptx, "0f3E000000"), 0);
         assert_int_equal(count(ptx, "vote.sync.any"), 1);
         cg_program_free(p);
     }
     /* a symbolic S: the key-bound mask (one select of -inf per score) only in the copy for
      * the tiles that need it, the unmasked copy beside it; one exponent per score still */
+    setenv("TX_ATTN_PIPELINE", "0", 1);
     cg_program *p = compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    unsetenv("TX_ATTN_PIPELINE");
     const char *ptx = cg_program_ptx(p, NULL);
     assert_int_equal(count(ptx, "ex2.approx"), 66);
     assert_int_equal(count(ptx, "fma.rn.f32"), 64);
@@ -651,7 +662,11 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_GQA, NULL, 0, 64);
     ptxas_check(SRC_ALIBI, NULL, 0, 64);
     ptxas_check(SRC_SPLIT, NULL, 0, 64);
-    setenv("TX_ATTN_PIPELINE", "1", 1);
+    setenv("TX_ATTN_PINGPONG", "0", 1); /* the knobs' loops */
+    ptxas_check(SRC_PLAIN, d128, 1, 0);
+    ptxas_check(SRC_CAUSAL, NULL, 0, 64);
+    unsetenv("TX_ATTN_PINGPONG");
+    setenv("TX_ATTN_PIPELINE", "0", 1);
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_PLAIN, d64, 3, 0);
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
