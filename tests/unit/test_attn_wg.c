@@ -682,8 +682,7 @@ int main(void) {
         cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
-        cmocka_unit_test(test_score_arith),
-        cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
