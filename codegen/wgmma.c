@@ -38,7 +38,9 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     if (nmm < 1 || nmm > CG_MM_MAXH) return false;
     /* the tile, split-K ranks and stages: the schedule's (passes/wgmma.c validates them against
      * the shape), else the model's fastest (pass_wg_pick; the sm_90a GPUs of the model's table
-     * share their SMs and rates) */
+     * share their SMs and rates). The dynamic shared layout's size (stages, barriers, split-K
+     * slots, alignment slack) is pass_wg_tile_make's: a change of the layout in wg_body is a
+     * change there, so that the stages the planner names still fit */
     pass_wg_shape s = {.M = M,
                        .N = N,
                        .K = K,
