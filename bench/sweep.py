@@ -221,6 +221,11 @@ for op, dt, B, R, C in [("mean", "f32", 24, 1000, 520), ("sum", "bf16", 7, 5000,
             {"B": B, "R": R, "C": C}, tfn, [((B, R, C), dt)], exact=True)
 for dt, M, N in [("f32", 3000, 50000), ("bf16", 1000, 30011)]:
     heldout(f"softmax_{dt}_{M}x{N}", "reduction", softmax_src(dt), {"M": M, "N": N}, t_softmax, [((M, N), dt)])
+heldout("softmax_f32_2000x1999", "reduction", softmax_src("f32"), {"M": 2000, "N": 1999}, t_softmax,
+        [((2000, 1999), "f32")])
+heldout("layernorm_bf16_4000x3001", "reduction",
+        "fn f(x: bf16[M, N], w: bf16[N], b: bf16[N]) -> bf16[M, N] {\n  return layernorm(x, w, b, eps=1e-5)\n}\n",
+        {"M": 4000, "N": 3001}, t_layernorm, [((4000, 3001), "bf16"), ((3001,), "bf16"), ((3001,), "bf16")])
 heldout("rowmean_f32_5000x3333", "reduction", "fn f(x: f32[M, N]) -> f32[M] {\n  return mean(x, axis=-1)\n}\n",
         {"M": 5000, "N": 3333}, lambda x: x.mean(-1), [((5000, 3333), "f32")], exact=True)
 heldout("chain8_f32_50000017", "pointwise",

@@ -62,6 +62,10 @@ typedef struct cg_red {
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
     unsigned hold;      /* > 0: unrolled passes, elements per thread */
+    unsigned peel;      /* > 0 (GPU): a held row whose length vec does not divide: its groups
+                           start at the row's first aligned element a; the thread's first hold - 1
+                           elements are groups, element hold - 1 its one of the row's leftover
+                           elements (the a before the groups, the rest after them) */
     unsigned vec;       /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec; /* > 1: streaming loops take aligned groups of svec elements (vector loads and
                       stores) */
@@ -225,6 +229,18 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
                   : 0;
     p->vec = p->hold ? v : 1;
     if (len <= 0 || !p->rowmode) p->cluster = 1;
+    /* A held row of a length no vector divides (GPU, one block per row): aligned groups from the
+     * row's first aligned element, one leftover element per thread (at most 2 vp - 2 of them). */
+    unsigned vp = cx->gpu && p->hold && v == 1 && p->rowmode && p->trailing && p->cluster == 1 &&
+                          p->wrows == 1
+                      ? cg_red_vec_width(cx, p, 16, 16)
+                      : 1;
+    int64_t per2 = vp > 1 ? pass_row_hold(len, vp, p->threads) : 0;
+    if (vp > 1 && p->threads >= 2 * vp && len >= 2 * (int64_t)vp && per2 + 1 <= CG_RED_HOLD) {
+        p->peel = 1;
+        p->hold = (unsigned)per2 + 1;
+        p->vec = vp;
+    }
     return true;
 }
 
@@ -959,7 +975,16 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             continue;
         }
         if (p->hold && p->vec > 1) {
-            for (unsigned i = 0; i < p->hold; i += p->vec) {
+            unsigned nv = p->hold - (p->peel ? 1 : 0);
+            if (p->peel) { /* the leftover element */
+                cg_index idx = cg_index_lin(p->S, it->lin[nv]);
+                LLVMValueRef v = cg_emit_value(cx, o, &idx);
+                if (!v) return false;
+                LLVMBasicBlockRef join = cg_if_begin(cx, it->valid[nv]);
+                cg_store(cx, dst, (ir_dtype)on->dtype, it->lin[nv], v);
+                cg_if_end(cx, join);
+            }
+            for (unsigned i = 0; i < nv; i += p->vec) {
                 LLVMValueRef vals[8];
                 for (unsigned j = 0; j < p->vec; j++) {
                     cg_index idx = cg_index_lin(p->S, it->lin[i + j]);
@@ -1052,7 +1077,46 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     LLVMValueRef e0 = it.e0;
     if (p->hold && p->cluster > 1)
         e0 = LLVMBuildAdd(cx->b, e0, LLVMBuildMul(cx->b, p->rank, cg_i64(cx, gpb), ""), "e0");
-    if (p->hold && p->vec > 1) {
+    if (p->hold && p->peel) {
+        /* Group i of the thread: elements a + [(i T + tid) vec, + vec), a = the row's first
+         * element at an aligned lin, valid while inside the row; its leftover element (lane l
+         * < len - G vec, G = (len - a) / vec groups): l before a, else G vec + l. */
+        unsigned V = p->vec, nv = p->hold - 1;
+        int64_t len = ir_shape_numel(&p->red);
+        LLVMValueRef r0 = cg_red_lin(cx, p, row, cg_i64(cx, 0));
+        LLVMValueRef a = LLVMBuildURem(
+            cx->b,
+            LLVMBuildSub(cx->b, cg_i64(cx, V), LLVMBuildURem(cx->b, r0, cg_i64(cx, V), ""), ""),
+            cg_i64(cx, V), "peel.a");
+        for (unsigned i = 0; i < nv / V; i++) {
+            LLVMValueRef g0 = LLVMBuildAdd(
+                cx->b, a,
+                LLVMBuildMul(cx->b,
+                             LLVMBuildAdd(cx->b, e0, cg_i64(cx, (int64_t)i * p->threads), ""),
+                             cg_i64(cx, V), ""),
+                "");
+            LLVMValueRef valid = LLVMBuildICmp(
+                cx->b, LLVMIntSLE, LLVMBuildAdd(cx->b, g0, cg_i64(cx, V), ""), p->rowlen, "");
+            g0 = LLVMBuildSelect(cx->b, valid, g0, a, "");
+            for (unsigned j = 0; j < V; j++) {
+                LLVMValueRef e = j ? LLVMBuildAdd(cx->b, g0, cg_i64(cx, j), "") : g0;
+                it.lin[i * V + j] = cg_red_lin(cx, p, row, e);
+                it.valid[i * V + j] = valid;
+            }
+        }
+        LLVMValueRef gv = LLVMBuildMul(
+            cx->b,
+            LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, cg_i64(cx, len), a, ""), cg_i64(cx, V), ""),
+            cg_i64(cx, V), "peel.gv");
+        LLVMValueRef x = LLVMBuildSub(cx->b, cg_i64(cx, len), gv, "peel.x");
+        LLVMValueRef l = it.e0;
+        LLVMValueRef e = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, l, a, ""), l,
+                                         LLVMBuildAdd(cx->b, gv, l, ""), "");
+        it.valid[nv] = LLVMBuildICmp(cx->b, LLVMIntULT, l, x, "peel.ok");
+        e = LLVMBuildSelect(cx->b, it.valid[nv], e, cg_i64(cx, 0), "");
+        it.lin[nv] = cg_red_lin(cx, p, row, e);
+        cg_vec_begin(cx, p->S, V, nv, it.lin, NULL);
+    } else if (p->hold && p->vec > 1) {
         /* Group i of the thread: elements [(i T + tid) vec, + vec) (+ the cluster offset). */
         unsigned V = p->vec;
         int64_t len = ir_shape_numel(&p->red);

@@ -148,17 +148,10 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
     m->waves = (double)m->grid / ((double)gpu->sms * per);
     /* A streamed row's re-read passes (the planner's spilled bytes) come from the L2 when the
-     * rows resident at once fit in its L2_FIT share (passes/schedule.c [reduction.cluster_l2]). */
-    if (f->kind == IR_RK_REDUCTION && !f->column && f->passes > 1 && c->sp > 0 && f->rows > 0 &&
-        gpu->l2_bytes > 0) {
-        double rpb = rg->rows > 1 ? (double)rg->rows : 1,
-               cl = rg->tile[2] > 1 ? (double)rg->tile[2] : 1;
-        double resident = (double)gpu->sms * per * rpb / cl;
-        if (resident > (double)f->rows) resident = (double)f->rows;
-        if (resident * (double)f->rext * f->elem * f->nbig <= 0.75 * (double)gpu->l2_bytes) {
-            m->l2_bytes = c->sp;
-            bytes -= c->sp;
-        }
+     * rows resident at once fit in it with their writes (passes/schedule.c pass_rows_fit_l2). */
+    if (c->sp > 0 && pass_rows_fit_l2(f, rg, per)) {
+        m->l2_bytes = c->sp;
+        bytes -= c->sp;
     }
     double tail = m->waves > 1 && sustain < gpu->hbm_GBps ? ceil(m->waves) / m->waves : 1.0;
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;

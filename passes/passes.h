@@ -336,6 +336,7 @@ typedef struct pass_sched_facts {
                            vector groups of row mode) */
     int nbig;           /* row inputs (reduction) / reads of the iteration size (pointwise) */
     bool dom_writes;    /* reduction: the region writes a value of the domain's shape */
+    int wbytes;         /* reduction: bytes written per domain element (domain-shaped values) */
     double instr;       /* pointwise: issued instructions per element (pass_model_instr; 0: none) */
     int64_t scratch;    /* reduction: block scratch bytes (0: one warp per row) */
     int64_t row_bytes;  /* reduction: on-chip bytes of one held row (0 unless held on chip) */

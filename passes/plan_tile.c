@@ -74,6 +74,7 @@ typedef struct redinfo {
     int velem; /* widest dtype (bytes) of the row-shaped HBM values read or written (the vector
                   groups of row mode, codegen's cg_red_vec_width) */
     bool dom_writes;  /* the region writes a value of the domain's shape (prologue or epilogue) */
+    int wbytes;       /* bytes it writes per element of the domain (values of the domain's shape) */
     int nrowreads;    /* row inputs (reads covering the whole domain) */
     ir_poly rowbytes; /* bytes of the row inputs (one pass) */
 } redinfo;
@@ -180,6 +181,7 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
         const ir_node *w = &g->nodes[io.writes[i]];
         if (!ir_shape_eq(&w->shape, &ri->dom)) continue;
         ri->dom_writes = true;
+        ri->wbytes += ir_dtype_size((ir_dtype)w->dtype);
         if (lvl[io.writes[i]] > 0) ri->epi = true;
         if (ir_dtype_size((ir_dtype)w->dtype) > ri->velem)
             ri->velem = ir_dtype_size((ir_dtype)w->dtype);
@@ -359,6 +361,7 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->elem = ri->elem;
     f->velem = ri->velem;
     f->dom_writes = ri->dom_writes;
+    f->wbytes = ri->wbytes;
     f->nbig = ri->nrowreads > 0 ? ri->nrowreads : 1;
     if (ri->nrowreads == 0) f->elem = 4;
     f->scratch = scratch;

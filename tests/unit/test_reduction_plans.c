@@ -515,14 +515,14 @@ static void check_block(const char *src, int64_t M, int64_t N, int64_t c, int64_
  * per slice for vectors), R = 512 / C until the slices get fewer than 8 elements (vectors need
  * R >= vec, else one column per thread); one thread per column otherwise. When even the
  * narrowest C leaves fewer than 2 x 132 blocks, column blocks: C = a warp of vectors (32) or one
- * 128-byte line of scalars, R = 512 / C, the reduced axis in ceil(4 x 132 / tiles) chunks (at
+ * 128-byte line of scalars, R = 512 / C, the reduced axis in ceil(2 x 132 / tiles) chunks (at
  * most 16 R, at most len / (16 R)). */
 static void test_column_blocks(void **s) {
     (void)s;
-    check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 66, 4); /* 8 tiles of 32 x 4 -> x 66 */
+    check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 33, 4); /* 8 tiles of 32 x 4 -> x 33 */
     check_block(COLSUM, 4096, 65536, 32, 16, 512, 1, 4);     /* plenty of columns: 512 tiles */
-    check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 33, 8); /* bf16: 8 per thread */
-    check_split(COLSUM, 1048576, 16, 16, 32, 512, 1, 512, 1);      /* 16 columns: 512 chunks */
+    check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 17, 8); /* bf16: 8 per thread */
+    check_split(COLSUM, 1048576, 16, 16, 32, 512, 1, 264, 1);      /* 16 columns: 264 chunks */
     check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2, 1);    /* two chunks of 16 x 16 groups */
     check_block(COLMAX, 511, 37, 8, 32, 256, 1, 1);        /* one chunk: the column split */
     check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1, 1); /* writes the domain: one kernel */
@@ -560,7 +560,7 @@ static void test_row_blocks(void **s) {
     check_block(SOFTMAX, 64, 65536, 512, 8, 512, 1, 1);    /* cluster of 8 */
     check_block(SOFTMAX, 4096, 65536, 256, 8, 256, 1, 1); /* many rows: streamed, L2 cluster of 8 */
     check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1, 1);  /* cluster of 4 x v8 */
-    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 2, 256, 1, 1); /* 1056 rows of 64 KB: 2 */
+    check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 4, 256, 1, 1); /* read + written: 4 */
     check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);   /* online, few rows: cluster_stream */
     check_block(SOFTMAX, 4096, 65537, 256, 8, 256, 1, 1);  /* online, many rows: L2 cluster */
     check_block(SOFTMAX, 4096, 300000, 256, 0, 256, 1, 1); /* 132 rows of 1.2 MB overflow it */
