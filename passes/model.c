@@ -147,12 +147,6 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     double sustain = m->active_sms * m->inflight / (lat * 1e3); /* GB/s by Little's law */
     m->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
     m->waves = (double)m->grid / ((double)gpu->sms * per);
-    /* A streamed row's re-read passes (the planner's spilled bytes) come from the L2 when the
-     * rows resident at once fit in it with their writes (passes/schedule.c pass_rows_fit_l2). */
-    if (c->sp > 0 && pass_rows_fit_l2(f, rg, per)) {
-        m->l2_bytes = c->sp;
-        bytes -= c->sp;
-    }
     double tail = m->waves > 1 && sustain < gpu->hbm_GBps ? ceil(m->waves) / m->waves : 1.0;
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
@@ -238,11 +232,6 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->unpipelined)
         fprintf(out, "  model: an online stream of scalar loads: one load in flight per thread at "
                      "the DRAM latency\n");
-    if (m->l2_bytes > 0)
-        fprintf(out,
-                "  model: the re-read passes (%.0f B) come from the L2: the resident rows fit in "
-                "3/4 of its %lld B\n",
-                m->l2_bytes, (long long)gpu->l2_bytes);
     if (m->kernels > 1)
         fprintf(out,
                 "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "

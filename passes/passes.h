@@ -437,8 +437,6 @@ typedef struct pass_model {
     bool unpipelined;    /* its loop keeps one scalar load in flight per thread at the DRAM's
                             loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
                             latency of a pipelined stream (mem_latency_us) */
-    double l2_bytes;     /* re-read bytes the L2 serves (a streamed row's later passes while the
-                            resident rows fit in it), not charged to HBM */
     double instr;        /* pointwise: issued instructions per element (0: none) */
     double issue_us;     /* elements x instr over the GPU's issue rate */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first

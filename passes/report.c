@@ -496,10 +496,6 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
             fputs(", \"issue_us\": ", out);
             json_num(out, md.issue_us);
         }
-        if (md.l2_bytes > 0) {
-            fputs(", \"l2_bytes\": ", out);
-            json_num(out, md.l2_bytes);
-        }
         if (md.kernels > 1) {
             fprintf(out, ", \"kernels\": %u, \"splits\": %u, \"extra_us\": ", md.kernels,
                     rg->splits);

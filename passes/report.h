@@ -43,8 +43,4 @@ double pass_rep_measured(const pass_rep *r, uint32_t k, const ir_schedule *s);
  * threads and bytes in flight per thread into m; false when it has none at these sizes. */
 bool pass_schedule_model_block(const pass_sched_facts *f, const ir_region *rg, pass_model *m);
 
-/* True when the rows of reduction f resident at once under plan rg with `per` blocks per SM fit
- * in the L2 together with their writes, so that a later pass re-reads them from the L2. */
-bool pass_rows_fit_l2(const pass_sched_facts *f, const ir_region *rg, int64_t per);
-
 #endif
