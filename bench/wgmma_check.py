@@ -19,6 +19,9 @@ Run from the repository root on the GPU machine with dist/ built by tools/make-d
                CUDA events in the same process
   4. sanitize  compute-sanitizer memcheck / racecheck / synccheck on small ragged runs (run
                before the timings, so a run cut short still has its correctness checks)
+Environment: SAN_TOOLS=memcheck[,racecheck,synccheck] picks the sanitizer tools, SAN_ONLY=PAT,...
+the sanitized cases (fnmatch), WG_NO_VERIFY=1 skips step 2 (timings only; txc bench still checks
+its own outputs).
 The summary table is printed last and written to $OUT/wgmma_check.txt; everything else goes to
 $OUT/wgmma_check.log and $OUT/wgmma_check.json. Exit status 1 when a check failed.
 """
@@ -55,6 +58,11 @@ def run(cmd, timeout=300):
 PROGS = {
     "bias_gelu": """fn mm_bias_gelu(a: {t}[M, K], b: {t}[K, N], c: {t}[N]) -> {t}[M, N] {{
   return gelu_tanh(a @ b + c)
+}}
+""",
+    # an activation alone on the product (the ragged 4000 x 11000 x 4096 case of issue 11)
+    "silu": """fn mm_silu(a: {t}[M, K], b: {t}[K, N]) -> {t}[M, N] {{
+  return silu(a @ b)
 }}
 """,
     "linear_res": """fn linear_res(x: {t}[M, K], w: {t}[N, K], r: {t}[M, N]) -> {t}[M, N] {{
@@ -104,6 +112,10 @@ NPROD = {"swiglu": 2, "qkv": 3, "mlp": 3}
 CASES = [
     ("gelu_8192", "bias_gelu", "bf16", 8192, 8192, 8192, True),
     ("gelu_4000x11000x4096", "bias_gelu", "bf16", 4000, 11000, 4096, True),
+    ("silu_4000x11000x4096", "silu", "bf16", 4000, 11000, 4096, True),
+    ("silu_300x264x136", "silu", "bf16", 300, 264, 136, False),
+    ("gelu_300x264x136", "bias_gelu", "bf16", 300, 264, 136, False),
+    ("two_out_300x264x136", "two_out", "bf16", 300, 264, 136, False),
     ("gelu_4000x4096x11000", "bias_gelu", "bf16", 4000, 4096, 11000, True),
     ("gelu_1000", "bias_gelu", "bf16", 1000, 1000, 1000, True),
     ("gelu_f16_1000x4104x520", "bias_gelu", "f16", 1000, 4104, 520, False),
@@ -139,7 +151,10 @@ CASES = [
 if QUICK:
     CASES = [c for c in CASES if c[3] * c[4] * c[5] <= 4096 * 4096 * 4096]
 SANITIZE = [("two_out_200x136x72", "two_out", "bf16", 200, 136, 72), ("linres_m16x264x136_f16", "linear_res", "f16", 16, 264, 136),
-            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+            ("swiglu_200x136x72", "swiglu", "bf16", 200, 136, 72), ("two_out_300x264x136", "two_out", "bf16", 300, 264, 136), ("xw_m16x1000x4104_sk", "xw", "bf16", 16, 1000, 4104), ("merged_300x264x1024", "merged", "bf16", 300, 264, 1024), ("qkv_f16_300x264x136", "qkv", "f16", 300, 264, 136)]
+if os.environ.get("SAN_ONLY"):
+    import fnmatch
+    SANITIZE = [c for c in SANITIZE if any(fnmatch.fnmatch(c[0], p) for p in os.environ["SAN_ONLY"].split(","))]
 if ONLY:
     import fnmatch
     CASES = [c for c in CASES if any(fnmatch.fnmatch(c[0], p) for p in ONLY)]
@@ -222,7 +237,7 @@ def make_inputs(prog, t, M, N, K, seed):
         return [("a", u(M, K)), ("b", u(K, N, scale=s * 2)), ("c", u(N, scale=0.5))]
     if prog == "linear_res":
         return [("x", u(M, K)), ("w", u(N, K, scale=s * 2)), ("r", u(M, N))]
-    if prog == "two_out":
+    if prog in ("two_out", "silu"):
         return [("a", u(M, K)), ("b", u(K, N, scale=s * 2))]
     if prog == "xw":
         return [("x", u(M, K)), ("w", u(K, N, scale=s * 2))]
@@ -256,6 +271,8 @@ def reference(prog, t, ins):
         y = r(x[0].double() @ x[1].double())
         return [y, torch.nn.functional.silu(y.float())]
     silu = torch.nn.functional.silu
+    if prog == "silu":
+        return [r(silu(r(x[0].double() @ x[1].double()).float()))]
     if prog == "xw":
         return [r(x[0].double() @ x[1].double())]
     if prog == "swiglu":
@@ -360,6 +377,9 @@ def torch_times(prog, t, M, N, K):
     elif prog == "xw":
         mm = lambda: ins[0] @ ins[1]  # noqa: E731
         full = lambda x, w: x @ w  # noqa: E731
+    elif prog == "silu":
+        mm = lambda: ins[0] @ ins[1]  # noqa: E731
+        full = lambda a, b: torch.nn.functional.silu(a @ b)  # noqa: E731
     elif prog == "swiglu":  # cuBLAS: the two GEMMs alone
         mm = lambda: (ins[0] @ ins[1], ins[0] @ ins[2])  # noqa: E731
         full = lambda x, w1, w3: torch.nn.functional.silu(x @ w1) * (x @ w3)  # noqa: E731
@@ -398,7 +418,7 @@ def sanitize(name, prog, t, M, N, K):
     if not cs:
         step("sanitize " + name, None, "compute-sanitizer not found")
         return
-    for tool in ("memcheck", "racecheck", "synccheck"):
+    for tool in os.environ.get("SAN_TOOLS", "memcheck,racecheck,synccheck").split(","):
         rc, out, err = run([cs, "--tool", tool, "--error-exitcode", "99", "--print-limit", "10", TXC, "run", prog_file(prog, t),
                             "--device=gpu", "--random-inputs=3"] + dims(M, N, K, prog), timeout=240)
         text = out + err
@@ -421,6 +441,8 @@ def main():
     if not have_torch:
         return finish()
     for name, prog, t, M, N, K, _ in CASES:
+        if os.environ.get("WG_NO_VERIFY"):  # timings only (txc bench still checks its outputs)
+            break
         RESULTS["cases"][name]["verify"] = verify_case(name, prog, t, M, N, K)
     # sanitizers before timing: correctness first when the run is cut short
     for name, prog, t, M, N, K in SANITIZE:

@@ -648,6 +648,46 @@ typedef struct cg_wg_map3 {
  * contiguous) and D is a positive multiple of 64 (a 64-wide k box then
  * never straddles two heads). */
 bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m);
+/* The TMA-store epilogue: each consumer warpgroup writes its computed
+ * outputs into shared memory (stmatrix for 16-bit outputs, st.shared.v2
+ * for f32), fence.proxy.async, then one thread stores them with
+ * cp.async.bulk.tensor (shared -> global), whose tensor map clips the
+ * ragged edges. A store unit is 64 rows (one warpgroup) x `cols` columns of
+ * one output: the box {cols, 64} of that output's map, rows of cols x esize
+ * bytes (the `span`, 64 or 128) swizzled at that span (cg_wg_swz); each
+ * consumer owns `nbuf` slots used round-robin (a slot is rewritten only
+ * after cp.async.bulk.wait_group.read says the store of nbuf units ago has
+ * read it), so the stores drain under the next units and the next tile's
+ * main loop. The slots follow the operand ring in shared memory. */
+typedef struct cg_wg_epi {
+    int cols;           /* columns of a unit: min(bn, 128 / the widest output element) */
+    int nbuf;           /* slots per consumer: 2, or 1 when 2 would cost a stage */
+    int64_t slot_bytes; /* 64 x cols x the widest element, rounded up to 1024 */
+    int64_t bytes;      /* consumers x nbuf x slot_bytes */
+    int stages;         /* the plan's ring depth with the slots (<= the plan's) */
+    int64_t smem_bytes; /* the plan's dynamic shared memory with the slots */
+} cg_wg_epi;
+/* Fills e for plan p and nouts outputs of element sizes esize[] (2 or 4
+ * bytes) within smem_max bytes: two slots per consumer when they fit
+ * beside the plan's stages, else one, else two and fewer stages. False when
+ * an element size is not 2 or 4 or fewer than two stages would remain. */
+bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, int64_t smem_max,
+                    cg_wg_epi *e);
+/* Byte offset off of a 1024-aligned buffer of span-byte rows (span 32, 64
+ * or 128) under TMA's span-byte swizzle: bits 4.. (the 16-byte chunk in its
+ * span) xor bits 7.. (offset / 128): CUTLASS's Swizzle<log2(span/16), 4, 3>. */
+uint32_t cg_wg_swz(uint32_t off, uint32_t span);
+/* Byte offset in a store unit (rows of span bytes, swizzled) of the row
+ * address thread t (0..127) of a consumer warpgroup gives to the q-th
+ * stmatrix.m8n8.x4.b16 of the unit (16-bit columns 16q .. 16q + 15): matrix
+ * t%32 / 8 is rows 8 (matrix % 2) .. + 7, columns 8 (matrix / 2) .. + 7 of
+ * the warp's 16 rows (16 (t/32) ..), row t % 8 of it. */
+uint32_t cg_wg_stm_off(unsigned t, unsigned q, uint32_t span);
+/* Byte offset in a store unit of the element pair (register ii, ii + 1; ii
+ * even, registers counted from the unit's first column) thread t holds, for
+ * elements of esize bytes: row 16 (t/32) + (t%32)/4 + 8 ((ii/2)%2), column
+ * 8 (ii/4) + 2 (t%4). */
+uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span);
 /* Emits matmul region `region` (products and outputs in st) as a wgmma
  * kernel when the target is sm_90a and the region qualifies (one 2-D
  * f16/bf16 product whose operands are plain 2-D buffers, possibly

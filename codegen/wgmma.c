@@ -122,6 +122,53 @@ bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m)
     return true;
 }
 
+bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, int64_t smem_max,
+                    cg_wg_epi *e) {
+    memset(e, 0, sizeof *e);
+    unsigned w = 0;
+    for (unsigned i = 0; i < nouts; i++) {
+        if (esize[i] != 2 && esize[i] != 4) return false;
+        if (esize[i] > w) w = esize[i];
+    }
+    if (!w || p->stage_bytes <= 0) return false;
+    e->cols = 128 / (int)w;
+    if (e->cols > p->bn) e->cols = p->bn;
+    e->slot_bytes = ((int64_t)64 * e->cols * w + 1023) / 1024 * 1024;
+    int64_t fixed = p->smem_bytes - p->stage_bytes * p->stages;
+    for (int nb = 2; nb >= 1 && !e->nbuf; nb--) {
+        int64_t bytes = (int64_t)p->consumers * nb * e->slot_bytes;
+        if (smem_max - fixed - bytes >= p->stage_bytes * p->stages)
+            e->nbuf = nb, e->bytes = bytes, e->stages = p->stages;
+    }
+    if (!e->nbuf) {
+        e->nbuf = 2;
+        e->bytes = (int64_t)p->consumers * 2 * e->slot_bytes;
+        int64_t st = (smem_max - fixed - e->bytes) / p->stage_bytes;
+        if (smem_max - fixed - e->bytes < 0 || st < 2) return false;
+        e->stages = (int)st;
+    }
+    e->smem_bytes = fixed + e->bytes + p->stage_bytes * e->stages;
+    return true;
+}
+
+uint32_t cg_wg_swz(uint32_t off, uint32_t span) {
+    return off ^ ((off >> 3) & ((span / 16u - 1u) << 4));
+}
+
+uint32_t cg_wg_stm_off(unsigned t, unsigned q, uint32_t span) {
+    unsigned lane = t % 32, mat = lane / 8;
+    uint32_t row = 16u * (t / 32) + 8u * (mat % 2) + lane % 8;
+    uint32_t col = 16u * q + 8u * (mat / 2);
+    return cg_wg_swz(row * span + col * 2u, span);
+}
+
+uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span) {
+    unsigned lane = t % 32;
+    uint32_t row = 16u * (t / 32) + lane / 4 + 8u * ((ii / 2) % 2);
+    uint32_t col = 8u * (ii / 4) + 2u * (lane % 4);
+    return cg_wg_swz(row * span + col * esize, span);
+}
+
 /* ---- operand eligibility (graph level, before the kernel exists) ---------- */
 
 /* Follows operand id through in-region permutes and same-dtype casts to
@@ -250,6 +297,11 @@ typedef struct wg_kern {
     LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
     LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
     cg_mm_epi_state *st;
+    bool tma_st;            /* the TMA-store epilogue (cg_wg_epi) */
+    cg_wg_epi epi;
+    LLVMValueRef tmap_o[8]; /* one map per stored output (tma_st), after the B maps */
+    LLVMValueRef epi_smem;  /* i32 shared: the consumers' store slots (1024-aligned) */
+    bool m_full, n_full;    /* M (N) a known multiple of bm (bn): no bounds test or clamp */
 } wg_kern;
 
 /* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
@@ -445,9 +497,11 @@ static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32
 
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
- * the product and every region output is computed and stored. */
+ * the product and every region output is computed and stored, or, when
+ * vals is not NULL, put in vals[i] for output i as its storage bits (i16
+ * for f16/bf16, f32). */
 static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
-                        LLVMValueRef col) {
+                        LLVMValueRef col, LLVMValueRef *vals) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[2] = {row, col};
@@ -460,10 +514,13 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
         LLVMValueRef ov = cg_emit_value(cx, o, &idx);
+        ir_dtype odt = (ir_dtype)cx->g->nodes[o].dtype;
         if (!ov)
             ok = false;
+        else if (vals)
+            vals[i] = odt == IR_F32 ? ov : cg_f32_to_half(cx, ov, odt);
         else
-            cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
+            cg_store(cx, cg_buf_ptr(cx, o), odt, idx.lin, ov);
     }
     for (unsigned h = 0; h < st->nmm; h++) cx->subst[st->mm[h]] = NULL;
     cg_memo_reset(cx, mark);
@@ -542,6 +599,200 @@ static LLVMBasicBlockRef wg_split_reduce(cg_ctx *cx, wg_kern *k, LLVMValueRef *a
     return l;
 }
 
+/* Row and column (i64) of accumulator register 0 of this thread in
+ * consumer wgc's rows of tile (pm, pn): row 16 (t/32) + (t%32)/4, column
+ * 2 (t%4) (register i adds 8 ((i/2)%2) rows and 8 (i/4) + i%2 columns). */
+static void wg_frag_origin(cg_ctx *cx, const wg_kern *k, LLVMValueRef pm, LLVMValueRef pn,
+                           LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef *r0,
+                           LLVMValueRef *q0) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef r = LLVMBuildAdd(b,
+                                  LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                                               LLVMBuildMul(b, wgc, c32(cx, 64), ""), ""),
+                                  LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                                               LLVMBuildUDiv(b, lane, c32(cx, 4), ""), ""),
+                                  "");
+    LLVMValueRef q =
+        LLVMBuildAdd(b, LLVMBuildMul(b, pn, c32(cx, k->p.bn), ""),
+                     LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 2), ""), "");
+    *r0 = LLVMBuildZExt(b, r, cx->i64, "");
+    *q0 = LLVMBuildZExt(b, q, cx->i64, "");
+}
+
+/* The epilogue stored from the registers: every element in bounds (no
+ * test along a dim that is a known multiple of the tile) computed and
+ * stored by its own thread (outputs that are not dense 16-byte-pitched
+ * f16/bf16/f32 matrices, or too many maps). */
+static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef pm,
+                          LLVMValueRef pn, LLVMValueRef wgc, LLVMValueRef wtid) {
+    LLVMBuilderRef b = cx->b;
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm;
+    LLVMValueRef r0, q0;
+    wg_frag_origin(cx, k, pm, pn, wgc, wtid, &r0, &q0);
+    bool ok = true;
+    for (unsigned i = 0; i < nacc && ok; i++) {
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
+        LLVMValueRef col = LLVMBuildAdd(b, q0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+        LLVMValueRef in = LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0);
+        if (!k->m_full) in = LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, "");
+        if (!k->n_full)
+            in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
+        LLVMBasicBlockRef e = k->m_full && k->n_full ? NULL : cg_if_begin(cx, in);
+        LLVMValueRef ai[CG_MM_MAXH];
+        for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
+        ok = wg_epi_elem(cx, k, ai, row, col, NULL);
+        if (e) cg_if_end(cx, e);
+    }
+    return ok;
+}
+
+/* min(v, lim - 1) (i64, v >= 0). */
+static LLVMValueRef wg_clamp(cg_ctx *cx, LLVMValueRef v, LLVMValueRef lim) {
+    LLVMValueRef l1 = LLVMBuildSub(cx->b, lim, cg_i64(cx, 1), "");
+    return LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, v, lim, ""), v, l1, "");
+}
+
+/* bar.sync id, 128: the named barrier of one consumer warpgroup. */
+static void wg_wg_sync(cg_ctx *cx, LLVMValueRef id) {
+    wg_asm(cx, NULL, "bar.sync $0, 128;", "r,~{memory}", &id, 1);
+}
+
+/* Row part of a unit offset: row * span with the swizzle's xor term of
+ * that row, i32 (cg_wg_swz: the term depends only on the row, since the
+ * column bytes are below span). */
+static void wg_unit_row(cg_ctx *cx, LLVMValueRef row, uint32_t span, LLVMValueRef *base,
+                        LLVMValueRef *xr) {
+    LLVMBuilderRef b = cx->b;
+    *base = LLVMBuildMul(b, row, c32(cx, span), "");
+    *xr = LLVMBuildAnd(b, LLVMBuildLShr(b, *base, c32(cx, 3), ""),
+                       c32(cx, (int64_t)(span / 16 - 1) << 4), "");
+}
+
+/* The TMA-store epilogue (cg_wg_epi): per column unit of the tile, every
+ * output's values of this thread's elements are computed (indices clamped
+ * into the matrix where M or N is ragged, so the epilogue's loads stay in
+ * bounds; the store clips those elements), then per output: wait for a
+ * free slot (thread 0: wait_group.read nbuf - 1; the warpgroup's named
+ * barrier), write the unit (stmatrix.x4 of packed pairs, or st.shared.v2.f32),
+ * fence.proxy.async, barrier, and thread 0 issues the bulk tensor store of
+ * box {cols, 64} at (n0 + unit column, m0) and commits it. *ucv counts the
+ * units issued (the slot ring's position). */
+static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef pm,
+                          LLVMValueRef pn, LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef ucv) {
+    LLVMBuilderRef b = cx->b;
+    const cg_mm_epi_state *st = k->st;
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
+             per = G / 2, nb = (unsigned)k->epi.nbuf, no = st->nouts;
+    LLVMValueRef r0, q0;
+    wg_frag_origin(cx, k, pm, pn, wgc, wtid, &r0, &q0);
+    LLVMValueRef rows[2];
+    for (int h = 0; h < 2; h++) {
+        rows[h] = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * h), "");
+        if (!k->m_full) rows[h] = wg_clamp(cx, rows[h], k->M64);
+    }
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef mat = LLVMBuildUDiv(b, lane, c32(cx, 8), "");
+    /* stmatrix row of this thread, and the accumulator rows of its pairs (unit-relative) */
+    LLVMValueRef srow = LLVMBuildAdd(
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                        LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
+        LLVMBuildURem(b, lane, c32(cx, 8), ""), "");
+    LLVMValueRef scol = LLVMBuildMul(b, LLVMBuildUDiv(b, mat, c32(cx, 2), ""), c32(cx, 16), "");
+    LLVMValueRef frow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                                     LLVMBuildUDiv(b, lane, c32(cx, 4), ""), "");
+    LLVMValueRef fcol = LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 8), "");
+    LLVMValueRef issuer = LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), "");
+    LLVMValueRef bar_id = LLVMBuildAdd(b, wgc, c32(cx, 1), "");
+    LLVMValueRef slots =
+        LLVMBuildAdd(b, k->epi_smem, LLVMBuildMul(b, wgc, c32(cx, nb * k->epi.slot_bytes), ""), "");
+    LLVMValueRef m0 = LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                                   LLVMBuildMul(b, wgc, c32(cx, 64), ""), "");
+    LLVMValueRef n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
+    char wait[64];
+    snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %u;", nb - 1);
+    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2), v2f = LLVMVectorType(cx->f32, 2);
+    bool ok = true;
+    for (unsigned u = 0; u < (unsigned)k->p.bn / G && ok; u++) {
+        LLVMValueRef vals[8][64];
+        for (unsigned ii = 0; ii < per && ok; ii++) {
+            unsigned i = u * per + ii;
+            LLVMValueRef col = LLVMBuildAdd(b, q0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
+            if (!k->n_full) col = wg_clamp(cx, col, k->N64);
+            LLVMValueRef ai[CG_MM_MAXH], v[8];
+            for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
+            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v);
+            for (unsigned o = 0; o < no && ok; o++) vals[o][ii] = v[o];
+        }
+        for (unsigned o = 0; o < no && ok; o++) {
+            ir_dtype odt = (ir_dtype)cx->g->nodes[st->outs[o]].dtype;
+            unsigned es = (unsigned)ir_dtype_size(odt);
+            uint32_t span = G * es;
+            LLVMValueRef uc = LLVMBuildLoad2(b, cx->i32, ucv, "");
+            LLVMValueRef slot = slots;
+            if (nb > 1)
+                slot = LLVMBuildAdd(b, slots,
+                                    LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""),
+                                                 c32(cx, k->epi.slot_bytes), ""),
+                                    "slot");
+            LLVMBasicBlockRef w = cg_if_begin(cx, issuer);
+            wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
+            cg_if_end(cx, w);
+            wg_wg_sync(cx, bar_id);
+            if (es == 2) {
+                LLVMValueRef base, xr;
+                wg_unit_row(cx, srow, span, &base, &xr);
+                for (unsigned q = 0; q < G / 16; q++) {
+                    LLVMValueRef a[5];
+                    LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
+                    a[0] = LLVMBuildAdd(b, slot,
+                                        LLVMBuildAdd(b, base, LLVMBuildXor(b, cb, xr, ""), ""), "");
+                    for (unsigned r = 0; r < 4; r++) {
+                        LLVMValueRef pv = LLVMGetUndef(v2i16);
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r], c32(cx, 0), "");
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r + 1], c32(cx, 1),
+                                                    "");
+                        a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+                    }
+                    wg_asm(cx, NULL,
+                           "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                           "r,r,r,r,r,~{memory}", a, 5);
+                }
+            } else {
+                for (unsigned h = 0; h < 2; h++) {
+                    LLVMValueRef base, xr;
+                    wg_unit_row(cx, LLVMBuildAdd(b, frow, c32(cx, 8 * h), ""), span, &base, &xr);
+                    for (unsigned ii = 2 * h; ii < per; ii += 4) {
+                        LLVMValueRef cb = LLVMBuildAdd(b, fcol, c32(cx, 32 * (ii / 4)), "");
+                        LLVMValueRef ad = LLVMBuildAdd(
+                            b, slot, LLVMBuildAdd(b, base, LLVMBuildXor(b, cb, xr, ""), ""), "");
+                        LLVMValueRef pv = LLVMGetUndef(v2f);
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][ii], c32(cx, 0), "");
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][ii + 1], c32(cx, 1), "");
+                        LLVMValueRef s =
+                            LLVMBuildStore(b, pv, LLVMBuildIntToPtr(b, ad, cx->sptr, ""));
+                        LLVMSetAlignment(s, 8);
+                    }
+                }
+            }
+            wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+            wg_wg_sync(cx, bar_id);
+            w = cg_if_begin(cx, issuer);
+            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
+                                 m0, slot};
+            wg_asm(cx, NULL,
+                   "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\n"
+                   "cp.async.bulk.commit_group;",
+                   "l,r,r,r,~{memory}", a, 4);
+            cg_if_end(cx, w);
+            LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
+        }
+    }
+    return ok;
+}
+
 /* A consumer warpgroup (rows 64c .. 64c+63 of each block tile): per k step
  * waits for the stage's full barrier, issues bk/16 wgmma (m64 x bn x 16)
  * into the accumulators, commits, waits for the previous step's group and
@@ -558,6 +809,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     for (unsigned i = 0; i < ntot; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
     LLVMValueRef tilev = wg_var(cx, cx->i32, c32(cx, 0)); /* tiles done (split-K phases) */
+    LLVMValueRef ucv = wg_var(cx, cx->i32, c32(cx, 0));   /* store units issued (tma_st) */
     uint32_t albo, asbo, akst, blbo, bsbo, bkst;
     cg_wg_opnd_desc(k->p.a_kmajor, k->p.bk, &albo, &asbo, &akst);
     cg_wg_opnd_desc(k->p.b_kmajor, k->p.bk, &blbo, &bsbo, &bkst);
@@ -623,32 +875,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBasicBlockRef lead = NULL;
     if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
-    /* epilogue */
-    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
-                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
-    LLVMValueRef r0 = LLVMBuildAdd(b,
-                                   LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
-                                                LLVMBuildMul(b, wgc, c32(cx, 64), ""), ""),
-                                   LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
-                                                LLVMBuildUDiv(b, lane, c32(cx, 4), ""), ""),
-                                   "");
-    LLVMValueRef q0 =
-        LLVMBuildAdd(b, LLVMBuildMul(b, pn, c32(cx, k->p.bn), ""),
-                     LLVMBuildMul(b, LLVMBuildURem(b, lane, c32(cx, 4), ""), c32(cx, 2), ""), "");
-    r0 = LLVMBuildZExt(b, r0, cx->i64, "");
-    q0 = LLVMBuildZExt(b, q0, cx->i64, "");
-    bool ok = true;
-    for (unsigned i = 0; i < nacc && ok; i++) {
-        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
-        LLVMValueRef col = LLVMBuildAdd(b, q0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
-        LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, ""),
-                                       LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
-        LLVMBasicBlockRef e = cg_if_begin(cx, in);
-        LLVMValueRef ai[CG_MM_MAXH];
-        for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-        ok = wg_epi_elem(cx, k, ai, row, col);
-        cg_if_end(cx, e);
-    }
+    bool ok = k->tma_st ? wg_epi_staged(cx, k, acc, pm, pn, wgc, wtid, ucv)
+                        : wg_epi_direct(cx, k, acc, pm, pn, wgc, wtid);
     if (lead) cg_if_end(cx, lead);
     if (k->p.splits > 1) {
         LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
@@ -662,6 +890,11 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
                                          LLVMBuildICmp(b, LLVMIntUGT, jt, c32(cx, 0), ""), ""));
         wg_wait_cluster(cx, k->red_free,
                         LLVMBuildAnd(b, LLVMBuildSub(b, jt, c32(cx, 1), ""), c32(cx, 1), ""));
+        cg_if_end(cx, w);
+    }
+    if (k->tma_st) { /* the last stores have completed before the kernel ends */
+        LLVMBasicBlockRef w = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), ""));
+        wg_asm(cx, NULL, "cp.async.bulk.wait_group 0;", "~{memory}", NULL, 0);
         cg_if_end(cx, w);
     }
     return ok;
@@ -689,7 +922,8 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef tid = cg_thread_id(cx);
     k->smem = wg_dyn_smem(cx);
-    k->full = LLVMBuildAdd(b, k->smem, c32(cx, k->p.stage_bytes * k->p.stages), "full");
+    k->epi_smem = LLVMBuildAdd(b, k->smem, c32(cx, k->p.stage_bytes * k->p.stages), "epi");
+    k->full = LLVMBuildAdd(b, k->epi_smem, c32(cx, k->tma_st ? k->epi.bytes : 0), "full");
     k->empty = LLVMBuildAdd(b, k->full, c32(cx, 8 * CG_WG_MAX_STAGES), "empty");
     k->red_full = LLVMBuildAdd(b, k->empty, c32(cx, 8 * CG_WG_MAX_STAGES), "red_full");
     k->red_free = LLVMBuildAdd(b, k->red_full, c32(cx, 8), "red_free");
@@ -775,6 +1009,30 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     return ok;
 }
 
+/* Whether the epilogue of a product mm stores its nouts outputs outs[]
+ * through shared memory and TMA (fills e): every output a dense [M, N]
+ * f16/bf16/f32 matrix (what cg_store writes at the product's index) whose
+ * rows are a known multiple of 16 bytes, extents within TMA's int32
+ * coordinates, and all tensor maps within the kernel's 8 grid-constant
+ * parameters; and the slots fit (cg_wg_epi_plan). */
+static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
+                          unsigned nh, const cg_wg_plan *p, cg_wg_epi *e) {
+    ir_dim M = mm->shape.dim[0], N = mm->shape.dim[1];
+    if (nouts < 1 || 1 + nh + nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
+        (!IR_DIM_IS_SYM(M) && M >= ((int64_t)1 << 31)))
+        return false;
+    unsigned es[8];
+    for (unsigned o = 0; o < nouts; o++) {
+        const ir_node *n = &g->nodes[outs[o]];
+        if (!ir_shape_eq(&n->shape, &mm->shape) ||
+            (n->dtype != IR_F16 && n->dtype != IR_BF16 && n->dtype != IR_F32))
+            return false;
+        es[o] = (unsigned)ir_dtype_size((ir_dtype)n->dtype);
+        if ((N * es[o]) % 16 != 0) return false;
+    }
+    return cg_wg_epi_plan(p, es, nouts, cg_mm_smem_limit(CG_SM90A), e);
+}
+
 /* ---- region entry ------------------------------------------------------------ */
 
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st) {
@@ -806,8 +1064,13 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     wg_kern k;
     memset(&k, 0, sizeof k);
     unsigned nouts = 0, saved = cx->region;
+    ir_id outs[8];
     cx->region = region; /* what cg_kernel_begin will set: the outputs it will store */
-    for (ir_id i = 0; i < g->n; i++) nouts += cg_is_region_output(cx, i);
+    for (ir_id i = 0; i < g->n; i++)
+        if (cg_is_region_output(cx, i)) {
+            if (nouts < 8) outs[nouts] = i;
+            nouts++;
+        }
     cx->region = saved;
     if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
                         IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh, nouts,
@@ -816,19 +1079,29 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.dt = dt;
     k.st = st;
     k.a3 = a3;
+    k.m_full = !IR_DIM_IS_SYM(Md) && Md % k.p.bm == 0;
+    k.n_full = !IR_DIM_IS_SYM(Nd) && Nd % k.p.bn == 0;
+    k.tma_st = wg_epi_tma_ok(g, mm, outs, nouts, nh, &k.p, &k.epi);
+    if (k.tma_st) k.p.stages = k.epi.stages, k.p.smem_bytes = k.epi.smem_bytes;
     if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.a_rows, &k.a_map)) return -1;
-    /* the kernel takes the tensor maps (A, then each B) after its buffers and symbols */
-    unsigned nmaps = 1 + nh;
+    /* the kernel takes the tensor maps (A, then each B, then each stored output when the
+     * epilogue stores through shared memory) after its buffers and symbols */
+    unsigned nmaps = 1 + nh + (k.tma_st ? nouts : 0);
     cx->ntmap_params = nmaps;
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
     if (!began) return 0;
     if (!cg_mm_collect_outs(cx, g, region, st)) return 0;
+    if (k.tma_st && (st->nouts != nouts || memcmp(st->outs, outs, nouts * sizeof *outs))) {
+        tx_error(cx->diag, "codegen: internal error: matmul region k%u: outputs changed", region);
+        return 0;
+    }
     cg_kernel *kr = cx->k;
-    ir_id bases[1 + CG_MM_MAXH] = {ba};
+    ir_id bases[1 + CG_MM_MAXH + 8] = {ba};
     bool kmaj[1 + CG_MM_MAXH] = {ak};
     int64_t rows[1 + CG_MM_MAXH] = {k.p.a_rows};
     for (unsigned h = 0; h < nh; h++) bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = k.p.bn;
+    for (unsigned o = 0; k.tma_st && o < nouts; o++) bases[1 + nh + o] = outs[o];
     kr->ntmaps = nmaps;
     kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);
     for (unsigned i = 0; i < nmaps; i++) {
@@ -855,6 +1128,11 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         tm->rank = 2;
         tm->dim[0] = bn->shape.dim[1];
         tm->dim[1] = bn->shape.dim[0];
+        if (i > nh) { /* a stored output [M, N]: box {cols, 64}, swizzled at its row bytes */
+            tm->box[0] = (uint32_t)k.epi.cols, tm->box[1] = 64;
+            tm->swizzle = (uint16_t)(k.epi.cols * (int)ir_dtype_size((ir_dtype)bn->dtype));
+            continue;
+        }
         int nbox;
         int64_t bb2;
         cg_wg_opnd_box(kmaj[i], rows[i], k.p.bk, tm->box, &nbox, &bb2);
@@ -862,6 +1140,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     unsigned np = kr->nbufs + kr->nsyms;
     k.tmap_a = LLVMGetParam(cx->fn, np);
     for (unsigned h = 0; h < nh; h++) k.tmap_b[h] = LLVMGetParam(cx->fn, np + 1 + h);
+    for (unsigned o = 0; k.tma_st && o < nouts; o++)
+        k.tmap_o[o] = LLVMGetParam(cx->fn, np + 1 + nh + o);
     k.M64 = cg_dim(cx, Md), k.N64 = cg_dim(cx, Nd);
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
@@ -889,6 +1169,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     char hs[24] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
     if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
+    if (k.tma_st) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d", k.epi.nbuf);
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);

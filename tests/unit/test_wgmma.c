@@ -10,6 +10,11 @@
  *   kernel's parameters (128-byte grid constants), the runtime plan's tensor-map parameters at
  *   bound sizes and the argument checks of the tensor-map encoder; programs outside the
  *   kernel's scope (f32, batched, a symbolic inner extent) keep the mma.sync / SIMT kernels;
+ * - the TMA-store epilogue's staging: for every thread, accumulator register and stmatrix /
+ *   st.shared.v2 it issues, the element lands in the store unit where TMA's box layout (swizzled
+ *   at the unit's row span) has it, against a model of the accumulator fragments, of stmatrix's
+ *   thread-to-row-address rule and of the swizzle written here; the slots' shared-memory budget;
+ *   the output tensor maps in the manifest and the runtime plan; the outputs it refuses;
  * - ptxas -arch=sm_90a -v on each kernel kind (wgmma with K- and MN-major operands, epilogues
  *   with bias + gelu, residual, two outputs and a cast): no spills, no wgmma serialisation
  *   warnings (C7510/C7508/C7515), 168 registers when the kernel moves registers with setmaxnreg
@@ -65,6 +70,109 @@ static uint32_t model_wgmma(bool kmajor, uint32_t start, uint32_t lbo, uint32_t 
     }
     uint32_t lin = start + (mn / 64) * lbo + (kin / 8) * sbo + (kin % 8) * 128 + 2 * (mn % 64);
     return model_swz(lin);
+}
+
+/* TMA's swizzle of byte `byte` (< span) of row `row` of a box whose rows are span bytes (64 or
+ * 128), in a 1024-byte-aligned buffer: the 16-byte chunk index xor the row's phase, row % 8 for
+ * 128-byte rows, (row / 2) % 4 for 64-byte rows (the pattern repeats every 1024 / 512 bytes). */
+static uint32_t model_box_swz(uint32_t row, uint32_t byte, uint32_t span) {
+    uint32_t phase = span == 128 ? row % 8 : (row / 2) % 4;
+    return row * span + (((byte / 16) ^ phase) * 16) + byte % 16;
+}
+
+/* The wgmma m64nN accumulator fragment (PTX ISA "wgmma D matrix"): register i of thread t of a
+ * warpgroup holds row 16 (t/32) + (t%32)/4 + 8 ((i/2)%2), column 8 (i/4) + 2 (t%4) + i%2. */
+static void model_frag(unsigned t, unsigned i, uint32_t *row, uint32_t *col) {
+    *row = 16 * (t / 32) + (t % 32) / 4 + 8 * ((i / 2) % 2);
+    *col = 8 * (i / 4) + 2 * (t % 4) + i % 2;
+}
+
+/* Every element of a store unit (64 rows x cols columns of esize bytes) is written exactly once
+ * where TMA reads it: 16-bit units by stmatrix.m8n8.x4 (x4 number q of a unit carries
+ * accumulator registers 8q .. 8q + 7 as four packed pairs; register m of lane l holds elements
+ * (l/4, 2 (l%4) + e) of matrix m, whose row r's address comes from lane 8m + r of the same
+ * warp), 32-bit units by st.shared.v2 of register pairs. */
+static void check_unit(unsigned cols, unsigned esize) {
+    uint32_t span = cols * esize, bytes = 64 * span;
+    unsigned char *seen = calloc(bytes, 1);
+    assert_non_null(seen);
+    for (unsigned t = 0; t < 128; t++)
+        for (unsigned ii = 0; ii < cols / 2; ii++) {
+            uint32_t row, col, off;
+            model_frag(t, ii, &row, &col);
+            if (esize == 2) {
+                unsigned q = ii / 8, m = (ii % 8) / 2, e = ii % 2, l = t % 32;
+                unsigned giver = 32 * (t / 32) + 8 * m + l / 4;
+                off = cg_wg_stm_off(giver, q, span) + 2 * (2 * (l % 4) + e);
+            } else {
+                off = cg_wg_pair_off(t, ii - ii % 2, esize, span) + esize * (ii % 2);
+            }
+            uint32_t want = model_box_swz(row, col * esize, span);
+            if (off != want)
+                fail_msg("cols %u esize %u: thread %u register %u (row %u col %u) at %u, TMA %u",
+                         cols, esize, t, ii, row, col, off, want);
+            assert_true(off + esize <= bytes);
+            for (unsigned b = 0; b < esize; b++) assert_int_equal(seen[off + b]++, 0);
+        }
+    for (uint32_t b = 0; b < bytes; b++) assert_int_equal(seen[b], 1);
+    free(seen);
+}
+
+static void test_epi_staging(void **state) {
+    (void)state;
+    check_unit(64, 2); /* bf16/f16 outputs: 128-byte rows */
+    check_unit(32, 2); /* bn 32, or beside an f32 output: 64-byte rows */
+    check_unit(32, 4); /* f32 outputs: 128-byte rows */
+    /* the general swizzle is the 128-byte one of the operand tiles at span 128 */
+    for (uint32_t a = 0; a < 8192; a += 2) {
+        assert_int_equal(cg_wg_swz(a, 128), model_swz(a));
+        assert_int_equal(cg_wg_swz(a, 64), model_box_swz(a / 64, a % 64, 64));
+    }
+    /* the slots beside the ring: a plan as cg_wg_plan_for makes it (dynamic shared memory = fixed
+     * part + stages x stage bytes) */
+    int64_t lim = 227 * 1024, fixed = 1024 + 2 * 8 * CG_WG_MAX_STAGES + 16;
+    cg_wg_plan p = {.bm = 128, .bn = 256, .bk = 64, .consumers = 2, .stages = 4,
+                    .stage_bytes = (128 + 256) * 128};
+    p.smem_bytes = fixed + 4 * p.stage_bytes;
+    cg_wg_epi e;
+    unsigned bf[3] = {2, 2, 2}, mixed[2] = {2, 4}, bad[1] = {8};
+    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_int_equal(e.cols, 64);
+    assert_int_equal(e.slot_bytes, 8192);
+    assert_int_equal(e.nbuf, 2);
+    assert_int_equal(e.stages, 4);
+    assert_int_equal(e.bytes, 2 * 2 * 8192);
+    assert_int_equal(e.smem_bytes, p.smem_bytes + e.bytes);
+    assert_true(e.smem_bytes <= lim);
+    assert_true(cg_wg_epi_plan(&p, mixed, 2, lim, &e)); /* the f32 output sets 32 columns */
+    assert_int_equal(e.cols, 32);
+    assert_int_equal(e.slot_bytes, 8192);
+    assert_false(cg_wg_epi_plan(&p, bad, 1, lim, &e));
+    /* Q/K/V: 128 x (3 x 64), 5 stages leave room for one slot per consumer, not two */
+    p.bn = 64, p.stage_bytes = (128 + 3 * 64) * 128, p.stages = 5;
+    p.smem_bytes = fixed + 5 * p.stage_bytes;
+    assert_true(cg_wg_epi_plan(&p, bf, 3, lim, &e));
+    assert_int_equal(e.nbuf, 1);
+    assert_int_equal(e.stages, 5);
+    assert_true(e.smem_bytes <= lim);
+    /* 128 x 128 with 7 stages: two slots cost a stage */
+    p.bn = 128, p.stage_bytes = (128 + 128) * 128, p.stages = 7;
+    p.smem_bytes = fixed + 7 * p.stage_bytes;
+    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_int_equal(e.nbuf, 2);
+    assert_int_equal(e.stages, 6);
+    assert_true(e.smem_bytes <= lim);
+    /* one consumer, 32 columns: 4 KiB slots */
+    p.bm = 64, p.bn = 32, p.consumers = 1, p.stage_bytes = (64 + 32) * 128, p.stages = 16;
+    p.smem_bytes = fixed + 16 * p.stage_bytes;
+    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_int_equal(e.cols, 32);
+    assert_int_equal(e.slot_bytes, 4096);
+    assert_int_equal(e.bytes, 2 * 4096);
+    assert_int_equal(e.stages, 16);
+    /* too little memory for two stages and a slot */
+    p.stages = 2, p.smem_bytes = fixed + 2 * p.stage_bytes;
+    assert_false(cg_wg_epi_plan(&p, bf, 1, p.smem_bytes + 1024, &e));
 }
 
 static void test_descriptor_bits(void **state) {
@@ -357,7 +465,7 @@ static void test_horizontal_tmaps(void **state) {
     const cg_kernel *k = mm_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_non_null(strstr(k->tmpl, " h2"));
-    assert_int_equal(k->ntmaps, 3);
+    assert_int_equal(k->ntmaps, 4); /* A, w1, w3, the output */
     assert_int_equal(k->bufs[k->tmaps[0].buf].index, 0);
     /* the B maps: w1 and w3, one each (in the region's product order) */
     assert_int_equal(k->bufs[k->tmaps[1].buf].index + k->bufs[k->tmaps[2].buf].index, 3);
@@ -379,7 +487,7 @@ static void test_horizontal_tmaps(void **state) {
     p = compile_src(SRC_QKV, CG_SM90A, d3, 3, NULL);
     k = mm_kernel(p);
     assert_non_null(strstr(k->tmpl, " h3"));
-    assert_int_equal(k->ntmaps, 4);
+    assert_int_equal(k->ntmaps, 7); /* A, three weights, three outputs */
     unsigned seen = 0;
     for (unsigned i = 1; i < 4; i++) {
         seen |= 1u << k->bufs[k->tmaps[i].buf].index;
@@ -496,7 +604,8 @@ static void test_manifest_tmaps(void **state) {
     cg_program *p = compile_src(SRC_GELU, CG_SM90A, defs, 2, &g);
     const cg_kernel *k = mm_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
-    assert_int_equal(k->ntmaps, 2);
+    assert_non_null(strstr(k->tmpl, " ts"));
+    assert_int_equal(k->ntmaps, 3);
     assert_int_equal(k->block[0], 384);
     assert_int_equal(k->persist, CG_WG_SMS);
     /* A: a[M, K] K-contiguous: extents {K, M}, box {64, 128}; B: b[K, N] N-contiguous: {N, K}, box
@@ -515,9 +624,19 @@ static void test_manifest_tmaps(void **state) {
     assert_int_equal(tb->box[1], 64);
     assert_int_equal(ta->swizzle, 128);
     assert_int_equal(ta->dtype, IR_BF16);
+    /* the output: the map over output 0 [M, N], box {64, 64} (one warpgroup's unit), 128-byte
+     * swizzle */
+    const cg_tmap *to = &k->tmaps[2];
+    assert_int_equal(k->bufs[to->buf].kind, CG_BUF_OUTPUT);
+    assert_int_equal(k->bufs[to->buf].index, 0);
+    assert_int_equal(to->dim[0], 1000);
+    assert_true(IR_DIM_IS_SYM(to->dim[1]));
+    assert_int_equal(to->box[0], 64);
+    assert_int_equal(to->box[1], 64);
+    assert_int_equal(to->swizzle, 128);
     /* PTX: grid-constant 128-byte parameters, used in place (no local copy) */
     const char *ptx = cg_program_ptx(p, NULL);
-    for (unsigned i = 0; i < 2; i++) {
+    for (unsigned i = 0; i < 3; i++) {
         char want[96];
         snprintf(want, sizeof want, ".param .align 64 .b8 %s_param_%u[128]", k->name,
                  k->nbufs + k->nsyms + i);
@@ -539,8 +658,14 @@ static void test_manifest_tmaps(void **state) {
     for (unsigned i = 0; i < rp->nkernels; i++)
         if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
     assert_non_null(kd);
-    assert_int_equal(kd->nparams, k->nbufs + k->nsyms + 2);
-    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms], *pb = pa + 1;
+    assert_int_equal(kd->nparams, k->nbufs + k->nsyms + 3);
+    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms], *pb = pa + 1, *po = pa + 2;
+    assert_int_equal(po->kind, RT_KP_TMAP);
+    assert_int_equal(po->tmap.dim[0], 1000);
+    assert_int_equal(po->tmap.dim[1], 300);
+    assert_int_equal(po->buf, rt_gpu_plan_find_buf(rp, RT_BUF_OUTPUT, 0));
+    char e3[200];
+    assert_true(rt_tmap_check(&po->tmap, 4096, e3, sizeof e3));
     assert_int_equal(pa->kind, RT_KP_TMAP);
     assert_int_equal(pb->kind, RT_KP_TMAP);
     assert_int_equal(pa->tmap.dim[0], 4096);
@@ -566,6 +691,75 @@ static void test_manifest_tmaps(void **state) {
     rt_gpu_plan_free(rp);
     cg_program_free(p);
     ir_graph_free(g);
+}
+
+/* Ordered 64-bit integer comparisons (setp.{lt,le,gt,ge}.{s64,u64}) in ptx. */
+static unsigned count_cmp64(const char *ptx) {
+    unsigned n = 0;
+    for (const char *q = ptx; (q = strstr(q, "setp.")) != NULL; q++)
+        if ((!strncmp(q + 5, "lt.", 3) || !strncmp(q + 5, "le.", 3) || !strncmp(q + 5, "gt.", 3) ||
+             !strncmp(q + 5, "ge.", 3)) &&
+            (!strncmp(q + 8, "s64", 3) || !strncmp(q + 8, "u64", 3)))
+            n++;
+    return n;
+}
+
+/* The stored outputs decide the epilogue: dense f16/bf16/f32 [M, N] outputs with 16-byte rows
+ * go through shared memory and TMA (one map each, after the B maps; no per-element guard or
+ * global store in the PTX); a pitch that is not a multiple of 16 bytes or a bool output keeps
+ * the stores from the registers. */
+static void test_epi_outputs(void **state) {
+    (void)state;
+    fe_define rag[3] = {{"M", 1000}, {"N", 1000}, {"K", 1000}};
+    cg_program *p = compile_src(SRC_TWO, CG_SM90A, rag, 3, NULL);
+    const cg_kernel *k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " ts"));
+    assert_int_equal(k->ntmaps, 4);
+    /* y bf16 and f32(silu(y)): 32-column units, 64- and 128-byte rows */
+    assert_int_equal(k->tmaps[2].dtype, IR_BF16);
+    assert_int_equal(k->tmaps[2].box[0], 32);
+    assert_int_equal(k->tmaps[2].swizzle, 64);
+    assert_int_equal(k->tmaps[3].dtype, IR_F32);
+    assert_int_equal(k->tmaps[3].box[0], 32);
+    assert_int_equal(k->tmaps[3].swizzle, 128);
+    assert_int_equal(k->bufs[k->tmaps[2].buf].index + k->bufs[k->tmaps[3].buf].index, 1);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "stmatrix.sync.aligned.m8n8.x4.shared.b16"));
+    assert_non_null(strstr(ptx, "st.shared.v2.f32"));
+    assert_non_null(strstr(ptx, "fence.proxy.async.shared::cta"));
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
+    assert_non_null(strstr(ptx, "cp.async.bulk.wait_group.read"));
+    assert_null(strstr(ptx, "st.global")); /* no store from the registers */
+    cg_program_free(p);
+    /* x @ w^T with N = 1001: wgmma, but 2002-byte rows: the registers' stores */
+    fe_define odd[3] = {{"M", 256}, {"N", 1001}, {"K", 256}};
+    p = compile_src(SRC_LIN, CG_SM90A, odd, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_null(strstr(k->tmpl, " ts"));
+    assert_int_equal(k->ntmaps, 2);
+    assert_null(strstr(cg_program_ptx(p, NULL), "stmatrix"));
+    assert_non_null(strstr(cg_program_ptx(p, NULL), "st.global"));
+    cg_program_free(p);
+    static const char *sb = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bool[M, N] {\n"
+                            "  return (a @ b) > 0\n}\n";
+    p = compile_src(sb, CG_SM90A, rag, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_null(strstr(k->tmpl, " ts"));
+    assert_int_equal(k->ntmaps, 2);
+    unsigned ragged = count_cmp64(cg_program_ptx(p, NULL));
+    cg_program_free(p);
+    /* M and N multiples of the tile: no bounds test per element in the stores from the registers
+     * either (64-bit compares: the bounds tests; the loops keep a few) */
+    fe_define full[3] = {{"M", 2048}, {"N", 2048}, {"K", 256}};
+    p = compile_src(sb, CG_SM90A, full, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    unsigned whole = count_cmp64(cg_program_ptx(p, NULL));
+    assert_true(ragged >= 12);
+    assert_true(whole * 4 < ragged);
+    cg_program_free(p);
 }
 
 static void test_tmap_check(void **state) {
@@ -740,6 +934,8 @@ int main(void) {
         cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_layout_both_orders),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_epi_staging),
+        cmocka_unit_test(test_epi_outputs),
         cmocka_unit_test(test_manifest_tmaps),
         cmocka_unit_test(test_horizontal_tmaps),
         cmocka_unit_test(test_merged_map),
