@@ -477,7 +477,7 @@ static void wg_tied(char *buf, size_t cap, unsigned n, const char *mid) {
 static void wg_acc_asm(cg_ctx *cx, LLVMValueRef *acc, unsigned n, const char *text,
                        const char *cons, LLVMValueRef *pre, unsigned npre) {
     LLVMTypeRef ft[128];
-    LLVMValueRef args[140];
+    LLVMValueRef args[192];
     for (unsigned i = 0; i < n; i++) ft[i] = cx->f32;
     for (unsigned i = 0; i < npre; i++) args[i] = pre[i];
     for (unsigned i = 0; i < n; i++) args[npre + i] = acc[i];
@@ -816,16 +816,32 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     /* A rows of this warpgroup: 64 rows of 128 B (k-major) or the c-th box (m-major); both 8 KiB
      * per 64 rows */
     LLVMValueRef aoff = LLVMBuildMul(b, wgc, c32(cx, 64 * k->p.bk * 2), "");
-    char text[4096], cons[2048], tied[2048], regs[1024];
-    wg_reglist(regs, sizeof regs, 0, nacc);
+    /* one k step is one asm statement (fence, the bk/16 wgmma of every product, commit, wait for
+     * the previous step's group): the accumulators pass through LLVM once per step, not once per
+     * instruction. Inputs after the ntot accumulators: descriptors (A, B) per product and k
+     * slice, then the scale-d flag (1) */
+    unsigned nkk = (unsigned)(k->p.bk / 16), ndesc = 2 * nh * nkk;
+    char text[16384], cons[2048], tied[2048], regs[1024], mid[256];
     const char *ty = k->dt == IR_BF16 ? "bf16" : "f16";
-    snprintf(text, sizeof text,
-             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, "
-             "0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, $%u, $%u, "
-             "p, 1, 1, %d, %d;\n}",
-             nacc + 2, k->p.bn, ty, ty, regs, nacc, nacc + 1, k->p.a_kmajor ? 0 : 1,
-             k->p.b_kmajor ? 0 : 1);
-    wg_tied(cons, sizeof cons, nacc, "l,l,r");
+    size_t o = (size_t)snprintf(text, sizeof text,
+                                "wgmma.fence.sync.aligned;\n{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\n",
+                                ntot + ndesc);
+    for (unsigned h = 0; h < nh; h++)
+        for (unsigned kk = 0; kk < nkk; kk++) {
+            unsigned d = ntot + 2 * (h * nkk + kk);
+            wg_reglist(regs, sizeof regs, h * nacc, nacc);
+            o += (size_t)snprintf(text + o, sizeof text - o,
+                                  "wgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s %s, $%u, $%u, "
+                                  "p, 1, 1, %d, %d;\n",
+                                  k->p.bn, ty, ty, regs, d, d + 1, k->p.a_kmajor ? 0 : 1,
+                                  k->p.b_kmajor ? 0 : 1);
+        }
+    snprintf(text + o, sizeof text - o,
+             "}\nwgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 1;");
+    size_t mo = 0;
+    for (unsigned i = 0; i < ndesc; i++) mo += (size_t)snprintf(mid + mo, sizeof mid - mo, "l,");
+    snprintf(mid + mo, sizeof mid - mo, "r");
+    wg_tied(cons, sizeof cons, ntot, mid);
     wg_tied(tied, sizeof tied, ntot, "");
 
     cg_loop tl, kl;
@@ -839,29 +855,34 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
     for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
-    wg_acc_asm(cx, acc, ntot, "wgmma.fence.sync.aligned;", tied, NULL, 0);
     LLVMValueRef sa = LLVMBuildAdd(b, wg_stage_addr(cx, k, s, 0), aoff, "");
     LLVMValueRef da = wg_desc_at(cx, sa, albo, asbo);
+    LLVMValueRef pre[2 * CG_MM_MAXH * 4 + 1];
     for (unsigned h = 0; h < nh; h++) {
         LLVMValueRef db = wg_desc_at(cx, wg_stage_addr(cx, k, s, 1 + (int)h), blbo, bsbo);
-        for (int64_t kk = 0; kk < k->p.bk / 16; kk++) {
-            LLVMValueRef pre[3] = {LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), ""),
-                                   LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), ""),
-                                   c32(cx, 1)};
-            wg_acc_asm(cx, acc + h * nacc, nacc, text, cons, pre, 3);
+        for (unsigned kk = 0; kk < nkk; kk++) {
+            pre[2 * (h * nkk + kk)] = LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), "");
+            pre[2 * (h * nkk + kk) + 1] =
+                LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), "");
         }
     }
-    wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
-    wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    pre[ndesc] = c32(cx, 1);
+    wg_acc_asm(cx, acc, ntot, text, cons, pre, ndesc + 1);
     for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, acc[i], accv[i]);
-    /* the previous step's group is complete: free its stage */
-    LLVMBasicBlockRef j =
-        cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""));
+    /* the previous step's group is complete: free its stage (a predicated arrive, not a branch:
+     * a branch here makes LLVM peel the first step, a second copy of the main loop) */
     LLVMValueRef ps, ppar;
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
-    LLVMValueRef eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
-    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
-    cg_if_end(cx, j);
+    LLVMValueRef pa[2] = {
+        wg_bar(cx, k->empty, ps),
+        LLVMBuildZExt(
+            b, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""), cx->i32,
+            "")};
+    wg_asm(cx, NULL,
+           "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+           "r,r,~{memory}", pa, 2);
+    LLVMBasicBlockRef j;
+    LLVMValueRef eb;
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
     for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
