@@ -661,18 +661,28 @@ bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m)
  * main loop. The slots follow the operand ring in shared memory. */
 typedef struct cg_wg_epi {
     int cols;           /* columns of a unit: min(bn, 128 / the widest output element) */
-    int nbuf;           /* slots per consumer: 2, or 1 when 2 would cost a stage */
+    int nbuf;           /* ring entries per consumer: 2, or 1 when 2 would cost a stage */
+    int slots;          /* slots per ring entry: 1, or the products (the looped epilogue) */
+    bool loop;          /* the looped epilogue (below) */
     int64_t slot_bytes; /* 64 x cols x the widest element, rounded up to 1024 */
-    int64_t bytes;      /* consumers x nbuf x slot_bytes */
+    int64_t bytes;      /* consumers x nbuf x slots x slot_bytes */
     int stages;         /* the plan's ring depth with the slots (<= the plan's) */
     int64_t smem_bytes; /* the plan's dynamic shared memory with the slots */
 } cg_wg_epi;
 /* Fills e for plan p and nouts outputs of element sizes esize[] (2 or 4
- * bytes) within smem_max bytes: two slots per consumer when they fit
- * beside the plan's stages, else one, else two and fewer stages. False when
- * an element size is not 2 or 4 or fewer than two stages would remain. */
-bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, int64_t smem_max,
-                    cg_wg_epi *e);
+ * bytes), ring entries of `slots` slots, within smem_max bytes: two ring
+ * entries per consumer when they fit beside the plan's stages, else one,
+ * else two and fewer stages. False when an element size is not 2 or 4 or
+ * fewer than two stages would remain.
+ * The looped epilogue (slots = the products, outputs all 16-bit and at most
+ * one per product): per unit the warpgroup stages each product's rounded
+ * accumulators (stmatrix) in its slot, then runs one loop over the unit's
+ * 16-byte chunks (8 columns of a row per thread and trip) that reads the
+ * products, computes the outputs and writes output o in place over slot o,
+ * so the epilogue's code is emitted once per unit for 8 elements, not once
+ * per accumulator register. */
+bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, unsigned slots,
+                    int64_t smem_max, cg_wg_epi *e);
 /* Byte offset off of a 1024-aligned buffer of span-byte rows (span 32, 64
  * or 128) under TMA's span-byte swizzle: bits 4.. (the 16-byte chunk in its
  * span) xor bits 7.. (offset / 128): CUTLASS's Swizzle<log2(span/16), 4, 3>. */
@@ -688,6 +698,10 @@ uint32_t cg_wg_stm_off(unsigned t, unsigned q, uint32_t span);
  * elements of esize bytes: row 16 (t/32) + (t%32)/4 + 8 ((ii/2)%2), column
  * 8 (ii/4) + 2 (t%4). */
 uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span);
+/* Chunk c of the looped epilogue in a unit of `cols` 16-bit columns: row c /
+ * (cols / 8), columns 8 (c % (cols / 8)) .. + 7, its 16 bytes at *off of the
+ * unit (rows of 2 cols bytes, swizzled). */
+void cg_wg_chunk(unsigned c, unsigned cols, uint32_t *row, uint32_t *col, uint32_t *off);
 /* Emits matmul region `region` (products and outputs in st) as a wgmma
  * kernel when the target is sm_90a and the region qualifies (one 2-D
  * f16/bf16 product whose operands are plain 2-D buffers, possibly

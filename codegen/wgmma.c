@@ -122,9 +122,11 @@ bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m)
     return true;
 }
 
-bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, int64_t smem_max,
-                    cg_wg_epi *e) {
+bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, unsigned slots,
+                    int64_t smem_max, cg_wg_epi *e) {
     memset(e, 0, sizeof *e);
+    if (slots < 1) return false;
+    e->slots = (int)slots;
     unsigned w = 0;
     for (unsigned i = 0; i < nouts; i++) {
         if (esize[i] != 2 && esize[i] != 4) return false;
@@ -136,13 +138,13 @@ bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, 
     e->slot_bytes = ((int64_t)64 * e->cols * w + 1023) / 1024 * 1024;
     int64_t fixed = p->smem_bytes - p->stage_bytes * p->stages;
     for (int nb = 2; nb >= 1 && !e->nbuf; nb--) {
-        int64_t bytes = (int64_t)p->consumers * nb * e->slot_bytes;
+        int64_t bytes = (int64_t)p->consumers * nb * slots * e->slot_bytes;
         if (smem_max - fixed - bytes >= p->stage_bytes * p->stages)
             e->nbuf = nb, e->bytes = bytes, e->stages = p->stages;
     }
     if (!e->nbuf) {
         e->nbuf = 2;
-        e->bytes = (int64_t)p->consumers * 2 * e->slot_bytes;
+        e->bytes = (int64_t)p->consumers * 2 * slots * e->slot_bytes;
         int64_t st = (smem_max - fixed - e->bytes) / p->stage_bytes;
         if (smem_max - fixed - e->bytes < 0 || st < 2) return false;
         e->stages = (int)st;
@@ -160,6 +162,12 @@ uint32_t cg_wg_stm_off(unsigned t, unsigned q, uint32_t span) {
     uint32_t row = 16u * (t / 32) + 8u * (mat % 2) + lane % 8;
     uint32_t col = 16u * q + 8u * (mat / 2);
     return cg_wg_swz(row * span + col * 2u, span);
+}
+
+void cg_wg_chunk(unsigned c, unsigned cols, uint32_t *row, uint32_t *col, uint32_t *off) {
+    *row = c / (cols / 8);
+    *col = 8u * (c % (cols / 8));
+    *off = cg_wg_swz(*row * cols * 2u + *col * 2u, cols * 2u);
 }
 
 uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span) {
@@ -499,9 +507,9 @@ static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored, or, when
  * vals is not NULL, put in vals[i] for output i as its storage bits (i16
- * for f16/bf16, f32). */
+ * for f16/bf16, f32). rounded: acc[] hold the products' values already. */
 static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
-                        LLVMValueRef col, LLVMValueRef *vals) {
+                        LLVMValueRef col, LLVMValueRef *vals, bool rounded) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[2] = {row, col};
@@ -509,7 +517,7 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
     cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
     for (unsigned h = 0; h < st->nmm; h++)
         cx->subst[st->mm[h]] =
-            cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
+            rounded ? acc[h] : cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
     bool ok = true;
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
@@ -642,7 +650,7 @@ static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMBasicBlockRef e = k->m_full && k->n_full ? NULL : cg_if_begin(cx, in);
         LLVMValueRef ai[CG_MM_MAXH];
         for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-        ok = wg_epi_elem(cx, k, ai, row, col, NULL);
+        ok = wg_epi_elem(cx, k, ai, row, col, NULL, false);
         if (e) cg_if_end(cx, e);
     }
     return ok;
@@ -723,7 +731,7 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             if (!k->n_full) col = wg_clamp(cx, col, k->N64);
             LLVMValueRef ai[CG_MM_MAXH], v[8];
             for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v);
+            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v, false);
             for (unsigned o = 0; o < no && ok; o++) vals[o][ii] = v[o];
         }
         for (unsigned o = 0; o < no && ok; o++) {
@@ -789,6 +797,147 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             cg_if_end(cx, w);
             LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
         }
+    }
+    return ok;
+}
+
+/* The looped epilogue (cg_wg_epi_plan): per unit, wait for a free ring
+ * entry, stage every product's rounded accumulators by stmatrix into its
+ * slot, barrier; then one loop over the unit's 16-byte chunks (chunk c =
+ * trip x 128 + thread: row c / (cols / 8), columns 8 (c % (cols / 8)) ..
+ * + 7) reads the chunk of every product, computes the outputs of its 8
+ * elements (indices clamped into the matrix where M or N is ragged) and
+ * writes output o's chunk over slot o; fence.proxy.async, barrier, and
+ * thread 0 issues one bulk tensor store per output, all in one group. */
+static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef pm,
+                          LLVMValueRef pn, LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef ucv) {
+    LLVMBuilderRef b = cx->b;
+    const cg_mm_epi_state *st = k->st;
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
+             per = G / 2, nb = (unsigned)k->epi.nbuf, no = st->nouts, cpr = G / 8;
+    uint32_t span = G * 2;
+    int64_t slot_b = k->epi.slot_bytes, set_b = slot_b * k->epi.slots;
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef mat = LLVMBuildUDiv(b, lane, c32(cx, 8), "");
+    LLVMValueRef srow = LLVMBuildAdd(
+        b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                        LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
+        LLVMBuildURem(b, lane, c32(cx, 8), ""), "");
+    LLVMValueRef scol = LLVMBuildMul(b, LLVMBuildUDiv(b, mat, c32(cx, 2), ""), c32(cx, 16), "");
+    LLVMValueRef sbase, sxr;
+    wg_unit_row(cx, srow, span, &sbase, &sxr);
+    LLVMValueRef issuer = LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), "");
+    LLVMValueRef bar_id = LLVMBuildAdd(b, wgc, c32(cx, 1), "");
+    LLVMValueRef sets =
+        LLVMBuildAdd(b, k->epi_smem, LLVMBuildMul(b, wgc, c32(cx, nb * set_b), ""), "");
+    LLVMValueRef m0 = LLVMBuildAdd(b, LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
+                                   LLVMBuildMul(b, wgc, c32(cx, 64), ""), "");
+    LLVMValueRef n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
+    char wait[64];
+    snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %u;", nb - 1);
+    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2), v8i16 = LLVMVectorType(cx->i16, 8),
+                v4i32 = LLVMVectorType(cx->i32, 4);
+    bool ok = true;
+    for (unsigned u = 0; u < (unsigned)k->p.bn / G && ok; u++) {
+        LLVMValueRef uc = LLVMBuildLoad2(b, cx->i32, ucv, "");
+        LLVMValueRef set = sets; /* this unit's ring entry */
+        if (nb > 1)
+            set = LLVMBuildAdd(
+                b, sets,
+                LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""), c32(cx, set_b), ""), "set");
+        LLVMBasicBlockRef w = cg_if_begin(cx, issuer);
+        wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
+        cg_if_end(cx, w);
+        wg_wg_sync(cx, bar_id);
+        for (unsigned h = 0; h < nh; h++) {
+            ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
+            LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
+            for (unsigned q = 0; q < G / 16; q++) {
+                LLVMValueRef a[5];
+                LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
+                a[0] = LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""),
+                                    "");
+                for (unsigned r = 0; r < 4; r++) {
+                    unsigned i = h * nacc + u * per + 8 * q + 2 * r;
+                    LLVMValueRef pv = LLVMGetUndef(v2i16);
+                    pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i], pdt), c32(cx, 0),
+                                                "");
+                    pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i + 1], pdt),
+                                                c32(cx, 1), "");
+                    a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+                }
+                wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                       "r,r,r,r,r,~{memory}", a, 5);
+            }
+        }
+        wg_wg_sync(cx, bar_id);
+        cg_loop l;
+        LLVMValueRef it = cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, 64 * cpr / 128),
+                                        cg_i64(cx, 1), "ep");
+        LLVMValueRef c = LLVMBuildAdd(
+            b, LLVMBuildMul(b, LLVMBuildTrunc(b, it, cx->i32, ""), c32(cx, 128), ""), wtid, "");
+        LLVMValueRef r = LLVMBuildUDiv(b, c, c32(cx, cpr), "");
+        LLVMValueRef cc = LLVMBuildURem(b, c, c32(cx, cpr), "");
+        LLVMValueRef base, xr;
+        wg_unit_row(cx, r, span, &base, &xr);
+        LLVMValueRef off =
+            LLVMBuildAdd(b, base, LLVMBuildXor(b, LLVMBuildMul(b, cc, c32(cx, 16), ""), xr, ""), "");
+        LLVMValueRef pv[CG_MM_MAXH][8];
+        for (unsigned h = 0; h < nh; h++) {
+            ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
+            LLVMValueRef ad = LLVMBuildAdd(b, LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), ""),
+                                           off, "");
+            LLVMValueRef ld = LLVMBuildLoad2(b, v4i32, LLVMBuildIntToPtr(b, ad, cx->sptr, ""), "");
+            LLVMSetAlignment(ld, 16);
+            LLVMValueRef hv = LLVMBuildBitCast(b, ld, v8i16, "");
+            for (unsigned e = 0; e < 8; e++)
+                pv[h][e] =
+                    cg_half_to_f32(cx, LLVMBuildExtractElement(b, hv, c32(cx, e), ""), pdt);
+        }
+        LLVMValueRef row = LLVMBuildZExt(b, LLVMBuildAdd(b, m0, r, ""), cx->i64, "");
+        if (!k->m_full) row = wg_clamp(cx, row, k->M64);
+        LLVMValueRef col0 = LLVMBuildZExt(
+            b,
+            LLVMBuildAdd(b, LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
+                         LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
+            cx->i64, "");
+        LLVMValueRef ov[8][8];
+        for (unsigned e = 0; e < 8 && ok; e++) {
+            LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, e), "");
+            if (!k->n_full) col = wg_clamp(cx, col, k->N64);
+            LLVMValueRef ai[CG_MM_MAXH], v[8];
+            for (unsigned h = 0; h < nh; h++) ai[h] = pv[h][e];
+            ok = wg_epi_elem(cx, k, ai, row, col, v, true);
+            for (unsigned o = 0; o < no && ok; o++) ov[o][e] = v[o];
+        }
+        /* packed with shifts and stored by asm: a vector built of the 8 results is a seed of
+         * the SLP vectorizer, which then spends most of the optimisation time on the epilogue */
+        for (unsigned o = 0; o < no && ok; o++) {
+            LLVMValueRef a[5];
+            a[0] = LLVMBuildAdd(b, LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), ""), off, "");
+            for (unsigned j = 0; j < 4; j++)
+                a[1 + j] = LLVMBuildOr(
+                    b, LLVMBuildZExt(b, ov[o][2 * j], cx->i32, ""),
+                    LLVMBuildShl(b, LLVMBuildZExt(b, ov[o][2 * j + 1], cx->i32, ""), c32(cx, 16), ""),
+                    "");
+            wg_asm(cx, NULL, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", a,
+                   5);
+        }
+        cg_loop_end(cx, &l);
+        wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+        wg_wg_sync(cx, bar_id);
+        w = cg_if_begin(cx, issuer);
+        for (unsigned o = 0; o < no; o++) {
+            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
+                                 LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), "")};
+            wg_asm(cx, NULL,
+                   "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
+                   "l,r,r,r,~{memory}", a, 4);
+        }
+        wg_asm(cx, NULL, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0);
+        cg_if_end(cx, w);
+        LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
     }
     return ok;
 }
@@ -896,8 +1045,9 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBasicBlockRef lead = NULL;
     if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
-    bool ok = k->tma_st ? wg_epi_staged(cx, k, acc, pm, pn, wgc, wtid, ucv)
-                        : wg_epi_direct(cx, k, acc, pm, pn, wgc, wtid);
+    bool ok = k->epi.loop  ? wg_epi_looped(cx, k, acc, pm, pn, wgc, wtid, ucv)
+              : k->tma_st ? wg_epi_staged(cx, k, acc, pm, pn, wgc, wtid, ucv)
+                          : wg_epi_direct(cx, k, acc, pm, pn, wgc, wtid);
     if (lead) cg_if_end(cx, lead);
     if (k->p.splits > 1) {
         LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
@@ -1051,7 +1201,23 @@ static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *out
         es[o] = (unsigned)ir_dtype_size((ir_dtype)n->dtype);
         if ((N * es[o]) % 16 != 0) return false;
     }
-    return cg_wg_epi_plan(p, es, nouts, cg_mm_smem_limit(CG_SM90A), e);
+    int64_t lim = cg_mm_smem_limit(CG_SM90A);
+    if (!cg_wg_epi_plan(p, es, nouts, 1, lim, e)) return false;
+    /* the looped epilogue when it computes something (an output that is not a product), every
+     * output is 16-bit, one slot per product holds them and it keeps the ring as deep */
+    bool calc = false, half = true;
+    for (unsigned o = 0; o < nouts; o++) {
+        const ir_node *n = &g->nodes[outs[o]];
+        calc = calc || n->op != IR_OP_MATMUL;
+        half = half && es[o] == 2;
+    }
+    cg_wg_epi l;
+    if (calc && half && nouts <= nh && cg_wg_epi_plan(p, es, nouts, nh, lim, &l) &&
+        l.stages >= e->stages) {
+        *e = l;
+        e->loop = true;
+    }
+    return true;
 }
 
 /* ---- region entry ------------------------------------------------------------ */
@@ -1190,7 +1356,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     char hs[24] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
     if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
-    if (k.tma_st) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d", k.epi.nbuf);
+    if (k.tma_st)
+        snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
+                 k.epi.loop ? "l" : "");
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);

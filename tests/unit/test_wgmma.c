@@ -118,11 +118,31 @@ static void check_unit(unsigned cols, unsigned esize) {
     free(seen);
 }
 
+/* The looped epilogue's chunks: trip j of thread t reads and writes chunk 128 j + t, 16 bytes
+ * that hold the TMA box's elements (row, col .. col + 7), every byte of the unit once. */
+static void check_chunks(unsigned cols) {
+    uint32_t span = 2 * cols, bytes = 64 * span;
+    unsigned char *seen = calloc(bytes, 1);
+    assert_non_null(seen);
+    for (unsigned c = 0; c < 64 * cols / 8; c++) {
+        uint32_t row, col, off;
+        cg_wg_chunk(c, cols, &row, &col, &off);
+        assert_true(row < 64 && col + 8 <= cols);
+        for (unsigned e = 0; e < 8; e++) /* element e: bytes 2e, 2e + 1 of the chunk */
+            assert_int_equal(off + 2 * e, model_box_swz(row, 2 * (col + e), span));
+        for (unsigned b = 0; b < 16; b++) assert_int_equal(seen[off + b]++, 0);
+    }
+    for (uint32_t b = 0; b < bytes; b++) assert_int_equal(seen[b], 1);
+    free(seen);
+}
+
 static void test_epi_staging(void **state) {
     (void)state;
     check_unit(64, 2); /* bf16/f16 outputs: 128-byte rows */
     check_unit(32, 2); /* bn 32, or beside an f32 output: 64-byte rows */
     check_unit(32, 4); /* f32 outputs: 128-byte rows */
+    check_chunks(64);
+    check_chunks(32);
     /* the general swizzle is the 128-byte one of the operand tiles at span 128 */
     for (uint32_t a = 0; a < 8192; a += 2) {
         assert_int_equal(cg_wg_swz(a, 128), model_swz(a));
@@ -136,7 +156,7 @@ static void test_epi_staging(void **state) {
     p.smem_bytes = fixed + 4 * p.stage_bytes;
     cg_wg_epi e;
     unsigned bf[3] = {2, 2, 2}, mixed[2] = {2, 4}, bad[1] = {8};
-    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_true(cg_wg_epi_plan(&p, bf, 1, 1, lim, &e));
     assert_int_equal(e.cols, 64);
     assert_int_equal(e.slot_bytes, 8192);
     assert_int_equal(e.nbuf, 2);
@@ -144,35 +164,45 @@ static void test_epi_staging(void **state) {
     assert_int_equal(e.bytes, 2 * 2 * 8192);
     assert_int_equal(e.smem_bytes, p.smem_bytes + e.bytes);
     assert_true(e.smem_bytes <= lim);
-    assert_true(cg_wg_epi_plan(&p, mixed, 2, lim, &e)); /* the f32 output sets 32 columns */
+    assert_true(cg_wg_epi_plan(&p, mixed, 2, 1, lim, &e)); /* the f32 output sets 32 columns */
     assert_int_equal(e.cols, 32);
     assert_int_equal(e.slot_bytes, 8192);
-    assert_false(cg_wg_epi_plan(&p, bad, 1, lim, &e));
+    assert_false(cg_wg_epi_plan(&p, bad, 1, 1, lim, &e));
     /* Q/K/V: 128 x (3 x 64), 5 stages leave room for one slot per consumer, not two */
     p.bn = 64, p.stage_bytes = (128 + 3 * 64) * 128, p.stages = 5;
     p.smem_bytes = fixed + 5 * p.stage_bytes;
-    assert_true(cg_wg_epi_plan(&p, bf, 3, lim, &e));
+    assert_true(cg_wg_epi_plan(&p, bf, 3, 1, lim, &e));
     assert_int_equal(e.nbuf, 1);
     assert_int_equal(e.stages, 5);
     assert_true(e.smem_bytes <= lim);
     /* 128 x 128 with 7 stages: two slots cost a stage */
     p.bn = 128, p.stage_bytes = (128 + 128) * 128, p.stages = 7;
     p.smem_bytes = fixed + 7 * p.stage_bytes;
-    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_true(cg_wg_epi_plan(&p, bf, 1, 1, lim, &e));
     assert_int_equal(e.nbuf, 2);
     assert_int_equal(e.stages, 6);
     assert_true(e.smem_bytes <= lim);
     /* one consumer, 32 columns: 4 KiB slots */
     p.bm = 64, p.bn = 32, p.consumers = 1, p.stage_bytes = (64 + 32) * 128, p.stages = 16;
     p.smem_bytes = fixed + 16 * p.stage_bytes;
-    assert_true(cg_wg_epi_plan(&p, bf, 1, lim, &e));
+    assert_true(cg_wg_epi_plan(&p, bf, 1, 1, lim, &e));
     assert_int_equal(e.cols, 32);
     assert_int_equal(e.slot_bytes, 4096);
     assert_int_equal(e.bytes, 2 * 4096);
     assert_int_equal(e.stages, 16);
+    /* the looped epilogue of a SwiGLU pair, 128 x (2 x 128), 4 stages: ring entries of two slots;
+     * two entries would cost a stage, one does not */
+    p.bm = 128, p.bn = 128, p.consumers = 2, p.stage_bytes = (128 + 2 * 128) * 128, p.stages = 4;
+    p.smem_bytes = fixed + 4 * p.stage_bytes;
+    assert_true(cg_wg_epi_plan(&p, bf, 1, 2, lim, &e));
+    assert_int_equal(e.slots, 2);
+    assert_int_equal(e.nbuf, 1);
+    assert_int_equal(e.stages, 4);
+    assert_int_equal(e.bytes, 2 * 1 * 2 * 8192);
+    p.bm = 64, p.bn = 32, p.consumers = 1, p.stage_bytes = (64 + 32) * 128;
     /* too little memory for two stages and a slot */
     p.stages = 2, p.smem_bytes = fixed + 2 * p.stage_bytes;
-    assert_false(cg_wg_epi_plan(&p, bf, 1, p.smem_bytes + 1024, &e));
+    assert_false(cg_wg_epi_plan(&p, bf, 1, 1, p.smem_bytes + 1024, &e));
 }
 
 static void test_descriptor_bits(void **state) {
@@ -730,6 +760,23 @@ static void test_epi_outputs(void **state) {
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
     assert_non_null(strstr(ptx, "cp.async.bulk.wait_group.read"));
     assert_null(strstr(ptx, "st.global")); /* no store from the registers */
+    assert_null(strstr(strstr(k->tmpl, " ts"), "l")); /* an f32 output: not looped */
+    cg_program_free(p);
+    /* bias + gelu: the looped epilogue (one slot, in place), 16-byte shared loads and stores */
+    p = compile_src(SRC_GELU, CG_SM90A, rag, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " ts"));
+    assert_non_null(strstr(strstr(k->tmpl, " ts"), "l"));
+    ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "ld.shared.v4"));
+    assert_non_null(strstr(ptx, "st.shared.v4.b32"));
+    assert_null(strstr(ptx, "st.global"));
+    cg_program_free(p);
+    /* Q/K/V stores the products themselves: nothing to compute, the register path */
+    p = compile_src(SRC_QKV, CG_SM90A, rag, 3, NULL);
+    k = mm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " ts"));
+    assert_null(strstr(strstr(k->tmpl, " ts"), "l"));
     cg_program_free(p);
     /* x @ w^T with N = 1001: wgmma, but 2002-byte rows: the registers' stores */
     fe_define odd[3] = {{"M", 256}, {"N", 1001}, {"K", 256}};
