@@ -671,8 +671,8 @@ typedef struct cg_wg_epi {
 } cg_wg_epi;
 /* Fills e for plan p and nouts outputs of element sizes esize[] (2 or 4
  * bytes), ring entries of `slots` slots, within smem_max bytes: two ring
- * entries per consumer when they fit beside the plan's stages, else one,
- * else two and fewer stages. False when an element size is not 2 or 4 or
+ * entries per consumer or one, whichever leaves the deeper operand ring (at
+ * most the plan's stages; two on a tie). False when an element size is not 2 or 4 or
  * fewer than two stages would remain.
  * The looped epilogue (slots = the products, outputs all 16-bit and at most
  * one per product): per unit the warpgroup stages each product's rounded

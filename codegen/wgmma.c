@@ -136,19 +136,16 @@ bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, 
     e->cols = 128 / (int)w;
     if (e->cols > p->bn) e->cols = p->bn;
     e->slot_bytes = ((int64_t)64 * e->cols * w + 1023) / 1024 * 1024;
+    /* the ring depth each choice leaves (at most the plan's): the deeper, two entries on a tie */
     int64_t fixed = p->smem_bytes - p->stage_bytes * p->stages;
-    for (int nb = 2; nb >= 1 && !e->nbuf; nb--) {
+    for (int nb = 2; nb >= 1; nb--) {
         int64_t bytes = (int64_t)p->consumers * nb * slots * e->slot_bytes;
-        if (smem_max - fixed - bytes >= p->stage_bytes * p->stages)
-            e->nbuf = nb, e->bytes = bytes, e->stages = p->stages;
+        int64_t room = smem_max - fixed - bytes;
+        int64_t st = room < 0 ? 0 : room / p->stage_bytes;
+        if (st > p->stages) st = p->stages;
+        if (st > e->stages) e->nbuf = nb, e->bytes = bytes, e->stages = (int)st;
     }
-    if (!e->nbuf) {
-        e->nbuf = 2;
-        e->bytes = (int64_t)p->consumers * 2 * slots * e->slot_bytes;
-        int64_t st = (smem_max - fixed - e->bytes) / p->stage_bytes;
-        if (smem_max - fixed - e->bytes < 0 || st < 2) return false;
-        e->stages = (int)st;
-    }
+    if (e->stages < 2) return false;
     e->smem_bytes = fixed + e->bytes + p->stage_bytes * e->stages;
     return true;
 }

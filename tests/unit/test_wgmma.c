@@ -199,6 +199,14 @@ static void test_epi_staging(void **state) {
     assert_int_equal(e.nbuf, 1);
     assert_int_equal(e.stages, 4);
     assert_int_equal(e.bytes, 2 * 1 * 2 * 8192);
+    /* 128 x (2 x 64) with 7 stages: both choices cost a stage; one entry of two slots keeps 6,
+     * two would keep 5 */
+    p.bn = 64, p.stage_bytes = (128 + 2 * 64) * 128, p.stages = 7;
+    p.smem_bytes = fixed + 7 * p.stage_bytes;
+    assert_true(cg_wg_epi_plan(&p, bf, 1, 2, lim, &e));
+    assert_int_equal(e.nbuf, 1);
+    assert_int_equal(e.stages, 6);
+    assert_true(e.smem_bytes <= lim);
     p.bm = 64, p.bn = 32, p.consumers = 1, p.stage_bytes = (64 + 32) * 128;
     /* too little memory for two stages and a slot */
     p.stages = 2, p.smem_bytes = fixed + 2 * p.stage_bytes;
