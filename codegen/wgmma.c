@@ -951,8 +951,6 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMBuilderRef b = cx->b;
     /* nacc accumulators per product, product h's at [h * nacc, (h + 1) * nacc) */
     unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, ntot = nacc * nh;
-    LLVMValueRef accv[128];
-    for (unsigned i = 0; i < ntot; i++) accv[i] = wg_var(cx, cx->f32, cg_f32c(cx, 0));
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
     LLVMValueRef tilev = wg_var(cx, cx->i32, c32(cx, 0)); /* tiles done (split-K phases) */
     LLVMValueRef ucv = wg_var(cx, cx->i32, c32(cx, 0));   /* store units issued (tma_st) */
@@ -993,14 +991,26 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_loop tl, kl;
     LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
     wg_tile_coords(cx, k, t, &pm, &pn);
-    LLVMValueRef acc[128];
-    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, cg_f32c(cx, 0), accv[i]);
+    /* the accumulators are phis of the k loop (zero on entry), not memory: 128 of them would
+     * otherwise be 5 x 128 loads and stores for LLVM to promote */
+    LLVMValueRef acc[128], accp[128];
+    LLVMBasicBlockRef kpre = LLVMGetInsertBlock(b);
     LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
                                     LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "ck");
+    {
+        LLVMBuilderRef pb = LLVMCreateBuilderInContext(cx->llctx);
+        LLVMPositionBuilderBefore(pb, LLVMGetFirstInstruction(kl.head));
+        LLVMValueRef zero = cg_f32c(cx, 0);
+        for (unsigned i = 0; i < ntot; i++) {
+            accp[i] = LLVMBuildPhi(pb, cx->f32, "acc");
+            LLVMAddIncoming(accp[i], &zero, &kpre, 1);
+        }
+        LLVMDisposeBuilder(pb);
+    }
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
     wg_wait(cx, wg_bar(cx, k->full, s), par);
-    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    for (unsigned i = 0; i < ntot; i++) acc[i] = accp[i];
     LLVMValueRef sa = LLVMBuildAdd(b, wg_stage_addr(cx, k, s, 0), aoff, "");
     LLVMValueRef da = wg_desc_at(cx, sa, albo, asbo);
     LLVMValueRef pre[2 * CG_MM_MAXH * 4 + 1];
@@ -1014,7 +1024,6 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     }
     pre[ndesc] = c32(cx, 1);
     wg_acc_asm(cx, acc, ntot, text, cons, pre, ndesc + 1);
-    for (unsigned i = 0; i < ntot; i++) LLVMBuildStore(b, acc[i], accv[i]);
     /* the previous step's group is complete: free its stage (a predicated arrive, not a branch:
      * a branch here makes LLVM peel the first step, a second copy of the main loop) */
     LLVMValueRef ps, ppar;
@@ -1030,8 +1039,10 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMBasicBlockRef j;
     LLVMValueRef eb;
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
+    LLVMBasicBlockRef klatch = LLVMGetInsertBlock(b);
+    for (unsigned i = 0; i < ntot; i++) LLVMAddIncoming(accp[i], &acc[i], &klatch, 1);
     cg_loop_end(cx, &kl);
-    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, accv[i], "");
+    for (unsigned i = 0; i < ntot; i++) acc[i] = accp[i];
     wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->ke, k->kb, ""));
