@@ -302,7 +302,7 @@ typedef struct wg_kern {
     LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
     LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
     cg_mm_epi_state *st;
-    bool tma_st;            /* the TMA-store epilogue (cg_wg_epi) */
+    bool tma_st; /* the TMA-store epilogue (cg_wg_epi) */
     cg_wg_epi epi;
     LLVMValueRef tmap_o[8]; /* one map per stored output (tma_st), after the B maps */
     LLVMValueRef epi_smem;  /* i32 shared: the consumers' store slots (1024-aligned) */
@@ -514,7 +514,8 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
     cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
     for (unsigned h = 0; h < st->nmm; h++)
         cx->subst[st->mm[h]] =
-            rounded ? acc[h] : cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
+            rounded ? acc[h]
+                    : cg_convert(cx, acc[h], IR_F32, (ir_dtype)cx->g->nodes[st->mm[h]].dtype);
     bool ok = true;
     for (unsigned i = 0; i < st->nouts && ok; i++) {
         ir_id o = st->outs[i];
@@ -642,8 +643,7 @@ static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMValueRef col = LLVMBuildAdd(b, q0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
         LLVMValueRef in = LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0);
         if (!k->m_full) in = LLVMBuildICmp(b, LLVMIntSLT, row, k->M64, "");
-        if (!k->n_full)
-            in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
+        if (!k->n_full) in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, col, k->N64, ""), "");
         LLVMBasicBlockRef e = k->m_full && k->n_full ? NULL : cg_if_begin(cx, in);
         LLVMValueRef ai[CG_MM_MAXH];
         for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
@@ -702,8 +702,9 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     LLVMValueRef mat = LLVMBuildUDiv(b, lane, c32(cx, 8), "");
     /* stmatrix row of this thread, and the accumulator rows of its pairs (unit-relative) */
     LLVMValueRef srow = LLVMBuildAdd(
-        b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
-                        LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
+        b,
+        LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                     LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
         LLVMBuildURem(b, lane, c32(cx, 8), ""), "");
     LLVMValueRef scol = LLVMBuildMul(b, LLVMBuildUDiv(b, mat, c32(cx, 2), ""), c32(cx, 16), "");
     LLVMValueRef frow = LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
@@ -785,8 +786,8 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
             wg_wg_sync(cx, bar_id);
             w = cg_if_begin(cx, issuer);
-            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
-                                 m0, slot};
+            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
+                                 slot};
             wg_asm(cx, NULL,
                    "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\n"
                    "cp.async.bulk.commit_group;",
@@ -818,8 +819,9 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                  lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
     LLVMValueRef mat = LLVMBuildUDiv(b, lane, c32(cx, 8), "");
     LLVMValueRef srow = LLVMBuildAdd(
-        b, LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
-                        LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
+        b,
+        LLVMBuildAdd(b, LLVMBuildMul(b, warp, c32(cx, 16), ""),
+                     LLVMBuildMul(b, LLVMBuildURem(b, mat, c32(cx, 2), ""), c32(cx, 8), ""), ""),
         LLVMBuildURem(b, lane, c32(cx, 8), ""), "");
     LLVMValueRef scol = LLVMBuildMul(b, LLVMBuildUDiv(b, mat, c32(cx, 2), ""), c32(cx, 16), "");
     LLVMValueRef sbase, sxr;
@@ -841,8 +843,8 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMValueRef set = sets; /* this unit's ring entry */
         if (nb > 1)
             set = LLVMBuildAdd(
-                b, sets,
-                LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""), c32(cx, set_b), ""), "set");
+                b, sets, LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""), c32(cx, set_b), ""),
+                "set");
         LLVMBasicBlockRef w = cg_if_begin(cx, issuer);
         wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
         cg_if_end(cx, w);
@@ -853,8 +855,8 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             for (unsigned q = 0; q < G / 16; q++) {
                 LLVMValueRef a[5];
                 LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
-                a[0] = LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""),
-                                    "");
+                a[0] = LLVMBuildAdd(b, slot,
+                                    LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
                 for (unsigned r = 0; r < 4; r++) {
                     unsigned i = h * nacc + u * per + 8 * q + 2 * r;
                     LLVMValueRef pv = LLVMGetUndef(v2i16);
@@ -870,35 +872,34 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         }
         wg_wg_sync(cx, bar_id);
         cg_loop l;
-        LLVMValueRef it = cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, 64 * cpr / 128),
-                                        cg_i64(cx, 1), "ep");
+        LLVMValueRef it =
+            cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, 64 * cpr / 128), cg_i64(cx, 1), "ep");
         LLVMValueRef c = LLVMBuildAdd(
             b, LLVMBuildMul(b, LLVMBuildTrunc(b, it, cx->i32, ""), c32(cx, 128), ""), wtid, "");
         LLVMValueRef r = LLVMBuildUDiv(b, c, c32(cx, cpr), "");
         LLVMValueRef cc = LLVMBuildURem(b, c, c32(cx, cpr), "");
         LLVMValueRef base, xr;
         wg_unit_row(cx, r, span, &base, &xr);
-        LLVMValueRef off =
-            LLVMBuildAdd(b, base, LLVMBuildXor(b, LLVMBuildMul(b, cc, c32(cx, 16), ""), xr, ""), "");
+        LLVMValueRef off = LLVMBuildAdd(
+            b, base, LLVMBuildXor(b, LLVMBuildMul(b, cc, c32(cx, 16), ""), xr, ""), "");
         LLVMValueRef pv[CG_MM_MAXH][8];
         for (unsigned h = 0; h < nh; h++) {
             ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
-            LLVMValueRef ad = LLVMBuildAdd(b, LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), ""),
-                                           off, "");
+            LLVMValueRef ad =
+                LLVMBuildAdd(b, LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), ""), off, "");
             LLVMValueRef ld = LLVMBuildLoad2(b, v4i32, LLVMBuildIntToPtr(b, ad, cx->sptr, ""), "");
             LLVMSetAlignment(ld, 16);
             LLVMValueRef hv = LLVMBuildBitCast(b, ld, v8i16, "");
             for (unsigned e = 0; e < 8; e++)
-                pv[h][e] =
-                    cg_half_to_f32(cx, LLVMBuildExtractElement(b, hv, c32(cx, e), ""), pdt);
+                pv[h][e] = cg_half_to_f32(cx, LLVMBuildExtractElement(b, hv, c32(cx, e), ""), pdt);
         }
         LLVMValueRef row = LLVMBuildZExt(b, LLVMBuildAdd(b, m0, r, ""), cx->i64, "");
         if (!k->m_full) row = wg_clamp(cx, row, k->M64);
-        LLVMValueRef col0 = LLVMBuildZExt(
-            b,
-            LLVMBuildAdd(b, LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
-                         LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
-            cx->i64, "");
+        LLVMValueRef col0 =
+            LLVMBuildZExt(b,
+                          LLVMBuildAdd(b, LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
+                                       LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
+                          cx->i64, "");
         LLVMValueRef ov[8][8];
         for (unsigned e = 0; e < 8 && ok; e++) {
             LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, e), "");
@@ -914,10 +915,11 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             LLVMValueRef a[5];
             a[0] = LLVMBuildAdd(b, LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), ""), off, "");
             for (unsigned j = 0; j < 4; j++)
-                a[1 + j] = LLVMBuildOr(
-                    b, LLVMBuildZExt(b, ov[o][2 * j], cx->i32, ""),
-                    LLVMBuildShl(b, LLVMBuildZExt(b, ov[o][2 * j + 1], cx->i32, ""), c32(cx, 16), ""),
-                    "");
+                a[1 + j] =
+                    LLVMBuildOr(b, LLVMBuildZExt(b, ov[o][2 * j], cx->i32, ""),
+                                LLVMBuildShl(b, LLVMBuildZExt(b, ov[o][2 * j + 1], cx->i32, ""),
+                                             c32(cx, 16), ""),
+                                "");
             wg_asm(cx, NULL, "st.shared.v4.b32 [$0], {$1, $2, $3, $4};", "r,r,r,r,r,~{memory}", a,
                    5);
         }
@@ -967,9 +969,9 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     unsigned nkk = (unsigned)(k->p.bk / 16), ndesc = 2 * nh * nkk;
     char text[16384], cons[2048], tied[2048], regs[1024], mid[256];
     const char *ty = k->dt == IR_BF16 ? "bf16" : "f16";
-    size_t o = (size_t)snprintf(text, sizeof text,
-                                "wgmma.fence.sync.aligned;\n{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\n",
-                                ntot + ndesc);
+    size_t o = (size_t)snprintf(
+        text, sizeof text, "wgmma.fence.sync.aligned;\n{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\n",
+        ntot + ndesc);
     for (unsigned h = 0; h < nh; h++)
         for (unsigned kk = 0; kk < nkk; kk++) {
             unsigned d = ntot + 2 * (h * nkk + kk);
@@ -1017,7 +1019,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     for (unsigned h = 0; h < nh; h++) {
         LLVMValueRef db = wg_desc_at(cx, wg_stage_addr(cx, k, s, 1 + (int)h), blbo, bsbo);
         for (unsigned kk = 0; kk < nkk; kk++) {
-            pre[2 * (h * nkk + kk)] = LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), "");
+            pre[2 * (h * nkk + kk)] =
+                LLVMBuildAdd(b, da, cg_i64(cx, (int64_t)(kk * akst) >> 4), "");
             pre[2 * (h * nkk + kk) + 1] =
                 LLVMBuildAdd(b, db, cg_i64(cx, (int64_t)(kk * bkst) >> 4), "");
         }
@@ -1030,12 +1033,12 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
     LLVMValueRef pa[2] = {
         wg_bar(cx, k->empty, ps),
-        LLVMBuildZExt(
-            b, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""), cx->i32,
-            "")};
-    wg_asm(cx, NULL,
-           "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
-           "r,r,~{memory}", pa, 2);
+        LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""),
+                      cx->i32, "")};
+    wg_asm(
+        cx, NULL,
+        "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+        "r,r,~{memory}", pa, 2);
     LLVMBasicBlockRef j;
     LLVMValueRef eb;
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
@@ -1053,7 +1056,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBasicBlockRef lead = NULL;
     if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
-    bool ok = k->epi.loop  ? wg_epi_looped(cx, k, acc, pm, pn, wgc, wtid, ucv)
+    bool ok = k->epi.loop ? wg_epi_looped(cx, k, acc, pm, pn, wgc, wtid, ucv)
               : k->tma_st ? wg_epi_staged(cx, k, acc, pm, pn, wgc, wtid, ucv)
                           : wg_epi_direct(cx, k, acc, pm, pn, wgc, wtid);
     if (lead) cg_if_end(cx, lead);

@@ -151,7 +151,11 @@ static void test_epi_staging(void **state) {
     /* the slots beside the ring: a plan as cg_wg_plan_for makes it (dynamic shared memory = fixed
      * part + stages x stage bytes) */
     int64_t lim = 227 * 1024, fixed = 1024 + 2 * 8 * CG_WG_MAX_STAGES + 16;
-    cg_wg_plan p = {.bm = 128, .bn = 256, .bk = 64, .consumers = 2, .stages = 4,
+    cg_wg_plan p = {.bm = 128,
+                    .bn = 256,
+                    .bk = 64,
+                    .consumers = 2,
+                    .stages = 4,
                     .stage_bytes = (128 + 256) * 128};
     p.smem_bytes = fixed + 4 * p.stage_bytes;
     cg_wg_epi e;
@@ -767,7 +771,7 @@ static void test_epi_outputs(void **state) {
     assert_non_null(strstr(ptx, "fence.proxy.async.shared::cta"));
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group"));
     assert_non_null(strstr(ptx, "cp.async.bulk.wait_group.read"));
-    assert_null(strstr(ptx, "st.global")); /* no store from the registers */
+    assert_null(strstr(ptx, "st.global"));            /* no store from the registers */
     assert_null(strstr(strstr(k->tmpl, " ts"), "l")); /* an f32 output: not looped */
     cg_program_free(p);
     /* bias + gelu: the looped epilogue (one slot, in place), 16-byte shared loads and stores */
