@@ -1212,8 +1212,10 @@ static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *out
         es[o] = (unsigned)ir_dtype_size((ir_dtype)n->dtype);
         if ((N * es[o]) % 16 != 0) return false;
     }
+    /* the slots must fit beside the ring the schedule asked for (its stages are the planner's
+     * and the cost model's); otherwise the registers' stores */
     int64_t lim = cg_mm_smem_limit(CG_SM90A);
-    if (!cg_wg_epi_plan(p, es, nouts, 1, lim, e)) return false;
+    if (!cg_wg_epi_plan(p, es, nouts, 1, lim, e) || e->stages < p->stages) return false;
     /* the looped epilogue when it computes something (an output that is not a product), every
      * output is 16-bit, one slot per product holds them and it keeps the ring as deep */
     bool calc = false, half = true;
