@@ -176,82 +176,12 @@ uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span) 
 
 /* ---- operand eligibility (graph level, before the kernel exists) ---------- */
 
-/* Follows operand id through in-region permutes and same-dtype casts to
- * the value read from HBM; *base gets it and *kmajor whether K is the
- * contiguous axis (`k_last`: K is the operand's last axis, true for A,
- * false for B). False when the operand is not a plain 2-D 16-bit buffer of
- * dtype dt whose inner extent is a known multiple of 8 elements (TMA needs
- * 16-byte row pitches). */
-static bool wg_opnd_ok(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, bool k_last,
-                       ir_id *base, bool *kmajor) {
-    int perm[2] = {0, 1}; /* operand axis i reads base axis perm[i] */
-    ir_id x = id;
-    for (unsigned guard = 0; guard < 16; guard++) {
-        const ir_node *n = &g->nodes[x];
-        if (n->region != region || n->op == IR_OP_INPUT) break;
-        if (n->op == IR_OP_CAST && n->dtype == dt) {
-            x = ir_in(g, n, 0);
-        } else if (n->op == IR_OP_PERMUTE && n->shape.rank == 2) {
-            int np[2] = {perm[n->a.perm[0]], perm[n->a.perm[1]]};
-            perm[0] = np[0], perm[1] = np[1];
-            x = ir_in(g, n, 0);
-        } else {
-            return false;
-        }
-    }
-    const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT))
-        return false;
-    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2)
-        return false;
-    ir_dim inner = b->shape.dim[1];
-    if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
-    if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
-    /* the operand's contiguous axis is the one reading base axis 1 */
-    int contig = perm[1] == 1 ? 1 : 0;
-    int kaxis = k_last ? 1 : 0;
-    *kmajor = contig == kaxis;
-    *base = x;
-    return true;
-}
-
-/* The A operand id of a product as merged heads: same-dtype casts, then a
- * reshape [d0, d1, d2] -> [d0, d1 * d2] of a permute (or of the base
- * itself) of a rank-3 HBM buffer of dtype dt whose contiguous extent is a
- * known multiple of 64. Fills *base, perm and *m (rows: the tile's). */
+/* The A operand id of a product as merged heads (pass_wg_opnd_merged)
+ * with its 3-D tensor map for tiles of `rows` rows in *m. */
 static bool wg_opnd_merged(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t rows,
                            ir_id *base, int perm[3], cg_wg_map3 *m) {
-    ir_id x = id;
-    for (unsigned guard = 0; guard < 8; guard++) {
-        const ir_node *n = &g->nodes[x];
-        if (n->region != region || n->op != IR_OP_CAST || n->dtype != dt) break;
-        x = ir_in(g, n, 0);
-    }
-    const ir_node *r = &g->nodes[x];
-    if (r->op != IR_OP_RESHAPE || r->shape.rank != 2) return false;
-    ir_id y = ir_in(g, r, 0);
-    const ir_node *v = &g->nodes[y];
-    if (v->shape.rank != 3 || IR_DIM_IS_SYM(v->shape.dim[1]) || IR_DIM_IS_SYM(v->shape.dim[2]) ||
-        v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
-        r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
-        return false;
-    perm[0] = 0, perm[1] = 1, perm[2] = 2;
-    if (v->op == IR_OP_PERMUTE && v->region == region) {
-        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
-        y = ir_in(g, v, 0);
-    }
-    const ir_node *b = &g->nodes[y];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
-        b->dtype != dt || b->shape.rank != 3)
-        return false;
-    for (int i = 0; i < 3; i++)
-        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
-    if (IR_DIM_IS_SYM(b->shape.dim[2]) || !cg_wg_merged_map(perm, b->shape.dim[2], rows, m))
-        return false;
-    *base = y;
-    return true;
+    return pass_wg_opnd_merged(g, region, id, dt, base, perm) &&
+           cg_wg_merged_map(perm, g->nodes[*base].shape.dim[2], rows, m);
 }
 
 /* ---- inline PTX ------------------------------------------------------------ */
@@ -1245,7 +1175,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     bool ak, bk = false, a3 = false;
     int aperm[3];
     cg_wg_map3 amap;
-    if (!wg_opnd_ok(g, region, ia, dt, true, &ba, &ak)) {
+    if (!pass_wg_opnd(g, region, ia, dt, true, &ba, &ak)) {
         if (!wg_opnd_merged(g, region, ia, dt, 64, &ba, aperm, &amap)) return -1;
         a3 = true, ak = true;
     }
@@ -1255,7 +1185,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         const ir_node *mh = &g->nodes[st->mm[h]];
         bool bkh;
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
-            !wg_opnd_ok(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
+            !pass_wg_opnd(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
             (h > 0 && bkh != bk))
             return -1;
         bk = bkh;

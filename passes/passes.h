@@ -313,6 +313,20 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
  * tile is the measured rate `tflops` (txc bench --calibrate's GEMM); unchanged when the
  * measurement is outside what the model can express (or gpu has no wgmma kernel). */
 void pass_wg_calibrate(pass_gpu *gpu, double tflops);
+/* The operand conditions of the sm_90a wgmma kernel, shared by the planner (pass_wg_facts) and
+ * codegen/wgmma.c. pass_wg_opnd follows operand id of region `region` through in-region
+ * same-dtype casts and 2-D permutes to the HBM value it reads: *base gets it, *kmajor whether K is
+ * its contiguous axis (k_last: K is the operand's last axis, true for A, false for B). False
+ * unless that value is a plain 2-D buffer of dtype dt whose inner extent is a known multiple of 8
+ * elements (TMA's 16-byte row pitch), both extents below 2^31. */
+bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
+                  ir_id *base, bool *kmajor);
+/* A as merged heads: same-dtype casts, then a reshape [d0, d1, d2] -> [d0, d1 * d2] of an
+ * in-region permute keeping the last axis (or of the base itself) of a rank-3 HBM buffer of dtype
+ * dt whose contiguous extent is a known multiple of 64; fills *base and perm (view axis i reads
+ * base axis perm[i]). */
+bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
+                         int perm[3]);
 /* The shape of matmul region r of the planned graph g as the wgmma kernel would see it (the
  * graph's view of codegen/wgmma.c's conditions: 2-D f16/bf16 products sharing A, operands plain
  * 2-D HBM buffers through casts and transposes with a known inner extent that is a multiple of 8,

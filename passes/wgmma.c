@@ -160,12 +160,9 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
 /* ---- the graph's view of the kernel's conditions ----------------------------------------------
  */
 
-/* Mirrors codegen/wgmma.c's operand test: operand id through in-region same-dtype casts and 2-D
- * permutes to an HBM buffer of dtype dt, rank 2, inner extent a known multiple of 8 below 2^31;
- * *kmajor: K is its contiguous axis (k_last: K is the operand's last axis). */
-static bool opnd_ok(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
-                    bool *kmajor) {
-    int perm[2] = {0, 1};
+bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
+                  ir_id *base, bool *kmajor) {
+    int perm[2] = {0, 1}; /* operand axis i reads base axis perm[i] */
     ir_id x = id;
     for (unsigned guard = 0; guard < 16; guard++) {
         const ir_node *n = &g->nodes[x];
@@ -189,14 +186,14 @@ static bool opnd_ok(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, b
     ir_dim inner = b->shape.dim[1];
     if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
     if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
-    *kmajor = (perm[1] == 1 ? 1 : 0) == (k_last ? 1 : 0);
+    /* the operand's contiguous axis is the one reading base axis 1 */
+    *kmajor = (perm[1] == 1) == k_last;
+    *base = x;
     return true;
 }
 
-/* Mirrors codegen/wgmma.c's merged-heads A: casts, a reshape [d0, d1, d2] -> [d0, d1 d2] of a
- * rank-3 HBM buffer (through an in-region permute keeping the last axis, the first two swapped
- * or not) whose contiguous extent is a known multiple of 64. */
-static bool opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt) {
+bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
+                         int perm[3]) {
     ir_id x = id;
     for (unsigned guard = 0; guard < 8; guard++) {
         const ir_node *n = &g->nodes[x];
@@ -211,7 +208,7 @@ static bool opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype d
         v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
         r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
         return false;
-    int perm[3] = {0, 1, 2};
+    perm[0] = 0, perm[1] = 1, perm[2] = 2;
     if (v->op == IR_OP_PERMUTE && v->region == region) {
         for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
         y = ir_in(g, v, 0);
@@ -224,7 +221,10 @@ static bool opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype d
     for (int i = 0; i < 3; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
     if (perm[2] != 2 || perm[0] == perm[1] || perm[0] > 1 || perm[1] > 1) return false;
-    return !IR_DIM_IS_SYM(b->shape.dim[2]) && b->shape.dim[2] % 64 == 0 && b->shape.dim[2] > 0;
+    if (IR_DIM_IS_SYM(b->shape.dim[2]) || b->shape.dim[2] % 64 != 0 || b->shape.dim[2] <= 0)
+        return false;
+    *base = y;
+    return true;
 }
 
 /* A dim's value; -1 when symbolic (as codegen/wgmma.c reads it: bound sizes are substituted
@@ -245,8 +245,10 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         return false;
     ir_id ia = ir_in(g, mm, 0);
     bool ak = true, bk = false;
-    if (!opnd_ok(g, r, ia, dt, true, &ak)) {
-        if (!opnd_merged(g, r, ia, dt)) return false;
+    ir_id base;
+    int perm[3];
+    if (!pass_wg_opnd(g, r, ia, dt, true, &base, &ak)) {
+        if (!pass_wg_opnd_merged(g, r, ia, dt, &base, perm)) return false;
         ak = true;
     }
     int nmm = 0;
@@ -255,7 +257,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         if (mh->op != IR_OP_MATMUL) continue;
         bool bkh;
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
-            !opnd_ok(g, r, ir_in(g, mh, 1), dt, false, &bkh) || (nmm > 0 && bkh != bk))
+            !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
         bk = bkh;
         nmm++;
