@@ -36,6 +36,7 @@
 #include "frontend/frontend.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#include "tk_compile.h"
 
 /* ---- the independent model ------------------------------------------------ */
 
@@ -113,32 +114,6 @@ static void test_plan(void **state) {
 
 /* ---- compiled programs --------------------------------------------------- */
 
-static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd,
-                               ir_graph **gout) {
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    fe_options fo = {.defines = defs, .ndefines = nd};
-    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
-    assert_non_null(g);
-    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
-    assert_true(pass_run_pipeline(g, &pc));
-    cg_program *p = cg_program_new(g, t, &d);
-    assert_non_null(p);
-    if (gout)
-        *gout = g;
-    else
-        ir_graph_free(g);
-    return p;
-}
-
-/* The kernel of region 0 (the attention). */
-static const cg_kernel *attn_kernel(const cg_program *p) {
-    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
-        if (cg_program_kernel(p, k)->region >= 0) return cg_program_kernel(p, k);
-    fail_msg("no region kernel");
-    abort(); /* fail_msg does not return */
-}
-
 static const char *SRC_PLAIN =
     "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D], v: bf16[B, H, S, D]) -> bf16[B, H, S, D] {\n"
     "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
@@ -186,8 +161,8 @@ static void test_manifest(void **state) {
     (void)state;
     fe_define defs[2] = {{"D", 128}, {"H", 12}}; /* B and S stay symbolic */
     ir_graph *g;
-    cg_program *p = compile_src(SRC_PLAIN, CG_SM90A, defs, 2, &g);
-    const cg_kernel *k = attn_kernel(p);
+    cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, defs, 2, &g);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws 128x128 d128"));
     assert_int_equal(k->ntmaps, 3);
     assert_int_equal(k->block[0], 384);
@@ -248,8 +223,8 @@ static void test_manifest(void **state) {
 static void test_gqa_maps(void **state) {
     (void)state;
     fe_define defs[2] = {{"B", 2}, {"S", 300}};
-    cg_program *p = compile_src(SRC_GQA, CG_SM90A, defs, 2, NULL);
-    const cg_kernel *k = attn_kernel(p);
+    cg_program *p = tk_compile_src(SRC_GQA, CG_SM90A, defs, 2, NULL);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "fa3"));
     assert_int_equal(k->ntmaps, 3);
     assert_int_equal(k->tmaps[0].outer.rank, 3); /* q's planes: B x 8 x 4 of the 32 heads */
@@ -348,7 +323,7 @@ static void test_views(void **state) {
     unsigned ndefs[] = {1, 1, 2, 4, 1};
     for (unsigned c = 0; c < 5; c++) {
         ir_graph *g;
-        cg_program *p = compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
+        cg_program *p = tk_compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
         const ir_region *rg = NULL;
         for (uint32_t r = 0; r < g->nregions; r++)
             if (g->regions[r].kind == IR_RK_ATTENTION) rg = &g->regions[r];
@@ -356,7 +331,7 @@ static void test_views(void **state) {
         const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
         ir_id ops[3] = {ir_in(g, m1, 0), ir_in(g, m1, 1), ir_in(g, m2, 1)};
         unsigned region = (unsigned)(rg - g->regions);
-        const cg_kernel *k = attn_kernel(p);
+        const cg_kernel *k = tk_region_kernel(p);
         bool ok = true;
         for (int o = 0; o < 3; o++) {
             cg_attn_wg_view v;
@@ -419,9 +394,9 @@ static void test_fallbacks(void **state) {
         {SRC_CAUSAL, NULL, 0, CG_SM90}, /* sm_90 */
     };
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        cg_program *p =
-            compile_src(cases[i].src, (cg_target)cases[i].target, cases[i].defs, cases[i].nd, NULL);
-        const cg_kernel *k = attn_kernel(p);
+        cg_program *p = tk_compile_src(cases[i].src, (cg_target)cases[i].target, cases[i].defs,
+                                       cases[i].nd, NULL);
+        const cg_kernel *k = tk_region_kernel(p);
         assert_int_equal(k->ntmaps, 0);
         assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
         cg_program_free(p);
@@ -453,11 +428,11 @@ static void test_decode_ksplit(void **state) {
             fe_define defs[1] = {{"T", cases[i].t}};
             ir_graph *g;
             cg_program *p =
-                compile_src(cases[i].src, t ? CG_SM90A : CG_SM90, defs, cases[i].t ? 1 : 0, &g);
-            const ir_region *rg = &g->regions[attn_kernel(p)->region];
+                tk_compile_src(cases[i].src, t ? CG_SM90A : CG_SM90, defs, cases[i].t ? 1 : 0, &g);
+            const ir_region *rg = &g->regions[tk_region_kernel(p)->region];
             assert_int_equal(rg->kind, IR_RK_ATTENTION);
             assert_int_equal(rg->strategy == IR_RED_KSPLIT, cases[i].ks);
-            const cg_kernel *k = attn_kernel(p);
+            const cg_kernel *k = tk_region_kernel(p);
             assert_int_equal(strstr(k->tmpl, "mma-attn-ksplit 16x64") != NULL, cases[i].ks);
             if (cases[i].ks) {
                 assert_int_equal(k->block[0], 128);
@@ -471,9 +446,9 @@ static void test_decode_ksplit(void **state) {
         }
     setenv("TX_ATTN_KSPLIT", "0", 1);
     fe_define one[1] = {{"T", 1}};
-    cg_program *p = compile_src(dec, CG_SM90A, one, 1, NULL);
+    cg_program *p = tk_compile_src(dec, CG_SM90A, one, 1, NULL);
     unsetenv("TX_ATTN_KSPLIT");
-    assert_null(strstr(attn_kernel(p)->tmpl, "ksplit"));
+    assert_null(strstr(tk_region_kernel(p)->tmpl, "ksplit"));
     cg_program_free(p);
 }
 
@@ -525,15 +500,15 @@ static void test_tile_order(void **state) {
  * TX_ATTN_PIPELINE=0 and TX_ATTN_PINGPONG=0 change the key loop; the template says so. */
 static void test_no_skip(void **state) {
     (void)state;
-    cg_program *p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
-    assert_null(strstr(attn_kernel(p)->tmpl, "noskip"));
+    cg_program *p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    assert_null(strstr(tk_region_kernel(p)->tmpl, "noskip"));
     size_t n1;
     cg_program_ptx(p, &n1);
     cg_program_free(p);
     setenv("TX_ATTN_NO_SKIP", "1", 1);
-    p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
     unsetenv("TX_ATTN_NO_SKIP");
-    assert_non_null(strstr(attn_kernel(p)->tmpl, "noskip"));
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "noskip"));
     size_t n2;
     cg_program_ptx(p, &n2);
     assert_true(n2 < n1); /* no tile-range evaluation */
@@ -541,23 +516,23 @@ static void test_no_skip(void **state) {
     /* the default: the pipelined loop (two wgmma groups in flight, wait_group 1) with ping-pong
      * (the consumers take turns through named barriers 1 and 2); TX_ATTN_PINGPONG=0: no turns;
      * TX_ATTN_PIPELINE=0: the plain loop */
-    p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
-    assert_non_null(strstr(attn_kernel(p)->tmpl, " pipe pingpong"));
+    p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, " pipe pingpong"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
     setenv("TX_ATTN_PINGPONG", "0", 1);
-    p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
     unsetenv("TX_ATTN_PINGPONG");
-    assert_non_null(strstr(attn_kernel(p)->tmpl, " pipe"));
-    assert_null(strstr(attn_kernel(p)->tmpl, "pingpong"));
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, " pipe"));
+    assert_null(strstr(tk_region_kernel(p)->tmpl, "pingpong"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
     assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
     setenv("TX_ATTN_PIPELINE", "0", 1);
-    p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
     unsetenv("TX_ATTN_PIPELINE");
-    assert_null(strstr(attn_kernel(p)->tmpl, "pipe"));
+    assert_null(strstr(tk_region_kernel(p)->tmpl, "pipe"));
     assert_null(strstr(cg_program_ptx(p, NULL), "wgmma.wait_group.sync.aligned 1;"));
     assert_null(strstr(cg_program_ptx(p, NULL), "bar.arrive"));
     cg_program_free(p);
@@ -584,7 +559,7 @@ static void test_score_arith(void **state) {
         bool half = c & 1, plain = c < 2;
         unsigned n = plain ? 1 : 2; /* copies of the softmax */
         if (plain) setenv("TX_ATTN_PIPELINE", "0", 1);
-        cg_program *p = compile_src(half ? SRC_F16 : SRC_PLAIN, CG_SM90A, d128, 2, NULL);
+        cg_program *p = tk_compile_src(half ? SRC_F16 : SRC_PLAIN, CG_SM90A, d128, 2, NULL);
         unsetenv("TX_ATTN_PIPELINE");
         const char *ptx = cg_program_ptx(p, NULL);
         const char *pair = half ? "cvt.rn.f16x2.f32" : "cvt.rn.bf16x2.f32";
@@ -601,7 +576,7 @@ static void test_score_arith(void **state) {
     /* a symbolic S: the key-bound mask (one select of -inf per score) only in the copy for
      * the tiles that need it, the unmasked copy beside it; one exponent per score still */
     setenv("TX_ATTN_PIPELINE", "0", 1);
-    cg_program *p = compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
     unsetenv("TX_ATTN_PIPELINE");
     const char *ptx = cg_program_ptx(p, NULL);
     assert_int_equal(count(ptx, "ex2.approx"), 66);
@@ -615,7 +590,7 @@ static void test_score_arith(void **state) {
  * producer evaluates a mask's key range (its one thread runs at 24 registers; raising only the
  * producer's setmaxnreg removes those spills, see test_producer_spills). */
 static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int max_spill) {
-    cg_program *p = compile_src(src, CG_SM90A, defs, nd, NULL);
+    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, NULL);
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(strstr(ptx, "wgmma.mma_async"));
@@ -633,7 +608,7 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int
  * the producer's setmaxnreg raised to 32 has none. */
 static void test_producer_spills(void **state) {
     (void)state;
-    cg_program *p = compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
+    cg_program *p = tk_compile_src(SRC_CAUSAL, CG_SM90A, NULL, 0, NULL);
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     const char *dec = "setmaxnreg.dec.sync.aligned.u32 24;";

@@ -37,6 +37,7 @@
 #include "frontend/frontend.h"
 #include "passes/passes.h"
 #include "runtime/runtime.h"
+#include "tk_compile.h"
 
 /* ---- the independent model ------------------------------------------------ */
 
@@ -456,32 +457,6 @@ static void test_plan(void **state) {
 
 /* ---- compiled programs --------------------------------------------------- */
 
-static cg_program *compile_src(const char *src, cg_target t, const fe_define *defs, unsigned nd,
-                               ir_graph **gout) {
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    fe_options fo = {.defines = defs, .ndefines = nd};
-    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
-    assert_non_null(g);
-    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
-    assert_true(pass_run_pipeline(g, &pc));
-    cg_program *p = cg_program_new(g, t, &d);
-    assert_non_null(p);
-    if (gout)
-        *gout = g;
-    else
-        ir_graph_free(g);
-    return p;
-}
-
-/* The kernel of region 0 (the product). */
-static const cg_kernel *mm_kernel(const cg_program *p) {
-    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
-        if (cg_program_kernel(p, k)->region >= 0) return cg_program_kernel(p, k);
-    fail_msg("no region kernel");
-    abort(); /* fail_msg does not return */
-}
-
 static const char *SRC_GELU = "fn f(a: bf16[M, K], b: bf16[K, N], c: bf16[N]) -> bf16[M, N] {\n"
                               "  return gelu_tanh(a @ b + c)\n}\n";
 static const char *SRC_LIN = "fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n"
@@ -503,8 +478,8 @@ static void test_horizontal_tmaps(void **state) {
     (void)state;
     fe_define defs[3] = {{"M", 1000}, {"K", 520}, {"N", 1000}};
     ir_graph *g;
-    cg_program *p = compile_src(SRC_SWIGLU, CG_SM90A, defs, 3, &g);
-    const cg_kernel *k = mm_kernel(p);
+    cg_program *p = tk_compile_src(SRC_SWIGLU, CG_SM90A, defs, 3, &g);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_non_null(strstr(k->tmpl, " h2"));
     /* A, w1, w3, then the output when the store slots fit beside the scheduled ring */
@@ -527,8 +502,8 @@ static void test_horizontal_tmaps(void **state) {
     cg_program_free(p);
     ir_graph_free(g);
     fe_define d3[3] = {{"M", 300}, {"K", 256}, {"N", 4096}};
-    p = compile_src(SRC_QKV, CG_SM90A, d3, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(SRC_QKV, CG_SM90A, d3, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, " h3"));
     /* A, three weights, then three outputs when the slots fit */
     assert_int_equal(k->ntmaps, 4 + 3 * (strstr(k->tmpl, " ts") != NULL));
@@ -552,8 +527,8 @@ static void test_merged_tmap(void **state) {
     (void)state;
     fe_define defs[1] = {{"N", 1024}}; /* S stays symbolic */
     ir_graph *g;
-    cg_program *p = compile_src(SRC_MERGED, CG_SM90A, defs, 1, &g);
-    const cg_kernel *k = mm_kernel(p);
+    cg_program *p = tk_compile_src(SRC_MERGED, CG_SM90A, defs, 1, &g);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, " a3d"));
     const cg_tmap *ta = &k->tmaps[0];
     assert_int_equal(ta->rank, 3);
@@ -598,7 +573,7 @@ static void test_split_k(void **state) {
     (void)state;
     fe_define defs[3] = {{"M", 16}, {"K", 4096}, {"N", 4096}};
     ir_graph *g;
-    cg_program *p = compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
+    cg_program *p = tk_compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
     /* the checks below take the 64x64 tile in 2 ranks */
     cg_program_free(p);
     g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {64, 64, 2, 0}};
@@ -606,7 +581,7 @@ static void test_split_k(void **state) {
     tx_diag_init(&d, stderr, "test", NULL, 0);
     p = cg_program_new(g, CG_SM90A, &d);
     assert_non_null(p);
-    const cg_kernel *k = mm_kernel(p);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "64x64x64 s13 KN sk2"));
     int sk = 2;
     assert_int_equal(k->cluster, (unsigned)sk);
@@ -645,8 +620,8 @@ static void test_manifest_tmaps(void **state) {
     (void)state;
     fe_define defs[2] = {{"K", 4096}, {"N", 1000}}; /* M stays symbolic */
     ir_graph *g;
-    cg_program *p = compile_src(SRC_GELU, CG_SM90A, defs, 2, &g);
-    const cg_kernel *k = mm_kernel(p);
+    cg_program *p = tk_compile_src(SRC_GELU, CG_SM90A, defs, 2, &g);
+    const cg_kernel *k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_non_null(strstr(k->tmpl, " ts"));
     assert_int_equal(k->ntmaps, 3);
@@ -755,8 +730,8 @@ static unsigned count_cmp64(const char *ptx) {
 static void test_epi_outputs(void **state) {
     (void)state;
     fe_define rag[3] = {{"M", 1000}, {"N", 1000}, {"K", 1000}};
-    cg_program *p = compile_src(SRC_TWO, CG_SM90A, rag, 3, NULL);
-    const cg_kernel *k = mm_kernel(p);
+    cg_program *p = tk_compile_src(SRC_TWO, CG_SM90A, rag, 3, NULL);
+    const cg_kernel *k = tk_region_kernel(p);
     const char *ptx = cg_program_ptx(p, NULL);
     /* where the planner's ring leaves no room for the slots: the registers' stores */
     if (!strstr(k->tmpl, " ts")) {
@@ -786,8 +761,8 @@ static void test_epi_outputs(void **state) {
 odd:
     /* bias + gelu: the looped epilogue (one slot, in place), 16-byte shared loads and stores */
     fe_define big[3] = {{"M", 4000}, {"N", 11000}, {"K", 4096}};
-    p = compile_src(SRC_GELU, CG_SM90A, big, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(SRC_GELU, CG_SM90A, big, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, " ts"));
     assert_non_null(strstr(strstr(k->tmpl, " ts"), "l"));
     ptx = cg_program_ptx(p, NULL);
@@ -797,15 +772,15 @@ odd:
     cg_program_free(p);
     /* Q/K/V stores the products themselves: nothing to compute, the register path */
     fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
-    p = compile_src(SRC_QKV, CG_SM90A, qkv, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(SRC_QKV, CG_SM90A, qkv, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, " ts"));
     assert_null(strstr(strstr(k->tmpl, " ts"), "l"));
     cg_program_free(p);
     /* x @ w^T with N = 1001: wgmma, but 2002-byte rows: the registers' stores */
     fe_define odd[3] = {{"M", 256}, {"N", 1001}, {"K", 256}};
-    p = compile_src(SRC_LIN, CG_SM90A, odd, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(SRC_LIN, CG_SM90A, odd, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_null(strstr(k->tmpl, " ts"));
     assert_int_equal(k->ntmaps, 2);
@@ -814,8 +789,8 @@ odd:
     cg_program_free(p);
     static const char *sb = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bool[M, N] {\n"
                             "  return (a @ b) > 0\n}\n";
-    p = compile_src(sb, CG_SM90A, rag, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(sb, CG_SM90A, rag, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_null(strstr(k->tmpl, " ts"));
     assert_int_equal(k->ntmaps, 2);
@@ -824,8 +799,8 @@ odd:
     /* M and N multiples of the tile: no bounds test per element in the stores from the registers
      * either (64-bit compares: the bounds tests; the loops keep a few) */
     fe_define full[3] = {{"M", 2048}, {"N", 2048}, {"K", 256}};
-    p = compile_src(sb, CG_SM90A, full, 3, NULL);
-    k = mm_kernel(p);
+    p = tk_compile_src(sb, CG_SM90A, full, 3, NULL);
+    k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     unsigned whole = count_cmp64(cg_program_ptx(p, NULL));
     assert_true(ragged >= 12);
@@ -873,8 +848,8 @@ static void test_fallbacks(void **state) {
     };
     fe_define d3[2] = {{"K", 64}, {"N", 1001}};
     for (unsigned i = 0; i < 4; i++) {
-        cg_program *p = compile_src(srcs[i], CG_SM90A, i == 3 ? d3 : NULL, i == 3 ? 2 : 0, NULL);
-        const cg_kernel *k = mm_kernel(p);
+        cg_program *p = tk_compile_src(srcs[i], CG_SM90A, i == 3 ? d3 : NULL, i == 3 ? 2 : 0, NULL);
+        const cg_kernel *k = tk_region_kernel(p);
         assert_int_equal(k->ntmaps, 0);
         assert_int_equal(k->tmpl[0], 0);
         assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
@@ -882,7 +857,7 @@ static void test_fallbacks(void **state) {
     }
     /* sm_90 (no "a") never uses wgmma */
     fe_define d[3] = {{"M", 512}, {"K", 512}, {"N", 512}};
-    cg_program *p = compile_src(SRC_GELU, CG_SM90, d, 3, NULL);
+    cg_program *p = tk_compile_src(SRC_GELU, CG_SM90, d, 3, NULL);
     assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
     cg_program_free(p);
 }
@@ -891,7 +866,7 @@ static void test_fallbacks(void **state) {
  * warnings, 168 registers when setmaxnreg is used. */
 static void ptxas_prog(cg_program *p, bool want_wgmma);
 static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, bool want_wgmma) {
-    ptxas_prog(compile_src(src, CG_SM90A, defs, nd, NULL), want_wgmma);
+    ptxas_prog(tk_compile_src(src, CG_SM90A, defs, nd, NULL), want_wgmma);
 }
 
 /* ptxas -v of program p (freed): as ptxas_check. */
@@ -902,8 +877,8 @@ static void ptxas_prog(cg_program *p, bool want_wgmma) {
     bool maxnreg = strstr(ptx, "setmaxnreg") != NULL;
     tk_ptxas_stats st;
     int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
-    char tmpl[sizeof mm_kernel(p)->tmpl];
-    snprintf(tmpl, sizeof tmpl, "%s", mm_kernel(p)->tmpl);
+    char tmpl[sizeof tk_region_kernel(p)->tmpl];
+    snprintf(tmpl, sizeof tmpl, "%s", tk_region_kernel(p)->tmpl);
     cg_program_free(p);
     if (rc == -1) skip();
     assert_int_equal(rc, 0);
@@ -948,7 +923,7 @@ static void test_ptxas(void **state) {
  * ptxas assembles it without spills or serialisation warnings. */
 static void space_check(const char *src, const fe_define *defs, unsigned nd) {
     ir_graph *g;
-    cg_program *p0 = compile_src(src, CG_SM90A, defs, nd, &g);
+    cg_program *p0 = tk_compile_src(src, CG_SM90A, defs, nd, &g);
     cg_program_free(p0);
     pass_index ix;
     assert_true(pass_index_build(g, &ix));
@@ -969,7 +944,7 @@ static void space_check(const char *src, const fe_define *defs, unsigned nd) {
         tx_diag_init(&d, stderr, "test", NULL, 0);
         cg_program *p = cg_program_new(g, CG_SM90A, &d);
         assert_non_null(p);
-        const cg_kernel *k = mm_kernel(p);
+        const cg_kernel *k = tk_region_kernel(p);
         char want[64];
         snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", sp[i].p[0], sp[i].p[1],
                  sp[i].p[3]);

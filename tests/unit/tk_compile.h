@@ -1,0 +1,35 @@
+/* tk_compile.h - compile a .tx source to a cg_program in a unit test (include after cmocka.h,
+ * frontend/frontend.h, passes/passes.h and codegen/codegen.h; not a test itself). */
+#ifndef TX_TK_COMPILE_H
+#define TX_TK_COMPILE_H
+
+/* Frontend, the pass pipeline for the h200 model and codegen for target t over src, with the
+ * nd -D bindings defs; every step must succeed. *gout gets the planned graph (the caller frees
+ * it), or it is freed when gout is NULL. */
+static inline cg_program *tk_compile_src(const char *src, cg_target t, const fe_define *defs,
+                                         unsigned nd, ir_graph **gout) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    fe_options fo = {.defines = defs, .ndefines = nd};
+    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
+    assert_true(pass_run_pipeline(g, &pc));
+    cg_program *p = cg_program_new(g, t, &d);
+    assert_non_null(p);
+    if (gout)
+        *gout = g;
+    else
+        ir_graph_free(g);
+    return p;
+}
+
+/* The first kernel of p that computes a region (not a helper kernel); fails the test if none. */
+static inline const cg_kernel *tk_region_kernel(const cg_program *p) {
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+        if (cg_program_kernel(p, k)->region >= 0) return cg_program_kernel(p, k);
+    fail_msg("no region kernel");
+    abort(); /* fail_msg does not return */
+}
+
+#endif
