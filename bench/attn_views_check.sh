@@ -16,21 +16,9 @@
 # 4. a summary last (rows this run did not reach come from bench/results/2026-12-01-h200-attn-views/,
 #    the first run). Files in $OUT: verify.txt, tx-*.json, torch.json, block_check.*, log.txt.
 set -uo pipefail
-TXC=${TXC:-dist/bin/txc}
-X=${X:-bench/suite-extra}
-OUT=${OUT:-attn-views-out}
-PY=$(command -v python3 || command -v python)
-export PATH="$PATH:/usr/local/cuda/bin"
-mkdir -p "$OUT"
-LOG=$OUT/log.txt
-: >"$LOG"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-[ -x "$TXC" ] || { echo "attn_views_check: no txc at $TXC (carry dist/)"; exit 2; }
-fail=0
-T0=$(date +%s)
-left() { echo $(( ${BUDGET:-110} - ($(date +%s) - T0) )); }
-log() { echo "$*" | tee -a "$LOG"; }
+# shellcheck source=bench/attn_lib.sh
+. "$(dirname "$0")/attn_lib.sh"
+attn_setup attn_views_check attn-views-out 110 0
 
 # split heads of [S, H * D] projections, as in bench/suite-extra/llama_block.tx
 cat >"$W/split_causal.tx" <<'EOF'

@@ -18,46 +18,14 @@
 # 5. prints a summary last (ratios > 1: tx is faster). Files in $OUT: verify.txt, tx-*.json,
 #    torch.json, sanitize-*.txt, ncu.txt, summary.txt, log.txt. Exit 1 when a check failed.
 set -uo pipefail
-TXC=${TXC:-dist/bin/txc}
-SUITE=${SUITE:-dist/shared/bench/suite}
-X=${X:-bench/suite-extra}
-A=$SUITE/attention.tx
-OUT=${OUT:-fa3-out}
 STEPS=${STEPS:-time,verify,sanitize,time2}
-PY=$(command -v python3 || command -v python)
-export PATH="$PATH:/usr/local/cuda/bin"
-mkdir -p "$OUT"
-LOG=$OUT/log.txt
-: >"$LOG"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-[ -x "$TXC" ] || { echo "fa3_check: no txc at $TXC (carry dist/)"; exit 2; }
-fail=0
-T0=$(date +%s)
-left() { echo $(( ${BUDGET:-76} - ($(date +%s) - T0) )); }
-has() {
-  case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
-  [ "$(left)" -gt "${2:-20}" ] && return 0
-  echo "skipped $1: $(left) s left" | tee -a "$LOG"; return 1
-}
-log() { echo "$*" | tee -a "$LOG"; }
+# shellcheck source=bench/attn_lib.sh
+. "$(dirname "$0")/attn_lib.sh"
+attn_setup fa3_check fa3-out 76 20
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
 
 # programs written here (the suite's attention.tx has a symbolic head dim D)
-cat >"$W/f16.tx" <<'EOF'
-fn f(q: f16[B, H, S, D], k: f16[B, H, S, D], v: f16[B, H, S, D]) -> f16[B, H, S, D] {
-  s = f32(q @ transpose(k, -1, -2)) * 0.125
-  return f16(softmax(s, axis=-1)) @ v
-}
-EOF
-cat >"$W/lens.tx" <<'EOF'
-fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128], len: i32[B]) -> bf16[B, H, S, 128] {
-  s = f32(q @ transpose(k, -1, -2)) * 0.08838834764831845
-  keep = (arange(S) < reshape(len, (B, 1, 1, 1))) & (iota((S, S), axis=0) >= iota((S, S), axis=1))
-  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v
-}
-EOF
-"$PY" -c "import numpy as np; np.save('$W/len.npy', np.array([0, 1, 300], '<i4'))"
+attn_programs
 # decode lengths: $1 = B, $2 = L, $3 = file -> 1, L, 0 (a wholly masked row), then spread
 dlens() { "$PY" -c "import numpy as np,sys; b,l=int(sys.argv[1]),int(sys.argv[2]); a=np.array([[1,l,0][i%3] if i<3 else (i*7919)%l+1 for i in range(b)],'<i4'); np.save(sys.argv[3],a)" "$1" "$2" "$3"; }
 

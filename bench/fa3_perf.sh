@@ -21,45 +21,13 @@
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json,
 #   verify.txt, sanitize-*.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
-TXC=${TXC:-dist/bin/txc}
-SUITE=${SUITE:-dist/shared/bench/suite}
-X=${X:-bench/suite-extra}
-A=$SUITE/attention.tx
-OUT=${OUT:-fa3perf-out}
 STEPS=${STEPS:-time,sdpa,verify,sanitize,time2,ncu}
-PY=$(command -v python3 || command -v python)
-export PATH="$PATH:/usr/local/cuda/bin"
-mkdir -p "$OUT"
-LOG=$OUT/log.txt
-: >"$LOG"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-[ -x "$TXC" ] || { echo "fa3_perf: no txc at $TXC (carry dist/)"; exit 2; }
-fail=0
-T0=$(date +%s)
-left() { echo $(( ${BUDGET:-70} - ($(date +%s) - T0) )); }
-log() { echo "$*" | tee -a "$LOG"; }
-has() {
-  case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
-  [ "$(left)" -gt "${2:-10}" ] && return 0
-  log "skipped $1: $(left) s left"; return 1
-}
+# shellcheck source=bench/attn_lib.sh
+. "$(dirname "$0")/attn_lib.sh"
+attn_setup fa3_perf fa3perf-out 70 10
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
 
-cat >"$W/f16.tx" <<'EOF'
-fn f(q: f16[B, H, S, D], k: f16[B, H, S, D], v: f16[B, H, S, D]) -> f16[B, H, S, D] {
-  s = f32(q @ transpose(k, -1, -2)) * 0.125
-  return f16(softmax(s, axis=-1)) @ v
-}
-EOF
-cat >"$W/lens.tx" <<'EOF'
-fn f(q: bf16[B, H, S, 128], k: bf16[B, H, S, 128], v: bf16[B, H, S, 128], len: i32[B]) -> bf16[B, H, S, 128] {
-  s = f32(q @ transpose(k, -1, -2)) * 0.08838834764831845
-  keep = (arange(S) < reshape(len, (B, 1, 1, 1))) & (iota((S, S), axis=0) >= iota((S, S), axis=1))
-  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v
-}
-EOF
-"$PY" -c "import numpy as np; np.save('$W/len.npy', np.array([0, 1, 300], '<i4'))"
+attn_programs
 
 tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (compile only)
   local cfg=$1; shift
