@@ -15,6 +15,8 @@ Per row (most important first, a deadline keeps the whole under GEMM_DEADLINE se
 Files in $OUT: gemm_shapes.txt (the table and summary), gemm_shapes.json, gemm_shapes.log."""
 import json, math, os, re, subprocess, sys, tempfile, time
 
+from checklib import cuda_time
+
 OUT = os.environ.get("OUT") or "gemm-shapes-out"
 TXC = os.environ.get("TXC", "dist/bin/txc")
 DEADLINE = float(os.environ.get("GEMM_DEADLINE", 62))
@@ -138,25 +140,6 @@ def tx_tune(row):
             cands.append({"schedule": m.group(2), "kept": m.group(1) == "*", "predicted_us": float(m.group(3)),
                           "measured_us": meas})
     return {"rc": rc, "candidates": cands, "note": " ".join(l for l in so.splitlines() if l.startswith("note"))[:300]}
-
-
-def cuda_time(fn, iters=20):
-    import torch
-    for _ in range(3):
-        fn()
-    torch.cuda.synchronize()
-    flush = torch.empty(256 << 20, dtype=torch.int8, device="cuda")
-    ts = []
-    for _ in range(iters):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1000.0)
-    ts.sort()
-    return ts[len(ts) // 2]
 
 
 def torch_times(row):
