@@ -36,7 +36,25 @@ PROGS = {
            "(bf16[M, N], bf16[M, N], bf16[M, N]) {\n"
            "  return x @ transpose(wq, 0, 1), x @ transpose(wk, 0, 1), x @ transpose(wv, 0, 1)\n}\n",
 }
+PROGS["xwh"] = PROGS["xw"].replace("bf16", "f16")
+PROGS["gelu"] = ("fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> bf16[M, N] {\n"
+                 "  return gelu_tanh(x @ w + b)\n}\n")
+PROGS["linresh"] = PROGS["linres"].replace("bf16", "f16")
 NPROD = {"swiglu": 2, "qkv": 3}
+# operands whose row pitch is not a multiple of 16 bytes ([matmul.wgmma.stage]: staged copies);
+# GEMM_ROWS=odd runs only these
+ODD = [
+    ("xw", 2500, 1500, 2500),
+    ("xw", 4096, 1500, 4096),
+    ("gelu", 2000, 3001, 1024),
+    ("xwh", 1024, 999, 2048),
+    ("linres", 1000, 4096, 1001),
+    ("linresh", 2048, 2048, 4099),
+    ("xw", 16, 999, 4096),
+    ("xwh", 16, 3001, 4096),
+    ("linres", 16, 4096, 1001),
+    ("swiglu", 777, 1500, 1000),
+]
 # (program, M, N, K): output M x N, inner K
 ROWS = [
     ("xw", 2000, 1000, 3000),
@@ -67,7 +85,10 @@ ROWS = [
     ("xw", 1024, 4096, 4096),
     ("xw", 4096, 4096, 4096),
     ("qkv", 3000, 1024, 1000),
-]
+] + [r for r in ODD if r != ("xw", 2500, 1500, 2500)]
+if os.environ.get("GEMM_ROWS") == "odd":
+    ROWS = ODD
+TUNE = os.environ.get("GEMM_TUNE", "1") != "0"
 
 
 def log(s):
@@ -118,7 +139,10 @@ def tx_bench(row):
         j = json.loads(so[so.index("{"):])
         fu = j["fused"]
         ks = [k for k in fu.get("kernels", []) if k.get("kind") == "matmul"] or fu.get("kernels", [])
-        return {"us": sum(k["us"] for k in ks), "pred_us": sum(k["predicted_us"] for k in ks),
+        # every kernel of a region carries the region's prediction (staging kernels and the GEMM)
+        pred = {k.get("region"): k["predicted_us"] for k in ks}
+        return {"us": sum(k["us"] for k in ks), "pred_us": sum(pred.values()),
+                "kernel_us": [[k.get("name", ""), k["us"]] for k in ks],
                 "graph_us": fu["graph_us"], "verified": bool(fu.get("verified"))}
     except (ValueError, KeyError, TypeError):
         return {"error": "txc bench rc %d: %s" % (rc, (se.strip().splitlines() or ["no output"])[-1][:160])}
@@ -145,7 +169,8 @@ def tx_tune(row):
 def torch_times(row):
     import torch
     prog, M, N, K = row
-    dt = torch.bfloat16
+    dt = torch.float16 if prog in ("xwh", "linresh") else torch.bfloat16
+    prog = {"xwh": "xw", "linresh": "linres"}.get(prog, prog)
     g = torch.Generator(device="cuda").manual_seed(1)
     u = lambda *s: (torch.rand(*s, generator=g, device="cuda") * 2 - 1).to(dt)  # noqa: E731
     F = torch.nn.functional
@@ -153,6 +178,10 @@ def torch_times(row):
         x, w = u(M, K), u(K, N)
         mm = lambda: x @ w  # noqa: E731
         full = (lambda: x @ w) if prog == "xw" else (lambda: F.silu(x @ w))
+    elif prog == "gelu":
+        x, w, b = u(M, K), u(K, N), u(N)
+        mm = lambda: x @ w  # noqa: E731
+        full = lambda: F.gelu(x @ w + b, approximate="tanh")  # noqa: E731
     elif prog == "linres":
         x, w, r = u(M, K), u(N, K), u(M, N)
         mm = lambda: F.linear(x, w)  # noqa: E731
@@ -189,7 +218,7 @@ def main():
                 r.update(torch_times(row))
             except Exception as e:  # noqa: BLE001
                 r["torch_error"] = str(e)[:160]
-        if time.time() - T0 < DEADLINE - 8:
+        if TUNE and time.time() - T0 < DEADLINE - 8:
             r["tune"] = tx_tune(row)
         res.append(r)
         us, cb = r.get("us"), r.get("cublas_us")
@@ -227,6 +256,13 @@ def main():
         for c in (r.get("tune") or {}).get("candidates") or []:
             lines.append("  %-26s %-52s %9.1f -> %s" % (r["row"], c["schedule"], c["predicted_us"],
                                                        "%.1f" % c["measured_us"] if c["measured_us"] else "failed"))
+    staged = [r for r in res if len(r.get("kernel_us") or []) > 1]
+    if staged:
+        lines.append("")
+        lines.append("kernels of the rows with staged operands ([matmul.wgmma.stage], us):")
+        for r in staged:
+            lines.append("  %-26s %s" % (r["row"], ", ".join("%s %.1f" % (n.split("_", 1)[-1], u)
+                                                           for n, u in r["kernel_us"])))
     geo = math.exp(sum(math.log(x) for x in ratios) / len(ratios)) if ratios else 0
     within = sum(1 for e in errs if abs(e) <= 0.25)
     unver = [r["row"] for r in res if not r.get("verified")]

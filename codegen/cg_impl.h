@@ -54,6 +54,9 @@ typedef struct cg_memo_ent {
 typedef struct cg_vframe cg_vframe;
 
 /* The emission context: one per program, reused by every kernel. */
+/* Staged operands of one kernel: A and up to CG_MM_MAXH B operands. */
+#define CG_STAGE_MAX 5
+
 typedef struct cg_ctx {
     cg_target target;
     bool gpu;                 /* NVPTX mechanics (else host) */
@@ -127,6 +130,12 @@ typedef struct cg_ctx {
      * values of shape xtemp_dom (the reduction's domain), so each kernel's manifest entry names
      * what it touches. */
     ir_shape xtemp_dom;
+    /* cg_kernel_begin: staged operand copies ([matmul.wgmma.stage], codegen/stage.c) the region's
+     * kernel reads, appended (read-only) after its buffers and the scratch temp: temp indices;
+     * stage_buf[i] gets the position of stage_temp[i] among the kernel's buffers. */
+    unsigned nstage;
+    unsigned stage_temp[1 + CG_STAGE_MAX];
+    unsigned stage_buf[1 + CG_STAGE_MAX];
 } cg_ctx;
 
 /* The program (private to the codegen sources). */
@@ -181,6 +190,11 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix);
  * min(cap[d], ceil(numel(work[d]) / per[d])), block, dynamic smem. */
 void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3], const int64_t cap[3],
                    const unsigned block[3], unsigned smem);
+/* Starts a kernel that takes exactly the n buffers bufs (no region analysis; e.g. a staging
+ * copy) and whose manifest entry names `region`; its name is the graph's name + suffix. Returns
+ * false with an error reported. */
+bool cg_kernel_begin_bufs(cg_ctx *cx, unsigned region, const char *suffix, const cg_buf *bufs,
+                          unsigned n);
 /* Abandons the kernel just begun (after LLVMDeleteFunction of cx->fn):
  * removes its manifest entry. For regions with nothing to store. */
 void cg_kernel_drop(cg_ctx *cx);
@@ -344,6 +358,22 @@ void cg_host_wrappers(cg_ctx *cx);
  * (v is an input, a constant, or a value with another home). */
 bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst);
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region);    /* codegen/matmul.c */
+
+/* ---- staging copies of operands TMA cannot read (codegen/stage.c) ---- */
+/* How a staging kernel copies a [rows, inner] operand of es-byte elements to rows pitched at
+ * `pitch` elements: words of `word` bytes (the widest of 8, 4, 2, 1 dividing a source row),
+ * iw of them per source row and pw per copied row; each of the 256 threads of a block copies
+ * `words` words (256 apart) of each of `rows` rows. */
+typedef struct cg_stage_geom {
+    unsigned word, words, rows;
+    int64_t iw, pw;
+} cg_stage_geom;
+void cg_stage_geometry(int64_t inner, int es, int64_t pitch, cg_stage_geom *sg);
+/* Emits kernel GRAPH_k<region>_stage<idx> copying 2-D HBM value base to a new scratch temp of
+ * [rows, pitch] (its index in *temp), launched before the region's kernel. False with an error
+ * reported. */
+bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_t pitch,
+                   unsigned *temp);
 bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region); /* codegen/attention.c */
 
 /* ---- matrix products and attention (codegen/matmul.c, mma.c, attention.c) ----
@@ -388,6 +418,7 @@ typedef bool (*cg_mm_epi_fn)(void *user, cg_ctx *cx, const LLVMValueRef *acc,
 /* Batched matrix products out_i[b, m, n] = sum_k A[b, m, k] * B_i[b, k, n]
  * for i < nmm (several products sharing A: a horizontal region). */
 #define CG_MM_MAXH 4
+_Static_assert(CG_STAGE_MAX == 1 + CG_MM_MAXH, "a staged A and every B");
 typedef struct cg_mm_desc {
     unsigned nb;                    /* batch dims of the output */
     LLVMValueRef bdim[IR_MAX_RANK]; /* their extents (i64) */

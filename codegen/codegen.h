@@ -93,6 +93,8 @@ typedef struct cg_tmap {
     ir_dim dim[3];    /* may be symbolic */
     uint32_t box[3];
     ir_shape outer; /* rank 3: when outer.rank > 0, dim[2] = the product of its dims */
+    int64_t pitch;  /* rank 2: the row stride in elements when the buffer's rows are pitched
+                       (a staged copy, [matmul.wgmma.stage]); 0: dim[0] */
 } cg_tmap;
 
 typedef struct cg_kernel {

@@ -339,6 +339,12 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
         k->bufs[k->nbufs++] =
             (cg_buf){CG_BUF_TEMP, cx->xtemp_write, cx->xtemp - 1, cx->temps[cx->xtemp - 1].value};
     }
+    for (unsigned i = 0; region != IR_NONE && i < cx->nstage; i++) {
+        k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
+        cx->stage_buf[i] = k->nbufs;
+        k->bufs[k->nbufs++] = (cg_buf){CG_BUF_TEMP, 0, cx->stage_temp[i],
+                                       cx->temps[cx->stage_temp[i]].value};
+    }
     if (cx->gpu && !cg_kernel_params_fit(cx, k)) {
         free(k->name), free(k->bufs);
         k->name = NULL, k->bufs = NULL, k->nbufs = 0;
@@ -382,7 +388,8 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     }
     if (ntm) cg_tmap_params(cx, np - ntm, ntm);
     memset(cx->valptr, 0, g->n * sizeof *cx->valptr);
-    for (unsigned i = 0; i < k->nbufs; i++)
+    unsigned nown = region != IR_NONE ? k->nbufs - cx->nstage : k->nbufs; /* stage copies last */
+    for (unsigned i = 0; i < nown; i++)
         if (i != xbuf) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
     cx->xtemp_ptr = xbuf != UINT32_MAX ? LLVMGetParam(cx->fn, xbuf) : NULL;
     for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
@@ -400,6 +407,24 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     LLVMPositionBuilderAtEnd(cx->b, entry);
     memset(cx->subst, 0, g->n * sizeof *cx->subst);
     cx->nmemo = 0;
+    return true;
+}
+
+bool cg_kernel_begin_bufs(cg_ctx *cx, unsigned region, const char *suffix, const cg_buf *bufs,
+                          unsigned n) {
+    if (cx->nkernels == cx->kcap) {
+        cx->kcap = cx->kcap ? 2 * cx->kcap : 8;
+        cx->kernels = ir_xrealloc(cx->kernels, cx->kcap * sizeof *cx->kernels);
+    }
+    cg_kernel *k = &cx->kernels[cx->nkernels];
+    memset(k, 0, sizeof *k);
+    cx->k = k;
+    cx->region = IR_NONE;
+    k->bufs = ir_xmalloc((n + 1) * sizeof *k->bufs);
+    memcpy(k->bufs, bufs, n * sizeof *bufs);
+    k->nbufs = n;
+    if (!cg_kernel_begin(cx, IR_NONE, suffix)) return false;
+    k->region = (int)region;
     return true;
 }
 
@@ -1112,6 +1137,7 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                 fprintf(out, ", \"box\": [%u, %u", tm->box[0], tm->box[1]);
                 if (rank == 3) fprintf(out, ", %u", tm->box[2]);
                 fprintf(out, "], \"swizzle\": %u", tm->swizzle);
+                if (tm->pitch) fprintf(out, ", \"pitch\": %lld", (long long)tm->pitch);
                 if (rank == 3 && tm->outer.rank > 0) {
                     fputs(", \"outer\": ", out);
                     cg_json_shape(p, &tm->outer, sn, out);

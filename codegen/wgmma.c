@@ -1214,12 +1214,45 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.tma_st = wg_epi_tma_ok(g, mm, outs, nouts, nh, &k.p, &k.epi);
     if (k.tma_st) k.p.stages = k.epi.stages, k.p.smem_bytes = k.epi.smem_bytes;
     if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.a_rows, &k.a_map)) return -1;
+    /* [matmul.wgmma.stage]: operands whose rows TMA cannot read are copied first (the planner
+     * priced it: only under its matmul.wgmma schedule) */
+    ir_id sbase[1 + CG_MM_MAXH] = {a3 ? IR_NONE : ba};
+    for (unsigned h = 0; h < nh; h++) sbase[1 + h] = bb[h];
+    int64_t spitch[1 + CG_MM_MAXH];
+    unsigned nst = 0;
+    for (unsigned i = 0; i < 1 + nh; i++) {
+        spitch[i] = 0;
+        if (sbase[i] == IR_NONE) continue;
+        int64_t inner = g->nodes[sbase[i]].shape.dim[1];
+        int64_t pt = pass_wg_pitch(inner, (int)ir_dtype_size(dt));
+        if (pt != inner) spitch[i] = pt, nst++;
+    }
+    if (nst && g->regions[region].sched.id != PASS_SCH_MATMUL_WGMMA) return -1;
+    unsigned sidx[1 + CG_MM_MAXH]; /* operand -> its entry of cx->stage_temp */
+    cx->nstage = 0;
+    for (unsigned i = 0; i < 1 + nh; i++) {
+        sidx[i] = UINT32_MAX;
+        if (!spitch[i]) continue;
+        for (unsigned j = 0; j < i; j++)
+            if (spitch[j] && sbase[j] == sbase[i]) sidx[i] = sidx[j];
+        if (sidx[i] != UINT32_MAX) continue;
+        unsigned t;
+        if (!cg_stage_emit(cx, region, cx->nstage, sbase[i], spitch[i], &t)) {
+            cx->nstage = 0;
+            return 0;
+        }
+        sidx[i] = cx->nstage;
+        cx->stage_temp[cx->nstage++] = t;
+    }
     /* the kernel takes the tensor maps (A, then each B, then each stored output when the
      * epilogue stores through shared memory) after its buffers and symbols */
     unsigned nmaps = 1 + nh + (k.tma_st ? nouts : 0);
     cx->ntmap_params = nmaps;
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
+    unsigned sbuf[CG_STAGE_MAX];
+    memcpy(sbuf, cx->stage_buf, sizeof sbuf);
+    cx->nstage = 0;
     if (!began) return 0;
     if (!cg_mm_collect_outs(cx, g, region, st)) return 0;
     if (k.tma_st && (st->nouts != nouts || memcmp(st->outs, outs, nouts * sizeof *outs))) {
@@ -1245,6 +1278,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                 "codegen: internal error: matmul region k%u reads operand %%%u without a buffer",
                 region, bases[i]);
             return 0;
+        }
+        if (i <= nh && sidx[i] != UINT32_MAX) { /* the staged copy, rows at its pitch */
+            tm->buf = sbuf[sidx[i]];
+            tm->pitch = spitch[i];
         }
         const ir_node *bn = &g->nodes[bases[i]];
         tm->dtype = (uint8_t)bn->dtype;

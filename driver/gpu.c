@@ -127,7 +127,8 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         kp->tmap = (rt_tmap_desc){.dtype = tm->dtype,
                                   .swizzle = tm->swizzle,
                                   .box = {tm->box[0], tm->box[1], rank == 3 ? tm->box[2] : 1},
-                                  .rank = (uint8_t)rank};
+                                  .rank = (uint8_t)rank,
+                                  .pitch = tm->pitch};
         kp->tmap.dim[2] = 1;
         bool okd = cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim);
         if (okd && rank == 3 && tm->outer.rank > 0) { /* the planes of the leading dims */

@@ -201,6 +201,14 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             t->bm, t->bn, t->stages, (long long)t->tiles, t->splits, (long long)m->grid, m->threads,
             w->waves, (long long)w->rounds, (long long)((t->nk + t->splits - 1) / t->splits),
             w->step_us, w->epi_us, w->red_us, w->fill_us, w->comp_us, w->mem_us);
+        if (m->wgs.nstage > 0)
+            fprintf(out,
+                    "  model: [matmul.wgmma.stage] %d operand%s (%s%s%s) with a row pitch that is "
+                    "not a multiple of 16 bytes, copied first to 128-byte-pitched scratch: %d "
+                    "staging kernel%s, %.2f MB read and written -> %.3f us (launches included)\n",
+                    m->wgs.nstage, m->wgs.nstage > 1 ? "s" : "", m->wgs.a_staged ? "A" : "",
+                    m->wgs.a_staged && m->wgs.b_staged ? ", " : "", m->wgs.b_staged ? "B" : "", m->wgs.nstage,
+                    m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6, w->stage_us);
         return;
     }
     if (!m->concrete || !m->threads) {

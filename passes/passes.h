@@ -275,6 +275,12 @@ typedef struct pass_wg_shape {
     int nmm, nouts;          /* products sharing A (1..4), stored values (>= 1) */
     int64_t smem;            /* dynamic shared memory a block may take */
     int sms;                 /* persistent CTAs */
+    /* [matmul.wgmma.stage]: operands whose row pitch is not a multiple of 16 bytes are copied
+     * first to a scratch buffer at pass_wg_pitch (a staging kernel each): a_staged, b_staged
+     * (every B alike), the staging kernels and the HBM bytes they read and write */
+    bool a_staged, b_staged;
+    int nstage;
+    double stage_bytes;
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k), split-K ranks, ring stages, and what follows. */
 typedef struct pass_wg_tile {
@@ -302,7 +308,8 @@ typedef struct pass_wg_time {
     int64_t rounds; /* tiles the busiest CTA runs: ceil(tiles x splits / CTAs) */
     double comp_us; /* fill + rounds x (k steps per rank x step + epilogue + reduction) */
     double mem_us;  /* the region's HBM bytes at the bandwidth its CTAs sustain */
-    double time_us; /* max(comp, mem) */
+    double stage_us; /* the staging kernels (s->nstage): their bytes at the copy rate, launches */
+    double time_us;  /* max(comp, mem) + stage */
 } pass_wg_time;
 double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
                      double hbm_bytes, pass_wg_time *out);
@@ -317,8 +324,9 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops);
  * codegen/wgmma.c. pass_wg_opnd follows operand id of region `region` through in-region
  * same-dtype casts and 2-D permutes to the HBM value it reads: *base gets it, *kmajor whether K is
  * its contiguous axis (k_last: K is the operand's last axis, true for A, false for B). False
- * unless that value is a plain 2-D buffer of dtype dt whose inner extent is a known multiple of 8
- * elements (TMA's 16-byte row pitch), both extents below 2^31. */
+ * unless that value is a plain 2-D buffer of dtype dt whose inner extent is known (and positive),
+ * both extents below 2^31. TMA reads rows whose pitch is a multiple of 16 bytes: an operand whose
+ * inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
 /* A as merged heads: same-dtype casts, then a reshape [d0, d1, d2] -> [d0, d1 * d2] of an
@@ -327,6 +335,11 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
  * base axis perm[i]). */
 bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
                          int perm[3]);
+/* The row pitch (elements) the wgmma kernel's tensor map reads a 2-D operand of inner extent
+ * `inner` (> 0) and element size `es` at: inner itself when inner x es is a multiple of 16
+ * bytes, else inner rounded up to a multiple of 128 bytes (the pitch of the staged copy that
+ * [matmul.wgmma.stage] writes; 128 bytes: whole L2 lines per 128-byte box row). */
+int64_t pass_wg_pitch(int64_t inner, int es);
 /* The shape of matmul region r of the planned graph g as the wgmma kernel would see it (the
  * graph's view of codegen/wgmma.c's conditions: 2-D f16/bf16 products sharing A, operands plain
  * 2-D HBM buffers through casts and transposes with a known inner extent that is a multiple of 8,
@@ -458,6 +471,7 @@ typedef struct pass_model {
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
     pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */
     pass_wg_time wgm;
+    pass_wg_shape wgs;               /* matmul.wgmma: the shape it was priced for (staging) */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

@@ -619,6 +619,8 @@ static bool wg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     m->comp_us = m->wgm.comp_us;
     m->mem_us = m->wgm.mem_us;
     m->time_us = m->wgm.time_us;
+    m->kernels = 1 + (unsigned)f->wgs.nstage;
+    m->wgs = f->wgs;
     return true;
 }
 

@@ -92,12 +92,18 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
 #define WG_RED_GBPS   60.0
 #define WG_CTA_GBPS   70.0
 #define WG_HBM_EFF    0.62
+/* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
+ * codegen/stage.c: one row per block, unrolled word copies) sustains; an assumption until
+ * bench/gemm_shapes.sh measures the staged rows. */
+#define WG_STAGE_EFF 0.80
 
 /* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile, twice for
  * an operand whose row pitch (inner extent x 2 bytes, known) is not a multiple of 128 bytes. */
 static double step_l2_bytes(const pass_wg_shape *s, const pass_wg_tile *t) {
     int64_t arows = s->a_kmajor && s->M > 0 && s->M < t->bm ? (s->M + 7) / 8 * 8 : t->bm;
     int64_t ia = s->a_kmajor ? s->K : s->M, ib = s->b_kmajor ? s->K : s->N;
+    if (s->a_staged) ia = pass_wg_pitch(ia, 2); /* a staged copy's pitch is 128-byte aligned */
+    if (s->b_staged) ib = pass_wg_pitch(ib, 2);
     double fa = ia > 0 && (ia * 2) % 128 ? 2.0 : 1.0, fb = ib > 0 && (ib * 2) % 128 ? 2.0 : 1.0;
     return ((double)arows * fa + (double)s->nmm * t->bn * fb) * WG_BK * 2;
 }
@@ -138,7 +144,11 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     if (gpu->hbm_GBps > 0 && bw > gpu->hbm_GBps * WG_HBM_EFF * 1e3)
         bw = gpu->hbm_GBps * WG_HBM_EFF * 1e3;
     o->mem_us = hbm_bytes / bw + o->fill_us + o->red_us;
-    o->time_us = o->comp_us > o->mem_us ? o->comp_us : o->mem_us;
+    if (s->nstage > 0) {
+        double hbm = gpu->hbm_GBps > 0 ? gpu->hbm_GBps : 3350.0;
+        o->stage_us = s->stage_bytes / (hbm * WG_STAGE_EFF * 1e3) + s->nstage * gpu->launch_us;
+    }
+    o->time_us = (o->comp_us > o->mem_us ? o->comp_us : o->mem_us) + o->stage_us;
     return o->time_us;
 }
 
@@ -184,7 +194,7 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
     if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2)
         return false;
     ir_dim inner = b->shape.dim[1];
-    if (IR_DIM_IS_SYM(inner) || inner % 8 != 0 || inner >= ((int64_t)1 << 31)) return false;
+    if (IR_DIM_IS_SYM(inner) || inner <= 0 || inner >= ((int64_t)1 << 31)) return false;
     if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
     /* the operand's contiguous axis is the one reading base axis 1 */
     *kmajor = (perm[1] == 1) == k_last;
@@ -227,6 +237,24 @@ bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype 
     return true;
 }
 
+int64_t pass_wg_pitch(int64_t inner, int es) {
+    if (es <= 0 || (inner * es) % 16 == 0) return inner;
+    int64_t per = 128 / es; /* elements of 128 bytes */
+    return (inner + per - 1) / per * per;
+}
+
+/* Adds the staging of operand base (a plain 2-D buffer, dtype size es) to s when its row pitch
+ * is not TMA's: true when it is staged. */
+static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
+    const ir_node *b = &g->nodes[base];
+    int64_t inner = b->shape.dim[1], rows = b->shape.dim[0];
+    int64_t pitch = pass_wg_pitch(inner, es);
+    if (pitch == inner) return false;
+    s->nstage++;
+    s->stage_bytes += IR_DIM_IS_SYM(rows) ? 0 : (double)rows * (double)(inner + pitch) * es;
+    return true;
+}
+
 /* A dim's value; -1 when symbolic (as codegen/wgmma.c reads it: bound sizes are substituted
  * into the shapes before planning). */
 static int64_t dim_val(const ir_graph *g, ir_dim d) {
@@ -246,10 +274,12 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     ir_id ia = ir_in(g, mm, 0);
     bool ak = true, bk = false;
     ir_id base;
-    int perm[3];
+    int perm[3], es = (int)ir_dtype_size(dt);
     if (!pass_wg_opnd(g, r, ia, dt, true, &base, &ak)) {
         if (!pass_wg_opnd_merged(g, r, ia, dt, &base, perm)) return false;
         ak = true;
+    } else {
+        s->a_staged = wg_stage(g, base, es, s);
     }
     int nmm = 0;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
@@ -260,6 +290,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
             !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
         bk = bkh;
+        s->b_staged = wg_stage(g, base, es, s) || s->b_staged;
         nmm++;
     }
     if (nmm < 1 || nmm > 4) return false;
@@ -271,6 +302,9 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     s->N = dim_val(g, mm->shape.dim[1]);
     s->K = dim_val(g, g->nodes[ia].shape.dim[1]);
     if (s->N == 0) return false;
+    /* staging is the planner's choice, priced at known sizes: codegen stages only where the
+     * region's schedule is matmul.wgmma */
+    if (s->nstage > 0 && (s->M <= 0 || s->N <= 0 || s->K <= 0)) return false;
     s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
     s->smem = budget < gpu->smem_per_block ? budget : gpu->smem_per_block;
     s->sms = gpu->sms;

@@ -591,9 +591,15 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
             return false;
         }
     }
-    if ((t->dim[0] * es) % 16) {
+    int64_t pitch = t->pitch > 0 ? t->pitch : t->dim[0];
+    if (pitch < t->dim[0] || (rank == 3 && t->pitch > 0)) {
+        snprintf(err, cap, "tensor map row pitch %lld elements is below the row's %lld",
+                 (long long)t->pitch, (long long)t->dim[0]);
+        return false;
+    }
+    if ((pitch * es) % 16) {
         snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16",
-                 (long long)(t->dim[0] * es));
+                 (long long)(pitch * es));
         return false;
     }
     if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128) {
@@ -628,8 +634,9 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
     unsigned rank = t->rank ? t->rank : 2;
     unsigned long long dims[3] = {(unsigned long long)t->dim[0], (unsigned long long)t->dim[1],
                                   (unsigned long long)t->dim[2]};
-    unsigned long long strides[2] = {(unsigned long long)t->dim[0] * tmap_esize(t->dtype),
-                                     (unsigned long long)(t->dim[0] * t->dim[1]) *
+    int64_t pitch = t->pitch > 0 ? t->pitch : t->dim[0];
+    unsigned long long strides[2] = {(unsigned long long)pitch * tmap_esize(t->dtype),
+                                     (unsigned long long)(pitch * t->dim[1]) *
                                          tmap_esize(t->dtype)};
     unsigned box[3] = {t->box[0], t->box[1], t->box[2]}, estr[3] = {1, 1, 1};
     memset(out, 0, 128);

@@ -227,7 +227,9 @@ typedef struct rt_tmap_desc {
     uint16_t swizzle;
     int64_t dim[3];
     uint32_t box[3];
-    uint8_t rank; /* 2 or 3 (0: 2) */
+    uint8_t rank;  /* 2 or 3 (0: 2) */
+    int64_t pitch; /* rank 2: row stride in elements (>= dim[0]; a pitched staging copy); 0:
+                      dim[0] */
 } rt_tmap_desc;
 /* Encodes a tensor map of t over device address `addr` into out[128]
  * (64-byte aligned) with cuTensorMapEncodeTiled. Checks the arguments the

@@ -1,0 +1,110 @@
+/* stage.c - the staging kernels of [matmul.wgmma.stage] (docs/codegen-matmul.md "Operands whose
+ * pitch TMA cannot read"): a 2-D operand whose row pitch is not a multiple of 16 bytes is copied
+ * to a scratch buffer whose rows are pitched at pass_wg_pitch (a multiple of 128 bytes) before
+ * the wgmma kernel, whose tensor map then reads the copy with the operand's own extents (TMA's
+ * bounds still zero-fill the ragged tails; the pad columns are never read, so never written). */
+#include "codegen/cg_impl.h"
+
+#include <stdio.h>
+#include <string.h>
+
+enum { ST_THREADS = 256, ST_MAX_WORDS = 8, ST_MAX_ROWS = 8, ST_BYTES = 32 };
+
+/* The widest word (8, 4 or 2 bytes) that divides a row of `row_bytes` bytes: source rows then
+ * start at word boundaries, as do the copy's (their pitch is a multiple of 128 bytes). */
+static unsigned st_word(int64_t row_bytes) {
+    return row_bytes % 8 == 0 ? 8 : row_bytes % 4 == 0 ? 4 : row_bytes % 2 == 0 ? 2 : 1;
+}
+
+void cg_stage_geometry(int64_t inner, int es, int64_t pitch, cg_stage_geom *sg) {
+    memset(sg, 0, sizeof *sg);
+    sg->word = st_word(inner * es);
+    sg->iw = inner * es / sg->word;
+    sg->pw = pitch * es / sg->word;
+    int64_t v = (sg->iw + ST_THREADS - 1) / ST_THREADS;
+    sg->words = (unsigned)(v < 1 ? 1 : v > ST_MAX_WORDS ? ST_MAX_WORDS : v);
+    /* rows per thread: at least ST_BYTES in flight per thread where the rows are short */
+    unsigned r = 1;
+    while (r < ST_MAX_ROWS && (int64_t)r * sg->words * sg->word < ST_BYTES) r *= 2;
+    sg->rows = r;
+}
+
+/* The body: block (x, y) copies words [x * T * V, (x + 1) * T * V) of rows y * R .. y * R + R - 1
+ * (then y + gridDim.y ...), every load of a thread issued before its stores; loads clamp their
+ * column into the row so that none is guarded, stores are guarded by column and row. */
+static void st_body(cg_ctx *cx, const cg_stage_geom *sg, LLVMValueRef src, LLVMValueRef dst,
+                    LLVMValueRef nrows) {
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef wt = LLVMIntTypeInContext(cx->llctx, sg->word * 8);
+    LLVMValueRef tid = LLVMBuildZExt(b, cg_thread_id(cx), cx->i64, "tid");
+    LLVMValueRef c0 = LLVMBuildAdd(
+        b, LLVMBuildMul(b, cg_program_id(cx, 0), cg_i64(cx, (int64_t)ST_THREADS * sg->words), ""),
+        tid, "c0");
+    LLVMValueRef iw = cg_i64(cx, sg->iw), last = cg_i64(cx, sg->iw - 1), pw = cg_i64(cx, sg->pw);
+    LLVMValueRef step = LLVMBuildMul(b, cg_program_count(cx, 1), cg_i64(cx, sg->rows), "rstep");
+    cg_loop l;
+    LLVMValueRef r0 = cg_loop_begin(
+        cx, &l, LLVMBuildMul(b, cg_program_id(cx, 1), cg_i64(cx, sg->rows), ""), nrows, step, "rows");
+    LLVMValueRef val[ST_MAX_ROWS][ST_MAX_WORDS], col[ST_MAX_WORDS], row[ST_MAX_ROWS];
+    for (unsigned j = 0; j < sg->words; j++) {
+        col[j] = LLVMBuildAdd(b, c0, cg_i64(cx, (int64_t)j * ST_THREADS), "c");
+        LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col[j], iw, "");
+        col[j] = LLVMBuildSelect(b, in, col[j], last, "");
+    }
+    for (unsigned i = 0; i < sg->rows; i++) {
+        row[i] = LLVMBuildAdd(b, r0, cg_i64(cx, i), "r");
+        LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, row[i], nrows, "");
+        LLVMValueRef rc = LLVMBuildSelect(b, in, row[i], r0, "");
+        LLVMValueRef base = LLVMBuildMul(b, rc, iw, "");
+        for (unsigned j = 0; j < sg->words; j++) {
+            LLVMValueRef at = LLVMBuildAdd(b, base, col[j], "");
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(b, wt, src, &at, 1, "");
+            val[i][j] = LLVMBuildLoad2(b, wt, p, "w");
+            LLVMSetAlignment(val[i][j], sg->word);
+        }
+    }
+    for (unsigned j = 0; j < sg->words; j++) {
+        LLVMValueRef cin =
+            LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cx, (int64_t)j * ST_THREADS), ""),
+                          iw, "");
+        for (unsigned i = 0; i < sg->rows; i++) {
+            LLVMValueRef in = LLVMBuildAnd(b, cin, LLVMBuildICmp(b, LLVMIntSLT, row[i], nrows, ""), "");
+            LLVMBasicBlockRef join = cg_if_begin(cx, in);
+            LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, row[i], pw, ""), col[j], "");
+            LLVMValueRef st = LLVMBuildStore(b, val[i][j], LLVMBuildInBoundsGEP2(b, wt, dst, &at, 1, ""));
+            LLVMSetAlignment(st, sg->word);
+            cg_if_end(cx, join);
+        }
+    }
+    cg_loop_end(cx, &l);
+}
+
+bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_t pitch,
+                   unsigned *temp) {
+    const ir_graph *g = cx->g;
+    const ir_node *n = &g->nodes[base];
+    if (n->shape.rank != 2 || IR_DIM_IS_SYM(n->shape.dim[1]) || !cx->bufidx_kind[base]) {
+        tx_error(cx->diag, "codegen: internal error: staged operand %%%u of k%u is not a 2-D buffer",
+                 base, region);
+        return false;
+    }
+    int es = (int)ir_dtype_size((ir_dtype)n->dtype);
+    ir_shape ts = {.rank = 2, .dim = {n->shape.dim[0], pitch}};
+    *temp = cg_scratch_temp(cx, base, (ir_dtype)n->dtype, &ts);
+    cg_buf bufs[2] = {{(uint8_t)(cx->bufidx_kind[base] - 1), 0, cx->bufidx[base], base},
+                      {CG_BUF_TEMP, 1, *temp, base}};
+    char suffix[48];
+    snprintf(suffix, sizeof suffix, "_k%u_stage%u", region, idx);
+    if (!cg_kernel_begin_bufs(cx, region, suffix, bufs, 2)) return false;
+    cg_stage_geom sg;
+    cg_stage_geometry(n->shape.dim[1], es, pitch, &sg);
+    LLVMValueRef rows = cg_dim(cx, n->shape.dim[0]);
+    st_body(cx, &sg, LLVMGetParam(cx->fn, 0), LLVMGetParam(cx->fn, 1), rows);
+    ir_shape work[3] = {{.rank = 1, .dim = {sg.iw}}, {.rank = 1, .dim = {n->shape.dim[0]}}, {.rank = 0}};
+    int64_t per[3] = {(int64_t)ST_THREADS * sg.words, sg.rows, 1}, cap[3] = {INT32_MAX, 65535, 1};
+    unsigned block[3] = {ST_THREADS, 1, 1};
+    snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "stage pitch %lld w%u v%u r%u", (long long)pitch,
+             sg.word, sg.words, sg.rows);
+    cg_kernel_end(cx, work, per, cap, block, 0);
+    return true;
+}
