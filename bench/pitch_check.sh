@@ -20,7 +20,7 @@ mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 PY=$(command -v python3 || command -v python)
 T0=$(date +%s)
-GEMM_ROWS=odd GEMM_TUNE=0 GEMM_DEADLINE=${PITCH_DEADLINE:-45} timeout -k 5 60 "$PY" bench/gemm_shapes.py >"$OUT/gemm.out" 2>&1
+GEMM_ROWS=odd GEMM_TUNE=0 GEMM_DEADLINE=${PITCH_DEADLINE:-42} timeout -k 3 52 "$PY" bench/gemm_shapes.py >"$OUT/gemm.out" 2>&1
 grc=$?
 W=$(mktemp -d)
 printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
@@ -33,8 +33,8 @@ for t in "memcheck xw.tx M=300 N=999 K=1001" "racecheck xw.tx M=300 N=999 K=1001
   shift 2
   defs=""
   for d in "$@"; do defs="$defs -D $d"; done
-  if [ $(( $(date +%s) - T0 )) -gt 85 ]; then san="$san; $tool $f $*: not run (time)"; continue; fi
-  timeout -k 3 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" bench "$W/$f" --device=gpu --random-inputs=1 --iters 1 --no-tune-cache $defs >"$OUT/san_${tool}_${f%.tx}.log" 2>&1
+  if [ $(( $(date +%s) - T0 )) -gt 80 ]; then san="$san; $tool $f $*: not run (time)"; continue; fi
+  timeout -k 2 14 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" bench "$W/$f" --device=gpu --random-inputs=1 --iters 1 --no-tune-cache $defs >"$OUT/san_${tool}_${f%.tx}.log" 2>&1
   rc=$?
   san="$san; $tool $f $*: rc $rc$( [ $rc -eq 0 ] && echo ' clean')"
 done
