@@ -21,7 +21,8 @@ struct tx_program {
     ir_graph *g;   /* planned */
     cg_target target;
     cg_program *cp;      /* GPU code, made on first use */
-    const pass_gpu *gpu; /* the cost model's hardware (tx_options.gpu) */
+    const pass_gpu *gpu; /* the cost model's hardware (tx_options.gpu) as the target uses it */
+    pass_gpu narrowed;   /* its storage when the target narrows it (pass_target_gpu) */
     bool no_fuse;
     char *explain;   /* what the planner said (--explain), captured at compile */
     pass_tune *tune; /* the tuning cache the planner followed (NULL: none; TX_NO_TUNE_CACHE=1) */
@@ -101,7 +102,9 @@ static bool compile_into(tx_program *p, const char *file, const char *src, size_
         }
     memset(&pc, 0, sizeof pc);
     pc.diag = d;
-    pc.gpu = pass_gpu_find(opt && opt->gpu ? opt->gpu : "h200");
+    pc.target = drv_pass_target(p->target);
+    pc.gpu = pass_target_gpu(pass_gpu_find(opt && opt->gpu ? opt->gpu : "h200"), pc.target,
+                             &p->narrowed);
     pc.no_fuse = opt && opt->no_fuse;
     pc.explain = ef;
     const char *nt = getenv("TX_NO_TUNE_CACHE");
@@ -252,6 +255,7 @@ static bool write_text(tx_program *p, tx_text_kind kind, FILE *f, tx_diag *d) {
     memset(&pc, 0, sizeof pc);
     pc.diag = d;
     pc.gpu = p->gpu;
+    pc.target = drv_pass_target(p->target);
     pc.tune = p->tune;
     pc.no_fuse = p->no_fuse;
     switch (kind) {

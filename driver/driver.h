@@ -51,6 +51,9 @@ bool drv_gpu_run(const ir_graph *g, int target, const rt_tensor *inputs, rt_tens
  * later architectures sm_90 (PTX the driver JITs forward; sm_90a code runs
  * only on sm_90), anything else sm_80 (refused at load when older). */
 int drv_target_for_cc(int cc);
+/* What the planner knows of cg_target t (pass_target): its compute capability and whether it is
+ * sm_90a; the host target and DRV_TARGET_DEVICE (not resolved yet) give an unknown target. */
+pass_target drv_pass_target(int t);
 
 /* The runtime's launch plan of a compiled program at bound sizes syms
  * (g->nsyms entries): buffers are the inputs (parameter order), then the

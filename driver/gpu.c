@@ -206,6 +206,17 @@ rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *
     return p;
 }
 
+pass_target drv_pass_target(int t) {
+    switch (t) {
+        case CG_SM80: return (pass_target){80, false};
+        case CG_SM86: return (pass_target){86, false};
+        case CG_SM89: return (pass_target){89, false};
+        case CG_SM90: return (pass_target){90, false};
+        case CG_SM90A: return (pass_target){90, true};
+        default: return (pass_target){0, false};
+    }
+}
+
 int drv_target_for_cc(int cc) {
     switch (cc) {
         case 90: return CG_SM90A;

@@ -2,6 +2,7 @@
  * where every figure comes from). Constant data only. */
 #include "passes/passes.h"
 
+#include <stdio.h>
 #include <string.h>
 
 /* peak_TFLOPs is indexed by ir_dtype: f32, f16, bf16, i32, bool.
@@ -122,3 +123,21 @@ const pass_gpu *pass_gpu_find(const char *name) {
 
 /* Returns the known names, comma separated, in table order. */
 const char *pass_gpu_names(void) { return "h100, h200, a100, l4, rtx4090"; }
+
+const pass_gpu *pass_target_gpu(const pass_gpu *hw, pass_target t, pass_gpu *buf) {
+    if (!hw || t.sm <= 0) return hw;
+    bool wg = t.sm >= 90 && t.arch, cl = t.sm >= 90;
+    if ((wg || (hw->wg_eff <= 0 && hw->attn_eff <= 0)) && (cl || hw->cluster_max <= 0)) return hw;
+    *buf = *hw;
+    if (!wg) buf->wg_eff = 0, buf->attn_eff = 0;
+    if (!cl) buf->cluster_max = 0;
+    return buf;
+}
+
+const char *pass_target_name(pass_target t, char *buf, size_t cap) {
+    if (t.sm <= 0)
+        snprintf(buf, cap, "any");
+    else
+        snprintf(buf, cap, "sm_%d%s", t.sm, t.arch ? "a" : "");
+    return buf;
+}

@@ -37,12 +37,29 @@ const pass_gpu *pass_gpu_find(const char *name);
 /* Comma-separated list of known names, for error messages. */
 const char *pass_gpu_names(void);
 
+/* The code-generation target as the planner sees it: which kernel families codegen builds
+ * there. The planner prices only those (docs/fusion.md "Target"). */
+typedef struct pass_target {
+    int sm;    /* compute capability x 10 of the target (80, 86, 89, 90); 0: not known (the
+                  kernels the GPU table has figures for) */
+    bool arch; /* sm_90a: the architecture-specific wgmma + TMA kernels (GEMM, attention) */
+} pass_target;
+/* The hardware hw as the kernels of target t use it: hw itself when t takes every kernel hw has
+ * figures for; else *buf, a copy without what t lacks (below sm_90a: no wgmma GEMM (wg_eff 0),
+ * no FlashAttention-3-style kernel (attn_eff 0); below sm_90 also no thread-block clusters
+ * (cluster_max 0)). */
+const pass_gpu *pass_target_gpu(const pass_gpu *hw, pass_target t, pass_gpu *buf);
+/* "sm_90a", "sm_80", ... ("any" when t.sm is 0). */
+const char *pass_target_name(pass_target t, char *buf, size_t cap);
+
 typedef struct pass_ctx {
     tx_diag *diag;                /* errors (a pass that fails reports here) */
     FILE *dump;                   /* --dump-ir destination (stderr); NULL: no dumps */
     const char *dump_stage;       /* NULL, "all", or a pass name */
     FILE *explain;                /* --explain destination; NULL: quiet */
-    const pass_gpu *gpu;          /* cost model hardware */
+    const pass_gpu *gpu;          /* cost model hardware, as the target's kernels use it
+                                     (pass_target_gpu of the GPU table's entry) */
+    pass_target target;           /* the code-generation target gpu was narrowed to */
     int64_t sram_budget;          /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
     bool no_fuse;                 /* --no-fuse: one kernel per operation */
     const struct pass_tune *tune; /* tuning measurements the planner follows (NULL: none) */

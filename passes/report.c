@@ -318,12 +318,23 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
     pass_rep r;
     if (!pass_rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
+    char tn[16];
     fprintf(out,
-            "cost report: %s on %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, "
+            "cost report: %s on %s for %s (HBM %.0f GB/s; peak %.1f TFLOP/s f32, %.1f f16/bf16, "
             "tensor-core kernels "
-            "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n\n",
-            g->name, gp->name, gp->hbm_GBps, gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16],
-            100.0 * gp->tc_eff, (long long)r.budget, gp->launch_us);
+            "at %.0f%% of it; SRAM budget %lld B per block; launch %.3f us)\n",
+            g->name, gp->name, pass_target_name(c->target, tn, sizeof tn), gp->hbm_GBps,
+            gp->peak_TFLOPs[IR_F32], gp->peak_TFLOPs[IR_BF16], 100.0 * gp->tc_eff,
+            (long long)r.budget, gp->launch_us);
+    bool tc = false; /* a matrix product or attention: the target's kernels differ */
+    for (uint32_t k = 0; k < g->nregions; k++)
+        tc = tc || g->regions[k].kind == IR_RK_MATMUL || g->regions[k].kind == IR_RK_ATTENTION;
+    if (tc && c->target.sm > 0 && !c->target.arch && pass_gpu_find(gp->name) &&
+        pass_gpu_find(gp->name)->wg_eff > 0)
+        fprintf(out, "target %s: no wgmma/TMA kernels (sm_90a only): matrix products and attention "
+                     "priced on mma.sync\n",
+                tn);
+    fputc('\n', out);
     for (uint32_t k = 0; k < g->nregions; k++) {
         text_region(&r, k, out);
         fputc('\n', out);
@@ -524,8 +535,11 @@ bool pass_report_json(const ir_graph *g, pass_ctx *c, FILE *out) {
     pass_rep r;
     if (!pass_rep_build(g, c, &r)) return false;
     const pass_gpu *gp = r.gpu;
+    char tn[16];
     fputs("{ \"gpu\": {\"name\": ", out);
     json_str(out, gp->name);
+    fputs(", \"target\": ", out);
+    json_str(out, pass_target_name(c->target, tn, sizeof tn));
     fputs(", \"hbm_GBps\": ", out);
     json_num(out, gp->hbm_GBps);
     fputs(", \"peak_TFLOPs\": {\"f32\": ", out);

@@ -660,6 +660,22 @@ static int run_target(const txc_opts *o) {
     return o->target == CG_HOST ? CG_SM90 : o->target;
 }
 
+/* The target the planner prices kernels for: the compile target; for run, bench and tune on the
+ * GPU the one they compile for (run_target), the device's own when a driver answers (else
+ * DRV_TARGET_DEVICE: not known). */
+static int plan_target(const txc_opts *o) {
+    if (o->cmd == CMD_COMPILE) return o->target;
+    const char *dev = o->device ? o->device : default_device();
+    if (o->cmd != CMD_TUNE && strcmp(dev, "gpu")) return o->target_name ? o->target : CG_SM90;
+    int t = run_target(o);
+    if (t != DRV_TARGET_DEVICE) return t;
+    char err[256];
+    rt_cuda *cu = rt_cuda_new(err, sizeof err);
+    if (cu) t = drv_target_for_cc(rt_cuda_get_info(cu)->cc);
+    rt_cuda_free(cu);
+    return t;
+}
+
 /* `txc run` and `txc bench`. */
 static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, tx_diag *d) {
     uint32_t nparams = 0;
@@ -745,11 +761,14 @@ int main(int argc, char **argv) {
     tx_diag d;
     tx_diag_init(&d, stderr, o.file, src, len);
     bool out_is_stdout = o.out && !strcmp(o.out, "-");
+    pass_target pt = drv_pass_target(plan_target(&o));
+    pass_gpu narrowed;
     pass_ctx pc = {.diag = &d,
                    .dump = o.dump_stage ? stderr : NULL,
                    .dump_stage = o.dump_stage,
                    .explain = o.explain ? (out_is_stdout ? stderr : stdout) : NULL,
-                   .gpu = gpu,
+                   .gpu = pass_target_gpu(gpu, pt, &narrowed),
+                   .target = pt,
                    .sram_budget = o.sram_budget,
                    .no_fuse = o.no_fuse};
     if (o.cmd == CMD_TUNE && !o.have_seed) { /* timing needs values, not particular ones */

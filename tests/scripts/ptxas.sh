@@ -90,6 +90,8 @@ for k in man["kernels"]:
         bad = 1
     if spills.get(name):
         print("note %s: %s spills %d bytes (%d registers)" % (label, name, spills[name], regs))
+if "odd_" in label and (nwg == 0 or not any(k.get("template", "").startswith("stage") for k in man["kernels"])):
+    print("FAIL %s: no staged wgmma kernel for odd pitches" % label); bad = 1
 sys.exit(bad)
 PYEOF
     then
@@ -98,7 +100,13 @@ PYEOF
   done
 done
 nw=0
-for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx; do
+# operands whose rows are not a multiple of 16 bytes: staged copies ([matmul.wgmma.stage]) and
+# the wgmma kernel reading them; f16 and bf16, ragged K, M = 16, an epilogue, twin products
+printf '# bench: -D M=2500 -D N=1500 -D K=2500\nfn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/odd_xw.tx"
+printf '# bench: -D M=16 -D N=3001 -D K=4099\nfn f(x: f16[M, K], w: f16[K, N]) -> f16[M, N] {\n  return x @ w\n}\n' >"$W/odd_skinny.tx"
+printf '# bench: -D M=1000 -D N=999 -D K=1001\nfn f(x: bf16[M, K], w: bf16[N, K], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ transpose(w, 0, 1) + b))\n}\n' >"$W/odd_epi.tx"
+printf '# bench: -D M=777 -D N=1500 -D K=1001\nfn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/odd_swiglu.tx"
+for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx "$W"/odd_*.tx; do
   [ -f "$f" ] || continue
   sizes=$(sed -n 's/.*bench: *\(-D.*\)$/\1/p' "$f" | head -1)
   [ -n "$sizes" ] || continue
@@ -142,6 +150,13 @@ for line in open(log):
 bad = 0
 nwg = 0
 for k in man["kernels"]:
+    if k.get("template", "").startswith("stage"):
+        i = info.get(k["name"])
+        if i is None or i["spill"] or i["warn"]:
+            print("FAIL %s: staging kernel %s: %s" % (label, k["name"], "not assembled" if i is None else "spills or warns")); bad = 1
+        else:
+            print("stage %s: %s %s, %d registers" % (label, k["name"], k["template"], i["regs"]))
+        continue
     if not k.get("template", "").startswith("wgmma"):
         continue
     nwg += 1

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# odd_pitch.sh TXC ROOT - GEMMs whose operand or output rows are not a multiple of 16 bytes
+# (bf16/f16 N = 999, 1500, 3001, K = 1001, 4099, f32 outputs of odd width, M = 16): for each
+# program and shape,
+#  1. `txc --target=sm_90a` plans the wgmma kernel with [matmul.wgmma.stage] (a staging kernel
+#     per operand whose rows TMA cannot read, the GEMM's tensor maps at the copy's pitch) and
+#     --explain names the rule with its numbers;
+#  2. `txc run --device=cpu` (or TX_DIFF_DEVICE=gpu on a GPU machine: the staged kernels
+#     themselves) agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
+# Skips (77) without Python + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+DEV=${TX_DIFF_DEVICE:-cpu}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
+printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
+printf 'fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ w + b))\n}\n' >"$W/gelu.tx"
+printf 'fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/swiglu.tx"
+# file | -D sizes | staged operands the plan must name (A, B or A, B; none: only the output's
+# rows are odd, stored by the register epilogue)
+cases=(
+  "xw|M=37 N=999 K=1001|A, B"
+  "xw|M=16 N=1500 K=256|B"
+  "linres|M=70 N=3001 K=200|none"
+  "linres|M=16 N=128 K=4099|A, B"
+  "gelu|M=65 N=1500 K=1001|A, B"
+  "swiglu|M=33 N=999 K=128|B"
+)
+fail=0
+n=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r prog sizes want <<<"$c"
+  defs=""
+  for d in $sizes; do defs="$defs -D $d"; done
+  label="$prog $sizes"
+  n=$((n + 1))
+  bad=0
+  # shellcheck disable=SC2086
+  if ! "$TXC" "$W/$prog.tx" --target=sm_90a $defs --explain -o "$W/k.ptx" >"$W/explain" 2>"$W/err"; then
+    echo "FAIL $label: sm_90a compile: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if [ "$want" = none ]; then
+    grep -q "matmul.wgmma.stage" "$W/explain" && { echo "FAIL $label: stages an operand TMA can read"; bad=1; }
+  elif ! grep -q "\[matmul.wgmma.stage\] [0-9] operands\? ($want)" "$W/explain"; then
+    echo "FAIL $label: --explain does not name [matmul.wgmma.stage] for ($want):"
+    grep "model:" "$W/explain" | head -3
+    bad=1
+  fi
+  if ! $PY - "$W/k.ptx.json" "$label" "$want" <<'PYEOF'; then
+import json, sys
+m, label, want = json.load(open(sys.argv[1])), sys.argv[2], sys.argv[3]
+ks = m["kernels"]
+st = [k for k in ks if k.get("template", "").startswith("stage")]
+wg = [k for k in ks if k.get("template", "").startswith("wgmma")]
+maps = [t for k in wg for t in k.get("tensor_maps", []) if "pitch" in t]
+if want == "none":
+    ok = wg and not st and not maps
+else:
+    ok = st and wg and len(maps) >= len(want.split(", ")) and all(
+        t["pitch"] * 2 % 128 == 0 and t["pitch"] >= t["dims"][0] for t in maps)
+if not ok:
+    print("FAIL %s: manifest: %d staging, %d wgmma kernels, pitched maps %s" % (label, len(st), len(wg), maps))
+sys.exit(0 if ok else 1)
+PYEOF
+    bad=1
+  fi
+  rm -rf "$W/ref" "$W/dev"
+  # shellcheck disable=SC2086
+  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err"; then
+    echo "FAIL $label: reference run: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  # shellcheck disable=SC2086
+  if ! timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
+    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
+    fail=1
+    continue
+  fi
+  [ $bad = 1 ] && { fail=1; continue; }
+  echo "ok $label: staged operands for sm_90a: $want; $DEV agrees with the reference"
+done
+echo "odd_pitch: $n cases, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+exit $fail
