@@ -357,7 +357,7 @@ void cg_host_wrappers(cg_ctx *cx);
 /* Body of an output copy kernel: dst[i] = value v at i for every element
  * (v is an input, a constant, or a value with another home). */
 bool cg_emit_copy_body(cg_ctx *cx, ir_id v, LLVMValueRef dst);
-bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region);    /* codegen/matmul.c */
+bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region); /* codegen/matmul.c */
 
 /* ---- staging copies of operands TMA cannot read (codegen/stage.c) ---- */
 /* How a staging kernel copies a [rows, inner] operand of es-byte elements to rows pitched at

@@ -342,8 +342,8 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     for (unsigned i = 0; region != IR_NONE && i < cx->nstage; i++) {
         k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
         cx->stage_buf[i] = k->nbufs;
-        k->bufs[k->nbufs++] = (cg_buf){CG_BUF_TEMP, 0, cx->stage_temp[i],
-                                       cx->temps[cx->stage_temp[i]].value};
+        k->bufs[k->nbufs++] =
+            (cg_buf){CG_BUF_TEMP, 0, cx->stage_temp[i], cx->temps[cx->stage_temp[i]].value};
     }
     if (cx->gpu && !cg_kernel_params_fit(cx, k)) {
         free(k->name), free(k->bufs);

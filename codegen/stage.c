@@ -43,8 +43,9 @@ static void st_body(cg_ctx *cx, const cg_stage_geom *sg, LLVMValueRef src, LLVMV
     LLVMValueRef iw = cg_i64(cx, sg->iw), last = cg_i64(cx, sg->iw - 1), pw = cg_i64(cx, sg->pw);
     LLVMValueRef step = LLVMBuildMul(b, cg_program_count(cx, 1), cg_i64(cx, sg->rows), "rstep");
     cg_loop l;
-    LLVMValueRef r0 = cg_loop_begin(
-        cx, &l, LLVMBuildMul(b, cg_program_id(cx, 1), cg_i64(cx, sg->rows), ""), nrows, step, "rows");
+    LLVMValueRef r0 =
+        cg_loop_begin(cx, &l, LLVMBuildMul(b, cg_program_id(cx, 1), cg_i64(cx, sg->rows), ""),
+                      nrows, step, "rows");
     LLVMValueRef val[ST_MAX_ROWS][ST_MAX_WORDS], col[ST_MAX_WORDS], row[ST_MAX_ROWS];
     for (unsigned j = 0; j < sg->words; j++) {
         col[j] = LLVMBuildAdd(b, c0, cg_i64(cx, (int64_t)j * ST_THREADS), "c");
@@ -64,14 +65,15 @@ static void st_body(cg_ctx *cx, const cg_stage_geom *sg, LLVMValueRef src, LLVMV
         }
     }
     for (unsigned j = 0; j < sg->words; j++) {
-        LLVMValueRef cin =
-            LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cx, (int64_t)j * ST_THREADS), ""),
-                          iw, "");
+        LLVMValueRef cin = LLVMBuildICmp(
+            b, LLVMIntSLT, LLVMBuildAdd(b, c0, cg_i64(cx, (int64_t)j * ST_THREADS), ""), iw, "");
         for (unsigned i = 0; i < sg->rows; i++) {
-            LLVMValueRef in = LLVMBuildAnd(b, cin, LLVMBuildICmp(b, LLVMIntSLT, row[i], nrows, ""), "");
+            LLVMValueRef in =
+                LLVMBuildAnd(b, cin, LLVMBuildICmp(b, LLVMIntSLT, row[i], nrows, ""), "");
             LLVMBasicBlockRef join = cg_if_begin(cx, in);
             LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildMul(b, row[i], pw, ""), col[j], "");
-            LLVMValueRef st = LLVMBuildStore(b, val[i][j], LLVMBuildInBoundsGEP2(b, wt, dst, &at, 1, ""));
+            LLVMValueRef st =
+                LLVMBuildStore(b, val[i][j], LLVMBuildInBoundsGEP2(b, wt, dst, &at, 1, ""));
             LLVMSetAlignment(st, sg->word);
             cg_if_end(cx, join);
         }
@@ -84,8 +86,9 @@ bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_
     const ir_graph *g = cx->g;
     const ir_node *n = &g->nodes[base];
     if (n->shape.rank != 2 || IR_DIM_IS_SYM(n->shape.dim[1]) || !cx->bufidx_kind[base]) {
-        tx_error(cx->diag, "codegen: internal error: staged operand %%%u of k%u is not a 2-D buffer",
-                 base, region);
+        tx_error(cx->diag,
+                 "codegen: internal error: staged operand %%%u of k%u is not a 2-D buffer", base,
+                 region);
         return false;
     }
     int es = (int)ir_dtype_size((ir_dtype)n->dtype);
@@ -100,7 +103,8 @@ bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_
     cg_stage_geometry(n->shape.dim[1], es, pitch, &sg);
     LLVMValueRef rows = cg_dim(cx, n->shape.dim[0]);
     st_body(cx, &sg, LLVMGetParam(cx->fn, 0), LLVMGetParam(cx->fn, 1), rows);
-    ir_shape work[3] = {{.rank = 1, .dim = {sg.iw}}, {.rank = 1, .dim = {n->shape.dim[0]}}, {.rank = 0}};
+    ir_shape work[3] = {
+        {.rank = 1, .dim = {sg.iw}}, {.rank = 1, .dim = {n->shape.dim[0]}}, {.rank = 0}};
     int64_t per[3] = {(int64_t)ST_THREADS * sg.words, sg.rows, 1}, cap[3] = {INT32_MAX, 65535, 1};
     unsigned block[3] = {ST_THREADS, 1, 1};
     snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "stage pitch %lld w%u v%u r%u", (long long)pitch,

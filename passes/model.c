@@ -207,8 +207,9 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     "not a multiple of 16 bytes, copied first to 128-byte-pitched scratch: %d "
                     "staging kernel%s, %.2f MB read and written -> %.3f us (launches included)\n",
                     m->wgs.nstage, m->wgs.nstage > 1 ? "s" : "", m->wgs.a_staged ? "A" : "",
-                    m->wgs.a_staged && m->wgs.b_staged ? ", " : "", m->wgs.b_staged ? "B" : "", m->wgs.nstage,
-                    m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6, w->stage_us);
+                    m->wgs.a_staged && m->wgs.b_staged ? ", " : "", m->wgs.b_staged ? "B" : "",
+                    m->wgs.nstage, m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6,
+                    w->stage_us);
         return;
     }
     if (!m->concrete || !m->threads) {

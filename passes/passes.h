@@ -317,14 +317,14 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
 unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap);
 /* The model's time of tile t (launch not included) and its parts. */
 typedef struct pass_wg_time {
-    double step_us; /* one 64-deep k step of a CTA (all products) */
-    double epi_us;  /* one tile's epilogue */
-    double red_us;  /* split-K: the ranks' partial sums into rank 0, per tile */
-    double fill_us; /* the pipeline's first fill and the kernel's prologue */
-    double waves;   /* (tiles x splits) / SMs */
-    int64_t rounds; /* tiles the busiest CTA runs: ceil(tiles x splits / CTAs) */
-    double comp_us; /* fill + rounds x (k steps per rank x step + epilogue + reduction) */
-    double mem_us;  /* the region's HBM bytes at the bandwidth its CTAs sustain */
+    double step_us;  /* one 64-deep k step of a CTA (all products) */
+    double epi_us;   /* one tile's epilogue */
+    double red_us;   /* split-K: the ranks' partial sums into rank 0, per tile */
+    double fill_us;  /* the pipeline's first fill and the kernel's prologue */
+    double waves;    /* (tiles x splits) / SMs */
+    int64_t rounds;  /* tiles the busiest CTA runs: ceil(tiles x splits / CTAs) */
+    double comp_us;  /* fill + rounds x (k steps per rank x step + epilogue + reduction) */
+    double mem_us;   /* the region's HBM bytes at the bandwidth its CTAs sustain */
     double stage_us; /* the staging kernels (s->nstage): their bytes at the copy rate, launches */
     double time_us;  /* max(comp, mem) + stage */
 } pass_wg_time;
@@ -488,7 +488,7 @@ typedef struct pass_model {
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
     pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */
     pass_wg_time wgm;
-    pass_wg_shape wgs;               /* matmul.wgmma: the shape it was priced for (staging) */
+    pass_wg_shape wgs; /* matmul.wgmma: the shape it was priced for (staging) */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

@@ -331,8 +331,9 @@ bool pass_report_text(const ir_graph *g, pass_ctx *c, FILE *out) {
         tc = tc || g->regions[k].kind == IR_RK_MATMUL || g->regions[k].kind == IR_RK_ATTENTION;
     if (tc && c->target.sm > 0 && !c->target.arch && pass_gpu_find(gp->name) &&
         pass_gpu_find(gp->name)->wg_eff > 0)
-        fprintf(out, "target %s: no wgmma/TMA kernels (sm_90a only): matrix products and attention "
-                     "priced on mma.sync\n",
+        fprintf(out,
+                "target %s: no wgmma/TMA kernels (sm_90a only): matrix products and attention "
+                "priced on mma.sync\n",
                 tn);
     fputc('\n', out);
     for (uint32_t k = 0; k < g->nregions; k++) {

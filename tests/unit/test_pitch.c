@@ -251,8 +251,7 @@ static void test_stage_codegen(void **state) {
 /* A product whose A and B are one staged buffer (x @ x^T) stages it once. */
 static void test_stage_shared(void **state) {
     (void)state;
-    const char *src =
-        "fn f(x: bf16[M, K]) -> bf16[M, M] {\n  return x @ transpose(x, 0, 1)\n}\n";
+    const char *src = "fn f(x: bf16[M, K]) -> bf16[M, M] {\n  return x @ transpose(x, 0, 1)\n}\n";
     fe_define defs[2] = {{"M", 512}, {"K", 1001}};
     cg_program *p = tk_compile_src(src, CG_SM90A, defs, 2, NULL);
     assert_int_equal(cg_program_nkernels(p), 2);
@@ -347,9 +346,9 @@ static void test_target_plan(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pitch_rule),      cmocka_unit_test(test_stage_facts),
-        cmocka_unit_test(test_stage_symbolic),  cmocka_unit_test(test_stage_cover),
-        cmocka_unit_test(test_stage_codegen),   cmocka_unit_test(test_stage_shared),
+        cmocka_unit_test(test_pitch_rule),       cmocka_unit_test(test_stage_facts),
+        cmocka_unit_test(test_stage_symbolic),   cmocka_unit_test(test_stage_cover),
+        cmocka_unit_test(test_stage_codegen),    cmocka_unit_test(test_stage_shared),
         cmocka_unit_test(test_tmap_pitch_check), cmocka_unit_test(test_target_gpu),
         cmocka_unit_test(test_target_plan),
     };
