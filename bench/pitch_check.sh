@@ -8,7 +8,9 @@
 # 1. bench/gemm_shapes.py on its odd-pitch rows only (GEMM_ROWS=odd, no tuning): the kernels the
 #    planner picks, tx (staging kernels + GEMM, verified) against cuBLAS in the same run, the
 #    model's prediction; $OUT/gemm_shapes.txt
-# 2. compute-sanitizer memcheck and racecheck of two small staged products (ragged M, N, K;
+# 2. tests/scripts/odd_pitch.sh on the GPU (TX_DIFF_DEVICE=gpu): the staged kernels of six
+#    odd-pitch programs against the reference interpreter
+# 3. compute-sanitizer memcheck and racecheck of two small staged products (ragged M, N, K;
 #    A and B staged; M = 16) under txc bench (verified against the reference)
 # Prints a summary last. About 80 s.
 set -uo pipefail
@@ -20,8 +22,10 @@ mkdir -p "$OUT"
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
 PY=$(command -v python3 || command -v python)
 T0=$(date +%s)
-GEMM_ROWS=odd GEMM_TUNE=0 GEMM_DEADLINE=${PITCH_DEADLINE:-42} timeout -k 3 52 "$PY" bench/gemm_shapes.py >"$OUT/gemm.out" 2>&1
+GEMM_ROWS=odd GEMM_TUNE=0 GEMM_DEADLINE=${PITCH_DEADLINE:-30} timeout -k 3 40 "$PY" bench/gemm_shapes.py >"$OUT/gemm.out" 2>&1
 grc=$?
+TX_DIFF_DEVICE=gpu timeout -k 2 25 bash tests/scripts/odd_pitch.sh "$TXC" . >"$OUT/odd_pitch.out" 2>&1
+orc=$?
 W=$(mktemp -d)
 printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
 printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/lr.tx"
@@ -43,4 +47,6 @@ echo "=== gemm_shapes (odd-pitch rows) ==="
 cat "$OUT/gemm.out"
 echo "=== summary ==="
 echo "gemm_shapes rc $grc: $(grep '^summary' "$OUT/gemm.out" || echo 'no summary (see gemm.out)')"
+echo "odd_pitch (gpu vs reference) rc $orc: $(tail -1 "$OUT/odd_pitch.out")"
+grep FAIL "$OUT/odd_pitch.out" | head -5
 echo "sanitizer${san}"
