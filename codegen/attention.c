@@ -38,6 +38,12 @@ typedef struct attn_gen {
     unsigned walk; /* node visits left to the block-sparsity walks (ATTN_WALK_MAX each) */
     int64_t sqmax; /* compile-time query rows (0: unknown) */
     bool ksplit;   /* the planner's strategy: the key split (IR_RED_KSPLIT) */
+    /* Split-KV across blocks ([attention.split_kv], splits > 1): the partials kernel's block
+     * visits only keys [kc0, kc1) (its chunk) and stores its rows' unnormalised O, running max
+     * and sum (f32) at word (pbase + row) x (Dv + 2) + col of the scratch (cx->xtemp_ptr): col
+     * < Dv O, Dv the max, Dv + 1 the sum. */
+    int splits;
+    LLVMValueRef kc0, kc1, pbase;
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -413,6 +419,29 @@ static LLVMValueRef fmaxnum(cg_ctx *cx, LLVMValueRef a, LLVMValueRef b) {
 
 static LLVMValueRef ld(cg_ctx *cx, LLVMValueRef p) { return LLVMBuildLoad2(cx->b, cx->f32, p, ""); }
 static void st(cg_ctx *cx, LLVMValueRef v, LLVMValueRef p) { LLVMBuildStore(cx->b, v, p); }
+
+/* Split-KV: [*kb, *ke) cut to the block's chunk of keys (unchanged when not split). */
+static void chunk_clip(attn_gen *a, LLVMValueRef *kb, LLVMValueRef *ke) {
+    if (a->splits <= 1) return;
+    *kb = imax(a->cx, *kb, a->kc0);
+    *ke = imin(a->cx, *ke, a->kc1);
+}
+
+/* The scratch word of (row, col) of the block's partials (split-KV; see attn_gen). */
+static LLVMValueRef part_at(attn_gen *a, LLVMValueRef row, LLVMValueRef col) {
+    cg_ctx *cx = a->cx;
+    LLVMValueRef w = LLVMBuildAdd(cx->b, a->d.Dv, cg_i64(cx, 2), "");
+    LLVMValueRef i = LLVMBuildAdd(
+        cx->b, LLVMBuildMul(cx->b, LLVMBuildAdd(cx->b, a->pbase, row, ""), w, ""), col, "");
+    return LLVMBuildGEP2(cx->b, cx->f32, cx->xtemp_ptr, &i, 1, "part");
+}
+
+/* Stores the partial max m and sum l of `row` (split-KV). */
+static void part_store_ml(attn_gen *a, LLVMValueRef row, LLVMValueRef m, LLVMValueRef l) {
+    cg_ctx *cx = a->cx;
+    st(cx, m, part_at(a, row, a->d.Dv));
+    st(cx, l, part_at(a, row, LLVMBuildAdd(cx->b, a->d.Dv, cg_i64(cx, 1), "")));
+}
 static LLVMValueRef fmul(cg_ctx *cx, LLVMValueRef x, LLVMValueRef y) {
     return LLVMBuildFMul(cx->b, x, y, "");
 }
@@ -459,7 +488,8 @@ static int64_t ks_bytes(int dt) { return 4 * (2 * 4 * 2 * 32) + (int64_t)dt * 4 
 /* The key-split combine of 4 warps (shared memory `sm`, ks_bytes): each lane's running max
  * mv[h] (variables) and quad-summed sum lt[h] for its rows h = 0, 1 meet those of the same lane
  * in the other warps: M = max of the maxima, every warp's O scaled by exp(m_w - M), summed into
- * warp 0's ov (through one slab, warp after warp); lt[h] becomes sum_w l_w exp(m_w - M). */
+ * warp 0's ov (through one slab, warp after warp); lt[h] becomes sum_w l_w exp(m_w - M) and
+ * mv[h] M (the max the combined O and sum are relative to; -inf when every score was). */
 static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValueRef lane, int DT,
                        LLVMValueRef *mv, LLVMValueRef *lt, LLVMValueRef (*ov)[4]) {
     LLVMBuilderRef b = cx->b;
@@ -487,6 +517,7 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
         }
         LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, M, cg_f32c(cx, -INFINITY), "");
         LLVMValueRef Ms = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), M, "");
+        st(cx, M, mv[h]);
         LLVMValueRef L = cg_f32c(cx, 0);
         for (int w = 0; w < 4; w++) {
             LLVMValueRef lw =
@@ -580,6 +611,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef rlast = imin(cx, LLVMBuildAdd(b, q0, cg_i64(cx, BM - 1), ""),
                               LLVMBuildSub(b, d->Sq, cg_i64(cx, 1), ""));
     attn_key_range(a, q0, rlast, BN, &kb, &ke);
+    chunk_clip(a, &kb, &ke);
     /* K/V tiles: two cp.async stages in dynamic shared memory when the tiles
      * qualify and fit next to the static Q/K buffer, else synchronous copies
      * into sqk / sv */
@@ -720,8 +752,32 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         lt[h] = fadd(cx, lt[h], cg_shfl_xor(cx, lt[h], 2));
     }
     if (ks) ks_combine(cx, sqk, warp, lane, DT, mv, lt, ov);
-    for (int h = 0; h < 2; h++) inv[h] = inv_sum(cx, lt[h], d->Sk);
     LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
+    if (a->splits > 1) { /* split-KV: the partials (warp 0's after the key split's combine) */
+        LLVMValueRef w0 = ks ? LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), "")
+                             : LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0);
+        for (int t = 0; t < DT; t++)
+            for (int q = 0; q < 4; q++) {
+                LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
+                LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
+                LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+                                               LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+                LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildAnd(b, in, w0, ""));
+                st(cx, ld(cx, ov[t][q]), part_at(a, row, col));
+                cg_if_end(cx, cont);
+            }
+        LLVMValueRef lead = LLVMBuildAnd(b, w0, LLVMBuildICmp(b, LLVMIntEQ, t2, cg_i32(cx, 0), ""),
+                                         "");
+        for (int h = 0; h < 2; h++) {
+            LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, h * 8), "");
+            LLVMValueRef in = LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "");
+            LLVMBasicBlockRef cont = cg_if_begin(cx, in);
+            part_store_ml(a, row, ld(cx, mv[h]), lt[h]);
+            cg_if_end(cx, cont);
+        }
+        return true;
+    }
+    for (int h = 0; h < 2; h++) inv[h] = inv_sum(cx, lt[h], d->Sk);
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) {
             LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
@@ -767,6 +823,7 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
     }
     LLVMValueRef kb = cg_i64(cx, 0), ke = d->Sk;
     attn_key_range(a, row, row, 64, &kb, &ke); /* block sparsity: only keys of live tiles */
+    chunk_clip(a, &kb, &ke);
     LLVMValueRef j = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, 1), "key");
     st(cx, cg_f32c(cx, 0), acc);
     LLVMValueRef dd = cg_loop_begin(cx, &dl, lane, d->D, cg_i64(cx, lanes), "dot");
@@ -798,6 +855,26 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
         }
     }
     cg_loop_end(cx, &jl);
+    if (a->splits > 1) { /* split-KV: the partials */
+        if (orow) {
+            LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "part");
+            st(cx, ld(cx, LLVMBuildGEP2(b, f, orow, &i, 1, "")), part_at(a, row, i));
+            cg_loop_end(cx, &il);
+        } else {
+            for (int t = 0; t < nt; t++) {
+                LLVMValueRef dv = LLVMBuildAdd(b, lane, cg_i64(cx, 32 * t), "");
+                LLVMBasicBlockRef cont =
+                    cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, dv, d->Dv, ""));
+                st(cx, ld(cx, ov[t]), part_at(a, row, dv));
+                cg_if_end(cx, cont);
+            }
+        }
+        LLVMBasicBlockRef cont =
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, lane, cg_i64(cx, 0), ""));
+        part_store_ml(a, row, ld(cx, mvar), ld(cx, lvar));
+        cg_if_end(cx, cont);
+        return true;
+    }
     LLVMValueRef inv = inv_sum(cx, ld(cx, lvar), d->Sk);
     if (orow) {
         LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "out");
@@ -2051,8 +2128,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
 
 /* ---- entry -------------------------------------------------------------------- */
 
-/* Emits the body for program ids pid[0] (query tile) and pid[1] (flat batch,
- * stepping by ystep). Fills l. */
+/* Emits the body for program ids pid[0] (query tile), pid[1] (flat batch, stepping by ystep)
+ * and, split-KV, pid[2] (the chunk of keys). Fills l. */
 static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, cg_mm_launch *l,
                       char *err, size_t cap) {
     cg_ctx *cx = a->cx;
@@ -2085,6 +2162,18 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
         l->bm = 16, l->threads = 128;
         snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "mma-attn-ksplit 16x64 w4");
     }
+    if (a->splits > 1) { /* split-KV: chunk pid[2] of ceil(key tiles / splits) 64-key tiles */
+        size_t n = strlen(cx->k->tmpl);
+        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, "%ssplit-kv %d", n ? " " : "",
+                 a->splits);
+        LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""),
+                                        cg_i64(cx, 64), "");
+        LLVMValueRef per = LLVMBuildUDiv(b, LLVMBuildAdd(b, nk, cg_i64(cx, a->splits - 1), ""),
+                                         cg_i64(cx, a->splits), "");
+        LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
+        a->kc0 = LLVMBuildMul(b, pid[2], chunk, "kc0");
+        a->kc1 = imin(cx, LLVMBuildAdd(b, a->kc0, chunk, ""), d->Sk);
+    }
     l->tensor_cores = tc;
     LLVMValueRef orow = NULL, ov[32];
     if (!cx->gpu) {
@@ -2096,6 +2185,9 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
+    if (a->splits > 1)
+        a->pbase = LLVMBuildMul(
+            b, LLVMBuildAdd(b, LLVMBuildMul(b, pid[2], nbatch, ""), bz, ""), d->Sq, "pbase");
     LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "q0");
     bool ok;
     if (tc) {
@@ -2127,6 +2219,118 @@ static int64_t dim_bound(const ir_graph *g, ir_dim d) {
     return v > 0 ? v : 0;
 }
 
+/* The region's sizes in d as values of the current kernel (symbols are its parameters). */
+static void attn_desc_dims(cg_ctx *cx, const ir_graph *g, const attn_match *am, cg_attn_desc *d) {
+    const ir_node *m1 = nd(g, am->mm1), *m2 = nd(g, am->mm2), *qn = nd(g, am->q);
+    unsigned nb = m2->shape.rank - 2;
+    d->nb = nb;
+    for (unsigned i = 0; i < nb; i++) d->bdim[i] = cg_dim(cx, m2->shape.dim[i]);
+    d->Sq = cg_dim(cx, m2->shape.dim[nb]);
+    d->Sk = cg_dim(cx, m1->shape.dim[nb + 1]);
+    d->D = cg_dim(cx, qn->shape.dim[qn->shape.rank - 1]);
+    d->Dv = cg_dim(cx, m2->shape.dim[nb + 1]);
+}
+
+/* The chunks of keys of [attention.split_kv] for the region: the planner's splits
+ * (TX_ATTN_SPLITS=N in the compiling process's environment, 1 <= N <= 64, replaces them for
+ * benchmarks wherever the key split applies), 1 unless the batch elements (*nbatch) and the
+ * query rows (*sq) are known at compile time. */
+static int attn_splits(const ir_graph *g, unsigned region, const attn_match *am, int64_t *nbatch,
+                       int64_t *sq) {
+    const ir_region *rg = &g->regions[region];
+    const ir_node *m2 = nd(g, am->mm2);
+    unsigned nb = m2->shape.rank - 2;
+    int splits = rg->splits > 1 ? (int)rg->splits : 1;
+    const char *v = getenv("TX_ATTN_SPLITS");
+    if (v && rg->strategy == IR_RED_KSPLIT) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*end && n >= 1 && n <= 64) splits = (int)n;
+    }
+    *nbatch = 1;
+    for (unsigned i = 0; i < nb; i++) {
+        int64_t x = dim_bound(g, m2->shape.dim[i]);
+        if (x < 1 || !ir_mul_ok(*nbatch, x, nbatch)) return 1;
+    }
+    *sq = dim_bound(g, m2->shape.dim[nb]);
+    return *sq >= 1 ? splits : 1;
+}
+
+/* [attention.split_kv]'s combine kernel (the partials kernel ended; ptemp its scratch): per
+ * (batch element, query row, value column) M = max of the chunks' maxima, the chunks' O and
+ * sums scaled by exp(m_c - M) and added, O / L through the region's epilogue (inv_sum: NaN for a
+ * row whose every score is -inf, as unsplit). One block per (row, batch element), 128 threads
+ * over the value columns (one program on the host). */
+static bool attn_emit_combine(attn_gen *a, const ir_graph *g, unsigned region, unsigned ptemp,
+                              int64_t nbatch, int64_t sq) {
+    cg_ctx *cx = a->cx;
+    cx->xtemp = ptemp + 1;
+    cx->xtemp_write = false;
+    cx->xtemp_reads_all = true;
+    bool begun = cg_kernel_begin(cx, region, "_comb");
+    cx->xtemp = 0;
+    cx->xtemp_reads_all = false;
+    if (!begun) return false;
+    cg_attn_desc *d = &a->d;
+    attn_desc_dims(cx, g, a->am, d);
+    snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "attn-split-kv-combine %d", a->splits);
+    int64_t dv = dim_bound(g, nd(g, a->am->mm2)->shape.dim[d->nb + 1]);
+    ir_poly_const(&cx->k->flops, 4LL * a->splits * nbatch * sq * (dv > 0 ? dv : 1));
+    LLVMBuilderRef b = cx->b;
+    unsigned thr = cx->gpu ? 128 : 1;
+    LLVMValueRef nb = cg_i64(cx, nbatch), w = LLVMBuildAdd(b, d->Dv, cg_i64(cx, 2), "");
+    cg_loop bl, cl, sl;
+    LLVMValueRef bz = cg_loop_begin(cx, &bl, cg_program_id(cx, 1), nb, cg_program_count(cx, 1), "bz");
+    cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
+    LLVMValueRef row = cg_program_id(cx, 0);
+    LLVMValueRef tid = LLVMBuildZExt(b, cg_thread_id(cx), cx->i64, "");
+    LLVMValueRef col = cg_loop_begin(cx, &cl, tid, d->Dv, cg_i64(cx, thr), "col");
+    LLVMValueRef mvar = cg_var(cx, cg_f32c(cx, -INFINITY));
+    LLVMValueRef lvar = cg_var(cx, cg_f32c(cx, 0)), ovar = cg_var(cx, cg_f32c(cx, 0));
+    for (int pass = 0; pass < 2; pass++) { /* the max, then the scaled sums */
+        LLVMValueRef ms = NULL;
+        if (pass) {
+            LLVMValueRef m = ld(cx, mvar);
+            LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, m, cg_f32c(cx, -INFINITY), "");
+            ms = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), m, "");
+        }
+        LLVMValueRef c = cg_loop_begin(cx, &sl, cg_i64(cx, 0), cg_i64(cx, a->splits),
+                                       cg_i64(cx, 1), "chunk");
+        LLVMValueRef base = LLVMBuildMul(
+            b, LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, c, nb, ""), bz, ""),
+                                            d->Sq, ""),
+                            row, ""),
+            w, "");
+        LLVMValueRef im = LLVMBuildAdd(b, base, d->Dv, "");
+        LLVMValueRef mc = ld(cx, LLVMBuildGEP2(b, cx->f32, cx->xtemp_ptr, &im, 1, ""));
+        if (!pass) {
+            st(cx, fmaxnum(cx, ld(cx, mvar), mc), mvar);
+        } else {
+            LLVMValueRef il = LLVMBuildAdd(b, im, cg_i64(cx, 1), "");
+            LLVMValueRef io = LLVMBuildAdd(b, base, col, "");
+            LLVMValueRef lc = ld(cx, LLVMBuildGEP2(b, cx->f32, cx->xtemp_ptr, &il, 1, ""));
+            LLVMValueRef oc = ld(cx, LLVMBuildGEP2(b, cx->f32, cx->xtemp_ptr, &io, 1, ""));
+            LLVMValueRef sc = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(b, mc, ms, ""), NULL);
+            st(cx, fadd(cx, ld(cx, lvar), fmul(cx, lc, sc)), lvar);
+            st(cx, fadd(cx, ld(cx, ovar), fmul(cx, oc, sc)), ovar);
+        }
+        cg_loop_end(cx, &sl);
+    }
+    LLVMValueRef o = fmul(cx, ld(cx, ovar), inv_sum(cx, ld(cx, lvar), d->Sk));
+    bool ok = d->epi(d->user, cx, &o, a->bidx, row, col);
+    cg_loop_end(cx, &cl);
+    cg_loop_end(cx, &bl);
+    if (!ok) {
+        tx_error(cx->diag, "codegen: attention: the epilogue of region k%u failed", region);
+        return false;
+    }
+    ir_shape work[3] = {{.rank = 1, .dim = {sq}}, {.rank = 1, .dim = {nbatch}}, {.rank = 0}};
+    int64_t per[3] = {1, 1, 1}, cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
+    unsigned block[3] = {thr, 1, 1};
+    cg_kernel_end(cx, work, per, cap, block, 0);
+    return true;
+}
+
 bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     attn_match am;
     if (!attn_match_region(g, region, &am)) {
@@ -2139,25 +2343,36 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_attn_wg_view vw[3];
     cg_attn_wg_plan wp;
     bool wg = awg_eligible(cx, g, region, &am, vw, &wp);
+    int64_t nbatch = 0, sq = 0;
+    int splits = wg ? 1 : attn_splits(g, region, &am, &nbatch, &sq);
+    unsigned ptemp = 0;
+    if (splits > 1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows, Dv + 2] */
+        int64_t dv = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 1]);
+        ir_shape ps = {.rank = 2, .dim = {(int64_t)splits * nbatch * sq, dv + 2}};
+        if (dv < 1) {
+            splits = 1;
+        } else {
+            ptemp = cg_scratch_temp(cx, am.mm2, IR_F32, &ps);
+            cx->xtemp = ptemp + 1;
+            cx->xtemp_write = true;
+        }
+    }
     cx->ntmap_params = wg ? 3 : 0; /* the sm_90a kernel takes the Q, K, V tensor maps */
-    bool began = cg_kernel_begin(cx, region, NULL);
+    bool began = cg_kernel_begin(cx, region, splits > 1 ? "_part" : NULL);
     cx->ntmap_params = 0;
+    cx->xtemp = 0;
     if (!began) return false;
     if (!cg_mm_collect_outs(cx, g, region, &es)) return false;
     attn_gen a = {.cx = cx,
                   .am = &am,
                   .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
-                  .ksplit = g->regions[region].strategy == IR_RED_KSPLIT};
+                  .ksplit = g->regions[region].strategy == IR_RED_KSPLIT,
+                  .splits = splits};
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;
-    d->nb = nb;
-    for (unsigned i = 0; i < nb; i++) d->bdim[i] = cg_dim(cx, m2->shape.dim[i]);
-    d->Sq = cg_dim(cx, m2->shape.dim[nb]);
-    d->Sk = cg_dim(cx, m1->shape.dim[nb + 1]);
+    attn_desc_dims(cx, g, &am, d);
     const ir_node *qn = nd(g, am.q);
-    d->D = cg_dim(cx, qn->shape.dim[qn->shape.rank - 1]);
-    d->Dv = cg_dim(cx, m2->shape.dim[nb + 1]);
     d->dmax = dim_bound(g, qn->shape.dim[qn->shape.rank - 1]);
     d->dvmax = dim_bound(g, m2->shape.dim[nb + 1]);
     cg_mm_resolve_opnd(cx, region, am.q, nb, &d->q);
@@ -2189,7 +2404,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_mm_launch l;
     memset(&l, 0, sizeof l);
     char err[256];
-    LLVMValueRef pid[2] = {cg_program_id(cx, 0), cg_program_id(cx, 1)};
+    LLVMValueRef pid[3] = {cg_program_id(cx, 0), cg_program_id(cx, 1), cg_program_id(cx, 2)};
     if (!attn_body(&a, pid, cg_program_count(cx, 1), &l, err, sizeof err) || a.failed) {
         if (a.failed)
             snprintf(err, sizeof err, "attention: the score graph of region k%u cannot be emitted",
@@ -2199,7 +2414,9 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     }
     int64_t per[3] = {l.bm, 1, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
+    if (splits > 1) /* grid z: the chunks of keys */
+        work[2] = (ir_shape){.rank = 1, .dim = {splits}}, cap[2] = splits;
     unsigned block[3] = {l.threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);
-    return true;
+    return splits > 1 ? attn_emit_combine(&a, g, region, ptemp, nbatch, sq) : true;
 }

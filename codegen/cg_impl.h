@@ -136,6 +136,8 @@ typedef struct cg_ctx {
     unsigned nstage;
     unsigned stage_temp[1 + CG_STAGE_MAX];
     unsigned stage_buf[1 + CG_STAGE_MAX];
+    bool xtemp_reads_all; /* the combine reads every value the region reads (attention's
+                             [attention.split_kv]: its epilogue may read any of them) */
 } cg_ctx;
 
 /* The program (private to the codegen sources). */

@@ -258,7 +258,8 @@ static bool cg_kernel_collect(cg_ctx *cx) {
     bool comb = cx->xtemp && !cx->xtemp_write, part = cx->xtemp && cx->xtemp_write;
     for (uint32_t i = 0; i < io.nreads; i++)
         if (cg_is_hbm(cx, io.reads[i]) &&
-            !(comb && ir_shape_eq(&cx->g->nodes[io.reads[i]].shape, &cx->xtemp_dom)))
+            !(comb && !cx->xtemp_reads_all &&
+              ir_shape_eq(&cx->g->nodes[io.reads[i]].shape, &cx->xtemp_dom)))
             cg_kernel_addbuf(cx, io.reads[i], false);
     for (uint32_t i = 0; i < io.nwrites && !part; i++)
         if (cg_is_region_output(cx, io.writes[i])) cg_kernel_addbuf(cx, io.writes[i], true);

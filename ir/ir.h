@@ -359,7 +359,10 @@ typedef struct ir_region {
     uint32_t scores;   /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
     uint32_t splits;   /* reduction, column mode: chunks of the reduced axis, each reduced by its
                           own blocks into partials that a second kernel combines
-                          ([reduction.column_blocks]); 0 or 1: every block holds whole columns */
+                          ([reduction.column_blocks]); attention (strategy ksplit): chunks of
+                          the keys, each block's partial max, sum and O combined by a second
+                          kernel ([attention.split_kv]); 0 or 1: every block holds whole columns
+                          (all the keys) */
     ir_schedule sched; /* the kernel's schedule (see ir_schedule) */
 } ir_region;
 

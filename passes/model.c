@@ -19,6 +19,58 @@ enum { COMBINE_ROUNDS = 2 };
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+/* The key-split kernel's block (codegen/attention.c attn_tc_block, ks mode): 128 threads, key
+ * tiles of KS_BN keys through a ring of KS_STAGES cp.async stages; its shared memory: the Q/K
+ * buffer of 64 rows (padded by 8 elements), then the stages of a K and a V tile. */
+enum { KS_BN = 64, KS_STAGES = 2, KS_THREADS = 128, KS_MIN_TILES = 4, KS_MAX_SPLITS = 64 };
+
+static int64_t ks_block_smem(int64_t d, int64_t dv) {
+    int64_t dp = cdiv(d, 16) * 16, dvp = cdiv(dv, 16) * 16;
+    int64_t stage = (int64_t)KS_BN * (dp + 8) * 2 + (int64_t)KS_BN * (dvp + 8) * 2;
+    return (int64_t)KS_BN * (dp + 8) * 2 + stage * KS_STAGES;
+}
+
+void pass_attention_split_price(const pass_gpu *gpu, int64_t nb, int64_t rows, int64_t sk,
+                                int64_t d, int64_t dv, int e, double bytes, int splits,
+                                pass_attn_split *o) {
+    memset(o, 0, sizeof *o);
+    if (splits < 1) splits = 1;
+    o->splits = splits;
+    o->chunk = cdiv(cdiv(sk, KS_BN), splits) * KS_BN;
+    o->blocks = nb * splits;
+    int64_t per = gpu->smem_per_sm / ks_block_smem(d, dv);
+    if (per > MAX_THREADS_SM / KS_THREADS) per = MAX_THREADS_SM / KS_THREADS;
+    o->per_sm = per < 1 ? 1 : per;
+    int64_t slots = (int64_t)gpu->sms * o->per_sm;
+    int64_t resident = o->blocks < slots ? o->blocks : slots;
+    double inflight = (double)(KS_STAGES - 1) * KS_BN * (double)(d + dv) * e;
+    double sustain = (double)resident * inflight / (DRAM_LATENCY_US * 1e3);
+    o->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
+    double waves = (double)o->blocks / (double)slots;
+    double tail = waves > 1 && sustain < gpu->hbm_GBps ? ceil(waves) / waves : 1.0;
+    o->mem_us = o->bw_GBps > 0 ? bytes / (o->bw_GBps * 1e3) * tail : 0;
+    if (splits > 1) {
+        o->scratch_bytes = (int64_t)splits * nb * rows * (dv + 2) * 4;
+        o->comb_us = gpu->launch_us + COMBINE_ROUNDS * DRAM_LATENCY_US +
+                     2.0 * (double)o->scratch_bytes / (gpu->hbm_GBps * 1e3);
+    }
+    o->time_us = o->mem_us + o->comb_us;
+}
+
+int pass_attention_split_pick(const pass_gpu *gpu, int64_t nb, int64_t rows, int64_t sk, int64_t d,
+                              int64_t dv, int e, double bytes, pass_attn_split *o) {
+    pass_attention_split_price(gpu, nb, rows, sk, d, dv, e, bytes, 1, o);
+    if (!gpu || nb < 1 || rows < 1 || sk < 1 || d < 1 || dv < 1 || bytes <= 0) return 1;
+    int64_t smax = cdiv(sk, KS_BN) / KS_MIN_TILES;
+    if (smax > KS_MAX_SPLITS) smax = KS_MAX_SPLITS;
+    pass_attn_split t;
+    for (int s = 2; s <= smax; s++) {
+        pass_attention_split_price(gpu, nb, rows, sk, d, dv, e, bytes, s, &t);
+        if (t.time_us < 0.99 * o->time_us) *o = t;
+    }
+    return o->splits;
+}
+
 /* Instructions per element of pointwise region r: its operations (ir_op_issue: the op table's
  * PTX instructions per element at f32, counted in the vector loop of a one-op kernel for sm_90,
  * docs/cost-model.md "Instruction issue"), one conversion per f16/bf16 value it loads or stores,
@@ -56,19 +108,35 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
          * the tensor cores do 16 / rows times the FLOPs (64 / rows on the 64-row tiles, the
          * runner-up) at tc_eff of the peak, K and V stream once */
         const ir_node *a = &g->nodes[rg->anchor];
+        const ir_node *q = &g->nodes[ir_in(g, &g->nodes[rg->mm1], 0)];
         int64_t rows = a->shape.dim[a->shape.rank - 2], nb = ir_shape_numel(&a->shape);
-        if (IR_DIM_IS_SYM(rows) || rows < 1 || nb < 0) return false;
+        int64_t dv = a->shape.dim[a->shape.rank - 1], d = q->shape.dim[q->shape.rank - 1];
+        if (IR_DIM_IS_SYM(rows) || rows < 1 || nb < 0 || IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv) ||
+            rg->red_extent <= 0)
+            return false;
+        nb /= rows * dv;
         double rate = gpu->peak_TFLOPs[a->dtype] * gpu->tc_eff * 1e6;
+        int e = ir_dtype_size((ir_dtype)q->dtype);
+        double bytes = c->br + c->bw + c->sp;
+        pass_attention_split_price(gpu, nb, rows, rg->red_extent, d, dv, e, bytes,
+                                   rg->splits > 1 ? (int)rg->splits : 1, &m->split);
+        pass_attn_split one;
+        pass_attention_split_price(gpu, nb, rows, rg->red_extent, d, dv, e, bytes, 1, &one);
+        m->split1_us = one.time_us;
         m->schedule = "attention.ksplit";
-        m->threads = 128;
-        m->grid = nb / (rows * a->shape.dim[a->shape.rank - 1]);
-        m->per_sm = 1;
+        m->threads = KS_THREADS;
+        m->grid = m->split.blocks;
+        m->per_sm = m->split.per_sm;
         m->active_sms = (double)(m->grid < gpu->sms ? m->grid : gpu->sms);
-        m->waves = (double)m->grid / (double)gpu->sms;
+        m->waves = (double)m->grid / ((double)gpu->sms * (double)m->per_sm);
+        m->bw_GBps = m->split.bw_GBps;
+        m->mem_us = m->split.mem_us;
+        m->kernels = m->split.splits > 1 ? 2 : 1;
+        m->extra_us = m->split.comb_us;
         m->comp_us = rate > 0 ? c->f * (16.0 / (double)rows) / rate : 0;
-        m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
+        m->time_us = (m->mem_us > m->comp_us ? m->mem_us : m->comp_us) + m->extra_us;
         double c64 = rate > 0 ? c->f * (64.0 / (double)rows) / rate : 0;
-        m->alt_us = m->mem_us > c64 ? m->mem_us : c64;
+        m->alt_us = (m->mem_us > c64 ? m->mem_us : c64) + m->extra_us;
         return true;
     }
     if (gpu->attn_eff <= 0 || rg->mm1 >= g->n || rg->anchor >= g->n) return false;
@@ -172,12 +240,25 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
 
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "attention.ksplit")) {
+        const pass_attn_split *sp = &m->split;
         fprintf(out,
                 "  model: attention.ksplit: %lld blocks x %u threads (mma.sync, 16-row tiles, "
-                "each key tile split over 4 warps), tensor cores at %.0f%% of peak: compute "
-                "%.3f us, HBM %.3f us; the 64-row tiles (runner-up): %.3f us\n",
-                (long long)m->grid, m->threads, 100.0 * gpu->tc_eff, m->comp_us, m->mem_us,
-                m->alt_us);
+                "each key tile split over 4 warps; up to %lld per SM), tensor cores at %.0f%% of "
+                "peak: compute %.3f us, HBM %.3f us at %.0f GB/s; the 64-row tiles (runner-up): "
+                "%.3f us\n",
+                (long long)m->grid, m->threads, (long long)m->per_sm, 100.0 * gpu->tc_eff,
+                m->comp_us, m->mem_us, m->bw_GBps, m->alt_us);
+        if (sp->splits > 1)
+            fprintf(out,
+                    "  model: [attention.split_kv] %d chunks of %lld keys per batch element: "
+                    "scratch %lld B of partials (max, sum, O in f32), combine kernel %.3f us "
+                    "(launch, %d DRAM round trips, the scratch written and read); unsplit: "
+                    "%.3f us\n",
+                    sp->splits, (long long)sp->chunk, (long long)sp->scratch_bytes, sp->comb_us,
+                    COMBINE_ROUNDS, m->split1_us);
+        else
+            fprintf(out, "  model: [attention.split_kv] not split: no split of the keys is 1%% faster by "
+                         "this price\n");
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {

@@ -205,6 +205,34 @@ int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, 
  * 64-row tiles would do 64 / rows times the useful tensor-core work of a memory-bound stream
  * (the model, pass_model_plan, predicts both). */
 bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
+/* The planner's rule attention.split_kv (split-KV across blocks, flash-decoding) for an
+ * attention.ksplit region: the keys cut into `splits` chunks of `chunk` keys (a multiple of the
+ * 64-key tile), one block per (batch element, chunk) writing its partial max, sum and unnormalised
+ * O (f32) to a scratch buffer of scratch_bytes, then a combine kernel. Its price (passes/model.c):
+ * the blocks resident at once (per_sm from the block's shared memory) each keep (stages - 1) x 64
+ * keys of K and V in flight at the DRAM's loaded latency (Little's law, at most the HBM rate; a
+ * short last wave where that does not saturate), plus for splits > 1 the combine kernel's launch,
+ * its dependent DRAM round trips and the scratch written and read once. */
+typedef struct pass_attn_split {
+    int splits;
+    int64_t chunk;         /* keys per chunk */
+    int64_t blocks;        /* batch elements x splits */
+    int64_t per_sm;        /* blocks resident per SM */
+    double bw_GBps;        /* DRAM bandwidth the resident blocks sustain */
+    double mem_us;         /* the partials kernel: bytes over bw */
+    int64_t scratch_bytes; /* splits x batch x rows x (Dv + 2) x 4 (0 when splits = 1) */
+    double comb_us;        /* the combine kernel (0 when splits = 1) */
+    double time_us;        /* mem_us + comb_us */
+} pass_attn_split;
+/* The price of `splits` chunks for nb batch elements of `rows` query rows, sk keys, head dims d
+ * and dv, operands of e bytes, `bytes` of HBM traffic of the region. */
+void pass_attention_split_price(const pass_gpu *gpu, int64_t nb, int64_t rows, int64_t sk,
+                                int64_t d, int64_t dv, int e, double bytes, int splits,
+                                pass_attn_split *o);
+/* attention.split_kv's choice: the fastest split by that price (1 .. min(64, key tiles / 4)), the
+ * smallest within 1% of it; o filled for it. 1 when a size is unknown. */
+int pass_attention_split_pick(const pass_gpu *gpu, int64_t nb, int64_t rows, int64_t sk, int64_t d,
+                              int64_t dv, int e, double bytes, pass_attn_split *o);
 bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv,
                         int *st);
 
@@ -486,6 +514,8 @@ typedef struct pass_model {
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
                                         kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
+    pass_attn_split split;           /* attention.ksplit: the split-KV plan and its price */
+    double split1_us;                /* attention.ksplit with splits > 1: the same unsplit */
     pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */
     pass_wg_time wgm;
     pass_wg_shape wgs; /* matmul.wgmma: the shape it was priced for (staging) */

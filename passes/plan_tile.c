@@ -488,7 +488,34 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r) {
     return rows >= 1 && rows <= 16 && d >= 1 && d <= 128 && dv >= 1 && dv <= 128;
 }
 
-static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget) {
+static double io_bytes(const ir_graph *g, const pass_index *ix, uint32_t r);
+
+/* [attention.split_kv] for an attention.ksplit region r: the chunks of the keys the model's price
+ * picks (pass_attention_split_pick) from the shape: batch elements x query rows against the SMs
+ * and the key length; 1 (not split) when a size is unknown or there is no GPU table. */
+static uint32_t att_splits(const ir_graph *g, const pass_index *ix, uint32_t r,
+                           const pass_gpu *gpu) {
+    const ir_region *rg = &g->regions[r];
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    const ir_node *q = &g->nodes[ir_in(g, m1, 0)];
+    int64_t nb = 1;
+    for (unsigned i = 0; i + 2 < m2->shape.rank; i++) {
+        int64_t x = dim_value(g, m2->shape.dim[i]);
+        if (x < 1 || !ir_mul_ok(nb, x, &nb)) return 1;
+    }
+    int64_t rows = dim_value(g, m2->shape.dim[m2->shape.rank - 2]),
+            sk = dim_value(g, m1->shape.dim[m1->shape.rank - 1]),
+            d = dim_value(g, q->shape.dim[q->shape.rank - 1]),
+            dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
+    double bytes = io_bytes(g, ix, r);
+    if (!gpu || bytes <= 0) return 1;
+    pass_attn_split o;
+    return (uint32_t)pass_attention_split_pick(gpu, nb, rows, sk, d, dv,
+                                               ir_dtype_size((ir_dtype)q->dtype), bytes, &o);
+}
+
+static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu) {
     ir_region *rg = &g->regions[r];
     const ir_node *m1 = &g->nodes[att_scores(g, ix, r)], *m2 = &g->nodes[rg->anchor];
     const ir_node *q = &g->nodes[ir_in(g, m1, 0)], *v = &g->nodes[ir_in(g, m2, 1)];
@@ -501,6 +528,8 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                        &st); /* the planner formed the region only if it fits */
     int64_t sk = m1->shape.dim[m1->shape.rank - 1];
     rg->strategy = pass_attention_ksplit(g, r) ? IR_RED_KSPLIT : IR_RED_ONLINE;
+    rg->splits = rg->strategy == IR_RED_KSPLIT ? att_splits(g, ix, r, gpu) : 0;
+    if (rg->splits == 1) rg->splits = 0;
     rg->passes = 1;
     rg->stages = (uint8_t)st;
     rg->rows = bq;
@@ -632,7 +661,7 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             if (s.id == PASS_SCH_MATMUL_WGMMA) pass_schedule_plan(rg, &f, &s);
             break;
         }
-        case IR_RK_ATTENTION: plan_attention(g, ix, r, budget); break;
+        case IR_RK_ATTENTION: plan_attention(g, ix, r, budget, gpu); break;
         case IR_RK_COPY: plan_copy(g, r, budget); break;
         default: {
             pass_sched_facts f;
