@@ -485,6 +485,15 @@ static bool attn_tc_tile(int64_t dp, int64_t dvp, int64_t *bm, int64_t *bn) {
 /* Bytes of shared memory ks_combine needs for dt column groups of 8 (DVP / 8). */
 static int64_t ks_bytes(int dt) { return 4 * (2 * 4 * 2 * 32) + (int64_t)dt * 4 * 32 * 4; }
 
+/* The key split's cp.async ring depth: 3 (two tiles in flight while one is computed; with the
+ * Q/combine buffer 112 KiB at D = Dv = 128, two blocks per SM), TX_ATTN_KS_STAGES=2..4 in the
+ * compiling process's environment for benchmarks. */
+enum { KS_STAGES_DEFAULT = 3 };
+static int attn_ks_stages(void) {
+    const char *v = getenv("TX_ATTN_KS_STAGES");
+    return v && v[0] >= '2' && v[0] <= '4' && !v[1] ? v[0] - '0' : KS_STAGES_DEFAULT;
+}
+
 /* The key-split combine of 4 warps (shared memory `sm`, ks_bytes): each lane's running max
  * mv[h] (variables) and quad-summed sum lt[h] for its rows h = 0, 1 meet those of the same lane
  * in the other warps: M = max of the maxima, every warp's O scaled by exp(m_w - M), summed into
@@ -567,8 +576,29 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     bool vjd = d->v.unit_c && !d->v.load;
     if (vjd) PV = DVP + 8;
     int64_t vbytes = (vjd ? BN : DVP) * PV * 2;
-    LLVMValueRef sqk = cg_shared_bytes(cx, rows * PK * 2), sv = cg_shared_bytes(cx, vbytes);
-    l->smem_bytes = rows * PK * 2 + vbytes;
+    /* K/V tiles: a ring of `nst` cp.async stages in dynamic shared memory when the tiles qualify
+     * and fit (key split: KS_STAGES, TX_ATTN_KS_STAGES=2..4 for benchmarks; else 2), else
+     * synchronous copies into the static buffers (K into the Q buffer, V into sv) */
+    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), NULL, d->D, d->Sk, DP,
+                     BN,    1,     PK,      d->cdt,        NULL};
+    cg_mm_tile tv = {&d->v, d->nb, a->bidx,      NULL,         cg_i64(cx, 0), d->Sk, d->Dv,
+                     BN,    DVP,   vjd ? PV : 1, vjd ? 1 : PV, d->cdt,        NULL};
+    int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
+    int nst = ks ? attn_ks_stages() : 2;
+    /* with the ring, the static buffer holds the Q tile, then the key split's combine */
+    int64_t qbytes = BM * PK * 2;
+    if (ks && ks_bytes(DT) > qbytes) qbytes = ks_bytes(DT);
+    while (nst > 2 && qbytes + nst * stage > cg_mm_smem_limit(cx->target)) nst--;
+    bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
+                 qbytes + nst * stage <= cg_mm_smem_limit(cx->target);
+    int64_t sqbytes = async ? qbytes : rows * PK * 2;
+    LLVMValueRef sqk = cg_shared_bytes(cx, sqbytes), sv = async ? NULL : cg_shared_bytes(cx, vbytes);
+    l->smem_bytes = sqbytes + (async ? 0 : vbytes);
+    tk.smem = sqk, tv.smem = sv;
+    if (ks && async) { /* the template names the ring's depth */
+        size_t n = strlen(cx->k->tmpl);
+        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d", nst);
+    }
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
     LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
@@ -612,43 +642,38 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                               LLVMBuildSub(b, d->Sq, cg_i64(cx, 1), ""));
     attn_key_range(a, q0, rlast, BN, &kb, &ke);
     chunk_clip(a, &kb, &ke);
-    /* K/V tiles: two cp.async stages in dynamic shared memory when the tiles
-     * qualify and fit next to the static Q/K buffer, else synchronous copies
-     * into sqk / sv */
-    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), NULL, d->D, d->Sk, DP,
-                     BN,    1,     PK,      d->cdt,        sqk};
-    cg_mm_tile tv = {&d->v, d->nb, a->bidx,      NULL,         cg_i64(cx, 0), d->Sk, d->Dv,
-                     BN,    DVP,   vjd ? PV : 1, vjd ? 1 : PV, d->cdt,        sv};
-    int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
-    bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
-                 l->smem_bytes + 2 * stage <= cg_mm_smem_limit(cx->target);
     LLVMValueRef dyn = NULL;
-    if (async) {
+    if (async) { /* the first nst - 1 tiles, one commit group each (empty past ke) */
         dyn = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
-        l->dyn_smem = 2 * stage;
-        l->smem_bytes += 2 * stage;
-        tk.c0 = kb, tv.r0 = kb;
-        tk.smem = dyn;
-        tv.smem = LLVMBuildGEP2(b, cx->i8, dyn, (LLVMValueRef[]){cg_i64(cx, kbytes)}, 1, "");
-        LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
-        cg_mm_tile_async(cx, &tk, tid, l->threads);
-        cg_mm_tile_async(cx, &tv, tid, l->threads);
-        cg_if_end(cx, c0);
-        cg_cp_async_commit(cx);
+        l->dyn_smem = nst * stage;
+        l->smem_bytes += nst * stage;
+        for (int i = 0; i + 1 < nst; i++) {
+            LLVMValueRef ji = LLVMBuildAdd(b, kb, cg_i64(cx, i * BN), "");
+            tk.c0 = ji, tv.r0 = ji;
+            tk.smem = LLVMBuildGEP2(b, cx->i8, dyn, (LLVMValueRef[]){cg_i64(cx, i * stage)}, 1, "");
+            tv.smem = LLVMBuildGEP2(b, cx->i8, dyn,
+                                    (LLVMValueRef[]){cg_i64(cx, i * stage + kbytes)}, 1, "");
+            LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
+            cg_mm_tile_async(cx, &tk, tid, l->threads);
+            cg_mm_tile_async(cx, &tv, tid, l->threads);
+            cg_if_end(cx, c0);
+            cg_cp_async_commit(cx);
+        }
     }
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
-    if (async) {
-        cg_cp_async_wait(cx, 0);
+    if (async) { /* tile jt landed (nst - 2 younger groups may be pending); every warp is done
+                  * with tile jt - 1, whose stage takes tile jt + nst - 1 */
+        cg_cp_async_wait(cx, nst - 2);
         cg_barrier(cx);
         LLVMValueRef jt = LLVMBuildUDiv(b, LLVMBuildSub(b, j0, kb, ""), cg_i64(cx, BN), "");
-        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, BN), "");
+        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, (nst - 1) * BN), "");
         LLVMValueRef ns = LLVMBuildMul(
-            b, LLVMBuildAnd(b, LLVMBuildAdd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, 1), ""),
+            b, LLVMBuildURem(b, LLVMBuildAdd(b, jt, cg_i64(cx, nst - 1), ""), cg_i64(cx, nst), ""),
             cg_i64(cx, stage), "");
-        LLVMValueRef cs =
-            LLVMBuildMul(b, LLVMBuildAnd(b, jt, cg_i64(cx, 1), ""), cg_i64(cx, stage), "");
+        LLVMValueRef cs = LLVMBuildMul(b, LLVMBuildURem(b, jt, cg_i64(cx, nst), ""),
+                                       cg_i64(cx, stage), "");
         LLVMTypeRef i8t = cx->i8;
         LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, ke, ""));
         tk.c0 = nj, tv.r0 = nj;

@@ -452,6 +452,80 @@ static void test_decode_ksplit(void **state) {
     cg_program_free(p);
 }
 
+/* Split-KV across blocks ([attention.split_kv]): the planner splits the keys where the batch
+ * leaves SMs idle (B1 H32 L32768: a partials kernel of grid z = chunks writing a scratch temp of
+ * [chunks x heads x rows, Dv + 2] f32, then a combine kernel reading it and writing the output;
+ * ptxas clean on sm_90a and sm_80), not where it fills them (B8 H32) or the keys are few (L 300);
+ * TX_ATTN_SPLITS=1 keeps one kernel; the host gets the same two kernels. */
+static void test_decode_split(void **state) {
+    (void)state;
+    static const char *dec =
+        "fn f(q: bf16[B, H, T, 128], k: bf16[B, H, L, 128], v: bf16[B, H, L, 128], len: i32[B]) "
+        "-> bf16[B, H, T, 128] {\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1))\n"
+        "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    struct {
+        int64_t b, l, t;
+        bool split;
+        int target;
+    } cases[] = {{1, 32768, 1, true, CG_SM90A}, {1, 8192, 4, true, CG_SM80},
+                 {1, 32768, 1, true, CG_HOST},  {8, 32768, 1, false, CG_SM90A},
+                 {1, 300, 1, false, CG_SM90A}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_define defs[4] = {{"B", cases[i].b}, {"H", 32}, {"T", cases[i].t}, {"L", cases[i].l}};
+        ir_graph *g;
+        cg_program *p = tk_compile_src(dec, (cg_target)cases[i].target, defs, 4, &g);
+        const cg_kernel *k = tk_region_kernel(p);
+        const ir_region *rg = &g->regions[k->region];
+        assert_int_equal(rg->splits > 1, cases[i].split);
+        unsigned nk = 0;
+        for (unsigned j = 0; j < cg_program_nkernels(p); j++) nk += cg_program_kernel(p, j)->region >= 0;
+        assert_int_equal(nk, cases[i].split ? 2 : 1);
+        if (cases[i].split) {
+            const cg_kernel *c = cg_program_kernel(p, 1);
+            char want[48];
+            assert_non_null(strstr(k->name, "_part"));
+            assert_non_null(strstr(c->name, "_comb"));
+            snprintf(want, sizeof want, "split-kv %u", rg->splits);
+            assert_non_null(strstr(k->tmpl, want));
+            snprintf(want, sizeof want, "attn-split-kv-combine %u", rg->splits);
+            assert_string_equal(c->tmpl, want);
+            assert_int_equal(k->work[2].rank, 1);
+            assert_int_equal(k->work[2].dim[0], rg->splits);
+            /* the partials kernel writes only the scratch; the combine reads it, writes the output */
+            bool tw = false, tr = false, ow = false;
+            for (unsigned j = 0; j < k->nbufs; j++) {
+                if (k->bufs[j].write) assert_int_equal(k->bufs[j].kind, CG_BUF_TEMP);
+                tw |= k->bufs[j].kind == CG_BUF_TEMP && k->bufs[j].write;
+            }
+            for (unsigned j = 0; j < c->nbufs; j++) {
+                tr |= c->bufs[j].kind == CG_BUF_TEMP && !c->bufs[j].write;
+                ow |= c->bufs[j].kind == CG_BUF_OUTPUT && c->bufs[j].write;
+            }
+            assert_true(tw && tr && ow);
+            const cg_temp *tp = cg_program_temp(p, cg_program_ntemps(p) - 1);
+            assert_int_equal(tp->dtype, IR_F32);
+            assert_int_equal(tp->shape.dim[0], (int64_t)rg->splits * cases[i].b * 32 * cases[i].t);
+            assert_int_equal(tp->shape.dim[1], 130);
+            if (cases[i].target != CG_HOST) {
+                size_t len;
+                const char *ptx = cg_program_ptx(p, &len);
+                int rc = tk_ptxas(ptx, len, cases[i].target == CG_SM80 ? "sm_80" : "sm_90a", NULL);
+                assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+            }
+        }
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+    setenv("TX_ATTN_SPLITS", "1", 1);
+    fe_define one[4] = {{"B", 1}, {"H", 32}, {"T", 1}, {"L", 32768}};
+    cg_program *p = tk_compile_src(dec, CG_SM90A, one, 4, NULL);
+    unsetenv("TX_ATTN_SPLITS");
+    assert_null(strstr(tk_region_kernel(p)->tmpl, "split-kv"));
+    cg_program_free(p);
+}
+
 /* Per-CTA causal work (query tile qt costs qt + 1 key tiles) of the persistent loop's static
  * assignment (CTA c takes c, c + ncta, ...) in the plain or the paired order: max over mean.
  * Checks on the way that every (batch, query tile) comes exactly once. */
@@ -655,7 +729,7 @@ int main(void) {
         cmocka_unit_test(test_plan),          cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_gqa_maps),      cmocka_unit_test(test_views),
         cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_tile_order),
+        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split), cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
         cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
     };
