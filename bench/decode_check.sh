@@ -12,7 +12,8 @@
 #    PyTorch's copy, in the same run;
 # 3. time: tx at B1 H32 L8192 and L32768, B8 H32 L32768, B4 GQA 32/8 L16384, B2 H32 T4 L32768
 #    (full caches; `txc bench --json`, its sampled check verifies each), the split shapes also
-#    with TX_ATTN_SPLITS=1 (what the split buys);
+#    with TX_ATTN_SPLITS=1 (what the split buys), B8 with TX_ATTN_KS_STAGES=2 (what the 3-stage
+#    ring buys) and with 2 chunks, B1 L32768 with 8 chunks (against the planner's choice);
 # 4. a summary table last: tx us, % of txc bench's measured copy, SDPA us, SDPA/tx.
 # Files in $OUT: verify.txt, tx_*.json, torch.json, summary.txt, log.txt. Exit 1 when a check failed.
 set -uo pipefail
@@ -110,12 +111,15 @@ if has time; then
     # shellcheck disable=SC2086
     tx_time "$name" "" "$f" $sizes
   done
+  tx_time b8h32l32k "TX_ATTN_KS_STAGES=2" "$DEC" -D B=8 -D H=32 -D T=1 -D L=32768
   for s in "${SHAPES[@]}"; do
     IFS='|' read -r name f sizes <<<"$s"
     case "$name" in b8h32l32k) continue ;; esac
     # shellcheck disable=SC2086
     tx_time "$name" "TX_ATTN_SPLITS=1" "$f" $sizes
   done
+  tx_time b1h32l32k "TX_ATTN_SPLITS=8" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
+  tx_time b8h32l32k "TX_ATTN_SPLITS=2" "$DEC" -D B=8 -D H=32 -D T=1 -D L=32768
 fi
 
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
