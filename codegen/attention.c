@@ -592,7 +592,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
                  qbytes + nst * stage <= cg_mm_smem_limit(cx->target);
     int64_t sqbytes = async ? qbytes : rows * PK * 2;
-    LLVMValueRef sqk = cg_shared_bytes(cx, sqbytes), sv = async ? NULL : cg_shared_bytes(cx, vbytes);
+    LLVMValueRef sqk = cg_shared_bytes(cx, sqbytes),
+                 sv = async ? NULL : cg_shared_bytes(cx, vbytes);
     l->smem_bytes = sqbytes + (async ? 0 : vbytes);
     tk.smem = sqk, tv.smem = sv;
     if (ks && async) { /* the template names the ring's depth */
@@ -672,8 +673,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         LLVMValueRef ns = LLVMBuildMul(
             b, LLVMBuildURem(b, LLVMBuildAdd(b, jt, cg_i64(cx, nst - 1), ""), cg_i64(cx, nst), ""),
             cg_i64(cx, stage), "");
-        LLVMValueRef cs = LLVMBuildMul(b, LLVMBuildURem(b, jt, cg_i64(cx, nst), ""),
-                                       cg_i64(cx, stage), "");
+        LLVMValueRef cs =
+            LLVMBuildMul(b, LLVMBuildURem(b, jt, cg_i64(cx, nst), ""), cg_i64(cx, stage), "");
         LLVMTypeRef i8t = cx->i8;
         LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, ke, ""));
         tk.c0 = nj, tv.r0 = nj;
@@ -791,11 +792,12 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                 st(cx, ld(cx, ov[t][q]), part_at(a, row, col));
                 cg_if_end(cx, cont);
             }
-        LLVMValueRef lead = LLVMBuildAnd(b, w0, LLVMBuildICmp(b, LLVMIntEQ, t2, cg_i32(cx, 0), ""),
-                                         "");
+        LLVMValueRef lead =
+            LLVMBuildAnd(b, w0, LLVMBuildICmp(b, LLVMIntEQ, t2, cg_i32(cx, 0), ""), "");
         for (int h = 0; h < 2; h++) {
             LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, h * 8), "");
-            LLVMValueRef in = LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "");
+            LLVMValueRef in =
+                LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
             part_store_ml(a, row, ld(cx, mv[h]), lt[h]);
             cg_if_end(cx, cont);
@@ -2189,10 +2191,9 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     }
     if (a->splits > 1) { /* split-KV: chunk pid[2] of ceil(key tiles / splits) 64-key tiles */
         size_t n = strlen(cx->k->tmpl);
-        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, "%ssplit-kv %d", n ? " " : "",
-                 a->splits);
-        LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""),
-                                        cg_i64(cx, 64), "");
+        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, "%ssplit-kv %d", n ? " " : "", a->splits);
+        LLVMValueRef nk =
+            LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
         LLVMValueRef per = LLVMBuildUDiv(b, LLVMBuildAdd(b, nk, cg_i64(cx, a->splits - 1), ""),
                                          cg_i64(cx, a->splits), "");
         LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
@@ -2211,8 +2212,8 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
     if (a->splits > 1)
-        a->pbase = LLVMBuildMul(
-            b, LLVMBuildAdd(b, LLVMBuildMul(b, pid[2], nbatch, ""), bz, ""), d->Sq, "pbase");
+        a->pbase = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pid[2], nbatch, ""), bz, ""),
+                                d->Sq, "pbase");
     LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "q0");
     bool ok;
     if (tc) {
@@ -2305,7 +2306,8 @@ static bool attn_emit_combine(attn_gen *a, const ir_graph *g, unsigned region, u
     unsigned thr = cx->gpu ? 128 : 1;
     LLVMValueRef nb = cg_i64(cx, nbatch), w = LLVMBuildAdd(b, d->Dv, cg_i64(cx, 2), "");
     cg_loop bl, cl, sl;
-    LLVMValueRef bz = cg_loop_begin(cx, &bl, cg_program_id(cx, 1), nb, cg_program_count(cx, 1), "bz");
+    LLVMValueRef bz =
+        cg_loop_begin(cx, &bl, cg_program_id(cx, 1), nb, cg_program_count(cx, 1), "bz");
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
     LLVMValueRef row = cg_program_id(cx, 0);
     LLVMValueRef tid = LLVMBuildZExt(b, cg_thread_id(cx), cx->i64, "");
@@ -2319,12 +2321,13 @@ static bool attn_emit_combine(attn_gen *a, const ir_graph *g, unsigned region, u
             LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, m, cg_f32c(cx, -INFINITY), "");
             ms = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), m, "");
         }
-        LLVMValueRef c = cg_loop_begin(cx, &sl, cg_i64(cx, 0), cg_i64(cx, a->splits),
-                                       cg_i64(cx, 1), "chunk");
+        LLVMValueRef c =
+            cg_loop_begin(cx, &sl, cg_i64(cx, 0), cg_i64(cx, a->splits), cg_i64(cx, 1), "chunk");
         LLVMValueRef base = LLVMBuildMul(
-            b, LLVMBuildAdd(b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, c, nb, ""), bz, ""),
-                                            d->Sq, ""),
-                            row, ""),
+            b,
+            LLVMBuildAdd(
+                b, LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, c, nb, ""), bz, ""), d->Sq, ""),
+                row, ""),
             w, "");
         LLVMValueRef im = LLVMBuildAdd(b, base, d->Dv, "");
         LLVMValueRef mc = ld(cx, LLVMBuildGEP2(b, cx->f32, cx->xtemp_ptr, &im, 1, ""));
@@ -2371,7 +2374,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     int64_t nbatch = 0, sq = 0;
     int splits = wg ? 1 : attn_splits(g, region, &am, &nbatch, &sq);
     unsigned ptemp = 0;
-    if (splits > 1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows, Dv + 2] */
+    if (splits >
+        1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows, Dv + 2] */
         int64_t dv = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 1]);
         ir_shape ps = {.rank = 2, .dim = {(int64_t)splits * nbatch * sq, dv + 2}};
         if (dv < 1) {

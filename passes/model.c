@@ -259,8 +259,10 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     sp->splits, (long long)sp->chunk, (long long)sp->scratch_bytes, sp->comb_us,
                     COMBINE_ROUNDS, m->split1_us);
         else
-            fprintf(out, "  model: [attention.split_kv] not split: no split of the keys is 1%% faster by "
-                         "this price\n");
+            fprintf(
+                out,
+                "  model: [attention.split_kv] not split: no split of the keys is 1%% faster by "
+                "this price\n");
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {

@@ -134,21 +134,21 @@ for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
 for b, s in ((1, 1), (1, 77)):
     CASES.append((f"gqa B={b} S={s}", "gqa", {"B": b, "S": s}, lambda b=b, s=s: case_gqa(b, s)))
 for b, h, t, l in ((4, 2, 1, 1), (4, 2, 1, 300), (5, 1, 16, 257), (3, 2, 5, 64), (3, 1, 2, 17),
-                   (3, 2, 3, 1000), (6, 1, 16, 2048), (3, 1, 1, 32768 + 5)):
+                   (3, 2, 3, 1000), (3, 2, 3, 4000), (6, 1, 16, 2048), (3, 1, 1, 32768 + 5)):
     CASES.append((f"decode B={b} H={h} T={t} L={l}", "decode", {"B": b, "H": h, "T": t, "L": l},
                   lambda b=b, h=h, t=t, l=l: case_decode(b, h, t, l)))
 # f16: the same program with every bf16 written f16
 for b, h, t, l in ((3, 2, 4, 1500),):
     CASES.append((f"decode f16 B={b} H={h} T={t} L={l}", "decode:f16", {"B": b, "H": h, "T": t, "L": l},
                   lambda b=b, h=h, t=t, l=l: case_decode(b, h, t, l, rh)))
-for b, t, l in ((3, 2, 1000), (1, 1, 8197)):
+for b, t, l in ((3, 2, 1000), (1, 1, 20000)):
     CASES.append((f"decode_gqa B={b} T={t} L={l}", "decode_gqa", {"B": b, "T": t, "L": l},
                   lambda b=b, t=t, l=l: case_decode_gqa(b, t, l)))
 
 
 # Shapes whose few batch elements leave most SMs idle: the planner must split the keys.
-MUST_SPLIT = {"decode B=3 H=2 T=3 L=1000", "decode B=6 H=1 T=16 L=2048", "decode B=3 H=1 T=1 L=32773",
-              "decode f16 B=3 H=2 T=4 L=1500", "decode_gqa B=1 T=1 L=8197"}
+MUST_SPLIT = {"decode B=3 H=2 T=3 L=4000", "decode B=6 H=1 T=16 L=2048", "decode B=3 H=1 T=1 L=32773",
+              "decode f16 B=3 H=2 T=4 L=1500", "decode_gqa B=1 T=1 L=20000"}
 
 
 def compare(got, want):

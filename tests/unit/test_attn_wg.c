@@ -469,8 +469,10 @@ static void test_decode_split(void **state) {
         int64_t b, l, t;
         bool split;
         int target;
-    } cases[] = {{1, 32768, 1, true, CG_SM90A}, {1, 8192, 4, true, CG_SM80},
-                 {1, 32768, 1, true, CG_HOST},  {8, 32768, 1, false, CG_SM90A},
+    } cases[] = {{1, 32768, 1, true, CG_SM90A},
+                 {1, 8192, 4, true, CG_SM80},
+                 {1, 32768, 1, true, CG_HOST},
+                 {8, 32768, 1, false, CG_SM90A},
                  {1, 300, 1, false, CG_SM90A}};
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_define defs[4] = {{"B", cases[i].b}, {"H", 32}, {"T", cases[i].t}, {"L", cases[i].l}};
@@ -480,7 +482,8 @@ static void test_decode_split(void **state) {
         const ir_region *rg = &g->regions[k->region];
         assert_int_equal(rg->splits > 1, cases[i].split);
         unsigned nk = 0;
-        for (unsigned j = 0; j < cg_program_nkernels(p); j++) nk += cg_program_kernel(p, j)->region >= 0;
+        for (unsigned j = 0; j < cg_program_nkernels(p); j++)
+            nk += cg_program_kernel(p, j)->region >= 0;
         assert_int_equal(nk, cases[i].split ? 2 : 1);
         if (cases[i].split) {
             const cg_kernel *c = cg_program_kernel(p, 1);
@@ -493,7 +496,8 @@ static void test_decode_split(void **state) {
             assert_string_equal(c->tmpl, want);
             assert_int_equal(k->work[2].rank, 1);
             assert_int_equal(k->work[2].dim[0], rg->splits);
-            /* the partials kernel writes only the scratch; the combine reads it, writes the output */
+            /* the partials kernel writes only the scratch; the combine reads it, writes the output
+             */
             bool tw = false, tr = false, ow = false;
             for (unsigned j = 0; j < k->nbufs; j++) {
                 if (k->bufs[j].write) assert_int_equal(k->bufs[j].kind, CG_BUF_TEMP);
@@ -725,13 +729,21 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acc_layout),    cmocka_unit_test(test_p_fragments),
-        cmocka_unit_test(test_plan),          cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_gqa_maps),      cmocka_unit_test(test_views),
-        cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split), cmocka_unit_test(test_tile_order),
-        cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
-        cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_acc_layout),
+        cmocka_unit_test(test_p_fragments),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_gqa_maps),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_tmap3_check),
+        cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_decode_ksplit),
+        cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_tile_order),
+        cmocka_unit_test(test_no_skip),
+        cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_score_arith),
+        cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
