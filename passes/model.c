@@ -24,6 +24,12 @@ static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
  * of 16 rows or the warps' combine (2048 + 512 per 8 value columns), whichever is larger, then
  * the stages of a K and a V tile (rows padded by 8 elements). */
 enum { KS_BN = 64, KS_STAGES = 3, KS_THREADS = 128, KS_MIN_TILES = 4, KS_MAX_SPLITS = 64 };
+/* The time one key-split block takes per 64-key tile of K and V, whatever else runs (it waits on
+ * its own chain: copies, ldmatrix, mma, the softmax, one barrier a tile): measured on the H200
+ * (bench/results/2026-12-01-h200-decode: B1 H32 D128 unsplit, 32 blocks, 1073 GB/s at L32768 and
+ * 1040 at L8192: 33 GB/s, a 32 KiB tile per 0.99 us); other head dims are assumed to take the
+ * same time per tile; the other GPUs are assumed equal. */
+#define KS_TILE_US 1.0
 
 static int64_t ks_block_smem(int64_t d, int64_t dv) {
     int64_t dp = cdiv(d, 16) * 16, dvp = cdiv(dv, 16) * 16;
@@ -45,11 +51,13 @@ void pass_attention_split_price(const pass_gpu *gpu, int64_t nb, int64_t rows, i
     o->per_sm = per < 1 ? 1 : per;
     int64_t slots = (int64_t)gpu->sms * o->per_sm;
     int64_t resident = o->blocks < slots ? o->blocks : slots;
-    double inflight = (double)(KS_STAGES - 1) * KS_BN * (double)(d + dv) * e;
-    double sustain = (double)resident * inflight / (DRAM_LATENCY_US * 1e3);
-    o->bw_GBps = sustain < gpu->hbm_GBps ? sustain : gpu->hbm_GBps;
+    /* each resident block streams one tile of K and V per KS_TILE_US; the blocks' demand meets
+     * the HBM rate softly: bw = hbm (1 - exp(-demand / hbm)) */
+    double tile = (double)KS_BN * (double)(d + dv) * e;
+    double sustain = (double)resident * tile / (KS_TILE_US * 1e3);
+    o->bw_GBps = gpu->hbm_GBps * (1.0 - exp(-sustain / gpu->hbm_GBps));
     double waves = (double)o->blocks / (double)slots;
-    double tail = waves > 1 && sustain < gpu->hbm_GBps ? ceil(waves) / waves : 1.0;
+    double tail = waves > 1 ? ceil(waves) / waves : 1.0;
     o->mem_us = o->bw_GBps > 0 ? bytes / (o->bw_GBps * 1e3) * tail : 0;
     if (splits > 1) {
         o->scratch_bytes = (int64_t)splits * nb * rows * (dv + 2) * 4;

@@ -209,10 +209,10 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
  * attention.ksplit region: the keys cut into `splits` chunks of `chunk` keys (a multiple of the
  * 64-key tile), one block per (batch element, chunk) writing its partial max, sum and unnormalised
  * O (f32) to a scratch buffer of scratch_bytes, then a combine kernel. Its price (passes/model.c):
- * the blocks resident at once (per_sm from the block's shared memory) each keep (stages - 1) x 64
- * keys of K and V in flight at the DRAM's loaded latency (Little's law, at most the HBM rate; a
- * short last wave where that does not saturate), plus for splits > 1 the combine kernel's launch,
- * its dependent DRAM round trips and the scratch written and read once. */
+ * the blocks resident at once (per_sm from the block's shared memory) each stream one 64-key tile
+ * of K and V per measured tile time, a demand that meets the HBM rate softly (hbm (1 - e^(-demand
+ * / hbm))), a short last wave costs its whole wave, plus for splits > 1 the combine kernel's
+ * launch, its dependent DRAM round trips and the scratch written and read once. */
 typedef struct pass_attn_split {
     int splits;
     int64_t chunk;         /* keys per chunk */
