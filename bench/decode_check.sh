@@ -2,7 +2,7 @@
 # bench/decode_check.sh - decode attention (1-16 query rows against a long KV cache) on the GPU, in
 # one run, from the repository root with dist/ carried (tools/make-dist.sh):
 #
-#   bash bench/decode_check.sh            (BUDGET=S seconds, default 95; STEPS=verify,torch,time)
+#   bash bench/decode_check.sh            (BUDGET=S seconds, default 95; STEPS=verify,torch,time,ncu)
 #
 # 1. verify: split-KV ([attention.split_kv]) and unsplit decode at ragged sizes through
 #    `txc bench`, every output checked against the reference interpreter (cache lengths 1, 17,
@@ -12,15 +12,16 @@
 #    PyTorch's copy, in the same run;
 # 3. time: tx at B1 H32 L8192 and L32768, B8 H32 L32768, B4 GQA 32/8 L16384, B2 H32 T4 L32768
 #    (full caches; `txc bench --json`, its sampled check verifies each), the split shapes also
-#    with TX_ATTN_SPLITS=1 (what the split buys), B8 with TX_ATTN_KS_STAGES=2 (what the 3-stage
-#    ring buys) and with 2 chunks, B1 L32768 with 8 chunks (against the planner's choice);
-# 4. a summary table last: tx us, % of txc bench's measured copy, SDPA us, SDPA/tx.
+#    B1 L32768 with TX_ATTN_SPLITS=1 (what the split buys), other chunk counts beside the
+#    planner's (GQA 4, B1 16); then the rest of the verification;
+# 4. ncu of the B8 H32 L32768 kernel where time is left ($OUT/ncu-b8.txt);
+# 5. a summary table last: tx us, % of txc bench's measured copy, SDPA us, SDPA/tx.
 # Files in $OUT: verify.txt, tx_*.json, torch.json, summary.txt, log.txt. Exit 1 when a check failed.
 set -uo pipefail
 TXC=${TXC:-dist/bin/txc}
 X=${X:-bench/suite-extra}
 OUT=${OUT:-decode-out}
-STEPS=${STEPS:-verify,torch,time}
+STEPS=${STEPS:-verify,torch,time,ncu}
 BUDGET=${BUDGET:-95}
 PY=${PY:-$(command -v python3 || command -v python)}
 export PATH="$PATH:/usr/local/cuda/bin"
@@ -74,12 +75,9 @@ if has verify; then
   verify "" "$DEC" -D B=1 -D H=4 -D T=1 -D L=32773
   verify "" "$DEC" -D B=3 -D H=2 -D T=3 -D L=1000
   verify "" "$DEC" -D B=6 -D H=1 -D T=16 -D L=2048
-  verify "" "$GQA" -D B=1 -D T=2 -D L=8197
+  verify "" "$GQA" -D B=1 -D T=2 -D L=20000
   verify "" "$W/decode_f16.tx" -D B=3 -D H=2 -D T=4 -D L=1500
   verify "TX_ATTN_SPLITS=3" "$DEC" -D B=3 -D H=1 -D T=2 -D L=17
-  verify "TX_ATTN_SPLITS=3" "$DEC" -D B=3 -D H=2 -D T=5 -D L=1
-  verify "" "$DEC" -D B=5 -D H=3 -D T=1 -D L=1000
-  verify "" "$GQA" -D B=3 -D T=5 -D L=1000
 fi
 
 # the timed shapes: NAME FILE SIZES
@@ -111,15 +109,23 @@ if has time; then
     # shellcheck disable=SC2086
     tx_time "$name" "" "$f" $sizes
   done
-  tx_time b8h32l32k "TX_ATTN_KS_STAGES=2" "$DEC" -D B=8 -D H=32 -D T=1 -D L=32768
-  for s in "${SHAPES[@]}"; do
-    IFS='|' read -r name f sizes <<<"$s"
-    case "$name" in b8h32l32k) continue ;; esac
-    # shellcheck disable=SC2086
-    tx_time "$name" "TX_ATTN_SPLITS=1" "$f" $sizes
-  done
-  tx_time b1h32l32k "TX_ATTN_SPLITS=8" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
-  tx_time b8h32l32k "TX_ATTN_SPLITS=2" "$DEC" -D B=8 -D H=32 -D T=1 -D L=32768
+  tx_time b1h32l32k "TX_ATTN_SPLITS=1" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
+  tx_time gqa_b4l16k "TX_ATTN_SPLITS=4" "$GQA" -D B=4 -D T=1 -D L=16384
+  tx_time b1h32l8k "TX_ATTN_SPLITS=16" "$DEC" -D B=1 -D H=32 -D T=1 -D L=8192
+  tx_time b1h32l32k "TX_ATTN_SPLITS=16" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
+fi
+if has verify 12; then
+  verify "TX_ATTN_SPLITS=3" "$DEC" -D B=3 -D H=2 -D T=5 -D L=1
+  verify "" "$DEC" -D B=5 -D H=3 -D T=1 -D L=1000
+  verify "" "$GQA" -D B=3 -D T=5 -D L=1000
+fi
+# ncu of the B8 H32 L32768 kernel (what bounds the stream): $OUT/ncu-b8.txt
+if has ncu 25 && command -v ncu >/dev/null; then
+  lens 8 32768 "$W/len.npy" full
+  timeout $(( $(left) - 8 )) ncu --section SpeedOfLight --section MemoryWorkloadAnalysis --section SchedulerStats \
+    --section WarpStateStats --section Occupancy -k regex:_k0 -c 1 "$TXC" run "$DEC" --device=gpu --random-inputs=1 \
+    --input "len=$W/len.npy" -D B=8 -D H=32 -D T=1 -D L=32768 --output-dir "$W/o" >"$OUT/ncu-b8.txt" 2>&1 ||
+    log "ncu failed or ran out of time (see ncu-b8.txt)"
 fi
 
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
