@@ -12,16 +12,21 @@
 #             output against the reference) of the default kernel (pipelined + ping-pong) at
 #             D128 S4096, D64 S1024, causal, GQA;
 #   sdpa:     bench/fa3_torch.py (SDPA, the backend PyTorch picks; is_causal, enable_gqa);
-#   verify:   `txc bench` at ragged sizes (every output against the reference): causal S=1100,
-#             D64 S=1000, GQA S=1000, a length mask with a wholly masked row, D128 S=130 and 17,
-#             ALiBi, soft cap and sliding window S=1100, f16 S=130; skipping off; the plain loop;
-#   sanitize: compute-sanitizer racecheck, synccheck, memcheck of causal S=300, memcheck of D64;
+#   verify:   `txc bench` at ragged sizes (every output against the reference): D128 S=1000,
+#             D64 S=1000, causal S=1100, GQA S=1000, a length mask with a wholly masked row,
+#             D128 S=130 and 17, ALiBi, soft cap and sliding window S=1100, f16 S=130 (D64) and
+#             S=1000 (D128), B8 H32 S=130 D128 and S=200 D64 (about 4 work tiles per CTA: both
+#             Q buffers twice); skipping off; the plain loop; no ping-pong; the knobs of `tiles`;
+#   tiles:    the key tile (TX_ATTN_BN=128 / 176 at D128, 176 / 192 at D64) and one Q buffer
+#             (TX_ATTN_Q2=0 at D64) against the default, timed in the same run;
+#   sanitize: compute-sanitizer racecheck and synccheck of D128 (the wide tile) and causal S=300,
+#             memcheck of causal and of D64;
 #   time2:    causal with block skipping off (TX_ATTN_NO_SKIP=1: what skipping buys);
 #   ncu:      one launch of the D128 kernel: SpeedOfLight, WarpStateStats, the stall reasons;
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json,
 #   verify.txt, sanitize-*.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
-STEPS=${STEPS:-time,sdpa,verify,sanitize,time2,ncu}
+STEPS=${STEPS:-time,sdpa,verify,tiles,sanitize,time2,ncu}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup fa3_perf fa3perf-out 70 10
@@ -66,10 +71,9 @@ if has sdpa 25; then
   timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 if has verify; then
-  verify "" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
+  verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
-  verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  verify "" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
   verify "" "$A" -D B=1 -D H=3 -D S=130 -D D=128
 fi
 if has time; then
@@ -77,30 +81,48 @@ if has time; then
   tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
   tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
 fi
+if has tiles; then # the key tile and the second Q buffer against the default, same run
+  tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench d128_bn176 "TX_ATTN_BN=176" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64_bn192 "TX_ATTN_BN=192" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+fi
 if has verify; then
+  verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
+  verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
   verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$X/attn_window.tx" -D B=1 -D H=2 -D S=1100
   verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
+  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=128
   verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
+  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=128
+  verify "" "$A" -D B=8 -D H=32 -D S=200 -D D=64
   verify "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
   verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_PINGPONG=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_BN=176" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_BN=176" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
 fi
 if has sanitize 20; then
   CS=$(command -v compute-sanitizer || true)
   if [ -z "$CS" ]; then
     log "sanitize: compute-sanitizer not found"
   else
-    for c in "racecheck:$X/attn_causal.tx" "synccheck:$X/attn_causal.tx" "memcheck:$X/attn_causal.tx" "memcheck:$A"; do
-      tool=${c%%:*}; f=${c#*:}
-      [ "$(left)" -gt 10 ] || { log "skipped $tool $(basename "$f" .tx): out of time"; continue; }
-      sz="-D B=1 -D H=2 -D S=300"; case "$f" in */attention.tx) sz="-D B=1 -D H=2 -D S=200 -D D=64" ;; esac
+    for c in "racecheck:$A:128" "synccheck:$A:128" "racecheck:$X/attn_causal.tx:" "synccheck:$X/attn_causal.tx:" \
+             "memcheck:$X/attn_causal.tx:" "memcheck:$A:64"; do
+      tool=${c%%:*}; rest=${c#*:}; f=${rest%:*}; d=${rest##*:}
+      name=$tool-$(basename "$f" .tx)$d
+      [ "$(left)" -gt 10 ] || { log "skipped $name: out of time"; continue; }
+      sz="-D B=1 -D H=2 -D S=300"; [ -n "$d" ] && sz="-D B=1 -D H=2 -D S=300 -D D=$d"
       # shellcheck disable=SC2086
       timeout 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
-        --output-dir "$W/so" >"$OUT/sanitize-$tool-$(basename "$f" .tx).txt" 2>&1
+        --output-dir "$W/so" >"$OUT/sanitize-$name.txt" 2>&1
       rc=$?
-      summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$tool-$(basename "$f" .tx).txt" | tail -1)
-      if [ $rc -eq 0 ]; then log "ok    $tool $(basename "$f" .tx): $summ"; else fail=1; log "FAIL  $tool $(basename "$f" .tx) (rc $rc): $summ"; fi
+      summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$name.txt" | tail -1)
+      if [ $rc -eq 0 ]; then log "ok    $name: $summ"; else fail=1; log "FAIL  $name (rc $rc): $summ"; fi
     done
   fi
 fi
@@ -132,12 +154,16 @@ def fused(n):
 F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
 rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9x"),
         ("causal", FC, "sdpa_causal", ">= 1.0x"), ("gqa", FC, "sdpa_gqa", ">= 1.0x"),
-        ("causal_noskip", FC, "sdpa_causal", "-")]
+        ("causal_noskip", FC, "sdpa_causal", "-"),
+        ("d128_bn128", F128, "sdpa_d128", "TX_ATTN_BN=128"), ("d128_bn176", F128, "sdpa_d128", "TX_ATTN_BN=176"),
+        ("d64_q1", F64, "sdpa_d64", "TX_ATTN_Q2=0"), ("d64_bn176", F64, "sdpa_d64", "TX_ATTN_BN=176"),
+        ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192")]
 print("fa3_perf summary (%s; the default kernel: pipelined + ping-pong)" % th.get("device", "?"))
-print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target |")
+print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target / knob |")
 print("|---|---:|---:|---|---:|---:|---|")
 for n, fl, an, tg in rows:
     r = fused(n); t = r.get("graph_us")
+    if not t and n not in ("d128", "d64", "causal", "gqa"): continue
     sd = th.get(an); sd = sd * 1000 if sd else None
     print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (fl / t / 1e6) if t else "-",
           r.get("verified"), "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", tg))

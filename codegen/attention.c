@@ -938,20 +938,22 @@ void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi) {
     *hi = *lo + 1;
 }
 
-bool cg_attn_wg_plan_for(int64_t d, int64_t smem_max, cg_attn_wg_plan *p) {
+bool cg_attn_wg_plan_for(int64_t d, int bn, int64_t smem_max, cg_attn_wg_plan *p) {
     memset(p, 0, sizeof *p);
-    if (d != 64 && d != 128) return false;
-    p->d = (int)d, p->bm = 128, p->bn = 128;
+    if (bn == 0) bn = 128;
+    if ((d != 64 && d != 128) || bn % 16 || bn < 64 || bn > 256) return false;
+    p->d = (int)d, p->bm = 128, p->bn = bn;
     p->q_bytes = (int64_t)p->bm * d * 2;
     p->kv_bytes = (int64_t)p->bn * d * 2;
     p->stage_bytes = 2 * p->kv_bytes;
-    p->bar_bytes = 8 * (2 + 2 * CG_WG_MAX_STAGES);
+    p->bar_bytes = 8 * (2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES);
     int64_t fixed = 1024 /* alignment slack */ + p->q_bytes + p->bar_bytes;
     int64_t st = (smem_max - fixed) / p->stage_bytes;
     if (st > CG_ATTN_WG_MAX_STAGES) st = CG_ATTN_WG_MAX_STAGES;
     if (st < 2) return false;
     p->stages = (int)st;
-    p->smem_bytes = fixed + st * p->stage_bytes;
+    p->qbufs = fixed + p->q_bytes + st * p->stage_bytes <= smem_max ? 2 : 1;
+    p->smem_bytes = fixed + (p->qbufs - 1) * p->q_bytes + st * p->stage_bytes;
     return true;
 }
 
@@ -1134,7 +1136,7 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
         nd(g, am->v)->dtype != dt || am->pdt != dt)
         return false;
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, cg_mm_smem_limit(cx->target), p))
+    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, 0, cg_mm_smem_limit(cx->target), p))
         return false;
     return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
            cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
@@ -1161,7 +1163,7 @@ typedef struct attn_wgk {
     LLVMValueRef tm[3]; /* q, k, v tensor maps (the byval parameters) */
     cg_attn_wg_view vw[3];
     LLVMValueRef smem; /* i32 shared address of the Q tile (1024-aligned) */
-    LLVMValueRef bar;  /* i32 shared address of qfull, qempty, full[], empty[] */
+    LLVMValueRef bar;  /* i32 shared address of the barriers (cg_attn_wg_plan) */
     LLVMValueRef nq, ntiles;
     bool skip;         /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
     bool pipe;         /* the software-pipelined key loop (awg_keys; off: TX_ATTN_PIPELINE=0) */
@@ -1173,23 +1175,39 @@ typedef struct attn_wgk {
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
 
-static LLVMValueRef awg_qfull(cg_ctx *cx, const attn_wgk *k) {
-    (void)cx;
-    return k->bar;
+/* qfull[qb] (which 0: the producer's Q copies landed) or qempty[qb] (which 1: both consumers
+ * are done with the tile) of Q buffer qb (i32). */
+static LLVMValueRef awg_qbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb, int which) {
+    LLVMValueRef b0 = LLVMBuildAdd(cx->b, k->bar, i32c(cx, which * 8 * CG_ATTN_WG_QBUFS), "");
+    return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, qb, i32c(cx, 8), ""), "");
 }
-static LLVMValueRef awg_qempty(cg_ctx *cx, const attn_wgk *k) {
-    return LLVMBuildAdd(cx->b, k->bar, i32c(cx, 8), "");
-}
-/* full[s] (which 0) or empty[s] (which 1) of stage s (i32). */
+/* The barriers of a stage: K landed, V landed (one arrival with the bytes each), K read, V read
+ * (256 consumer arrivals each). S = Q K^T starts when K lands and frees K as soon as it
+ * completes; V is waited for only by O += P V. */
+enum { AWG_KFULL, AWG_VFULL, AWG_KEMPTY, AWG_VEMPTY };
+/* Barrier `which` (AWG_KFULL ...) of stage s (i32). */
 static LLVMValueRef awg_sbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
-    LLVMValueRef b0 = LLVMBuildAdd(cx->b, k->bar, i32c(cx, 16 + which * 8 * CG_WG_MAX_STAGES), "");
+    LLVMValueRef b0 = LLVMBuildAdd(
+        cx->b, k->bar, i32c(cx, 16 * CG_ATTN_WG_QBUFS + which * 8 * CG_ATTN_WG_MAX_STAGES), "");
     return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, s, i32c(cx, 8), ""), "");
+}
+/* Shared address of Q buffer qb (i32). */
+static LLVMValueRef awg_qsm(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb) {
+    return LLVMBuildAdd(cx->b, k->smem, LLVMBuildMul(cx->b, qb, i32c(cx, k->p.q_bytes), ""), "");
 }
 /* Shared address of the K (which 0) or V (1) tile of stage s. */
 static LLVMValueRef awg_kv(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
     LLVMValueRef off = LLVMBuildMul(cx->b, s, i32c(cx, k->p.stage_bytes), "");
-    off = LLVMBuildAdd(cx->b, off, i32c(cx, k->p.q_bytes + which * k->p.kv_bytes), "");
+    off = LLVMBuildAdd(cx->b, off,
+                       i32c(cx, k->p.qbufs * k->p.q_bytes + which * k->p.kv_bytes), "");
     return LLVMBuildAdd(cx->b, k->smem, off, "");
+}
+/* The Q buffer (i32) and its barriers' parity of the qit-th work tile (i32) of this CTA. */
+static void awg_qslot(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qit, LLVMValueRef *qb,
+                      LLVMValueRef *qpar) {
+    LLVMValueRef n = i32c(cx, k->p.qbufs);
+    *qb = LLVMBuildURem(cx->b, qit, n, "qb");
+    *qpar = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, qit, n, ""), i32c(cx, 1), "qpar");
 }
 
 static void awg_arrive(cg_ctx *cx, LLVMValueRef bar) {
@@ -1318,8 +1336,23 @@ static void awg_stage(cg_ctx *cx, const attn_wgk *k, LLVMValueRef it, LLVMValueR
     *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), i32c(cx, 1), "par");
 }
 
-/* The producer thread: per work tile waits until the consumers released the previous Q tile,
- * loads Q, then per live key tile waits for a free stage and loads K and V into it. */
+/* Loads operand o (1 K, 2 V) of the key tile at row j32 (i32) of the batch at map coordinate bc
+ * into ring step it's stage (i32): waits until the consumers freed it, arms its full barrier. */
+static void awg_load(cg_ctx *cx, const attn_wgk *k, int o, LLVMValueRef j32, LLVMValueRef bc,
+                     LLVMValueRef it) {
+    LLVMValueRef s, par;
+    awg_stage(cx, k, it, &s, &par);
+    int full = o == 1 ? AWG_KFULL : AWG_VFULL, empty = o == 1 ? AWG_KEMPTY : AWG_VEMPTY;
+    cg_wg_wait(cx, awg_sbar(cx, k, s, empty), LLVMBuildXor(cx->b, par, i32c(cx, 1), ""));
+    LLVMValueRef fb = awg_sbar(cx, k, s, full);
+    awg_expect(cx, fb, k->p.kv_bytes);
+    awg_copy(cx, k, o, k->p.bn, j32, bc, awg_kv(cx, k, s, o - 1), fb);
+}
+
+/* The producer thread. Per work tile: the first key tile's K (a stage the consumers free while
+ * they finish the previous tile), then, once the consumers released the tile's Q buffer (with
+ * two buffers: two work tiles ago), Q, then the first V and per further live key tile its K and
+ * V, each into the next stage as the consumers free it. */
 static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRef ncta) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
@@ -1329,19 +1362,28 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     awg_tile(a, k, t, &q0);
     LLVMValueRef pq = awg_batch(a, k, 0), pk = awg_batch(a, k, 1), pv = awg_batch(a, k, 2);
     awg_range(a, k, q0, &kb, &ke);
-    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
-    LLVMValueRef qpar = LLVMBuildAnd(b, qit, i32c(cx, 1), "");
-    cg_wg_wait(cx, awg_qempty(cx, k), LLVMBuildXor(b, qpar, i32c(cx, 1), ""));
-    awg_expect(cx, awg_qfull(cx, k), k->p.q_bytes);
-    awg_copy(cx, k, 0, k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, k->smem, awg_qfull(cx, k));
-    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "pj");
-    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
-    awg_stage(cx, k, it, &s, &par);
-    cg_wg_wait(cx, awg_sbar(cx, k, s, 1), LLVMBuildXor(b, par, i32c(cx, 1), ""));
-    LLVMValueRef fb = awg_sbar(cx, k, s, 0), j32 = LLVMBuildTrunc(b, j0, cx->i32, "");
-    awg_expect(cx, fb, k->p.stage_bytes);
-    awg_copy(cx, k, 1, k->p.bn, j32, pk, awg_kv(cx, k, s, 0), fb);
-    awg_copy(cx, k, 2, k->p.bn, j32, pv, awg_kv(cx, k, s, 1), fb);
+    LLVMValueRef live = LLVMBuildICmp(b, LLVMIntSLT, kb, ke, "live");
+    LLVMValueRef kb32 = LLVMBuildTrunc(b, kb, cx->i32, "");
+    LLVMBasicBlockRef e = cg_if_begin(cx, live);
+    awg_load(cx, k, 1, kb32, pk, LLVMBuildLoad2(b, cx->i32, itv, ""));
+    cg_if_end(cx, e);
+    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, ""), qb, qpar;
+    awg_qslot(cx, k, qit, &qb, &qpar);
+    cg_wg_wait(cx, awg_qbar(cx, k, qb, 1), LLVMBuildXor(b, qpar, i32c(cx, 1), ""));
+    LLVMValueRef qf = awg_qbar(cx, k, qb, 0);
+    awg_expect(cx, qf, k->p.q_bytes);
+    awg_copy(cx, k, 0, k->p.bm, LLVMBuildTrunc(b, q0, cx->i32, ""), pq, awg_qsm(cx, k, qb), qf);
+    e = cg_if_begin(cx, live);
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    awg_load(cx, k, 2, kb32, pv, it);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    cg_if_end(cx, e);
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, LLVMBuildAdd(b, kb, cg_i64(cx, k->p.bn), ""), ke,
+                                    cg_i64(cx, k->p.bn), "pj");
+    LLVMValueRef j32 = LLVMBuildTrunc(b, j0, cx->i32, "");
+    it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    awg_load(cx, k, 1, j32, pk, it);
+    awg_load(cx, k, 2, j32, pv, it);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
     cg_loop_end(cx, &jl);
     LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
@@ -1599,6 +1641,13 @@ static void awg_scores(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValu
     if (clean)
         for (unsigned c = 0; c < fp->ncond; c++)
             cx->subst[fp->cond[c]] = LLVMConstInt(cx->i1, 1, 0);
+    /* the key-bound mask as one i32 per tile: key col0 + o is live when o < lim */
+    LLVMValueRef lim = NULL;
+    if (!clean) {
+        LLVMValueRef r = imin(cx, imax(cx, LLVMBuildSub(b, a->d.Sk, col0, ""), cg_i64(cx, 0)),
+                              cg_i64(cx, k->p.bn));
+        lim = LLVMBuildTrunc(b, r, cx->i32, "lim");
+    }
     for (unsigned i = 0; i < NS; i++) {
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
         LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, 8 * (i / 4) + i % 2), "");
@@ -1608,18 +1657,22 @@ static void awg_scores(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValu
         while (LLVMIsASelectInst(v) && LLVMIsAConstantInt(LLVMGetOperand(v, 0)))
             v = LLVMGetOperand(v, LLVMConstIntGetZExtValue(LLVMGetOperand(v, 0)) ? 1 : 2);
         if (!clean)
-            v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, col, a->d.Sk, ""), v,
-                                cg_f32c(cx, -INFINITY), "");
+            v = LLVMBuildSelect(
+                b, LLVMBuildICmp(b, LLVMIntSLT, i32c(cx, 8 * (i / 4) + i % 2), lim, ""), v,
+                cg_f32c(cx, -INFINITY), "");
         s[i] = v;
     }
     for (unsigned c = 0; c < fp->ncond; c++) cx->subst[fp->cond[c]] = NULL;
 }
 
-/* The max (or the sum) of v[0..n) as a balanced tree. */
+/* The max (or the sum) of v[0..n) as a balanced tree (any n >= 1: an odd level's last value
+ * moves up as it is). */
 static LLVMValueRef awg_tree(cg_ctx *cx, LLVMValueRef *v, unsigned n, bool max) {
-    for (; n > 1; n = (n + 1) / 2)
+    for (; n > 1; n = (n + 1) / 2) {
         for (unsigned i = 0; i < n / 2; i++)
             v[i] = max ? fmaxnum(cx, v[2 * i], v[2 * i + 1]) : fadd(cx, v[2 * i], v[2 * i + 1]);
+        if (n % 2) v[n / 2] = v[n - 1];
+    }
     return v[0];
 }
 
@@ -1651,12 +1704,14 @@ static void awg_rowmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LL
     for (unsigned p = 0; p < NS / 2; p++) rv[p % 2][p / 2] = LLVMBuildBitCast(b, w[p], v2, "");
     for (int h = 0; h < 2; h++) {
         unsigned n = NS / 4;
-        for (; n > 1; n = (n + 1) / 2)
+        for (; n > 1; n = (n + 1) / 2) {
             for (unsigned i = 0; i < n / 2; i++) {
                 LLVMValueRef ab[2] = {rv[h][2 * i], rv[h][2 * i + 1]};
                 rv[h][i] = cg_call_intrinsic(
                     cx, bf ? "llvm.nvvm.fmax.bf16x2" : "llvm.nvvm.fmax.f16x2", false, ab, 2);
             }
+            if (n % 2) rv[h][n / 2] = rv[h][n - 1];
+        }
         LLVMValueRef e[2];
         for (unsigned j = 0; j < 2; j++)
             e[j] = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, rv[h][0], i32c(cx, j), ""), cx->f32,
@@ -1817,13 +1872,14 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     /* the first tile */
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
     awg_stage(cx, k, it, &st_, &par);
-    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_KFULL), par);
     for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
     awg_turn_wait(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
     awg_softmax(a, k, s, r0, rw, c0, kb, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pf[i], pv[i]);
@@ -1836,7 +1892,8 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     LLVMValueRef ps, ppar;
     awg_stage(cx, k, it, &st_, &par);
     awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
-    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_KFULL), par);
+    cg_wg_wait(cx, awg_sbar(cx, k, ps, AWG_VFULL), ppar);
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     for (unsigned i = 0; i < NS; i++) o[NO + i] = cg_f32c(cx, 0); /* S's zeros */
     for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
@@ -1847,6 +1904,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
     awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
     /* the softmax runs under the product; P's registers (the product's A operand) are written
      * only after it completes: the exponentiated scores pass through the wait */
     awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
@@ -1854,7 +1912,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO + NS, NULL, 0);
     LLVMValueRef pn[64];
     awg_pack(a, k, o + NO, pn);
-    awg_arrive(cx, awg_sbar(cx, k, ps, 1));
+    awg_arrive(cx, awg_sbar(cx, k, ps, AWG_VEMPTY));
     awg_rescale(cx, o, NO, alpha);
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
     for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pn[i], pv[i]);
@@ -1863,6 +1921,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     /* the last tile's product */
     it = LLVMBuildLoad2(b, cx->i32, itv, "");
     awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
+    cg_wg_wait(cx, awg_sbar(cx, k, ps, AWG_VFULL), ppar);
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
     awg_turn_wait(cx, k, wgc);
@@ -1870,7 +1929,7 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
     awg_turn_pass(cx, k, wgc);
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
-    awg_arrive(cx, awg_sbar(cx, k, ps, 1));
+    awg_arrive(cx, awg_sbar(cx, k, ps, AWG_VEMPTY));
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
     cg_if_end(cx, any);
 }
@@ -1890,19 +1949,21 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, k->p.bn), "cj");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
     awg_stage(cx, k, it, &st_, &par);
-    cg_wg_wait(cx, awg_sbar(cx, k, st_, 0), par);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_KFULL), par);
     for (unsigned i = 0; i < NS; i++) s[i] = cg_f32c(cx, 0);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", s, NS, NULL, 0);
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
     awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     awg_rescale(cx, o, NO, alpha);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_VFULL), par);
     awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO, pf, NP);
     awg_issue_pv(a, k, awg_kv(cx, k, st_, 1), pf, o);
     awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO, NULL, 0);
-    awg_arrive(cx, awg_sbar(cx, k, st_, 1));
+    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_VEMPTY));
     for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
     cg_loop_end(cx, &jl);
@@ -1997,7 +2058,7 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
                                     LLVMBuildUDiv(b, lane, i32c(cx, 4), ""), "");
     LLVMValueRef c0 = LLVMBuildZExt(
         b, LLVMBuildMul(b, LLVMBuildURem(b, lane, i32c(cx, 4), ""), i32c(cx, 2), ""), cx->i64, "");
-    LLVMValueRef sq = LLVMBuildAdd(b, k->smem, LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""), "");
+    LLVMValueRef wrows = LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""); /* in each Q box */
     LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, wgc, i32c(cx, 0), "");
     if (k->pingpong) { /* warpgroup 0 takes the first turn */
         LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildNot(b, first, ""));
@@ -2012,15 +2073,17 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     for (unsigned i = 0; i < NO; i++) st(cx, cg_f32c(cx, 0), ov[i]);
     for (int h = 0; h < 2; h++)
         st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
-    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, "");
-    cg_wg_wait(cx, awg_qfull(cx, k), LLVMBuildAnd(b, qit, i32c(cx, 1), ""));
+    LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, ""), qb, qpar;
+    awg_qslot(cx, k, qit, &qb, &qpar);
+    cg_wg_wait(cx, awg_qbar(cx, k, qb, 0), qpar);
+    LLVMValueRef sq = LLVMBuildAdd(b, awg_qsm(cx, k, qb), wrows, "sq");
     LLVMValueRef rw = LLVMBuildAdd(
         b, q0, LLVMBuildZExt(b, LLVMBuildMul(b, wgc, i32c(cx, 64), ""), cx->i64, ""), "rw");
     if (k->pipe)
         awg_keys(a, k, sq, r0, rw, c0, kb, ke, ov, pv, mv, lv, itv, wgc);
     else
         awg_keys_plain(a, k, sq, r0, rw, c0, kb, ke, ov, mv, lv, itv);
-    awg_arrive(cx, awg_qempty(cx, k));
+    awg_arrive(cx, awg_qbar(cx, k, qb, 1));
     LLVMBuildStore(b, LLVMBuildAdd(b, qit, i32c(cx, 1), ""), qtv);
     /* normalise and store */
     LLVMValueRef inv[2];
@@ -2049,16 +2112,18 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef tid = cg_thread_id(cx);
     k->smem = cg_wg_dyn_smem(cx);
-    k->bar = LLVMBuildAdd(b, k->smem, i32c(cx, k->p.q_bytes + k->p.stages * k->p.stage_bytes), "");
+    k->bar = LLVMBuildAdd(
+        b, k->smem, i32c(cx, k->p.qbufs * k->p.q_bytes + k->p.stages * k->p.stage_bytes), "");
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, i32c(cx, 0), ""));
-    LLVMValueRef bars[2 + 2 * CG_ATTN_WG_MAX_STAGES];
-    int cnt[2 + 2 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
-    bars[nbar] = awg_qfull(cx, k), cnt[nbar++] = 1;
-    bars[nbar] = awg_qempty(cx, k), cnt[nbar++] = 256;
-    for (int s = 0; s < k->p.stages; s++) {
-        bars[nbar] = awg_sbar(cx, k, i32c(cx, s), 0), cnt[nbar++] = 1;
-        bars[nbar] = awg_sbar(cx, k, i32c(cx, s), 1), cnt[nbar++] = 256;
+    LLVMValueRef bars[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES];
+    int cnt[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
+    for (int q = 0; q < k->p.qbufs; q++) {
+        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 0), cnt[nbar++] = 1;
+        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 1), cnt[nbar++] = 256;
     }
+    for (int s = 0; s < k->p.stages; s++)
+        for (int w = AWG_KFULL; w <= AWG_VEMPTY; w++)
+            bars[nbar] = awg_sbar(cx, k, i32c(cx, s), w), cnt[nbar++] = w <= AWG_VFULL ? 1 : 256;
     for (int i = 0; i < nbar; i++) {
         LLVMValueRef ia[2] = {LLVMBuildIntToPtr(b, bars[i], cx->sptr, ""), i32c(cx, cnt[i])};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
@@ -2100,7 +2165,7 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
 /* Emits the sm_90a kernel of an eligible region (cg_kernel_begin done with three tensor-map
  * parameters): the maps of the views vw[], the body, the geometry. False (reported) on failure. */
 static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
-                     const cg_attn_wg_plan *plan) {
+                     cg_attn_wg_plan *plan) {
     cg_ctx *cx = a->cx;
     const ir_graph *g = cx->g;
     const cg_attn_desc *d = &a->d;
@@ -2113,6 +2178,21 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", true);
     k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
     awg_fplan_for(a, &k, &k.fp);
+    /* wide key tiles (fewer softmax chains and turns per score) at d = 128 where F is the
+     * (scaled) product: no mask makes diagonal tiles and F's arithmetic needs no registers
+     * beside the wider S and P (TX_ATTN_BN=n: n keys per step, for benchmarks) */
+    cg_attn_wg_plan wide;
+    bool bare = a->am->scores == a->am->mm1 || k.fp.peel == a->am->scores;
+    int keys = bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
+    const char *ev = getenv("TX_ATTN_BN");
+    if (ev && atoi(ev) > 0) keys = atoi(ev);
+    if (keys != k.p.bn && cg_attn_wg_plan_for(k.p.d, keys, cg_mm_smem_limit(cx->target), &wide)) {
+        k.p = wide;
+        awg_fplan_for(a, &k, &k.fp);
+    }
+    if (k.p.qbufs == 2 && !attn_knob("TX_ATTN_Q2", true)) /* one Q buffer, for benchmarks */
+        k.p.qbufs = 1, k.p.smem_bytes -= k.p.q_bytes;
+    *plan = k.p;
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
     unsigned np = kr->nbufs + kr->nsyms;
@@ -2147,8 +2227,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s", k.p.bm, k.p.bn,
-             k.p.d, k.p.stages, k.skip ? "" : " noskip", k.pipe ? " pipe" : "",
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s", k.p.bm,
+             k.p.bn, k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip", k.pipe ? " pipe" : "",
              k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig");
     return true;
 }

@@ -118,7 +118,7 @@ typedef struct cg_kernel {
     unsigned cluster;
     unsigned ntmaps;
     cg_tmap *tmaps; /* parameters after the symbols */
-    char tmpl[48];  /* template and parameters ("" for the generic emitters) */
+    char tmpl[64];  /* template and parameters ("" for the generic emitters) */
     /* The planner's FLOPs of its region (pass_region_flops; 0 for an output
      * copy), symbolic; the manifest carries it for the runtime. */
     ir_poly flops;

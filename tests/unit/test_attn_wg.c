@@ -91,25 +91,53 @@ static void test_plan(void **state) {
     (void)state;
     int64_t smem = 227 * 1024;
     cg_attn_wg_plan p;
-    assert_true(cg_attn_wg_plan_for(128, smem, &p));
+    assert_true(cg_attn_wg_plan_for(128, 0, smem, &p));
     assert_int_equal(p.bm, 128);
     assert_int_equal(p.bn, 128);
     assert_int_equal(p.stages, 3);
+    assert_int_equal(p.qbufs, 1); /* a second Q tile does not fit beside 3 stages */
     assert_int_equal(p.q_bytes, 128 * 128 * 2);
     assert_int_equal(p.stage_bytes, 2 * 128 * 128 * 2);
     assert_true(p.smem_bytes <= smem);
+    assert_int_equal(p.bar_bytes, 8 * (2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES));
     assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 3 * p.stage_bytes + p.bar_bytes);
-    assert_true(cg_attn_wg_plan_for(64, smem, &p));
+    assert_true(cg_attn_wg_plan_for(64, 0, smem, &p));
     assert_int_equal(p.stages, CG_ATTN_WG_MAX_STAGES);
+    assert_int_equal(p.qbufs, 2);
+    assert_int_equal(p.smem_bytes, 1024 + 2 * p.q_bytes + p.stages * p.stage_bytes + p.bar_bytes);
     assert_true(p.smem_bytes <= smem);
     /* every box (64 columns x rows, 128-byte rows) starts on a 1024-byte swizzle atom */
     assert_int_equal(p.q_bytes % 1024, 0);
     assert_int_equal(p.kv_bytes % 1024, 0);
     assert_int_equal((p.bm * 128) % 1024, 0);
     assert_int_equal((p.bn * 128) % 1024, 0);
-    assert_false(cg_attn_wg_plan_for(96, smem, &p));
-    assert_false(cg_attn_wg_plan_for(256, smem, &p));
-    assert_false(cg_attn_wg_plan_for(128, 100 * 1024, &p));
+    /* the wide key tile at d = 128: 2 stages, and a second Q tile beside them */
+    assert_true(cg_attn_wg_plan_for(128, CG_ATTN_WG_WIDE_BN, smem, &p));
+    assert_int_equal(p.bn, CG_ATTN_WG_WIDE_BN);
+    assert_int_equal(p.kv_bytes, (int64_t)CG_ATTN_WG_WIDE_BN * 128 * 2);
+    assert_int_equal(p.stages, 2);
+    assert_int_equal(p.qbufs, 2);
+    assert_true(p.smem_bytes <= smem);
+    assert_int_equal((p.bn * 128) % 1024, 0);
+    assert_true(cg_attn_wg_plan_for(128, 176, smem, &p)); /* FA3's: no room for a second Q */
+    assert_int_equal(p.stages, 2);
+    assert_int_equal(p.qbufs, 1);
+    assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 2 * p.stage_bytes + p.bar_bytes);
+    assert_true(p.smem_bytes <= smem);
+    assert_false(cg_attn_wg_plan_for(128, 100, smem, &p)); /* not a multiple of 16 */
+    assert_false(cg_attn_wg_plan_for(128, 48, smem, &p));
+    assert_false(cg_attn_wg_plan_for(64, 272, smem, &p));
+    assert_false(cg_attn_wg_plan_for(128, 256, smem, &p)); /* two stages do not fit */
+    assert_false(cg_attn_wg_plan_for(96, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(256, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(128, 0, 100 * 1024, &p));
+}
+
+/* Occurrences of s in text. */
+static unsigned count(const char *text, const char *s) {
+    unsigned n = 0;
+    for (const char *at = strstr(text, s); at; at = strstr(at + 1, s)) n++;
+    return n;
 }
 
 /* ---- compiled programs --------------------------------------------------- */
@@ -163,7 +191,10 @@ static void test_manifest(void **state) {
     ir_graph *g;
     cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, defs, 2, &g);
     const cg_kernel *k = tk_region_kernel(p);
-    assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws 128x128 d128"));
+    /* no position-only mask: the wide key tile, two stages, two Q tiles */
+    char want[64];
+    snprintf(want, sizeof want, "fa3-wgmma-tma-ws 128x%d d128 s2 q2 pipe", CG_ATTN_WG_WIDE_BN);
+    assert_non_null(strstr(k->tmpl, want));
     assert_int_equal(k->ntmaps, 3);
     assert_int_equal(k->block[0], 384);
     assert_int_equal(k->persist, CG_WG_SMS);
@@ -175,7 +206,7 @@ static void test_manifest(void **state) {
         assert_int_equal(tm->dim[0], 128);
         assert_true(IR_DIM_IS_SYM(tm->dim[1]));
         assert_int_equal(tm->box[0], 64);
-        assert_int_equal(tm->box[1], 128);
+        assert_int_equal(tm->box[1], i == 0 ? 128 : CG_ATTN_WG_WIDE_BN);
         assert_int_equal(tm->box[2], 1);
         assert_int_equal(tm->outer.rank, 2);
         assert_int_equal(tm->outer.dim[1], 12);
@@ -183,7 +214,12 @@ static void test_manifest(void **state) {
     }
     const char *ptx = cg_program_ptx(p, NULL);
     assert_non_null(strstr(ptx, "cp.async.bulk.tensor.3d"));
-    assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16"));
+    snprintf(want, sizeof want, "wgmma.mma_async.sync.aligned.m64n%dk16.f32.bf16.bf16",
+             CG_ATTN_WG_WIDE_BN);
+    assert_non_null(strstr(ptx, want)); /* S = Q K^T */
+    assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")); /* P V */
+    /* the barriers: qfull and qempty per Q tile, kfull, vfull, kempty, vempty per stage */
+    assert_int_equal(count(ptx, "mbarrier.init.shared"), 2 * 2 + 4 * 2);
     assert_non_null(strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240"));
     assert_null(strstr(ptx, ".local"));
     /* the runtime plan at B = 3, S = 1000: maps {128, 1000, 36}; 8 x 36 tiles fill the SMs */
@@ -616,37 +652,36 @@ static void test_no_skip(void **state) {
     cg_program_free(p);
 }
 
-/* Occurrences of s in text. */
-static unsigned count(const char *text, const char *s) {
-    unsigned n = 0;
-    for (const char *at = strstr(text, s); at; at = strstr(at + 1, s)) n++;
-    return n;
-}
-
 /* The consumer's arithmetic per score (docs/codegen-attention.md): in the plain D128 kernel
- * (TX_ATTN_PIPELINE=0: 64 scores and 64 outputs per thread, the scale 0.125) every 16-bit
- * convert is paired: 32 to round the products, 32 to pack P, 32 to store O; one ex2 per score
- * plus one per row for alpha; the scale and log2(e) in one FFMA per score (0.125 log2(e) =
- * 0x3E38AA3B its multiplier), never a multiply by the scale; the O rescale behind a warp vote.
- * The default pipelined loop has the same softmax twice (the first tile and the steady state).
- * f16 pairs the same way. */
+ * (TX_ATTN_PIPELINE=0: NS = bn / 2 scores and 64 outputs per thread, the scale 0.125) every
+ * 16-bit convert is paired: NS / 2 to round the products, NS / 2 to pack P, 32 to store O; one
+ * ex2 per score plus one per row for alpha; the scale and log2(e) in one FFMA per score (0.125
+ * log2(e) = 0x3E38AA3B its multiplier), never a multiply by the scale; the O rescale behind a
+ * warp vote. The default pipelined loop has the same softmax twice (the first tile and the
+ * steady state). f16 pairs the same way; so do the wide key tile and the 128-key one. */
 static void test_score_arith(void **state) {
     (void)state;
     fe_define d128[2] = {{"D", 128}, {"S", 4096}};
-    for (int c = 0; c < 4; c++) {
-        bool half = c & 1, plain = c < 2;
+    for (int c = 0; c < 8; c++) {
+        bool half = c & 1, plain = c & 2, narrow = c & 4;
         unsigned n = plain ? 1 : 2; /* copies of the softmax */
         if (plain) setenv("TX_ATTN_PIPELINE", "0", 1);
+        if (narrow) setenv("TX_ATTN_BN", "128", 1);
         cg_program *p = tk_compile_src(half ? SRC_F16 : SRC_PLAIN, CG_SM90A, d128, 2, NULL);
         unsetenv("TX_ATTN_PIPELINE");
+        unsetenv("TX_ATTN_BN");
+        int bm = 0, bn = 0;
+        assert_int_equal(sscanf(tk_region_kernel(p)->tmpl, "fa3-wgmma-tma-ws %dx%d", &bm, &bn), 2);
+        assert_int_equal(bn, narrow ? 128 : CG_ATTN_WG_WIDE_BN);
+        unsigned ns = (unsigned)bn / 2;
         const char *ptx = cg_program_ptx(p, NULL);
         const char *pair = half ? "cvt.rn.f16x2.f32" : "cvt.rn.bf16x2.f32";
         const char *one = half ? "cvt.rn.f16.f32" : "cvt.rn.bf16.f32";
-        assert_int_equal(count(ptx, pair), 64 * n + 32);
+        assert_int_equal(count(ptx, pair), ns * n + 32);
         assert_int_equal(count(ptx, one), 0);
-        assert_int_equal(count(ptx, "ex2.approx"), 66 * n);
-        assert_int_equal(count(ptx, "fma.rn.f32"), 64 * n);
-        assert_int_equal(count(ptx, "0f3E38AA3B,"), 64 * n);
+        assert_int_equal(count(ptx, "ex2.approx"), (ns + 2) * n);
+        assert_int_equal(count(ptx, "fma.rn.f32"), ns * n);
+        assert_int_equal(count(ptx, "0f3E38AA3B,"), ns * n);
         assert_int_equal(count(ptx, "0f3E000000"), 0);
         assert_int_equal(count(ptx, "vote.sync.any"), 1);
         cg_program_free(p);
@@ -657,9 +692,10 @@ static void test_score_arith(void **state) {
     cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
     unsetenv("TX_ATTN_PIPELINE");
     const char *ptx = cg_program_ptx(p, NULL);
-    assert_int_equal(count(ptx, "ex2.approx"), 66);
-    assert_int_equal(count(ptx, "fma.rn.f32"), 64);
-    assert_true(count(ptx, "0fFF800000,") >= 64);
+    unsigned ns = CG_ATTN_WG_WIDE_BN / 2;
+    assert_int_equal(count(ptx, "ex2.approx"), ns + 2);
+    assert_int_equal(count(ptx, "fma.rn.f32"), ns);
+    assert_true(count(ptx, "0fFF800000,") >= ns);
     cg_program_free(p);
 }
 
@@ -677,8 +713,11 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int
     cg_program_free(p);
     if (rc == -1) skip();
     assert_int_equal(rc, 0);
-    if (st.warning[0]) fail_msg("ptxas: %s", st.warning);
-    if (st.spill > max_spill) fail_msg("ptxas: %d bytes of spill stores", st.spill);
+    const char *bn = getenv("TX_ATTN_BN");
+    if (st.warning[0]) fail_msg("ptxas: %s (%.60s, TX_ATTN_BN %s)", st.warning, src, bn ? bn : "-");
+    if (st.spill > max_spill)
+        fail_msg("ptxas: %d bytes of spill stores (%.60s, TX_ATTN_BN %s)", st.spill, src,
+                 bn ? bn : "-");
     assert_int_equal(st.regs, 168);
 }
 
@@ -715,6 +754,12 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_GQA, NULL, 0, 64);
     ptxas_check(SRC_ALIBI, NULL, 0, 64);
     ptxas_check(SRC_SPLIT, NULL, 0, 64);
+    setenv("TX_ATTN_BN", "128", 1); /* the 128-key tile where the wide one is the default */
+    ptxas_check(SRC_PLAIN, d128, 1, 0);
+    ptxas_check(SRC_F16, d128, 1, 0);
+    setenv("TX_ATTN_BN", "160", 1); /* and the wide one at d = 64 */
+    ptxas_check(SRC_PLAIN, d64, 3, 0);
+    unsetenv("TX_ATTN_BN");
     setenv("TX_ATTN_PINGPONG", "0", 1); /* the knobs' loops */
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
