@@ -43,7 +43,7 @@ tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (
 tbench() { # NAME "ENV" FILE SIZES...: txc bench --json under ENV
   local n=$1 cfg=$2 f=$3; shift 3
   # shellcheck disable=SC2086
-  if env $cfg timeout 60 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+  if env $cfg timeout 30 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
     log "timed $n [$cfg] ($*) [$(tmpl "$cfg" "$f" "$@")]"
   else
     fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
@@ -55,7 +55,7 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
   local extra=()
   case "$f" in *lens*) extra=(--input "len=$W/len.npy") ;; esac
   # shellcheck disable=SC2086
-  if env $cfg timeout 40 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "${extra[@]}" "$@" >"$W/v.txt" 2>&1 &&
+  if env $cfg timeout 25 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "${extra[@]}" "$@" >"$W/v.txt" 2>&1 &&
      grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
     echo "ok    [$cfg] $(basename "$f" .tx) $*" | tee -a "$OUT/verify.txt"
   else
@@ -64,6 +64,9 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
   cat "$W/v.txt" >>"$LOG"
 }
 
+if has verify; then # first: a kernel that hangs costs its timeout only
+  verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+fi
 if has time; then
   tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
 fi
@@ -71,7 +74,6 @@ if has sdpa 25; then
   timeout 40 "$PY" bench/fa3_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "fa3_torch.py failed (see log.txt)"
 fi
 if has verify; then
-  verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "" "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
   verify "" "$A" -D B=1 -D H=3 -D S=130 -D D=128
