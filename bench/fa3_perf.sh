@@ -17,8 +17,8 @@
 #             D128 S=130 and 17, ALiBi, soft cap and sliding window S=1100, f16 S=130 (D64) and
 #             S=1000 (D128), B8 H32 S=130 D128 and S=200 D64 (about 4 work tiles per CTA: both
 #             Q buffers twice); skipping off; the plain loop; no ping-pong; the knobs of `tiles`;
-#   tiles:    the key tile (TX_ATTN_BN=128 / 176 at D128, 176 / 192 at D64) and one Q buffer
-#             (TX_ATTN_Q2=0 at D64) against the default, timed in the same run;
+#   tiles:    the key tile (TX_ATTN_BN=128 at D128, 176 / 192 at D64), one Q buffer (TX_ATTN_Q2=0
+#             at D64) and no ping-pong (TX_ATTN_PINGPONG=0) against the default, same run;
 #   sanitize: compute-sanitizer racecheck and synccheck of D128 (the wide tile) and causal S=300,
 #             memcheck of causal and of D64;
 #   time2:    causal with block skipping off (TX_ATTN_NO_SKIP=1: what skipping buys);
@@ -87,7 +87,8 @@ if has tiles; then # the key tile and the second Q buffer against the default, s
   tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d128_bn176 "TX_ATTN_BN=176" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench d128_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tbench d64_bn192 "TX_ATTN_BN=192" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
 fi
 if has verify; then
@@ -104,8 +105,9 @@ if has verify; then
   verify "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
   verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "TX_ATTN_PINGPONG=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "TX_ATTN_BN=176" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_BN=128" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   verify "TX_ATTN_BN=176" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_BN=192" "$A" -D B=8 -D H=32 -D S=200 -D D=64
   verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
 fi
 if has sanitize 20; then
@@ -157,9 +159,9 @@ F128, F64, FC = 4*4*32*4096*4096*128, 4*8*12*1024*1024*64, 2*4*32*4096*4096*128
 rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9x"),
         ("causal", FC, "sdpa_causal", ">= 1.0x"), ("gqa", FC, "sdpa_gqa", ">= 1.0x"),
         ("causal_noskip", FC, "sdpa_causal", "-"),
-        ("d128_bn128", F128, "sdpa_d128", "TX_ATTN_BN=128"), ("d128_bn176", F128, "sdpa_d128", "TX_ATTN_BN=176"),
+        ("d128_bn128", F128, "sdpa_d128", "TX_ATTN_BN=128"), ("d128_nopp", F128, "sdpa_d128", "TX_ATTN_PINGPONG=0"),
         ("d64_q1", F64, "sdpa_d64", "TX_ATTN_Q2=0"), ("d64_bn176", F64, "sdpa_d64", "TX_ATTN_BN=176"),
-        ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192")]
+        ("d64_nopp", F64, "sdpa_d64", "TX_ATTN_PINGPONG=0"), ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192")]
 print("fa3_perf summary (%s; the default kernel: pipelined + ping-pong)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target / knob |")
 print("|---|---:|---:|---|---:|---:|---|")

@@ -1685,12 +1685,12 @@ static LLVMValueRef awg_ex2(cg_ctx *cx, LLVMValueRef x) {
  * scale in a clean tile), from their 16-bit pairs w with max.bf16x2 / max.f16x2 (half the
  * instructions: a 16-bit max of rounded values is exact). */
 static void awg_rowmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVMValueRef *x,
-                       const LLVMValueRef *w, LLVMValueRef *mx) {
+                       const LLVMValueRef *w, bool branch, LLVMValueRef *mx) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2;
     /* (the pipelined loop with a clean/masked branch has no registers for the pairs as well) */
-    bool same = w[0] != NULL && (k->fp.always_clean || !k->pipe);
+    bool same = w[0] != NULL && (!branch || !k->pipe);
     for (unsigned i = 0; i < NS && same; i++) same = s[i] == x[i];
     LLVMValueRef rv[2][64];
     if (!same) {
@@ -1720,12 +1720,16 @@ static void awg_rowmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LL
     }
 }
 
+/* Which copy of the score arithmetic a key tile takes: chosen per tile (awg_clean), or known. */
+enum { AWG_DECIDE = -1, AWG_MASKED = 0, AWG_CLEAN = 1 };
+
 /* F, the masks and the online softmax of one key tile's scores s (rows r0 + 8h of this thread,
- * keys j0 + c0 + 8 (i/4) + i%2; rw: the warpgroup's first row): s becomes exp(F - m) in place,
- * the running max mv (of F') and sum lv are updated, alpha[2] gets the rescale factors. */
+ * keys j0 + c0 + 8 (i/4) + i%2; rw: the warpgroup's first row; want: AWG_DECIDE or the copy the
+ * caller knows the tile needs): s becomes exp(F - m) in place, the running max mv (of F') and
+ * sum lv are updated, alpha[2] gets the rescale factors. */
 static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef r0,
-                        LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, LLVMValueRef *mv,
-                        LLVMValueRef *lv, LLVMValueRef *alpha) {
+                        LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, int want,
+                        LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef *alpha) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2;
@@ -1733,10 +1737,12 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
     awg_round(a, k, s, w);
     memcpy(x, s, NS * sizeof *s);
     LLVMValueRef col0 = LLVMBuildAdd(b, j0, c0, "");
-    LLVMValueRef clean = awg_clean(a, k, rw, j0);
-    if (LLVMIsAConstantInt(clean) && LLVMConstIntGetZExtValue(clean)) {
-        awg_scores(a, k, s, r0, col0, true);
-        awg_rowmax(a, k, s, x, w, rmx);
+    LLVMValueRef clean =
+        want == AWG_DECIDE ? awg_clean(a, k, rw, j0) : LLVMConstInt(cx->i1, want == AWG_CLEAN, 0);
+    if (LLVMIsAConstantInt(clean)) {
+        bool c = LLVMConstIntGetZExtValue(clean) != 0;
+        awg_scores(a, k, s, r0, col0, c);
+        awg_rowmax(a, k, s, x, w, false, rmx);
     } else {
         LLVMValueRef sc[128], sm[128], mc[2], mm[2];
         memcpy(sc, s, NS * sizeof *s), memcpy(sm, s, NS * sizeof *s);
@@ -1746,12 +1752,12 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         LLVMBuildCondBr(b, clean, bc, bm);
         LLVMPositionBuilderAtEnd(b, bc);
         awg_scores(a, k, sc, r0, col0, true);
-        awg_rowmax(a, k, sc, x, w, mc);
+        awg_rowmax(a, k, sc, x, w, true, mc);
         LLVMBasicBlockRef ec = LLVMGetInsertBlock(b);
         LLVMBuildBr(b, bj);
         LLVMPositionBuilderAtEnd(b, bm);
         awg_scores(a, k, sm, r0, col0, false);
-        awg_rowmax(a, k, sm, x, w, mm);
+        awg_rowmax(a, k, sm, x, w, true, mm);
         LLVMBasicBlockRef em = LLVMGetInsertBlock(b);
         LLVMBuildBr(b, bj);
         LLVMPositionBuilderAtEnd(b, bj);
@@ -1853,6 +1859,50 @@ static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
     cg_wg_asm(cx, NULL, "bar.arrive $0, 256;", "r,~{memory}", &id, 1);
 }
 
+/* One step of awg_keys' steady state at key tile j0 (want: awg_softmax's): issue S_j = Q K_j
+ * and O += P_{j-1} V_{j-1}, wait for S_j, free K_j, softmax (P_j, alpha_j) under the product,
+ * wait for it, free V_{j-1}, O *= alpha_j. */
+static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
+                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, int want,
+                     LLVMValueRef *ov, LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv,
+                     LLVMValueRef itv, LLVMValueRef wgc) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
+    LLVMValueRef s[128], o[256], pf[64], alpha[2], st_, par;
+    char tied[2048];
+    cg_wg_tied(tied, sizeof tied, NS, "");
+    LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
+    LLVMValueRef ps, ppar;
+    awg_stage(cx, k, it, &st_, &par);
+    awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
+    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_KFULL), par);
+    cg_wg_wait(cx, awg_sbar(cx, k, ps, AWG_VFULL), ppar);
+    for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
+    for (unsigned i = 0; i < NS; i++) o[NO + i] = cg_f32c(cx, 0); /* S's zeros */
+    for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
+    awg_turn_wait(cx, k, wgc);
+    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO + NS, pf, NP);
+    for (unsigned i = 0; i < NS; i++) s[i] = o[NO + i];
+    awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
+    awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
+    awg_turn_pass(cx, k, wgc);
+    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
+    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
+    /* the softmax runs under the product; P's registers (the product's A operand) are written
+     * only after it completes: the exponentiated scores pass through the wait */
+    awg_softmax(a, k, s, r0, rw, c0, j0, want, mv, lv, alpha);
+    for (unsigned i = 0; i < NS; i++) o[NO + i] = s[i];
+    awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO + NS, NULL, 0);
+    LLVMValueRef pn[64];
+    awg_pack(a, k, o + NO, pn);
+    awg_arrive(cx, awg_sbar(cx, k, ps, AWG_VEMPTY));
+    awg_rescale(cx, o, NO, alpha);
+    for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
+    for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pn[i], pv[i]);
+    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+}
+
 /* The key loop of a consumer warpgroup over [kb, ke), software-pipelined so that the softmax
  * of tile j runs while the tensor cores compute P_{j-1} V_{j-1}: the first tile's S and
  * softmax; then per tile: issue S_j = Q K_j and O += P_{j-1} V_{j-1}, wait for S_j, softmax
@@ -1880,45 +1930,32 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
     awg_turn_pass(cx, k, wgc);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
-    awg_softmax(a, k, s, r0, rw, c0, kb, mv, lv, alpha);
+    awg_softmax(a, k, s, r0, rw, c0, kb, AWG_DECIDE, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pf[i], pv[i]);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
-    /* the steady state */
+    /* the steady state: with F's only mask the key bound (no position-only condition), every
+     * tile but a partial last one is clean: a loop over those without the per-tile branch, then
+     * the last one masked */
+    LLVMValueRef bn = cg_i64(cx, k->p.bn), kc = ke;
+    bool split = k->fp.ncond == 0 && !k->fp.always_clean;
+    if (split)
+        kc = LLVMBuildAdd(
+            b, kb, LLVMBuildMul(b, LLVMBuildSDiv(b, LLVMBuildSub(b, ke, kb, ""), bn, ""), bn, ""),
+            "kc");
     cg_loop jl;
-    LLVMValueRef j0 = cg_loop_begin(cx, &jl, LLVMBuildAdd(b, kb, cg_i64(cx, k->p.bn), ""), ke,
-                                    cg_i64(cx, k->p.bn), "cj");
-    it = LLVMBuildLoad2(b, cx->i32, itv, "");
-    LLVMValueRef ps, ppar;
-    awg_stage(cx, k, it, &st_, &par);
-    awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
-    cg_wg_wait(cx, awg_sbar(cx, k, st_, AWG_KFULL), par);
-    cg_wg_wait(cx, awg_sbar(cx, k, ps, AWG_VFULL), ppar);
-    for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
-    for (unsigned i = 0; i < NS; i++) o[NO + i] = cg_f32c(cx, 0); /* S's zeros */
-    for (unsigned i = 0; i < NP; i++) pf[i] = LLVMBuildLoad2(b, cx->i32, pv[i], "");
-    awg_turn_wait(cx, k, wgc);
-    awg_tied_asm(cx, "wgmma.fence.sync.aligned;", o, NO + NS, pf, NP);
-    for (unsigned i = 0; i < NS; i++) s[i] = o[NO + i];
-    awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
-    awg_issue_pv(a, k, awg_kv(cx, k, ps, 1), pf, o);
-    awg_turn_pass(cx, k, wgc);
-    cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 1;", tied, NULL, 0);
-    awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
-    /* the softmax runs under the product; P's registers (the product's A operand) are written
-     * only after it completes: the exponentiated scores pass through the wait */
-    awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
-    for (unsigned i = 0; i < NS; i++) o[NO + i] = s[i];
-    awg_tied_asm(cx, "wgmma.wait_group.sync.aligned 0;", o, NO + NS, NULL, 0);
-    LLVMValueRef pn[64];
-    awg_pack(a, k, o + NO, pn);
-    awg_arrive(cx, awg_sbar(cx, k, ps, AWG_VEMPTY));
-    awg_rescale(cx, o, NO, alpha);
-    for (unsigned i = 0; i < NO; i++) st(cx, o[i], ov[i]);
-    for (unsigned i = 0; i < NP; i++) LLVMBuildStore(b, pn[i], pv[i]);
-    LLVMBuildStore(b, LLVMBuildAdd(b, it, i32c(cx, 1), ""), itv);
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, LLVMBuildAdd(b, kb, bn, ""), kc, bn, "cj");
+    awg_step(a, k, sq, r0, rw, c0, j0, split ? AWG_CLEAN : AWG_DECIDE, ov, pv, mv, lv, itv, wgc);
     cg_loop_end(cx, &jl);
+    if (split) {
+        LLVMValueRef last = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGT, kc, kb, ""),
+                                         LLVMBuildICmp(b, LLVMIntSLT, kc, ke, ""), "");
+        LLVMBasicBlockRef e = cg_if_begin(cx, last);
+        awg_step(a, k, sq, r0, rw, c0, kc, AWG_MASKED, ov, pv, mv, lv, itv, wgc);
+        cg_if_end(cx, e);
+    }
     /* the last tile's product */
+    LLVMValueRef ps, ppar;
     it = LLVMBuildLoad2(b, cx->i32, itv, "");
     awg_stage(cx, k, LLVMBuildSub(b, it, i32c(cx, 1), ""), &ps, &ppar);
     cg_wg_wait(cx, awg_sbar(cx, k, ps, AWG_VFULL), ppar);
@@ -1955,7 +1992,7 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
     awg_issue_qk(a, k, sq, awg_kv(cx, k, st_, 0), s);
     cg_wg_acc_asm(cx, s, NS, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     awg_arrive(cx, awg_sbar(cx, k, st_, AWG_KEMPTY));
-    awg_softmax(a, k, s, r0, rw, c0, j0, mv, lv, alpha);
+    awg_softmax(a, k, s, r0, rw, c0, j0, AWG_DECIDE, mv, lv, alpha);
     awg_pack(a, k, s, pf);
     for (unsigned i = 0; i < NO; i++) o[i] = ld(cx, ov[i]);
     awg_rescale(cx, o, NO, alpha);
