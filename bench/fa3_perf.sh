@@ -18,7 +18,8 @@
 #             S=1000 (D128), B8 H32 S=130 D128 and S=200 D64 (about 4 work tiles per CTA: both
 #             Q buffers twice); skipping off; the plain loop; no ping-pong; the knobs of `tiles`;
 #   tiles:    the key tile (TX_ATTN_BN=128 at D128, 176 / 192 at D64), one Q buffer (TX_ATTN_Q2=0
-#             at D64) and no ping-pong (TX_ATTN_PINGPONG=0) against the default, same run;
+#             at D64), no ping-pong (TX_ATTN_PINGPONG=0) and three consumer warpgroups (192 query
+#             rows, TX_ATTN_WG3=1 at D64) against the default, same run;
 #   sanitize: compute-sanitizer racecheck and synccheck of D128 (the wide tile) and causal S=300,
 #             memcheck of causal and of D64;
 #   time2:    causal with block skipping off (TX_ATTN_NO_SKIP=1: what skipping buys);
@@ -85,6 +86,7 @@ if has time; then
 fi
 if has tiles; then # the key tile and the second Q buffer against the default, same run
   tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  tbench d64_wg3 "TX_ATTN_WG3=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
@@ -109,6 +111,9 @@ if has verify; then
   verify "TX_ATTN_BN=176" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "TX_ATTN_BN=192" "$A" -D B=8 -D H=32 -D S=200 -D D=64
   verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_WG3=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_WG3=1" "$A" -D B=8 -D H=32 -D S=200 -D D=64
+  verify "TX_ATTN_WG3=1" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
 fi
 if has sanitize 20; then
   CS=$(command -v compute-sanitizer || true)
@@ -116,13 +121,14 @@ if has sanitize 20; then
     log "sanitize: compute-sanitizer not found"
   else
     for c in "racecheck:$A:128" "synccheck:$A:128" "racecheck:$X/attn_causal.tx:" "synccheck:$X/attn_causal.tx:" \
-             "memcheck:$X/attn_causal.tx:" "memcheck:$A:64"; do
+             "memcheck:$X/attn_causal.tx:" "memcheck:$A:64" "racecheck:$A:64"; do
       tool=${c%%:*}; rest=${c#*:}; f=${rest%:*}; d=${rest##*:}
       name=$tool-$(basename "$f" .tx)$d
       [ "$(left)" -gt 10 ] || { log "skipped $name: out of time"; continue; }
       sz="-D B=1 -D H=2 -D S=300"; [ -n "$d" ] && sz="-D B=1 -D H=2 -D S=300 -D D=$d"
+      cfg=""; [ "$tool:$d" = "racecheck:64" ] && cfg="TX_ATTN_WG3=1" name=$name-wg3
       # shellcheck disable=SC2086
-      timeout 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
+      env $cfg timeout 20 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" run "$f" --device=gpu --random-inputs=3 $sz \
         --output-dir "$W/so" >"$OUT/sanitize-$name.txt" 2>&1
       rc=$?
       summ=$(grep -E "ERROR SUMMARY|RACECHECK SUMMARY" "$OUT/sanitize-$name.txt" | tail -1)
@@ -161,7 +167,8 @@ rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9
         ("causal_noskip", FC, "sdpa_causal", "-"),
         ("d128_bn128", F128, "sdpa_d128", "TX_ATTN_BN=128"), ("d128_nopp", F128, "sdpa_d128", "TX_ATTN_PINGPONG=0"),
         ("d64_q1", F64, "sdpa_d64", "TX_ATTN_Q2=0"), ("d64_bn176", F64, "sdpa_d64", "TX_ATTN_BN=176"),
-        ("d64_nopp", F64, "sdpa_d64", "TX_ATTN_PINGPONG=0"), ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192")]
+        ("d64_nopp", F64, "sdpa_d64", "TX_ATTN_PINGPONG=0"), ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192"),
+        ("d64_wg3", F64, "sdpa_d64", "TX_ATTN_WG3=1")]
 print("fa3_perf summary (%s; the default kernel: pipelined + ping-pong)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target / knob |")
 print("|---|---:|---:|---|---:|---:|---|")

@@ -938,11 +938,15 @@ void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi) {
     *hi = *lo + 1;
 }
 
-bool cg_attn_wg_plan_for(int64_t d, int bn, int64_t smem_max, cg_attn_wg_plan *p) {
+bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_wg_plan *p) {
     memset(p, 0, sizeof *p);
     if (bn == 0) bn = 128;
-    if ((d != 64 && d != 128) || bn % 16 || bn < 64 || bn > 256) return false;
-    p->d = (int)d, p->bm = 128, p->bn = bn;
+    if (nwg == 0) nwg = 2;
+    /* (three consumers at d = 128 would leave 160 registers for S, P and O's 160) */
+    if ((d != 64 && d != 128) || bn % 16 || bn < 64 || bn > 256 || nwg < 2 || nwg > 3 ||
+        (nwg == 3 && d != 64))
+        return false;
+    p->d = (int)d, p->nwg = nwg, p->bm = 64 * nwg, p->bn = bn;
     p->q_bytes = (int64_t)p->bm * d * 2;
     p->kv_bytes = (int64_t)p->bn * d * 2;
     p->stage_bytes = 2 * p->kv_bytes;
@@ -1136,7 +1140,7 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
         nd(g, am->v)->dtype != dt || am->pdt != dt)
         return false;
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, 0, cg_mm_smem_limit(cx->target), p))
+    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, 0, 0, cg_mm_smem_limit(cx->target), p))
         return false;
     return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
            cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
@@ -1182,7 +1186,7 @@ static LLVMValueRef awg_qbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb, int
     return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, qb, i32c(cx, 8), ""), "");
 }
 /* The barriers of a stage: K landed, V landed (one arrival with the bytes each), K read, V read
- * (256 consumer arrivals each). S = Q K^T starts when K lands and frees K as soon as it
+ * (128 arrivals per consumer warpgroup each). S = Q K^T starts when K lands and frees K as soon as it
  * completes; V is waited for only by O += P V. */
 enum { AWG_KFULL, AWG_VFULL, AWG_KEMPTY, AWG_VEMPTY };
 /* Barrier `which` (AWG_KFULL ...) of stage s (i32). */
@@ -1842,12 +1846,13 @@ static void awg_pack(attn_gen *a, const attn_wgk *k, const LLVMValueRef *s, LLVM
         }
 }
 
-/* Ping-pong of the two consumer warpgroups (TX_ATTN_PINGPONG): named barrier 1 + c is
- * warpgroup c's turn to issue its GEMMs. Before issuing, c waits for its turn (bar.sync, 256
- * threads: its 128 and the other's 128 arrivals); after issuing it hands the turn to the other
- * (bar.arrive 2 - c), so one warpgroup's softmax runs while the other's GEMMs hold the tensor
- * cores. Warpgroup 1 arrives once on barrier 1 at the start (warpgroup 0 goes first) and
- * warpgroup 0 takes that last turn after its work (every arrival is matched). */
+/* Ping-pong of the consumer warpgroups (TX_ATTN_PINGPONG): named barrier 1 + c is warpgroup c's
+ * turn to issue its GEMMs; the turns go round 0, 1, .., nwg - 1. Before issuing, c waits for its
+ * turn (bar.sync, 256 threads: its 128 and the previous warpgroup's 128 arrivals); after
+ * issuing it hands the turn to the next (bar.arrive 1 + (c + 1) mod nwg), so one warpgroup's
+ * softmax runs while another's GEMMs hold the tensor cores. The last warpgroup arrives once on
+ * barrier 1 at the start (warpgroup 0 goes first) and warpgroup 0 takes that last turn after
+ * its work (every arrival is matched). */
 static void awg_turn_wait(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
     if (!k->pingpong) return;
     LLVMValueRef id = LLVMBuildAdd(cx->b, wgc, i32c(cx, 1), "");
@@ -1855,7 +1860,10 @@ static void awg_turn_wait(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
 }
 static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
     if (!k->pingpong) return;
-    LLVMValueRef id = LLVMBuildSub(cx->b, i32c(cx, 2), wgc, "");
+    LLVMValueRef id = LLVMBuildAdd(
+        cx->b,
+        LLVMBuildURem(cx->b, LLVMBuildAdd(cx->b, wgc, i32c(cx, 1), ""), i32c(cx, k->p.nwg), ""),
+        i32c(cx, 1), "");
     cg_wg_asm(cx, NULL, "bar.arrive $0, 256;", "r,~{memory}", &id, 1);
 }
 
@@ -2098,7 +2106,8 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef wrows = LLVMBuildMul(b, wgc, i32c(cx, 64 * 128), ""); /* in each Q box */
     LLVMValueRef first = LLVMBuildICmp(b, LLVMIntEQ, wgc, i32c(cx, 0), "");
     if (k->pingpong) { /* warpgroup 0 takes the first turn */
-        LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildNot(b, first, ""));
+        LLVMBasicBlockRef j =
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wgc, i32c(cx, k->p.nwg - 1), ""));
         awg_turn_pass(cx, k, wgc);
         cg_if_end(cx, j);
     }
@@ -2156,11 +2165,12 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     int cnt[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
     for (int q = 0; q < k->p.qbufs; q++) {
         bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 0), cnt[nbar++] = 1;
-        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 1), cnt[nbar++] = 256;
+        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 1), cnt[nbar++] = 128 * k->p.nwg;
     }
     for (int s = 0; s < k->p.stages; s++)
         for (int w = AWG_KFULL; w <= AWG_VEMPTY; w++)
-            bars[nbar] = awg_sbar(cx, k, i32c(cx, s), w), cnt[nbar++] = w <= AWG_VFULL ? 1 : 256;
+            bars[nbar] = awg_sbar(cx, k, i32c(cx, s), w),
+            cnt[nbar++] = w <= AWG_VFULL ? 1 : 128 * k->p.nwg;
     for (int i = 0; i < nbar; i++) {
         LLVMValueRef ia[2] = {LLVMBuildIntToPtr(b, bars[i], cx->sptr, ""), i32c(cx, cnt[i])};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
@@ -2191,7 +2201,7 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     cg_if_end(cx, j);
     LLVMBuildBr(b, done);
     LLVMPositionBuilderAtEnd(b, cons);
-    nr = i32c(cx, CG_ATTN_WG_CONSUMER_REGS);
+    nr = i32c(cx, k->p.nwg == 3 ? CG_ATTN_WG_CONSUMER3_REGS : CG_ATTN_WG_CONSUMER_REGS);
     cg_call_intrinsic(cx, "llvm.nvvm.setmaxnreg.inc.sync.aligned.u32", false, &nr, 1);
     bool ok = awg_consumer(a, k, cta, ncta, LLVMBuildSub(b, wg, i32c(cx, 1), ""), wtid);
     LLVMBuildBr(b, done);
@@ -2223,7 +2233,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     int keys = bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
     const char *ev = getenv("TX_ATTN_BN");
     if (ev && atoi(ev) > 0) keys = atoi(ev);
-    if (keys != k.p.bn && cg_attn_wg_plan_for(k.p.d, keys, cg_mm_smem_limit(cx->target), &wide)) {
+    int nwg = attn_knob("TX_ATTN_WG3", false) ? 3 : 2;
+    if ((keys != k.p.bn || nwg != k.p.nwg) &&
+        cg_attn_wg_plan_for(k.p.d, keys, nwg, cg_mm_smem_limit(cx->target), &wide)) {
         k.p = wide;
         awg_fplan_for(a, &k, &k.fp);
     }
@@ -2543,7 +2555,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
             return false;
         }
         int64_t per[3] = {wp.bm, 1, 1}, cap[3] = {INT32_MAX, 65535, 1};
-        unsigned block[3] = {384, 1, 1};
+        unsigned block[3] = {128 * (1 + (unsigned)wp.nwg), 1, 1};
         cg_kernel_end(cx, work, per, cap, block, (unsigned)wp.smem_bytes);
         return true;
     }

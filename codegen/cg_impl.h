@@ -549,10 +549,12 @@ typedef struct cg_attn_desc {
 /* ---- attention.c: the sm_90a attention kernel (wgmma + TMA, warp-specialised, persistent) ---- */
 #define CG_ATTN_WG_MAX_STAGES    4
 #define CG_ATTN_WG_PRODUCER_REGS 24  /* setmaxnreg of the producer warpgroup */
-#define CG_ATTN_WG_CONSUMER_REGS 240 /* and of the two consumers (128*24 + 256*240 <= 64K) */
+#define CG_ATTN_WG_CONSUMER_REGS 240 /* and of two consumers (128*24 + 256*240 <= 64K) */
+#define CG_ATTN_WG_CONSUMER3_REGS 160 /* and of three (128*24 + 384*160 <= 64K) */
 #define CG_ATTN_WG_QBUFS        2 /* Q tiles in shared memory at most */
 #define CG_ATTN_WG_WIDE_BN      160 /* keys per step where no mask makes diagonal tiles */
-/* Tile and ring of the sm_90a attention kernel: bm query rows (two consumer warpgroups of 64),
+/* Tile and ring of the sm_90a attention kernel: bm = 64 nwg query rows (nwg consumer
+ * warpgroups of 64 rows, 2 or 3),
  * bn keys per step, head dim d (= the value head dim); shared memory from its base (1024-aligned):
  * qbufs Q tiles (q_bytes each: d/64 boxes of 64 columns x bm rows; work tile n uses buffer
  * n % qbufs), `stages` stages of a K then a V tile (kv_bytes each: d/64 boxes of 64 columns x bn
@@ -560,13 +562,14 @@ typedef struct cg_attn_desc {
  * kempty[], vempty[] (CG_ATTN_WG_MAX_STAGES each; bar_bytes); smem_bytes adds 1024 of alignment
  * slack. */
 typedef struct cg_attn_wg_plan {
-    int d, bm, bn, stages, qbufs;
+    int d, bm, bn, stages, qbufs, nwg;
     int64_t q_bytes, kv_bytes, stage_bytes, bar_bytes, smem_bytes;
 } cg_attn_wg_plan;
 /* Plans the kernel for head dim d in smem_max bytes: false unless d is 64 or 128 and two stages
- * fit and bn (keys per step; 0: 128) is a multiple of 16 in [64, 256]; as many stages as fit, at
- * most CG_ATTN_WG_MAX_STAGES; then a second Q buffer if it fits beside them. */
-bool cg_attn_wg_plan_for(int64_t d, int bn, int64_t smem_max, cg_attn_wg_plan *p);
+ * fit, bn (keys per step; 0: 128) is a multiple of 16 in [64, 256] and nwg (consumer warpgroups;
+ * 0: 2) is 2 or 3; as many stages as fit, at most CG_ATTN_WG_MAX_STAGES; then a second Q buffer
+ * if it fits beside them. */
+bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_wg_plan *p);
 /* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
  * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a
  * dense HBM buffer `base` after reshapes that split or merge its axes (split heads

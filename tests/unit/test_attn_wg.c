@@ -91,7 +91,7 @@ static void test_plan(void **state) {
     (void)state;
     int64_t smem = 227 * 1024;
     cg_attn_wg_plan p;
-    assert_true(cg_attn_wg_plan_for(128, 0, smem, &p));
+    assert_true(cg_attn_wg_plan_for(128, 0, 0, smem, &p));
     assert_int_equal(p.bm, 128);
     assert_int_equal(p.bn, 128);
     assert_int_equal(p.stages, 3);
@@ -101,7 +101,7 @@ static void test_plan(void **state) {
     assert_true(p.smem_bytes <= smem);
     assert_int_equal(p.bar_bytes, 8 * (2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES));
     assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 3 * p.stage_bytes + p.bar_bytes);
-    assert_true(cg_attn_wg_plan_for(64, 0, smem, &p));
+    assert_true(cg_attn_wg_plan_for(64, 0, 0, smem, &p));
     assert_int_equal(p.stages, CG_ATTN_WG_MAX_STAGES);
     assert_int_equal(p.qbufs, 2);
     assert_int_equal(p.smem_bytes, 1024 + 2 * p.q_bytes + p.stages * p.stage_bytes + p.bar_bytes);
@@ -112,25 +112,36 @@ static void test_plan(void **state) {
     assert_int_equal((p.bm * 128) % 1024, 0);
     assert_int_equal((p.bn * 128) % 1024, 0);
     /* the wide key tile at d = 128: 2 stages, and a second Q tile beside them */
-    assert_true(cg_attn_wg_plan_for(128, CG_ATTN_WG_WIDE_BN, smem, &p));
+    assert_true(cg_attn_wg_plan_for(128, CG_ATTN_WG_WIDE_BN, 0, smem, &p));
     assert_int_equal(p.bn, CG_ATTN_WG_WIDE_BN);
     assert_int_equal(p.kv_bytes, (int64_t)CG_ATTN_WG_WIDE_BN * 128 * 2);
     assert_int_equal(p.stages, 2);
     assert_int_equal(p.qbufs, 2);
     assert_true(p.smem_bytes <= smem);
     assert_int_equal((p.bn * 128) % 1024, 0);
-    assert_true(cg_attn_wg_plan_for(128, 176, smem, &p)); /* FA3's: no room for a second Q */
+    assert_true(cg_attn_wg_plan_for(128, 176, 0, smem, &p)); /* FA3's: no room for a second Q */
     assert_int_equal(p.stages, 2);
     assert_int_equal(p.qbufs, 1);
     assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 2 * p.stage_bytes + p.bar_bytes);
     assert_true(p.smem_bytes <= smem);
-    assert_false(cg_attn_wg_plan_for(128, 100, smem, &p)); /* not a multiple of 16 */
-    assert_false(cg_attn_wg_plan_for(128, 48, smem, &p));
-    assert_false(cg_attn_wg_plan_for(64, 272, smem, &p));
-    assert_false(cg_attn_wg_plan_for(128, 256, smem, &p)); /* two stages do not fit */
-    assert_false(cg_attn_wg_plan_for(96, 0, smem, &p));
-    assert_false(cg_attn_wg_plan_for(256, 0, smem, &p));
-    assert_false(cg_attn_wg_plan_for(128, 0, 100 * 1024, &p));
+    assert_false(cg_attn_wg_plan_for(128, 100, 0, smem, &p)); /* not a multiple of 16 */
+    assert_false(cg_attn_wg_plan_for(128, 48, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(64, 272, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(128, 256, 0, smem, &p)); /* two stages do not fit */
+    /* three consumer warpgroups (192 query rows) at d = 64 only */
+    assert_true(cg_attn_wg_plan_for(64, 0, 3, smem, &p));
+    assert_int_equal(p.nwg, 3);
+    assert_int_equal(p.bm, 192);
+    assert_int_equal(p.q_bytes, 192 * 64 * 2);
+    assert_int_equal(p.q_bytes % 1024, 0);
+    assert_int_equal(p.stages, CG_ATTN_WG_MAX_STAGES);
+    assert_int_equal(p.qbufs, 2);
+    assert_true(p.smem_bytes <= smem);
+    assert_false(cg_attn_wg_plan_for(128, 0, 3, smem, &p));
+    assert_false(cg_attn_wg_plan_for(64, 0, 4, smem, &p));
+    assert_false(cg_attn_wg_plan_for(96, 0, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(256, 0, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(128, 0, 0, 100 * 1024, &p));
 }
 
 /* Occurrences of s in text. */
@@ -714,8 +725,9 @@ static void test_score_arith(void **state) {
     cg_program_free(p);
 }
 
-/* ptxas -v of one program: assembles, no wgmma serialisation warnings, 168 registers (the
- * kernel moves registers with setmaxnreg), at most max_spill bytes of spill stores: 0 unless the
+/* ptxas -v of one program: assembles, no wgmma serialisation warnings, 65536 / threads registers
+ * rounded down to 8 (168 with two consumer warpgroups, 128 with three: the kernel moves
+ * registers with setmaxnreg), at most max_spill bytes of spill stores: 0 unless the
  * producer evaluates a mask's key range (its one thread runs at 24 registers; raising only the
  * producer's setmaxnreg removes those spills, see test_producer_spills). */
 static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int max_spill) {
@@ -725,6 +737,7 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int
     assert_non_null(strstr(ptx, "wgmma.mma_async"));
     tk_ptxas_stats st;
     int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
+    int regs = (int)(65536 / tk_region_kernel(p)->block[0]) / 8 * 8;
     cg_program_free(p);
     if (rc == -1) skip();
     assert_int_equal(rc, 0);
@@ -733,7 +746,7 @@ static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int
     if (st.spill > max_spill)
         fail_msg("ptxas: %d bytes of spill stores (%.60s, TX_ATTN_BN %s)", st.spill, src,
                  bn ? bn : "-");
-    assert_int_equal(st.regs, 168);
+    assert_int_equal(st.regs, regs);
 }
 
 /* The spills ptxas_check allows for masked kernels are the producer's: the same PTX with only
@@ -775,6 +788,11 @@ static void test_ptxas(void **state) {
     setenv("TX_ATTN_BN", "160", 1); /* and the wide one at d = 64 */
     ptxas_check(SRC_PLAIN, d64, 3, 0);
     unsetenv("TX_ATTN_BN");
+    /* three consumer warpgroups at d = 64 (160 registers; spills where S is ragged: a knob) */
+    setenv("TX_ATTN_WG3", "1", 1);
+    fe_define d64k[2] = {{"D", 64}, {"S", 1024}};
+    ptxas_check(SRC_PLAIN, d64k, 2, 0);
+    unsetenv("TX_ATTN_WG3");
     setenv("TX_ATTN_PINGPONG", "0", 1); /* the knobs' loops */
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
