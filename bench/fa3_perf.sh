@@ -6,6 +6,7 @@
 #   bash bench/fa3_perf.sh                  # within BUDGET seconds (default 70, for a request killed at 75 s; a step that
 #                                           # would not fit is skipped and says so)
 #   STEPS=time,sdpa bash bench/fa3_perf.sh
+#   QUICK=1 STEPS=time,sdpa,verify,tiles,sanitize bash bench/fa3_perf.sh   # a 75 s request
 #
 # Steps (interleaved, most important first; a `txc bench` at S=4096 takes a few seconds):
 #   time:     `txc bench --json` (median of the whole graph; the bench checks a sample of every
@@ -28,6 +29,9 @@
 #   verify.txt, sanitize-*.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
 STEPS=${STEPS:-time,sdpa,verify,tiles,sanitize,time2,ncu}
+QUICK=${QUICK:-0} # 1: the tiles step times BN=128 at D128 and WG3 at D64 only, the sanitizers are
+                  # racecheck D128 and WG3, synccheck causal, the second verify group its core
+full() { [ "$QUICK" != 1 ]; }
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup fa3_perf fa3perf-out 70 10
@@ -87,33 +91,11 @@ fi
 if has tiles; then # the key tile and the second Q buffer against the default, same run
   tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tbench d64_wg3 "TX_ATTN_WG3=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d128_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  tbench d64_bn192 "TX_ATTN_BN=192" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-fi
-if has verify; then
-  verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
-  verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
-  verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
-  verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
-  verify "" "$X/attn_window.tx" -D B=1 -D H=2 -D S=1100
-  verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
-  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=128
-  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
-  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=128
-  verify "" "$A" -D B=8 -D H=32 -D S=200 -D D=64
-  verify "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
-  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "TX_ATTN_PINGPONG=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "TX_ATTN_BN=128" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-  verify "TX_ATTN_BN=176" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "TX_ATTN_BN=192" "$A" -D B=8 -D H=32 -D S=200 -D D=64
-  verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "TX_ATTN_WG3=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "TX_ATTN_WG3=1" "$A" -D B=8 -D H=32 -D S=200 -D D=64
-  verify "TX_ATTN_WG3=1" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
+  full && tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  full && tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  full && tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  full && tbench d128_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  full && tbench d64_bn192 "TX_ATTN_BN=192" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
 fi
 if has sanitize 20; then
   CS=$(command -v compute-sanitizer || true)
@@ -122,6 +104,7 @@ if has sanitize 20; then
   else
     for c in "racecheck:$A:128" "synccheck:$A:128" "racecheck:$X/attn_causal.tx:" "synccheck:$X/attn_causal.tx:" \
              "memcheck:$X/attn_causal.tx:" "memcheck:$A:64" "racecheck:$A:64"; do
+      case "$QUICK:$c" in 1:synccheck:*/attention.tx:*|1:racecheck:*attn_causal*|1:memcheck:*) continue ;; esac
       tool=${c%%:*}; rest=${c#*:}; f=${rest%:*}; d=${rest##*:}
       name=$tool-$(basename "$f" .tx)$d
       [ "$(left)" -gt 10 ] || { log "skipped $name: out of time"; continue; }
@@ -135,6 +118,28 @@ if has sanitize 20; then
       if [ $rc -eq 0 ]; then log "ok    $name: $summ"; else fail=1; log "FAIL  $name (rc $rc): $summ"; fi
     done
   fi
+fi
+if has verify; then
+  verify "" "$X/attn_gqa.tx" -D B=2 -D S=1000
+  verify "" "$W/lens.tx" -D B=3 -D H=2 -D S=300
+  verify "" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
+  full && verify "" "$X/attn_softcap.tx" -D B=1 -D H=2 -D S=1100
+  full && verify "" "$X/attn_window.tx" -D B=1 -D H=2 -D S=1100
+  full && verify "" "$W/f16.tx" -D B=2 -D H=1 -D S=130 -D D=64
+  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=128
+  full && verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=128
+  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=128
+  verify "" "$A" -D B=8 -D H=32 -D S=200 -D D=64
+  full && verify "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=1 -D H=2 -D S=1000
+  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  full && verify "TX_ATTN_PINGPONG=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_BN=128" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  full && verify "TX_ATTN_BN=176" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  full && verify "TX_ATTN_BN=192" "$A" -D B=8 -D H=32 -D S=200 -D D=64
+  full && verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_WG3=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_WG3=1" "$A" -D B=8 -D H=32 -D S=200 -D D=64
+  full && verify "TX_ATTN_WG3=1" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
 fi
 if has time2 15; then
   tbench causal_noskip "TX_ATTN_NO_SKIP=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096

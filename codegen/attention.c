@@ -1186,7 +1186,7 @@ static LLVMValueRef awg_qbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb, int
     return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, qb, i32c(cx, 8), ""), "");
 }
 /* The barriers of a stage: K landed, V landed (one arrival with the bytes each), K read, V read
- * (128 arrivals per consumer warpgroup each). S = Q K^T starts when K lands and frees K as soon as it
+ * (one arrival per consumer warp each, awg_arrive). S = Q K^T starts when K lands and frees K as soon as it
  * completes; V is waited for only by O += P V. */
 enum { AWG_KFULL, AWG_VFULL, AWG_KEMPTY, AWG_VEMPTY };
 /* Barrier `which` (AWG_KFULL ...) of stage s (i32). */
@@ -1214,9 +1214,15 @@ static void awg_qslot(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qit, LLVMValue
     *qpar = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, qit, n, ""), i32c(cx, 1), "qpar");
 }
 
+/* A consumer warp's release of barrier bar (i32): one arrival by its lane 0 (the barriers that
+ * consumers release count warps, 4 per consumer warpgroup), after the warp-synchronous wgmma
+ * wait or the loop that ends the warp's use of the buffer. One arrival per thread would be 32
+ * same-address shared-memory atomics per warp. */
 static void awg_arrive(cg_ctx *cx, LLVMValueRef bar) {
-    LLVMValueRef p = LLVMBuildIntToPtr(cx->b, bar, cx->sptr, "");
-    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &p, 1);
+    cg_wg_asm(cx, NULL,
+              "{\n.reg .pred p;\n.reg .u32 l;\nmov.u32 l, %laneid;\nsetp.eq.u32 p, l, 0;\n"
+              "@p mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
+              "r,~{memory}", &bar, 1);
 }
 
 static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
@@ -2165,12 +2171,12 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     int cnt[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
     for (int q = 0; q < k->p.qbufs; q++) {
         bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 0), cnt[nbar++] = 1;
-        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 1), cnt[nbar++] = 128 * k->p.nwg;
+        bars[nbar] = awg_qbar(cx, k, i32c(cx, q), 1), cnt[nbar++] = 4 * k->p.nwg;
     }
     for (int s = 0; s < k->p.stages; s++)
         for (int w = AWG_KFULL; w <= AWG_VEMPTY; w++)
             bars[nbar] = awg_sbar(cx, k, i32c(cx, s), w),
-            cnt[nbar++] = w <= AWG_VFULL ? 1 : 128 * k->p.nwg;
+            cnt[nbar++] = w <= AWG_VFULL ? 1 : 4 * k->p.nwg;
     for (int i = 0; i < nbar; i++) {
         LLVMValueRef ia[2] = {LLVMBuildIntToPtr(b, bars[i], cx->sptr, ""), i32c(cx, cnt[i])};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);

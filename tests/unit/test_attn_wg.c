@@ -231,6 +231,10 @@ static void test_manifest(void **state) {
     assert_non_null(strstr(ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16")); /* P V */
     /* the barriers: qfull and qempty per Q tile, kfull, vfull, kempty, vempty per stage */
     assert_int_equal(count(ptx, "mbarrier.init.shared"), 2 * 2 + 4 * 2);
+    /* the consumers release per warp (lane 0), never one arrival per thread */
+    assert_int_equal(count(ptx, "mbarrier.arrive.shared.b64"), 0);
+    assert_true(count(ptx, "@p mbarrier.arrive.shared::cta.b64 _,") >= 5);
+    assert_true(count(ptx, "setp.eq.u32 p, l, 0;") >= 5);
     assert_non_null(strstr(ptx, "setmaxnreg.inc.sync.aligned.u32 240"));
     assert_null(strstr(ptx, ".local"));
     /* the runtime plan at B = 3, S = 1000: maps {128, 1000, 36}; 8 x 36 tiles fill the SMs */
