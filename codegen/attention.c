@@ -1140,7 +1140,8 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
         nd(g, am->v)->dtype != dt || am->pdt != dt)
         return false;
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv || !cg_attn_wg_plan_for(D, 0, 0, cg_mm_smem_limit(cx->target), p))
+    if (IR_DIM_IS_SYM(D) || D != Dv ||
+        !cg_attn_wg_plan_for(D, 0, 0, cg_mm_smem_limit(cx->target), p))
         return false;
     return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
            cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
@@ -1186,8 +1187,8 @@ static LLVMValueRef awg_qbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb, int
     return LLVMBuildAdd(cx->b, b0, LLVMBuildMul(cx->b, qb, i32c(cx, 8), ""), "");
 }
 /* The barriers of a stage: K landed, V landed (one arrival with the bytes each), K read, V read
- * (one arrival per consumer warp each, awg_arrive). S = Q K^T starts when K lands and frees K as soon as it
- * completes; V is waited for only by O += P V. */
+ * (one arrival per consumer warp each, awg_arrive). S = Q K^T starts when K lands and frees K as
+ * soon as it completes; V is waited for only by O += P V. */
 enum { AWG_KFULL, AWG_VFULL, AWG_KEMPTY, AWG_VEMPTY };
 /* Barrier `which` (AWG_KFULL ...) of stage s (i32). */
 static LLVMValueRef awg_sbar(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
@@ -1202,8 +1203,7 @@ static LLVMValueRef awg_qsm(cg_ctx *cx, const attn_wgk *k, LLVMValueRef qb) {
 /* Shared address of the K (which 0) or V (1) tile of stage s. */
 static LLVMValueRef awg_kv(cg_ctx *cx, const attn_wgk *k, LLVMValueRef s, int which) {
     LLVMValueRef off = LLVMBuildMul(cx->b, s, i32c(cx, k->p.stage_bytes), "");
-    off = LLVMBuildAdd(cx->b, off,
-                       i32c(cx, k->p.qbufs * k->p.q_bytes + which * k->p.kv_bytes), "");
+    off = LLVMBuildAdd(cx->b, off, i32c(cx, k->p.qbufs * k->p.q_bytes + which * k->p.kv_bytes), "");
     return LLVMBuildAdd(cx->b, k->smem, off, "");
 }
 /* The Q buffer (i32) and its barriers' parity of the qit-th work tile (i32) of this CTA. */
@@ -1877,9 +1877,9 @@ static void awg_turn_pass(cg_ctx *cx, const attn_wgk *k, LLVMValueRef wgc) {
  * and O += P_{j-1} V_{j-1}, wait for S_j, free K_j, softmax (P_j, alpha_j) under the product,
  * wait for it, free V_{j-1}, O *= alpha_j. */
 static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef r0,
-                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, int want,
-                     LLVMValueRef *ov, LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv,
-                     LLVMValueRef itv, LLVMValueRef wgc) {
+                     LLVMValueRef rw, LLVMValueRef c0, LLVMValueRef j0, int want, LLVMValueRef *ov,
+                     LLVMValueRef *pv, LLVMValueRef *mv, LLVMValueRef *lv, LLVMValueRef itv,
+                     LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
@@ -2164,8 +2164,8 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef tid = cg_thread_id(cx);
     k->smem = cg_wg_dyn_smem(cx);
-    k->bar = LLVMBuildAdd(
-        b, k->smem, i32c(cx, k->p.qbufs * k->p.q_bytes + k->p.stages * k->p.stage_bytes), "");
+    k->bar = LLVMBuildAdd(b, k->smem,
+                          i32c(cx, k->p.qbufs * k->p.q_bytes + k->p.stages * k->p.stage_bytes), "");
     LLVMBasicBlockRef j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, i32c(cx, 0), ""));
     LLVMValueRef bars[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES];
     int cnt[2 * CG_ATTN_WG_QBUFS + 4 * CG_ATTN_WG_MAX_STAGES], nbar = 0;
@@ -2282,9 +2282,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s", k.p.bm,
-             k.p.bn, k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip", k.pipe ? " pipe" : "",
-             k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig");
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s", k.p.bm, k.p.bn,
+             k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
+             k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig");
     return true;
 }
 

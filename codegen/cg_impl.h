@@ -547,12 +547,12 @@ typedef struct cg_attn_desc {
 } cg_attn_desc;
 
 /* ---- attention.c: the sm_90a attention kernel (wgmma + TMA, warp-specialised, persistent) ---- */
-#define CG_ATTN_WG_MAX_STAGES    4
-#define CG_ATTN_WG_PRODUCER_REGS 24  /* setmaxnreg of the producer warpgroup */
-#define CG_ATTN_WG_CONSUMER_REGS 240 /* and of two consumers (128*24 + 256*240 <= 64K) */
+#define CG_ATTN_WG_MAX_STAGES     4
+#define CG_ATTN_WG_PRODUCER_REGS  24  /* setmaxnreg of the producer warpgroup */
+#define CG_ATTN_WG_CONSUMER_REGS  240 /* and of two consumers (128*24 + 256*240 <= 64K) */
 #define CG_ATTN_WG_CONSUMER3_REGS 160 /* and of three (128*24 + 384*160 <= 64K) */
-#define CG_ATTN_WG_QBUFS        2 /* Q tiles in shared memory at most */
-#define CG_ATTN_WG_WIDE_BN      160 /* keys per step where no mask makes diagonal tiles */
+#define CG_ATTN_WG_QBUFS          2   /* Q tiles in shared memory at most */
+#define CG_ATTN_WG_WIDE_BN        160 /* keys per step where no mask makes diagonal tiles */
 /* Tile and ring of the sm_90a attention kernel: bm = 64 nwg query rows (nwg consumer
  * warpgroups of 64 rows, 2 or 3),
  * bn keys per step, head dim d (= the value head dim); shared memory from its base (1024-aligned):

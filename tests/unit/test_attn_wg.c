@@ -690,7 +690,7 @@ static void test_score_arith(void **state) {
         assert_int_equal(sscanf(tk_region_kernel(p)->tmpl, "fa3-wgmma-tma-ws %dx%d", &bm, &bn), 2);
         assert_int_equal(bn, narrow ? 128 : CG_ATTN_WG_WIDE_BN);
         unsigned ns = (unsigned)bn / 2;
-        bool split = !plain && 4096 % bn != 0; /* the masked last tile beside the loop */
+        bool split = !plain && 4096 % bn != 0;  /* the masked last tile beside the loop */
         unsigned n = plain ? 1 : split ? 3 : 2; /* copies of the softmax */
         const char *ptx = cg_program_ptx(p, NULL);
         const char *pair = half ? "cvt.rn.f16x2.f32" : "cvt.rn.bf16x2.f32";
