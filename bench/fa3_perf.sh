@@ -20,7 +20,8 @@
 #             Q buffers twice); skipping off; the plain loop; no ping-pong; the knobs of `tiles`;
 #   tiles:    the key tile (TX_ATTN_BN=128 at D128, 176 / 192 at D64), one Q buffer (TX_ATTN_Q2=0
 #             at D64), no ping-pong (TX_ATTN_PINGPONG=0) and three consumer warpgroups (192 query
-#             rows, TX_ATTN_WG3=1 at D64) against the default, same run;
+#             rows, TX_ATTN_WG3=1 at D64) and the speculative exponents (TX_ATTN_SPEC=1 at D64)
+#             against the default, same run;
 #   sanitize: compute-sanitizer racecheck and synccheck of D128 (the wide tile) and causal S=300,
 #             memcheck of causal and of D64;
 #   time2:    causal with block skipping off (TX_ATTN_NO_SKIP=1: what skipping buys);
@@ -29,7 +30,7 @@
 #   verify.txt, sanitize-*.txt, ncu.txt, log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
 STEPS=${STEPS:-time,sdpa,verify,tiles,sanitize,time2,ncu}
-QUICK=${QUICK:-0} # 1: the tiles step times BN=128 at D128 and WG3 at D64 only, the sanitizers are
+QUICK=${QUICK:-0} # 1: the tiles step times BN=128 at D128, WG3 and SPEC only, the sanitizers are
                   # racecheck D128 and WG3, synccheck causal, the second verify group its core
 full() { [ "$QUICK" != 1 ]; }
 # shellcheck source=bench/attn_lib.sh
@@ -91,6 +92,7 @@ fi
 if has tiles; then # the key tile and the second Q buffer against the default, same run
   tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tbench d64_wg3 "TX_ATTN_WG3=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench d64_spec "TX_ATTN_SPEC=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
@@ -138,6 +140,8 @@ if has verify; then
   full && verify "TX_ATTN_BN=192" "$A" -D B=8 -D H=32 -D S=200 -D D=64
   full && verify "TX_ATTN_Q2=0" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "TX_ATTN_WG3=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_SPEC=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_SPEC=1" "$A" -D B=2 -D H=4 -D S=1024 -D D=64
   verify "TX_ATTN_WG3=1" "$A" -D B=8 -D H=32 -D S=200 -D D=64
   full && verify "TX_ATTN_WG3=1" "$X/attn_alibi.tx" -D B=1 -D H=2 -D S=1100
 fi
@@ -173,7 +177,7 @@ rows = [("d128", F128, "sdpa_d128", ">= 1.0x"), ("d64", F64, "sdpa_d64", ">= 0.9
         ("d128_bn128", F128, "sdpa_d128", "TX_ATTN_BN=128"), ("d128_nopp", F128, "sdpa_d128", "TX_ATTN_PINGPONG=0"),
         ("d64_q1", F64, "sdpa_d64", "TX_ATTN_Q2=0"), ("d64_bn176", F64, "sdpa_d64", "TX_ATTN_BN=176"),
         ("d64_nopp", F64, "sdpa_d64", "TX_ATTN_PINGPONG=0"), ("d64_bn192", F64, "sdpa_d64", "TX_ATTN_BN=192"),
-        ("d64_wg3", F64, "sdpa_d64", "TX_ATTN_WG3=1")]
+        ("d64_wg3", F64, "sdpa_d64", "TX_ATTN_WG3=1"), ("d64_spec", F64, "sdpa_d64", "TX_ATTN_SPEC=1")]
 print("fa3_perf summary (%s; the default kernel: pipelined + ping-pong)" % th.get("device", "?"))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | target / knob |")
 print("|---|---:|---:|---|---:|---:|---|")

@@ -1174,6 +1174,7 @@ typedef struct attn_wgk {
     bool pipe;         /* the software-pipelined key loop (awg_keys; off: TX_ATTN_PIPELINE=0) */
     bool pingpong;     /* consumer turns (awg_turn_wait; pipelined; off: TX_ATTN_PINGPONG=0) */
     bool zig;          /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
+    bool spec;         /* awg_exps_spec in the steady loop (TX_ATTN_SPEC=1) */
     LLVMValueRef ncta; /* i64 CTAs (with zig) */
     awg_fplan fp;      /* the consumer's plan of the score function (awg_fplan_for) */
 } attn_wgk;
@@ -1588,11 +1589,26 @@ static LLVMValueRef awg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dt
     return LLVMBuildBitCast(cx->b, v, cx->i32, "");
 }
 
+/* The two f32 values of a 16-bit pair r (i32, lo in the low half) of dtype dt. */
+static void awg_unpack(cg_ctx *cx, LLVMValueRef r, ir_dtype dt, LLVMValueRef *lo,
+                       LLVMValueRef *hi) {
+    LLVMBuilderRef b = cx->b;
+    if (dt == IR_BF16) {
+        *lo = LLVMBuildBitCast(b, LLVMBuildShl(b, r, i32c(cx, 16), ""), cx->f32, "");
+        *hi = LLVMBuildBitCast(b, LLVMBuildAnd(b, r, i32c(cx, (int64_t)0xffff0000u), ""), cx->f32,
+                               "");
+        return;
+    }
+    LLVMValueRef h2 =
+        LLVMBuildBitCast(b, r, LLVMVectorType(LLVMHalfTypeInContext(cx->llctx), 2), "");
+    *lo = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, 0), ""), cx->f32, "");
+    *hi = LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, 1), ""), cx->f32, "");
+}
+
 /* s[i], s[i + 1] (i even) rounded to the product's dtype: one paired convert, two unpacks; w[i/2]
  * gets the pair (i32), NULL when the dtype is not 16-bit. */
 static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValueRef *w) {
     cg_ctx *cx = a->cx;
-    LLVMBuilderRef b = cx->b;
     ir_dtype dt = a->d.sdt;
     unsigned NS = (unsigned)k->p.bn / 2;
     for (unsigned i = 0; i < NS; i += 2) {
@@ -1603,17 +1619,7 @@ static void awg_round(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMValue
         }
         LLVMValueRef r = awg_cvt2(cx, s[i], s[i + 1], dt);
         w[i / 2] = r;
-        if (dt == IR_BF16) {
-            s[i] = LLVMBuildBitCast(b, LLVMBuildShl(b, r, i32c(cx, 16), ""), cx->f32, "");
-            s[i + 1] = LLVMBuildBitCast(b, LLVMBuildAnd(b, r, i32c(cx, (int64_t)0xffff0000u), ""),
-                                        cx->f32, "");
-        } else {
-            LLVMValueRef h2 =
-                LLVMBuildBitCast(b, r, LLVMVectorType(LLVMHalfTypeInContext(cx->llctx), 2), "");
-            for (unsigned j = 0; j < 2; j++)
-                s[i + j] =
-                    LLVMBuildFPExt(b, LLVMBuildExtractElement(b, h2, i32c(cx, j), ""), cx->f32, "");
-        }
+        awg_unpack(cx, r, dt, &s[i], &s[i + 1]);
     }
 }
 
@@ -1730,6 +1736,98 @@ static void awg_rowmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LL
     }
 }
 
+/* The online softmax of a tile's F' values s with this thread's row maxima rmx[2] (before the
+ * quad's shuffles): the running max mv moves when a row's max grew by more than
+ * AWG_RESCALE_LOG2 (alpha[h] its rescale, else 1); s becomes exp(F - m) in place. */
+static void awg_exps(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVMValueRef *rmx,
+                     LLVMValueRef *mv, LLVMValueRef *alpha) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2;
+    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), bias[2];
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef mx = rmx[h], msafe;
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
+        /* the running max moves only when the tile's max exceeds it by more than
+         * AWG_RESCALE_LOG2 in exp2 units (or it is -inf): else alpha is 1 and P <= 2^that */
+        LLVMValueRef mo = ld(cx, mv[h]), mn = fmaxnum(cx, mo, mx);
+        LLVMValueRef grow =
+            LLVMBuildFCmp(b, LLVMRealOGT, fmul(cx, LLVMBuildFSub(b, mn, mo, ""), cl),
+                          cg_f32c(cx, AWG_RESCALE_LOG2), "grow");
+        LLVMValueRef mu = LLVMBuildSelect(b, grow, mn, mo, "");
+        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mu, cg_f32c(cx, -INFINITY), "");
+        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
+        alpha[h] =
+            LLVMBuildSelect(b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)),
+                            cg_f32c(cx, 1), "alpha");
+        st(cx, mu, mv[h]);
+        bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
+    }
+    for (unsigned i = 0; i < NS; i++) {
+        unsigned h = (i / 2) % 2;
+        LLVMValueRef fa[3] = {s[i], cl, bias[h]};
+        s[i] = awg_ex2(cx, cg_call_intrinsic(cx, "llvm.fma", true, fa, 3));
+    }
+}
+
+/* awg_exps for a clean tile whose F' values are the rounded products themselves (their pairs
+ * w), speculating that no row's max grows past AWG_RESCALE_LOG2 (after the first tiles nearly
+ * always): the exponents against the running max start at once, beside the max tree and the
+ * quad's shuffles instead of after them; when any row of the warp grew (vote.any), the scores
+ * are unpacked again from w and take awg_exps. The same values as awg_exps either way
+ * (TX_ATTN_SPEC=1, for measurement). */
+static void awg_exps_spec(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVMValueRef *w,
+                          const LLVMValueRef *rmx, LLVMValueRef *mv, LLVMValueRef *alpha) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    unsigned NS = (unsigned)k->p.bn / 2;
+    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), bias[2], grow[2], e[128];
+    for (int h = 0; h < 2; h++) {
+        LLVMValueRef mo = ld(cx, mv[h]);
+        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mo, cg_f32c(cx, -INFINITY), "");
+        bias[h] =
+            LLVMBuildFNeg(b, fmul(cx, LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mo, ""), cl), "");
+        LLVMValueRef mx = rmx[h];
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
+        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
+        grow[h] = LLVMBuildFCmp(b, LLVMRealOGT,
+                                fmul(cx, LLVMBuildFSub(b, fmaxnum(cx, mo, mx), mo, ""), cl),
+                                cg_f32c(cx, AWG_RESCALE_LOG2), "");
+    }
+    for (unsigned i = 0; i < NS; i++) {
+        LLVMValueRef fa[3] = {s[i], cl, bias[(i / 2) % 2]};
+        e[i] = awg_ex2(cx, cg_call_intrinsic(cx, "llvm.fma", true, fa, 3));
+    }
+    LLVMValueRef va[2] = {cg_i32(cx, -1), LLVMBuildOr(b, grow[0], grow[1], "")};
+    LLVMValueRef any = cg_call_intrinsic(cx, "llvm.nvvm.vote.any.sync", false, va, 2);
+    LLVMBasicBlockRef from = LLVMGetInsertBlock(b);
+    LLVMBasicBlockRef bs = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "regrow");
+    LLVMBasicBlockRef bj = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "exped");
+    LLVMBuildCondBr(b, any, bs, bj);
+    LLVMPositionBuilderAtEnd(b, bs);
+    LLVMValueRef sf[128], af[2];
+    for (unsigned i = 0; i < NS; i += 2) { /* fresh values: s itself need not stay live */
+        LLVMValueRef r = w[i / 2];
+        r = cg_wg_asm(cx, cx->i32, "mov.b32 $0, $1;", "=r,r", &r, 1);
+        awg_unpack(cx, r, a->d.sdt, &sf[i], &sf[i + 1]);
+    }
+    awg_exps(a, k, sf, rmx, mv, af);
+    LLVMBasicBlockRef es = LLVMGetInsertBlock(b);
+    LLVMBuildBr(b, bj);
+    LLVMPositionBuilderAtEnd(b, bj);
+    LLVMBasicBlockRef bb[2] = {es, from};
+    for (unsigned i = 0; i < NS + 2; i++) {
+        LLVMValueRef ph = LLVMBuildPhi(b, cx->f32, "");
+        LLVMValueRef in[2] = {i < NS ? sf[i] : af[i - NS], i < NS ? e[i] : cg_f32c(cx, 1)};
+        LLVMAddIncoming(ph, in, bb, 2);
+        if (i < NS)
+            s[i] = ph;
+        else
+            alpha[i - NS] = ph;
+    }
+}
+
 /* Which copy of the score arithmetic a key tile takes: chosen per tile (awg_clean), or known. */
 enum { AWG_DECIDE = -1, AWG_MASKED = 0, AWG_CLEAN = 1 };
 
@@ -1749,10 +1847,13 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
     LLVMValueRef col0 = LLVMBuildAdd(b, j0, c0, "");
     LLVMValueRef clean =
         want == AWG_DECIDE ? awg_clean(a, k, rw, j0) : LLVMConstInt(cx->i1, want == AWG_CLEAN, 0);
+    bool spec = false; /* awg_exps_spec: a clean tile of the steady loop, F' the products */
     if (LLVMIsAConstantInt(clean)) {
         bool c = LLVMConstIntGetZExtValue(clean) != 0;
         awg_scores(a, k, s, r0, col0, c);
         awg_rowmax(a, k, s, x, w, false, rmx);
+        spec = k->spec && want == AWG_CLEAN && c && w[0] != NULL;
+        for (unsigned i = 0; i < NS && spec; i++) spec = s[i] == x[i];
     } else {
         LLVMValueRef sc[128], sm[128], mc[2], mm[2];
         memcpy(sc, s, NS * sizeof *s), memcpy(sm, s, NS * sizeof *s);
@@ -1782,32 +1883,12 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
                 rmx[i - NS] = ph;
         }
     }
-    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), rv[2][64], bias[2];
-    for (int h = 0; h < 2; h++) {
-        LLVMValueRef mx = rmx[h], msafe;
-        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
-        mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
-        /* the running max moves only when the tile's max exceeds it by more than
-         * AWG_RESCALE_LOG2 in exp2 units (or it is -inf): else alpha is 1 and P <= 2^that */
-        LLVMValueRef mo = ld(cx, mv[h]), mn = fmaxnum(cx, mo, mx);
-        LLVMValueRef grow =
-            LLVMBuildFCmp(b, LLVMRealOGT, fmul(cx, LLVMBuildFSub(b, mn, mo, ""), cl),
-                          cg_f32c(cx, AWG_RESCALE_LOG2), "grow");
-        LLVMValueRef mu = LLVMBuildSelect(b, grow, mn, mo, "");
-        LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mu, cg_f32c(cx, -INFINITY), "");
-        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
-        alpha[h] =
-            LLVMBuildSelect(b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)),
-                            cg_f32c(cx, 1), "alpha");
-        st(cx, mu, mv[h]);
-        bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
-    }
-    for (unsigned i = 0; i < NS; i++) {
-        unsigned h = (i / 2) % 2;
-        LLVMValueRef fa[3] = {s[i], cl, bias[h]};
-        s[i] = awg_ex2(cx, cg_call_intrinsic(cx, "llvm.fma", true, fa, 3));
-        rv[h][(i / 4) * 2 + i % 2] = s[i];
-    }
+    if (spec)
+        awg_exps_spec(a, k, s, w, rmx, mv, alpha);
+    else
+        awg_exps(a, k, s, rmx, mv, alpha);
+    LLVMValueRef rv[2][64];
+    for (unsigned i = 0; i < NS; i++) rv[(i / 2) % 2][(i / 4) * 2 + i % 2] = s[i];
     for (int h = 0; h < 2; h++) {
         LLVMValueRef ps = awg_tree(cx, rv[h], NS / 2, false);
         st(cx, fadd(cx, fmul(cx, ld(cx, lv[h]), alpha[h]), ps), lv[h]);
@@ -1959,7 +2040,8 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
             "kc");
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, LLVMBuildAdd(b, kb, bn, ""), kc, bn, "cj");
-    awg_step(a, k, sq, r0, rw, c0, j0, split ? AWG_CLEAN : AWG_DECIDE, ov, pv, mv, lv, itv, wgc);
+    int want = split || k->fp.always_clean ? AWG_CLEAN : AWG_DECIDE;
+    awg_step(a, k, sq, r0, rw, c0, j0, want, ov, pv, mv, lv, itv, wgc);
     cg_loop_end(cx, &jl);
     if (split) {
         LLVMValueRef last = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSGT, kc, kb, ""),
@@ -2230,6 +2312,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.pipe = attn_knob("TX_ATTN_PIPELINE", true);
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", true);
     k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
+    k.spec = attn_knob("TX_ATTN_SPEC", false);
     awg_fplan_for(a, &k, &k.fp);
     /* wide key tiles (fewer softmax chains and turns per score) at d = 128 where F is the
      * (scaled) product: no mask makes diagonal tiles and F's arithmetic needs no registers
@@ -2282,9 +2365,10 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s", k.p.bm, k.p.bn,
-             k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
-             k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig");
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s%s", k.p.bm,
+             k.p.bn, k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
+             k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
+             k.spec ? " spec" : "");
     return true;
 }
 

@@ -727,6 +727,18 @@ static void test_score_arith(void **state) {
     assert_int_equal(count(ptx, "fma.rn.f32"), 3 * ns);
     assert_int_equal(count(ptx, "vote.sync.any"), 2);
     cg_program_free(p);
+    /* TX_ATTN_SPEC=1 (d = 64, S = 1024): the steady loop's exponents against the running max,
+     * one vote for a grown row, the fallback's fresh unpack of the pairs; the same count of
+     * FFMA per score in each copy */
+    fe_define d64k[2] = {{"D", 64}, {"S", 1024}};
+    setenv("TX_ATTN_SPEC", "1", 1);
+    p = tk_compile_src(SRC_PLAIN, CG_SM90A, d64k, 2, NULL);
+    unsetenv("TX_ATTN_SPEC");
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, " spec"));
+    ptx = cg_program_ptx(p, NULL);
+    assert_int_equal(count(ptx, "vote.sync.any"), 2);   /* the rescale's and the speculation's */
+    assert_int_equal(count(ptx, "fma.rn.f32"), 3 * 64); /* first tile, speculated, fallback */
+    cg_program_free(p);
 }
 
 /* ptxas -v of one program: assembles, no wgmma serialisation warnings, 65536 / threads registers
@@ -797,6 +809,10 @@ static void test_ptxas(void **state) {
     fe_define d64k[2] = {{"D", 64}, {"S", 1024}};
     ptxas_check(SRC_PLAIN, d64k, 2, 0);
     unsetenv("TX_ATTN_WG3");
+    setenv("TX_ATTN_SPEC", "1", 1); /* the speculative exponents at d = 64: no spills */
+    ptxas_check(SRC_PLAIN, d64k, 2, 0);
+    ptxas_check(SRC_PLAIN, d64, 3, 0);
+    unsetenv("TX_ATTN_SPEC");
     setenv("TX_ATTN_PINGPONG", "0", 1); /* the knobs' loops */
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_CAUSAL, NULL, 0, 64);
