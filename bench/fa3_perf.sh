@@ -90,9 +90,9 @@ if has time; then
   tbench gqa "" "$X/attn_gqa.tx" -D B=4 -D S=4096
 fi
 if has tiles; then # the key tile and the second Q buffer against the default, same run
+  tbench d64_spec "TX_ATTN_SPEC=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   tbench d128_bn128 "TX_ATTN_BN=128" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   tbench d64_wg3 "TX_ATTN_WG3=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d64_spec "TX_ATTN_SPEC=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_q1 "TX_ATTN_Q2=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_bn176 "TX_ATTN_BN=176" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
   full && tbench d64_nopp "TX_ATTN_PINGPONG=0" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
