@@ -637,6 +637,8 @@ typedef struct cg_wg_plan {
                                 when M < bm is known (no zero-filled rows to move) */
     int64_t tx_bytes;        /* bytes TMA writes per stage (the full barrier's expect_tx) */
     int splits;              /* split-K: CTAs (one cluster) per output tile, 1, 2 or 4 */
+    int mcast;               /* 2: clusters of 2 CTAs with vertically adjacent tiles, each
+                                loading half of the shared B tile into both by TMA multicast */
     int64_t red_bytes;       /* rank 0's slots for the other ranks' partial accumulators */
     int64_t smem_bytes;      /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
     int group_m;             /* M tiles per group of the tile order */
@@ -666,6 +668,14 @@ uint32_t cg_wg_swz128(uint32_t row, uint32_t byte);
  * of them, each box_bytes bytes, placed one after the other. */
 void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int *nbox,
                     int64_t *box_bytes);
+/* Box i of the half of a B tile (bn rows of n by bk k, bn / 2 a multiple
+ * of 64) that cluster rank `rank` (0, 1) of a 2-CTA multicast cluster loads
+ * into both CTAs: its coordinates from the tile's origin (*dn along n, *dk
+ * along k) and its byte offset in the tile (*off, where the plain tile's
+ * layout has those elements); box {64 k, bn / 2} (K-contiguous, bk / 64 of
+ * them) or {64 n, bk} (bn / 128 of them). Returns the boxes per half. */
+int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn,
+                   int64_t *dk, int64_t *off);
 /* Descriptor offsets of such a tile: leading and stride byte offsets and
  * the start-address step of one 16-deep k slice. */
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);

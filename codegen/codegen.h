@@ -111,7 +111,8 @@ typedef struct cg_kernel {
     unsigned block[3];
     unsigned smem_bytes;
     /* Persistent kernels: when nonzero and grid x*y*z exceeds it, the grid
-     * is (persist, 1, 1); the kernel walks its work itself. */
+     * is (persist, 1, 1), or (persist / cluster, cluster, 1) for a clustered
+     * kernel; the kernel walks its work itself. */
     unsigned persist;
     /* Thread-block clusters: when > 1, the kernel's blocks form clusters of (1, cluster, 1) (its
      * grid y is `cluster`; the PTX declares .reqnctapercluster; the manifest says "cluster"). */

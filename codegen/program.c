@@ -1021,9 +1021,11 @@ bool cg_kernel_geometry(const cg_program *p, unsigned k, const int64_t *syms, un
         grid[d] = (unsigned)b;
         block[d] = kr->block[d];
     }
+    /* a persistent grid of clusters (1, C, 1) keeps grid y = C */
+    unsigned cl = kr->cluster > 1 ? kr->cluster : 1;
     if (kr->persist && (uint64_t)grid[0] * grid[1] * grid[2] > kr->persist && grid[0] && grid[1] &&
         grid[2])
-        grid[0] = kr->persist, grid[1] = 1, grid[2] = 1;
+        grid[0] = kr->persist / cl, grid[1] = cl, grid[2] = 1;
     if (smem_bytes) *smem_bytes = kr->smem_bytes;
     return true;
 }

@@ -74,10 +74,11 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
      * their partial accumulators to rank 0's shared memory, which adds them and runs the
      * epilogue once */
     p->splits = t.splits;
+    p->mcast = t.mcast > 1 ? t.mcast : 1;
     p->red_bytes = t.red_bytes;
     p->stages = t.stages;
     p->smem_bytes = t.smem_bytes;
-    p->group_m = 8;
+    p->group_m = 8 / p->mcast; /* in cluster rows: 8 M tiles */
     /* registers move from the producer to the consumers only when the
      * consumers need more than the 168 per thread 384 threads start with
      * (128 accumulators: 256 columns of all products); setmaxnreg redistributes the CTA's
@@ -97,6 +98,21 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
         *nbox = (int)(rows / 64);
     }
     *box_bytes = (int64_t)box[0] * box[1] * 2;
+}
+
+int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn,
+                   int64_t *dk, int64_t *off) {
+    int64_t half = bn / 2;
+    if (kmajor) { /* rows [rank * half, + half) of 128 B, one box per 64 k */
+        *dn = rank * half, *dk = 64 * i;
+        *off = rank * half * 128 + (int64_t)i * bn * 128;
+        return (int)(bk / 64);
+    }
+    /* boxes rank * half / 64 + i of the tile's bn / 64 (64 n x bk each) */
+    int64_t j = rank * half / 64 + i;
+    *dn = 64 * j, *dk = 0;
+    *off = j * 64 * bk * 2;
+    return (int)(half / 64);
 }
 
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep) {
@@ -228,6 +244,7 @@ typedef struct wg_kern {
     LLVMValueRef smem;                    /* i32 shared address of stage 0 (1024-aligned) */
     LLVMValueRef full, empty;             /* i32 shared address of the barrier arrays */
     LLVMValueRef ntm, ntn, ntiles, nk;    /* i32 */
+    LLVMValueRef ntml;                    /* i32: M rows of the tile loop (ntm; pairs: mcast) */
     LLVMValueRef kb, ke;                  /* i32: this CTA's k steps [kb, ke) (its split) */
     LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
     LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
@@ -256,20 +273,53 @@ static LLVMValueRef wg_bar(cg_ctx *cx, LLVMValueRef base, LLVMValueRef s) {
 }
 
 /* Output tile t (i32) -> (pm, pn) in groups of group_m M tiles: CTAs
- * working at the same time share B columns and A rows in L2. */
+ * working at the same time share B columns and A rows in L2. In a
+ * multicast cluster t counts tile pairs (ntml rows of them) and this CTA
+ * takes row 2 pm + rank of the pair (pm = ntm when M has an odd count of
+ * tiles: a phantom tile whose k steps run and whose epilogue does not). */
 static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *pm,
                            LLVMValueRef *pn) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef width = LLVMBuildMul(b, k->ntn, c32(cx, k->p.group_m), "");
     LLVMValueRef grp = LLVMBuildUDiv(b, t, width, "");
     LLVMValueRef first = LLVMBuildMul(b, grp, c32(cx, k->p.group_m), "");
-    LLVMValueRef left = LLVMBuildSub(b, k->ntm, first, "");
+    LLVMValueRef left = LLVMBuildSub(b, k->ntml, first, "");
     LLVMValueRef gsz =
         LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, left, c32(cx, k->p.group_m), ""), left,
                         c32(cx, k->p.group_m), "");
     LLVMValueRef r = LLVMBuildURem(b, t, width, "");
     *pm = LLVMBuildAdd(b, first, LLVMBuildURem(b, r, gsz, ""), "pm");
     *pn = LLVMBuildUDiv(b, r, gsz, "pn");
+    if (k->p.mcast > 1)
+        *pm = LLVMBuildAdd(b, LLVMBuildMul(b, *pm, c32(cx, k->p.mcast), ""), k->rank, "pmc");
+}
+
+/* The half of a B tile (columns n0.., k0..) that this CTA of a 2-CTA
+ * multicast cluster loads (cg_wg_half_box) into the same shared address of
+ * both CTAs (the tile at dst), completing bytes on each one's mbarrier at
+ * bar's offset. */
+static void wg_tma_half(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool kmajor,
+                        LLVMValueRef n0, LLVMValueRef k0, LLVMValueRef dst, LLVMValueRef bar) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef mask = LLVMConstInt(cx->i16, (1u << k->p.mcast) - 1, 0);
+    int64_t dn0, dk0, off0, dn1, dk1, off1;
+    int nbox = cg_wg_half_box(kmajor, k->p.bn, k->p.bk, 0, 0, &dn0, &dk0, &off0);
+    for (int i = 0; i < nbox; i++) {
+        /* linear in the rank: rank 0's box plus rank x (rank 1's - rank 0's) */
+        cg_wg_half_box(kmajor, k->p.bn, k->p.bk, 0, i, &dn0, &dk0, &off0);
+        cg_wg_half_box(kmajor, k->p.bn, k->p.bk, 1, i, &dn1, &dk1, &off1);
+        LLVMValueRef dn = LLVMBuildAdd(b, LLVMBuildAdd(b, n0, c32(cx, dn0), ""),
+                                       LLVMBuildMul(b, k->rank, c32(cx, dn1 - dn0), ""), "");
+        LLVMValueRef dk = LLVMBuildAdd(b, LLVMBuildAdd(b, k0, c32(cx, dk0), ""),
+                                       LLVMBuildMul(b, k->rank, c32(cx, dk1 - dk0), ""), "");
+        LLVMValueRef at = LLVMBuildAdd(b, LLVMBuildAdd(b, dst, c32(cx, off0), ""),
+                                       LLVMBuildMul(b, k->rank, c32(cx, off1 - off0), ""), "");
+        LLVMValueRef a[6] = {at, tmap, kmajor ? dk : dn, kmajor ? dn : dk, bar, mask};
+        wg_asm(cx, NULL,
+               "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes."
+               "multicast::cluster [$0], [$1, {$2, $3}], [$4], $5;",
+               "r,l,r,r,r,h,~{memory}", a, 6);
+    }
 }
 
 /* Issues the TMA copies of one operand tile: rows [r0, r0+rows) of the
@@ -367,6 +417,8 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
                  n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
+    if (k->p.mcast > 1) /* a phantom tile loads rows that exist (its results are dropped) */
+        m0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, pm, k->ntm, ""), m0, c32(cx, 0), "");
     LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
                                     LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "pk");
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
@@ -383,8 +435,12 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
         wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.a_rows, k->p.bm, m0, k0,
                     wg_stage_addr(cx, k, s, 0), fb);
     for (int h = 0; h < k->p.nmm; h++)
-        wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0,
-                    wg_stage_addr(cx, k, s, 1 + h), fb);
+        if (k->p.mcast > 1)
+            wg_tma_half(cx, k, k->tmap_b[h], k->p.b_kmajor, n0, k0, wg_stage_addr(cx, k, s, 1 + h),
+                        fb);
+        else
+            wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0,
+                        wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
     cg_loop_end(cx, &tl);
@@ -871,6 +927,31 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     return ok;
 }
 
+/* Frees a stage after its wgmma have completed, when pred (i1): every
+ * consumer thread arrives on the CTA's empty barrier bar; in a multicast
+ * cluster lanes 0 and 1 of each warp arrive on bar of cluster rank 0 and 1
+ * (both CTAs' consumers must be done before either producer refills it). */
+static void wg_release(cg_ctx *cx, const wg_kern *k, LLVMValueRef bar, LLVMValueRef pred,
+                       LLVMValueRef wtid) {
+    LLVMBuilderRef b = cx->b;
+    if (k->p.mcast <= 1) {
+        LLVMValueRef pa[2] = {bar, LLVMBuildZExt(b, pred, cx->i32, "")};
+        wg_asm(cx, NULL,
+               "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cta.b64 _, "
+               "[$0];\n}",
+               "r,r,~{memory}", pa, 2);
+        return;
+    }
+    LLVMValueRef lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    LLVMValueRef to = LLVMBuildAnd(b, lane, c32(cx, 1), "");
+    pred = LLVMBuildAnd(b, pred, LLVMBuildICmp(b, LLVMIntULT, lane, c32(cx, k->p.mcast), ""), "");
+    LLVMValueRef pa[2] = {wg_mapa(cx, bar, to), LLVMBuildZExt(b, pred, cx->i32, "")};
+    wg_asm(cx, NULL,
+           "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q "
+           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];\n}",
+           "r,r,~{memory}", pa, 2);
+}
+
 /* A consumer warpgroup (rows 64c .. 64c+63 of each block tile): per k step
  * waits for the stage's full barrier, issues bk/16 wgmma (m64 x bn x 16)
  * into the accumulators, commits, waits for the previous step's group and
@@ -961,14 +1042,8 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
      * a branch here makes LLVM peel the first step, a second copy of the main loop) */
     LLVMValueRef ps, ppar;
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
-    LLVMValueRef pa[2] = {
-        wg_bar(cx, k->empty, ps),
-        LLVMBuildZExt(b, LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""),
-                      cx->i32, "")};
-    wg_asm(
-        cx, NULL,
-        "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cta.b64 _, [$0];\n}",
-        "r,r,~{memory}", pa, 2);
+    wg_release(cx, k, wg_bar(cx, k->empty, ps),
+               LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""), wtid);
     LLVMBasicBlockRef j;
     LLVMValueRef eb;
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
@@ -981,14 +1056,21 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->ke, k->kb, ""));
     wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
                 &ppar);
-    eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
-    cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
+    if (k->p.mcast > 1) {
+        wg_release(cx, k, wg_bar(cx, k->empty, ps), LLVMConstInt(cx->i1, 1, 0), wtid);
+    } else {
+        eb = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, ps), cx->sptr, "");
+        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.arrive.shared", false, &eb, 1);
+    }
     cg_if_end(cx, j);
     LLVMBasicBlockRef lead = NULL;
     if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
+    LLVMBasicBlockRef real = NULL; /* a multicast cluster's phantom tile stores nothing */
+    if (k->p.mcast > 1) real = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, pm, k->ntm, ""));
     bool ok = k->epi.loop ? wg_epi_looped(cx, k, acc, pm, pn, wgc, wtid, ucv)
               : k->tma_st ? wg_epi_staged(cx, k, acc, pm, pn, wgc, wtid, ucv)
                           : wg_epi_direct(cx, k, acc, pm, pn, wgc, wtid);
+    if (real) cg_if_end(cx, real);
     if (lead) cg_if_end(cx, lead);
     if (k->p.splits > 1) {
         LLVMValueRef jt = LLVMBuildLoad2(b, cx->i32, tilev, "");
@@ -1046,7 +1128,8 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
                              c32(cx, 1)};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
         a[0] = LLVMBuildIntToPtr(b, wg_bar(cx, k->empty, c32(cx, s)), cx->sptr, "");
-        a[1] = c32(cx, 128 * k->p.consumers);
+        /* every consumer thread; in a multicast cluster one lane per warp of each CTA */
+        a[1] = c32(cx, k->p.mcast > 1 ? 4 * k->p.consumers * k->p.mcast : 128 * k->p.consumers);
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, a, 2);
     }
     if (k->p.splits > 1) { /* rank 0 hears from the consumers of every other rank, they from
@@ -1069,7 +1152,7 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
         "cta");
     LLVMValueRef ncta = LLVMBuildMul(b, nx, ny, "ncta");
     k->kb = c32(cx, 0), k->ke = k->nk, k->rank = c32(cx, 0);
-    if (k->p.splits > 1) {
+    if (k->p.splits > 1 || k->p.mcast > 1) {
         /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = %cluster_ctarank
          * (= ctaid.y, the rank mapa names), the
          * cluster x + nx * z walks the tiles, the rank its k range; every barrier of the cluster
@@ -1085,9 +1168,11 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
                            cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
                            LLVMBuildMul(b, cz, nx, ""), "cluster");
         ncta = LLVMBuildMul(b, nx, nz, "nclusters");
-        k->kb = LLVMBuildUDiv(b, LLVMBuildMul(b, k->rank, k->nk, ""), S, "kb");
-        k->ke = LLVMBuildUDiv(
-            b, LLVMBuildMul(b, LLVMBuildAdd(b, k->rank, c32(cx, 1), ""), k->nk, ""), S, "ke");
+        if (k->p.splits > 1) {
+            k->kb = LLVMBuildUDiv(b, LLVMBuildMul(b, k->rank, k->nk, ""), S, "kb");
+            k->ke = LLVMBuildUDiv(
+                b, LLVMBuildMul(b, LLVMBuildAdd(b, k->rank, c32(cx, 1), ""), k->nk, ""), S, "ke");
+        }
     } else {
         cg_barrier(cx);
     }
@@ -1115,7 +1200,7 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     /* split-K: no CTA of the cluster exits while another may still touch its shared memory (the
      * protocol's barriers already order this; the cluster barrier makes it explicit, as
      * compute-sanitizer's racecheck requires of distributed shared memory) */
-    if (k->p.splits > 1)
+    if (k->p.splits > 1 || k->p.mcast > 1)
         wg_asm(cx, NULL, "barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;",
                "~{memory}", NULL, 0);
     return ok;
@@ -1263,7 +1348,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     ir_id bases[1 + CG_MM_MAXH + 8] = {ba};
     bool kmaj[1 + CG_MM_MAXH] = {ak};
     int64_t rows[1 + CG_MM_MAXH] = {k.p.a_rows};
-    for (unsigned h = 0; h < nh; h++) bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = k.p.bn;
+    /* a multicast CTA loads half of each K-contiguous B tile: boxes of bn / 2 rows */
+    for (unsigned h = 0; h < nh; h++)
+        bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = bk ? k.p.bn / k.p.mcast : k.p.bn;
     for (unsigned o = 0; k.tma_st && o < nouts; o++) bases[1 + nh + o] = outs[o];
     kr->ntmaps = nmaps;
     kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);
@@ -1317,7 +1404,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.ntm = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.M, c32(cx, k.p.bm - 1), ""), c32(cx, k.p.bm), "ntm");
     k.ntn = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.N, c32(cx, k.p.bn - 1), ""), c32(cx, k.p.bn), "ntn");
     k.nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, k.K, c32(cx, k.p.bk - 1), ""), c32(cx, k.p.bk), "nk");
-    k.ntiles = LLVMBuildMul(b, k.ntm, k.ntn, "ntiles");
+    k.ntml = k.p.mcast > 1 ? LLVMBuildUDiv(b, LLVMBuildAdd(b, k.ntm, c32(cx, k.p.mcast - 1), ""),
+                                           c32(cx, k.p.mcast), "ntp")
+                           : k.ntm;
+    k.ntiles = LLVMBuildMul(b, k.ntml, k.ntn, "ntiles");
     if (!wg_body(cx, &k)) return 0;
     ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
@@ -1329,6 +1419,12 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         per[0] = k.p.bm, per[1] = 1, per[2] = k.p.bn;
         cap[0] = 65535, cap[1] = k.p.splits, cap[2] = 65535;
         kr->cluster = (unsigned)k.p.splits;
+    } else if (k.p.mcast > 1) { /* grid (M tile pairs, 2, N tiles), clusters of (1, 2, 1) */
+        work[1] = (ir_shape){.rank = 1, .dim = {k.p.mcast}};
+        work[2] = (ir_shape){.rank = 1, .dim = {Nd}};
+        per[0] = (int64_t)k.p.bm * k.p.mcast, per[1] = 1, per[2] = k.p.bn;
+        cap[0] = 65535, cap[1] = k.p.mcast, cap[2] = 65535;
+        kr->cluster = (unsigned)k.p.mcast;
     }
     unsigned block[3] = {k.p.threads, 1, 1};
     /* split-K grids are exact (tiles x splits <= the SMs): never folded into (persist, 1, 1) */
@@ -1336,6 +1432,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     char hs[24] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
     if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
+    if (k.p.mcast > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " mc%d", k.p.mcast);
     if (k.tma_st)
         snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
                  k.epi.loop ? "l" : "");

@@ -327,15 +327,18 @@ typedef struct pass_wg_shape {
     int nstage;
     double stage_bytes;
 } pass_wg_shape;
-/* One candidate: block tile bm x bn (x 64 k), split-K ranks, ring stages, and what follows. */
+/* One candidate: block tile bm x bn (x 64 k) of one CTA, split-K ranks, ring stages, and what
+ * follows. mcast 2: a 2-CTA cluster of two vertically adjacent bm x bn tiles sharing the B tile,
+ * each CTA loading half of it by TMA multicast into both (the schedule names it bm = 2 x 128). */
 typedef struct pass_wg_tile {
-    int bm, bn, splits, stages, consumers;
+    int bm, bn, splits, stages, consumers, mcast;
     int64_t stage_bytes, red_bytes, smem_bytes; /* one stage, split-K slots, the whole */
     int64_t tiles, nk;                          /* output tiles, 64-deep k steps */
 } pass_wg_tile;
 enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
 /* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
- * consumer exactly when M <= 64 is known (else 128); bn 256, 128, 64 (32 too for a K-contiguous
+ * consumer exactly when M <= 64 is known (else 128, or 256: two 128-row CTAs of a cluster
+ * sharing B by multicast, for one split, M unknown or above 128, bn 256 or 128); bn 256, 128, 64 (32 too for a K-contiguous
  * B), all products' columns within 256 (one stored value; 192 for several, 128 for one product
  * with several); splits 1, 2 or 4 (2 for several products) when M and K are known, tiles x splits
  * <= SMs, >= 4 k steps per rank and nmm x bn / 2 accumulators a thread times splits <= 128 (rank

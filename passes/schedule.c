@@ -595,7 +595,7 @@ static unsigned wg_space(const pass_sched_facts *f, ir_schedule *out, unsigned c
     if (f->kind != IR_RK_MATMUL || !f->wg || !f->concrete) return 0;
     unsigned n = pass_wg_space(&f->wgs, t, PASS_WG_SPACE), k = 0;
     for (unsigned i = 0; i < n && k < cap; i++) {
-        k = put(out, k, cap, PASS_SCH_MATMUL_WGMMA, t[i].bm, t[i].bn);
+        k = put(out, k, cap, PASS_SCH_MATMUL_WGMMA, t[i].bm * t[i].mcast, t[i].bn);
         out[k - 1].p[2] = t[i].splits, out[k - 1].p[3] = t[i].stages;
     }
     return k;
@@ -680,7 +680,7 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
         pass_wg_tile t; /* [matmul.wgmma]: the model's fastest tile of the shape */
         if (!pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &t)) return;
         s->id = PASS_SCH_MATMUL_WGMMA;
-        s->p[0] = t.bm, s->p[1] = t.bn, s->p[2] = t.splits, s->p[3] = t.stages;
+        s->p[0] = t.bm * t.mcast, s->p[1] = t.bn, s->p[2] = t.splits, s->p[3] = t.stages;
     }
 }
 

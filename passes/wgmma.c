@@ -8,6 +8,7 @@
 #include "passes/passes.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
@@ -20,15 +21,19 @@ enum { WG_BK = 64, WG_SLACK = 1024, WG_SPLIT_BARS = 16 };
 bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t) {
     memset(t, 0, sizeof *t);
     if (s->nmm < 1 || s->nmm > 4 || s->N == 0) return false;
-    int want_bm = s->M >= 0 && s->M <= 64 ? 64 : 128;
+    int want_bm = s->M >= 0 && s->M <= 64 ? 64 : 128, mc = 1;
+    /* bm 256: a 2-CTA cluster of 128-row tiles sharing B (each CTA multicasts half of it) */
+    if (bm == 256 && want_bm == 128 && splits == 1 && (s->M < 0 || s->M > 128) &&
+        (bn == 256 || bn == 128))
+        bm = 128, mc = 2;
     if (bm != want_bm) return false;
     if (bn != 256 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
     int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
     if (s->nmm * bn > maxcols) return false;
-    t->bm = bm, t->bn = bn, t->consumers = bm / 64;
-    /* an unknown M or N counts as many tiles */
-    t->tiles =
-        (s->M < 0 ? (int64_t)1 << 20 : cdiv(s->M, bm)) * (s->N < 0 ? 1 << 10 : cdiv(s->N, bn));
+    t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc;
+    /* an unknown M or N counts as many tiles; a cluster's M tiles come in pairs */
+    t->tiles = (s->M < 0 ? (int64_t)1 << 20 : cdiv(cdiv(s->M, bm), mc) * mc) *
+               (s->N < 0 ? 1 << 10 : cdiv(s->N, bn));
     t->nk = s->K > 0 ? cdiv(s->K, WG_BK) : 0;
     if (splits != 1) {
         /* rank 0 adds the other ranks' slots into its accumulators: ptxas spills once the
@@ -58,6 +63,11 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
         for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
             if (pass_wg_tile_make(s, bm, bns[i], sks[j], &out[n])) n++;
+    /* the 2-CTA multicast tiles last: a tie keeps the plain kernel (TX_WG_MCAST=0 leaves them
+     * out, for benchmarks of the plain kernel on the same shapes) */
+    const char *mc = getenv("TX_WG_MCAST");
+    for (size_t i = 0; i < 2 && n < cap && !(mc && !strcmp(mc, "0")); i++)
+        if (pass_wg_tile_make(s, 2 * bm, bns[i], 1, &out[n])) n++;
     return n;
 }
 
@@ -97,15 +107,16 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
  * bench/gemm_shapes.sh measures the staged rows. */
 #define WG_STAGE_EFF 0.80
 
-/* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile, twice for
- * an operand whose row pitch (inner extent x 2 bytes, known) is not a multiple of 128 bytes. */
+/* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile (half of it
+ * in a multicast cluster: the other half comes from the peer CTA's load), twice for an operand
+ * whose row pitch (inner extent x 2 bytes, known) is not a multiple of 128 bytes. */
 static double step_l2_bytes(const pass_wg_shape *s, const pass_wg_tile *t) {
     int64_t arows = s->a_kmajor && s->M > 0 && s->M < t->bm ? (s->M + 7) / 8 * 8 : t->bm;
     int64_t ia = s->a_kmajor ? s->K : s->M, ib = s->b_kmajor ? s->K : s->N;
     if (s->a_staged) ia = pass_wg_pitch(ia, 2); /* a staged copy's pitch is 128-byte aligned */
     if (s->b_staged) ib = pass_wg_pitch(ib, 2);
     double fa = ia > 0 && (ia * 2) % 128 ? 2.0 : 1.0, fb = ib > 0 && (ib * 2) % 128 ? 2.0 : 1.0;
-    return ((double)arows * fa + (double)s->nmm * t->bn * fb) * WG_BK * 2;
+    return ((double)arows * fa + (double)s->nmm * t->bn * fb / t->mcast) * WG_BK * 2;
 }
 
 double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
@@ -121,7 +132,7 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     double core_us = (mma > smem ? mma : smem) / clk_per_us, l2 = step_l2_bytes(s, t);
     o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
     if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
-    o->fill_us = WG_FILL_US;
+    o->fill_us = WG_FILL_US + (t->mcast > 1 ? WG_CLUSTER_US : 0);
     int64_t ctas = t->tiles * t->splits;
     int64_t grid = ctas < sms ? ctas : sms;
     o->waves = (double)ctas / sms;

@@ -616,6 +616,121 @@ static void test_split_k(void **state) {
     ir_graph_free(g);
 }
 
+static void ptxas_prog(cg_program *p, bool want_wgmma);
+
+/* Multicast halves of a B tile: the boxes both ranks of a 2-CTA cluster issue cover every element
+ * of the tile once, each where the plain tile's TMA layout (model_tma) and so wgmma's descriptor
+ * have it; K-contiguous boxes are {64 k, bn / 2} rows of 128 B, N-contiguous ones {64 n, bk}. */
+static void check_half(bool kmajor, uint32_t bn, uint32_t bk) {
+    unsigned char *seen = calloc((size_t)bn * bk, 1);
+    assert_non_null(seen);
+    for (int rank = 0; rank < 2; rank++) {
+        int64_t dn, dk, off;
+        int nbox = cg_wg_half_box(kmajor, bn, bk, rank, 0, &dn, &dk, &off);
+        assert_int_equal(nbox, kmajor ? (int)(bk / 64) : (int)(bn / 128));
+        for (int i = 0; i < nbox; i++) {
+            cg_wg_half_box(kmajor, bn, bk, rank, i, &dn, &dk, &off);
+            assert_int_equal(off % 1024, 0); /* each box starts on a swizzle atom */
+            uint32_t rows = kmajor ? bn / 2 : bk; /* box rows of 128 bytes */
+            for (uint32_t r = 0; r < rows; r++)
+                for (uint32_t e = 0; e < 64; e++) {
+                    uint32_t n = (uint32_t)dn + (kmajor ? r : e), k = (uint32_t)dk + (kmajor ? e : r);
+                    assert_true(n < bn && k < bk);
+                    uint32_t at = model_swz((uint32_t)off + r * 128 + 2 * e);
+                    if (at != model_tma(kmajor, bn, bk, n, k))
+                        fail_msg("kmajor %d bn %u rank %d box %d: (%u, %u) at %u, tile has %u",
+                                 kmajor, bn, rank, i, n, k, at, model_tma(kmajor, bn, bk, n, k));
+                    assert_int_equal(seen[n * bk + k], 0);
+                    seen[n * bk + k] = 1;
+                }
+        }
+    }
+    for (uint32_t i = 0; i < bn * bk; i++) assert_int_equal(seen[i], 1);
+    free(seen);
+}
+
+/* The 2-CTA multicast kernel (schedule bm = 256): valid only for one split, bn 256 / 128 and M
+ * above 128; the manifest's template and cluster, the halved K-contiguous B box, the multicast
+ * copies, the remote releases and the cluster barriers in the PTX; the grid (M tile pairs, 2, N
+ * tiles), folded into (66, 2, 1) when the pairs exceed the persistent clusters. */
+static void test_multicast(void **state) {
+    (void)state;
+    check_half(true, 256, 64);
+    check_half(true, 128, 64);
+    check_half(false, 256, 64);
+    check_half(false, 128, 64);
+    pass_wg_shape sh = {.M = 3000, .N = 4096, .K = 11008, .a_kmajor = true, .b_kmajor = true,
+                        .nmm = 1, .nouts = 1, .smem = 232448, .sms = 132};
+    pass_wg_tile t;
+    assert_true(pass_wg_tile_make(&sh, 256, 256, 1, &t));
+    assert_int_equal(t.bm, 128);
+    assert_int_equal(t.mcast, 2);
+    assert_int_equal(t.tiles, 24 * 16); /* 24 M tiles (12 pairs) x 16 */
+    assert_false(pass_wg_tile_make(&sh, 256, 64, 1, &t));
+    assert_false(pass_wg_tile_make(&sh, 256, 256, 2, &t));
+    sh.M = 300; /* 3 M tiles: 2 pairs, the last one's second tile a phantom */
+    assert_true(pass_wg_tile_make(&sh, 256, 128, 1, &t));
+    assert_int_equal(t.tiles, 4 * 32);
+    sh.M = 128;
+    assert_false(pass_wg_tile_make(&sh, 256, 256, 1, &t));
+    sh.M = 48;
+    assert_false(pass_wg_tile_make(&sh, 256, 256, 1, &t));
+
+    fe_define defs[3] = {{"M", 3000}, {"K", 11008}, {"N", 4096}};
+    ir_graph *g;
+    cg_program *p = tk_compile_src(SRC_LIN, CG_SM90A, defs, 3, &g);
+    cg_program_free(p);
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {256, 256, 1, 0}};
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    const cg_kernel *k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "128x256x64 s4 KK mc2"));
+    assert_int_equal(k->cluster, 2);
+    assert_int_equal(k->persist, CG_WG_SMS);
+    assert_int_equal(k->tmaps[0].box[1], 128); /* A: 128 rows */
+    assert_int_equal(k->tmaps[1].box[0], 64);
+    assert_int_equal(k->tmaps[1].box[1], 128); /* B: half of 256 rows */
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, ".reqnctapercluster 1, 2, 1"));
+    assert_non_null(strstr(ptx, "bytes.multicast::cluster"));
+    assert_non_null(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    const char *w1 = strstr(ptx, "barrier.cluster.wait");
+    assert_non_null(w1);
+    assert_non_null(strstr(w1 + 1, "barrier.cluster.wait"));
+    unsigned grid[3], block[3], smem;
+    int64_t syms[8] = {0};
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    unsigned ki = 0;
+    while (cg_program_kernel(p, ki) != k) ki++;
+    assert_true(cg_kernel_geometry(p, ki, syms, grid, block, &smem));
+    assert_int_equal(grid[0], CG_WG_SMS / 2);
+    assert_int_equal(grid[1], 2);
+    assert_int_equal(grid[2], 1);
+    ptxas_prog(p, true);
+    /* fewer pairs than clusters: (pairs of M tiles, 2, N tiles) */
+    ir_graph_free(g);
+    fe_define small[3] = {{"M", 300}, {"K", 1024}, {"N", 1024}};
+    p = tk_compile_src(SRC_LIN, CG_SM90A, small, 3, &g);
+    cg_program_free(p);
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {256, 128, 1, 0}};
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "128x128x64"));
+    assert_non_null(strstr(k->tmpl, " mc2"));
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    ki = 0;
+    while (cg_program_kernel(p, ki) != k) ki++;
+    assert_true(cg_kernel_geometry(p, ki, syms, grid, block, &smem));
+    assert_int_equal(grid[0], 2);
+    assert_int_equal(grid[1], 2);
+    assert_int_equal(grid[2], 8);
+    ptxas_prog(p, true);
+    ir_graph_free(g);
+}
+
 static void test_manifest_tmaps(void **state) {
     (void)state;
     fe_define defs[2] = {{"K", 4096}, {"N", 1000}}; /* M stays symbolic */
@@ -691,21 +806,28 @@ static void test_manifest_tmaps(void **state) {
     assert_int_equal(pa->tmap.dim[1], 300);
     assert_int_equal(pa->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 0));
     assert_int_equal(pb->buf, rt_gpu_plan_find_buf(rp, RT_BUF_INPUT, 1));
-    /* fewer tiles than SMs: the grid is the tiles, ceil(300 / 128) x ceil(1000 / bn) */
-    assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2],
-                     3 * ((1000 + k->per[1] - 1) / k->per[1]));
+    /* fewer tiles than SMs: the grid is the tiles, ceil(300 / 128) x ceil(1000 / bn); a
+     * multicast cluster's M tiles come in pairs: 2 x ceil(300 / 256) x ceil(1000 / bn) */
+    if (k->cluster > 1)
+        assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2],
+                         2 * 2 * ((1000 + k->per[2] - 1) / k->per[2]));
+    else
+        assert_int_equal((uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2],
+                         3 * ((1000 + k->per[1] - 1) / k->per[1]));
     char e2[200];
     assert_true(rt_tmap_check(&pa->tmap, 4096, e2, sizeof e2));
     rt_gpu_plan_free(rp);
-    /* at a large M the grid is the persistent CTA count */
+    /* at a large M the grid is the persistent CTA count (in clusters of (1, 2, 1) for the
+     * multicast kernel) */
     for (unsigned s = 0; s < g->nsyms; s++)
         syms[s] = g->syms[s].value >= 0 ? g->syms[s].value : 100000;
     rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
     assert_non_null(rp);
+    unsigned cl = k->cluster > 1 ? k->cluster : 1;
     for (unsigned i = 0; i < rp->nkernels; i++)
         if (rp->kernels[i].region >= 0) {
-            assert_int_equal(rp->kernels[i].grid[0], CG_WG_SMS);
-            assert_int_equal(rp->kernels[i].grid[1], 1);
+            assert_int_equal(rp->kernels[i].grid[0], CG_WG_SMS / cl);
+            assert_int_equal(rp->kernels[i].grid[1], cl);
         }
     rt_gpu_plan_free(rp);
     cg_program_free(p);
@@ -946,10 +1068,13 @@ static void space_check(const char *src, const fe_define *defs, unsigned nd) {
         assert_non_null(p);
         const cg_kernel *k = tk_region_kernel(p);
         char want[64];
-        snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", sp[i].p[0], sp[i].p[1],
-                 sp[i].p[3]);
+        bool mc = sp[i].p[0] == 256; /* two 128-row CTAs sharing B */
+        snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", mc ? 128 : sp[i].p[0],
+                 sp[i].p[1], sp[i].p[3]);
         if (strncmp(k->tmpl, want, strlen(want)))
             fail_msg("template %s, schedule asked for %s", k->tmpl, want);
+        assert_true((strstr(k->tmpl, " mc2") != NULL) == mc);
+        assert_int_equal(k->cluster, mc ? 2u : sp[i].p[2] > 1 ? (unsigned)sp[i].p[2] : 0u);
         char sk[8];
         snprintf(sk, sizeof sk, " sk%d", sp[i].p[2]);
         assert_true((strstr(k->tmpl, sk) != NULL) == (sp[i].p[2] > 1));
@@ -987,6 +1112,7 @@ int main(void) {
         cmocka_unit_test(test_merged_map),
         cmocka_unit_test(test_merged_tmap),
         cmocka_unit_test(test_split_k),
+        cmocka_unit_test(test_multicast),
         cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_ptxas),
