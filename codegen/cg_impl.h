@@ -674,8 +674,8 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
  * along k) and its byte offset in the tile (*off, where the plain tile's
  * layout has those elements); box {64 k, bn / 2} (K-contiguous, bk / 64 of
  * them) or {64 n, bk} (bn / 128 of them). Returns the boxes per half. */
-int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn,
-                   int64_t *dk, int64_t *off);
+int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn, int64_t *dk,
+                   int64_t *off);
 /* Descriptor offsets of such a tile: leading and stride byte offsets and
  * the start-address step of one 16-deep k slice. */
 void cg_wg_opnd_desc(bool kmajor, int64_t bk, uint32_t *lbo, uint32_t *sbo, uint32_t *kstep);

@@ -100,8 +100,8 @@ void cg_wg_opnd_box(bool kmajor, int64_t rows, int64_t bk, uint32_t box[2], int 
     *box_bytes = (int64_t)box[0] * box[1] * 2;
 }
 
-int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn,
-                   int64_t *dk, int64_t *off) {
+int cg_wg_half_box(bool kmajor, int64_t bn, int64_t bk, int rank, int i, int64_t *dn, int64_t *dk,
+                   int64_t *off) {
     int64_t half = bn / 2;
     if (kmajor) { /* rows [rank * half, + half) of 128 B, one box per 64 k */
         *dn = rank * half, *dk = 64 * i;

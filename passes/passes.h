@@ -338,9 +338,10 @@ typedef struct pass_wg_tile {
 enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
 /* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
  * consumer exactly when M <= 64 is known (else 128, or 256: two 128-row CTAs of a cluster
- * sharing B by multicast, for one split, M unknown or above 128, bn 256 or 128); bn 256, 128, 64 (32 too for a K-contiguous
- * B), all products' columns within 256 (one stored value; 192 for several, 128 for one product
- * with several); splits 1, 2 or 4 (2 for several products) when M and K are known, tiles x splits
+ * sharing B by multicast, for one split, M unknown or above 128, bn 256 or 128); bn 256, 128, 64
+ * (32 too for a K-contiguous B), all products' columns within 256 (one stored value; 192 for
+ * several, 128 for one product with several); splits 1, 2 or 4 (2 for several products) when M and
+ * K are known, tiles x splits
  * <= SMs, >= 4 k steps per rank and nmm x bn / 2 accumulators a thread times splits <= 128 (rank
  * 0's sum spills beyond); stages: as many as fit (at most 16, at least 2). */
 bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t);

@@ -630,11 +630,12 @@ static void check_half(bool kmajor, uint32_t bn, uint32_t bk) {
         assert_int_equal(nbox, kmajor ? (int)(bk / 64) : (int)(bn / 128));
         for (int i = 0; i < nbox; i++) {
             cg_wg_half_box(kmajor, bn, bk, rank, i, &dn, &dk, &off);
-            assert_int_equal(off % 1024, 0); /* each box starts on a swizzle atom */
+            assert_int_equal(off % 1024, 0);      /* each box starts on a swizzle atom */
             uint32_t rows = kmajor ? bn / 2 : bk; /* box rows of 128 bytes */
             for (uint32_t r = 0; r < rows; r++)
                 for (uint32_t e = 0; e < 64; e++) {
-                    uint32_t n = (uint32_t)dn + (kmajor ? r : e), k = (uint32_t)dk + (kmajor ? e : r);
+                    uint32_t n = (uint32_t)dn + (kmajor ? r : e),
+                             k = (uint32_t)dk + (kmajor ? e : r);
                     assert_true(n < bn && k < bk);
                     uint32_t at = model_swz((uint32_t)off + r * 128 + 2 * e);
                     if (at != model_tma(kmajor, bn, bk, n, k))
@@ -659,8 +660,15 @@ static void test_multicast(void **state) {
     check_half(true, 128, 64);
     check_half(false, 256, 64);
     check_half(false, 128, 64);
-    pass_wg_shape sh = {.M = 3000, .N = 4096, .K = 11008, .a_kmajor = true, .b_kmajor = true,
-                        .nmm = 1, .nouts = 1, .smem = 232448, .sms = 132};
+    pass_wg_shape sh = {.M = 3000,
+                        .N = 4096,
+                        .K = 11008,
+                        .a_kmajor = true,
+                        .b_kmajor = true,
+                        .nmm = 1,
+                        .nouts = 1,
+                        .smem = 232448,
+                        .sms = 132};
     pass_wg_tile t;
     assert_true(pass_wg_tile_make(&sh, 256, 256, 1, &t));
     assert_int_equal(t.bm, 128);
@@ -1069,8 +1077,8 @@ static void space_check(const char *src, const fe_define *defs, unsigned nd) {
         const cg_kernel *k = tk_region_kernel(p);
         char want[64];
         bool mc = sp[i].p[0] == 256; /* two 128-row CTAs sharing B */
-        snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", mc ? 128 : sp[i].p[0],
-                 sp[i].p[1], sp[i].p[3]);
+        snprintf(want, sizeof want, "wgmma-tma-ws %dx%dx64 s%d ", mc ? 128 : sp[i].p[0], sp[i].p[1],
+                 sp[i].p[3]);
         if (strncmp(k->tmpl, want, strlen(want)))
             fail_msg("template %s, schedule asked for %s", k->tmpl, want);
         assert_true((strstr(k->tmpl, " mc2") != NULL) == mc);
