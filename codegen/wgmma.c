@@ -930,7 +930,11 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
 /* Frees a stage after its wgmma have completed, when pred (i1): every
  * consumer thread arrives on the CTA's empty barrier bar; in a multicast
  * cluster lanes 0 and 1 of each warp arrive on bar of cluster rank 0 and 1
- * (both CTAs' consumers must be done before either producer refills it). */
+ * (both CTAs' consumers must be done before either producer refills it).
+ * The remote arrive keeps mbarrier's default CTA-scope release (as
+ * CUTLASS's cluster barrier does): the reads it orders are wgmma's,
+ * complete at wait_group, and a cluster-scope release would fence every
+ * warp at every k step. */
 static void wg_release(cg_ctx *cx, const wg_kern *k, LLVMValueRef bar, LLVMValueRef pred,
                        LLVMValueRef wtid) {
     LLVMBuilderRef b = cx->b;
@@ -947,8 +951,8 @@ static void wg_release(cg_ctx *cx, const wg_kern *k, LLVMValueRef bar, LLVMValue
     pred = LLVMBuildAnd(b, pred, LLVMBuildICmp(b, LLVMIntULT, lane, c32(cx, k->p.mcast), ""), "");
     LLVMValueRef pa[2] = {wg_mapa(cx, bar, to), LLVMBuildZExt(b, pred, cx->i32, "")};
     wg_asm(cx, NULL,
-           "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q "
-           "mbarrier.arrive.release.cluster.shared::cluster.b64 _, [$0];\n}",
+           "{\n.reg .pred q;\nsetp.ne.b32 q, $1, 0;\n@q mbarrier.arrive.shared::cluster.b64 _, "
+           "[$0];\n}",
            "r,r,~{memory}", pa, 2);
 }
 

@@ -703,7 +703,7 @@ static void test_multicast(void **state) {
     const char *ptx = cg_program_ptx(p, NULL);
     assert_non_null(strstr(ptx, ".reqnctapercluster 1, 2, 1"));
     assert_non_null(strstr(ptx, "bytes.multicast::cluster"));
-    assert_non_null(strstr(ptx, "mbarrier.arrive.release.cluster.shared::cluster.b64"));
+    assert_non_null(strstr(ptx, "mbarrier.arrive.shared::cluster.b64"));
     const char *w1 = strstr(ptx, "barrier.cluster.wait");
     assert_non_null(w1);
     assert_non_null(strstr(w1 + 1, "barrier.cluster.wait"));
