@@ -6,11 +6,14 @@
 #
 # 0. smoke: x @ w 2000 x 1000 x 3000 on the multicast kernel, verified, within 20 s (a hang or a
 #    wrong result turns the multicast tiles off for the rest: TX_WG_MCAST=0).
-# 1. `txc tune` of a few shapes and of the suite's mlp_block (M 8192, D 4096, F 11008): the model's
-#    choice and its runners-up, multicast (bm=256) and plain tiles of the same width, each timed.
-# 2. bench/gemm_shapes.sh: the held-out GEMM rows with cuBLAS in the same run, every tx output
-#    verified (rows whose model choice is ` mc2` run the multicast kernel).
-# $OUT/tune_*.txt, $OUT/gemm_shapes.txt; a summary last. About 90 s.
+# 1. x @ w^T + r 777 x 4096 x 1024 (a K-contiguous B, an odd count of M tiles) forced onto the
+#    multicast kernel (txc tune, then bench/mcast_force.py makes the cache take it), verified.
+# 2. the suite's mlp_block (M 8192, D 4096, F 11008): `txc tune` (each region's model choice and
+#    runners-up, multicast and plain, timed), then `txc bench` at the default tile order and at
+#    TX_WG_GROUP_M=16.
+# 3. bench/gemm_shapes.sh with what is left of ~70 s: the held-out GEMM rows, cuBLAS in the same
+#    run, every tx output verified, each row's tune candidates (multicast and plain) timed.
+# A summary last.
 set -u
 cd "$(dirname "$0")/.."
 export TXC=${TXC:-dist/bin/txc}
@@ -18,31 +21,50 @@ export OUT=${OUT:-mcast-out}
 mkdir -p "$OUT"
 [ -x "$TXC" ] || { echo "mcast_check: no txc at $TXC (run bash tools/make-dist.sh)" >&2; exit 2; }
 t0=$(date +%s)
+el() { echo $(( $(date +%s) - t0 )); }
 printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' > "$OUT/xw.tx"
-printf 'fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] {\n  return silu(a @ b)\n}\n' > "$OUT/silu.tx"
-"$TXC" "$OUT/xw.tx" --target=sm_90a -o "$OUT/xw.ptx" -D M=2000 -D N=1000 -D K=3000 >/dev/null 2>&1
-grep -o '"template": "[^"]*"' "$OUT/xw.ptx.json" 2>/dev/null
+printf 'fn f(x: bf16[M, K], w: bf16[N, K], r: bf16[M, N]) -> bf16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' \
+    > "$OUT/linres.tx"
 timeout -k 3 20 "$TXC" bench "$OUT/xw.tx" --device=gpu --random-inputs=1 --iters 10 --no-tune-cache \
     -D M=2000 -D N=1000 -D K=3000 > "$OUT/smoke.txt" 2>&1
 rc=$?
-grep -E "verif|fused|error|f_k0" "$OUT/smoke.txt" | head -6
+echo "== smoke xw 2000x1000x3000 (rc $rc, +$(el) s): $(grep -E 'fused:' "$OUT/smoke.txt" | head -1)"
+grep -E "^  f_k0|template" "$OUT/smoke.txt" | head -3
 if [ $rc -ne 0 ] || ! grep -q ": verified" "$OUT/smoke.txt"; then
     echo "SMOKE FAILED (rc $rc): multicast off for the rest (TX_WG_MCAST=0)"; export TX_WG_MCAST=0
 fi
-tune() { # name file sizes...
-    local n=$1 f=$2; shift 2
-    timeout -k 3 ${TUNE_TIMEOUT:-15} "$TXC" tune "$f" --tune-cache="$OUT/tune_$n.json" --iters 5 "$@" \
-        > "$OUT/tune_$n.txt" 2>&1
-    echo "== tune $n (rc $?, +$(( $(date +%s) - t0 )) s)"
-    grep -E "matmul\.wgmma" "$OUT/tune_$n.txt" | sed 's/matmul.wgmma//; s/  */ /g' | head -6
-}
+# 1. a forced K-contiguous multicast kernel, verified
+L=(-D M=777 -D N=4096 -D K=1024)
+timeout -k 3 12 "$TXC" tune "$OUT/linres.tx" --tune-cache="$OUT/force.json" --iters 3 "${L[@]}" \
+    > "$OUT/force_tune.txt" 2>&1
+python3 bench/mcast_force.py "$OUT/force.json"
+"$TXC" "$OUT/linres.tx" --target=sm_90a --tune-cache="$OUT/force.json" -o "$OUT/force.ptx" "${L[@]}" \
+    >/dev/null 2>&1 && grep -o '"template": "[^"]*"' "$OUT/force.ptx.json"
+timeout -k 3 15 "$TXC" bench "$OUT/linres.tx" --device=gpu --random-inputs=1 --iters 10 \
+    --tune-cache="$OUT/force.json" "${L[@]}" > "$OUT/force_bench.txt" 2>&1
+echo "== forced multicast linres 777x4096x1024 (rc $?, +$(el) s): $(grep -E 'fused:' "$OUT/force_bench.txt" | head -1)"
+grep -E "matmul\.wgmma|^  f_k0" "$OUT/force_tune.txt" "$OUT/force_bench.txt" | sed 's/  */ /g' | head -6
+# 2. mlp_block
 SUITE=${SUITE:-dist/shared/bench/suite}
-tune xw2048 "$OUT/xw.tx" -D M=2048 -D N=1024 -D K=3072
-tune xw1024k8 "$OUT/xw.tx" -D M=1024 -D N=1024 -D K=8192
-tune silu4000 "$OUT/silu.tx" -D M=4000 -D N=11000 -D K=4096
-TUNE_TIMEOUT=26 tune mlp "$SUITE/mlp_block.tx" -D M=8192 -D D=4096 -D F=11008
-GEMM_DEADLINE=${GEMM_DEADLINE:-34} GEMM_TIMEOUT=${GEMM_TIMEOUT:-45} bash bench/gemm_shapes.sh \
-    > "$OUT/gemm_shapes.out" 2>&1
-echo "== gemm_shapes rc=$? (+$(( $(date +%s) - t0 )) s; rows with mc2 run the multicast kernel)"
-[ -f "$OUT/gemm_shapes.txt" ] && grep -E "^\| [a-z]|summary" "$OUT/gemm_shapes.txt" | cut -d'|' -f2-6,10
-[ -f "$OUT/gemm_shapes.txt" ] || tail -30 "$OUT/gemm_shapes.out"
+MLP=(-D M=8192 -D D=4096 -D F=11008)
+timeout -k 3 22 "$TXC" tune "$SUITE/mlp_block.tx" --tune-cache="$OUT/mlp_tune.json" --iters 5 "${MLP[@]}" \
+    > "$OUT/mlp_tune.txt" 2>&1
+echo "== mlp_block tune (rc $?, +$(el) s)"
+grep -E "matmul\.wgmma" "$OUT/mlp_tune.txt" | sed 's/matmul.wgmma//; s/  */ /g'
+for g in 8 16; do
+    TX_WG_GROUP_M=$g timeout -k 3 14 "$TXC" bench "$SUITE/mlp_block.tx" --device=gpu --random-inputs=1 \
+        --iters 10 --no-tune-cache "${MLP[@]}" > "$OUT/mlp_g$g.txt" 2>&1
+    echo "== mlp_block TX_WG_GROUP_M=$g (rc $?, +$(el) s): $(grep -E 'fused:' "$OUT/mlp_g$g.txt" | head -1)"
+    grep -E "^  (mlp_k|graph)" "$OUT/mlp_g$g.txt" | sed 's/  */ /g' | cut -c1-80
+done
+# 3. the held-out rows with what is left
+left=$(( 66 - $(el) ))
+[ $left -lt 12 ] && left=12
+GEMM_DEADLINE=$(( left - 9 )) GEMM_TIMEOUT=$left bash bench/gemm_shapes.sh > "$OUT/gemm_shapes.out" 2>&1
+echo "== gemm_shapes rc=$? (+$(el) s; rows with mc2 run the multicast kernel)"
+if [ -f "$OUT/gemm_shapes.txt" ]; then
+    grep -E "^  [a-z]+_[0-9]" "$OUT/gemm_shapes.txt" | grep -B3 -A3 "bm=256" | sed 's/matmul.wgmma//; s/  */ /g' | head -40
+    grep -E "^\| [a-z]|summary" "$OUT/gemm_shapes.txt" | cut -d'|' -f2-6,10
+else
+    grep -E "^[a-z]+_[0-9]" "$OUT/gemm_shapes.out" | cut -c1-120
+fi

@@ -78,7 +78,11 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     p->red_bytes = t.red_bytes;
     p->stages = t.stages;
     p->smem_bytes = t.smem_bytes;
-    p->group_m = 8 / p->mcast; /* in cluster rows: 8 M tiles */
+    /* 8 M tiles a group (in cluster rows: pairs of tiles); TX_WG_GROUP_M=G sets G tiles (a
+     * benchmark knob of the tile order) */
+    const char *gm = getenv("TX_WG_GROUP_M");
+    int g = gm ? atoi(gm) : 0;
+    p->group_m = (g >= p->mcast && g <= 64 ? g : 8) / p->mcast;
     /* registers move from the producer to the consumers only when the
      * consumers need more than the 168 per thread 384 threads start with
      * (128 accumulators: 256 columns of all products); setmaxnreg redistributes the CTA's
