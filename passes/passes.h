@@ -362,9 +362,8 @@ typedef struct pass_wg_time {
 } pass_wg_time;
 double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
                      double hbm_bytes, pass_wg_time *out);
-/* The model's fastest tile of s on gpu (ties: the earlier in pass_wg_space's order), the 2-CTA
- * multicast tiles left out (txc tune times them); false when none is valid. hbm_bytes < 0: the
- * operands and one bf16 output. */
+/* The model's fastest tile of s on gpu (ties: the earlier in pass_wg_space's order); false
+ * when none is valid. hbm_bytes < 0: the operands and one bf16 output. */
 bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_wg_tile *t);
 /* Calibration: sets gpu->wg_eff so that the model's time of a bf16 4096^3 product on its own
  * tile is the measured rate `tflops` (txc bench --calibrate's GEMM); unchanged when the

@@ -167,18 +167,13 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
     pass_wg_tile sp[PASS_WG_SPACE];
     unsigned n = pass_wg_space(s, sp, PASS_WG_SPACE);
     if (!n) return false;
-    /* the 2-CTA multicast tiles are timed by txc tune but not picked by the model: the first
-     * H200 run measured them slower than the plain kernel of the same width on every shape
-     * (bench/results/2026-12-01-h200-mcast) */
-    unsigned best = n;
+    unsigned best = 0;
     double bt = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (sp[i].mcast > 1) continue;
         pass_wg_time tm;
         double v = pass_wg_model(s, &sp[i], gpu, hbm_bytes, &tm);
-        if (best == n || v < bt - 1e-9) best = i, bt = v;
+        if (i == 0 || v < bt - 1e-9) best = i, bt = v;
     }
-    if (best == n) return false;
     *t = sp[best];
     return true;
 }
