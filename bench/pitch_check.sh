@@ -37,7 +37,7 @@ for t in "memcheck xw.tx M=300 N=999 K=1001" "racecheck xw.tx M=300 N=999 K=1001
   shift 2
   defs=""
   for d in "$@"; do defs="$defs -D $d"; done
-  if [ $(( $(date +%s) - T0 )) -gt 80 ]; then san="$san; $tool $f $*: not run (time)"; continue; fi
+  if [ $(( $(date +%s) - T0 )) -gt 58 ]; then san="$san; $tool $f $*: not run (time)"; continue; fi
   timeout -k 2 14 "$CS" --tool "$tool" --error-exitcode 9 "$TXC" bench "$W/$f" --device=gpu --random-inputs=1 --iters 1 --no-tune-cache $defs >"$OUT/san_${tool}_${f%.tx}.log" 2>&1
   rc=$?
   san="$san; $tool $f $*: rc $rc$( [ $rc -eq 0 ] && echo ' clean')"

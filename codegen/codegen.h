@@ -74,6 +74,8 @@ typedef struct cg_temp {
     ir_id value;
     ir_dtype dtype;
     ir_shape shape;
+    bool staged; /* a staged operand copy ([matmul.wgmma.stage], device only): numbered after
+                    every other temp, so a host program's buffers are a device plan's first ones */
 } cg_temp;
 
 /* A TMA tensor map a kernel takes by value (a 128-byte grid-constant
@@ -167,8 +169,10 @@ bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, vo
  * read). What the kernels write goes to fresh 16-byte aligned copies filled with `poison` bytes:
  * sampled[b] (NULL for buffers nothing wrote; caller frees). With sampled2 (may be NULL), every
  * sampled program also runs into a second set of copies filled with poison ^ 0xFF: the elements
- * both agree on are those the host wrote (one compile for both). False with an error reported
- * (including a plan whose buffers do not match g's). */
+ * both agree on are those the host wrote (one compile for both). The device's plan may hold more
+ * intermediates after the host program's (staged operand copies, cg_temp.staged); the host's are
+ * its first ones. False with an error reported (including a plan whose buffers do not match
+ * g's). */
 typedef void *(*cg_fetch_fn)(void *arg, unsigned buf);
 bool cg_host_sample(const ir_graph *g, const int64_t *syms, void **bufs, cg_fetch_fn fetch,
                     void *fetch_arg, const int64_t *bytes, unsigned nbufs, unsigned per_kernel,

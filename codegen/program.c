@@ -136,7 +136,7 @@ unsigned cg_scratch_temp(cg_ctx *cx, ir_id owner, ir_dtype dtype, const ir_shape
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
     }
-    cx->temps[cx->ntemps] = (cg_temp){owner, dtype, *shape};
+    cx->temps[cx->ntemps] = (cg_temp){owner, dtype, *shape, false};
     return cx->ntemps++;
 }
 
@@ -150,7 +150,7 @@ static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
     }
-    cx->temps[cx->ntemps] = (cg_temp){v, (ir_dtype)p->dtype, p->shape};
+    cx->temps[cx->ntemps] = (cg_temp){v, (ir_dtype)p->dtype, p->shape, false};
     cx->bufidx_kind[v] = CG_BUF_TEMP + 1;
     cx->bufidx[v] = cx->ntemps++;
 }
@@ -796,7 +796,8 @@ static void cg_record_io(cg_program *p, const ir_graph *g) {
 /* True when temps a and b have the same dtype and the same (symbolic) shape, so one buffer
  * sized for either holds the other at every binding of the sizes. */
 static bool cg_temp_alike(const cg_temp *a, const cg_temp *b) {
-    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank) return false;
+    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank || a->staged != b->staged)
+        return false;
     for (unsigned d = 0; d < a->shape.rank; d++)
         if (a->shape.dim[d] != b->shape.dim[d]) return false;
     return true;
@@ -808,7 +809,9 @@ static bool cg_temp_alike(const cg_temp *a, const cg_temp *b) {
  * regions, not kernels, so every target (whose regions may take different numbers of kernels)
  * shares alike and the host program's buffers match a device plan's (the sampled check).
  * Renumbers p->temps (one per buffer, holding its first value) and the temp indices of every
- * kernel's buffers. A kernel never sees two of its buffers share (both are live at its region). */
+ * kernel's buffers. A kernel never sees two of its buffers share (both are live at its region).
+ * Staged operand copies (device only) come after every other temp and share only among
+ * themselves, so the others are numbered alike on every target. */
 static void cg_share_temps(cg_program *p) {
     unsigned n = p->ntemps, nslots = 0, npos = 0;
     if (n < 2) return;
@@ -830,8 +833,11 @@ static void cg_share_temps(cg_program *p) {
             if (first[cb->index] == UINT32_MAX) first[cb->index] = pos[k];
             last[cb->index] = pos[k];
         }
-    for (unsigned i = 1; i < n; i++) /* insertion sort by first use (stable) */
-        for (unsigned j = i; j > 0 && first[order[j - 1]] > first[order[j]]; j--) {
+    for (unsigned i = 1; i < n; i++) /* insertion sort by (staged, first use) (stable) */
+        for (unsigned j = i; j > 0 && (p->temps[order[j - 1]].staged != p->temps[order[j]].staged
+                                           ? p->temps[order[j - 1]].staged
+                                           : first[order[j - 1]] > first[order[j]]);
+             j--) {
             unsigned x = order[j];
             order[j] = order[j - 1];
             order[j - 1] = x;

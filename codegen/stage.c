@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ST_THREADS = 256, ST_MAX_WORDS = 8, ST_MAX_ROWS = 8, ST_BYTES = 32 };
+enum { ST_THREADS = 256, ST_MAX_WORDS = 8, ST_MAX_ROWS = 16, ST_BYTES = 128, ST_MAX_VALS = 32 };
 
 /* The widest word (8, 4 or 2 bytes) that divides a row of `row_bytes` bytes: source rows then
  * start at word boundaries, as do the copy's (their pitch is a multiple of 128 bytes). */
@@ -23,9 +23,13 @@ void cg_stage_geometry(int64_t inner, int es, int64_t pitch, cg_stage_geom *sg) 
     sg->pw = pitch * es / sg->word;
     int64_t v = (sg->iw + ST_THREADS - 1) / ST_THREADS;
     sg->words = (unsigned)(v < 1 ? 1 : v > ST_MAX_WORDS ? ST_MAX_WORDS : v);
-    /* rows per thread: at least ST_BYTES in flight per thread where the rows are short */
+    /* rows per thread: ST_BYTES in flight per thread where the rows are short, in at most
+     * ST_MAX_VALS loaded words (each takes a register however narrow: 3 blocks of 256 threads
+     * per SM stay resident with 2-byte words) */
     unsigned r = 1;
-    while (r < ST_MAX_ROWS && (int64_t)r * sg->words * sg->word < ST_BYTES) r *= 2;
+    while (r < ST_MAX_ROWS && (int64_t)r * sg->words * sg->word < ST_BYTES &&
+           2 * r * sg->words <= ST_MAX_VALS)
+        r *= 2;
     sg->rows = r;
 }
 
@@ -94,6 +98,7 @@ bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_
     int es = (int)ir_dtype_size((ir_dtype)n->dtype);
     ir_shape ts = {.rank = 2, .dim = {n->shape.dim[0], pitch}};
     *temp = cg_scratch_temp(cx, base, (ir_dtype)n->dtype, &ts);
+    cx->temps[*temp].staged = true;
     cg_buf bufs[2] = {{(uint8_t)(cx->bufidx_kind[base] - 1), 0, cx->bufidx[base], base},
                       {CG_BUF_TEMP, 1, *temp, base}};
     char suffix[48];

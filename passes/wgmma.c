@@ -103,9 +103,10 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
 #define WG_CTA_GBPS   70.0
 #define WG_HBM_EFF    0.62
 /* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
- * codegen/stage.c: one row per block, unrolled word copies) sustains; an assumption until
- * bench/gemm_shapes.sh measures the staged rows. */
-#define WG_STAGE_EFF 0.80
+ * codegen/stage.c) sustains: 2.0-2.5 TB/s with 8-byte words and 1.2-1.8 TB/s with 2-byte words
+ * on the H200 (bench/results/2026-12-01-h200-pitch, the first staging kernel: 16-32 bytes in
+ * flight per thread; 0.42-0.52 of 4800 GB/s). */
+#define WG_STAGE_EFF 0.50
 
 /* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile (half of it
  * in a multicast cluster: the other half comes from the peer CTA's load), twice for an operand
