@@ -363,14 +363,22 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region); /* codegen/
 
 /* ---- staging copies of operands TMA cannot read (codegen/stage.c) ---- */
 /* How a staging kernel copies a [rows, inner] operand of es-byte elements to rows pitched at
- * `pitch` elements: words of `word` bytes (the widest of 8, 4, 2, 1 dividing a source row),
- * iw of them per source row and pw per copied row; each of the 256 threads of a block copies
- * `words` words (256 apart) of each of `rows` rows. */
+ * `pitch` elements: words of `word` bytes of the copy, iw of them per row (covering it) and pw
+ * per copied row; each of the 256 threads of a block copies `words` words (256 apart) of each of
+ * `rows` rows. Source rows of whole 8-byte words, or of 4- or 2-byte ones where the operand
+ * (rows unknown: -1) holds less than one 8-byte word, are copied word for word (the widest word
+ * dividing a row); other rows are `funnel`ed: copy word c of row r is the 8 bytes from element
+ * e0 = r x inner + c x 8 / es, the two aligned source words q = e0 / (8 / es) and q + 1 shifted
+ * right by (e0 mod (8 / es)) x es bytes (the partial last word of the source assembled from its
+ * elements, nothing past it read). */
 typedef struct cg_stage_geom {
     unsigned word, words, rows;
     int64_t iw, pw;
+    bool funnel;
+    int es;
+    int64_t inner;
 } cg_stage_geom;
-void cg_stage_geometry(int64_t inner, int es, int64_t pitch, cg_stage_geom *sg);
+void cg_stage_geometry(int64_t rows, int64_t inner, int es, int64_t pitch, cg_stage_geom *sg);
 /* Emits kernel GRAPH_k<region>_stage<idx> copying 2-D HBM value base to a new scratch temp of
  * [rows, pitch] (its index in *temp), launched before the region's kernel. False with an error
  * reported. */

@@ -151,11 +151,12 @@ static void test_stage_symbolic(void **state) {
 static void check_cover(int64_t R, int64_t inner, int es) {
     int64_t pitch = pass_wg_pitch(inner, es);
     cg_stage_geom sg;
-    cg_stage_geometry(inner, es, pitch, &sg);
+    cg_stage_geometry(R, inner, es, pitch, &sg);
     assert_true(sg.word == 8 || sg.word == 4 || sg.word == 2 || sg.word == 1);
-    assert_int_equal((inner * es) % sg.word, 0);
+    assert_int_equal(sg.funnel, (inner * es) % 8 != 0 && R * inner * es >= 8);
+    if (!sg.funnel) assert_int_equal((inner * es) % sg.word, 0);
     assert_int_equal((pitch * es) % sg.word, 0);
-    assert_int_equal(sg.iw * sg.word, inner * es);
+    assert_int_equal(sg.iw, (inner * es + sg.word - 1) / sg.word);
     assert_int_equal(sg.pw * sg.word, pitch * es);
     int64_t gx = (sg.iw + 256 * sg.words - 1) / (256 * sg.words);
     int64_t gy = (R + sg.rows - 1) / sg.rows;
@@ -174,6 +175,45 @@ static void check_cover(int64_t R, int64_t inner, int es) {
     free(seen);
 }
 
+/* The funnel's arithmetic (cg_stage_geom) on bytes: a [R, inner] source of es-byte elements
+ * (distinct values) copied word by word to rows pitched at pass_wg_pitch reproduces every row;
+ * every source word read is whole and inside the source. */
+static void check_funnel(int64_t R, int64_t inner, int es) {
+    int64_t pitch = pass_wg_pitch(inner, es), n = R * inner, e = 8 / es;
+    cg_stage_geom sg;
+    cg_stage_geometry(R, inner, es, pitch, &sg);
+    assert_true(sg.funnel && sg.word == 8);
+    size_t nb = (size_t)(n * es);
+    unsigned char *src = malloc(nb), *dst = calloc((size_t)(R * pitch * es), 1);
+    for (size_t i = 0; i < nb; i++) src[i] = (unsigned char)(i * 7 + i / 251);
+    int64_t total = n / e; /* whole source words */
+    uint64_t tail = 0;
+    for (int64_t k = 0; k + 1 < e; k++)
+        if (total * e + k < n)
+            for (int b = 0; b < es; b++)
+                tail |= (uint64_t)src[(total * e + k) * es + b] << (8 * (k * es + b));
+    for (int64_t r = 0; r < R; r++)
+        for (int64_t c = 0; c < sg.iw; c++) {
+            int64_t e0 = r * inner + c * e, q = e0 / e, sh = (e0 % e) * es * 8;
+            uint64_t w[2];
+            for (int h = 0; h < 2; h++) {
+                int64_t x = q + h;
+                if (x < total) {
+                    assert_true((x + 1) * 8 <= (int64_t)nb);
+                    memcpy(&w[h], src + x * 8, 8);
+                } else {
+                    w[h] = x == total ? tail : 0;
+                }
+            }
+            uint64_t v = sh ? (w[0] >> sh) | (w[1] << (64 - sh)) : w[0]; /* fshr(w1, w0, sh) */
+            memcpy(dst + (r * sg.pw + c) * 8, &v, 8);
+        }
+    for (int64_t r = 0; r < R; r++)
+        assert_memory_equal(dst + r * pitch * es, src + r * inner * es, (size_t)(inner * es));
+    free(src);
+    free(dst);
+}
+
 static void test_stage_cover(void **state) {
     (void)state;
     check_cover(300, 1001, 2); /* 2-byte words, several rows per thread */
@@ -182,6 +222,14 @@ static void test_stage_cover(void **state) {
     check_cover(9, 999, 4);    /* f32 rows */
     check_cover(3, 4099, 2);
     check_cover(70000, 3, 2); /* more row groups than grid y: the row loop */
+    check_cover(1, 3, 2);     /* one 6-byte row: word copies, no funnel */
+    check_funnel(300, 1001, 2);
+    check_funnel(7, 999, 2); /* 7 x 999 elements: a partial last source word */
+    check_funnel(5, 3001, 2);
+    check_funnel(3, 4099, 2);
+    check_funnel(9, 1500 + 2, 2); /* 4-byte multiple rows */
+    check_funnel(4, 999, 4);      /* f32 */
+    check_funnel(1, 5, 2);
 }
 
 /* Codegen for sm_90a: staging kernels, their scratch and the GEMM's tensor maps. */
