@@ -24,7 +24,7 @@ PY=$(command -v python3 || command -v python)
 T0=$(date +%s)
 GEMM_ROWS=odd GEMM_TUNE=0 GEMM_DEADLINE=${PITCH_DEADLINE:-30} timeout -k 3 40 "$PY" bench/gemm_shapes.py >"$OUT/gemm.out" 2>&1
 grc=$?
-TX_DIFF_DEVICE=gpu timeout -k 2 25 bash tests/scripts/odd_pitch.sh "$TXC" . >"$OUT/odd_pitch.out" 2>&1
+TX_PYTHON="$PY" TX_DIFF_DEVICE=gpu timeout -k 2 25 bash tests/scripts/odd_pitch.sh "$TXC" . >"$OUT/odd_pitch.out" 2>&1
 orc=$?
 W=$(mktemp -d)
 printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"

@@ -8,7 +8,20 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { ST_THREADS = 256, ST_MAX_WORDS = 8, ST_MAX_ROWS = 16, ST_BYTES = 128, ST_MAX_VALS = 32 };
+/* Bytes in flight per thread: ST_BYTES for word copies, ST_FUNNEL_BYTES for funnelled ones (the
+ * H200 runs of bench/results/2026-12-01-h200-pitch: 8-byte word copies at 2 rows a thread beat 8;
+ * funnelled copies gained from 4-16 rows); rows a thread are halved while the grid would have
+ * fewer than ST_MIN_BLOCKS blocks (63 blocks of 16 funnelled rows copied [1000, 1001] in 9.2 us,
+ * 250 blocks of 2-byte words in 5.5). */
+enum {
+    ST_THREADS = 256,
+    ST_MAX_WORDS = 8,
+    ST_MAX_ROWS = 16,
+    ST_BYTES = 32,
+    ST_FUNNEL_BYTES = 128,
+    ST_MAX_VALS = 32,
+    ST_MIN_BLOCKS = 2 * CG_WG_SMS
+};
 
 /* The widest word (8, 4 or 2 bytes) that divides a row of `row_bytes` bytes: source rows then
  * start at word boundaries, as do the copy's (their pitch is a multiple of 128 bytes). */
@@ -32,9 +45,12 @@ void cg_stage_geometry(int64_t rows, int64_t inner, int es, int64_t pitch, cg_st
      * ST_MAX_VALS loaded words (each takes a register however narrow: 3 blocks of 256 threads
      * per SM stay resident with 2-byte words; a funnel loads two words per word) */
     unsigned r = 1, per = sg->funnel ? 2 : 1;
-    while (r < ST_MAX_ROWS && (int64_t)r * sg->words * sg->word < ST_BYTES &&
+    int64_t bytes = sg->funnel ? ST_FUNNEL_BYTES : ST_BYTES;
+    while (r < ST_MAX_ROWS && (int64_t)r * sg->words * sg->word < bytes &&
            2 * r * sg->words * per <= ST_MAX_VALS)
         r *= 2;
+    int64_t gx = (sg->iw + (int64_t)ST_THREADS * sg->words - 1) / ((int64_t)ST_THREADS * sg->words);
+    while (r > 1 && rows > 0 && gx * ((rows + r - 1) / r) < ST_MIN_BLOCKS) r /= 2;
     sg->rows = r;
 }
 
