@@ -601,6 +601,7 @@ typedef struct cg_rowit {
     LLVMValueRef row;
     LLVMValueRef e0, estep;        /* first element of this thread, stride */
     LLVMValueRef eend;             /* streaming loops' end (NULL: the row's groups) */
+    LLVMValueRef lo;               /* a streamed cluster row: the block's first item */
     LLVMValueRef x0, xend;         /* element loops (the exact variance pass; NULL: e0, the row) */
     LLVMValueRef lin[CG_RED_HOLD]; /* hold mode: element lins (clamped) */
     LLVMValueRef valid[CG_RED_HOLD];
@@ -770,6 +771,15 @@ static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *i
     return true;
 }
 
+/* True when a streaming loop adds reduction n's terms with Kahan's compensation: an f32 sum or
+ * mean (accumulator type at); the host adds in f64 instead (cg_acc_type). A thread's partial then
+ * carries an error of about 2 eps times the sum of its terms' magnitudes whatever its count
+ * (plain: up to count x eps), before the block's and the cluster's tree; 3 more f32 adds per
+ * element, under a streamed row's memory time. */
+static bool cg_red_kahan(const cg_ctx *cx, const ir_node *n, LLVMTypeRef at) {
+    return cx->gpu && at == cx->f32 && (n->op == IR_OP_SUM || n->op == IR_OP_MEAN);
+}
+
 /* One loop over the thread's elements of the row (one HBM pass): every
  * reduction of level `lev` (p->online: levels 1 and 2 together, with the
  * running-statistic recurrences of docs/codegen.md), and, when `pro`, the
@@ -794,6 +804,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
                                                         : cg_acc_type(cx, rn);
         init[ns++] = cg_reduce_identity(cx, lev2 ? IR_OP_SUM : (ir_op)rn->op, at);
         if (welford) init[ns++] = LLVMConstReal(at, 0.0), init[ns++] = LLVMConstReal(at, 0.0);
+        if (!lev2 && cg_red_kahan(cx, rn, at)) init[ns++] = LLVMConstReal(at, 0.0);
     }
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
@@ -817,13 +828,23 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         ir_id in = ir_in(g, rn, 0);
         ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
         LLVMValueRef acc = phi[slot[k]];
+        bool kahan = cg_red_kahan(cx, rn, LLVMTypeOf(acc));
+        LLVMValueRef c = kahan ? phi[slot[k] + 1] : NULL;
         for (unsigned j = 0; j < V; j++) {
             LLVMValueRef v = cg_emit_value(cx, in, &idx[j]);
             if (!v) return false;
-            acc = cg_reduce_combine(
-                cx, op, acc, cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn)));
+            v = cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, cg_acc_dtype(rn));
+            if (kahan) { /* y = v - c, t = acc + y, c = (t - acc) - y, acc = t */
+                LLVMValueRef y = LLVMBuildFSub(cx->b, v, c, "");
+                LLVMValueRef t = LLVMBuildFAdd(cx->b, acc, y, "");
+                c = LLVMBuildFSub(cx->b, LLVMBuildFSub(cx->b, t, acc, ""), y, "");
+                acc = t;
+            } else {
+                acc = cg_reduce_combine(cx, op, acc, v);
+            }
         }
         nxt[slot[k]] = acc;
+        if (kahan) nxt[slot[k] + 1] = c;
     }
     for (unsigned k = 0; p->online && k < p->nred; k++) { /* online statistics: level 2 */
         if (p->level[k] != 2) continue;
@@ -875,9 +896,13 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
     cg_loop_end(cx, &l);
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
-    for (unsigned k = 0; k < p->nred; k++)
-        if (p->level[k] == (p->online ? 1 : lev))
-            p->partv[k] = fin[k] = cg_red_finish(cx, p, k, phi[slot[k]], scratch);
+    for (unsigned k = 0; k < p->nred; k++) {
+        if (p->level[k] != (p->online ? 1 : lev)) continue;
+        LLVMValueRef acc = phi[slot[k]];
+        if (cg_red_kahan(cx, &g->nodes[p->reds[k]], LLVMTypeOf(acc)))
+            acc = LLVMBuildFSub(cx->b, acc, phi[slot[k] + 1], "kahan");
+        p->partv[k] = fin[k] = cg_red_finish(cx, p, k, acc, scratch);
+    }
     for (unsigned k = 0; p->online && k < p->nred; k++) {
         if (p->level[k] != 2) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
@@ -1015,10 +1040,21 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     }
     if (p->hold || !nepi) return true;
     /* The epilogue pass: one loop storing every row-shaped output that
-     * depends on a reduction. */
+     * depends on a reduction. A streamed row (not staged) runs it backwards: item e of [lo, end)
+     * goes to lo + end - 1 - e (lo: the first item of the block's slice), so the pass re-reads
+     * first what the previous pass read last, the part of the row still in the L2; on the GPU
+     * its loads and stores stream (cx->last_use: evict first), the last use of the row. */
     cg_loop l;
-    LLVMValueRef e =
-        cg_loop_begin(cx, &l, it->e0, it->eend ? it->eend : cg_red_groups(cx, p), it->estep, "st");
+    LLVMValueRef end = it->eend ? it->eend : cg_red_groups(cx, p);
+    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, end, it->estep, "st");
+    bool back = p->rowmode && !p->nst;
+    if (back) {
+        LLVMValueRef lo = p->cluster > 1 ? it->lo : cg_i64(cx, 0);
+        e = LLVMBuildSub(
+            cx->b, LLVMBuildAdd(cx->b, lo, LLVMBuildSub(cx->b, end, cg_i64(cx, 1), ""), ""), e,
+            "st.back");
+        cx->last_use = true;
+    }
     unsigned mark = cg_memo_mark(cx);
     cg_index idx[CG_VEC_MAXLIN];
     cg_red_group_begin(cx, p, it, e, idx);
@@ -1031,6 +1067,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     }
     cg_red_stage_clear(cx, p);
     cg_vec_end(cx);
+    cx->last_use = false;
     cg_memo_reset(cx, mark);
     cg_loop_end(cx, &l);
     return true;
@@ -1066,6 +1103,7 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         LLVMValueRef lt = LLVMBuildICmp(cx->b, LLVMIntULT, hi, it.eend, "");
         it.eend = LLVMBuildSelect(cx->b, lt, hi, it.eend, "slice.hi");
         it.e0 = LLVMBuildAdd(cx->b, it.e0, lo, "");
+        it.lo = lo;
         LLVMValueRef vv = cg_i64(cx, V);
         it.x0 = LLVMBuildAdd(cx->b, it.x0, LLVMBuildMul(cx->b, lo, vv, ""), "");
         it.xend = LLVMBuildMul(cx->b, it.eend, vv, "");

@@ -273,12 +273,56 @@ void cg_store(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, LLVMV
     LLVMSetAlignment(s, (unsigned)ir_dtype_size(t));
 }
 
+/* Words (1, 2 or 4 of 32 bits) of a hinted access of `bytes` bytes; 0: not one (plain access). */
+static unsigned cg_cs_words(const cg_ctx *cx, unsigned bytes) {
+    return cx->gpu && cx->last_use && (bytes == 4 || bytes == 8 || bytes == 16) ? bytes / 4 : 0;
+}
+
+/* ld.global.cs of n 32-bit words at global pointer p with builder b, as <n x i32>. */
+static LLVMValueRef cg_cs_load(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef p, unsigned n) {
+    static const char *text[5] = {NULL, "ld.global.cs.b32 $0, [$1];", "ld.global.cs.v2.b32 {$0, $1}, [$2];", NULL,
+                                  "ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];"};
+    static const char *cons[5] = {NULL, "=r,l", "=r,=r,l", NULL, "=r,=r,=r,=r,l"};
+    LLVMTypeRef el[4] = {cx->i32, cx->i32, cx->i32, cx->i32};
+    LLVMTypeRef rt = n == 1 ? cx->i32 : LLVMStructTypeInContext(cx->llctx, el, n, 0);
+    LLVMTypeRef pt = LLVMTypeOf(p);
+    LLVMTypeRef fty = LLVMFunctionType(rt, &pt, 1, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text[n], strlen(text[n]), (char *)cons[n],
+                                      strlen(cons[n]), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMValueRef r = LLVMBuildCall2(b, fty, a, &p, 1, "ldcs");
+    LLVMValueRef v = LLVMGetUndef(LLVMVectorType(cx->i32, n));
+    for (unsigned j = 0; j < n; j++)
+        v = LLVMBuildInsertElement(b, v, n == 1 ? r : LLVMBuildExtractValue(b, r, j, ""),
+                                   LLVMConstInt(cx->i32, j, 0), "");
+    return v;
+}
+
+/* st.global.cs of the n 32-bit words of <n x i32> v at global pointer p. */
+static void cg_cs_store(cg_ctx *cx, LLVMValueRef p, LLVMValueRef v, unsigned n) {
+    static const char *text[5] = {NULL, "st.global.cs.b32 [$0], $1;", "st.global.cs.v2.b32 [$0], {$1, $2};", NULL,
+                                  "st.global.cs.v4.b32 [$0], {$1, $2, $3, $4};"};
+    static const char *cons[5] = {NULL, "l,r,~{memory}", "l,r,r,~{memory}", NULL,
+                                  "l,r,r,r,r,~{memory}"};
+    LLVMValueRef args[5] = {p};
+    LLVMTypeRef pt[5] = {LLVMTypeOf(p)};
+    for (unsigned j = 0; j < n; j++) {
+        args[j + 1] = LLVMBuildExtractElement(cx->b, v, LLVMConstInt(cx->i32, j, 0), "");
+        pt[j + 1] = cx->i32;
+    }
+    LLVMTypeRef fty = LLVMFunctionType(LLVMVoidTypeInContext(cx->llctx), pt, n + 1, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text[n], strlen(text[n]), (char *)cons[n],
+                                      strlen(cons[n]), 1, 0, LLVMInlineAsmDialectATT, 0);
+    LLVMBuildCall2(cx->b, fty, a, args, n + 1, "");
+}
+
 /* Vector load of vecw elements of dtype t at element lin (aligned to the
- * vector size), returned as storage vector. */
+ * vector size), returned as storage vector; streaming (cx->last_use) on the GPU. */
 LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t,
                          LLVMValueRef lin, unsigned w) {
     LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
     LLVMValueRef p = LLVMBuildInBoundsGEP2(b, st, base, &lin, 1, "");
+    unsigned n = cg_cs_words(cx, w * (unsigned)ir_dtype_size(t));
+    if (n) return LLVMBuildBitCast(b, cg_cs_load(cx, b, p, n), vt, "vld");
     LLVMValueRef v = LLVMBuildLoad2(b, vt, p, "vld");
     LLVMSetAlignment(v, w * (unsigned)ir_dtype_size(t));
     return v;
@@ -310,6 +354,11 @@ void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, L
         v = LLVMBuildInsertElement(cx->b, v, cg_to_storage(cx, vals[j], t),
                                    LLVMConstInt(cx->i32, j, 0), "");
     LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, st, base, &lin, 1, "");
+    unsigned n = cg_cs_words(cx, w * (unsigned)ir_dtype_size(t));
+    if (n) {
+        cg_cs_store(cx, p, LLVMBuildBitCast(cx->b, v, LLVMVectorType(cx->i32, n), ""), n);
+        return;
+    }
     LLVMValueRef s = LLVMBuildStore(cx->b, v, p);
     LLVMSetAlignment(s, w * (unsigned)ir_dtype_size(t));
 }
