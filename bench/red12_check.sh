@@ -4,21 +4,34 @@
 #
 #   bash bench/red12_check.sh
 #
-# Rows: the streamed rows whose epilogue pass re-reads the row (softmax f32 [4096, 65536] = the
-# suite's softmax_wide, log_softmax bf16, few long rows), issue 12's held-out widths (100000,
-# 131072 + 7, 3000, 4 rows, bf16), a long random-valued row sum (its verification: the accuracy
-# of the per-thread partials), the column mean of rows of 16, and the latency-bound rows (the cost
-# model's launch term). Stays under 97 s (the sweep: tx rows until 45 s, torch until 88 s).
-# $OUT gets sweep.json, sweep.md, sweep_log.txt, calib.json; the table, geomean, worst row and
-# model error come last.
+# 1. softmax f32 [4096, 65536] (the suite's softmax_wide) under cluster_stream schedules of
+#    256 / 512 / 1024 threads x 4 / 8 blocks per row (bench/red12_variants.py: the tuning cache
+#    names the schedule; txc tune's own candidates first);
+# 2. the launch probe (bench/launch_probe.py: one tiny kernel behind a memset vs back to back);
+# 3. the sweep rows: log_softmax bf16, few long rows, the column mean of rows of 16, two latency
+#    rows, and issue 12's held-out widths (100000, 131072 + 7, 4 rows, bf16, 3000) and a long
+#    random-valued row sum (the per-thread partials' accuracy), tx then torch.compile.
+# Stays under 97 s. $OUT gets the tuning caches, sweep.json, sweep.md, sweep_log.txt, calib.json;
+# the sweep's table, geomean, worst row and model error come last.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-red12-out}
+export TXC=${TXC:-dist/bin/txc}
 mkdir -p "$OUT"
-ROWS=softmax_f32_4096x65536,log_softmax_bf16_8192,softmax_f32_256x,softmax_f32_128x,colmean
+PY=$(command -v python3 || command -v python)
+T0=$(date +%s)
+SW=dist/shared/bench/suite/softmax_wide.tx
+[ -f "$SW" ] || SW=../shared/bench/suite/softmax_wide.tx
+timeout -k 2 34 "$PY" bench/red12_variants.py "$SW" "-D M=4096 -D N=65536" reduction.cluster_stream \
+    256,8 1024,8 512,8 1024,4 512,4 2>&1 | tee "$OUT/variants.txt"
+timeout -k 2 10 "$PY" bench/launch_probe.py 2>&1 | tail -3 | tee "$OUT/launch_probe.txt"
+LEFT=$((96 - ($(date +%s) - T0)))
+[ "$LEFT" -gt 20 ] || LEFT=20
+ROWS=log_softmax_bf16_8192,softmax_f32_256x,colmean,small_add,small_softmax
 ROWS=$ROWS,heldout_softmax_f32_1024x100000,heldout_softmax_f32_300x131079,heldout_softmax_f32_4x
 ROWS=$ROWS,heldout_softmax_bf16_2048x65536,heldout_softmax_bf16_6000x3000,heldout_rowsum
-ROWS=$ROWS,small_add,small_softmax,small_axpb,small_layernorm,small_colsum
-timeout -k 2 ${RED12_TIMEOUT:-96} bash bench/sweep.sh --only "$ROWS" --heldout --iters 10 \
-    --deadline ${RED12_DEADLINE:-88} --torch-reserve ${RED12_TORCH:-43}
-echo "red12_check: sweep rc $?"
+timeout -k 2 "$LEFT" bash bench/sweep.sh --only "$ROWS" --heldout --iters 10 \
+    --deadline $((LEFT - 4)) --torch-reserve $(((LEFT - 4) / 2))
+echo "red12_check: sweep rc $? ($(($(date +%s) - T0)) s in all)"
+grep -h "^variant" "$OUT/variants.txt"
+cat "$OUT/launch_probe.txt"

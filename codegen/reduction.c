@@ -1596,6 +1596,12 @@ static bool cg_red_split(cg_ctx *cx, cg_red *p) {
  * (phase) the partials or the combine kernel of [reduction.column_blocks]. */
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cg_red p = *pp;
+    for (unsigned f = p.kv; phase == CG_RED_COMBINE && cx->gpu && f > 1 && p.slices > 32; f /= 2) {
+        /* The combine kernel on the GPU, one column per thread: at most 32 slices (the slice
+         * combine's unrolled reads), the same threads (twice the columns, half the slices). */
+        p.cols *= 2;
+        p.slices /= 2;
+    }
     if (phase == CG_RED_COMBINE) p.kv = 1; /* the combine kernel: one column per thread */
     bool colv = p.kv > 1;
     p.nrows = cg_numel(cx, &p.kept);

@@ -330,10 +330,20 @@ static unsigned put_rule(const pass_sched_facts *f, unsigned id, ir_schedule *ou
 }
 
 /* reduction.cluster_stream(threads, blocks): a streamed row split over a thread-block cluster of
- * `blocks` blocks (sm_90), each streaming its slice; the rule's cluster only. */
+ * `blocks` blocks (sm_90), each streaming its slice: the rule's cluster, and where the rule
+ * streams a cluster, 256, 512 or 1024 threads x 2 ... cluster_max blocks (fewer resident blocks
+ * per SM hold fewer rows between a row's first read and its re-read). */
 static unsigned stream_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     if (!row_kind(f) || !f->concrete || f->scratch == 0) return 0;
-    return put_rule(f, PASS_SCH_REDUCTION_CLUSTER_STREAM, out, 0, cap);
+    unsigned n = put_rule(f, PASS_SCH_REDUCTION_CLUSTER_STREAM, out, 0, cap);
+    if (!n || !f->gpu) return n;
+    for (int32_t t = ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
+        for (int32_t c = 2; c <= f->gpu->cluster_max; c *= 2) {
+            bool dup = false;
+            for (unsigned i = 0; i < n; i++) dup |= out[i].p[0] == t && out[i].p[1] == c;
+            if (!dup) n = put(out, n, cap, PASS_SCH_REDUCTION_CLUSTER_STREAM, t, c);
+        }
+    return n;
 }
 
 /* reduction.row(threads): one block of `threads` lanes per row (threads <= 256, a multiple of
@@ -462,10 +472,13 @@ static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model
 
 /* Kept elements per thread of a column split (`vec`): 16 bytes of the widest row input, halved
  * until it divides the innermost (contiguous) kept extent, when that extent fills a warp of such
- * vectors (512 bytes) and the region writes nothing of its domain's shape; else 1 (one column per
- * thread). The thread's columns are consecutive in memory: one vector load per reduced element. */
+ * vectors (512 bytes), or is narrower than one 128-byte line (a row of the reduced axis is then
+ * whole sectors read by kin / vec threads: rows of 16 f32 in 4 vectors instead of 16 scalars),
+ * and the region writes nothing of its domain's shape; else 1 (one column per thread). The
+ * thread's columns are consecutive in memory: one vector load per reduced element. */
 static int64_t col_vec(const pass_sched_facts *f) {
-    if (f->dom_writes || f->kin <= 0 || f->stages != 1 || f->kin * f->elem < 32 * VEC_BYTES)
+    int64_t b = f->kin * f->elem;
+    if (f->dom_writes || f->kin <= 0 || f->stages != 1 || (b < 32 * VEC_BYTES && b >= 128))
         return 1;
     int64_t v = VEC_BYTES / f->elem;
     while (v > 1 && f->kin % v) v /= 2;
@@ -474,10 +487,17 @@ static int64_t col_vec(const pass_sched_facts *f) {
 
 /* The narrowest column block (threads along the kept axis) for vec v: one 32-byte sector of the
  * widest row input and at least 8 threads for scalar columns; one 128-byte line per slice for
- * vectors. */
+ * vectors, or the power of two of threads that the innermost kept extent gives (a narrow row:
+ * col_vec). */
 static int64_t col_min(const pass_sched_facts *f, int64_t v) {
     if (v <= 1) return 32 / f->elem < 8 ? 8 : 32 / f->elem;
     int64_t c = 128 / (v * f->elem);
+    if (f->kin > 0 && f->kin * f->elem < 128) {
+        int64_t k = 1;
+        while (2 * k * v <= f->kin) k *= 2;
+        if (k < c) c = k;
+        return c;
+    }
     return c < 2 ? 2 : c;
 }
 

@@ -296,9 +296,10 @@ bool rt_calib_save(const char *path, const rt_calib *cal, char *err, size_t cap)
             f,
             ", \"cc\": %d, \"sms\": %d, \"l2_bytes\": %lld, \"copy_GBps\": %.1f, "
             "\"launch_us\": %.3f, "
-            "\"driver\": %d, \"mem_latency_us\": %.4f, \"tc_TFLOPs\": %.1f, \"sfu_Gops\": %.1f}\n",
+            "\"driver\": %d, \"mem_latency_us\": %.4f, \"tc_TFLOPs\": %.1f, \"sfu_Gops\": %.1f, "
+            "\"kernel_us\": %.3f}\n",
             cal->cc, cal->sms, (long long)cal->l2_bytes, cal->copy_GBps, cal->launch_us,
-            cal->driver, cal->mem_latency_us, cal->tc_TFLOPs, cal->sfu_Gops);
+            cal->driver, cal->mem_latency_us, cal->tc_TFLOPs, cal->sfu_Gops, cal->kernel_us);
         ok = rt_outset_commit(set, err, cap);
     }
     rt_outset_free(set);
@@ -368,6 +369,7 @@ bool rt_calib_parse(const char *text, rt_calib *cal, char *err, size_t cap) {
     if (json_num(text, e, "mem_latency_us", &v) && v > 0 && v < 1e3) cal->mem_latency_us = v;
     if (json_num(text, e, "tc_TFLOPs", &v) && v > 0 && v < 1e5) cal->tc_TFLOPs = v;
     if (json_num(text, e, "sfu_Gops", &v) && v > 0 && v < 1e7) cal->sfu_Gops = v;
+    if (json_num(text, e, "kernel_us", &v) && v > 0 && v < 1e3) cal->kernel_us = v;
     return true;
 }
 
@@ -454,6 +456,28 @@ bool rt_measure_launch(rt_cuda *c, double *us_per) {
         if (ok && i >= 0) t[i] = us / 200.0;
     }
     if (ok) *us_per = rt_median(t, 5);
+    if (tm.c) timer_free(&tm);
+    rt_module_free(m);
+    return ok;
+}
+
+bool rt_measure_kernel(rt_cuda *c, double *us) {
+    static const uint32_t one[3] = {1, 1, 1};
+    enum { BUSY = 64 << 20, RUNS = 9 };
+    rt_module *m = rt_module_load(c, empty_ptx);
+    rt_func f;
+    rt_devptr busy = 0;
+    double t[RUNS];
+    timer tm = {0};
+    bool ok = m && rt_module_func(m, "tx_empty", &f) && timer_new(c, &tm) &&
+              rt_cuda_alloc(c, BUSY, "the launch probe's buffer", &busy);
+    for (int i = -2; ok && i < RUNS; i++) {
+        ok = rt_cuda_memset8(c, busy, (uint8_t)i, BUSY, "the launch probe's buffer") &&
+             rt_event_record(c, tm.e0) && rt_cuda_launch(c, f, "tx_empty", one, one, 0, NULL) &&
+             rt_event_record(c, tm.e1) && rt_event_elapsed_us(c, tm.e0, tm.e1, &t[i < 0 ? 0 : i]);
+    }
+    if (ok) *us = rt_median(t, RUNS);
+    if (busy) rt_cuda_release(c, busy);
     if (tm.c) timer_free(&tm);
     rt_module_free(m);
     return ok;

@@ -500,6 +500,10 @@ typedef struct rt_calib {
     int64_t l2_bytes;
     double copy_GBps; /* bytes read + written per second by cuMemcpyDtoD */
     double launch_us; /* per launch, empty kernels launched back to back */
+    /* One empty kernel queued behind a 64 MiB memset, between two events: what txc bench's
+     * timing (an L2 flush, then the kernels between events) charges a kernel beyond its work;
+     * the cost model's per-kernel launch term when measured (0: not measured). */
+    double kernel_us;
     /* The cost model's other constants, from tx's own kernels (driver/bench.c; 0: not measured):
      * Little's law latency of a streamed row, the bf16 GEMM rate, the special-function rate. */
     double mem_latency_us, tc_TFLOPs, sfu_Gops;
@@ -587,6 +591,9 @@ int rt_bench_budget_iters(int iters, double budget_s, double graph_us, uint32_t 
  * launched 200 times back to back, the median of 5 batches). False with the driver's error. */
 bool rt_measure_copy(rt_cuda *c, double *GBps);
 bool rt_measure_launch(rt_cuda *c, double *us_per);
+/* Median time of one empty kernel enqueued behind a 64 MiB memset, between two events (see
+ * rt_calib.kernel_us). */
+bool rt_measure_kernel(rt_cuda *c, double *us);
 
 /* Where the wall time of one `txc bench` went, in seconds (the report's last line). */
 typedef enum {
