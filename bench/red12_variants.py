@@ -4,10 +4,11 @@
 
     python3 bench/red12_variants.py FILE.tx "-D M=4096 -D N=65536" SCHED P0,P1[,..] [P0,P1 ...]
 
-`txc tune` first writes a cache for the program (its key, device and driver; it prints the model's
-candidates with their measured times); then for each parameter list the script rewrites that entry's
-schedule and times `txc bench --tune-cache=...` (graph time, verified or not). Prints one line per
-variant, then the fastest. Each step is capped; a failing one is reported and the others go on."""
+The planned program is timed first (`txc bench --no-tune-cache`, which also names the device); then
+for each parameter list a tuning cache of one entry (the kernel's key from `txc --emit=json`, that
+device) names the schedule and `txc bench --tune-cache=...` times it (graph time, verified or not).
+Prints one line per variant, then the fastest. Each step is capped; a failing one is reported and
+the others go on."""
 import json
 import os
 import subprocess
@@ -25,39 +26,55 @@ def run(cmd, timeout):
         return 124, "", f"timed out after {timeout} s"
 
 
+def bench(src, dims, extra):
+    """graph us, verified, device name of one txc bench run (None on failure, with why)."""
+    rc, so, se = run([TXC, "bench", src, *dims, "--device=gpu", "--random-inputs=1", "--iters", "10", "--json",
+                      *extra], 40)
+    try:
+        res = json.loads(so[so.index("{"):])
+        return res["fused"]["graph_us"], res["fused"]["verified"], res.get("device", ""), ""
+    except Exception:
+        return None, False, "", f"rc {rc}: " + (se.strip().splitlines() or ["no output"])[-1][:200]
+
+
 def main():
     src, dims, sched, variants = sys.argv[1], sys.argv[2].split(), sys.argv[3], sys.argv[4:]
     base = os.path.splitext(os.path.basename(src))[0] + "_" + "_".join(d.replace("=", "") for d in dims if d != "-D")
-    cache = os.path.join(OUT, f"tune_{base}.json")
-    rc, so, se = run([TXC, "tune", src, *dims, "--tune-cache=" + cache, "--iters", "10"], 40)
-    print(f"variants {base}: txc tune rc {rc}")
-    print("\n".join("  " + l for l in (so + se).strip().splitlines()[-12:]))
+    rc, so, se = run([TXC, src, *dims, "--emit=json", "-o", "-", "--no-tune-cache"], 30)
     try:
-        doc = json.load(open(cache))
-        entry = doc["entries"][0]
+        ks = json.loads(so)["kernels"]
+        k = next(k for k in ks if k.get("schedule"))
+        key, planned = k["schedule"]["key"], k["schedule"]
     except Exception as e:
-        print(f"variants {base}: no tuning cache entry ({e}); nothing to vary")
+        print(f"variants {base}: no kernel schedule key (rc {rc}, {e})")
         return 1
-    best = None
+    us, ok, device, why = bench(src, dims, ["--no-tune-cache"])
+    pl = ",".join(str(v) for v in planned.get("parameters", {}).values())
+    if us is None:
+        print(f"variant {base} planned {planned['name']}({pl}): FAILED {why}")
+        return 1
+    print(f"variant {base} planned {planned['name']}({pl}): {us:.1f} us{'' if ok else '  NOT VERIFIED'}", flush=True)
+    best = (f"planned {planned['name']}({pl})", us) if ok else None
     for v in variants:
-        params = [int(x) for x in v.split(",")]
-        entry["schedule"], entry["params"] = sched, params
+        doc = {"tx_tune_cache": 1, "entries": [{"key": key, "gpu": "h200", "device": device, "driver": 0,
+                                                "schedule": sched, "params": [int(x) for x in v.split(",")],
+                                                "candidates": []}]}
         path = os.path.join(OUT, f"tv_{base}.json")
         with open(path, "w") as f:
             json.dump(doc, f)
-        rc, so, se = run([TXC, "bench", src, *dims, "--device=gpu", "--random-inputs=1", "--iters", "10",
-                          "--json", "--tune-cache=" + path], 40)
-        try:
-            res = json.loads(so[so.index("{"):])["fused"]
-            us, ok = res["graph_us"], res["verified"]
-            print(f"variant {base} {sched}({v}): {us:.1f} us{'' if ok else '  NOT VERIFIED'}", flush=True)
-            if ok and (best is None or us < best[1]):
-                best = (v, us)
-        except Exception:
-            print(f"variant {base} {sched}({v}): FAILED rc {rc}: {(se.strip().splitlines() or ['no output'])[-1][:200]}",
-                  flush=True)
+        rc, so, se = run([TXC, src, *dims, "--explain", "-o", os.devnull, "--tune-cache=" + path], 30)
+        if "[schedule.invalid]" in so + se:
+            print(f"variant {base} {sched}({v}): not in the kernel's schedule space", flush=True)
+            continue
+        us, ok, _, why = bench(src, dims, ["--tune-cache=" + path])
+        if us is None:
+            print(f"variant {base} {sched}({v}): FAILED {why}", flush=True)
+            continue
+        print(f"variant {base} {sched}({v}): {us:.1f} us{'' if ok else '  NOT VERIFIED'}", flush=True)
+        if ok and (best is None or us < best[1]):
+            best = (f"{sched}({v})", us)
     if best:
-        print(f"variants {base}: fastest {sched}({best[0]}) {best[1]:.1f} us")
+        print(f"variants {base}: fastest {best[0]} {best[1]:.1f} us")
     return 0
 
 

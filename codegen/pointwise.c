@@ -64,6 +64,35 @@ static void cg_pw_range(cg_ctx *cx, LLVMValueRef n, LLVMValueRef gid, LLVMValueR
     *step = one;
 }
 
+/* A GPU grid-stride loop over [gid, n) by stride in 32-bit arithmetic (n a constant below 2^31,
+ * gid and stride below 2^31: no i32 wraps, as n + stride < 2^32 and the compare is unsigned),
+ * for a loop whose 64-bit induction, bound test and step cost two instructions each: opens it
+ * like cg_loop_begin and returns the index widened to i64 (l->iv: the i32 phi). */
+static LLVMValueRef cg_pw_loop32_begin(cg_ctx *cx, cg_loop *l, LLVMValueRef gid, int64_t n,
+                                       LLVMValueRef stride, const char *name) {
+    LLVMValueRef start = LLVMBuildTrunc(cx->b, gid, cx->i32, "");
+    LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+    l->head = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, name);
+    l->body = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "body");
+    l->exit = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "exit");
+    l->step = LLVMBuildTrunc(cx->b, stride, cx->i32, "");
+    LLVMBuildBr(cx->b, l->head);
+    LLVMPositionBuilderAtEnd(cx->b, l->head);
+    l->iv = LLVMBuildPhi(cx->b, cx->i32, "i32");
+    LLVMAddIncoming(l->iv, &start, &pre, 1);
+    LLVMValueRef lt = LLVMBuildICmp(cx->b, LLVMIntULT, l->iv,
+                                    LLVMConstInt(cx->i32, (unsigned long long)n, 0), "");
+    LLVMBuildCondBr(cx->b, lt, l->body, l->exit);
+    LLVMPositionBuilderAtEnd(cx->b, l->body);
+    return LLVMBuildZExt(cx->b, l->iv, cx->i64, "");
+}
+
+/* True when a GPU loop over n units (vector groups) by the grid's threads runs in 32 bits. */
+static bool cg_pw_loop32(const cg_ctx *cx, LLVMValueRef n) {
+    return cx->gpu && LLVMIsAConstantInt(n) && LLVMConstIntGetSExtValue(n) >= 0 &&
+           LLVMConstIntGetSExtValue(n) < (1LL << 31);
+}
+
 /* Emits the grid-stride loop over shape s storing items; w > 1 enables the
  * vector path (all items full). Returns false with an error reported. */
 static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
@@ -77,10 +106,14 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
     LLVMValueRef tail_start = cg_i64(cx, 0);
     if (w > 1) {
         LLVMValueRef ngroups = LLVMBuildUDiv(cx->b, total, cg_i64(cx, w), "ngroups");
-        LLVMValueRef lo, hi, step;
+        LLVMValueRef lo, hi, step, gi;
         cg_pw_range(cx, ngroups, gid, stride, &lo, &hi, &step);
         cg_loop l;
-        LLVMValueRef gi = cg_loop_begin(cx, &l, lo, hi, step, "vec");
+        bool narrow = cg_pw_loop32(cx, ngroups);
+        if (narrow)
+            gi = cg_pw_loop32_begin(cx, &l, gid, LLVMConstIntGetSExtValue(ngroups), stride, "vec");
+        else
+            gi = cg_loop_begin(cx, &l, lo, hi, step, "vec");
         LLVMValueRef base = LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), "base");
         LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
         LLVMValueRef br = LLVMBuildBr(cx->b, elem);
@@ -105,7 +138,15 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         cg_vec_end(cx);
         LLVMDisposeBuilder(vb);
         if (!ok) return false;
-        cg_loop_end(cx, &l);
+        if (narrow) { /* cg_loop_end's latch in i32 */
+            LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
+            LLVMValueRef next = LLVMBuildNUWAdd(cx->b, l.iv, l.step, "i.next");
+            LLVMAddIncoming(l.iv, &next, &latch, 1);
+            LLVMBuildBr(cx->b, l.head);
+            LLVMPositionBuilderAtEnd(cx->b, l.exit);
+        } else {
+            cg_loop_end(cx, &l);
+        }
         tail_start = LLVMBuildNUWMul(cx->b, ngroups, cg_i64(cx, w), "tail");
     }
     cg_loop l;

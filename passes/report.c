@@ -403,8 +403,9 @@ static void json_time(FILE *out, double us) {
         fputs("null", out);
 }
 
-/* The kernel's "schedule" object: name, parameters, source (model or measurement), its
- * predicted and measured times and the runners-up with theirs; null without a schedule. */
+/* The kernel's "schedule" object: name, parameters, its tuning-cache key, source (model or
+ * measurement), its predicted and measured times and the runners-up with theirs; null without a
+ * schedule. */
 static void json_schedule(const pass_rep *r, uint32_t k, FILE *out) {
     const ir_region *rg = &r->g->regions[k];
     fputs("      \"schedule\": ", out);
@@ -413,7 +414,10 @@ static void json_schedule(const pass_rep *r, uint32_t k, FILE *out) {
         return;
     }
     json_sched_head(out, &rg->sched);
-    fprintf(out, ", \"source\": \"%s\", \"predicted_us\": ", r->tuned[k] ? "measurement" : "model");
+    char key[24];
+    pass_region_key(r->g, &r->ix, k, key); /* the kernel's tuning-cache key */
+    fprintf(out, ", \"key\": \"%s\", \"source\": \"%s\", \"predicted_us\": ", key,
+            r->tuned[k] ? "measurement" : "model");
     double pred = -1;
     for (unsigned i = 0; i < r->ncand[k]; i++)
         if (pass_schedule_eq(&r->cand[k * PASS_REP_CANDS + i].s, &rg->sched))

@@ -126,7 +126,7 @@ static bool none_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
 /* pointwise.vector(threads, groups): a grid-stride loop of 16-byte groups (of the widest dtype),
  * `groups` per thread in a full grid of at most 2^20 blocks (codegen/pointwise.c). */
 static unsigned pw_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
-    static const int32_t th[] = {128, 256, 512}, gr[] = {1, 2, 4};
+    static const int32_t th[] = {128, 256, 512}, gr[] = {1, 2, 4, 8, 16};
     unsigned n = 0;
     if (!f->concrete) return 0;
     for (size_t i = 0; i < sizeof th / sizeof th[0]; i++)
