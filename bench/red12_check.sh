@@ -34,7 +34,7 @@ LEFT=$((96 - ($(date +%s) - T0)))
 [ "$LEFT" -gt 20 ] || LEFT=20
 ROWS=log_softmax_bf16_8192,colmean,small_add,small_softmax
 ROWS=$ROWS,heldout_softmax_f32_1024x100000,heldout_softmax_f32_300x131079,heldout_softmax_f32_4x
-ROWS=$ROWS,heldout_softmax_bf16_2048x65536,heldout_softmax_bf16_6000x3000,heldout_rowsum
+ROWS=$ROWS,heldout_softmax_bf16_2048x65536,heldout_softmax_bf16_6000x3000,heldout_rowsum,heldout_softmax_f32_264x
 timeout -k 2 "$LEFT" bash bench/sweep.sh --only "$ROWS" --heldout --iters 10 \
     --deadline $((LEFT - 4)) --torch-reserve $(((LEFT - 4) / 2))
 echo "red12_check: sweep rc $? ($(($(date +%s) - T0)) s in all)"
