@@ -300,6 +300,10 @@ void cg_barrier(cg_ctx *cx);             /* bar.sync 0; nothing on the host */
  * address `sptr` (addrspace 3) of cluster block `rank` (i32) through distributed shared memory
  * (mapa + ld.shared::cluster). */
 void cg_cluster_sync(cg_ctx *cx);
+/* The two halves of cg_cluster_sync, for work between them: every thread arrives (release) once,
+ * then waits (acquire) once before it arrives again. */
+void cg_cluster_arrive(cg_ctx *cx);
+void cg_cluster_wait(cg_ctx *cx);
 LLVMValueRef cg_cluster_load(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef sptr, LLVMValueRef rank);
 /* Butterfly shuffle of an f32/i32 value across the warp (xor lane mask). */
 LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask);

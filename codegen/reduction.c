@@ -61,6 +61,7 @@ typedef struct cg_red {
     LLVMValueRef rank;  /* cluster > 1: this block's rank in its cluster (i64, = ctaid.y) */
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
+    bool arrived;       /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
     unsigned hold;      /* > 0: unrolled passes, elements per thread */
     unsigned peel;      /* > 0 (GPU): a held row whose length vec does not divide: its groups
                            start at the row's first aligned element a; the thread's first hold - 1
@@ -965,6 +966,10 @@ static int cg_red_out_kind(const cg_red *p, const ir_shape *o) {
 static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     const ir_graph *g = cx->g;
     unsigned nepi = 0;
+    /* Cluster rows: every exchange of the row is read by now; the row's closing cluster barrier
+     * arrives here and waits after the stores (cg_red_emit), so a block's stores overlap the
+     * other blocks' (a block waits only for the others to have read its slots). */
+    if (p->rowmode && p->cluster > 1) cg_cluster_arrive(cx), p->arrived = true;
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o)) continue;
         const ir_node *on = &g->nodes[o];
@@ -1698,7 +1703,10 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
               : phase == CG_RED_COMBINE ? cg_red_comb_row(cx, &p, row, scratch)
                                         : cg_red_row(cx, &p, row, scratch);
     if (!ok) return false;
-    if (p.cluster > 1) cg_cluster_sync(cx); /* the row's slots are read before they are reused */
+    if (p.cluster > 1 && p.arrived) /* the row's slots are read before they are reused */
+        cg_cluster_wait(cx);
+    else if (p.cluster > 1)
+        cg_cluster_sync(cx);
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
     cg_loop_end(cx, &l);

@@ -95,6 +95,14 @@ void cg_cluster_sync(cg_ctx *cx) {
         cg_asm(cx, NULL, "barrier.cluster.arrive;\n\tbarrier.cluster.wait;", "~{memory}", NULL, 0);
 }
 
+void cg_cluster_arrive(cg_ctx *cx) {
+    if (cx->gpu) cg_asm(cx, NULL, "barrier.cluster.arrive;", "~{memory}", NULL, 0);
+}
+
+void cg_cluster_wait(cg_ctx *cx) {
+    if (cx->gpu) cg_asm(cx, NULL, "barrier.cluster.wait;", "~{memory}", NULL, 0);
+}
+
 /* Distributed shared-memory load; see cg_impl.h. */
 LLVMValueRef cg_cluster_load(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef sptr, LLVMValueRef rank) {
     if (!cx->gpu) return LLVMBuildLoad2(cx->b, t, sptr, "");
