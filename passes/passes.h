@@ -515,8 +515,10 @@ typedef struct pass_model {
                             latency of a pipelined stream (mem_latency_us) */
     double instr;        /* pointwise: issued instructions per element (0: none) */
     double issue_us;     /* elements x instr over the GPU's issue rate */
-    double mem_us, comp_us, time_us; /* time = max(memory, compute, issue) + extra_us; the first
-                                        kernel's launch not included */
+    double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
+                        bytes at its share of the HBM bandwidth (passes/model.c) */
+    double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
+                                        first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
     pass_attn_split split;           /* attention.ksplit: the split-KV plan and its price */
     double split1_us;                /* attention.ksplit with splits > 1: the same unsplit */

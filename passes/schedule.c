@@ -195,20 +195,26 @@ static double l2_row_bytes(const pass_sched_facts *f) {
  * re-read: the fewest blocks per row C (a power of two, at most cluster_max) whose resident rows
  * (SMs x 8 / C) fit, so that the re-read comes from the L2; when none fits, cluster_max if its
  * resident rows' inputs alone fit (measured on the H200: softmax f32 [4096, 65536] 796 -> 725 us,
- * [3000, 50000] 411 us against 431 us of three HBM passes); 0 when the rows fit already or
- * nothing applies. */
-static int64_t l2_cluster(const pass_sched_facts *f) {
+ * [3000, 50000] 411 us against 431 us of three HBM passes); when none does with 256 threads,
+ * the same with blocks of 512 threads (half the resident rows; H200, softmax f32 [4096, 65536]:
+ * 708 us at 512 x 4 against 692 at 256 x 8, 1024 threads 1194-1879 us); 0 when the rows fit
+ * already or nothing applies. *threads: the block. */
+static int64_t l2_cluster(const pass_sched_facts *f, int64_t *threads) {
     if (!row_streamed(f) || f->passes < 2 || !f->gpu || f->gpu->l2_bytes <= 0 ||
         f->gpu->cluster_max < 2 || f->rext < 4 * PASS_ROW_THREADS_MAX || f->rows <= 0 ||
         f->rows <= 2LL * f->gpu->sms)
         return 0;
     double rowb = l2_row_bytes(f), fit = L2_FIT * (double)f->gpu->l2_bytes;
-    double resident = (double)f->gpu->sms * (2048 / ROW_THREADS);
-    if (resident * rowb <= fit) return 0;
-    for (int64_t c = 2; c <= f->gpu->cluster_max; c *= 2)
-        if (resident / (double)c * rowb <= fit) return c;
     double reads = (double)f->rext * f->elem * f->nbig;
-    return resident / f->gpu->cluster_max * reads <= fit ? f->gpu->cluster_max : 0;
+    if ((double)f->gpu->sms * (2048 / ROW_THREADS) * rowb <= fit) return 0;
+    for (int64_t t = ROW_THREADS; t <= 2 * ROW_THREADS; t *= 2) {
+        double resident = (double)f->gpu->sms * (double)(2048 / t);
+        *threads = t;
+        for (int64_t c = 2; c <= f->gpu->cluster_max; c *= 2)
+            if (resident / (double)c * rowb <= fit) return c;
+        if (resident / f->gpu->cluster_max * reads <= fit) return f->gpu->cluster_max;
+    }
+    return 0;
 }
 
 /* The row-mode rule (docs/cost-model.md "Schedules"), first that applies:
@@ -280,10 +286,10 @@ static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
         s->p[0] = PASS_ROW_THREADS_MAX; /* [reduction.row_few] */
         return;
     }
-    int64_t c2 = l2_cluster(f);
+    int64_t t2 = ROW_THREADS, c2 = l2_cluster(f, &t2);
     if (c2 >= 2) { /* [reduction.cluster_l2] */
         s->id = PASS_SCH_REDUCTION_CLUSTER_STREAM;
-        s->p[0] = ROW_THREADS, s->p[1] = (int32_t)c2;
+        s->p[0] = (int32_t)t2, s->p[1] = (int32_t)c2;
         return;
     }
     s->p[0] = (int32_t)(g.len > 0 ? t : ROW_THREADS);
