@@ -420,6 +420,10 @@ typedef struct pass_sched_facts {
     int64_t sram_base;  /* reduction: the strategy's on-chip bytes before the schedule's own */
     int64_t cluster_blocks, cluster_threads; /* reduction: the strategy holds the row across a
                                                 cluster of this many blocks (0: not) */
+    int64_t hold_blocks, hold_threads; /* reduction planned online/multipass: the cluster that
+                                          would hold its row in registers (schedule
+                                          reduction.cluster_rows, one HBM read; 0: none) */
+    int64_t hold_sram;                 /* its on-chip bytes */
     int64_t budget;                          /* per-block on-chip budget */
     const pass_gpu *gpu;
     bool wg;           /* matmul: the region qualifies for the sm_90a wgmma kernel, shape wgs */

@@ -311,15 +311,28 @@ static unsigned few_space(const pass_sched_facts *f, ir_schedule *out, unsigned 
  * of `blocks` blocks (sm_90), partials through distributed shared memory; only the strategy's
  * own cluster (its shared memory is planned for it). */
 static unsigned cluster_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
-    if (!row_kind(f) || !f->concrete || f->cluster_blocks < 2) return 0;
-    return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->cluster_threads,
-               (int32_t)f->cluster_blocks);
+    if (!row_kind(f) || !f->concrete) return 0;
+    if (f->cluster_blocks >= 2)
+        return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->cluster_threads,
+                   (int32_t)f->cluster_blocks);
+    if (f->hold_blocks >= 2) /* an online row the cluster could hold instead: one HBM read */
+        return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->hold_threads,
+                   (int32_t)f->hold_blocks);
+    return 0;
 }
 static void cluster_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
     rg->threads = (uint32_t)s->p[0];
     rg->tile[1] = s->p[0], rg->tile[2] = s->p[1];
     rg->rows = 1;
     rg->sram_bytes = f->sram_base;
+    if (s->id == PASS_SCH_REDUCTION_CLUSTER_ROWS && f->cluster_blocks < 2 && f->hold_blocks >= 2) {
+        /* the streamed row held on chip across the cluster after all: one HBM read */
+        rg->strategy = IR_RED_ONCHIP;
+        rg->passes = 1;
+        rg->spilled_bytes = 0;
+        rg->tile[0] = f->rext;
+        rg->sram_bytes = f->hold_sram;
+    }
     rg->sched = *s;
 }
 
@@ -431,8 +444,8 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
     int64_t cl = rg->tile[2] > 1 ? rg->tile[2] : 1; /* blocks per row (a cluster) */
     int64_t v = pass_row_vec(len, f->velem > 0 ? f->velem : f->elem);
     int64_t hold = pass_row_hold(len, v, lanes * cl);
-    bool held =
-        f->strategy == IR_RED_ONCHIP && hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
+    bool held = (f->strategy == IR_RED_ONCHIP || rg->strategy == IR_RED_ONCHIP) &&
+                hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
     m->threads = rg->threads ? rg->threads : (unsigned)lanes;
     m->grid = cdiv(f->rows, rpb) * cl;
     if (held) /* held in registers: all loads issued at once */
