@@ -102,7 +102,7 @@ typedef struct cg_ctx {
     bool last_use; /* GPU: HBM loads and stores of 4, 8 or 16 bytes take the streaming cache
                       operator (ld/st.global.cs: evict first from L2), for the last pass over a
                       row whose earlier pass left it in the L2 (cg_load_vec, cg_store_vec) */
-    LLVMValueRef *veccache;    /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
+    LLVMValueRef *veccache; /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
     /* Lins of row-broadcast operands (a shape equal to vecshape's trailing
      * dims) derived from veclin[j]: lane j % vecw of the group at base. */
     struct {

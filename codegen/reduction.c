@@ -61,13 +61,13 @@ typedef struct cg_red {
     LLVMValueRef rank;  /* cluster > 1: this block's rank in its cluster (i64, = ctaid.y) */
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
-    bool arrived;       /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
-    unsigned hold;      /* > 0: unrolled passes, elements per thread */
-    unsigned peel;      /* > 0 (GPU): a held row whose length vec does not divide: its groups
-                           start at the row's first aligned element a; the thread's first hold - 1
-                           elements are groups, element hold - 1 its one of the row's leftover
-                           elements (the a before the groups, the rest after them) */
-    unsigned vec;       /* > 1: hold elements come in aligned groups of vec (vector loads) */
+    bool arrived;  /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
+    unsigned hold; /* > 0: unrolled passes, elements per thread */
+    unsigned peel; /* > 0 (GPU): a held row whose length vec does not divide: its groups
+                      start at the row's first aligned element a; the thread's first hold - 1
+                      elements are groups, element hold - 1 its one of the row's leftover
+                      elements (the a before the groups, the rest after them) */
+    unsigned vec;  /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec; /* > 1: streaming loops take aligned groups of svec elements (vector loads and
                       stores) */
     LLVMValueRef nrows, rowlen;
@@ -1055,9 +1055,9 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     bool back = p->rowmode && !p->nst;
     if (back) {
         LLVMValueRef lo = p->cluster > 1 ? it->lo : cg_i64(cx, 0);
-        e = LLVMBuildSub(
-            cx->b, LLVMBuildAdd(cx->b, lo, LLVMBuildSub(cx->b, end, cg_i64(cx, 1), ""), ""), e,
-            "st.back");
+        e = LLVMBuildSub(cx->b,
+                         LLVMBuildAdd(cx->b, lo, LLVMBuildSub(cx->b, end, cg_i64(cx, 1), ""), ""),
+                         e, "st.back");
         cx->last_use = true;
     }
     unsigned mark = cg_memo_mark(cx);

@@ -280,7 +280,8 @@ static unsigned cg_cs_words(const cg_ctx *cx, unsigned bytes) {
 
 /* ld.global.cs of n 32-bit words at global pointer p with builder b, as <n x i32>. */
 static LLVMValueRef cg_cs_load(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef p, unsigned n) {
-    static const char *text[5] = {NULL, "ld.global.cs.b32 $0, [$1];", "ld.global.cs.v2.b32 {$0, $1}, [$2];", NULL,
+    static const char *text[5] = {NULL, "ld.global.cs.b32 $0, [$1];",
+                                  "ld.global.cs.v2.b32 {$0, $1}, [$2];", NULL,
                                   "ld.global.cs.v4.b32 {$0, $1, $2, $3}, [$4];"};
     static const char *cons[5] = {NULL, "=r,l", "=r,=r,l", NULL, "=r,=r,=r,=r,l"};
     LLVMTypeRef el[4] = {cx->i32, cx->i32, cx->i32, cx->i32};
@@ -299,7 +300,8 @@ static LLVMValueRef cg_cs_load(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef p, uns
 
 /* st.global.cs of the n 32-bit words of <n x i32> v at global pointer p. */
 static void cg_cs_store(cg_ctx *cx, LLVMValueRef p, LLVMValueRef v, unsigned n) {
-    static const char *text[5] = {NULL, "st.global.cs.b32 [$0], $1;", "st.global.cs.v2.b32 [$0], {$1, $2};", NULL,
+    static const char *text[5] = {NULL, "st.global.cs.b32 [$0], $1;",
+                                  "st.global.cs.v2.b32 [$0], {$1, $2};", NULL,
                                   "st.global.cs.v4.b32 [$0], {$1, $2, $3, $4};"};
     static const char *cons[5] = {NULL, "l,r,~{memory}", "l,r,r,~{memory}", NULL,
                                   "l,r,r,r,r,~{memory}"};

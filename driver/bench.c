@@ -512,8 +512,8 @@ static bool bench_ceilings(rt_cuda *c, const drv_bench_opts *o, rt_bench_report 
                 "calibration written to %s (copy %.0f GB/s, launch %.2f us, one kernel %.2f us, "
                 "streamed-row latency %.3f us, bf16 GEMM %.0f TFLOP/s, special functions %.0f "
                 "G/s)\n",
-                path, cal.copy_GBps, cal.launch_us, cal.kernel_us, cal.mem_latency_us, cal.tc_TFLOPs,
-                cal.sfu_Gops);
+                path, cal.copy_GBps, cal.launch_us, cal.kernel_us, cal.mem_latency_us,
+                cal.tc_TFLOPs, cal.sfu_Gops);
     return true;
 }
 

@@ -234,8 +234,8 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
     if (m->issue_us > m->time_us) m->time_us = m->issue_us;
-    m->floor_us = FILL_ROUNDS * DRAM_LATENCY_US +
-                  bytes / m->active_sms / (gpu->hbm_GBps / gpu->sms * 1e3);
+    m->floor_us =
+        FILL_ROUNDS * DRAM_LATENCY_US + bytes / m->active_sms / (gpu->hbm_GBps / gpu->sms * 1e3);
     if (m->floor_us > m->time_us) m->time_us = m->floor_us;
     /* A second kernel (the column blocks' combine): its launch and COMBINE_ROUNDS dependent DRAM
      * round trips (the partials' loads, then the slice combine) at the true loaded latency. */

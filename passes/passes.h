@@ -420,10 +420,10 @@ typedef struct pass_sched_facts {
     int64_t sram_base;  /* reduction: the strategy's on-chip bytes before the schedule's own */
     int64_t cluster_blocks, cluster_threads; /* reduction: the strategy holds the row across a
                                                 cluster of this many blocks (0: not) */
-    int64_t hold_blocks, hold_threads; /* reduction planned online/multipass: the cluster that
-                                          would hold its row in registers (schedule
-                                          reduction.cluster_rows, one HBM read; 0: none) */
-    int64_t hold_sram;                 /* its on-chip bytes */
+    int64_t hold_blocks, hold_threads;       /* reduction planned online/multipass: the cluster that
+                                                would hold its row in registers (schedule
+                                                reduction.cluster_rows, one HBM read; 0: none) */
+    int64_t hold_sram;                       /* its on-chip bytes */
     int64_t budget;                          /* per-block on-chip budget */
     const pass_gpu *gpu;
     bool wg;           /* matmul: the region qualifies for the sm_90a wgmma kernel, shape wgs */
@@ -519,8 +519,8 @@ typedef struct pass_model {
                             latency of a pipelined stream (mem_latency_us) */
     double instr;        /* pointwise: issued instructions per element (0: none) */
     double issue_us;     /* elements x instr over the GPU's issue rate */
-    double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
-                        bytes at its share of the HBM bandwidth (passes/model.c) */
+    double floor_us;     /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
+                            bytes at its share of the HBM bandwidth (passes/model.c) */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
                                         first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */

@@ -243,16 +243,14 @@ int64_t pass_row_hold(int64_t len, int64_t v, int64_t lanes) {
  * cluster's barriers with nothing in flight, and the online stream is faster (H200: softmax f32
  * [4096, 65536] 853 us against 786 online; log_softmax bf16 [8192, 32000] 656 against 384;
  * softmax bf16 [8, 50257] 7.2 us against 46). */
-static int64_t cluster_fit(const redinfo *ri, const pass_gpu *gpu, int64_t *threads,
-                           bool many);
+static int64_t cluster_fit(const redinfo *ri, const pass_gpu *gpu, int64_t *threads, bool many);
 static int64_t cluster_rows(const redinfo *ri, const pass_gpu *gpu, int64_t *threads) {
     return cluster_fit(ri, gpu, threads, false);
 }
 
 /* The cluster of cluster_rows; `many`: whatever the row count (a schedule the tuner may time
  * against the strategy's stream). */
-static int64_t cluster_fit(const redinfo *ri, const pass_gpu *gpu, int64_t *threads,
-                           bool many) {
+static int64_t cluster_fit(const redinfo *ri, const pass_gpu *gpu, int64_t *threads, bool many) {
     int64_t len = ri->rext, v = pass_row_vec(len, ri->velem);
     if (len <= REG_HOLD_MAX || gpu->cluster_max < 2 || ri->held > 2 || ri->nrows <= 0 ||
         (!many && ri->nrows > 2LL * gpu->sms))
@@ -386,7 +384,8 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
                          scratch > 0 && scratch + 4 * CLUSTER_SLOTS <= budget
                      ? cluster_fit(ri, gpu, &ct, true)
                      : 0;
-    if (hc > 1) f->hold_blocks = hc, f->hold_threads = ct, f->hold_sram = scratch + 4 * CLUSTER_SLOTS;
+    if (hc > 1)
+        f->hold_blocks = hc, f->hold_threads = ct, f->hold_sram = scratch + 4 * CLUSTER_SLOTS;
     f->budget = budget;
     f->gpu = gpu;
 }

@@ -522,13 +522,13 @@ static void test_column_blocks(void **s) {
     check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 33, 4); /* 8 tiles of 32 x 4 -> x 33 */
     check_block(COLSUM, 4096, 65536, 32, 16, 512, 1, 4);     /* plenty of columns: 512 tiles */
     check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 17, 8); /* bf16: 8 per thread */
-    check_split(COLSUM, 1048576, 16, 4, 128, 512, 1, 264, 4);      /* rows of 16: 4 x v4, 264 chunks */
-    check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2, 1);    /* two chunks of 16 x 16 groups */
-    check_block(COLMAX, 511, 37, 8, 32, 256, 1, 1);        /* one chunk: the column split */
-    check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1, 1); /* writes the domain: one kernel */
-    check_block(COLSUM, 40, 65536, 32, 4, 128, 1, 4);      /* 40 rows: 4 slices of 10 */
-    check_block(COLSUM, 20, 65536, 128, 2, 256, 1, 1);     /* 20 rows: 2 slices, fewer than vec */
-    check_block(COLSUM, 12, 65536, 128, 1, 128, 1, 1);     /* 12 rows: no split (slices under 8) */
+    check_split(COLSUM, 1048576, 16, 4, 128, 512, 1, 264, 4); /* rows of 16: 4 x v4, 264 chunks */
+    check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2, 1);       /* two chunks of 16 x 16 groups */
+    check_block(COLMAX, 511, 37, 8, 32, 256, 1, 1);           /* one chunk: the column split */
+    check_block(COLCENTER, 65536, 1000, 8, 64, 512, 1, 1);    /* writes the domain: one kernel */
+    check_block(COLSUM, 40, 65536, 32, 4, 128, 1, 4);         /* 40 rows: 4 slices of 10 */
+    check_block(COLSUM, 20, 65536, 128, 2, 256, 1, 1); /* 20 rows: 2 slices, fewer than vec */
+    check_block(COLSUM, 12, 65536, 128, 1, 128, 1, 1); /* 12 rows: no split (slices under 8) */
     check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1, 1); /* two stages: not split */
 }
 
