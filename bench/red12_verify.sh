@@ -6,8 +6,9 @@
 #
 # 1. streamed f32 sums and means of random values (the f64 tree of the Kahan partials): row sum
 #    [512, 262144] (one block per row), [8, 2097152] (an 8-block cluster per row), row mean
-#    [4096, 65536], sum [64, 1000003] (odd: scalar loads); 2. the suite's softmax_wide and chain8
-#    as planned. One line per program (verified or not, graph us), under 55 s.
+#    [4096, 65536], sum [64, 1000003] (odd: scalar loads), one line each (verified or not, graph
+#    us); 2. the suite's softmax_wide and chain8 against PyTorch in the same run
+#    (bench/run_suite.sh --only softmax_wide,chain8 --no-unfused). Under 58 s.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export OUT=${OUT:-red12-verify}
@@ -36,5 +37,7 @@ one rowsum_512x262144 "$OUT/rowsum.tx" -D M=512 -D N=262144
 one rowsum_8x2097152 "$OUT/rowsum.tx" -D M=8 -D N=2097152
 one rowmean_4096x65536 "$OUT/rowmean.tx" -D M=4096 -D N=65536
 one rowsum_64x1000003 "$OUT/rowsum.tx" -D M=64 -D N=1000003
-one softmax_wide "$S/softmax_wide.tx" -D M=4096 -D N=65536
-one chain8 "$S/chain8.tx" -D N=268435456
+OUT="$OUT/suite" PER_TIMEOUT=20 TX_ANCHOR_DEADLINE=25 timeout -k 2 34 bash bench/run_suite.sh \
+    --only softmax_wide,chain8 --no-unfused --iters 20 > "$OUT/suite.log" 2>&1
+echo "red12_verify: suite rc $?"
+grep -E "^\| (workload|chain8|softmax_wide)" "$OUT/suite/report.md" 2>/dev/null || tail -5 "$OUT/suite.log"
