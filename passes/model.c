@@ -17,8 +17,7 @@ enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
 enum { COMBINE_ROUNDS = 2 };
 /* A kernel's fill and drain: its first loads and the drain of its last stores each wait one DRAM
  * round trip, and a busy SM moves its share of the bytes at no more than its share of the HBM
- * bandwidth. The floor of a kernel of one wave or less (few rows, small tensors); for a full GPU
- * it is the memory time plus the two round trips. */
+ * bandwidth: the floor of a kernel of one wave or less (few rows, small tensors). */
 enum { FILL_ROUNDS = 2 };
 #define DRAM_LATENCY_US 0.6
 
@@ -234,8 +233,9 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->mem_us = bytes / (m->bw_GBps * 1e3) * tail;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
     if (m->issue_us > m->time_us) m->time_us = m->issue_us;
-    m->floor_us =
-        FILL_ROUNDS * DRAM_LATENCY_US + bytes / m->active_sms / (gpu->hbm_GBps / gpu->sms * 1e3);
+    if (m->waves <= 1) /* one wave or less: its fill and drain are not hidden behind other blocks */
+        m->floor_us = FILL_ROUNDS * DRAM_LATENCY_US +
+                      bytes / m->active_sms / (gpu->hbm_GBps / gpu->sms * 1e3);
     if (m->floor_us > m->time_us) m->time_us = m->floor_us;
     /* A second kernel (the column blocks' combine): its launch and COMBINE_ROUNDS dependent DRAM
      * round trips (the partials' loads, then the slice combine) at the true loaded latency. */
@@ -340,7 +340,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 "  model: issue: %.1f instructions per element -> %.3f us at %d SMs x 128 lanes x "
                 "%.2f GHz (%s)\n",
                 m->instr, m->issue_us, gpu->sms, gpu->clock_GHz, bound);
-    if (m->floor_us >= m->time_us - m->extra_us)
+    if (m->floor_us > 0 && m->floor_us >= m->time_us - m->extra_us)
         fprintf(out,
                 "  model: latency floor: %d DRAM round trips of %.1f us + a busy SM's share of the "
                 "bytes at 1/%d of %.0f GB/s -> %.3f us (fill and drain bound)\n",
