@@ -411,8 +411,12 @@ static void test_tuned(void **state) {
     pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .tune = &t};
     assert_true(pass_report_json(g, &pc, jf));
     fclose(jf);
-    assert_non_null(strstr(js, "\"schedule\": {\"name\": \"reduction.column\", \"parameters\": "
-                               "{\"cols\": 64}, \"source\": \"measurement\""));
+    char want[200]; /* the schedule object names its tuning-cache key */
+    snprintf(want, sizeof want,
+             "\"schedule\": {\"name\": \"reduction.column\", \"parameters\": {\"cols\": 64}, "
+             "\"key\": \"%s\", \"source\": \"measurement\"",
+             key);
+    assert_non_null(strstr(js, want));
     assert_non_null(strstr(js, "\"measured_us\": 95.500000"));
     assert_non_null(strstr(js, "\"measured_us\": 101.250000"));
     free(js);
