@@ -61,6 +61,7 @@ typedef struct cg_red {
     LLVMValueRef rank;  /* cluster > 1: this block's rank in its cluster (i64, = ctaid.y) */
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
+    LLVMValueRef wide;  /* GPU row mode, more than one warp: 32 f64 words (cg_red_wide_sum) */
     bool arrived;  /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
     unsigned hold; /* > 0: unrolled passes, elements per thread */
     unsigned peel; /* > 0 (GPU): a held row whose length vec does not divide: its groups
@@ -772,6 +773,87 @@ static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *i
     return true;
 }
 
+/* Butterfly shuffle of an f64 value (its two 32-bit halves). */
+static LLVMValueRef cg_shfl_xor64(cg_ctx *cx, LLVMValueRef v, unsigned mask) {
+    LLVMTypeRef v2 = LLVMVectorType(cx->i32, 2);
+    LLVMValueRef w = LLVMBuildBitCast(cx->b, v, v2, ""), r = LLVMGetUndef(v2);
+    for (unsigned h = 0; h < 2; h++) {
+        LLVMValueRef hi = LLVMConstInt(cx->i32, h, 0);
+        r = LLVMBuildInsertElement(
+            cx->b, r, cg_shfl_xor(cx, LLVMBuildExtractElement(cx->b, w, hi, ""), mask), hi, "");
+    }
+    return LLVMBuildBitCast(cx->b, r, cx->f64, "");
+}
+
+/* The f64 sum of the row's thread partials d (GPU, row mode; every thread of the row's block, or
+ * of its cluster, calls it): the warp's butterfly, then (more than one warp) the warps' sums in
+ * order through p->wide, then (a cluster) the blocks' sums through the exchange slots as two f32
+ * words each (hi = the sum rounded, lo = the rest: 48 bits), added in rank order, so every
+ * block gets the same bits. */
+static LLVMValueRef cg_red_wide_sum(cg_ctx *cx, cg_red *p, LLVMValueRef d) {
+    unsigned w = p->threads < 32 ? p->threads : 32;
+    for (unsigned m = w / 2; m >= 1; m /= 2)
+        d = LLVMBuildFAdd(cx->b, d, cg_shfl_xor64(cx, d, m), "");
+    if (p->threads > 32) {
+        LLVMValueRef tid = cg_thread_id(cx);
+        LLVMValueRef lane = LLVMBuildAnd(cx->b, tid, LLVMConstInt(cx->i32, 31, 0), "lane");
+        LLVMValueRef warp = LLVMBuildLShr(cx->b, tid, LLVMConstInt(cx->i32, 5, 0), "warp");
+        LLVMBasicBlockRef join =
+            cg_if_begin(cx, LLVMBuildICmp(cx->b, LLVMIntEQ, lane, LLVMConstInt(cx->i32, 0, 0), ""));
+        LLVMBuildStore(cx->b, d, LLVMBuildInBoundsGEP2(cx->b, cx->f64, p->wide, &warp, 1, ""));
+        cg_if_end(cx, join);
+        cg_barrier(cx);
+        LLVMValueRef r = NULL;
+        for (unsigned i = 0; i < p->threads / 32; i++) {
+            LLVMValueRef ii = LLVMConstInt(cx->i32, i, 0);
+            LLVMValueRef x = LLVMBuildLoad2(
+                cx->b, cx->f64, LLVMBuildInBoundsGEP2(cx->b, cx->f64, p->wide, &ii, 1, ""), "");
+            r = r ? LLVMBuildFAdd(cx->b, r, x, "") : x;
+        }
+        cg_barrier(cx);
+        d = r;
+    }
+    if (p->cluster <= 1) return d;
+    unsigned slot = p->nx + 2 <= CG_RED_XSLOTS ? p->nx : CG_RED_XSLOTS - 2;
+    p->nx = slot + 2;
+    LLVMValueRef hi = LLVMBuildFPTrunc(cx->b, d, cx->f32, "hi");
+    LLVMValueRef lo = LLVMBuildFPTrunc(
+        cx->b, LLVMBuildFSub(cx->b, d, LLVMBuildFPExt(cx->b, hi, cx->f64, ""), ""), cx->f32, "lo");
+    LLVMValueRef at[2];
+    for (unsigned h = 0; h < 2; h++) {
+        LLVMValueRef si = LLVMConstInt(cx->i32, slot + h, 0);
+        at[h] = LLVMBuildInBoundsGEP2(cx->b, cx->f32, p->xslot, &si, 1, "xslot");
+    }
+    LLVMBasicBlockRef join = cg_if_begin(
+        cx, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), ""));
+    LLVMBuildStore(cx->b, hi, at[0]);
+    LLVMBuildStore(cx->b, lo, at[1]);
+    cg_if_end(cx, join);
+    cg_cluster_sync(cx);
+    LLVMValueRef r = NULL;
+    for (unsigned c = 0; c < p->cluster; c++) {
+        LLVMValueRef rk = LLVMConstInt(cx->i32, c, 0);
+        LLVMValueRef x = LLVMBuildFAdd(
+            cx->b, LLVMBuildFPExt(cx->b, cg_cluster_load(cx, cx->f32, at[0], rk), cx->f64, ""),
+            LLVMBuildFPExt(cx->b, cg_cluster_load(cx, cx->f32, at[1], rk), cx->f64, ""), "");
+        r = r ? LLVMBuildFAdd(cx->b, r, x, "") : x;
+    }
+    return r;
+}
+
+/* Sets cx->subst of reduction k (an f32 sum or mean) from its f64 row total: a mean divides in
+ * f64, then one rounding to f32 and the node's dtype. Returns the total rounded to f32. */
+static LLVMValueRef cg_red_wide_set(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef tot) {
+    const ir_node *rn = &cx->g->nodes[p->reds[k]];
+    LLVMValueRef w =
+        rn->op == IR_OP_MEAN
+            ? LLVMBuildFDiv(cx->b, tot, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f64, ""), "mean")
+            : tot;
+    cx->subst[p->reds[k]] =
+        cg_convert(cx, LLVMBuildFPTrunc(cx->b, w, cx->f32, ""), IR_F32, (ir_dtype)rn->dtype);
+    return LLVMBuildFPTrunc(cx->b, tot, cx->f32, "");
+}
+
 /* True when a streaming loop adds reduction n's terms with Kahan's compensation: an f32 sum or
  * mean (accumulator type at); the host adds in f64 instead (cg_acc_type). A thread's partial then
  * carries an error of about 2 eps times the sum of its terms' magnitudes whatever its count
@@ -900,8 +982,17 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     for (unsigned k = 0; k < p->nred; k++) {
         if (p->level[k] != (p->online ? 1 : lev)) continue;
         LLVMValueRef acc = phi[slot[k]];
-        if (cg_red_kahan(cx, &g->nodes[p->reds[k]], LLVMTypeOf(acc)))
-            acc = LLVMBuildFSub(cx->b, acc, phi[slot[k] + 1], "kahan");
+        bool kahan = cg_red_kahan(cx, &g->nodes[p->reds[k]], LLVMTypeOf(acc));
+        if (kahan && p->rowmode && !p->nst && (p->wide || p->threads <= 32)) {
+            /* the row's tree in f64 (not staged: its shared memory is the planner's): s - c of
+             * every thread, one rounding */
+            LLVMValueRef d =
+                LLVMBuildFSub(cx->b, LLVMBuildFPExt(cx->b, acc, cx->f64, ""),
+                              LLVMBuildFPExt(cx->b, phi[slot[k] + 1], cx->f64, ""), "kahan");
+            p->partv[k] = fin[k] = cg_red_wide_set(cx, p, k, cg_red_wide_sum(cx, p, d));
+            continue;
+        }
+        if (kahan) acc = LLVMBuildFSub(cx->b, acc, phi[slot[k] + 1], "kahan");
         p->partv[k] = fin[k] = cg_red_finish(cx, p, k, acc, scratch);
     }
     for (unsigned k = 0; p->online && k < p->nred; k++) {
@@ -1631,6 +1722,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         }
     } else if (cx->gpu && p.rowmode && p.threads > 32) {
         scratch = cg_shared_array(cx, cx->f32, 32, "red.scratch");
+        p.wide = cg_shared_array(cx, cx->f64, 32, "red.wide");
     } else if (p.slices > 1) {
         /* column vectors: the threads' kv partials, then one word per thread (cg_red_colv_row) */
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
