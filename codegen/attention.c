@@ -1005,7 +1005,7 @@ static bool awg_regroup(awg_walk *w, const ir_shape *sh) {
 /* Appends map dim j of role `role` (batch: operand axes b0.., nb of them) to v. */
 static bool awg_map_dim(cg_attn_wg_view *v, unsigned *j, uint8_t role, unsigned b0, unsigned nb,
                         ir_dim e) {
-    if (*j >= 3) return false;
+    if (*j >= CG_TMAP_MAXR) return false;
     v->role[*j] = role, v->b0[*j] = (uint8_t)b0, v->nb[*j] = (uint8_t)nb, v->dim[*j] = e;
     (*j)++;
     return true;
@@ -1100,21 +1100,22 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
                 e *= ei;
         }
         if (!awg_map_dim(v, &j, CG_AWG_BATCH, b0, nb, known ? e : 1)) return false;
-        if (j == 3) { /* the outermost: the planes of `outer` */
+        if (m + 1 == nm) { /* the outermost: the planes of `outer` */
             v->outer.rank = (uint8_t)nb;
             for (unsigned i = 0; i < nb; i++) v->outer.dim[i] = on->shape.dim[b0 + i];
-            v->dim[2] = 1;
+            v->dim[j - 1] = 1;
         } else if (!known) {
             return false;
         }
     }
     while (j < 3) awg_map_dim(v, &j, CG_AWG_BATCH, 0, 0, 1);
+    v->rank = (uint8_t)j;
     return true;
 }
 
 void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
-                            int64_t row, int64_t col, int64_t coords[3]) {
-    for (unsigned j = 0; j < 3; j++) {
+                            int64_t row, int64_t col, int64_t coords[CG_TMAP_MAXR]) {
+    for (unsigned j = 0; j < v->rank; j++) {
         int64_t c = v->role[j] == CG_AWG_D ? col : v->role[j] == CG_AWG_ROW ? row : 0;
         for (unsigned i = v->b0[j]; v->role[j] == CG_AWG_BATCH && i < v->b0[j] + v->nb[j]; i++)
             c = c * ext[i] + (ext[i] == 1 ? 0 : bidx[i]);
@@ -1233,22 +1234,32 @@ static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
 }
 
 /* TMA copies of one tile of operand o (0 q, 1 k, 2 v): `rows` rows from row r0 (i32) of the
- * batch whose map coordinate is bc (i32, awg_batch), D/64 boxes of 64 columns x rows, one after
- * the other from shared address dst, completing on bar. */
+ * batch whose map coordinates are bc[] (i32 per map dim, awg_batch), D/64 boxes of 64 columns x
+ * rows, one after the other from shared address dst, completing on bar. */
 static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMValueRef r0,
-                     LLVMValueRef bc, LLVMValueRef dst, LLVMValueRef bar) {
+                     const LLVMValueRef *bc, LLVMValueRef dst, LLVMValueRef bar) {
     const cg_attn_wg_view *v = &k->vw[o];
+    unsigned R = v->rank;
+    char text[200], cons[64];
+    int n = snprintf(text, sizeof text,
+                     "cp.async.bulk.tensor.%ud.shared::cluster.global.tile.mbarrier::complete_tx::"
+                     "bytes [$0], [$1, {",
+                     R);
+    for (unsigned j = 0; j < R; j++)
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s$%u", j ? ", " : "", 2 + j);
+    snprintf(text + n, sizeof text - (size_t)n, "}], [$%u];", 2 + R);
+    n = snprintf(cons, sizeof cons, "r,l");
+    for (unsigned j = 0; j <= R; j++) n += snprintf(cons + n, sizeof cons - (size_t)n, ",r");
+    snprintf(cons + n, sizeof cons - (size_t)n, ",~{memory}");
     for (int i = 0; i < k->p.d / 64; i++) {
-        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""), k->tm[o]};
-        for (int j = 0; j < 3; j++)
+        LLVMValueRef a[3 + CG_TMAP_MAXR] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""),
+                                            k->tm[o]};
+        for (unsigned j = 0; j < R; j++)
             a[2 + j] = v->role[j] == CG_AWG_D     ? i32c(cx, 64 * i)
                        : v->role[j] == CG_AWG_ROW ? r0
-                                                  : bc;
-        a[5] = bar;
-        cg_wg_asm(cx, NULL,
-                  "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
-                  "bytes [$0], [$1, {$2, $3, $4}], [$5];",
-                  "r,l,r,r,r,r,~{memory}", a, 6);
+                                                  : bc[j];
+        a[2 + R] = bar;
+        cg_wg_asm(cx, NULL, text, cons, a, 3 + R);
     }
 }
 
@@ -1301,24 +1312,26 @@ static void awg_tile(attn_gen *a, const attn_wgk *k, LLVMValueRef t, LLVMValueRe
     cg_mm_unflatten(cx, bz, a->d.nb, a->d.bdim, a->bidx);
 }
 
-/* The batch coordinate (i32) of operand o's map for the block's batch a->bidx: the linear index
- * of the operand's batch indices in its batch map dim (cg_attn_wg_view_coords; the operand's
- * batch dims are the trailing ones of the output's, an extent-1 dim reads 0; 0 without one). */
-static LLVMValueRef awg_batch(attn_gen *a, const attn_wgk *k, int o) {
+/* The batch coordinates bc[j] (i32) of operand o's map dims j of role CG_AWG_BATCH for the
+ * block's batch a->bidx: the linear index of the dim's operand batch indices
+ * (cg_attn_wg_view_coords; the operand's batch dims are the trailing ones of the output's, an
+ * extent-1 dim reads 0); the other entries are left NULL. */
+static void awg_batch(attn_gen *a, const attn_wgk *k, int o, LLVMValueRef bc[CG_TMAP_MAXR]) {
     cg_ctx *cx = a->cx;
     const cg_attn_wg_view *v = &k->vw[o];
     unsigned nbo = v->opnd.rank, nb = a->d.nb;
-    LLVMValueRef c = cg_i64(cx, 0);
-    for (unsigned j = 0; j < 3 && nbo <= nb; j++) {
+    for (unsigned j = 0; j < v->rank; j++) {
+        bc[j] = NULL;
         if (v->role[j] != CG_AWG_BATCH) continue;
-        for (unsigned i = v->b0[j]; i < v->b0[j] + v->nb[j]; i++) {
+        LLVMValueRef c = cg_i64(cx, 0);
+        for (unsigned i = v->b0[j]; i < v->b0[j] + v->nb[j] && nbo <= nb; i++) {
             ir_dim dm = v->opnd.dim[i];
             if (dm == 1) continue;
             c = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, c, cg_dim(cx, dm), ""),
                              a->bidx[i + nb - nbo], "");
         }
+        bc[j] = LLVMBuildTrunc(cx->b, c, cx->i32, "bc");
     }
-    return LLVMBuildTrunc(cx->b, c, cx->i32, "bc");
 }
 
 /* Keys [*kb, *ke) of the work tile at q0 (block sparsity unless disabled). */
@@ -1371,7 +1384,8 @@ static void awg_producer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     cg_loop tl, jl;
     LLVMValueRef t = awg_tiles(cx, k, &tl, cta, ncta), q0, kb, ke;
     awg_tile(a, k, t, &q0);
-    LLVMValueRef pq = awg_batch(a, k, 0), pk = awg_batch(a, k, 1), pv = awg_batch(a, k, 2);
+    LLVMValueRef pq[CG_TMAP_MAXR], pk[CG_TMAP_MAXR], pv[CG_TMAP_MAXR];
+    awg_batch(a, k, 0, pq), awg_batch(a, k, 1, pk), awg_batch(a, k, 2, pv);
     awg_range(a, k, q0, &kb, &ke);
     LLVMValueRef live = LLVMBuildICmp(b, LLVMIntSLT, kb, ke, "live");
     LLVMValueRef kb32 = LLVMBuildTrunc(b, kb, cx->i32, "");
@@ -2348,8 +2362,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
         const ir_node *bn = &g->nodes[vw[i].base];
         tm->dtype = (uint8_t)bn->dtype;
         tm->swizzle = 128;
-        tm->rank = 3;
-        for (int j = 0; j < 3; j++) {
+        tm->rank = vw[i].rank;
+        for (int j = 0; j < vw[i].rank; j++) {
             tm->dim[j] = vw[i].dim[j];
             tm->box[j] = vw[i].role[j] == CG_AWG_D     ? 64
                          : vw[i].role[j] == CG_AWG_ROW ? (uint32_t)(i == 0 ? k.p.bm : k.p.bn)

@@ -588,33 +588,36 @@ bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_w
 /* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
  * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a
  * dense HBM buffer `base` after reshapes that split or merge its axes (split heads
- * `permute(reshape(t, (S, H, D)), (1, 0, 2))`, GQA's `reshape(k, (B, 8, 1, S, D))`, plain
- * [B, H, S, D]). The map is C-ordered over the buffer, dims inner first: dim[0] = D (contiguous,
- * coordinate: the column), then, in memory order, the rows (role CG_AWG_ROW, coordinate: the
- * row) and groups of operand batch axes b0..b0+nb-1 that are adjacent in memory and in the
- * operand (role CG_AWG_BATCH, coordinate: their linear index); an operand batch axis of extent
- * 1 (broadcast) reads index 0 and has no map dim. dim[2] is the product of `outer` when
- * outer.rank > 0 (batch extents that may be symbolic); a map dim of extent 1 with no axes fills
- * rank 3. */
+ * `permute(reshape(t, (S, H, D)), (1, 0, 2))` and, with a batch, `permute(reshape(t, (B, S, H,
+ * D)), (0, 2, 1, 3))`, GQA's `reshape(k, (B, 8, 1, S, D))`, plain [B, H, S, D]). The map is
+ * C-ordered over the buffer, `rank` dims (3 to CG_TMAP_MAXR) inner first: dim[0] = D
+ * (contiguous, coordinate: the column), then, in memory order, the rows (role CG_AWG_ROW,
+ * coordinate: the row) and groups of operand batch axes b0..b0+nb-1 that are adjacent in memory
+ * and in the operand (role CG_AWG_BATCH, coordinate: their linear index); an operand batch axis
+ * of extent 1 (broadcast) reads index 0 and has no map dim. The last dim, dim[rank - 1], is the
+ * product of `outer` when outer.rank > 0 (batch extents that may be symbolic); map dims of
+ * extent 1 with no axes fill rank 3. */
 enum { CG_AWG_D, CG_AWG_ROW, CG_AWG_BATCH };
 typedef struct cg_attn_wg_view {
     ir_id base;
-    uint8_t role[3];
-    uint8_t b0[3], nb[3]; /* CG_AWG_BATCH: operand batch axes b0 .. b0 + nb - 1 */
-    ir_dim dim[3];
+    uint8_t rank; /* map dims: 3 to CG_TMAP_MAXR */
+    uint8_t role[CG_TMAP_MAXR];
+    uint8_t b0[CG_TMAP_MAXR], nb[CG_TMAP_MAXR]; /* CG_AWG_BATCH: operand batch axes b0 .. b0+nb-1 */
+    ir_dim dim[CG_TMAP_MAXR];
     ir_shape outer;
     ir_shape opnd; /* the operand's batch extents (rank: its batch dims) */
 } cg_attn_wg_view;
 /* The view of operand `opnd` of region `region` (K: trans, the operand is kT), through
  * in-region same-dtype casts and permutes and reshapes: false unless the buffer behind it is a
  * dense non-view value of dtype dt outside the region, D = d is its contiguous axis and the map
- * needs at most 3 dims. */
+ * needs at most CG_TMAP_MAXR dims (the inner ones of known extent unless one operand axis). */
 bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
                         bool trans, cg_attn_wg_view *v);
-/* The map coordinates of operand element (bidx[], row, col): ext[] and bidx[] are the operand's
- * batch extents (v->opnd at bound sizes) and indices (an extent-1 axis reads 0). */
+/* The map coordinates coords[0 .. v->rank) of operand element (bidx[], row, col): ext[] and
+ * bidx[] are the operand's batch extents (v->opnd at bound sizes) and indices (an extent-1 axis
+ * reads 0). */
 void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
-                            int64_t row, int64_t col, int64_t coords[3]);
+                            int64_t row, int64_t col, int64_t coords[CG_TMAP_MAXR]);
 /* The persistent kernel's work order (the default; TX_ATTN_ZIGZAG=0 for the plain one): the
  * loop's tile t (CTA c takes c, c + ncta, ...; ntiles in all) is work position
  * cg_attn_wg_pair_pos(t): in each block of 2 x ncta positions CTA c takes 2c and 2c + 1 (a short

@@ -81,20 +81,22 @@ typedef struct cg_temp {
 /* A TMA tensor map a kernel takes by value (a 128-byte grid-constant
  * parameter after its symbols, in order): the runtime encodes it with
  * cuTensorMapEncodeTiled once the buffer's address is known, for buffer
- * bufs[buf] seen as a `rank`-D (2 or 3) C-ordered array of dtype elements
- * with extents dim[0] (inner, contiguous) x dim[1] (x dim[2]): strides
- * dim[0] and dim[0] * dim[1] elements; box box[0] x box[1] (x box[2]),
- * `swizzle`-byte swizzle, zero fill out of bounds. A rank-3 map with
- * outer.rank > 0 has the product of outer's dims (which may be symbolic:
- * the planes of a buffer's leading dims, e.g. batch x heads) as dim[2]. */
+ * bufs[buf] seen as a `rank`-D (2 to CG_TMAP_MAXR) C-ordered array of dtype
+ * elements with extents dim[0] (inner, contiguous) x dim[1] x ... x
+ * dim[rank - 1]: the stride of dim j is the product of dim[0..j) elements;
+ * box box[0] x ... x box[rank - 1], `swizzle`-byte swizzle, zero fill out
+ * of bounds. A map of rank >= 3 with outer.rank > 0 has the product of
+ * outer's dims (which may be symbolic: the planes of a buffer's leading
+ * dims, e.g. batch x heads) as its last dim, dim[rank - 1]. */
+#define CG_TMAP_MAXR 5 /* cuTensorMapEncodeTiled's most dims */
 typedef struct cg_tmap {
     uint32_t buf;
-    uint8_t dtype;    /* ir_dtype */
-    uint8_t rank;     /* 2 or 3 */
-    uint16_t swizzle; /* bytes: 128 */
-    ir_dim dim[3];    /* may be symbolic */
-    uint32_t box[3];
-    ir_shape outer; /* rank 3: when outer.rank > 0, dim[2] = the product of its dims */
+    uint8_t dtype;            /* ir_dtype */
+    uint8_t rank;             /* 2 to CG_TMAP_MAXR */
+    uint16_t swizzle;         /* bytes: 128 */
+    ir_dim dim[CG_TMAP_MAXR]; /* may be symbolic */
+    uint32_t box[CG_TMAP_MAXR];
+    ir_shape outer; /* rank >= 3: when outer.rank > 0, dim[rank - 1] = the product of its dims */
     int64_t pitch;  /* rank 2: the row stride in elements when the buffer's rows are pitched
                        (a staged copy, [matmul.wgmma.stage]); 0: dim[0] */
 } cg_tmap;

@@ -1139,15 +1139,16 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                 fprintf(out, "%s{\"param\": %u, \"buffer\": %u, \"dtype\": \"%s\", \"dims\": ",
                         i ? ", " : "", kr->nbufs + kr->nsyms + i, tm->buf,
                         ir_dtype_name((ir_dtype)tm->dtype));
-                unsigned rank = tm->rank == 3 ? 3 : 2;
-                ir_shape ds = {.rank = rank, .dim = {tm->dim[0], tm->dim[1], tm->dim[2]}};
-                if (rank == 3 && tm->outer.rank > 0) ds.rank = 2; /* the third: "outer" */
+                unsigned rank = tm->rank >= 3 && tm->rank <= CG_TMAP_MAXR ? tm->rank : 2;
+                bool outer = rank >= 3 && tm->outer.rank > 0; /* the last dim: "outer" */
+                ir_shape ds = {.rank = (uint8_t)(outer ? rank - 1 : rank)};
+                for (unsigned j = 0; j < ds.rank; j++) ds.dim[j] = tm->dim[j];
                 cg_json_shape(p, &ds, sn, out);
-                fprintf(out, ", \"box\": [%u, %u", tm->box[0], tm->box[1]);
-                if (rank == 3) fprintf(out, ", %u", tm->box[2]);
+                fprintf(out, ", \"box\": [%u", tm->box[0]);
+                for (unsigned j = 1; j < rank; j++) fprintf(out, ", %u", tm->box[j]);
                 fprintf(out, "], \"swizzle\": %u", tm->swizzle);
                 if (tm->pitch) fprintf(out, ", \"pitch\": %lld", (long long)tm->pitch);
-                if (rank == 3 && tm->outer.rank > 0) {
+                if (outer) {
                     fputs(", \"outer\": ", out);
                     cg_json_shape(p, &tm->outer, sn, out);
                 }

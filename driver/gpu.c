@@ -120,22 +120,20 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
     for (unsigned i = 0; i < ck->ntmaps; i++) {
         const cg_tmap *tm = &ck->tmaps[i];
         rt_kparam *kp = &kd.params[ck->nbufs + ck->nsyms + i];
-        unsigned rank = tm->rank == 3 ? 3 : 2;
-        ir_shape ds = {.rank = rank, .dim = {tm->dim[0], tm->dim[1], tm->dim[2]}};
+        unsigned rank = tm->rank >= 3 && tm->rank <= CG_TMAP_MAXR ? tm->rank : 2;
+        bool outer = rank >= 3 && tm->outer.rank > 0; /* the last dim: the planes of outer */
+        ir_shape ds = {.rank = (uint8_t)(outer ? rank - 1 : rank)};
+        for (unsigned j = 0; j < ds.rank; j++) ds.dim[j] = tm->dim[j];
         kp->kind = RT_KP_TMAP;
         kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
-        kp->tmap = (rt_tmap_desc){.dtype = tm->dtype,
-                                  .swizzle = tm->swizzle,
-                                  .box = {tm->box[0], tm->box[1], rank == 3 ? tm->box[2] : 1},
-                                  .rank = (uint8_t)rank,
-                                  .pitch = tm->pitch};
-        kp->tmap.dim[2] = 1;
+        kp->tmap = (rt_tmap_desc){
+            .dtype = tm->dtype, .swizzle = tm->swizzle, .rank = (uint8_t)rank, .pitch = tm->pitch};
+        for (unsigned j = 0; j < rank; j++) kp->tmap.box[j] = tm->box[j], kp->tmap.dim[j] = 1;
         bool okd = cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim);
-        if (okd && rank == 3 && tm->outer.rank > 0) { /* the planes of the leading dims */
+        if (okd && outer) {
             int64_t od[IR_MAX_RANK];
             okd = cg_shape_resolve(&tm->outer, syms, g->nsyms, od);
-            kp->tmap.dim[2] = 1;
-            for (unsigned j = 0; okd && j < tm->outer.rank; j++) kp->tmap.dim[2] *= od[j];
+            for (unsigned j = 0; okd && j < tm->outer.rank; j++) kp->tmap.dim[rank - 1] *= od[j];
         }
         if (kp->buf == UINT32_MAX || !okd) {
             snprintf(err, cap, "kernel %s: tensor map %u names no buffer or an unbound size",

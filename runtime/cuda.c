@@ -577,8 +577,8 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
         return false;
     }
     int rank = t->rank ? t->rank : 2;
-    if (rank != 2 && rank != 3) {
-        snprintf(err, cap, "tensor map of rank %d: only 2 or 3", rank);
+    if (rank < 2 || rank > RT_TMAP_MAXR) {
+        snprintf(err, cap, "tensor map of rank %d: only 2 to %d", rank, RT_TMAP_MAXR);
         return false;
     }
     for (int i = 0; i < rank; i++) {
@@ -592,10 +592,19 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
         }
     }
     int64_t pitch = t->pitch > 0 ? t->pitch : t->dim[0];
-    if (pitch < t->dim[0] || (rank == 3 && t->pitch > 0)) {
+    if (pitch < t->dim[0] || (rank > 2 && t->pitch > 0)) {
         snprintf(err, cap, "tensor map row pitch %lld elements is below the row's %lld",
                  (long long)t->pitch, (long long)t->dim[0]);
         return false;
+    }
+    int64_t stride = pitch * es; /* the byte stride of dim 1, then of the dims above */
+    for (int i = 1; i < rank; i++) {
+        if (stride >= ((int64_t)1 << 40)) {
+            snprintf(err, cap, "tensor map stride of %lld bytes is not below 2^40",
+                     (long long)stride);
+            return false;
+        }
+        stride *= t->dim[i];
     }
     if ((pitch * es) % 16) {
         snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16",
@@ -632,13 +641,15 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
     int dt = t->dtype == IR_F16 ? 6 : t->dtype == IR_BF16 ? 9 : 7;
     int swz = t->swizzle == 128 ? 3 : t->swizzle == 64 ? 2 : t->swizzle == 32 ? 1 : 0;
     unsigned rank = t->rank ? t->rank : 2;
-    unsigned long long dims[3] = {(unsigned long long)t->dim[0], (unsigned long long)t->dim[1],
-                                  (unsigned long long)t->dim[2]};
-    int64_t pitch = t->pitch > 0 ? t->pitch : t->dim[0];
-    unsigned long long strides[2] = {(unsigned long long)pitch * tmap_esize(t->dtype),
-                                     (unsigned long long)(pitch * t->dim[1]) *
-                                         tmap_esize(t->dtype)};
-    unsigned box[3] = {t->box[0], t->box[1], t->box[2]}, estr[3] = {1, 1, 1};
+    unsigned long long dims[RT_TMAP_MAXR], strides[RT_TMAP_MAXR - 1];
+    unsigned box[RT_TMAP_MAXR], estr[RT_TMAP_MAXR];
+    unsigned long long stride =
+        (unsigned long long)(t->pitch > 0 ? t->pitch : t->dim[0]) * tmap_esize(t->dtype);
+    for (unsigned i = 0; i < rank; i++) {
+        dims[i] = (unsigned long long)t->dim[i], box[i] = t->box[i], estr[i] = 1;
+        if (i + 1 < rank) strides[i] = stride; /* the byte stride of dim i + 1 */
+        stride *= i + 1 < rank ? (unsigned long long)t->dim[i + 1] : 1;
+    }
     memset(out, 0, 128);
     return cu_ok(c,
                  c->TensorMapEncodeTiled(out, dt, rank, (void *)(uintptr_t)addr, dims, strides, box,

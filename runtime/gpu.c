@@ -155,9 +155,10 @@ static bool exec_tmap(rt_gpu_exec *r, uint32_t k, uint32_t i) {
     const rt_kparam *kp = &kd->params[i];
     unsigned char *m = r->tmaps[k] + 128 * (size_t)i;
     memset(m, 0, 128);
-    if (!r->dev[kp->buf] || kp->tmap.dim[0] < 1 || kp->tmap.dim[1] < 1 ||
-        (kp->tmap.rank == 3 && kp->tmap.dim[2] < 1))
-        return true; /* unbound, or empty (the kernel issues no copy) */
+    bool empty = false;
+    for (unsigned j = 0; j < (kp->tmap.rank ? kp->tmap.rank : 2u) && j < RT_TMAP_MAXR; j++)
+        empty |= kp->tmap.dim[j] < 1;
+    if (!r->dev[kp->buf] || empty) return true; /* unbound, or empty (the kernel issues no copy) */
     char what[160];
     snprintf(what, sizeof what, "kernel %s: tensor map of %s", kd->name, r->p->bufs[kp->buf].name);
     if (rt_cuda_tmap_encode(r->c, m, &kp->tmap, r->dev[kp->buf], what)) return true;

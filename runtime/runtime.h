@@ -217,17 +217,19 @@ bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem);
 bool rt_cuda_launch(rt_cuda *c, rt_func f, const char *name, const uint32_t grid[3],
                     const uint32_t block[3], uint32_t smem, void **params);
 
-/* A 2-D or 3-D TMA tensor map over a C-ordered buffer (codegen's cg_tmap
- * at bound sizes): extents dim[0] (inner, contiguous) x dim[1] [x dim[2]]
- * elements of dtype, strides dim[0] and dim[0] * dim[1] elements, box
- * box[0] x box[1] [x box[2]], swizzle bytes (128), zero fill out of
- * bounds. rank 0 means 2 (dim[2], box[2] unused). */
+/* A TMA tensor map of 2 to RT_TMAP_MAXR dims over a C-ordered buffer
+ * (codegen's cg_tmap at bound sizes): extents dim[0] (inner, contiguous) x
+ * dim[1] x ... x dim[rank - 1] elements of dtype, the stride of dim j the
+ * product of dim[0..j) elements, box box[0] x ... x box[rank - 1], swizzle
+ * bytes (128), zero fill out of bounds. rank 0 means 2 (dims and boxes
+ * past the rank unused). */
+#define RT_TMAP_MAXR 5
 typedef struct rt_tmap_desc {
     uint8_t dtype; /* ir_dtype: F16, BF16 or F32 */
     uint16_t swizzle;
-    int64_t dim[3];
-    uint32_t box[3];
-    uint8_t rank;  /* 2 or 3 (0: 2) */
+    int64_t dim[RT_TMAP_MAXR];
+    uint32_t box[RT_TMAP_MAXR];
+    uint8_t rank;  /* 2 to RT_TMAP_MAXR (0: 2) */
     int64_t pitch; /* rank 2: row stride in elements (>= dim[0]; a pitched staging copy); 0:
                       dim[0] */
 } rt_tmap_desc;

@@ -183,6 +183,23 @@ static const char *SRC_SPLIT =
     "  s = f32(sh(q) @ transpose(sh(k), -1, -2)) * 0.088\n"
     "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
     "  return bf16(p) @ sh(v)\n}\n";
+/* split heads with a batch (4-D maps {D, H, S, B}), causal, D 128 */
+static const char *SRC_SPLIT4 =
+    "fn sh(t) {\n  return permute(reshape(t, (B, S, 8, 128)), (0, 2, 1, 3))\n}\n"
+    "fn f(q: bf16[B, S, 1024], k: bf16[B, S, 1024], v: bf16[B, S, 1024]) -> bf16[B, 8, S, 128] "
+    "{\n"
+    "  s = f32(sh(q) @ transpose(sh(k), -1, -2)) * 0.088\n"
+    "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
+    "  return bf16(p) @ sh(v)\n}\n";
+/* GQA over split heads, query heads (B, S, G, KVH, D) in memory: q's map 5-D, k's and v's 4-D */
+static const char *SRC_SPLIT5 =
+    "fn kv(t) {\n  return reshape(permute(reshape(t, (B, S, 4, 64)), (0, 2, 1, 3)), "
+    "(B, 4, 1, S, 64))\n}\n"
+    "fn f(q: bf16[B, S, 1024], k: bf16[B, S, 256], v: bf16[B, S, 256]) -> bf16[B, 4, 4, S, 64] "
+    "{\n"
+    "  qh = permute(reshape(q, (B, S, 4, 4, 64)), (0, 3, 2, 1, 4))\n"
+    "  s = f32(qh @ transpose(kv(k), -1, -2)) * 0.125\n"
+    "  return bf16(softmax(s, axis=-1)) @ kv(v)\n}\n";
 static const char *SRC_ALIBI =
     "fn f(q: bf16[H, S, 64], k: bf16[H, S, 64], v: bf16[H, S, 64], sl: f32[H]) -> bf16[H, S, 64] "
     "{\n"
@@ -319,25 +336,27 @@ static int64_t model_offset(const ir_graph *g, ir_id id, ir_id base, const int64
 }
 
 /* Checks view v of operand id (kT when trans) element by element: the map coordinates of
- * every element are inside the map's extents and, dotted with the C-order strides of the map's
- * extents, give the model's offset; returns the map's dims. */
+ * every element are inside the map's extents (3 to 5 dims; the last the product of outer) and,
+ * dotted with the C-order strides of the map's extents, give the model's offset. */
 static void check_view(const ir_graph *g, ir_id id, bool trans, const cg_attn_wg_view *v) {
     const ir_node *n = &g->nodes[id];
-    unsigned r = n->shape.rank, nb = r - 2;
-    int64_t dim[3], ext[IR_MAX_RANK];
-    for (unsigned j = 0; j < 3; j++) dim[j] = v->dim[j];
+    unsigned r = n->shape.rank, nb = r - 2, R = v->rank;
+    assert_true(R >= 3 && R <= CG_TMAP_MAXR);
+    int64_t dim[CG_TMAP_MAXR], ext[IR_MAX_RANK];
+    for (unsigned j = 0; j < R; j++) dim[j] = v->dim[j];
     if (v->outer.rank)
-        for (unsigned i = 0; i < v->outer.rank; i++) dim[2] *= v->outer.dim[i];
+        for (unsigned i = 0; i < v->outer.rank; i++) dim[R - 1] *= v->outer.dim[i];
     for (unsigned i = 0; i < nb; i++) ext[i] = n->shape.dim[i];
     int64_t total = 1;
     for (unsigned i = 0; i < r; i++) total *= n->shape.dim[i];
     for (int64_t e = 0; e < total; e++) {
         int64_t ix[IR_MAX_RANK], rem = e;
         for (unsigned i = r; i-- > 0;) ix[i] = rem % n->shape.dim[i], rem /= n->shape.dim[i];
-        int64_t row = trans ? ix[r - 1] : ix[r - 2], col = trans ? ix[r - 2] : ix[r - 1], c[3];
+        int64_t row = trans ? ix[r - 1] : ix[r - 2], col = trans ? ix[r - 2] : ix[r - 1];
+        int64_t c[CG_TMAP_MAXR];
         cg_attn_wg_view_coords(v, ext, ix, row, col, c);
         int64_t off = 0;
-        for (unsigned j = 3; j-- > 0;) {
+        for (unsigned j = R; j-- > 0;) {
             assert_true(c[j] >= 0 && c[j] < dim[j]);
             off = off * dim[j] + c[j];
         }
@@ -345,9 +364,12 @@ static void check_view(const ir_graph *g, ir_id id, bool trans, const cg_attn_wg
     }
 }
 
-/* Split heads (a LLaMA block's q, k, v from [S, H * D]), the same with a batch dim of 1,
- * GQA's grouped heads, dense [B, H, S, D]: the maps address what the views read; split heads
- * with a batch of 2 needs a 4-D map and is refused (the mma.sync kernel runs it). */
+/* Split heads (a LLaMA block's q, k, v from [S, H * D]), the same with a batch dim of 1 and of
+ * 2 (a 4-D map {D, H, S, B}), GQA's grouped heads, dense [B, H, S, D], GQA over split heads
+ * with a batch (q's map {D, KVH x G, S, B}, k's and v's {D, KVH, S, B}), query heads grouped
+ * (B, S, G, KVH, D) in memory (a 5-D map {D, KVH, G, S, B}): the maps address what the views
+ * read, and the kernel takes them; a q whose map would need 6 dims is refused (the mma.sync
+ * kernel runs it). */
 static void test_views(void **state) {
     (void)state;
     static const char *split =
@@ -369,10 +391,34 @@ static void test_views(void **state) {
         "  vh = permute(reshape(v, (2, S, 4, 64)), (0, 2, 1, 3))\n"
         "  s = f32(qh @ transpose(kh, -1, -2)) * 0.125\n"
         "  return bf16(softmax(s, axis=-1)) @ vh\n}\n";
+    static const char *gqa_split =
+        "fn kv(t) {\n  return reshape(permute(reshape(t, (B, S, 2, 64)), (0, 2, 1, 3)), "
+        "(B, 2, 1, S, 64))\n}\n"
+        "fn f(q: bf16[B, S, 384], k: bf16[B, S, 128], v: bf16[B, S, 128]) -> bf16[B, 2, 3, S, 64] "
+        "{\n"
+        "  qh = permute(reshape(q, (B, S, 2, 3, 64)), (0, 2, 3, 1, 4))\n"
+        "  s = f32(qh @ transpose(kv(k), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ kv(v)\n}\n";
+    static const char *five =
+        "fn kv(t) {\n  return reshape(permute(reshape(t, (B, S, 2, 64)), (0, 2, 1, 3)), "
+        "(B, 2, 1, S, 64))\n}\n"
+        "fn f(q: bf16[B, S, 384], k: bf16[B, S, 128], v: bf16[B, S, 128]) -> bf16[B, 2, 3, S, 64] "
+        "{\n"
+        "  qh = permute(reshape(q, (B, S, 3, 2, 64)), (0, 3, 2, 1, 4))\n"
+        "  s = f32(qh @ transpose(kv(k), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ kv(v)\n}\n";
+    static const char *six =
+        "fn f(q: bf16[2, S, 2, 2, 2, 64], k: bf16[2, 2, 2, 2, S, 64], v: bf16[2, 2, 2, 2, S, 64]) "
+        "-> bf16[2, 2, 2, 2, S, 64] {\n"
+        "  s = f32(permute(q, (3, 2, 0, 4, 1, 5)) @ transpose(k, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
     fe_define defs[4] = {{"S", 72}, {"B", 2}, {"H", 3}, {"D", 64}};
-    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2};
-    unsigned ndefs[] = {1, 1, 2, 4, 1};
-    for (unsigned c = 0; c < 5; c++) {
+    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2, gqa_split, five, six};
+    unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1};
+    /* per case and operand: the map's rank */
+    unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3},
+                           {4, 4, 4}, {4, 4, 4}, {5, 4, 4}, {0, 3, 3}};
+    for (unsigned c = 0; c < sizeof srcs / sizeof srcs[0]; c++) {
         ir_graph *g;
         cg_program *p = tk_compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
         const ir_region *rg = NULL;
@@ -389,24 +435,99 @@ static void test_views(void **state) {
             bool got =
                 cg_attn_wg_view_of(g, region, ops[o], IR_BF16, c == 2 ? 128 : 64, o == 1, &v);
             ok &= got;
+            assert_int_equal(got, ranks[c][o] != 0);
             if (!got) continue;
+            assert_int_equal(v.rank, ranks[c][o]);
             check_view(g, ops[o], o == 1, &v);
+            if (k->ntmaps) { /* the kernel's map is the view's */
+                assert_int_equal(k->tmaps[o].rank, v.rank);
+                for (unsigned j = 0; j < v.rank; j++)
+                    assert_int_equal(k->tmaps[o].box[j], v.role[j] == CG_AWG_D     ? 64
+                                                         : v.role[j] == CG_AWG_ROW ? 128
+                                                                                   : 1);
+            }
             if (c == 0) { /* split heads: {D, H, S}, the heads in the middle */
                 assert_int_equal(v.dim[0], 64);
                 assert_int_equal(v.dim[1], 4);
                 assert_int_equal(v.dim[2], 72);
                 assert_int_equal(v.role[1], CG_AWG_BATCH);
                 assert_int_equal(v.role[2], CG_AWG_ROW);
-                assert_int_equal(k->tmaps[o].box[1], 1);
-                assert_int_equal(k->tmaps[o].box[2], 128);
+            }
+            if (c == 4 || (c == 5 && o == 0)) { /* {D, H, S, B}: B the outer planes */
+                assert_int_equal(v.dim[1], c == 4 ? 4 : 6);
+                assert_int_equal(v.role[1], CG_AWG_BATCH);
+                assert_int_equal(v.role[2], CG_AWG_ROW);
+                assert_int_equal(v.role[3], CG_AWG_BATCH);
+                assert_int_equal(v.outer.rank, 1);
+                assert_int_equal(v.outer.dim[0], 2);
+            }
+            if (c == 6 && o == 0) { /* {D, KVH, G, S, B} */
+                assert_int_equal(v.dim[1], 2);
+                assert_int_equal(v.dim[2], 3);
+                assert_int_equal(v.role[3], CG_AWG_ROW);
             }
         }
-        assert_true(ok == (c != 4));
-        assert_int_equal(k->ntmaps, c == 4 ? 0 : 3);
-        if (c == 0) assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws"));
+        assert_int_equal(k->ntmaps, ok ? 3 : 0);
+        if (ok) assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws"));
         cg_program_free(p);
         ir_graph_free(g);
     }
+}
+
+/* Split heads with a symbolic batch: 4-D maps {D, H, S, B} in the manifest (B the outer planes),
+ * the 4-D copies in the PTX, the runtime plan's extents at B = 3, S = 1000. */
+static void test_views_4d_plan(void **state) {
+    (void)state;
+    static const char *src =
+        "fn heads(t) {\n  return permute(reshape(t, (B, S, 16, 64)), (0, 2, 1, 3))\n}\n"
+        "fn f(q: bf16[B, S, 1024], k: bf16[B, S, 1024], v: bf16[B, S, 1024]) -> "
+        "bf16[B, 16, S, 64] {\n"
+        "  s = f32(heads(q) @ transpose(heads(k), -1, -2)) * 0.125\n"
+        "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
+        "  return bf16(p) @ heads(v)\n}\n";
+    ir_graph *g;
+    cg_program *p = tk_compile_src(src, CG_SM90A, NULL, 0, &g);
+    const cg_kernel *k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws 128x128 d64"));
+    assert_int_equal(k->ntmaps, 3);
+    for (unsigned i = 0; i < 3; i++) {
+        const cg_tmap *tm = &k->tmaps[i];
+        assert_int_equal(tm->rank, 4);
+        assert_int_equal(tm->dim[0], 64);
+        assert_int_equal(tm->dim[1], 16);
+        assert_true(IR_DIM_IS_SYM(tm->dim[2]));
+        assert_int_equal(tm->outer.rank, 1);
+        assert_true(IR_DIM_IS_SYM(tm->outer.dim[0]));
+    }
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor.4d"));
+    assert_null(strstr(ptx, "cp.async.bulk.tensor.3d"));
+    int64_t syms[8];
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = strcmp(g->syms[s].name, "B") == 0 ? 3 : 1000;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0 && rp->kernels[i].nparams > k->nbufs + k->nsyms)
+            kd = &rp->kernels[i];
+    assert_non_null(kd);
+    for (unsigned i = 0; i < 3; i++) {
+        const rt_kparam *pm = &kd->params[k->nbufs + k->nsyms + i];
+        assert_int_equal(pm->kind, RT_KP_TMAP);
+        assert_int_equal(pm->tmap.rank, 4);
+        int64_t want[4] = {64, 16, 1000, 3};
+        uint32_t box[4] = {64, 1, 128, 1};
+        for (unsigned j = 0; j < 4; j++) {
+            assert_int_equal(pm->tmap.dim[j], want[j]);
+            assert_int_equal(pm->tmap.box[j], box[j]);
+        }
+        char e2[200];
+        assert_true(rt_tmap_check(&pm->tmap, 4096, e2, sizeof e2));
+    }
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
 }
 
 static void test_tmap3_check(void **state) {
@@ -419,9 +540,19 @@ static void test_tmap3_check(void **state) {
     assert_non_null(strstr(e, "extent"));
     t.dim[2] = 1, t.box[2] = 0;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
-    t.box[2] = 1, t.rank = 4;
+    t.box[2] = 1, t.rank = 4; /* a 4-D map checks dim[3] and box[3] */
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
-    t.rank = 2, t.dim[2] = 0, t.box[2] = 0; /* a 2-D map ignores dim[2] and box[2] */
+    t.dim[3] = 2, t.box[3] = 1;
+    assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.rank = 5, t.dim[4] = 3, t.box[4] = 1;
+    assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    t.rank = 6;
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    assert_non_null(strstr(e, "rank"));
+    t.rank = 5, t.dim[3] = (int64_t)1 << 25; /* the stride of dim 4: 2^49 bytes */
+    assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
+    assert_non_null(strstr(e, "2^40"));
+    t.rank = 2, t.dim[2] = 0, t.box[2] = 0; /* a 2-D map ignores the dims past its rank */
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
 }
 
@@ -798,6 +929,8 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_GQA, NULL, 0, 64);
     ptxas_check(SRC_ALIBI, NULL, 0, 64);
     ptxas_check(SRC_SPLIT, NULL, 0, 64);
+    ptxas_check(SRC_SPLIT4, NULL, 0, 64);
+    ptxas_check(SRC_SPLIT5, NULL, 0, 0);
     setenv("TX_ATTN_BN", "128", 1); /* the 128-key tile where the wide one is the default */
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_F16, d128, 1, 0);
@@ -833,6 +966,7 @@ int main(void) {
         cmocka_unit_test(test_manifest),
         cmocka_unit_test(test_gqa_maps),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_views_4d_plan),
         cmocka_unit_test(test_tmap3_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit),
