@@ -2122,9 +2122,11 @@ static void awg_keys_plain(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVM
 static bool awg_pair_store(const attn_gen *a) {
     const cg_attn_desc *d = &a->d;
     const cg_mm_epi_state *es = d->user;
+    pass_view_strides st;
     return d->epi == cg_mm_epi_store && es->nmm == 1 && es->nouts == 1 &&
            es->outs[0] == a->am->mm2 && a->cx->g->nodes[a->am->mm2].dtype == d->cdt &&
-           cg_buf_ptr(a->cx, a->am->mm2) && d->dvmax % 2 == 0;
+           cg_buf_ptr(a->cx, a->am->mm2) && d->dvmax % 2 == 0 &&
+           (!cg_home_strides(a->cx, a->am->mm2, &st) || st.inner);
 }
 
 /* Stores this thread's normalised O values o[0..d/2) (rows r0 + 8h, columns c0 + 8 (i/4) + i%2)
@@ -2158,7 +2160,8 @@ static bool awg_store(attn_gen *a, const attn_wgk *k, const LLVMValueRef *o, LLV
             for (unsigned j = 0; j < d->nb; j++) dims[j] = a->bidx[j];
             dims[d->nb] = row, dims[d->nb + 1] = col;
             cg_index idx = cg_index_from_dims(cx, &mn->shape, dims);
-            LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cx->i16, base, &idx.lin, 1, "");
+            LLVMValueRef lin = cg_home_lin(cx, m2, &idx);
+            LLVMValueRef p = LLVMBuildInBoundsGEP2(b, cx->i16, base, &lin, 1, "");
             LLVMValueRef s = LLVMBuildStore(b, awg_cvt2(cx, o[i], o[i + 1], d->cdt), p);
             LLVMSetAlignment(s, 4);
             cg_if_end(cx, e);

@@ -211,6 +211,13 @@ bool cg_is_hbm(const cg_ctx *cx, ir_id id);
 bool cg_is_region_output(const cg_ctx *cx, ir_id id);
 /* The buffer pointer parameter of an HBM value (NULL when it has none). */
 LLVMValueRef cg_buf_ptr(cg_ctx *cx, ir_id id);
+/* True when value o's home is the output buffer of a returned permuted view of it (the
+ * planner's view.alias through permutes: o an attention region's output); st gets where o's
+ * elements lie there (pass_view_strides_of). */
+bool cg_home_strides(cg_ctx *cx, ir_id o, pass_view_strides *st);
+/* The offset in o's home buffer of o's element idx (idx->shape is o's shape): idx->lin, or
+ * through the strides of cg_home_strides. */
+LLVMValueRef cg_home_lin(cg_ctx *cx, ir_id o, cg_index *idx);
 /* i64 value of dim d of shape s (a constant or a symbol parameter). */
 LLVMValueRef cg_dim(cg_ctx *cx, ir_dim d);
 /* i64 element count of shape s. */

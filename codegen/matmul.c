@@ -619,7 +619,8 @@ bool cg_mm_epi_store(void *user, cg_ctx *cx, const LLVMValueRef *acc, const LLVM
         if (!ov)
             ok = false;
         else
-            cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype, idx.lin, ov);
+            cg_store(cx, cg_buf_ptr(cx, o), (ir_dtype)cx->g->nodes[o].dtype,
+                     cg_home_lin(cx, o, &idx), ov);
     }
     for (unsigned m = 0; m < st->nmm; m++) cx->subst[st->mm[m]] = NULL;
     cg_memo_reset(cx, mark);

@@ -475,6 +475,33 @@ void cg_kernel_end(cg_ctx *cx, const ir_shape work[3], const int64_t per[3], con
 /* Buffer parameter of an HBM value in the current kernel (NULL: none). */
 LLVMValueRef cg_buf_ptr(cg_ctx *cx, ir_id id) { return cx->valptr[id]; }
 
+bool cg_home_strides(cg_ctx *cx, ir_id o, pass_view_strides *st) {
+    const ir_graph *g = cx->g;
+    const ir_node *out = &g->nodes[ir_output(g)];
+    for (unsigned k = 0; k < out->nin; k++) {
+        ir_id v = ir_in(g, out, k);
+        if (v == o || pass_view_alias(g, v) != o || g->nodes[v].region != g->nodes[o].region)
+            continue;
+        return pass_view_strides_of(g, o, v, st) && st->permuted;
+    }
+    return false;
+}
+
+LLVMValueRef cg_home_lin(cg_ctx *cx, ir_id o, cg_index *idx) {
+    pass_view_strides st;
+    if (!cg_home_strides(cx, o, &st)) return idx->lin;
+    cg_index_dims(cx, idx);
+    LLVMValueRef lin = cg_i64(cx, 0);
+    for (unsigned a = 0; a < idx->shape->rank; a++) {
+        if (idx->shape->dim[a] == 1) continue;
+        LLVMValueRef t = idx->dim[a];
+        for (unsigned j = 0; j < st.n[a]; j++)
+            t = LLVMBuildNUWMul(cx->b, t, cg_dim(cx, st.f[a][j]), "");
+        lin = LLVMBuildNUWAdd(cx->b, lin, t, "");
+    }
+    return lin;
+}
+
 /* ---- output copies -------------------------------------------------------- */
 
 /* Emits a copy kernel for return slot `slot` whose value has no home of its

@@ -1401,14 +1401,131 @@ static ir_id reshape_root(const ir_graph *g, ir_id v) {
     return v;
 }
 
+/* The value under a chain of reshapes and permutes from v (v itself when it is none). */
+static ir_id rp_root(const ir_graph *g, ir_id v) {
+    while (g->nodes[v].op == IR_OP_RESHAPE || g->nodes[v].op == IR_OP_PERMUTE)
+        v = ir_in(g, &g->nodes[v], 0);
+    return v;
+}
+
+/* The walk of pass_view_strides_of: per axis of the value at the current level, its list of u's
+ * "fine" axes (u's axes of extent > 1, extents fx[]), major first. */
+typedef struct vs_walk {
+    ir_dim fx[IR_MAX_RANK];
+    unsigned rank;
+    uint8_t cnt[IR_MAX_RANK], ax[IR_MAX_RANK][2 * IR_MAX_RANK];
+} vs_walk;
+
+/* Regroups the fine axes (in order) into the axes of shape sh: an axis takes one fine axis of
+ * its extent or known fine extents whose product it is; false when that would split a fine axis
+ * or multiply symbolic extents. */
+static bool vs_regroup(vs_walk *w, const ir_shape *sh) {
+    uint8_t seq[IR_MAX_RANK];
+    unsigned ns = 0, at = 0;
+    for (unsigned i = 0; i < w->rank; i++)
+        for (unsigned j = 0; j < w->cnt[i] && ns < IR_MAX_RANK; j++) seq[ns++] = w->ax[i][j];
+    vs_walk o = *w;
+    o.rank = sh->rank;
+    for (unsigned i = 0; i < sh->rank; i++) {
+        ir_dim e = sh->dim[i];
+        o.cnt[i] = 0;
+        if (e == 1) continue;
+        if (at < ns && w->fx[seq[at]] == e) {
+            o.ax[i][o.cnt[i]++] = seq[at++];
+            continue;
+        }
+        if (IR_DIM_IS_SYM(e)) return false;
+        int64_t prod = 1;
+        while (prod < e && at < ns && !IR_DIM_IS_SYM(w->fx[seq[at]])) {
+            prod *= w->fx[seq[at]];
+            o.ax[i][o.cnt[i]++] = seq[at++];
+        }
+        if (prod != e) return false;
+    }
+    if (at != ns) return false;
+    *w = o;
+    return true;
+}
+
+bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides *s) {
+    memset(s, 0, sizeof *s);
+    ir_id chain[64];
+    unsigned nc = 0;
+    for (ir_id x = v; x != u; x = ir_in(g, &g->nodes[x], 0)) {
+        const ir_node *n = &g->nodes[x];
+        if ((n->op != IR_OP_RESHAPE && n->op != IR_OP_PERMUTE) || nc == 64) return false;
+        chain[nc++] = x;
+    }
+    const ir_node *un = &g->nodes[u];
+    vs_walk w = {.rank = un->shape.rank};
+    int fine[IR_MAX_RANK];
+    unsigned nf = 0;
+    for (unsigned i = 0; i < un->shape.rank; i++) {
+        fine[i] = -1;
+        w.cnt[i] = 0;
+        if (un->shape.dim[i] == 1) continue;
+        fine[i] = (int)nf, w.fx[nf] = un->shape.dim[i];
+        w.ax[i][w.cnt[i]++] = (uint8_t)nf++;
+    }
+    while (nc-- > 0) { /* from u up to v */
+        const ir_node *n = &g->nodes[chain[nc]];
+        if (n->op == IR_OP_PERMUTE) {
+            vs_walk o = w;
+            for (unsigned i = 0; i < n->shape.rank; i++) {
+                unsigned a = n->a.perm[i];
+                o.cnt[i] = w.cnt[a];
+                memcpy(o.ax[i], w.ax[a], w.cnt[a]);
+            }
+            w = o;
+            s->permuted = true;
+        } else if (!vs_regroup(&w, &n->shape)) {
+            return false;
+        }
+    }
+    /* memory order at v: its axes in order, each list major first; strides from the minor end */
+    int order[IR_MAX_RANK], no = 0;
+    for (unsigned i = 0; i < w.rank; i++)
+        for (unsigned j = 0; j < w.cnt[i]; j++) order[no++] = w.ax[i][j];
+    if ((unsigned)no != nf) return false;
+    for (unsigned a = 0; a < un->shape.rank; a++) {
+        if (fine[a] < 0) continue;
+        int at = 0;
+        while (order[at] != fine[a]) at++;
+        for (int m = at + 1; m < no; m++) s->f[a][s->n[a]++] = w.fx[order[m]];
+    }
+    unsigned last = un->shape.rank - 1;
+    s->inner = un->shape.rank > 0 && (fine[last] < 0 || s->n[last] == 0);
+    return true;
+}
+
+/* How many nodes (the output node included) read x. */
+static unsigned nusers(const ir_graph *g, ir_id x) {
+    unsigned c = 0;
+    for (ir_id i = 0; i < g->n; i++)
+        for (unsigned k = 0; k < g->nodes[i].nin; k++) c += ir_in(g, &g->nodes[i], k) == x;
+    return c;
+}
+
 ir_id pass_view_alias(const ir_graph *g, ir_id v) {
-    if (g->nodes[v].op != IR_OP_RESHAPE) return IR_NONE;
-    ir_id u = reshape_root(g, v);
+    if (g->nodes[v].op != IR_OP_RESHAPE && g->nodes[v].op != IR_OP_PERMUTE) return IR_NONE;
+    ir_id u = rp_root(g, v);
     const ir_node *un = &g->nodes[u];
     if (is_view(g, u) || ir_is_gen(g, u) || un->op == IR_OP_INPUT || un->op == IR_OP_CONST ||
         un->op == IR_OP_OUTPUT || un->region == IR_NONE)
         return IR_NONE;
     const ir_node *out = &g->nodes[ir_output(g)];
+    if (reshape_root(g, v) != u) { /* permutes: the attention kernel stores through the view */
+        pass_view_strides st;
+        if (un->region >= g->nregions || g->regions[un->region].kind != IR_RK_ATTENTION ||
+            !pass_view_strides_of(g, u, v, &st))
+            return IR_NONE;
+        for (ir_id x = v; x != u; x = ir_in(g, &g->nodes[x], 0))
+            if (nusers(g, ir_in(g, &g->nodes[x], 0)) != 1) return IR_NONE;
+        unsigned nret = 0;
+        for (unsigned k = 0; k < out->nin; k++) nret += ir_in(g, out, k) == v;
+        if (nusers(g, v) != 1 || nret != 1) return IR_NONE;
+        return u;
+    }
     for (unsigned k = 0; k < out->nin; k++) {
         ir_id w = ir_in(g, out, k);
         if (w == u || (w != v && reshape_root(g, w) == u)) return IR_NONE;
@@ -1598,10 +1715,12 @@ static void explain_pairs(fz *f) {
         ir_id v = ir_in(g, out, k), u = pass_view_alias(g, v);
         if (u == IR_NONE || g->nodes[v].region != g->nodes[u].region) continue;
         fprintf(f->c->explain,
-                "k%u: [view.alias] the returned %s is a reshape of %s (the same bytes): k%u stores "
-                "%s into the output buffer, no copy kernel\n",
-                g->nodes[u].region, nname(g, v, n1, sizeof n1), nname(g, u, n2, sizeof n2),
-                g->nodes[u].region, n2);
+                "k%u: [view.alias] the returned %s is %s of %s: k%u stores "
+                "%s into the output buffer%s, no copy kernel\n",
+                g->nodes[u].region, nname(g, v, n1, sizeof n1),
+                reshape_root(g, v) == u ? "a reshape" : "a permuted view",
+                nname(g, u, n2, sizeof n2), g->nodes[u].region, n2,
+                reshape_root(g, v) == u ? " (the same bytes)" : " through the view's strides");
     }
     for (ir_id s = 0; s < g->n; s++) {
         if (is_view(g, s) || ir_is_gen(g, s) || g->nodes[s].op == IR_OP_OUTPUT) continue;

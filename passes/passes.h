@@ -139,8 +139,23 @@ enum { PASS_SRC_CAP = 1024 };
 /* The value whose buffer a returned view v is (the planner's rule view.alias: no copy kernel):
  * v a chain of reshapes of a non-view value u that a region computes (not an input, constant or
  * generated value; a dense value's reshape has its bytes), u not returned itself and no other
- * returned value such a view of u. IR_NONE otherwise (a copy region materialises v). */
+ * returned value such a view of u; or v a chain of permutes and reshapes of the output u of an
+ * attention region (which stores through the view: pass_view_strides_of succeeds), where u and
+ * every node of the chain have one user, the next (v: the output). IR_NONE otherwise (a copy
+ * region materialises v). */
 ir_id pass_view_alias(const ir_graph *g, ir_id v);
+/* Where the elements of u lie in the dense buffer of v, a chain of permutes and reshapes over u:
+ * the element at index i of u is at sum_a i[a] * stride(a), stride(a) the product of the extents
+ * f[a][0 .. n[a]) (none: 1; an extent-1 axis has none and reads 0). inner: u's last axis has
+ * stride 1. False when a reshape of the chain splits an axis of u or merges symbolic extents
+ * (the strides are then not a product of extents). */
+typedef struct pass_view_strides {
+    uint8_t n[IR_MAX_RANK];
+    ir_dim f[IR_MAX_RANK][2 * IR_MAX_RANK];
+    bool inner;
+    bool permuted; /* the chain holds a permute (a reshape-only chain keeps u's bytes) */
+} pass_view_strides;
+bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides *s);
 
 /* Per-graph index for the region queries below: the use lists and, per
  * region, its nodes (compute nodes and the views placed in it) in id

@@ -200,6 +200,13 @@ static const char *SRC_SPLIT5 =
     "  qh = permute(reshape(q, (B, S, 4, 4, 64)), (0, 3, 2, 1, 4))\n"
     "  s = f32(qh @ transpose(kv(k), -1, -2)) * 0.125\n"
     "  return bf16(softmax(s, axis=-1)) @ kv(v)\n}\n";
+/* split heads with a batch, causal, merged back to [B, S, H * D] by the kernel's store */
+static const char *SRC_MERGED =
+    "fn sh(t) {\n  return permute(reshape(t, (B, S, 8, 128)), (0, 2, 1, 3))\n}\n"
+    "fn f(q: bf16[B, S, 1024], k: bf16[B, S, 1024], v: bf16[B, S, 1024]) -> bf16[B, S, 1024] {\n"
+    "  s = f32(sh(q) @ transpose(sh(k), -1, -2)) * 0.088\n"
+    "  p = softmax(where(iota((S, S), axis=0) >= iota((S, S), axis=1), s, -inf), axis=-1)\n"
+    "  return reshape(permute(bf16(p) @ sh(v), (0, 2, 1, 3)), (B, S, 1024))\n}\n";
 static const char *SRC_ALIBI =
     "fn f(q: bf16[H, S, 64], k: bf16[H, S, 64], v: bf16[H, S, 64], sl: f32[H]) -> bf16[H, S, 64] "
     "{\n"
@@ -528,6 +535,98 @@ static void test_views_4d_plan(void **state) {
     rt_gpu_plan_free(rp);
     cg_program_free(p);
     ir_graph_free(g);
+}
+
+/* The model of a returned view's layout: the offset in the dense buffer of v (a chain of
+ * permutes and reshapes over u) of u's element ix, walking the chain up index by index. */
+static int64_t model_up(const ir_graph *g, ir_id u, ir_id v, const int64_t *ix0) {
+    ir_id chain[16];
+    unsigned nc = 0;
+    for (ir_id x = v; x != u; x = ir_in(g, &g->nodes[x], 0)) chain[nc++] = x;
+    int64_t ix[IR_MAX_RANK], t[IR_MAX_RANK];
+    memcpy(ix, ix0, sizeof ix);
+    const ir_shape *sh = &g->nodes[u].shape;
+    while (nc-- > 0) {
+        const ir_node *n = &g->nodes[chain[nc]];
+        if (n->op == IR_OP_PERMUTE) {
+            for (unsigned i = 0; i < n->shape.rank; i++) t[i] = ix[n->a.perm[i]];
+            memcpy(ix, t, sizeof ix);
+        } else {
+            assert_int_equal(n->op, IR_OP_RESHAPE);
+            int64_t lin = 0;
+            for (unsigned i = 0; i < sh->rank; i++) lin = lin * sh->dim[i] + ix[i];
+            for (unsigned i = n->shape.rank; i-- > 0;)
+                ix[i] = lin % n->shape.dim[i], lin /= n->shape.dim[i];
+        }
+        sh = &n->shape;
+    }
+    int64_t lin = 0;
+    for (unsigned i = 0; i < sh->rank; i++) lin = lin * sh->dim[i] + ix[i];
+    return lin;
+}
+
+/* The merge back to [B, S, H * D] of split heads (and of GQA's grouped heads): the planner's
+ * view.alias through permutes (one kernel: the FA3 kernel stores through the view), the strides
+ * of pass_view_strides_of against the index-by-index model; a returned permute of a value
+ * something else also reads keeps its copy kernel. */
+static void test_out_view(void **state) {
+    (void)state;
+    static const char *mha =
+        "fn heads(t) {\n  return permute(reshape(t, (B, S, 4, 64)), (0, 2, 1, 3))\n}\n"
+        "fn f(q: bf16[B, S, 256], k: bf16[B, S, 256], v: bf16[B, S, 256]) -> bf16[B, S, 256] {\n"
+        "  o = bf16(softmax(f32(heads(q) @ transpose(heads(k), -1, -2)) * 0.125, axis=-1)) @ "
+        "heads(v)\n"
+        "  return reshape(permute(o, (0, 2, 1, 3)), (B, S, 256))\n}\n";
+    static const char *gqa =
+        "fn kv(t) {\n  return reshape(permute(reshape(t, (B, S, 2, 64)), (0, 2, 1, 3)), "
+        "(B, 2, 1, S, 64))\n}\n"
+        "fn f(q: bf16[B, S, 384], k: bf16[B, S, 128], v: bf16[B, S, 128]) -> bf16[B, S, 384] {\n"
+        "  qh = permute(reshape(q, (B, S, 2, 3, 64)), (0, 2, 3, 1, 4))\n"
+        "  o = bf16(softmax(f32(qh @ transpose(kv(k), -1, -2)) * 0.125, axis=-1)) @ kv(v)\n"
+        "  return reshape(permute(o, (0, 3, 1, 2, 4)), (B, S, 384))\n}\n";
+    static const char *twice =
+        "fn heads(t) {\n  return permute(reshape(t, (B, S, 4, 64)), (0, 2, 1, 3))\n}\n"
+        "fn f(q: bf16[B, S, 256], k: bf16[B, S, 256], v: bf16[B, S, 256]) -> (bf16[B, S, 4, 64], "
+        "bf16[B, 4, S, 64]) {\n"
+        "  o = bf16(softmax(f32(heads(q) @ transpose(heads(k), -1, -2)) * 0.125, axis=-1)) @ "
+        "heads(v)\n"
+        "  return permute(o, (0, 2, 1, 3)), o + o\n}\n";
+    fe_define defs[2] = {{"B", 2}, {"S", 72}};
+    const char *srcs[] = {mha, gqa, twice};
+    for (unsigned c = 0; c < 3; c++) {
+        ir_graph *g;
+        cg_program *p = tk_compile_src(srcs[c], CG_SM90A, defs, 2, &g);
+        const ir_node *out = &g->nodes[ir_output(g)];
+        ir_id v = ir_in(g, out, 0), u = pass_view_alias(g, v);
+        if (c == 2) {
+            assert_int_equal(u, IR_NONE);
+            assert_true(cg_program_nkernels(p) > 1);
+            cg_program_free(p);
+            ir_graph_free(g);
+            continue;
+        }
+        assert_int_not_equal(u, IR_NONE);
+        assert_int_equal(cg_program_nkernels(p), 1);
+        assert_non_null(strstr(cg_program_kernel(p, 0)->tmpl, "fa3-wgmma-tma-ws"));
+        pass_view_strides st;
+        assert_true(pass_view_strides_of(g, u, v, &st));
+        assert_true(st.permuted && st.inner);
+        const ir_shape *us = &g->nodes[u].shape;
+        int64_t total = 1;
+        for (unsigned i = 0; i < us->rank; i++) total *= us->dim[i];
+        for (int64_t e = 0; e < total; e++) {
+            int64_t ix[IR_MAX_RANK], rem = e, off = 0;
+            for (unsigned i = us->rank; i-- > 0;) ix[i] = rem % us->dim[i], rem /= us->dim[i];
+            for (unsigned a = 0; a < us->rank; a++) {
+                int64_t stride = 1;
+                for (unsigned j = 0; j < st.n[a]; j++) stride *= st.f[a][j];
+                off += (us->dim[a] == 1 ? 0 : ix[a]) * stride;
+            }
+            assert_int_equal(off, model_up(g, u, v, ix));
+        }
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
 }
 
 static void test_tmap3_check(void **state) {
@@ -931,6 +1030,7 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_SPLIT, NULL, 0, 64);
     ptxas_check(SRC_SPLIT4, NULL, 0, 64);
     ptxas_check(SRC_SPLIT5, NULL, 0, 0);
+    ptxas_check(SRC_MERGED, NULL, 0, 64);
     setenv("TX_ATTN_BN", "128", 1); /* the 128-key tile where the wide one is the default */
     ptxas_check(SRC_PLAIN, d128, 1, 0);
     ptxas_check(SRC_F16, d128, 1, 0);
@@ -967,6 +1067,7 @@ int main(void) {
         cmocka_unit_test(test_gqa_maps),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_views_4d_plan),
+        cmocka_unit_test(test_out_view),
         cmocka_unit_test(test_tmap3_check),
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit),
