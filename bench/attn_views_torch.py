@@ -5,7 +5,8 @@ Usage: python3 bench/attn_views_torch.py OUT.json B S
 Median times (triton do_bench) in ms, bf16: per program, `sdpa_NAME` is
 scaled_dot_product_attention alone on the split views (q.view(B, S, H, D).transpose(1, 2), the
 backend PyTorch picks; GQA with enable_gqa, the lengths with a boolean key mask), `full_NAME`
-the whole expression including the merge back to [B, S, H * D] (a copy, as tx's output kernel).
+the whole expression including the merge back to [B, S, H * D] (a copy in PyTorch; tx's
+attention kernel stores it through the view).
 A failed anchor is recorded with its error instead of a time."""
 import json
 import sys
