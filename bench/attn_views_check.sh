@@ -5,7 +5,8 @@
 #
 # 0. the held-out programs of tests/attention/views/ (split heads with a batch dim: 4-D tensor
 #    maps; GQA 16 over 4 over split heads; a key mask from lengths; D 64 and 128; causal via
-#    iota; the attention half of a block with its projections), written as a PyTorch user
+#    iota; head dims 80 and 96 on the padded kernel; the attention half of a block with its
+#    projections), written as a PyTorch user
 #    writes them: the kernels and templates each plans (`kernels.txt`), verified by
 #    `txc bench --device=gpu` against the reference interpreter at ragged sizes (B 2-3, S 130 /
 #    300 / 1000, lengths 0, 1 and S), then timed at B=4 S=2048 with SDPA on the same views in the
@@ -120,6 +121,8 @@ for f in "$V"/*.tx; do
 done
 hlens() { "$PY" -c "import numpy as np,sys; b,s=int(sys.argv[1]),int(sys.argv[2]); np.save(sys.argv[3], np.array([[0,1,s][i%3] if i<3 else (i*7919)%s+1 for i in range(b)],'<i4'))" "$1" "$2" "$3"; }
 hlens 3 300 "$W/hlens.npy"
+verify "" "$V/mha_d80.tx" -D B=2 -D S=1000
+verify "" "$V/mha_d96.tx" -D B=3 -D S=130
 verify "" "$V/mha_causal.tx" -D B=2 -D S=1000
 verify "" "$V/gqa_causal.tx" -D B=2 -D S=1000
 verify "" "$V/mha_d64.tx" -D B=3 -D S=130
@@ -130,6 +133,8 @@ tbench h_mha_causal "" "$V/mha_causal.tx" -D B=4 -D S=2048
 tbench h_gqa_causal "" "$V/gqa_causal.tx" -D B=4 -D S=2048
 tbench h_mha_d64 "" "$V/mha_d64.tx" -D B=4 -D S=2048
 tbench_in "lens=$W/flens.npy" h_mha_lens "$V/mha_lens.tx" -D B=4 -D S=2048
+tbench h_mha_d80 "" "$V/mha_d80.tx" -D B=4 -D S=2048
+tbench h_mha_d96 "" "$V/mha_d96.tx" -D B=4 -D S=2048
 if [ "$(left)" -gt 15 ]; then
   timeout $(( $(left) - 5 )) "$PY" bench/attn_views_torch.py "$OUT/torch_views.json" 4 2048 >>"$LOG" 2>&1 || log "attn_views_torch.py failed (see log.txt)"
 fi
@@ -151,7 +156,8 @@ th = load("torch_views.json")
 print("held-out split-heads attention, B=4 S=2048 bf16 (%s)" % th.get("device", "?"))
 print("| program | tx attention kernel us | TFLOP/s | tx program us | verified | SDPA us | SDPA/tx kernel | torch expression us | torch/tx program |")
 print("|---|---:|---:|---:|---|---:|---:|---:|---:|")
-for n, h, d, causal in [("mha_causal", 8, 128, True), ("gqa_causal", 16, 128, True), ("mha_d64", 12, 64, False), ("mha_lens", 16, 64, False)]:
+for n, h, d, causal in [("mha_causal", 8, 128, True), ("gqa_causal", 16, 128, True), ("mha_d64", 12, 64, False), ("mha_lens", 16, 64, False),
+                        ("mha_d80", 32, 80, True), ("mha_d96", 16, 96, False)]:
     r = load("tx-h_%s.json" % n); r = r.get("fused") or r
     ka = [k for k in r.get("kernels", []) if k.get("kind") == "attention"]
     ku = ka[0]["us"] if ka else None

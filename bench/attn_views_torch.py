@@ -46,7 +46,9 @@ def merge(o):
 for name, hq, hk, d, causal, lens in [("mha_causal", 8, 8, 128, True, False),
                                        ("mha_d64", 12, 12, 64, False, False),
                                        ("gqa_causal", 16, 4, 128, True, False),
-                                       ("mha_lens", 16, 16, 64, False, True)]:
+                                       ("mha_lens", 16, 16, 64, False, True),
+                                       ("mha_d80", 32, 32, 80, True, False),
+                                       ("mha_d96", 16, 16, 96, False, False)]:
     q, k, v = rnd(B, S, hq * d), rnd(B, S, hk * d), rnd(B, S, hk * d)
     kw = {"is_causal": causal, "enable_gqa": hq != hk}
     if lens:

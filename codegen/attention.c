@@ -1123,10 +1123,13 @@ void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const 
     }
 }
 
-/* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv in
- * {64, 128} known, each operand a view of a dense buffer that a TMA map of at most 3 dims reads
- * (cg_attn_wg_view_of: dense [..., S, D], GQA's grouped heads, split heads [S, H * D]); vw[]
- * get the three views. */
+int64_t cg_attn_wg_dpad(int64_t d) { return d <= 64 ? 64 : 128; }
+
+/* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv a
+ * known multiple of 16 up to 128 (the kernel's head dim cg_attn_wg_dpad(D): TMA zero-fills the
+ * columns past D, which add nothing to the scores and give O columns that are not stored), each
+ * operand a view of a dense buffer that a TMA map of at most 3 dims reads (cg_attn_wg_view_of:
+ * dense [..., S, D], GQA's grouped heads, split heads [S, H * D]); vw[] get the three views. */
 static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, const attn_match *am,
                          cg_attn_wg_view vw[3], cg_attn_wg_plan *p) {
     if (cx->target != CG_SM90A) return false;
@@ -1141,8 +1144,8 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
         nd(g, am->v)->dtype != dt || am->pdt != dt)
         return false;
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv ||
-        !cg_attn_wg_plan_for(D, 0, 0, cg_mm_smem_limit(cx->target), p))
+    if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 128 ||
+        !cg_attn_wg_plan_for(cg_attn_wg_dpad(D), 0, 0, cg_mm_smem_limit(cx->target), p))
         return false;
     return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
            cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
@@ -1166,6 +1169,7 @@ typedef struct awg_fplan {
 /* The kernel's state. */
 typedef struct attn_wgk {
     cg_attn_wg_plan p;
+    int dq; /* the head dim S = Q Kᵀ reduces over: D (p.d, the tiles' width, when not padded) */
     LLVMValueRef tm[3]; /* q, k, v tensor maps (the byval parameters) */
     cg_attn_wg_view vw[3];
     LLVMValueRef smem; /* i32 shared address of the Q tile (1024-aligned) */
@@ -1474,7 +1478,7 @@ static void awg_issue_qk(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMVa
              NS + 2, k->p.bn, awg_ty(a), awg_ty(a), regs, NS, NS + 1);
     cg_wg_tied(cons, sizeof cons, NS, "l,l,r");
     LLVMValueRef dq = awg_desc(cx, sq, 0, 16), dk = awg_desc(cx, sk, 0, 16);
-    for (int kk = 0; kk < k->p.d / 16; kk++) {
+    for (int kk = 0; kk < k->dq / 16; kk++) {
         int64_t off = (kk % 4) * 32; /* the 16-deep slice within the box's 128-byte rows */
         LLVMValueRef pre[3] = {awg_desc_add(cx, dq, (kk / 4) * (int64_t)k->p.bm * 128 + off),
                                awg_desc_add(cx, dk, (kk / 4) * (int64_t)k->p.bn * 128 + off),
@@ -2155,7 +2159,10 @@ static bool awg_store(attn_gen *a, const attn_wgk *k, const LLVMValueRef *o, LLV
         for (unsigned i = 0; i < NO; i += 2) {
             LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * ((i / 2) % 2)), "");
             LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 8 * (i / 4)), "");
-            LLVMBasicBlockRef e = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""));
+            LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, "");
+            if (k->p.d != d->dvmax) /* padded head dim: columns past Dv are not stored */
+                in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+            LLVMBasicBlockRef e = cg_if_begin(cx, in);
             LLVMValueRef dims[IR_MAX_RANK];
             for (unsigned j = 0; j < d->nb; j++) dims[j] = a->bidx[j];
             dims[d->nb] = row, dims[d->nb + 1] = col;
@@ -2325,6 +2332,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     attn_wgk k;
     memset(&k, 0, sizeof k);
     k.p = *plan;
+    k.dq = (int)d->dmax; /* a padded head dim: the zero columns past D add nothing to S */
     k.skip = !attn_knob("TX_ATTN_NO_SKIP", false);
     k.pipe = attn_knob("TX_ATTN_PIPELINE", true);
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", true);
@@ -2382,8 +2390,14 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.ntiles = LLVMBuildMul(b, k.nq, cg_mm_batch_count(cx, d->nb, d->bdim), "ntiles");
     if (!awg_body(a, &k)) return false;
     kr->persist = CG_WG_SMS;
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d d%d s%d%s%s%s%s%s%s", k.p.bm,
-             k.p.bn, k.p.d, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
+    char dn[32]; /* a padded head dim: "d96p128" */
+    int dv = (int)d->dvmax;
+    if (dv == k.p.d)
+        snprintf(dn, sizeof dn, "d%d", dv);
+    else
+        snprintf(dn, sizeof dn, "d%dp%d", dv, k.p.d);
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s", k.p.bm,
+             k.p.bn, dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
              k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
              k.spec ? " spec" : "");
     return true;

@@ -592,6 +592,9 @@ typedef struct cg_attn_wg_plan {
  * 0: 2) is 2 or 3; as many stages as fit, at most CG_ATTN_WG_MAX_STAGES; then a second Q buffer
  * if it fits beside them. */
 bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_wg_plan *p);
+/* The kernel's head dim for a head dim d that is a multiple of 16 up to 128: 64 or 128 (the
+ * columns past d are zero-filled by TMA and not stored). */
+int64_t cg_attn_wg_dpad(int64_t d);
 /* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
  * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a
  * dense HBM buffer `base` after reshapes that split or merge its axes (split heads

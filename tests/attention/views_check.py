@@ -68,6 +68,18 @@ def mha_lens(b, s):
     return {"q": q, "k": k, "v": v, "lens": ln}, merge(attend(np.where(keep, sc(qh, kh, 0.125), -np.inf), vh))
 
 
+def mha_d80(b, s):
+    q, k, v = bf((b, s, 2560)), bf((b, s, 2560)), bf((b, s, 2560))
+    qh, kh, vh = (heads(t, b, s, 32, 80) for t in (q, k, v))
+    return {"q": q, "k": k, "v": v}, merge(attend(np.where(causal(s), sc(qh, kh, 0.11180339887498948), -np.inf), vh))
+
+
+def mha_d96(b, s):
+    q, k, v = bf((b, s, 1536)), bf((b, s, 1536)), bf((b, s, 1536))
+    qh, kh, vh = (heads(t, b, s, 16, 96) for t in (q, k, v))
+    return {"q": q, "k": k, "v": v}, merge(attend(rb(qh @ np.swapaxes(kh, -1, -2)) / 9.797958971132712, vh))
+
+
 def attn_block(b, s):
     x = bf((b, s, 1024))
     w = {n: rb(RNG.standard_normal((1024, 1024)) * 0.03) for n in ("wq", "wk", "wv", "wo")}
@@ -78,7 +90,8 @@ def attn_block(b, s):
 
 CASES = [("mha_causal", mha_causal, 2, 77), ("mha_causal", mha_causal, 1, 1), ("mha_causal", mha_causal, 3, 130),
          ("mha_d64", mha_d64, 2, 77), ("gqa_causal", gqa_causal, 2, 77), ("gqa_causal", gqa_causal, 1, 130),
-         ("mha_lens", mha_lens, 3, 77), ("attn_block", attn_block, 2, 33)]
+         ("mha_lens", mha_lens, 3, 77), ("attn_block", attn_block, 2, 33), ("mha_d80", mha_d80, 2, 77),
+         ("mha_d96", mha_d96, 1, 130)]
 
 
 def fa3_plan(txc, path, work):

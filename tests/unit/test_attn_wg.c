@@ -629,6 +629,70 @@ static void test_out_view(void **state) {
     }
 }
 
+static void ptxas_check(const char *src, const fe_define *defs, unsigned nd, int max_spill);
+
+/* The wgmma instructions of a PTX text: m64n128k16 ones into *nqk when pad is 64 (the scores),
+ * m64n<pad>k16 ones into *npv (with pad 128: every wgmma). */
+static void count_wgmma(const char *ptx, int pad, unsigned *nqk, unsigned *npv) {
+    char pv[32], line[256];
+    snprintf(pv, sizeof pv, "m64n%dk16", pad);
+    *nqk = *npv = 0;
+    for (const char *at = ptx; (at = strstr(at, "wgmma.mma_async")); at++) {
+        const char *eol = strchr(at, '\n');
+        size_t n = eol ? (size_t)(eol - at) : strlen(at);
+        if (n >= sizeof line) n = sizeof line - 1;
+        memcpy(line, at, n);
+        line[n] = 0;
+        if (strstr(line, pv))
+            (*npv)++;
+        else if (strstr(line, "m64n128k16"))
+            (*nqk)++;
+    }
+}
+
+/* Head dims that are multiples of 16 below 128 run on the 64- or 128-wide kernel: the maps'
+ * dim 0 is D (TMA zero-fills the box's columns past it), S = Q Kᵀ takes D / 16 k steps, the
+ * template names both; ptxas clean. */
+static void test_padded_d(void **state) {
+    (void)state;
+    static const struct {
+        int d, pad, stages;
+    } cases[] = {{16, 64, 4}, {48, 64, 4}, {80, 128, 3}, {96, 128, 3}, {112, 128, 3}};
+    for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        fe_define defs[1] = {{"D", cases[c].d}};
+        cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, defs, 1, NULL);
+        const cg_kernel *k = tk_region_kernel(p);
+        char want[64];
+        snprintf(want, sizeof want, "fa3-wgmma-tma-ws 128x128 d%dp%d s%d", cases[c].d, cases[c].pad,
+                 cases[c].stages);
+        assert_non_null(strstr(k->tmpl, want));
+        assert_int_equal(k->ntmaps, 3);
+        for (unsigned i = 0; i < 3; i++) {
+            assert_int_equal(k->tmaps[i].dim[0], cases[c].d);
+            assert_int_equal(k->tmaps[i].box[0], 64);
+        }
+        /* per key tile: D/16 wgmma for S (n128), one per 16 keys for O (n = the padded width):
+         * with a 64-wide kernel the two kinds differ, with a 128-wide one the total is below
+         * the unpadded kernel's */
+        unsigned nqk, npv, full = 0, tot = 0;
+        count_wgmma(cg_program_ptx(p, NULL), cases[c].pad, &nqk, &npv);
+        if (cases[c].pad == 64) {
+            assert_true(nqk > 0 && npv > 0 && nqk % (unsigned)(cases[c].d / 16) == 0);
+            assert_int_equal(nqk / (unsigned)(cases[c].d / 16), npv / 8);
+        } else {
+            fe_define d128[1] = {{"D", 128}};
+            cg_program *p1 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+            count_wgmma(cg_program_ptx(p1, NULL), 128, &full, &tot);
+            assert_true(npv < tot);
+            cg_program_free(p1);
+        }
+        cg_program_free(p);
+    }
+    fe_define d80[1] = {{"D", 80}}, d48[1] = {{"D", 48}};
+    ptxas_check(SRC_PLAIN, d80, 1, 0);
+    ptxas_check(SRC_PLAIN, d48, 1, 0);
+}
+
 static void test_tmap3_check(void **state) {
     (void)state;
     char e[200];
@@ -661,14 +725,16 @@ static void test_fallbacks(void **state) {
     static const char *f32src =
         "fn f(q: f32[S, 64], k: f32[S, 64], v: f32[S, 64]) -> f32[S, 64] {\n"
         "  return softmax(q @ transpose(k, -1, -2), axis=-1) @ v\n}\n";
-    fe_define d96[1] = {{"D", 96}}, dec[3] = {{"D", 128}, {"S", 1}, {"H", 2}};
+    fe_define d72[1] = {{"D", 72}}, d256[1] = {{"D", 256}},
+              dec[3] = {{"D", 128}, {"S", 1}, {"H", 2}};
     struct {
         const char *src;
         const fe_define *defs;
         unsigned nd;
         int target;
     } cases[] = {
-        {SRC_PLAIN, d96, 1, CG_SM90A},  /* head dim 96 */
+        {SRC_PLAIN, d72, 1, CG_SM90A},  /* head dim 72: not a multiple of 16 */
+        {SRC_PLAIN, d256, 1, CG_SM90A}, /* head dim 256: no plan (shared memory, registers) */
         {SRC_PLAIN, NULL, 0, CG_SM90A}, /* symbolic head dim */
         {SRC_PLAIN, dec, 3, CG_SM90A},  /* one query row (decode) */
         {f32src, NULL, 0, CG_SM90A},    /* f32 */
@@ -1072,6 +1138,7 @@ int main(void) {
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit),
         cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_padded_d),
         cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),
         cmocka_unit_test(test_producer_spills),
