@@ -1100,7 +1100,7 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
                 e *= ei;
         }
         if (!awg_map_dim(v, &j, CG_AWG_BATCH, b0, nb, known ? e : 1)) return false;
-        if (m + 1 == nm) { /* the outermost: the planes of `outer` */
+        if (m + 1 == nm && j >= 3) { /* the outermost and last map dim: the planes of `outer` */
             v->outer.rank = (uint8_t)nb;
             for (unsigned i = 0; i < nb; i++) v->outer.dim[i] = on->shape.dim[b0 + i];
             v->dim[j - 1] = 1;
