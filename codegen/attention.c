@@ -1522,10 +1522,21 @@ static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMVa
  * max, one FFMA + MUFU.EX2 (exp2 form), one FADD of the row sum, half a paired convert of P; the
  * key-bound mask and the position-only masks only in tiles that need them. */
 
-/* Whether node id of F is x * c with c > 0 a finite scalar constant and x the product or its f32
- * cast (*c gets c). */
+/* Whether node id of F is x * c or x / k with c, k > 0 finite scalar constants and x the product
+ * or its f32 cast (*c gets c, or 1 / k). */
 static bool awg_scaled(const ir_graph *g, const attn_match *am, ir_id id, double *c) {
     const ir_node *n = &g->nodes[id];
+    if (n->op == IR_OP_DIV && n->dtype == IR_F32) { /* x / k, as users write / sqrt(d): 1 / k */
+        ir_id x = ir_in(g, n, 0);
+        const ir_node *xn = &g->nodes[x], *kn = &g->nodes[ir_in(g, n, 1)];
+        if (xn->op == IR_OP_CAST && xn->dtype == IR_F32 && ir_in(g, xn, 0) == am->mm1) x = am->mm1;
+        if (x == am->mm1 && g->nodes[am->mm1].dtype != IR_F32 && kn->op == IR_OP_CONST &&
+            kn->shape.rank == 0 && kn->a.cval > 0 && isfinite(kn->a.cval)) {
+            *c = 1.0 / kn->a.cval;
+            return true;
+        }
+        return false;
+    }
     if (n->op != IR_OP_MUL || n->dtype != IR_F32) return false;
     for (unsigned s = 0; s < 2; s++) {
         ir_id x = ir_in(g, n, s);
@@ -1564,8 +1575,9 @@ static void awg_conds(attn_gen *a, awg_fplan *fp, ir_id id, uint8_t *seen, unsig
 }
 
 /* The consumer's compile-time plan of F (awg_fplan). The scale c of F = c x, or of F =
- * where(cond, c x, +-inf) with cond independent of the product, is peeled: F' = F / c, whose
- * row max is the max of F over c (c > 0), and exp(F - m) = ex2(c log2(e) (F' - m')). */
+ * where(cond, c x, +-inf) with cond independent of the product (x / k: c = 1 / k), is peeled: F' =
+ * F / c, whose row max is the max of F over c (c > 0), and exp(F - m) = ex2(c log2(e) (F' - m')).
+ */
 static void awg_fplan_for(attn_gen *a, const attn_wgk *k, awg_fplan *fp) {
     const ir_graph *g = a->cx->g;
     const attn_match *am = a->am;

@@ -688,6 +688,17 @@ static void test_padded_d(void **state) {
         }
         cg_program_free(p);
     }
+    /* the scale written as a division by sqrt(D) is peeled like a product: no division per
+     * score (the division form stays in F for the other kernels) */
+    static const char *divsrc =
+        "fn f(q: bf16[B, H, S, 96], k: bf16[B, H, S, 96], v: bf16[B, H, S, 96]) -> "
+        "bf16[B, H, S, 96] {\n"
+        "  return bf16(softmax(f32(q @ transpose(k, -1, -2)) / 9.797958971132712, axis=-1)) @ v\n"
+        "}\n";
+    cg_program *pd = tk_compile_src(divsrc, CG_SM90A, NULL, 0, NULL);
+    assert_non_null(strstr(tk_region_kernel(pd)->tmpl, "d96p128"));
+    assert_null(strstr(cg_program_ptx(pd, NULL), "div.rn.f32"));
+    cg_program_free(pd);
     fe_define d80[1] = {{"D", 80}}, d48[1] = {{"D", 48}};
     ptxas_check(SRC_PLAIN, d80, 1, 0);
     ptxas_check(SRC_PLAIN, d48, 1, 0);
@@ -1126,24 +1137,15 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acc_layout),
-        cmocka_unit_test(test_p_fragments),
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_gqa_maps),
-        cmocka_unit_test(test_views),
-        cmocka_unit_test(test_views_4d_plan),
-        cmocka_unit_test(test_out_view),
-        cmocka_unit_test(test_tmap3_check),
-        cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit),
-        cmocka_unit_test(test_decode_split),
-        cmocka_unit_test(test_padded_d),
-        cmocka_unit_test(test_tile_order),
-        cmocka_unit_test(test_no_skip),
-        cmocka_unit_test(test_producer_spills),
-        cmocka_unit_test(test_score_arith),
-        cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_acc_layout),    cmocka_unit_test(test_p_fragments),
+        cmocka_unit_test(test_plan),          cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_gqa_maps),      cmocka_unit_test(test_views),
+        cmocka_unit_test(test_views_4d_plan), cmocka_unit_test(test_out_view),
+        cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_padded_d),      cmocka_unit_test(test_tile_order),
+        cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
