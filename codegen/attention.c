@@ -1364,9 +1364,10 @@ static void awg_stage(cg_ctx *cx, const attn_wgk *k, LLVMValueRef it, LLVMValueR
     *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), i32c(cx, 1), "par");
 }
 
-/* Loads operand o (1 K, 2 V) of the key tile at row j32 (i32) of the batch at map coordinate bc
- * into ring step it's stage (i32): waits until the consumers freed it, arms its full barrier. */
-static void awg_load(cg_ctx *cx, const attn_wgk *k, int o, LLVMValueRef j32, LLVMValueRef bc,
+/* Loads operand o (1 K, 2 V) of the key tile at row j32 (i32) of the batch at map coordinates
+ * bc[] into ring step it's stage (i32): waits until the consumers freed it, arms its full
+ * barrier. */
+static void awg_load(cg_ctx *cx, const attn_wgk *k, int o, LLVMValueRef j32, const LLVMValueRef *bc,
                      LLVMValueRef it) {
     LLVMValueRef s, par;
     awg_stage(cx, k, it, &s, &par);
@@ -2408,8 +2409,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
         snprintf(dn, sizeof dn, "d%d", dv);
     else
         snprintf(dn, sizeof dn, "d%dp%d", dv, k.p.d);
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s", k.p.bm,
-             k.p.bn, dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s", k.p.bm, k.p.bn,
+             dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
              k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
              k.spec ? " spec" : "");
     return true;

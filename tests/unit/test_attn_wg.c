@@ -656,15 +656,15 @@ static void count_wgmma(const char *ptx, int pad, unsigned *nqk, unsigned *npv) 
 static void test_padded_d(void **state) {
     (void)state;
     static const struct {
-        int d, pad, stages;
-    } cases[] = {{16, 64, 4}, {48, 64, 4}, {80, 128, 3}, {96, 128, 3}, {112, 128, 3}};
+        int d, pad;
+    } cases[] = {{16, 64}, {48, 64}, {80, 128}, {96, 128}, {112, 128}};
     for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         fe_define defs[1] = {{"D", cases[c].d}};
         cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, defs, 1, NULL);
         const cg_kernel *k = tk_region_kernel(p);
         char want[64];
-        snprintf(want, sizeof want, "fa3-wgmma-tma-ws 128x128 d%dp%d s%d", cases[c].d, cases[c].pad,
-                 cases[c].stages);
+        snprintf(want, sizeof want, " d%dp%d s", cases[c].d, cases[c].pad);
+        assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws 128x"));
         assert_non_null(strstr(k->tmpl, want));
         assert_int_equal(k->ntmaps, 3);
         for (unsigned i = 0; i < 3; i++) {
@@ -683,7 +683,15 @@ static void test_padded_d(void **state) {
             fe_define d128[1] = {{"D", 128}};
             cg_program *p1 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
             count_wgmma(cg_program_ptx(p1, NULL), 128, &full, &tot);
-            assert_true(npv < tot);
+            unsigned all = 0;
+            for (const char *at = cg_program_ptx(p, NULL); (at = strstr(at, "wgmma.mma_async"));
+                 at++)
+                all++;
+            unsigned all128 = 0;
+            for (const char *at = cg_program_ptx(p1, NULL); (at = strstr(at, "wgmma.mma_async"));
+                 at++)
+                all128++;
+            assert_true(all < all128); /* fewer S steps: D/16 instead of 8 */
             cg_program_free(p1);
         }
         cg_program_free(p);
