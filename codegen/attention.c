@@ -1464,55 +1464,76 @@ static LLVMValueRef awg_desc_add(cg_ctx *cx, LLVMValueRef desc, int64_t off) {
 
 static const char *awg_ty(const attn_gen *a) { return a->d.cdt == IR_BF16 ? "bf16" : "f16"; }
 
-/* Issues S = Q K^T (d/16 wgmma m64 x bn x 16 from this warpgroup's Q rows at sq and the K tile
+/* Appends to text[*o..cap) one wgmma of the group: "setp.ne.b32 p, $pred, 0;" then
+ * "wgmma.mma_async.sync.aligned.m64nNk16.f32.T.T REGS, A, $desc, p, 1, 1, TAIL;" (A: "$x" for a
+ * descriptor, "{$x, ..}" for registers). */
+static void awg_wgmma_text(char *text, size_t cap, size_t *o, unsigned pred, int n, const char *ty,
+                           const char *regs, const char *a, unsigned desc, const char *tail) {
+    *o += (size_t)snprintf(text + *o, *o < cap ? cap - *o : 0,
+                           "setp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "
+                           "%s, %s, $%u, p, 1, 1%s;\n",
+                           pred, n, ty, ty, regs, a, desc, tail);
+}
+
+/* Issues S = Q K^T (dq/16 wgmma m64 x bn x 16 from this warpgroup's Q rows at sq and the K tile
  * at sk) into s[0..bn/2) (zeros the caller tied through the fence: no other instruction may
- * define a wgmma input between the fence and the wgmma), committed as one group, not waited. */
+ * define a wgmma input between the fence and the wgmma), committed as one group, not waited.
+ * The d/16 wgmma are one asm statement (the accumulators cross LLVM once, not per k step). */
 static void awg_issue_qk(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueRef sk,
                          LLVMValueRef *s) {
     cg_ctx *cx = a->cx;
-    unsigned NS = (unsigned)k->p.bn / 2;
-    char text[4096], cons[2048], regs[1024];
+    unsigned NS = (unsigned)k->p.bn / 2, KK = (unsigned)k->dq / 16;
+    char text[16384], cons[2048], regs[1024], mid[256], ad[16];
+    size_t o = (size_t)snprintf(text, sizeof text, "{\n.reg .pred p;\n");
     cg_wg_reglist(regs, sizeof regs, 0, NS);
-    snprintf(text, sizeof text,
-             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
-             "f32.%s.%s %s, $%u, $%u, p, 1, 1, 0, 0;\n}",
-             NS + 2, k->p.bn, awg_ty(a), awg_ty(a), regs, NS, NS + 1);
-    cg_wg_tied(cons, sizeof cons, NS, "l,l,r");
-    LLVMValueRef dq = awg_desc(cx, sq, 0, 16), dk = awg_desc(cx, sk, 0, 16);
-    for (int kk = 0; kk < k->dq / 16; kk++) {
+    LLVMValueRef pre[2 * 16 + 2], dq = awg_desc(cx, sq, 0, 16), dk = awg_desc(cx, sk, 0, 16);
+    size_t mo = 0;
+    for (unsigned kk = 0; kk < KK; kk++) {
         int64_t off = (kk % 4) * 32; /* the 16-deep slice within the box's 128-byte rows */
-        LLVMValueRef pre[3] = {awg_desc_add(cx, dq, (kk / 4) * (int64_t)k->p.bm * 128 + off),
-                               awg_desc_add(cx, dk, (kk / 4) * (int64_t)k->p.bn * 128 + off),
-                               i32c(cx, kk > 0)};
-        cg_wg_acc_asm(cx, s, NS, text, cons, pre, 3);
+        pre[2 * kk] = awg_desc_add(cx, dq, (kk / 4) * (int64_t)k->p.bm * 128 + off);
+        pre[2 * kk + 1] = awg_desc_add(cx, dk, (kk / 4) * (int64_t)k->p.bn * 128 + off);
+        mo += (size_t)snprintf(mid + mo, sizeof mid - mo, "%sl,l", kk ? "," : "");
+        snprintf(ad, sizeof ad, "$%u", NS + 2 * kk);
+        /* scale-d: 0 (S = product) for the first, 1 (accumulate) after */
+        awg_wgmma_text(text, sizeof text, &o, NS + 2 * KK + (kk > 0), k->p.bn, awg_ty(a), regs, ad,
+                       NS + 2 * kk + 1, ", 0, 0");
     }
+    pre[2 * KK] = i32c(cx, 0);
+    pre[2 * KK + 1] = i32c(cx, 1);
+    snprintf(mid + mo, sizeof mid - mo, ",r,r");
+    snprintf(text + o, o < sizeof text ? sizeof text - o : 0, "}");
+    cg_wg_tied(cons, sizeof cons, NS, mid);
+    cg_wg_acc_asm(cx, s, NS, text, cons, pre, 2 * KK + 2);
     cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
 }
 
 /* Issues O += P V (bn/16 wgmma m64 x d x 16, P's registers pf as the A operand, the V tile at
- * sv the N-contiguous B operand) into o[0..d/2), committed as one group, not waited. */
+ * sv the N-contiguous B operand) into o[0..d/2), committed as one group, not waited; one asm
+ * statement as in awg_issue_qk. */
 static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMValueRef *pf,
                          LLVMValueRef *o) {
     cg_ctx *cx = a->cx;
     unsigned NO = (unsigned)k->p.d / 2, KP = (unsigned)k->p.bn / 16;
-    char text[4096], cons[2048], regs[1024];
+    char text[16384], cons[2048], regs[1024], mid[512], ar[64];
+    size_t to = (size_t)snprintf(text, sizeof text, "{\n.reg .pred p;\n");
     cg_wg_reglist(regs, sizeof regs, 0, NO);
-    snprintf(text, sizeof text,
-             "{\n.reg .pred p;\nsetp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16."
-             "f32.%s.%s %s, {$%u, $%u, $%u, $%u}, $%u, p, 1, 1, 1;\n}",
-             NO + 5, k->p.d, awg_ty(a), awg_ty(a), regs, NO, NO + 1, NO + 2, NO + 3, NO + 4);
-    cg_wg_tied(cons, sizeof cons, NO, "r,r,r,r,l,r");
     uint32_t vlbo = (uint32_t)(k->p.bn * 128); /* the next 64 value columns: the next box */
-    LLVMValueRef dv = awg_desc(cx, sv, 0, vlbo);
+    LLVMValueRef pre[5 * 16 + 1], dv = awg_desc(cx, sv, 0, vlbo);
+    size_t mo = 0;
     for (unsigned kk = 0; kk < KP; kk++) {
-        LLVMValueRef pre[6] = {pf[4 * kk],
-                               pf[4 * kk + 1],
-                               pf[4 * kk + 2],
-                               pf[4 * kk + 3],
-                               awg_desc_add(cx, dv, (int64_t)kk * 2048),
-                               i32c(cx, 1)};
-        cg_wg_acc_asm(cx, o, NO, text, cons, pre, 6);
+        unsigned b0 = NO + 5 * kk;
+        for (unsigned r = 0; r < 4; r++) pre[5 * kk + r] = pf[4 * kk + r];
+        pre[5 * kk + 4] = awg_desc_add(cx, dv, (int64_t)kk * 2048);
+        mo += (size_t)snprintf(mid + mo, sizeof mid - mo, "%sr,r,r,r,l", kk ? "," : "");
+        snprintf(ar, sizeof ar, "{$%u, $%u, $%u, $%u}", b0, b0 + 1, b0 + 2, b0 + 3);
+        awg_wgmma_text(text, sizeof text, &to, NO + 5 * KP, k->p.d, awg_ty(a), regs, ar, b0 + 4,
+                       ", 1");
     }
+    pre[5 * KP] = i32c(cx, 1);
+    snprintf(mid + mo, sizeof mid - mo, ",r");
+    snprintf(text + to, to < sizeof text ? sizeof text - to : 0, "}");
+    cg_wg_tied(cons, sizeof cons, NO, mid);
+    cg_wg_acc_asm(cx, o, NO, text, cons, pre, 5 * KP + 1);
     cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
 }
 
