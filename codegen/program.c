@@ -685,43 +685,54 @@ static void cg_ctx_fini(cg_ctx *cx) {
 #define IC   "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>"
 
 /* The GPU targets' pipeline: LLVM 19's default<O3> for NVPTX (as `opt -print-pipeline-passes`
- * spells it) less the passes that change no kernel tx emits: dse, jump-threading,
- * constraint-elimination, mldst-motion, memcpyopt, loop-vectorize, loop-load-elim,
- * aggressive-instcombine, float2int, tailcallelim and those for languages tx is not (coroutines,
- * OpenMP, profiles, annotations, lookup tables). Checked with tools/kernel-stats.sh over the
- * suite, the examples and bench/suite-extra at sm_90a and sm_80 (registers, spills, SASS
- * instructions and loop lengths after ptxas): identical; 17% less optimisation time on the
- * LLaMA block. The passes kept matter: without ipsccp, early-cse, sroa, instcombine or any
- * simplifycfg some tensor-core kernel changes (spills or longer code), without div-rem-pairs the
- * generic attention kernel grows by 10-15%, without slp-vectorizer the bf16 epilogue stores stay
- * unpacked (docs/codegen.md, "Compile time"). */
+ * spells it) with its function simplification passes run once over every function rather than
+ * inside the call-graph walk (tx's kernels call only always-inline helpers), and less the passes
+ * that change no kernel tx emits: dse, jump-threading, constraint-elimination, mldst-motion,
+ * memcpyopt, loop-vectorize, loop-load-elim, aggressive-instcombine, float2int, tailcallelim,
+ * those for languages tx is not (coroutines, OpenMP, profiles, annotations, lookup tables), the
+ * instcombine after the loop rotation and the last of the simplification, and the two of the
+ * late pipeline before the unroller (a third of the optimisation time). Checked with
+ * tools/kernel-stats.sh over the suite, the examples and bench/suite-extra at sm_90a and sm_80
+ * (registers, spills, SASS instructions and loop lengths after ptxas): identical. The passes
+ * kept matter: without ipsccp, either early-cse, the first instcombine of the simplification,
+ * correlated-propagation, reassociate, the loop passes, gvn, the instcombine after it or the
+ * unroller's some tensor-core kernel changes (more SASS instructions or registers),
+ * div-rem-pairs shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
 static const char cg_gpu_passes[] =
     "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"
     "ipsccp,called-value-propagation,globalopt,"
     "function<eager-inv>(mem2reg," IC "," SC_F "),"
-    "always-inline,require<globals-aa>,function(invalidate<aa>),require<profile-summary>,"
-    "cgscc(devirt<4>(inline,function-attrs<skip-non-recursive-function-attrs>,argpromotion,"
-    "function<eager-inv;no-rerun>(sroa<modify-cfg>,early-cse<memssa>,"
+    "always-inline,"
+    "function(sroa<modify-cfg>,early-cse<memssa>,"
     "speculative-execution<only-if-divergent-target>,correlated-propagation," SC_F "," IC "," SC_F
     ",reassociate,"
     "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
     "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
-    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC ","
+    "simple-loop-unswitch<nontrivial;trivial>)," SC_F ","
     "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,"
     "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC ","
-    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H "," IC "),"
-    "function-attrs,function(require<should-not-run-function-passes>))),"
-    "deadargelim,globalopt,globaldce,rpo-function-attrs,recompute-globalsaa,"
+    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H "),"
+    "globaldce,"
     "function<eager-inv>(lower-constant-intrinsics,"
     "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"
-    "inject-tli-mappings,infer-alignment," IC "," SC_L ",slp-vectorizer,vector-combine," IC ","
+    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine,"
     "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC ","
     "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-pairs," SC_Z
     "),globaldce";
 
-/* Runs the pipeline with the target machine (NVPTX's own passes included): cg_gpu_passes for
- * the GPU targets, default<O3> for the host (whose kernels want the loop vectorizer). */
+/* The optimisation pipeline for target t: cg_gpu_passes for the GPU targets, default<O3> for
+ * the host (whose kernels want the loop vectorizer). A measurement knob: TX_LLVM_PASSES in the
+ * compiling process's environment replaces the GPU pipeline by its text (LLVM's pass-pipeline
+ * syntax, e.g. `default<O3>`), for benchmarks that time the kernels of another pipeline
+ * (bench/ctime_gpu.sh) and for studies of which passes matter (docs/codegen.md). */
+static const char *cg_pipeline(cg_target t) {
+    if (t == CG_HOST) return "default<O3>";
+    const char *e = getenv("TX_LLVM_PASSES");
+    return e && e[0] ? e : cg_gpu_passes;
+}
+
+/* Runs the pipeline of cg_pipeline with the target machine (NVPTX's own passes included). */
 static bool cg_optimize(cg_program *p, tx_diag *d) {
     char *msg = NULL;
     if (LLVMVerifyModule(p->mod, LLVMReturnStatusAction, &msg)) {
@@ -731,8 +742,7 @@ static bool cg_optimize(cg_program *p, tx_diag *d) {
     }
     LLVMDisposeMessage(msg);
     LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e =
-        LLVMRunPasses(p->mod, p->target == CG_HOST ? "default<O3>" : cg_gpu_passes, p->tm, o);
+    LLVMErrorRef e = LLVMRunPasses(p->mod, cg_pipeline(p->target), p->tm, o);
     LLVMDisposePassBuilderOptions(o);
     if (e) {
         char *m = LLVMGetErrorMessage(e);
