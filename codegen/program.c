@@ -690,14 +690,14 @@ static void cg_ctx_fini(cg_ctx *cx) {
  * that change no kernel tx emits: dse, jump-threading, constraint-elimination, mldst-motion,
  * memcpyopt, loop-vectorize, loop-load-elim, aggressive-instcombine, float2int, tailcallelim,
  * those for languages tx is not (coroutines, OpenMP, profiles, annotations, lookup tables), the
- * instcombine after the loop rotation and the last of the simplification, and the two of the
- * late pipeline before the unroller (a third of the optimisation time). Checked with
- * tools/kernel-stats.sh over the suite, the examples and bench/suite-extra at sm_90a and sm_80
- * (registers, spills, SASS instructions and loop lengths after ptxas): identical. The passes
- * kept matter: without ipsccp, either early-cse, the first instcombine of the simplification,
- * correlated-propagation, reassociate, the loop passes, gvn, the instcombine after it or the
- * unroller's some tensor-core kernel changes (more SASS instructions or registers),
- * div-rem-pairs shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
+ * last instcombine of the simplification and the two of the late pipeline before the unroller.
+ * Checked with tools/kernel-stats.sh over the suite, the examples and bench/suite-extra at
+ * sm_90a and sm_80 (registers, spills, SASS instructions and loop lengths after ptxas):
+ * identical. The passes kept matter: without ipsccp, either early-cse, the instcombines kept,
+ * correlated-propagation, reassociate, the loop passes, gvn or the unroller some tensor-core
+ * kernel changes (more SASS instructions or registers; without the instcombine after the loop
+ * rotation the mma.sync attention kernels' key loop grows by 1-5 instructions), div-rem-pairs
+ * shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
 static const char cg_gpu_passes[] =
     "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"
@@ -709,7 +709,7 @@ static const char cg_gpu_passes[] =
     ",reassociate,"
     "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
     "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
-    "simple-loop-unswitch<nontrivial;trivial>)," SC_F ","
+    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC ","
     "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,"
     "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC ","
     "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H "),"

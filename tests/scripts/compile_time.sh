@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# compile_time.sh TXC ROOT - a guard against gross compile-time regressions of the tensor-core
+# kernels (issue 11: the LLaMA-width block under 150 ms on one core; docs/codegen.md, "Compile
+# time"). bench/suite-extra/llama_block.tx -D S=2048 --target=sm_90a (7 kernels: FA3 attention,
+# four wgmma GEMMs, two row norms):
+# 1. deterministic: the LLVM instructions of the optimised module (--emit=llvm), per kernel and
+#    in all, must stay under IR_MAX (default 16000; 9.7k today): LLVM's time grows with them, so
+#    unrolled fragment code coming back fails here whatever the machine's load;
+# 2. timing, deliberately loose: the CPU time (user + system) of the PTX compile, the better of
+#    two, must stay under CPU_MAX_MS (default 2500 ms, ten times today's, so that a loaded CI
+#    machine or a sanitizer build passes and only a gross regression fails).
+set -u
+TXC=$1
+ROOT=$2
+IR_MAX=${IR_MAX:-16000}
+CPU_MAX_MS=${CPU_MAX_MS:-2500}
+PY=$(command -v python3 || true)
+[ -n "$PY" ] || { echo "skip: needs python3"; exit 77; }
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+P="$ROOT/bench/suite-extra/llama_block.tx"
+[ -f "$P" ] || { echo "FAIL: no $P"; exit 1; }
+"$TXC" "$P" -D S=2048 --target=sm_90a --emit=llvm -o "$W/m.ll" || { echo "FAIL: compile (llvm)"; exit 1; }
+"$PY" - "$W/m.ll" "$IR_MAX" "$TXC" "$P" "$W/k.ptx" "$CPU_MAX_MS" <<'EOF'
+import re, resource, subprocess, sys
+ll, ir_max, txc, prog, ptx, cpu_max = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5], float(sys.argv[6])
+per, cur = {}, None
+for l in open(ll):
+    m = re.match(r'define .*@([\w.]+)\(', l)
+    if m: cur = m.group(1); per[cur] = 0; continue
+    if l.startswith('}'): cur = None; continue
+    if cur and l.startswith('  ') and not l.lstrip().startswith(';'): per[cur] += 1
+total = sum(per.values())
+print('compile_time: llama_block S=2048 sm_90a: %d kernels, %d LLVM instructions after optimisation (limit %d): %s'
+      % (len(per), total, ir_max, ', '.join('%s %d' % kv for kv in sorted(per.items()))))
+ok = len(per) > 0 and total <= ir_max
+best = None
+for _ in range(2):
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    p = subprocess.run([txc, prog, '-D', 'S=2048', '--target=sm_90a', '-o', ptx], capture_output=True, text=True)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    if p.returncode:
+        print('FAIL: compile (ptx): ' + p.stderr.strip()); sys.exit(1)
+    ms = (r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) * 1e3
+    best = ms if best is None else min(best, ms)
+print('compile_time: PTX compile %.0f ms CPU (the better of 2; limit %.0f ms, deliberately loose)' % (best, cpu_max))
+if total > ir_max: print('FAIL: %d LLVM instructions > %d (docs/codegen.md, "Compile time")' % (total, ir_max))
+if best > cpu_max: print('FAIL: %.0f ms CPU > %.0f ms' % (best, cpu_max)); ok = False
+sys.exit(0 if ok else 1)
+EOF
