@@ -1469,10 +1469,12 @@ static const char *awg_ty(const attn_gen *a) { return a->d.cdt == IR_BF16 ? "bf1
  * descriptor, "{$x, ..}" for registers). */
 static void awg_wgmma_text(char *text, size_t cap, size_t *o, unsigned pred, int n, const char *ty,
                            const char *regs, const char *a, unsigned desc, const char *tail) {
-    *o += (size_t)snprintf(text + *o, *o < cap ? cap - *o : 0,
-                           "setp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "
-                           "%s, %s, $%u, p, 1, 1%s;\n",
-                           pred, n, ty, ty, regs, a, desc, tail);
+    size_t room = *o < cap ? cap - *o : 0; /* past the end: count only */
+    *o +=
+        (size_t)snprintf(room ? text + *o : NULL, room,
+                         "setp.ne.b32 p, $%u, 0;\nwgmma.mma_async.sync.aligned.m64n%dk16.f32.%s.%s "
+                         "%s, %s, $%u, p, 1, 1%s;\n",
+                         pred, n, ty, ty, regs, a, desc, tail);
 }
 
 /* Issues S = Q K^T (dq/16 wgmma m64 x bn x 16 from this warpgroup's Q rows at sq and the K tile
