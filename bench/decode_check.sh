@@ -111,6 +111,7 @@ if has time; then
   done
   tx_time b1h32l32k "TX_ATTN_SPLITS=1" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
   tx_time gqa_b4l16k "TX_ATTN_SPLITS=4" "$GQA" -D B=4 -D T=1 -D L=16384
+  tx_time gqa_b4l16k "TX_ATTN_GQA_PACK=0" "$GQA" -D B=4 -D T=1 -D L=16384
   tx_time b1h32l8k "TX_ATTN_SPLITS=16" "$DEC" -D B=1 -D H=32 -D T=1 -D L=8192
   tx_time b1h32l32k "TX_ATTN_SPLITS=16" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
 fi

@@ -44,6 +44,12 @@ typedef struct attn_gen {
      * < Dv O, Dv the max, Dv + 1 the sum. */
     int splits;
     LLVMValueRef kc0, kc1, pbase;
+    /* Grouped-query packing ([attention.gqa_pack], key split only; gpack > 1): K and V broadcast
+     * over the last batch axis (the group, gpack query heads), so one block takes the group's
+     * gpack x gT query rows as packed tile rows r = g gT + t (g the group axis index, t the query
+     * row) and loads each K/V tile once for them; the batch loop runs with that axis at 1. */
+    int gpack;
+    int64_t gT;
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -560,6 +566,15 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
 #undef KS_AT
 }
 
+/* Packed tile row `prow` (i64, [attention.gqa_pack]) -> its query row; sets the block's batch
+ * index of the group axis to the row's group (rows past the group's, clamped to the last). */
+static LLVMValueRef gq_row(attn_gen *a, LLVMValueRef prow) {
+    cg_ctx *cx = a->cx;
+    LLVMValueRef gt = cg_i64(cx, a->gT);
+    a->bidx[a->d.nb - 1] = imin(cx, LLVMBuildUDiv(cx->b, prow, gt, ""), cg_i64(cx, a->gpack - 1));
+    return LLVMBuildURem(cx->b, prow, gt, "");
+}
+
 /* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
  * its own 16 keys of each BN-key tile, with its own running max, sum and O; after the last
  * tile the warps' partials are combined through shared memory (sqk) and warp 0 stores. */
@@ -621,7 +636,20 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     /* Q tile -> shared -> fragments in registers */
     cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
                      BM,    DP,    PK,      1,  d->cdt,        sqk};
-    cg_mm_tile_load(cx, &tq, tid, l->threads);
+    /* the rows of the tile (packed: gpack x gT) */
+    LLVMValueRef rlim = a->gpack > 1 ? cg_i64(cx, a->gpack * a->gT) : d->Sq;
+    if (a->gpack > 1) { /* the group's heads: gT rows each, at packed row g gT */
+        tq.rows = a->gT;
+        for (int g = 0; g < a->gpack; g++) {
+            a->bidx[d->nb - 1] = cg_i64(cx, g);
+            tq.smem = LLVMBuildGEP2(b, cx->i8, sqk, (LLVMValueRef[]){cg_i64(cx, g * a->gT * PK * 2)},
+                                    1, "");
+            cg_mm_tile_load(cx, &tq, tid, l->threads);
+        }
+        a->bidx[d->nb - 1] = cg_i64(cx, 0); /* K and V: broadcast over the group axis */
+    } else {
+        cg_mm_tile_load(cx, &tq, tid, l->threads);
+    }
     cg_barrier(cx);
     LLVMValueRef qf[16][4];
     for (int kk = 0; kk < KD; kk++) {
@@ -641,7 +669,20 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef kb = cg_i64(cx, 0), ke = d->Sk;
     LLVMValueRef rlast = imin(cx, LLVMBuildAdd(b, q0, cg_i64(cx, BM - 1), ""),
                               LLVMBuildSub(b, d->Sq, cg_i64(cx, 1), ""));
-    attn_key_range(a, q0, rlast, BN, &kb, &ke);
+    if (a->gpack > 1) { /* packed: the union of the group's heads' key ranges */
+        LLVMValueRef ub = NULL, ue = NULL;
+        for (int g = 0; g < a->gpack; g++) {
+            LLVMValueRef gb = cg_i64(cx, 0), ge = d->Sk;
+            a->bidx[d->nb - 1] = cg_i64(cx, g);
+            attn_key_range(a, q0, rlast, BN, &gb, &ge);
+            ub = ub ? imin(cx, ub, gb) : gb;
+            ue = ue ? imax(cx, ue, ge) : ge;
+        }
+        a->bidx[d->nb - 1] = cg_i64(cx, 0);
+        kb = ub, ke = ue;
+    } else {
+        attn_key_range(a, q0, rlast, BN, &kb, &ke);
+    }
     chunk_clip(a, &kb, &ke);
     LLVMValueRef dyn = NULL;
     if (async) { /* the first nst - 1 tiles, one commit group each (empty past ke) */
@@ -720,8 +761,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                              cg_i64(cx, n * 8 + (q & 1)), "");
             LLVMValueRef srow = LLVMBuildAdd(b, srow0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, d->Sk, "");
+            if (a->gpack > 1) srow = gq_row(a, srow); /* the row's own head and query row */
             s[n][q] =
                 LLVMBuildSelect(b, in, score(a, s[n][q], srow, col), cg_f32c(cx, -INFINITY), "");
+            if (a->gpack > 1) a->bidx[d->nb - 1] = cg_i64(cx, 0);
             mx[q >> 1] = fmaxnum(cx, mx[q >> 1], s[n][q]);
         }
     LLVMValueRef alpha[2], msafe[2], psum[2];
@@ -786,7 +829,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             for (int q = 0; q < 4; q++) {
                 LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
                 LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
-                LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+                LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, rlim, ""),
                                                LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
                 LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildAnd(b, in, w0, ""));
                 st(cx, ld(cx, ov[t][q]), part_at(a, row, col));
@@ -797,7 +840,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         for (int h = 0; h < 2; h++) {
             LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, h * 8), "");
             LLVMValueRef in =
-                LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "");
+                LLVMBuildAnd(b, lead, LLVMBuildICmp(b, LLVMIntSLT, row, rlim, ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
             part_store_ml(a, row, ld(cx, mv[h]), lt[h]);
             cg_if_end(cx, cont);
@@ -809,15 +852,17 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         for (int q = 0; q < 4; q++) {
             LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
             LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
-            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""),
+            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, rlim, ""),
                                            LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
             if (ks)
                 in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
             LLVMValueRef o = fmul(cx, ld(cx, ov[t][q]), inv[q >> 1]);
+            if (a->gpack > 1) row = gq_row(a, row); /* the row's own head and query row */
             if (!d->epi(d->user, cx, &o, a->bidx, row, col)) return false;
             cg_if_end(cx, cont);
         }
+    if (a->gpack > 1) a->bidx[d->nb - 1] = cg_i64(cx, 0);
     return true;
 }
 
@@ -2471,9 +2516,14 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     bool ks = tc && attn_knob("TX_ATTN_KSPLIT", a->ksplit) && a->sqmax > 0 && a->sqmax <= 16 &&
               l->bn == 64 &&
               ks_bytes((int)((d->dvmax + 15) / 16 * 2)) <= 64 * ((d->dmax + 15) / 16 * 16 + 8) * 2;
+    if (!ks) a->gpack = 0;
     if (ks) {
         l->bm = 16, l->threads = 128;
         snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "mma-attn-ksplit 16x64 w4");
+        if (a->gpack > 1) { /* [attention.gqa_pack] */
+            size_t n = strlen(cx->k->tmpl);
+            snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " gqa%d", a->gpack);
+        }
     }
     if (a->splits > 1) { /* split-KV: chunk pid[2] of ceil(key tiles / splits) 64-key tiles */
         size_t n = strlen(cx->k->tmpl);
@@ -2493,13 +2543,20 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     } else if (!tc) {
         for (int t = 0; t < nt; t++) ov[t] = cg_var(cx, cg_f32c(cx, 0));
     }
-    LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, d->bdim);
+    /* packed ([attention.gqa_pack]): the batch elements with the group axis at 1 */
+    LLVMValueRef bdim[IR_MAX_RANK];
+    for (unsigned i = 0; i < d->nb; i++) bdim[i] = d->bdim[i];
+    if (a->gpack > 1) bdim[d->nb - 1] = cg_i64(cx, 1);
+    LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, bdim);
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
-    cg_mm_unflatten(cx, bz, d->nb, d->bdim, a->bidx);
+    cg_mm_unflatten(cx, bz, d->nb, bdim, a->bidx);
+    /* the partials of batch element bz (packed: its group's gpack elements, packed row
+     * g gT + t at bz gpack + g's row t) */
     if (a->splits > 1)
-        a->pbase = LLVMBuildMul(b, LLVMBuildAdd(b, LLVMBuildMul(b, pid[2], nbatch, ""), bz, ""),
-                                d->Sq, "pbase");
+        a->pbase = LLVMBuildMul(
+            b, LLVMBuildAdd(b, LLVMBuildMul(b, pid[2], nbatch, ""), bz, ""),
+            a->gpack > 1 ? LLVMBuildMul(b, d->Sq, cg_i64(cx, a->gpack), "") : d->Sq, "pbase");
     LLVMValueRef q0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "q0");
     bool ok;
     if (tc) {
@@ -2683,6 +2740,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                   .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
                   .ksplit = g->regions[region].strategy == IR_RED_KSPLIT,
                   .splits = splits};
+    a.gpack = pass_attention_gqa_pack(g, region, &a.gT);
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;
@@ -2729,6 +2787,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     }
     int64_t per[3] = {l.bm, 1, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
+    if (a.gpack > 1) work[1].dim[nb - 1] = 1; /* the group's heads share a block */
     if (splits > 1) /* grid z: the chunks of keys */
         work[2] = (ir_shape){.rank = 1, .dim = {splits}}, cap[2] = splits;
     unsigned block[3] = {l.threads, 1, 1};

@@ -501,6 +501,28 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r) {
     return rows >= 1 && rows <= 16 && d >= 1 && d <= 128 && dv >= 1 && dv <= 128;
 }
 
+int pass_attention_gqa_pack(const ir_graph *g, uint32_t r, int64_t *t) {
+    const ir_region *rg = &g->regions[r];
+    *t = 0;
+    if (!pass_attention_ksplit(g, r)) return 0;
+    const char *knob = getenv("TX_ATTN_GQA_PACK");
+    if (knob && !strcmp(knob, "0")) return 0;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    unsigned nb = m2->shape.rank - 2;
+    if (m2->shape.rank < 3) return 0;
+    int64_t gs = dim_value(g, m2->shape.dim[nb - 1]), sq = dim_value(g, m2->shape.dim[nb]);
+    if (gs < 2 || sq < 1 || gs * sq > 16) return 0;
+    const ir_id kv[2] = {ir_in(g, m1, 1), ir_in(g, m2, 1)};
+    for (int i = 0; i < 2; i++) { /* K and V: size 1 (or absent) on the group axis */
+        const ir_shape *sh = &g->nodes[kv[i]].shape;
+        if (sh->rank >= 3 && sh->dim[sh->rank - 3] != 1) return 0;
+    }
+    const ir_shape *qs = &g->nodes[ir_in(g, m1, 0)].shape;
+    if (qs->rank < 3 || qs->dim[qs->rank - 3] != m2->shape.dim[nb - 1]) return 0;
+    *t = sq;
+    return (int)gs;
+}
+
 static double io_bytes(const ir_graph *g, const pass_index *ix, uint32_t r);
 
 /* [attention.split_kv] for an attention.ksplit region r: the chunks of the keys the model's price
@@ -522,6 +544,8 @@ static uint32_t att_splits(const ir_graph *g, const pass_index *ix, uint32_t r,
             dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
     double bytes = io_bytes(g, ix, r);
     if (!gpu || bytes <= 0) return 1;
+    int64_t gt, gp = pass_attention_gqa_pack(g, r, &gt);
+    if (gp > 1) nb /= gp, rows *= gp; /* [attention.gqa_pack]: a group's heads per block */
     pass_attn_split o;
     return (uint32_t)pass_attention_split_pick(gpu, nb, rows, sk, d, dv,
                                                ir_dtype_size((ir_dtype)q->dtype), bytes, &o);

@@ -818,6 +818,48 @@ static void test_decode_ksplit(void **state) {
     cg_program_free(p);
 }
 
+/* Grouped-query decode ([attention.gqa_pack]): K and V broadcast over the group axis of 4 query
+ * heads; T = 1, 3, 4 pack the group's 4 x T rows into one key-split block (template "gqa4", the
+ * batch work with the group axis at 1, ptxas clean), T = 5 (20 rows) and TX_ATTN_GQA_PACK=0 keep
+ * one head per block (the group axis in the work). */
+static void test_decode_gqa_pack(void **state) {
+    (void)state;
+    static const char *src =
+        "fn f(q: bf16[B, 32, T, 128], k: bf16[B, 8, L, 128], v: bf16[B, 8, L, 128], len: i32[B]) "
+        "-> bf16[B, 32, T, 128] {\n"
+        "  qg = reshape(q, (B, 8, 4, T, 128))\n"
+        "  kg = reshape(k, (B, 8, 1, L, 128))\n"
+        "  vg = reshape(v, (B, 8, 1, L, 128))\n"
+        "  s = f32(qg @ transpose(kg, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1, 1))\n"
+        "  return reshape(bf16(softmax(where(keep, s, -inf), axis=-1)) @ vg, (B, 32, T, 128))\n}\n";
+    struct {
+        int64_t t;
+        bool off, pack;
+    } cases[] = {{1, false, true}, {3, false, true}, {4, false, true}, {5, false, false},
+                 {1, true, false}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        if (cases[i].off) setenv("TX_ATTN_GQA_PACK", "0", 1);
+        fe_define defs[3] = {{"B", 2}, {"T", cases[i].t}, {"L", 4096}};
+        ir_graph *g;
+        cg_program *p = tk_compile_src(src, CG_SM90A, defs, 3, &g);
+        const cg_kernel *k = tk_region_kernel(p);
+        int64_t gt;
+        assert_int_equal(pass_attention_gqa_pack(g, k->region, &gt), cases[i].pack ? 4 : 0);
+        unsetenv("TX_ATTN_GQA_PACK");
+        assert_non_null(strstr(k->tmpl, "mma-attn-ksplit 16x64"));
+        assert_int_equal(strstr(k->tmpl, " gqa4") != NULL, cases[i].pack);
+        assert_int_equal(k->work[1].rank, 3);
+        assert_int_equal(k->work[1].dim[2], cases[i].pack ? 1 : 4);
+        size_t len;
+        const char *ptx = cg_program_ptx(p, &len);
+        int rc = tk_ptxas(ptx, len, "sm_90a", NULL);
+        assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+}
+
 /* Split-KV across blocks ([attention.split_kv]): the planner splits the keys where the batch
  * leaves SMs idle (B1 H32 L32768: a partials kernel of grid z = chunks writing a scratch temp of
  * [chunks x heads x rows, Dv + 2] f32, then a combine kernel reading it and writing the output;
@@ -1150,7 +1192,7 @@ int main(void) {
         cmocka_unit_test(test_gqa_maps),      cmocka_unit_test(test_views),
         cmocka_unit_test(test_views_4d_plan), cmocka_unit_test(test_out_view),
         cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split), cmocka_unit_test(test_decode_gqa_pack),
         cmocka_unit_test(test_padded_d),      cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
         cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
