@@ -2740,7 +2740,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                   .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
                   .ksplit = g->regions[region].strategy == IR_RED_KSPLIT,
                   .splits = splits};
-    a.gpack = pass_attention_gqa_pack(g, region, &a.gT);
+    a.gpack = pass_attention_gqa_pack(g, &g->regions[region], &a.gT);
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;

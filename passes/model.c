@@ -129,7 +129,7 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
             rg->red_extent <= 0)
             return false;
         nb /= rows * dv;
-        int64_t gt, gp = pass_attention_gqa_pack(g, (uint32_t)(rg - g->regions), &gt);
+        int64_t gt, gp = pass_attention_gqa_pack(g, rg, &gt);
         if (gp > 1) nb /= gp, rows *= gp; /* [attention.gqa_pack]: a group's heads per block */
         double rate = gpu->peak_TFLOPs[a->dtype] * gpu->tc_eff * 1e6;
         int e = ir_dtype_size((ir_dtype)q->dtype);

@@ -501,10 +501,9 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r) {
     return rows >= 1 && rows <= 16 && d >= 1 && d <= 128 && dv >= 1 && dv <= 128;
 }
 
-int pass_attention_gqa_pack(const ir_graph *g, uint32_t r, int64_t *t) {
-    const ir_region *rg = &g->regions[r];
+int pass_attention_gqa_pack(const ir_graph *g, const ir_region *rg, int64_t *t) {
     *t = 0;
-    if (!pass_attention_ksplit(g, r)) return 0;
+    if (rg->strategy != IR_RED_KSPLIT || rg->mm1 >= g->n || rg->anchor >= g->n) return 0;
     const char *knob = getenv("TX_ATTN_GQA_PACK");
     if (knob && !strcmp(knob, "0")) return 0;
     const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
@@ -544,7 +543,7 @@ static uint32_t att_splits(const ir_graph *g, const pass_index *ix, uint32_t r,
             dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
     double bytes = io_bytes(g, ix, r);
     if (!gpu || bytes <= 0) return 1;
-    int64_t gt, gp = pass_attention_gqa_pack(g, r, &gt);
+    int64_t gt, gp = pass_attention_gqa_pack(g, rg, &gt);
     if (gp > 1) nb /= gp, rows *= gp; /* [attention.gqa_pack]: a group's heads per block */
     pass_attn_split o;
     return (uint32_t)pass_attention_split_pick(gpu, nb, rows, sk, d, dv,

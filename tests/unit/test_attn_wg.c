@@ -845,7 +845,7 @@ static void test_decode_gqa_pack(void **state) {
         cg_program *p = tk_compile_src(src, CG_SM90A, defs, 3, &g);
         const cg_kernel *k = tk_region_kernel(p);
         int64_t gt;
-        assert_int_equal(pass_attention_gqa_pack(g, k->region, &gt), cases[i].pack ? 4 : 0);
+        assert_int_equal(pass_attention_gqa_pack(g, &g->regions[k->region], &gt), cases[i].pack ? 4 : 0);
         unsetenv("TX_ATTN_GQA_PACK");
         assert_non_null(strstr(k->tmpl, "mma-attn-ksplit 16x64"));
         assert_int_equal(strstr(k->tmpl, " gqa4") != NULL, cases[i].pack);
