@@ -642,8 +642,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         tq.rows = a->gT;
         for (int g = 0; g < a->gpack; g++) {
             a->bidx[d->nb - 1] = cg_i64(cx, g);
-            tq.smem = LLVMBuildGEP2(b, cx->i8, sqk, (LLVMValueRef[]){cg_i64(cx, g * a->gT * PK * 2)},
-                                    1, "");
+            tq.smem = LLVMBuildGEP2(b, cx->i8, sqk,
+                                    (LLVMValueRef[]){cg_i64(cx, g * a->gT * PK * 2)}, 1, "");
             cg_mm_tile_load(cx, &tq, tid, l->threads);
         }
         a->bidx[d->nb - 1] = cg_i64(cx, 0); /* K and V: broadcast over the group axis */
@@ -2788,7 +2788,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     int64_t per[3] = {l.bm, 1, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
     if (a.gpack > 1) work[1].dim[nb - 1] = 1; /* the group's heads share a block */
-    if (splits > 1) /* grid z: the chunks of keys */
+    if (splits > 1)                           /* grid z: the chunks of keys */
         work[2] = (ir_shape){.rank = 1, .dim = {splits}}, cap[2] = splits;
     unsigned block[3] = {l.threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);

@@ -220,11 +220,11 @@ int64_t pass_matmul_sram(int64_t bm, int64_t bn, int64_t bk, int64_t nb, int e, 
  * 64-row tiles would do 64 / rows times the useful tensor-core work of a memory-bound stream
  * (the model, pass_model_plan, predicts both). */
 bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
-/* [attention.gqa_pack] for an attention.ksplit region rg (strategy ksplit): the query heads G one key-split block
- * packs (0: none) when K and V are broadcast over the output's last batch axis (grouped-query
- * attention: size 1 or absent there) of G > 1 query heads and G x T <= 16 (T the query rows,
- * both known at compile time); *t gets T. The block's 16 rows are then the group's G x T query
- * rows and each K/V tile is loaded once per group. TX_ATTN_GQA_PACK=0 in the compiling
+/* [attention.gqa_pack] for an attention.ksplit region rg (strategy ksplit): the query heads G one
+ * key-split block packs (0: none) when K and V are broadcast over the output's last batch axis
+ * (grouped-query attention: size 1 or absent there) of G > 1 query heads and G x T <= 16 (T the
+ * query rows, both known at compile time); *t gets T. The block's 16 rows are then the group's G x
+ * T query rows and each K/V tile is loaded once per group. TX_ATTN_GQA_PACK=0 in the compiling
  * process's environment turns it off (benchmarks). */
 int pass_attention_gqa_pack(const ir_graph *g, const ir_region *rg, int64_t *t);
 /* The planner's rule attention.split_kv (split-KV across blocks, flash-decoding) for an

@@ -141,7 +141,8 @@ for b, h, t, l in ((4, 2, 1, 1), (4, 2, 1, 300), (5, 1, 16, 257), (3, 2, 5, 64),
 for b, h, t, l in ((3, 2, 4, 1500),):
     CASES.append((f"decode f16 B={b} H={h} T={t} L={l}", "decode:f16", {"B": b, "H": h, "T": t, "L": l},
                   lambda b=b, h=h, t=t, l=l: case_decode(b, h, t, l, rh)))
-for b, t, l in ((3, 2, 1000), (1, 1, 20000)):
+# T = 1, 3, 4: a group's 4 heads x T rows packed in one block on the GPU ([attention.gqa_pack])
+for b, t, l in ((3, 2, 1000), (1, 1, 20000), (2, 1, 65), (2, 3, 300), (1, 4, 129)):
     CASES.append((f"decode_gqa B={b} T={t} L={l}", "decode_gqa", {"B": b, "T": t, "L": l},
                   lambda b=b, t=t, l=l: case_decode_gqa(b, t, l)))
 

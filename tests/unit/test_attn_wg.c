@@ -836,8 +836,8 @@ static void test_decode_gqa_pack(void **state) {
     struct {
         int64_t t;
         bool off, pack;
-    } cases[] = {{1, false, true}, {3, false, true}, {4, false, true}, {5, false, false},
-                 {1, true, false}};
+    } cases[] = {
+        {1, false, true}, {3, false, true}, {4, false, true}, {5, false, false}, {1, true, false}};
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         if (cases[i].off) setenv("TX_ATTN_GQA_PACK", "0", 1);
         fe_define defs[3] = {{"B", 2}, {"T", cases[i].t}, {"L", 4096}};
@@ -845,7 +845,8 @@ static void test_decode_gqa_pack(void **state) {
         cg_program *p = tk_compile_src(src, CG_SM90A, defs, 3, &g);
         const cg_kernel *k = tk_region_kernel(p);
         int64_t gt;
-        assert_int_equal(pass_attention_gqa_pack(g, &g->regions[k->region], &gt), cases[i].pack ? 4 : 0);
+        assert_int_equal(pass_attention_gqa_pack(g, &g->regions[k->region], &gt),
+                         cases[i].pack ? 4 : 0);
         unsetenv("TX_ATTN_GQA_PACK");
         assert_non_null(strstr(k->tmpl, "mma-attn-ksplit 16x64"));
         assert_int_equal(strstr(k->tmpl, " gqa4") != NULL, cases[i].pack);
@@ -1187,15 +1188,25 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acc_layout),    cmocka_unit_test(test_p_fragments),
-        cmocka_unit_test(test_plan),          cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_gqa_maps),      cmocka_unit_test(test_views),
-        cmocka_unit_test(test_views_4d_plan), cmocka_unit_test(test_out_view),
-        cmocka_unit_test(test_tmap3_check),   cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit), cmocka_unit_test(test_decode_split), cmocka_unit_test(test_decode_gqa_pack),
-        cmocka_unit_test(test_padded_d),      cmocka_unit_test(test_tile_order),
-        cmocka_unit_test(test_no_skip),       cmocka_unit_test(test_producer_spills),
-        cmocka_unit_test(test_score_arith),   cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_acc_layout),
+        cmocka_unit_test(test_p_fragments),
+        cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest),
+        cmocka_unit_test(test_gqa_maps),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_views_4d_plan),
+        cmocka_unit_test(test_out_view),
+        cmocka_unit_test(test_tmap3_check),
+        cmocka_unit_test(test_fallbacks),
+        cmocka_unit_test(test_decode_ksplit),
+        cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_decode_gqa_pack),
+        cmocka_unit_test(test_padded_d),
+        cmocka_unit_test(test_tile_order),
+        cmocka_unit_test(test_no_skip),
+        cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_score_arith),
+        cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
