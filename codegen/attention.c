@@ -1006,47 +1006,6 @@ bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_w
     return true;
 }
 
-/* The walk of cg_attn_wg_view_of: every axis of the value at the current level is a list of
- * "fine" axes (extents fx[]), major first; the operand's axes are the first fine axes (extent-1
- * axes have none). */
-enum { AWG_FINE = 2 * IR_MAX_RANK };
-typedef struct awg_walk {
-    ir_dim fx[AWG_FINE];
-    unsigned nf, rank;
-    uint8_t cnt[IR_MAX_RANK], ax[IR_MAX_RANK][AWG_FINE];
-} awg_walk;
-
-/* Regroups the level's fine axes (in order) into the axes of a reshape's input of shape sh:
- * an axis takes one fine axis of the same extent, or known fine extents whose product is its
- * own; false when that would split a fine axis or multiply symbolic extents. */
-static bool awg_regroup(awg_walk *w, const ir_shape *sh) {
-    uint8_t seq[AWG_FINE];
-    unsigned ns = 0, at = 0;
-    for (unsigned i = 0; i < w->rank; i++)
-        for (unsigned j = 0; j < w->cnt[i]; j++) seq[ns++] = w->ax[i][j];
-    awg_walk o = *w;
-    o.rank = sh->rank;
-    for (unsigned i = 0; i < sh->rank; i++) {
-        ir_dim e = sh->dim[i];
-        o.cnt[i] = 0;
-        if (e == 1) continue;
-        if (at < ns && w->fx[seq[at]] == e) {
-            o.ax[i][o.cnt[i]++] = seq[at++];
-            continue;
-        }
-        if (IR_DIM_IS_SYM(e)) return false;
-        int64_t prod = 1;
-        while (prod < e && at < ns && !IR_DIM_IS_SYM(w->fx[seq[at]])) {
-            prod *= w->fx[seq[at]];
-            o.ax[i][o.cnt[i]++] = seq[at++];
-        }
-        if (prod != e) return false;
-    }
-    if (at != ns) return false;
-    *w = o;
-    return true;
-}
-
 /* Appends map dim j of role `role` (batch: operand axes b0.., nb of them) to v. */
 static bool awg_map_dim(cg_attn_wg_view *v, unsigned *j, uint8_t role, unsigned b0, unsigned nb,
                         ir_dim e) {
@@ -1062,14 +1021,9 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
     const ir_node *on = &g->nodes[opnd];
     unsigned r = on->shape.rank;
     if (r < 2) return false;
-    awg_walk w = {.rank = r};
+    pass_fine_walk w;
     int fine[IR_MAX_RANK]; /* the fine axis of each operand axis (-1: extent 1) */
-    for (unsigned i = 0; i < r; i++) {
-        fine[i] = -1;
-        if (on->shape.dim[i] == 1) continue;
-        fine[i] = (int)w.nf, w.fx[w.nf] = on->shape.dim[i];
-        w.ax[i][w.cnt[i]++] = (uint8_t)w.nf++;
-    }
+    pass_fine_start(&w, fine, &on->shape);
     ir_id x = opnd;
     for (unsigned guard = 0; guard < 32; guard++) {
         const ir_node *n = &g->nodes[x];
@@ -1077,7 +1031,7 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
         const ir_node *in = &g->nodes[ir_in(g, n, 0)];
         if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
         } else if (n->op == IR_OP_PERMUTE && n->region == region) {
-            awg_walk o = w;
+            pass_fine_walk o = w;
             for (unsigned i = 0; i < n->shape.rank; i++) {
                 unsigned a = n->a.perm[i];
                 o.cnt[a] = w.cnt[i];
@@ -1085,7 +1039,7 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
             }
             w = o;
         } else if (n->op == IR_OP_RESHAPE) {
-            if (!awg_regroup(&w, &in->shape)) return false;
+            if (!pass_fine_regroup(&w, &in->shape)) return false;
         } else {
             break;
         }
@@ -1099,7 +1053,7 @@ bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype
     for (unsigned i = 0; i < b->shape.rank; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
     /* memory order of the fine axes, minor first */
-    int mem[AWG_FINE], nm = 0;
+    int mem[PASS_FINE_MAX], nm = 0;
     for (unsigned i = b->shape.rank; i-- > 0;)
         for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
     if ((unsigned)nm != w.nf) return false;

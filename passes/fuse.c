@@ -1408,23 +1408,23 @@ static ir_id rp_root(const ir_graph *g, ir_id v) {
     return v;
 }
 
-/* The walk of pass_view_strides_of: per axis of the value at the current level, its list of u's
- * "fine" axes (u's axes of extent > 1, extents fx[]), major first. */
-typedef struct vs_walk {
-    ir_dim fx[IR_MAX_RANK];
-    unsigned rank;
-    uint8_t cnt[IR_MAX_RANK], ax[IR_MAX_RANK][2 * IR_MAX_RANK];
-} vs_walk;
+void pass_fine_start(pass_fine_walk *w, int fine[IR_MAX_RANK], const ir_shape *sh) {
+    memset(w, 0, sizeof *w);
+    w->rank = sh->rank;
+    for (unsigned i = 0; i < sh->rank; i++) {
+        fine[i] = -1;
+        if (sh->dim[i] == 1) continue;
+        fine[i] = (int)w->nf, w->fx[w->nf] = sh->dim[i];
+        w->ax[i][w->cnt[i]++] = (uint8_t)w->nf++;
+    }
+}
 
-/* Regroups the fine axes (in order) into the axes of shape sh: an axis takes one fine axis of
- * its extent or known fine extents whose product it is; false when that would split a fine axis
- * or multiply symbolic extents. */
-static bool vs_regroup(vs_walk *w, const ir_shape *sh) {
-    uint8_t seq[IR_MAX_RANK];
+bool pass_fine_regroup(pass_fine_walk *w, const ir_shape *sh) {
+    uint8_t seq[PASS_FINE_MAX];
     unsigned ns = 0, at = 0;
     for (unsigned i = 0; i < w->rank; i++)
-        for (unsigned j = 0; j < w->cnt[i] && ns < IR_MAX_RANK; j++) seq[ns++] = w->ax[i][j];
-    vs_walk o = *w;
+        for (unsigned j = 0; j < w->cnt[i] && ns < PASS_FINE_MAX; j++) seq[ns++] = w->ax[i][j];
+    pass_fine_walk o = *w;
     o.rank = sh->rank;
     for (unsigned i = 0; i < sh->rank; i++) {
         ir_dim e = sh->dim[i];
@@ -1457,20 +1457,13 @@ bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides
         chain[nc++] = x;
     }
     const ir_node *un = &g->nodes[u];
-    vs_walk w = {.rank = un->shape.rank};
+    pass_fine_walk w;
     int fine[IR_MAX_RANK];
-    unsigned nf = 0;
-    for (unsigned i = 0; i < un->shape.rank; i++) {
-        fine[i] = -1;
-        w.cnt[i] = 0;
-        if (un->shape.dim[i] == 1) continue;
-        fine[i] = (int)nf, w.fx[nf] = un->shape.dim[i];
-        w.ax[i][w.cnt[i]++] = (uint8_t)nf++;
-    }
+    pass_fine_start(&w, fine, &un->shape);
     while (nc-- > 0) { /* from u up to v */
         const ir_node *n = &g->nodes[chain[nc]];
         if (n->op == IR_OP_PERMUTE) {
-            vs_walk o = w;
+            pass_fine_walk o = w;
             for (unsigned i = 0; i < n->shape.rank; i++) {
                 unsigned a = n->a.perm[i];
                 o.cnt[i] = w.cnt[a];
@@ -1478,7 +1471,7 @@ bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides
             }
             w = o;
             s->permuted = true;
-        } else if (!vs_regroup(&w, &n->shape)) {
+        } else if (!pass_fine_regroup(&w, &n->shape)) {
             return false;
         }
     }
@@ -1486,7 +1479,7 @@ bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides
     int order[IR_MAX_RANK], no = 0;
     for (unsigned i = 0; i < w.rank; i++)
         for (unsigned j = 0; j < w.cnt[i]; j++) order[no++] = w.ax[i][j];
-    if ((unsigned)no != nf) return false;
+    if ((unsigned)no != w.nf) return false;
     for (unsigned a = 0; a < un->shape.rank; a++) {
         if (fine[a] < 0) continue;
         int at = 0;

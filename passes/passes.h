@@ -157,6 +157,22 @@ typedef struct pass_view_strides {
 } pass_view_strides;
 bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides *s);
 
+/* A walk over a chain of reshapes and permutes: per axis of the value at the current level, its
+ * list of "fine" axes (the start value's axes of extent > 1, extents fx[], nf of them), major
+ * first. pass_fine_start seeds it from shape sh (fine[i]: axis i's fine axis, -1 for extent 1);
+ * pass_fine_regroup regroups the fine axes, in order, into the axes of shape sh: an axis takes one
+ * fine axis of its extent or known fine extents whose product it is; false (w unchanged) when that
+ * would split a fine axis or multiply symbolic extents. Used by pass_view_strides_of and by
+ * codegen's tensor-map walk of attention operands. */
+enum { PASS_FINE_MAX = 2 * IR_MAX_RANK };
+typedef struct pass_fine_walk {
+    ir_dim fx[PASS_FINE_MAX];
+    unsigned nf, rank;
+    uint8_t cnt[IR_MAX_RANK], ax[IR_MAX_RANK][PASS_FINE_MAX];
+} pass_fine_walk;
+void pass_fine_start(pass_fine_walk *w, int fine[IR_MAX_RANK], const ir_shape *sh);
+bool pass_fine_regroup(pass_fine_walk *w, const ir_shape *sh);
+
 /* Per-graph index for the region queries below: the use lists and, per
  * region, its nodes (compute nodes and the views placed in it) in id
  * order: region r holds rids[rstart[r] .. rstart[r + 1]). Build it after
