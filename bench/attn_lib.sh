@@ -1,8 +1,9 @@
 # bench/attn_lib.sh - the set-up the attention checks on the GPU share (sourced, from the
-# repository root, by bench/fa3_check.sh, bench/fa3_perf.sh and bench/attn_views_check.sh).
+# repository root, by bench/fa3_check.sh, bench/fa3_perf.sh, bench/attn_views_check.sh and
+# bench/decode_check.sh).
 #
 # attn_setup NAME OUT_DEFAULT BUDGET_DEFAULT STEP_MIN sets TXC (dist/bin/txc), SUITE, X, A (the
-# suite's attention.tx), PY, OUT (OUT_DEFAULT unless set), LOG ($OUT/log.txt, emptied), W (a
+# suite's attention.tx), PY (python3 unless set), OUT (OUT_DEFAULT unless set), LOG ($OUT/log.txt, emptied), W (a
 # scratch folder removed at exit), fail=0 and T0, and puts the CUDA tools on PATH; exits 2 when
 # there is no txc. It defines log (a line to stdout and LOG), left (seconds of BUDGET, default
 # BUDGET_DEFAULT, still unspent) and has STEP [MIN] (STEP is in $STEPS and more than MIN seconds,
@@ -16,7 +17,7 @@ attn_setup() {
   X=${X:-bench/suite-extra}
   A=$SUITE/attention.tx
   OUT=${OUT:-$2}
-  PY=$(command -v python3 || command -v python)
+  PY=${PY:-$(command -v python3 || command -v python)}
   export PATH="$PATH:/usr/local/cuda/bin"
   mkdir -p "$OUT"
   LOG=$OUT/log.txt

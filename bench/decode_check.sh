@@ -18,28 +18,10 @@
 # 5. a summary table last: tx us, % of txc bench's measured copy, SDPA us, SDPA/tx.
 # Files in $OUT: verify.txt, tx_*.json, torch.json, summary.txt, log.txt. Exit 1 when a check failed.
 set -uo pipefail
-TXC=${TXC:-dist/bin/txc}
-X=${X:-bench/suite-extra}
-OUT=${OUT:-decode-out}
 STEPS=${STEPS:-verify,torch,time,ncu}
-BUDGET=${BUDGET:-95}
-PY=${PY:-$(command -v python3 || command -v python)}
-export PATH="$PATH:/usr/local/cuda/bin"
-mkdir -p "$OUT"
-LOG=$OUT/log.txt
-: >"$LOG"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-[ -x "$TXC" ] || { echo "decode_check: no txc at $TXC (carry dist/)"; exit 2; }
-fail=0
-T0=$(date +%s)
-left() { echo $((BUDGET - ($(date +%s) - T0))); }
-log() { echo "$*" | tee -a "$LOG"; }
-has() {
-  case ",$STEPS," in *",$1,"*) ;; *) return 1 ;; esac
-  [ "$(left)" -gt "${2:-10}" ] && return 0
-  log "skipped $1: $(left) s left"; return 1
-}
+# shellcheck source=bench/attn_lib.sh
+. "$(dirname "$0")/attn_lib.sh"
+attn_setup decode_check decode-out 95 10
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
 sed 's/bf16/f16/g' "$DEC" >"$W/decode_f16.tx"
