@@ -575,6 +575,18 @@ static LLVMValueRef gq_row(attn_gen *a, LLVMValueRef prow) {
     return LLVMBuildURem(cx->b, prow, gt, "");
 }
 
+/* The output fragment element (t, q) of a thread whose rows start at row0 and columns at c0: its
+ * row and column, and whether it lies inside the output (row < rlim, col < dv). */
+static LLVMValueRef ks_frag(cg_ctx *cx, LLVMValueRef row0, LLVMValueRef c0, int t, int q,
+                            LLVMValueRef rlim, LLVMValueRef dv, LLVMValueRef *row,
+                            LLVMValueRef *col) {
+    LLVMBuilderRef b = cx->b;
+    *row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
+    *col = LLVMBuildAdd(b, c0, cg_i64(cx, t * 8 + (q & 1)), "");
+    return LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, *row, rlim, ""),
+                        LLVMBuildICmp(b, LLVMIntSLT, *col, dv, ""), "");
+}
+
 /* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
  * its own 16 keys of each BN-key tile, with its own running max, sum and O; after the last
  * tile the warps' partials are combined through shared memory (sqk) and warp 0 stores. */
@@ -827,10 +839,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                              : LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0);
         for (int t = 0; t < DT; t++)
             for (int q = 0; q < 4; q++) {
-                LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
-                LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
-                LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, rlim, ""),
-                                               LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+                LLVMValueRef row, col;
+                LLVMValueRef in = ks_frag(cx, row0, t264, t, q, rlim, d->Dv, &row, &col);
                 LLVMBasicBlockRef cont = cg_if_begin(cx, LLVMBuildAnd(b, in, w0, ""));
                 st(cx, ld(cx, ov[t][q]), part_at(a, row, col));
                 cg_if_end(cx, cont);
@@ -850,10 +860,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     for (int h = 0; h < 2; h++) inv[h] = inv_sum(cx, lt[h], d->Sk);
     for (int t = 0; t < DT; t++)
         for (int q = 0; q < 4; q++) {
-            LLVMValueRef row = LLVMBuildAdd(b, row0, cg_i64(cx, (q >> 1) * 8), "");
-            LLVMValueRef col = LLVMBuildAdd(b, t264, cg_i64(cx, t * 8 + (q & 1)), "");
-            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, rlim, ""),
-                                           LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""), "");
+            LLVMValueRef row, col;
+            LLVMValueRef in = ks_frag(cx, row0, t264, t, q, rlim, d->Dv, &row, &col);
             if (ks)
                 in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), ""), "");
             LLVMBasicBlockRef cont = cg_if_begin(cx, in);
