@@ -1,0 +1,139 @@
+#!/usr/bin/python3
+"""The held-out programs of bench/heldout/ on the CPU path (run by tests/scripts/heldout.sh).
+
+usage: check_cpu.py TXC ROOT [--all] [--only NAME,...] [--plan-only]
+
+For each case of cases.py (the `fast` subset unless --all): the sm_90a plan at the case's GPU sizes
+(`txc FILE --target=sm_90a`, the manifest): an attention program must be one attention kernel and
+nothing else, and no matmul may fall off wgmma onto mma.sync; then `txc run` on --device=cpu (the
+fused host code) and --device=ref (the reference interpreter) at each small ragged CPU size, every
+output against the NumPy reference of cases.py (NaN where NumPy has NaN, else within the tolerance
+of the returned dtype). Prints one line per check and a summary; exit 1 when any check failed."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cases as C  # noqa: E402
+
+TOL = {"bf16": (3e-2, 3e-2), "f16": (1e-2, 1e-2), "f32": (2e-4, 2e-4), "i32": (0, 0), "bool": (0, 0)}
+
+
+def compare(got, want, dt):
+    want = np.asarray(want, dtype=np.float64)
+    if got.shape != want.shape:
+        return "shape %s, expected %s" % (got.shape, want.shape)
+    atol, rtol = TOL[dt]
+    g, w = got.astype(np.float64).ravel(), want.ravel()
+    # sums over many terms: absolute tolerance scaled by the output's magnitude
+    scale = max(1.0, float(np.nanmax(np.abs(w))) if w.size and np.isfinite(w).any() else 1.0)
+    with np.errstate(invalid="ignore"):
+        ok = np.where(np.isnan(w), np.isnan(g), np.abs(g - w) <= atol * scale + rtol * np.abs(w))
+    bad = np.flatnonzero(~ok)
+    if bad.size:
+        i = bad[0]
+        return "%d of %d elements differ; first at %d: got %r, want %r" % (bad.size, w.size, i, g[i], w[i])
+    return None
+
+
+def dims_args(dims):
+    out = []
+    for k, v in dims.items():
+        out += ["-D", f"{k}={v}"]
+    return out
+
+
+def ret_dtypes(path):
+    """The declared return dtypes of the entry (the last fn): 'f32', 'bf16', ..."""
+    src = open(path).read()
+    last = src[src.rindex("fn "):]
+    ret = last[last.index("->") + 2:last.index("{")]
+    return [t.split("[")[0].strip(" (,") for t in ret.split("]") if "[" in t]
+
+
+def plan(txc, path, dims, work):
+    """The sm_90a manifest's kernels at dims: a list of (name, template), or an error string."""
+    ptx = os.path.join(work, "p.ptx")
+    r = subprocess.run([txc, path, "--target=sm_90a", "-o", ptx] + dims_args(dims),
+                       capture_output=True, text=True, timeout=120)
+    if r.returncode:
+        return r.stderr.strip()[-400:]
+    return [(k["name"], k.get("template", "")) for k in json.load(open(ptx + ".json"))["kernels"]]
+
+
+def plan_issue(c, ks):
+    if isinstance(ks, str):
+        return "compile failed: " + ks
+    tm = [t for _, t in ks]
+    if any("mma.sync" in t or t.startswith("mma-") and "attn" not in t for t in tm):
+        return "a matmul off wgmma: %s" % tm
+    if c["attention"]:
+        att = [t for t in tm if ("attn" in t or t.startswith("fa3")) and "combine" not in t]
+        if len(att) != 1 or (len(tm) != 1 and not any("combine" in t for t in tm)):
+            return "not one attention kernel: %s" % tm
+    if c["kernels"] is not None and len(tm) > c["kernels"]:
+        return "%d kernels (at most %d expected): %s" % (len(tm), c["kernels"], tm)
+    return None
+
+
+def main():
+    txc, root = sys.argv[1], sys.argv[2]
+    flags = sys.argv[3:]
+    only = None
+    if "--only" in flags:
+        only = flags[flags.index("--only") + 1].split(",")
+    todo = [c for c in C.CASES if (only and c["name"] in only) or (not only and ("--all" in flags or c["fast"]))]
+    fails = runs = 0
+    rng = np.random.default_rng(11)
+    with tempfile.TemporaryDirectory() as work:
+        for c in todo:
+            path = os.path.join(root, "bench", "heldout", c["name"] + ".tx")
+            ks = plan(txc, path, c["gpu"], work)
+            msg = plan_issue(c, ks)
+            desc = "; ".join(t or n for n, t in ks) if not isinstance(ks, str) else ""
+            print(("FAIL " if msg else "ok   ") + f"{c['name']} sm_90a plan {C_d(c['gpu'])}: "
+                  + (msg if msg else f"{len(ks)} kernel(s): {desc}"), flush=True)
+            fails += bool(msg)
+            runs += 1
+            if "--plan-only" in flags:
+                continue
+            rdt = ret_dtypes(path)
+            for dims in c["cpu"]:
+                arrs = {}
+                args = dims_args(dims)
+                for nm, shape, dt, kind in c["inputs"]:
+                    a = C.np_input(rng, C.shape_of(shape, dims), dt, kind, dims)
+                    arrs[nm] = a
+                    p = os.path.join(work, nm + ".npy")
+                    np.save(p, a)
+                    args += ["--input", f"{nm}={p}"]
+                want = c["ref"](C.f64(arrs), dims)
+                for dev in ("cpu", "ref"):
+                    od = os.path.join(work, "out")
+                    r = subprocess.run([txc, "run", path, "--device=" + dev, "--output-dir", od] + args,
+                                       capture_output=True, text=True, timeout=300)
+                    msg = r.stderr.strip()[-400:] if r.returncode else None
+                    for i, w in enumerate(want):
+                        if msg:
+                            break
+                        msg = compare(np.load(os.path.join(od, f"out{i}.npy")), w, rdt[i] if i < len(rdt) else "f32")
+                        if msg:
+                            msg = f"out{i}: {msg}"
+                    print(("FAIL " if msg else "ok   ") + f"{c['name']} {C_d(dims)} --device={dev}"
+                          + (": " + msg if msg else ""), flush=True)
+                    fails += bool(msg)
+                    runs += 1
+    print(f"held-out programs: {runs - fails} of {runs} checks passed, {fails} failed")
+    return 1 if fails else 0
+
+
+def C_d(d):
+    return " ".join(f"{k}={v}" for k, v in d.items())
+
+
+if __name__ == "__main__":
+    sys.exit(main())

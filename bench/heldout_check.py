@@ -1,0 +1,195 @@
+"""The held-out programs (bench/heldout/*.tx, sizes and PyTorch expressions in bench/heldout/cases.py)
+on the GPU: run by bench/heldout_check.sh from the repository root with dist/ carried.
+
+    python3 bench/heldout_check.py [--budget S] [--only NAME,...] [--workers N]
+
+For every case, most important first (attention variants, then GEMMs and MLPs, then norms,
+reductions and pointwise, then the tiny ones):
+  1. the sm_90a plan (`txc FILE --target=sm_90a`): kernels and templates;
+  2. `txc bench --device=gpu --json` at the case's GPU sizes: verified against the host (sampled
+     where the outputs are too large) and timed (graph time);
+  3. (as time allows) `txc bench --device=gpu --iters 1` at the case's last ragged CPU size: a full
+     verification against the host reference.
+Meanwhile N worker processes (bench/heldout_torch.py) compile the same expressions with
+torch.compile; every GPU timing (tx's and torch's) holds one lock, so none overlaps another.
+Prints one row per case (tx us, torch.compile us, torch.compile / tx: > 1 means tx is faster,
+verified at the bench size and at the ragged size, the plan) and the geomean / worst row last.
+Files under $OUT: heldout.json, heldout.md, heldout_log.txt, torch-*.json."""
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, "heldout"))
+import cases as C  # noqa: E402
+
+OUT = os.environ.get("OUT", "heldout-out")
+TXC = os.environ.get("TXC", "dist/bin/txc")
+ORDER = ["attn", "decode", "gelu", "swiglu", "skinny", "ragged", "bmm", "mixed", "l2norm", "cross", "log_softmax",
+         "rmsnorm", "layernorm", "qk_", "softmax", "colsum", "batch", "row_", "masked", "rotary", "ema", "f32_", "tiny"]
+
+
+def prio(c):
+    for i, p in enumerate(ORDER):
+        if c["name"].startswith(p):
+            return i
+    return len(ORDER)
+
+
+def dargs(d):
+    return [x for k, v in d.items() for x in ("-D", f"{k}={v}")]
+
+
+def special_inputs(c, dims, wd, tag):
+    """.npy files for the inputs --random-inputs cannot fill meaningfully (lengths, positions,
+    labels, bool masks); the rest are random. Returns txc --input options."""
+    import numpy as np
+    rng = np.random.default_rng(5)
+    opts = []
+    for nm, shape, dt, kind in c["inputs"]:
+        if kind in ("lens", "pos", "labels", "bool", "unit"):
+            p = os.path.join(wd, f"{c['name']}_{tag}_{nm}.npy")
+            np.save(p, C.np_input(rng, C.shape_of(shape, dims), dt, kind, dims))
+            opts += ["--input", f"{nm}={p}"]
+    return opts
+
+
+def plan(path, dims, wd):
+    ptx = os.path.join(wd, "p.ptx")
+    r = subprocess.run([TXC, path, "--target=sm_90a", "-o", ptx] + dargs(dims), capture_output=True, text=True,
+                       timeout=60)
+    if r.returncode:
+        return None, r.stderr.strip()[-300:]
+    ks = json.load(open(ptx + ".json"))["kernels"]
+    return [k.get("template") or k["name"].split("_")[-1] for k in ks], None
+
+
+def bench(path, dims, extra, lock, iters, lf):
+    cmd = ["flock", lock, TXC, "bench", path, "--device=gpu", "--random-inputs=1", "--iters", str(iters),
+           "--json"] + extra + dargs(dims)
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=40)
+        rc, so, se = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        rc, so, se = 124, "", "timed out after 40 s"
+    if se.strip():
+        print(f"--- {os.path.basename(path)} {dims} (rc {rc})\n{se.strip()[-1500:]}", file=lf, flush=True)
+    try:
+        res = json.loads(so[so.index("{"):]) if "{" in so else None
+    except ValueError:
+        res = None
+    if not res or "fused" not in res:
+        return None, f"rc {rc}: " + ((se.strip().splitlines() or ["no output"])[-1][:160])
+    return res["fused"], None
+
+
+def main():
+    args = sys.argv[1:]
+    budget, only, workers = 72.0, None, 3
+    while args:
+        a = args.pop(0)
+        if a == "--budget":
+            budget = float(args.pop(0))
+        elif a == "--only":
+            only = args.pop(0).split(",")
+        elif a == "--workers":
+            workers = int(args.pop(0))
+    t0 = time.time()
+    end = t0 + budget
+    os.makedirs(OUT, exist_ok=True)
+    todo = sorted([c for c in C.CASES if not only or c["name"] in only], key=prio)
+    wd = tempfile.mkdtemp(prefix="tx-heldout-")
+    lock = os.path.join(wd, "gpu.lock")
+    lf = open(os.path.join(OUT, "heldout_log.txt"), "w")
+    py = sys.executable
+    procs = []
+    for w in range(workers):  # torch.compile in parallel with tx's work; timings serialised by the lock
+        names = [c["name"] for c in todo[w::workers]]
+        if names:
+            procs.append(subprocess.Popen([py, os.path.join(HERE, "heldout_torch.py"), os.path.join(OUT, f"torch-{w}.json"),
+                                           lock, str(end - 6)] + names, stdout=lf, stderr=lf))
+    rows = {}
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(6) as ex:  # the sm_90a plans, compile only, in parallel
+        plans = dict(zip([c["name"] for c in todo], ex.map(
+            lambda c: plan(os.path.join(HERE, "heldout", c["name"] + ".tx"), c["gpu"],
+                           tempfile.mkdtemp(dir=wd)), todo)))
+    for c in todo:  # phase 1: verify and time at the GPU sizes
+        r = rows[c["name"]] = {"name": c["name"], "dims": c["gpu"]}
+        path = os.path.join(HERE, "heldout", c["name"] + ".tx")
+        r["plan"], err = plans[c["name"]]
+        if time.time() > end - 10:
+            r["error"] = "skipped: out of time"
+            continue
+        if err:
+            r["error"] = "compile: " + err
+            continue
+        fu, err = bench(path, c["gpu"], special_inputs(c, c["gpu"], wd, "g") + ["--timing-budget=0.3"], lock, 20, lf)
+        if err:
+            r["error"] = err
+            continue
+        r["tx_us"], r["verified"] = fu.get("graph_us"), fu.get("verified")
+        r["kernels_us"] = [(k.get("name"), k.get("kind"), k.get("us")) for k in fu.get("kernels", [])]
+        print(f"tx {'ok ' if r['verified'] else 'BAD'} {c['name']}: {r['tx_us']:.1f} us [{'; '.join(r['plan'])}]",
+              file=lf, flush=True)
+    for c in todo:  # phase 2: a full verification at a ragged size
+        r = rows[c["name"]]
+        if "error" in r or time.time() > end - 8:
+            continue
+        path = os.path.join(HERE, "heldout", c["name"] + ".tx")
+        dims = c["cpu"][-1]
+        fu, err = bench(path, dims, special_inputs(c, dims, wd, "r"), lock, 1, lf)
+        r["ragged"] = dims
+        r["ragged_verified"] = False if err else fu.get("verified")
+        if err:
+            r["ragged_error"] = err
+    for p in procs:
+        try:
+            p.wait(timeout=max(1.0, end - time.time()))
+        except subprocess.TimeoutExpired:
+            p.kill()
+    th = {}
+    for w in range(workers):
+        try:
+            th.update(json.load(open(os.path.join(OUT, f"torch-{w}.json"))))
+        except Exception:
+            pass
+    lines = ["| program | sizes | tx us | torch.compile us | tc/tx | verified (bench size / ragged) | plan on sm_90a |",
+             "|---|---|---:|---:|---:|---|---|"]
+    ratios = []
+    for c in todo:
+        r = rows[c["name"]]
+        t = th.get(c["name"], {})
+        tx, tc = r.get("tx_us"), t.get("us")
+        ratio = tc / tx if tx and tc else None
+        if ratio:
+            ratios.append((ratio, c["name"]))
+        v = "%s / %s" % ({True: "yes", False: "NO", None: "-"}[r.get("verified")],
+                         {True: "yes", False: "NO", None: "-"}[r.get("ragged_verified")])
+        note = r.get("error") or t.get("error") or ""
+        pl = "%d: %s" % (len(r["plan"]), "; ".join(r["plan"])) if r.get("plan") else "-"
+        f = lambda x: "%.1f" % x if x else "-"
+        lines.append(f"| {c['name']} | {' '.join(f'{k}={v}' for k, v in c['gpu'].items())} | {f(tx)} | {f(tc)} | "
+                     f"{'%.2fx' % ratio if ratio else '-'} | {v} | {pl}{' (' + note + ')' if note else ''} |")
+    if ratios:
+        gm = math.exp(sum(math.log(x) for x, _ in ratios) / len(ratios))
+        w = min(ratios)
+        lines.append(f"| geomean over {len(ratios)} / worst | | | | {gm:.2f}x / {w[0]:.2f}x ({w[1]}) | "
+                     f"{sum(1 for c in todo if rows[c['name']].get('verified'))} of {len(todo)} verified | |")
+    else:
+        lines.append("| geomean / worst | | | | - | | |")
+    txt = "\n".join(lines)
+    print(txt)
+    open(os.path.join(OUT, "heldout.md"), "w").write(txt + "\n")
+    json.dump({"rows": rows, "torch": th, "wall_s": round(time.time() - t0, 1)}, open(os.path.join(OUT, "heldout.json"), "w"),
+              indent=1)
+    bad = [c["name"] for c in todo if rows[c["name"]].get("verified") is False or rows[c["name"]].get("ragged_verified") is False]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,85 @@
+"""torch.compile of the held-out programs' PyTorch expressions (bench/heldout/cases.py), one worker
+of bench/heldout_check.py:
+
+    python3 bench/heldout_torch.py OUT_JSON LOCK DEADLINE NAME [NAME ...]
+
+Compiles each named case's expression with torch.compile (default mode) at its GPU sizes and runs
+it once, then times it with triton's do_bench (median, L2 flushed) while holding LOCK (flock), so
+no two timings (tx's or another worker's) share the GPU. Cases still pending at DEADLINE (a Unix
+time) are skipped. Writes {name: {"us": ..., "compile_s": ...} or {"error": ...}} to OUT_JSON
+after every case (a killed run keeps what it has)."""
+import fcntl
+import json
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "heldout"))
+import cases as C  # noqa: E402
+
+TD = {"f32": "float32", "bf16": "bfloat16", "f16": "float16", "i32": "int32", "bool": "bool"}
+
+
+def t_input(torch, shape, dt, kind, dims):
+    dev = "cuda"
+    if kind == "lens":
+        full = dims.get("L", dims.get("S"))
+        return torch.randint(max(dims.get("T", 1), 1), full + 1, shape, device=dev, dtype=torch.int32)
+    if kind == "pos":
+        return torch.randint(0, dims["L"] - dims["T"] + 1, shape, device=dev, dtype=torch.int32)
+    if kind == "labels":
+        return torch.randint(0, dims["V"], shape, device=dev, dtype=torch.int32)
+    if kind == "bool":
+        return torch.rand(shape, device=dev) < 0.7
+    if kind == "unit":
+        return torch.rand(shape, device=dev, dtype=getattr(torch, TD[dt]))
+    x = torch.randn(shape, device=dev, dtype=torch.float32)
+    x = x * (0.05 if kind == "small" else 6.0 if kind == "big" else 1.0)
+    return x.to(getattr(torch, TD[dt]))
+
+
+def main():
+    out, lock, deadline, names = sys.argv[1], sys.argv[2], float(sys.argv[3]), sys.argv[4:]
+    import torch
+    from triton.testing import do_bench
+    torch.manual_seed(0)
+    torch._dynamo.config.cache_size_limit = 64
+    res = {}
+    by = {c["name"]: c for c in C.CASES}
+    compiled = []
+    for n in names:  # compile all first (CPU), then time each under the lock
+        c = by[n]
+        if time.time() > deadline:
+            res[n] = {"error": "skipped: deadline"}
+            continue
+        try:
+            d = c["gpu"]
+            xs = [t_input(torch, C.shape_of(s, d), dt, k, d) for _, s, dt, k in c["inputs"]]
+            cf = torch.compile(c["torch"])  # each case's function has its own code object
+            xs.append(d)
+            ts = time.time()
+            cf(*xs)
+            torch.cuda.synchronize()
+            res[n] = {"compile_s": round(time.time() - ts, 2)}
+            compiled.append((n, cf, xs))
+        except Exception as e:
+            res[n] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
+        json.dump(res, open(out, "w"), indent=1)
+    for n, cf, xs in compiled:
+        if time.time() > deadline:
+            res[n]["error"] = "skipped: deadline"
+            continue
+        with open(lock, "w") as lf:
+            fcntl.flock(lf, fcntl.LOCK_EX)
+            try:
+                res[n]["us"] = do_bench(lambda: cf(*xs), warmup=5, rep=30, return_mode="median") * 1e3
+            except Exception as e:
+                res[n]["error"] = f"{type(e).__name__}: {str(e)[:300]}"
+            finally:
+                fcntl.flock(lf, fcntl.LOCK_UN)
+        json.dump(res, open(out, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
