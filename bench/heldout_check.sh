@@ -16,7 +16,6 @@ export TXC=${TXC:-dist/bin/txc}
 export OUT=${OUT:-heldout-out}
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -x "$TXC" ] || { echo "heldout_check: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2; exit 2; }
-command -v flock >/dev/null || { echo "heldout_check: flock not found" >&2; exit 2; }
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 echo "heldout_check: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)"
