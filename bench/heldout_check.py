@@ -29,7 +29,7 @@ import cases as C  # noqa: E402
 
 OUT = os.environ.get("OUT", "heldout-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
-ORDER = ["attn", "decode", "gelu", "swiglu", "skinny", "ragged", "bmm", "mixed", "l2norm", "cross", "log_softmax",
+ORDER = ["block", "mlp_3d", "attn", "decode", "gelu", "swiglu", "skinny", "ragged", "bmm", "mixed", "l2norm", "cross", "log_softmax",
          "rmsnorm", "layernorm", "qk_", "softmax", "colsum", "batch", "row_", "masked", "rotary", "ema", "f32_", "tiny"]
 
 

@@ -34,7 +34,7 @@ def t_input(torch, shape, dt, kind, dims):
     if kind == "unit":
         return torch.rand(shape, device=dev, dtype=getattr(torch, TD[dt]))
     x = torch.randn(shape, device=dev, dtype=torch.float32)
-    x = x * (0.05 if kind == "small" else 6.0 if kind == "big" else 1.0)
+    x = x * (0.05 if kind == "small" else 6.0 if kind == "big" else shape[0] ** -0.5 if kind == "w" else 1.0)
     return x.to(getattr(torch, TD[dt]))
 
 

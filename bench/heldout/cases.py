@@ -66,6 +66,8 @@ def np_input(rng, shape, dtype, kind, dims):
     a = rng.standard_normal(shape)
     if kind == "small":
         a = a * 0.05
+    if kind == "w":  # a weight at its usual initialisation: 1 / sqrt(fan_in)
+        a = a / math.sqrt(shape[0])
     if kind == "unit":
         a = rng.random(shape)
     if kind == "big":
@@ -571,3 +573,46 @@ case("decode_f16", [dict(B=3, H=2, L=300)], dict(B=16, H=16, L=4100),
      [("q", ("B", "H", 1, 64), "f16", "n"), ("k", ("B", "H", "L", 64), "f16", "n"),
       ("v", ("B", "H", "L", 64), "f16", "n"), ("len", ("B",), "i32", "lens")],
      ref_decode_f16, t_decode_f16, attention=True)
+
+
+# ---- [B, S, D] layers (nn.Linear on a batch) ---------------------------------------------------
+case("mlp_3d", [dict(B=2, S=5, D=32, F=96)], dict(B=4, S=1024, D=1024, F=4096),
+     [("x", ("B", "S", "D"), "bf16", "n"), ("w1", ("D", "F"), "bf16", "small"), ("b1", ("F",), "bf16", "n"),
+      ("w2", ("F", "D"), "bf16", "small"), ("b2", ("D",), "bf16", "n")],
+     ref_mlp(np_gelu), lambda x, w1, b1, w2, b2, d: x + (F().gelu(x @ w1 + b1) @ w2 + b2))
+
+
+def np_rms(x, w, eps):
+    return rb(x / np.sqrt((x * x).mean(-1, keepdims=True) + eps) * w)
+
+
+def ref_block(a, d):
+    b, s = d["B"], d["S"]
+    x = a["x"]
+    h = np_rms(x, a["n1"], 1e-5)
+    q, k, v = (split(rb(h @ a[w]), b, s, 16, 128) for w in ("wq", "wk", "wv"))
+    o = merge(attend(np.where(causal(s), rb(q @ np.swapaxes(k, -1, -2)) * SC128, -np.inf), v, "bf16"))
+    x = rb(x + rb(o @ a["wo"]))
+    g = np_rms(x, a["n2"], 1e-5)
+    gg, u = rb(g @ a["wg"]), rb(g @ a["wu"])
+    return [rb(x + rb(rb(rb(gg / (1 + np.exp(-gg))) * u) @ a["wd"]))]
+
+
+def t_block(x, n1, wq, wk, wv, wo, n2, wg, wu, wd, d):
+    b, s = d["B"], d["S"]
+    rms = lambda t, w: F().rms_norm(t.float(), (2048,), w.float(), 1e-5).to(t.dtype)
+    h = rms(x, n1)
+    q, k, v = ((h @ w).view(b, s, 16, 128).transpose(1, 2) for w in (wq, wk, wv))
+    o = F().scaled_dot_product_attention(q, k, v, is_causal=True)
+    x = x + o.transpose(1, 2).reshape(b, s, 2048) @ wo
+    g = rms(x, n2)
+    return x + (F().silu(g @ wg) * (g @ wu)) @ wd
+
+
+case("block_bsd", [dict(B=1, S=5)], dict(B=2, S=2048),
+     [("x", ("B", "S", 2048), "bf16", "n"), ("n1", (2048,), "bf16", "n"),
+      ("wq", (2048, 2048), "bf16", "w"), ("wk", (2048, 2048), "bf16", "w"),
+      ("wv", (2048, 2048), "bf16", "w"), ("wo", (2048, 2048), "bf16", "w"), ("n2", (2048,), "bf16", "n"),
+      ("wg", (2048, 5632), "bf16", "w"), ("wu", (2048, 5632), "bf16", "w"),
+      ("wd", (5632, 2048), "bf16", "w")],
+     ref_block, t_block, fast=False)
