@@ -120,7 +120,7 @@ def t_rmsnorm_residual(x, a, w, d):
     return h, (hf * T().rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-5) * w.float()).to(h.dtype)
 
 
-case("rmsnorm_residual", [dict(M=5, D=77), dict(M=33, D=1000)], dict(M=4096, D=3073),
+case("rmsnorm_residual", [dict(M=1, D=1), dict(M=5, D=77), dict(M=33, D=1000)], dict(M=4096, D=3073),
      [("x", ("M", "D"), "bf16", "n"), ("a", ("M", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n")],
      ref_rmsnorm_residual, t_rmsnorm_residual)
 
@@ -181,7 +181,7 @@ case("softmax_mid", [dict(B=2, S=77, C=5), dict(B=1, S=1, C=3)], dict(B=64, S=10
      [("x", ("B", "S", "C"), "f32", "big")], lambda a, d: [np_softmax(a["x"], 1)],
      lambda x, d: T().softmax(x, dim=1))
 
-case("colsum_bf16", [dict(M=1000, N=33), dict(M=3, N=4099)], dict(M=8192, N=3000),
+case("colsum_bf16", [dict(M=1, N=5), dict(M=1000, N=33), dict(M=3, N=4099)], dict(M=8192, N=3000),
      [("g", ("M", "N"), "bf16", "n")], lambda a, d: [rb(a["g"].sum(0))], lambda g, d: g.sum(0))
 
 
@@ -197,7 +197,7 @@ def t_batch_stats(x, d):
     return mu, var, (x - mu) * T().rsqrt(var + 1e-5)
 
 
-case("batch_stats", [dict(N=300, C=7), dict(N=2, C=129)], dict(N=32768, C=512),
+case("batch_stats", [dict(N=300, C=7), dict(N=2, C=129), dict(N=1, C=3)], dict(N=32768, C=512),
      [("x", ("N", "C"), "f32", "n")], ref_batch_stats, t_batch_stats)
 
 
@@ -226,7 +226,7 @@ def t_pool(h, ln, d):
     return (h.float() * keep).sum(1) / ln.clamp(min=1)[:, None].float()
 
 
-case("masked_mean_pool", [dict(B=4, S=9, D=40)], dict(B=64, S=512, D=1024),
+case("masked_mean_pool", [dict(B=4, S=9, D=40), dict(B=3, S=1, D=1)], dict(B=64, S=512, D=1024),
      [("h", ("B", "S", "D"), "bf16", "n"), ("len", ("B",), "i32", "lens")], ref_pool, t_pool)
 
 case("tiny_ops", [dict()], dict(),
@@ -496,7 +496,7 @@ def t_gqa(q, k, v, d):
     return o.transpose(1, 2).reshape(b, s, 4096)
 
 
-case("attn_gqa_32_8", [dict(B=1, S=7), dict(B=2, S=33)], dict(B=2, S=4096),
+case("attn_gqa_32_8", [dict(B=1, S=1), dict(B=1, S=7), dict(B=2, S=33)], dict(B=2, S=4096),
      [("q", ("B", "S", 4096), "bf16", "n"), ("k", ("B", "S", 1024), "bf16", "n"), ("v", ("B", "S", 1024), "bf16", "n")],
      ref_gqa, t_gqa, attention=True)
 
@@ -516,7 +516,7 @@ def ref_cross(a, d):
     return [attend(rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125, a["v"], "bf16")]
 
 
-case("attn_cross", [dict(B=1, SQ=7, SK=33), dict(B=2, SQ=1, SK=150)], dict(B=8, SQ=448, SK=1500),
+case("attn_cross", [dict(B=1, SQ=7, SK=33), dict(B=2, SQ=1, SK=150), dict(B=1, SQ=130, SK=1)], dict(B=8, SQ=448, SK=1500),
      [("q", ("B", 20, "SQ", 64), "bf16", "n"), ("k", ("B", 20, "SK", 64), "bf16", "n"),
       ("v", ("B", 20, "SK", 64), "bf16", "n")],
      ref_cross, lambda q, k, v, d: t_attn(q, k, v, 0.125), attention=True)
@@ -552,7 +552,7 @@ def t_decode_spec(q, k, v, ln, d):
     return t_attn(q, k, v, SC128, keep, gqa=True)
 
 
-case("decode_spec", [dict(B=3, T=4, L=70), dict(B=2, T=1, L=5)], dict(B=8, T=4, L=8192),
+case("decode_spec", [dict(B=3, T=4, L=70), dict(B=2, T=1, L=5), dict(B=2, T=16, L=16)], dict(B=8, T=4, L=8192),
      [("q", ("B", 32, "T", 128), "bf16", "n"), ("k", ("B", 8, "L", 128), "bf16", "n"),
       ("v", ("B", 8, "L", 128), "bf16", "n"), ("pos", ("B",), "i32", "pos")],
      ref_decode_spec, t_decode_spec, attention=True)
@@ -616,3 +616,38 @@ case("block_bsd", [dict(B=1, S=5)], dict(B=2, S=2048),
       ("wg", (2048, 5632), "bf16", "w"), ("wu", (2048, 5632), "bf16", "w"),
       ("wd", (5632, 2048), "bf16", "w")],
      ref_block, t_block, fast=False)
+
+
+def ref_qkv_split(a, d):
+    b, s = d["B"], d["S"]
+    qkv = a["qkv"]
+    q, k, v = (split(qkv[..., i * 768:(i + 1) * 768], b, s, 12, 64) for i in range(3))
+    sc = rb(q @ np.swapaxes(k, -1, -2)) * 0.125
+    return [merge(attend(np.where(causal(s), sc, -np.inf), v, "bf16"))]
+
+
+def t_qkv_split(qkv, d):
+    b, s = d["B"], d["S"]
+    q, k, v = (t.view(b, s, 12, 64).transpose(1, 2) for t in qkv.split(768, dim=2))
+    o = t_attn(q, k, v, 0.125, t_causal(s, s, qkv.device))
+    return o.transpose(1, 2).reshape(b, s, 768)
+
+
+case("attn_qkv_split", [dict(B=2, S=33), dict(B=1, S=1)], dict(B=8, S=1024),
+     [("qkv", ("B", "S", 2304), "bf16", "n")], ref_qkv_split, t_qkv_split, attention=True)
+
+
+def ref_lse(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    m = s.max(-1, keepdims=True)
+    l = np.exp(s - m).sum(-1, keepdims=True)
+    return [attend(s, a["v"], "bf16"), (np.log(l) + m)[..., 0]]
+
+
+def t_lse(q, k, v, d):
+    s = (q @ k.transpose(-1, -2)).float() * 0.125
+    return T().softmax(s, dim=-1).to(q.dtype) @ v, T().logsumexp(s, dim=-1)
+
+
+case("attn_lse", [dict(B=2, S=45)], dict(B=8, S=2048),
+     [(n, ("B", 8, "S", 64), "bf16", "n") for n in "qkv"], ref_lse, t_lse, attention=True)

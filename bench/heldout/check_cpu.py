@@ -27,6 +27,10 @@ KNOWN = {
     "bmm_heads": "batched matmuls (rank > 2) plan on mma.sync: passes/wgmma.c takes rank-2 products only",
     "mlp_3d": "[B, S, D] @ [D, F] plans on mma.sync: passes/wgmma.c takes rank-2 products only",
     "block_bsd": "[B, S, D] projections plan on mma.sync (rank-2 wgmma only); the RMSNorms stay separate kernels",
+    "attn_qkv_split": "q, k, v sliced from a fused [B, S, 3 * H * D] projection: the attention falls off the FA3 "
+                      "kernel onto mma.sync (cg_attn_wg_view_of takes no slice), while --explain says attention.fa3",
+    "attn_lse": "returning the row log-sum-exp as well splits attention into 3 kernels with S x S in HBM "
+                "([attention.escape])",
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
 }
 TOL = {"bf16": (2e-2, 2e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0), "bool": (0, 0)}
