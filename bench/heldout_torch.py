@@ -4,7 +4,8 @@ of bench/heldout_check.py:
     python3 bench/heldout_torch.py OUT_JSON LOCK DEADLINE NAME [NAME ...]
 
 Compiles each named case's expression with torch.compile (default mode) at its GPU sizes and runs
-it once, then times it with triton's do_bench (median, L2 flushed) while holding LOCK (flock), so
+it once, then times it (and, for attention, torch's SDPA on the same inputs: cases.SDPA) with
+triton's do_bench (median, L2 flushed) while holding LOCK (flock), so
 no two timings (tx's or another worker's) share the GPU. Cases still pending at DEADLINE (a Unix
 time) are skipped. Writes {name: {"us": ..., "compile_s": ...} or {"error": ...}} to OUT_JSON
 after every case (a killed run keeps what it has)."""
@@ -75,6 +76,9 @@ def main():
             fcntl.flock(lf, fcntl.LOCK_EX)
             try:
                 res[n]["us"] = do_bench(lambda: cf(*xs), warmup=5, rep=30, return_mode="median") * 1e3
+                sd = C.SDPA.get(n)  # torch's fused attention on the same inputs (eager)
+                if sd:
+                    res[n]["sdpa_us"] = do_bench(lambda: sd(*xs), warmup=5, rep=30, return_mode="median") * 1e3
             except Exception as e:
                 res[n]["error"] = f"{type(e).__name__}: {str(e)[:300]}"
             finally:

@@ -651,3 +651,71 @@ def t_lse(q, k, v, d):
 
 case("attn_lse", [dict(B=2, S=45)], dict(B=8, S=2048),
      [(n, ("B", 8, "S", 64), "bf16", "n") for n in "qkv"], ref_lse, t_lse, attention=True)
+
+
+# ---- SDPA: torch's fused attention on the same inputs, the anchor where it expresses the variant --
+def sdpa(q, k, v, scale, mask=None, causal=False, gqa=False):
+    return F().scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=causal, scale=scale, enable_gqa=gqa)
+
+
+def s_window(q, k, v, d):
+    tt = T()
+    b, s = d["B"], d["S"]
+    qh, kh, vh = (t.view(b, s, 16, 64).transpose(1, 2) for t in (q, k, v))
+    i = tt.arange(s, device=q.device)[:, None]
+    j = tt.arange(s, device=q.device)[None, :]
+    return sdpa(qh, kh, vh, 0.125, (j <= i) & (i - j < 256)).transpose(1, 2).reshape(b, s, 1024)
+
+
+def s_alibi(q, k, v, d):
+    tt = T()
+    s_ = d["S"]
+    sl = 2.0 ** (-8.0 * (tt.arange(16, device=q.device, dtype=tt.float32) + 1) / 16)
+    pos = tt.arange(s_, device=q.device)
+    bias = sl[:, None, None] * (pos[None, :] - pos[:, None]).float()
+    bias = bias.masked_fill(pos[None, :] > pos[:, None], float("-inf")).to(q.dtype)
+    return sdpa(q, k, v, 0.10206207261596575, bias)
+
+
+def s_gqa(q, k, v, d):
+    b, s = d["B"], d["S"]
+    qh = q.view(b, s, 32, 128).transpose(1, 2)
+    kh, vh = (t.view(b, s, 8, 128).transpose(1, 2) for t in (k, v))
+    return sdpa(qh, kh, vh, SC128, causal=True, gqa=True).transpose(1, 2).reshape(b, s, 4096)
+
+
+def s_qkv(qkv, d):
+    b, s = d["B"], d["S"]
+    q, k, v = (t.view(b, s, 12, 64).transpose(1, 2) for t in qkv.split(768, dim=2))
+    return sdpa(q, k, v, 0.125, causal=True).transpose(1, 2).reshape(b, s, 768)
+
+
+def s_decode_spec(q, k, v, ln, d):
+    tt = T()
+    last = ln[:, None, None, None] + tt.arange(d["T"], device=q.device)[:, None]
+    return sdpa(q, k, v, SC128, tt.arange(d["L"], device=q.device)[None, :] <= last, gqa=True)
+
+
+def s_decode_f16(q, k, v, ln, d):
+    keep = T().arange(d["L"], device=q.device)[None, None, None, :] < ln[:, None, None, None]
+    return sdpa(q, k, v, 0.125, keep)
+
+
+SDPA = {
+    "attn_causal_d64": lambda q, k, v, d: sdpa(q, k, v, 0.125, causal=True),
+    "attn_window_split": s_window,
+    "attn_alibi_iota": s_alibi,
+    "attn_keypad": lambda q, k, v, ln, d: sdpa(
+        q, k, v, 0.125, T().arange(d["S"], device=q.device)[None, None, None, :] < ln[:, None, None, None]),
+    "attn_boolmask": lambda q, k, v, m, d: sdpa(
+        q, k, v, 0.11180339887498948, m & t_causal(d["S"], d["S"], q.device)),
+    "attn_relbias": lambda q, k, v, pb, d: sdpa(q, k, v, 1.0, pb.to(q.dtype)),
+    "attn_gqa_32_8": s_gqa,
+    "attn_mqa": lambda q, k, v, d: sdpa(q, k, v, 0.125, causal=True, gqa=True),
+    "attn_cross": lambda q, k, v, d: sdpa(q, k, v, 0.125),
+    "attn_f16_d128": lambda q, k, v, d: sdpa(q, k, v, SC128),
+    "attn_qkv_split": s_qkv,
+    "attn_lse": lambda q, k, v, d: sdpa(q, k, v, 0.125),
+    "decode_spec": s_decode_spec,
+    "decode_f16": s_decode_f16,
+}
