@@ -280,17 +280,24 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
         return iv_eval(a, ir_in(g, n, 0), t, depth + 1); /* trailing-aligned */
     if (!(ir_op_traits(op) & IR_T_ELEM) || n->nin > 3) return iv_top();
     attn_iv x[3];
+    bool logic = op == IR_OP_AND || op == IR_OP_OR;
     for (unsigned k = 0; k < n->nin; k++) {
         x[k] = iv_eval(a, ir_in(g, n, k), t, depth + 1);
+        if (x[k].top && logic) /* an unknown bool (a mask input) may be true and may be false */
+            x[k] = (attn_iv){false, 2, LLVMConstInt(cx->i1, 1, 0), LLVMConstInt(cx->i1, 1, 0)};
         if (x[k].top && !(op == IR_OP_WHERE && k > 0)) return iv_top();
     }
     switch (op) {
         case IR_OP_WHERE: { /* c false everywhere: b; true everywhere: a; else both */
             if (x[1].top || x[2].top) {
-                if (x[2].top || x[2].kind != 1) return iv_top();
-                /* a unknown (the scores): known only where c is false everywhere */
-                LLVMValueRef hi = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, INFINITY), x[2].hi, "");
-                LLVMValueRef lo = LLVMBuildSelect(b, x[0].hi, cg_f32c(cx, -INFINITY), x[2].lo, "");
+                if (x[1].top == x[2].top) return iv_top();
+                /* one side unknown (the scores): known only where c always picks the other
+                 * (where(keep, s, -inf) where keep is false, where(pad, -inf, s) where pad is) */
+                const attn_iv *kn = x[1].top ? &x[2] : &x[1];
+                if (kn->kind != 1) return iv_top();
+                LLVMValueRef unk = x[1].top ? x[0].hi : x[0].lo; /* c may pick the unknown side */
+                LLVMValueRef hi = LLVMBuildSelect(b, unk, cg_f32c(cx, INFINITY), kn->hi, "");
+                LLVMValueRef lo = LLVMBuildSelect(b, unk, cg_f32c(cx, -INFINITY), kn->lo, "");
                 return (attn_iv){false, 1, lo, hi};
             }
             if (x[1].kind != x[2].kind) return iv_top();
@@ -353,9 +360,12 @@ static int iv_static(attn_gen *a, ir_id id, unsigned depth) {
     int k[3];
     for (unsigned i = 0; i < n->nin; i++) k[i] = iv_static(a, ir_in(g, n, i), depth + 1);
     if (op == IR_OP_WHERE) {
-        if (k[0] != 2 || k[2] < 0) return -1;
-        return k[1] < 0 ? (k[2] == 1 ? 1 : -1) : k[1] == k[2] ? k[1] : -1;
+        if (k[0] != 2 || (k[1] < 0 && k[2] < 0)) return -1;
+        if (k[1] < 0 || k[2] < 0) return k[1] == 1 || k[2] == 1 ? 1 : -1; /* one side the scores */
+        return k[1] == k[2] ? k[1] : -1;
     }
+    /* m & causal: one known side decides where it is false (|: where it is true) */
+    if ((op == IR_OP_AND || op == IR_OP_OR) && (k[0] == 2 || k[1] == 2)) return 2;
     for (unsigned i = 0; i < n->nin; i++)
         if (k[i] < 0) return -1;
     if (op == IR_OP_AND || op == IR_OP_OR || op == IR_OP_NOT) return 2;

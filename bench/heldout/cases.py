@@ -719,3 +719,8 @@ SDPA = {
     "decode_spec": s_decode_spec,
     "decode_f16": s_decode_f16,
 }
+
+# The FA3 programs whose mask has a conjunct of positions (or per-batch lengths) only: their kernel
+# must compute a key range (block sparsity), so it differs from the TX_ATTN_NO_SKIP=1 build.
+BLOCK_SPARSE = {"attn_causal_d64", "attn_window_split", "attn_alibi_iota", "attn_softcap_gemma", "attn_keypad",
+                "attn_boolmask", "attn_gqa_32_8", "attn_mqa"}

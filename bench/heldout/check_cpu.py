@@ -90,6 +90,20 @@ def plan(txc, path, dims, work):
     return ks
 
 
+def skip_issue(txc, path, dims, work):
+    """None when the sm_90a kernel computes a key range (its PTX is longer than the build with
+    TX_ATTN_NO_SKIP=1, which visits every key tile), else what is wrong."""
+    size = []
+    for env in ({}, {"TX_ATTN_NO_SKIP": "1"}):
+        ptx = os.path.join(work, "s.ptx")
+        r = subprocess.run([txc, path, "--target=sm_90a", "-o", ptx] + dims_args(dims), capture_output=True,
+                           text=True, timeout=120, env=dict(os.environ, **env))
+        if r.returncode:
+            return r.stderr.strip()[-300:]
+        size.append(len(open(ptx).read()))
+    return None if size[0] > size[1] else "the kernel visits every key tile (no block sparsity)"
+
+
 def plan_issue(c, ks):
     if isinstance(ks, str):
         return "compile failed: " + ks
@@ -126,6 +140,12 @@ def main():
                   + (f" [known: {known}]" if known else ""), flush=True)
             fails += bool(msg) and not known
             runs += 1
+            if c["name"] in C.BLOCK_SPARSE and not isinstance(ks, str):
+                msg = skip_issue(txc, path, c["gpu"], work)
+                print(("FAIL " if msg else "ok   ") + f"{c['name']} sm_90a skips dead key tiles"
+                      + (": " + msg if msg else ""), flush=True)
+                fails += bool(msg)
+                runs += 1
             if "--plan-only" in flags:
                 continue
             rdt = ret_dtypes(path)
