@@ -139,6 +139,11 @@ typedef struct cg_ctx {
     unsigned nstage;
     unsigned stage_temp[1 + CG_STAGE_MAX];
     unsigned stage_buf[1 + CG_STAGE_MAX];
+    /* cg_kernel_begin: a workspace temp the region's kernel reads and writes (the stream-K
+     * partials of codegen/wgmma.c), temp index + 1 (0: none), appended after the staged copies;
+     * ws_ptr gets its parameter */
+    unsigned wstemp;
+    LLVMValueRef ws_ptr;
     bool xtemp_reads_all; /* the combine reads every value the region reads (attention's
                              [attention.split_kv]: its epilogue may read any of them) */
 } cg_ctx;
@@ -670,6 +675,13 @@ typedef struct cg_wg_plan {
     int64_t red_bytes;       /* rank 0's slots for the other ranks' partial accumulators */
     int64_t smem_bytes;      /* dynamic shared memory: stages, barriers, 1024 B alignment slack */
     int group_m;             /* M tiles per group of the tile order */
+    bool streamk;            /* stream-K ([matmul.wgmma.streamk], the schedule's splits 0):
+                                sk_ctas CTAs share tiles x nk k steps evenly (pass_wg_sk_first);
+                                partial tiles meet in an f32 workspace in HBM: sk_ctas slots of
+                                bm x nmm x bn floats, then sk_ctas u32 flags (zero between
+                                launches: the CTA that adds a partial clears its flag) */
+    int sk_ctas;
+    int64_t ws_floats;       /* the workspace's 4-byte words */
     unsigned nsm;            /* persistent CTAs */
     bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;

@@ -136,7 +136,7 @@ unsigned cg_scratch_temp(cg_ctx *cx, ir_id owner, ir_dtype dtype, const ir_shape
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
     }
-    cx->temps[cx->ntemps] = (cg_temp){owner, dtype, *shape, false};
+    cx->temps[cx->ntemps] = (cg_temp){owner, dtype, *shape, false, false};
     return cx->ntemps++;
 }
 
@@ -150,7 +150,7 @@ static void cg_temp_src(cg_ctx *cx, ir_id v, void *arg) {
         cx->tcap = cx->tcap ? 2 * cx->tcap : 8;
         cx->temps = ir_xrealloc(cx->temps, cx->tcap * sizeof *cx->temps);
     }
-    cx->temps[cx->ntemps] = (cg_temp){v, (ir_dtype)p->dtype, p->shape, false};
+    cx->temps[cx->ntemps] = (cg_temp){v, (ir_dtype)p->dtype, p->shape, false, false};
     cx->bufidx_kind[v] = CG_BUF_TEMP + 1;
     cx->bufidx[v] = cx->ntemps++;
 }
@@ -346,6 +346,13 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
         k->bufs[k->nbufs++] =
             (cg_buf){CG_BUF_TEMP, 0, cx->stage_temp[i], cx->temps[cx->stage_temp[i]].value};
     }
+    unsigned wbuf = UINT32_MAX; /* the workspace temp's position */
+    if (region != IR_NONE && cx->wstemp) {
+        k->bufs = ir_xrealloc(k->bufs, (k->nbufs + 1) * sizeof *k->bufs);
+        wbuf = k->nbufs;
+        k->bufs[k->nbufs++] =
+            (cg_buf){CG_BUF_TEMP, 1, cx->wstemp - 1, cx->temps[cx->wstemp - 1].value};
+    }
     if (cx->gpu && !cg_kernel_params_fit(cx, k)) {
         free(k->name), free(k->bufs);
         k->name = NULL, k->bufs = NULL, k->nbufs = 0;
@@ -389,10 +396,12 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     }
     if (ntm) cg_tmap_params(cx, np - ntm, ntm);
     memset(cx->valptr, 0, g->n * sizeof *cx->valptr);
-    unsigned nown = region != IR_NONE ? k->nbufs - cx->nstage : k->nbufs; /* stage copies last */
+    /* stage copies and the workspace last */
+    unsigned nown = region != IR_NONE ? k->nbufs - cx->nstage - (wbuf != UINT32_MAX) : k->nbufs;
     for (unsigned i = 0; i < nown; i++)
         if (i != xbuf) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
     cx->xtemp_ptr = xbuf != UINT32_MAX ? LLVMGetParam(cx->fn, xbuf) : NULL;
+    cx->ws_ptr = wbuf != UINT32_MAX ? LLVMGetParam(cx->fn, wbuf) : NULL;
     for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
     for (unsigned i = 0; i < k->nsyms; i++) {
         LLVMValueRef prm = LLVMGetParam(cx->fn, k->nbufs + i);
@@ -833,7 +842,8 @@ static void cg_record_io(cg_program *p, const ir_graph *g) {
 /* True when temps a and b have the same dtype and the same (symbolic) shape, so one buffer
  * sized for either holds the other at every binding of the sizes. */
 static bool cg_temp_alike(const cg_temp *a, const cg_temp *b) {
-    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank || a->staged != b->staged)
+    if (a->dtype != b->dtype || a->shape.rank != b->shape.rank || a->staged != b->staged ||
+        a->zeroed != b->zeroed)
         return false;
     for (unsigned d = 0; d < a->shape.rank; d++)
         if (a->shape.dim[d] != b->shape.dim[d]) return false;
@@ -1142,6 +1152,7 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
         fprintf(out, "%s\n    {\"index\": %u, \"value\": %u, \"dtype\": \"%s\", \"shape\": ",
                 i ? "," : "", i, p->temps[i].value, ir_dtype_name(p->temps[i].dtype));
         cg_json_shape(p, &p->temps[i].shape, sn, out);
+        if (p->temps[i].zeroed) fputs(", \"zero\": true", out);
         fputc('}', out);
     }
     fputs("],\n  \"kernels\": [", out);

@@ -73,7 +73,12 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     /* split-K over a cluster: `splits` CTAs share a tile, each takes a K range, the others send
      * their partial accumulators to rank 0's shared memory, which adds them and runs the
      * epilogue once */
-    p->splits = t.splits;
+    p->splits = t.splits > 0 ? t.splits : 1;
+    if (t.splits == 0) {
+        p->streamk = true;
+        p->sk_ctas = (int)t.ctas;
+        p->ws_floats = t.ws_bytes / 4;
+    }
     p->mcast = t.mcast > 1 ? t.mcast : 1;
     p->red_bytes = t.red_bytes;
     p->stages = t.stages;
@@ -262,6 +267,9 @@ typedef struct wg_kern {
     LLVMValueRef tmap_o[8]; /* one map per stored output (tma_st), after the B maps */
     LLVMValueRef epi_smem;  /* i32 shared: the consumers' store slots (1024-aligned) */
     bool m_full, n_full;    /* M (N) a known multiple of bm (bn): no bounds test or clamp */
+    /* stream-K (p.streamk): this CTA's units [ua, ub) of the tiles x nk k steps (i32), the
+     * CTA and the grid (i32), the workspace (global pointer: slots, then flags) */
+    LLVMValueRef ua, ub, units, cta, ncta, ws;
 } wg_kern;
 
 /* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
@@ -402,13 +410,39 @@ static void wg_stage_of(cg_ctx *cx, const wg_kern *k, LLVMValueRef it, LLVMValue
     *par = LLVMBuildAnd(cx->b, LLVMBuildUDiv(cx->b, it, S, ""), c32(cx, 1), "par");
 }
 
-/* for (t = cta; t < ntiles; t += ncta): the persistent tile loop (i64 iv). */
+/* for (t = cta; t < ntiles; t += ncta): the persistent tile loop (i64 iv);
+ * stream-K: the tiles this CTA's units touch, ua / nk .. ceil(ub / nk). */
 static LLVMValueRef wg_tile_loop(cg_ctx *cx, const wg_kern *k, cg_loop *l, LLVMValueRef cta,
                                  LLVMValueRef ncta) {
-    LLVMValueRef t = cg_loop_begin(cx, l, LLVMBuildZExt(cx->b, cta, cx->i64, ""),
-                                   LLVMBuildZExt(cx->b, k->ntiles, cx->i64, ""),
-                                   LLVMBuildZExt(cx->b, ncta, cx->i64, ""), "tile");
-    return LLVMBuildTrunc(cx->b, t, cx->i32, "");
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef t;
+    if (k->p.streamk) {
+        LLVMValueRef t0 = LLVMBuildUDiv(b, k->ua, k->nk, "");
+        LLVMValueRef t1 = LLVMBuildUDiv(b, LLVMBuildAdd(b, k->ub, LLVMBuildSub(b, k->nk, c32(cx, 1), ""), ""),
+                                        k->nk, "");
+        t = cg_loop_begin(cx, l, LLVMBuildZExt(b, t0, cx->i64, ""), LLVMBuildZExt(b, t1, cx->i64, ""),
+                          cg_i64(cx, 1), "tile");
+    } else {
+        t = cg_loop_begin(cx, l, LLVMBuildZExt(b, cta, cx->i64, ""),
+                          LLVMBuildZExt(b, k->ntiles, cx->i64, ""), LLVMBuildZExt(b, ncta, cx->i64, ""),
+                          "tile");
+    }
+    return LLVMBuildTrunc(b, t, cx->i32, "");
+}
+
+/* The k steps [*kb, *ke) (i32) of tile t this CTA runs: its split's (k->kb, k->ke), or under
+ * stream-K the part of t's units [t nk, (t + 1) nk) inside [ua, ub). */
+static void wg_seg(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *kb,
+                   LLVMValueRef *ke) {
+    LLVMBuilderRef b = cx->b;
+    if (!k->p.streamk) {
+        *kb = k->kb, *ke = k->ke;
+        return;
+    }
+    LLVMValueRef base = LLVMBuildMul(b, t, k->nk, "");
+    LLVMValueRef lo = LLVMBuildSub(b, k->ua, base, ""), hi = LLVMBuildSub(b, k->ub, base, "");
+    *kb = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, lo, c32(cx, 0), ""), lo, c32(cx, 0), "kb");
+    *ke = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, k->nk, ""), hi, k->nk, "ke");
 }
 
 /* The producer: one thread walks the same tiles and k steps as the
@@ -427,8 +461,10 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
                  n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
     if (k->p.mcast > 1) /* a phantom tile loads rows that exist (its results are dropped) */
         m0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, pm, k->ntm, ""), m0, c32(cx, 0), "");
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
-                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "pk");
+    LLVMValueRef kb, ke;
+    wg_seg(cx, k, t, &kb, &ke);
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, ke, cx->i64, ""), cg_i64(cx, 1), "pk");
     LLVMValueRef k0 = LLVMBuildMul(b, LLVMBuildTrunc(b, kt, cx->i32, ""), c32(cx, k->p.bk), "");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, ""), s, par;
     wg_stage_of(cx, k, it, &s, &par);
@@ -597,6 +633,97 @@ static LLVMBasicBlockRef wg_split_reduce(cg_ctx *cx, wg_kern *k, LLVMValueRef *a
     for (int r = 1; r < k->p.splits; r++)
         wg_arrive_remote(cx, wg_mapa(cx, k->red_free, c32(cx, r)));
     return l;
+}
+
+/* bar.sync 3, n: the named barrier of all n consumer threads (stream-K). */
+static void wg_cons_sync(cg_ctx *cx, const wg_kern *k) {
+    char t[32];
+    snprintf(t, sizeof t, "bar.sync 3, %d;", 128 * k->p.consumers);
+    wg_asm(cx, NULL, t, "~{memory}", NULL, 0);
+}
+
+/* The address of word w (i32) of the stream-K workspace, plus `off` words (a constant, so
+ * that a thread's words share one base register). */
+static LLVMValueRef wg_ws_word(cg_ctx *cx, const wg_kern *k, LLVMValueRef w, int64_t off) {
+    LLVMValueRef i = LLVMBuildZExt(cx->b, w, cx->i64, "");
+    LLVMValueRef p = LLVMBuildInBoundsGEP2(cx->b, cx->f32, k->ws, &i, 1, "");
+    if (!off) return p;
+    LLVMValueRef o = cg_i64(cx, off);
+    return LLVMBuildInBoundsGEP2(cx->b, cx->f32, p, &o, 1, "");
+}
+
+/* Stream-K's meeting of tile t's partial sums, after this CTA's k steps [kb, ke) of it
+ * (consumer thread `me` = 128 wgc + wtid of n = 128 x consumers): a CTA that did not start the
+ * tile (kb > 0: the first tile of its range) stores its accumulators into its workspace slot
+ * (word cta x slot + i x n + me for register i: each store instruction of the CTA's threads
+ * covers n consecutive words), all consumers meet at the named barrier, and thread 0 releases
+ * the CTA's flag (fence.acq_rel.gpu, then a relaxed store of 1). The CTA that started the tile
+ * (kb == 0) and did not finish it (ke < nk) adds the slots of the CTAs after it that hold the
+ * rest, in order (deterministic), up to the owner of the tile's last unit
+ * (pass_wg_sk_owner): per slot thread 0 acquires its flag (spins until 1), barrier, every thread
+ * adds its words, barrier, thread 0 clears the flag for the next launch. Returns the open
+ * if-block (kb == 0) of the CTA that stores the tile (the epilogue goes inside; the caller
+ * closes it). Those CTAs never wait on each other in a cycle: a slot is written at the start of
+ * its CTA's range, before that CTA waits on anything, and every CTA of the grid is resident
+ * (at most one per SM). */
+static LLVMBasicBlockRef wg_sk_fixup(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, unsigned ntot,
+                                     LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef t,
+                                     LLVMValueRef kb, LLVMValueRef ke) {
+    LLVMBuilderRef b = cx->b;
+    int64_t n = 128 * k->p.consumers, slot = (int64_t)ntot * n;
+    LLVMValueRef me = LLVMBuildAdd(b, LLVMBuildMul(b, wgc, c32(cx, 128), ""), wtid, "me");
+    LLVMValueRef zero = LLVMBuildICmp(b, LLVMIntEQ, me, c32(cx, 0), "");
+    LLVMValueRef flags = c32(cx, (int64_t)k->p.sk_ctas * slot);
+    /* a CTA that did not start the tile: its partial sums into its slot, then its flag */
+    LLVMBasicBlockRef o = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntUGT, kb, c32(cx, 0), ""));
+    LLVMValueRef mine = LLVMBuildAdd(b, LLVMBuildMul(b, k->cta, c32(cx, slot), ""), me, "");
+    for (unsigned i = 0; i < ntot; i++)
+        LLVMBuildStore(b, acc[i], wg_ws_word(cx, k, mine, (int64_t)i * n));
+    wg_cons_sync(cx, k);
+    LLVMBasicBlockRef z = cg_if_begin(cx, zero);
+    LLVMValueRef fa = LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, k->cta, ""), 0),
+                                        cx->i64, "");
+    wg_asm(cx, NULL, "fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [$0], 1;", "l,~{memory}", &fa, 1);
+    cg_if_end(cx, z);
+    cg_if_end(cx, o);
+    /* the CTA that started the tile adds the others' slots when it did not finish it */
+    LLVMBasicBlockRef lead = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, kb, c32(cx, 0), ""));
+    LLVMValueRef vars[128];
+    for (unsigned i = 0; i < ntot; i++) vars[i] = wg_var(cx, cx->f32, acc[i]);
+    LLVMBasicBlockRef part = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, ke, k->nk, ""));
+    /* the owner of unit (t + 1) nk - 1: ((t + 1) nk g - 1) / units, in i64 */
+    LLVMValueRef end = LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildAdd(b, t, c32(cx, 1), ""), cx->i64, ""),
+                                    LLVMBuildZExt(b, k->nk, cx->i64, ""), "");
+    LLVMValueRef last = LLVMBuildUDiv(
+        b, LLVMBuildSub(b, LLVMBuildMul(b, end, LLVMBuildZExt(b, k->ncta, cx->i64, ""), ""), cg_i64(cx, 1), ""),
+        LLVMBuildZExt(b, k->units, cx->i64, ""), "");
+    cg_loop cl;
+    LLVMValueRef c = cg_loop_begin(cx, &cl, LLVMBuildAdd(b, LLVMBuildZExt(b, k->cta, cx->i64, ""), cg_i64(cx, 1), ""),
+                                   LLVMBuildAdd(b, last, cg_i64(cx, 1), ""), cg_i64(cx, 1), "skc");
+    LLVMValueRef c32v = LLVMBuildTrunc(b, c, cx->i32, "");
+    LLVMValueRef fc = LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, c32v, ""), 0), cx->i64, "");
+    z = cg_if_begin(cx, zero);
+    wg_asm(cx, NULL,
+           "{\n.reg .pred p;\n.reg .b32 v;\nSKWAIT:\nld.acquire.gpu.global.u32 v, [$0];\n"
+           "setp.eq.u32 p, v, 0;\n@p bra SKWAIT;\n}",
+           "l,~{memory}", &fc, 1);
+    cg_if_end(cx, z);
+    wg_cons_sync(cx, k);
+    LLVMValueRef theirs = LLVMBuildAdd(b, LLVMBuildMul(b, c32v, c32(cx, slot), ""), me, "");
+    for (unsigned i = 0; i < ntot; i++) {
+        LLVMValueRef v = LLVMBuildLoad2(
+            b, cx->f32, wg_ws_word(cx, k, theirs, (int64_t)i * n), "");
+        LLVMSetVolatile(v, 1);
+        LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cx->f32, vars[i], ""), v, ""), vars[i]);
+    }
+    wg_cons_sync(cx, k);
+    z = cg_if_begin(cx, zero);
+    wg_asm(cx, NULL, "st.relaxed.gpu.global.u32 [$0], 0;", "l,~{memory}", &fc, 1);
+    cg_if_end(cx, z);
+    cg_loop_end(cx, &cl);
+    cg_if_end(cx, part);
+    for (unsigned i = 0; i < ntot; i++) acc[i] = LLVMBuildLoad2(b, cx->f32, vars[i], "");
+    return lead;
 }
 
 /* Row and column (i64) of accumulator register 0 of this thread in
@@ -1018,10 +1145,11 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tile_coords(cx, k, t, &pm, &pn);
     /* the accumulators are phis of the k loop (zero on entry), not memory: 128 of them would
      * otherwise be 5 x 128 loads and stores for LLVM to promote */
-    LLVMValueRef acc[128], accp[128];
+    LLVMValueRef acc[128], accp[128], kb, ke;
+    wg_seg(cx, k, t, &kb, &ke);
     LLVMBasicBlockRef kpre = LLVMGetInsertBlock(b);
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, k->kb, cx->i64, ""),
-                                    LLVMBuildZExt(b, k->ke, cx->i64, ""), cg_i64(cx, 1), "ck");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, kb, cx->i64, ""),
+                                    LLVMBuildZExt(b, ke, cx->i64, ""), cg_i64(cx, 1), "ck");
     {
         LLVMBuilderRef pb = LLVMCreateBuilderInContext(cx->llctx);
         LLVMPositionBuilderBefore(pb, LLVMGetFirstInstruction(kl.head));
@@ -1055,7 +1183,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMValueRef ps, ppar;
     wg_stage_of(cx, k, LLVMBuildSub(b, it, c32(cx, 1), ""), &ps, &ppar);
     wg_release(cx, k, wg_bar(cx, k->empty, ps),
-               LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, k->kb, cx->i64, ""), ""), wtid);
+               LLVMBuildICmp(b, LLVMIntSGT, kt, LLVMBuildZExt(b, kb, cx->i64, ""), ""), wtid);
     LLVMBasicBlockRef j;
     LLVMValueRef eb;
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
@@ -1065,7 +1193,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     for (unsigned i = 0; i < ntot; i++) acc[i] = accp[i];
     wg_acc_asm(cx, acc, ntot, "wgmma.wait_group.sync.aligned 0;", tied, NULL, 0);
     /* free the last step's stage */
-    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, k->ke, k->kb, ""));
+    j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSGT, ke, kb, ""));
     wg_stage_of(cx, k, LLVMBuildSub(b, LLVMBuildLoad2(b, cx->i32, itv, ""), c32(cx, 1), ""), &ps,
                 &ppar);
     if (k->p.mcast > 1) {
@@ -1077,6 +1205,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     cg_if_end(cx, j);
     LLVMBasicBlockRef lead = NULL;
     if (k->p.splits > 1) lead = wg_split_reduce(cx, k, acc, ntot, wgc, wtid, tilev);
+    if (k->p.streamk) lead = wg_sk_fixup(cx, k, acc, ntot, wgc, wtid, t, kb, ke);
     LLVMBasicBlockRef real = NULL; /* a multicast cluster's phantom tile stores nothing */
     if (k->p.mcast > 1) real = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, pm, k->ntm, ""));
     bool ok = k->epi.loop ? wg_epi_looped(cx, k, acc, pm, pn, wgc, wtid, ucv)
@@ -1164,6 +1293,16 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
         "cta");
     LLVMValueRef ncta = LLVMBuildMul(b, nx, ny, "ncta");
     k->kb = c32(cx, 0), k->ke = k->nk, k->rank = c32(cx, 0);
+    k->cta = cta, k->ncta = ncta;
+    if (k->p.streamk) { /* this CTA's units [c units / g, (c + 1) units / g) (pass_wg_sk_first) */
+        k->units = LLVMBuildMul(b, k->ntiles, k->nk, "units");
+        LLVMValueRef u64 = LLVMBuildZExt(b, k->units, cx->i64, ""),
+                     g64 = LLVMBuildZExt(b, ncta, cx->i64, ""), c64 = LLVMBuildZExt(b, cta, cx->i64, "");
+        k->ua = LLVMBuildTrunc(b, LLVMBuildUDiv(b, LLVMBuildMul(b, c64, u64, ""), g64, ""), cx->i32, "ua");
+        k->ub = LLVMBuildTrunc(
+            b, LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, c64, cg_i64(cx, 1), ""), u64, ""), g64, ""),
+            cx->i32, "ub");
+    }
     if (k->p.splits > 1 || k->p.mcast > 1) {
         /* grid (M tiles, splits, N tiles), clusters of (1, splits, 1): rank = %cluster_ctarank
          * (= ctaid.y, the rank mapa names), the
@@ -1345,8 +1484,16 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
      * epilogue stores through shared memory) after its buffers and symbols */
     unsigned nmaps = 1 + nh + (k.tma_st ? nouts : 0);
     cx->ntmap_params = nmaps;
+    if (k.p.streamk) { /* the workspace: the partial tiles, then the flags (zero between launches) */
+        ir_shape ws = {.rank = 1, .dim = {k.p.ws_floats}};
+        unsigned wt = cg_scratch_temp(cx, st->mm[0], IR_F32, &ws);
+        cx->temps[wt].staged = true, cx->temps[wt].zeroed = true;
+        cx->wstemp = wt + 1;
+    }
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
+    cx->wstemp = 0;
+    k.ws = cx->ws_ptr;
     unsigned sbuf[CG_STAGE_MAX];
     memcpy(sbuf, cx->stage_buf, sizeof sbuf);
     cx->nstage = 0;
@@ -1369,7 +1516,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned i = 0; i < nmaps; i++) {
         cg_tmap *tm = &kr->tmaps[i];
         tm->buf = UINT32_MAX;
-        for (unsigned j = 0; j < kr->nbufs; j++)
+        for (unsigned j = 0; j < kr->nbufs - (k.p.streamk ? 1u : 0u); j++)
             if (kr->bufs[j].value == bases[i]) tm->buf = j;
         if (tm->buf == UINT32_MAX) {
             tx_error(
@@ -1438,13 +1585,21 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         cap[0] = 65535, cap[1] = k.p.mcast, cap[2] = 65535;
         kr->cluster = (unsigned)k.p.mcast;
     }
+    if (k.p.streamk) { /* stream-K: exactly sk_ctas CTAs (the workspace has a slot each) */
+        work[0] = (ir_shape){.rank = 1, .dim = {k.p.sk_ctas}};
+        work[1] = (ir_shape){.rank = 0};
+        per[0] = 1, per[1] = 1;
+    }
     unsigned block[3] = {k.p.threads, 1, 1};
-    /* split-K grids are exact (tiles x splits <= the SMs): never folded into (persist, 1, 1) */
-    kr->persist = k.p.splits > 1 ? 0 : k.p.nsm;
-    char hs[24] = "";
+    /* split-K and stream-K grids are exact (tiles x splits <= the SMs; the stream-K CTAs):
+     * never folded into (persist, 1, 1) */
+    kr->persist = k.p.splits > 1 || k.p.streamk ? 0 : k.p.nsm;
+    char hs[48] = "";
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
     if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
     if (k.p.mcast > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " mc%d", k.p.mcast);
+    if (k.p.streamk)
+        snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " streamk%d", k.p.sk_ctas);
     if (k.tma_st)
         snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
                  k.epi.loop ? "l" : "");

@@ -51,6 +51,7 @@ static bool plan_bufs_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_progra
         b.index = t;
         b.dtype = ct->dtype;
         b.rank = ct->shape.rank;
+        b.zero = ct->zeroed;
         snprintf(b.name, sizeof b.name, "temp%u", t);
         if (!cg_shape_resolve(&ct->shape, syms, g->nsyms, b.dim)) {
             snprintf(err, cap, "cannot size intermediate %u: a dim is unbound or overflows", t);

@@ -296,6 +296,20 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "matmul.wgmma")) {
         const pass_wg_tile *t = &m->wgt;
         const pass_wg_time *w = &m->wgm;
+        if (t->splits == 0) {
+            int64_t units = t->tiles * t->nk, g = t->ctas > 0 ? t->ctas : 1;
+            fprintf(out,
+                    "  model: matmul.wgmma: %dx%dx64 tiles, %d stages: [matmul.wgmma.streamk] "
+                    "%lld tiles x %lld k steps = %lld units on %lld CTAs x %u threads (%.2f "
+                    "waves of tiles without it): %lld k steps x %.3f us + %lld epilogue%s x %.3f "
+                    "us + partial tiles through L2 %.3f us (workspace %.2f MB), fill %.3f us -> "
+                    "compute %.3f us; HBM %.3f us\n",
+                    t->bm, t->bn, t->stages, (long long)t->tiles, (long long)t->nk,
+                    (long long)units, (long long)g, m->threads, w->waves,
+                    (long long)((units + g - 1) / g), w->step_us, (long long)w->rounds,
+                    w->rounds > 1 ? "s" : "", w->epi_us, w->red_us, (double)t->ws_bytes / 1e6,
+                    w->fill_us, w->comp_us, w->mem_us);
+        } else
         fprintf(
             out,
             "  model: matmul.wgmma: %dx%dx64 tiles, %d stages: %lld tiles x %d split-K ranks on "

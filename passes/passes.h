@@ -372,6 +372,11 @@ typedef struct pass_wg_tile {
     int bm, bn, splits, stages, consumers, mcast;
     int64_t stage_bytes, red_bytes, smem_bytes; /* one stage, split-K slots, the whole */
     int64_t tiles, nk;                          /* output tiles, 64-deep k steps */
+    /* splits 0: stream-K ([matmul.wgmma.streamk]): the tiles x nk k steps cut evenly over `ctas`
+     * persistent CTAs; a tile's k steps split over several CTAs meet in an f32 workspace in HBM
+     * (ws_bytes: one partial tile per CTA, then a flag per CTA), added by the CTA that owns the
+     * tile's first k step (pass_wg_sk_range) before the epilogue */
+    int64_t ctas, ws_bytes;
 } pass_wg_tile;
 enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
 /* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
@@ -381,15 +386,23 @@ enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
  * several, 128 for one product with several); splits 1, 2 or 4 (2 for several products) when M and
  * K are known, tiles x splits
  * <= SMs, >= 4 k steps per rank and nmm x bn / 2 accumulators a thread times splits <= 128 (rank
- * 0's sum spills beyond); stages: as many as fit (at most 16, at least 2). */
+ * 0's sum spills beyond); splits 0: stream-K (M, N, K known, bm 64 or 128, the tiles not a
+ * whole number of waves and below 4 of them, >= 4 k steps per CTA on min(SMs, units / 4) CTAs);
+ * stages: as many as fit (at most 16, at least 2). */
 bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t);
+/* Stream-K arithmetic (codegen/wgmma.c emits the same): of u units (tiles x nk k steps) over g
+ * CTAs, CTA c takes units [c u / g, (c + 1) u / g) (pass_wg_sk_first(c) .. first(c + 1)); unit
+ * x belongs to CTA pass_wg_sk_owner = ((x + 1) g - 1) / u. */
+int64_t pass_wg_sk_first(int64_t c, int64_t u, int64_t g);
+int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g);
 /* Every valid tile of s (bn descending, then splits ascending); the count (at most cap). */
 unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap);
 /* The model's time of tile t (launch not included) and its parts. */
 typedef struct pass_wg_time {
     double step_us;  /* one 64-deep k step of a CTA (all products) */
     double epi_us;   /* one tile's epilogue */
-    double red_us;   /* split-K: the ranks' partial sums into rank 0, per tile */
+    double red_us;   /* split-K: the ranks' partial sums into rank 0, per tile; stream-K: the
+                        partial tile written and the partials the first CTA of a tile adds */
     double fill_us;  /* the pipeline's first fill and the kernel's prologue */
     double waves;    /* (tiles x splits) / SMs */
     int64_t rounds;  /* tiles the busiest CTA runs: ceil(tiles x splits / CTAs) */

@@ -667,7 +667,7 @@ static bool wg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     if (!f->wg || !f->gpu || !pass_wg_tile_make(&f->wgs, s->p[0], s->p[1], s->p[2], &m->wgt))
         return false;
     pass_wg_model(&f->wgs, &m->wgt, f->gpu, f->wg_bytes, &m->wgm);
-    int64_t ctas = m->wgt.tiles * m->wgt.splits;
+    int64_t ctas = m->wgt.splits == 0 ? m->wgt.ctas : m->wgt.tiles * m->wgt.splits;
     m->threads = 128u * (1u + (unsigned)m->wgt.consumers);
     m->grid = ctas < f->gpu->sms ? ctas : f->gpu->sms;
     m->per_sm = 1;

@@ -35,7 +35,18 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     t->tiles = (s->M < 0 ? (int64_t)1 << 20 : cdiv(cdiv(s->M, bm), mc) * mc) *
                (s->N < 0 ? 1 << 10 : cdiv(s->N, bn));
     t->nk = s->K > 0 ? cdiv(s->K, WG_BK) : 0;
-    if (splits != 1) {
+    t->ctas = t->tiles < s->sms ? t->tiles : s->sms;
+    if (splits == 0) {
+        /* stream-K: worth it where the tiles leave a poor last wave; each CTA keeps >= 4 k
+         * steps, so a short product takes fewer CTAs than SMs */
+        if (mc != 1 || s->M <= 0 || s->N <= 0 || s->K <= 0 || s->sms <= 0 || t->nk < 2 ||
+            t->tiles % s->sms == 0 || t->tiles >= 4LL * s->sms)
+            return false;
+        int64_t units = t->tiles * t->nk, g = units / 4 < s->sms ? units / 4 : s->sms;
+        if (t->tiles % g == 0) return false; /* whole rounds of tiles: the plain grid */
+        t->ctas = g;
+        t->ws_bytes = g * (int64_t)bm * s->nmm * bn * 4 + g * 4;
+    } else if (splits != 1) {
         /* rank 0 adds the other ranks' slots into its accumulators: ptxas spills once the
          * accumulators a thread holds (nmm x bn / 2) times the ranks pass 128 (measured over
          * the space in tests/unit/test_wgmma.c) */
@@ -44,9 +55,10 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
                   t->tiles * splits <= s->sms && t->nk >= 4LL * splits;
         if (!ok) return false;
     }
+    if (splits > 1) t->ctas = t->tiles * splits;
     t->splits = splits;
     t->stage_bytes = (int64_t)(bm + (int64_t)s->nmm * bn) * WG_BK * 2;
-    t->red_bytes = (int64_t)(splits - 1) * bm * s->nmm * bn * 4;
+    t->red_bytes = splits > 1 ? (int64_t)(splits - 1) * bm * s->nmm * bn * 4 : 0;
     int64_t fixed = WG_SLACK + 2 * 8 * PASS_WG_MAX_STAGES + WG_SPLIT_BARS + t->red_bytes;
     int64_t st = (s->smem - fixed) / t->stage_bytes;
     if (st > PASS_WG_MAX_STAGES) st = PASS_WG_MAX_STAGES;
@@ -68,7 +80,18 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     const char *mc = getenv("TX_WG_MCAST");
     for (size_t i = 0; i < 2 && n < cap && !(mc && !strcmp(mc, "0")); i++)
         if (pass_wg_tile_make(s, 2 * bm, bns[i], 1, &out[n])) n++;
+    /* stream-K tiles after them (TX_WG_STREAMK=0 leaves them out: benchmarks of the planner
+     * without it on the same shapes) */
+    const char *sk = getenv("TX_WG_STREAMK");
+    for (size_t i = 0; i < 3 && n < cap && !(sk && !strcmp(sk, "0")); i++)
+        if (pass_wg_tile_make(s, bm, bns[i], 0, &out[n])) n++;
     return n;
+}
+
+int64_t pass_wg_sk_first(int64_t c, int64_t u, int64_t g) { return g > 0 ? c * u / g : 0; }
+
+int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
+    return u > 0 ? ((x + 1) * g - 1) / u : 0;
 }
 
 /* ---- the model -------------------------------------------------------------------------------
@@ -101,6 +124,12 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
 #define WG_CLUSTER_US 1.5
 #define WG_RED_GBPS   60.0
 #define WG_CTA_GBPS   70.0
+/* WG_SK_GBPS, WG_SK_US: stream-K's partial tiles through L2 (bytes per us per SM: one CTA's
+ * coalesced f32 stores and loads of its 256 consumer threads), and the flag's round trip
+ * (release, the first CTA's acquire, the consumers' barrier). Estimates, not fitted yet. */
+#define WG_SK_GBPS 100.0
+#define WG_SK_US   1.0
+#define WG_SK_GAIN 0.92
 #define WG_HBM_EFF    0.62
 /* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
  * codegen/stage.c) sustains: 2.0-2.5 TB/s with 8-byte words and 1.2-1.8 TB/s with 2-byte words
@@ -134,19 +163,37 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
     if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
     o->fill_us = WG_FILL_US + (t->mcast > 1 ? WG_CLUSTER_US : 0);
-    int64_t ctas = t->tiles * t->splits;
-    int64_t grid = ctas < sms ? ctas : sms;
-    o->waves = (double)ctas / sms;
-    o->rounds = cdiv(ctas, grid);
-    int64_t ksteps = s->K > 0 ? cdiv(t->nk, t->splits) : 64;
-    /* full rounds with every CTA drawing on L2, then the tail round with the rest */
-    int64_t full = ctas / grid, rest = ctas % grid;
-    double l2_full = (double)grid * l2 / (WG_L2_GBPS * 1e3);
-    double l2_rest = (double)rest * l2 / (WG_L2_GBPS * 1e3);
-    o->step_us = core_us > l2_full ? core_us : l2_full;
-    double step_rest = core_us > l2_rest ? core_us : l2_rest;
-    o->comp_us = o->fill_us + (double)full * (ksteps * o->step_us + o->epi_us + o->red_us) +
-                 (rest ? ksteps * step_rest + o->epi_us + o->red_us : 0);
+    if (t->splits == 0) {
+        /* stream-K: every CTA runs its share of the k steps at the full grid's L2 rate, then
+         * the epilogues of the tiles it finishes; the partial tile it leaves for another CTA
+         * and the partials it adds for its last tile cross L2 */
+        int64_t g = t->ctas > 0 ? t->ctas : 1, units = t->tiles * t->nk;
+        int64_t upc = cdiv(units, g), nread = cdiv(t->nk, upc);
+        double slot = (double)t->bm * s->nmm * t->bn * 4;
+        double l2g = (double)g * l2 / (WG_L2_GBPS * 1e3);
+        o->step_us = core_us > l2g ? core_us : l2g;
+        o->waves = (double)t->tiles / sms;
+        o->rounds = cdiv(t->tiles, g);
+        o->red_us = slot * (double)(1 + nread) / (WG_SK_GBPS * 1e3) + WG_SK_US;
+        o->comp_us = o->fill_us + (double)upc * o->step_us + (double)o->rounds * o->epi_us + o->red_us;
+    } else {
+        int64_t ctas = t->tiles * t->splits;
+        int64_t grid = ctas < sms ? ctas : sms;
+        o->waves = (double)ctas / sms;
+        o->rounds = cdiv(ctas, grid);
+        int64_t ksteps = s->K > 0 ? cdiv(t->nk, t->splits) : 64;
+        /* full rounds with every CTA drawing on L2, then the tail round with the rest */
+        int64_t full = ctas / grid, rest = ctas % grid;
+        double l2_full = (double)grid * l2 / (WG_L2_GBPS * 1e3);
+        double l2_rest = (double)rest * l2 / (WG_L2_GBPS * 1e3);
+        o->step_us = core_us > l2_full ? core_us : l2_full;
+        double step_rest = core_us > l2_rest ? core_us : l2_rest;
+        o->comp_us = o->fill_us + (double)full * (ksteps * o->step_us + o->epi_us + o->red_us) +
+                     (rest ? ksteps * step_rest + o->epi_us + o->red_us : 0);
+    }
+    int64_t grid = t->splits == 0 ? t->ctas : t->tiles * t->splits;
+    if (grid > sms) grid = sms;
+    if (grid < 1) grid = 1;
     if (hbm_bytes < 0) {
         double m = s->M > 0 ? (double)s->M : 4096, k = s->K > 0 ? (double)s->K : 4096;
         double n = s->N > 0 ? (double)s->N : 4096;
@@ -168,12 +215,21 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
     pass_wg_tile sp[PASS_WG_SPACE];
     unsigned n = pass_wg_space(s, sp, PASS_WG_SPACE);
     if (!n) return false;
+    /* stream-K only where the model has it WG_SK_GAIN faster than every other tile: its
+     * partial tiles and waits are priced roughly (estimates, not fitted); TX_WG_STREAMK=1 takes
+     * the model's fastest stream-K tile where the shape has one (a benchmark knob) */
+    const char *ev = getenv("TX_WG_STREAMK");
+    bool force = ev && !strcmp(ev, "1"), any = false;
+    for (unsigned i = 0; i < n && force; i++) any = any || sp[i].splits == 0;
     unsigned best = 0;
     double bt = 0;
+    bool have = false;
     for (unsigned i = 0; i < n; i++) {
+        if (force && any && sp[i].splits != 0) continue;
         pass_wg_time tm;
         double v = pass_wg_model(s, &sp[i], gpu, hbm_bytes, &tm);
-        if (i == 0 || v < bt - 1e-9) best = i, bt = v;
+        if (sp[i].splits == 0 && !force) v /= WG_SK_GAIN;
+        if (!have || v < bt - 1e-9) best = i, bt = v, have = true;
     }
     *t = sp[best];
     return true;

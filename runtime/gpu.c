@@ -143,6 +143,8 @@ static bool exec_alloc(rt_gpu_exec *r, bool io) {
         if (!rt_cuda_alloc(r->c, (size_t)((rt_buf_bytes(bd) + 15) & ~(int64_t)15), what,
                            &r->dev[b]))
             return false;
+        if (bd->zero && !rt_cuda_memset8(r->c, r->dev[b], 0, (size_t)rt_buf_bytes(bd), what))
+            return false;
     }
     return true;
 }
@@ -412,7 +414,7 @@ bool rt_gpu_exec_upload(rt_gpu_exec *r, const rt_tensor *inputs, uint32_t n, cha
 
 bool rt_gpu_exec_poison(rt_gpu_exec *r) {
     for (uint32_t b = 0; b < r->p->nbufs; b++)
-        if (r->p->bufs[b].role != RT_BUF_INPUT &&
+        if (r->p->bufs[b].role != RT_BUF_INPUT && !r->p->bufs[b].zero &&
             !rt_cuda_memset8(r->c, r->dev[b], 0xFF, (size_t)rt_buf_bytes(&r->p->bufs[b]),
                              r->p->bufs[b].name))
             return false;

@@ -272,6 +272,8 @@ typedef struct rt_buf_desc {
     uint8_t role;  /* rt_buf_role */
     uint8_t dtype; /* ir_dtype */
     uint8_t rank;
+    uint8_t zero;   /* a temp cleared once when allocated and never poisoned (a kernel's
+                       workspace that it leaves zero: the stream-K flags) */
     uint32_t index; /* parameter index, return index, or temp number */
     int64_t dim[IR_MAX_RANK];
     char name[64]; /* source name for messages */
