@@ -48,7 +48,8 @@ def bench_env(prog_path, M, N, K, env):
     os.environ.update(env)
     try:
         rc, so, se = gs.run([gs.TXC, "bench", prog_path, "--device=gpu", "--random-inputs=1", "--iters", "20",
-                             "--json", "--no-tune-cache"] + gs.dims(M, N, K), timeout=90)
+                             "--json", "--no-tune-cache"] + gs.dims(M, N, K),
+                            timeout=40 if M * N * K > 1 << 36 else 20)
     finally:
         for k, v in old.items():
             if v is None:
