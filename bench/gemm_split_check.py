@@ -17,7 +17,7 @@ import gemm_shapes as gs
 from checklib import cuda_time
 
 OUT = gs.OUT
-DEADLINE = float(os.environ.get("SPLIT_DEADLINE", 70))
+DEADLINE = float(os.environ.get("SPLIT_DEADLINE", 52))
 T0 = time.time()
 GELU = os.environ.get("SUITE", "dist/shared/bench/suite") + "/matmul_bias_gelu.tx"
 # slow rows of bench/results/2026-12-01-h200-final3/gemm_shapes.txt, then held-out ragged shapes
@@ -191,7 +191,7 @@ def main():
     print("gemm_split_check: txc %s" % gs.TXC, flush=True)
     ab_lines, row_lines = [], []
     global DEADLINE
-    total, DEADLINE = DEADLINE, DEADLINE - float(os.environ.get("SPLIT_COMPILE_S", 22))
+    total, DEADLINE = DEADLINE, DEADLINE - float(os.environ.get("SPLIT_COMPILE_S", 16))
     try:  # the tx side of the A/B first, torch.compile after the rows (its compile is slow)
         gelu_ab(res, ab_lines, tx_only=True)
     except Exception as e:  # noqa: BLE001

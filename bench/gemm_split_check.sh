@@ -7,7 +7,7 @@
 #   bash bench/gemm_split_check.sh
 #
 # Every tx row is verified by txc bench against the reference; cuBLAS (the GEMM alone) in the same
-# run. Under 80 s (SPLIT_DEADLINE=70 s of work). $OUT/gemm_split.txt: the summary (printed last).
+# run. Under 80 s (20 s of GPU verification, then SPLIT_DEADLINE=52 s of rows). $OUT/gemm_split.txt: the summary (printed last).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TXC=${TXC:-dist/bin/txc}
@@ -16,7 +16,13 @@ export OUT=${OUT:-gemm-split-out}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
-timeout -k 3 ${SPLIT_TIMEOUT:-76} "$PY" bench/gemm_split_check.py
+# 0. stream-K kernels at small ragged sizes on the GPU against the reference (tests/scripts/stream_k.sh)
+TX_DIFF_DEVICE=gpu timeout -k 2 ${SPLIT_VERIFY_S:-20} bash tests/scripts/stream_k.sh "$TXC" . >"$OUT/stream_k_gpu.txt" 2>&1
+vrc=$?
+timeout -k 3 ${SPLIT_TIMEOUT:-56} "$PY" bench/gemm_split_check.py
 rc=$?
+echo "== stream-K kernels on the GPU against the reference (tests/scripts/stream_k.sh, rc $vrc):"
+cat "$OUT/stream_k_gpu.txt"
+[ $vrc -ne 0 ] && rc=1
 [ $rc -eq 124 ] && echo "gemm_split_check: killed after ${SPLIT_TIMEOUT:-76} s; partial results in $OUT/gemm_split.json"
 exit $rc

@@ -43,7 +43,8 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
             t->tiles % s->sms == 0 || t->tiles >= 4LL * s->sms)
             return false;
         int64_t units = t->tiles * t->nk, g = units / 4 < s->sms ? units / 4 : s->sms;
-        if (t->tiles % g == 0) return false; /* whole rounds of tiles: the plain grid */
+        /* whole rounds of tiles, or fewer CTAs than the plain grid: the plain grid */
+        if (t->tiles % g == 0 || g < (t->tiles < s->sms ? t->tiles : s->sms)) return false;
         t->ctas = g;
         t->ws_bytes = g * (int64_t)bm * s->nmm * bn * 4 + g * 4;
     } else if (splits != 1) {

@@ -618,6 +618,145 @@ static void test_split_k(void **state) {
 
 static void ptxas_prog(cg_program *p, bool want_wgmma);
 
+/* Stream-K's cut of u = tiles x nk units over g CTAs, walked as the kernel walks it (wg_tile_loop,
+ * wg_seg, wg_sk_fixup), against brute force: every unit is run by exactly one CTA; a CTA leaves
+ * a partial (a segment that does not start its tile) at most once, in its first tile; each tile
+ * has exactly one segment from k step 0, and when that segment stops short the CTAs the kernel
+ * reads (cta + 1 .. pass_wg_sk_owner of the tile's last unit) are exactly those holding the rest,
+ * in order, their segments continuing each other up to nk. */
+static void check_sk(int64_t tiles, int64_t nk, int64_t g) {
+    int64_t u = tiles * nk;
+    int *who = calloc((size_t)u, sizeof *who), *heads = calloc((size_t)tiles, sizeof *heads);
+    assert_true(who && heads);
+    for (int64_t c = 0; c < g; c++) {
+        int64_t ua = pass_wg_sk_first(c, u, g), ub = pass_wg_sk_first(c + 1, u, g), partials = 0;
+        assert_true(ua < ub); /* every CTA has work */
+        for (int64_t t = ua / nk; t < (ub + nk - 1) / nk; t++) {
+            int64_t kb = ua - t * nk > 0 ? ua - t * nk : 0, ke = ub - t * nk < nk ? ub - t * nk : nk;
+            assert_true(kb < ke);
+            for (int64_t x = t * nk + kb; x < t * nk + ke; x++) who[x]++;
+            if (kb > 0) {
+                partials++;
+                assert_int_equal(t, ua / nk); /* its first tile */
+                continue;
+            }
+            heads[t]++;
+            int64_t at = ke, last = pass_wg_sk_owner((t + 1) * nk - 1, u, g);
+            for (int64_t d = c + 1; ke < nk && d <= last; d++) { /* the slots it adds */
+                int64_t da = pass_wg_sk_first(d, u, g), db = pass_wg_sk_first(d + 1, u, g);
+                assert_int_equal(da, t * nk + at);
+                at = db - t * nk < nk ? db - t * nk : nk;
+            }
+            assert_int_equal(at, nk);
+        }
+        assert_true(partials <= 1);
+    }
+    for (int64_t x = 0; x < u; x++) {
+        assert_int_equal(who[x], 1);
+        int64_t o = 0; /* brute-force owner */
+        while (pass_wg_sk_first(o + 1, u, g) <= x) o++;
+        assert_int_equal(pass_wg_sk_owner(x, u, g), o);
+    }
+    for (int64_t t = 0; t < tiles; t++) assert_int_equal(heads[t], 1);
+    free(who), free(heads);
+}
+
+/* Stream-K ([matmul.wgmma.streamk], schedule splits 0): the arithmetic (check_sk); the tile's
+ * validity from the shape (known sizes, a tail wave, >= 4 k steps per CTA); the kernel: its
+ * template, an exact grid of the planned CTAs, the zeroed workspace temp (slots, then flags)
+ * among its buffers and in the manifest, the release/acquire of the flags in the PTX, ptxas
+ * without spills. */
+static void test_stream_k(void **state) {
+    (void)state;
+    check_sk(72, 24, 132);  /* 1536^3 at 128x256: tiles fewer than CTAs */
+    check_sk(60, 47, 132);  /* 300 x 5000 x 3000: a tile over three CTAs */
+    check_sk(192, 79, 132); /* more tiles than CTAs */
+    check_sk(5, 3, 3);
+    check_sk(7, 2, 3);
+    check_sk(1, 9, 2);
+    pass_wg_shape s = {.M = 1536, .N = 1536, .K = 1536, .a_kmajor = true, .nmm = 1, .nouts = 1,
+                       .smem = 232448, .sms = 132};
+    pass_wg_tile t;
+    assert_true(pass_wg_tile_make(&s, 128, 256, 0, &t));
+    assert_int_equal(t.splits, 0);
+    assert_int_equal(t.ctas, 132);
+    assert_int_equal(t.ws_bytes, 132LL * 128 * 256 * 4 + 132 * 4);
+    assert_int_equal(t.red_bytes, 0);
+    assert_false(pass_wg_tile_make(&s, 256, 256, 0, &t)); /* not with multicast */
+    pass_wg_shape w = s;
+    w.M = -1; /* an unbound M: no workspace size */
+    assert_false(pass_wg_tile_make(&w, 128, 256, 0, &t));
+    w = s, w.M = 128 * 132, w.N = 128, w.K = 4096; /* whole waves of tiles: nothing to balance */
+    assert_false(pass_wg_tile_make(&w, 128, 128, 0, &t));
+    w = s, w.M = 384, w.N = 128, w.K = 512; /* 3 tiles x 8 k steps: 6 CTAs of 4 units */
+    assert_true(pass_wg_tile_make(&w, 128, 128, 0, &t));
+    assert_int_equal(t.ctas, 6);
+    w.K = 128; /* 3 tiles x 2 k steps: fewer than 4 steps for as many CTAs as tiles */
+    assert_false(pass_wg_tile_make(&w, 128, 128, 0, &t));
+
+    fe_define defs[3] = {{"M", 1536}, {"N", 1536}, {"K", 1536}};
+    ir_graph *g;
+    cg_program *p = tk_compile_src(SRC_XW, CG_SM90A, defs, 3, &g);
+    cg_program_free(p);
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 128, 0, 0}};
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    const cg_kernel *k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "128x128x64 s7 KN streamk132"));
+    assert_int_equal(k->persist, 0);
+    unsigned grid[3], block[3], smem, ki = 0;
+    int64_t syms[8] = {0};
+    for (unsigned i = 0; i < g->nsyms; i++) syms[i] = g->syms[i].value;
+    while (cg_program_kernel(p, ki) != k) ki++;
+    assert_true(cg_kernel_geometry(p, ki, syms, grid, block, &smem));
+    assert_int_equal(grid[0], 132);
+    assert_int_equal(grid[1], 1);
+    assert_int_equal(grid[2], 1);
+    bool ws = false;
+    for (unsigned b = 0; b < k->nbufs; b++) {
+        if (k->bufs[b].kind != CG_BUF_TEMP) continue;
+        const cg_temp *ct = cg_program_temp(p, k->bufs[b].index);
+        if (!ct->zeroed) continue;
+        ws = true;
+        assert_true(k->bufs[b].write && ct->staged && ct->dtype == IR_F32);
+        assert_int_equal(ct->shape.rank, 1);
+        assert_int_equal(ct->shape.dim[0], 132LL * 128 * 128 + 132);
+    }
+    assert_true(ws);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "fence.acq_rel.gpu;"));
+    assert_non_null(strstr(ptx, "st.relaxed.gpu.global.u32"));
+    assert_non_null(strstr(ptx, "ld.acquire.gpu.global.u32"));
+    assert_non_null(strstr(ptx, "bar.sync 3, 256;"));
+    char *man = NULL;
+    size_t ml = 0;
+    FILE *mf = open_memstream(&man, &ml);
+    assert_non_null(mf);
+    assert_true(cg_manifest_write(p, mf));
+    fclose(mf);
+    assert_non_null(strstr(man, "\"zero\": true"));
+    free(man);
+    ptxas_prog(p, true);
+    /* 128 accumulators a thread (setmaxnreg) with the TMA-store epilogue, and twin products */
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 256, 0, 0}};
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "128x256x64 s4 KN streamk132 ts2"));
+    ptxas_prog(p, true);
+    ir_graph_free(g);
+    fe_define sw[3] = {{"M", 1000}, {"N", 2816}, {"K", 1024}};
+    p = tk_compile_src(SRC_SWIGLU, CG_SM90A, sw, 3, &g);
+    cg_program_free(p);
+    g->regions[0].sched = (ir_schedule){.id = PASS_SCH_MATMUL_WGMMA, .p = {128, 64, 0, 0}};
+    p = cg_program_new(g, CG_SM90A, &d);
+    assert_non_null(p);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "h2 streamk"));
+    ptxas_prog(p, true);
+    ir_graph_free(g);
+}
+
 /* Multicast halves of a B tile: the boxes both ranks of a 2-CTA cluster issue cover every element
  * of the tile once, each where the plain tile's TMA layout (model_tma) and so wgmma's descriptor
  * have it; K-contiguous boxes are {64 k, bn / 2} rows of 128 B, N-contiguous ones {64 n, bk}. */
@@ -1120,6 +1259,7 @@ int main(void) {
         cmocka_unit_test(test_merged_map),
         cmocka_unit_test(test_merged_tmap),
         cmocka_unit_test(test_split_k),
+        cmocka_unit_test(test_stream_k),
         cmocka_unit_test(test_multicast),
         cmocka_unit_test(test_tmap_check),
         cmocka_unit_test(test_fallbacks),

@@ -1,0 +1,88 @@
+#!/usr/bin/env bash
+# stream_k.sh TXC ROOT - GEMMs under stream-K ([matmul.wgmma.streamk]: the tiles x k steps cut
+# evenly over persistent CTAs, partial tiles added by the CTA that starts the tile, the epilogue
+# once after): ragged shapes of a plain product, a bias + gelu with an f32 output, a residual add
+# and SwiGLU's twin products. For each program and shape,
+#  1. `txc --target=sm_90a` with TX_WG_STREAMK=1 (the knob that takes the model's best stream-K
+#     tile where the shape has one) plans it: --explain names the rule with its numbers, the
+#     manifest's template says streamkN and lists the workspace temp with "zero": true;
+#  2. `txc run --device=cpu` (TX_DIFF_DEVICE=gpu on a GPU machine: the stream-K kernel itself)
+#     agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
+# Skips (77) without Python + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+DEV=${TX_DIFF_DEVICE:-cpu}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
+printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
+printf 'fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ w + b))\n}\n' >"$W/gelu.tx"
+printf 'fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/swiglu.tx"
+cases=(
+  "xw|M=300 N=520 K=700"
+  "xw|M=129 N=264 K=1000"
+  "gelu|M=200 N=640 K=960"
+  "linres|M=77 N=384 K=1100"
+  "swiglu|M=130 N=384 K=512"
+)
+fail=0
+n=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r prog sizes <<<"$c"
+  defs=""
+  for d in $sizes; do defs="$defs -D $d"; done
+  label="$prog $sizes"
+  n=$((n + 1))
+  bad=0
+  # shellcheck disable=SC2086
+  if ! TX_WG_STREAMK=1 "$TXC" "$W/$prog.tx" --target=sm_90a $defs --explain -o "$W/k.ptx" >"$W/explain" 2>"$W/err"; then
+    echo "FAIL $label: sm_90a compile: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! grep -q "\[matmul.wgmma.streamk\] [0-9]* tiles x [0-9]* k steps = [0-9]* units on [0-9]* CTAs" "$W/explain"; then
+    echo "FAIL $label: --explain does not name [matmul.wgmma.streamk]:"
+    grep "model:" "$W/explain" | head -3
+    bad=1
+  fi
+  if ! $PY - "$W/k.ptx.json" "$label" <<'PYEOF'; then
+import json, sys
+m, label = json.load(open(sys.argv[1])), sys.argv[2]
+wg = [k for k in m["kernels"] if "streamk" in k.get("template", "")]
+zt = [t for t in m["temps"] if t.get("zero")]
+ok = len(wg) == 1 and len(zt) == 1 and zt[0]["dtype"] == "f32"
+if not ok:
+    print("FAIL %s: manifest: %d stream-K kernels (%s), zeroed temps %s" % (
+        label, len(wg), [k.get("template") for k in m["kernels"]], zt))
+sys.exit(0 if ok else 1)
+PYEOF
+    bad=1
+  fi
+  rm -rf "$W/ref" "$W/dev"
+  # shellcheck disable=SC2086
+  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err"; then
+    echo "FAIL $label: reference run: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  # shellcheck disable=SC2086
+  if ! TX_WG_STREAMK=1 timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
+    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
+    fail=1
+    continue
+  fi
+  [ $bad = 1 ] && { fail=1; continue; }
+  echo "ok $label: stream-K for sm_90a ($(grep -o 'streamk[0-9]*' "$W/k.ptx.json" | head -1)); $DEV agrees with the reference"
+done
+echo "stream_k: $n cases, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+exit $fail
