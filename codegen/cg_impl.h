@@ -681,9 +681,9 @@ typedef struct cg_wg_plan {
                                 bm x nmm x bn floats, then sk_ctas u32 flags (zero between
                                 launches: the CTA that adds a partial clears its flag) */
     int sk_ctas;
-    int64_t ws_floats;       /* the workspace's 4-byte words */
-    unsigned nsm;            /* persistent CTAs */
-    bool setmaxnreg; /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
+    int64_t ws_floats; /* the workspace's 4-byte words */
+    unsigned nsm;      /* persistent CTAs */
+    bool setmaxnreg;   /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
 } cg_wg_plan;
 /* Plans a wgmma kernel for nmm products M x N x K sharing A (M, N, K < 0:
  * unknown) with an epilogue storing nouts values, in smem_max bytes of

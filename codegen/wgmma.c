@@ -418,14 +418,14 @@ static LLVMValueRef wg_tile_loop(cg_ctx *cx, const wg_kern *k, cg_loop *l, LLVMV
     LLVMValueRef t;
     if (k->p.streamk) {
         LLVMValueRef t0 = LLVMBuildUDiv(b, k->ua, k->nk, "");
-        LLVMValueRef t1 = LLVMBuildUDiv(b, LLVMBuildAdd(b, k->ub, LLVMBuildSub(b, k->nk, c32(cx, 1), ""), ""),
-                                        k->nk, "");
-        t = cg_loop_begin(cx, l, LLVMBuildZExt(b, t0, cx->i64, ""), LLVMBuildZExt(b, t1, cx->i64, ""),
-                          cg_i64(cx, 1), "tile");
+        LLVMValueRef t1 = LLVMBuildUDiv(
+            b, LLVMBuildAdd(b, k->ub, LLVMBuildSub(b, k->nk, c32(cx, 1), ""), ""), k->nk, "");
+        t = cg_loop_begin(cx, l, LLVMBuildZExt(b, t0, cx->i64, ""),
+                          LLVMBuildZExt(b, t1, cx->i64, ""), cg_i64(cx, 1), "tile");
     } else {
         t = cg_loop_begin(cx, l, LLVMBuildZExt(b, cta, cx->i64, ""),
-                          LLVMBuildZExt(b, k->ntiles, cx->i64, ""), LLVMBuildZExt(b, ncta, cx->i64, ""),
-                          "tile");
+                          LLVMBuildZExt(b, k->ntiles, cx->i64, ""),
+                          LLVMBuildZExt(b, ncta, cx->i64, ""), "tile");
     }
     return LLVMBuildTrunc(b, t, cx->i32, "");
 }
@@ -441,7 +441,8 @@ static void wg_seg(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *k
     }
     LLVMValueRef base = LLVMBuildMul(b, t, k->nk, "");
     LLVMValueRef lo = LLVMBuildSub(b, k->ua, base, ""), hi = LLVMBuildSub(b, k->ub, base, "");
-    *kb = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, lo, c32(cx, 0), ""), lo, c32(cx, 0), "kb");
+    *kb =
+        LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, lo, c32(cx, 0), ""), lo, c32(cx, 0), "kb");
     *ke = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, k->nk, ""), hi, k->nk, "ke");
 }
 
@@ -681,9 +682,10 @@ static LLVMBasicBlockRef wg_sk_fixup(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, 
         LLVMBuildStore(b, acc[i], wg_ws_word(cx, k, mine, (int64_t)i * n));
     wg_cons_sync(cx, k);
     LLVMBasicBlockRef z = cg_if_begin(cx, zero);
-    LLVMValueRef fa = LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, k->cta, ""), 0),
-                                        cx->i64, "");
-    wg_asm(cx, NULL, "fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [$0], 1;", "l,~{memory}", &fa, 1);
+    LLVMValueRef fa =
+        LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, k->cta, ""), 0), cx->i64, "");
+    wg_asm(cx, NULL, "fence.acq_rel.gpu;\nst.relaxed.gpu.global.u32 [$0], 1;", "l,~{memory}", &fa,
+           1);
     cg_if_end(cx, z);
     cg_if_end(cx, o);
     /* the CTA that started the tile adds the others' slots when it did not finish it */
@@ -692,16 +694,21 @@ static LLVMBasicBlockRef wg_sk_fixup(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, 
     for (unsigned i = 0; i < ntot; i++) vars[i] = wg_var(cx, cx->f32, acc[i]);
     LLVMBasicBlockRef part = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, ke, k->nk, ""));
     /* the owner of unit (t + 1) nk - 1: ((t + 1) nk g - 1) / units, in i64 */
-    LLVMValueRef end = LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildAdd(b, t, c32(cx, 1), ""), cx->i64, ""),
-                                    LLVMBuildZExt(b, k->nk, cx->i64, ""), "");
+    LLVMValueRef end =
+        LLVMBuildMul(b, LLVMBuildZExt(b, LLVMBuildAdd(b, t, c32(cx, 1), ""), cx->i64, ""),
+                     LLVMBuildZExt(b, k->nk, cx->i64, ""), "");
     LLVMValueRef last = LLVMBuildUDiv(
-        b, LLVMBuildSub(b, LLVMBuildMul(b, end, LLVMBuildZExt(b, k->ncta, cx->i64, ""), ""), cg_i64(cx, 1), ""),
+        b,
+        LLVMBuildSub(b, LLVMBuildMul(b, end, LLVMBuildZExt(b, k->ncta, cx->i64, ""), ""),
+                     cg_i64(cx, 1), ""),
         LLVMBuildZExt(b, k->units, cx->i64, ""), "");
     cg_loop cl;
-    LLVMValueRef c = cg_loop_begin(cx, &cl, LLVMBuildAdd(b, LLVMBuildZExt(b, k->cta, cx->i64, ""), cg_i64(cx, 1), ""),
-                                   LLVMBuildAdd(b, last, cg_i64(cx, 1), ""), cg_i64(cx, 1), "skc");
+    LLVMValueRef c = cg_loop_begin(
+        cx, &cl, LLVMBuildAdd(b, LLVMBuildZExt(b, k->cta, cx->i64, ""), cg_i64(cx, 1), ""),
+        LLVMBuildAdd(b, last, cg_i64(cx, 1), ""), cg_i64(cx, 1), "skc");
     LLVMValueRef c32v = LLVMBuildTrunc(b, c, cx->i32, "");
-    LLVMValueRef fc = LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, c32v, ""), 0), cx->i64, "");
+    LLVMValueRef fc =
+        LLVMBuildPtrToInt(b, wg_ws_word(cx, k, LLVMBuildAdd(b, flags, c32v, ""), 0), cx->i64, "");
     z = cg_if_begin(cx, zero);
     wg_asm(cx, NULL,
            "{\n.reg .pred p;\n.reg .b32 v;\nSKWAIT:\nld.acquire.gpu.global.u32 v, [$0];\n"
@@ -711,10 +718,10 @@ static LLVMBasicBlockRef wg_sk_fixup(cg_ctx *cx, wg_kern *k, LLVMValueRef *acc, 
     wg_cons_sync(cx, k);
     LLVMValueRef theirs = LLVMBuildAdd(b, LLVMBuildMul(b, c32v, c32(cx, slot), ""), me, "");
     for (unsigned i = 0; i < ntot; i++) {
-        LLVMValueRef v = LLVMBuildLoad2(
-            b, cx->f32, wg_ws_word(cx, k, theirs, (int64_t)i * n), "");
+        LLVMValueRef v = LLVMBuildLoad2(b, cx->f32, wg_ws_word(cx, k, theirs, (int64_t)i * n), "");
         LLVMSetVolatile(v, 1);
-        LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cx->f32, vars[i], ""), v, ""), vars[i]);
+        LLVMBuildStore(b, LLVMBuildFAdd(b, LLVMBuildLoad2(b, cx->f32, vars[i], ""), v, ""),
+                       vars[i]);
     }
     wg_cons_sync(cx, k);
     z = cg_if_begin(cx, zero);
@@ -1297,10 +1304,14 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
     if (k->p.streamk) { /* this CTA's units [c units / g, (c + 1) units / g) (pass_wg_sk_first) */
         k->units = LLVMBuildMul(b, k->ntiles, k->nk, "units");
         LLVMValueRef u64 = LLVMBuildZExt(b, k->units, cx->i64, ""),
-                     g64 = LLVMBuildZExt(b, ncta, cx->i64, ""), c64 = LLVMBuildZExt(b, cta, cx->i64, "");
-        k->ua = LLVMBuildTrunc(b, LLVMBuildUDiv(b, LLVMBuildMul(b, c64, u64, ""), g64, ""), cx->i32, "ua");
+                     g64 = LLVMBuildZExt(b, ncta, cx->i64, ""),
+                     c64 = LLVMBuildZExt(b, cta, cx->i64, "");
+        k->ua = LLVMBuildTrunc(b, LLVMBuildUDiv(b, LLVMBuildMul(b, c64, u64, ""), g64, ""), cx->i32,
+                               "ua");
         k->ub = LLVMBuildTrunc(
-            b, LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, c64, cg_i64(cx, 1), ""), u64, ""), g64, ""),
+            b,
+            LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, c64, cg_i64(cx, 1), ""), u64, ""), g64,
+                          ""),
             cx->i32, "ub");
     }
     if (k->p.splits > 1 || k->p.mcast > 1) {
@@ -1484,7 +1495,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
      * epilogue stores through shared memory) after its buffers and symbols */
     unsigned nmaps = 1 + nh + (k.tma_st ? nouts : 0);
     cx->ntmap_params = nmaps;
-    if (k.p.streamk) { /* the workspace: the partial tiles, then the flags (zero between launches) */
+    if (k.p.streamk) { /* the workspace: the partial tiles, then the flags (zero between launches)
+                        */
         ir_shape ws = {.rank = 1, .dim = {k.p.ws_floats}};
         unsigned wt = cg_scratch_temp(cx, st->mm[0], IR_F32, &ws);
         cx->temps[wt].staged = true, cx->temps[wt].zeroed = true;
@@ -1598,8 +1610,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (nh > 1) snprintf(hs, sizeof hs, " h%u", nh);
     if (k.p.splits > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " sk%d", k.p.splits);
     if (k.p.mcast > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " mc%d", k.p.mcast);
-    if (k.p.streamk)
-        snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " streamk%d", k.p.sk_ctas);
+    if (k.p.streamk) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " streamk%d", k.p.sk_ctas);
     if (k.tma_st)
         snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
                  k.epi.loop ? "l" : "");

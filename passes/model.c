@@ -310,16 +310,17 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     w->rounds > 1 ? "s" : "", w->epi_us, w->red_us, (double)t->ws_bytes / 1e6,
                     w->fill_us, w->comp_us, w->mem_us);
         } else
-        fprintf(
-            out,
-            "  model: matmul.wgmma: %dx%dx64 tiles, %d stages: %lld tiles x %d split-K ranks on "
-            "%lld CTAs x %u threads, %.2f waves (the busiest CTA runs %lld); per tile %lld k "
-            "steps x %.3f us + epilogue %.3f us + split-K sum %.3f us, fill %.3f us -> compute "
-            "%.3f us; HBM %.3f us\n",
-            t->bm * t->mcast, t->bn, t->stages, (long long)t->tiles, t->splits, (long long)m->grid,
-            m->threads, w->waves, (long long)w->rounds,
-            (long long)((t->nk + t->splits - 1) / t->splits), w->step_us, w->epi_us, w->red_us,
-            w->fill_us, w->comp_us, w->mem_us);
+            fprintf(
+                out,
+                "  model: matmul.wgmma: %dx%dx64 tiles, %d stages: %lld tiles x %d split-K ranks "
+                "on "
+                "%lld CTAs x %u threads, %.2f waves (the busiest CTA runs %lld); per tile %lld k "
+                "steps x %.3f us + epilogue %.3f us + split-K sum %.3f us, fill %.3f us -> compute "
+                "%.3f us; HBM %.3f us\n",
+                t->bm * t->mcast, t->bn, t->stages, (long long)t->tiles, t->splits,
+                (long long)m->grid, m->threads, w->waves, (long long)w->rounds,
+                (long long)((t->nk + t->splits - 1) / t->splits), w->step_us, w->epi_us, w->red_us,
+                w->fill_us, w->comp_us, w->mem_us);
         if (m->wgs.nstage > 0)
             fprintf(out,
                     "  model: [matmul.wgmma.stage] %d operand%s (%s%s%s) with a row pitch that is "

@@ -131,7 +131,7 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
 #define WG_SK_GBPS 100.0
 #define WG_SK_US   1.0
 #define WG_SK_GAIN 0.92
-#define WG_HBM_EFF    0.62
+#define WG_HBM_EFF 0.62
 /* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
  * codegen/stage.c) sustains: 2.0-2.5 TB/s with 8-byte words and 1.2-1.8 TB/s with 2-byte words
  * on the H200 (bench/results/2026-12-01-h200-pitch, the first staging kernel: 16-32 bytes in
@@ -176,7 +176,8 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
         o->waves = (double)t->tiles / sms;
         o->rounds = cdiv(t->tiles, g);
         o->red_us = slot * (double)(1 + nread) / (WG_SK_GBPS * 1e3) + WG_SK_US;
-        o->comp_us = o->fill_us + (double)upc * o->step_us + (double)o->rounds * o->epi_us + o->red_us;
+        o->comp_us =
+            o->fill_us + (double)upc * o->step_us + (double)o->rounds * o->epi_us + o->red_us;
     } else {
         int64_t ctas = t->tiles * t->splits;
         int64_t grid = ctas < sms ? ctas : sms;

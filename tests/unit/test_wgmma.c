@@ -632,7 +632,8 @@ static void check_sk(int64_t tiles, int64_t nk, int64_t g) {
         int64_t ua = pass_wg_sk_first(c, u, g), ub = pass_wg_sk_first(c + 1, u, g), partials = 0;
         assert_true(ua < ub); /* every CTA has work */
         for (int64_t t = ua / nk; t < (ub + nk - 1) / nk; t++) {
-            int64_t kb = ua - t * nk > 0 ? ua - t * nk : 0, ke = ub - t * nk < nk ? ub - t * nk : nk;
+            int64_t kb = ua - t * nk > 0 ? ua - t * nk : 0,
+                    ke = ub - t * nk < nk ? ub - t * nk : nk;
             assert_true(kb < ke);
             for (int64_t x = t * nk + kb; x < t * nk + ke; x++) who[x]++;
             if (kb > 0) {
@@ -674,8 +675,14 @@ static void test_stream_k(void **state) {
     check_sk(5, 3, 3);
     check_sk(7, 2, 3);
     check_sk(1, 9, 2);
-    pass_wg_shape s = {.M = 1536, .N = 1536, .K = 1536, .a_kmajor = true, .nmm = 1, .nouts = 1,
-                       .smem = 232448, .sms = 132};
+    pass_wg_shape s = {.M = 1536,
+                       .N = 1536,
+                       .K = 1536,
+                       .a_kmajor = true,
+                       .nmm = 1,
+                       .nouts = 1,
+                       .smem = 232448,
+                       .sms = 132};
     pass_wg_tile t;
     assert_true(pass_wg_tile_make(&s, 128, 256, 0, &t));
     assert_int_equal(t.splits, 0);
