@@ -6,8 +6,12 @@
 #
 #   bash bench/gemm_split_check.sh
 #
-# Every tx row is verified by txc bench against the reference; cuBLAS (the GEMM alone) in the same
-# run. Under 80 s (20 s of GPU verification, then SPLIT_DEADLINE=52 s of rows). $OUT/gemm_split.txt: the summary (printed last).
+# 1. bench/gemm_split_check.py (SPLIT_TIMEOUT s): the A/B, then rows against cuBLAS (each tx row
+#    verified by txc bench against the reference; the other side of stream-K beside it), then
+#    torch.compile of the A/B's program;
+# 2. tests/scripts/stream_k.sh with TX_DIFF_DEVICE=gpu (SPLIT_VERIFY_S s): the stream-K kernels
+#    at small ragged sizes on the GPU against the reference.
+# Under 60 s by default. $OUT/gemm_split.txt: the summary (printed last, with step 2's lines).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TXC=${TXC:-dist/bin/txc}
@@ -16,13 +20,14 @@ export OUT=${OUT:-gemm-split-out}
 mkdir -p "$OUT"
 PY=$(command -v python3 || command -v python)
 [ -d /usr/local/cuda/bin ] && export PATH="$PATH:/usr/local/cuda/bin"
-# 0. stream-K kernels at small ragged sizes on the GPU against the reference (tests/scripts/stream_k.sh)
-TX_DIFF_DEVICE=gpu timeout -k 2 ${SPLIT_VERIFY_S:-20} bash tests/scripts/stream_k.sh "$TXC" . >"$OUT/stream_k_gpu.txt" 2>&1
-vrc=$?
-timeout -k 3 ${SPLIT_TIMEOUT:-56} "$PY" bench/gemm_split_check.py
+export SPLIT_DEADLINE=${SPLIT_DEADLINE:-38}
+timeout -k 2 ${SPLIT_TIMEOUT:-42} "$PY" bench/gemm_split_check.py >"$OUT/split.out" 2>&1
 rc=$?
+[ $rc -eq 124 ] && echo "gemm_split_check: killed after ${SPLIT_TIMEOUT:-42} s; partial results in $OUT/gemm_split.json" >>"$OUT/split.out"
+TX_PYTHON="$PY" TX_DIFF_DEVICE=gpu timeout -k 2 ${SPLIT_VERIFY_S:-13} bash tests/scripts/stream_k.sh "$TXC" . >"$OUT/stream_k_gpu.txt" 2>&1
+vrc=$?
+cat "$OUT/split.out"
 echo "== stream-K kernels on the GPU against the reference (tests/scripts/stream_k.sh, rc $vrc):"
 cat "$OUT/stream_k_gpu.txt"
 [ $vrc -ne 0 ] && rc=1
-[ $rc -eq 124 ] && echo "gemm_split_check: killed after ${SPLIT_TIMEOUT:-76} s; partial results in $OUT/gemm_split.json"
 exit $rc
