@@ -126,10 +126,13 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
 #define WG_RED_GBPS   60.0
 #define WG_CTA_GBPS   70.0
 /* WG_SK_GBPS, WG_SK_US: stream-K's partial tiles through L2 (bytes per us per SM: one CTA's
- * coalesced f32 stores and loads of its 256 consumer threads), and the flag's round trip
- * (release, the first CTA's acquire, the consumers' barrier). Estimates, not fitted yet. */
+ * coalesced f32 stores and loads of its 256 consumer threads; an estimate), and a fixed cost per
+ * kernel: the flag's round trip, the CTAs' second pipeline fill at a tile boundary and what else
+ * the H200 showed (bench/gemm_split_check.sh, /work/notes/gpu/gemm: forced stream-K on 1536^3,
+ * 1000^3, 700 x 3000 x 2000, 300 x 5000 x 3000 measured 1.4-6.4 us, median ~4 us, above the
+ * model with 1.0 here). */
 #define WG_SK_GBPS 100.0
-#define WG_SK_US   1.0
+#define WG_SK_US   5.0
 #define WG_SK_GAIN 0.92
 #define WG_HBM_EFF 0.62
 /* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
