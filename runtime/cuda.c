@@ -517,7 +517,9 @@ bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem) {
                  name, smem, c->info.name, (long long)c->info.smem_optin);
         return false;
     }
-    if (smem <= 48 * 1024) return true;
+    /* set whenever there is dynamic shared memory: the default allows 48 KiB minus the
+     * kernel's static shared memory, which the manifest's smem does not count */
+    if (smem == 0) return true;
     snprintf(d, sizeof d, "allowing kernel %s %u bytes of dynamic shared memory", name, smem);
     return cu_ok(c,
                  c->FuncSetAttribute(f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, (int)smem),

@@ -208,9 +208,11 @@ void rt_module_free(rt_module *m);
 /* The driver JIT's info log of the last load (may be empty). */
 const char *rt_module_info_log(const rt_module *m);
 bool rt_module_func(rt_module *m, const char *name, rt_func *f);
-/* Allows kernel f `smem` bytes of dynamic shared memory: above the default
- * 48 KiB it sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (once,
- * before launching); above the device's opt-in limit it fails clearly. */
+/* Allows kernel f `smem` bytes of dynamic shared memory: any nonzero amount
+ * sets CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES (once, before
+ * launching: without it static + dynamic must fit 48 KiB, and a kernel may
+ * also declare static shared memory); above the device's opt-in limit it
+ * fails clearly. */
 bool rt_cuda_func_smem(rt_cuda *c, rt_func f, const char *name, uint32_t smem);
 /* Launches f on c's stream (rt_cuda_set_stream; `params` as cuLaunchKernel); smem above
  * 48 KiB needs rt_cuda_func_smem first. */

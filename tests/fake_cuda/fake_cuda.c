@@ -39,7 +39,8 @@ typedef struct fake_func {
     char name[128];
     unsigned nparams;
     uint64_t tmap_params; /* bit i: parameter i is a 128-byte by-value tensor map */
-    int max_smem;         /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES */
+    int max_smem;         /* CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, -1 until set */
+    int static_smem;      /* bytes of the entry's `.shared ... NAME[BYTES]` declarations */
 } fake_func;
 
 typedef struct fake_module {
@@ -142,6 +143,14 @@ CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned n, int *opts
         f = &m->f[m->n++];
         memset(f, 0, sizeof *f);
         snprintf(f->name, sizeof f->name, "%.*s", (int)(e - s), s);
+        f->max_smem = -1;
+        const char *end = strstr(close, ".entry "); /* the body runs to the next entry */
+        for (const char *q = strstr(close, ".shared ."); q && (!end || q < end);
+             q = strstr(q + 1, ".shared .")) {
+            const char *eol = strchr(q, '\n'), *br = strchr(q, '[');
+            if (br && (!eol || br < eol) && strncmp(q - 8, ".extern ", 8) != 0)
+                f->static_smem += atoi(br + 1);
+        }
         for (const char *q = strstr(e, ".param"); q && q < close; q = strstr(q + 1, ".param")) {
             const char *eol = strchr(q, '\n');
             const char *b128 = strstr(q, "[128]");
@@ -214,7 +223,7 @@ CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
 
 CUresult cuFuncSetAttribute(void *fn, int attr, int value) {
     fake_func *f = fn;
-    if (attr != 8 || value < 0 || value > 232448) return E_INVALID_VALUE;
+    if (attr != 8 || value < 0 || value + f->static_smem > 232448) return E_INVALID_VALUE;
     f->max_smem = value;
     return OK;
 }
@@ -260,7 +269,8 @@ CUresult cuTensorMapEncodeTiled(void *map, int dtype, unsigned rank, void *addr,
 CUresult cuLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                         unsigned bz, unsigned smem, void *stream, void **params, void **extra) {
     fake_func *f = fn;
-    int limit = f && f->max_smem > 48 * 1024 ? f->max_smem : 48 * 1024;
+    /* like the driver: without the attribute, static + dynamic <= 48 KiB */
+    int limit = !f ? 0 : f->max_smem >= 0 ? f->max_smem : 48 * 1024 - f->static_smem;
     if (!f || !gx || !gy || !gz || !bx || !by || !bz || (unsigned long)bx * by * bz > 1024 ||
         (int)smem > limit)
         return E_INVALID_VALUE;

@@ -629,6 +629,32 @@ static const char ptx_k0[] =
     ".version 8.0\n.target sm_90\n.address_size 64\n\n"
     ".visible .entry k0(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{\n\tret;\n}\n";
 
+/* 11264 bytes of static shared memory, as the mma.sync attention kernel declares */
+static const char ptx_k1[] =
+    ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+    ".extern .shared .align 16 .b8 tx_mm_dyn_smem[];\n"
+    ".visible .entry k1(\n\t.param .u64 a\n)\n{\n\t.shared .align 16 .b8 tx_smem_0[11264];\n\tret;\n}\n";
+
+/* Static plus dynamic shared memory above 48 KiB launches once rt_cuda_func_smem allowed
+ * the dynamic part, though that part alone is below 48 KiB. */
+static void test_fake_static_smem(void **st) {
+    rt_cuda *c = fake_open();
+    rt_module *m = rt_module_load(c, ptx_k1);
+    rt_func f;
+    uint32_t one[3] = {1, 1, 1};
+    uint64_t v = 1;
+    void *args[1] = {&v};
+    (void)st;
+    assert_non_null(m);
+    assert_true(rt_module_func(m, "k1", &f));
+    assert_true(rt_cuda_launch(c, f, "k1", one, one, 32768, args));  /* 44 KiB in all */
+    assert_false(rt_cuda_launch(c, f, "k1", one, one, 45056, args)); /* 55 KiB: not yet */
+    assert_true(rt_cuda_func_smem(c, f, "k1", 45056));
+    assert_true(rt_cuda_launch(c, f, "k1", one, one, 45056, args));
+    rt_module_free(m);
+    rt_cuda_free(c);
+}
+
 static void test_fake_device(void **st) {
     rt_cuda *c = fake_open();
     const rt_cuda_info *in = rt_cuda_get_info(c);
@@ -976,6 +1002,7 @@ int main(void) {
         cmocka_unit_test(test_text_report),
         cmocka_unit_test(test_json_report),
         cmocka_unit_test(test_fake_device),
+        cmocka_unit_test(test_fake_static_smem),
         cmocka_unit_test(test_fake_memory),
         cmocka_unit_test(test_fake_modules_and_launches),
         cmocka_unit_test(test_fake_events),
