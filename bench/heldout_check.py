@@ -8,11 +8,13 @@ and MLPs, then norms, reductions and pointwise, then the tiny ones):
   0. the sm_90a plan (`txc FILE --target=sm_90a`, compile only, six at a time): kernels, templates;
   1. `txc bench --device=gpu --iters 1` at the case's last ragged CPU size, six at a time: a full
      verification against the host reference (no timing runs meanwhile: this holds the lock);
-  2. one at a time, `txc bench --device=gpu --json` at the case's GPU sizes: verified against the
-     host (sampled where the outputs are too large) and timed (graph time).
-Meanwhile N worker processes (bench/heldout_torch.py) compile the same expressions with
-torch.compile; every GPU timing (tx's and torch's, and SDPA's for attention) holds one lock, so
-none overlaps another. Prints one row per case (tx us, torch.compile us, torch.compile / tx: > 1
+  2. once the torch workers have compiled, one at a time, `txc bench --device=gpu --json` at the
+     case's GPU sizes: verified against the host (sampled where the outputs are too large) and
+     timed (graph time);
+  3. the workers time torch.compile (and SDPA for attention) of the rows tx timed, one at a time.
+Meanwhile (during 0 and 1) N worker processes (bench/heldout_torch.py) compile the same
+expressions with torch.compile; no timing overlaps another or a compilation (the machine is quiet:
+torch.compile anchors varied 1.5x between runs while the workers compiled beside the timings). Prints one row per case (tx us, torch.compile us, torch.compile / tx: > 1
 means tx is faster, SDPA us and SDPA / tx where SDPA expresses the variant, verified at the bench
 size and at the ragged size, the plan) and the geomean / worst row last.
 Files under $OUT: heldout.json, heldout.md, heldout_log.txt, torch-*.json."""
@@ -103,7 +105,7 @@ def bench_locked(path, dims, extra, iters, lf):
 
 def main():
     args = sys.argv[1:]
-    budget, only, workers = 52.0, None, 3
+    budget, only, workers = 70.0, None, 3
     while args:
         a = args.pop(0)
         if a == "--budget":
@@ -120,6 +122,10 @@ def main():
     lock = os.path.join(wd, "gpu.lock")
     lf = open(os.path.join(OUT, "heldout_log.txt"), "w")
     py = sys.executable
+    for w in range(workers):  # markers of an earlier run in the same OUT
+        for ext in (".compiled", ".go"):
+            if os.path.exists(os.path.join(OUT, f"torch-{w}.json{ext}")):
+                os.remove(os.path.join(OUT, f"torch-{w}.json{ext}"))
     procs = []
     for w in range(workers):  # torch.compile in parallel with tx's work; timings serialised by the lock
         names = [c["name"] for c in todo[w::workers]]
@@ -149,26 +155,38 @@ def main():
             rows[c["name"]] = {"name": c["name"], "dims": c["gpu"], "ragged": dims, "ragged_verified": ok}
             if err:
                 rows[c["name"]]["ragged_error"] = err
+        print(f"phase 1 (ragged verification) done at {time.time() - t0:.0f} s", file=lf, flush=True)
+        # the workers' compilations end before any timing: the machine is quiet while tx times
+        marks = [os.path.join(OUT, f"torch-{w}.json.compiled") for w in range(len(procs))]
+        while not all(os.path.exists(m) for m in marks) and time.time() < end - 20 and \
+                all(p.poll() is None for p in procs):
+            time.sleep(0.1)
+        print(f"torch compiled at {time.time() - t0:.0f} s", file=lf, flush=True)
+        timed = []
+        for c in todo:  # phase 2: verify (sampled) and time at the GPU sizes, one at a time
+            r = rows[c["name"]]
+            path = os.path.join(HERE, "heldout", c["name"] + ".tx")
+            r["plan"], err = plans[c["name"]]
+            if time.time() > end - 4 - 0.45 * (len(timed) + 1):  # torch's timings of the rows after
+                r["error"] = "skipped: out of time"
+                continue
+            if err:
+                r["error"] = "compile: " + err
+                continue
+            fu, err = bench_locked(path, c["gpu"], special_inputs(c, c["gpu"], wd, "g") + ["--timing-budget=0.3"],
+                                   50, lf)
+            if err:
+                r["error"] = err
+                continue
+            timed.append(c["name"])
+            r["tx_us"], r["verified"] = fu.get("graph_us"), fu.get("verified")
+            r["kernels_us"] = [(k.get("name"), k.get("kind"), k.get("us")) for k in fu.get("kernels", [])]
+            print(f"tx {'ok ' if r['verified'] else 'BAD'} {c['name']}: {r['tx_us']:.1f} us [{'; '.join(r['plan'])}]",
+                  file=lf, flush=True)
+        for w in range(len(procs)):  # the workers time these rows now, one at a time (the lock)
+            with open(os.path.join(OUT, f"torch-{w}.json.go"), "w") as g:
+                g.write("\n".join(timed) + "\n")
         fcntl.flock(lk, fcntl.LOCK_UN)
-    print(f"phase 1 (ragged verification) done at {time.time() - t0:.0f} s", file=lf, flush=True)
-    for c in todo:  # phase 2: verify (sampled) and time at the GPU sizes, one at a time
-        r = rows[c["name"]]
-        path = os.path.join(HERE, "heldout", c["name"] + ".tx")
-        r["plan"], err = plans[c["name"]]
-        if time.time() > end - 8:
-            r["error"] = "skipped: out of time"
-            continue
-        if err:
-            r["error"] = "compile: " + err
-            continue
-        fu, err = bench(path, c["gpu"], special_inputs(c, c["gpu"], wd, "g") + ["--timing-budget=0.2"], lock, 20, lf)
-        if err:
-            r["error"] = err
-            continue
-        r["tx_us"], r["verified"] = fu.get("graph_us"), fu.get("verified")
-        r["kernels_us"] = [(k.get("name"), k.get("kind"), k.get("us")) for k in fu.get("kernels", [])]
-        print(f"tx {'ok ' if r['verified'] else 'BAD'} {c['name']}: {r['tx_us']:.1f} us [{'; '.join(r['plan'])}]",
-              file=lf, flush=True)
     for p in procs:
         try:
             p.wait(timeout=max(1.0, end - time.time()))

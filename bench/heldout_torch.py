@@ -4,7 +4,8 @@ of bench/heldout_check.py:
     python3 bench/heldout_torch.py OUT_JSON LOCK DEADLINE NAME [NAME ...]
 
 Compiles each named case's expression with torch.compile (default mode) at its GPU sizes and runs
-it once, then times it (and, for attention, torch's SDPA on the same inputs: cases.SDPA) with
+it once, writes OUT_JSON.compiled, waits for OUT_JSON.go (the rows tx timed, written when tx's
+timings are over, so no compilation loads the machine while anything is timed), then times it (and, for attention, torch's SDPA on the same inputs: cases.SDPA) with
 triton's do_bench (median, L2 flushed) while holding LOCK (flock), so
 no two timings (tx's or another worker's) share the GPU. Cases still pending at DEADLINE (a Unix
 time) are skipped. Writes {name: {"us": ..., "compile_s": ...} or {"error": ...}} to OUT_JSON
@@ -68,17 +69,22 @@ def main():
         except Exception as e:
             res[n] = {"error": f"{type(e).__name__}: {str(e)[:300]}"}
         json.dump(res, open(out, "w"), indent=1)
+    open(out + ".compiled", "w").close()  # tells bench/heldout_check.py this worker is idle now
+    go = out + ".go"  # written by heldout_check.py once tx's timings are done: the rows to time
+    while not os.path.exists(go) and time.time() < deadline:
+        time.sleep(0.1)
+    timed = set(open(go).read().split()) if os.path.exists(go) else set()
     for n, cf, xs in compiled:
-        if time.time() > deadline:
-            res[n]["error"] = "skipped: deadline"
+        if time.time() > deadline or n not in timed:
+            res[n]["error"] = "skipped: deadline" if n in timed or not timed else "skipped: tx not timed"
             continue
         with open(lock, "w") as lf:
             fcntl.flock(lf, fcntl.LOCK_EX)
             try:
-                res[n]["us"] = do_bench(lambda: cf(*xs), warmup=5, rep=30, return_mode="median") * 1e3
+                res[n]["us"] = do_bench(lambda: cf(*xs), warmup=25, rep=100, return_mode="median") * 1e3
                 sd = C.SDPA.get(n)  # torch's fused attention on the same inputs (eager)
                 if sd:
-                    res[n]["sdpa_us"] = do_bench(lambda: sd(*xs), warmup=5, rep=30, return_mode="median") * 1e3
+                    res[n]["sdpa_us"] = do_bench(lambda: sd(*xs), warmup=25, rep=100, return_mode="median") * 1e3
             except Exception as e:
                 res[n]["error"] = f"{type(e).__name__}: {str(e)[:300]}"
             finally:
