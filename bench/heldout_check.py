@@ -184,8 +184,10 @@ def main():
             print(f"tx {'ok ' if r['verified'] else 'BAD'} {c['name']}: {r['tx_us']:.1f} us [{'; '.join(r['plan'])}]",
                   file=lf, flush=True)
         for w in range(len(procs)):  # the workers time these rows now, one at a time (the lock)
-            with open(os.path.join(OUT, f"torch-{w}.json.go"), "w") as g:
+            go = os.path.join(OUT, f"torch-{w}.json.go")
+            with open(go + ".tmp", "w") as g:
                 g.write("\n".join(timed) + "\n")
+            os.replace(go + ".tmp", go)  # whole when it appears
         fcntl.flock(lk, fcntl.LOCK_UN)
     for p in procs:
         try:

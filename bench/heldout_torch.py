@@ -90,6 +90,7 @@ def main():
             finally:
                 fcntl.flock(lf, fcntl.LOCK_UN)
         json.dump(res, open(out, "w"), indent=1)
+    json.dump(res, open(out, "w"), indent=1)
     return 0
 
 
