@@ -86,8 +86,26 @@ ROWS = [
     ("xw", 4096, 4096, 4096),
     ("qkv", 3000, 1024, 1000),
 ] + [r for r in ODD if r != ("xw", 2500, 1500, 2500)]
+# products of at most 64 rows with an odd-pitch operand ([matmul.skinny]: read in place, no
+# staging copy); GEMM_ROWS=skinny runs these, GEMM_ROWS=pitch these and then the rest of ODD
+SKINNY = [
+    ("xw", 16, 999, 4096),
+    ("xwh", 16, 3001, 4096),
+    ("linres", 16, 4096, 1001),
+    ("xw", 1, 999, 4096),
+    ("linresh", 7, 4096, 1001),
+    ("xw", 33, 3001, 2048),
+    ("linres", 64, 4096, 1001),
+    ("swiglu", 16, 2753, 4096),
+    ("xw", 16, 11001, 4096),
+    ("xwh", 64, 999, 1001),
+]
 if os.environ.get("GEMM_ROWS") == "odd":
     ROWS = ODD
+elif os.environ.get("GEMM_ROWS") == "skinny":
+    ROWS = SKINNY
+elif os.environ.get("GEMM_ROWS") == "pitch":
+    ROWS = SKINNY + [r for r in ODD if r not in SKINNY]
 TUNE = os.environ.get("GEMM_TUNE", "1") != "0"
 
 
@@ -148,7 +166,7 @@ def tx_bench(row):
         return {"error": "txc bench rc %d: %s" % (rc, (se.strip().splitlines() or ["no output"])[-1][:160])}
 
 
-CAND = re.compile(r"^\s+(\*?)\s*(matmul\.wgmma\([^)]*\))\s+predicted\s+([\d.]+) us\s+measured\s+([\d.]+ us|failed)")
+CAND = re.compile(r"^\s+(\*?)\s*(matmul\.(?:wgmma|skinny)\([^)]*\))\s+predicted\s+([\d.]+) us\s+measured\s+([\d.]+ us|failed)")
 
 
 def tx_tune(row):

@@ -798,6 +798,10 @@ void cg_wg_chunk(unsigned c, unsigned cols, uint32_t *row, uint32_t *col, uint32
  * transposed, with 16-byte row pitches): 1 emitted, 0 failed (reported),
  * -1 not applicable (nothing emitted; use the mma.sync kernel). */
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
+/* codegen/skinny.c: the region's product on the skinny kernel of odd-pitch operands when its
+ * schedule is matmul.skinny and the target has clusters (sm_90, sm_90a); -1 when not (nothing
+ * emitted), 0 on error (reported), 1 when emitted. */
+int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
 /* Building blocks of the sm_90a kernels (wgmma.c), shared with the attention kernel:
  * cg_wg_asm emits inline PTX `text` with constraints `cons` over args (never moved or removed;
  * ret NULL: void); cg_wg_wait spins on mbarrier.try_wait.parity of the shared barrier bar (i32)

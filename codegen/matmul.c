@@ -719,6 +719,8 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_mm_epi_state st = {.nmm = 0};
     if (!find_matmuls(cx, g, region, &st)) return false;
+    int sk = cg_sk_emit_matmul(cx, g, region, &st);
+    if (sk >= 0) return sk == 1;
     int wg = cg_wg_emit_matmul(cx, g, region, &st);
     if (wg >= 0) return wg == 1;
     ir_id mmid = st.mm[0];

@@ -197,8 +197,9 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->time_us = c->roofline_us;
     m->concrete = true;
     if (rg->kind == IR_RK_ATTENTION && model_attention(g, rg, gpu, c, m)) return;
-    if (rg->kind == IR_RK_MATMUL) { /* matmul.wgmma: the tile's model (passes/wgmma.c) */
-        if (rg->sched.id != PASS_SCH_MATMUL_WGMMA || !pass_schedule_model_block(f, rg, m))
+    if (rg->kind == IR_RK_MATMUL) { /* matmul.wgmma / skinny: the tile's model (passes/) */
+        if ((rg->sched.id != PASS_SCH_MATMUL_WGMMA && rg->sched.id != PASS_SCH_MATMUL_SKINNY) ||
+            !pass_schedule_model_block(f, rg, m))
             m->schedule = "roofline";
         return;
     }
@@ -330,6 +331,25 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     m->wgs.a_staged && m->wgs.b_staged ? ", " : "", m->wgs.b_staged ? "B" : "",
                     m->wgs.nstage, m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6,
                     w->stage_us);
+        return;
+    }
+    if (m->concrete && !strcmp(m->schedule, "matmul.skinny")) {
+        const pass_sk_tile *t = &m->skt;
+        const pass_sk_time *w = &m->skm;
+        fprintf(out,
+                "  model: [matmul.skinny] operands read in place (no staging copy): %dx%dx64 "
+                "tiles (mma.sync, 4-byte cp.async at any row alignment), %d stages, %lld tiles x "
+                "%d split-K ranks (a cluster) = %lld CTAs x 256 threads, %lld per SM, %.0f GB/s "
+                "per CTA: HBM %.3f us, mma %.3f us, epilogue %.3f us, fill %.3f us -> %.3f us\n",
+                t->mp, t->bn, t->stages, (long long)t->tiles, t->splits, (long long)w->ctas,
+                (long long)w->per_sm, w->cta_GBps, w->mem_us, w->comp_us, w->epi_us, w->fill_us,
+                w->time_us);
+        if (m->wgt.bm > 0)
+            fprintf(out,
+                    "  model: [matmul.skinny] instead of matmul.wgmma %dx%d with %d staging "
+                    "kernel%s (%.2f MB copied): %.3f us\n",
+                    m->wgt.bm * m->wgt.mcast, m->wgt.bn, m->wgs.nstage,
+                    m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6, m->wgm.time_us);
         return;
     }
     if (!m->concrete || !m->threads) {

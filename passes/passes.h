@@ -323,7 +323,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")    \
     X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                     \
       "cols,slices,splits,vec")                                                                \
-    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")
+    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                   \
+    X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -364,6 +365,7 @@ typedef struct pass_wg_shape {
     bool a_staged, b_staged;
     int nstage;
     double stage_bytes;
+    bool a_merged; /* A is merged heads (a 3-D map), not a plain 2-D buffer */
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k) of one CTA, split-K ranks, ring stages, and what
  * follows. mcast 2: a 2-CTA cluster of two vertically adjacent bm x bn tiles sharing the B tile,
@@ -446,6 +448,44 @@ int64_t pass_wg_pitch(int64_t inner, int es);
  * or merged heads as A); false when it does not qualify or gpu has no such kernel (wg_eff 0). */
 bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                    int64_t budget, pass_wg_shape *s);
+
+/* ---- the skinny GEMM of odd-pitch operands (passes/skinny.c; codegen/skinny.c) ----------------
+ * [matmul.skinny]: a product of at most 64 rows (M known) whose wgmma form would stage an operand
+ * (a row pitch that is not a multiple of 16 bytes, [matmul.wgmma.stage]) reads every operand in
+ * place instead: 256 threads per CTA, an M x bn output tile (M rounded up to 16: `mp`) of
+ * mma.sync m16n8k16 fragments built from shared memory, operand tiles of 64 k copied by 4-byte
+ * cp.async at any 2-byte row alignment (a row starting at an odd element lands one element
+ * further), a ring of `stages`, and split-K over a cluster of `splits` CTAs (1, 2, 4, 8) whose
+ * partial tiles meet in distributed shared memory, each rank running the epilogue of 1/splits
+ * of the tile. */
+typedef struct pass_sk_tile {
+    int bn, splits, stages, mp;
+    int64_t a_bytes, b_bytes;          /* one stage's A tile and one B tile ([rows][cols + 8]) */
+    int64_t stage_bytes, smem_bytes;   /* A + every B; the ring or the partial tiles, the larger */
+    int64_t tiles, nk, kpr;            /* N tiles, 64-deep k steps, k steps per rank (at most) */
+} pass_sk_tile;
+/* Rows x columns (16-bit elements, before the 8-element pad) of one operand tile in shared
+ * memory: K-contiguous operands [other][64], else [64][other]. */
+void pass_sk_opnd_tile(bool kmajor, int64_t other, int64_t *rows, int64_t *cols);
+/* True when s (pass_wg_facts) may take the skinny kernel: known M in [1, 64], N and K, plain 2-D
+ * operands, at least one of them staged by the wgmma form. */
+bool pass_sk_ok(const pass_wg_shape *s);
+/* Fills t for bn (64 or 128; 128 only where N > 64) and splits (1, 2, 4, 8; at least 2 k
+ * steps per rank, the ranks' CTAs within the SMs once they are more than one); false when not. */
+bool pass_sk_tile_make(const pass_wg_shape *s, int bn, int splits, pass_sk_tile *t);
+/* Every valid tile of s (bn descending, then splits ascending); the count (at most cap). */
+unsigned pass_sk_space(const pass_wg_shape *s, pass_sk_tile *out, unsigned cap);
+typedef struct pass_sk_time {
+    int64_t ctas, per_sm;    /* tiles x splits; CTAs resident per SM (shared memory, threads) */
+    double cta_GBps;         /* bytes per us one CTA's ring streams */
+    double mem_us, comp_us;  /* the HBM bytes at the rate the CTAs reach; the busiest CTA's mma */
+    double epi_us, fill_us;  /* the epilogue of a rank's share of a tile; prologue + cluster */
+    double time_us;          /* fill + max(mem, comp) + epilogue */
+} pass_sk_time;
+double pass_sk_model(const pass_wg_shape *s, const pass_sk_tile *t, const pass_gpu *gpu,
+                     double hbm_bytes, pass_sk_time *o);
+/* The model's fastest skinny tile of s; false when none. */
+bool pass_sk_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_sk_tile *t);
 
 typedef struct pass_sched_facts {
     uint8_t kind;       /* ir_region_kind */
@@ -580,6 +620,8 @@ typedef struct pass_model {
     pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */
     pass_wg_time wgm;
     pass_wg_shape wgs; /* matmul.wgmma: the shape it was priced for (staging) */
+    pass_sk_tile skt;  /* matmul.skinny: the tile and the parts of its time */
+    pass_sk_time skm;
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

@@ -694,7 +694,8 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             } else {
                 pass_schedule_rule(&f, &s);
             }
-            if (s.id == PASS_SCH_MATMUL_WGMMA) pass_schedule_plan(rg, &f, &s);
+            if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY)
+                pass_schedule_plan(rg, &f, &s);
             break;
         }
         case IR_RK_ATTENTION: plan_attention(g, ix, r, budget, gpu); break;

@@ -682,6 +682,38 @@ static bool wg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     return true;
 }
 
+/* matmul.skinny(bn, splits): the skinny kernel of odd-pitch operands (passes/skinny.c), offered
+ * where the wgmma form of a product of at most 64 rows would stage an operand; codegen/skinny.c
+ * builds the named tile. */
+static unsigned sk_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    pass_sk_tile t[12];
+    if (f->kind != IR_RK_MATMUL || !f->wg || !f->concrete) return 0;
+    unsigned n = pass_sk_space(&f->wgs, t, 12), k = 0;
+    for (unsigned i = 0; i < n && k < cap; i++)
+        k = put(out, k, cap, PASS_SCH_MATMUL_SKINNY, t[i].bn, t[i].splits);
+    return k;
+}
+static bool sk_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    const ir_schedule *s = &rg->sched;
+    if (!f->wg || !f->gpu || !pass_sk_tile_make(&f->wgs, s->p[0], s->p[1], &m->skt)) return false;
+    pass_sk_model(&f->wgs, &m->skt, f->gpu, f->wg_bytes, &m->skm);
+    m->threads = 256;
+    m->grid = m->skm.ctas;
+    m->per_sm = m->skm.per_sm;
+    m->active_sms = (double)(m->grid < f->gpu->sms ? m->grid : f->gpu->sms);
+    m->occupancy = (double)m->threads * (double)m->per_sm / 2048;
+    m->waves = (double)m->grid / ((double)f->gpu->sms * (double)m->per_sm);
+    m->comp_us = m->skm.comp_us;
+    m->mem_us = m->skm.mem_us;
+    m->time_us = m->skm.time_us;
+    m->kernels = 1;
+    m->wgs = f->wgs;
+    /* the staged wgmma form it replaces (the report prints both) */
+    if (pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &m->wgt))
+        pass_wg_model(&f->wgs, &m->wgt, f->gpu, f->wg_bytes, &m->wgm);
+    return true;
+}
+
 static const sch_def sch_defs[] = {
     [PASS_SCH_NONE] = {none_space, none_plan, none_model},
     [PASS_SCH_POINTWISE_VECTOR] = {pw_space, pw_plan, pw_model},
@@ -696,6 +728,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN_SPLIT] = {split_space, split_plan, split_model},
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
+    [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
 };
 _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
                "every PASS_SCHEDULES row has an entry in sch_defs");
@@ -739,6 +772,17 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
         if (!pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &t)) return;
         s->id = PASS_SCH_MATMUL_WGMMA;
         s->p[0] = t.bm * t.mcast, s->p[1] = t.bn, s->p[2] = t.splits, s->p[3] = t.stages;
+        /* [matmul.skinny]: where the wgmma form stages an operand of at most 64 rows, the skinny
+         * kernel that reads it in place when the model prices it faster (staging included) */
+        pass_sk_tile k;
+        pass_wg_time wt;
+        pass_sk_time kt;
+        if (pass_sk_pick(&f->wgs, f->gpu, f->wg_bytes, &k) &&
+            pass_sk_model(&f->wgs, &k, f->gpu, f->wg_bytes, &kt) <
+                pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt)) {
+            memset(s->p, 0, sizeof s->p);
+            s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
+        }
     }
 }
 

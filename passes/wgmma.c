@@ -359,6 +359,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     if (!pass_wg_opnd(g, r, ia, dt, true, &base, &ak)) {
         if (!pass_wg_opnd_merged(g, r, ia, dt, &base, perm)) return false;
         ak = true;
+        s->a_merged = true;
     } else {
         s->a_staged = wg_stage(g, base, es, s);
     }
