@@ -43,8 +43,22 @@ typedef struct sk_kern {
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
 
+int cg_sk_word(int64_t d1, int64_t r0, int64_t c0, int64_t rlim, int64_t cend, int64_t pitch,
+               int64_t r, int64_t j, int64_t *w, int64_t *dst) {
+    int64_t gr = r0 + r, rs = gr * d1, el = rs + cend;
+    *w = ((rs + c0) >> 1) + j;
+    *dst = r * pitch * 2 + 4 * j;
+    if (gr >= rlim) return 0;
+    return 2 * *w + 1 < el ? 4 : 2 * *w < el ? 2 : 0;
+}
+
+int64_t cg_sk_elem(int64_t d1, int64_t pitch, int64_t r, int64_t c) {
+    return r * pitch + c + ((d1 & 1) ? (r & 1) : 0);
+}
+
 /* Issues the cp.async words of operand o's tile for k step start k0 (i64) and other-axis start
- * o0 (i64: 0 for A, n0 for B; its extent olim) into stage memory dst (i8, addrspace 3). */
+ * o0 (i64: 0 for A, n0 for B; its extent olim) into stage memory dst (i8, addrspace 3): word j
+ * of tile row r as cg_sk_word computes it. */
 static void sk_issue(cg_ctx *cx, const sk_kern *k, const sk_opnd *o, LLVMValueRef dst,
                      LLVMValueRef k0, LLVMValueRef o0, int64_t olim) {
     LLVMBuilderRef b = cx->b;
@@ -106,7 +120,7 @@ static void sk_issue_step(cg_ctx *cx, const sk_kern *k, LLVMValueRef step, LLVMV
     }
 }
 
-/* Tile element (r, c) (i32) of operand o in stage memory st: its 16 bits. */
+/* Tile element (r, c) (i32) of operand o in stage memory st: its 16 bits (at cg_sk_elem). */
 static LLVMValueRef sk_elem(cg_ctx *cx, const sk_opnd *o, LLVMValueRef st, LLVMValueRef r,
                             LLVMValueRef c) {
     LLVMBuilderRef b = cx->b;

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # odd_pitch.sh TXC ROOT - GEMMs whose operand or output rows are not a multiple of 16 bytes
-# (bf16/f16 N = 999, 1500, 3001, K = 1001, 4099, f32 outputs of odd width, M = 16): for each
+# (bf16/f16 N = 999, 1500, 3001, K = 1001, 4099, f32 outputs of odd width, M = 1 .. 64): for each
 # program and shape,
 #  1. `txc --target=sm_90a` plans the wgmma kernel with [matmul.wgmma.stage] (a staging kernel
-#     per operand whose rows TMA cannot read, the GEMM's tensor maps at the copy's pitch) and
-#     --explain names the rule with its numbers;
-#  2. `txc run --device=cpu` (or TX_DIFF_DEVICE=gpu on a GPU machine: the staged kernels
-#     themselves) agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
+#     per operand whose rows TMA cannot read, the GEMM's tensor maps at the copy's pitch), or for
+#     at most 64 rows the skinny kernel that reads them in place ([matmul.skinny]: one kernel, no
+#     staging), and --explain names the rule with its numbers;
+#  2. `txc run --device=cpu` (or TX_DIFF_DEVICE=gpu on a GPU machine: the staged and skinny
+#     kernels themselves) agrees with `--device=ref` on the same random inputs
+#     (tests/gen/compare.py).
 # Skips (77) without Python + NumPy.
 set -u
 TXC=$1
@@ -23,15 +25,22 @@ printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n'
 printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
 printf 'fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ w + b))\n}\n' >"$W/gelu.tx"
 printf 'fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/swiglu.tx"
+printf 'fn f(xt: bf16[K, M], w: bf16[N, K]) -> bf16[M, N] {\n  return transpose(xt, 0, 1) @ transpose(w, 0, 1)\n}\n' >"$W/at.tx"
 # file | -D sizes | staged operands the plan must name (A, B or A, B; none: only the output's
-# rows are odd, stored by the register epilogue)
+# rows are odd, stored by the register epilogue; skinny: at most 64 rows, read in place)
 cases=(
-  "xw|M=37 N=999 K=1001|A, B"
-  "xw|M=16 N=1500 K=256|B"
+  "xw|M=300 N=999 K=1001|A, B"
+  "xw|M=16 N=1500 K=256|skinny"
   "linres|M=70 N=3001 K=200|none"
-  "linres|M=16 N=128 K=4099|A, B"
+  "linres|M=16 N=128 K=4099|skinny"
   "gelu|M=65 N=999 K=1001|A, B"
-  "swiglu|M=33 N=999 K=128|B"
+  "swiglu|M=33 N=999 K=128|skinny"
+  "xw|M=1 N=999 K=1001|skinny"
+  "linres|M=7 N=301 K=1001|skinny"
+  "xw|M=37 N=999 K=1001|skinny"
+  "gelu|M=64 N=1001 K=515|skinny"
+  "at|M=17 N=200 K=999|skinny"
+  "swiglu|M=64 N=257 K=1001|skinny"
 )
 fail=0
 n=0
@@ -50,6 +59,12 @@ for c in "${cases[@]}"; do
   fi
   if [ "$want" = none ]; then
     grep -q "matmul.wgmma.stage" "$W/explain" && { echo "FAIL $label: stages an operand TMA can read"; bad=1; }
+  elif [ "$want" = skinny ]; then
+    grep -q "\[matmul.skinny\] operands read in place" "$W/explain" || {
+      echo "FAIL $label: --explain does not name [matmul.skinny]:"
+      grep "model:" "$W/explain" | head -3
+      bad=1
+    }
   elif ! grep -q "\[matmul.wgmma.stage\] [0-9] operands\? ($want)" "$W/explain"; then
     echo "FAIL $label: --explain does not name [matmul.wgmma.stage] for ($want):"
     grep "model:" "$W/explain" | head -3
@@ -62,13 +77,17 @@ ks = m["kernels"]
 st = [k for k in ks if k.get("template", "").startswith("stage")]
 wg = [k for k in ks if k.get("template", "").startswith("wgmma")]
 maps = [t for k in wg for t in k.get("tensor_maps", []) if "pitch" in t]
-if want == "none":
+sk = [k for k in ks if k.get("template", "").startswith("mma-skinny")]
+if want == "skinny":
+    ok = len(ks) == 1 and len(sk) == 1 and not st
+elif want == "none":
     ok = wg and not st and not maps
 else:
     ok = st and wg and len(maps) >= len(want.split(", ")) and all(
         t["pitch"] * 2 % 128 == 0 and t["pitch"] >= t["dims"][0] for t in maps)
 if not ok:
-    print("FAIL %s: manifest: %d staging, %d wgmma kernels, pitched maps %s" % (label, len(st), len(wg), maps))
+    print("FAIL %s: manifest: %d staging, %d wgmma, %d skinny kernels, pitched maps %s" % (
+        label, len(st), len(wg), len(sk), maps))
 sys.exit(0 if ok else 1)
 PYEOF
     bad=1
@@ -91,7 +110,7 @@ PYEOF
     continue
   fi
   [ $bad = 1 ] && { fail=1; continue; }
-  echo "ok $label: staged operands for sm_90a: $want; $DEV agrees with the reference"
+  echo "ok $label: sm_90a: $([ "$want" = skinny ] && echo 'skinny kernel' || echo "staged operands: $want"); $DEV agrees with the reference"
 done
 echo "odd_pitch: $n cases, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
 exit $fail
