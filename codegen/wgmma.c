@@ -154,27 +154,20 @@ bool cg_wg_merged_map(const int perm[3], int64_t d, int64_t rows, cg_wg_map3 *m)
 bool cg_wg_epi_plan(const cg_wg_plan *p, const unsigned *esize, unsigned nouts, unsigned slots,
                     int64_t smem_max, cg_wg_epi *e) {
     memset(e, 0, sizeof *e);
-    if (slots < 1) return false;
-    e->slots = (int)slots;
     unsigned w = 0;
     for (unsigned i = 0; i < nouts; i++) {
         if (esize[i] != 2 && esize[i] != 4) return false;
         if (esize[i] > w) w = esize[i];
     }
-    if (!w || p->stage_bytes <= 0) return false;
-    e->cols = 128 / (int)w;
-    if (e->cols > p->bn) e->cols = p->bn;
-    e->slot_bytes = ((int64_t)64 * e->cols * w + 1023) / 1024 * 1024;
-    /* the ring depth each choice leaves (at most the plan's): the deeper, two entries on a tie */
+    /* the slot arithmetic is the planner's (pass_wg_slots_fit), so the shared memory the
+     * planner counts for a tile is the kernel's */
+    pass_wg_slots o;
     int64_t fixed = p->smem_bytes - p->stage_bytes * p->stages;
-    for (int nb = 2; nb >= 1; nb--) {
-        int64_t bytes = (int64_t)p->consumers * nb * slots * e->slot_bytes;
-        int64_t room = smem_max - fixed - bytes;
-        int64_t st = room < 0 ? 0 : room / p->stage_bytes;
-        if (st > p->stages) st = p->stages;
-        if (st > e->stages) e->nbuf = nb, e->bytes = bytes, e->stages = (int)st;
-    }
-    if (e->stages < 2) return false;
+    if (!w || !pass_wg_slots_fit(fixed, p->stage_bytes, p->stages, p->consumers, p->bn, (int)w,
+                                 (int)slots, smem_max, &o))
+        return false;
+    e->slots = o.slots, e->cols = o.cols, e->slot_bytes = o.slot_bytes;
+    e->nbuf = o.nbuf, e->bytes = o.bytes, e->stages = o.stages;
     e->smem_bytes = fixed + e->bytes + p->stage_bytes * e->stages;
     return true;
 }
@@ -1376,34 +1369,21 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
  * parameters; and the slots fit (cg_wg_epi_plan). */
 static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
                           unsigned nh, const cg_wg_plan *p, cg_wg_epi *e) {
-    ir_dim M = mm->shape.dim[0], N = mm->shape.dim[1];
-    if (nouts < 1 || 1 + nh + nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
-        (!IR_DIM_IS_SYM(M) && M >= ((int64_t)1 << 31)))
-        return false;
+    int w, why;
+    bool loop;
+    if (!pass_wg_epi_outs(g, mm, outs, nouts, nh, &w, &loop, &why)) return false;
     unsigned es[8];
-    for (unsigned o = 0; o < nouts; o++) {
-        const ir_node *n = &g->nodes[outs[o]];
-        if (!ir_shape_eq(&n->shape, &mm->shape) ||
-            (n->dtype != IR_F16 && n->dtype != IR_BF16 && n->dtype != IR_F32))
-            return false;
-        es[o] = (unsigned)ir_dtype_size((ir_dtype)n->dtype);
-        if ((N * es[o]) % 16 != 0) return false;
-    }
+    for (unsigned o = 0; o < nouts; o++) es[o] = (unsigned)ir_dtype_size((ir_dtype)g->nodes[outs[o]].dtype);
     /* the slots must fit beside the ring the schedule asked for (its stages are the planner's
-     * and the cost model's); otherwise the registers' stores */
+     * and the cost model's; pass_wg_tile_make counts the same slots); otherwise the registers'
+     * stores */
     int64_t lim = cg_mm_smem_limit(CG_SM90A);
     if (!cg_wg_epi_plan(p, es, nouts, 1, lim, e) || e->stages < p->stages) return false;
     /* the looped epilogue when it computes something (an output that is not a product), every
-     * output is 16-bit, one slot per product holds them and it keeps the ring as deep */
-    bool calc = false, half = true;
-    for (unsigned o = 0; o < nouts; o++) {
-        const ir_node *n = &g->nodes[outs[o]];
-        calc = calc || n->op != IR_OP_MATMUL;
-        half = half && es[o] == 2;
-    }
+     * output is 16-bit ([matmul.wgmma.epi]: an f32 output keeps the per-register staging), one
+     * slot per product holds them and it keeps the ring as deep */
     cg_wg_epi l;
-    if (calc && half && nouts <= nh && cg_wg_epi_plan(p, es, nouts, nh, lim, &l) &&
-        l.stages >= e->stages) {
+    if (loop && cg_wg_epi_plan(p, es, nouts, nh, lim, &l) && l.stages >= e->stages) {
         *e = l;
         e->loop = true;
     }

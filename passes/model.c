@@ -260,6 +260,41 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
     pass_model_plan(g, rg, &f, gpu, c, m);
 }
 
+/* The wgmma kernel's epilogue form and shared memory ([matmul.wgmma.epi]; pass_wg_tile_make's
+ * slots, the bytes codegen/wgmma.c's kernel takes). */
+static void wg_epi_text(const pass_model *m, FILE *out) {
+    const pass_wg_tile *t = &m->wgt;
+    const pass_wg_shape *s = &m->wgs;
+    char form[256];
+    if (t->epi_nbuf > 0) {
+        bool loop = s->epi_loop && t->epi_slots == s->nmm;
+        snprintf(form, sizeof form,
+                 "%s TMA-store epilogue (ts%d%s), %d ring entr%s x %d consumer%s x %d slot%s = "
+                 "%lld B%s",
+                 loop ? "looped" : "per-register", t->epi_nbuf, loop ? "l" : "", t->epi_nbuf,
+                 t->epi_nbuf > 1 ? "ies" : "y", t->consumers, t->consumers > 1 ? "s" : "",
+                 t->epi_slots, t->epi_slots > 1 ? "s" : "", (long long)t->epi_bytes,
+                 loop                                ? ""
+                 : s->epi_why == PASS_WG_EPI_F32     ? "; not looped: an f32 output (the looped "
+                                                       "epilogue writes 16-bit outputs in place "
+                                                       "over its 16-bit slots)"
+                 : s->epi_why == PASS_WG_EPI_PLAIN   ? "; not looped: nothing computed beyond the "
+                                                       "products, or more outputs than products"
+                                                     : "; not looped: a slot per product would "
+                                                       "cost a stage");
+    } else {
+        snprintf(form, sizeof form, "register stores (%s)",
+                 s->epi_es > 0 ? "the store slots would cost the ring a stage"
+                               : "an output that is not a dense [M, N] f16/bf16/f32 matrix of "
+                                 "16-byte rows, or more than 8 tensor maps");
+    }
+    fprintf(out,
+            "  model: [matmul.wgmma.epi] %s; shared memory %lld B (%d stages x %lld B, store "
+            "slots %lld B, split-K slots %lld B, barriers and alignment)\n",
+            form, (long long)t->smem_bytes, t->stages, (long long)t->stage_bytes,
+            (long long)t->epi_bytes, (long long)t->red_bytes);
+}
+
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "attention.ksplit")) {
         const pass_attn_split *sp = &m->split;
@@ -322,6 +357,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 (long long)m->grid, m->threads, w->waves, (long long)w->rounds,
                 (long long)((t->nk + t->splits - 1) / t->splits), w->step_us, w->epi_us, w->red_us,
                 w->fill_us, w->comp_us, w->mem_us);
+        wg_epi_text(m, out);
         if (m->wgs.nstage > 0)
             fprintf(out,
                     "  model: [matmul.wgmma.stage] %d operand%s (%s%s%s) with a row pitch that is "

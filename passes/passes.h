@@ -366,6 +366,12 @@ typedef struct pass_wg_shape {
     int nstage;
     double stage_bytes;
     bool a_merged; /* A is merged heads (a 3-D map), not a plain 2-D buffer */
+    /* the epilogue's stores (pass_wg_epi_outs): epi_es, the widest output element (2 or 4
+     * bytes) when every output may go through shared memory and TMA (0: the register stores);
+     * epi_loop, the looped form applies; epi_why, why not (a pass_wg_epi_why) */
+    int epi_es;
+    bool epi_loop;
+    int epi_why;
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k) of one CTA, split-K ranks, ring stages, and what
  * follows. mcast 2: a 2-CTA cluster of two vertically adjacent bm x bn tiles sharing the B tile,
@@ -379,7 +385,40 @@ typedef struct pass_wg_tile {
      * (ws_bytes: one partial tile per CTA, then a flag per CTA), added by the CTA that owns the
      * tile's first k step (pass_wg_sk_range) before the epilogue */
     int64_t ctas, ws_bytes;
+    /* the TMA-store epilogue's slots (pass_wg_slots_fit; in smem_bytes): ring entries per
+     * consumer (0: the register stores), slots per entry (the products when looped), bytes */
+    int epi_nbuf, epi_slots;
+    int64_t epi_bytes;
 } pass_wg_tile;
+/* Why an epilogue keeps a simpler form: none, register stores (an output that is not a dense
+ * [M, N] f16/bf16/f32 matrix with rows of a multiple of 16 bytes, more than 8 tensor maps),
+ * not looped because an output is f32 ([matmul.wgmma.epi]: the looped epilogue writes 16-bit
+ * outputs in place over 16-bit slots), not looped because nothing is computed or an output per
+ * product is exceeded, the slots do not fit beside the ring. */
+enum pass_wg_epi_why {
+    PASS_WG_EPI_OK,
+    PASS_WG_EPI_REGS,
+    PASS_WG_EPI_F32,
+    PASS_WG_EPI_PLAIN,
+    PASS_WG_EPI_ROOM
+};
+/* The epilogue's output conditions (planner and codegen/wgmma.c): outs[0..nouts) of product mm
+ * (nh products): true when every output may be stored through shared memory and TMA (*es: the
+ * widest element), *loop when the looped form applies (something computed, every output 16-bit,
+ * at most one output per product); *why names the first condition that failed. */
+bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
+                      unsigned nh, int *es, bool *loop, int *why);
+/* The store slots of the TMA-store epilogue beside a ring of `stages` stages of stage_bytes
+ * (fixed: the rest of the layout) within smem: cols = min(bn, 128 / es) columns a unit,
+ * slot_bytes = 64 x cols x es rounded up to 1024, `slots` per ring entry, two entries per
+ * consumer or one, whichever leaves the deeper ring (at most `stages`; two on a tie): fills *o;
+ * false when fewer than two stages would remain. */
+typedef struct pass_wg_slots {
+    int cols, nbuf, slots, stages;
+    int64_t slot_bytes, bytes;
+} pass_wg_slots;
+bool pass_wg_slots_fit(int64_t fixed, int64_t stage_bytes, int stages, int consumers, int bn,
+                       int es, int slots, int64_t smem, pass_wg_slots *o);
 enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
 /* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
  * consumer exactly when M <= 64 is known (else 128, or 256: two 128-row CTAs of a cluster

@@ -66,6 +66,64 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     if (st < 2) return false;
     t->stages = (int)st;
     t->smem_bytes = fixed + t->stage_bytes * st;
+    /* the TMA-store epilogue's slots, where the outputs allow it and they fit beside this ring
+     * without costing it a stage (else the register stores; codegen/wgmma.c follows the same
+     * rule, so the kernel's shared memory is this smem_bytes); the looped form's slot per
+     * product where it keeps the ring as deep */
+    pass_wg_slots a, l;
+    if (s->epi_es > 0 &&
+        pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es, 1,
+                          s->smem, &a) &&
+        a.stages >= t->stages) {
+        if (s->epi_loop &&
+            pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es,
+                              s->nmm, s->smem, &l) &&
+            l.stages >= a.stages)
+            a = l;
+        t->epi_nbuf = a.nbuf, t->epi_slots = a.slots, t->epi_bytes = a.bytes;
+        t->smem_bytes += a.bytes;
+    }
+    return true;
+}
+
+bool pass_wg_slots_fit(int64_t fixed, int64_t stage_bytes, int stages, int consumers, int bn,
+                       int es, int slots, int64_t smem, pass_wg_slots *o) {
+    memset(o, 0, sizeof *o);
+    if ((es != 2 && es != 4) || slots < 1 || stage_bytes <= 0) return false;
+    o->slots = slots;
+    o->cols = 128 / es < bn ? 128 / es : bn;
+    o->slot_bytes = ((int64_t)64 * o->cols * es + 1023) / 1024 * 1024;
+    for (int nb = 2; nb >= 1; nb--) {
+        int64_t bytes = (int64_t)consumers * nb * slots * o->slot_bytes;
+        int64_t room = smem - fixed - bytes;
+        int64_t st = room < 0 ? 0 : room / stage_bytes;
+        if (st > stages) st = stages;
+        if (st > o->stages) o->nbuf = nb, o->bytes = bytes, o->stages = (int)st;
+    }
+    return o->stages >= 2;
+}
+
+bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
+                      unsigned nh, int *es, bool *loop, int *why) {
+    ir_dim M = mm->shape.dim[0], N = mm->shape.dim[1];
+    *es = 0, *loop = false, *why = PASS_WG_EPI_REGS;
+    if (nouts < 1 || 1 + nh + nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
+        (!IR_DIM_IS_SYM(M) && M >= ((int64_t)1 << 31)))
+        return false;
+    bool calc = false, half = true;
+    for (unsigned o = 0; o < nouts; o++) {
+        const ir_node *n = &g->nodes[outs[o]];
+        if (!ir_shape_eq(&n->shape, &mm->shape) ||
+            (n->dtype != IR_F16 && n->dtype != IR_BF16 && n->dtype != IR_F32))
+            return false;
+        int e = (int)ir_dtype_size((ir_dtype)n->dtype);
+        if ((N * e) % 16 != 0) return false;
+        if (e > *es) *es = e;
+        calc = calc || n->op != IR_OP_MATMUL;
+        half = half && e == 2;
+    }
+    *why = !calc || nouts > nh ? PASS_WG_EPI_PLAIN : !half ? PASS_WG_EPI_F32 : PASS_WG_EPI_OK;
+    *loop = *why == PASS_WG_EPI_OK;
     return true;
 }
 
@@ -379,6 +437,8 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     pass_io io;
     pass_region_io(g, ix, r, &io);
     s->nouts = io.nwrites > 0 ? (int)io.nwrites : 1;
+    pass_wg_epi_outs(g, mm, io.writes, io.nwrites, (unsigned)nmm, &s->epi_es, &s->epi_loop,
+                     &s->epi_why);
     pass_io_free(&io);
     s->M = dim_val(g, mm->shape.dim[0]);
     s->N = dim_val(g, mm->shape.dim[1]);
