@@ -803,13 +803,15 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
  * emitted), 0 on error (reported), 1 when emitted. */
 int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
 /* The skinny kernel's tile copy and element addressing, as it emits them (the unit test checks
- * them against a model of the copy): word j of tile row r of an operand tile whose origin (r0,
- * c0) (both even) lies in a base buffer of inner extent d1, valid rows below rlim and columns
- * below cend (absolute), copied to shared rows of `pitch` 16-bit elements: *w gets the 4-byte
- * source word of the base, *dst the byte offset in the tile; returns the bytes copied (4, 2, or
- * 0: zero-filled). cg_sk_elem: the 16-bit index in the tile of its element (r, c). */
-int cg_sk_word(int64_t d1, int64_t r0, int64_t c0, int64_t rlim, int64_t cend, int64_t pitch,
-               int64_t r, int64_t j, int64_t *w, int64_t *dst);
+ * them against a model of the copy): chunk j of tile row r of an operand tile whose origin (r0,
+ * c0) (both multiples of 8) lies in a base buffer of inner extent d1, valid rows below rlim and
+ * columns below cend (absolute), copied to shared rows of `pitch` 16-bit elements (a multiple of
+ * 8): *q gets the 16-byte source chunk of the base (the row's first element sits (r d1) mod 8
+ * elements into its first chunk), *dst the byte offset in the tile; returns the bytes copied
+ * (16, the valid prefix, or 0), the rest of the 16 zero-filled. cg_sk_elem: the 16-bit index in
+ * the tile of its element (r, c). */
+int cg_sk_chunk(int64_t d1, int64_t r0, int64_t c0, int64_t rlim, int64_t cend, int64_t pitch,
+                int64_t r, int64_t j, int64_t *q, int64_t *dst);
 int64_t cg_sk_elem(int64_t d1, int64_t pitch, int64_t r, int64_t c);
 /* Building blocks of the sm_90a kernels (wgmma.c), shared with the attention kernel:
  * cg_wg_asm emits inline PTX `text` with constraints `cons` over args (never moved or removed;

@@ -6,11 +6,12 @@
  *
  * CTA (256 threads, 8 warps): an mp x bn output tile (mp = M rounded up to 16) over the k steps
  * [lo, hi) of its split-K rank. Operand tiles of 64 k land in a ring of shared-memory stages by
- * 4-byte cp.async: tile row r (a row of the base buffer) is copied as the aligned words covering
- * its elements, so when the row starts at an odd element (pitch odd, r odd: tile rows start at
- * even base rows and even columns) it lands one element further; element (r, c) of a tile is at
- * r x (cols + 8) + c + (r & pitch & 1). Words past the rank's k range, M, N or the buffer are
- * zero-filled (cp.async's src-size), so the main loop has no masks. Warp w owns columns
+ * 16-byte cp.async: tile row r (a row of the base buffer) is copied as the aligned 16-byte chunks
+ * covering its elements, so a row whose first element is not 16-byte aligned (any 2-byte
+ * aligned pitch) lands (r x pitch) mod 8 elements into its shared row (tile origins are
+ * multiples of 8 rows and columns); element (r, c) of a tile is at r x (cols + 8) + c +
+ * (r pitch mod 8). Chunks past the rank's k range, M, N or the buffer copy their valid prefix,
+ * the rest zero-filled (cp.async's src-size), so the main loop has no masks. Warp w owns columns
  * [w bn/8, (w+1) bn/8) of the tile, every row: m16n8k16 mma.sync fragments built from 16-bit
  * shared loads. After the loop every thread writes its accumulators to a partial tile in shared
  * memory (f32 [product][mp][bn], over the ring); the ranks of a cluster meet at a cluster
@@ -43,22 +44,23 @@ typedef struct sk_kern {
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
 
-int cg_sk_word(int64_t d1, int64_t r0, int64_t c0, int64_t rlim, int64_t cend, int64_t pitch,
-               int64_t r, int64_t j, int64_t *w, int64_t *dst) {
+int cg_sk_chunk(int64_t d1, int64_t r0, int64_t c0, int64_t rlim, int64_t cend, int64_t pitch,
+                int64_t r, int64_t j, int64_t *q, int64_t *dst) {
     int64_t gr = r0 + r, rs = gr * d1, el = rs + cend;
-    *w = ((rs + c0) >> 1) + j;
-    *dst = r * pitch * 2 + 4 * j;
+    *q = ((rs + c0) >> 3) + j;
+    *dst = r * pitch * 2 + 16 * j;
     if (gr >= rlim) return 0;
-    return 2 * *w + 1 < el ? 4 : 2 * *w < el ? 2 : 0;
+    int64_t v = el - 8 * *q; /* valid elements from the chunk's first */
+    return v <= 0 ? 0 : v >= 8 ? 16 : (int)(2 * v);
 }
 
 int64_t cg_sk_elem(int64_t d1, int64_t pitch, int64_t r, int64_t c) {
-    return r * pitch + c + ((d1 & 1) ? (r & 1) : 0);
+    return r * pitch + c + ((r * d1) & 7);
 }
 
-/* Issues the cp.async words of operand o's tile for k step start k0 (i64) and other-axis start
- * o0 (i64: 0 for A, n0 for B; its extent olim) into stage memory dst (i8, addrspace 3): word j
- * of tile row r as cg_sk_word computes it. */
+/* Issues the cp.async chunks of operand o's tile for k step start k0 (i64) and other-axis start
+ * o0 (i64: 0 for A, n0 for B; its extent olim) into stage memory dst (i8, addrspace 3): chunk j
+ * of tile row r as cg_sk_chunk computes it (16 bytes, or the valid prefix and zeros). */
 static void sk_issue(cg_ctx *cx, const sk_kern *k, const sk_opnd *o, LLVMValueRef dst,
                      LLVMValueRef k0, LLVMValueRef o0, int64_t olim) {
     LLVMBuilderRef b = cx->b;
@@ -67,42 +69,35 @@ static void sk_issue(cg_ctx *cx, const sk_kern *k, const sk_opnd *o, LLVMValueRe
     LLVMValueRef clim = o->kmajor ? k->khi : cg_i64(cx, olim);
     LLVMValueRef ce = LLVMBuildAdd(b, c0, cg_i64(cx, o->cols), "");
     ce = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, ce, clim, ""), ce, clim, "cend");
-    int64_t wpr = o->cols / 2 + 1, total = o->rows * wpr;
-    cg_loop l; /* a loop, not unrolled: the words' address arithmetic stays out of registers */
+    int64_t cpr = o->cols / 8 + 1, total = o->rows * cpr;
+    cg_loop l; /* a loop, not unrolled: the chunks' address arithmetic stays out of registers */
     LLVMValueRef it = LLVMBuildTrunc(
         b, cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, (total + 255) / 256), cg_i64(cx, 1), "w"),
         cx->i32, "");
-    {
-        LLVMValueRef idx = LLVMBuildAdd(b, k->tid, LLVMBuildMul(b, it, i32c(cx, 256), ""), "");
-        LLVMBasicBlockRef cont = NULL;
-        if (total % 256)
-            cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, idx, i32c(cx, total), ""));
-        LLVMValueRef r = LLVMBuildUDiv(b, idx, i32c(cx, wpr), "");
-        LLVMValueRef j = LLVMBuildURem(b, idx, i32c(cx, wpr), "");
-        LLVMValueRef gr = LLVMBuildAdd(b, r0, LLVMBuildZExt(b, r, cx->i64, ""), "");
-        LLVMValueRef rs = LLVMBuildMul(b, gr, cg_i64(cx, o->d1), "");
-        LLVMValueRef el = LLVMBuildAdd(b, rs, ce, ""); /* one past the row's last element */
-        LLVMValueRef w = LLVMBuildAdd(b, LLVMBuildLShr(b, LLVMBuildAdd(b, rs, c0, ""),
-                                                       cg_i64(cx, 1), ""),
-                                      LLVMBuildZExt(b, j, cx->i64, ""), "w");
-        LLVMValueRef e2 = LLVMBuildShl(b, w, cg_i64(cx, 1), "");
-        LLVMValueRef two = LLVMBuildSelect(
-            b, LLVMBuildICmp(b, LLVMIntSLT, LLVMBuildAdd(b, e2, cg_i64(cx, 1), ""), el, ""),
-            i32c(cx, 4),
-            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, e2, el, ""), i32c(cx, 2), i32c(cx, 0),
-                            ""),
-            "");
-        LLVMValueRef nb = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, gr, rlim, ""), two,
-                                          i32c(cx, 0), "nbytes");
-        LLVMValueRef so = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, nb, i32c(cx, 0), ""),
-                                          LLVMBuildShl(b, w, cg_i64(cx, 2), ""), cg_i64(cx, 0), "");
-        LLVMValueRef dof = LLVMBuildAdd(b, LLVMBuildMul(b, r, i32c(cx, o->pitch * 2), ""),
-                                        LLVMBuildShl(b, j, i32c(cx, 2), ""), "");
-        LLVMValueRef args[3] = {LLVMBuildGEP2(b, cx->i8, dst, &dof, 1, ""),
-                                LLVMBuildGEP2(b, cx->i8, o->ptr, &so, 1, ""), nb};
-        cg_call_intrinsic(cx, "llvm.nvvm.cp.async.ca.shared.global.4.s", false, args, 3);
-        if (cont) cg_if_end(cx, cont);
-    }
+    LLVMValueRef idx = LLVMBuildAdd(b, k->tid, LLVMBuildMul(b, it, i32c(cx, 256), ""), "");
+    LLVMBasicBlockRef cont = NULL;
+    if (total % 256) cont = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, idx, i32c(cx, total), ""));
+    LLVMValueRef r = LLVMBuildUDiv(b, idx, i32c(cx, cpr), "");
+    LLVMValueRef j = LLVMBuildURem(b, idx, i32c(cx, cpr), "");
+    LLVMValueRef gr = LLVMBuildAdd(b, r0, LLVMBuildZExt(b, r, cx->i64, ""), "");
+    LLVMValueRef rs = LLVMBuildMul(b, gr, cg_i64(cx, o->d1), "");
+    LLVMValueRef q = LLVMBuildAdd(
+        b, LLVMBuildLShr(b, LLVMBuildAdd(b, rs, c0, ""), cg_i64(cx, 3), ""),
+        LLVMBuildZExt(b, j, cx->i64, ""), "q");
+    /* valid elements from the chunk's first: (rs + cend) - 8 q, clamped to [0, 8] */
+    LLVMValueRef v = LLVMBuildSub(b, LLVMBuildAdd(b, rs, ce, ""), LLVMBuildShl(b, q, cg_i64(cx, 3), ""), "");
+    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(cx, 0), ""), cg_i64(cx, 0), v, "");
+    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, cg_i64(cx, 8), ""), cg_i64(cx, 8), v, "");
+    LLVMValueRef nb = LLVMBuildTrunc(b, LLVMBuildShl(b, v, cg_i64(cx, 1), ""), cx->i32, "");
+    nb = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, gr, rlim, ""), nb, i32c(cx, 0), "nbytes");
+    LLVMValueRef so = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, nb, i32c(cx, 0), ""),
+                                      LLVMBuildShl(b, q, cg_i64(cx, 4), ""), cg_i64(cx, 0), "");
+    LLVMValueRef dof = LLVMBuildAdd(b, LLVMBuildMul(b, r, i32c(cx, o->pitch * 2), ""),
+                                    LLVMBuildShl(b, j, i32c(cx, 4), ""), "");
+    LLVMValueRef args[3] = {LLVMBuildGEP2(b, cx->i8, dst, &dof, 1, ""),
+                            LLVMBuildGEP2(b, cx->i8, o->ptr, &so, 1, ""), nb};
+    cg_call_intrinsic(cx, "llvm.nvvm.cp.async.cg.shared.global.16.s", false, args, 3);
+    if (cont) cg_if_end(cx, cont);
     cg_loop_end(cx, &l);
 }
 
@@ -125,7 +120,10 @@ static LLVMValueRef sk_elem(cg_ctx *cx, const sk_opnd *o, LLVMValueRef st, LLVMV
                             LLVMValueRef c) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, i32c(cx, o->pitch), ""), c, "");
-    if (o->d1 & 1) idx = LLVMBuildAdd(b, idx, LLVMBuildAnd(b, r, i32c(cx, 1), ""), "");
+    if (o->d1 & 7) /* the row's first element sits (r d1) mod 8 elements into its chunk */
+        idx = LLVMBuildAdd(
+            b, idx, LLVMBuildAnd(b, LLVMBuildMul(b, r, i32c(cx, o->d1 & 7), ""), i32c(cx, 7), ""),
+            "");
     LLVMValueRef base = LLVMBuildGEP2(b, cx->i8, st, (LLVMValueRef[]){i32c(cx, o->off)}, 1, "");
     LLVMValueRef v = LLVMBuildLoad2(b, cx->i16, LLVMBuildGEP2(b, cx->i16, base, &idx, 1, ""), "");
     LLVMSetAlignment(v, 2);

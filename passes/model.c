@@ -374,7 +374,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
         const pass_sk_time *w = &m->skm;
         fprintf(out,
                 "  model: [matmul.skinny] operands read in place (no staging copy): %dx%dx64 "
-                "tiles (mma.sync, 4-byte cp.async at any row alignment), %d stages, %lld tiles x "
+                "tiles (mma.sync, 16-byte cp.async at any row alignment), %d stages, %lld tiles x "
                 "%d split-K ranks (a cluster) = %lld CTAs x 256 threads, %lld per SM, %.0f GB/s "
                 "per CTA: HBM %.3f us, mma %.3f us, epilogue %.3f us, fill %.3f us -> %.3f us\n",
                 t->mp, t->bn, t->stages, (long long)t->tiles, t->splits, (long long)w->ctas,

@@ -492,11 +492,11 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
  * [matmul.skinny]: a product of at most 64 rows (M known) whose wgmma form would stage an operand
  * (a row pitch that is not a multiple of 16 bytes, [matmul.wgmma.stage]) reads every operand in
  * place instead: 256 threads per CTA, an M x bn output tile (M rounded up to 16: `mp`) of
- * mma.sync m16n8k16 fragments built from shared memory, operand tiles of 64 k copied by 4-byte
- * cp.async at any 2-byte row alignment (a row starting at an odd element lands one element
- * further), a ring of `stages`, and split-K over a cluster of `splits` CTAs (1, 2, 4, 8) whose
- * partial tiles meet in distributed shared memory, each rank running the epilogue of 1/splits
- * of the tile. */
+ * mma.sync m16n8k16 fragments built from shared memory, operand tiles of 64 k copied by 16-byte
+ * cp.async at any 2-byte row alignment (a row lands as far into its shared row as its first
+ * element sits in its 16-byte chunk), a ring of `stages`, and split-K over a cluster of
+ * `splits` CTAs (1, 2, 4, 8) whose partial tiles meet in distributed shared memory, each rank
+ * running the epilogue of 1/splits of the tile. */
 typedef struct pass_sk_tile {
     int bn, splits, stages, mp;
     int64_t a_bytes, b_bytes;          /* one stage's A tile and one B tile ([rows][cols + 8]) */
@@ -510,7 +510,7 @@ void pass_sk_opnd_tile(bool kmajor, int64_t other, int64_t *rows, int64_t *cols)
  * operands, at least one of them staged by the wgmma form. */
 bool pass_sk_ok(const pass_wg_shape *s);
 /* Fills t for bn (64 or 128; 128 only where N > 64) and splits (1, 2, 4, 8; at least 2 k
- * steps per rank, the ranks' CTAs within the SMs once they are more than one); false when not. */
+ * steps per rank, the ranks' CTAs at most 2 per SM once they are more than one); false when not. */
 bool pass_sk_tile_make(const pass_wg_shape *s, int bn, int splits, pass_sk_tile *t);
 /* Every valid tile of s (bn descending, then splits ascending); the count (at most cap). */
 unsigned pass_sk_space(const pass_wg_shape *s, pass_sk_tile *out, unsigned cap);

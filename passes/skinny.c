@@ -6,6 +6,7 @@
  * rule compares it with the staged wgmma form (passes/schedule.c). */
 #include "passes/passes.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
@@ -56,7 +57,8 @@ bool pass_sk_tile_make(const pass_wg_shape *s, int bn, int splits, pass_sk_tile 
     t->tiles = cdiv(s->N, bn);
     t->nk = cdiv(s->K, SK_BK);
     t->kpr = cdiv(t->nk, splits);
-    if (splits > 1 && (t->nk / splits < 2 || t->tiles * splits > s->sms)) return false;
+    if (splits > 1 && (t->nk / splits < 2 || t->tiles * splits > (int64_t)SK_MAX_PER_SM * s->sms))
+        return false;
     t->a_bytes = opnd_bytes(s->a_kmajor, t->mp);
     t->b_bytes = opnd_bytes(s->b_kmajor, bn);
     t->stage_bytes = t->a_bytes + s->nmm * t->b_bytes;
@@ -73,6 +75,9 @@ bool pass_sk_tile_make(const pass_wg_shape *s, int bn, int splits, pass_sk_tile 
 unsigned pass_sk_space(const pass_wg_shape *s, pass_sk_tile *out, unsigned cap) {
     static const int bns[] = {128, 64}, sks[] = {1, 2, 4, 8};
     unsigned n = 0;
+    /* TX_SKINNY=0 leaves the kernel out (benchmarks of the staged wgmma form on the same shapes) */
+    const char *e = getenv("TX_SKINNY");
+    if (e && !strcmp(e, "0")) return 0;
     for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
         for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
             if (pass_sk_tile_make(s, bns[i], sks[j], &out[n])) n++;

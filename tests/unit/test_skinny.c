@@ -4,10 +4,10 @@
  * - the planner: products of at most 64 rows whose wgmma form would stage an operand (K or N
  *   odd) take matmul.skinny when it is priced faster, with the model's parts and the staged
  *   wgmma form it replaces in the report; aligned products, 65 rows and unbound sizes do not;
- * - the tile space: bn 64 / 128, split-K ranks 1-8 with at least 2 k steps each and the CTAs
- *   within the SMs, the accumulator bound, stages and shared memory from the tile's geometry;
- * - the copy of an operand tile: every word cg_sk_word names, copied as the kernel does (4, 2
- *   or 0 bytes, zero-filled), puts each element where cg_sk_elem reads it, zero outside the
+ * - the tile space: bn 64 / 128, split-K ranks 1-8 with at least 2 k steps each and at most 2
+ *   CTAs per SM, the accumulator bound, stages and shared memory from the tile's geometry;
+ * - the copy of an operand tile: every 16-byte chunk cg_sk_chunk names, copied as the kernel
+ *   does (the valid prefix, zero-filled), puts each element where cg_sk_elem reads it, zero outside the
  *   valid rows and columns, never reading past the buffer or writing past the tile (a model of
  *   the buffer and the shared tile written here), for odd and even pitches and ragged tiles;
  * - codegen for sm_90a: one kernel, no staging kernels, the template, the split-K cluster, the
@@ -160,8 +160,8 @@ static void test_space(void **state) {
     assert_false(pass_sk_tile_make(&s, 64, 3, &t));
     assert_true(pass_sk_tile_make(&s, 128, 8, &t)); /* 8 tiles x 8 ranks */
     s.N = 4096;
-    assert_false(pass_sk_tile_make(&s, 64, 4, &t)); /* 64 tiles x 4 ranks > 132 SMs */
-    assert_true(pass_sk_tile_make(&s, 64, 2, &t));
+    assert_false(pass_sk_tile_make(&s, 64, 8, &t)); /* 64 tiles x 8 ranks > 2 x 132 SMs */
+    assert_true(pass_sk_tile_make(&s, 64, 4, &t));
     s.K = 200; /* 4 k steps: at most 2 ranks */
     assert_true(pass_sk_tile_make(&s, 64, 2, &t));
     s.N = 999;
@@ -182,7 +182,7 @@ static void test_space(void **state) {
     assert_true(n > 0);
     for (unsigned i = 0; i < n; i++) {
         assert_true(sp[i].bn == 64 || sp[i].bn == 128);
-        assert_true(sp[i].tiles * sp[i].splits <= 132 || sp[i].splits == 1);
+        assert_true(sp[i].tiles * sp[i].splits <= 2 * 132 || sp[i].splits == 1);
         assert_true(sp[i].nk / sp[i].splits >= 2);
     }
 }
@@ -198,15 +198,14 @@ static void check_copy(int64_t d0, int64_t d1, int64_t r0, int64_t c0, int64_t r
     for (int64_t i = 0; i < rows * pitch; i++) sh[i] = 0xDEAD;
     int64_t cend = c0 + cols < clim ? c0 + cols : clim;
     for (int64_t r = 0; r < rows; r++)
-        for (int64_t j = 0; j < cols / 2 + 1; j++) {
-            int64_t w, dst;
-            int nb = cg_sk_word(d1, r0, c0, rlim, cend, pitch, r, j, &w, &dst);
-            assert_true(nb == 0 || nb == 2 || nb == 4);
-            assert_true(dst % 4 == 0 && dst + 4 <= rows * pitch * 2);
-            if (nb) assert_true(w >= 0 && 2 * w + nb / 2 <= n); /* inside the buffer */
+        for (int64_t j = 0; j < cols / 8 + 1; j++) {
+            int64_t q, dst;
+            int nb = cg_sk_chunk(d1, r0, c0, rlim, cend, pitch, r, j, &q, &dst);
+            assert_true(nb >= 0 && nb <= 16 && nb % 2 == 0);
+            assert_true(dst % 16 == 0 && dst + 16 <= rows * pitch * 2);
+            if (nb) assert_true(q >= 0 && 8 * q + nb / 2 <= n); /* inside the buffer */
             uint16_t *d = &sh[dst / 2];
-            d[0] = nb >= 2 ? base[2 * w] : 0;
-            d[1] = nb == 4 ? base[2 * w + 1] : 0;
+            for (int e = 0; e < 8; e++) d[e] = 2 * e < nb ? base[8 * q + e] : 0;
         }
     for (int64_t r = 0; r < rows; r++)
         for (int64_t c = 0; c < cols; c++) {
@@ -266,7 +265,7 @@ static void check_kernel(const char *src, int64_t M, int64_t N, int64_t K, const
     assert_int_equal(k->ntmaps, 0);
     size_t len;
     const char *ptx = cg_program_ptx((cg_program *)p, &len);
-    assert_non_null(strstr(ptx, "cp.async.ca.shared.global"));
+    assert_non_null(strstr(ptx, "cp.async.cg.shared.global"));
     assert_non_null(strstr(ptx, "mma.sync.aligned.m16n8k16"));
     if (t.splits > 1) assert_non_null(strstr(ptx, "ld.shared::cluster.f32"));
     tk_ptxas_stats ps;
