@@ -24,9 +24,9 @@
 #include <string.h>
 
 typedef struct sk_opnd {
-    LLVMValueRef ptr; /* the base buffer (addrspace 1) */
-    bool kmajor;      /* K is the base's contiguous axis */
-    int64_t d1;       /* the base's inner extent (its row pitch in elements) */
+    LLVMValueRef ptr;               /* the base buffer (addrspace 1) */
+    bool kmajor;                    /* K is the base's contiguous axis */
+    int64_t d1;                     /* the base's inner extent (its row pitch in elements) */
     int64_t rows, cols, pitch, off; /* tile rows x cols at pitch cols + 8, byte offset in a stage */
 } sk_opnd;
 
@@ -36,9 +36,9 @@ typedef struct sk_kern {
     unsigned nmm;
     int64_t M, N, K;
     sk_opnd a, b[CG_MM_MAXH];
-    LLVMValueRef smem;              /* dynamic shared memory (i8, addrspace 3) */
-    LLVMValueRef tid, g, t4, wcol;  /* i32: thread, lane / 4, lane % 4, the warp's first column */
-    LLVMValueRef n0, khi;           /* i64: the tile's first column, the rank's k limit */
+    LLVMValueRef smem;             /* dynamic shared memory (i8, addrspace 3) */
+    LLVMValueRef tid, g, t4, wcol; /* i32: thread, lane / 4, lane % 4, the warp's first column */
+    LLVMValueRef n0, khi;          /* i64: the tile's first column, the rank's k limit */
     LLVMValueRef acc[CG_MM_MAXH][4][4][4];
 } sk_kern;
 
@@ -72,7 +72,8 @@ static void sk_issue(cg_ctx *cx, const sk_kern *k, const sk_opnd *o, LLVMValueRe
     int64_t cpr = o->cols / 8 + 1, total = o->rows * cpr;
     cg_loop l; /* a loop, not unrolled: the chunks' address arithmetic stays out of registers */
     LLVMValueRef it = LLVMBuildTrunc(
-        b, cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, (total + 255) / 256), cg_i64(cx, 1), "w"),
+        b,
+        cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, (total + 255) / 256), cg_i64(cx, 1), "w"),
         cx->i32, "");
     LLVMValueRef idx = LLVMBuildAdd(b, k->tid, LLVMBuildMul(b, it, i32c(cx, 256), ""), "");
     LLVMBasicBlockRef cont = NULL;
@@ -81,13 +82,16 @@ static void sk_issue(cg_ctx *cx, const sk_kern *k, const sk_opnd *o, LLVMValueRe
     LLVMValueRef j = LLVMBuildURem(b, idx, i32c(cx, cpr), "");
     LLVMValueRef gr = LLVMBuildAdd(b, r0, LLVMBuildZExt(b, r, cx->i64, ""), "");
     LLVMValueRef rs = LLVMBuildMul(b, gr, cg_i64(cx, o->d1), "");
-    LLVMValueRef q = LLVMBuildAdd(
-        b, LLVMBuildLShr(b, LLVMBuildAdd(b, rs, c0, ""), cg_i64(cx, 3), ""),
-        LLVMBuildZExt(b, j, cx->i64, ""), "q");
+    LLVMValueRef q =
+        LLVMBuildAdd(b, LLVMBuildLShr(b, LLVMBuildAdd(b, rs, c0, ""), cg_i64(cx, 3), ""),
+                     LLVMBuildZExt(b, j, cx->i64, ""), "q");
     /* valid elements from the chunk's first: (rs + cend) - 8 q, clamped to [0, 8] */
-    LLVMValueRef v = LLVMBuildSub(b, LLVMBuildAdd(b, rs, ce, ""), LLVMBuildShl(b, q, cg_i64(cx, 3), ""), "");
-    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(cx, 0), ""), cg_i64(cx, 0), v, "");
-    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, cg_i64(cx, 8), ""), cg_i64(cx, 8), v, "");
+    LLVMValueRef v =
+        LLVMBuildSub(b, LLVMBuildAdd(b, rs, ce, ""), LLVMBuildShl(b, q, cg_i64(cx, 3), ""), "");
+    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, v, cg_i64(cx, 0), ""), cg_i64(cx, 0), v,
+                        "");
+    v = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSGT, v, cg_i64(cx, 8), ""), cg_i64(cx, 8), v,
+                        "");
     LLVMValueRef nb = LLVMBuildTrunc(b, LLVMBuildShl(b, v, cg_i64(cx, 1), ""), cx->i32, "");
     nb = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, gr, rlim, ""), nb, i32c(cx, 0), "nbytes");
     LLVMValueRef so = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntNE, nb, i32c(cx, 0), ""),
@@ -152,7 +156,8 @@ static void sk_compute(cg_ctx *cx, sk_kern *k, LLVMValueRef st) {
     int mt = k->t.mp / 16, nt = k->t.bn / 64;
     LLVMValueRef t2 = LLVMBuildShl(b, k->t4, i32c(cx, 1), "");
     for (int kk = 0; kk < 64; kk += 16) {
-        LLVMValueRef ka = LLVMBuildAdd(b, t2, i32c(cx, kk), ""), kb = LLVMBuildAdd(b, ka, i32c(cx, 8), "");
+        LLVMValueRef ka = LLVMBuildAdd(b, t2, i32c(cx, kk), ""),
+                     kb = LLVMBuildAdd(b, ka, i32c(cx, 8), "");
         LLVMValueRef af[4][4];
         for (int i = 0; i < mt; i++) {
             LLVMValueRef m0 = LLVMBuildAdd(b, k->g, i32c(cx, 16 * i), "");
@@ -190,10 +195,11 @@ static void sk_kloop(cg_ctx *cx, sk_kern *k, LLVMValueRef lo, LLVMValueRef steps
         cg_cp_async_commit(cx);
     }
     cg_loop l;
-    LLVMValueRef kt = LLVMBuildTrunc(
-        b, cg_loop_begin(cx, &l, cg_i64(cx, 0), LLVMBuildZExt(b, steps, cx->i64, ""),
-                         cg_i64(cx, 1), "kt"),
-        cx->i32, "");
+    LLVMValueRef kt =
+        LLVMBuildTrunc(b,
+                       cg_loop_begin(cx, &l, cg_i64(cx, 0), LLVMBuildZExt(b, steps, cx->i64, ""),
+                                     cg_i64(cx, 1), "kt"),
+                       cx->i32, "");
     cg_cp_async_wait(cx, ns - 2);
     cg_barrier(cx);
     LLVMValueRef nx = LLVMBuildAdd(b, kt, i32c(cx, ns - 1), "");
@@ -226,8 +232,8 @@ static bool sk_finish(cg_ctx *cx, sk_kern *k, LLVMValueRef rank, cg_mm_epi_state
             for (int j = 0; j < nt; j++)
                 for (int q = 0; q < 4; q++) { /* c0,c1 at (g, 2t..2t+1), c2,c3 at (g+8, ...) */
                     LLVMValueRef row = LLVMBuildAdd(b, k->g, i32c(cx, 16 * i + 8 * (q >> 1)), "");
-                    LLVMValueRef col = LLVMBuildAdd(
-                        b, LLVMBuildAdd(b, k->wcol, t2, ""), i32c(cx, 8 * j + (q & 1)), "");
+                    LLVMValueRef col = LLVMBuildAdd(b, LLVMBuildAdd(b, k->wcol, t2, ""),
+                                                    i32c(cx, 8 * j + (q & 1)), "");
                     LLVMValueRef e =
                         LLVMBuildAdd(b, LLVMBuildMul(b, row, i32c(cx, k->t.bn), ""), col, "");
                     LLVMBuildStore(b, LLVMBuildLoad2(b, cx->f32, k->acc[h][i][j][q], ""),
@@ -307,8 +313,14 @@ int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     sk_kern k;
     memset(&k, 0, sizeof k);
     /* the schedule's tile, checked again against the shape (the stages are the planner's) */
-    pass_wg_shape s = {.M = Md, .N = Nd, .K = Kd, .a_kmajor = ak, .b_kmajor = bk,
-                       .nmm = (int)st->nmm, .nouts = 1, .smem = cg_mm_smem_limit(cx->target),
+    pass_wg_shape s = {.M = Md,
+                       .N = Nd,
+                       .K = Kd,
+                       .a_kmajor = ak,
+                       .b_kmajor = bk,
+                       .nmm = (int)st->nmm,
+                       .nouts = 1,
+                       .smem = cg_mm_smem_limit(cx->target),
                        .sms = CG_WG_SMS};
     int es = (int)ir_dtype_size(dt);
     for (unsigned i = 0; i <= st->nmm; i++) { /* the operands the wgmma form would stage */
@@ -333,7 +345,8 @@ int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.n0 = LLVMBuildMul(b, cg_program_id(cx, 2), cg_i64(cx, k.t.bn), "n0");
     /* rank r takes k steps [r nk / S, (r + 1) nk / S) */
     int S = k.t.splits;
-    LLVMValueRef lo = LLVMBuildUDiv(b, LLVMBuildMul(b, rank, i32c(cx, k.t.nk), ""), i32c(cx, S), "");
+    LLVMValueRef lo =
+        LLVMBuildUDiv(b, LLVMBuildMul(b, rank, i32c(cx, k.t.nk), ""), i32c(cx, S), "");
     LLVMValueRef hi = LLVMBuildUDiv(
         b, LLVMBuildMul(b, LLVMBuildAdd(b, rank, i32c(cx, 1), ""), i32c(cx, k.t.nk), ""),
         i32c(cx, S), "");
@@ -347,7 +360,8 @@ int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     sk_kloop(cx, &k, lo, LLVMBuildSub(b, hi, lo, "steps"));
     if (!sk_finish(cx, &k, rank, st)) return 0;
     cg_kernel *kr = cx->k;
-    ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {S}}, {.rank = 1, .dim = {Nd}}};
+    ir_shape work[3] = {
+        {.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {S}}, {.rank = 1, .dim = {Nd}}};
     int64_t per[3] = {k.t.mp, 1, k.t.bn};
     int64_t cap[3] = {1, S, 65535};
     if (S > 1) kr->cluster = (unsigned)S;

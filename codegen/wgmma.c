@@ -1373,7 +1373,8 @@ static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *out
     bool loop;
     if (!pass_wg_epi_outs(g, mm, outs, nouts, nh, &w, &loop, &why)) return false;
     unsigned es[8];
-    for (unsigned o = 0; o < nouts; o++) es[o] = (unsigned)ir_dtype_size((ir_dtype)g->nodes[outs[o]].dtype);
+    for (unsigned o = 0; o < nouts; o++)
+        es[o] = (unsigned)ir_dtype_size((ir_dtype)g->nodes[outs[o]].dtype);
     /* the slots must fit beside the ring the schedule asked for (its stages are the planner's
      * and the cost model's; pass_wg_tile_make counts the same slots); otherwise the registers'
      * stores */

@@ -274,14 +274,14 @@ static void wg_epi_text(const pass_model *m, FILE *out) {
                  loop ? "looped" : "per-register", t->epi_nbuf, loop ? "l" : "", t->epi_nbuf,
                  t->epi_nbuf > 1 ? "ies" : "y", t->consumers, t->consumers > 1 ? "s" : "",
                  t->epi_slots, t->epi_slots > 1 ? "s" : "", (long long)t->epi_bytes,
-                 loop                                ? ""
-                 : s->epi_why == PASS_WG_EPI_F32     ? "; not looped: an f32 output (the looped "
-                                                       "epilogue writes 16-bit outputs in place "
-                                                       "over its 16-bit slots)"
-                 : s->epi_why == PASS_WG_EPI_PLAIN   ? "; not looped: nothing computed beyond the "
-                                                       "products, or more outputs than products"
-                                                     : "; not looped: a slot per product would "
-                                                       "cost a stage");
+                 loop                              ? ""
+                 : s->epi_why == PASS_WG_EPI_F32   ? "; not looped: an f32 output (the looped "
+                                                     "epilogue writes 16-bit outputs in place "
+                                                     "over its 16-bit slots)"
+                 : s->epi_why == PASS_WG_EPI_PLAIN ? "; not looped: nothing computed beyond the "
+                                                     "products, or more outputs than products"
+                                                   : "; not looped: a slot per product would "
+                                                     "cost a stage");
     } else {
         snprintf(form, sizeof form, "register stores (%s)",
                  s->epi_es > 0 ? "the store slots would cost the ring a stage"

@@ -323,7 +323,7 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")    \
     X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                     \
       "cols,slices,splits,vec")                                                                \
-    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                   \
+    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                       \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")
 
 typedef enum {
@@ -499,9 +499,9 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
  * running the epilogue of 1/splits of the tile. */
 typedef struct pass_sk_tile {
     int bn, splits, stages, mp;
-    int64_t a_bytes, b_bytes;          /* one stage's A tile and one B tile ([rows][cols + 8]) */
-    int64_t stage_bytes, smem_bytes;   /* A + every B; the ring or the partial tiles, the larger */
-    int64_t tiles, nk, kpr;            /* N tiles, 64-deep k steps, k steps per rank (at most) */
+    int64_t a_bytes, b_bytes;        /* one stage's A tile and one B tile ([rows][cols + 8]) */
+    int64_t stage_bytes, smem_bytes; /* A + every B; the ring or the partial tiles, the larger */
+    int64_t tiles, nk, kpr;          /* N tiles, 64-deep k steps, k steps per rank (at most) */
 } pass_sk_tile;
 /* Rows x columns (16-bit elements, before the 8-element pad) of one operand tile in shared
  * memory: K-contiguous operands [other][64], else [64][other]. */
@@ -515,11 +515,11 @@ bool pass_sk_tile_make(const pass_wg_shape *s, int bn, int splits, pass_sk_tile 
 /* Every valid tile of s (bn descending, then splits ascending); the count (at most cap). */
 unsigned pass_sk_space(const pass_wg_shape *s, pass_sk_tile *out, unsigned cap);
 typedef struct pass_sk_time {
-    int64_t ctas, per_sm;    /* tiles x splits; CTAs resident per SM (shared memory, threads) */
-    double cta_GBps;         /* bytes per us one CTA's ring streams */
-    double mem_us, comp_us;  /* the HBM bytes at the rate the CTAs reach; the busiest CTA's mma */
-    double epi_us, fill_us;  /* the epilogue of a rank's share of a tile; prologue + cluster */
-    double time_us;          /* fill + max(mem, comp) + epilogue */
+    int64_t ctas, per_sm;   /* tiles x splits; CTAs resident per SM (shared memory, threads) */
+    double cta_GBps;        /* bytes per us one CTA's ring streams */
+    double mem_us, comp_us; /* the HBM bytes at the rate the CTAs reach; the busiest CTA's mma */
+    double epi_us, fill_us; /* the epilogue of a rank's share of a tile; prologue + cluster */
+    double time_us;         /* fill + max(mem, comp) + epilogue */
 } pass_sk_time;
 double pass_sk_model(const pass_wg_shape *s, const pass_sk_tile *t, const pass_gpu *gpu,
                      double hbm_bytes, pass_sk_time *o);

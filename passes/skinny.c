@@ -96,7 +96,7 @@ double pass_sk_model(const pass_wg_shape *s, const pass_sk_tile *t, const pass_g
     int64_t slots = (int64_t)sms * o->per_sm, active = o->ctas < slots ? o->ctas : slots;
     int64_t waves = cdiv(o->ctas, slots);
     o->cta_GBps = (double)t->stage_bytes * (t->stages - 1) / SK_LAT_US * 1e-3; /* one computed */
-    double bw = (double)active * o->cta_GBps * 1e3; /* bytes per us */
+    double bw = (double)active * o->cta_GBps * 1e3;                            /* bytes per us */
     double hbm = gpu->hbm_GBps > 0 ? gpu->hbm_GBps : 3350.0;
     if (bw > hbm * SK_HBM_EFF * 1e3) bw = hbm * SK_HBM_EFF * 1e3;
     if (hbm_bytes < 0)

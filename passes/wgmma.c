@@ -72,12 +72,12 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
      * product where it keeps the ring as deep */
     pass_wg_slots a, l;
     if (s->epi_es > 0 &&
-        pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es, 1,
-                          s->smem, &a) &&
+        pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es, 1, s->smem,
+                          &a) &&
         a.stages >= t->stages) {
         if (s->epi_loop &&
-            pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es,
-                              s->nmm, s->smem, &l) &&
+            pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es, s->nmm,
+                              s->smem, &l) &&
             l.stages >= a.stages)
             a = l;
         t->epi_nbuf = a.nbuf, t->epi_slots = a.slots, t->epi_bytes = a.bytes;

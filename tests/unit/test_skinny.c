@@ -7,9 +7,10 @@
  * - the tile space: bn 64 / 128, split-K ranks 1-8 with at least 2 k steps each and at most 2
  *   CTAs per SM, the accumulator bound, stages and shared memory from the tile's geometry;
  * - the copy of an operand tile: every 16-byte chunk cg_sk_chunk names, copied as the kernel
- *   does (the valid prefix, zero-filled), puts each element where cg_sk_elem reads it, zero outside the
- *   valid rows and columns, never reading past the buffer or writing past the tile (a model of
- *   the buffer and the shared tile written here), for odd and even pitches and ragged tiles;
+ *   does (the valid prefix, zero-filled), puts each element where cg_sk_elem reads it, zero
+ *   outside the valid rows and columns, never reading past the buffer or writing past the tile
+ *   (a model of the buffer and the shared tile written here), for odd and even pitches and
+ *   ragged tiles;
  * - codegen for sm_90a: one kernel, no staging kernels, the template, the split-K cluster, the
  *   grid and the shared memory the planner computed; and ptxas -arch=sm_90a -v of the kernel
  *   for M = 1, 7, 16, 33, 64, odd K and N, both B orders, f16 and bf16, SwiGLU's two products
@@ -141,8 +142,16 @@ static void test_symbolic(void **state) {
 
 static void test_space(void **state) {
     (void)state;
-    pass_wg_shape s = {.M = 16, .N = 999, .K = 4096, .a_kmajor = true, .b_kmajor = false,
-                       .nmm = 1, .nouts = 1, .smem = 227 * 1024, .sms = 132, .nstage = 1};
+    pass_wg_shape s = {.M = 16,
+                       .N = 999,
+                       .K = 4096,
+                       .a_kmajor = true,
+                       .b_kmajor = false,
+                       .nmm = 1,
+                       .nouts = 1,
+                       .smem = 227 * 1024,
+                       .sms = 132,
+                       .nstage = 1};
     pass_sk_tile t;
     assert_true(pass_sk_tile_make(&s, 64, 8, &t));
     assert_int_equal(t.mp, 16);
@@ -226,7 +235,7 @@ static void test_copy(void **state) {
     (void)state;
     /* K-contiguous operands: rows of the other axis, 64 k; odd and even pitches, ragged ends */
     check_copy(16, 1001, 0, 0, 16, 64, 16, 1001);
-    check_copy(7, 1001, 0, 960, 16, 64, 7, 1001);   /* 41 k left, rows past M */
+    check_copy(7, 1001, 0, 960, 16, 64, 7, 1001);    /* 41 k left, rows past M */
     check_copy(100, 999, 64, 192, 64, 64, 100, 256); /* a rank's k limit inside the tile */
     check_copy(128, 1000, 64, 960, 64, 64, 128, 1000);
     check_copy(33, 4099, 0, 4096, 48, 64, 33, 4099);
