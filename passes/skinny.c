@@ -14,14 +14,16 @@ static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 /* Layout constants of codegen/skinny.c: 64-deep k steps, 256 threads, rows padded by 8
  * elements; SK_RING_BYTES: the bytes a CTA's ring aims to keep in flight (stages = that over a
  * stage, 2..8); SK_MAX_PER_SM: CTAs an SM holds (ptxas: 126-237 registers a thread).
- * Model constants (docs/cost-model.md "Matrix products"; first values, not yet fitted):
- * SK_LAT_US: a cp.async round trip under load (a ring's bytes per this is one CTA's rate);
+ * Model constants (docs/cost-model.md "Matrix products"):
+ * SK_LAT_US: a cp.async round trip under load (a ring's bytes per this is one CTA's rate): 3.0,
+ *   from the H200's streaming rows (bench/results/2026-12-02-h200-skinny/run2: 16 x 11001 x 4096
+ *   at 1.8 TB/s on 172 CTAs of 4 stages, 16 x 999 x 4096 in 11.6 us); the rest first estimates;
  * SK_HBM_EFF: the share of HBM bandwidth all CTAs reach (as WG_HBM_EFF); SK_FILL_US: prologue
  * and first fill; SK_CLUSTER_US: a cluster's barriers and the distributed-shared-memory sum;
  * SK_EPI_NS: ns per output element and stored value (one thread per element, coalesced);
  * SK_CLK_MHZ: the SM clock the issue count runs at. */
 enum { SK_BK = 64, SK_THREADS = 256, SK_PAD = 8, SK_RING_BYTES = 49152, SK_MAX_PER_SM = 2 };
-#define SK_LAT_US     1.5
+#define SK_LAT_US     3.0
 #define SK_HBM_EFF    0.62
 #define SK_FILL_US    2.0
 #define SK_CLUSTER_US 1.5
