@@ -30,6 +30,7 @@ _Static_assert(CG_RED_MAXRED >= IR_REGION_MAX_REDUCTIONS,
 _Static_assert(CG_RED_HOLD <= CG_VEC_MAXLIN, "a held row's groups fit the vector-load cache");
 #define CG_RED_MAXST  8                   /* most values staged in shared memory */
 #define CG_RED_XSLOTS (3 * CG_RED_MAXRED) /* cluster exchanges per row */
+#define CG_RED_PFN    2                   /* most row inputs a persistent cluster row prefetches */
 
 typedef struct cg_red {
     unsigned region;
@@ -63,6 +64,17 @@ typedef struct cg_red {
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
     LLVMValueRef wide;  /* GPU row mode, more than one warp: 32 f64 words (cg_red_wide_sum) */
     bool arrived;  /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
+    unsigned pgrid; /* cluster > 1, GPU: clusters launched (the schedule's grid), each looping over
+                       the rows pgrid apart, its exchange slots in two sets by row parity (no
+                       closing barrier per row: one after the loop); 0: a cluster per row */
+    LLVMValueRef xpar, parv; /* pgrid: the row's slot set offset (i32, 0 or CG_RED_XSLOTS), its
+                                alloca */
+    unsigned npf;            /* > 0 (pgrid, a held row of vector groups): the groups of its npf row
+                                inputs pfn[] are loaded one row ahead into pfbuf (cg_red_prefetch) */
+    ir_id pfn[CG_RED_PFN];
+    LLVMValueRef pfbuf[CG_RED_PFN]; /* allocas of hold / vec storage vectors */
+    bool pftop;                     /* prefetch at the row body's start (else before its stores) */
+    LLVMValueRef rstep;             /* pgrid: the row loop's step */
     unsigned hold; /* > 0: unrolled passes, elements per thread */
     unsigned peel; /* > 0 (GPU): a held row whose length vec does not divide: its groups
                       start at the row's first aligned element a; the thread's first hold - 1
@@ -555,11 +567,14 @@ static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVal
  * of the cluster's blocks: thread 0 publishes v in its next exchange slot, a cluster barrier,
  * then every thread reads the cluster's slots through distributed shared memory and combines
  * them in rank order (so every block gets the same bits). The slot is reused by the next row
- * only after the row's closing cluster barrier. Every thread of the cluster must call it. */
+ * only after the row's closing cluster barrier; persistent rows (pgrid) alternate two slot sets
+ * instead: a block writes a set again two rows later, after every block arrived at an exchange
+ * of the row between, so after it read the set. Every thread of the cluster must call it. */
 static LLVMValueRef cg_red_cluster(cg_ctx *cx, cg_red *p, ir_op op, LLVMValueRef v) {
     unsigned slot = p->nx < CG_RED_XSLOTS ? p->nx++ : CG_RED_XSLOTS - 1;
     LLVMTypeRef t = LLVMTypeOf(v);
     LLVMValueRef si = LLVMConstInt(cx->i32, slot, 0);
+    if (p->xpar) si = LLVMBuildAdd(cx->b, si, p->xpar, "xslot.set");
     LLVMValueRef at = LLVMBuildInBoundsGEP2(cx->b, cx->f32, p->xslot, &si, 1, "xslot");
     LLVMBasicBlockRef join = cg_if_begin(
         cx, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), ""));
@@ -1054,13 +1069,16 @@ static int cg_red_out_kind(const cg_red *p, const ir_shape *o) {
 /* Stores the region's outputs for one row: per-row outputs once (thread
  * 0), row-shaped ones from the held registers, or (streaming) in one
  * epilogue loop over the row for those that depend on a reduction. */
+static LLVMValueRef cg_red_hold_e0(cg_ctx *cx, const cg_red *p);
+static void cg_red_prefetch(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef e0);
 static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     const ir_graph *g = cx->g;
     unsigned nepi = 0;
     /* Cluster rows: every exchange of the row is read by now; the row's closing cluster barrier
      * arrives here and waits after the stores (cg_red_emit), so a block's stores overlap the
      * other blocks' (a block waits only for the others to have read its slots). */
-    if (p->rowmode && p->cluster > 1) cg_cluster_arrive(cx), p->arrived = true;
+    if (p->rowmode && p->cluster > 1 && !p->pgrid) cg_cluster_arrive(cx), p->arrived = true;
+    if (p->npf && !p->pftop) cg_red_prefetch(cx, p, it->row, cg_red_hold_e0(cx, p));
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o)) continue;
         const ir_node *on = &g->nodes[o];
@@ -1169,12 +1187,74 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     return true;
 }
 
+/* A held row of vector groups: the thread's first element e0 of the row (its lane, plus the
+ * cluster rank's offset: block rank c holds groups [c gpb, (c + 1) gpb), gpb its groups). */
+static LLVMValueRef cg_red_hold_e0(cg_ctx *cx, const cg_red *p) {
+    LLVMValueRef e0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
+    int64_t gpb = (int64_t)(p->hold / (p->vec > 1 ? p->vec : 1)) * p->threads;
+    if (p->cluster > 1)
+        e0 = LLVMBuildAdd(cx->b, e0, LLVMBuildMul(cx->b, p->rank, cg_i64(cx, gpb), ""), "e0");
+    return e0;
+}
+
+/* A held row of vector groups (no peel): the row element that starts the thread's group i,
+ * elements [(i T + e0) vec, + vec) (T threads, e0 from cg_red_hold_e0), clamped to the row's
+ * last group past its end; *valid the test (NULL when the group is always inside). */
+static LLVMValueRef cg_red_hold_group(cg_ctx *cx, const cg_red *p, LLVMValueRef e0, unsigned i,
+                                      LLVMValueRef *valid) {
+    unsigned V = p->vec;
+    int64_t len = ir_shape_numel(&p->red);
+    int64_t gpb = (int64_t)(p->hold / V) * p->threads, off = (int64_t)(p->cluster - 1) * gpb;
+    LLVMValueRef g0 = LLVMBuildMul(
+        cx->b, LLVMBuildAdd(cx->b, e0, cg_i64(cx, (int64_t)i * p->threads), ""), cg_i64(cx, V), "");
+    bool always = (off + (int64_t)(i + 1) * p->threads) * V <= len;
+    *valid = always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, g0, p->rowlen, "");
+    if (*valid) g0 = LLVMBuildSelect(cx->b, *valid, g0, cg_i64(cx, len - V), "");
+    return g0;
+}
+
+/* The storage vector type of prefetched row input k, and its slot for group i. */
+static LLVMTypeRef cg_red_pf_type(cg_ctx *cx, const cg_red *p, unsigned k) {
+    return LLVMVectorType(cg_stype(cx, (ir_dtype)cx->g->nodes[p->pfn[k]].dtype), p->vec);
+}
+static LLVMValueRef cg_red_pf_slot(cg_ctx *cx, const cg_red *p, unsigned k, unsigned i) {
+    LLVMValueRef ix[2] = {cg_i64(cx, 0), cg_i64(cx, i)};
+    LLVMTypeRef at = LLVMArrayType(cg_red_pf_type(cx, p, k), p->hold / p->vec);
+    return LLVMBuildInBoundsGEP2(cx->b, at, p->pfbuf[k], ix, 2, "pf.slot");
+}
+
+/* Persistent cluster rows (npf > 0): loads the thread's groups of the row the cluster takes after
+ * `row` (row + the loop step; `row` again past the last row, so the loads stay inside) into the
+ * prefetch slots, which the next row body reads instead of loading. e0: cg_red_hold_e0. */
+static void cg_red_prefetch(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef e0) {
+    LLVMValueRef nx = row;
+    if (p->rstep) {
+        nx = LLVMBuildAdd(cx->b, row, p->rstep, "row.next");
+        nx = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, nx, p->nrows, ""), nx, row,
+                             "row.next");
+    }
+    for (unsigned i = 0; i < p->hold / p->vec; i++) {
+        LLVMValueRef valid, lin = cg_red_lin(cx, p, nx, cg_red_hold_group(cx, p, e0, i, &valid));
+        for (unsigned k = 0; k < p->npf; k++) {
+            LLVMValueRef v = cg_load_vec(cx, cx->b, cx->valptr[p->pfn[k]],
+                                         (ir_dtype)cx->g->nodes[p->pfn[k]].dtype, lin, p->vec);
+            LLVMBuildStore(cx->b, v, cg_red_pf_slot(cx, p, k, i));
+        }
+    }
+}
+
 /* Emits the body for one row: element lins (hold mode), every reduction
  * pass, then the stores. */
 static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
     cg_rowit it;
     memset(&it, 0, sizeof it);
     it.row = row;
+    if (p->pgrid) { /* this row's slot set; the next row takes the other */
+        p->xpar = LLVMBuildLoad2(cx->b, cx->i32, p->parv, "xpar");
+        LLVMBuildStore(cx->b,
+                       LLVMBuildXor(cx->b, p->xpar, LLVMConstInt(cx->i32, CG_RED_XSLOTS, 0), ""),
+                       p->parv);
+    }
     if (p->rowmode) {
         it.e0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
         it.estep = cg_i64(cx, p->threads);
@@ -1251,18 +1331,9 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         it.lin[nv] = cg_red_lin(cx, p, row, e);
         cg_vec_begin(cx, p->S, V, nv, it.lin, NULL);
     } else if (p->hold && p->vec > 1) {
-        /* Group i of the thread: elements [(i T + tid) vec, + vec) (+ the cluster offset). */
         unsigned V = p->vec;
-        int64_t len = ir_shape_numel(&p->red);
-        LLVMValueRef lastg = cg_i64(cx, len - V);
         for (unsigned i = 0; i < p->hold / V; i++) {
-            LLVMValueRef g0 = LLVMBuildMul(
-                cx->b, LLVMBuildAdd(cx->b, e0, cg_i64(cx, (int64_t)i * p->threads), ""),
-                cg_i64(cx, V), "");
-            bool always = (off + (int64_t)(i + 1) * p->threads) * V <= len;
-            LLVMValueRef valid =
-                always ? NULL : LLVMBuildICmp(cx->b, LLVMIntSLT, g0, p->rowlen, "");
-            if (valid) g0 = LLVMBuildSelect(cx->b, valid, g0, lastg, "");
+            LLVMValueRef valid, g0 = cg_red_hold_group(cx, p, e0, i, &valid);
             for (unsigned j = 0; j < V; j++) {
                 LLVMValueRef e = j ? LLVMBuildAdd(cx->b, g0, cg_i64(cx, j), "") : g0;
                 it.lin[i * V + j] = cg_red_lin(cx, p, row, e);
@@ -1270,6 +1341,13 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
             }
         }
         cg_vec_begin(cx, p->S, V, p->hold, it.lin, NULL);
+        if (p->npf) { /* this row's groups, loaded one row ahead */
+            for (unsigned k = 0; k < p->npf; k++)
+                for (unsigned i = 0; i < p->hold / V; i++)
+                    cx->veccache[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] =
+                        LLVMBuildLoad2(cx->b, cg_red_pf_type(cx, p, k), cg_red_pf_slot(cx, p, k, i), "pf");
+            if (p->pftop) cg_red_prefetch(cx, p, row, e0);
+        }
     } else if (p->hold) {
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");
         int64_t len = ir_shape_numel(&p->red);
@@ -1297,6 +1375,47 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     if (ok) ok = cg_red_store(cx, p, &it);
     cg_vec_end(cx);
     return ok;
+}
+
+/* Persistent cluster rows (p->pgrid), before the row loop from `start` by `step`: the slot-set
+ * parity and, for a held row of vector groups, the prefetch slots of its row inputs (the HBM
+ * values of the row's shape the kernel reads, at most CG_RED_PFN) with the first row's groups. */
+static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVMValueRef step) {
+    LLVMBuilderRef eb = LLVMCreateBuilderInContext(cx->llctx);
+    LLVMBasicBlockRef entry = LLVMGetEntryBasicBlock(cx->fn);
+    LLVMValueRef first = LLVMGetFirstInstruction(entry);
+    if (first)
+        LLVMPositionBuilderBefore(eb, first);
+    else
+        LLVMPositionBuilderAtEnd(eb, entry);
+    p->parv = LLVMBuildAlloca(eb, cx->i32, "xpar.v");
+    LLVMBuildStore(cx->b, LLVMConstInt(cx->i32, 0, 0), p->parv);
+    p->rstep = step;
+    p->npf = 0;
+    if (p->hold && p->vec > 1 && !p->peel) {
+        pass_io io;
+        pass_region_io(cx->g, cx->pix, p->region, &io);
+        bool fit = io.nrowreads <= CG_RED_PFN;
+        for (uint32_t i = 0; fit && i < io.nrowreads; i++) {
+            ir_id id = io.rowreads[i];
+            if (cx->valptr[id] && ir_shape_eq(&cx->g->nodes[id].shape, p->S))
+                p->pfn[p->npf++] = id;
+        }
+        pass_io_free(&io);
+        if (!fit) p->npf = 0;
+        for (unsigned k = 0; k < p->npf; k++)
+            p->pfbuf[k] =
+                LLVMBuildAlloca(eb, LLVMArrayType(cg_red_pf_type(cx, p, k), p->hold / p->vec), "pf");
+        if (p->npf) {
+            const char *at = getenv("TX_RED_PREFETCH"); /* measurement knob: top | store */
+            p->pftop = at && !strcmp(at, "top");
+            LLVMValueRef rs = p->rstep;
+            p->rstep = NULL; /* the first row itself */
+            cg_red_prefetch(cx, p, start, cg_red_hold_e0(cx, p));
+            p->rstep = rs;
+        }
+    }
+    LLVMDisposeBuilder(eb);
 }
 
 /* Which kernel cg_red_emit writes: the region's one kernel, or the two of
@@ -1635,6 +1754,11 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
     cg_red_stage_plan(cx, &p);
     if (p.nst) p.cluster = 1; /* a staged row stays in one block */
+    const ir_schedule *sc = &cx->g->regions[region].sched;
+    p.pgrid = cx->gpu && p.cluster > 1 && p.hold && sc->id == PASS_SCH_REDUCTION_CLUSTER_ROWS &&
+                      sc->p[2] > 0
+                  ? (unsigned)sc->p[2]
+                  : 0;
     p.online = !p.hold && !p.nst && cg_red_online_match(cx->g, &p);
     /* Streaming rows (not held, not staged) of a static length take vector groups. */
     int64_t len = ir_shape_numel(&p.red);
@@ -1728,7 +1852,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
     }
     if (p.cluster > 1) {
-        p.xslot = cg_shared_array(cx, cx->f32, CG_RED_XSLOTS, "red.cluster");
+        p.xslot = cg_shared_array(cx, cx->f32, (p.pgrid ? 2 : 1) * CG_RED_XSLOTS, "red.cluster");
         p.rank = cg_program_id(cx, 1);
     }
     LLVMValueRef start, step, end = p.nrows;
@@ -1767,6 +1891,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
             cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), cg_i64(cx, p.threads), ""), tid, "");
         step = LLVMBuildMul(cx->b, cg_program_count(cx, 0), cg_i64(cx, p.threads), "");
     }
+    if (p.pgrid) cg_red_persist_begin(cx, &p, start, step);
     cg_loop l;
     LLVMValueRef row = cg_loop_begin(cx, &l, start, end, step, "row");
     if (p.slices > 1 && !colv) {
@@ -1797,11 +1922,12 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     if (!ok) return false;
     if (p.cluster > 1 && p.arrived) /* the row's slots are read before they are reused */
         cg_cluster_wait(cx);
-    else if (p.cluster > 1)
+    else if (p.cluster > 1 && !p.pgrid)
         cg_cluster_sync(cx);
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
     cg_loop_end(cx, &l);
+    if (p.pgrid) cg_cluster_sync(cx); /* no block leaves while the others read its slots */
     ir_shape work[3] = {p.kept, {0}, {0}};
     int64_t per[3] = {p.rowmode      ? p.wrows
                       : colv         ? (int64_t)p.cols * p.kv
@@ -1814,6 +1940,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         work[1].dim[0] = p.cluster;
         cap[1] = p.cluster;
         cx->k->cluster = p.cluster;
+        if (p.pgrid) cap[0] = p.pgrid; /* persistent clusters */
     }
     if (phase == CG_RED_PARTS) /* grid rows: the chunks of the reduced axis */
         work[1] = (ir_shape){.rank = 1, .dim = {p.splits}}, cap[1] = p.splits;

@@ -315,7 +315,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_ROW, "reduction.row", IR_RK_REDUCTION, "threads")                              \
     X(REDUCTION_ROW_WIDE, "reduction.row_wide", IR_RK_REDUCTION, "threads")                    \
     X(REDUCTION_ROW_FEW, "reduction.row_few", IR_RK_REDUCTION, "threads")                      \
-    X(REDUCTION_CLUSTER_ROWS, "reduction.cluster_rows", IR_RK_REDUCTION, "threads,blocks")     \
+    X(REDUCTION_CLUSTER_ROWS, "reduction.cluster_rows", IR_RK_REDUCTION,                       \
+      "threads,blocks,grid")                                                                   \
     X(REDUCTION_CLUSTER_STREAM, "reduction.cluster_stream", IR_RK_REDUCTION, "threads,blocks") \
     X(REDUCTION_WARP_ROWS, "reduction.warp_rows", IR_RK_REDUCTION, "rows")                     \
     X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")              \

@@ -326,18 +326,56 @@ static unsigned few_space(const pass_sched_facts *f, ir_schedule *out, unsigned 
     return n;
 }
 
-/* reduction.cluster_rows(threads, blocks): a row held in registers across a thread-block cluster
- * of `blocks` blocks (sm_90), partials through distributed shared memory; only the strategy's
- * own cluster (its shared memory is planned for it). */
+/* Clusters of `blocks` blocks of `threads` threads holding a row of facts f in registers (hold
+ * elements a thread, prefetching the next row's as many) that the GPU runs at once: blocks per
+ * SM by threads and by the registers (2 x hold per row input plus CLUSTER_REGS of addressing and
+ * statistics, rounded up to 8) over the cluster. */
+#define CLUSTER_REGS 24
+static int64_t cluster_resident(const pass_sched_facts *f, int64_t threads, int64_t blocks) {
+    int64_t v = pass_row_vec(f->rext, f->velem > 0 ? f->velem : f->elem);
+    int64_t hold = pass_row_hold(f->rext, v, threads * blocks);
+    int64_t regs = (2 * hold * f->nbig + CLUSTER_REGS + 7) / 8 * 8;
+    int64_t bps = 2048 / threads, byregs = 65536 / (threads * regs);
+    if (byregs < bps) bps = byregs;
+    return f->gpu && f->gpu->sms > 0 ? f->gpu->sms * bps / blocks : 0;
+}
+
+/* Adds reduction.cluster_rows(threads, blocks, grid) to out unless it is there. */
+static unsigned put_cluster(ir_schedule *out, unsigned n, unsigned cap, int32_t t, int32_t c,
+                            int32_t grid) {
+    for (unsigned i = 0; i < n; i++)
+        if (out[i].p[0] == t && out[i].p[1] == c && out[i].p[2] == grid) return n;
+    unsigned m = put(out, n, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, t, c);
+    if (m > n) out[n].p[2] = grid;
+    return m;
+}
+
+/* reduction.cluster_rows(threads, blocks, grid): a row held in registers across a thread-block
+ * cluster of `blocks` blocks (sm_90), partials through distributed shared memory: the
+ * strategy's own cluster (its shared memory is planned for it), or the cluster that could hold
+ * an online row instead (one HBM read). grid 0: a cluster per row; grid G > 0 (more rows than
+ * G): G persistent clusters, each looping over the rows G apart and loading the next row while
+ * it finishes this one; G from the clusters resident at once (cluster_resident) and fewer
+ * (3/4, 7/8 and one less of them: a GPC whose SMs the cluster does not divide leaves some idle),
+ * at the cluster's threads and twice them (half the elements a thread). */
 static unsigned cluster_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     if (!row_kind(f) || !f->concrete) return 0;
+    int64_t t, c;
     if (f->cluster_blocks >= 2)
-        return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->cluster_threads,
-                   (int32_t)f->cluster_blocks);
-    if (f->hold_blocks >= 2) /* an online row the cluster could hold instead: one HBM read */
-        return put(out, 0, cap, PASS_SCH_REDUCTION_CLUSTER_ROWS, (int32_t)f->hold_threads,
-                   (int32_t)f->hold_blocks);
-    return 0;
+        t = f->cluster_threads, c = f->cluster_blocks;
+    else if (f->hold_blocks >= 2) /* an online row the cluster could hold instead */
+        t = f->hold_threads, c = f->hold_blocks;
+    else
+        return 0;
+    unsigned n = put_cluster(out, 0, cap, (int32_t)t, (int32_t)c, 0);
+    for (int64_t tt = t; tt <= PASS_ROW_THREADS_MAX; tt *= 2) {
+        int64_t g = cluster_resident(f, tt, c);
+        int64_t gs[4] = {g, g - 1, g * 7 / 8, g * 3 / 4};
+        for (unsigned i = 0; i < 4; i++)
+            if (gs[i] >= 1 && f->rows > gs[i])
+                n = put_cluster(out, n, cap, (int32_t)tt, (int32_t)c, (int32_t)gs[i]);
+    }
+    return n;
 }
 static void cluster_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
     rg->threads = (uint32_t)s->p[0];
@@ -467,6 +505,9 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
                 hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
     m->threads = rg->threads ? rg->threads : (unsigned)lanes;
     m->grid = cdiv(f->rows, rpb) * cl;
+    if (rg->sched.id == PASS_SCH_REDUCTION_CLUSTER_ROWS && rg->sched.p[2] > 0 &&
+        rg->sched.p[2] < f->rows) /* persistent clusters */
+        m->grid = (int64_t)rg->sched.p[2] * cl;
     if (held) /* held in registers: all loads issued at once */
         m->thread_bytes = (double)hold * f->elem * f->nbig;
     else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes / 4 >= len) /* staged: scalar */
