@@ -83,6 +83,12 @@ typedef struct cg_red {
     unsigned vec;  /* > 1: hold elements come in aligned groups of vec (vector loads) */
     unsigned svec; /* > 1: streaming loops take aligned groups of svec elements (vector loads and
                       stores) */
+    bool speel;    /* GPU, a streamed row whose length svec does not divide: the groups start at
+                      the row's first aligned element pa (pg of them), and a loop of single
+                      elements takes the len - pg svec left over (pa before the groups, the rest
+                      after them; lane l takes leftover l), in rank 0 of a cluster */
+    bool lmode;    /* speel: the loop being emitted is the leftovers' (one element, svec aside) */
+    LLVMValueRef pa, pg; /* speel: the row's first aligned element and its groups (i64) */
     LLVMValueRef nrows, rowlen;
     /* Streaming structure (used when the row is not held): */
     uint8_t level[CG_RED_MAXRED]; /* 1 + the deepest region reduction its input depends on */
@@ -764,8 +770,15 @@ static LLVMValueRef cg_red_groups(cg_ctx *cx, const cg_red *p) {
  * reduced axis, strided in memory: unrolled scalar loads, all issued before their combines. */
 static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, LLVMValueRef e,
                                cg_index *idx) {
-    unsigned V = p->svec > 1 ? p->svec : 1;
+    unsigned V = p->svec > 1 && !p->lmode ? p->svec : 1;
     LLVMValueRef e0 = V > 1 ? LLVMBuildMul(cx->b, e, cg_i64(cx, V), "") : e, lins[CG_VEC_MAXLIN];
+    if (p->speel && !p->lmode) /* the groups start at the row's first aligned element */
+        e0 = LLVMBuildAdd(cx->b, e0, p->pa, "peel.g");
+    if (p->lmode) /* leftover e: before the groups, or after them */
+        e0 = LLVMBuildSelect(
+            cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, e, p->pa, ""), e,
+            LLVMBuildAdd(cx->b, e, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), ""),
+            "peel.e");
     for (unsigned j = 0; j < V; j++) {
         LLVMValueRef ej = j ? LLVMBuildAdd(cx->b, e0, cg_i64(cx, j), "") : e0;
         idx[j] = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, ej));
@@ -776,7 +789,7 @@ static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, 
 
 /* Stores row-shaped output o at the iteration's elements (one vector store for a group). */
 static bool cg_red_group_store(cg_ctx *cx, const cg_red *p, ir_id o, cg_index *idx) {
-    unsigned V = p->svec > 1 ? p->svec : 1;
+    unsigned V = p->svec > 1 && !p->lmode ? p->svec : 1;
     LLVMValueRef vals[CG_VEC_MAXLIN];
     for (unsigned j = 0; j < V; j++)
         if (!(vals[j] = cg_emit_value(cx, o, &idx[j]))) return false;
@@ -883,36 +896,22 @@ static bool cg_red_kahan(const cg_ctx *cx, const ir_node *n, LLVMTypeRef at) {
  * running-statistic recurrences of docs/codegen.md), and, when `pro`, the
  * stores of the row-shaped outputs that depend on no reduction. Leaves
  * cx->subst set for the reductions it computed. */
-static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro,
-                          LLVMValueRef scratch) {
+/* One loop of cg_red_stream over items [e0, end) by step (groups of the row, or with p->lmode its
+ * leftover elements): the ns accumulators (slot[k]: reduction k's first) enter with the values
+ * cur[] and leave with the loop's exit values there. */
+static bool cg_red_stream_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro,
+                               const unsigned *slot, unsigned ns, LLVMValueRef *cur,
+                               LLVMValueRef e0, LLVMValueRef end, LLVMValueRef step) {
     const ir_graph *g = cx->g;
-    unsigned slot[CG_RED_MAXRED], ns = 0;
-    LLVMValueRef init[CG_RED_MAXSLOT], phi[CG_RED_MAXSLOT], nxt[CG_RED_MAXSLOT];
-    for (unsigned k = 0; k < p->nred; k++) {
-        const ir_node *rn = &g->nodes[p->reds[k]];
-        bool sel = p->online ? p->level[k] <= 2 : p->level[k] == lev;
-        slot[k] = ns;
-        if (!sel) continue;
-        bool welford =
-            p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
-        bool lev2 = p->online &&
-                    p->level[k] == 2; /* running statistics: f32, but Welford's f64 on the host */
-        LLVMTypeRef at = lev2 && !(welford && !cx->gpu) ? cg_ctype(cx, cg_acc_dtype(rn))
-                         : welford                      ? cx->f64
-                                                        : cg_acc_type(cx, rn);
-        init[ns++] = cg_reduce_identity(cx, lev2 ? IR_OP_SUM : (ir_op)rn->op, at);
-        if (welford) init[ns++] = LLVMConstReal(at, 0.0), init[ns++] = LLVMConstReal(at, 0.0);
-        if (!lev2 && cg_red_kahan(cx, rn, at)) init[ns++] = LLVMConstReal(at, 0.0);
-    }
+    LLVMValueRef phi[CG_RED_MAXSLOT], nxt[CG_RED_MAXSLOT];
     LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
     cg_loop l;
-    unsigned V = p->svec > 1 ? p->svec : 1;
-    LLVMValueRef e =
-        cg_loop_begin(cx, &l, it->e0, it->eend ? it->eend : cg_red_groups(cx, p), it->estep, "red");
+    unsigned V = p->svec > 1 && !p->lmode ? p->svec : 1;
+    LLVMValueRef e = cg_loop_begin(cx, &l, e0, end, step, "red");
     LLVMPositionBuilderBefore(cx->b, LLVMGetFirstInstruction(l.head));
     for (unsigned i = 0; i < ns; i++) {
-        phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(init[i]), "acc");
-        LLVMAddIncoming(phi[i], &init[i], &pre, 1);
+        phi[i] = LLVMBuildPhi(cx->b, LLVMTypeOf(cur[i]), "acc");
+        LLVMAddIncoming(phi[i], &cur[i], &pre, 1);
     }
     LLVMPositionBuilderAtEnd(cx->b, l.body);
     unsigned mark = cg_memo_mark(cx);
@@ -993,21 +992,62 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
     for (unsigned i = 0; i < ns; i++) LLVMAddIncoming(phi[i], &nxt[i], &latch, 1);
     cg_loop_end(cx, &l);
+    for (unsigned i = 0; i < ns; i++) cur[i] = phi[i];
+    return true;
+}
+
+static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, bool pro,
+                          LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    unsigned slot[CG_RED_MAXRED], ns = 0;
+    LLVMValueRef cur[CG_RED_MAXSLOT];
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        bool sel = p->online ? p->level[k] <= 2 : p->level[k] == lev;
+        slot[k] = ns;
+        if (!sel) continue;
+        bool welford =
+            p->online && p->level[k] == 2 && p->okind[k] == CG_ON_VAR; /* count, mean, M2 */
+        bool lev2 = p->online &&
+                    p->level[k] == 2; /* running statistics: f32, but Welford's f64 on the host */
+        LLVMTypeRef at = lev2 && !(welford && !cx->gpu) ? cg_ctype(cx, cg_acc_dtype(rn))
+                         : welford                      ? cx->f64
+                                                        : cg_acc_type(cx, rn);
+        cur[ns++] = cg_reduce_identity(cx, lev2 ? IR_OP_SUM : (ir_op)rn->op, at);
+        if (welford) cur[ns++] = LLVMConstReal(at, 0.0), cur[ns++] = LLVMConstReal(at, 0.0);
+        if (!lev2 && cg_red_kahan(cx, rn, at)) cur[ns++] = LLVMConstReal(at, 0.0);
+    }
+    if (!cg_red_stream_loop(cx, p, it, lev, pro, slot, ns, cur, it->e0,
+                            it->eend ? it->eend : cg_red_groups(cx, p), it->estep))
+        return false;
+    if (p->speel) { /* the row's leftover elements, one per lane (rank 0 of a cluster) */
+        LLVMValueRef nleft = LLVMBuildSub(
+            cx->b, p->rowlen, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), "peel.n");
+        LLVMValueRef l0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
+        if (p->cluster > 1)
+            l0 = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""),
+                                 l0, nleft, "");
+        p->lmode = true;
+        bool ok = cg_red_stream_loop(cx, p, it, lev, pro, slot, ns, cur, l0, nleft,
+                                     cg_i64(cx, p->threads));
+        p->lmode = false;
+        if (!ok) return false;
+    }
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
     for (unsigned k = 0; k < p->nred; k++) {
         if (p->level[k] != (p->online ? 1 : lev)) continue;
-        LLVMValueRef acc = phi[slot[k]];
+        LLVMValueRef acc = cur[slot[k]];
         bool kahan = cg_red_kahan(cx, &g->nodes[p->reds[k]], LLVMTypeOf(acc));
         if (kahan && p->rowmode && !p->nst && (p->wide || p->threads <= 32)) {
             /* the row's tree in f64 (not staged: its shared memory is the planner's): s - c of
              * every thread, one rounding */
             LLVMValueRef d =
                 LLVMBuildFSub(cx->b, LLVMBuildFPExt(cx->b, acc, cx->f64, ""),
-                              LLVMBuildFPExt(cx->b, phi[slot[k] + 1], cx->f64, ""), "kahan");
+                              LLVMBuildFPExt(cx->b, cur[slot[k] + 1], cx->f64, ""), "kahan");
             p->partv[k] = fin[k] = cg_red_wide_set(cx, p, k, cg_red_wide_sum(cx, p, d));
             continue;
         }
-        if (kahan) acc = LLVMBuildFSub(cx->b, acc, phi[slot[k] + 1], "kahan");
+        if (kahan) acc = LLVMBuildFSub(cx->b, acc, cur[slot[k] + 1], "kahan");
         p->partv[k] = fin[k] = cg_red_finish(cx, p, k, acc, scratch);
     }
     for (unsigned k = 0; p->online && k < p->nred; k++) {
@@ -1018,10 +1058,10 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         if (p->okind[k] == CG_ON_EXP) {
             /* Every thread's sum moves to the row's max, then the block adds them. */
             LLVMValueRef part =
-                cg_red_rescale(cx, phi[s], phi[slot[p->ostat[k]]], fin[p->ostat[k]]);
+                cg_red_rescale(cx, cur[s], cur[slot[p->ostat[k]]], fin[p->ostat[k]]);
             tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
         } else {
-            tot = cg_red_var_total(cx, p, it, k, phi + s, scratch);
+            tot = cg_red_var_total(cx, p, it, k, cur + s, scratch);
             if (!tot) return false;
         }
         if (rn->op == IR_OP_MEAN)
@@ -1071,6 +1111,8 @@ static int cg_red_out_kind(const cg_red *p, const ir_shape *o) {
  * epilogue loop over the row for those that depend on a reduction. */
 static LLVMValueRef cg_red_hold_e0(cg_ctx *cx, const cg_red *p);
 static void cg_red_prefetch(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef e0);
+static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0,
+                            LLVMValueRef end, LLVMValueRef step, bool back);
 static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     const ir_graph *g = cx->g;
     unsigned nepi = 0;
@@ -1153,15 +1195,35 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
         if (!cg_red_pro_out(p, g, o)) nepi++; /* the rest were stored by the first pass */
     }
     if (p->hold || !nepi) return true;
-    /* The epilogue pass: one loop storing every row-shaped output that
-     * depends on a reduction. A streamed row (not staged) runs it backwards: item e of [lo, end)
-     * goes to lo + end - 1 - e (lo: the first item of the block's slice), so the pass re-reads
-     * first what the previous pass read last, the part of the row still in the L2; on the GPU
-     * its loads and stores stream (cx->last_use: evict first), the last use of the row. */
-    cg_loop l;
+    /* The epilogue pass: one loop storing every row-shaped output that depends on a reduction
+     * (cg_red_epi_loop), then the leftovers of a peeled stream. */
     LLVMValueRef end = it->eend ? it->eend : cg_red_groups(cx, p);
-    LLVMValueRef e = cg_loop_begin(cx, &l, it->e0, end, it->estep, "st");
-    bool back = p->rowmode && !p->nst;
+    if (!cg_red_epi_loop(cx, p, it, it->e0, end, it->estep, p->rowmode && !p->nst)) return false;
+    if (p->speel) { /* the leftover elements (cg_red_stream) */
+        LLVMValueRef nleft = LLVMBuildSub(
+            cx->b, p->rowlen, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), "peel.n");
+        LLVMValueRef l0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
+        if (p->cluster > 1)
+            l0 = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""),
+                                 l0, nleft, "");
+        p->lmode = true;
+        bool ok = cg_red_epi_loop(cx, p, it, l0, nleft, cg_i64(cx, p->threads), false);
+        p->lmode = false;
+        if (!ok) return false;
+    }
+    return true;
+}
+
+/* The epilogue loop of cg_red_store over items [e0, end) by step, storing every row-shaped
+ * output that depends on a reduction. `back`: a streamed row (not staged) runs it backwards:
+ * item e of [lo, end) goes to lo + end - 1 - e (lo: the first item of the block's slice), so the
+ * pass re-reads first what the previous pass read last, the part of the row still in the L2; on
+ * the GPU its loads and stores stream (cx->last_use: evict first), the last use of the row. */
+static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0,
+                            LLVMValueRef end, LLVMValueRef step, bool back) {
+    const ir_graph *g = cx->g;
+    cg_loop l;
+    LLVMValueRef e = cg_loop_begin(cx, &l, e0, end, step, "st");
     if (back) {
         LLVMValueRef lo = p->cluster > 1 ? it->lo : cg_i64(cx, 0);
         e = LLVMBuildSub(cx->b,
@@ -1266,6 +1328,15 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         it.estep = cg_i64(cx, 1);
     }
     it.eend = cg_red_groups(cx, p);
+    if (p->speel) { /* the row's first aligned element and its groups from there */
+        LLVMValueRef v = cg_i64(cx, p->svec);
+        p->pa = LLVMBuildURem(
+            cx->b,
+            LLVMBuildSub(cx->b, v, LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""),
+                         ""),
+            v, "peel.a");
+        it.eend = p->pg = LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
+    }
     it.x0 = it.e0;
     it.xend = p->rowlen;
     if (!p->hold && p->cluster > 1) {
@@ -1782,6 +1853,16 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         if (top > CG_VEC_MAXLIN / p.kv) top = CG_VEC_MAXLIN / p.kv; /* the kv columns' loads */
         for (p.svec = top; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
     }
+    /* A streamed row whose length no vector divides: vector groups from each row's first aligned
+     * element, its leftovers one element a lane (no exact variance pass: its element loop
+     * follows the unpeeled groups). */
+    bool var = false;
+    for (unsigned k = 0; k < p.nred; k++) var |= p.online && p.level[k] == 2 && p.okind[k] == CG_ON_VAR;
+    unsigned pv = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0 && p.svec <= 1 &&
+                          p.wrows <= 1 && !var
+                      ? cg_red_vec_width(cx, &p, 16, 16)
+                      : 1;
+    if (pv > 1 && len >= 2 * (int64_t)pv) p.svec = pv, p.speel = true;
     bool ok = p.splits > 1 ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
     free(p.dep);
     return ok;
