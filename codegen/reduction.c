@@ -63,7 +63,7 @@ typedef struct cg_red {
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
     LLVMValueRef wide;  /* GPU row mode, more than one warp: 32 f64 words (cg_red_wide_sum) */
-    bool arrived;  /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
+    bool arrived;   /* cluster > 1: the row body arrived at its closing barrier (cg_red_store) */
     unsigned pgrid; /* cluster > 1, GPU: clusters launched (the schedule's grid), each looping over
                        the rows pgrid apart, its exchange slots in two sets by row parity (no
                        closing barrier per row: one after the loop); 0: a cluster per row */
@@ -75,7 +75,7 @@ typedef struct cg_red {
     LLVMValueRef pfbuf[CG_RED_PFN]; /* allocas of hold / vec storage vectors */
     bool pftop;                     /* prefetch at the row body's start (else before its stores) */
     LLVMValueRef rstep;             /* pgrid: the row loop's step */
-    unsigned hold; /* > 0: unrolled passes, elements per thread */
+    unsigned hold;                  /* > 0: unrolled passes, elements per thread */
     unsigned peel; /* > 0 (GPU): a held row whose length vec does not divide: its groups
                       start at the row's first aligned element a; the thread's first hold - 1
                       elements are groups, element hold - 1 its one of the row's leftover
@@ -1111,8 +1111,8 @@ static int cg_red_out_kind(const cg_red *p, const ir_shape *o) {
  * epilogue loop over the row for those that depend on a reduction. */
 static LLVMValueRef cg_red_hold_e0(cg_ctx *cx, const cg_red *p);
 static void cg_red_prefetch(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef e0);
-static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0,
-                            LLVMValueRef end, LLVMValueRef step, bool back);
+static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0, LLVMValueRef end,
+                            LLVMValueRef step, bool back);
 static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     const ir_graph *g = cx->g;
     unsigned nepi = 0;
@@ -1219,8 +1219,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
  * item e of [lo, end) goes to lo + end - 1 - e (lo: the first item of the block's slice), so the
  * pass re-reads first what the previous pass read last, the part of the row still in the L2; on
  * the GPU its loads and stores stream (cx->last_use: evict first), the last use of the row. */
-static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0,
-                            LLVMValueRef end, LLVMValueRef step, bool back) {
+static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0, LLVMValueRef end,
+                            LLVMValueRef step, bool back) {
     const ir_graph *g = cx->g;
     cg_loop l;
     LLVMValueRef e = cg_loop_begin(cx, &l, e0, end, step, "st");
@@ -1332,10 +1332,11 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         LLVMValueRef v = cg_i64(cx, p->svec);
         p->pa = LLVMBuildURem(
             cx->b,
-            LLVMBuildSub(cx->b, v, LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""),
-                         ""),
+            LLVMBuildSub(cx->b, v,
+                         LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""), ""),
             v, "peel.a");
-        it.eend = p->pg = LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
+        it.eend = p->pg =
+            LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
     }
     it.x0 = it.e0;
     it.xend = p->rowlen;
@@ -1415,8 +1416,8 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         if (p->npf) { /* this row's groups, loaded one row ahead */
             for (unsigned k = 0; k < p->npf; k++)
                 for (unsigned i = 0; i < p->hold / V; i++)
-                    cx->veccache[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] =
-                        LLVMBuildLoad2(cx->b, cg_red_pf_type(cx, p, k), cg_red_pf_slot(cx, p, k, i), "pf");
+                    cx->veccache[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] = LLVMBuildLoad2(
+                        cx->b, cg_red_pf_type(cx, p, k), cg_red_pf_slot(cx, p, k, i), "pf");
             if (p->pftop) cg_red_prefetch(cx, p, row, e0);
         }
     } else if (p->hold) {
@@ -1469,14 +1470,13 @@ static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVM
         bool fit = io.nrowreads <= CG_RED_PFN;
         for (uint32_t i = 0; fit && i < io.nrowreads; i++) {
             ir_id id = io.rowreads[i];
-            if (cx->valptr[id] && ir_shape_eq(&cx->g->nodes[id].shape, p->S))
-                p->pfn[p->npf++] = id;
+            if (cx->valptr[id] && ir_shape_eq(&cx->g->nodes[id].shape, p->S)) p->pfn[p->npf++] = id;
         }
         pass_io_free(&io);
         if (!fit) p->npf = 0;
         for (unsigned k = 0; k < p->npf; k++)
-            p->pfbuf[k] =
-                LLVMBuildAlloca(eb, LLVMArrayType(cg_red_pf_type(cx, p, k), p->hold / p->vec), "pf");
+            p->pfbuf[k] = LLVMBuildAlloca(
+                eb, LLVMArrayType(cg_red_pf_type(cx, p, k), p->hold / p->vec), "pf");
         if (p->npf) {
             const char *at = getenv("TX_RED_PREFETCH"); /* measurement knob: top | store */
             p->pftop = at && !strcmp(at, "top");
@@ -1857,7 +1857,8 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
      * element, its leftovers one element a lane (no exact variance pass: its element loop
      * follows the unpeeled groups). */
     bool var = false;
-    for (unsigned k = 0; k < p.nred; k++) var |= p.online && p.level[k] == 2 && p.okind[k] == CG_ON_VAR;
+    for (unsigned k = 0; k < p.nred; k++)
+        var |= p.online && p.level[k] == 2 && p.okind[k] == CG_ON_VAR;
     unsigned pv = !p.hold && !p.nst && p.rowmode && p.trailing && len > 0 && p.svec <= 1 &&
                           p.wrows <= 1 && !var
                       ? cg_red_vec_width(cx, &p, 16, 16)

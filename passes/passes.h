@@ -309,22 +309,21 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
  * candidates it offers for a region, the plan fields it fixes, what the model charges; a row
  * without one fails test_schedule) and its emitter in codegen (which reads the id and the
  * parameters, never re-derives them). */
-#define PASS_SCHEDULES(X)                                                                      \
-    X(NONE, "roofline", IR_RK_COPY, "")                                                        \
-    X(POINTWISE_VECTOR, "pointwise.vector", IR_RK_POINTWISE, "threads,groups")                 \
-    X(REDUCTION_ROW, "reduction.row", IR_RK_REDUCTION, "threads")                              \
-    X(REDUCTION_ROW_WIDE, "reduction.row_wide", IR_RK_REDUCTION, "threads")                    \
-    X(REDUCTION_ROW_FEW, "reduction.row_few", IR_RK_REDUCTION, "threads")                      \
-    X(REDUCTION_CLUSTER_ROWS, "reduction.cluster_rows", IR_RK_REDUCTION,                       \
-      "threads,blocks,grid")                                                                   \
-    X(REDUCTION_CLUSTER_STREAM, "reduction.cluster_stream", IR_RK_REDUCTION, "threads,blocks") \
-    X(REDUCTION_WARP_ROWS, "reduction.warp_rows", IR_RK_REDUCTION, "rows")                     \
-    X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")              \
-    X(REDUCTION_COLUMN, "reduction.column", IR_RK_REDUCTION, "cols")                           \
-    X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")    \
-    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                     \
-      "cols,slices,splits,vec")                                                                \
-    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                       \
+#define PASS_SCHEDULES(X)                                                                       \
+    X(NONE, "roofline", IR_RK_COPY, "")                                                         \
+    X(POINTWISE_VECTOR, "pointwise.vector", IR_RK_POINTWISE, "threads,groups")                  \
+    X(REDUCTION_ROW, "reduction.row", IR_RK_REDUCTION, "threads")                               \
+    X(REDUCTION_ROW_WIDE, "reduction.row_wide", IR_RK_REDUCTION, "threads")                     \
+    X(REDUCTION_ROW_FEW, "reduction.row_few", IR_RK_REDUCTION, "threads")                       \
+    X(REDUCTION_CLUSTER_ROWS, "reduction.cluster_rows", IR_RK_REDUCTION, "threads,blocks,grid") \
+    X(REDUCTION_CLUSTER_STREAM, "reduction.cluster_stream", IR_RK_REDUCTION, "threads,blocks")  \
+    X(REDUCTION_WARP_ROWS, "reduction.warp_rows", IR_RK_REDUCTION, "rows")                      \
+    X(REDUCTION_SUBWARP_ROWS, "reduction.subwarp_rows", IR_RK_REDUCTION, "lanes")               \
+    X(REDUCTION_COLUMN, "reduction.column", IR_RK_REDUCTION, "cols")                            \
+    X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")     \
+    X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                      \
+      "cols,slices,splits,vec")                                                                 \
+    X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")
 
 typedef enum {

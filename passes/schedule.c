@@ -512,11 +512,16 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
         m->thread_bytes = (double)hold * f->elem * f->nbig;
     else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes / 4 >= len) /* staged: scalar */
         m->thread_bytes = (double)f->elem * f->nbig;
-    else /* streamed: groups of 16 B when the length allows */
-        m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) ? f->elem : VEC_BYTES) * f->nbig;
+    else /* streamed: groups of 16 B (a length the vector does not divide: from each row's first
+          * aligned element, codegen's peel, one row per block), else one element */
+        m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) == 0 ||
+                                           (len >= 2 * (VEC_BYTES / f->elem) && rpb <= 1)
+                                       ? VEC_BYTES
+                                       : f->elem) *
+                          f->nbig;
     /* An online stream of scalar loads (a running statistic per element, its rescale behind a
      * branch) is not pipelined across iterations: one load in flight at the DRAM's latency. */
-    m->unpipelined = !held && f->strategy == IR_RED_ONLINE && len % (VEC_BYTES / f->elem) != 0;
+    m->unpipelined = !held && f->strategy == IR_RED_ONLINE && m->thread_bytes < VEC_BYTES * f->nbig;
     /* ... and it sustains about the bytes per second of a 32-bit stream whatever the dtype (H200:
      * softmax bf16 [1000, 30011] 1.95 TB/s, f32 [128, 150001] 2.17 TB/s): a 16-bit element
      * counts 4 bytes in flight. */
