@@ -69,6 +69,7 @@ typedef struct cg_red {
                        closing barrier per row: one after the loop); 0: a cluster per row */
     LLVMValueRef xpar, parv; /* pgrid: the row's slot set offset (i32, 0 or CG_RED_XSLOTS), its
                                 alloca */
+    LLVMValueRef xtag, tagv; /* pgrid: the row's tag (i64: its iteration + 1, high word), alloca */
     unsigned npf;            /* > 0 (pgrid, a held row of vector groups): the groups of its npf row
                                 inputs pfn[] are loaded one row ahead into pfbuf (cg_red_prefetch) */
     ir_id pfn[CG_RED_PFN];
@@ -576,8 +577,66 @@ static LLVMValueRef cg_red_slices(cg_ctx *cx, const cg_red *p, ir_op op, LLVMVal
  * only after the row's closing cluster barrier; persistent rows (pgrid) alternate two slot sets
  * instead: a block writes a set again two rows later, after every block arrived at an exchange
  * of the row between, so after it read the set. Every thread of the cluster must call it. */
+static LLVMValueRef cg_red_xasm(cg_ctx *cx, LLVMTypeRef ret, const char *text, const char *cons,
+                                LLVMValueRef *args, unsigned n) {
+    LLVMTypeRef pt[4];
+    for (unsigned i = 0; i < n && i < 4; i++) pt[i] = LLVMTypeOf(args[i]);
+    LLVMTypeRef fty = LLVMFunctionType(ret ? ret : LLVMVoidTypeInContext(cx->llctx), pt, n, 0);
+    LLVMValueRef a = LLVMGetInlineAsm(fty, (char *)text, strlen(text), (char *)cons, strlen(cons),
+                                      1, 0, LLVMInlineAsmDialectATT, 0);
+    return LLVMBuildCall2(cx->b, fty, a, args, n, "");
+}
+
+/* Persistent cluster rows (GPU): the exchange of cg_red_cluster without a cluster barrier, whose
+ * release would wait for every memory access in flight (the next row's loads, this row's
+ * stores): thread 0 publishes v with the row's tag in one 64-bit word of its slot (a relaxed
+ * cluster-scope store), every thread polls each block's slot (relaxed loads through
+ * distributed shared memory) until it carries the row's tag, then combines in rank order. A slot
+ * set is written again two rows later, after every block published the row between, which it
+ * does only after reading this row's words. */
+static LLVMValueRef cg_red_cluster_tagged(cg_ctx *cx, cg_red *p, ir_op op, LLVMValueRef v,
+                                          unsigned slot) {
+    LLVMTypeRef t = LLVMTypeOf(v);
+    LLVMValueRef si = LLVMBuildAdd(cx->b, LLVMConstInt(cx->i32, slot, 0), p->xpar, "xslot.set");
+    LLVMValueRef at = LLVMBuildInBoundsGEP2(cx->b, cx->i64, p->xslot, &si, 1, "xslot");
+    LLVMValueRef sa =
+        LLVMBuildTrunc(cx->b, LLVMBuildPtrToInt(cx->b, at, cx->i64, ""), cx->i32, "saddr");
+    LLVMValueRef bits = t == cx->f32 ? LLVMBuildBitCast(cx->b, v, cx->i32, "") : v;
+    LLVMValueRef word =
+        LLVMBuildOr(cx->b, p->xtag, LLVMBuildZExt(cx->b, bits, cx->i64, ""), "xword");
+    LLVMBasicBlockRef join = cg_if_begin(
+        cx, LLVMBuildICmp(cx->b, LLVMIntEQ, cg_thread_id(cx), LLVMConstInt(cx->i32, 0, 0), ""));
+    LLVMValueRef sargs[2] = {sa, word};
+    cg_red_xasm(cx, NULL, "st.relaxed.cluster.shared::cta.b64 [$0], $1;", "r,l,~{memory}", sargs,
+                2);
+    cg_if_end(cx, join);
+    LLVMValueRef r = NULL;
+    for (unsigned c = 0; c < p->cluster; c++) {
+        LLVMBasicBlockRef pre = LLVMGetInsertBlock(cx->b);
+        LLVMBasicBlockRef poll = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "xpoll");
+        LLVMBasicBlockRef done = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "xgot");
+        LLVMBuildBr(cx->b, poll);
+        LLVMPositionBuilderAtEnd(cx->b, poll);
+        (void)pre;
+        LLVMValueRef largs[2] = {sa, LLVMConstInt(cx->i32, c, 0)};
+        LLVMValueRef w =
+            cg_red_xasm(cx, cx->i64,
+                        "{\n\t.reg .b32 ra;\n\tmapa.shared::cluster.u32 ra, $1, $2;\n\t"
+                        "ld.relaxed.cluster.shared::cluster.b64 $0, [ra];\n\t}",
+                        "=l,r,r,~{memory}", largs, 2);
+        LLVMValueRef tag = LLVMBuildAnd(cx->b, w, cg_i64(cx, (int64_t)0xffffffff00000000ll), "");
+        LLVMBuildCondBr(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, tag, p->xtag, ""), done, poll);
+        LLVMPositionBuilderAtEnd(cx->b, done);
+        LLVMValueRef x = LLVMBuildTrunc(cx->b, w, cx->i32, "");
+        if (t == cx->f32) x = LLVMBuildBitCast(cx->b, x, cx->f32, "");
+        r = r ? cg_reduce_combine(cx, op, r, x) : x;
+    }
+    return r;
+}
+
 static LLVMValueRef cg_red_cluster(cg_ctx *cx, cg_red *p, ir_op op, LLVMValueRef v) {
     unsigned slot = p->nx < CG_RED_XSLOTS ? p->nx++ : CG_RED_XSLOTS - 1;
+    if (p->xtag) return cg_red_cluster_tagged(cx, p, op, v, slot);
     LLVMTypeRef t = LLVMTypeOf(v);
     LLVMValueRef si = LLVMConstInt(cx->i32, slot, 0);
     if (p->xpar) si = LLVMBuildAdd(cx->b, si, p->xpar, "xslot.set");
@@ -1311,11 +1370,15 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
     cg_rowit it;
     memset(&it, 0, sizeof it);
     it.row = row;
-    if (p->pgrid) { /* this row's slot set; the next row takes the other */
+    if (p->pgrid) { /* this row's slot set and tag; the next row takes the other set */
         p->xpar = LLVMBuildLoad2(cx->b, cx->i32, p->parv, "xpar");
         LLVMBuildStore(cx->b,
                        LLVMBuildXor(cx->b, p->xpar, LLVMConstInt(cx->i32, CG_RED_XSLOTS, 0), ""),
                        p->parv);
+        if (p->tagv) {
+            p->xtag = LLVMBuildLoad2(cx->b, cx->i64, p->tagv, "xtag");
+            LLVMBuildStore(cx->b, LLVMBuildAdd(cx->b, p->xtag, cg_i64(cx, 1ll << 32), ""), p->tagv);
+        }
     }
     if (p->rowmode) {
         it.e0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
@@ -1462,6 +1525,18 @@ static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVM
         LLVMPositionBuilderAtEnd(eb, entry);
     p->parv = LLVMBuildAlloca(eb, cx->i32, "xpar.v");
     LLVMBuildStore(cx->b, LLVMConstInt(cx->i32, 0, 0), p->parv);
+    if (cx->gpu) { /* tagged exchanges: the slots cleared (no tag) before any block polls */
+        p->tagv = LLVMBuildAlloca(eb, cx->i64, "xtag.v");
+        LLVMBuildStore(cx->b, cg_i64(cx, 1ll << 32), p->tagv);
+        cg_loop zl;
+        LLVMValueRef i =
+            cg_loop_begin(cx, &zl, LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, ""),
+                          cg_i64(cx, 2 * CG_RED_XSLOTS), cg_i64(cx, p->threads), "xzero");
+        LLVMBuildStore(cx->b, cg_i64(cx, 0),
+                       LLVMBuildInBoundsGEP2(cx->b, cx->i64, p->xslot, &i, 1, ""));
+        cg_loop_end(cx, &zl);
+        cg_cluster_sync(cx);
+    }
     p->rstep = step;
     p->npf = 0;
     if (p->hold && p->vec > 1 && !p->peel) {
@@ -1934,7 +2009,9 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
     }
     if (p.cluster > 1) {
-        p.xslot = cg_shared_array(cx, cx->f32, (p.pgrid ? 2 : 1) * CG_RED_XSLOTS, "red.cluster");
+        p.xslot = p.pgrid && cx->gpu
+                      ? cg_shared_array(cx, cx->i64, 2 * CG_RED_XSLOTS, "red.cluster")
+                      : cg_shared_array(cx, cx->f32, CG_RED_XSLOTS, "red.cluster");
         p.rank = cg_program_id(cx, 1);
     }
     LLVMValueRef start, step, end = p.nrows;
@@ -2006,6 +2083,10 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         cg_cluster_wait(cx);
     else if (p.cluster > 1 && !p.pgrid)
         cg_cluster_sync(cx);
+    if (p.cluster > 1) { /* measurement knob (bench/red_wide.sh): n more cluster barriers a row */
+        const char *xb = getenv("TX_RED_XBAR");
+        for (int i = xb ? atoi(xb) : 0; i > 0 && i <= 16; i--) cg_cluster_sync(cx);
+    }
     for (unsigned k = 0; k < p.nred; k++) cx->subst[p.reds[k]] = NULL;
     cx->nmemo = 0;
     cg_loop_end(cx, &l);

@@ -20,6 +20,11 @@ enum { COMBINE_ROUNDS = 2 };
  * bandwidth: the floor of a kernel of one wave or less (few rows, small tensors). */
 enum { FILL_ROUNDS = 2 };
 #define DRAM_LATENCY_US 0.6
+/* One cluster barrier of a row held across a thread-block cluster (reduction.cluster_rows): the
+ * exchange's arrive and wait and the distributed shared-memory reads after it, measured on the
+ * H200 by bench/red_wide.sh (TX_RED_XBAR: more barriers a row, the time per barrier from the
+ * difference; docs/cost-model.md "Cluster barriers"). */
+#define CLUSTER_SYNC_US 0.5
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
@@ -241,6 +246,16 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
         m->floor_us = FILL_ROUNDS * DRAM_LATENCY_US +
                       bytes / m->active_sms / (gpu->hbm_GBps / gpu->sms * 1e3);
     if (m->floor_us > m->time_us) m->time_us = m->floor_us;
+    /* Cluster rows: a cluster's rows wait through their barriers one row after another. A
+     * persistent cluster loads its next row meanwhile (the chain overlaps the memory time); a
+     * cluster per row waits through them with nothing in flight, and each of its waves after the
+     * first also through its own fill and drain (the first's is in the floor). */
+    if (m->xrows > 0) {
+        m->sync_us = (double)m->xrows * m->xsyncs * CLUSTER_SYNC_US;
+        if (m->xpersist && m->sync_us > m->time_us) m->time_us = m->sync_us;
+        if (!m->xpersist)
+            m->time_us += m->sync_us + (double)(m->xrows - 1) * FILL_ROUNDS * DRAM_LATENCY_US;
+    }
     /* A second kernel (the column blocks' combine): its launch and COMBINE_ROUNDS dependent DRAM
      * round trips (the partials' loads, then the slice combine) at the true loaded latency. */
     if (m->kernels > 1)
@@ -422,6 +437,14 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->unpipelined)
         fprintf(out, "  model: an online stream of scalar loads: one load in flight per thread at "
                      "the DRAM latency\n");
+    if (m->xrows > 0)
+        fprintf(out,
+                "  model: cluster barriers: %lld rows a cluster x %u barriers x %.2f us -> %.3f us "
+                "(%s)\n",
+                (long long)m->xrows, m->xsyncs, CLUSTER_SYNC_US, m->sync_us,
+                !m->xpersist                             ? "with nothing in flight: added"
+                : m->sync_us >= m->time_us - m->extra_us ? "barrier bound"
+                                                         : "overlapped: under the memory time");
     if (m->kernels > 1)
         fprintf(out,
                 "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "

@@ -651,6 +651,11 @@ typedef struct pass_model {
     double issue_us;     /* elements x instr over the GPU's issue rate */
     double floor_us;     /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
                             bytes at its share of the HBM bandwidth (passes/model.c) */
+    int64_t xrows;       /* cluster rows: the rows one cluster runs one after the other (0: none) */
+    unsigned xsyncs;     /* cluster rows: cluster barriers a row (its exchanges, a closing one) */
+    bool xpersist;       /* cluster rows: persistent clusters (the next row loads meanwhile) */
+    double sync_us;      /* cluster rows: xrows x xsyncs x CLUSTER_SYNC_US (passes/model.c), the
+                            chain of barrier waits no other work of the cluster overlaps */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
                                         first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */

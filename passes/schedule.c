@@ -505,9 +505,18 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
                 hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
     m->threads = rg->threads ? rg->threads : (unsigned)lanes;
     m->grid = cdiv(f->rows, rpb) * cl;
-    if (rg->sched.id == PASS_SCH_REDUCTION_CLUSTER_ROWS && rg->sched.p[2] > 0 &&
-        rg->sched.p[2] < f->rows) /* persistent clusters */
-        m->grid = (int64_t)rg->sched.p[2] * cl;
+    if (rg->sched.id == PASS_SCH_REDUCTION_CLUSTER_ROWS && held && cl > 1) {
+        /* the rows a cluster runs in sequence: rows over the clusters at once (the persistent
+         * grid, or what the GPU holds of a cluster per row); a row's barriers: one exchange per
+         * reduction and, with a cluster per row, the closing one */
+        int64_t g = rg->sched.p[2] > 0 && rg->sched.p[2] < f->rows ? rg->sched.p[2] : f->rows;
+        int64_t at = cluster_resident(f, lanes, cl);
+        if (rg->sched.p[2] > 0 && rg->sched.p[2] < f->rows) m->grid = g * cl;
+        if (at > 0 && at < g) g = at;
+        m->xrows = cdiv(f->rows, g > 0 ? g : 1);
+        m->xsyncs = (unsigned)f->nred + (rg->sched.p[2] > 0 ? 0 : 1);
+        m->xpersist = rg->sched.p[2] > 0;
+    }
     if (held) /* held in registers: all loads issued at once */
         m->thread_bytes = (double)hold * f->elem * f->nbig;
     else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes / 4 >= len) /* staged: scalar */
