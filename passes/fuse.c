@@ -718,12 +718,49 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     return false;
 }
 
+/* Kept elements below which a column reduction (the innermost axis kept) is split from the
+ * work after it: one thread per kept element in blocks of COLUMN_FEW_BLOCK gives fewer blocks
+ * than the GPU has SMs, and a kernel that also holds a later stage or a domain-shaped output
+ * must keep every column of a block whole, so it cannot split the reduced axis across blocks. */
+enum { COLUMN_FEW_BLOCK = 128 };
+
+/* True when reduction group R reduces columns (its domain's innermost axis kept) of concrete
+ * sizes with fewer than COLUMN_FEW_BLOCK x SMs kept elements and more reduced elements than
+ * kept ones ([reduction.column_stages]). */
+static bool column_few(const fz *f, const grp *R) {
+    const ir_shape *d = &R->dom;
+    if (d->rank < 2 || (R->raxes & (1u << (d->rank - 1)))) return false;
+    int64_t kept = 1, red = 1;
+    for (unsigned i = 0; i < d->rank; i++) {
+        if (IR_DIM_IS_SYM(d->dim[i])) return false;
+        if (R->raxes & (1u << i))
+            red *= d->dim[i];
+        else
+            kept *= d->dim[i];
+    }
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    return gpu && gpu->sms > 0 && kept < (int64_t)COLUMN_FEW_BLOCK * gpu->sms && red > kept;
+}
+
 /* A reduction group with a pointwise or reduction group: the same rows
  * (domain and axes), per-row values, or small recomputed work. */
 static bool check_reduction(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     uint32_t r = f->gs[a].kind == IR_RK_REDUCTION ? a : b, o = r == a ? b : a;
     const grp *R = &f->gs[r], *O = &f->gs[o];
     char d1[128], d2[128], n1[96], n2[96];
+    if (r == a && column_few(f, R) &&
+        (O->kind == IR_RK_REDUCTION || ir_shape_eq(&O->dom, &R->dom))) {
+        why_set(w, "reduction.column_stages");
+        snprintf(w->msg, sizeof w->msg,
+                 "%s reduces the columns of %s, too few to fill the GPU with whole columns, and "
+                 "%s works on that domain after it: apart, the column reduction splits its "
+                 "reduced axis across blocks",
+                 nname(f->g, R->anchor, n2, sizeof n2), ir_shape_str(f->g, &R->dom, d2, sizeof d2),
+                 nname(f->g, O->anchor, n1, sizeof n1));
+        snprintf(w->change, sizeof w->change,
+                 "nothing: the reduced values go through memory (a few bytes a column)");
+        return false;
+    }
     *st = *R;
     st->fusion |= O->fusion | IR_FUSE_VERTICAL;
     st->vin = R->vin || O->vin;
@@ -1214,6 +1251,21 @@ static unsigned readers(fz *f, ir_id s, uint32_t *out, unsigned cap) {
     return n;
 }
 
+/* True when a member of group b reads (through views) a member of group a. */
+static bool group_reads(fz *f, uint32_t b, uint32_t a) {
+    const ir_graph *g = f->g;
+    ir_id src[PASS_SRC_CAP];
+    FOR_MEMBERS(f, b, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++)
+                if (in_grp(f, src[t], a)) return true;
+        }
+    }
+    return false;
+}
+
 /* Sibling decision: groups a and b both read one tensor and neither reads
  * the other. Same contract as merge_check. */
 static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
@@ -1241,6 +1293,17 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         ok = false;
     else
         ok = ir_shape_eq(&A->dom, &B->dom) && A->raxes == B->raxes;
+    if (ok && A->kind == IR_RK_REDUCTION && column_few(f, A) &&
+        (group_reads(f, b, a) || group_reads(f, a, b))) {
+        why_set(w, "reduction.column_stages");
+        snprintf(w->msg, sizeof w->msg,
+                 "column reductions of %s, too few columns to fill the GPU whole, one reading the "
+                 "other's result: apart, each splits its reduced axis across blocks",
+                 ir_shape_str(g, &A->dom, d1, sizeof d1));
+        snprintf(w->change, sizeof w->change,
+                 "nothing: the reduced values go through memory (a few bytes a column)");
+        return false;
+    }
     if (!ok) {
         why_set(w, "sibling.domain");
         snprintf(w->msg, sizeof w->msg, "iteration spaces differ: %s vs %s%s",
