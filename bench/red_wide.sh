@@ -29,7 +29,7 @@ T0=$(date +%s)
 S=dist/shared/bench/suite
 [ -d "$S" ] || S=../shared/bench/suite
 ITERS=5 timeout -k 2 24 "$PY" bench/red12_variants.py "$S/softmax_wide.tx" "-D M=4096 -D N=65536" \
-    reduction.cluster_rows 512,8,33 512,8,33@TX_RED_PREFETCH=top 1024,8,16 512,8,28 \
+    reduction.cluster_rows 512,8,33 1024,8,16 512,8,28 \
     2>&1 | tee "$OUT/variants.txt"
 ROWS=softmax_f32_128x150001,heldout_softmax_bf16_1000x30011,heldout_softmax_f32_300x131079
 ROWS=$ROWS,rowmean_f32_3000x7777,softmax_bf16_8x50257

@@ -239,6 +239,35 @@ heldout("chain8_f32_50000017", "pointwise",
         "fn f(x: f32[N]) -> f32[N] {\n  t = tanh(x * 1.5 + 0.5)\n  return sigmoid(t * x - 0.25) * exp(-x * x)\n}\n",
         {"N": 50000017}, t_chain8, [((50000017,), "f32")])
 
+# held-out composites (bench/heldout of the session): BatchNorm statistics over the batch axis, a
+# softmax over a middle axis, token cross-entropy over a GPT-2 vocabulary (labels: any int32;
+# torch takes them modulo V)
+
+
+def t_batch_stats(x):
+    mu = x.mean(0, keepdim=True)
+    d = x - mu
+    var = (d * d).mean(0, keepdim=True)
+    return mu.reshape(-1), var.reshape(-1), d * _t().rsqrt(var + 1e-5)
+
+
+heldout("batch_stats_f32_32768x512", "reduction",
+        "fn f(x: f32[N, C]) -> (f32[C], f32[C], f32[N, C]) {\n  mu = mean(x, axis=0, keepdim=true)\n"
+        "  d = x - mu\n  var = mean(d * d, axis=0, keepdim=true)\n"
+        "  return reshape(mu, (C,)), reshape(var, (C,)), d * rsqrt(var + 1e-5)\n}\n",
+        {"N": 32768, "C": 512}, t_batch_stats, [((32768, 512), "f32")])
+heldout("softmax_mid_f32_64x1024x768", "reduction",
+        "fn f(x: f32[B, S, C]) -> f32[B, S, C] {\n  return softmax(x, axis=1)\n}\n",
+        {"B": 64, "S": 1024, "C": 768}, lambda x: _t().softmax(x, dim=1), [((64, 1024, 768), "f32")])
+heldout("cross_entropy_bf16_2048x50257", "reduction",
+        "fn f(logits: bf16[N, V], labels: i32[N]) -> f32[] {\n  x = f32(logits)\n"
+        "  m = max(x, axis=-1, keepdim=true)\n  lse = log(sum(exp(x - m), axis=-1, keepdim=true)) + m\n"
+        "  hit = iota((N, V), axis=1) == reshape(labels, (N, 1))\n"
+        "  picked = sum(where(hit, x, 0.0), axis=-1, keepdim=true)\n  return mean(lse - picked)\n}\n",
+        {"N": 2048, "V": 50257},
+        lambda x, l: _t().nn.functional.cross_entropy(x.float(), (l % x.shape[1]).long()),
+        [((2048, 50257), "bf16"), ((2048,), "i32")])
+
 
 # ---- driver ----------------------------------------------------------------------------------------
 def log(f, *a):
@@ -311,7 +340,8 @@ def run_torch(rows, deadline, lf, t0):
             r["torch_error"] = "skipped: sweep deadline"
             continue
         try:
-            xs = [torch.randn(*s, device="cuda", dtype=getattr(torch, TD[d])) for s, d in r["inputs"]]
+            xs = [torch.randint(0, 1 << 30, s, device="cuda", dtype=torch.int32) if d == "i32"
+                  else torch.randn(*s, device="cuda", dtype=getattr(torch, TD[d])) for s, d in r["inputs"]]
             torch._dynamo.reset()
             cf = torch.compile(r["torch_fn"])
             ts = time.time()

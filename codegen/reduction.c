@@ -70,11 +70,11 @@ typedef struct cg_red {
     LLVMValueRef xpar, parv; /* pgrid: the row's slot set offset (i32, 0 or CG_RED_XSLOTS), its
                                 alloca */
     LLVMValueRef xtag, tagv; /* pgrid: the row's tag (i64: its iteration + 1, high word), alloca */
-    unsigned npf;            /* > 0 (pgrid, a held row of vector groups): the groups of its npf row
-                                inputs pfn[] are loaded one row ahead into pfbuf (cg_red_prefetch) */
+    unsigned npf; /* > 0 (pgrid, a held row of vector groups): the groups of its npf row inputs
+                     pfn[] are loaded one row ahead into pfbuf (cg_red_prefetch) before the stores
+                     (at the row's start measured the same on the H200: 1001 against 1004 us) */
     ir_id pfn[CG_RED_PFN];
     LLVMValueRef pfbuf[CG_RED_PFN]; /* allocas of hold / vec storage vectors */
-    bool pftop;                     /* prefetch at the row body's start (else before its stores) */
     LLVMValueRef rstep;             /* pgrid: the row loop's step */
     unsigned hold;                  /* > 0: unrolled passes, elements per thread */
     unsigned peel; /* > 0 (GPU): a held row whose length vec does not divide: its groups
@@ -1179,7 +1179,7 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
      * arrives here and waits after the stores (cg_red_emit), so a block's stores overlap the
      * other blocks' (a block waits only for the others to have read its slots). */
     if (p->rowmode && p->cluster > 1 && !p->pgrid) cg_cluster_arrive(cx), p->arrived = true;
-    if (p->npf && !p->pftop) cg_red_prefetch(cx, p, it->row, cg_red_hold_e0(cx, p));
+    if (p->npf) cg_red_prefetch(cx, p, it->row, cg_red_hold_e0(cx, p));
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o)) continue;
         const ir_node *on = &g->nodes[o];
@@ -1481,7 +1481,6 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
                 for (unsigned i = 0; i < p->hold / V; i++)
                     cx->veccache[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] = LLVMBuildLoad2(
                         cx->b, cg_red_pf_type(cx, p, k), cg_red_pf_slot(cx, p, k, i), "pf");
-            if (p->pftop) cg_red_prefetch(cx, p, row, e0);
         }
     } else if (p->hold) {
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");
@@ -1553,8 +1552,6 @@ static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVM
             p->pfbuf[k] = LLVMBuildAlloca(
                 eb, LLVMArrayType(cg_red_pf_type(cx, p, k), p->hold / p->vec), "pf");
         if (p->npf) {
-            const char *at = getenv("TX_RED_PREFETCH"); /* measurement knob: top | store */
-            p->pftop = at && !strcmp(at, "top");
             LLVMValueRef rs = p->rstep;
             p->rstep = NULL; /* the first row itself */
             cg_red_prefetch(cx, p, start, cg_red_hold_e0(cx, p));
@@ -1927,6 +1924,13 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         if (top > 16) top = 16;
         if (top > CG_VEC_MAXLIN / p.kv) top = CG_VEC_MAXLIN / p.kv; /* the kv columns' loads */
         for (p.svec = top; p.svec > 1 && (len % p.svec || len / p.svec < p.slices); p.svec /= 2) {}
+    } else if (!p.rowmode && !p.hold && !p.nst && len > 0) {
+        /* Column streams of several stages or a domain-shaped epilogue (one thread per kept
+         * element, reduction.column): the same unrolled groups of 32 bytes, so a thread has more
+         * than one load in flight along the reduced axis. */
+        unsigned top = 32u / (unsigned)cg_red_row_elem(cx, region);
+        if (top > 16) top = 16;
+        for (p.svec = top; p.svec > 1 && len % p.svec; p.svec /= 2) {}
     }
     /* A streamed row whose length no vector divides: vector groups from each row's first aligned
      * element, its leftovers one element a lane (no exact variance pass: its element loop

@@ -559,7 +559,13 @@ static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model
     if (f->rows <= 1 && f->rows >= 0) return false;
     m->threads = (unsigned)rg->sched.p[0];
     m->grid = cdiv(f->rows, rg->sched.p[0]);
-    m->thread_bytes = (double)f->elem * f->nbig;
+    /* codegen's unrolled groups along the reduced axis: 32 bytes of the widest row input (at
+     * most 16 elements), halved until they divide the length; a held column (onchip, at most
+     * PASS_ROW_HOLD elements) loads all of it at once */
+    int64_t v = 32 / f->elem > 16 ? 16 : 32 / f->elem;
+    while (v > 1 && f->rext % v) v /= 2;
+    if (f->strategy == IR_RED_ONCHIP && f->rext <= PASS_ROW_HOLD) v = f->rext;
+    m->thread_bytes = (double)(v > 1 ? v : 1) * f->elem * f->nbig;
     return true;
 }
 
