@@ -718,15 +718,17 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     return false;
 }
 
-/* Kept elements below which a column reduction (the innermost axis kept) is split from the
- * work after it: one thread per kept element in blocks of COLUMN_FEW_BLOCK gives fewer blocks
- * than the GPU has SMs, and a kernel that also holds a later stage or a domain-shaped output
- * must keep every column of a block whole, so it cannot split the reduced axis across blocks. */
-enum { COLUMN_FEW_BLOCK = 128 };
+/* Kept elements below which a column reduction (the innermost axis kept) is split from a later
+ * stage over the same columns (and from the domain-shaped work leading to one): one thread per
+ * kept element in blocks of COLUMN_FEW_BLOCK gives fewer blocks than the GPU has SMs, and a
+ * kernel of several stages must keep every column of a block whole, so it cannot split the
+ * reduced axis across blocks. */
+enum { COLUMN_FEW_BLOCK = 128, COLUMN_FEW_MIN = 1 << 20 };
 
 /* True when reduction group R reduces columns (its domain's innermost axis kept) of concrete
- * sizes with fewer than COLUMN_FEW_BLOCK x SMs kept elements and more reduced elements than
- * kept ones ([reduction.column_stages]). */
+ * sizes with fewer than COLUMN_FEW_BLOCK x SMs kept elements, more reduced elements than kept
+ * ones and at least COLUMN_FEW_MIN elements in all (below, the kernels' launches would cost more
+ * than the serial columns) ([reduction.column_stages]). */
 static bool column_few(const fz *f, const grp *R) {
     const ir_shape *d = &R->dom;
     if (d->rank < 2 || (R->raxes & (1u << (d->rank - 1)))) return false;
@@ -739,7 +741,37 @@ static bool column_few(const fz *f, const grp *R) {
             kept *= d->dim[i];
     }
     const pass_gpu *gpu = pass_ctx_gpu(f->c);
-    return gpu && gpu->sms > 0 && kept < (int64_t)COLUMN_FEW_BLOCK * gpu->sms && red > kept;
+    return gpu && gpu->sms > 0 && kept < (int64_t)COLUMN_FEW_BLOCK * gpu->sms && red > kept &&
+           kept * red >= COLUMN_FEW_MIN;
+}
+
+/* True when a reduction over R's domain and axes outside R reads, through any chain of nodes,
+ * a member of R: the work after R holds a second stage of the same columns. */
+static bool later_stage(fz *f, uint32_t r) {
+    const ir_graph *g = f->g;
+    const grp *R = &f->gs[r];
+    uint8_t *seen = ir_xcalloc(g->n, 1);
+    ir_id *st = ir_xmalloc((size_t)g->n * sizeof *st);
+    unsigned n = 0;
+    bool found = false;
+    FOR_MEMBERS(f, r, m) st[n++] = m, seen[m] = 1;
+    while (n && !found) {
+        ir_id x = st[--n];
+        for (uint32_t u = f->u.start[x]; u < f->u.start[x + 1] && !found; u++) {
+            ir_id y = f->u.ids[u];
+            if (seen[y]) continue;
+            seen[y] = 1;
+            const ir_node *nd = &g->nodes[y];
+            if ((ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) && !in_grp(f, y, r) &&
+                nd->a.red.axes == R->raxes &&
+                ir_shape_eq(&g->nodes[ir_in(g, nd, 0)].shape, &R->dom))
+                found = true;
+            st[n++] = y;
+        }
+    }
+    free(seen);
+    free(st);
+    return found;
 }
 
 /* A reduction group with a pointwise or reduction group: the same rows
@@ -749,7 +781,7 @@ static bool check_reduction(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *R = &f->gs[r], *O = &f->gs[o];
     char d1[128], d2[128], n1[96], n2[96];
     if (r == a && column_few(f, R) &&
-        (O->kind == IR_RK_REDUCTION || ir_shape_eq(&O->dom, &R->dom))) {
+        (O->kind == IR_RK_REDUCTION || (ir_shape_eq(&O->dom, &R->dom) && later_stage(f, r)))) {
         why_set(w, "reduction.column_stages");
         snprintf(w->msg, sizeof w->msg,
                  "%s reduces the columns of %s, too few to fill the GPU with whole columns, and "

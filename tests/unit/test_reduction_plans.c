@@ -529,7 +529,15 @@ static void test_column_blocks(void **s) {
     check_block(COLSUM, 40, 65536, 32, 4, 128, 1, 4);         /* 40 rows: 4 slices of 10 */
     check_block(COLSUM, 20, 65536, 128, 2, 256, 1, 1); /* 20 rows: 2 slices, fewer than vec */
     check_block(COLSUM, 12, 65536, 128, 1, 128, 1, 1); /* 12 rows: no split (slices under 8) */
-    check_block(SOFTMAX_COLS, 65536, 1024, 128, 1, 128, 1, 1); /* two stages: not split */
+    { /* two stages over 1024 columns: [reduction.column_stages] keeps them apart (the max,
+       * the sum of exponentials, the normalised columns), each splitting its reduced axis */
+        fe_define defs[2] = {{"M", 65536}, {"N", 1024}};
+        ir_graph *g = plan(SOFTMAX_COLS, defs, 2, 0, NULL);
+        unsigned nred = 0;
+        for (unsigned i = 0; i < g->nregions; i++) nred += g->regions[i].kind == IR_RK_REDUCTION;
+        assert_int_equal(nred, 2);
+        ir_graph_free(g);
+    }
 }
 
 static const char *SOFTMAX_BF16 =
