@@ -113,6 +113,17 @@ typedef struct cg_ctx {
     /* Helpers defined on demand (per program). */
     LLVMValueRef mathfn[IR_NOPS];
     unsigned nshared; /* per kernel: arrays made by cg_shared_bytes */
+    /* GPU: every shared array made so far (cg_shared_array): its requested name, array type and
+     * the last kernel (index) that took it; a later kernel asking for the same name and type gets
+     * the same global (shared memory is per block: kernels may share a module-scope array), so
+     * kernels that compute the same thing have the same LLVM body (cg_dedup_kernels). */
+    struct cg_shared_ent {
+        char *name;
+        LLVMTypeRef type;
+        LLVMValueRef gv;
+        unsigned kernel;
+    } * shared;
+    unsigned nshared_ents, shared_cap;
     /* Manifest under construction. */
     cg_kernel *kernels;
     unsigned nkernels, kcap;
@@ -167,6 +178,8 @@ struct cg_program {
     size_t ptxlen;
     cg_kernel *kernels;
     unsigned nkernels;
+    unsigned *same_as; /* GPU, per kernel: the earlier kernel whose body it has (its function was
+                          dropped from mod and its PTX is a renamed copy), else UINT32_MAX */
     cg_temp *temps;
     unsigned ntemps;
     unsigned nsyms;
@@ -320,7 +333,8 @@ LLVMValueRef cg_cluster_load(cg_ctx *cx, LLVMTypeRef t, LLVMValueRef sptr, LLVMV
 /* Butterfly shuffle of an f32/i32 value across the warp (xor lane mask). */
 LLVMValueRef cg_shfl_xor(cg_ctx *cx, LLVMValueRef v, unsigned mask);
 /* A static shared-memory array of n elements of type t (addrspace 3 on
- * GPU; a private alloca on the host). Returns the pointer. */
+ * GPU; a private alloca on the host). Returns the pointer. On the GPU a kernel gets the module
+ * array an earlier kernel made with the same name and type (never one it holds already). */
 LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *name);
 /* cg_shared_array of `bytes` bytes named tx_smem_N (N counts the kernel's such arrays). */
 LLVMValueRef cg_shared_bytes(cg_ctx *cx, int64_t bytes);

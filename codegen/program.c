@@ -6,10 +6,13 @@
 #include <llvm-c/Orc.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 typedef struct cg_target_desc {
     const char *name, *cpu;
@@ -666,6 +669,8 @@ static void cg_ctx_fini(cg_ctx *cx) {
     free(cx->subst);
     free(cx->veccache);
     free(cx->memo);
+    for (unsigned i = 0; i < cx->nshared_ents; i++) free(cx->shared[i].name);
+    free(cx->shared);
     free(cx->bufidx_kind);
     free(cx->bufidx);
     free(cx->outslots);
@@ -787,6 +792,164 @@ static bool cg_ptx_clusters(cg_program *p) {
     return true;
 }
 
+/* ---- identical kernels, compiled once ---------------------------------------- */
+
+/* Whether f and g carry the same nvvm.annotations entries (kernel, maxntidx, grid_constant ...),
+ * in the same order, but for the function they name. */
+static bool cg_same_annotations(LLVMModuleRef m, LLVMValueRef f, LLVMValueRef g) {
+    unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
+    if (n == 0) return true;
+    LLVMValueRef *md = ir_xmalloc(n * sizeof *md);
+    LLVMGetNamedMetadataOperands(m, "nvvm.annotations", md);
+    LLVMValueRef *ef = ir_xmalloc(n * sizeof *ef), *eg = ir_xmalloc(n * sizeof *eg);
+    unsigned nf = 0, ng = 0;
+    for (unsigned i = 0; i < n; i++) {
+        unsigned k = LLVMGetMDNodeNumOperands(md[i]);
+        if (k == 0) continue;
+        LLVMValueRef ops[8];
+        if (k > 8) continue; /* no entry tx writes has more */
+        LLVMGetMDNodeOperands(md[i], ops);
+        if (ops[0] == f) ef[nf++] = md[i];
+        if (ops[0] == g) eg[ng++] = md[i];
+    }
+    bool same = nf == ng;
+    for (unsigned i = 0; same && i < nf; i++) {
+        unsigned k = LLVMGetMDNodeNumOperands(ef[i]);
+        LLVMValueRef a[8], b[8];
+        if (LLVMGetMDNodeNumOperands(eg[i]) != k) {
+            same = false;
+            break;
+        }
+        LLVMGetMDNodeOperands(ef[i], a);
+        LLVMGetMDNodeOperands(eg[i], b);
+        for (unsigned j = 1; same && j < k; j++) same = a[j] == b[j];
+    }
+    free(md), free(ef), free(eg);
+    return same;
+}
+
+/* The text of f as LLVM prints it, with f and its parameters unnamed for the print (their names
+ * are restored), so two kernels that compute the same thing print the same. Free with
+ * LLVMDisposeMessage. */
+static char *cg_body_text(LLVMValueRef f) {
+    unsigned np = LLVMCountParams(f);
+    size_t len;
+    const char *nm = LLVMGetValueName2(f, &len);
+    char *fname = ir_xstrdup(nm);
+    char **pn = ir_xcalloc(np + 1, sizeof *pn);
+    for (unsigned i = 0; i < np; i++) {
+        LLVMValueRef a = LLVMGetParam(f, i);
+        pn[i] = ir_xstrdup(LLVMGetValueName2(a, &len));
+        LLVMSetValueName2(a, "", 0);
+    }
+    LLVMSetValueName2(f, "tx.cmp", 6);
+    char *t = LLVMPrintValueToString(f);
+    LLVMSetValueName2(f, fname, strlen(fname));
+    for (unsigned i = 0; i < np; i++) {
+        LLVMSetValueName2(LLVMGetParam(f, i), pn[i], strlen(pn[i]));
+        free(pn[i]);
+    }
+    free(pn);
+    free(fname);
+    return t;
+}
+
+/* The number of instructions and blocks of f (the cheap test before cg_body_text). */
+static uint64_t cg_body_size(LLVMValueRef f) {
+    uint64_t n = 0, nb = 0;
+    for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b), nb++)
+        for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
+    return n << 20 | nb;
+}
+
+/* GPU: finds the kernels whose LLVM function is the same as an earlier kernel's (same type,
+ * body and annotations: e.g. two RMSNorms of the same width over different tensors) and drops
+ * their functions from the module, so the optimiser and the backend see each distinct kernel
+ * once; cg_ptx_copies gives each dropped kernel a renamed copy of the PTX of the one it repeats.
+ * The manifest keeps every kernel (its own name, buffers, launch geometry). Fills p->same_as. */
+static void cg_dedup_kernels(cg_program *p) {
+    unsigned n = p->nkernels;
+    p->same_as = ir_xmalloc((n + 1) * sizeof *p->same_as);
+    LLVMValueRef *fn = ir_xcalloc(n + 1, sizeof *fn);
+    uint64_t *size = ir_xcalloc(n + 1, sizeof *size);
+    char **text = ir_xcalloc(n + 1, sizeof *text);
+    for (unsigned k = 0; k < n; k++) {
+        p->same_as[k] = UINT32_MAX;
+        fn[k] = LLVMGetNamedFunction(p->mod, p->kernels[k].name);
+        if (fn[k]) size[k] = cg_body_size(fn[k]);
+    }
+    for (unsigned k = 1; k < n; k++) {
+        if (!fn[k] || p->kernels[k].cluster > 1) continue;
+        for (unsigned j = 0; j < k && p->same_as[k] == UINT32_MAX; j++) {
+            if (!fn[j] || p->same_as[j] != UINT32_MAX || size[j] != size[k] ||
+                LLVMGlobalGetValueType(fn[j]) != LLVMGlobalGetValueType(fn[k]) ||
+                p->kernels[j].cluster != p->kernels[k].cluster ||
+                !cg_same_annotations(p->mod, fn[j], fn[k]))
+                continue;
+            if (!text[j]) text[j] = cg_body_text(fn[j]);
+            if (!text[k]) text[k] = cg_body_text(fn[k]);
+            if (strcmp(text[j], text[k]) == 0) p->same_as[k] = j;
+        }
+    }
+    for (unsigned k = 0; k < n; k++) {
+        if (text[k]) LLVMDisposeMessage(text[k]);
+        if (p->same_as[k] != UINT32_MAX) LLVMDeleteFunction(fn[k]);
+    }
+    free(fn), free(size), free(text);
+}
+
+/* The PTX text of kernel `name` in ptx: from its `.visible .entry NAME(` to the closing brace of
+ * its body (the last line `}` before the next function's `// .globl` comment or the end).
+ * *len gets its length; NULL when the kernel is missing. */
+static const char *cg_ptx_entry(const char *ptx, const char *name, size_t *len) {
+    char key[300];
+    snprintf(key, sizeof key, ".visible .entry %s(", name);
+    const char *s = strstr(ptx, key);
+    if (!s) return NULL;
+    const char *e = strstr(s, "\t// .globl\t");
+    if (!e) e = s + strlen(s);
+    while (e > s && !(e[-1] == '\n' && e[0] == '}')) e--;
+    if (e == s) return NULL;
+    *len = (size_t)(e + 1 - s);
+    return s;
+}
+
+/* Appends to p->ptx, for each kernel with p->same_as set, the PTX of the kernel it repeats with
+ * the entry's name (and so its parameters' names, NAME_param_i) renamed. False when an entry is
+ * missing. */
+static bool cg_ptx_copies(cg_program *p) {
+    for (unsigned k = 0; p->same_as && k < p->nkernels; k++) {
+        if (p->same_as[k] == UINT32_MAX) continue;
+        const char *from = p->kernels[p->same_as[k]].name, *to = p->kernels[k].name;
+        size_t len, fl = strlen(from), tl = strlen(to);
+        const char *s = cg_ptx_entry(p->ptx, from, &len);
+        if (!s) return false;
+        size_t cap = p->ptxlen + 2 + len + (len / fl + 1) * (tl + 1) + 2, o = p->ptxlen;
+        char *np = ir_xmalloc(cap);
+        memcpy(np, p->ptx, p->ptxlen);
+        size_t off = (size_t)(s - p->ptx);
+        np[o++] = '\n';
+        for (size_t i = 0; i < len;) {
+            const char *c = p->ptx + off + i;
+            if (i + fl <= len && memcmp(c, from, fl) == 0 &&
+                (c[fl] == '(' || strncmp(c + fl, "_param_", 7) == 0)) {
+                memcpy(np + o, to, tl);
+                o += tl;
+                i += fl;
+            } else {
+                np[o++] = *c;
+                i++;
+            }
+        }
+        np[o++] = '\n';
+        np[o] = 0;
+        free(p->ptx);
+        p->ptx = np;
+        p->ptxlen = o;
+    }
+    return true;
+}
+
 /* Emits PTX into p->ptx (GPU targets). */
 static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     char *err = NULL;
@@ -805,6 +968,10 @@ static bool cg_emit_ptx_buf(cg_program *p, tx_diag *d) {
     if (strstr(p->ptx, ".extern .func")) {
         tx_error(
             d, "codegen: internal error: the PTX calls an undefined function (unknown intrinsic)");
+        return false;
+    }
+    if (!cg_ptx_copies(p)) {
+        tx_error(d, "codegen: internal error: a repeated kernel's entry is missing from the PTX");
         return false;
     }
     if (!cg_ptx_clusters(p)) {
@@ -908,6 +1075,33 @@ static void cg_share_temps(cg_program *p) {
     free(first), free(last), free(slot), free(slot_end), free(order), free(pos);
 }
 
+/* CPU seconds of this process so far (the phase timers of TX_CODEGEN_TIME). */
+static double cg_cpu_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* A measurement knob: with TX_CODEGEN_TIME set in the environment, cg_program_new prints the CPU
+ * time of each phase (IR emission, verification, optimisation, NVPTX) and the module's
+ * instruction counts to stderr; TX_CODEGEN_TIME=passes also turns on LLVM's -time-passes
+ * (its per-pass table is printed when the process exits). docs/codegen.md, "Compile time". */
+static int cg_time_level(void) {
+    const char *e = getenv("TX_CODEGEN_TIME");
+    if (!e || !e[0] || strcmp(e, "0") == 0) return 0;
+    return strcmp(e, "passes") == 0 ? 2 : 1;
+}
+
+/* LLVM instructions in the functions of m with a body (the TX_CODEGEN_TIME report). */
+static unsigned cg_module_insts(LLVMModuleRef m) {
+    unsigned n = 0;
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+        for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
+                n++;
+    return n;
+}
+
 /* Compiles g for t; see codegen.h. */
 /* The work of compiling g: one unit per compute operation, CG_WORK_TRANSC per transcendental
  * (its expansion); the count of transcendentals goes to *ntransc. */
@@ -966,6 +1160,13 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     LLVMSetModuleDataLayout(p->mod, td);
     LLVMDisposeTargetData(td);
 
+    int tl = cg_time_level();
+    if (tl == 2) {
+        const char *argv[] = {"txc", "-time-passes"};
+        LLVMParseCommandLineOptions(2, argv, NULL);
+    }
+    double t0 = tl ? cg_cpu_s() : 0, t1 = 0, t2 = 0, t3 = 0;
+    unsigned n_emit = 0;
     cg_ctx cx;
     cg_ctx_init(&cx, p, g, d);
     cx.math_calls = ntransc > CG_MATH_INLINE_MAX;
@@ -976,8 +1177,19 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     p->ntemps = cx.ntemps;
     cg_ctx_fini(&cx);
     if (ok) cg_share_temps(p);
+    if (ok && t != CG_HOST) cg_dedup_kernels(p);
+    if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod);
     if (ok) ok = cg_optimize(p, d);
+    if (tl) t2 = cg_cpu_s();
     if (ok && t != CG_HOST) ok = cg_emit_ptx_buf(p, d);
+    if (tl) {
+        t3 = cg_cpu_s();
+        fprintf(stderr,
+                "txc: codegen time (CPU ms): emit %.1f (%u kernels, %u instructions), "
+                "optimise %.1f (%u instructions after), backend %.1f (%zu bytes of PTX)\n",
+                1e3 * (t1 - t0), p->nkernels, n_emit, 1e3 * (t2 - t1),
+                ok ? cg_module_insts(p->mod) : 0, 1e3 * (t3 - t2), p->ptxlen);
+    }
     if (!ok) {
         cg_program_free(p);
         return NULL;
@@ -995,6 +1207,7 @@ void cg_program_free(cg_program *p) {
         free(p->kernels[k].tmaps);
     }
     free(p->kernels);
+    free(p->same_as);
     free(p->temps);
     for (unsigned s = 0; p->symnames && s < p->nsyms; s++) free(p->symnames[s]);
     free(p->symnames);

@@ -143,10 +143,22 @@ LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *
         LLVMPositionBuilderAtEnd(cx->b, cur);
         return a;
     }
+    for (unsigned i = 0; i < cx->nshared_ents; i++) { /* one an earlier kernel made */
+        struct cg_shared_ent *e = &cx->shared[i];
+        if (e->type != at || e->kernel == cx->nkernels || strcmp(e->name, name) != 0) continue;
+        e->kernel = cx->nkernels;
+        return e->gv;
+    }
     LLVMValueRef gv = LLVMAddGlobalInAddressSpace(cx->mod, at, name, 3);
     LLVMSetLinkage(gv, LLVMInternalLinkage);
     LLVMSetInitializer(gv, LLVMGetUndef(at));
     LLVMSetAlignment(gv, 16);
+    if (cx->nshared_ents == cx->shared_cap) {
+        cx->shared_cap = cx->shared_cap ? 2 * cx->shared_cap : 8;
+        cx->shared = ir_xrealloc(cx->shared, cx->shared_cap * sizeof *cx->shared);
+    }
+    cx->shared[cx->nshared_ents++] =
+        (struct cg_shared_ent){ir_xstrdup(name), at, gv, cx->nkernels};
     return gv;
 }
 
