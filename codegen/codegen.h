@@ -43,6 +43,9 @@ bool cg_program_emit_ptx(cg_program *p, FILE *out);
  * NULL for the host target or when the backend failed. */
 const char *cg_program_ptx(cg_program *p, size_t *len);
 cg_target cg_program_target(const cg_program *p);
+/* Turns on LLVM's -time-passes for the whole process (tables printed at exit); call at most once
+ * per process (txc does with TX_CODEGEN_TIME=passes). */
+void cg_llvm_time_passes(void);
 
 /* ---- manifest ------------------------------------------------------------
  * Every kernel takes, in order: one pointer per buffer (cg_kernel.bufs),

@@ -1083,13 +1083,18 @@ static double cg_cpu_s(void) {
 }
 
 /* A measurement knob: with TX_CODEGEN_TIME set in the environment, cg_program_new prints the CPU
- * time of each phase (IR emission, verification, optimisation, NVPTX) and the module's
- * instruction counts to stderr; TX_CODEGEN_TIME=passes also turns on LLVM's -time-passes
- * (its per-pass table is printed when the process exits). docs/codegen.md, "Compile time". */
-static int cg_time_level(void) {
+ * time of each phase (IR emission, optimisation with the verifier, NVPTX) and the module's
+ * instruction counts to stderr (docs/codegen.md, "Compile time"). */
+static bool cg_time_on(void) {
     const char *e = getenv("TX_CODEGEN_TIME");
-    if (!e || !e[0] || strcmp(e, "0") == 0) return 0;
-    return strcmp(e, "passes") == 0 ? 2 : 1;
+    return e && e[0] && strcmp(e, "0") != 0;
+}
+
+/* Turns on LLVM's -time-passes for the process (its per-pass tables are printed at exit); LLVM
+ * accepts an option once per process, so only a program's main calls this, once. */
+void cg_llvm_time_passes(void) {
+    const char *argv[] = {"txc", "-time-passes"};
+    LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
 /* LLVM instructions in the functions of m with a body (the TX_CODEGEN_TIME report). */
@@ -1160,11 +1165,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     LLVMSetModuleDataLayout(p->mod, td);
     LLVMDisposeTargetData(td);
 
-    int tl = cg_time_level();
-    if (tl == 2) {
-        const char *argv[] = {"txc", "-time-passes"};
-        LLVMParseCommandLineOptions(2, argv, NULL);
-    }
+    bool tl = cg_time_on();
     double t0 = tl ? cg_cpu_s() : 0, t1 = 0, t2 = 0, t3 = 0;
     unsigned n_emit = 0;
     cg_ctx cx;

@@ -735,6 +735,8 @@ static int cmd_run(const txc_opts *o, ir_graph *g, ir_graph *raw, pass_ctx *pc, 
 int main(int argc, char **argv) {
     txc_opts o;
     memset(&o, 0, sizeof o);
+    const char *ct = getenv("TX_CODEGEN_TIME"); /* docs/codegen.md, "Compile time" */
+    if (ct && strcmp(ct, "passes") == 0) cg_llvm_time_passes();
     int rc = parse_args(argc, argv, &o);
     if (rc >= 0) goto done;
     rc = 1;
