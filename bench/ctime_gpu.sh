@@ -1,28 +1,34 @@
 #!/usr/bin/env bash
 # bench/ctime_gpu.sh - the GPU check of a compile-time change (docs/codegen.md, "Compile time"):
 # the kernels this tree's compiler emits are verified and timed, in one run, against the same
-# compiler with the optimisation pipeline main used before (TX_LLVM_PASSES set to the text of
-# bench/ctime_base_passes.txt; BASE_PASSES=TEXT overrides it). From the repository root with
-# dist/ carried (tools/make-dist.sh):
+# compiler with other LLVM settings. From the repository root with dist/ carried
+# (tools/make-dist.sh):
 #
 #   bash bench/ctime_gpu.sh
 #
-# 1. verify: `txc bench --device=gpu` (every output against the reference, sampled when large)
-#    of attention at ragged sizes (D 128 and 64, causal, GQA: the FA3 kernel's wgmma groups)
-#    and of the LLaMA block at S = 300;
-# 2. time: `txc bench --json --iters ITERS` of the LLaMA block at S = 2048 and the suite's
-#    attention (B4 H32 S4096 D128), base and new alternating twice, the faster of each side
-#    per kernel;
-# 3. prints a summary last: per kernel base us, new us, new / base (below 1: faster now).
-# Order: timing round 1, verification, timing round 2 (the helper batch kills a request at 75 s).
-# Files in $OUT: verify.txt, NAME.{base,new}{1,2}.json, log.txt. Under 70 s (BUDGET).
+# Sides (each the same dist/bin/txc, LLVM settings through the measurement knobs of
+# codegen/program.c):
+#   base     the settings this tree compiles with by default
+#   nolsr    TX_LLVM_OPTIONS=-disable-lsr (the backend without loop strength reduction)
+#   o2nolsr  that and TX_LLVM_CODEGEN_LEVEL=2 (code generation level Default)
+#   SIDES="base nolsr" overrides the list; BASE_ENV / a side's env in side_env() below.
+# 1. time: `txc bench --json --iters ITERS` of the LLaMA block at S = 2048, the suite's attention
+#    (B4 H32 S4096 D128), causal attention (B4 H32 S4096) and mlp_block (M 8192 D 4096 F 11008),
+#    every side in turn, two rounds (round 1, then the verification, then round 2);
+# 2. verify: `txc bench --device=gpu` (every output against the reference, sampled when large)
+#    of the LLaMA block at S = 300 (its two RMSNorms are one kernel compiled once: the second
+#    entry is a renamed copy) with each side, and attention at ragged sizes with the last side;
+# 3. prints a summary last: per kernel the base us, each side's us and side / base (below 1:
+#    faster), the faster of the two rounds.
+# Files in $OUT: verify.txt, NAME.SIDE{1,2}.json, log.txt. Under 75 s (BUDGET).
 set -u
 OUT=${OUT:-ctime-gpu-out}
 TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 [ -d "$SUITE" ] || SUITE=../shared/bench/suite
 ITERS=${ITERS:-10}
-BUDGET=${BUDGET:-68}
+BUDGET=${BUDGET:-74}
+SIDES=${SIDES:-base nolsr o2nolsr}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -31,63 +37,66 @@ LOG=$OUT/log.txt
 T0=$(date +%s)
 left() { echo $((BUDGET - ($(date +%s) - T0))); }
 [ -x "$TXC" ] || { echo "ctime_gpu: no txc at $TXC (carry dist/)" | tee -a "$LOG"; exit 2; }
-base_passes=${BASE_PASSES:-$(tr -d '\n' <bench/ctime_base_passes.txt 2>/dev/null)}
-[ -n "$base_passes" ] || { echo "ctime_gpu: no base pipeline (bench/ctime_base_passes.txt)" | tee -a "$LOG"; exit 2; }
-base_env=(TX_LLVM_PASSES="$base_passes")
 fail=0
 
-# timing: `txc bench --json`, one side
+side_env() { # SIDE -> the env assignments of that side, one per line
+    case "$1" in
+    base) echo "TX_CTIME_SIDE=base" ;;
+    nolsr) echo "TX_LLVM_OPTIONS=-disable-lsr" ;;
+    o2nolsr) printf '%s\n' "TX_LLVM_OPTIONS=-disable-lsr" "TX_LLVM_CODEGEN_LEVEL=2" ;;
+    *) echo "TX_CTIME_SIDE=$1" ;;
+    esac
+}
+
 timed() { # NAME SIDE ROUND FILE SIZES...
     local name=$1 side=$2 round=$3 t
     shift 3
     t=$(( $(left) < 25 ? $(left) : 25 ))
     [ "$t" -gt 5 ] || { echo "skipped $name $side $round: no time left" >>"$LOG"; return; }
     echo "== $name $side $round: $*" >>"$LOG"
-    if [ "$side" = base ]; then
-        timeout -k 3 "$t" env "${base_env[@]}" "$TXC" bench "$@" --device=gpu --random-inputs=1 \
-            --iters "$ITERS" --json >"$OUT/$name.$side$round.json" 2>>"$LOG"
-    else
-        timeout -k 3 "$t" "$TXC" bench "$@" --device=gpu --random-inputs=1 --iters "$ITERS" \
-            --json >"$OUT/$name.$side$round.json" 2>>"$LOG"
-    fi || echo "   $name $side $round: exit $?" >>"$LOG"
-}
-timing_round() {
-    for side in new base; do
-        timed llama $side $1 bench/suite-extra/llama_block.tx -D S=2048
-    done
-    for side in new base; do
-        timed attention $side $1 "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-    done
+    mapfile -t envs < <(side_env "$side")
+    timeout -k 3 "$t" env "${envs[@]}" "$TXC" bench "$@" --device=gpu --random-inputs=1 \
+        --iters "$ITERS" --json >"$OUT/$name.$side$round.json" 2>>"$LOG" ||
+        echo "   $name $side $round: exit $?" >>"$LOG"
 }
 A=$SUITE/attention.tx
+timing_round() {
+    local side
+    for side in $SIDES; do timed llama "$side" "$1" bench/suite-extra/llama_block.tx -D S=2048; done
+    for side in $SIDES; do timed attention "$side" "$1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128; done
+    for side in $SIDES; do timed causal "$side" "$1" bench/suite-extra/attn_causal.tx -D B=4 -D H=32 -D S=4096; done
+    for side in $SIDES; do timed mlp "$side" "$1" "$SUITE/mlp_block.tx" -D M=8192 -D D=4096 -D F=11008; done
+}
 timing_round 1
 
 # verification
 : >"$OUT/verify.txt"
-verify() { # FILE SIZES...
-    local t=$(( $(left) < 15 ? $(left) : 15 ))
-    [ "$t" -gt 3 ] || { echo "skipped $*: no time left" | tee -a "$OUT/verify.txt"; return; }
-    if timeout -k 3 "$t" "$TXC" bench "$@" --device=gpu --random-inputs=1 --iters 2 --json \
-        >"$OUT/v.json" 2>>"$LOG" &&
+verify() { # SIDE FILE SIZES...
+    local side=$1 t=$(( $(left) < 15 ? $(left) : 15 ))
+    shift
+    [ "$t" -gt 3 ] || { echo "skipped $side $*: no time left" | tee -a "$OUT/verify.txt"; return; }
+    mapfile -t envs < <(side_env "$side")
+    if timeout -k 3 "$t" env "${envs[@]}" "$TXC" bench "$@" --device=gpu --random-inputs=1 \
+        --iters 2 --json >"$OUT/v.json" 2>>"$LOG" &&
         "$PY" -c "import json,sys; sys.exit(0 if json.load(open('$OUT/v.json'))['fused']['verified'] else 1)"; then
-        echo "ok    $*" | tee -a "$OUT/verify.txt"
+        echo "ok    $side $*" | tee -a "$OUT/verify.txt"
     else
-        echo "FAIL  $*" | tee -a "$OUT/verify.txt"
+        echo "FAIL  $side $*" | tee -a "$OUT/verify.txt"
         fail=1
     fi
 }
-verify "$A" -D B=1 -D H=3 -D S=130 -D D=128
-verify "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-verify bench/suite-extra/attn_causal.tx -D B=1 -D H=3 -D S=1100
-verify bench/suite-extra/attn_gqa.tx -D B=2 -D S=1000
-verify bench/suite-extra/llama_block.tx -D S=300
+for side in $SIDES; do verify "$side" bench/suite-extra/llama_block.tx -D S=300; done
+lastside=${SIDES##* }
+verify "$lastside" "$A" -D B=1 -D H=3 -D S=130 -D D=128
+verify "$lastside" bench/suite-extra/attn_causal.tx -D B=1 -D H=3 -D S=1100
+verify "$lastside" "$SUITE/mlp_block.tx" -D M=300 -D D=256 -D F=520
 
 timing_round 2
 
 # summary
-"$PY" - "$OUT" "$fail" <<'EOF' | tee -a "$LOG"
+"$PY" - "$OUT" "$fail" $SIDES <<'EOF' | tee -a "$LOG"
 import json, os, sys
-out, fail = sys.argv[1], int(sys.argv[2])
+out, fail, sides = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 def load(name, side):
     ks, g, ver = {}, None, []
     for r in (1, 2):
@@ -102,19 +111,28 @@ def load(name, side):
     return ks, g, ver
 print('ctime_gpu summary: verify %s (%s)' % ('FAILED' if fail else 'all ok',
       os.path.join(out, 'verify.txt')))
-print('per kernel, the faster of 2 rounds; base = TX_LLVM_PASSES of bench/ctime_base_passes.txt')
-print('%-10s %-16s %10s %10s %8s' % ('program', 'kernel', 'base us', 'new us', 'new/base'))
-for name in ('llama', 'attention'):
-    kb, gb, vb = load(name, 'base')
-    kn, gn, vn = load(name, 'new')
-    if not kn or not kb:
-        print('%-10s (missing: %s)' % (name, 'base' if not kb else 'new'))
+print('per kernel us, the faster of 2 rounds; ratio = side / %s (below 1: faster)' % sides[0])
+print('%-9s %-18s ' % ('program', 'kernel') + ' '.join('%16s' % s for s in sides))
+for name in ('llama', 'attention', 'causal', 'mlp'):
+    d = {s: load(name, s) for s in sides}
+    b = d[sides[0]]
+    if not b[0]:
+        print('%-9s (no %s timing)' % (name, sides[0]))
         continue
-    for k in kn:
-        b = kb.get(k)
-        print('%-10s %-16s %10s %10.1f %8s' % (name, k, '%.1f' % b if b else '-', kn[k],
-                                              '%.3f' % (kn[k] / b) if b else '-'))
-    print('%-10s %-16s %10.1f %10.1f %8.3f  verified base %s new %s' % (
-        name, 'graph', gb, gn, gn / gb if gb else 0, vb, vn))
+    for k in b[0]:
+        cells = []
+        for s in sides:
+            v = d[s][0].get(k)
+            cells.append('%16s' % ('-' if v is None else ('%.1f' % v if s == sides[0] else
+                                                         '%.1f %.3f' % (v, v / b[0][k]))))
+        print('%-9s %-18s ' % (name, k) + ' '.join(cells))
+    cells = []
+    for s in sides:
+        g = d[s][1]
+        cells.append('%16s' % ('-' if g is None else ('%.1f' % g if s == sides[0] else
+                                                     '%.1f %.3f' % (g, g / b[1]))))
+    print('%-9s %-18s ' % (name, 'graph') + ' '.join(cells) +
+          '  verified ' + ' '.join('%s %s' % (s, d[s][2]) for s in sides))
 EOF
+echo "== ctime_gpu rc=$fail $(( $(date +%s) - T0 ))s" | tee -a "$LOG"
 exit $fail

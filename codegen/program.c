@@ -42,8 +42,10 @@ cg_target cg_program_target(const cg_program *p) { return p->target; }
 
 /* ---- target machines ---------------------------------------------------- */
 
-/* Creates the target machine for t (NVPTX with PTX ISA 8.0, or the host CPU);
- * NULL with an error reported when LLVM lacks the target. */
+/* Creates the target machine for t (NVPTX with PTX ISA 8.0, or the host CPU), code generation
+ * level Aggressive (TX_LLVM_CODEGEN_LEVEL=0..3 in the environment picks another for the GPU
+ * targets: a measurement knob, docs/codegen.md "Compile time"); NULL with an error reported
+ * when LLVM lacks the target. */
 LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d) {
     char *triple, *cpu, *feat, *err = NULL;
     if (t == CG_HOST) {
@@ -63,14 +65,17 @@ LLVMTargetMachineRef cg_tm_new(cg_target t, tx_diag *d) {
         cpu = LLVMCreateMessage(cg_targets[t].cpu);
         feat = LLVMCreateMessage("+ptx80");
     }
+    LLVMCodeGenOptLevel level = LLVMCodeGenLevelAggressive;
+    const char *lv = t == CG_HOST ? NULL : getenv("TX_LLVM_CODEGEN_LEVEL"); /* a measurement knob */
+    if (lv && lv[0] >= '0' && lv[0] <= '3' && !lv[1]) level = (LLVMCodeGenOptLevel)(lv[0] - '0');
     LLVMTargetRef tgt;
     LLVMTargetMachineRef tm = NULL;
     if (LLVMGetTargetFromTriple(triple, &tgt, &err)) {
         tx_error(d, "codegen: no LLVM target for %s: %s", triple, err ? err : "?");
         LLVMDisposeMessage(err);
     } else {
-        tm = LLVMCreateTargetMachine(tgt, triple, cpu, feat, LLVMCodeGenLevelAggressive,
-                                     LLVMRelocPIC, LLVMCodeModelDefault);
+        tm = LLVMCreateTargetMachine(tgt, triple, cpu, feat, level, LLVMRelocPIC,
+                                     LLVMCodeModelDefault);
         if (!tm) tx_error(d, "codegen: cannot create a target machine for %s", triple);
     }
     LLVMDisposeMessage(triple);
@@ -1090,6 +1095,21 @@ static bool cg_time_on(void) {
     return e && e[0] && strcmp(e, "0") != 0;
 }
 
+/* A measurement knob: TX_LLVM_OPTIONS (space-separated LLVM command-line options, e.g.
+ * `-disable-lsr`) in the environment is handed to LLVM before a GPU compile, for A/B runs of the
+ * backend's options (bench/ctime_gpu.sh). LLVM's options are process-wide: they stay set for
+ * later compiles of the process (LLVM 19 accepts an option given again). */
+static void cg_llvm_env_options(void) {
+    const char *e = getenv("TX_LLVM_OPTIONS");
+    if (!e || !e[0]) return;
+    char buf[512];
+    snprintf(buf, sizeof buf, "%s", e);
+    const char *argv[32] = {"txc"};
+    int argc = 1;
+    for (char *tok = strtok(buf, " "); tok && argc < 32; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    LLVMParseCommandLineOptions(argc, argv, NULL);
+}
+
 /* Turns on LLVM's -time-passes for the process (its per-pass tables are printed at exit); LLVM
  * accepts an option once per process, so only a program's main calls this, once. */
 void cg_llvm_time_passes(void) {
@@ -1166,6 +1186,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     LLVMDisposeTargetData(td);
 
     bool tl = cg_time_on();
+    if (t != CG_HOST) cg_llvm_env_options();
     double t0 = tl ? cg_cpu_s() : 0, t1 = 0, t2 = 0, t3 = 0;
     unsigned n_emit = 0;
     cg_ctx cx;
@@ -1181,6 +1202,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     if (ok && t != CG_HOST) cg_dedup_kernels(p);
     if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod);
     if (ok) ok = cg_optimize(p, d);
+    unsigned n_opt = tl && ok ? cg_module_insts(p->mod) : 0;
     if (tl) t2 = cg_cpu_s();
     if (ok && t != CG_HOST) ok = cg_emit_ptx_buf(p, d);
     if (tl) {
@@ -1188,8 +1210,8 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
         fprintf(stderr,
                 "txc: codegen time (CPU ms): emit %.1f (%u kernels, %u instructions), "
                 "optimise %.1f (%u instructions after), backend %.1f (%zu bytes of PTX)\n",
-                1e3 * (t1 - t0), p->nkernels, n_emit, 1e3 * (t2 - t1),
-                ok ? cg_module_insts(p->mod) : 0, 1e3 * (t3 - t2), p->ptxlen);
+                1e3 * (t1 - t0), p->nkernels, n_emit, 1e3 * (t2 - t1), n_opt, 1e3 * (t3 - t2),
+                p->ptxlen);
     }
     if (!ok) {
         cg_program_free(p);
