@@ -1106,7 +1106,8 @@ static void cg_llvm_env_options(void) {
     snprintf(buf, sizeof buf, "%s", e);
     const char *argv[32] = {"txc"};
     int argc = 1;
-    for (char *tok = strtok(buf, " "); tok && argc < 32; tok = strtok(NULL, " ")) argv[argc++] = tok;
+    for (char *tok = strtok(buf, " "); tok && argc < 32; tok = strtok(NULL, " "))
+        argv[argc++] = tok;
     LLVMParseCommandLineOptions(argc, argv, NULL);
 }
 
@@ -1122,8 +1123,7 @@ static unsigned cg_module_insts(LLVMModuleRef m) {
     unsigned n = 0;
     for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
-            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i))
-                n++;
+            for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
     return n;
 }
 

@@ -157,8 +157,7 @@ LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *
         cx->shared_cap = cx->shared_cap ? 2 * cx->shared_cap : 8;
         cx->shared = ir_xrealloc(cx->shared, cx->shared_cap * sizeof *cx->shared);
     }
-    cx->shared[cx->nshared_ents++] =
-        (struct cg_shared_ent){ir_xstrdup(name), at, gv, cx->nkernels};
+    cx->shared[cx->nshared_ents++] = (struct cg_shared_ent){ir_xstrdup(name), at, gv, cx->nkernels};
     return gv;
 }
 
