@@ -103,7 +103,8 @@ typedef struct cg_tmap {
     uint16_t swizzle;         /* bytes: 128 */
     ir_dim dim[CG_TMAP_MAXR]; /* may be symbolic */
     uint32_t box[CG_TMAP_MAXR];
-    ir_shape outer; /* rank >= 3: when outer.rank > 0, dim[rank - 1] = the product of its dims */
+    ir_shape outer; /* when outer.rank > 0, dim[rank - 1] = the product of its dims (rank 2: the
+                       rows of a product whose leading dims fold into M) */
     int64_t pitch;  /* rank 2: the row stride in elements when the buffer's rows are pitched
                        (a staged copy, [matmul.wgmma.stage]); 0: dim[0] */
 } cg_tmap;

@@ -1424,7 +1424,7 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                         i ? ", " : "", kr->nbufs + kr->nsyms + i, tm->buf,
                         ir_dtype_name((ir_dtype)tm->dtype));
                 unsigned rank = tm->rank >= 3 && tm->rank <= CG_TMAP_MAXR ? tm->rank : 2;
-                bool outer = rank >= 3 && tm->outer.rank > 0; /* the last dim: "outer" */
+                bool outer = tm->outer.rank > 0; /* the last dim: "outer" */
                 ir_shape ds = {.rank = (uint8_t)(outer ? rank - 1 : rank)};
                 for (unsigned j = 0; j < ds.rank; j++) ds.dim[j] = tm->dim[j];
                 cg_json_shape(p, &ds, sn, out);

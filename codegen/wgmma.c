@@ -202,8 +202,9 @@ uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span) 
  * with its 3-D tensor map for tiles of `rows` rows in *m. */
 static bool wg_opnd_merged(const ir_graph *g, unsigned region, ir_id id, ir_dtype dt, int64_t rows,
                            ir_id *base, int perm[3], cg_wg_map3 *m) {
-    return pass_wg_opnd_merged(g, region, id, dt, base, perm) &&
-           cg_wg_merged_map(perm, g->nodes[*base].shape.dim[2], rows, m);
+    if (!pass_wg_opnd_merged(g, region, id, dt, base, perm)) return false;
+    const ir_shape *s = &g->nodes[*base].shape;
+    return cg_wg_merged_map(perm, s->dim[s->rank - 1], rows, m);
 }
 
 /* ---- inline PTX ------------------------------------------------------------ */
@@ -246,6 +247,8 @@ typedef struct wg_kern {
     LLVMValueRef tmap_a;   /* byval parameters (generic pointers) */
     bool a3;               /* A through a 3-D map (merged heads): a_map */
     cg_wg_map3 a_map;
+    int64_t a_bs; /* merged heads with batch dims: the rows of one batch element (a multiple of
+                     bm; the map is 4-D, its last dim the batch); 0 without */
     LLVMValueRef tmap_b[CG_MM_MAXH];      /* one per product */
     LLVMValueRef smem;                    /* i32 shared address of stage 0 (1024-aligned) */
     LLVMValueRef full, empty;             /* i32 shared address of the barrier arrays */
@@ -263,6 +266,8 @@ typedef struct wg_kern {
     /* stream-K (p.streamk): this CTA's units [ua, ub) of the tiles x nk k steps (i32), the
      * CTA and the grid (i32), the workspace (global pointer: slots, then flags) */
     LLVMValueRef ua, ub, units, cta, ncta, ws;
+    unsigned nrow;          /* dims of the product's rows: its rank - 1 (leading dims fold into M) */
+    LLVMValueRef rdim[IR_MAX_RANK]; /* their extents (i64); row m splits over them */
 } wg_kern;
 
 /* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
@@ -367,11 +372,23 @@ static void wg_tma_tile3(cg_ctx *cx, const wg_kern *k, LLVMValueRef r0, LLVMValu
     int64_t bb = (int64_t)64 * k->p.bm * 2;
     for (int i = 0; i < k->p.bk / 64; i++) {
         LLVMValueRef kk = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), "");
-        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), k->tmap_a};
+        LLVMValueRef a[7] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), k->tmap_a};
+        /* with batch dims: row r0 of the product is row r0 % a_bs of batch element r0 / a_bs
+         * (a tile never straddles two) */
+        LLVMValueRef row = k->a_bs ? LLVMBuildURem(cx->b, r0, c32(cx, k->a_bs), "") : r0;
         for (int j = 0; j < 3; j++)
-            a[2 + j] = m->role[j] == CG_WG_C_ROW   ? r0
+            a[2 + j] = m->role[j] == CG_WG_C_ROW   ? row
                        : m->role[j] == CG_WG_C_KIN ? LLVMBuildURem(cx->b, kk, c32(cx, m->d), "")
                                                    : LLVMBuildUDiv(cx->b, kk, c32(cx, m->d), "");
+        if (k->a_bs) {
+            a[5] = LLVMBuildUDiv(cx->b, r0, c32(cx, k->a_bs), "");
+            a[6] = bar;
+            wg_asm(cx, NULL,
+                   "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                   "bytes [$0], [$1, {$2, $3, $4, $5}], [$6];",
+                   "r,l,r,r,r,r,r,~{memory}", a, 7);
+            continue;
+        }
         a[5] = bar;
         wg_asm(cx, NULL,
                "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
@@ -533,7 +550,9 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
                         LLVMValueRef col, LLVMValueRef *vals, bool rounded) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
-    LLVMValueRef dims[2] = {row, col};
+    LLVMValueRef dims[IR_MAX_RANK];
+    cg_mm_unflatten(cx, row, k->nrow, k->rdim, dims);
+    dims[k->nrow] = col;
     unsigned mark = cg_memo_mark(cx);
     cg_index idx = cg_index_from_dims(cx, &mm->shape, dims);
     for (unsigned h = 0; h < st->nmm; h++)
@@ -1397,7 +1416,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (cx->target != CG_SM90A || st->nmm < 1 || st->nmm > CG_MM_MAXH) return -1;
     const ir_node *mm = &g->nodes[st->mm[0]];
     ir_dtype dt = (ir_dtype)mm->dtype;
-    if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
+    unsigned rank = mm->shape.rank;
+    if (rank < 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
     unsigned nh = st->nmm;
     ir_id ia = ir_in(g, mm, 0), ba, bb[CG_MM_MAXH];
     bool ak, bk = false, a3 = false;
@@ -1414,11 +1434,15 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         bool bkh;
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
-            (h > 0 && bkh != bk))
+            (h > 0 && bkh != bk) || !pass_wg_fold(g, mh, a3 ? IR_NONE : ba, ak, bb[h]))
             return -1;
         bk = bkh;
     }
-    ir_dim Md = mm->shape.dim[0], Nd = mm->shape.dim[1], Kd = g->nodes[ia].shape.dim[1];
+    /* the product's rows: its leading dims fold into M (pass_wg_fold), mrows their dims */
+    ir_dim Nd = mm->shape.dim[rank - 1], Kd = g->nodes[ia].shape.dim[rank - 1];
+    int64_t Mv = pass_wg_rows(&mm->shape);
+    ir_shape mrows = {.rank = (uint8_t)(rank - 1)};
+    for (unsigned i = 0; i + 1 < rank; i++) mrows.dim[i] = mm->shape.dim[i];
     wg_kern k;
     memset(&k, 0, sizeof k);
     unsigned nouts = 0, saved = cx->region;
@@ -1430,14 +1454,16 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
             nouts++;
         }
     cx->region = saved;
-    if (!cg_wg_plan_for(IR_DIM_IS_SYM(Md) ? -1 : Md, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
+    if (!cg_wg_plan_for(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
                         IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh, nouts,
                         cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched, &k.p))
         return -1;
     k.dt = dt;
     k.st = st;
     k.a3 = a3;
-    k.m_full = !IR_DIM_IS_SYM(Md) && Md % k.p.bm == 0;
+    k.a_bs = a3 && rank > 2 ? mm->shape.dim[rank - 2] : 0; /* pass_wg_opnd_merged: % 128 == 0 */
+    if (k.a_bs && (k.p.bm != 128 || k.a_bs % 128 != 0)) return -1;
+    k.m_full = Mv > 0 && Mv % k.p.bm == 0;
     k.n_full = !IR_DIM_IS_SYM(Nd) && Nd % k.p.bn == 0;
     k.tma_st = wg_epi_tma_ok(g, mm, outs, nouts, nh, &k.p, &k.epi);
     if (k.tma_st) k.p.stages = k.epi.stages, k.p.smem_bytes = k.epi.smem_bytes;
@@ -1451,7 +1477,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned i = 0; i < 1 + nh; i++) {
         spitch[i] = 0;
         if (sbase[i] == IR_NONE) continue;
-        int64_t inner = g->nodes[sbase[i]].shape.dim[1];
+        const ir_shape *ss = &g->nodes[sbase[i]].shape;
+        int64_t inner = ss->dim[ss->rank - 1];
         int64_t pt = pass_wg_pitch(inner, (int)ir_dtype_size(dt));
         if (pt != inner) spitch[i] = pt, nst++;
     }
@@ -1525,15 +1552,29 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         const ir_node *bn = &g->nodes[bases[i]];
         tm->dtype = (uint8_t)bn->dtype;
         tm->swizzle = 128;
-        if (i == 0 && a3) { /* the base [b0, b1, b2] inner first */
-            tm->rank = 3;
+        if (i == 0 && a3) { /* the base [lead..., b0, b1, b2] inner first, then the batch */
+            unsigned nb = bn->shape.rank - 3;
+            tm->rank = nb ? 4 : 3;
             for (int j = 0; j < 3; j++)
-                tm->dim[j] = bn->shape.dim[2 - j], tm->box[j] = k.a_map.box[j];
+                tm->dim[j] = bn->shape.dim[nb + 2 - j], tm->box[j] = k.a_map.box[j];
+            if (nb) {
+                tm->box[3] = 1;
+                tm->outer.rank = (uint8_t)nb;
+                for (unsigned j = 0; j < nb; j++) tm->outer.dim[j] = bn->shape.dim[j];
+            }
             continue;
         }
+        /* [rows, cols] of a 2-D buffer; a buffer of higher rank (A or an output of a product
+         * whose leading dims fold into M) has rows the product of its leading dims ("outer");
+         * a B buffer whose leading dims are 1 is its last two */
+        unsigned br = bn->shape.rank;
         tm->rank = 2;
-        tm->dim[0] = bn->shape.dim[1];
-        tm->dim[1] = bn->shape.dim[0];
+        tm->dim[0] = bn->shape.dim[br - 1];
+        tm->dim[1] = bn->shape.dim[br - 2];
+        if (br > 2 && (i == 0 || i > nh)) {
+            tm->outer.rank = (uint8_t)(br - 1);
+            for (unsigned j = 0; j + 1 < br; j++) tm->outer.dim[j] = bn->shape.dim[j];
+        }
         if (i > nh) { /* a stored output [M, N]: box {cols, 64}, swizzled at its row bytes */
             tm->box[0] = (uint32_t)k.epi.cols, tm->box[1] = 64;
             tm->swizzle = (uint16_t)(k.epi.cols * (int)ir_dtype_size((ir_dtype)bn->dtype));
@@ -1548,7 +1589,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned h = 0; h < nh; h++) k.tmap_b[h] = LLVMGetParam(cx->fn, np + 1 + h);
     for (unsigned o = 0; k.tma_st && o < nouts; o++)
         k.tmap_o[o] = LLVMGetParam(cx->fn, np + 1 + nh + o);
-    k.M64 = cg_dim(cx, Md), k.N64 = cg_dim(cx, Nd);
+    k.nrow = rank - 1;
+    for (unsigned i = 0; i < k.nrow; i++) k.rdim[i] = cg_dim(cx, mrows.dim[i]);
+    k.M64 = cg_mm_batch_count(cx, k.nrow, k.rdim), k.N64 = cg_dim(cx, Nd);
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
     k.K = LLVMBuildTrunc(cx->b, cg_dim(cx, Kd), cx->i32, "K");
@@ -1561,11 +1604,11 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                            : k.ntm;
     k.ntiles = LLVMBuildMul(b, k.ntml, k.ntn, "ntiles");
     if (!wg_body(cx, &k)) return 0;
-    ir_shape work[3] = {{.rank = 1, .dim = {Md}}, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
+    ir_shape work[3] = {mrows, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
     int64_t cap[3] = {INT32_MAX, 65535, 1};
     if (k.p.splits > 1) { /* grid (M tiles, splits, N tiles): clusters of (1, splits, 1) */
-        work[0] = (ir_shape){.rank = 1, .dim = {Md}};
+        work[0] = mrows;
         work[1] = (ir_shape){.rank = 1, .dim = {k.p.splits}};
         work[2] = (ir_shape){.rank = 1, .dim = {Nd}};
         per[0] = k.p.bm, per[1] = 1, per[2] = k.p.bn;

@@ -122,7 +122,7 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         const cg_tmap *tm = &ck->tmaps[i];
         rt_kparam *kp = &kd.params[ck->nbufs + ck->nsyms + i];
         unsigned rank = tm->rank >= 3 && tm->rank <= CG_TMAP_MAXR ? tm->rank : 2;
-        bool outer = rank >= 3 && tm->outer.rank > 0; /* the last dim: the planes of outer */
+        bool outer = tm->outer.rank > 0; /* the last dim: the planes of outer */
         ir_shape ds = {.rank = (uint8_t)(outer ? rank - 1 : rank)};
         for (unsigned j = 0; j < ds.rank; j++) ds.dim[j] = tm->dim[j];
         kp->kind = RT_KP_TMAP;

@@ -463,17 +463,30 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
 void pass_wg_calibrate(pass_gpu *gpu, double tflops);
 /* The operand conditions of the sm_90a wgmma kernel, shared by the planner (pass_wg_facts) and
  * codegen/wgmma.c. pass_wg_opnd follows operand id of region `region` through in-region
- * same-dtype casts and 2-D permutes to the HBM value it reads: *base gets it, *kmajor whether K is
- * its contiguous axis (k_last: K is the operand's last axis, true for A, false for B). False
- * unless that value is a plain 2-D buffer of dtype dt whose inner extent is known (and positive),
- * both extents below 2^31. TMA reads rows whose pitch is a multiple of 16 bytes: an operand whose
+ * same-dtype casts and permutes of the last two axes to the HBM value it reads: *base gets it,
+ * *kmajor whether K is its contiguous axis (k_last: K is the operand's last axis, true for A,
+ * false for B). False unless that value is a plain buffer of rank >= 2 and dtype dt whose inner
+ * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
+ * whether leading dims fold into M). TMA reads rows whose pitch is a multiple of 16 bytes: an operand whose
  * inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
-/* A as merged heads: same-dtype casts, then a reshape [d0, d1, d2] -> [d0, d1 * d2] of an
- * in-region permute keeping the last axis (or of the base itself) of a rank-3 HBM buffer of dtype
- * dt whose contiguous extent is a known multiple of 64; fills *base and perm (view axis i reads
- * base axis perm[i]). */
+/* The rows of a shape whose last axis is the columns: the product of every other dim (1 for
+ * rank 1); -1 when one is symbolic, 2^31 when the product reaches it. */
+int64_t pass_wg_rows(const ir_shape *s);
+/* Whether the leading dims of product mm (A's base abase, K-contiguous when ak, and one B's base
+ * bbase, both from pass_wg_opnd) fold into the wgmma kernel's M: rank 2 with 2-D bases, or A's
+ * base of mm's rank whose leading dims are mm's and K-contiguous (rows m of batch b are row
+ * b x M + m of one matrix: M = pass_wg_rows of mm) with a B base of rank 2 or whose leading dims
+ * are all 1 (one matrix broadcast over the batch). The output's leading dims fold alike. abase
+ * IR_NONE: A is merged heads (pass_wg_opnd_merged checked it), only B is checked. */
+bool pass_wg_fold(const ir_graph *g, const ir_node *mm, ir_id abase, bool ak, ir_id bbase);
+/* A as merged heads: same-dtype casts, then a reshape [lead..., d0, d1, d2] -> [lead..., d0,
+ * d1 * d2] of an in-region permute of the last three axes keeping the last (or of the base
+ * itself) of an HBM buffer of dtype dt whose contiguous extent is a known multiple of 64; with
+ * leading (batch) dims, the rows d0 a known multiple of 128 (no 128-row tile straddles two batch
+ * elements); fills *base and perm (view axis nb + i reads base axis nb + perm[i], nb = the
+ * leading dims). */
 bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
                          int perm[3]);
 /* The row pitch (elements) the wgmma kernel's tensor map reads a 2-D operand of inner extent
@@ -482,9 +495,10 @@ bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype 
  * [matmul.wgmma.stage] writes; 128 bytes: whole L2 lines per 128-byte box row). */
 int64_t pass_wg_pitch(int64_t inner, int es);
 /* The shape of matmul region r of the planned graph g as the wgmma kernel would see it (the
- * graph's view of codegen/wgmma.c's conditions: 2-D f16/bf16 products sharing A, operands plain
- * 2-D HBM buffers through casts and transposes with a known inner extent that is a multiple of 8,
- * or merged heads as A); false when it does not qualify or gpu has no such kernel (wg_eff 0). */
+ * graph's view of codegen/wgmma.c's conditions: f16/bf16 products sharing A, operands plain HBM
+ * buffers through casts and transposes with a known inner extent, 2-D or with leading dims that
+ * fold into M (pass_wg_fold: M is then their product), or merged heads as A); false when it does
+ * not qualify or gpu has no such kernel (wg_eff 0). */
 bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                    int64_t budget, pass_wg_shape *s);
 

@@ -105,10 +105,10 @@ bool pass_wg_slots_fit(int64_t fixed, int64_t stage_bytes, int stages, int consu
 
 bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
                       unsigned nh, int *es, bool *loop, int *why) {
-    ir_dim M = mm->shape.dim[0], N = mm->shape.dim[1];
+    ir_dim N = mm->shape.dim[mm->shape.rank - 1]; /* the rows: the leading dims fold into M */
     *es = 0, *loop = false, *why = PASS_WG_EPI_REGS;
     if (nouts < 1 || 1 + nh + nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
-        (!IR_DIM_IS_SYM(M) && M >= ((int64_t)1 << 31)))
+        pass_wg_rows(&mm->shape) >= ((int64_t)1 << 31))
         return false;
     bool calc = false, half = true;
     for (unsigned o = 0; o < nouts; o++) {
@@ -311,15 +311,20 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
 
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor) {
-    int perm[2] = {0, 1}; /* operand axis i reads base axis perm[i] */
+    int perm[2] = {0, 1}; /* operand matrix axis i reads base matrix axis perm[i] */
     ir_id x = id;
     for (unsigned guard = 0; guard < 16; guard++) {
         const ir_node *n = &g->nodes[x];
         if (n->region != region || n->op == IR_OP_INPUT) break;
+        unsigned r = n->shape.rank;
+        bool lead = r >= 2; /* a permute of the last two axes alone */
+        for (unsigned i = 0; n->op == IR_OP_PERMUTE && lead && i + 2 < r; i++)
+            lead = n->a.perm[i] == (int)i;
         if (n->op == IR_OP_CAST && n->dtype == dt) {
             x = ir_in(g, n, 0);
-        } else if (n->op == IR_OP_PERMUTE && n->shape.rank == 2) {
-            int np[2] = {perm[n->a.perm[0]], perm[n->a.perm[1]]};
+        } else if (n->op == IR_OP_PERMUTE && lead) {
+            int p0 = n->a.perm[r - 2] - (int)(r - 2), p1 = n->a.perm[r - 1] - (int)(r - 2);
+            int np[2] = {perm[p0], perm[p1]};
             perm[0] = np[0], perm[1] = np[1];
             x = ir_in(g, n, 0);
         } else {
@@ -330,15 +335,45 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
     if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
         (b->region == region && b->op != IR_OP_INPUT))
         return false;
-    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != 2)
-        return false;
-    ir_dim inner = b->shape.dim[1];
+    unsigned r = b->shape.rank;
+    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || r < 2) return false;
+    ir_dim inner = b->shape.dim[r - 1];
     if (IR_DIM_IS_SYM(inner) || inner <= 0 || inner >= ((int64_t)1 << 31)) return false;
-    if (!IR_DIM_IS_SYM(b->shape.dim[0]) && b->shape.dim[0] >= ((int64_t)1 << 31)) return false;
+    int64_t rows = pass_wg_rows(&b->shape);
+    if (rows >= ((int64_t)1 << 31)) return false;
     /* the operand's contiguous axis is the one reading base axis 1 */
     *kmajor = (perm[1] == 1) == k_last;
     *base = x;
     return true;
+}
+
+int64_t pass_wg_rows(const ir_shape *s) {
+    int64_t rows = 1;
+    for (unsigned i = 0; i + 1 < s->rank; i++) {
+        if (IR_DIM_IS_SYM(s->dim[i])) return -1;
+        rows *= s->dim[i];
+        if (rows >= ((int64_t)1 << 31)) return (int64_t)1 << 31;
+    }
+    return rows;
+}
+
+/* A B base of rank 2 or whose leading dims are 1: one matrix for every batch element. */
+static bool wg_bcast_b(const ir_graph *g, ir_id bbase) {
+    const ir_shape *bs = &g->nodes[bbase].shape;
+    for (unsigned i = 0; i + 2 < bs->rank; i++)
+        if (bs->dim[i] != 1) return false;
+    return bs->rank >= 2;
+}
+
+bool pass_wg_fold(const ir_graph *g, const ir_node *mm, ir_id abase, bool ak, ir_id bbase) {
+    unsigned r = mm->shape.rank;
+    if (abase == IR_NONE) return wg_bcast_b(g, bbase);
+    const ir_shape *as = &g->nodes[abase].shape, *bs = &g->nodes[bbase].shape;
+    if (r == 2) return as->rank == 2 && bs->rank == 2;
+    if (r < 2 || as->rank != r || !ak) return false;
+    for (unsigned i = 0; i + 2 < r; i++)
+        if (as->dim[i] != mm->shape.dim[i]) return false;
+    return wg_bcast_b(g, bbase);
 }
 
 bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
@@ -350,28 +385,40 @@ bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype 
         x = ir_in(g, n, 0);
     }
     const ir_node *r = &g->nodes[x];
-    if (r->op != IR_OP_RESHAPE || r->shape.rank != 2) return false;
+    unsigned rr = r->shape.rank, nb = rr - 2; /* leading (batch) dims kept by the reshape */
+    if (r->op != IR_OP_RESHAPE || rr < 2) return false;
     ir_id y = ir_in(g, r, 0);
     const ir_node *v = &g->nodes[y];
-    if (v->shape.rank != 3 || IR_DIM_IS_SYM(v->shape.dim[1]) || IR_DIM_IS_SYM(v->shape.dim[2]) ||
-        v->shape.dim[0] != r->shape.dim[0] || IR_DIM_IS_SYM(r->shape.dim[1]) ||
-        r->shape.dim[1] != v->shape.dim[1] * v->shape.dim[2])
+    if (v->shape.rank != rr + 1 || IR_DIM_IS_SYM(v->shape.dim[nb + 1]) ||
+        IR_DIM_IS_SYM(v->shape.dim[nb + 2]) || v->shape.dim[nb] != r->shape.dim[nb] ||
+        IR_DIM_IS_SYM(r->shape.dim[nb + 1]) ||
+        r->shape.dim[nb + 1] != v->shape.dim[nb + 1] * v->shape.dim[nb + 2])
         return false;
+    for (unsigned i = 0; i < nb; i++)
+        if (v->shape.dim[i] != r->shape.dim[i]) return false;
     perm[0] = 0, perm[1] = 1, perm[2] = 2;
     if (v->op == IR_OP_PERMUTE && v->region == region) {
-        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[i];
+        for (unsigned i = 0; i < nb; i++)
+            if (v->a.perm[i] != (int)i) return false;
+        for (int i = 0; i < 3; i++) perm[i] = v->a.perm[nb + i] - (int)nb;
         y = ir_in(g, v, 0);
     }
     const ir_node *b = &g->nodes[y];
     if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
         (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
-        b->dtype != dt || b->shape.rank != 3)
+        b->dtype != dt || b->shape.rank != rr + 1)
         return false;
-    for (int i = 0; i < 3; i++)
+    for (unsigned i = 0; i < rr + 1; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
-    if (perm[2] != 2 || perm[0] == perm[1] || perm[0] > 1 || perm[1] > 1) return false;
-    if (IR_DIM_IS_SYM(b->shape.dim[2]) || b->shape.dim[2] % 64 != 0 || b->shape.dim[2] <= 0)
+    if (perm[2] != 2 || perm[0] == perm[1] || perm[0] < 0 || perm[0] > 1 || perm[1] < 0 ||
+        perm[1] > 1)
         return false;
+    ir_dim d = b->shape.dim[nb + 2];
+    if (IR_DIM_IS_SYM(d) || d % 64 != 0 || d <= 0) return false;
+    /* with batch dims, a tile of 128 rows must stay inside one batch element: the product's row
+     * extent a known multiple of 128 */
+    ir_dim rows = r->shape.dim[nb];
+    if (nb > 0 && (IR_DIM_IS_SYM(rows) || rows % 128 != 0)) return false;
     *base = y;
     return true;
 }
@@ -386,7 +433,7 @@ int64_t pass_wg_pitch(int64_t inner, int es) {
  * is not TMA's: true when it is staged. */
 static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
     const ir_node *b = &g->nodes[base];
-    int64_t inner = b->shape.dim[1], rows = b->shape.dim[0];
+    int64_t inner = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[0];
     int64_t pitch = pass_wg_pitch(inner, es);
     if (pitch == inner) return false;
     s->nstage++;
@@ -408,18 +455,18 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     if (rg->kind != IR_RK_MATMUL || !gpu || gpu->wg_eff <= 0 || rg->anchor >= g->n) return false;
     const ir_node *mm = &g->nodes[rg->anchor];
     ir_dtype dt = (ir_dtype)mm->dtype;
-    if (mm->op != IR_OP_MATMUL || mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16))
-        return false;
+    unsigned rank = mm->shape.rank;
+    if (mm->op != IR_OP_MATMUL || rank < 2 || (dt != IR_BF16 && dt != IR_F16)) return false;
     ir_id ia = ir_in(g, mm, 0);
-    bool ak = true, bk = false;
-    ir_id base;
+    bool ak = true, bk = false, merged = false;
+    ir_id abase, base;
     int perm[3], es = (int)ir_dtype_size(dt);
-    if (!pass_wg_opnd(g, r, ia, dt, true, &base, &ak)) {
-        if (!pass_wg_opnd_merged(g, r, ia, dt, &base, perm)) return false;
-        ak = true;
+    if (!pass_wg_opnd(g, r, ia, dt, true, &abase, &ak)) {
+        if (!pass_wg_opnd_merged(g, r, ia, dt, &abase, perm)) return false;
+        ak = true, merged = true;
         s->a_merged = true;
     } else {
-        s->a_staged = wg_stage(g, base, es, s);
+        s->a_staged = wg_stage(g, abase, es, s);
     }
     int nmm = 0;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
@@ -429,10 +476,14 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
+        /* leading dims of A fold into M (B broadcast over them); only 2-D operands are staged */
+        if (!pass_wg_fold(g, mh, merged ? IR_NONE : abase, ak, base)) return false;
         bk = bkh;
         s->b_staged = wg_stage(g, base, es, s) || s->b_staged;
+        if (s->nstage > 0 && g->nodes[base].shape.rank != 2) return false;
         nmm++;
     }
+    if (s->a_staged && g->nodes[abase].shape.rank != 2) return false;
     if (nmm < 1 || nmm > 4) return false;
     pass_io io;
     pass_region_io(g, ix, r, &io);
@@ -440,9 +491,10 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     pass_wg_epi_outs(g, mm, io.writes, io.nwrites, (unsigned)nmm, &s->epi_es, &s->epi_loop,
                      &s->epi_why);
     pass_io_free(&io);
-    s->M = dim_val(g, mm->shape.dim[0]);
-    s->N = dim_val(g, mm->shape.dim[1]);
-    s->K = dim_val(g, g->nodes[ia].shape.dim[1]);
+    s->M = pass_wg_rows(&mm->shape);
+    s->N = dim_val(g, mm->shape.dim[rank - 1]);
+    s->K = dim_val(g, g->nodes[ia].shape.dim[rank - 1]);
+    if (s->M >= ((int64_t)1 << 31)) return false;
     if (s->N == 0) return false;
     /* staging is the planner's choice, priced at known sizes: codegen stages only where the
      * region's schedule is matmul.wgmma */
