@@ -266,7 +266,7 @@ typedef struct wg_kern {
     /* stream-K (p.streamk): this CTA's units [ua, ub) of the tiles x nk k steps (i32), the
      * CTA and the grid (i32), the workspace (global pointer: slots, then flags) */
     LLVMValueRef ua, ub, units, cta, ncta, ws;
-    unsigned nrow;          /* dims of the product's rows: its rank - 1 (leading dims fold into M) */
+    unsigned nrow; /* dims of the product's rows: its rank - 1 (leading dims fold into M) */
     LLVMValueRef rdim[IR_MAX_RANK]; /* their extents (i64); row m splits over them */
 } wg_kern;
 
@@ -1454,9 +1454,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
             nouts++;
         }
     cx->region = saved;
-    if (!cg_wg_plan_for(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
-                        IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh, nouts,
-                        cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched, &k.p))
+    if (!cg_wg_plan_for(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh,
+                        nouts, cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched,
+                        &k.p))
         return -1;
     k.dt = dt;
     k.st = st;

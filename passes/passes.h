@@ -467,8 +467,8 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops);
  * *kmajor whether K is its contiguous axis (k_last: K is the operand's last axis, true for A,
  * false for B). False unless that value is a plain buffer of rank >= 2 and dtype dt whose inner
  * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
- * whether leading dims fold into M). TMA reads rows whose pitch is a multiple of 16 bytes: an operand whose
- * inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
+ * whether leading dims fold into M). TMA reads rows whose pitch is a multiple of 16 bytes: an
+ * operand whose inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
 /* The rows of a shape whose last axis is the columns: the product of every other dim (1 for

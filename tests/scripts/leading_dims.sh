@@ -3,7 +3,8 @@
 # them (x: [B, S, D] @ w: [D, F], a 4-D [B, H, S, D] @ [D, E], x @ transpose(w, 0, 1), a RHS
 # whose leading dims are 1, epilogues of bias, activation, residual, casts, SwiGLU twins, merged
 # heads [B, S, H x D] of an attention output [B, H, S, D] as A: wgmma when S is a multiple of
-# 128), and true batched products: for each program and shape,
+# 128; a transformer block on [B, S, 256]: every GEMM), and true batched products: for each
+# program and shape,
 #  1. `txc --target=sm_90a` plans the wgmma kernel exactly where the leading dims fold into M
 #     (pass_wg_fold: --explain names the matmul.wgmma schedule, the manifest a wgmma template
 #     whose A and output tensor maps have the rows of the leading dims as "outer"), and keeps the
@@ -63,6 +64,24 @@ fn f(o: bf16[B, H, S, D], w: bf16[K, N], r: bf16[B, S, N]) -> bf16[B, S, N] {
   return r + reshape(transpose(o, 1, 2), (B, S, -1)) @ w
 }
 EOF
+cat >"$W/block.tx" <<'EOF'
+fn attend(q, k, v) {
+  s = f32(q @ transpose(k, -1, -2)) * 0.125
+  return bf16(softmax(s, axis=-1)) @ v
+}
+fn split_heads(t) {
+  return transpose(reshape(t, (B, S, 4, 64)), 1, 2)
+}
+fn block(x: bf16[B, S, 256], wn1: bf16[256], wq: bf16[256, 256], wk: bf16[256, 256],
+         wv: bf16[256, 256], wo: bf16[256, 256], wn2: bf16[256],
+         w1: bf16[256, 704], w3: bf16[256, 704], w2: bf16[704, 256]) -> bf16[B, S, 256] {
+  n = rmsnorm(x, wn1, eps=1e-6)
+  a = attend(split_heads(n @ wq), split_heads(n @ wk), split_heads(n @ wv))
+  h = x + reshape(transpose(a, 1, 2), (B, S, 256)) @ wo
+  m = rmsnorm(h, wn2, eps=1e-6)
+  return h + (silu(m @ w1) * (m @ w3)) @ w2
+}
+EOF
 cat >"$W/bmm.tx" <<'EOF'
 fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] {
   return a @ b
@@ -91,6 +110,7 @@ cases=(
   "merged|B=3 H=2 S=128 D=64 K=128 N=72|1"
   "merged|B=2 H=3 S=256 D=64 K=192 N=40|1"
   "merged|B=2 H=2 S=100 D=64 K=128 N=72|no"
+  "block|B=2 S=128|4"
   "bmm|B=3 M=33 K=40 N=24|no"
   "bmmh|B=2 H=3 M=17 K=24 N=16|no"
   "lhs1|B=2 M=20 K=32 N=24|no"

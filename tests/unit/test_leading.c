@@ -9,8 +9,8 @@
  * - the manifest: the A and output tensor maps are 2-D with the leading dims as "outer" rows, B's
  *   map its last two dims; the runtime plan resolves the rows (B x S) at bound sizes and the
  *   encoder's checks accept them;
- * - merged heads [B, S, H x D] of an attention output [B, H, S, D] as A: a 4-D map whose last dim is
- *   the batch when S is a multiple of 128 (a tile inside one batch element), else mma.sync;
+ * - merged heads [B, S, H x D] of an attention output [B, H, S, D] as A: a 4-D map, its last
+ *   dim the batch, when S is a multiple of 128 (a tile inside one batch element), else mma.sync;
  * - ptxas -arch=sm_90a of the kernels with the leading dims bound and unbound (the epilogue splits
  *   a row into the leading indices): no spills (skipped with a message without ptxas). */
 #include <setjmp.h>
@@ -249,10 +249,8 @@ static void test_ptxas(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rows),
-        cmocka_unit_test(test_facts),
-        cmocka_unit_test(test_tmaps),
-        cmocka_unit_test(test_merged_batch),
+        cmocka_unit_test(test_rows),  cmocka_unit_test(test_facts),
+        cmocka_unit_test(test_tmaps), cmocka_unit_test(test_merged_batch),
         cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
