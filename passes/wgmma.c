@@ -44,7 +44,7 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
             return false;
         int64_t units = t->tiles * t->nk, g = units / 4 < s->sms ? units / 4 : s->sms;
         /* whole rounds of tiles, or fewer CTAs than the plain grid: the plain grid */
-        if (t->tiles % g == 0 || g < (t->tiles < s->sms ? t->tiles : s->sms)) return false;
+        if (g < 1 || t->tiles % g == 0 || g < (t->tiles < s->sms ? t->tiles : s->sms)) return false;
         t->ctas = g;
         t->ws_bytes = g * (int64_t)bm * s->nmm * bn * 4 + g * 4;
     } else if (splits != 1) {
