@@ -576,6 +576,103 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
 #undef KS_AT
 }
 
+/* The L2 prefetch size the key split's copies ask for (0: none; TX_ATTN_KS_L2=0|64|128|256 in
+ * the compiling process's environment, for benchmarks; template ` l2pN`). */
+enum { KS_L2_DEFAULT = 0 };
+static int attn_ks_l2(void) {
+    const char *v = getenv("TX_ATTN_KS_L2");
+    if (!v) return KS_L2_DEFAULT;
+    int n = atoi(v);
+    return n == 64 || n == 128 || n == 256 ? n : 0;
+}
+
+/* True when ks_tile_async can copy tile t with nthreads threads: every thread's vectors lie on
+ * one fast-axis position (the vectors per fast line divide nthreads), each thread copies the
+ * same number of vectors, and the slow axis has a compile-time stride. */
+static bool ks_lean_ok(const cg_mm_tile *t, unsigned nthreads) {
+    bool rf = t->o->unit_r && !t->o->unit_c;
+    int64_t fv = (rf ? t->rows : t->cols) / 8, nvec = t->rows * t->cols / 8;
+    LLVMValueRef ss = rf ? t->o->sc : t->o->sr;
+    return fv > 0 && nthreads % fv == 0 && nvec % nthreads == 0 && ss && LLVMIsAConstantInt(ss) &&
+           attn_knob("TX_ATTN_KS_LEAN", true);
+}
+
+/* cg_mm_tile_async's copy of tile t (same vectors, same shared layout) with the address
+ * arithmetic the key split's steady loop can afford (ks_lean_ok): the thread's first vector's
+ * global and shared offsets once, every further vector a compile-time step further (slow lines
+ * nthreads / fv apart), so the copies take immediate offsets from two bases. `ragged`: the tile
+ * may cross its slow-axis bound (vectors past it are zero-filled from the operand's first
+ * element); else only the fast-axis bound of the thread's position is tested (a constant for
+ * head dims that are a multiple of 8 of the padded width). l2: the prefetch size (0: none). */
+static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, unsigned nthreads,
+                          bool ragged, int l2) {
+    LLVMBuilderRef b = cx->b;
+    bool rf = t->o->unit_r && !t->o->unit_c;
+    int64_t fv = (rf ? t->rows : t->cols) / 8, nper = t->rows * t->cols / 8 / nthreads;
+    int64_t lines = (int64_t)nthreads / fv, ps_slow = rf ? t->ps_c : t->ps_r;
+    int64_t gstep = lines * LLVMConstIntGetSExtValue(rf ? t->o->sc : t->o->sr);
+    LLVMValueRef f = LLVMBuildMul(b, LLVMBuildURem(b, tid, cg_i32(cx, fv), ""), cg_i32(cx, 8), "");
+    LLVMValueRef s = LLVMBuildUDiv(b, tid, cg_i32(cx, fv), "");
+    LLVMValueRef f64 = LLVMBuildZExt(b, f, cx->i64, ""), s64 = LLVMBuildZExt(b, s, cx->i64, "");
+    LLVMValueRef gr = LLVMBuildAdd(b, t->r0, rf ? f64 : s64, "");
+    LLVMValueRef gc = LLVMBuildAdd(b, t->c0, rf ? s64 : f64, "");
+    LLVMValueRef fin = LLVMBuildICmp(b, LLVMIntSLT, rf ? gr : gc, rf ? t->rlim : t->clim, "");
+    LLVMValueRef sl = rf ? gc : gr, slim = rf ? t->clim : t->rlim;
+    LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
+    LLVMValueRef base = t->o->ptr;
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(base)) != 1)
+        base = LLVMBuildAddrSpaceCast(b, base, gp, "");
+    LLVMValueRef z = cg_i64(cx, 0);
+    LLVMValueRef off = cg_mm_offset(cx, t->o, t->nb, t->bidx, LLVMBuildSelect(b, fin, gr, z, ""),
+                                    LLVMBuildSelect(b, fin, gc, z, ""));
+    LLVMValueRef g0 = LLVMBuildGEP2(b, cx->i16, base, &off, 1, "");
+    LLVMValueRef so = LLVMBuildAdd(b, LLVMBuildMul(b, f, cg_i32(cx, rf ? t->ps_r : t->ps_c), ""),
+                                   LLVMBuildMul(b, s, cg_i32(cx, ps_slow), ""), "");
+    LLVMValueRef s0 = LLVMBuildGEP2(b, cx->i16, t->smem, &so, 1, "");
+    char text[96];
+    snprintf(text, sizeof text, "cp.async.cg.shared.global.L2::%dB [$0], [$1], 16, $2;", l2);
+    for (int64_t i = 0; i < nper; i++) {
+        LLVMValueRef gi = LLVMBuildGEP2(b, cx->i16, g0, (LLVMValueRef[]){cg_i64(cx, i * gstep)},
+                                        1, "");
+        LLVMValueRef si = LLVMBuildGEP2(
+            b, cx->i16, s0, (LLVMValueRef[]){cg_i32(cx, (int)(i * lines * ps_slow))}, 1, "");
+        LLVMValueRef in = fin;
+        if (ragged) {
+            LLVMValueRef li = LLVMBuildAdd(b, sl, cg_i64(cx, i * lines), "");
+            in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, li, slim, ""), "");
+            gi = LLVMBuildSelect(b, in, gi, base, "");
+        }
+        LLVMValueRef args[3] = {si, gi, LLVMBuildSelect(b, in, cg_i32(cx, 16), cg_i32(cx, 0), "")};
+        if (l2)
+            cg_wg_asm(cx, NULL, text, "l,l,r,~{memory}", args, 3);
+        else
+            cg_call_intrinsic(cx, "llvm.nvvm.cp.async.cg.shared.global.16.s", false, args, 3);
+    }
+}
+
+/* The key split's copy of the K and V tiles starting at key j into shared tk->smem / tv->smem:
+ * ks_tile_async where both qualify, the whole tile inside the keys tested once (a tile crossing
+ * Sk takes the per-vector test), else cg_mm_tile_async. */
+static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef j, int64_t bn,
+                       LLVMValueRef sk, LLVMValueRef tid, unsigned nthreads, int l2) {
+    tk->c0 = j, tv->r0 = j;
+    if (!ks_lean_ok(tk, nthreads) || !ks_lean_ok(tv, nthreads)) {
+        cg_mm_tile_async(cx, tk, tid, nthreads);
+        cg_mm_tile_async(cx, tv, tid, nthreads);
+        return;
+    }
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef full = LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, j, cg_i64(cx, bn), ""), sk, "");
+    LLVMBasicBlockRef c = cg_if_begin(cx, full);
+    ks_tile_async(cx, tk, tid, nthreads, false, l2);
+    ks_tile_async(cx, tv, tid, nthreads, false, l2);
+    cg_if_end(cx, c);
+    c = cg_if_begin(cx, LLVMBuildNot(b, full, ""));
+    ks_tile_async(cx, tk, tid, nthreads, true, l2);
+    ks_tile_async(cx, tv, tid, nthreads, true, l2);
+    cg_if_end(cx, c);
+}
+
 /* Packed tile row `prow` (i64, [attention.gqa_pack]) -> its query row; sets the block's batch
  * index of the group axis to the row's group (rows past the group's, clamped to the last). */
 static LLVMValueRef gq_row(attn_gen *a, LLVMValueRef prow) {
@@ -633,9 +730,12 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                  sv = async ? NULL : cg_shared_bytes(cx, vbytes);
     l->smem_bytes = sqbytes + (async ? 0 : vbytes);
     tk.smem = sqk, tv.smem = sv;
-    if (ks && async) { /* the template names the ring's depth */
+    int l2 = ks ? attn_ks_l2() : 0;
+    if (ks && async) { /* the template names the ring's depth (and a prefetch size) */
         size_t n = strlen(cx->k->tmpl);
         snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d", nst);
+        n = strlen(cx->k->tmpl);
+        if (l2) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " l2p%d", l2);
     }
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
@@ -718,12 +818,17 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             tv.smem = LLVMBuildGEP2(b, cx->i8, dyn,
                                     (LLVMValueRef[]){cg_i64(cx, i * stage + kbytes)}, 1, "");
             LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
-            cg_mm_tile_async(cx, &tk, tid, l->threads);
-            cg_mm_tile_async(cx, &tv, tid, l->threads);
+            if (ks) {
+                ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2);
+            } else {
+                cg_mm_tile_async(cx, &tk, tid, l->threads);
+                cg_mm_tile_async(cx, &tv, tid, l->threads);
+            }
             cg_if_end(cx, c0);
             cg_cp_async_commit(cx);
         }
     }
+    LLVMValueRef slot = cg_var(cx, cg_i64(cx, 0));
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
@@ -731,21 +836,32 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                   * with tile jt - 1, whose stage takes tile jt + nst - 1 */
         cg_cp_async_wait(cx, nst - 2);
         cg_barrier(cx);
-        LLVMValueRef jt = LLVMBuildUDiv(b, LLVMBuildSub(b, j0, kb, ""), cg_i64(cx, BN), "");
+        /* the ring's slot of tile jt, a variable stepped with a wrap (not jt mod nst, which
+         * loop strength reduction turns into one induction variable per shared address) */
+        LLVMValueRef cur = LLVMBuildLoad2(b, cx->i64, slot, "slot");
+        LLVMValueRef last = LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, nst - 1), "");
+        LLVMValueRef nxt = LLVMBuildSelect(b, last, cg_i64(cx, 0),
+                                           LLVMBuildAdd(b, cur, cg_i64(cx, 1), ""), "");
+        LLVMBuildStore(b, nxt, slot);
         LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, (nst - 1) * BN), "");
-        LLVMValueRef ns = LLVMBuildMul(
-            b, LLVMBuildURem(b, LLVMBuildAdd(b, jt, cg_i64(cx, nst - 1), ""), cg_i64(cx, nst), ""),
-            cg_i64(cx, stage), "");
-        LLVMValueRef cs =
-            LLVMBuildMul(b, LLVMBuildURem(b, jt, cg_i64(cx, nst), ""), cg_i64(cx, stage), "");
+        /* tile jt + nst - 1 takes slot jt - 1 mod nst */
+        LLVMValueRef prev = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, 0), ""),
+                                            cg_i64(cx, nst - 1),
+                                            LLVMBuildSub(b, cur, cg_i64(cx, 1), ""), "");
+        LLVMValueRef ns = LLVMBuildMul(b, prev, cg_i64(cx, stage), "");
+        LLVMValueRef cs = LLVMBuildMul(b, cur, cg_i64(cx, stage), "");
         LLVMTypeRef i8t = cx->i8;
         LLVMBasicBlockRef cn = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nj, ke, ""));
         tk.c0 = nj, tv.r0 = nj;
         tk.smem = LLVMBuildGEP2(b, i8t, dyn, &ns, 1, "");
         LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
-        cg_mm_tile_async(cx, &tk, tid, l->threads);
-        cg_mm_tile_async(cx, &tv, tid, l->threads);
+        if (ks) {
+            ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2);
+        } else {
+            cg_mm_tile_async(cx, &tk, tid, l->threads);
+            cg_mm_tile_async(cx, &tv, tid, l->threads);
+        }
         cg_if_end(cx, cn);
         cg_cp_async_commit(cx);
         skb = LLVMBuildGEP2(b, i8t, dyn, &cs, 1, "");
