@@ -7,7 +7,7 @@
 #   bash bench/decode_ab.sh        (BUDGET=S seconds, default 78; VARIANTS="ENV ..." to choose)
 #
 # 1. verify: the key split at ragged sizes through `txc bench` (checked against the reference):
-#    B1 H4 L32773 (a tile crossing the cache's end), B3 H2 T3 L1000 (split-KV);
+#    B1 H4 L32773 (a tile crossing the cache's end), B3 H2 T3 L1000 (split-KV, 3 blocks an SM);
 # 2. time: tx for each variant (`txc bench --json`, median, L2 flushed; its sampled check
 #    verifies each), the first three before the anchors;
 # 3. anchors (bench/decode_read.py): SDPA (its own pick and each backend forced), PyTorch's
@@ -22,20 +22,23 @@ set -uo pipefail
 attn_setup decode_ab decode-ab-out 78 6
 DEC=$X/attn_decode.tx
 SZ=(-D B=8 -D H=32 -D T=1 -D L=32768)
-VARIANTS=${VARIANTS:-"TX_ATTN_KS_LEAN=0 - TX_ATTN_KS_L2=128 | TX_ATTN_KS_L2=256 TX_ATTN_KS_STAGES=2 TX_ATTN_KS_STAGES=4 TX_ATTN_KS_L2=256,TX_ATTN_KS_STAGES=4 TX_ATTN_SPLITS=4"}
+B3=TX_ATTN_KS_BLOCKS=3,TX_ATTN_KS_STAGES=2
+VARIANTS=${VARIANTS:-"- TX_ATTN_KS_LEAN=0 $B3,TX_ATTN_SPLITS=3 | $B3,TX_ATTN_SPLITS=8 TX_ATTN_KS_L2=256 TX_ATTN_KS_L2=128 TX_ATTN_SPLITS=4 $B3 $B3,TX_ATTN_KS_L2=256,TX_ATTN_SPLITS=3 TX_ATTN_KS_STAGES=4 $B3,TX_ATTN_SPLITS=16"}
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }
-verify() { # B L SIZES...
-  lens "$1" "$2" "$W/len.npy"; shift 2
-  if timeout 30 "$TXC" bench "$DEC" --device=gpu --random-inputs=7 --iters 2 --input "len=$W/len.npy" "$@" >"$W/v.txt" 2>&1 &&
+verify() { # ENV (comma-separated; - for none) B L SIZES...
+  local env=${1//,/ }; [ "$1" = - ] && env=""
+  lens "$2" "$3" "$W/len.npy"; shift 3
+  # shellcheck disable=SC2086
+  if env $env timeout 30 "$TXC" bench "$DEC" --device=gpu --random-inputs=7 --iters 2 --input "len=$W/len.npy" "$@" >"$W/v.txt" 2>&1 &&
      ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
-    log "ok    verify $*"
+    log "ok    verify $env $*"
   else
-    fail=1; log "FAIL  verify $*: $(tail -c 300 "$W/v.txt" | tr '\n' ' ')"
+    fail=1; log "FAIL  verify $env $*: $(tail -c 300 "$W/v.txt" | tr '\n' ' ')"
   fi
   cat "$W/v.txt" >>"$LOG"
 }
-verify 1 32773 -D B=1 -D H=4 -D T=1 -D L=32773
-verify 3 1000 -D B=3 -D H=2 -D T=3 -D L=1000
+verify - 1 32773 -D B=1 -D H=4 -D T=1 -D L=32773
+verify "$B3,TX_ATTN_SPLITS=5" 3 1000 -D B=3 -D H=2 -D T=3 -D L=1000
 lens 8 32768 "$W/full.npy" full
 tx_time() { # ENV (comma-separated; - for none)
   local env=${1//,/ } tag=${1//[=,]/_}

@@ -586,6 +586,23 @@ static int attn_ks_l2(void) {
     return n == 64 || n == 128 || n == 256 ? n : 0;
 }
 
+/* TX_ATTN_KS_BLOCKS=N (2..8) in the compiling process's environment: the key split's kernel
+ * asks ptxas for N resident blocks per SM (nvvm minctasm: registers capped at 64K / (N x threads)),
+ * for benchmarks (template ` bN`); 0 (the default) leaves ptxas free. */
+static int attn_ks_blocks(cg_ctx *cx) {
+    const char *v = getenv("TX_ATTN_KS_BLOCKS");
+    int n = v && v[0] >= '2' && v[0] <= '8' && !v[1] ? v[0] - '0' : 0;
+    if (n && cx->gpu) {
+        LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn),
+                                 LLVMMDStringInContext2(cx->llctx, "minctasm", 8),
+                                 LLVMValueAsMetadata(LLVMConstInt(cx->i32, (unsigned)n, 0))};
+        LLVMAddNamedMetadataOperand(
+            cx->mod, "nvvm.annotations",
+            LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+    }
+    return n;
+}
+
 /* True when ks_tile_async can copy tile t with nthreads threads: every thread's vectors lie on
  * one fast-axis position (the vectors per fast line divide nthreads), each thread copies the
  * same number of vectors, and the slow axis has a compile-time stride. */
@@ -720,12 +737,15 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
     int nst = ks ? attn_ks_stages() : 2;
     /* with the ring, the static buffer holds the Q tile, then the key split's combine */
-    int64_t qbytes = BM * PK * 2;
-    if (ks && ks_bytes(DT) > qbytes) qbytes = ks_bytes(DT);
+    int64_t qbytes = BM * PK * 2, cbytes = ks ? ks_bytes(DT) : 0;
+    if (nst * stage < cbytes && qbytes < cbytes) qbytes = cbytes;
     while (nst > 2 && qbytes + nst * stage > cg_mm_smem_limit(cx->target)) nst--;
     bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
                  qbytes + nst * stage <= cg_mm_smem_limit(cx->target);
+    /* the key split's combine: in the ring after the last tile (async), else in the static
+     * buffer */
     int64_t sqbytes = async ? qbytes : rows * PK * 2;
+    if (!async && sqbytes < cbytes) sqbytes = cbytes;
     LLVMValueRef sqk = cg_shared_bytes(cx, sqbytes),
                  sv = async ? NULL : cg_shared_bytes(cx, vbytes);
     l->smem_bytes = sqbytes + (async ? 0 : vbytes);
@@ -736,6 +756,9 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d", nst);
         n = strlen(cx->k->tmpl);
         if (l2) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " l2p%d", l2);
+        int nb = attn_ks_blocks(cx);
+        n = strlen(cx->k->tmpl);
+        if (nb) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " b%d", nb);
     }
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
@@ -958,7 +981,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         lt[h] = fadd(cx, lt[h], cg_shfl_xor(cx, lt[h], 1));
         lt[h] = fadd(cx, lt[h], cg_shfl_xor(cx, lt[h], 2));
     }
-    if (ks) ks_combine(cx, sqk, warp, lane, DT, mv, lt, ov);
+    if (ks) ks_combine(cx, async && nst * stage >= cbytes ? dyn : sqk, warp, lane, DT, mv, lt, ov);
     LLVMValueRef row0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, wrow, cx->i64, ""), "");
     if (a->splits > 1) { /* split-KV: the partials (warp 0's after the key split's combine) */
         LLVMValueRef w0 = ks ? LLVMBuildICmp(b, LLVMIntEQ, warp, cg_i32(cx, 0), "")
