@@ -44,6 +44,10 @@ typedef struct attn_gen {
      * < Dv O, Dv the max, Dv + 1 the sum. */
     int splits;
     LLVMValueRef kc0, kc1, pbase;
+    /* split_rt > 0: sizes bound only at run time; the chunks in use are min(splits, split_rt /
+     * blocks, key tiles / 4), at least 1 (split_rt: the region's split_slots), the blocks of the
+     * others find no key and store empty partials. */
+    int64_t split_rt;
     /* Grouped-query packing ([attention.gqa_pack], key split only; gpack > 1): K and V broadcast
      * over the last batch axis (the group, gpack query heads), so one block takes the group's
      * gpack x gT query rows as packed tile rows r = g gT + t (g the group axis index, t the query
@@ -576,9 +580,11 @@ static void ks_combine(cg_ctx *cx, LLVMValueRef sm, LLVMValueRef warp, LLVMValue
 #undef KS_AT
 }
 
-/* The L2 prefetch size the key split's copies ask for (0: none; TX_ATTN_KS_L2=0|64|128|256 in
- * the compiling process's environment, for benchmarks; template ` l2pN`). */
-enum { KS_L2_DEFAULT = 0 };
+/* The L2 prefetch size the key split's copies ask for: 128 bytes (B8 H32 L32768 on the H200:
+ * 1021 us against 1050 without, 1039 with 256; bench/results/2026-12-02-h200-decode), or
+ * TX_ATTN_KS_L2=0|64|128|256 (0: none) in the compiling process's environment for benchmarks;
+ * the template names it (` l2pN`). */
+enum { KS_L2_DEFAULT = 128 };
 static int attn_ks_l2(void) {
     const char *v = getenv("TX_ATTN_KS_L2");
     if (!v) return KS_L2_DEFAULT;
@@ -622,7 +628,7 @@ static bool ks_lean_ok(const cg_mm_tile *t, unsigned nthreads) {
  * element); else only the fast-axis bound of the thread's position is tested (a constant for
  * head dims that are a multiple of 8 of the padded width). l2: the prefetch size (0: none). */
 static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, unsigned nthreads,
-                          bool ragged, int l2) {
+                          bool ragged, int l2, LLVMValueRef pol) {
     LLVMBuilderRef b = cx->b;
     bool rf = t->o->unit_r && !t->o->unit_c;
     int64_t fv = (rf ? t->rows : t->cols) / 8, nper = t->rows * t->cols / 8 / nthreads;
@@ -633,7 +639,13 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     LLVMValueRef f64 = LLVMBuildZExt(b, f, cx->i64, ""), s64 = LLVMBuildZExt(b, s, cx->i64, "");
     LLVMValueRef gr = LLVMBuildAdd(b, t->r0, rf ? f64 : s64, "");
     LLVMValueRef gc = LLVMBuildAdd(b, t->c0, rf ? s64 : f64, "");
-    LLVMValueRef fin = LLVMBuildICmp(b, LLVMIntSLT, rf ? gr : gc, rf ? t->rlim : t->clim, "");
+    /* the fast-axis bound: a constant true when the tile's fast extent lies inside it */
+    LLVMValueRef fo = rf ? t->r0 : t->c0, flim = rf ? t->rlim : t->clim;
+    bool fall = LLVMIsAConstantInt(fo) && LLVMIsAConstantInt(flim) &&
+                LLVMConstIntGetSExtValue(fo) + (rf ? t->rows : t->cols) <=
+                    LLVMConstIntGetSExtValue(flim);
+    LLVMValueRef fin = fall ? LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0)
+                            : LLVMBuildICmp(b, LLVMIntSLT, rf ? gr : gc, flim, "");
     LLVMValueRef sl = rf ? gc : gr, slim = rf ? t->clim : t->rlim;
     LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
     LLVMValueRef base = t->o->ptr;
@@ -646,8 +658,14 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     LLVMValueRef so = LLVMBuildAdd(b, LLVMBuildMul(b, f, cg_i32(cx, rf ? t->ps_r : t->ps_c), ""),
                                    LLVMBuildMul(b, s, cg_i32(cx, ps_slow), ""), "");
     LLVMValueRef s0 = LLVMBuildGEP2(b, cx->i16, t->smem, &so, 1, "");
-    char text[96];
-    snprintf(text, sizeof text, "cp.async.cg.shared.global.L2::%dB [$0], [$1], 16, $2;", l2);
+    /* a whole vector whatever the thread (no src-size operand): the plain copy, which the
+     * memory system coalesces across the warp */
+    bool whole = !ragged && LLVMIsAConstantInt(fin) && LLVMConstIntGetZExtValue(fin);
+    char text[128], pf[16] = "";
+    if (l2) snprintf(pf, sizeof pf, ".L2::%dB", l2);
+    snprintf(text, sizeof text, "cp.async.cg.shared.global%s%s [$0], [$1], 16%s%s;",
+             pol ? ".L2::cache_hint" : "", pf, whole ? "" : ", $2",
+             pol ? (whole ? ", $2" : ", $3") : "");
     for (int64_t i = 0; i < nper; i++) {
         LLVMValueRef gi = LLVMBuildGEP2(b, cx->i16, g0, (LLVMValueRef[]){cg_i64(cx, i * gstep)},
                                         1, "");
@@ -659,11 +677,20 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
             in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, li, slim, ""), "");
             gi = LLVMBuildSelect(b, in, gi, base, "");
         }
-        LLVMValueRef args[3] = {si, gi, LLVMBuildSelect(b, in, cg_i32(cx, 16), cg_i32(cx, 0), "")};
-        if (l2)
-            cg_wg_asm(cx, NULL, text, "l,l,r,~{memory}", args, 3);
+        LLVMValueRef args[4] = {si, gi, LLVMBuildSelect(b, in, cg_i32(cx, 16), cg_i32(cx, 0), ""),
+                                pol};
+        if (whole) args[2] = pol;
+        unsigned na = (whole ? 2 : 3) + (pol != NULL);
+        if (l2 || pol)
+            cg_wg_asm(cx, NULL, text,
+                      whole ? (pol ? "l,l,l,~{memory}" : "l,l,~{memory}")
+                            : (pol ? "l,l,r,l,~{memory}" : "l,l,r,~{memory}"),
+                      args, na);
         else
-            cg_call_intrinsic(cx, "llvm.nvvm.cp.async.cg.shared.global.16.s", false, args, 3);
+            cg_call_intrinsic(cx,
+                              whole ? "llvm.nvvm.cp.async.cg.shared.global.16"
+                                    : "llvm.nvvm.cp.async.cg.shared.global.16.s",
+                              false, args, whole ? 2 : 3);
     }
 }
 
@@ -671,7 +698,8 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
  * ks_tile_async where both qualify, the whole tile inside the keys tested once (a tile crossing
  * Sk takes the per-vector test), else cg_mm_tile_async. */
 static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef j, int64_t bn,
-                       LLVMValueRef sk, LLVMValueRef tid, unsigned nthreads, int l2) {
+                       LLVMValueRef sk, LLVMValueRef tid, unsigned nthreads, int l2,
+                       LLVMValueRef pol) {
     tk->c0 = j, tv->r0 = j;
     if (!ks_lean_ok(tk, nthreads) || !ks_lean_ok(tv, nthreads)) {
         cg_mm_tile_async(cx, tk, tid, nthreads);
@@ -681,12 +709,12 @@ static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef 
     LLVMBuilderRef b = cx->b;
     LLVMValueRef full = LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, j, cg_i64(cx, bn), ""), sk, "");
     LLVMBasicBlockRef c = cg_if_begin(cx, full);
-    ks_tile_async(cx, tk, tid, nthreads, false, l2);
-    ks_tile_async(cx, tv, tid, nthreads, false, l2);
+    ks_tile_async(cx, tk, tid, nthreads, false, l2, pol);
+    ks_tile_async(cx, tv, tid, nthreads, false, l2, pol);
     cg_if_end(cx, c);
     c = cg_if_begin(cx, LLVMBuildNot(b, full, ""));
-    ks_tile_async(cx, tk, tid, nthreads, true, l2);
-    ks_tile_async(cx, tv, tid, nthreads, true, l2);
+    ks_tile_async(cx, tk, tid, nthreads, true, l2, pol);
+    ks_tile_async(cx, tv, tid, nthreads, true, l2, pol);
     cg_if_end(cx, c);
 }
 
@@ -759,7 +787,16 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         int nb = attn_ks_blocks(cx);
         n = strlen(cx->k->tmpl);
         if (nb) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " b%d", nb);
+        n = strlen(cx->k->tmpl);
+        if (attn_knob("TX_ATTN_KS_EVICT", false))
+            snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " ef");
     }
+    /* TX_ATTN_KS_EVICT=1 (benchmarks; template ` ef`): K and V read with an L2 evict-first
+     * policy (each byte is read once) */
+    LLVMValueRef pol = ks && async && attn_knob("TX_ATTN_KS_EVICT", false)
+                           ? cg_wg_asm(cx, cx->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;",
+                                       "=l", NULL, 0)
+                           : NULL;
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
     LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
@@ -842,7 +879,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                                     (LLVMValueRef[]){cg_i64(cx, i * stage + kbytes)}, 1, "");
             LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
             if (ks) {
-                ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2);
+                ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2, pol);
             } else {
                 cg_mm_tile_async(cx, &tk, tid, l->threads);
                 cg_mm_tile_async(cx, &tv, tid, l->threads);
@@ -880,7 +917,7 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
         if (ks) {
-            ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2);
+            ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2, pol);
         } else {
             cg_mm_tile_async(cx, &tk, tid, l->threads);
             cg_mm_tile_async(cx, &tv, tid, l->threads);
@@ -2597,6 +2634,29 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
 
 /* ---- entry -------------------------------------------------------------------- */
 
+/* Split-KV: the keys [kc0, kc1) of chunk z (i64) of ceil(key tiles / chunks) 64-key tiles, the
+ * chunks in use being a->splits, or with sizes bound at run time (split_rt) min(splits, split_rt
+ * / (nbatch x query tiles of bm rows), key tiles / 4), at least 1: chunks past them are empty. */
+static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm) {
+    cg_ctx *cx = a->cx;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
+    LLVMValueRef use = cg_i64(cx, a->splits);
+    if (a->split_rt > 0) {
+        LLVMValueRef nq =
+            LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sq, cg_i64(cx, bm - 1), ""), cg_i64(cx, bm), "");
+        LLVMValueRef blocks = imax(cx, LLVMBuildMul(b, nbatch, nq, ""), cg_i64(cx, 1));
+        use = imin(cx, use, LLVMBuildUDiv(b, cg_i64(cx, a->split_rt), blocks, ""));
+        use = imax(cx, imin(cx, use, LLVMBuildUDiv(b, nk, cg_i64(cx, 4), "")), cg_i64(cx, 1));
+    }
+    LLVMValueRef per = LLVMBuildUDiv(
+        b, LLVMBuildAdd(b, nk, LLVMBuildSub(b, use, cg_i64(cx, 1), ""), ""), use, "");
+    LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
+    a->kc0 = LLVMBuildMul(b, z, chunk, "kc0");
+    a->kc1 = imin(cx, LLVMBuildAdd(b, a->kc0, chunk, ""), d->Sk);
+}
+
 /* Emits the body for program ids pid[0] (query tile), pid[1] (flat batch, stepping by ystep)
  * and, split-KV, pid[2] (the chunk of keys). Fills l. */
 static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, cg_mm_launch *l,
@@ -2636,16 +2696,10 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
             snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " gqa%d", a->gpack);
         }
     }
-    if (a->splits > 1) { /* split-KV: chunk pid[2] of ceil(key tiles / splits) 64-key tiles */
+    if (a->splits > 1) {
         size_t n = strlen(cx->k->tmpl);
-        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, "%ssplit-kv %d", n ? " " : "", a->splits);
-        LLVMValueRef nk =
-            LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
-        LLVMValueRef per = LLVMBuildUDiv(b, LLVMBuildAdd(b, nk, cg_i64(cx, a->splits - 1), ""),
-                                         cg_i64(cx, a->splits), "");
-        LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
-        a->kc0 = LLVMBuildMul(b, pid[2], chunk, "kc0");
-        a->kc1 = imin(cx, LLVMBuildAdd(b, a->kc0, chunk, ""), d->Sk);
+        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, "%ssplit-kv %d%s", n ? " " : "",
+                 a->splits, a->split_rt > 0 ? " rt" : "");
     }
     l->tensor_cores = tc;
     LLVMValueRef orow = NULL, ov[32];
@@ -2659,6 +2713,7 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     for (unsigned i = 0; i < d->nb; i++) bdim[i] = d->bdim[i];
     if (a->gpack > 1) bdim[d->nb - 1] = cg_i64(cx, 1);
     LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, bdim);
+    if (a->splits > 1) split_chunk(a, pid[2], nbatch, l->bm);
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
     cg_mm_unflatten(cx, bz, d->nb, bdim, a->bidx);
@@ -2712,28 +2767,33 @@ static void attn_desc_dims(cg_ctx *cx, const ir_graph *g, const attn_match *am, 
 }
 
 /* The chunks of keys of [attention.split_kv] for the region: the planner's splits
- * (TX_ATTN_SPLITS=N in the compiling process's environment, 1 <= N <= 64, replaces them for
- * benchmarks wherever the key split applies), 1 unless the batch elements (*nbatch) and the
- * query rows (*sq) are known at compile time. */
+ * (TX_ATTN_SPLITS=N in the compiling process's environment replaces it for the key split, 1..64),
+ * or 1. *nbatch and *sq: the batch elements and query rows when known at compile time (0 when
+ * not); *rt: with a size bound only at run time, the resident slots the planner's pick assumed
+ * (split_chunk; 0 when every size is known or the count is forced). */
 static int attn_splits(const ir_graph *g, unsigned region, const attn_match *am, int64_t *nbatch,
-                       int64_t *sq) {
+                       int64_t *sq, int64_t *rt) {
     const ir_region *rg = &g->regions[region];
-    const ir_node *m2 = nd(g, am->mm2);
+    const ir_node *m1 = nd(g, am->mm1), *m2 = nd(g, am->mm2);
     unsigned nb = m2->shape.rank - 2;
     int splits = rg->splits > 1 ? (int)rg->splits : 1;
+    bool forced = false;
     const char *v = getenv("TX_ATTN_SPLITS");
     if (v && rg->strategy == IR_RED_KSPLIT) {
         char *end;
         long n = strtol(v, &end, 10);
-        if (!*end && n >= 1 && n <= 64) splits = (int)n;
+        if (!*end && n >= 1 && n <= 64) splits = (int)n, forced = true;
     }
-    *nbatch = 1;
-    for (unsigned i = 0; i < nb; i++) {
+    *nbatch = 1, *rt = 0;
+    for (unsigned i = 0; i < nb && *nbatch; i++) {
         int64_t x = dim_bound(g, m2->shape.dim[i]);
-        if (x < 1 || !ir_mul_ok(*nbatch, x, nbatch)) return 1;
+        if (x < 1 || !ir_mul_ok(*nbatch, x, nbatch)) *nbatch = 0;
     }
     *sq = dim_bound(g, m2->shape.dim[nb]);
-    return *sq >= 1 ? splits : 1;
+    bool known = *nbatch > 0 && *sq > 0 && dim_bound(g, m1->shape.dim[nb + 1]) > 0;
+    if (!known && m2->shape.rank + 1 > IR_MAX_RANK) return 1; /* the scratch's shape */
+    if (!known && !forced) *rt = rg->split_slots;
+    return splits;
 }
 
 /* [attention.split_kv]'s combine kernel (the partials kernel ended; ptemp its scratch): per
@@ -2754,11 +2814,12 @@ static bool attn_emit_combine(attn_gen *a, const ir_graph *g, unsigned region, u
     cg_attn_desc *d = &a->d;
     attn_desc_dims(cx, g, a->am, d);
     snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "attn-split-kv-combine %d", a->splits);
-    int64_t dv = dim_bound(g, nd(g, a->am->mm2)->shape.dim[d->nb + 1]);
-    ir_poly_const(&cx->k->flops, 4LL * a->splits * nbatch * sq * (dv > 0 ? dv : 1));
+    const ir_shape *os = &nd(g, a->am->mm2)->shape;
+    ir_poly_numel(&cx->k->flops, os, 4.0 * a->splits);
     LLVMBuilderRef b = cx->b;
     unsigned thr = cx->gpu ? 128 : 1;
-    LLVMValueRef nb = cg_i64(cx, nbatch), w = LLVMBuildAdd(b, d->Dv, cg_i64(cx, 2), "");
+    LLVMValueRef nb = nbatch > 0 ? cg_i64(cx, nbatch) : cg_mm_batch_count(cx, d->nb, d->bdim);
+    LLVMValueRef w = LLVMBuildAdd(b, d->Dv, cg_i64(cx, 2), "");
     cg_loop bl, cl, sl;
     LLVMValueRef bz =
         cg_loop_begin(cx, &bl, cg_program_id(cx, 1), nb, cg_program_count(cx, 1), "bz");
@@ -2807,6 +2868,11 @@ static bool attn_emit_combine(attn_gen *a, const ir_graph *g, unsigned region, u
         return false;
     }
     ir_shape work[3] = {{.rank = 1, .dim = {sq}}, {.rank = 1, .dim = {nbatch}}, {.rank = 0}};
+    if (nbatch < 1 || sq < 1) { /* sizes bound at run time: the output's rows and batch dims */
+        work[0].dim[0] = os->dim[d->nb];
+        work[1].rank = (uint8_t)d->nb;
+        for (unsigned i = 0; i < d->nb; i++) work[1].dim[i] = os->dim[i];
+    }
     int64_t per[3] = {1, 1, 1}, cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, 1};
     unsigned block[3] = {thr, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, 0);
@@ -2825,13 +2891,21 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_attn_wg_view vw[3];
     cg_attn_wg_plan wp;
     bool wg = awg_eligible(cx, g, region, &am, vw, &wp);
-    int64_t nbatch = 0, sq = 0;
-    int splits = wg ? 1 : attn_splits(g, region, &am, &nbatch, &sq);
+    int64_t nbatch = 0, sq = 0, srt = 0;
+    int splits = wg ? 1 : attn_splits(g, region, &am, &nbatch, &sq, &srt);
     unsigned ptemp = 0;
-    if (splits >
-        1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows, Dv + 2] */
-        int64_t dv = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 1]);
+    if (splits > 1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows,
+                       * Dv + 2], or [chunks, batch dims..., rows, Dv + 2] with sizes bound at
+                       * run time (the same words) */
+        const ir_shape *os = &nd(g, am.mm2)->shape;
+        int64_t dv = dim_bound(g, os->dim[os->rank - 1]);
         ir_shape ps = {.rank = 2, .dim = {(int64_t)splits * nbatch * sq, dv + 2}};
+        if (nbatch < 1 || sq < 1) {
+            ps.rank = (uint8_t)(os->rank + 1);
+            ps.dim[0] = splits;
+            for (unsigned i = 0; i + 1 < os->rank; i++) ps.dim[i + 1] = os->dim[i];
+            ps.dim[os->rank] = dv + 2;
+        }
         if (dv < 1) {
             splits = 1;
         } else {
@@ -2850,7 +2924,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                   .am = &am,
                   .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
                   .ksplit = g->regions[region].strategy == IR_RED_KSPLIT,
-                  .splits = splits};
+                  .splits = splits,
+                  .split_rt = srt};
     a.gpack = pass_attention_gqa_pack(g, &g->regions[region], &a.gT);
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);

@@ -97,19 +97,41 @@ static bool const_mult8(LLVMValueRef v) {
     return v && LLVMIsAConstantInt(v) && LLVMConstIntGetSExtValue(v) % 8 == 0;
 }
 
+/* True when v is provably a multiple of 8: a constant one, or a product with such a factor, a
+ * shift left by 3 or more, a sum or difference of such values (a symbolic stride of a dense
+ * buffer whose inner extents hold a factor of 8, e.g. L x 128). depth bounds the walk. */
+static bool mult8(LLVMValueRef v, unsigned depth) {
+    if (!v || depth > 8) return false;
+    if (LLVMIsAConstantInt(v)) return const_mult8(v);
+    if (!LLVMIsAInstruction(v)) return false;
+    switch (LLVMGetInstructionOpcode(v)) {
+        case LLVMMul:
+            return mult8(LLVMGetOperand(v, 0), depth + 1) || mult8(LLVMGetOperand(v, 1), depth + 1);
+        case LLVMShl: {
+            LLVMValueRef k = LLVMGetOperand(v, 1);
+            return (LLVMIsAConstantInt(k) && LLVMConstIntGetZExtValue(k) >= 3) ||
+                   mult8(LLVMGetOperand(v, 0), depth + 1);
+        }
+        case LLVMAdd:
+        case LLVMSub:
+            return mult8(LLVMGetOperand(v, 0), depth + 1) && mult8(LLVMGetOperand(v, 1), depth + 1);
+        default: return false;
+    }
+}
+
 /* True when a tile can be copied in 16-byte vectors: raw 16-bit copy,
  * unit stride along the walked (fast) direction with a constant extent that
  * is a multiple of 8 (vectors are wholly in or out), every other stride a
- * constant multiple of 8 (16-byte aligned vectors: buffers are 16-byte
- * aligned), and a tile extent along it that is a multiple of 8. */
+ * provable multiple of 8 (mult8; 16-byte aligned vectors: buffers are
+ * 16-byte aligned), and a tile extent along it that is a multiple of 8. */
 static bool tile_vec_ok(const cg_mm_tile *t, bool rfast, bool raw) {
     const cg_mm_opnd *o = t->o;
     if (!raw || (rfast ? !o->unit_r : !o->unit_c)) return false;
     if (!const_mult8(rfast ? t->rlim : t->clim) || (rfast ? t->rows : t->cols) % 8 != 0)
         return false;
-    if (!const_mult8(rfast ? o->sc : o->sr)) return false;
+    if (!mult8(rfast ? o->sc : o->sr, 0)) return false;
     for (unsigned i = 0; i < t->nb; i++)
-        if (!const_mult8(o->sb[i])) return false;
+        if (!mult8(o->sb[i], 0)) return false;
     return true;
 }
 

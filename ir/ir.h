@@ -363,6 +363,10 @@ typedef struct ir_region {
                           the keys, each block's partial max, sum and O combined by a second
                           kernel ([attention.split_kv]); 0 or 1: every block holds whole columns
                           (all the keys) */
+    uint32_t split_slots; /* attention [attention.split_kv] with a size bound only at run time:
+                             the key split's blocks resident at once on the planner's GPU; the
+                             kernel uses min(splits, split_slots / its blocks, key tiles / 4)
+                             chunks, at least 1 (0: every size known, `splits` chunks) */
     ir_schedule sched; /* the kernel's schedule (see ir_schedule) */
 } ir_region;
 

@@ -31,8 +31,8 @@ static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
 /* The key-split kernel's block (codegen/attention.c attn_tc_block, ks mode): 128 threads, key
  * tiles of KS_BN keys through a ring of KS_STAGES cp.async stages; its shared memory: the Q tile
- * of 16 rows or the warps' combine (2048 + 512 per 8 value columns), whichever is larger, then
- * the stages of a K and a V tile (rows padded by 8 elements). */
+ * of 16 rows, then the stages of a K and a V tile (rows padded by 8 elements; the warps' combine,
+ * 2048 + 512 bytes per 8 value columns, reuses the ring after the last tile). */
 enum { KS_BN = 64, KS_STAGES = 3, KS_THREADS = 128, KS_MIN_TILES = 4, KS_MAX_SPLITS = 64 };
 /* The time one key-split block takes per 64-key tile of K and V, whatever else runs (it waits on
  * its own chain: copies, ldmatrix, mma, the softmax, one barrier a tile): measured on the H200
@@ -45,7 +45,7 @@ static int64_t ks_block_smem(int64_t d, int64_t dv) {
     int64_t dp = cdiv(d, 16) * 16, dvp = cdiv(dv, 16) * 16;
     int64_t stage = (int64_t)KS_BN * (dp + 8) * 2 + (int64_t)KS_BN * (dvp + 8) * 2;
     int64_t q = 16 * (dp + 8) * 2, comb = 2048 + dvp / 8 * 512;
-    return (q > comb ? q : comb) + stage * KS_STAGES;
+    return (stage * KS_STAGES >= comb || q > comb ? q : comb) + stage * KS_STAGES;
 }
 
 void pass_attention_split_price(const pass_gpu *gpu, int64_t nb, int64_t rows, int64_t sk,

@@ -243,6 +243,10 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
  * T query rows and each K/V tile is loaded once per group. TX_ATTN_GQA_PACK=0 in the compiling
  * process's environment turns it off (benchmarks). */
 int pass_attention_gqa_pack(const ir_graph *g, const ir_region *rg, int64_t *t);
+/* [attention.split_kv] with sizes bound at run time: the fewest key-split blocks the known sizes
+ * allow (the product of the output's batch dims known at compile time, symbols counted as 1,
+ * over a packed GQA group), from which the planner's chunks fill the region's split_slots. */
+int64_t pass_attention_split_base(const ir_graph *g, const ir_region *rg);
 /* The planner's rule attention.split_kv (split-KV across blocks, flash-decoding) for an
  * attention.ksplit region: the keys cut into `splits` chunks of `chunk` keys (a multiple of the
  * 64-key tile), one block per (batch element, chunk) writing its partial max, sum and unnormalised

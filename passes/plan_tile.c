@@ -524,25 +524,59 @@ int pass_attention_gqa_pack(const ir_graph *g, const ir_region *rg, int64_t *t) 
 
 static double io_bytes(const ir_graph *g, const pass_index *ix, uint32_t r);
 
+int64_t pass_attention_split_base(const ir_graph *g, const ir_region *rg) {
+    if (rg->anchor >= g->n) return 1;
+    const ir_node *m2 = &g->nodes[rg->anchor];
+    int64_t nb = 1, gt, gp = pass_attention_gqa_pack(g, rg, &gt);
+    for (unsigned i = 0; i + 2 < m2->shape.rank; i++) {
+        int64_t x = dim_value(g, m2->shape.dim[i]);
+        if (x > 1 && !ir_mul_ok(nb, x, &nb)) return 1;
+    }
+    if (gp > 1 && nb % gp == 0) nb /= gp;
+    return nb;
+}
+
+/* [attention.split_kv] with a size bound only at run time (batch dims or keys): the chunks that
+ * would fill the resident slots of the key split's blocks (the price's per-SM count) for the
+ * fewest batch blocks the known sizes allow (pass_attention_split_base: symbols counted as 1),
+ * at most KS_RT_SPLITS (the scratch holds that many partials per row whatever the batch); the
+ * kernel uses min(them, slots / its blocks, key tiles / 4) at run time (codegen split_chunk). */
+enum { KS_RT_SPLITS = 16 };
+static uint32_t att_splits_rt(const ir_graph *g, ir_region *rg, const pass_gpu *gpu,
+                              int64_t rows, int64_t d, int64_t dv, int e) {
+    int64_t base = pass_attention_split_base(g, rg), gt;
+    if (pass_attention_gqa_pack(g, rg, &gt) > 1) rows *= pass_attention_gqa_pack(g, rg, &gt);
+    pass_attn_split o;
+    pass_attention_split_price(gpu, base, rows, 1 << 20, d, dv, e, 1.0, 1, &o);
+    int64_t slots = (int64_t)gpu->sms * o.per_sm, s = slots / (base > 0 ? base : 1);
+    if (s < 2) return 1;
+    rg->split_slots = (uint32_t)slots;
+    return (uint32_t)(s > KS_RT_SPLITS ? KS_RT_SPLITS : s);
+}
+
 /* [attention.split_kv] for an attention.ksplit region r: the chunks of the keys the model's price
  * picks (pass_attention_split_pick) from the shape: batch elements x query rows against the SMs
  * and the key length; 1 (not split) when a size is unknown or there is no GPU table. */
-static uint32_t att_splits(const ir_graph *g, const pass_index *ix, uint32_t r,
-                           const pass_gpu *gpu) {
-    const ir_region *rg = &g->regions[r];
+static uint32_t att_splits(ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu) {
+    ir_region *rg = &g->regions[r];
+    rg->split_slots = 0;
     const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
     const ir_node *q = &g->nodes[ir_in(g, m1, 0)];
     int64_t nb = 1;
+    bool known = true;
     for (unsigned i = 0; i + 2 < m2->shape.rank; i++) {
         int64_t x = dim_value(g, m2->shape.dim[i]);
-        if (x < 1 || !ir_mul_ok(nb, x, &nb)) return 1;
+        if (x < 1) known = false;
+        if (x >= 1 && !ir_mul_ok(nb, x, &nb)) return 1;
     }
     int64_t rows = dim_value(g, m2->shape.dim[m2->shape.rank - 2]),
             sk = dim_value(g, m1->shape.dim[m1->shape.rank - 1]),
             d = dim_value(g, q->shape.dim[q->shape.rank - 1]),
             dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
+    if (!gpu || rows < 1 || d < 1 || dv < 1) return 1;
+    if (!known || sk < 1) return att_splits_rt(g, rg, gpu, rows, d, dv, ir_dtype_size((ir_dtype)q->dtype));
     double bytes = io_bytes(g, ix, r);
-    if (!gpu || bytes <= 0) return 1;
+    if (bytes <= 0) return 1;
     int64_t gt, gp = pass_attention_gqa_pack(g, rg, &gt);
     if (gp > 1) nb /= gp, rows *= gp; /* [attention.gqa_pack]: a group's heads per block */
     pass_attn_split o;
@@ -564,6 +598,7 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                        &st); /* the planner formed the region only if it fits */
     int64_t sk = m1->shape.dim[m1->shape.rank - 1];
     rg->strategy = pass_attention_ksplit(g, r) ? IR_RED_KSPLIT : IR_RED_ONLINE;
+    rg->split_slots = 0;
     rg->splits = rg->strategy == IR_RED_KSPLIT ? att_splits(g, ix, r, gpu) : 0;
     if (rg->splits == 1) rg->splits = 0;
     rg->passes = 1;
