@@ -29,7 +29,7 @@ STEPS=${STEPS:-verify,b8,anchors,rows,sym,ncu}
 attn_setup decode_ab decode-ab-out 58 5
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
-VARIANTS=${VARIANTS:-"- TX_ATTN_KS_L2=0 TX_ATTN_KS_EVICT=1 TX_ATTN_KS_L2=256 TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
+VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BULK=0 TX_ATTN_KS_STAGES=2 TX_ATTN_KS_BLOCKS=3,TX_ATTN_KS_STAGES=2,TX_ATTN_SPLITS=3 TX_ATTN_KS_BULK=0,TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
 dimval() { echo "$*" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 # lengths B L FILE [full]: every length L (full), else 1, L, 0, then scattered ones
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }
@@ -48,9 +48,9 @@ verify() { # NAME FILE ARGS...: txc bench on the GPU, checked against the refere
   fi
   cat "$W/v.txt" >>"$LOG"
 }
-tx_time() { # SHAPE ENV FILE ARGS...: tx_SHAPE_TAG.json
+tx_time() { # SHAPE ENV FILE ARGS...: tx_SHAPE_TAG.json (TAG: the variant; $TAG when set)
   local shape=$1 env=${2//,/ } tag=${2//[=,]/_} f=$3; shift 3
-  [ "$env" = - ] && env="" && tag=planner
+  [ "$env" = - ] && env="" && tag=${TAG:-planner}
   if [ "$(left)" -lt 6 ]; then log "skipped $shape $tag: $(left) s left"; return; fi
   # shellcheck disable=SC2086
   if env $env timeout $(( $(left) - 3 )) "$TXC" bench "$f" --device=gpu --iters 20 --timing-budget=1 --json "$@" >"$OUT/tx_${shape}_$tag.json" 2>>"$LOG"; then
@@ -84,7 +84,7 @@ if has rows; then
 fi
 if has sym; then
   mkdir -p "$W/y" && inputs 1 32 32 1 8192 "$W/y" full &&
-    tx_time b1h32l8k sym "$DEC" --input "q=$W/y/q.npy" --input "k=$W/y/k.npy" --input "v=$W/y/v.npy" --input "len=$W/y/len.npy" -D T=1
+    TAG=sizes_from_inputs tx_time b1h32l8k - "$DEC" --input "q=$W/y/q.npy" --input "k=$W/y/k.npy" --input "v=$W/y/v.npy" --input "len=$W/y/len.npy" -D T=1
 fi
 if has ncu 14 && command -v ncu >/dev/null; then
   lens 8 32768 "$W/full.npy" full

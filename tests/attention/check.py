@@ -150,6 +150,9 @@ for b, t, l in ((3, 2, 1000), (1, 1, 20000), (2, 1, 65), (2, 3, 300), (1, 4, 129
 # Shapes whose few batch elements leave most SMs idle: the planner must split the keys.
 MUST_SPLIT = {"decode B=3 H=2 T=3 L=4000", "decode B=6 H=1 T=16 L=2048", "decode B=3 H=1 T=1 L=32773",
               "decode f16 B=3 H=2 T=4 L=1500", "decode_gqa B=1 T=1 L=20000"}
+# Also run with only T bound at compile time (B, H, L from the inputs: split-KV whose chunks in
+# use are chosen at run time, `split-kv N rt`), every MUST_SPLIT shape and a cache of length 1.
+SYMBOLIC = MUST_SPLIT | {"decode B=4 H=2 T=1 L=1", "decode_gqa B=3 T=2 L=1000"}
 
 
 def compare(got, want):
@@ -197,7 +200,7 @@ def main():
     with tempfile.TemporaryDirectory() as work:
         for label, prog, dims, make in CASES:
             path = program(root, work, prog)
-            devs = [("cpu", {}), ("ref", {})]
+            devs = [("cpu", {}, dims), ("ref", {}, dims)]
             if prog.startswith("decode"):
                 # the planner's split, then 3 chunks whatever the shape (empty chunks included)
                 n = split_kv(txc, path, dims)
@@ -205,24 +208,31 @@ def main():
                     print(f"FAIL {label}: the planner did not split the keys ([attention.split_kv])")
                     fails += 1
                 label += f" (split-kv {n})"
-                devs.append(("cpu", {"TX_ATTN_SPLITS": "3"}))
+                devs.append(("cpu", {"TX_ATTN_SPLITS": "3"}, dims))
+                if label.split(" (")[0] in SYMBOLIC:
+                    sym = {"T": dims["T"]}
+                    n = split_kv(txc, path, sym)
+                    if n < 2:
+                        print(f"FAIL {label}: not split with sizes from the inputs ([attention.split_kv])")
+                        fails += 1
+                    devs.append(("cpu", {}, sym))
             inputs, want = make()
-            args = []
+            inp = []
             for n, arr in inputs.items():
                 p = os.path.join(work, n + ".npy")
                 a = arr if arr.dtype in (np.bool_, np.int32) else arr.astype(
                     np.float16 if prog.endswith(":f16") else np.float32)
                 np.save(p, a)
-                args += ["--input", f"{n}={p}"]
-            for d, val in dims.items():
-                args += ["-D", f"{d}={val}"]
-            for dev, env in devs:
+                inp += ["--input", f"{n}={p}"]
+            for dev, env, ds in devs:
+                args = inp + [x for d, val in ds.items() for x in ("-D", f"{d}={val}")]
                 od = os.path.join(work, "out")
                 r = subprocess.run([txc, "run", path, "--device=" + dev, "--output-dir", od] + args,
                                    capture_output=True, text=True, timeout=300,
                                    env=dict(os.environ, **env))
                 msg = r.stderr.strip() if r.returncode else compare(np.load(os.path.join(od, "out0.npy")), want)
-                tag = "".join(f" {k}={v}" for k, v in env.items())
+                tag = "".join(f" {k}={v}" for k, v in env.items()) + (
+                    " (sizes from the inputs)" if ds is not dims else "")
                 print(("FAIL " if msg else "ok   ") + f"{label} --device={dev}{tag}" + (": " + msg if msg else ""))
                 fails += bool(msg)
                 runs += 1

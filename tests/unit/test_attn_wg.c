@@ -939,6 +939,149 @@ static void test_decode_split(void **state) {
     cg_program_free(p);
 }
 
+/* Occurrences of needle in hay. */
+static unsigned count_of(const char *hay, const char *needle) {
+    unsigned n = 0;
+    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
+    return n;
+}
+
+/* The key split's copies. By default bulk copies (ks_bulk_kv: one a K or V row a thread,
+ * completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches, ragged
+ * ones and a symbolic length (its strides are provable multiples of 8). With TX_ATTN_KS_BULK=0
+ * cp.async (ks_tile_async): a cache of whole key tiles takes the plain 16-byte copy with the L2
+ * prefetch (no src-size operand: every vector is inside), a cache whose last tile crosses its
+ * end also the zero-filling form for that tile. Registers within 255, no spills;
+ * TX_ATTN_KS_BLOCKS=3 with two stages: 3 blocks' shared memory, registers for 3 an SM. */
+static void test_decode_copy(void **state) {
+    (void)state;
+    static const char *dec =
+        "fn f(q: bf16[B, H, T, 128], k: bf16[B, H, L, 128], v: bf16[B, H, L, 128], len: i32[B]) "
+        "-> bf16[B, H, T, 128] {\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1))\n"
+        "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    struct {
+        int64_t l; /* 0: symbolic */
+        bool ragged;
+        const char *blocks;
+    } cases[] = {{32768, false, NULL}, {32773, true, NULL}, {0, true, NULL}, {32768, false, "3"}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
+        cg_program *p = tk_compile_src(dec, CG_SM90A, defs, cases[i].l ? 4 : 3, NULL);
+        const cg_kernel *k = tk_region_kernel(p);
+        assert_non_null(strstr(k->tmpl, " s3 bulk"));
+        size_t len;
+        const char *ptx = cg_program_ptx(p, &len);
+        assert_non_null(
+            strstr(ptx, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"));
+        assert_non_null(strstr(ptx, "mbarrier.try_wait.parity"));
+        assert_non_null(strstr(ptx, "fence.proxy.async.shared::cta"));
+        assert_null(strstr(ptx, "cp.async.cg"));
+        tk_ptxas_stats st;
+        if (tk_ptxas_stats_of(ptx, len, "sm_90a", &st) == 0) {
+            assert_true(st.regs > 0 && st.regs <= 255);
+            assert_true(st.spill <= 0);
+        }
+        cg_program_free(p);
+    }
+    setenv("TX_ATTN_KS_BULK", "0", 1);
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
+        if (cases[i].blocks) setenv("TX_ATTN_KS_BLOCKS", cases[i].blocks, 1), setenv("TX_ATTN_KS_STAGES", "2", 1);
+        cg_program *p = tk_compile_src(dec, CG_SM90A, defs, cases[i].l ? 4 : 3, NULL);
+        unsetenv("TX_ATTN_KS_BLOCKS");
+        unsetenv("TX_ATTN_KS_STAGES");
+        const cg_kernel *k = tk_region_kernel(p);
+        assert_non_null(strstr(k->tmpl, cases[i].blocks ? " s2 l2p128 b3" : " s3 l2p128"));
+        size_t len;
+        const char *ptx = cg_program_ptx(p, &len);
+        /* a K and a V tile of 64 x 128: 16 + 16 vectors a thread, whole */
+        assert_true(count_of(ptx, "cp.async.cg.shared.global.L2::128B") >= 32);
+        const char *w = strstr(ptx, "cp.async.cg.shared.global.L2::128B");
+        assert_non_null(w);
+        bool whole = false, zfill = false;
+        for (; w; w = strstr(w + 1, "cp.async.cg.shared.global.L2::128B")) {
+            const char *e = strchr(w, ';');
+            unsigned commas = 0;
+            for (const char *c = w; c < e; c++) commas += *c == ',';
+            whole |= commas == 2, zfill |= commas == 3;
+        }
+        assert_true(whole);
+        assert_int_equal(zfill, cases[i].ragged);
+        if (cases[i].blocks) {
+            assert_non_null(strstr(ptx, ".minnctapersm 3"));
+            assert_true(3 * (k->smem_bytes + 4352 + 1024) <= 233472);
+        }
+        tk_ptxas_stats st;
+        if (tk_ptxas_stats_of(ptx, len, "sm_90a", &st) == 0) {
+            assert_true(st.regs > 0 && st.regs <= (cases[i].blocks ? 168 : 255));
+            assert_true(st.spill <= 0);
+        }
+        cg_program_free(p);
+    }
+    unsetenv("TX_ATTN_KS_BULK");
+}
+
+/* [attention.split_kv] with sizes bound at run time (only T known at compile time, or T and H):
+ * the planner records the resident slots (split_slots) and the chunks that fill them for the
+ * fewest blocks the known sizes allow (at most 16), the partials kernel names them `split-kv N
+ * rt`, the scratch is [N, B, H, T, Dv + 2] over the output's symbolic dims, the combine's grid
+ * covers the batch dims; with every size known nothing of this (split_slots 0). */
+static void test_decode_split_rt(void **state) {
+    (void)state;
+    static const char *dec =
+        "fn f(q: bf16[B, H, T, 128], k: bf16[B, H, L, 128], v: bf16[B, H, L, 128], len: i32[B]) "
+        "-> bf16[B, H, T, 128] {\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1))\n"
+        "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    struct {
+        unsigned ndefs;
+        int target;
+        unsigned splits; /* expected chunks */
+    } cases[] = {{1, CG_SM90A, 16}, {2, CG_SM90A, 8}, {1, CG_HOST, 16}, {2, CG_SM80, 8}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_define defs[2] = {{"T", 2}, {"H", 32}};
+        ir_graph *g;
+        cg_program *p = tk_compile_src(dec, (cg_target)cases[i].target, defs, cases[i].ndefs, &g);
+        const cg_kernel *k = tk_region_kernel(p);
+        const ir_region *rg = &g->regions[k->region];
+        assert_int_equal(rg->splits, cases[i].splits);
+        assert_true(rg->split_slots >= 132 * 2 && rg->split_slots % 132 == 0);
+        char want[48];
+        snprintf(want, sizeof want, "split-kv %u rt", rg->splits);
+        if (cases[i].target != CG_HOST) assert_non_null(strstr(k->tmpl, want));
+        const cg_temp *tp = cg_program_temp(p, cg_program_ntemps(p) - 1);
+        assert_int_equal(tp->shape.rank, 5);
+        assert_int_equal(tp->shape.dim[0], (int64_t)rg->splits);
+        assert_true(IR_DIM_IS_SYM(tp->shape.dim[1]));
+        assert_int_equal(tp->shape.dim[3], 2);
+        assert_int_equal(tp->shape.dim[4], 130);
+        assert_int_equal(IR_DIM_IS_SYM(tp->shape.dim[2]), cases[i].ndefs == 1);
+        const cg_kernel *c = cg_program_kernel(p, 1);
+        assert_non_null(strstr(c->name, "_comb"));
+        assert_int_equal(c->work[1].rank, 2);
+        if (cases[i].target != CG_HOST) {
+            size_t len;
+            const char *ptx = cg_program_ptx(p, &len);
+            int rc = tk_ptxas(ptx, len, cases[i].target == CG_SM80 ? "sm_80" : "sm_90a", NULL);
+            assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+        }
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+    fe_define all[4] = {{"T", 2}, {"H", 32}, {"B", 1}, {"L", 32768}};
+    ir_graph *g;
+    cg_program *p = tk_compile_src(dec, CG_SM90A, all, 4, &g);
+    const ir_region *rg = &g->regions[tk_region_kernel(p)->region];
+    assert_true(rg->splits > 1);
+    assert_int_equal(rg->split_slots, 0);
+    assert_null(strstr(tk_region_kernel(p)->tmpl, " rt"));
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
 /* Per-CTA causal work (query tile qt costs qt + 1 key tiles) of the persistent loop's static
  * assignment (CTA c takes c, c + ncta, ...) in the plain or the paired order: max over mean.
  * Checks on the way that every (batch, query tile) comes exactly once. */
@@ -1200,6 +1343,8 @@ int main(void) {
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_decode_ksplit),
         cmocka_unit_test(test_decode_split),
+        cmocka_unit_test(test_decode_copy),
+        cmocka_unit_test(test_decode_split_rt),
         cmocka_unit_test(test_decode_gqa_pack),
         cmocka_unit_test(test_padded_d),
         cmocka_unit_test(test_tile_order),
