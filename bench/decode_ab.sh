@@ -29,7 +29,7 @@ STEPS=${STEPS:-verify,b8,anchors,rows,sym,ncu}
 attn_setup decode_ab decode-ab-out 58 5
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
-VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BULK=0 TX_ATTN_KS_STAGES=2 TX_ATTN_KS_BLOCKS=3,TX_ATTN_KS_STAGES=2,TX_ATTN_SPLITS=3 TX_ATTN_KS_BULK=0,TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
+VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BULK=1 TX_ATTN_KS_BULK=1,TX_ATTN_KS_STAGES=2 TX_ATTN_KS_L2=0 TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
 dimval() { echo "$*" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 # lengths B L FILE [full]: every length L (full), else 1, L, 0, then scattered ones
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }
@@ -42,7 +42,8 @@ ok_run() { ! grep -qi "mismatch\|not verified\|FAIL" "$1"; }
 verify() { # NAME FILE ARGS...: txc bench on the GPU, checked against the reference
   local name=$1 f=$2; shift 2
   if timeout 25 "$TXC" bench "$f" --device=gpu --iters 2 "$@" >"$W/v.txt" 2>&1 && ok_run "$W/v.txt"; then
-    log "ok    verify $name [$("$TXC" "$f" "$@" --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'split-kv [0-9]*\( rt\)\?' | head -1)]"
+    # shellcheck disable=SC2046
+    log "ok    verify $name [$("$TXC" "$f" $(echo "$*" | grep -o -- '-D [A-Z]*=[0-9]*' | tr '\n' ' ') --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'template.*' | head -1)]"
   else
     fail=1; log "FAIL  verify $name: $(tail -c 300 "$W/v.txt" | tr '\n' ' ')"
   fi

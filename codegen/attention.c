@@ -641,9 +641,9 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     LLVMValueRef gc = LLVMBuildAdd(b, t->c0, rf ? s64 : f64, "");
     /* the fast-axis bound: a constant true when the tile's fast extent lies inside it */
     LLVMValueRef fo = rf ? t->r0 : t->c0, flim = rf ? t->rlim : t->clim;
-    bool fall = LLVMIsAConstantInt(fo) && LLVMIsAConstantInt(flim) &&
-                LLVMConstIntGetSExtValue(fo) + (rf ? t->rows : t->cols) <=
-                    LLVMConstIntGetSExtValue(flim);
+    bool fall =
+        LLVMIsAConstantInt(fo) && LLVMIsAConstantInt(flim) &&
+        LLVMConstIntGetSExtValue(fo) + (rf ? t->rows : t->cols) <= LLVMConstIntGetSExtValue(flim);
     LLVMValueRef fin = fall ? LLVMConstInt(LLVMInt1TypeInContext(cx->llctx), 1, 0)
                             : LLVMBuildICmp(b, LLVMIntSLT, rf ? gr : gc, flim, "");
     LLVMValueRef sl = rf ? gc : gr, slim = rf ? t->clim : t->rlim;
@@ -667,8 +667,8 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
              pol ? ".L2::cache_hint" : "", pf, whole ? "" : ", $2",
              pol ? (whole ? ", $2" : ", $3") : "");
     for (int64_t i = 0; i < nper; i++) {
-        LLVMValueRef gi = LLVMBuildGEP2(b, cx->i16, g0, (LLVMValueRef[]){cg_i64(cx, i * gstep)},
-                                        1, "");
+        LLVMValueRef gi =
+            LLVMBuildGEP2(b, cx->i16, g0, (LLVMValueRef[]){cg_i64(cx, i * gstep)}, 1, "");
         LLVMValueRef si = LLVMBuildGEP2(
             b, cx->i16, s0, (LLVMValueRef[]){cg_i32(cx, (int)(i * lines * ps_slow))}, 1, "");
         LLVMValueRef in = fin;
@@ -694,15 +694,16 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     }
 }
 
-/* TX_ATTN_KS_BULK=0|1 in the compiling process's environment (benchmarks; default 1, template
- * ` bulk`): the key split's K and V tiles by bulk copies completing on an mbarrier per stage
- * (ks_bulk_kv) where ks_bulk_ok allows, else cp.async. */
+/* TX_ATTN_KS_BULK=1 in the compiling process's environment (benchmarks; default 0 until it is
+ * measured and verified on the GPU; template ` bulk`): the key split's K and V tiles by bulk
+ * copies completing on an mbarrier per stage (ks_bulk_kv) where ks_bulk_ok allows, else
+ * cp.async. */
 static bool ks_bulk_ok(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
                        const cg_mm_tile *tv, bool vjd, int64_t bn, unsigned nthreads) {
-    return (cx->target == CG_SM90 || cx->target == CG_SM90A) && attn_knob("TX_ATTN_KS_BULK", true) &&
-           vjd && tk->o->unit_r && !tk->o->load && !tv->o->load && d->dmax % 8 == 0 &&
-           d->dvmax % 8 == 0 && (int64_t)nthreads == 2 * bn && LLVMIsAConstantInt(d->D) &&
-           LLVMIsAConstantInt(d->Dv);
+    return (cx->target == CG_SM90 || cx->target == CG_SM90A) &&
+           attn_knob("TX_ATTN_KS_BULK", false) && vjd && tk->o->unit_r && !tk->o->load &&
+           !tv->o->load && d->dmax % 8 == 0 && d->dvmax % 8 == 0 && (int64_t)nthreads == 2 * bn &&
+           LLVMIsAConstantInt(d->D) && LLVMIsAConstantInt(d->Dv);
 }
 
 /* The i32 shared-window address of shared pointer p. */
@@ -719,18 +720,20 @@ static void ks_bulk_init(cg_ctx *cx, LLVMValueRef ring, int64_t bytes, LLVMValue
     LLVMBuilderRef b = cx->b;
     LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), ""));
     for (int s = 0; s < nst; s++) {
-        LLVMValueRef ia[2] = {LLVMBuildIntToPtr(b, LLVMBuildAdd(b, bars, cg_i32(cx, s * 8), ""),
-                                                cx->sptr, ""),
-                              cg_i32(cx, 1)};
+        LLVMValueRef ia[2] = {
+            LLVMBuildIntToPtr(b, LLVMBuildAdd(b, bars, cg_i32(cx, s * 8), ""), cx->sptr, ""),
+            cg_i32(cx, 1)};
         cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
     }
     cg_wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
     cg_if_end(cx, c);
     LLVMTypeRef v4 = LLVMVectorType(cx->i32, 4);
     cg_loop zl;
-    LLVMValueRef o = cg_loop_begin(cx, &zl, LLVMBuildMul(b, LLVMBuildZExt(b, tid, cx->i64, ""), cg_i64(cx, 16), ""),
-                                   cg_i64(cx, bytes), cg_i64(cx, 16 * (int64_t)nthreads), "zero");
-    LLVMValueRef st = LLVMBuildStore(b, LLVMConstNull(v4), LLVMBuildGEP2(b, cx->i8, ring, &o, 1, ""));
+    LLVMValueRef o = cg_loop_begin(
+        cx, &zl, LLVMBuildMul(b, LLVMBuildZExt(b, tid, cx->i64, ""), cg_i64(cx, 16), ""),
+        cg_i64(cx, bytes), cg_i64(cx, 16 * (int64_t)nthreads), "zero");
+    LLVMValueRef st =
+        LLVMBuildStore(b, LLVMConstNull(v4), LLVMBuildGEP2(b, cx->i8, ring, &o, 1, ""));
     LLVMSetAlignment(st, 16);
     cg_loop_end(cx, &zl);
     /* the zeroes (generic proxy) before the bulk copies (async proxy) into the same bytes */
@@ -757,24 +760,26 @@ static void ks_bulk_kv(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
     LLVMValueRef kc = LLVMBuildSelect(b, valid, key, cg_i64(cx, 0), ""), z = cg_i64(cx, 0);
     LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
     LLVMValueRef kbase = tk->o->ptr, vbase = tv->o->ptr;
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(kbase)) != 1) kbase = LLVMBuildAddrSpaceCast(b, kbase, gp, "");
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(vbase)) != 1) vbase = LLVMBuildAddrSpaceCast(b, vbase, gp, "");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(kbase)) != 1)
+        kbase = LLVMBuildAddrSpaceCast(b, kbase, gp, "");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(vbase)) != 1)
+        vbase = LLVMBuildAddrSpaceCast(b, vbase, gp, "");
     LLVMValueRef ok = cg_mm_offset(cx, tk->o, tk->nb, tk->bidx, z, kc);
     LLVMValueRef ov = cg_mm_offset(cx, tv->o, tv->nb, tv->bidx, kc, z);
     LLVMValueRef src = LLVMBuildSelect(b, isv, LLVMBuildGEP2(b, cx->i16, vbase, &ov, 1, ""),
                                        LLVMBuildGEP2(b, cx->i16, kbase, &ok, 1, ""), "");
-    LLVMValueRef dk = LLVMBuildGEP2(b, cx->i8, tk->smem,
-                                    (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pk), "")}, 1, "");
-    LLVMValueRef dv = LLVMBuildGEP2(b, cx->i8, tv->smem,
-                                    (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pv), "")}, 1, "");
+    LLVMValueRef dk = LLVMBuildGEP2(
+        b, cx->i8, tk->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pk), "")}, 1, "");
+    LLVMValueRef dv = LLVMBuildGEP2(
+        b, cx->i8, tv->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pv), "")}, 1, "");
     LLVMValueRef dst = LLVMBuildSelect(b, isv, ks_saddr(cx, dv), ks_saddr(cx, dk), "");
     LLVMValueRef size = LLVMBuildSelect(b, isv, cg_i32(cx, (int)vr), cg_i32(cx, (int)kr), "");
     LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), ""));
     LLVMValueRef n = imax(cx, imin(cx, LLVMBuildSub(b, d->Sk, j, ""), cg_i64(cx, bn)), z);
-    LLVMValueRef ea[2] = {bar, LLVMBuildTrunc(b, LLVMBuildMul(b, n, cg_i64(cx, kr + vr), ""),
-                                              cx->i32, "")};
-    cg_wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;",
-              "r,r,~{memory}", ea, 2);
+    LLVMValueRef ea[2] = {
+        bar, LLVMBuildTrunc(b, LLVMBuildMul(b, n, cg_i64(cx, kr + vr), ""), cx->i32, "")};
+    cg_wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
+              ea, 2);
     cg_if_end(cx, c);
     c = cg_if_begin(cx, valid);
     LLVMValueRef ca[4] = {dst, src, size, bar};
@@ -805,7 +810,8 @@ static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef 
         ks_tile_async(cx, tv, tid, nthreads, false, l2, pol);
         return;
     }
-    LLVMValueRef full = LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, j, cg_i64(cx, bn), ""), sk, "");
+    LLVMValueRef full =
+        LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, j, cg_i64(cx, bn), ""), sk, "");
     LLVMBasicBlockRef c = cg_if_begin(cx, full);
     ks_tile_async(cx, tk, tid, nthreads, false, l2, pol);
     ks_tile_async(cx, tv, tid, nthreads, false, l2, pol);
@@ -898,10 +904,11 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     }
     /* TX_ATTN_KS_EVICT=1 (benchmarks; template ` ef`): K and V read with an L2 evict-first
      * policy (each byte is read once) */
-    LLVMValueRef pol = ks && async && attn_knob("TX_ATTN_KS_EVICT", false)
-                           ? cg_wg_asm(cx, cx->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;",
-                                       "=l", NULL, 0)
-                           : NULL;
+    LLVMValueRef pol =
+        ks && async && attn_knob("TX_ATTN_KS_EVICT", false)
+            ? cg_wg_asm(cx, cx->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
+                        NULL, 0)
+            : NULL;
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
     LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
@@ -1012,24 +1019,24 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         if (bulk) {
             LLVMValueRef ph = LLVMBuildLoad2(b, cx->i32, phase, "phase");
             cg_wg_wait(cx,
-                       LLVMBuildAdd(b, bars,
-                                    LLVMBuildMul(b, LLVMBuildTrunc(b, cur, cx->i32, ""),
-                                                 cg_i32(cx, 8), ""),
-                                    ""),
+                       LLVMBuildAdd(
+                           b, bars,
+                           LLVMBuildMul(b, LLVMBuildTrunc(b, cur, cx->i32, ""), cg_i32(cx, 8), ""),
+                           ""),
                        ph);
             LLVMBuildStore(b, LLVMBuildXor(b, ph, LLVMBuildZExt(b, last, cx->i32, ""), ""), phase);
         } else {
             cg_cp_async_wait(cx, nst - 2);
         }
         cg_barrier(cx);
-        LLVMValueRef nxt = LLVMBuildSelect(b, last, cg_i64(cx, 0),
-                                           LLVMBuildAdd(b, cur, cg_i64(cx, 1), ""), "");
+        LLVMValueRef nxt =
+            LLVMBuildSelect(b, last, cg_i64(cx, 0), LLVMBuildAdd(b, cur, cg_i64(cx, 1), ""), "");
         LLVMBuildStore(b, nxt, slot);
         LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, (nst - 1) * BN), "");
         /* tile jt + nst - 1 takes slot jt - 1 mod nst */
-        LLVMValueRef prev = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, 0), ""),
-                                            cg_i64(cx, nst - 1),
-                                            LLVMBuildSub(b, cur, cg_i64(cx, 1), ""), "");
+        LLVMValueRef prev =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, 0), ""),
+                            cg_i64(cx, nst - 1), LLVMBuildSub(b, cur, cg_i64(cx, 1), ""), "");
         LLVMValueRef ns = LLVMBuildMul(b, prev, cg_i64(cx, stage), "");
         LLVMValueRef cs = LLVMBuildMul(b, cur, cg_i64(cx, stage), "");
         LLVMTypeRef i8t = cx->i8;
@@ -1040,10 +1047,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
         if (bulk) {
             ks_bulk_kv(cx, d, &tk, &tv, nj, BN, PK * 2, PV * 2, tid,
-                       LLVMBuildAdd(b, bars,
-                                    LLVMBuildMul(b, LLVMBuildTrunc(b, prev, cx->i32, ""),
-                                                 cg_i32(cx, 8), ""),
-                                    ""));
+                       LLVMBuildAdd(
+                           b, bars,
+                           LLVMBuildMul(b, LLVMBuildTrunc(b, prev, cx->i32, ""), cg_i32(cx, 8), ""),
+                           ""));
         } else if (ks) {
             ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2, pol);
         } else {
@@ -2769,7 +2776,8 @@ static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_
     cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
     LLVMBuilderRef b = cx->b;
-    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
+    LLVMValueRef nk =
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
     LLVMValueRef use = cg_i64(cx, a->splits);
     if (a->split_rt > 0) {
         LLVMValueRef nq =
@@ -2778,8 +2786,8 @@ static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_
         use = imin(cx, use, LLVMBuildUDiv(b, cg_i64(cx, a->split_rt), blocks, ""));
         use = imax(cx, imin(cx, use, LLVMBuildUDiv(b, nk, cg_i64(cx, 4), "")), cg_i64(cx, 1));
     }
-    LLVMValueRef per = LLVMBuildUDiv(
-        b, LLVMBuildAdd(b, nk, LLVMBuildSub(b, use, cg_i64(cx, 1), ""), ""), use, "");
+    LLVMValueRef per =
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, nk, LLVMBuildSub(b, use, cg_i64(cx, 1), ""), ""), use, "");
     LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
     a->kc0 = LLVMBuildMul(b, z, chunk, "kc0");
     a->kc1 = imin(cx, LLVMBuildAdd(b, a->kc0, chunk, ""), d->Sk);

@@ -355,18 +355,18 @@ typedef struct ir_region {
     /* Attention pattern (the planner's match, read by codegen and reports;
        IR_NONE for other kinds): softmax(scores) @ v with scores = F(mm1),
        F any elementwise graph of mm1 and of values broadcast over it. */
-    uint32_t mm1;      /* the first product, q @ kT */
-    uint32_t scores;   /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
-    uint32_t splits;   /* reduction, column mode: chunks of the reduced axis, each reduced by its
-                          own blocks into partials that a second kernel combines
-                          ([reduction.column_blocks]); attention (strategy ksplit): chunks of
-                          the keys, each block's partial max, sum and O combined by a second
-                          kernel ([attention.split_kv]); 0 or 1: every block holds whole columns
-                          (all the keys) */
-    uint32_t split_slots; /* attention [attention.split_kv] with a size bound only at run time:
-                             the key split's blocks resident at once on the planner's GPU; the
-                             kernel uses min(splits, split_slots / its blocks, key tiles / 4)
-                             chunks, at least 1 (0: every size known, `splits` chunks) */
+    uint32_t mm1;    /* the first product, q @ kT */
+    uint32_t scores; /* the softmax input F(mm1) (== mm1 when F is empty); same shape as mm1 */
+    uint32_t splits; /* reduction, column mode: chunks of the reduced axis, each reduced by its
+                        own blocks into partials that a second kernel combines
+                        ([reduction.column_blocks]); attention (strategy ksplit): chunks of
+                        the keys, each block's partial max, sum and O combined by a second
+                        kernel ([attention.split_kv]); 0 or 1: every block holds whole columns
+                        (all the keys) */
+    /* attention [attention.split_kv] with a size bound only at run time: the key split's blocks
+       resident at once on the planner's GPU; the kernel uses min(splits, split_slots / its
+       blocks, key tiles / 4) chunks, at least 1 (0: every size known, `splits` chunks) */
+    uint32_t split_slots;
     ir_schedule sched; /* the kernel's schedule (see ir_schedule) */
 } ir_region;
 

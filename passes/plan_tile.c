@@ -542,8 +542,8 @@ int64_t pass_attention_split_base(const ir_graph *g, const ir_region *rg) {
  * at most KS_RT_SPLITS (the scratch holds that many partials per row whatever the batch); the
  * kernel uses min(them, slots / its blocks, key tiles / 4) at run time (codegen split_chunk). */
 enum { KS_RT_SPLITS = 16 };
-static uint32_t att_splits_rt(const ir_graph *g, ir_region *rg, const pass_gpu *gpu,
-                              int64_t rows, int64_t d, int64_t dv, int e) {
+static uint32_t att_splits_rt(const ir_graph *g, ir_region *rg, const pass_gpu *gpu, int64_t rows,
+                              int64_t d, int64_t dv, int e) {
     int64_t base = pass_attention_split_base(g, rg), gt;
     if (pass_attention_gqa_pack(g, rg, &gt) > 1) rows *= pass_attention_gqa_pack(g, rg, &gt);
     pass_attn_split o;
@@ -574,7 +574,8 @@ static uint32_t att_splits(ir_graph *g, const pass_index *ix, uint32_t r, const 
             d = dim_value(g, q->shape.dim[q->shape.rank - 1]),
             dv = dim_value(g, m2->shape.dim[m2->shape.rank - 1]);
     if (!gpu || rows < 1 || d < 1 || dv < 1) return 1;
-    if (!known || sk < 1) return att_splits_rt(g, rg, gpu, rows, d, dv, ir_dtype_size((ir_dtype)q->dtype));
+    if (!known || sk < 1)
+        return att_splits_rt(g, rg, gpu, rows, d, dv, ir_dtype_size((ir_dtype)q->dtype));
     double bytes = io_bytes(g, ix, r);
     if (bytes <= 0) return 1;
     int64_t gt, gp = pass_attention_gqa_pack(g, rg, &gt);

@@ -946,9 +946,9 @@ static unsigned count_of(const char *hay, const char *needle) {
     return n;
 }
 
-/* The key split's copies. By default bulk copies (ks_bulk_kv: one a K or V row a thread,
- * completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches, ragged
- * ones and a symbolic length (its strides are provable multiples of 8). With TX_ATTN_KS_BULK=0
+/* The key split's copies. With TX_ATTN_KS_BULK=1 bulk copies (ks_bulk_kv: one a K or V row a
+ * thread, completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches,
+ * ragged ones and a symbolic length (its strides are provable multiples of 8). By default
  * cp.async (ks_tile_async): a cache of whole key tiles takes the plain 16-byte copy with the L2
  * prefetch (no src-size operand: every vector is inside), a cache whose last tile crosses its
  * end also the zero-filling form for that tile. Registers within 255, no spills;
@@ -966,6 +966,7 @@ static void test_decode_copy(void **state) {
         bool ragged;
         const char *blocks;
     } cases[] = {{32768, false, NULL}, {32773, true, NULL}, {0, true, NULL}, {32768, false, "3"}};
+    setenv("TX_ATTN_KS_BULK", "1", 1);
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
         cg_program *p = tk_compile_src(dec, CG_SM90A, defs, cases[i].l ? 4 : 3, NULL);
@@ -985,10 +986,11 @@ static void test_decode_copy(void **state) {
         }
         cg_program_free(p);
     }
-    setenv("TX_ATTN_KS_BULK", "0", 1);
+    unsetenv("TX_ATTN_KS_BULK");
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
-        if (cases[i].blocks) setenv("TX_ATTN_KS_BLOCKS", cases[i].blocks, 1), setenv("TX_ATTN_KS_STAGES", "2", 1);
+        if (cases[i].blocks)
+            setenv("TX_ATTN_KS_BLOCKS", cases[i].blocks, 1), setenv("TX_ATTN_KS_STAGES", "2", 1);
         cg_program *p = tk_compile_src(dec, CG_SM90A, defs, cases[i].l ? 4 : 3, NULL);
         unsetenv("TX_ATTN_KS_BLOCKS");
         unsetenv("TX_ATTN_KS_STAGES");
@@ -1020,7 +1022,6 @@ static void test_decode_copy(void **state) {
         }
         cg_program_free(p);
     }
-    unsetenv("TX_ATTN_KS_BULK");
 }
 
 /* [attention.split_kv] with sizes bound at run time (only T known at compile time, or T and H):
