@@ -1312,13 +1312,19 @@ void cg_attn_wg_pfrag(unsigned kk, unsigned r, unsigned *lo, unsigned *hi) {
     *hi = *lo + 1;
 }
 
+int cg_attn_wg_wide_d_bn(int64_t d) {
+    int bn = (int)((CG_ATTN_WG_TILE_REGS - d / 2) * 4 / 3) / 16 * 16;
+    return bn > 128 ? 128 : bn;
+}
+
 bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_wg_plan *p) {
     memset(p, 0, sizeof *p);
-    if (bn == 0) bn = 128;
+    if (d != 64 && d != 128 && d != 192 && d != 256) return false;
+    if (bn == 0) bn = d <= 128 ? 128 : cg_attn_wg_wide_d_bn(d);
     if (nwg == 0) nwg = 2;
     /* (three consumers at d = 128 would leave 160 registers for S, P and O's 160) */
-    if ((d != 64 && d != 128) || bn % 16 || bn < 64 || bn > 256 || nwg < 2 || nwg > 3 ||
-        (nwg == 3 && d != 64))
+    if (bn % 16 || bn < 64 || bn > 256 || nwg < 2 || nwg > 3 || (nwg == 3 && d != 64) ||
+        (d > 128 && d / 2 + bn / 2 + bn / 4 > CG_ATTN_WG_TILE_REGS))
         return false;
     p->d = (int)d, p->nwg = nwg, p->bm = 64 * nwg, p->bn = bn;
     p->q_bytes = (int64_t)p->bm * d * 2;
@@ -1451,16 +1457,17 @@ void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const 
     }
 }
 
-int64_t cg_attn_wg_dpad(int64_t d) { return d <= 64 ? 64 : 128; }
+int64_t cg_attn_wg_dpad(int64_t d) { return (d + 63) / 64 * 64; }
 
 /* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv a
- * known multiple of 16 up to 128 (the kernel's head dim cg_attn_wg_dpad(D): TMA zero-fills the
+ * known multiple of 16 up to 256 (the kernel's head dim cg_attn_wg_dpad(D): TMA zero-fills the
  * columns past D, which add nothing to the scores and give O columns that are not stored), each
- * operand a view of a dense buffer that a TMA map of at most 3 dims reads (cg_attn_wg_view_of:
+ * operand a view of a dense buffer that a TMA map of at most 5 dims reads (cg_attn_wg_view_of:
  * dense [..., S, D], GQA's grouped heads, split heads [S, H * D]); vw[] get the three views. */
 static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, const attn_match *am,
                          cg_attn_wg_view vw[3], cg_attn_wg_plan *p) {
-    if (cx->target != CG_SM90A) return false;
+    /* (TX_ATTN_FA3=0: the mma.sync kernel instead, for benchmarks) */
+    if (cx->target != CG_SM90A || !attn_knob("TX_ATTN_FA3", true)) return false;
     const ir_node *qn = nd(g, am->q), *m2 = nd(g, am->mm2);
     /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
      * waste less of the tensor cores than 128-row tiles */
@@ -1472,7 +1479,7 @@ static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, c
         nd(g, am->v)->dtype != dt || am->pdt != dt)
         return false;
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 128 ||
+    if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 256 ||
         !cg_attn_wg_plan_for(cg_attn_wg_dpad(D), 0, 0, cg_mm_smem_limit(cx->target), p))
         return false;
     return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
@@ -2708,7 +2715,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
      * beside the wider S and P (TX_ATTN_BN=n: n keys per step, for benchmarks) */
     cg_attn_wg_plan wide;
     bool bare = a->am->scores == a->am->mm1 || k.fp.peel == a->am->scores;
-    int keys = bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
+    int keys = k.p.d > 128 ? k.p.bn : bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
     const char *ev = getenv("TX_ATTN_BN");
     if (ev && atoi(ev) > 0) keys = atoi(ev);
     int nwg = attn_knob("TX_ATTN_WG3", false) ? 3 : 2;

@@ -594,6 +594,7 @@ typedef struct cg_attn_desc {
 #define CG_ATTN_WG_CONSUMER3_REGS 160 /* and of three (128*24 + 384*160 <= 64K) */
 #define CG_ATTN_WG_QBUFS          2   /* Q tiles in shared memory at most */
 #define CG_ATTN_WG_WIDE_BN        160 /* keys per step where no mask makes diagonal tiles */
+#define CG_ATTN_WG_TILE_REGS      176 /* O + S + P registers a consumer thread may hold (d > 128) */
 /* Tile and ring of the sm_90a attention kernel: bm = 64 nwg query rows (nwg consumer
  * warpgroups of 64 rows, 2 or 3),
  * bn keys per step, head dim d (= the value head dim); shared memory from its base (1024-aligned):
@@ -606,13 +607,18 @@ typedef struct cg_attn_wg_plan {
     int d, bm, bn, stages, qbufs, nwg;
     int64_t q_bytes, kv_bytes, stage_bytes, bar_bytes, smem_bytes;
 } cg_attn_wg_plan;
-/* Plans the kernel for head dim d in smem_max bytes: false unless d is 64 or 128 and two stages
- * fit, bn (keys per step; 0: 128) is a multiple of 16 in [64, 256] and nwg (consumer warpgroups;
- * 0: 2) is 2 or 3; as many stages as fit, at most CG_ATTN_WG_MAX_STAGES; then a second Q buffer
- * if it fits beside them. */
+/* Plans the kernel for head dim d in smem_max bytes: false unless d is 64, 128, 192 or 256 and two
+ * stages fit, bn (keys per step; 0: 128 for d <= 128, else cg_attn_wg_wide_d_bn(d)) is a multiple
+ * of 16 in [64, 256] (for d > 128 also within the consumers' registers: O's d/2, S's bn/2 and P's
+ * bn/4 per thread at most CG_ATTN_WG_TILE_REGS) and nwg (consumer warpgroups; 0: 2) is 2 or 3 (3
+ * only at d = 64); as many stages as fit, at most CG_ATTN_WG_MAX_STAGES; then a second Q buffer if
+ * it fits beside them. */
 bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_wg_plan *p);
-/* The kernel's head dim for a head dim d that is a multiple of 16 up to 128: 64 or 128 (the
- * columns past d are zero-filled by TMA and not stored). */
+/* Keys per step for a head dim d > 128: the largest multiple of 16 (at most 128) whose S and P
+ * fit beside O's d/2 registers in CG_ATTN_WG_TILE_REGS (d 192: 96, d 256: 64). */
+int cg_attn_wg_wide_d_bn(int64_t d);
+/* The kernel's head dim for a head dim d that is a multiple of 16 up to 256: 64, 128, 192 or 256
+ * (d rounded up to a multiple of 64; the columns past d are zero-filled by TMA and not stored). */
 int64_t cg_attn_wg_dpad(int64_t d);
 /* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
  * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a

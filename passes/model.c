@@ -167,8 +167,8 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
     if ((q->dtype != IR_F16 && q->dtype != IR_BF16) || q->shape.rank < 2 || o->rank < 2)
         return false;
     ir_dim d = q->shape.dim[q->shape.rank - 1], sq = o->dim[o->rank - 2];
-    if (IR_DIM_IS_SYM(d) || d % 16 != 0 || d > 128 || IR_DIM_IS_SYM(sq) || sq <= 64) return false;
-    double pad = (d <= 64 ? 64.0 : 128.0) / (double)d; /* the kernel's head dim: 64 or 128 */
+    if (IR_DIM_IS_SYM(d) || d % 16 != 0 || d > 256 || IR_DIM_IS_SYM(sq) || sq <= 64) return false;
+    double pad = (double)((d + 63) / 64 * 64) / (double)d; /* the kernel's head dim: 64 .. 256 */
     int64_t rows = ir_shape_numel(o) / o->dim[o->rank - 1];
     if (rows < 0) return false;
     int64_t tiles = rows / sq * cdiv(sq, 128);

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# bench/attn_d256_check.sh - the sm_90a attention kernel at head dims above 128 (192 and 256
+# natively, 144-240 padded to them; cg_attn_wg_plan_for) and at D128 with measurement knobs, on a
+# Hopper GPU: verification at ragged sizes against the reference, timings against SDPA in the same
+# run. From the repository root with dist/ carried (tools/make-dist.sh):
+#
+#   bash bench/attn_d256_check.sh                       # within BUDGET seconds (default 75)
+#   D128_KNOBS="TX_ATTN_BN=176 TX_ATTN_BN=144" bash bench/attn_d256_check.sh
+#
+# Order (most important first; a step that would not fit is skipped and says so):
+#   1. verify D256 S=1000 (a kernel that hangs costs its timeout only);
+#   2. time D128 B4 H32 S4096 (the default kernel), each knob of D128_KNOBS (one variable=value
+#      per word, default TX_ATTN_BN=176) and the default again (the clocks drift within a run);
+#   3. SDPA (bench/attn_wide_torch.py): D128 S4096, then B4 H16 S2048 at D256 (plain and causal),
+#      D192, D160, D128 again;
+#   4. time B4 H16 S2048 at D256, D192, D256 causal, D160 (padded to 192), D256 on the mma.sync
+#      kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
+#   5. verify D192, D160 S=130, causal D256 S=1100, D256 S=17, D240 S=300, D256 B8 H32 S=130 (about
+#      four work tiles per CTA), D256 with the plain key loop (TX_ATTN_PIPELINE=0), f16 D256;
+#   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json, verify.txt,
+#   log.txt, summary.txt. Exit 1 when a check failed.
+set -uo pipefail
+D128_KNOBS=${D128_KNOBS:-TX_ATTN_BN=176}
+# shellcheck source=bench/attn_lib.sh
+. "$(dirname "$0")/attn_lib.sh"
+attn_setup attn_d256_check attn-d256-out 75 6
+STEPS=${STEPS:-verify,time,sdpa}
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
+attn_programs
+cat >"$W/causal.tx" <<'TX'
+fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D], v: bf16[B, H, S, D]) -> bf16[B, H, S, D] {
+  s = f32(q @ transpose(k, -1, -2)) * 0.0625
+  keep = iota((S, S), axis=0) >= iota((S, S), axis=1)
+  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v
+}
+TX
+
+tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (compile only)
+  local cfg=$1; shift
+  # shellcheck disable=SC2086
+  env $cfg "$TXC" "$@" --target=sm_90a -o "$W/t.ptx" >/dev/null 2>&1 && grep -o '"template": "[^"]*"' "$W/t.ptx.json" | head -1 | cut -d'"' -f4
+}
+tbench() { # NAME "ENV" FILE SIZES...: txc bench --json under ENV
+  local n=$1 cfg=$2 f=$3; shift 3
+  # shellcheck disable=SC2086
+  if env $cfg timeout 25 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+    log "timed $n [$cfg] ($*) [$(tmpl "$cfg" "$f" "$@")]"
+  else
+    fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
+  fi
+  echo "$cfg" >"$OUT/knob-$n.txt"
+}
+: >"$OUT/verify.txt"
+verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked against the reference
+  local cfg=$1 f=$2; shift 2
+  [ "$(left)" -gt 6 ] || { log "skipped verify $(basename "$f" .tx) $*: out of time"; return; }
+  # shellcheck disable=SC2086
+  if env $cfg timeout 20 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "$@" >"$W/v.txt" 2>&1 &&
+     grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
+    echo "ok    [$cfg] $(basename "$f" .tx) $* [$(tmpl "$cfg" "$f" "$@")]" | tee -a "$OUT/verify.txt"
+  else
+    fail=1; echo "FAIL  [$cfg] $(basename "$f" .tx) $*: $(tail -c 400 "$W/v.txt" | tr '\n' ' ')" | tee -a "$OUT/verify.txt"
+  fi
+  cat "$W/v.txt" >>"$LOG"
+}
+
+WIDE="-D B=4 -D H=16 -D S=2048"
+has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
+if has time; then
+  tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  i=0
+  for kn in $D128_KNOBS; do
+    i=$((i + 1))
+    [ "$(left)" -gt 40 ] && tbench "d128_k$i" "$kn" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+  done
+  tbench d128_end "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+fi
+if has sdpa 25; then
+  timeout 40 "$PY" bench/attn_wide_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "attn_wide_torch.py failed (see log.txt)"
+fi
+if has time; then
+  # shellcheck disable=SC2086
+  tbench d256 "" "$A" $WIDE -D D=256
+  # shellcheck disable=SC2086
+  tbench d192 "" "$A" $WIDE -D D=192
+fi
+has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=192
+has verify && verify "" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=256
+if has time; then
+  # shellcheck disable=SC2086
+  tbench d256_causal "" "$W/causal.tx" $WIDE -D D=256
+  # shellcheck disable=SC2086
+  tbench d160 "" "$A" $WIDE -D D=160
+  # shellcheck disable=SC2086
+  tbench d256_mma "TX_ATTN_FA3=0" "$A" $WIDE -D D=256
+fi
+if has verify; then
+  verify "" "$A" -D B=2 -D H=2 -D S=130 -D D=160
+  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=256
+  verify "" "$A" -D B=1 -D H=2 -D S=300 -D D=240
+  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=256
+  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
+  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=256
+  verify "" "$W/causal.tx" -D B=1 -D H=2 -D S=1100 -D D=192
+fi
+
+"$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
+import json, os, sys
+out = sys.argv[1]
+def load(p):
+    try: return json.load(open(os.path.join(out, p)))
+    except Exception: return {}
+def knob(n):
+    try: return open(os.path.join(out, "knob-%s.txt" % n)).read().strip() or "default"
+    except Exception: return "-"
+th = load("torch.json")
+def fused(n):
+    r = load("tx-%s.json" % n)
+    return r.get("fused") or r
+def ms(k): return th[k] * 1000 if th.get(k) else None
+def fl(s, d, causal=False): return 4 * 4 * 16 * s * s * d / (2 if causal else 1)
+F128 = 4 * 4 * 32 * 4096 * 4096 * 128
+s128 = [th[k] * 1000 for k in ("sdpa_d128", "sdpa_d128_end") if th.get(k)]
+s128 = sum(s128) / len(s128) if s128 else None
+rows = [("d128", F128, s128, ">= 1.0x")]
+for n in sorted(f[3:-5] for f in os.listdir(out) if f.startswith("tx-d128_k")):
+    rows.append((n, F128, s128, knob(n)))
+rows += [("d128_end", F128, s128, "default again"),
+         ("d256", fl(2048, 256), ms("sdpa_d256"), "B4 H16 S2048"),
+         ("d192", fl(2048, 192), ms("sdpa_d192"), "B4 H16 S2048"),
+         ("d256_causal", fl(2048, 256, True), ms("sdpa_d256_causal"), "is_causal"),
+         ("d160", fl(2048, 160), ms("sdpa_d160"), "padded to 192"),
+         ("d256_mma", fl(2048, 256), ms("sdpa_d256"), "TX_ATTN_FA3=0 (mma.sync)")]
+print("attn_d256_check summary (%s; SDPA d128: mean of the run's first and last anchor %s)" % (
+    th.get("device", "?"), [th.get("sdpa_d128"), th.get("sdpa_d128_end")]))
+print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | note |")
+print("|---|---:|---:|---|---:|---:|---|")
+for n, f, sd, note in rows:
+    r = fused(n); t = r.get("graph_us")
+    print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (f / t / 1e6) if t else "-",
+          r.get("verified"), "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", note))
+print("\nverification (ragged sizes, against the reference):")
+try: print(open(os.path.join(out, "verify.txt")).read())
+except Exception: print("(none)")
+PYEOF
+exit $fail
