@@ -8,19 +8,24 @@
 #   D128_KNOBS="TX_ATTN_BN=176 TX_ATTN_BN=144" bash bench/attn_d256_check.sh
 #
 # Order (most important first; a step that would not fit is skipped and says so):
-#   1. verify D256 S=1000 (a kernel that hangs costs its timeout only);
-#   2. time D128 B4 H32 S4096 (the default kernel), each knob of D128_KNOBS (one variable=value
-#      per word, default TX_ATTN_BN=176) and the default again (the clocks drift within a run);
-#   3. SDPA (bench/attn_wide_torch.py): D128 S4096, then B4 H16 S2048 at D256 (plain and causal),
-#      D192, D160, D128 again;
-#   4. time B4 H16 S2048 at D256, D192, D256 causal, D160 (padded to 192), D256 on the mma.sync
-#      kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
-#   5. verify D192, D160 S=130, causal D256 S=1100, D256 S=17, D240 S=300, D256 B8 H32 S=130 (about
-#      four work tiles per CTA), D256 with the plain key loop (TX_ATTN_PIPELINE=0), f16 D256;
+#   1. verify D256 S=1000 and D128 with the tensor cores' row sums (TX_ATTN_ONES=1) (a kernel that
+#      hangs costs its timeout only);
+#   2. time D128 B4 H32 S4096 (the default kernel), each knob set of D128_KNOBS (words; a word
+#      is VAR=VALUE[,VAR=VALUE...]; default: TX_ATTN_ONES=1, both it and
+#      TX_ATTN_BN=176, TX_ATTN_BN=176) and the default again
+#      (the clocks drift within a run);
+#   3. SDPA (bench/attn_wide_torch.py): D128 S4096, D64, causal D128, then B4 H16 S2048 at D256
+#      (plain and causal), D192, D160, D128 again;
+#   4. time B4 H16 S2048 at D256 and D192; verify D192 and causal D256; time D64 (B8 H12 S1024)
+#      and causal D128 S4096, each as it is and with TX_ATTN_ONES=1; time D256 causal, D160
+#      (padded to 192), D256 on the mma.sync kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
+#   5. verify D160 S=130, D256 S=17, D240 S=300, D256 B8 H32 S=130 (about
+#      four work tiles per CTA), TX_ATTN_ONES=1 at causal D128 S=1100, B8 H32 S=130 D128 and D64,
+#      D256 with the plain key loop (TX_ATTN_PIPELINE=0), f16 D256, causal D192;
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json, verify.txt,
 #   log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
-D128_KNOBS=${D128_KNOBS:-TX_ATTN_BN=176}
+D128_KNOBS=${D128_KNOBS:-TX_ATTN_ONES=1 TX_ATTN_ONES=1,TX_ATTN_BN=176 TX_ATTN_BN=176}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup attn_d256_check attn-d256-out 75 6
@@ -35,6 +40,9 @@ fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D], v: bf16[B, H, S, D]) -> bf16[B, H
 }
 TX
 
+tl() { # the timeout of a step: at most $1 s, and 4 s short of the budget (the summary must run)
+  local l=$(( $(left) - 4 )); [ "$l" -gt "$1" ] && l=$1; [ "$l" -lt 1 ] && l=1; echo "$l"
+}
 tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (compile only)
   local cfg=$1; shift
   # shellcheck disable=SC2086
@@ -43,7 +51,7 @@ tmpl() { # "ENV" FILE SIZES...: the template of the program's attention kernel (
 tbench() { # NAME "ENV" FILE SIZES...: txc bench --json under ENV
   local n=$1 cfg=$2 f=$3; shift 3
   # shellcheck disable=SC2086
-  if env $cfg timeout 25 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
+  if env $cfg timeout "$(tl 25)" "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 --json "$@" >"$OUT/tx-$n.json" 2>>"$LOG"; then
     log "timed $n [$cfg] ($*) [$(tmpl "$cfg" "$f" "$@")]"
   else
     fail=1; log "FAIL  timing $n"; echo '{}' >"$OUT/tx-$n.json"
@@ -55,7 +63,7 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
   local cfg=$1 f=$2; shift 2
   [ "$(left)" -gt 6 ] || { log "skipped verify $(basename "$f" .tx) $*: out of time"; return; }
   # shellcheck disable=SC2086
-  if env $cfg timeout 20 "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "$@" >"$W/v.txt" 2>&1 &&
+  if env $cfg timeout "$(tl 20)" "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "$@" >"$W/v.txt" 2>&1 &&
      grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
     echo "ok    [$cfg] $(basename "$f" .tx) $* [$(tmpl "$cfg" "$f" "$@")]" | tee -a "$OUT/verify.txt"
   else
@@ -66,17 +74,18 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
 
 WIDE="-D B=4 -D H=16 -D S=2048"
 has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
+has verify && verify "TX_ATTN_ONES=1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
 if has time; then
   tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   i=0
   for kn in $D128_KNOBS; do
     i=$((i + 1))
-    [ "$(left)" -gt 40 ] && tbench "d128_k$i" "$kn" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+    [ "$(left)" -gt 40 ] && tbench "d128_k$i" "${kn//,/ }" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   done
   tbench d128_end "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
 fi
 if has sdpa 25; then
-  timeout 40 "$PY" bench/attn_wide_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "attn_wide_torch.py failed (see log.txt)"
+  timeout "$(tl 40)" "$PY" bench/attn_wide_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "attn_wide_torch.py failed (see log.txt)"
 fi
 if has time; then
   # shellcheck disable=SC2086
@@ -87,6 +96,12 @@ fi
 has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=192
 has verify && verify "" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=256
 if has time; then
+  tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench d64_ones "TX_ATTN_ONES=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
+  tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+  tbench causal_ones "TX_ATTN_ONES=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
+fi
+if has time; then
   # shellcheck disable=SC2086
   tbench d256_causal "" "$W/causal.tx" $WIDE -D D=256
   # shellcheck disable=SC2086
@@ -96,6 +111,9 @@ if has time; then
 fi
 if has verify; then
   verify "" "$A" -D B=2 -D H=2 -D S=130 -D D=160
+  verify "TX_ATTN_ONES=1" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
+  verify "TX_ATTN_ONES=1" "$A" -D B=8 -D H=32 -D S=130 -D D=128
+  verify "TX_ATTN_ONES=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
   verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=256
   verify "" "$A" -D B=1 -D H=2 -D S=300 -D D=240
   verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=256
@@ -125,7 +143,10 @@ s128 = sum(s128) / len(s128) if s128 else None
 rows = [("d128", F128, s128, ">= 1.0x")]
 for n in sorted(f[3:-5] for f in os.listdir(out) if f.startswith("tx-d128_k")):
     rows.append((n, F128, s128, knob(n)))
+F64, FC = 4 * 8 * 12 * 1024 * 1024 * 64, 2 * 4 * 32 * 4096 * 4096 * 128
 rows += [("d128_end", F128, s128, "default again"),
+         ("d64", F64, ms("sdpa_d64"), ">= 0.9x"), ("d64_ones", F64, ms("sdpa_d64"), "TX_ATTN_ONES=1"),
+         ("causal", FC, ms("sdpa_causal"), ">= 1.0x"), ("causal_ones", FC, ms("sdpa_causal"), "TX_ATTN_ONES=1"),
          ("d256", fl(2048, 256), ms("sdpa_d256"), "B4 H16 S2048"),
          ("d192", fl(2048, 192), ms("sdpa_d192"), "B4 H16 S2048"),
          ("d256_causal", fl(2048, 256, True), ms("sdpa_d256_causal"), "is_causal"),

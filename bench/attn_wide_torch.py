@@ -3,7 +3,8 @@
 Usage: python3 bench/attn_wide_torch.py OUT.json
 Median times (triton do_bench) in ms of torch.nn.functional.scaled_dot_product_attention (bf16,
 the backend PyTorch picks): B4 H32 S4096 D128 (`sdpa_d128`, timed first and again last as
-`sdpa_d128_end`: the clocks drift within a run), B4 H16 S2048 at D256 (`sdpa_d256`, causal
+`sdpa_d128_end`: the clocks drift within a run), B8 H12 S1024 D64 (`sdpa_d64`), causal B4 H32 S4096
+D128 (`sdpa_causal`), B4 H16 S2048 at D256 (`sdpa_d256`, causal
 `sdpa_d256_causal`), D192 (`sdpa_d192`) and D160 (`sdpa_d160`). A failed anchor is recorded with
 its error instead of a time."""
 import json
@@ -39,6 +40,8 @@ def sdpa(key, b, h, s, d, **kw):
 
 
 sdpa("sdpa_d128", 4, 32, 4096, 128)
+sdpa("sdpa_d64", 8, 12, 1024, 64)
+sdpa("sdpa_causal", 4, 32, 4096, 128, is_causal=True)
 sdpa("sdpa_d256", 4, 16, 2048, 256)
 sdpa("sdpa_d192", 4, 16, 2048, 192)
 sdpa("sdpa_d256_causal", 4, 16, 2048, 256, is_causal=True)

@@ -1510,13 +1510,15 @@ typedef struct attn_wgk {
     LLVMValueRef smem; /* i32 shared address of the Q tile (1024-aligned) */
     LLVMValueRef bar;  /* i32 shared address of the barriers (cg_attn_wg_plan) */
     LLVMValueRef nq, ntiles;
-    bool skip;         /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
-    bool pipe;         /* the software-pipelined key loop (awg_keys; off: TX_ATTN_PIPELINE=0) */
-    bool pingpong;     /* consumer turns (awg_turn_wait; pipelined; off: TX_ATTN_PINGPONG=0) */
-    bool zig;          /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
-    bool spec;         /* awg_exps_spec in the steady loop (TX_ATTN_SPEC=1) */
-    LLVMValueRef ncta; /* i64 CTAs (with zig) */
-    awg_fplan fp;      /* the consumer's plan of the score function (awg_fplan_for) */
+    bool skip;          /* block sparsity (off with TX_ATTN_NO_SKIP=1, for benchmarks) */
+    bool pipe;          /* the software-pipelined key loop (awg_keys; off: TX_ATTN_PIPELINE=0) */
+    bool pingpong;      /* consumer turns (awg_turn_wait; pipelined; off: TX_ATTN_PINGPONG=0) */
+    bool zig;           /* the paired tile order (cg_attn_wg_tile_order; TX_ATTN_ZIGZAG=0: off) */
+    bool spec;          /* awg_exps_spec in the steady loop (TX_ATTN_SPEC=1) */
+    bool ones;          /* row sums by the tensor cores (awg_issue_pv; pipelined; TX_ATTN_ONES=1) */
+    LLVMValueRef sones; /* i32 shared address of the ones tile (with ones) */
+    LLVMValueRef ncta;  /* i64 CTAs (with zig) */
+    awg_fplan fp;       /* the consumer's plan of the score function (awg_fplan_for) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -1846,31 +1848,48 @@ static void awg_issue_qk(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMVa
 
 /* Issues O += P V (bn/16 wgmma m64 x d x 16, P's registers pf as the A operand, the V tile at
  * sv the N-contiguous B operand) into o[0..d/2), committed as one group, not waited; one asm
- * statement as in awg_issue_qk. */
+ * statement as in awg_issue_qk. With k->ones also L += P 1 (bn/16 wgmma m64 x 8 x 16 against the
+ * ones tile) into o[d/2..d/2 + 4): every column of L is its row's sum of P. */
 static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMValueRef *pf,
                          LLVMValueRef *o) {
     cg_ctx *cx = a->cx;
     unsigned NO = (unsigned)k->p.d / 2, KP = (unsigned)k->p.bn / 16;
-    char text[16384], cons[2048], regs[1024], mid[512], ar[64];
+    unsigned NA = NO + (k->ones ? 4 : 0);
+    char text[20000], cons[2048], regs[1024], lregs[64], mid[512], ar[64];
     size_t to = (size_t)snprintf(text, sizeof text, "{\n.reg .pred p;\n");
     cg_wg_reglist(regs, sizeof regs, 0, NO);
+    cg_wg_reglist(lregs, sizeof lregs, NO, 4);
     uint32_t vlbo = (uint32_t)(k->p.bn * 128); /* the next 64 value columns: the next box */
-    LLVMValueRef pre[5 * 16 + 1], dv = awg_desc(cx, sv, 0, vlbo);
+    LLVMValueRef pre[5 * 16 + 2], dv = awg_desc(cx, sv, 0, vlbo);
     size_t mo = 0;
     for (unsigned kk = 0; kk < KP; kk++) {
-        unsigned b0 = NO + 5 * kk;
+        unsigned b0 = NA + 5 * kk;
         for (unsigned r = 0; r < 4; r++) pre[5 * kk + r] = pf[4 * kk + r];
         pre[5 * kk + 4] = awg_desc_add(cx, dv, (int64_t)kk * 2048);
         mo += (size_t)snprintf(mid + mo, sizeof mid - mo, "%sr,r,r,r,l", kk ? "," : "");
         snprintf(ar, sizeof ar, "{$%u, $%u, $%u, $%u}", b0, b0 + 1, b0 + 2, b0 + 3);
-        awg_wgmma_text(text, sizeof text, &to, NO + 5 * KP, k->p.d, awg_ty(a), regs, ar, b0 + 4,
+        awg_wgmma_text(text, sizeof text, &to, NA + 5 * KP, k->p.d, awg_ty(a), regs, ar, b0 + 4,
                        ", 1");
+        if (k->ones) /* K-major ones, no transpose */
+            awg_wgmma_text(text, sizeof text, &to, NA + 5 * KP, 8, awg_ty(a), lregs, ar,
+                           NA + 5 * KP + 1, ", 0");
     }
     pre[5 * KP] = i32c(cx, 1);
-    snprintf(mid + mo, sizeof mid - mo, ",r");
+    unsigned npre = 5 * KP + 1;
+    if (k->ones) {
+        /* no swizzle: 8 x 16-byte core matrices, LBO 128 (k), SBO 256; the tile holds 512
+         * bytes of ones, so every address the wgmma reads is inside it */
+        LLVMValueRef lo = LLVMBuildLShr(cx->b, LLVMBuildAnd(cx->b, k->sones, i32c(cx, 0x3FFFF), ""),
+                                        i32c(cx, 4), "");
+        pre[npre++] = LLVMBuildAdd(
+            cx->b,
+            LLVMConstInt(cx->i64, ((uint64_t)(128 >> 4) << 16) | ((uint64_t)(256 >> 4) << 32), 0),
+            LLVMBuildZExt(cx->b, lo, cx->i64, ""), "");
+    }
+    snprintf(mid + mo, sizeof mid - mo, k->ones ? ",r,l" : ",r");
     snprintf(text + to, to < sizeof text ? sizeof text - to : 0, "}");
-    cg_wg_tied(cons, sizeof cons, NO, mid);
-    cg_wg_acc_asm(cx, o, NO, text, cons, pre, 5 * KP + 1);
+    cg_wg_tied(cons, sizeof cons, NA, mid);
+    cg_wg_acc_asm(cx, o, NA, text, cons, pre, npre);
     cg_wg_asm(cx, NULL, "wgmma.commit_group.sync.aligned;", "~{memory}", NULL, 0);
 }
 
@@ -2276,6 +2295,7 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         awg_exps_spec(a, k, s, w, rmx, mv, alpha);
     else
         awg_exps(a, k, s, rmx, mv, alpha);
+    if (k->ones) return; /* the row sums come from the tensor cores (awg_issue_pv) */
     LLVMValueRef rv[2][64];
     for (unsigned i = 0; i < NS; i++) rv[(i / 2) % 2][(i / 4) * 2 + i % 2] = s[i];
     for (int h = 0; h < 2; h++) {
@@ -2352,8 +2372,9 @@ static void awg_step(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
                      LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
-    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
-    LLVMValueRef s[128], o[256], pf[64], alpha[2], st_, par;
+    unsigned NS = (unsigned)k->p.bn / 2, NP = (unsigned)k->p.bn / 4;
+    unsigned NO = (unsigned)k->p.d / 2 + (k->ones ? 4 : 0); /* O (and L) */
+    LLVMValueRef s[128], o[264], pf[64], alpha[2], st_, par;
     char tied[2048];
     cg_wg_tied(tied, sizeof tied, NS, "");
     LLVMValueRef it = LLVMBuildLoad2(b, cx->i32, itv, "");
@@ -2398,8 +2419,9 @@ static void awg_keys(attn_gen *a, const attn_wgk *k, LLVMValueRef sq, LLVMValueR
                      LLVMValueRef itv, LLVMValueRef wgc) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
-    unsigned NS = (unsigned)k->p.bn / 2, NO = (unsigned)k->p.d / 2, NP = (unsigned)k->p.bn / 4;
-    LLVMValueRef s[128], o[256], pf[64], alpha[2], st_, par;
+    unsigned NS = (unsigned)k->p.bn / 2, NP = (unsigned)k->p.bn / 4;
+    unsigned NO = (unsigned)k->p.d / 2 + (k->ones ? 4 : 0); /* O (and L) */
+    LLVMValueRef s[128], o[264], pf[64], alpha[2], st_, par;
     char tied[2048];
     cg_wg_tied(tied, sizeof tied, NS, "");
     LLVMBasicBlockRef any = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, kb, ke, ""));
@@ -2571,9 +2593,9 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     const cg_attn_desc *d = &a->d;
-    unsigned NO = (unsigned)k->p.d / 2;
-    LLVMValueRef ov[128], pv[64], mv[2], lv[2];
-    for (unsigned i = 0; i < NO; i++) ov[i] = cg_var(cx, cg_f32c(cx, 0));
+    unsigned NO = (unsigned)k->p.d / 2, NA = NO + (k->ones ? 4 : 0); /* O (and L) */
+    LLVMValueRef ov[132], pv[64], mv[2], lv[2];
+    for (unsigned i = 0; i < NA; i++) ov[i] = cg_var(cx, cg_f32c(cx, 0));
     for (int i = 0; i < k->p.bn / 4; i++) pv[i] = cg_var(cx, i32c(cx, 0));
     for (int h = 0; h < 2; h++)
         mv[h] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[h] = cg_var(cx, cg_f32c(cx, 0));
@@ -2599,7 +2621,7 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     awg_tile(a, k, t, &q0);
     awg_range(a, k, q0, &kb, &ke);
     LLVMValueRef r0 = LLVMBuildAdd(b, q0, LLVMBuildZExt(b, rin, cx->i64, ""), "r0");
-    for (unsigned i = 0; i < NO; i++) st(cx, cg_f32c(cx, 0), ov[i]);
+    for (unsigned i = 0; i < NA; i++) st(cx, cg_f32c(cx, 0), ov[i]);
     for (int h = 0; h < 2; h++)
         st(cx, cg_f32c(cx, -INFINITY), mv[h]), st(cx, cg_f32c(cx, 0), lv[h]);
     LLVMValueRef qit = LLVMBuildLoad2(b, cx->i32, qtv, ""), qb, qpar;
@@ -2618,8 +2640,12 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
     LLVMValueRef inv[2];
     for (int h = 0; h < 2; h++) {
         LLVMValueRef l = ld(cx, lv[h]);
-        l = fadd(cx, l, cg_shfl_xor(cx, l, 1));
-        l = fadd(cx, l, cg_shfl_xor(cx, l, 2));
+        if (k->ones) { /* the row's sum over every key, in each of its L columns */
+            l = ld(cx, ov[NO + 2 * h]);
+        } else {
+            l = fadd(cx, l, cg_shfl_xor(cx, l, 1));
+            l = fadd(cx, l, cg_shfl_xor(cx, l, 2));
+        }
         inv[h] = inv_sum(cx, l, d->Sk);
     }
     LLVMValueRef o[128];
@@ -2632,6 +2658,13 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
         cg_if_end(cx, j);
     }
     return ok;
+}
+
+/* The ones tile of TX_ATTN_ONES (awg_issue_pv): AWG_ONES_BYTES at awg_ones_off past the base,
+ * after the barriers. */
+enum { AWG_ONES_BYTES = 512 };
+static int64_t awg_ones_off(const cg_attn_wg_plan *p) {
+    return (p->qbufs * p->q_bytes + p->stages * p->stage_bytes + p->bar_bytes + 127) / 128 * 128;
 }
 
 /* The whole body: barriers initialised by thread 0, then the producer warpgroup (registers
@@ -2660,6 +2693,15 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     }
     cg_wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
     cg_if_end(cx, j);
+    if (k->ones) { /* the ones tile: threads 0-127 write a 16-bit pair of ones each */
+        k->sones = LLVMBuildAdd(b, k->smem, i32c(cx, awg_ones_off(&k->p)), "sones");
+        j = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, tid, i32c(cx, AWG_ONES_BYTES / 4), ""));
+        LLVMValueRef sa[2] = {LLVMBuildAdd(b, k->sones, LLVMBuildMul(b, tid, i32c(cx, 4), ""), ""),
+                              i32c(cx, a->d.cdt == IR_BF16 ? 0x3F803F80 : 0x3C003C00)};
+        cg_wg_asm(cx, NULL, "st.shared.b32 [$0], $1;", "r,r,~{memory}", sa, 2);
+        cg_wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
+        cg_if_end(cx, j);
+    }
     cg_barrier(cx);
     LLVMValueRef cta = LLVMBuildAdd(
         b, cg_call_intrinsic(cx, "llvm.nvvm.read.ptx.sreg.ctaid.x", false, NULL, 0),
@@ -2726,6 +2768,12 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     }
     if (k.p.qbufs == 2 && !attn_knob("TX_ATTN_Q2", true)) /* one Q buffer, for benchmarks */
         k.p.qbufs = 1, k.p.smem_bytes -= k.p.q_bytes;
+    /* row sums by the tensor cores (TX_ATTN_ONES=1, for benchmarks) where the ones tile and
+     * the 4 more accumulators fit (at most 128 per asm statement) */
+    int64_t ones_end = 1024 + awg_ones_off(&k.p) + AWG_ONES_BYTES;
+    k.ones = k.pipe && attn_knob("TX_ATTN_ONES", false) && k.p.d / 2 + 4 <= 128 &&
+             ones_end <= cg_mm_smem_limit(cx->target);
+    if (k.ones && ones_end > k.p.smem_bytes) k.p.smem_bytes = ones_end;
     *plan = k.p;
     kr->ntmaps = 3;
     kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
@@ -2767,10 +2815,10 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
         snprintf(dn, sizeof dn, "d%d", dv);
     else
         snprintf(dn, sizeof dn, "d%dp%d", dv, k.p.d);
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s", k.p.bm, k.p.bn,
-             dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s%s", k.p.bm,
+             k.p.bn, dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
              k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
-             k.spec ? " spec" : "");
+             k.spec ? " spec" : "", k.ones ? " ones" : "");
     return true;
 }
 
