@@ -2757,7 +2757,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
      * beside the wider S and P (TX_ATTN_BN=n: n keys per step, for benchmarks) */
     cg_attn_wg_plan wide;
     bool bare = a->am->scores == a->am->mm1 || k.fp.peel == a->am->scores;
-    int keys = k.p.d > 128 ? k.p.bn : bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
+    int keys = bare && k.p.d == 128 ? CG_ATTN_WG_WIDE_BN : 128;
+    if (k.p.d > 128) /* the plan's keys (a head dim's O registers); 16 fewer where F has more */
+        keys = bare || k.p.bn <= 64 ? k.p.bn : k.p.bn - 16;
     const char *ev = getenv("TX_ATTN_BN");
     if (ev && atoi(ev) > 0) keys = atoi(ev);
     int nwg = attn_knob("TX_ATTN_WG3", false) ? 3 : 2;

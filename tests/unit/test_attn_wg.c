@@ -140,8 +140,39 @@ static void test_plan(void **state) {
     assert_false(cg_attn_wg_plan_for(128, 0, 3, smem, &p));
     assert_false(cg_attn_wg_plan_for(64, 0, 4, smem, &p));
     assert_false(cg_attn_wg_plan_for(96, 0, 0, smem, &p));
-    assert_false(cg_attn_wg_plan_for(256, 0, 0, smem, &p));
+    assert_false(cg_attn_wg_plan_for(320, 0, 0, smem, &p));
     assert_false(cg_attn_wg_plan_for(128, 0, 0, 100 * 1024, &p));
+    /* head dims above 128: keys per step from the consumers' registers (O's d/2, S's bn/2 and
+     * P's bn/4 within CG_ATTN_WG_TILE_REGS), two stages, the Q tile's d/64 boxes */
+    static const struct { int d, bn, qbufs; } wide[] = {{192, 96, 1}, {256, 64, 1}};
+    for (unsigned i = 0; i < 2; i++) {
+        int d = wide[i].d;
+        assert_int_equal(cg_attn_wg_wide_d_bn(d), wide[i].bn);
+        assert_true(d / 2 + wide[i].bn / 2 + wide[i].bn / 4 <= CG_ATTN_WG_TILE_REGS);
+        assert_true(d / 2 + (wide[i].bn + 16) * 3 / 4 > CG_ATTN_WG_TILE_REGS);
+        assert_true(cg_attn_wg_plan_for(d, 0, 0, smem, &p));
+        assert_int_equal(p.d, d);
+        assert_int_equal(p.bm, 128);
+        assert_int_equal(p.bn, wide[i].bn);
+        assert_int_equal(p.stages, 2);
+        assert_int_equal(p.qbufs, wide[i].qbufs);
+        assert_int_equal(p.q_bytes, 128 * d * 2);
+        assert_int_equal(p.kv_bytes, (int64_t)wide[i].bn * d * 2);
+        assert_int_equal(p.smem_bytes, 1024 + p.q_bytes + 2 * p.stage_bytes + p.bar_bytes);
+        assert_true(p.smem_bytes <= smem);
+        assert_int_equal((p.bn * 128) % 1024, 0);
+        assert_false(cg_attn_wg_plan_for(d, wide[i].bn + 16, 0, smem, &p)); /* registers */
+        assert_false(cg_attn_wg_plan_for(d, 0, 3, smem, &p));
+    }
+    assert_true(cg_attn_wg_plan_for(192, 80, 0, smem, &p)); /* a masked F's: 16 keys fewer */
+    assert_int_equal(p.qbufs, 2);
+    assert_true(p.smem_bytes <= smem);
+    assert_int_equal(cg_attn_wg_dpad(144), 192);
+    assert_int_equal(cg_attn_wg_dpad(192), 192);
+    assert_int_equal(cg_attn_wg_dpad(208), 256);
+    assert_int_equal(cg_attn_wg_dpad(256), 256);
+    assert_int_equal(cg_attn_wg_dpad(80), 128);
+    assert_int_equal(cg_attn_wg_dpad(48), 64);
 }
 
 /* Occurrences of s in text. */
@@ -712,6 +743,57 @@ static void test_padded_d(void **state) {
     ptxas_check(SRC_PLAIN, d48, 1, 0);
 }
 
+/* Head dims above 128 on the FA3 kernel: 192 and 256 natively (96 and 64 keys per step), 160
+ * and 240 padded to them (maps' dim 0 is D), a masked F at 192 with 80 keys; per key tile D/16
+ * wgmma for S (n = the keys) and one per 16 keys for O (n = the kernel's head dim); ptxas clean
+ * but for masked kernels' consumers (causal, S symbolic: D192 4 bytes, D256 84 bytes). */
+static void test_wide_d(void **state) {
+    (void)state;
+    static const struct {
+        int d, pad, bn;
+        const char *tmpl;
+    } cases[] = {{192, 192, 96, "128x96 d192 s2 "},
+                 {256, 256, 64, "128x64 d256 s2 "},
+                 {160, 192, 96, "128x96 d160p192 s2 "},
+                 {240, 256, 64, "128x64 d240p256 s2 "}};
+    for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        fe_define defs[1] = {{"D", cases[c].d}};
+        cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, defs, 1, NULL);
+        const cg_kernel *k = tk_region_kernel(p);
+        assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws "));
+        if (!strstr(k->tmpl, cases[c].tmpl))
+            fail_msg("template %s, want %s", k->tmpl, cases[c].tmpl);
+        assert_int_equal(k->ntmaps, 3);
+        for (unsigned i = 0; i < 3; i++) {
+            assert_int_equal(k->tmaps[i].dim[0], cases[c].d);
+            assert_int_equal(k->tmaps[i].box[0], 64);
+            assert_int_equal(k->tmaps[i].box[1], i == 0 ? 128 : (uint32_t)cases[c].bn);
+        }
+        char qk[32], pv[32];
+        snprintf(qk, sizeof qk, "m64n%dk16", cases[c].bn);
+        snprintf(pv, sizeof pv, "m64n%dk16", cases[c].pad);
+        const char *ptx = cg_program_ptx(p, NULL);
+        unsigned nqk = count(ptx, qk), npv = count(ptx, pv);
+        assert_true(nqk > 0 && npv > 0);
+        assert_int_equal(nqk % (unsigned)(cases[c].d / 16), 0);
+        assert_int_equal(npv % (unsigned)(cases[c].bn / 16), 0);
+        assert_int_equal(nqk / (unsigned)(cases[c].d / 16), npv / (unsigned)(cases[c].bn / 16));
+        cg_program_free(p);
+        ptxas_check(SRC_PLAIN, defs, 1, 0);
+    }
+    static const char *causal = "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D], v: bf16[B, H, S, "
+                                "D]) -> bf16[B, H, S, D] {\n"
+                                "  s = f32(q @ transpose(k, -1, -2)) * 0.0625\n"
+                                "  keep = iota((S, S), axis=0) >= iota((S, S), axis=1)\n"
+                                "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    fe_define d192[1] = {{"D", 192}}, d256[1] = {{"D", 256}};
+    cg_program *p = tk_compile_src(causal, CG_SM90A, d192, 1, NULL);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "128x80 d192 s2 q2 "));
+    cg_program_free(p);
+    ptxas_check(causal, d192, 1, 8);
+    ptxas_check(causal, d256, 1, 96);
+}
+
 static void test_tmap3_check(void **state) {
     (void)state;
     char e[200];
@@ -744,7 +826,7 @@ static void test_fallbacks(void **state) {
     static const char *f32src =
         "fn f(q: f32[S, 64], k: f32[S, 64], v: f32[S, 64]) -> f32[S, 64] {\n"
         "  return softmax(q @ transpose(k, -1, -2), axis=-1) @ v\n}\n";
-    fe_define d72[1] = {{"D", 72}}, d256[1] = {{"D", 256}},
+    fe_define d72[1] = {{"D", 72}}, d320[1] = {{"D", 320}},
               dec[3] = {{"D", 128}, {"S", 1}, {"H", 2}};
     struct {
         const char *src;
@@ -753,7 +835,7 @@ static void test_fallbacks(void **state) {
         int target;
     } cases[] = {
         {SRC_PLAIN, d72, 1, CG_SM90A},  /* head dim 72: not a multiple of 16 */
-        {SRC_PLAIN, d256, 1, CG_SM90A}, /* head dim 256: no plan (shared memory, registers) */
+        {SRC_PLAIN, d320, 1, CG_SM90A}, /* head dim 320: above 256 */
         {SRC_PLAIN, NULL, 0, CG_SM90A}, /* symbolic head dim */
         {SRC_PLAIN, dec, 3, CG_SM90A},  /* one query row (decode) */
         {f32src, NULL, 0, CG_SM90A},    /* f32 */
@@ -1348,6 +1430,7 @@ int main(void) {
         cmocka_unit_test(test_decode_split_rt),
         cmocka_unit_test(test_decode_gqa_pack),
         cmocka_unit_test(test_padded_d),
+        cmocka_unit_test(test_wide_d),
         cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),
         cmocka_unit_test(test_producer_spills),
