@@ -8,12 +8,12 @@
 #   D128_KNOBS="TX_ATTN_BN=176 TX_ATTN_BN=144" bash bench/attn_d256_check.sh
 #
 # Order (most important first; a step that would not fit is skipped and says so):
-#   1. verify D256 S=1000 and D128 with the tensor cores' row sums (TX_ATTN_ONES=1) (a kernel that
-#      hangs costs its timeout only);
+#   1. verify D256 S=1000 and D128 with the tensor cores' row sums (TX_ATTN_ONES=1), and with
+#      every 8th exponent by the polynomial (TX_ATTN_POLY=8) (a kernel that hangs costs its
+#      timeout only);
 #   2. time D128 B4 H32 S4096 (the default kernel), each knob set of D128_KNOBS (words; a word
-#      is VAR=VALUE[,VAR=VALUE...]; default: TX_ATTN_ONES=1, both it and
-#      TX_ATTN_BN=176, TX_ATTN_BN=176) and the default again
-#      (the clocks drift within a run);
+#      is VAR=VALUE[,VAR=VALUE...]; default: TX_ATTN_ONES=1, it with TX_ATTN_POLY=8, it with
+#      TX_ATTN_BN=176, TX_ATTN_BN=176) and the default again (the clocks drift within a run);
 #   3. SDPA (bench/attn_wide_torch.py): D128 S4096, D64, causal D128, then B4 H16 S2048 at D256
 #      (plain and causal), D192, D160, D128 again;
 #   4. time B4 H16 S2048 at D256 and D192; verify D192 and causal D256; time D64 (B8 H12 S1024)
@@ -21,11 +21,12 @@
 #      (padded to 192), D256 on the mma.sync kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
 #   5. verify D160 S=130, D256 S=17, D240 S=300, D256 B8 H32 S=130 (about
 #      four work tiles per CTA), TX_ATTN_ONES=1 at causal D128 S=1100, B8 H32 S=130 D128 and D64,
+#      with TX_ATTN_POLY=8 a length mask with a wholly masked row (NaN) and causal D128,
 #      D256 with the plain key loop (TX_ATTN_PIPELINE=0), f16 D256, causal D192;
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json, verify.txt,
 #   log.txt, summary.txt. Exit 1 when a check failed.
 set -uo pipefail
-D128_KNOBS=${D128_KNOBS:-TX_ATTN_ONES=1 TX_ATTN_ONES=1,TX_ATTN_BN=176 TX_ATTN_BN=176}
+D128_KNOBS=${D128_KNOBS:-TX_ATTN_ONES=1 TX_ATTN_ONES=1,TX_ATTN_POLY=8 TX_ATTN_ONES=1,TX_ATTN_BN=176 TX_ATTN_BN=176}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup attn_d256_check attn-d256-out 75 6
@@ -75,6 +76,7 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
 WIDE="-D B=4 -D H=16 -D S=2048"
 has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
 has verify && verify "TX_ATTN_ONES=1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+has verify && verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
 if has time; then
   tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
   i=0
@@ -114,6 +116,8 @@ if has verify; then
   verify "TX_ATTN_ONES=1" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
   verify "TX_ATTN_ONES=1" "$A" -D B=8 -D H=32 -D S=130 -D D=128
   verify "TX_ATTN_ONES=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
+  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$W/lens.tx" -D B=3 -D H=2 -D S=300 --input "len=$W/len.npy"
+  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
   verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=256
   verify "" "$A" -D B=1 -D H=2 -D S=300 -D D=240
   verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=256

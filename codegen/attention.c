@@ -1517,8 +1517,9 @@ typedef struct attn_wgk {
     bool spec;          /* awg_exps_spec in the steady loop (TX_ATTN_SPEC=1) */
     bool ones;          /* row sums by the tensor cores (awg_issue_pv; pipelined; TX_ATTN_ONES=1) */
     LLVMValueRef sones; /* i32 shared address of the ones tile (with ones) */
-    LLVMValueRef ncta;  /* i64 CTAs (with zig) */
-    awg_fplan fp;       /* the consumer's plan of the score function (awg_fplan_for) */
+    int poly; /* every poly-th exponent on the FMA pipe (awg_ex2_poly; TX_ATTN_POLY=n; 0: none) */
+    LLVMValueRef ncta; /* i64 CTAs (with zig) */
+    awg_fplan fp;      /* the consumer's plan of the score function (awg_fplan_for) */
 } attn_wgk;
 
 static LLVMValueRef i32c(cg_ctx *cx, int64_t v) { return cg_i32(cx, v); }
@@ -2104,6 +2105,27 @@ static LLVMValueRef awg_ex2(cg_ctx *cx, LLVMValueRef x) {
     return cg_call_intrinsic(cx, "llvm.nvvm.ex2.approx.ftz.f", false, &x, 1);
 }
 
+/* 2^y on the FMA pipe instead of the MUFU one (y <= 2^7; -inf gives 0): y clamped to -126, j =
+ * rint(y) by the 1.5 2^23 shift, 2^(y - j) by a cubic (relative error below 8e-5, fitted on
+ * [-0.5, 0.5]: P is rounded to 16 bits after it), times 2^j by adding j to the exponent bits. */
+static LLVMValueRef awg_ex2_poly(cg_ctx *cx, LLVMValueRef y) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef y1 = fmaxnum(cx, y, cg_f32c(cx, -126.0f));
+    LLVMValueRef t = LLVMBuildFAdd(b, y1, cg_f32c(cx, 12582912.0f), "");
+    LLVMValueRef f = LLVMBuildFSub(b, y1, LLVMBuildFSub(b, t, cg_f32c(cx, 12582912.0f), ""), "");
+    static const float c[4] = {0.99992895f, 0.69327623f, 0.24260405f, 0.05508868f};
+    LLVMValueRef p = cg_f32c(cx, c[3]);
+    for (int i = 2; i >= 0; i--) {
+        LLVMValueRef fa[3] = {p, f, cg_f32c(cx, c[i])};
+        p = cg_call_intrinsic(cx, "llvm.fma", true, fa, 3);
+    }
+    LLVMValueRef e = LLVMBuildShl(b, LLVMBuildBitCast(b, t, cx->i32, ""), i32c(cx, 23), "");
+    LLVMValueRef r = LLVMBuildBitCast(
+        b, LLVMBuildAdd(b, LLVMBuildBitCast(b, p, cx->i32, ""), e, ""), cx->f32, "");
+    LLVMValueRef live = LLVMBuildFCmp(b, LLVMRealOGT, y, cg_f32c(cx, -INFINITY), "");
+    return LLVMBuildSelect(b, live, r, cg_f32c(cx, 0), "");
+}
+
 /* This thread's max of F' over each of its two rows (mx[h], before the quad's shuffles) from
  * the scores s; when F' left every rounded product x as it was (s[i] == x[i]: a plain or peeled
  * scale in a clean tile), from their 16-bit pairs w with max.bf16x2 / max.f16x2 (half the
@@ -2175,7 +2197,9 @@ static void awg_exps(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVM
     for (unsigned i = 0; i < NS; i++) {
         unsigned h = (i / 2) % 2;
         LLVMValueRef fa[3] = {s[i], cl, bias[h]};
-        s[i] = awg_ex2(cx, cg_call_intrinsic(cx, "llvm.fma", true, fa, 3));
+        LLVMValueRef y = cg_call_intrinsic(cx, "llvm.fma", true, fa, 3);
+        s[i] = k->poly && i % (unsigned)k->poly == (unsigned)k->poly - 1 ? awg_ex2_poly(cx, y)
+                                                                         : awg_ex2(cx, y);
     }
 }
 
@@ -2751,6 +2775,8 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
     k.pingpong = k.pipe && attn_knob("TX_ATTN_PINGPONG", true);
     k.zig = attn_knob("TX_ATTN_ZIGZAG", true);
     k.spec = attn_knob("TX_ATTN_SPEC", false);
+    const char *pe = getenv("TX_ATTN_POLY"); /* every n-th exponent by awg_ex2_poly, n 2..16 */
+    k.poly = pe && atoi(pe) >= 2 && atoi(pe) <= 16 ? atoi(pe) : 0;
     awg_fplan_for(a, &k, &k.fp);
     /* wide key tiles (fewer softmax chains and turns per score) at d = 128 where F is the
      * (scaled) product: no mask makes diagonal tiles and F's arithmetic needs no registers
@@ -2817,10 +2843,12 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
         snprintf(dn, sizeof dn, "d%d", dv);
     else
         snprintf(dn, sizeof dn, "d%dp%d", dv, k.p.d);
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s%s", k.p.bm,
+    char poly[16] = "";
+    if (k.poly) snprintf(poly, sizeof poly, " poly%d", k.poly);
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s%s%s", k.p.bm,
              k.p.bn, dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
              k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
-             k.spec ? " spec" : "", k.ones ? " ones" : "");
+             k.spec ? " spec" : "", k.ones ? " ones" : "", poly);
     return true;
 }
 
