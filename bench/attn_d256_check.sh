@@ -4,33 +4,35 @@
 # Hopper GPU: verification at ragged sizes against the reference, timings against SDPA in the same
 # run. From the repository root with dist/ carried (tools/make-dist.sh):
 #
-#   bash bench/attn_d256_check.sh                       # within BUDGET seconds (default 75)
-#   D128_KNOBS="TX_ATTN_BN=176 TX_ATTN_BN=144" bash bench/attn_d256_check.sh
+#   bash bench/attn_d256_check.sh                 # within BUDGET seconds (default 55)
+#   STEPS=wide,sdpa bash bench/attn_d256_check.sh
+#   D128_KNOBS="TX_ATTN_BN=176 TX_ATTN_ONES=1,TX_ATTN_POLY=8" ROUNDS=3 bash bench/attn_d256_check.sh
 #
-# Order (most important first; a step that would not fit is skipped and says so):
-#   1. verify D256 S=1000 and D128 with the tensor cores' row sums (TX_ATTN_ONES=1), and with
-#      every 8th exponent by the polynomial (TX_ATTN_POLY=8) (a kernel that hangs costs its
-#      timeout only);
-#   2. time D128 B4 H32 S4096 (the default kernel), each knob set of D128_KNOBS (words; a word
-#      is VAR=VALUE[,VAR=VALUE...]; default: TX_ATTN_ONES=1, it with TX_ATTN_POLY=8, it with
-#      TX_ATTN_BN=176, TX_ATTN_BN=176) and the default again (the clocks drift within a run);
-#   3. SDPA (bench/attn_wide_torch.py): D128 S4096, D64, causal D128, then B4 H16 S2048 at D256
-#      (plain and causal), D192, D160, D128 again;
-#   4. time B4 H16 S2048 at D256 and D192; verify D192 and causal D256; time D64 (B8 H12 S1024)
-#      and causal D128 S4096, each as it is and with TX_ATTN_ONES=1; time D256 causal, D160
-#      (padded to 192), D256 on the mma.sync kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
-#   5. verify D160 S=130, D256 S=17, D240 S=300, D256 B8 H32 S=130 (about
-#      four work tiles per CTA), TX_ATTN_ONES=1 at causal D128 S=1100, B8 H32 S=130 D128 and D64,
-#      with TX_ATTN_POLY=8 a length mask with a wholly masked row (NaN) and causal D128,
-#      D256 with the plain key loop (TX_ATTN_PIPELINE=0), f16 D256, causal D192;
+# Steps, in this order (a step that would not fit is skipped and says so):
+#   verify: ragged sizes against the reference, each with its template: D256 S=17, causal D192
+#           S=1100 (80 keys), D256 B8 H32 S=130 (about four work tiles per CTA), D240 S=300, f16
+#           D256, the plain key loop at D256 (TX_ATTN_PIPELINE=0), D128 with TX_ATTN_ONES=1 and
+#           TX_ATTN_POLY=8 (S=1000, a length mask with a wholly masked row: NaN), D256 S=1000,
+#           D192 S=1000, causal D256 S=1100, D160 S=130;
+#   ab:     D128 B4 H32 S4096: one warm-up run (not reported), then ROUNDS (default 2) rounds of
+#           the default kernel and each knob set of D128_KNOBS (words; a word is
+#           VAR=VALUE[,VAR=VALUE...]; default TX_ATTN_POLY=8 and TX_ATTN_ONES=1,TX_ATTN_POLY=8),
+#           interleaved (the clocks drift within a run); the summary gives each one's mean;
+#   sdpa:   SDPA (bench/attn_wide_torch.py) at D128 (first and last), D64, causal D128 and
+#           B4 H16 S2048 at D256 (plain and causal), D192, D160;
+#   wide:   B4 H16 S2048 at D256, D192, causal D256, D160 (padded to 192);
+#   mma:    D256 on the mma.sync kernel (TX_ATTN_FA3=0: what the FA3 kernel buys);
 #   a summary last (SDPA/tx > 1: tx is faster). Files in $OUT: tx-*.json, torch.json, verify.txt,
 #   log.txt, summary.txt. Exit 1 when a check failed.
+# The first H200 run (bench/results/2026-12-02-h200-attn-wide/run1) timed D64, causal and the ONES
+# knob as well; their rows stay in the summary when their files exist.
 set -uo pipefail
-D128_KNOBS=${D128_KNOBS:-TX_ATTN_ONES=1 TX_ATTN_ONES=1,TX_ATTN_POLY=8 TX_ATTN_ONES=1,TX_ATTN_BN=176 TX_ATTN_BN=176}
+D128_KNOBS=${D128_KNOBS:-TX_ATTN_POLY=8 TX_ATTN_ONES=1,TX_ATTN_POLY=8}
+ROUNDS=${ROUNDS:-2}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
-attn_setup attn_d256_check attn-d256-out 75 6
-STEPS=${STEPS:-verify,time,sdpa}
+attn_setup attn_d256_check attn-d256-out 55 5
+STEPS=${STEPS:-verify,ab,sdpa,wide,mma}
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >>"$LOG" 2>&1
 attn_programs
 cat >"$W/causal.tx" <<'TX'
@@ -62,7 +64,7 @@ tbench() { # NAME "ENV" FILE SIZES...: txc bench --json under ENV
 : >"$OUT/verify.txt"
 verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked against the reference
   local cfg=$1 f=$2; shift 2
-  [ "$(left)" -gt 6 ] || { log "skipped verify $(basename "$f" .tx) $*: out of time"; return; }
+  [ "$(left)" -gt 5 ] || { log "skipped verify $(basename "$f" .tx) $*: out of time"; return; }
   # shellcheck disable=SC2086
   if env $cfg timeout "$(tl 20)" "$TXC" bench "$f" --device=gpu --random-inputs=7 --iters 2 "$@" >"$W/v.txt" 2>&1 &&
      grep -q "verified" "$W/v.txt" && ! grep -qi "mismatch\|not verified\|FAIL" "$W/v.txt"; then
@@ -74,56 +76,53 @@ verify() { # "ENV" FILE SIZES...: txc bench on the GPU, every output checked aga
 }
 
 WIDE="-D B=4 -D H=16 -D S=2048"
-has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
-has verify && verify "TX_ATTN_ONES=1" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-has verify && verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
-if has time; then
-  tbench d128 "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
-  i=0
-  for kn in $D128_KNOBS; do
-    i=$((i + 1))
-    [ "$(left)" -gt 40 ] && tbench "d128_k$i" "${kn//,/ }" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
+if has verify; then
+  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=256
+  verify "" "$W/causal.tx" -D B=1 -D H=2 -D S=1100 -D D=192
+  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=256
+  verify "" "$A" -D B=1 -D H=2 -D S=300 -D D=240
+  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=256
+  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
+  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$A" -D B=1 -D H=3 -D S=1000 -D D=128
+  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$W/lens.tx" -D B=3 -D H=2 -D S=300 --input "len=$W/len.npy"
+  verify "TX_ATTN_POLY=8" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
+  verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
+  verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=192
+  verify "" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=256
+  verify "" "$A" -D B=2 -D H=2 -D S=130 -D D=160
+fi
+if has ab 15; then
+  D128="-D B=4 -D H=32 -D S=4096 -D D=128"
+  # shellcheck disable=SC2086
+  tbench warm "" "$A" $D128
+  for r in $(seq 1 "$ROUNDS"); do
+    [ "$(left)" -gt 12 ] || { log "skipped round $r: $(left) s left"; break; }
+    # shellcheck disable=SC2086
+    tbench "ab_default_r$r" "" "$A" $D128
+    i=0
+    for kn in $D128_KNOBS; do
+      i=$((i + 1))
+      # shellcheck disable=SC2086
+      [ "$(left)" -gt 8 ] && tbench "ab_k${i}_r$r" "${kn//,/ }" "$A" $D128
+    done
   done
-  tbench d128_end "" "$A" -D B=4 -D H=32 -D S=4096 -D D=128
 fi
-if has sdpa 25; then
-  timeout "$(tl 40)" "$PY" bench/attn_wide_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "attn_wide_torch.py failed (see log.txt)"
+if has sdpa 20; then
+  timeout "$(tl 30)" "$PY" bench/attn_wide_torch.py "$OUT/torch.json" >>"$LOG" 2>&1 || log "attn_wide_torch.py failed (see log.txt)"
 fi
-if has time; then
+if has wide; then
   # shellcheck disable=SC2086
   tbench d256 "" "$A" $WIDE -D D=256
   # shellcheck disable=SC2086
   tbench d192 "" "$A" $WIDE -D D=192
-fi
-has verify && verify "" "$A" -D B=1 -D H=3 -D S=1000 -D D=192
-has verify && verify "" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=256
-if has time; then
-  tbench d64 "" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench d64_ones "TX_ATTN_ONES=1" "$A" -D B=8 -D H=12 -D S=1024 -D D=64
-  tbench causal "" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-  tbench causal_ones "TX_ATTN_ONES=1" "$X/attn_causal.tx" -D B=4 -D H=32 -D S=4096
-fi
-if has time; then
   # shellcheck disable=SC2086
   tbench d256_causal "" "$W/causal.tx" $WIDE -D D=256
   # shellcheck disable=SC2086
   tbench d160 "" "$A" $WIDE -D D=160
+fi
+if has mma; then
   # shellcheck disable=SC2086
   tbench d256_mma "TX_ATTN_FA3=0" "$A" $WIDE -D D=256
-fi
-if has verify; then
-  verify "" "$A" -D B=2 -D H=2 -D S=130 -D D=160
-  verify "TX_ATTN_ONES=1" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
-  verify "TX_ATTN_ONES=1" "$A" -D B=8 -D H=32 -D S=130 -D D=128
-  verify "TX_ATTN_ONES=1" "$A" -D B=2 -D H=2 -D S=1000 -D D=64
-  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$W/lens.tx" -D B=3 -D H=2 -D S=300 --input "len=$W/len.npy"
-  verify "TX_ATTN_ONES=1 TX_ATTN_POLY=8" "$W/causal.tx" -D B=1 -D H=3 -D S=1100 -D D=128
-  verify "" "$A" -D B=1 -D H=3 -D S=17 -D D=256
-  verify "" "$A" -D B=1 -D H=2 -D S=300 -D D=240
-  verify "" "$A" -D B=8 -D H=32 -D S=130 -D D=256
-  verify "TX_ATTN_PIPELINE=0" "$A" -D B=1 -D H=3 -D S=1000 -D D=256
-  verify "" "$W/f16.tx" -D B=1 -D H=2 -D S=1000 -D D=256
-  verify "" "$W/causal.tx" -D B=1 -D H=2 -D S=1100 -D D=192
 fi
 
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
@@ -144,12 +143,23 @@ def fl(s, d, causal=False): return 4 * 4 * 16 * s * s * d / (2 if causal else 1)
 F128 = 4 * 4 * 32 * 4096 * 4096 * 128
 s128 = [th[k] * 1000 for k in ("sdpa_d128", "sdpa_d128_end") if th.get(k)]
 s128 = sum(s128) / len(s128) if s128 else None
-rows = [("d128", F128, s128, ">= 1.0x")]
-for n in sorted(f[3:-5] for f in os.listdir(out) if f.startswith("tx-d128_k")):
-    rows.append((n, F128, s128, knob(n)))
+rows = []
+# the interleaved D128 rounds: each configuration's mean over its rounds
+ab = {}
+for f in sorted(os.listdir(out)):
+    if f.startswith("tx-ab_") and f.endswith(".json"):
+        n = f[6:-5].rsplit("_r", 1)[0]
+        t = fused(f[3:-5]).get("graph_us")
+        ab.setdefault(n, {"t": [], "knob": knob(f[3:-5]), "ok": True})
+        if t: ab[n]["t"].append(t)
+        ab[n]["ok"] = ab[n]["ok"] and fused(f[3:-5]).get("verified") is True
+for n in sorted(ab, key=lambda n: (n != "default", n)):
+    ts = ab[n]["t"]
+    if ts: rows.append(("d128 " + n, F128, s128, "%s; rounds %s" % (ab[n]["knob"], ["%.0f" % t for t in ts]), sum(ts) / len(ts), ab[n]["ok"]))
+for n in ("d128", "d128_k1", "d128_k2", "d128_k3", "d128_end"):
+    if os.path.exists(os.path.join(out, "tx-%s.json" % n)): rows.append((n, F128, s128, knob(n)))
 F64, FC = 4 * 8 * 12 * 1024 * 1024 * 64, 2 * 4 * 32 * 4096 * 4096 * 128
-rows += [("d128_end", F128, s128, "default again"),
-         ("d64", F64, ms("sdpa_d64"), ">= 0.9x"), ("d64_ones", F64, ms("sdpa_d64"), "TX_ATTN_ONES=1"),
+rows += [("d64", F64, ms("sdpa_d64"), ">= 0.9x"), ("d64_ones", F64, ms("sdpa_d64"), "TX_ATTN_ONES=1"),
          ("causal", FC, ms("sdpa_causal"), ">= 1.0x"), ("causal_ones", FC, ms("sdpa_causal"), "TX_ATTN_ONES=1"),
          ("d256", fl(2048, 256), ms("sdpa_d256"), "B4 H16 S2048"),
          ("d192", fl(2048, 192), ms("sdpa_d192"), "B4 H16 S2048"),
@@ -160,8 +170,11 @@ print("attn_d256_check summary (%s; SDPA d128: mean of the run's first and last 
     th.get("device", "?"), [th.get("sdpa_d128"), th.get("sdpa_d128_end")]))
 print("| case | tx us | TFLOP/s | verified | SDPA us | SDPA/tx | note |")
 print("|---|---:|---:|---|---:|---:|---|")
-for n, f, sd, note in rows:
+for row in rows:
+    n, f, sd, note = row[:4]
     r = fused(n); t = r.get("graph_us")
+    if len(row) > 4: t, r = row[4], {"verified": row[5]}
+    if not t and not os.path.exists(os.path.join(out, "tx-%s.json" % n)): continue
     print("| %s | %s | %s | %s | %s | %s | %s |" % (n, "%.0f" % t if t else "-", "%.0f" % (f / t / 1e6) if t else "-",
           r.get("verified"), "%.0f" % sd if sd else "-", "%.2fx" % (sd / t) if sd and t else "-", note))
 print("\nverification (ragged sizes, against the reference):")
