@@ -794,6 +794,38 @@ static void test_wide_d(void **state) {
     ptxas_check(causal, d256, 1, 96);
 }
 
+/* The D128 measurement knobs: TX_ATTN_ONES=1 adds one m64n8k16 wgmma (L += P 1) per 16 keys of
+ * O += P V and drops the row-sum tree (246 add.rn.f32 -> 2 at D128 when written); TX_ATTN_POLY=8
+ * moves every 8th exponent off ex2.approx; TX_ATTN_FA3=0 leaves the mma.sync kernel; ptxas clean.
+ */
+static void test_d128_knobs(void **state) {
+    (void)state;
+    fe_define d128[1] = {{"D", 128}};
+    cg_program *p0 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    const char *ptx0 = cg_program_ptx(p0, NULL);
+    unsigned add0 = count(ptx0, "add.rn.f32"), ex0 = count(ptx0, "ex2.approx");
+    setenv("TX_ATTN_ONES", "1", 1);
+    cg_program *p1 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    const char *ptx1 = cg_program_ptx(p1, NULL);
+    assert_non_null(strstr(tk_region_kernel(p1)->tmpl, " ones"));
+    assert_int_equal(count(ptx1, "m64n8k16"), count(ptx1, "m64n128k16"));
+    assert_true(count(ptx1, "add.rn.f32") + 100 < add0);
+    ptxas_check(SRC_PLAIN, d128, 1, 0);
+    unsetenv("TX_ATTN_ONES");
+    setenv("TX_ATTN_POLY", "8", 1);
+    cg_program *p2 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    assert_non_null(strstr(tk_region_kernel(p2)->tmpl, " poly8"));
+    assert_true(count(cg_program_ptx(p2, NULL), "ex2.approx") < ex0);
+    ptxas_check(SRC_PLAIN, d128, 1, 0);
+    unsetenv("TX_ATTN_POLY");
+    setenv("TX_ATTN_FA3", "0", 1);
+    cg_program *p3 = tk_compile_src(SRC_PLAIN, CG_SM90A, d128, 1, NULL);
+    assert_int_equal(tk_region_kernel(p3)->ntmaps, 0);
+    assert_null(strstr(cg_program_ptx(p3, NULL), "wgmma"));
+    unsetenv("TX_ATTN_FA3");
+    cg_program_free(p0), cg_program_free(p1), cg_program_free(p2), cg_program_free(p3);
+}
+
 static void test_tmap3_check(void **state) {
     (void)state;
     char e[200];
@@ -1431,6 +1463,7 @@ int main(void) {
         cmocka_unit_test(test_decode_gqa_pack),
         cmocka_unit_test(test_padded_d),
         cmocka_unit_test(test_wide_d),
+        cmocka_unit_test(test_d128_knobs),
         cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),
         cmocka_unit_test(test_producer_spills),
