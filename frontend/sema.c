@@ -436,10 +436,11 @@ static bool need_scalar_or_tensor(sema *s, const fe_val *v) {
         case V_FLOAT:
         case V_BOOL: return true;
         case V_DIM:
-            return err(s, v->loc,
-                       "'%s' is a symbolic dim, not a value; a dim name stands alone as an entry of "
-                       "a shape tuple (for a product such as B * S write -1: it is inferred)",
-                       v->name);
+            return err(
+                s, v->loc,
+                "'%s' is a symbolic dim, not a value; a dim name stands alone as an entry of "
+                "a shape tuple (for a product such as B * S write -1: it is inferred)",
+                v->name);
         case V_TUPLE: return err(s, v->loc, "expected a tensor, got a tuple");
         case V_MULTI:
             return err(s, v->loc, "'%s' returns %u values; unpack them with 'a, b = %s(...)'",

@@ -630,10 +630,10 @@ static const char ptx_k0[] =
     ".visible .entry k0(\n\t.param .u64 a,\n\t.param .u64 b,\n\t.param .u64 c\n)\n{\n\tret;\n}\n";
 
 /* 11264 bytes of static shared memory, as the mma.sync attention kernel declares */
-static const char ptx_k1[] =
-    ".version 8.0\n.target sm_90\n.address_size 64\n\n"
-    ".extern .shared .align 16 .b8 tx_mm_dyn_smem[];\n"
-    ".visible .entry k1(\n\t.param .u64 a\n)\n{\n\t.shared .align 16 .b8 tx_smem_0[11264];\n\tret;\n}\n";
+static const char ptx_k1[] = ".version 8.0\n.target sm_90\n.address_size 64\n\n"
+                             ".extern .shared .align 16 .b8 tx_mm_dyn_smem[];\n"
+                             ".visible .entry k1(\n\t.param .u64 a\n)\n{\n\t.shared .align 16 .b8 "
+                             "tx_smem_0[11264];\n\tret;\n}\n";
 
 /* Static plus dynamic shared memory above 48 KiB launches once rt_cuda_func_smem allowed
  * the dynamic part, though that part alone is below 48 KiB. */

@@ -448,8 +448,9 @@ static void test_errors(void **st) {
          "t.tx:2:21: error: concat: f32[N] does not match f32[M, N] outside axis 0"},
         {"concat((x, x), axis=0)",
          "t.tx:2:18: error: concat along symbolic dim 'M' is not supported"},
-        {"x * N", "t.tx:2:14: error: 'N' is a symbolic dim, not a value; a dim name stands alone as an entry of "
-                    "a shape tuple (for a product such as B * S write -1: it is inferred)"},
+        {"x * N", "t.tx:2:14: error: 'N' is a symbolic dim, not a value; a dim name stands alone "
+                  "as an entry of "
+                  "a shape tuple (for a product such as B * S write -1: it is inferred)"},
         {"x * (1, 2)", "t.tx:2:14: error: expected a tensor, got a tuple"},
         {"x * exp", "t.tx:2:14: error: 'exp' is a function; call it as exp(...)"},
         {"bool(x)",
