@@ -1053,13 +1053,6 @@ static void test_decode_split(void **state) {
     cg_program_free(p);
 }
 
-/* Occurrences of needle in hay. */
-static unsigned count_of(const char *hay, const char *needle) {
-    unsigned n = 0;
-    for (const char *p = strstr(hay, needle); p; p = strstr(p + 1, needle)) n++;
-    return n;
-}
-
 /* The key split's copies. With TX_ATTN_KS_BULK=1 bulk copies (ks_bulk_kv: one a K or V row a
  * thread, completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches,
  * ragged ones and a symbolic length (its strides are provable multiples of 8). By default
@@ -1113,7 +1106,7 @@ static void test_decode_copy(void **state) {
         size_t len;
         const char *ptx = cg_program_ptx(p, &len);
         /* a K and a V tile of 64 x 128: 16 + 16 vectors a thread, whole */
-        assert_true(count_of(ptx, "cp.async.cg.shared.global.L2::128B") >= 32);
+        assert_true(count(ptx, "cp.async.cg.shared.global.L2::128B") >= 32);
         const char *w = strstr(ptx, "cp.async.cg.shared.global.L2::128B");
         assert_non_null(w);
         bool whole = false, zfill = false;
