@@ -32,8 +32,11 @@ import cases as C  # noqa: E402
 
 OUT = os.environ.get("OUT", "heldout-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
-ORDER = ["block", "mlp_3d", "attn", "decode", "gelu", "swiglu", "skinny", "ragged", "bmm", "mixed", "l2norm", "cross", "log_softmax",
-         "rmsnorm", "layernorm", "qk_", "softmax", "colsum", "batch", "row_", "masked", "rotary", "ema", "f32_", "tiny"]
+ORDER = ["block", "mlp_3d", "attn", "bert_add", "gpt2", "t5", "decode", "gelu", "swiglu", "geglu", "layerscale", "vit_patch",
+         "skinny", "gemv", "ragged", "prime", "bmm", "mixed", "l2norm", "clip", "moe", "cross", "label", "kl_", "log_softmax",
+         "temperature", "rmsnorm", "llama", "layernorm", "bert_embed", "vit_cls", "qk_", "group", "instance", "batchnorm",
+         "softmax", "colsum", "batch", "row_", "center", "multi", "losses", "masked", "rotary", "ema", "adamw", "lion", "sgd",
+         "activations", "final", "whisper", "nan_", "f16_", "int_", "broadcast", "f32_", "tiny"]
 
 
 def prio(c):
@@ -57,7 +60,7 @@ def special_inputs(c, dims, wd, tag):
     rng = np.random.default_rng(5)
     opts = []
     for nm, shape, dt, kind in c["inputs"]:
-        if kind in ("lens", "pos", "labels", "bool", "unit"):
+        if kind not in ("n", "small", "w", "big"):  # lengths, positions, labels, masks, ids, scalars, special values
             p = os.path.join(wd, f"{c['name']}_{tag}_{nm}.npy")
             np.save(p, C.np_input(rng, C.shape_of(shape, dims), dt, kind, dims))
             opts += ["--input", f"{nm}={p}"]

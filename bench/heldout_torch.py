@@ -33,6 +33,21 @@ def t_input(torch, shape, dt, kind, dims):
         return torch.randint(0, dims["V"], shape, device=dev, dtype=torch.int32)
     if kind == "bool":
         return torch.rand(shape, device=dev) < 0.7
+    if kind == "lens1":
+        return torch.randint(1, dims.get("L", dims.get("S")) + 1, shape, device=dev, dtype=torch.int32)
+    if kind == "ids":
+        a = torch.randint(0, 50, shape, device=dev, dtype=torch.int32)
+        return a * (torch.arange(shape[-1], device=dev) < shape[-1] // 2 + (torch.arange(shape[0], device=dev)[:, None] % 2) * shape[-1])
+    if kind in ("temp", "lr", "bc"):
+        u = torch.rand(shape, device=dev)
+        return {"temp": 0.5 + u, "lr": 1e-3 * (1 + u), "bc": 0.1 + 0.9 * u}[kind]
+    if kind == "mel":
+        return 10.0 ** (torch.rand(shape, device=dev) * 14 - 12)
+    if kind == "hot":
+        return ((9 + 3 * torch.rand(shape, device=dev)) * torch.where(torch.rand(shape, device=dev) < 0.2, -1, 1)).half()
+    if kind == "special":
+        u, x = torch.rand(shape, device=dev), torch.randn(shape, device=dev)
+        return torch.where(u < 0.1, float("nan"), torch.where(u < 0.15, float("inf"), torch.where(u < 0.2, float("-inf"), x)))
     if kind == "unit":
         return torch.rand(shape, device=dev, dtype=getattr(torch, TD[dt]))
     x = torch.randn(shape, device=dev, dtype=torch.float32)

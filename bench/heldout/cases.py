@@ -21,9 +21,9 @@ CASES = []
 SC128 = 0.08838834764831845
 
 
-def case(name, cpu, gpu, inputs, ref, torch, attention=False, fast=True, kernels=None):
+def case(name, cpu, gpu, inputs, ref, torch, attention=False, fast=True, kernels=None, ref_plan=None):
     CASES.append(dict(name=name, cpu=cpu, gpu=gpu, inputs=inputs, ref=ref, torch=torch,
-                      attention=attention, fast=fast, kernels=kernels))
+                      attention=attention, fast=fast, kernels=kernels, ref_plan=ref_plan))
 
 
 # ---- rounding helpers (NumPy side) ---------------------------------------------------------------
@@ -37,7 +37,8 @@ def rb(x):
 
 
 def rh(x):
-    return np.asarray(x, dtype=np.float64).astype(np.float16).astype(np.float64)
+    with np.errstate(over="ignore"):  # overflow to inf, as an f16 store does
+        return np.asarray(x, dtype=np.float64).astype(np.float16).astype(np.float64)
 
 
 ROUND = {"bf16": rb, "f16": rh, "f32": lambda x: np.asarray(x, np.float64).astype(np.float32).astype(np.float64)}
@@ -49,10 +50,10 @@ def shape_of(shape, dims):
 
 def np_input(rng, shape, dtype, kind, dims):
     """One input array for the CPU check (what is saved as .npy: f32 for bf16/f32, f16, i32, bool)."""
-    if kind == "lens":  # lengths 0, 1, full, then spread (a wholly masked row first where allowed)
+    if kind in ("lens", "lens1"):  # lengths 0 (lens only: a wholly masked row first), 1, full, then spread
         n = shape[0]
         full = dims.get("L", dims.get("S"))
-        lo = dims.get("T", 0)  # a decode step's T new tokens are in the cache
+        lo = dims.get("T", 0 if kind == "lens" else 1)  # a decode step's T new tokens are in the cache
         vals = [max(lo, 0), max(lo, 1), full] + [int(rng.integers(max(lo, 1), full + 1)) for _ in range(n)]
         return np.array(vals[:n], dtype=np.int32)
     if kind == "pos":  # the first new token's position: 0, the last that fits, then spread
@@ -63,6 +64,21 @@ def np_input(rng, shape, dtype, kind, dims):
         return rng.integers(0, dims["V"], size=shape).astype(np.int32)
     if kind == "bool":
         return rng.random(shape) < 0.7
+    if kind == "ids":  # token ids with pad (0) runs at the end of some rows and a few inside
+        a = rng.integers(0, 50, size=shape).astype(np.int32)
+        if len(shape) == 2 and shape[1] > 1:
+            for r in range(0, shape[0], 2):
+                a[r, int(rng.integers(1, shape[1])):] = 0
+        return a
+    if kind in ("temp", "lr", "bc"):  # positive scalars: a temperature, a learning rate, 1 - beta^t
+        u = rng.random(shape)
+        a = {"temp": 0.5 + u, "lr": 1e-3 * (1 + u), "bc": 0.1 + 0.9 * u}[kind]
+        return a.astype(np.float32)
+    if kind == "mel":  # a power spectrogram: magnitudes from 1e-12 to 1e2
+        return (10.0 ** rng.uniform(-12, 2, size=shape)).astype(np.float32)
+    if kind == "hot":  # f16 values around exp's overflow (exp(11.09) = 65504), either sign
+        a = rng.uniform(9.0, 12.0, size=shape) * np.where(rng.random(shape) < 0.2, -1, 1)
+        return a.astype(np.float16)
     a = rng.standard_normal(shape)
     if kind == "small":
         a = a * 0.05
@@ -72,6 +88,9 @@ def np_input(rng, shape, dtype, kind, dims):
         a = rng.random(shape)
     if kind == "big":
         a = a * 6.0
+    if kind == "special":  # NaN, +inf and -inf sprinkled in
+        u = rng.random(shape)
+        a = np.where(u < 0.1, np.nan, np.where(u < 0.15, np.inf, np.where(u < 0.2, -np.inf, a)))
     if dtype == "f16":
         return a.astype(np.float16)
     if dtype == "bf16":
@@ -724,3 +743,460 @@ SDPA = {
 # must compute a key range (block sparsity), so it differs from the TX_ATTN_NO_SKIP=1 build.
 BLOCK_SPARSE = {"attn_causal_d64", "attn_window_split", "attn_alibi_iota", "attn_softcap_gemma", "attn_keypad",
                 "attn_boolmask", "attn_gqa_32_8", "attn_mqa"}
+
+
+# ==== round 2: more programs as users write them (kinds the first round did not cover) ============
+def t_lens_keep(ln, s, dev):
+    return T().arange(s, device=dev)[None, None, None, :] < ln[:, None, None, None]
+
+
+def ref_bert_addmask(a, d):
+    keep = np.arange(d["S"])[None, None, None, :] < a["len"][:, None, None, None]
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) / 8.0 + (1.0 - keep) * -10000.0
+    return [attend(s, a["v"], "bf16")]
+
+
+def t_bert_addmask(q, k, v, ln, d):
+    ext = (1.0 - t_lens_keep(ln, d["S"], q.device).float()) * -10000.0
+    return T().softmax((q @ k.transpose(-1, -2)).float() / 8.0 + ext, dim=-1).to(q.dtype) @ v
+
+
+case("bert_addmask_attn", [dict(B=3, S=45), dict(B=2, S=1)], dict(B=32, S=384),
+     [(n, ("B", 12, "S", 64), "bf16", "n") for n in "qkv"] + [("len", ("B",), "i32", "lens1")],
+     ref_bert_addmask, t_bert_addmask, attention=True)
+
+
+def ref_causal_keypad(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * SC128
+    keep = causal(d["S"]) & (np.arange(d["S"])[None, None, None, :] < a["len"][:, None, None, None])
+    return [attend(np.where(keep, s, -np.inf), a["v"], "bf16")]
+
+
+case("attn_causal_keypad", [dict(B=4, S=70), dict(B=3, S=1)], dict(B=8, S=2048),
+     [(n, ("B", 16, "S", 128), "bf16", "n") for n in "qkv"] + [("len", ("B",), "i32", "lens")],
+     ref_causal_keypad,
+     lambda q, k, v, ln, d: t_attn(q, k, v, SC128, t_causal(d["S"], d["S"], q.device) & t_lens_keep(ln, d["S"], q.device)),
+     attention=True)
+
+
+def sinks_keep(s_, np_or_t, dev=None):
+    if dev is None:
+        i, j = np.arange(s_)[:, None], np.arange(s_)[None, :]
+    else:
+        i, j = T().arange(s_, device=dev)[:, None], T().arange(s_, device=dev)[None, :]
+    return (j <= i) & ((i - j < 512) | (j < 4))
+
+
+def ref_sinks(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    return [attend(np.where(sinks_keep(d["S"], np), s, -np.inf), a["v"], "bf16")]
+
+
+case("attn_window_sinks", [dict(B=1, S=600), dict(B=1, S=5)], dict(B=2, S=4096),
+     [(n, ("B", 32, "S", 64), "bf16", "n") for n in "qkv"], ref_sinks,
+     lambda q, k, v, d: t_attn(q, k, v, 0.125, sinks_keep(d["S"], None, q.device)), attention=True, fast=False)
+
+
+def ref_gpt2_finfo(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) / 8.0
+    return [attend(np.where(causal(d["S"]), s, -3.4028234663852886e38), a["v"], "bf16")]
+
+
+def t_gpt2_finfo(q, k, v, d):
+    tt = T()
+    s = (q @ k.transpose(-1, -2)).float() / math.sqrt(64.0)
+    s = tt.where(t_causal(d["S"], d["S"], q.device), s, tt.finfo(tt.float32).min)
+    return tt.softmax(s, dim=-1).to(q.dtype) @ v
+
+
+case("gpt2_finfo_mask", [dict(B=2, S=37), dict(B=1, S=1)], dict(B=8, S=1024),
+     [(n, ("B", 12, "S", 64), "bf16", "n") for n in "qkv"], ref_gpt2_finfo, t_gpt2_finfo, attention=True)
+
+
+def ref_t5(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) + a["pb"]
+    pad = np.arange(d["S"])[None, None, None, :] >= a["len"][:, None, None, None]
+    return [attend(np.where(pad, -np.inf, s), a["v"], "bf16")]
+
+
+case("t5_attn_nobias_scale", [dict(B=3, S=40)], dict(B=16, S=512),
+     [(n, ("B", 8, "S", 64), "bf16", "n") for n in "qkv"] + [("pb", (1, 8, "S", "S"), "f32", "n"),
+                                                            ("len", ("B",), "i32", "lens")],
+     ref_t5, lambda q, k, v, pb, ln, d: t_attn(q, k, v, 1.0, t_lens_keep(ln, d["S"], q.device), bias=pb),
+     attention=True)
+
+
+def patches(img):
+    b = img.shape[0]
+    return img.reshape(b, 3, 14, 16, 14, 16).transpose(0, 2, 4, 1, 3, 5).reshape(b, 196, 768)
+
+
+case("vit_patch_embed", [dict(B=1, E=24)], dict(B=64, E=768),
+     [("img", ("B", 3, 224, 224), "bf16", "n"), ("w", (768, "E"), "bf16", "w"), ("b", ("E",), "bf16", "n")],
+     lambda a, d: [rb(rb(patches(a["img"]) @ a["w"]) + a["b"])],
+     lambda img, w, b, d: img.reshape(img.shape[0], 3, 14, 16, 14, 16).permute(0, 2, 4, 1, 3, 5).reshape(
+         img.shape[0], 196, 768) @ w + b)
+
+
+def ref_vit_cls(a, d):
+    b = d["B"]
+    x = rb(np.concatenate([np.broadcast_to(a["cls"], (b, 1, 768)), a["patches"]], 1) + a["pos"])
+    return [x, rb(np_ln(x, a["w"], a["b"], 1e-6))]
+
+
+def t_vit_cls(patches_, cls, pos, w, b, d):
+    x = T().cat([cls.expand(patches_.shape[0], 1, 768), patches_], 1) + pos
+    return x, F().layer_norm(x, (768,), w, b, 1e-6)
+
+
+case("vit_cls_pos", [dict(B=2), dict(B=1)], dict(B=256),
+     [("patches", ("B", 196, 768), "bf16", "n"), ("cls", (1, 1, 768), "bf16", "n"), ("pos", (1, 197, 768), "bf16", "n"),
+      ("w", (768,), "bf16", "n"), ("b", (768,), "bf16", "n")], ref_vit_cls, t_vit_cls)
+
+
+def ref_layerscale(a, d):
+    h = rb(np_gelu(rb(rb(a["x"] @ a["w1"]) + a["b1"])))
+    return [rb(a["x"] + rb(a["gamma"] * rb(rb(h @ a["w2"]) + a["b2"])))]
+
+
+case("layerscale_mlp", [dict(B=2, S=7, D=48, F=192)], dict(B=8, S=577, D=768, F=3072),
+     [("x", ("B", "S", "D"), "bf16", "n"), ("w1", ("D", "F"), "bf16", "w"), ("b1", ("F",), "bf16", "n"),
+      ("w2", ("F", "D"), "bf16", "w"), ("b2", ("D",), "bf16", "n"), ("gamma", ("D",), "bf16", "small")],
+     ref_layerscale, lambda x, w1, b1, w2, b2, gamma, d: x + gamma * (F().gelu(x @ w1 + b1) @ w2 + b2))
+
+
+def ref_geglu(a, d):
+    g, u = rb(a["x"] @ a["wg"]), rb(a["x"] @ a["wu"])
+    return [rb(rb(rb(np_gelu_tanh(g)) * u) @ a["wd"])]
+
+
+case("geglu_mlp", [dict(M=19, D=64, F=160)], dict(M=4096, D=2048, F=8192),
+     [("x", ("M", "D"), "bf16", "n"), ("wg", ("D", "F"), "bf16", "w"), ("wu", ("D", "F"), "bf16", "w"),
+      ("wd", ("F", "D"), "bf16", "w")],
+     ref_geglu, lambda x, wg, wu, wd, d: (F().gelu(x @ wg, approximate="tanh") * (x @ wu)) @ wd)
+
+
+def t_llama_rms(x, w, d):
+    h = x.float()
+    return w * (h * T().rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype)
+
+
+case("llama_rmsnorm_hf", [dict(B=2, S=3, D=4096), dict(B=1, S=5, D=1)], dict(B=4, S=4096, D=4096),
+     [("x", ("B", "S", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n")],
+     lambda a, d: [rb(a["w"] * rb(a["x"] / np.sqrt((a["x"] ** 2).mean(-1, keepdims=True) + 1e-6)))], t_llama_rms)
+
+
+def ref_temp(a, d):
+    p = np_softmax(a["logits"] / a["temp"], -1)
+    q = np.where(p >= 0.05 * p.max(-1, keepdims=True), p, 0.0)
+    return [q / q.sum(-1, keepdims=True)]
+
+
+def t_temp(logits, temp, d):
+    p = T().softmax(logits.float() / temp, dim=-1)
+    q = p * (p >= 0.05 * p.amax(-1, keepdim=True))
+    return q / q.sum(-1, keepdim=True)
+
+
+case("temperature_softmax", [dict(N=3, V=1000), dict(N=1, V=7)], dict(N=256, V=128256),
+     [("logits", ("N", "V"), "bf16", "big"), ("temp", (), "f32", "temp")], ref_temp, t_temp)
+
+case("final_softcap", [dict(N=3, V=1001)], dict(N=512, V=256000),
+     [("logits", ("N", "V"), "bf16", "big")], lambda a, d: [rb(30.0 * np.tanh(a["logits"] / 30.0))],
+     lambda logits, d: 30.0 * T().tanh(logits / 30.0))
+
+
+def ref_moe(a, d):
+    g = np_softmax(rb(a["x"] @ a["wr"]), -1)
+    return [g, rb((g[:, :, None] * a["y"]).sum(1))]
+
+
+def t_moe(x, wr, y, d):
+    g = T().softmax((x @ wr).float(), dim=-1)
+    return g, (g[:, :, None] * y.float()).sum(1).to(x.dtype)
+
+
+case("moe_gate_combine", [dict(M=9, D=32, E=8), dict(M=1, D=16, E=1)], dict(M=8192, D=1024, E=8),
+     [("x", ("M", "D"), "bf16", "n"), ("wr", ("D", "E"), "bf16", "w"), ("y", ("M", "E", "D"), "bf16", "n")],
+     ref_moe, t_moe)
+
+
+def ref_group_norm(a, d):
+    x = a["x"]
+    n, h, w = d["N"], d["H"], d["W"]
+    g = x.reshape(n, 32, -1)
+    mu = g.mean(-1, keepdims=True)
+    var = ((g - mu) ** 2).mean(-1, keepdims=True)
+    y = ((g - mu) / np.sqrt(var + 1e-5)).reshape(n, 256, h, w)
+    return [y * a["w"][:, None, None] + a["b"][:, None, None]]
+
+
+case("group_norm", [dict(N=2, H=5, W=3), dict(N=1, H=1, W=1)], dict(N=16, H=64, W=64),
+     [("x", ("N", 256, "H", "W"), "f32", "n"), ("w", (256,), "f32", "n"), ("b", (256,), "f32", "n")],
+     ref_group_norm, lambda x, w, b, d: F().group_norm(x, 32, w, b, 1e-5))
+
+
+def ref_instance_norm(a, d):
+    x = a["x"]
+    mu = x.mean((-2, -1), keepdims=True)
+    var = ((x - mu) ** 2).mean((-2, -1), keepdims=True)
+    return [rh((x - mu) / np.sqrt(var + 1e-5))]
+
+
+case("instance_norm", [dict(N=2, C=3, H=7, W=5), dict(N=1, C=2, H=1, W=3)], dict(N=32, C=64, H=56, W=56),
+     [("x", ("N", "C", "H", "W"), "f16", "n")], ref_instance_norm,
+     lambda x, d: F().instance_norm(x.float(), eps=1e-5).half())
+
+
+def ref_bn(a, d):
+    sc = a["w"] / np.sqrt(a["rv"] + 1e-5)
+    y = (a["x"] - a["rm"][:, None, None]) * sc[:, None, None] + a["b"][:, None, None]
+    return [rh(np.maximum(y, 0))]
+
+
+case("batchnorm_relu", [dict(N=2, C=5, H=6, W=7)], dict(N=64, C=256, H=28, W=28),
+     [("x", ("N", "C", "H", "W"), "f16", "n"), ("rm", ("C",), "f32", "n"), ("rv", ("C",), "f32", "unit"),
+      ("w", ("C",), "f32", "n"), ("b", ("C",), "f32", "n")], ref_bn,
+     lambda x, rm, rv, w, b, d: T().relu(F().batch_norm(x.float(), rm, rv, w, b, False, 0.0, 1e-5)).half())
+
+
+def ref_losses(a, d):
+    dd = a["pred"] - a["tgt"]
+    ad = np.abs(dd)
+    return [np.array((dd * dd).mean()), np.array(np.where(ad < 1, 0.5 * dd * dd, ad - 0.5).mean()), np.array(ad.mean())]
+
+
+case("losses_regression", [dict(N=7, D=33), dict(N=1, D=1)], dict(N=8192, D=1000),
+     [("pred", ("N", "D"), "f32", "n"), ("tgt", ("N", "D"), "f32", "n")], ref_losses,
+     lambda p, t, d: (F().mse_loss(p, t), F().smooth_l1_loss(p, t, beta=1.0), F().l1_loss(p, t)))
+
+
+def ref_kl(a, d):
+    ls = ref_log_softmax({"logits": a["s"] / 2.0}, d)[0]
+    lt = ref_log_softmax({"logits": a["t"] / 2.0}, d)[0]
+    return [np.array((np.exp(lt) * (lt - ls)).sum(-1).mean() * 4.0)]
+
+
+case("kl_div_distill", [dict(N=5, V=1000), dict(N=1, V=3)], dict(N=4096, V=32000),
+     [("s", ("N", "V"), "bf16", "big"), ("t", ("N", "V"), "bf16", "big")], ref_kl,
+     lambda s, t, d: F().kl_div(T().log_softmax(s.float() / 2, -1), T().softmax(t.float() / 2, -1),
+                                reduction="batchmean") * 4.0)
+
+
+def ref_ls_ce(a, d):
+    lp = ref_log_softmax({"logits": a["logits"]}, d)[0]
+    nll = -lp[np.arange(lp.shape[0]), a["labels"]]
+    return [np.array((0.9 * nll - 0.1 * lp.mean(-1)).mean())]
+
+
+case("label_smooth_ce", [dict(N=4, V=32000), dict(N=1, V=5)], dict(N=4096, V=32000),
+     [("logits", ("N", "V"), "bf16", "big"), ("labels", ("N",), "i32", "labels")], ref_ls_ce,
+     lambda logits, labels, d: F().cross_entropy(logits.float(), labels.long(), label_smoothing=0.1))
+
+
+def ref_clip(a, d):
+    nrm = lambda x: rb(x / np.sqrt((x * x).sum(-1, keepdims=True)))
+    l = np.exp(a["logit_scale"]) * rb(nrm(a["img"]) @ nrm(a["txt"]).T)
+    lse = lambda x, ax: np.log(np.exp(x - x.max(ax, keepdims=True)).sum(ax)) + x.max(ax)
+    dg = np.diag(l)
+    return [np.array(((lse(l, 1) - dg).mean() + (lse(l, 0) - dg).mean()) / 2)]
+
+
+def t_clip(img, txt, ls, d):
+    tt = T()
+    a = F().normalize(img.float(), dim=-1, eps=0.0).to(img.dtype)
+    b = F().normalize(txt.float(), dim=-1, eps=0.0).to(txt.dtype)
+    l = ls.exp() * (a @ b.T).float()
+    lab = tt.arange(l.shape[0], device=l.device)
+    return (F().cross_entropy(l, lab) + F().cross_entropy(l.T, lab)) / 2
+
+
+case("clip_loss", [dict(N=13, E=32), dict(N=1, E=8)], dict(N=4096, E=768),
+     [("img", ("N", "E"), "bf16", "n"), ("txt", ("N", "E"), "bf16", "n"), ("logit_scale", (), "f32", "unit")],
+     ref_clip, t_clip)
+
+
+def ref_adamw(a, d):
+    p, g, m, v, lr = a["p"], a["g"], a["m"], a["v"], a["lr"]
+    m1 = 0.9 * m + 0.1 * g
+    v1 = 0.95 * v + 0.05 * g * g
+    return [p * (1 - lr * 0.1) - (lr / a["bc1"]) * m1 / (np.sqrt(v1) / np.sqrt(a["bc2"]) + 1e-8), m1, v1]
+
+
+def t_adamw(p, g, m, v, lr, bc1, bc2, d):
+    m1 = 0.9 * m + 0.1 * g
+    v1 = 0.95 * v + 0.05 * g * g
+    return p * (1 - lr * 0.1) - (lr / bc1) * m1 / (v1.sqrt() / bc2.sqrt() + 1e-8), m1, v1
+
+
+case("adamw_step", [dict(N=1003), dict(N=1)], dict(N=16777216 + 5),
+     [("p", ("N",), "f32", "n"), ("g", ("N",), "f32", "n"), ("m", ("N",), "f32", "small"), ("v", ("N",), "f32", "unit"),
+      ("lr", (), "f32", "lr"), ("bc1", (), "f32", "bc"), ("bc2", (), "f32", "bc")], ref_adamw, t_adamw)
+
+
+def ref_lion(a, d):
+    c = 0.9 * a["m"] + 0.1 * a["g"]
+    return [rb(a["p"] * (1 - a["lr"] * 0.01) - a["lr"] * np.sign(c)), 0.99 * a["m"] + 0.01 * a["g"]]
+
+
+def t_lion(p, g, m, lr, d):
+    c = 0.9 * m + 0.1 * g.float()
+    return (p.float() * (1 - lr * 0.01) - lr * c.sign()).to(p.dtype), 0.99 * m + 0.01 * g.float()
+
+
+case("lion_step", [dict(N=777)], dict(N=33554432 - 3),
+     [("p", ("N",), "bf16", "n"), ("g", ("N",), "bf16", "n"), ("m", ("N",), "f32", "small"), ("lr", (), "f32", "lr")],
+     ref_lion, t_lion)
+
+
+def ref_sgd(a, d):
+    dd = a["g"] + 5e-4 * a["p"]
+    b = 0.9 * a["buf"] + dd
+    return [a["p"] - a["lr"] * (dd + 0.9 * b), b]
+
+
+def t_sgd(p, g, buf, lr, d):
+    dd = g + 5e-4 * p
+    b = 0.9 * buf + dd
+    return p - lr * (dd + 0.9 * b), b
+
+
+case("sgd_momentum", [dict(O=5, I=3)], dict(O=512, I=512),
+     [("p", ("O", "I", 3, 3), "f32", "n"), ("g", ("O", "I", 3, 3), "f32", "n"), ("buf", ("O", "I", 3, 3), "f32", "n"),
+      ("lr", (), "f32", "lr")], ref_sgd, t_sgd)
+
+
+def ref_acts(a, d):
+    x = a["x"]
+    with np.errstate(over="ignore"):
+        sp = np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+    return [rh(sp), rh(x * np.tanh(sp)), rh(np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+            rh(x * np.clip(x + 3, 0, 6) / 6)]
+
+
+def t_acts(x, d):
+    xf = x.float()
+    return (F().softplus(xf).half(), F().mish(xf).half(), F().elu(xf).half(), F().hardswish(xf).half())
+
+
+case("activations_zoo", [dict(M=9, N=130), dict(M=1, N=1)], dict(M=8192, N=4096),
+     [("x", ("M", "N"), "f16", "big")], ref_acts, t_acts)
+
+case("broadcast_5d", [dict(A=2, B=3, C=4, D=5, E=6), dict(A=1, B=1, C=1, D=1, E=1)],
+     dict(A=8, B=16, C=32, D=16, E=64),
+     [("a", ("A", 1, "C", 1, "E"), "f32", "n"), ("b", (1, "B", 1, "D", 1), "f32", "n"), ("s", (), "f32", "n"),
+      ("v", ("E",), "f32", "n")],
+     lambda a, d: [(a["a"] - a["b"]) * a["s"] + a["v"]], lambda a, b, s, v, d: (a - b) * s + v)
+
+case("gemv_row", [dict(K=40, N=24), dict(K=1, N=1)], dict(K=4096, N=14336),
+     [("x", (1, "K"), "bf16", "n"), ("w", ("K", "N"), "bf16", "w"), ("b", ("N",), "bf16", "n"), ("r", (1, "N"), "bf16", "n")],
+     lambda a, d: [rb(rb(rb(a["x"] @ a["w"]) + a["b"]) + a["r"])], lambda x, w, b, r, d: x @ w + b + r)
+
+case("prime_gemm_k7", [dict(M=13, N=11), dict(M=1, N=1)], dict(M=8191, N=4099),
+     [("x", ("M", 7), "bf16", "n"), ("w", (7, "N"), "bf16", "n"), ("b", ("N",), "bf16", "n")],
+     lambda a, d: [rb(1 / (1 + np.exp(-rb(rb(a["x"] @ a["w"]) + a["b"]))))],
+     lambda x, w, b, d: T().sigmoid(x @ w + b))
+
+case("multi_axis_reduce", [dict(A=3, B=5, C=7), dict(A=1, B=1, C=1)], dict(A=32, B=512, C=1024),
+     [("x", ("A", "B", "C"), "f32", "n")],
+     lambda a, d: [a["x"].sum((0, 2)), a["x"].mean((1, 2), keepdims=True), np.array(a["x"].max()), a["x"].max(0)],
+     lambda x, d: (x.sum((0, 2)), x.mean((1, 2), keepdim=True), x.max(), x.amax(0)))
+
+
+def ref_int_bool(a, d):
+    ids = a["ids"]
+    keep = ids != 0
+    return [keep.sum(-1), np.where(keep, np.arange(ids.shape[1])[None, :] + 2, 1), (~keep).any(-1)]
+
+
+def t_int_bool(ids, d):
+    tt = T()
+    keep = ids != 0
+    pos = tt.where(keep, tt.arange(ids.shape[1], device=ids.device, dtype=ids.dtype)[None, :] + 2, 1)
+    return keep.int().sum(-1, dtype=tt.int32), pos, (~keep).any(-1)
+
+
+case("int_bool_ops", [dict(B=4, S=9), dict(B=1, S=1)], dict(B=256, S=4096),
+     [("ids", ("B", "S"), "i32", "ids")], ref_int_bool, t_int_bool)
+
+
+def ref_nan_to_num(a, d):
+    x = a["x"]
+    return [np.where(np.isnan(x), 0.0, np.where(x == np.inf, 1e4, np.where(x == -np.inf, -1e4, x)))]
+
+
+case("nan_to_num", [dict(M=7, N=65)], dict(M=8192, N=8192),
+     [("x", ("M", "N"), "f32", "special")], ref_nan_to_num,
+     lambda x, d: T().nan_to_num(x, nan=0.0, posinf=1e4, neginf=-1e4))
+
+
+def ref_f16_overflow(a, d):
+    x = a["x"]
+    with np.errstate(over="ignore"):
+        e = np.exp(x)
+    return [rh(e), rh(rh(e) * 0.0625), (x * x).sum(-1)]
+
+
+def t_f16_overflow(x, d):
+    e = x.exp()
+    return e, e * 0.0625, (x.float() ** 2).sum(-1)
+
+
+def ref_f16_overflow_plan(a, d):
+    """The fused plan: e * 0.0625 from the f32 exp the kernel holds (finite where e itself is inf),
+    as the spec allows (f16 arithmetic computed in f32, rounded once when stored)."""
+    r = ref_f16_overflow(a, d)
+    with np.errstate(over="ignore"):
+        r[1] = rh(np.float32(np.exp(a["x"])) * 0.0625)
+    return r
+
+
+case("f16_overflow", [dict(N=5, D=300)], dict(N=8192, D=4096),
+     [("x", ("N", "D"), "f16", "hot")], ref_f16_overflow, t_f16_overflow, ref_plan=ref_f16_overflow_plan)
+
+
+def ref_logmel(a, d):
+    l = np.log10(np.maximum(a["mel"], 1e-10))
+    l = np.maximum(l, l.max() - 8.0)
+    return [(l + 4.0) / 4.0]
+
+
+def t_logmel(mel, d):
+    l = T().clamp(mel, min=1e-10).log10()
+    l = T().maximum(l, l.max() - 8.0)
+    return (l + 4.0) / 4.0
+
+
+case("whisper_logmel", [dict(T=31), dict(T=1)], dict(T=3000),
+     [("mel", (80, "T"), "f32", "mel")], ref_logmel, t_logmel)
+
+case("softmax_one_row", [dict(N=100003), dict(N=1)], dict(N=16777219),
+     [("x", (1, "N"), "f32", "big")], lambda a, d: [np_softmax(a["x"], -1)], lambda x, d: T().softmax(x, -1))
+
+case("bert_embed_ln", [dict(B=2, S=11)], dict(B=64, S=512),
+     [("tok", ("B", "S", 768), "bf16", "n"), ("pos", ("S", 768), "bf16", "n"), ("typ", ("B", "S", 768), "bf16", "n"),
+      ("w", (768,), "bf16", "n"), ("b", (768,), "bf16", "n")],
+     lambda a, d: [rb(np_ln(rb(rb(a["tok"] + a["pos"]) + a["typ"]), a["w"], a["b"], 1e-12))],
+     lambda tok, pos, typ, w, b, d: F().layer_norm(tok + pos + typ, (768,), w, b, 1e-12))
+
+
+def ref_center(a, d):
+    x = a["x"]
+    return [(x - x.mean(-1, keepdims=True)) / (x.std(-1, ddof=1, keepdims=True) + 1e-6)]
+
+
+case("center_keepdim_false", [dict(M=5, N=77), dict(M=2, N=2)], dict(M=4096, N=4001),
+     [("x", ("M", "N"), "f32", "n")], ref_center,
+     lambda x, d: (x - x.mean(-1, keepdim=True)) / (x.std(-1, keepdim=True) + 1e-6))
+
+SDPA.update({
+    "bert_addmask_attn": lambda q, k, v, ln, d: sdpa(
+        q, k, v, 0.125, ((1.0 - t_lens_keep(ln, d["S"], q.device).float()) * -10000.0).to(q.dtype)),
+    "attn_causal_keypad": lambda q, k, v, ln, d: sdpa(
+        q, k, v, SC128, t_causal(d["S"], d["S"], q.device) & t_lens_keep(ln, d["S"], q.device)),
+    "attn_window_sinks": lambda q, k, v, d: sdpa(q, k, v, 0.125, sinks_keep(d["S"], None, q.device)),
+    "gpt2_finfo_mask": lambda q, k, v, d: sdpa(q, k, v, 0.125, causal=True),
+    "t5_attn_nobias_scale": lambda q, k, v, pb, ln, d: sdpa(
+        q, k, v, 1.0, pb.masked_fill(~t_lens_keep(ln, d["S"], q.device), float("-inf")).to(q.dtype)),
+})
+BLOCK_SPARSE |= {"attn_causal_keypad", "attn_window_sinks", "t5_attn_nobias_scale", "gpt2_finfo_mask"}

@@ -31,6 +31,8 @@ KNOWN = {
     "attn_lse": "returning the row log-sum-exp as well splits attention into 3 kernels with S x S in HBM "
                 "([attention.escape])",
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
+    "vit_patch_embed": "the patch matrix is a 6-D permuted view of the image: the GEMM reads it in place on mma.sync "
+                       "(no TMA map for it; no staging copy is planned)",
 }
 TOL = {"bf16": (2e-2, 2e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0), "bool": (0, 0)}
 
@@ -46,7 +48,8 @@ def compare(got, want, dt):
     scale = float(np.sqrt(np.mean(fin * fin))) if fin.size else 1.0
     scale = scale if scale > 0 else 1.0
     with np.errstate(invalid="ignore"):
-        ok = np.where(np.isnan(w), np.isnan(g), np.abs(g - w) <= atol * scale + rtol * np.abs(w))
+        ok = np.where(np.isnan(w), np.isnan(g), np.where(np.isinf(w), g == w,
+                                                         np.abs(g - w) <= atol * scale + rtol * np.abs(w)))
     bad = np.flatnonzero(~ok)
     if bad.size:
         i = bad[0]
@@ -157,8 +160,11 @@ def main():
                     p = os.path.join(work, nm + ".npy")
                     np.save(p, a)
                     args += ["--input", f"{nm}={p}"]
-                want = c["ref"](C.f64(arrs), dims)
+                wants = {"ref": c["ref"](C.f64(arrs), dims)}
+                # the host JIT against the fused plan's precision where it differs (values kept in f32 on chip)
+                wants["cpu"] = c["ref_plan"](C.f64(arrs), dims) if c.get("ref_plan") else wants["ref"]
                 for dev in ("cpu", "ref"):
+                    want = wants[dev]
                     od = os.path.join(work, "out")
                     r = subprocess.run([txc, "run", path, "--device=" + dev, "--output-dir", od] + args,
                                        capture_output=True, text=True, timeout=300)
