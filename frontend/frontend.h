@@ -186,6 +186,12 @@ ir_graph *fe_lower(fe_arena *a, const fe_program *p, const char *file, const fe_
  * names starting with '_' are skipped. Returns a candidate or NULL. */
 const char *fe_suggest(const char *name, const char *const *cands, unsigned n);
 
+/* What to write in tx for a PyTorch/NumPy function or constant that tx
+ * does not have (`sign`, `isnan`, `argmax`, `softplus`, `None`, `pi`, ...),
+ * as text that completes "write ..." or "...: TEXT"; NULL when `name` is
+ * not one of them. */
+const char *fe_instead(const char *name);
+
 /* Checks the source bytes before scanning: NUL bytes, invalid UTF-8 and an
  * empty file are errors (reported to `d`). Returns true when clean. */
 bool fe_check_bytes(const char *src, size_t len, tx_diag *d);

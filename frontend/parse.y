@@ -264,6 +264,10 @@ static const char *python_hint(const char *word) {
     if (!strcmp(word, "def")) return "is not tx: define functions with 'fn NAME(PARAMS) { ... }'";
     if (!strcmp(word, "lambda") || !strcmp(word, "import") || !strcmp(word, "class"))
         return "is not supported in tx";
+    if (!strcmp(word, "and")) return "is not tx: write a & b on bool tensors";
+    if (!strcmp(word, "or")) return "is not tx: write a | b on bool tensors";
+    if (!strcmp(word, "not")) return "is not tx: write ~c on bool tensors";
+    if (!strcmp(word, "is") || !strcmp(word, "in")) return "is not tx: compare with == or !=";
     return NULL;
 }
 

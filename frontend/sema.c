@@ -1240,6 +1240,8 @@ static bool eval_call(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     if (fn) return call_func(s, f, fn, e, out);
     if (!strcmp(e->name, "bool"))
         return err(s, e->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
+    const char *instead = fe_instead(e->name);
+    if (instead) return err(s, e->loc, "unknown function '%s': write %s", e->name, instead);
     char hb[128];
     return err(s, e->loc, "unknown function '%s'%s", e->name, func_hint(s, e->name, hb, sizeof hb));
 }
@@ -1261,6 +1263,12 @@ static FE_NOINLINE bool eval_name(sema *s, frame *f, const fe_expr *e, fe_val *o
     }
     if (find_func(s, e->name) || find_builtin(e->name))
         return err(s, e->loc, "'%s' is a function; call it as %s(...)", e->name, e->name);
+    if (!strcmp(e->name, "None"))
+        return err(
+            s, e->loc,
+            "tx has no None: leave the argument out (a reduction without axis reduces everything)");
+    const char *instead = fe_instead(e->name);
+    if (instead) return err(s, e->loc, "unknown name '%s': write %s", e->name, instead);
     char hb[128];
     return err(s, e->loc, "unknown name '%s'%s", e->name, name_hint(s, f, e->name, hb, sizeof hb));
 }
@@ -1648,6 +1656,8 @@ static bool callee(sema *s, const fe_func *from, const fe_expr *c, int *out) {
     }
     if (!strcmp(c->name, "bool"))
         return err(s, c->loc, "'bool' is a dtype, not a function (compare instead: x != 0)");
+    const char *instead = fe_instead(c->name);
+    if (instead) return err(s, c->loc, "unknown function '%s': write %s", c->name, instead);
     char hb[128];
     return err(s, c->loc, "unknown function '%s'%s", c->name, func_hint(s, c->name, hb, sizeof hb));
 }

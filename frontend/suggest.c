@@ -1,5 +1,6 @@
 /* suggest.c - "did you mean" for unknown names: the closest candidate by
- * edit distance, and the spellings users bring from PyTorch and NumPy. */
+ * edit distance, the spellings users bring from PyTorch and NumPy, and what
+ * to write for the functions tx does not have. */
 #include "frontend.h"
 
 #include <ctype.h>
@@ -24,6 +25,72 @@ static const struct {
     {"NaN", "nan"},          {"NAN", "nan"},
     {"infinity", "inf"},
 };
+
+/* PyTorch/NumPy functions and constants without a tx built-in, and the tx
+ * expression that computes them (each complete after "write "). */
+static const struct {
+    const char *name, *instead;
+} fe_insteads[] = {
+    {"sign", "where(x > 0, 1.0, where(x < 0, -1.0, 0.0))"},
+    {"sgn", "where(x > 0, 1.0, where(x < 0, -1.0, 0.0))"},
+    {"isnan", "x != x (true exactly where x is NaN)"},
+    {"isinf", "abs(x) == inf"},
+    {"isfinite", "abs(x) < inf (false for NaN and infinities)"},
+    {"nan_to_num", "where(x != x, 0.0, x) for NaN and where(x == inf, BIG, x) for infinities"},
+    {"log10", "log(x) / log(10.0)"},
+    {"log1p", "log(1.0 + x)"},
+    {"expm1", "exp(x) - 1.0"},
+    {"square", "x * x"},
+    {"clamp", "minimum(maximum(x, lo), hi)"},
+    {"clip", "minimum(maximum(x, lo), hi)"},
+    {"softplus", "where(x > 20.0, x, log(1.0 + exp(x)))"},
+    {"mish", "x * tanh(log(1.0 + exp(x)))"},
+    {"elu", "where(x > 0.0, x, exp(x) - 1.0)"},
+    {"selu", "1.0507 * where(x > 0.0, x, 1.6733 * (exp(x) - 1.0))"},
+    {"leaky_relu", "where(x > 0.0, x, 0.01 * x)"},
+    {"hardswish", "x * minimum(maximum(x + 3.0, 0.0), 6.0) / 6.0"},
+    {"hardsigmoid", "minimum(maximum(x + 3.0, 0.0), 6.0) / 6.0"},
+    {"swish", "silu(x)"},
+    {"tan", "sin(x) / cos(x)"},
+    {"var", "mean(d * d, axis=A) with d = x - mean(x, axis=A, keepdim=true)"},
+    {"std", "sqrt(mean(d * d, axis=A)) with d = x - mean(x, axis=A, keepdim=true)"},
+    {"var_mean", "mean(x, axis=A, keepdim=true), then mean(d * d, axis=A) of d = x - mean"},
+    {"logsumexp",
+     "log(sum(exp(x - m), axis=A)) + reshape(m, ...) with m = max(x, axis=A, keepdim=true)"},
+    {"norm", "sqrt(sum(x * x, axis=A))"},
+    {"normalize", "x * rsqrt(sum(x * x, axis=-1, keepdim=true))"},
+    {"argmax",
+     "a comparison: tx has no index-returning reductions (x == max(x, axis=A, keepdim=true) "
+     "marks the maxima)"},
+    {"argmin",
+     "a comparison: tx has no index-returning reductions (x == min(x, axis=A, keepdim=true) "
+     "marks the minima)"},
+    {"topk", "a threshold: tx has no sorting (where(x >= t, x, -inf) for a threshold t)"},
+    {"sort", "a threshold: tx has no sorting"},
+    {"gather",
+     "a one-hot compare: sum(where(iota(SHAPE, axis=A) == reshape(idx, ...), x, 0.0), axis=A)"},
+    {"take_along_dim",
+     "a one-hot compare: sum(where(iota(SHAPE, axis=A) == reshape(idx, ...), x, 0.0), axis=A)"},
+    {"cumsum", "a matmul with a triangular mask: tx has no scans (x @ f32(iota((N, N), axis=0) <= "
+               "iota((N, N), "
+               "axis=1)))"},
+    {"any", "max(i32(c), axis=A) > 0"},
+    {"all", "min(i32(c), axis=A) > 0"},
+    {"not", "~c (on bool tensors)"},
+    {"logical_not", "~c (on bool tensors)"},
+    {"logical_and", "a & b (on bool tensors)"},
+    {"logical_or", "a | b (on bool tensors)"},
+    {"einsum", "matmul, transpose and reshape: tx has no einsum"},
+    {"dropout", "nothing at inference (tx has no random numbers; pass a mask as an input)"},
+    {"pi", "3.141592653589793"},
+};
+
+/* Contract in frontend.h. */
+const char *fe_instead(const char *name) {
+    for (size_t i = 0; i < sizeof fe_insteads / sizeof *fe_insteads; i++)
+        if (!strcmp(fe_insteads[i].name, name)) return fe_insteads[i].instead;
+    return NULL;
+}
 
 /* Edit distance (insert, delete, substitute, swap of neighbours) of a and
  * b, or `cap` + 1 when larger than cap; names longer than 63 bytes never
