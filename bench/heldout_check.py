@@ -33,9 +33,9 @@ import cases as C  # noqa: E402
 OUT = os.environ.get("OUT", "heldout-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
 ORDER = ["block", "mlp_3d", "attn", "bert_add", "gpt2", "t5", "decode", "gelu", "swiglu", "geglu", "layerscale", "vit_patch",
-         "skinny", "gemv", "ragged", "prime", "bmm", "mixed", "l2norm", "clip", "moe", "cross", "label", "kl_", "log_softmax",
+         "skinny", "swiglu_packed", "gemv", "ragged", "prime", "bmm", "mixed", "l2norm", "clip", "moe", "cross", "label", "kl_", "log_softmax",
          "temperature", "rmsnorm", "llama", "layernorm", "bert_embed", "vit_cls", "qk_", "group", "instance", "batchnorm",
-         "softmax", "colsum", "batch", "row_", "center", "multi", "losses", "masked", "rotary", "ema", "adamw", "lion", "sgd",
+         "softmax", "colsum", "batch", "row_", "center", "multi", "losses", "masked", "rotary", "rope", "ema", "adamw", "lion", "sgd",
          "activations", "final", "whisper", "nan_", "f16_", "int_", "broadcast", "f32_", "tiny"]
 
 

@@ -1068,8 +1068,8 @@ case("sgd_momentum", [dict(O=5, I=3)], dict(O=512, I=512),
 
 def ref_acts(a, d):
     x = a["x"]
-    with np.errstate(over="ignore"):
-        sp = np.where(x > 20, x, np.log1p(np.exp(np.minimum(x, 20))))
+    with np.errstate(over="ignore"):  # log(1 + exp(x)) as written, 1 + exp(x) rounded to f32 (torch uses log1p)
+        sp = np.where(x > 20, x, np.log(np.float32(1) + np.exp(np.minimum(x, 20)).astype(np.float32)))
     return [rh(sp), rh(x * np.tanh(sp)), rh(np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
             rh(x * np.clip(x + 3, 0, 6) / 6)]
 
@@ -1200,3 +1200,60 @@ SDPA.update({
         q, k, v, 1.0, pb.masked_fill(~t_lens_keep(ln, d["S"], q.device), float("-inf")).to(q.dtype)),
 })
 BLOCK_SPARSE |= {"attn_causal_keypad", "attn_window_sinks", "t5_attn_nobias_scale", "gpt2_finfo_mask"}
+
+
+def ref_swiglu_packed(a, d):
+    gu = rb(a["x"] @ a["wgu"])
+    g, u = gu[:, :2816], gu[:, 2816:]
+    return [rb(rb(rb(g / (1 + np.exp(-g))) * u) @ a["wd"])]
+
+
+def t_swiglu_packed(x, wgu, wd, d):
+    g, u = (x @ wgu).chunk(2, dim=-1)
+    return (F().silu(g) * u) @ wd
+
+
+case("swiglu_packed", [dict(M=13, D=40)], dict(M=4096, D=2048),
+     [("x", ("M", "D"), "bf16", "n"), ("wgu", ("D", 5632), "bf16", "w"), ("wd", (2816, "D"), "bf16", "w")],
+     ref_swiglu_packed, t_swiglu_packed)
+
+
+def prefix_keep(s_, plen, xp):
+    if xp is np:
+        i, j = np.arange(s_)[:, None], np.arange(s_)[None, :]
+        return (j <= i) | (np.arange(s_)[None, None, None, :] < plen[:, None, None, None])
+    tt = T()
+    i, j = tt.arange(s_, device=plen.device)[:, None], tt.arange(s_, device=plen.device)[None, :]
+    return (j <= i) | (tt.arange(s_, device=plen.device)[None, None, None, :] < plen[:, None, None, None])
+
+
+def ref_prefix(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    return [attend(np.where(prefix_keep(d["S"], a["plen"], np), s, -np.inf), a["v"], "bf16")]
+
+
+case("attn_prefix_lm", [dict(B=4, S=50), dict(B=3, S=1)], dict(B=8, S=2048),
+     [(n, ("B", 16, "S", 64), "bf16", "n") for n in "qkv"] + [("plen", ("B",), "i32", "lens")],
+     ref_prefix, lambda q, k, v, pl, d: t_attn(q, k, v, 0.125, prefix_keep(d["S"], pl, None)), attention=True)
+
+
+def ref_rope_il(a, d):
+    q = a["q"]
+    x1, x2 = q[..., 0::2], q[..., 1::2]
+    c, s = a["cs"][:, None, :], a["sn"][:, None, :]
+    out = np.stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).reshape(q.shape)
+    return [rb(out)]
+
+
+def t_rope_il(q, cos, sin, d):
+    x1, x2 = q[..., 0::2].float(), q[..., 1::2].float()
+    c, s = cos[:, None, :], sin[:, None, :]
+    return T().stack([x1 * c - x2 * s, x2 * c + x1 * s], -1).flatten(-2).to(q.dtype)
+
+
+case("rope_interleaved", [dict(B=2, S=9, H=3), dict(B=1, S=1, H=1)], dict(B=4, S=4096, H=32),
+     [("q", ("B", "S", "H", 64), "bf16", "n"), ("cs", ("S", 32), "f32", "n"), ("sn", ("S", 32), "f32", "n")],
+     ref_rope_il, t_rope_il)
+
+SDPA["attn_prefix_lm"] = lambda q, k, v, pl, d: sdpa(q, k, v, 0.125, prefix_keep(d["S"], pl, None))
+BLOCK_SPARSE.add("attn_prefix_lm")
