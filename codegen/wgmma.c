@@ -34,6 +34,12 @@ uint32_t cg_wg_swz128(uint32_t row, uint32_t byte) {
 bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajor, unsigned nmm,
                     unsigned nouts, int64_t smem_max, unsigned nsm, const ir_schedule *want,
                     cg_wg_plan *p) {
+    return cg_wg_plan_batch(M, N, K, 0, a_kmajor, b_kmajor, nmm, nouts, smem_max, nsm, want, p);
+}
+
+bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
+                      bool b_kmajor, unsigned nmm, unsigned nouts, int64_t smem_max, unsigned nsm,
+                      const ir_schedule *want, cg_wg_plan *p) {
     memset(p, 0, sizeof *p);
     if (nmm < 1 || nmm > CG_MM_MAXH) return false;
     /* the tile, split-K ranks and stages: the schedule's (passes/wgmma.c validates them against
@@ -49,7 +55,8 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
                        .nmm = (int)nmm,
                        .nouts = nouts > 0 ? (int)nouts : 1,
                        .smem = smem_max,
-                       .sms = (int)nsm};
+                       .sms = (int)nsm,
+                       .batch = batch};
     pass_wg_tile t;
     bool have = want && want->id == PASS_SCH_MATMUL_WGMMA &&
                 pass_wg_tile_make(&s, want->p[0], want->p[1], want->p[2], &t) &&
@@ -268,6 +275,15 @@ typedef struct wg_kern {
     LLVMValueRef ua, ub, units, cta, ncta, ws;
     unsigned nrow; /* dims of the product's rows: its rank - 1 (leading dims fold into M) */
     LLVMValueRef rdim[IR_MAX_RANK]; /* their extents (i64); row m splits over them */
+    /* [matmul.wgmma.batch]: tiles walk batch x M tiles x N tiles; M (M64) is one batch
+     * element's rows, rdim[0 .. nrow - 1) the batch dims; operand j (0: A, 1 + h: B of product
+     * h) has batch dim i of the product when bit i of bmask[j] is set (else broadcast), and its
+     * maps have a third dim, its own batch elements. pb (i32) and boff (i64: pb x M, the row of
+     * the epilogue's index) are the current tile's, set by the tile loop */
+    bool batched;
+    LLVMValueRef nbat; /* i32: batch elements */
+    uint32_t bmask[1 + CG_MM_MAXH];
+    LLVMValueRef pb, boff;
 } wg_kern;
 
 /* Shared address (i32) of operand tile `which` (0: A, 1 + h: B of product
@@ -292,8 +308,14 @@ static LLVMValueRef wg_bar(cg_ctx *cx, LLVMValueRef base, LLVMValueRef s) {
  * takes row 2 pm + rank of the pair (pm = ntm when M has an odd count of
  * tiles: a phantom tile whose k steps run and whose epilogue does not). */
 static void wg_tile_coords(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *pm,
-                           LLVMValueRef *pn) {
+                           LLVMValueRef *pn, LLVMValueRef *pb) {
     LLVMBuilderRef b = cx->b;
+    *pb = c32(cx, 0);
+    if (k->batched) { /* batch element t / (tiles of one), then the tile inside it */
+        LLVMValueRef per = LLVMBuildMul(b, k->ntml, k->ntn, "");
+        *pb = LLVMBuildUDiv(b, t, per, "pb");
+        t = LLVMBuildURem(b, t, per, "");
+    }
     LLVMValueRef width = LLVMBuildMul(b, k->ntn, c32(cx, k->p.group_m), "");
     LLVMValueRef grp = LLVMBuildUDiv(b, t, width, "");
     LLVMValueRef first = LLVMBuildMul(b, grp, c32(cx, k->p.group_m), "");
@@ -341,8 +363,8 @@ static void wg_tma_half(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool km
  * a tile of K-contiguous boxes narrower than its smem_rows rows of shared
  * memory (the A box of a short M) keeps the smem_rows layout. */
 static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool kmajor, int64_t rows,
-                        int64_t smem_rows, LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef dst,
-                        LLVMValueRef bar) {
+                        int64_t smem_rows, LLVMValueRef r0, LLVMValueRef k0, LLVMValueRef bc,
+                        LLVMValueRef dst, LLVMValueRef bar) {
     uint32_t box[2];
     int nbox;
     int64_t bb;
@@ -354,7 +376,15 @@ static void wg_tma_tile(cg_ctx *cx, const wg_kern *k, LLVMValueRef tmap, bool km
             c0 = LLVMBuildAdd(cx->b, k0, c32(cx, 64 * i), ""), c1 = r0;
         else
             c0 = LLVMBuildAdd(cx->b, r0, c32(cx, 64 * i), ""), c1 = k0;
-        LLVMValueRef a[5] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), tmap, c0, c1, bar};
+        LLVMValueRef a[6] = {LLVMBuildAdd(cx->b, dst, c32(cx, bb * i), ""), tmap, c0, c1, bar};
+        if (bc) { /* a batched operand: the third coordinate is its batch element */
+            a[4] = bc, a[5] = bar;
+            wg_asm(cx, NULL,
+                   "cp.async.bulk.tensor.3d.shared::cluster.global.tile.mbarrier::complete_tx::"
+                   "bytes [$0], [$1, {$2, $3, $4}], [$5];",
+                   "r,l,r,r,r,r,~{memory}", a, 6);
+            continue;
+        }
         wg_asm(cx, NULL,
                "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes "
                "[$0], [$1, {$2, "
@@ -456,6 +486,28 @@ static void wg_seg(cg_ctx *cx, const wg_kern *k, LLVMValueRef t, LLVMValueRef *k
     *ke = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, hi, k->nk, ""), hi, k->nk, "ke");
 }
 
+/* The batch coordinate (i32) of operand j (0: A, 1 + h: B of product h) for batch element pb
+ * (i32) of the product: pb's index over the product's batch dims (rdim[0 .. nrow - 1)),
+ * flattened over the dims the operand has (bmask[j]; 0 on the others). pass_wg_batch_coord is
+ * the same arithmetic on known sizes. */
+static LLVMValueRef wg_batch_coord(cg_ctx *cx, const wg_kern *k, int j, LLVMValueRef pb) {
+    LLVMBuilderRef b = cx->b;
+    unsigned nb = k->nrow - 1;
+    LLVMValueRef c = c32(cx, 0), stride = c32(cx, 1), rest = pb;
+    for (unsigned i = nb; i-- > 0;) {
+        if (!(k->bmask[j] >> i & 1u)) continue;
+        LLVMValueRef e = LLVMBuildTrunc(b, k->rdim[i], cx->i32, "");
+        /* the index of dim i: (pb / the extents below it) % e */
+        LLVMValueRef below = c32(cx, 1);
+        for (unsigned q = i + 1; q < nb; q++)
+            below = LLVMBuildMul(b, below, LLVMBuildTrunc(b, k->rdim[q], cx->i32, ""), "");
+        LLVMValueRef idx = LLVMBuildURem(b, LLVMBuildUDiv(b, rest, below, ""), e, "");
+        c = LLVMBuildAdd(b, c, LLVMBuildMul(b, idx, stride, ""), "");
+        stride = LLVMBuildMul(b, stride, e, "");
+    }
+    return c;
+}
+
 /* The producer: one thread walks the same tiles and k steps as the
  * consumers, waits for a free stage (empty barrier; the first pass over
  * the ring waits on the parity before the barrier's first phase, which
@@ -466,13 +518,17 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     LLVMBuilderRef b = cx->b;
     LLVMValueRef itv = wg_var(cx, cx->i32, c32(cx, 0));
     cg_loop tl, kl;
-    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
-    wg_tile_coords(cx, k, t, &pm, &pn);
+    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn, pbat;
+    wg_tile_coords(cx, k, t, &pm, &pn, &pbat);
     LLVMValueRef m0 = LLVMBuildMul(b, pm, c32(cx, k->p.bm), ""),
                  n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
     if (k->p.mcast > 1) /* a phantom tile loads rows that exist (its results are dropped) */
         m0 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, pm, k->ntm, ""), m0, c32(cx, 0), "");
-    LLVMValueRef kb, ke;
+    LLVMValueRef kb, ke, bca = NULL, bcb[CG_MM_MAXH] = {NULL};
+    if (k->batched) { /* each operand's batch element of this tile (0 where it broadcasts) */
+        bca = wg_batch_coord(cx, k, 0, pbat);
+        for (int h = 0; h < k->p.nmm; h++) bcb[h] = wg_batch_coord(cx, k, 1 + h, pbat);
+    }
     wg_seg(cx, k, t, &kb, &ke);
     LLVMValueRef kt = cg_loop_begin(cx, &kl, LLVMBuildZExt(b, kb, cx->i64, ""),
                                     LLVMBuildZExt(b, ke, cx->i64, ""), cg_i64(cx, 1), "pk");
@@ -487,14 +543,14 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     if (k->a3)
         wg_tma_tile3(cx, k, m0, k0, wg_stage_addr(cx, k, s, 0), fb);
     else
-        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.a_rows, k->p.bm, m0, k0,
+        wg_tma_tile(cx, k, k->tmap_a, k->p.a_kmajor, k->p.a_rows, k->p.bm, m0, k0, bca,
                     wg_stage_addr(cx, k, s, 0), fb);
     for (int h = 0; h < k->p.nmm; h++)
         if (k->p.mcast > 1)
             wg_tma_half(cx, k, k->tmap_b[h], k->p.b_kmajor, n0, k0, wg_stage_addr(cx, k, s, 1 + h),
                         fb);
         else
-            wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0,
+            wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0, bcb[h],
                         wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
@@ -551,6 +607,7 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[IR_MAX_RANK];
+    if (k->batched) row = LLVMBuildAdd(cx->b, row, k->boff, ""); /* the batch element's rows */
     cg_mm_unflatten(cx, row, k->nrow, k->rdim, dims);
     dims[k->nrow] = col;
     unsigned mark = cg_memo_mark(cx);
@@ -926,12 +983,20 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
             wg_wg_sync(cx, bar_id);
             w = cg_if_begin(cx, issuer);
-            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
+            LLVMValueRef a[5] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
                                  slot};
-            wg_asm(cx, NULL,
-                   "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];\n"
-                   "cp.async.bulk.commit_group;",
-                   "l,r,r,r,~{memory}", a, 4);
+            if (k->batched) {
+                a[3] = k->pb, a[4] = slot;
+                wg_asm(cx, NULL,
+                       "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], "
+                       "[$4];\ncp.async.bulk.commit_group;",
+                       "l,r,r,r,r,~{memory}", a, 5);
+            } else {
+                wg_asm(cx, NULL,
+                       "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], "
+                       "[$3];\ncp.async.bulk.commit_group;",
+                       "l,r,r,r,~{memory}", a, 4);
+            }
             cg_if_end(cx, w);
             LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
         }
@@ -1068,11 +1133,20 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         wg_wg_sync(cx, bar_id);
         w = cg_if_begin(cx, issuer);
         for (unsigned o = 0; o < no; o++) {
-            LLVMValueRef a[4] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
+            LLVMValueRef a[5] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
                                  LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), "")};
-            wg_asm(cx, NULL,
-                   "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], [$3];",
-                   "l,r,r,r,~{memory}", a, 4);
+            if (k->batched) {
+                a[4] = a[3], a[3] = k->pb;
+                wg_asm(cx, NULL,
+                       "cp.async.bulk.tensor.3d.global.shared::cta.bulk_group [$0, {$1, $2, $3}], "
+                       "[$4];",
+                       "l,r,r,r,r,~{memory}", a, 5);
+            } else {
+                wg_asm(cx, NULL,
+                       "cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [$0, {$1, $2}], "
+                       "[$3];",
+                       "l,r,r,r,~{memory}", a, 4);
+            }
         }
         wg_asm(cx, NULL, "cp.async.bulk.commit_group;", "~{memory}", NULL, 0);
         cg_if_end(cx, w);
@@ -1160,8 +1234,10 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
     wg_tied(tied, sizeof tied, ntot, "");
 
     cg_loop tl, kl;
-    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn;
-    wg_tile_coords(cx, k, t, &pm, &pn);
+    LLVMValueRef t = wg_tile_loop(cx, k, &tl, cta, ncta), pm, pn, pbat;
+    wg_tile_coords(cx, k, t, &pm, &pn, &pbat);
+    k->pb = pbat;
+    k->boff = LLVMBuildMul(b, LLVMBuildZExt(b, pbat, cx->i64, ""), k->M64, "boff");
     /* the accumulators are phis of the k loop (zero on entry), not memory: 128 of them would
      * otherwise be 5 x 128 loads and stores for LLVM to promote */
     LLVMValueRef acc[128], accp[128], kb, ke;
@@ -1429,18 +1505,38 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     }
     /* a horizontal region: every product reads the same A value and a B
      * operand of one shape and order (the planner's rule; checked again) */
+    bool batched = false;
     for (unsigned h = 0; h < nh; h++) {
         const ir_node *mh = &g->nodes[st->mm[h]];
         bool bkh;
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
-            (h > 0 && bkh != bk) || !pass_wg_fold(g, mh, a3 ? IR_NONE : ba, ak, bb[h]))
+            (h > 0 && bkh != bk))
             return -1;
+        /* the leading dims fold into M, or [matmul.wgmma.batch] (the planner's rule) */
+        bool fold = pass_wg_fold(g, mh, a3 ? IR_NONE : ba, ak, bb[h]);
+        if (!fold && (a3 || (h > 0 && !batched) || !pass_wg_batch(g, mh, ba, bb[h])))
+            return -1;
+        if (fold && batched) return -1;
+        batched = !fold;
         bk = bkh;
+    }
+    if (batched) {
+        const char *ev = getenv("TX_WG_BATCH");
+        ir_dim md = mm->shape.dim[rank - 2];
+        if ((ev && !strcmp(ev, "0")) ||
+            !pass_wg_batch_fill_ok(IR_DIM_IS_SYM(md) ? -1 : md,
+                                   IR_DIM_IS_SYM(mm->shape.dim[rank - 1]) ? -1
+                                                                          : mm->shape.dim[rank - 1],
+                                   IR_DIM_IS_SYM(g->nodes[ia].shape.dim[rank - 1])
+                                       ? -1
+                                       : g->nodes[ia].shape.dim[rank - 1]))
+            return -1;
     }
     /* the product's rows: its leading dims fold into M (pass_wg_fold), mrows their dims */
     ir_dim Nd = mm->shape.dim[rank - 1], Kd = g->nodes[ia].shape.dim[rank - 1];
     int64_t Mv = pass_wg_rows(&mm->shape);
+    if (batched) Mv = IR_DIM_IS_SYM(mm->shape.dim[rank - 2]) ? -1 : mm->shape.dim[rank - 2];
     ir_shape mrows = {.rank = (uint8_t)(rank - 1)};
     for (unsigned i = 0; i + 1 < rank; i++) mrows.dim[i] = mm->shape.dim[i];
     wg_kern k;
@@ -1454,10 +1550,13 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
             nouts++;
         }
     cx->region = saved;
-    if (!cg_wg_plan_for(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd, ak, bk, nh,
-                        nouts, cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched,
-                        &k.p))
+    if (!cg_wg_plan_batch(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd,
+                          batched ? pass_wg_nbatch(&mm->shape) : 0, ak, bk, nh, nouts,
+                          cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched,
+                          &k.p))
         return -1;
+    if (batched && (k.p.splits > 1 || k.p.mcast > 1 || k.p.streamk)) return -1;
+    k.batched = batched;
     k.dt = dt;
     k.st = st;
     k.a3 = a3;
@@ -1482,7 +1581,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         int64_t pt = pass_wg_pitch(inner, (int)ir_dtype_size(dt));
         if (pt != inner) spitch[i] = pt, nst++;
     }
-    if (nst && g->regions[region].sched.id != PASS_SCH_MATMUL_WGMMA) return -1;
+    if (nst && (batched || g->regions[region].sched.id != PASS_SCH_MATMUL_WGMMA)) return -1;
     unsigned sidx[1 + CG_MM_MAXH]; /* operand -> its entry of cx->stage_temp */
     cx->nstage = 0;
     for (unsigned i = 0; i < 1 + nh; i++) {
@@ -1566,12 +1665,18 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         }
         /* [rows, cols] of a 2-D buffer; a buffer of higher rank (A or an output of a product
          * whose leading dims fold into M) has rows the product of its leading dims ("outer");
-         * a B buffer whose leading dims are 1 is its last two */
+         * a B buffer whose leading dims are 1 is its last two. Batched: {cols, rows, batch
+         * elements of this buffer} ("outer" its leading dims; 1 for a 2-D operand) */
         unsigned br = bn->shape.rank;
         tm->rank = 2;
         tm->dim[0] = bn->shape.dim[br - 1];
         tm->dim[1] = bn->shape.dim[br - 2];
-        if (br > 2 && (i == 0 || i > nh)) {
+        if (batched) {
+            tm->rank = 3;
+            tm->dim[2] = 1, tm->box[2] = 1;
+            tm->outer.rank = (uint8_t)(br - 2);
+            for (unsigned j = 0; j + 2 < br; j++) tm->outer.dim[j] = bn->shape.dim[j];
+        } else if (br > 2 && (i == 0 || i > nh)) {
             tm->outer.rank = (uint8_t)(br - 1);
             for (unsigned j = 0; j + 1 < br; j++) tm->outer.dim[j] = bn->shape.dim[j];
         }
@@ -1592,6 +1697,18 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.nrow = rank - 1;
     for (unsigned i = 0; i < k.nrow; i++) k.rdim[i] = cg_dim(cx, mrows.dim[i]);
     k.M64 = cg_mm_batch_count(cx, k.nrow, k.rdim), k.N64 = cg_dim(cx, Nd);
+    if (batched) { /* one batch element's rows; the batch dims below them */
+        k.M64 = k.rdim[k.nrow - 1];
+        k.nbat = LLVMBuildTrunc(cx->b, cg_mm_batch_count(cx, k.nrow - 1, k.rdim), cx->i32, "nbat");
+        unsigned nb = rank - 2;
+        for (unsigned j = 0; j < 1 + nh; j++) {
+            const ir_shape *os = &g->nodes[j ? bb[j - 1] : ba].shape;
+            unsigned on = os->rank - 2u;
+            k.bmask[j] = 0;
+            for (unsigned i = nb - on; i < nb; i++)
+                if (os->dim[i - (nb - on)] != 1) k.bmask[j] |= 1u << i;
+        }
+    }
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
     k.K = LLVMBuildTrunc(cx->b, cg_dim(cx, Kd), cx->i32, "K");
@@ -1603,9 +1720,14 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                                            c32(cx, k.p.mcast), "ntp")
                            : k.ntm;
     k.ntiles = LLVMBuildMul(b, k.ntml, k.ntn, "ntiles");
+    if (batched) k.ntiles = LLVMBuildMul(b, k.ntiles, k.nbat, "ntiles");
     if (!wg_body(cx, &k)) return 0;
     ir_shape work[3] = {mrows, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
+    if (batched && Mv > 0) { /* batch x M tiles (a ragged M rounds up in every batch element) */
+        work[0].dim[rank - 2] = (Mv + k.p.bm - 1) / k.p.bm;
+        per[0] = 1;
+    }
     int64_t cap[3] = {INT32_MAX, 65535, 1};
     if (k.p.splits > 1) { /* grid (M tiles, splits, N tiles): clusters of (1, splits, 1) */
         work[0] = mrows;
@@ -1639,7 +1761,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
                  k.epi.loop ? "l" : "");
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
-             k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs, a3 ? " a3d" : "");
+             k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs,
+             a3 ? " a3d" : batched ? " bat" : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

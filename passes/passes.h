@@ -370,6 +370,9 @@ typedef struct pass_wg_shape {
     int nstage;
     double stage_bytes;
     bool a_merged; /* A is merged heads (a 3-D map), not a plain 2-D buffer */
+    /* [matmul.wgmma.batch]: a batched product (pass_wg_batch): the batch elements (the product
+     * of the output's leading dims; -1 unbound), M the rows of one of them; 0: not batched */
+    int64_t batch;
     /* the epilogue's stores (pass_wg_epi_outs): epi_es, the widest output element (2 or 4
      * bytes) when every output may go through shared memory and TMA (0: the register stores);
      * epi_loop, the looped form applies; epi_why, why not (a pass_wg_epi_why) */
@@ -485,6 +488,27 @@ int64_t pass_wg_rows(const ir_shape *s);
  * are all 1 (one matrix broadcast over the batch). The output's leading dims fold alike. abase
  * IR_NONE: A is merged heads (pass_wg_opnd_merged checked it), only B is checked. */
 bool pass_wg_fold(const ir_graph *g, const ir_node *mm, ir_id abase, bool ak, ir_id bbase);
+/* [matmul.wgmma.batch] A batched product mm (rank >= 3; its leading dims do not fold into M):
+ * A's base abase and B's base bbase (pass_wg_opnd) each of rank 2 .. mm's rank, their leading
+ * dims right-aligned with mm's, each mm's or 1 (broadcast), mm's rows below 2^31. The kernel
+ * walks batch x tiles; every map has a third dim, the operand's own batch elements, and a tile
+ * of batch element b reads the operand at pass_wg_batch_coord (0 on broadcast dims), so TMA's
+ * bounds clip ragged M, N, K per batch element (no tile reads into the next one). */
+bool pass_wg_batch(const ir_graph *g, const ir_node *mm, ir_id abase, ir_id bbase);
+/* The batch elements of a product's shape: the product of every dim but the last two (1 for
+ * rank 2); -1 when one is symbolic, 2^31 when the product reaches it. */
+int64_t pass_wg_nbatch(const ir_shape *s);
+/* The batch coordinate of operand shape op (rank 2 .. mm's, leading dims right-aligned with
+ * mm's, each mm's or 1) for flat batch element b of product shape mm (known dims): b's index
+ * over mm's leading dims, 0 where op has 1 or lacks the dim, flattened over op's own leading
+ * dims (row-major). The kernel computes the same (codegen/wgmma.c wg_batch_coord). */
+int64_t pass_wg_batch_coord(const ir_shape *mm, const ir_shape *op, int64_t b);
+/* [matmul.wgmma.batch]: the per-batch product M x N x K fills at least PASS_WG_BATCH_FILL of
+ * the smallest wgmma tile (64 x 64 x 64: min(M, 64) x min(N, 64) x min(K, 64)); below, the
+ * batched product keeps mma.sync (its 16 x 8 x 16 fragments waste less on tiny products). True
+ * when a size is unbound. An estimate, not fitted to a measurement. */
+#define PASS_WG_BATCH_FILL 0.125
+bool pass_wg_batch_fill_ok(int64_t M, int64_t N, int64_t K);
 /* A as merged heads: same-dtype casts, then a reshape [lead..., d0, d1, d2] -> [lead..., d0,
  * d1 * d2] of an in-region permute of the last three axes keeping the last (or of the base
  * itself) of an HBM buffer of dtype dt whose contiguous extent is a known multiple of 64; with

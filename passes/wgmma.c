@@ -27,13 +27,15 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
         (bn == 256 || bn == 128))
         bm = 128, mc = 2;
     if (bm != want_bm) return false;
+    /* a batched product: the plain persistent kernel over batch x tiles */
+    if (s->batch && (splits != 1 || mc != 1)) return false;
     if (bn != 256 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
     int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
     if (s->nmm * bn > maxcols) return false;
     t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc;
     /* an unknown M or N counts as many tiles; a cluster's M tiles come in pairs */
     t->tiles = (s->M < 0 ? (int64_t)1 << 20 : cdiv(cdiv(s->M, bm), mc) * mc) *
-               (s->N < 0 ? 1 << 10 : cdiv(s->N, bn));
+               (s->N < 0 ? 1 << 10 : cdiv(s->N, bn)) * (s->batch < 0 ? 64 : s->batch ? s->batch : 1);
     t->nk = s->K > 0 ? cdiv(s->K, WG_BK) : 0;
     t->ctas = t->tiles < s->sms ? t->tiles : s->sms;
     if (splits == 0) {
@@ -260,7 +262,8 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     if (hbm_bytes < 0) {
         double m = s->M > 0 ? (double)s->M : 4096, k = s->K > 0 ? (double)s->K : 4096;
         double n = s->N > 0 ? (double)s->N : 4096;
-        hbm_bytes = 2.0 * (m * k + s->nmm * k * n + s->nouts * m * n);
+        hbm_bytes = 2.0 * (m * k + s->nmm * k * n + s->nouts * m * n) *
+                    (s->batch > 0 ? (double)s->batch : 1.0);
     }
     if (t->splits == 0 && gpu->l2_bytes > 0 && s->M > 0 && s->N > 0 && s->K > 0) {
         /* stream-K: CTAs that share an A or B panel run it at different k offsets, so where the
@@ -376,6 +379,59 @@ bool pass_wg_fold(const ir_graph *g, const ir_node *mm, ir_id abase, bool ak, ir
     return wg_bcast_b(g, bbase);
 }
 
+int64_t pass_wg_nbatch(const ir_shape *s) {
+    int64_t n = 1;
+    for (unsigned i = 0; i + 2 < s->rank; i++) {
+        if (IR_DIM_IS_SYM(s->dim[i])) return -1;
+        n *= s->dim[i];
+        if (n >= ((int64_t)1 << 31)) return (int64_t)1 << 31;
+    }
+    return n;
+}
+
+/* Operand base x of product mm in batched form: rank 2 .. mm's, its leading dims right-aligned
+ * with mm's, each mm's or 1. */
+static bool wg_batch_opnd(const ir_graph *g, const ir_node *mm, ir_id x) {
+    const ir_shape *bs = &g->nodes[x].shape;
+    unsigned r = mm->shape.rank;
+    if (bs->rank < 2 || bs->rank > r) return false;
+    for (unsigned i = 0; i + 2 < bs->rank; i++) {
+        ir_dim d = bs->dim[i], e = mm->shape.dim[i + (r - bs->rank)];
+        if (d != 1 && d != e) return false;
+    }
+    return true;
+}
+
+bool pass_wg_batch(const ir_graph *g, const ir_node *mm, ir_id abase, ir_id bbase) {
+    if (mm->shape.rank < 3 || abase == IR_NONE || bbase == IR_NONE) return false;
+    if (!wg_batch_opnd(g, mm, abase) || !wg_batch_opnd(g, mm, bbase)) return false;
+    int64_t nb = pass_wg_nbatch(&mm->shape);
+    if (nb >= ((int64_t)1 << 31)) return false;
+    /* rows of one batch element, and the whole output's, within TMA's int32 coordinates */
+    ir_dim m = mm->shape.dim[mm->shape.rank - 2];
+    return IR_DIM_IS_SYM(m) || (m > 0 && m < ((int64_t)1 << 31));
+}
+
+bool pass_wg_batch_fill_ok(int64_t M, int64_t N, int64_t K) {
+    if (M <= 0 || N <= 0 || K <= 0) return true; /* unbound: assumed large */
+    double fill = (double)(M < 64 ? M : 64) * (double)(N < 64 ? N : 64) * (double)(K < 64 ? K : 64);
+    return fill >= PASS_WG_BATCH_FILL * 64.0 * 64.0 * 64.0;
+}
+
+int64_t pass_wg_batch_coord(const ir_shape *mm, const ir_shape *op, int64_t b) {
+    unsigned nb = mm->rank - 2, on = op->rank >= 2 ? op->rank - 2u : 0u;
+    int64_t c = 0, stride = 1;
+    for (unsigned i = nb; i-- > 0;) {
+        int64_t e = mm->dim[i], idx = b % e;
+        b /= e;
+        if (i + on < nb) continue; /* a dim the operand lacks: broadcast */
+        int64_t od = op->dim[i + on - nb];
+        if (od != 1) c += idx * stride;
+        stride *= od;
+    }
+    return c;
+}
+
 bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
                          int perm[3]) {
     ir_id x = id;
@@ -441,6 +497,12 @@ static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
     return true;
 }
 
+/* Whether environment variable v is "0" (a benchmark knob). */
+static bool getenv_is0(const char *v) {
+    const char *e = getenv(v);
+    return e && !strcmp(e, "0");
+}
+
 /* A dim's value; -1 when symbolic (as codegen/wgmma.c reads it: bound sizes are substituted
  * into the shapes before planning). */
 static int64_t dim_val(const ir_graph *g, ir_dim d) {
@@ -476,8 +538,17 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
-        /* leading dims of A fold into M (B broadcast over them); only 2-D operands are staged */
-        if (!pass_wg_fold(g, mh, merged ? IR_NONE : abase, ak, base)) return false;
+        /* leading dims of A fold into M (B broadcast over them); else a batched product
+         * ([matmul.wgmma.batch]: a batch coordinate in every map); only 2-D operands of an
+         * unbatched product are staged */
+        if (!pass_wg_fold(g, mh, merged ? IR_NONE : abase, ak, base)) {
+            if (merged || (nmm > 0 && !s->batch) || !pass_wg_batch(g, mh, abase, base) ||
+                getenv_is0("TX_WG_BATCH"))
+                return false;
+            s->batch = pass_wg_nbatch(&mh->shape);
+        } else if (s->batch) {
+            return false;
+        }
         bk = bkh;
         s->b_staged = wg_stage(g, base, es, s) || s->b_staged;
         if (s->nstage > 0 && g->nodes[base].shape.rank != 2) return false;
@@ -491,11 +562,14 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     pass_wg_epi_outs(g, mm, io.writes, io.nwrites, (unsigned)nmm, &s->epi_es, &s->epi_loop,
                      &s->epi_why);
     pass_io_free(&io);
-    s->M = pass_wg_rows(&mm->shape);
+    s->M = s->batch ? dim_val(g, mm->shape.dim[rank - 2]) : pass_wg_rows(&mm->shape);
     s->N = dim_val(g, mm->shape.dim[rank - 1]);
     s->K = dim_val(g, g->nodes[ia].shape.dim[rank - 1]);
     if (s->M >= ((int64_t)1 << 31)) return false;
     if (s->N == 0) return false;
+    /* [matmul.wgmma.batch]: a batched product whose per-batch product fills too little of the
+     * smallest wgmma tile keeps mma.sync; never staged */
+    if (s->batch && (s->nstage > 0 || !pass_wg_batch_fill_ok(s->M, s->N, s->K))) return false;
     /* staging is the planner's choice, priced at known sizes: codegen stages only where the
      * region's schedule is matmul.wgmma */
     if (s->nstage > 0 && (s->M <= 0 || s->N <= 0 || s->K <= 0)) return false;
