@@ -1521,20 +1521,17 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         batched = !fold;
         bk = bkh;
     }
+    /* K: A's last dim (a batched A may have fewer dims than the product) */
+    ir_dim Nd = mm->shape.dim[rank - 1], Kd = g->nodes[ia].shape.dim[g->nodes[ia].shape.rank - 1];
     if (batched) {
         const char *ev = getenv("TX_WG_BATCH");
         ir_dim md = mm->shape.dim[rank - 2];
         if ((ev && !strcmp(ev, "0")) ||
-            !pass_wg_batch_fill_ok(IR_DIM_IS_SYM(md) ? -1 : md,
-                                   IR_DIM_IS_SYM(mm->shape.dim[rank - 1]) ? -1
-                                                                          : mm->shape.dim[rank - 1],
-                                   IR_DIM_IS_SYM(g->nodes[ia].shape.dim[rank - 1])
-                                       ? -1
-                                       : g->nodes[ia].shape.dim[rank - 1]))
+            !pass_wg_batch_fill_ok(IR_DIM_IS_SYM(md) ? -1 : md, IR_DIM_IS_SYM(Nd) ? -1 : Nd,
+                                   IR_DIM_IS_SYM(Kd) ? -1 : Kd))
             return -1;
     }
     /* the product's rows: its leading dims fold into M (pass_wg_fold), mrows their dims */
-    ir_dim Nd = mm->shape.dim[rank - 1], Kd = g->nodes[ia].shape.dim[rank - 1];
     int64_t Mv = pass_wg_rows(&mm->shape);
     if (batched) Mv = IR_DIM_IS_SYM(mm->shape.dim[rank - 2]) ? -1 : mm->shape.dim[rank - 2];
     ir_shape mrows = {.rank = (uint8_t)(rank - 1)};

@@ -373,6 +373,10 @@ typedef struct pass_wg_shape {
     /* [matmul.wgmma.batch]: a batched product (pass_wg_batch): the batch elements (the product
      * of the output's leading dims; -1 unbound), M the rows of one of them; 0: not batched */
     int64_t batch;
+    /* why pass_wg_facts refused a batched product (M, N, K then one batch element's): 1 the
+     * fill rule (pass_wg_batch_fill_ok), 2 a row pitch TMA cannot read (batched operands are
+     * not staged); it keeps mma.sync. 0: not refused for being batched */
+    int batch_why;
     /* the epilogue's stores (pass_wg_epi_outs): epi_es, the widest output element (2 or 4
      * bytes) when every output may go through shared memory and TMA (0: the register stores);
      * epi_loop, the looped form applies; epi_why, why not (a pass_wg_epi_why) */

@@ -732,6 +732,29 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             }
             if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY)
                 pass_schedule_plan(rg, &f, &s);
+            if (!f.wg && f.wgs.batch_why) {
+                size_t n = strlen(why);
+                const pass_wg_shape *w = &f.wgs;
+                char what[128];
+                if (w->batch_why == 1)
+                    snprintf(what, sizeof what,
+                             "one element fills less than %.3f of a 64x64x64 wgmma tile",
+                             PASS_WG_BATCH_FILL);
+                else
+                    snprintf(what, sizeof what,
+                             "an operand row pitch is not a multiple of 16 bytes (batched "
+                             "operands are not staged)");
+                if (w->batch_why == 1)
+                    snprintf(why + n, cap - n,
+                             "%s[matmul.wgmma.batch] %lld batch elements of %lldx%lldx%lld: %s; "
+                             "the batched product stays on mma.sync",
+                             n ? "; " : "", (long long)w->batch, (long long)w->M,
+                             (long long)w->N, (long long)w->K, what);
+                else
+                    snprintf(why + n, cap - n,
+                             "%s[matmul.wgmma.batch] %s; the batched product stays on mma.sync",
+                             n ? "; " : "", what);
+            }
             break;
         }
         case IR_RK_ATTENTION: plan_attention(g, ix, r, budget, gpu); break;

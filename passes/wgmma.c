@@ -551,10 +551,16 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         }
         bk = bkh;
         s->b_staged = wg_stage(g, base, es, s) || s->b_staged;
-        if (s->nstage > 0 && g->nodes[base].shape.rank != 2) return false;
+        if (s->nstage > 0 && (s->batch || g->nodes[base].shape.rank != 2)) {
+            if (s->batch) s->batch_why = 2, s->M = -1; /* [matmul.wgmma.batch] in --explain */
+            return false;
+        }
         nmm++;
     }
-    if (s->a_staged && g->nodes[abase].shape.rank != 2) return false;
+    if (s->a_staged && (s->batch || g->nodes[abase].shape.rank != 2)) {
+        if (s->batch) s->batch_why = 2, s->M = -1;
+        return false;
+    }
     if (nmm < 1 || nmm > 4) return false;
     pass_io io;
     pass_region_io(g, ix, r, &io);
@@ -564,12 +570,15 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     pass_io_free(&io);
     s->M = s->batch ? dim_val(g, mm->shape.dim[rank - 2]) : pass_wg_rows(&mm->shape);
     s->N = dim_val(g, mm->shape.dim[rank - 1]);
-    s->K = dim_val(g, g->nodes[ia].shape.dim[rank - 1]);
+    s->K = dim_val(g, g->nodes[ia].shape.dim[g->nodes[ia].shape.rank - 1]); /* A may be 2-D */
     if (s->M >= ((int64_t)1 << 31)) return false;
     if (s->N == 0) return false;
     /* [matmul.wgmma.batch]: a batched product whose per-batch product fills too little of the
      * smallest wgmma tile keeps mma.sync; never staged */
-    if (s->batch && (s->nstage > 0 || !pass_wg_batch_fill_ok(s->M, s->N, s->K))) return false;
+    if (s->batch && (s->nstage > 0 || !pass_wg_batch_fill_ok(s->M, s->N, s->K))) {
+        s->batch_why = s->nstage > 0 ? 2 : 1; /* the caller's --explain names the rule */
+        return false;
+    }
     /* staging is the planner's choice, priced at known sizes: codegen stages only where the
      * region's schedule is matmul.wgmma */
     if (s->nstage > 0 && (s->M <= 0 || s->N <= 0 || s->K <= 0)) return false;

@@ -1,0 +1,284 @@
+/* test_bmm.c - true batched products on the sm_90a wgmma kernel ([matmul.wgmma.batch]):
+ *
+ * - pass_wg_batch_coord (the batch coordinate of an operand whose leading dims broadcast) against
+ *   a model written here: NumPy's broadcasting as element strides (0 on a dim of extent 1 or a
+ *   dim the operand lacks), every flat batch element of several product / operand shapes;
+ * - the planner's facts: batch elements, M of one element, the region's schedule matmul.wgmma and
+ *   its space without split-K, stream-K or multicast tiles; the fill rule and odd pitches keep
+ *   mma.sync and --explain's text names [matmul.wgmma.batch];
+ * - the manifest and the runtime plan: every map rank 3 ({cols, rows of ONE batch element, the
+ *   buffer's own batch elements}, box {.., .., 1}: TMA's bounds clip a tile's rows at its batch
+ *   element, no read into the next one), the resolved extents and the encoder's checks, the grid
+ *   over batch x M tiles x N tiles;
+ * - ptxas -arch=sm_90a of batched kernels (plain, broadcast heads, q @ k^T, the looped epilogue
+ *   with a bias, an M-contiguous A with a residual, an f32 output, an odd-pitch output through
+ *   the register stores, unbound batch dims): no spills (skipped with a message without ptxas). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "testkit.h"
+
+#include "codegen/cg_impl.h"
+#include "driver/driver.h"
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+#include "runtime/runtime.h"
+#include "tk_compile.h"
+
+static const char *SRC_PLAIN =
+    "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n";
+static const char *SRC_HEADS = "fn f(a: bf16[B, 1, M, K], b: bf16[1, H, K, N]) -> bf16[B, H, M, N] "
+                               "{\n  return a @ b\n}\n";
+static const char *SRC_QK = "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D]) -> bf16[B, H, S, S] {\n"
+                            "  return (q @ transpose(k, 2, 3)) * 0.125\n}\n";
+static const char *SRC_GELU = "fn f(a: bf16[B, M, K], b: bf16[B, K, N], c: bf16[N]) -> bf16[B, M, N] "
+                              "{\n  return gelu_tanh(a @ b + c)\n}\n";
+static const char *SRC_AT =
+    "fn f(a: bf16[B, K, M], b: bf16[B, K, N], r: bf16[B, M, N]) -> bf16[B, M, N] {\n"
+    "  return transpose(a, 1, 2) @ b + r\n}\n";
+static const char *SRC_F32 =
+    "fn f(a: f16[M, K], b: f16[B, K, N]) -> f32[B, M, N] { return f32(a @ b) }\n";
+
+/* The model: operand element offset of batch element b as NumPy broadcasting computes it, the
+ * operand's batch strides (row-major over its own leading dims) zeroed where it broadcasts. */
+static int64_t model_coord(const int64_t *mm, unsigned mr, const int64_t *op, unsigned orank,
+                           int64_t b) {
+    unsigned nb = mr - 2, on = orank - 2;
+    int64_t idx[IR_MAX_RANK] = {0}, ostr[IR_MAX_RANK] = {0}, s = 1;
+    for (unsigned i = nb; i-- > 0;) idx[i] = b % mm[i], b /= mm[i];
+    for (unsigned j = on; j-- > 0;) ostr[j] = op[j] == 1 ? 0 : s, s *= op[j];
+    int64_t c = 0;
+    for (unsigned j = 0; j < on; j++) c += idx[j + nb - on] * ostr[j];
+    return c;
+}
+
+static ir_shape shp(unsigned r, const int64_t *d) {
+    ir_shape s = {.rank = (uint8_t)r};
+    for (unsigned i = 0; i < r; i++) s.dim[i] = d[i];
+    return s;
+}
+
+static void test_coord(void **state) {
+    (void)state;
+    static const int64_t mm5[5] = {2, 3, 4, 7, 9};
+    static const int64_t ops[][5] = {
+        {2, 3, 4, 7, 9}, {2, 1, 4, 7, 9}, {1, 3, 1, 7, 9}, {1, 1, 1, 7, 9}, {3, 4, 7, 9},
+        {1, 4, 7, 9},    {4, 7, 9},       {7, 9},          {2, 3, 1, 7, 9},
+    };
+    static const unsigned orank[] = {5, 5, 5, 5, 4, 4, 3, 2, 5};
+    ir_shape m = shp(5, mm5);
+    for (unsigned o = 0; o < sizeof orank / sizeof orank[0]; o++) {
+        ir_shape os = shp(orank[o], ops[o]);
+        int64_t nob = pass_wg_nbatch(&os);
+        for (int64_t b = 0; b < 24; b++) {
+            int64_t c = pass_wg_batch_coord(&m, &os, b);
+            assert_int_equal(c, model_coord(mm5, 5, ops[o], orank[o], b));
+            assert_true(c >= 0 && c < nob); /* inside the operand's own batch elements */
+        }
+    }
+    /* an operand with every batch dim of the product: the identity */
+    ir_shape full = shp(5, ops[0]);
+    for (int64_t b = 0; b < 24; b++) assert_int_equal(pass_wg_batch_coord(&m, &full, b), b);
+    /* the heads form: [B, 1, M, K] and [1, H, K, N] against [B, H, M, N] */
+    static const int64_t m4[4] = {8, 16, 256, 256}, a4[4] = {8, 1, 256, 128}, b4[4] = {1, 16, 128, 256};
+    ir_shape mh = shp(4, m4), sa = shp(4, a4), sb = shp(4, b4);
+    for (int64_t b = 0; b < 128; b++) {
+        assert_int_equal(pass_wg_batch_coord(&mh, &sa, b), b / 16);
+        assert_int_equal(pass_wg_batch_coord(&mh, &sb, b), b % 16);
+    }
+    int64_t sym[3] = {IR_DIM_SYM(0), 64, 64};
+    ir_shape ss = shp(3, sym);
+    assert_int_equal(pass_wg_nbatch(&ss), -1);
+}
+
+/* The planner's facts of the first matmul region of src at defs (pass_wg_facts' result). */
+static bool facts_of(const char *src, const fe_define *defs, unsigned nd, pass_wg_shape *s,
+                     ir_schedule *sched) {
+    ir_graph *g;
+    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, &g);
+    cg_program_free(p);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    uint32_t r = 0;
+    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
+    assert_true(r < g->nregions);
+    bool ok = pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s);
+    *sched = g->regions[r].sched;
+    pass_index_free(&ix);
+    ir_graph_free(g);
+    return ok;
+}
+
+static void test_facts(void **state) {
+    (void)state;
+    pass_wg_shape s;
+    ir_schedule sc;
+    fe_define d[4] = {{"B", 16}, {"M", 1024}, {"K", 1024}, {"N", 1024}};
+    assert_true(facts_of(SRC_PLAIN, d, 4, &s, &sc));
+    assert_int_equal(s.batch, 16);
+    assert_int_equal(s.M, 1024);
+    assert_int_equal(s.N, 1024);
+    assert_int_equal(s.K, 1024);
+    assert_int_equal(sc.id, PASS_SCH_MATMUL_WGMMA);
+    /* the space: the plain persistent kernel only, tiles over batch x M x N */
+    pass_wg_tile sp[PASS_WG_SPACE];
+    unsigned n = pass_wg_space(&s, sp, PASS_WG_SPACE);
+    assert_true(n > 0);
+    for (unsigned i = 0; i < n; i++) {
+        assert_int_equal(sp[i].splits, 1);
+        assert_int_equal(sp[i].mcast, 1);
+        assert_int_equal(sp[i].tiles, 16 * ((1024 + sp[i].bm - 1) / sp[i].bm) *
+                                          ((1024 + sp[i].bn - 1) / sp[i].bn));
+    }
+    fe_define dh[5] = {{"B", 8}, {"H", 16}, {"M", 256}, {"K", 128}, {"N", 256}};
+    assert_true(facts_of(SRC_HEADS, dh, 5, &s, &sc));
+    assert_int_equal(s.batch, 128);
+    assert_int_equal(s.M, 256);
+    assert_false(s.b_kmajor);
+    fe_define dq[4] = {{"B", 2}, {"H", 3}, {"S", 100}, {"D", 64}};
+    assert_true(facts_of(SRC_QK, dq, 4, &s, &sc));
+    assert_true(s.b_kmajor); /* k^T: B's contiguous axis is K */
+    fe_define da[4] = {{"B", 2}, {"M", 200}, {"K", 72}, {"N", 96}};
+    assert_true(facts_of(SRC_AT, da, 4, &s, &sc));
+    assert_false(s.a_kmajor);
+    /* the fill rule: 7 x 16 x 16 per element keeps mma.sync; an odd pitch too (no staging) */
+    fe_define dt[4] = {{"B", 64}, {"M", 7}, {"K", 16}, {"N", 16}};
+    assert_false(facts_of(SRC_PLAIN, dt, 4, &s, &sc));
+    assert_int_equal(s.batch_why, 1);
+    assert_int_not_equal(sc.id, PASS_SCH_MATMUL_WGMMA);
+    assert_true(pass_wg_batch_fill_ok(32, 32, 32));
+    assert_false(pass_wg_batch_fill_ok(7, 16, 16));
+    assert_true(pass_wg_batch_fill_ok(-1, 16, 16));
+    fe_define dp[4] = {{"B", 4}, {"M", 256}, {"K", 256}, {"N", 100}};
+    assert_false(facts_of(SRC_PLAIN, dp, 4, &s, &sc));
+    assert_int_equal(s.batch_why, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, i ? dp : dt, 4, NULL);
+        assert_int_equal(tk_region_kernel(p)->tmpl[0], 0);
+        assert_null(strstr(cg_program_ptx(p, NULL), "wgmma"));
+        cg_program_free(p);
+    }
+}
+
+/* The heads form at ragged sizes: 3-D maps of one batch element's rows, resolved by the runtime
+ * plan, the grid over batch x M tiles x N tiles. */
+static void test_maps(void **state) {
+    (void)state;
+    fe_define d[5] = {{"M", 130}, {"K", 72}, {"N", 40}, {"B", 2}, {"H", 3}};
+    ir_graph *g;
+    cg_program *p = tk_compile_src(SRC_HEADS, CG_SM90A, d, 5, &g);
+    const cg_kernel *k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma-tma-ws"));
+    assert_non_null(strstr(k->tmpl, " bat"));
+    /* 80-byte output rows: the TMA store where its slots fit beside the ring (else registers) */
+    unsigned nm = strstr(k->tmpl, " ts") ? 3 : 2;
+    assert_int_equal(k->ntmaps, nm);
+    const cg_tmap *ta = &k->tmaps[0], *tb = &k->tmaps[1], *to = &k->tmaps[nm - 1];
+    for (unsigned i = 0; i < nm; i++) {
+        assert_int_equal(k->tmaps[i].rank, 3);
+        assert_int_equal(k->tmaps[i].box[2], 1);
+        assert_int_equal(k->tmaps[i].outer.rank, 2);
+    }
+    assert_int_equal(ta->dim[0], 72); /* {K, M}: M of one batch element, not B x M */
+    assert_int_equal(ta->dim[1], 130);
+    assert_int_equal(ta->outer.dim[1], 1);
+    assert_int_equal(tb->dim[0], 40);
+    assert_int_equal(tb->dim[1], 72);
+    assert_int_equal(tb->outer.dim[0], 1);
+    if (nm == 3) {
+        assert_int_equal(to->dim[0], 40);
+        assert_int_equal(to->dim[1], 130);
+        assert_int_equal(k->bufs[to->buf].kind, CG_BUF_OUTPUT);
+        assert_non_null(strstr(cg_program_ptx(p, NULL), "cp.async.bulk.tensor.3d.global"));
+    }
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "cp.async.bulk.tensor.3d.shared::cluster.global"));
+    int64_t syms[8];
+    int bi = ir_sym_find(g, "B"), hi = ir_sym_find(g, "H");
+    assert_true(bi >= 0 && hi >= 0);
+    for (unsigned s = 0; s < g->nsyms; s++) syms[s] = g->syms[s].value;
+    syms[bi] = 2, syms[hi] = 3;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i];
+    assert_non_null(kd);
+    const rt_kparam *pa = &kd->params[k->nbufs + k->nsyms];
+    static const int64_t want[3][3] = {{72, 130, 2}, {40, 72, 3}, {40, 130, 6}};
+    for (unsigned i = 0; i < nm; i++) {
+        const rt_kparam *q = pa + i;
+        assert_int_equal(q->kind, RT_KP_TMAP);
+        assert_int_equal(q->tmap.rank, 3);
+        for (unsigned j = 0; j < 3; j++) assert_int_equal(q->tmap.dim[j], want[i][j]);
+        char e[200];
+        assert_true(rt_tmap_check(&q->tmap, 4096, e, sizeof e));
+    }
+    /* 6 batch elements x ceil(130 / bm) x ceil(40 / bn) tiles: a CTA each (below 132) */
+    int64_t bm = 128, bn = 0;
+    unsigned bmv, bnv, st;
+    assert_int_equal(sscanf(k->tmpl, "wgmma-tma-ws %ux%ux64 s%u", &bmv, &bnv, &st), 3);
+    bm = bmv, bn = bnv;
+    uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
+    assert_int_equal(grid, 6 * ((130 + bm - 1) / bm) * ((40 + bn - 1) / bn));
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+static void ptxas_of(const char *src, const fe_define *defs, unsigned nd) {
+    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, NULL);
+    size_t len;
+    const char *ptx = cg_program_ptx(p, &len);
+    if (!strstr(ptx, "wgmma.mma_async")) fail_msg("no wgmma: %s", src);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, " bat"));
+    tk_ptxas_stats st;
+    int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
+    cg_program_free(p);
+    if (rc == -1) {
+        print_message("ptxas not found: not assembled\n");
+        skip();
+    }
+    assert_int_equal(rc, 0);
+    if (st.warning[0]) fail_msg("ptxas: %s", st.warning);
+    assert_int_equal(st.spill, 0);
+}
+
+static void test_ptxas(void **state) {
+    (void)state;
+    fe_define d[4] = {{"B", 16}, {"M", 1024}, {"K", 1024}, {"N", 1024}};
+    ptxas_of(SRC_PLAIN, d, 4);
+    fe_define dr[4] = {{"B", 3}, {"M", 77}, {"K", 200}, {"N", 136}};
+    ptxas_of(SRC_PLAIN, dr, 4);
+    ptxas_of(SRC_PLAIN, dr + 1, 3); /* B unbound */
+    fe_define dh[5] = {{"B", 8}, {"H", 16}, {"M", 256}, {"K", 128}, {"N", 256}};
+    ptxas_of(SRC_HEADS, dh, 5);
+    fe_define dq[4] = {{"B", 2}, {"H", 3}, {"S", 100}, {"D", 64}}; /* 200-byte rows: registers */
+    ptxas_of(SRC_QK, dq, 4);
+    fe_define dg[4] = {{"B", 8}, {"M", 512}, {"K", 1024}, {"N", 2048}};
+    ptxas_of(SRC_GELU, dg, 4);
+    fe_define da[4] = {{"B", 2}, {"M", 200}, {"K", 72}, {"N", 96}};
+    ptxas_of(SRC_AT, da, 4);
+    fe_define df[4] = {{"B", 5}, {"M", 33}, {"K", 64}, {"N", 48}};
+    ptxas_of(SRC_F32, df, 4);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_coord),
+        cmocka_unit_test(test_facts),
+        cmocka_unit_test(test_maps),
+        cmocka_unit_test(test_ptxas),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
