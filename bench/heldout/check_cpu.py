@@ -24,8 +24,6 @@ import cases as C  # noqa: E402
 # heldout helper has the details). Their plan lines print "known" and do not fail the check; one
 # that starts passing prints "fixed" (then remove it here).
 KNOWN = {
-    "bmm_heads": "true batched products [B, M, K] @ [B, K, N] plan on mma.sync: wgmma folds leading dims "
-                 "of the LHS into M only against a 2-D (or size-1-batch) RHS (pass_wg_fold)",
     "attn_qkv_split": "q, k, v sliced from a fused [B, S, 3 * H * D] projection: the attention falls off the FA3 "
                       "kernel onto mma.sync (cg_attn_wg_view_of takes no slice), while --explain says attention.fa3",
     "attn_lse": "returning the row log-sum-exp as well splits attention into 3 kernels with S x S in HBM "

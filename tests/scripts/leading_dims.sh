@@ -3,12 +3,14 @@
 # them (x: [B, S, D] @ w: [D, F], a 4-D [B, H, S, D] @ [D, E], x @ transpose(w, 0, 1), a RHS
 # whose leading dims are 1, epilogues of bias, activation, residual, casts, SwiGLU twins, merged
 # heads [B, S, H x D] of an attention output [B, H, S, D] as A: wgmma when S is a multiple of
-# 128; a transformer block on [B, S, 256]: every GEMM), and true batched products: for each
-# program and shape,
-#  1. `txc --target=sm_90a` plans the wgmma kernel exactly where the leading dims fold into M
-#     (pass_wg_fold: --explain names the matmul.wgmma schedule, the manifest a wgmma template
-#     whose A and output tensor maps have the rows of the leading dims as "outer"), and keeps the
-#     mma.sync kernel for batched products (wgmma "no");
+# 128; a transformer block on [B, S, 256]: every GEMM), and true batched products
+# ([matmul.wgmma.batch]: [B, M, K] @ [B, K, N], broadcast batch dims on either side, q @ k^T per
+# head, a transposed LHS, epilogues; tests/unit/test_bmm.c): for each program and shape,
+#  1. `txc --target=sm_90a` plans the wgmma kernel where the leading dims fold into M (pass_wg_fold:
+#     --explain names the matmul.wgmma schedule, the manifest a wgmma template whose A and output
+#     tensor maps have the rows of the leading dims as "outer") or the product is batched (the
+#     template says " bat", every map rank 3), and keeps mma.sync (wgmma "no") for batched
+#     products too small for the fill rule, which --explain names;
 #  2. ptxas -arch=sm_90a assembles the kernels without spills (skipped without ptxas);
 #  3. `txc run --device=cpu` (or TX_DIFF_DEVICE=gpu on a GPU machine: the wgmma kernels
 #     themselves) agrees with `--device=ref` on the same random inputs at ragged sizes.
@@ -97,6 +99,26 @@ fn f(a: bf16[1, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] {
   return a @ b
 }
 EOF
+cat >"$W/qkt.tx" <<'EOF'
+fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D]) -> bf16[B, H, S, S] {
+  return (q @ transpose(k, 2, 3)) * 0.125
+}
+EOF
+cat >"$W/bmmat.tx" <<'EOF'
+fn f(a: bf16[B, K, M], b: bf16[B, K, N], r: bf16[B, M, N]) -> bf16[B, M, N] {
+  return transpose(a, 1, 2) @ b + r
+}
+EOF
+cat >"$W/bmmgelu.tx" <<'EOF'
+fn f(a: bf16[B, M, K], b: bf16[B, K, N], c: bf16[N]) -> bf16[B, M, N] {
+  return gelu_tanh(a @ b + c)
+}
+EOF
+cat >"$W/bmm2d.tx" <<'EOF'
+fn f(a: f16[M, K], b: f16[B, K, N]) -> f32[B, M, N] {
+  return f32(a @ b)
+}
+EOF
 # file | -D sizes | wgmma kernels the plan must have (no: none; the GEMMs keep mma.sync)
 cases=(
   "mlp|B=3 S=37 D=72 F=136|2"
@@ -111,9 +133,15 @@ cases=(
   "merged|B=2 H=3 S=256 D=64 K=192 N=40|1"
   "merged|B=2 H=2 S=100 D=64 K=128 N=72|no"
   "block|B=2 S=128|4"
+  "bmm|B=3 M=77 K=200 N=136|1"
   "bmm|B=3 M=33 K=40 N=24|no"
+  "bmmh|B=2 H=3 M=130 K=72 N=40|1"
   "bmmh|B=2 H=3 M=17 K=24 N=16|no"
-  "lhs1|B=2 M=20 K=32 N=24|no"
+  "lhs1|B=2 M=70 K=64 N=48|1"
+  "qkt|B=2 H=3 S=100 D=64|1"
+  "bmmat|B=2 M=200 K=72 N=96|1"
+  "bmmgelu|B=3 M=70 K=136 N=264|1"
+  "bmm2d|B=5 M=33 K=64 N=48|1"
 )
 HAVE_PTXAS=0
 command -v ptxas >/dev/null 2>&1 && HAVE_PTXAS=1
@@ -137,9 +165,18 @@ for c in "${cases[@]}"; do
 import json, sys
 m, text, label, want = json.load(open(sys.argv[1])), open(sys.argv[2]).read(), sys.argv[3], sys.argv[4]
 wg = [k for k in m["kernels"] if k.get("template", "").startswith("wgmma")]
+bat = [k for k in wg if " bat" in k["template"]]
 if want == "no":
     ok = not wg and "[matmul.wgmma] (" not in text
     why = "plans %d wgmma kernels" % len(wg)
+    if label.startswith(("bmm", "lhs1")):  # a batched product: --explain names the rule
+        ok = ok and "[matmul.wgmma.batch]" in text
+        why += ", [matmul.wgmma.batch] in --explain: %s" % ("[matmul.wgmma.batch]" in text)
+elif bat:
+    # batched: every map rank 3 (box {.., .., 1}: one batch element), the plan names wgmma
+    r3 = all(len(t["box"]) == 3 and t["box"][2] == 1 for k in bat for t in k["tensor_maps"])
+    ok = len(wg) == int(want) and r3 and text.count("[matmul.wgmma] (") >= int(want)
+    why = "%d batched wgmma kernels (want %s), rank-3 maps: %s" % (len(wg), want, r3)
 else:
     # every A / output map of a product with leading dims has them as its rows ("outer")
     outer = all(any("outer" in t for t in k["tensor_maps"]) for k in wg)
