@@ -718,8 +718,8 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
 /* cg_wg_plan_for of a batched product ([matmul.wgmma.batch]): `batch` batch elements of M x N x
  * K each (-1: unknown; 0: not batched, cg_wg_plan_for), tiles over batch x M x N, no split-K,
  * stream-K or multicast cluster. */
-bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
-                      bool b_kmajor, unsigned nmm, unsigned nouts, int64_t smem_max, unsigned nsm,
+bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                      unsigned nmm, unsigned nouts, int64_t smem_max, unsigned nsm,
                       const ir_schedule *want, cg_wg_plan *p);
 /* The wgmma shared-memory matrix descriptor of a 128-byte-swizzled tile
  * at shared address saddr: start >> 4 in bits 0-13, leading byte offset

@@ -37,8 +37,8 @@ bool cg_wg_plan_for(int64_t M, int64_t N, int64_t K, bool a_kmajor, bool b_kmajo
     return cg_wg_plan_batch(M, N, K, 0, a_kmajor, b_kmajor, nmm, nouts, smem_max, nsm, want, p);
 }
 
-bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor,
-                      bool b_kmajor, unsigned nmm, unsigned nouts, int64_t smem_max, unsigned nsm,
+bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kmajor, bool b_kmajor,
+                      unsigned nmm, unsigned nouts, int64_t smem_max, unsigned nsm,
                       const ir_schedule *want, cg_wg_plan *p) {
     memset(p, 0, sizeof *p);
     if (nmm < 1 || nmm > CG_MM_MAXH) return false;
@@ -1515,8 +1515,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
             return -1;
         /* the leading dims fold into M, or [matmul.wgmma.batch] (the planner's rule) */
         bool fold = pass_wg_fold(g, mh, a3 ? IR_NONE : ba, ak, bb[h]);
-        if (!fold && (a3 || (h > 0 && !batched) || !pass_wg_batch(g, mh, ba, bb[h])))
-            return -1;
+        if (!fold && (a3 || (h > 0 && !batched) || !pass_wg_batch(g, mh, ba, bb[h]))) return -1;
         if (fold && batched) return -1;
         batched = !fold;
         bk = bkh;
@@ -1549,8 +1548,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     cx->region = saved;
     if (!cg_wg_plan_batch(Mv, IR_DIM_IS_SYM(Nd) ? -1 : Nd, IR_DIM_IS_SYM(Kd) ? -1 : Kd,
                           batched ? pass_wg_nbatch(&mm->shape) : 0, ak, bk, nh, nouts,
-                          cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched,
-                          &k.p))
+                          cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched, &k.p))
         return -1;
     if (batched && (k.p.splits > 1 || k.p.mcast > 1 || k.p.streamk)) return -1;
     k.batched = batched;
@@ -1759,7 +1757,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                  k.epi.loop ? "l" : "");
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs,
-             a3 ? " a3d" : batched ? " bat" : "");
+             a3        ? " a3d"
+             : batched ? " bat"
+                       : "");
     cg_kernel_end(cx, work, per, cap, block, (unsigned)k.p.smem_bytes);
     return 1;
 }

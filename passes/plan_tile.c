@@ -748,8 +748,8 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                     snprintf(why + n, cap - n,
                              "%s[matmul.wgmma.batch] %lld batch elements of %lldx%lldx%lld: %s; "
                              "the batched product stays on mma.sync",
-                             n ? "; " : "", (long long)w->batch, (long long)w->M,
-                             (long long)w->N, (long long)w->K, what);
+                             n ? "; " : "", (long long)w->batch, (long long)w->M, (long long)w->N,
+                             (long long)w->K, what);
                 else
                     snprintf(why + n, cap - n,
                              "%s[matmul.wgmma.batch] %s; the batched product stays on mma.sync",

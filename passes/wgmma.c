@@ -35,7 +35,10 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc;
     /* an unknown M or N counts as many tiles; a cluster's M tiles come in pairs */
     t->tiles = (s->M < 0 ? (int64_t)1 << 20 : cdiv(cdiv(s->M, bm), mc) * mc) *
-               (s->N < 0 ? 1 << 10 : cdiv(s->N, bn)) * (s->batch < 0 ? 64 : s->batch ? s->batch : 1);
+               (s->N < 0 ? 1 << 10 : cdiv(s->N, bn)) *
+               (s->batch < 0 ? 64
+                : s->batch   ? s->batch
+                             : 1);
     t->nk = s->K > 0 ? cdiv(s->K, WG_BK) : 0;
     t->ctas = t->tiles < s->sms ? t->tiles : s->sms;
     if (splits == 0) {

@@ -39,8 +39,9 @@ static const char *SRC_HEADS = "fn f(a: bf16[B, 1, M, K], b: bf16[1, H, K, N]) -
                                "{\n  return a @ b\n}\n";
 static const char *SRC_QK = "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D]) -> bf16[B, H, S, S] {\n"
                             "  return (q @ transpose(k, 2, 3)) * 0.125\n}\n";
-static const char *SRC_GELU = "fn f(a: bf16[B, M, K], b: bf16[B, K, N], c: bf16[N]) -> bf16[B, M, N] "
-                              "{\n  return gelu_tanh(a @ b + c)\n}\n";
+static const char *SRC_GELU =
+    "fn f(a: bf16[B, M, K], b: bf16[B, K, N], c: bf16[N]) -> bf16[B, M, N] "
+    "{\n  return gelu_tanh(a @ b + c)\n}\n";
 static const char *SRC_AT =
     "fn f(a: bf16[B, K, M], b: bf16[B, K, N], r: bf16[B, M, N]) -> bf16[B, M, N] {\n"
     "  return transpose(a, 1, 2) @ b + r\n}\n";
@@ -88,7 +89,8 @@ static void test_coord(void **state) {
     ir_shape full = shp(5, ops[0]);
     for (int64_t b = 0; b < 24; b++) assert_int_equal(pass_wg_batch_coord(&m, &full, b), b);
     /* the heads form: [B, 1, M, K] and [1, H, K, N] against [B, H, M, N] */
-    static const int64_t m4[4] = {8, 16, 256, 256}, a4[4] = {8, 1, 256, 128}, b4[4] = {1, 16, 128, 256};
+    static const int64_t m4[4] = {8, 16, 256, 256}, a4[4] = {8, 1, 256, 128},
+                         b4[4] = {1, 16, 128, 256};
     ir_shape mh = shp(4, m4), sa = shp(4, a4), sb = shp(4, b4);
     for (int64_t b = 0; b < 128; b++) {
         assert_int_equal(pass_wg_batch_coord(&mh, &sa, b), b / 16);
