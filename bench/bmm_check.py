@@ -13,6 +13,9 @@ Most important first, within BUDGET seconds (default 52):
      (M, N, K not multiples of the tile in every batch element, broadcast batch dims, register
      stores of an odd-pitch output, f32 output, M-contiguous A);
   4. two cases again with TX_WG_BATCH=0 (the mma.sync kernel they had before);
+  5. the fill rule's crossover: small per-batch products on the planned kernel and forced to the
+     other one (TX_WG_BATCH=0 / 1);
+  6. compute-sanitizer memcheck of two ragged batched kernels;
 meanwhile two workers (bench/bmm_torch.py) time torch.matmul (cuBLAS) and torch.compile of the
 same expressions under one lock with tx's timings. Prints a table (tx us, TFLOP/s, cuBLAS us,
 torch.compile us, ratios > 1: tx faster, verified, plan, per-kernel measured / predicted us) and a
@@ -51,6 +54,12 @@ RAGGED = [
 ]
 # the mma.sync kernel of before, for the record (TX_WG_BATCH=0)
 BEFORE = [("bmm_plain", dict(B=16, M=1024, K=1024, N=1024)), ("bmm_heads", dict(B=8, H=16, M=256, K=128, N=256))]
+# the fill rule's crossover ([matmul.wgmma.batch], 1/8 of a 64^3 tile): small per-batch products
+# on the planner's kernel and forced to the other (TX_WG_BATCH=0: mma.sync, 1: wgmma)
+TINY = [("bmm_plain", dict(B=64, M=32, K=32, N=32), "0"), ("bmm_plain", dict(B=256, M=16, K=32, N=32), "1"),
+        ("bmm_plain", dict(B=512, M=64, K=64, N=64), "0"), ("bmm_plain", dict(B=1024, M=16, K=16, N=16), "1")]
+# compute-sanitizer memcheck of ragged batched kernels (rows never read across batch elements)
+SANITIZE = [("bmm_heads", dict(B=2, H=3, M=130, K=72, N=40)), ("bmm_bcast_a", dict(B=5, M=33, K=64, N=48))]
 FLOPS = {"bmm_plain": "B*M*N*K", "bmm_heads": "B*H*M*N*K", "qk_t": "B*H*S*S*D", "bmm_bias_gelu": "B*M*N*K",
          "bmm_at": "B*M*N*K", "bmm_bcast_a": "B*M*N*K", "pv_f16": "B*H*S*T*D"}
 
@@ -134,6 +143,30 @@ def main():
             break
         fu, err = bench(n, d, 10, ["--timing-budget=0.2"], lock, lf, {"TX_WG_BATCH": "0"})
         before[n] = (fu or {}).get("graph_us")
+    tiny = []
+    for n, d, force in TINY:
+        if time.time() > end - 3:
+            break
+        a, _ = bench(n, d, 10, ["--timing-budget=0.2"], lock, lf)
+        b, _ = bench(n, d, 10, ["--timing-budget=0.2"], lock, lf, {"TX_WG_BATCH": force})
+        tiny.append((n, d, plan(n, d, wd), (a or {}).get("graph_us"), force, (b or {}).get("graph_us"),
+                     bool((a or {}).get("verified")) and bool((b or {}).get("verified"))))
+    san = []
+    import shutil
+    cs = shutil.which("compute-sanitizer") or "/usr/local/cuda/bin/compute-sanitizer"
+    for n, d in SANITIZE:
+        if time.time() > end - 6 or not os.path.exists(cs):
+            san.append((n, d, "skipped"))
+            continue
+        try:
+            p = subprocess.run([cs, "--tool", "memcheck", "--error-exitcode", "99", "--print-limit", "5", TXC, "run", P(n),
+                                "--device=gpu", "--random-inputs=3"] + dargs(d), capture_output=True, text=True,
+                               timeout=max(3, end - time.time() - 2))
+            txt = p.stdout + p.stderr
+            first = next((x.strip() for x in txt.splitlines() if "rror" in x or "nvalid" in x), "")
+            san.append((n, d, "clean" if p.returncode == 0 else f"rc {p.returncode}: {first[:160]}"))
+        except subprocess.TimeoutExpired:
+            san.append((n, d, "timed out"))
     for p in procs:
         try:
             p.wait(timeout=max(0.5, end - time.time()))
@@ -173,6 +206,15 @@ def main():
     lines.append("|---|---|---|---|")
     for n, d, pl, res in rag:
         lines.append(f"| {n} | {' '.join(f'{k}={v}' for k, v in d.items())} | {res} | {'; '.join(pl or ['-'])} |")
+    lines.append("")
+    lines.append("| fill rule: case | sizes | planned | us | forced (TX_WG_BATCH) | us | verified |")
+    lines.append("|---|---|---|---:|---|---:|---|")
+    for n, d, pl, a, force, b, ok in tiny:
+        lines.append(f"| {n} | {' '.join(f'{k}={v}' for k, v in d.items())} | {'; '.join(pl or ['-'])} | {f(a)} | "
+                     f"{'mma.sync' if force == '0' else 'wgmma'} ({force}) | {f(b)} | {ok} |")
+    lines.append("")
+    for n, d, res in san:
+        lines.append(f"memcheck {n} {' '.join(f'{k}={v}' for k, v in d.items())}: {res}")
     nver = sum(1 for r in rows if r.get("verified")) + sum(1 for x in rag if x[3] == "verified")
     gm = lambda v: (__import__("math").prod(v) ** (1 / len(v))) if v else 0  # noqa: E731
     lines.append("")
@@ -181,7 +223,7 @@ def main():
                  f"{', '.join(f'{k} {f(v)} us' for k, v in before.items()) or '-'}; wall {time.time() - t0:.0f} s")
     txt = "\n".join(lines)
     open(os.path.join(OUT, "bmm.md"), "w").write(txt + "\n")
-    json.dump({"rows": rows, "ragged": rag, "torch": th, "before": before}, open(os.path.join(OUT, "bmm.json"), "w"), indent=1)
+    json.dump({"rows": rows, "ragged": rag, "torch": th, "before": before, "tiny": tiny, "sanitize": san}, open(os.path.join(OUT, "bmm.json"), "w"), indent=1)
     print(txt)
     bad = [r for r in rows if r.get("verified") is False] + [x for x in rag if x[3] == "NOT VERIFIED"]
     return 1 if bad else 0

@@ -510,7 +510,8 @@ int64_t pass_wg_batch_coord(const ir_shape *mm, const ir_shape *op, int64_t b);
 /* [matmul.wgmma.batch]: the per-batch product M x N x K fills at least PASS_WG_BATCH_FILL of
  * the smallest wgmma tile (64 x 64 x 64: min(M, 64) x min(N, 64) x min(K, 64)); below, the
  * batched product keeps mma.sync (its 16 x 8 x 16 fragments waste less on tiny products). True
- * when a size is unbound. An estimate, not fitted to a measurement. */
+ * when a size is unbound, or when TX_WG_BATCH=1 (a benchmark knob; TX_WG_BATCH=0 keeps every
+ * batched product on mma.sync). An estimate, not fitted to a measurement. */
 #define PASS_WG_BATCH_FILL 0.125
 bool pass_wg_batch_fill_ok(int64_t M, int64_t N, int64_t K);
 /* A as merged heads: same-dtype casts, then a reshape [lead..., d0, d1, d2] -> [lead..., d0,
