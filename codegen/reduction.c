@@ -533,6 +533,21 @@ static LLVMValueRef cg_red_lin(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LL
     return cg_index_from_dims(cx, p->S, d).lin;
 }
 
+/* The index of element e of row `row` with its dims known: the kept ones from the row, the
+ * reduced ones from e (no division of the linear offset per element: an iota along the reduced
+ * axis is e itself, a per-row operand's index the row's, hoisted out of the element loops). */
+static cg_index cg_red_idx(cg_ctx *cx, const cg_red *p, LLVMValueRef row, LLVMValueRef e) {
+    cg_index idx = cg_index_lin(p->S, cg_red_lin(cx, p, row, e));
+    if (p->S->rank == 0) return idx;
+    LLVMValueRef kc[IR_MAX_RANK], rc[IR_MAX_RANK];
+    cg_delin(cx, row, &p->kept, kc);
+    cg_delin(cx, e, &p->red, rc);
+    unsigned nk = 0, nr = 0;
+    for (unsigned a = 0; a < p->S->rank; a++)
+        idx.dim[a] = (p->axes & (1u << a)) ? rc[nr++] : kc[nk++];
+    return idx;
+}
+
 /* The compute dtype of a reduction's accumulator: f32 for floats, i32. */
 static ir_dtype cg_acc_dtype(const ir_node *n) {
     return ir_dtype_is_float((ir_dtype)n->dtype) ? IR_F32 : IR_I32;
@@ -840,7 +855,7 @@ static void cg_red_group_begin(cg_ctx *cx, const cg_red *p, const cg_rowit *it, 
             "peel.e");
     for (unsigned j = 0; j < V; j++) {
         LLVMValueRef ej = j ? LLVMBuildAdd(cx->b, e0, cg_i64(cx, j), "") : e0;
-        idx[j] = cg_index_lin(p->S, cg_red_lin(cx, p, it->row, ej));
+        idx[j] = cg_red_idx(cx, p, it->row, ej);
         lins[j] = idx[j].lin;
     }
     if (V > 1 && p->rowmode) cg_vec_begin(cx, p->S, V, V, lins, NULL);
@@ -1257,7 +1272,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     /* The epilogue pass: one loop storing every row-shaped output that depends on a reduction
      * (cg_red_epi_loop), then the leftovers of a peeled stream. */
     LLVMValueRef end = it->eend ? it->eend : cg_red_groups(cx, p);
-    if (!cg_red_epi_loop(cx, p, it, it->e0, end, it->estep, p->rowmode && !p->nst)) return false;
+    if (!cg_red_epi_loop(cx, p, it, it->e0, end, it->estep, (p->rowmode || p->slices > 1) && !p->nst))
+        return false;
     if (p->speel) { /* the leftover elements (cg_red_stream) */
         LLVMValueRef nleft = LLVMBuildSub(
             cx->b, p->rowlen, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), "peel.n");
@@ -1274,7 +1290,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
 }
 
 /* The epilogue loop of cg_red_store over items [e0, end) by step, storing every row-shaped
- * output that depends on a reduction. `back`: a streamed row (not staged) runs it backwards:
+ * output that depends on a reduction. `back`: a streamed row (not staged; or a column split,
+ * whose slices all hold the column's statistics) runs it backwards:
  * item e of [lo, end) goes to lo + end - 1 - e (lo: the first item of the block's slice), so the
  * pass re-reads first what the previous pass read last, the part of the row still in the L2; on
  * the GPU its loads and stores stream (cx->last_use: evict first), the last use of the row. */
@@ -1910,10 +1927,10 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
                  : 1;
     if (p.slices > 1 || p.kv > 1 || (!cx->gpu && !p.rowmode && !p.hold && p.nlev == 1 && len > 0)) {
         /* (The host's one-thread column blocks take the same unrolled groups, so CI runs them.) */
-        if (p.nlev != 1 || p.hold || p.nst || len <= 0) {
+        if ((p.nlev != 1 && p.kv > 1) || p.hold || p.nst || len <= 0) {
             tx_error(cx->diag,
-                     "codegen: reduction region %u: a column split needs one stage and a concrete "
-                     "length",
+                     "codegen: reduction region %u: a column split needs a streamed column of a "
+                     "concrete length (and one stage for vectors of kept elements)",
                      region);
             free(p.dep);
             return false;

@@ -287,7 +287,18 @@ static void red_strategy(const ir_graph *g, ir_region *rg, const redinfo *ri, in
         rg->sram_bytes = scratch + 4 * CLUSTER_SLOTS;
         return;
     }
-    if (ri->rext > 0) {
+    if (column && ri->rext > PASS_ROW_HOLD) {
+        /* [reduction.column_stream]: codegen holds a column in one thread's registers only up to
+         * PASS_ROW_HOLD elements (codegen/reduction.c); a longer one streams, its statistics
+         * online where the chain allows it, then one pass stores the domain-shaped outputs */
+        rg->strategy = ri->online ? IR_RED_ONLINE : IR_RED_MULTIPASS;
+        rg->passes = (uint8_t)((ri->online ? 1 : ri->stages) + (ri->epi ? 1 : 0));
+        snprintf(why, cap,
+                 "[reduction.column_stream] the columns of %s are %lld elements long, more than "
+                 "the %d a thread holds in registers: planned %s in %u passes over HBM",
+                 nm(g, rg->anchor, n1, sizeof n1), (long long)ri->rext, (int)PASS_ROW_HOLD,
+                 ri->online ? "online" : "multipass", rg->passes);
+    } else if (ri->rext > 0) {
         int64_t rpb = ri->rext >= RED_CHUNK ? 1 : RED_CHUNK / ri->rext;
         if (rpb > 8) rpb = 8;
         int64_t row = INT64_MAX, one = INT64_MAX,

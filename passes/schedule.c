@@ -616,6 +616,15 @@ static int64_t split_unroll(const pass_sched_facts *f, int64_t r, int64_t v) {
     return u;
 }
 
+/* The stages a column split takes: one, or several of a streamed column (not held on chip:
+ * codegen holds only unsplit columns in registers): each slice runs the levels' loops (or the
+ * online pass of softmax's max and sum, Welford's variance) over its part of the reduced axis,
+ * every level's partials meet in shared memory, then each slice stores its part of the
+ * domain-shaped outputs ([reduction.column_split] of a middle-axis softmax). */
+static bool split_stages_ok(const pass_sched_facts *f) {
+    return f->stages == 1 || (f->stages > 1 && f->strategy != IR_RED_ONCHIP);
+}
+
 /* reduction.column_split(cols, slices, vec): cols threads along the kept axis, each with vec
  * consecutive kept elements, x slices of the reduced axis; each slice strides in unrolled groups
  * of 8 (4, 2); the partials meet in shared memory (4 C R col_words(vec) B). One stage, concrete
@@ -623,7 +632,7 @@ static int64_t split_unroll(const pass_sched_facts *f, int64_t r, int64_t v) {
  * SPLIT_THREADS threads; vec 1 or col_vec, and at least vec slices. */
 static unsigned split_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     unsigned n = 0;
-    if (f->kind != IR_RK_REDUCTION || !f->column || !f->concrete || f->stages != 1) return 0;
+    if (f->kind != IR_RK_REDUCTION || !f->column || !f->concrete || !split_stages_ok(f)) return 0;
     int64_t vs[2] = {1, col_vec(f)};
     for (unsigned i = 0; i < (vs[1] > 1 ? 2u : 1u); i++)
         for (int32_t c = COL_THREADS; c >= col_min(f, vs[i]); c /= 2)
@@ -803,7 +812,7 @@ _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
 static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
     int sms = f->gpu ? f->gpu->sms : 0;
-    if (f->stages != 1 || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
+    if (!split_stages_ok(f) || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
     if (blocks_rule(f, s)) return;
     int64_t v = col_vec(f), cmin, c, rs;
     for (;;) { /* vectors need at least vec slices (the two-level combine); else one column */

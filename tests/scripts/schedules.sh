@@ -54,6 +54,26 @@ fn f(x: bf16[B, R, C], w: bf16[C]) -> bf16[B, C] {
   return mean(x * w, axis=1) + 1
 }
 EOF
+cat >"$W/smid.tx" <<'EOF'
+fn f(x: f32[B, S, C]) -> f32[B, S, C] {
+  return softmax(x, axis=1)
+}
+EOF
+cat >"$W/cnorm.tx" <<'EOF'
+fn f(x: f32[N, C]) -> (f32[N, C], f32[C]) {
+  mu = mean(x, axis=0, keepdim=true)
+  d = x - mu
+  v = mean(d * d, axis=0, keepdim=true)
+  return d * rsqrt(v + 1e-5), reshape(v, (C,))
+}
+EOF
+cat >"$W/cchain.tx" <<'EOF'
+fn f(x: bf16[B, S, C]) -> f32[B, S, C] {
+  m = max(f32(x), axis=1, keepdim=true)
+  t = sum(abs(f32(x) - m), axis=1, keepdim=true)
+  return (f32(x) - m) / (t + 1.0)
+}
+EOF
 
 fail=0
 n=0
@@ -125,6 +145,14 @@ case_ coli.tx reduction.column_blocks M=5000 N=3
 case_ colrow.tx reduction.column_split M=5000 N=37
 case_ mid.tx reduction.column_blocks B=3 R=20011 C=45
 case_ mid.tx reduction.column_split B=64 R=64 C=256
+# Column splits of several stages (streamed columns longer than a thread holds): softmax's online
+# max and sum, Welford's mean and variance with a normalised output, a two-level chain that is not
+# online; each slice stores its part of the domain-shaped output.
+case_ smid.tx reduction.column_split B=3 S=1031 C=200
+case_ smid.tx reduction.column_split B=2 S=37 C=77
+case_ smid.tx reduction.column B=1 S=10 C=9
+case_ cnorm.tx reduction.column_split N=3001 C=45
+case_ cchain.tx reduction.column_split B=4 S=517 C=96
 
 echo "schedules: $n cases"
 exit $fail
