@@ -335,7 +335,10 @@ static void test_rules(void **state) {
          PASS_SCH_REDUCTION_COLUMN_BLOCKS},
         {{"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=65536,N=65536"},
          PASS_SCH_REDUCTION_COLUMN_SPLIT},
+        /* a streamed column of several stages splits its reduced axis; a held one does not */
         {{"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n", "M=512,N=512"},
+         PASS_SCH_REDUCTION_COLUMN_SPLIT},
+        {{"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n", "M=16,N=4096"},
          PASS_SCH_REDUCTION_COLUMN},
         {{"fn f(x: f32[N]) -> f32[N] { return x * 2 }\n", "N=1000"}, PASS_SCH_POINTWISE_VECTOR},
     };
