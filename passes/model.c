@@ -107,7 +107,47 @@ static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t 
     return n + (4.0 + 2.0 * (io->nreads + io->nwrites)) / w;
 }
 
+/* Instructions per element of the domain of reduction region r (the shape its reductions read):
+ * the operations of that shape (each once, ir_op_issue), one combine per reduction and element
+ * (4 for a float sum or mean: codegen's compensated sum), one conversion per f16/bf16 value of
+ * that shape it loads, and the loop's addressing per group of w elements as pointwise_issue.
+ * Values of the reduced shape are per row, not counted. */
+static double reduction_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
+                              const pass_io *io, double w) {
+    const ir_shape *dom = NULL;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1] && !dom; j++) {
+        const ir_node *n = &g->nodes[ix->rids[j]];
+        if (ir_op_traits((ir_op)n->op) & IR_T_REDUCE) dom = &g->nodes[ir_in(g, n, 0)].shape;
+    }
+    if (!dom) return 0;
+    double n = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        const ir_node *v = &g->nodes[ix->rids[j]];
+        if (ir_op_traits((ir_op)v->op) & IR_T_REDUCE)
+            n += (v->op == IR_OP_SUM || v->op == IR_OP_MEAN) && ir_dtype_is_float((ir_dtype)v->dtype)
+                     ? 4
+                     : 1;
+        else if (ir_shape_eq(&v->shape, dom))
+            n += ir_op_issue((ir_op)v->op);
+    }
+    unsigned big = 0;
+    for (uint32_t i = 0; i < io->nreads; i++) {
+        const ir_node *v = &g->nodes[io->reads[i]];
+        if (!ir_shape_eq(&v->shape, dom)) continue;
+        big++;
+        n += ir_dtype_size((ir_dtype)v->dtype) == 2;
+    }
+    return n + (4.0 + 2.0 * big) / w;
+}
+
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem) {
+    if (g->regions[r].kind == IR_RK_REDUCTION) {
+        pass_io io;
+        pass_region_io(g, ix, r, &io);
+        double n = reduction_issue(g, ix, r, &io, (double)(VEC_BYTES / (elem > 0 ? elem : 1)));
+        pass_io_free(&io);
+        return n;
+    }
     if (g->regions[r].kind != IR_RK_POINTWISE) return 0;
     pass_io io;
     pass_region_io(g, ix, r, &io);
@@ -213,7 +253,8 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
         return;
     bool ok = pass_schedule_model_block(f, rg, m);
     double rate = issue_rate(gpu);
-    if (ok && f->kind == IR_RK_POINTWISE && f->instr > 0 && rate > 0 && f->n > 0) {
+    if (ok && (f->kind == IR_RK_POINTWISE || f->kind == IR_RK_REDUCTION) && f->instr > 0 &&
+        rate > 0 && f->n > 0) {
         m->instr = f->instr;
         m->issue_us = (double)f->n * m->instr / rate;
     }

@@ -413,6 +413,7 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     red_strategy(g, rg, &ri, budget, gpu, scratch, &row_bytes, why, cap);
     pass_sched_facts f;
     red_facts(rg, &ri, gpu, budget, scratch, row_bytes, &f);
+    if (f.n > 0) f.instr = pass_model_instr(g, ix, r, f.elem);
     ir_schedule s;
     if (want && pass_schedule_valid(&f, want)) {
         s = *want;
@@ -711,6 +712,7 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
     int64_t scratch = red_scratch(&ri, budget), row_bytes;
     red_strategy(g, &copy, &ri, budget, gpu, scratch, &row_bytes, why, sizeof why);
     red_facts(&copy, &ri, gpu, budget, scratch, row_bytes, f);
+    if (f->n > 0) f->instr = pass_model_instr(g, ix, r, f->elem);
     f->strategy = rg->strategy; /* the plan's, whatever budget the caller names */
     f->passes = rg->passes;
 }

@@ -74,6 +74,20 @@ fn f(x: bf16[B, S, C]) -> f32[B, S, C] {
   return (f32(x) - m) / (t + 1.0)
 }
 EOF
+cat >"$W/rowiota.tx" <<'EOF'
+fn f(x: bf16[N, V], l: i32[N]) -> (f32[N], f32[N]) {
+  hit = iota((N, V), axis=1) < reshape(l, (N, 1)) * 37
+  y = f32(x)
+  return sum(where(hit, y, 0.0), axis=-1), log(sum(exp(y - max(y, axis=-1, keepdim=true)), axis=-1))
+}
+EOF
+cat >"$W/midiota.tx" <<'EOF'
+fn f(x: f32[B, S, C], l: i32[B, C]) -> f32[B, S, C] {
+  keep = iota((B, S, C), axis=1) < reshape(l, (B, 1, C)) * 5
+  z = where(keep, x, -1.0)
+  return softmax(z, axis=1)
+}
+EOF
 
 fail=0
 n=0
@@ -153,6 +167,10 @@ case_ smid.tx reduction.column_split B=2 S=37 C=77
 case_ smid.tx reduction.column B=1 S=10 C=9
 case_ cnorm.tx reduction.column_split N=3001 C=45
 case_ cchain.tx reduction.column_split B=4 S=517 C=96
+# Row-element indexes with their dims (codegen/reduction.c cg_red_idx): an iota along the reduced
+# axis against a per-row operand, in a streamed row and in a column split, at odd sizes.
+case_ rowiota.tx reduction.row_wide N=37 V=5003
+case_ midiota.tx reduction.column_split B=3 S=301 C=40
 
 echo "schedules: $n cases"
 exit $fail
