@@ -1272,7 +1272,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
     /* The epilogue pass: one loop storing every row-shaped output that depends on a reduction
      * (cg_red_epi_loop), then the leftovers of a peeled stream. */
     LLVMValueRef end = it->eend ? it->eend : cg_red_groups(cx, p);
-    if (!cg_red_epi_loop(cx, p, it, it->e0, end, it->estep, (p->rowmode || p->slices > 1) && !p->nst))
+    if (!cg_red_epi_loop(cx, p, it, it->e0, end, it->estep,
+                         (p->rowmode || p->slices > 1) && !p->nst))
         return false;
     if (p->speel) { /* the leftover elements (cg_red_stream) */
         LLVMValueRef nleft = LLVMBuildSub(

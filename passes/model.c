@@ -124,9 +124,10 @@ static double reduction_issue(const ir_graph *g, const pass_index *ix, uint32_t 
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
         const ir_node *v = &g->nodes[ix->rids[j]];
         if (ir_op_traits((ir_op)v->op) & IR_T_REDUCE)
-            n += (v->op == IR_OP_SUM || v->op == IR_OP_MEAN) && ir_dtype_is_float((ir_dtype)v->dtype)
-                     ? 4
-                     : 1;
+            n +=
+                (v->op == IR_OP_SUM || v->op == IR_OP_MEAN) && ir_dtype_is_float((ir_dtype)v->dtype)
+                    ? 4
+                    : 1;
         else if (ir_shape_eq(&v->shape, dom))
             n += ir_op_issue((ir_op)v->op);
     }
