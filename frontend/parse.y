@@ -276,6 +276,14 @@ static const char *python_hint(const char *word) {
  * when the error is another one. */
 static bool python_error(const yypcontext_t *yc, fe_pctx *ctx, yysymbol_kind_t tok) {
     const FE_YYLTYPE *l = yypcontext_location(yc);
+    if (!strcmp(yysymbol_name(tok), "'['") &&
+        (!strcmp(ctx->prevtok, "(") || !strcmp(ctx->prevtok, ",") || !strcmp(ctx->prevtok, "=") ||
+         !strcmp(ctx->prevtok, "return"))) {
+        ctx->failed = true;
+        tx_error_at(ctx->d, (unsigned)l->first_line, (unsigned)l->first_column,
+                    "lists are not supported: write a tuple, (a, b) (one element: (a,))");
+        return true;
+    }
     if (!strcmp(yysymbol_name(tok), "'['")) {
         ctx->failed = true;
         tx_error_at(ctx->d, (unsigned)l->first_line, (unsigned)l->first_column,

@@ -1181,6 +1181,10 @@ static bool call_func(sema *s, frame *caller, const fe_func *fn, const fe_expr *
  * when absent). */
 static bool bind_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, fe_val *pos,
                          fe_val **kw) {
+    if (e->nkids > b->npos && b->kw[0])
+        return err(s, e->loc,
+                   "'%s' takes %u positional argument%s, got %u; pass %s by keyword (%s=...)",
+                   b->name, b->npos, plural(b->npos), e->nkids, b->kw[0], b->kw[0]);
     if (e->nkids != b->npos)
         return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", b->name, b->npos,
                    plural(b->npos), e->nkids);
@@ -1491,9 +1495,17 @@ static bool bind_args(sema *s, frame *caller, const fe_func *fn, const fe_expr *
     unsigned nreq = 0;
     bool *have = fe_alloc(s->a, fn->nparams + 1); /* small; heap, not stack: calls nest */
     for (unsigned i = 0; i < fn->nparams; i++) nreq += fn->params[i].dflt == NULL;
-    if (e->nkids > nreq)
+    if (e->nkids > nreq) {
+        unsigned d = 0; /* the first defaulted parameter: keyword-only */
+        while (d < fn->nparams && !fn->params[d].dflt) d++;
+        if (d < fn->nparams)
+            return err(s, e->loc,
+                       "'%s' takes %u positional argument%s, got %u; pass %s by keyword (%s=...)",
+                       fn->name, nreq, plural(nreq), e->nkids, fn->params[d].name,
+                       fn->params[d].name);
         return err(s, e->loc, "'%s' takes %u positional argument%s, got %u", fn->name, nreq,
                    plural(nreq), e->nkids);
+    }
     for (unsigned i = 0; i < e->nkids; i++) {
         TRY(eval(s, caller, e->kids[i], &vals[i]));
         have[i] = true;

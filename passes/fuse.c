@@ -629,6 +629,32 @@ static bool epilogue_for_reduction(fz *f, uint32_t o, uint32_t mm, ir_id *red, i
     return !out && *red != IR_NONE;
 }
 
+/* Whether a member of group gi is read by a matrix product (through views):
+ * a reduction between two products is the softmax of an attention. */
+static bool grp_feeds_matmul(fz *f, uint32_t gi) {
+    FOR_MEMBERS(f, gi, m) {
+        bool out = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, f->g->n, &out);
+        for (unsigned c = 0; c < nc; c++)
+            if (ir_op_traits((ir_op)f->g->nodes[f->cbuf[c]].op) & IR_T_MATMUL) return true;
+    }
+    return false;
+}
+
+/* Whether a member of group gi reads a matrix product (through views). */
+static bool reduction_after_matmul(fz *f, uint32_t gi) {
+    FOR_MEMBERS(f, gi, m) {
+        const ir_node *nd = &f->g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(f->g, ir_in(f->g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned i = 0; i < ns; i++)
+                if (ir_op_traits((ir_op)f->g->nodes[src[i]].op) & IR_T_MATMUL) return true;
+        }
+    }
+    return false;
+}
+
 /* A matmul group with a pointwise or reduction group: operand casts fold
  * into the prologue, elementwise work of the product's shape into the
  * epilogue, reductions never. */
@@ -645,8 +671,13 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         snprintf(w->msg, sizeof w->msg,
                  "%s reduces over %s; a matmul kernel fuses elementwise work only",
                  nname(g, O->anchor, n1, sizeof n1), ir_shape_str(g, &O->dom, d1, sizeof d1));
-        snprintf(w->change, sizeof w->change,
-                 "nothing (matmul -> softmax -> matmul fuses as attention)");
+        bool att = mm == a ? grp_feeds_matmul(f, ot) : reduction_after_matmul(f, ot);
+        snprintf(w->change, sizeof w->change, "%s",
+                 att       ? "nothing (matmul -> softmax -> matmul fuses as attention)"
+                 : mm == a ? "nothing: a reduction of a product runs in its own kernel (only "
+                             "softmax(F(q @ k^T)) @ v fuses, as attention)"
+                           : "nothing: an operand computed by a reduction is written to HBM "
+                             "before the product (only softmax(F(q @ k^T)) @ v fuses)");
         return false;
     }
     if (feeds_matmul_operand(f, ot, mm)) {

@@ -417,7 +417,8 @@ static void test_errors(void **st) {
         const char *body, *msg;
     } cases[] = {
         {"x + foo", "t.tx:2:14: error: unknown name 'foo'"},
-        {"softmax(x, -1)", "t.tx:2:10: error: 'softmax' takes 1 positional argument, got 2"},
+        {"softmax(x, -1)", "t.tx:2:10: error: 'softmax' takes 1 positional argument, got 2; pass "
+                           "axis by keyword (axis=...)"},
         {"layernorm(x, v)", "t.tx:2:10: error: 'layernorm' takes 3 positional arguments, got 2"},
         {"rmsnorm(x, w=v, epsilon=1)",
          "t.tx:2:26: error: 'rmsnorm' has no keyword argument 'epsilon'"},
