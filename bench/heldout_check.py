@@ -108,7 +108,7 @@ def bench_locked(path, dims, extra, iters, lf):
 
 def main():
     args = sys.argv[1:]
-    budget, only, workers = 70.0, None, 3
+    budget, only, workers = 150.0, None, 8
     while args:
         a = args.pop(0)
         if a == "--budget":

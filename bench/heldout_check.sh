@@ -5,7 +5,7 @@
 #
 #   bash bench/heldout_check.sh [--budget S] [--only NAME,...]
 #
-# Within BUDGET seconds (default 70; --budget 50 fits a 60 s slot): each program's sm_90a
+# Within BUDGET seconds (default 150, every program; --budget 55 fits a 60 s slot): each program's sm_90a
 # plan, `txc bench --device=gpu` verified and timed at its GPU sizes, a full verification at a
 # ragged size, torch.compile timed in the same run (bench/heldout_check.py has the details). Prints
 # a table tx / torch.compile per program, the verified column, and the geomean / worst row last;
