@@ -543,13 +543,14 @@ static void liveness(interp *ip) {
     ir_uses_free(&u);
 }
 
-/* Copies the returned values into outputs (owned by the caller). */
+/* Copies the returned values into outputs (owned by the caller), each in its node's dtype: plan
+ * precision rounds here the returned values it held in f32. */
 static bool collect_outputs(interp *ip, rt_tensor *outputs) {
     const ir_graph *g = ip->g;
     const ir_node *o = &g->nodes[g->n - 1];
     for (unsigned k = 0; k < o->nin; k++) {
         ir_id v = ir_in(g, o, k);
-        if (!rt_tensor_cast(&ip->vals[v], ip->vals[v].dtype, &outputs[k])) {
+        if (!rt_tensor_cast(&ip->vals[v], (ir_dtype)g->nodes[v].dtype, &outputs[k])) {
             for (unsigned j = 0; j < k; j++) rt_tensor_free(&outputs[j]);
             return bad_node(ip, v, "out of memory copying an output");
         }
@@ -575,16 +576,19 @@ static bool run_nodes(interp *ip, rt_tensor *outputs) {
 }
 
 /* Plan precision (rt_interp_run_plan): marks the f16/bf16 elementwise values that g's fusion plan
- * keeps on chip (their region consumes them all and writes none to HBM). Explicit casts round
- * wherever they are, and so do matrix products and reductions: the generated code converts their
- * f32 accumulators to the node's dtype before an epilogue or a later pass uses them. */
+ * keeps on chip for their region's consumers (no other region reads them from HBM). A returned
+ * value is among them: its kernel rounds it when it stores it, but its consumers in the same
+ * kernel use the f32 value (exp(x) returned as an f16 inf, times 0.0625 in the same kernel, is
+ * finite); collect_outputs rounds it. Explicit casts round wherever they are, and so do matrix
+ * products and reductions: the generated code converts their f32 accumulators to the node's dtype
+ * before an epilogue or a later pass uses them. */
 static bool *wide_values(const ir_graph *g) {
     bool *stored = ir_xcalloc(g->n, sizeof(bool)), *wide = ir_xcalloc(g->n, sizeof(bool));
     for (ir_id i = 0; i < g->n; i++) {
         const ir_node *n = &g->nodes[i];
         for (unsigned k = 0; k < n->nin; k++) {
             ir_id a = ir_in(g, n, k);
-            if (n->op == IR_OP_OUTPUT || n->region == IR_NONE || n->region != g->nodes[a].region)
+            if (n->op != IR_OP_OUTPUT && (n->region == IR_NONE || n->region != g->nodes[a].region))
                 stored[a] = true;
         }
     }
