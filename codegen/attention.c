@@ -592,6 +592,13 @@ static int attn_ks_l2(void) {
     return n == 64 || n == 128 || n == 256 ? n : 0;
 }
 
+/* The key split's tile: 64 keys, or TX_ATTN_KS_BN=128 in the compiling process's environment
+ * (benchmarks; each warp then takes 32 keys of a tile, the ring's stages twice the bytes). */
+static int64_t attn_ks_bn(void) {
+    const char *v = getenv("TX_ATTN_KS_BN");
+    return v && !strcmp(v, "128") ? 128 : 64;
+}
+
 /* TX_ATTN_KS_BLOCKS=N (2..8) in the compiling process's environment: the key split's kernel
  * asks ptxas for N resident blocks per SM (nvvm minctasm: registers capped at 64K / (N x threads)),
  * for benchmarks (template ` bN`); 0 (the default) leaves ptxas free. */
@@ -702,7 +709,7 @@ static bool ks_bulk_ok(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
                        const cg_mm_tile *tv, bool vjd, int64_t bn, unsigned nthreads) {
     return (cx->target == CG_SM90 || cx->target == CG_SM90A) &&
            attn_knob("TX_ATTN_KS_BULK", false) && vjd && tk->o->unit_r && !tk->o->load &&
-           !tv->o->load && d->dmax % 8 == 0 && d->dvmax % 8 == 0 && (int64_t)nthreads == 2 * bn &&
+           !tv->o->load && d->dmax % 8 == 0 && d->dvmax % 8 == 0 && 2 * bn % (int64_t)nthreads == 0 &&
            LLVMIsAConstantInt(d->D) && LLVMIsAConstantInt(d->Dv);
 }
 
@@ -741,39 +748,19 @@ static void ks_bulk_init(cg_ctx *cx, LLVMValueRef ring, int64_t bytes, LLVMValue
     cg_barrier(cx);
 }
 
-/* Bulk copies of the K and V tiles of bn keys from key j (ks_bulk_ok): thread t < bn copies K
- * row t (the D elements of key j + t) to tk->smem + t pk, thread bn + t V row t to tv->smem + t
- * pv (bytes), one cp.async.bulk each, completing on mbarrier bar (i32 shared address), which
- * thread 0 arms with the tile's bytes: the rows of keys below sk. Rows of keys past sk are not
- * copied: their scores are masked and their V rows hold finite data (an earlier tile's, or the
- * zeroes the ring started with). */
+/* Bulk copies of the K and V tiles of bn keys from key j (ks_bulk_ok): copy u = tid + i nthreads
+ * (i = 0 .. 2 bn / nthreads - 1) takes K row u (the D elements of key j + u) to tk->smem + u pk
+ * for u < bn, else V row u - bn to tv->smem + (u - bn) pv (bytes), one cp.async.bulk each (with
+ * L2 policy pol when not NULL), completing on mbarrier bar (i32 shared address), which thread 0
+ * arms with the tile's bytes: the rows of keys below sk. Rows of keys past sk are not copied:
+ * their scores are masked and their V rows hold finite data (an earlier tile's, or the zeroes
+ * the ring started with). */
 static void ks_bulk_kv(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
                        const cg_mm_tile *tv, LLVMValueRef j, int64_t bn, int64_t pk, int64_t pv,
-                       LLVMValueRef tid, LLVMValueRef bar) {
+                       LLVMValueRef tid, unsigned nthreads, LLVMValueRef bar, LLVMValueRef pol) {
     LLVMBuilderRef b = cx->b;
     int64_t kr = LLVMConstIntGetSExtValue(d->D) * 2, vr = LLVMConstIntGetSExtValue(d->Dv) * 2;
-    LLVMValueRef t64 = LLVMBuildZExt(b, tid, cx->i64, "");
-    LLVMValueRef isv = LLVMBuildICmp(b, LLVMIntUGE, t64, cg_i64(cx, bn), "");
-    LLVMValueRef r = LLVMBuildSelect(b, isv, LLVMBuildSub(b, t64, cg_i64(cx, bn), ""), t64, "");
-    LLVMValueRef key = LLVMBuildAdd(b, j, r, "");
-    LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, key, d->Sk, "");
-    LLVMValueRef kc = LLVMBuildSelect(b, valid, key, cg_i64(cx, 0), ""), z = cg_i64(cx, 0);
-    LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
-    LLVMValueRef kbase = tk->o->ptr, vbase = tv->o->ptr;
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(kbase)) != 1)
-        kbase = LLVMBuildAddrSpaceCast(b, kbase, gp, "");
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(vbase)) != 1)
-        vbase = LLVMBuildAddrSpaceCast(b, vbase, gp, "");
-    LLVMValueRef ok = cg_mm_offset(cx, tk->o, tk->nb, tk->bidx, z, kc);
-    LLVMValueRef ov = cg_mm_offset(cx, tv->o, tv->nb, tv->bidx, kc, z);
-    LLVMValueRef src = LLVMBuildSelect(b, isv, LLVMBuildGEP2(b, cx->i16, vbase, &ov, 1, ""),
-                                       LLVMBuildGEP2(b, cx->i16, kbase, &ok, 1, ""), "");
-    LLVMValueRef dk = LLVMBuildGEP2(
-        b, cx->i8, tk->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pk), "")}, 1, "");
-    LLVMValueRef dv = LLVMBuildGEP2(
-        b, cx->i8, tv->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pv), "")}, 1, "");
-    LLVMValueRef dst = LLVMBuildSelect(b, isv, ks_saddr(cx, dv), ks_saddr(cx, dk), "");
-    LLVMValueRef size = LLVMBuildSelect(b, isv, cg_i32(cx, (int)vr), cg_i32(cx, (int)kr), "");
+    LLVMValueRef z = cg_i64(cx, 0);
     LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), ""));
     LLVMValueRef n = imax(cx, imin(cx, LLVMBuildSub(b, d->Sk, j, ""), cg_i64(cx, bn)), z);
     LLVMValueRef ea[2] = {
@@ -781,13 +768,45 @@ static void ks_bulk_kv(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
     cg_wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
               ea, 2);
     cg_if_end(cx, c);
-    c = cg_if_begin(cx, valid);
-    LLVMValueRef ca[4] = {dst, src, size, bar};
-    cg_wg_asm(cx, NULL,
-              "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1], $2, "
-              "[$3];",
-              "r,l,r,r,~{memory}", ca, 4);
-    cg_if_end(cx, c);
+    LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
+    LLVMValueRef kbase = tk->o->ptr, vbase = tv->o->ptr;
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(kbase)) != 1)
+        kbase = LLVMBuildAddrSpaceCast(b, kbase, gp, "");
+    if (LLVMGetPointerAddressSpace(LLVMTypeOf(vbase)) != 1)
+        vbase = LLVMBuildAddrSpaceCast(b, vbase, gp, "");
+    for (int64_t i = 0; i < 2 * bn / (int64_t)nthreads; i++) {
+        LLVMValueRef u =
+            LLVMBuildAdd(b, LLVMBuildZExt(b, tid, cx->i64, ""), cg_i64(cx, i * nthreads), "");
+        LLVMValueRef isv = LLVMBuildICmp(b, LLVMIntUGE, u, cg_i64(cx, bn), "");
+        LLVMValueRef r = LLVMBuildSelect(b, isv, LLVMBuildSub(b, u, cg_i64(cx, bn), ""), u, "");
+        LLVMValueRef key = LLVMBuildAdd(b, j, r, "");
+        LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, key, d->Sk, "");
+        LLVMValueRef kc = LLVMBuildSelect(b, valid, key, z, "");
+        LLVMValueRef ok = cg_mm_offset(cx, tk->o, tk->nb, tk->bidx, z, kc);
+        LLVMValueRef ov = cg_mm_offset(cx, tv->o, tv->nb, tv->bidx, kc, z);
+        LLVMValueRef src = LLVMBuildSelect(b, isv, LLVMBuildGEP2(b, cx->i16, vbase, &ov, 1, ""),
+                                           LLVMBuildGEP2(b, cx->i16, kbase, &ok, 1, ""), "");
+        LLVMValueRef dk = LLVMBuildGEP2(
+            b, cx->i8, tk->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pk), "")}, 1, "");
+        LLVMValueRef dv = LLVMBuildGEP2(
+            b, cx->i8, tv->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pv), "")}, 1, "");
+        LLVMValueRef dst = LLVMBuildSelect(b, isv, ks_saddr(cx, dv), ks_saddr(cx, dk), "");
+        LLVMValueRef size =
+            LLVMBuildSelect(b, isv, cg_i32(cx, (int)vr), cg_i32(cx, (int)kr), "");
+        c = cg_if_begin(cx, valid);
+        LLVMValueRef ca[5] = {dst, src, size, bar, pol};
+        if (pol)
+            cg_wg_asm(cx, NULL,
+                      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
+                      ".L2::cache_hint [$0], [$1], $2, [$3], $4;",
+                      "r,l,r,r,l,~{memory}", ca, 5);
+        else
+            cg_wg_asm(cx, NULL,
+                      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], "
+                      "[$1], $2, [$3];",
+                      "r,l,r,r,~{memory}", ca, 4);
+        cg_if_end(cx, c);
+    }
 }
 
 /* The key split's copy of the K and V tiles starting at key j (a multiple of bn) into shared
@@ -916,10 +935,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef t2 = LLVMBuildMul(b, LLVMBuildAnd(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 2), "");
     LLVMValueRef w16 = ks ? cg_i32(cx, 0) : LLVMBuildMul(b, warp, cg_i32(cx, 16), "");
     LLVMValueRef wrow = LLVMBuildAdd(b, w16, gq, "");
-    /* this warp's keys within a tile: all of them, or 16 at 16 warp in key-split mode */
-    LLVMValueRef koff = ks ? LLVMBuildMul(b, warp, cg_i32(cx, 16), "") : cg_i32(cx, 0);
+    /* this warp's keys within a tile: all of them, or BN / 4 at BN / 4 warp in key-split mode */
+    LLVMValueRef koff = ks ? LLVMBuildMul(b, warp, cg_i32(cx, (int)(BN / 4)), "") : cg_i32(cx, 0);
     LLVMValueRef koff64 = LLVMBuildZExt(b, koff, cx->i64, "");
-    int NTw = ks ? 2 : NT, KPw = ks ? 1 : (int)(BN / 16);
+    int NTw = ks ? (int)(BN / 32) : NT, KPw = ks ? (int)(BN / 64) : (int)(BN / 16);
     LLVMValueRef l15 = LLVMBuildAnd(b, lane, cg_i32(cx, 15), "");
     LLVMValueRef l7 = LLVMBuildAnd(b, lane, cg_i32(cx, 7), "");
     LLVMValueRef hi8 =
@@ -992,8 +1011,8 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                                     (LLVMValueRef[]){cg_i64(cx, i * stage + kbytes)}, 1, "");
             LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
             if (bulk) {
-                ks_bulk_kv(cx, d, &tk, &tv, ji, BN, PK * 2, PV * 2, tid,
-                           LLVMBuildAdd(b, bars, cg_i32(cx, i * 8), ""));
+                ks_bulk_kv(cx, d, &tk, &tv, ji, BN, PK * 2, PV * 2, tid, l->threads,
+                           LLVMBuildAdd(b, bars, cg_i32(cx, i * 8), ""), pol);
             } else if (ks) {
                 ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2, pol);
             } else {
@@ -1046,11 +1065,12 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
         if (bulk) {
-            ks_bulk_kv(cx, d, &tk, &tv, nj, BN, PK * 2, PV * 2, tid,
+            ks_bulk_kv(cx, d, &tk, &tv, nj, BN, PK * 2, PV * 2, tid, l->threads,
                        LLVMBuildAdd(
                            b, bars,
                            LLVMBuildMul(b, LLVMBuildTrunc(b, prev, cx->i32, ""), cg_i32(cx, 8), ""),
-                           ""));
+                           ""),
+                       pol);
         } else if (ks) {
             ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2, pol);
         } else {
@@ -2857,12 +2877,13 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
 /* Split-KV: the keys [kc0, kc1) of chunk z (i64) of ceil(key tiles / chunks) 64-key tiles, the
  * chunks in use being a->splits, or with sizes bound at run time (split_rt) min(splits, split_rt
  * / (nbatch x query tiles of bm rows), key tiles / 4), at least 1: chunks past them are empty. */
-static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm) {
+static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm,
+                        int64_t bn) {
     cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
     LLVMBuilderRef b = cx->b;
     LLVMValueRef nk =
-        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, 63), ""), cg_i64(cx, 64), "");
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sk, cg_i64(cx, bn - 1), ""), cg_i64(cx, bn), "");
     LLVMValueRef use = cg_i64(cx, a->splits);
     if (a->split_rt > 0) {
         LLVMValueRef nq =
@@ -2873,7 +2894,7 @@ static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_
     }
     LLVMValueRef per =
         LLVMBuildUDiv(b, LLVMBuildAdd(b, nk, LLVMBuildSub(b, use, cg_i64(cx, 1), ""), ""), use, "");
-    LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, 64), "chunk");
+    LLVMValueRef chunk = LLVMBuildMul(b, per, cg_i64(cx, bn), "chunk");
     a->kc0 = LLVMBuildMul(b, z, chunk, "kc0");
     a->kc1 = imin(cx, LLVMBuildAdd(b, a->kc0, chunk, ""), d->Sk);
 }
@@ -2910,8 +2931,8 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
               ks_bytes((int)((d->dvmax + 15) / 16 * 2)) <= 64 * ((d->dmax + 15) / 16 * 16 + 8) * 2;
     if (!ks) a->gpack = 0;
     if (ks) {
-        l->bm = 16, l->threads = 128;
-        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "mma-attn-ksplit 16x64 w4");
+        l->bm = 16, l->bn = attn_ks_bn(), l->threads = 128;
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "mma-attn-ksplit 16x%d w4", (int)l->bn);
         if (a->gpack > 1) { /* [attention.gqa_pack] */
             size_t n = strlen(cx->k->tmpl);
             snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " gqa%d", a->gpack);
@@ -2934,7 +2955,7 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     for (unsigned i = 0; i < d->nb; i++) bdim[i] = d->bdim[i];
     if (a->gpack > 1) bdim[d->nb - 1] = cg_i64(cx, 1);
     LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, bdim);
-    if (a->splits > 1) split_chunk(a, pid[2], nbatch, l->bm);
+    if (a->splits > 1) split_chunk(a, pid[2], nbatch, l->bm, l->bn);
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
     cg_mm_unflatten(cx, bz, d->nb, bdim, a->bidx);
