@@ -2874,8 +2874,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
 
 /* ---- entry -------------------------------------------------------------------- */
 
-/* Split-KV: the keys [kc0, kc1) of chunk z (i64) of ceil(key tiles / chunks) 64-key tiles, the
- * chunks in use being a->splits, or with sizes bound at run time (split_rt) min(splits, split_rt
+/* Split-KV: the keys [kc0, kc1) of chunk z (i64) of ceil(key tiles / chunks) key tiles of bn
+ * keys (the kernel's tile, at least 64: a chunk's end never cuts a tile), the chunks in use
+ * being a->splits, or with sizes bound at run time (split_rt) min(splits, split_rt
  * / (nbatch x query tiles of bm rows), key tiles / 4), at least 1: chunks past them are empty. */
 static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm,
                         int64_t bn) {
@@ -2955,7 +2956,7 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     for (unsigned i = 0; i < d->nb; i++) bdim[i] = d->bdim[i];
     if (a->gpack > 1) bdim[d->nb - 1] = cg_i64(cx, 1);
     LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, bdim);
-    if (a->splits > 1) split_chunk(a, pid[2], nbatch, l->bm, l->bn);
+    if (a->splits > 1) split_chunk(a, pid[2], nbatch, l->bm, l->bn > 64 ? l->bn : 64);
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[1], nbatch, ystep ? ystep : nbatch, "bz");
     cg_mm_unflatten(cx, bz, d->nb, bdim, a->bidx);
