@@ -3,30 +3,31 @@
 # run (< 60 s), against SDPA, PyTorch's copy and a read-only stream; from the repository root
 # with dist/ carried (tools/make-dist.sh):
 #
-#   bash bench/decode_bulk.sh   (BUDGET=S seconds, default 57; STEPS=b8,anchors,verify,rows,ncu;
+#   bash bench/decode_bulk.sh   (BUDGET=S seconds, default 57; STEPS=ncu,b8,anchors,verify,rows;
 #                                VARIANTS="ENV ..." for the B8 variants, comma-separated, - for
 #                                the planner's plan)
 #
-# 1. b8: tx at B8 H32 L32768 per variant (`txc bench --json`, median, L2 flushed, its sampled
-#    check against the reference): the planner's plan (cp.async, L2::128B prefetch), bulk copies
-#    (TX_ATTN_KS_BULK=1) with 3 and 2 stages and with an L2 evict-first hint, 128-key tiles
-#    (TX_ATTN_KS_BN=128) with cp.async and with bulk copies;
-# 2. anchors (bench/decode_read.py): SDPA on every timed shape, PyTorch's 4 GiB copy, a Triton
+# 1. ncu of the B8 kernel (L2 sectors read, read hit rate, DRAM bytes): the planner's plan
+#    (cp.async, L2::128B prefetch), then bulk copies (TX_ATTN_KS_BULK=1) where time is left;
+# 2. b8: tx at B8 H32 L32768 per variant (`txc bench --json`, median, L2 flushed, its sampled
+#    check against the reference): the plan, 128-key tiles (TX_ATTN_KS_BN=128) with 2 stages and
+#    with a 256-byte prefetch;
+# 3. anchors (bench/decode_read.py): SDPA on every timed shape, PyTorch's 4 GiB copy, a Triton
 #    kernel reading 4 GiB once (the read-only ceiling);
-# 3. verify: each copy path through `txc bench` against the reference interpreter at ragged
-#    sizes: B1 H4 L32773 (a tile crossing the cache's end), B3 H2 T3 L1000 split, B6 H1 T16
-#    L2048, GQA 32/8 B1 T2 L20000, 3 chunks forced at L17; lengths 1, the full cache, 0;
-# 4. rows: B1 H32 L32768 / L8192, B4 GQA 32/8 L16384 with the planner's plan and bulk copies;
-# 5. ncu of the B8 kernel (L2 sectors read, hit rate, DRAM bytes) for the plan and bulk copies;
+# 4. verify through `txc bench` against the reference interpreter at ragged lengths (1, the
+#    full cache, 0, scattered): 128-key tiles at B3 H2 T16 L1000, 2 stages at 3 blocks an SM at
+#    B1 H4 L32773;
+# 5. rows: B1 H32 L32768 with the plan, 12 chunks (384 blocks) at 3 blocks an SM (2 stages)
+#    and at 2, 128-key tiles; B4 GQA 32/8 L16384 with the plan and 12 chunks at 3 blocks an SM;
 # 6. a summary last. Files in $OUT: tx_*.json, read.json, ncu-*.txt, summary.txt, log.txt.
 set -uo pipefail
-STEPS=${STEPS:-b8,anchors,verify,rows,ncu}
+STEPS=${STEPS:-ncu,b8,anchors,verify,rows}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup decode_bulk decode-bulk-out 57 4
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
-VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BULK=1 TX_ATTN_KS_BULK=1,TX_ATTN_KS_STAGES=2 TX_ATTN_KS_BULK=1,TX_ATTN_KS_EVICT=1 TX_ATTN_KS_BN=128,TX_ATTN_KS_BULK=1 TX_ATTN_KS_BN=128"}
+VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BN=128,TX_ATTN_KS_STAGES=2 TX_ATTN_KS_BN=128,TX_ATTN_KS_L2=256"}
 dimval() { echo "$*" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 # lengths B L FILE [full]: every length L (full), else 1, L, 0, then scattered ones
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }
@@ -62,6 +63,18 @@ verify() { # ENV FILE SIZES...: ragged lengths, txc bench on the GPU against the
   cat "$W/v.txt" >>"$LOG"
 }
 B8="-D B=8 -D H=32 -D T=1 -D L=32768"
+if has ncu 20 && command -v ncu >/dev/null; then
+  lens 8 32768 "$W/full.npy" full
+  for e in - TX_ATTN_KS_BULK=1; do
+    [ "$(left)" -lt 42 ] && [ "$e" != - ] && break
+    tag=${e//[=,]/_}; [ "$e" = - ] && e="" && tag=planner
+    # shellcheck disable=SC2086
+    env $e timeout $(( $(left) - 2 )) ncu --metrics lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_op_read_hit_rate.pct,lts__t_sectors_op_read.sum,dram__bytes_read.sum,gpu__time_duration.sum \
+      -k regex:_k0 -c 1 "$TXC" run "$DEC" --device=gpu --random-inputs=1 --input "len=$W/full.npy" $B8 --output-dir "$W/o" >"$OUT/ncu-$tag.txt" 2>&1 ||
+      log "ncu $tag ran out of time (see ncu-$tag.txt)"
+    grep -E "lts__|dram__|gpu__time" "$OUT/ncu-$tag.txt" | sed "s/^/ncu $tag: /" | tee -a "$LOG"
+  done
+fi
 if has b8; then
   # shellcheck disable=SC2086
   for v in $VARIANTS; do tx_time b8h32l32k "$v" "$DEC" $B8; done
@@ -70,33 +83,17 @@ if has anchors 12; then
   timeout $(( $(left) - 2 )) "$PY" bench/decode_read.py "$OUT/read.json" >>"$LOG" 2>&1 || log "decode_read.py failed (see log.txt)"
 fi
 if has verify; then
-  for e in TX_ATTN_KS_BULK=1 TX_ATTN_KS_BN=128,TX_ATTN_KS_BULK=1; do
-    verify "$e" "$DEC" -D B=1 -D H=4 -D T=1 -D L=32773
-    verify "$e" "$DEC" -D B=3 -D H=2 -D T=3 -D L=1000
-    verify "$e" "$GQA" -D B=1 -D T=2 -D L=20000
-  done
-  verify TX_ATTN_KS_BULK=1 "$DEC" -D B=6 -D H=1 -D T=16 -D L=2048
-  verify TX_ATTN_KS_BULK=1,TX_ATTN_SPLITS=3 "$DEC" -D B=3 -D H=1 -D T=2 -D L=17
-  verify TX_ATTN_KS_BN=128 "$DEC" -D B=1 -D H=4 -D T=1 -D L=32773
+  verify TX_ATTN_KS_BN=128 "$DEC" -D B=3 -D H=2 -D T=16 -D L=1000
+  verify TX_ATTN_KS_STAGES=2,TX_ATTN_KS_BLOCKS=3 "$DEC" -D B=1 -D H=4 -D T=1 -D L=32773
 fi
 if has rows; then
-  for v in - TX_ATTN_KS_BULK=1; do
-    tx_time b1h32l32k "$v" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
-    tx_time b1h32l8k "$v" "$DEC" -D B=1 -D H=32 -D T=1 -D L=8192
-    tx_time gqa_b4l16k "$v" "$GQA" -D B=4 -D T=1 -D L=16384
+  B1="-D B=1 -D H=32 -D T=1 -D L=32768"
+  # shellcheck disable=SC2086
+  for v in - TX_ATTN_KS_STAGES=2,TX_ATTN_KS_BLOCKS=3,TX_ATTN_SPLITS=12 TX_ATTN_SPLITS=12 TX_ATTN_KS_BN=128; do
+    tx_time b1h32l32k "$v" "$DEC" $B1
   done
-fi
-if has ncu 8 && command -v ncu >/dev/null; then
-  lens 8 32768 "$W/full.npy" full
-  for e in TX_ATTN_KS_BULK=1 -; do
-    [ "$(left)" -lt 6 ] && break
-    tag=${e//[=,]/_}; [ "$e" = - ] && e="" && tag=planner
-    # shellcheck disable=SC2086
-    env $e timeout $(( $(left) - 2 )) ncu --metrics lts__t_sectors_srcunit_tex_op_read.sum,lts__t_sector_op_read_hit_rate.pct,lts__t_sectors_op_read.sum,dram__bytes_read.sum,gpu__time_duration.sum \
-      -k regex:_k0 -c 1 "$TXC" run "$DEC" --device=gpu --random-inputs=1 --input "len=$W/full.npy" $B8 --output-dir "$W/o" >"$OUT/ncu-$tag.txt" 2>&1 ||
-      log "ncu $tag ran out of time (see ncu-$tag.txt)"
-    grep -E "lts__|dram__|gpu__time" "$OUT/ncu-$tag.txt" | sed "s/^/ncu $tag: /" | tee -a "$LOG"
-  done
+  tx_time gqa_b4l16k - "$GQA" -D B=4 -D T=1 -D L=16384
+  tx_time gqa_b4l16k TX_ATTN_KS_STAGES=2,TX_ATTN_KS_BLOCKS=3,TX_ATTN_SPLITS=12 "$GQA" -D B=4 -D T=1 -D L=16384
 fi
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
 import glob, json, os, sys

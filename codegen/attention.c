@@ -701,10 +701,11 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     }
 }
 
-/* TX_ATTN_KS_BULK=1 in the compiling process's environment (benchmarks; default 0 until it is
- * measured and verified on the GPU; template ` bulk`): the key split's K and V tiles by bulk
- * copies completing on an mbarrier per stage (ks_bulk_kv) where ks_bulk_ok allows, else
- * cp.async. */
+/* TX_ATTN_KS_BULK=1 in the compiling process's environment (benchmarks; template ` bulk`): the
+ * key split's K and V tiles by bulk copies completing on an mbarrier per stage (ks_bulk_kv) on
+ * sm_90 / sm_90a where the rows are contiguous, of known 16-byte multiple sizes, else cp.async.
+ * Verified on the H200 but slower than cp.async (B8 H32 L32768 1061.6 against 1018.5 us, B1 H32
+ * L32768 161.1 against 153.5: bench/results/2026-12-02-h200-decode/bulk). */
 static bool ks_bulk_ok(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
                        const cg_mm_tile *tv, bool vjd, int64_t bn, unsigned nthreads) {
     return (cx->target == CG_SM90 || cx->target == CG_SM90A) &&

@@ -1055,8 +1055,9 @@ static void test_decode_split(void **state) {
 
 /* The key split's copies. With TX_ATTN_KS_BULK=1 bulk copies (ks_bulk_kv: one a K or V row a
  * thread, completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches,
- * ragged ones and a symbolic length (its strides are provable multiples of 8). By default
- * cp.async (ks_tile_async): a cache of whole key tiles takes the plain 16-byte copy with the L2
+ * ragged ones and a symbolic length (its strides are provable multiples of 8), and with 128-key
+ * tiles and an evict-first hint (TX_ATTN_KS_BN=128, TX_ATTN_KS_EVICT=1: two rows a thread). By
+ * default cp.async (ks_tile_async): a cache of whole key tiles takes the plain 16-byte copy with the L2
  * prefetch (no src-size operand: every vector is inside), a cache whose last tile crosses its
  * end also the zero-filling form for that tile. Registers within 255, no spills;
  * TX_ATTN_KS_BLOCKS=3 with two stages: 3 blocks' shared memory, registers for 3 an SM. */
@@ -1074,11 +1075,16 @@ static void test_decode_copy(void **state) {
         const char *blocks;
     } cases[] = {{32768, false, NULL}, {32773, true, NULL}, {0, true, NULL}, {32768, false, "3"}};
     setenv("TX_ATTN_KS_BULK", "1", 1);
-    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
-        cg_program *p = tk_compile_src(dec, CG_SM90A, defs, cases[i].l ? 4 : 3, NULL);
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0] + 1; i++) {
+        /* the last: 128-key tiles (two rows a thread) with an L2 evict-first hint */
+        bool wide = i == sizeof cases / sizeof cases[0];
+        if (wide) setenv("TX_ATTN_KS_BN", "128", 1), setenv("TX_ATTN_KS_EVICT", "1", 1);
+        fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", wide ? 32773 : cases[i].l}};
+        cg_program *p = tk_compile_src(dec, CG_SM90A, defs, wide || cases[i].l ? 4 : 3, NULL);
+        unsetenv("TX_ATTN_KS_BN");
+        unsetenv("TX_ATTN_KS_EVICT");
         const cg_kernel *k = tk_region_kernel(p);
-        assert_non_null(strstr(k->tmpl, " s3 bulk"));
+        assert_non_null(strstr(k->tmpl, wide ? "16x128 w4 s3 bulk ef" : "16x64 w4 s3 bulk"));
         size_t len;
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(
@@ -1086,6 +1092,7 @@ static void test_decode_copy(void **state) {
         assert_non_null(strstr(ptx, "mbarrier.try_wait.parity"));
         assert_non_null(strstr(ptx, "fence.proxy.async.shared::cta"));
         assert_null(strstr(ptx, "cp.async.cg"));
+        assert_int_equal(strstr(ptx, ".L2::cache_hint") != NULL, wide);
         tk_ptxas_stats st;
         if (tk_ptxas_stats_of(ptx, len, "sm_90a", &st) == 0) {
             assert_true(st.regs > 0 && st.regs <= 255);
