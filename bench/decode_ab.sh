@@ -29,7 +29,7 @@ STEPS=${STEPS:-verify,b8,anchors,rows,sym,ncu}
 attn_setup decode_ab decode-ab-out 58 5
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
-VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BULK=1 TX_ATTN_KS_BULK=1,TX_ATTN_KS_STAGES=2 TX_ATTN_KS_L2=0 TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
+VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BN=128 TX_ATTN_KS_L2=0 TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
 dimval() { echo "$*" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 # lengths B L FILE [full]: every length L (full), else 1, L, 0, then scattered ones
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }

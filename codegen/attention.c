@@ -635,7 +635,7 @@ static bool ks_lean_ok(const cg_mm_tile *t, unsigned nthreads) {
  * element); else only the fast-axis bound of the thread's position is tested (a constant for
  * head dims that are a multiple of 8 of the padded width). l2: the prefetch size (0: none). */
 static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, unsigned nthreads,
-                          bool ragged, int l2, LLVMValueRef pol) {
+                          bool ragged, int l2) {
     LLVMBuilderRef b = cx->b;
     bool rf = t->o->unit_r && !t->o->unit_c;
     int64_t fv = (rf ? t->rows : t->cols) / 8, nper = t->rows * t->cols / 8 / nthreads;
@@ -670,9 +670,8 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     bool whole = !ragged && LLVMIsAConstantInt(fin) && LLVMConstIntGetZExtValue(fin);
     char text[128], pf[16] = "";
     if (l2) snprintf(pf, sizeof pf, ".L2::%dB", l2);
-    snprintf(text, sizeof text, "cp.async.cg.shared.global%s%s [$0], [$1], 16%s%s;",
-             pol ? ".L2::cache_hint" : "", pf, whole ? "" : ", $2",
-             pol ? (whole ? ", $2" : ", $3") : "");
+    snprintf(text, sizeof text, "cp.async.cg.shared.global%s [$0], [$1], 16%s;", pf,
+             whole ? "" : ", $2");
     for (int64_t i = 0; i < nper; i++) {
         LLVMValueRef gi =
             LLVMBuildGEP2(b, cx->i16, g0, (LLVMValueRef[]){cg_i64(cx, i * gstep)}, 1, "");
@@ -684,15 +683,10 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
             in = LLVMBuildAnd(b, in, LLVMBuildICmp(b, LLVMIntSLT, li, slim, ""), "");
             gi = LLVMBuildSelect(b, in, gi, base, "");
         }
-        LLVMValueRef args[4] = {si, gi, LLVMBuildSelect(b, in, cg_i32(cx, 16), cg_i32(cx, 0), ""),
-                                pol};
-        if (whole) args[2] = pol;
-        unsigned na = (whole ? 2 : 3) + (pol != NULL);
-        if (l2 || pol)
-            cg_wg_asm(cx, NULL, text,
-                      whole ? (pol ? "l,l,l,~{memory}" : "l,l,~{memory}")
-                            : (pol ? "l,l,r,l,~{memory}" : "l,l,r,~{memory}"),
-                      args, na);
+        LLVMValueRef args[3] = {si, gi, LLVMBuildSelect(b, in, cg_i32(cx, 16), cg_i32(cx, 0), "")};
+        if (l2)
+            cg_wg_asm(cx, NULL, text, whole ? "l,l,~{memory}" : "l,l,r,~{memory}", args,
+                      whole ? 2 : 3);
         else
             cg_call_intrinsic(cx,
                               whole ? "llvm.nvvm.cp.async.cg.shared.global.16"
@@ -701,122 +695,12 @@ static void ks_tile_async(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid, uns
     }
 }
 
-/* TX_ATTN_KS_BULK=1 in the compiling process's environment (benchmarks; template ` bulk`): the
- * key split's K and V tiles by bulk copies completing on an mbarrier per stage (ks_bulk_kv) on
- * sm_90 / sm_90a where the rows are contiguous, of known 16-byte multiple sizes, else cp.async.
- * Verified on the H200 but slower than cp.async (B8 H32 L32768 1061.6 against 1018.5 us, B1 H32
- * L32768 161.1 against 153.5: bench/results/2026-12-02-h200-decode/bulk). */
-static bool ks_bulk_ok(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
-                       const cg_mm_tile *tv, bool vjd, int64_t bn, unsigned nthreads) {
-    return (cx->target == CG_SM90 || cx->target == CG_SM90A) &&
-           attn_knob("TX_ATTN_KS_BULK", false) && vjd && tk->o->unit_r && !tk->o->load &&
-           !tv->o->load && d->dmax % 8 == 0 && d->dvmax % 8 == 0 && 2 * bn % (int64_t)nthreads == 0 &&
-           LLVMIsAConstantInt(d->D) && LLVMIsAConstantInt(d->Dv);
-}
-
-/* The i32 shared-window address of shared pointer p. */
-static LLVMValueRef ks_saddr(cg_ctx *cx, LLVMValueRef p) {
-    return LLVMBuildPtrToInt(cx->b, p, cx->i32, "");
-}
-
-/* The bulk ring's set-up: thread 0 initialises the nst stage barriers at bars (i32, 8 bytes
- * each, one arrival a phase: ks_bulk_kv's arming), every thread zeroes `bytes` of the ring at ring
- * (16-byte stores, fenced against the async proxy; rows a bulk tile leaves uncopied then read
- * zeroes until a tile fills them), then the block synchronises. */
-static void ks_bulk_init(cg_ctx *cx, LLVMValueRef ring, int64_t bytes, LLVMValueRef bars, int nst,
-                         LLVMValueRef tid, unsigned nthreads) {
-    LLVMBuilderRef b = cx->b;
-    LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), ""));
-    for (int s = 0; s < nst; s++) {
-        LLVMValueRef ia[2] = {
-            LLVMBuildIntToPtr(b, LLVMBuildAdd(b, bars, cg_i32(cx, s * 8), ""), cx->sptr, ""),
-            cg_i32(cx, 1)};
-        cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
-    }
-    cg_wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
-    cg_if_end(cx, c);
-    LLVMTypeRef v4 = LLVMVectorType(cx->i32, 4);
-    cg_loop zl;
-    LLVMValueRef o = cg_loop_begin(
-        cx, &zl, LLVMBuildMul(b, LLVMBuildZExt(b, tid, cx->i64, ""), cg_i64(cx, 16), ""),
-        cg_i64(cx, bytes), cg_i64(cx, 16 * (int64_t)nthreads), "zero");
-    LLVMValueRef st =
-        LLVMBuildStore(b, LLVMConstNull(v4), LLVMBuildGEP2(b, cx->i8, ring, &o, 1, ""));
-    LLVMSetAlignment(st, 16);
-    cg_loop_end(cx, &zl);
-    /* the zeroes (generic proxy) before the bulk copies (async proxy) into the same bytes */
-    cg_wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
-    cg_barrier(cx);
-}
-
-/* Bulk copies of the K and V tiles of bn keys from key j (ks_bulk_ok): copy u = tid + i nthreads
- * (i = 0 .. 2 bn / nthreads - 1) takes K row u (the D elements of key j + u) to tk->smem + u pk
- * for u < bn, else V row u - bn to tv->smem + (u - bn) pv (bytes), one cp.async.bulk each (with
- * L2 policy pol when not NULL), completing on mbarrier bar (i32 shared address), which thread 0
- * arms with the tile's bytes: the rows of keys below sk. Rows of keys past sk are not copied:
- * their scores are masked and their V rows hold finite data (an earlier tile's, or the zeroes
- * the ring started with). */
-static void ks_bulk_kv(cg_ctx *cx, const cg_attn_desc *d, const cg_mm_tile *tk,
-                       const cg_mm_tile *tv, LLVMValueRef j, int64_t bn, int64_t pk, int64_t pv,
-                       LLVMValueRef tid, unsigned nthreads, LLVMValueRef bar, LLVMValueRef pol) {
-    LLVMBuilderRef b = cx->b;
-    int64_t kr = LLVMConstIntGetSExtValue(d->D) * 2, vr = LLVMConstIntGetSExtValue(d->Dv) * 2;
-    LLVMValueRef z = cg_i64(cx, 0);
-    LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), ""));
-    LLVMValueRef n = imax(cx, imin(cx, LLVMBuildSub(b, d->Sk, j, ""), cg_i64(cx, bn)), z);
-    LLVMValueRef ea[2] = {
-        bar, LLVMBuildTrunc(b, LLVMBuildMul(b, n, cg_i64(cx, kr + vr), ""), cx->i32, "")};
-    cg_wg_asm(cx, NULL, "mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", "r,r,~{memory}",
-              ea, 2);
-    cg_if_end(cx, c);
-    LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
-    LLVMValueRef kbase = tk->o->ptr, vbase = tv->o->ptr;
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(kbase)) != 1)
-        kbase = LLVMBuildAddrSpaceCast(b, kbase, gp, "");
-    if (LLVMGetPointerAddressSpace(LLVMTypeOf(vbase)) != 1)
-        vbase = LLVMBuildAddrSpaceCast(b, vbase, gp, "");
-    for (int64_t i = 0; i < 2 * bn / (int64_t)nthreads; i++) {
-        LLVMValueRef u =
-            LLVMBuildAdd(b, LLVMBuildZExt(b, tid, cx->i64, ""), cg_i64(cx, i * nthreads), "");
-        LLVMValueRef isv = LLVMBuildICmp(b, LLVMIntUGE, u, cg_i64(cx, bn), "");
-        LLVMValueRef r = LLVMBuildSelect(b, isv, LLVMBuildSub(b, u, cg_i64(cx, bn), ""), u, "");
-        LLVMValueRef key = LLVMBuildAdd(b, j, r, "");
-        LLVMValueRef valid = LLVMBuildICmp(b, LLVMIntSLT, key, d->Sk, "");
-        LLVMValueRef kc = LLVMBuildSelect(b, valid, key, z, "");
-        LLVMValueRef ok = cg_mm_offset(cx, tk->o, tk->nb, tk->bidx, z, kc);
-        LLVMValueRef ov = cg_mm_offset(cx, tv->o, tv->nb, tv->bidx, kc, z);
-        LLVMValueRef src = LLVMBuildSelect(b, isv, LLVMBuildGEP2(b, cx->i16, vbase, &ov, 1, ""),
-                                           LLVMBuildGEP2(b, cx->i16, kbase, &ok, 1, ""), "");
-        LLVMValueRef dk = LLVMBuildGEP2(
-            b, cx->i8, tk->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pk), "")}, 1, "");
-        LLVMValueRef dv = LLVMBuildGEP2(
-            b, cx->i8, tv->smem, (LLVMValueRef[]){LLVMBuildMul(b, r, cg_i64(cx, pv), "")}, 1, "");
-        LLVMValueRef dst = LLVMBuildSelect(b, isv, ks_saddr(cx, dv), ks_saddr(cx, dk), "");
-        LLVMValueRef size =
-            LLVMBuildSelect(b, isv, cg_i32(cx, (int)vr), cg_i32(cx, (int)kr), "");
-        c = cg_if_begin(cx, valid);
-        LLVMValueRef ca[5] = {dst, src, size, bar, pol};
-        if (pol)
-            cg_wg_asm(cx, NULL,
-                      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"
-                      ".L2::cache_hint [$0], [$1], $2, [$3], $4;",
-                      "r,l,r,r,l,~{memory}", ca, 5);
-        else
-            cg_wg_asm(cx, NULL,
-                      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [$0], "
-                      "[$1], $2, [$3];",
-                      "r,l,r,r,~{memory}", ca, 4);
-        cg_if_end(cx, c);
-    }
-}
-
 /* The key split's copy of the K and V tiles starting at key j (a multiple of bn) into shared
  * tk->smem / tv->smem: ks_tile_async where both qualify, the whole tile inside the keys tested
  * once (a tile crossing Sk takes the per-vector test; none can when Sk is a known multiple of
  * bn), else cg_mm_tile_async. */
 static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef j, int64_t bn,
-                       LLVMValueRef sk, LLVMValueRef tid, unsigned nthreads, int l2,
-                       LLVMValueRef pol) {
+                       LLVMValueRef sk, LLVMValueRef tid, unsigned nthreads, int l2) {
     tk->c0 = j, tv->r0 = j;
     if (!ks_lean_ok(tk, nthreads) || !ks_lean_ok(tv, nthreads)) {
         cg_mm_tile_async(cx, tk, tid, nthreads);
@@ -826,19 +710,19 @@ static void ks_copy_kv(cg_ctx *cx, cg_mm_tile *tk, cg_mm_tile *tv, LLVMValueRef 
     LLVMBuilderRef b = cx->b;
     if (LLVMIsAConstantInt(sk) && LLVMConstIntGetSExtValue(sk) % bn == 0) {
         /* tiles start at multiples of bn below sk: all whole */
-        ks_tile_async(cx, tk, tid, nthreads, false, l2, pol);
-        ks_tile_async(cx, tv, tid, nthreads, false, l2, pol);
+        ks_tile_async(cx, tk, tid, nthreads, false, l2);
+        ks_tile_async(cx, tv, tid, nthreads, false, l2);
         return;
     }
     LLVMValueRef full =
         LLVMBuildICmp(b, LLVMIntSLE, LLVMBuildAdd(b, j, cg_i64(cx, bn), ""), sk, "");
     LLVMBasicBlockRef c = cg_if_begin(cx, full);
-    ks_tile_async(cx, tk, tid, nthreads, false, l2, pol);
-    ks_tile_async(cx, tv, tid, nthreads, false, l2, pol);
+    ks_tile_async(cx, tk, tid, nthreads, false, l2);
+    ks_tile_async(cx, tv, tid, nthreads, false, l2);
     cg_if_end(cx, c);
     c = cg_if_begin(cx, LLVMBuildNot(b, full, ""));
-    ks_tile_async(cx, tk, tid, nthreads, true, l2, pol);
-    ks_tile_async(cx, tv, tid, nthreads, true, l2, pol);
+    ks_tile_async(cx, tk, tid, nthreads, true, l2);
+    ks_tile_async(cx, tv, tid, nthreads, true, l2);
     cg_if_end(cx, c);
 }
 
@@ -903,32 +787,15 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     l->smem_bytes = sqbytes + (async ? 0 : vbytes);
     tk.smem = sqk, tv.smem = sv;
     int l2 = ks ? attn_ks_l2() : 0;
-    /* bulk copies: an mbarrier per stage (8 bytes each, static shared memory) */
-    bool bulk = ks && async && ks_bulk_ok(cx, d, &tk, &tv, vjd, BN, l->threads);
-    LLVMValueRef bars = NULL;
-    if (bulk) {
-        bars = ks_saddr(cx, cg_shared_bytes(cx, nst * 8));
-        l->smem_bytes += nst * 8;
-    }
     if (ks && async) { /* the template names the ring's depth (and a prefetch size) */
         size_t n = strlen(cx->k->tmpl);
-        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d%s", nst, bulk ? " bulk" : "");
+        snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d", nst);
         n = strlen(cx->k->tmpl);
-        if (l2 && !bulk) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " l2p%d", l2);
+        if (l2) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " l2p%d", l2);
         int nb = attn_ks_blocks(cx);
         n = strlen(cx->k->tmpl);
         if (nb) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " b%d", nb);
-        n = strlen(cx->k->tmpl);
-        if (attn_knob("TX_ATTN_KS_EVICT", false))
-            snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " ef");
     }
-    /* TX_ATTN_KS_EVICT=1 (benchmarks; template ` ef`): K and V read with an L2 evict-first
-     * policy (each byte is read once) */
-    LLVMValueRef pol =
-        ks && async && attn_knob("TX_ATTN_KS_EVICT", false)
-            ? cg_wg_asm(cx, cx->i64, "createpolicy.fractional.L2::evict_first.b64 $0, 1.0;", "=l",
-                        NULL, 0)
-            : NULL;
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef warp = LLVMBuildUDiv(b, tid, cg_i32(cx, 32), "");
     LLVMValueRef lane = LLVMBuildURem(b, tid, cg_i32(cx, 32), "");
@@ -1003,7 +870,6 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         dyn = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
         l->dyn_smem = nst * stage;
         l->smem_bytes += nst * stage;
-        if (bulk) ks_bulk_init(cx, dyn, nst * stage, bars, nst, tid, l->threads);
         for (int i = 0; i + 1 < nst; i++) {
             LLVMValueRef ji = LLVMBuildAdd(b, kb, cg_i64(cx, i * BN), "");
             tk.c0 = ji, tv.r0 = ji;
@@ -1011,43 +877,28 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             tv.smem = LLVMBuildGEP2(b, cx->i8, dyn,
                                     (LLVMValueRef[]){cg_i64(cx, i * stage + kbytes)}, 1, "");
             LLVMBasicBlockRef c0 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
-            if (bulk) {
-                ks_bulk_kv(cx, d, &tk, &tv, ji, BN, PK * 2, PV * 2, tid, l->threads,
-                           LLVMBuildAdd(b, bars, cg_i32(cx, i * 8), ""), pol);
-            } else if (ks) {
-                ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2, pol);
+            if (ks) {
+                ks_copy_kv(cx, &tk, &tv, ji, BN, d->Sk, tid, l->threads, l2);
             } else {
                 cg_mm_tile_async(cx, &tk, tid, l->threads);
                 cg_mm_tile_async(cx, &tv, tid, l->threads);
             }
             cg_if_end(cx, c0);
-            if (!bulk) cg_cp_async_commit(cx);
+            cg_cp_async_commit(cx);
         }
     }
-    /* the ring's slot of the current tile and (bulk) the parity of its barrier's phase */
-    LLVMValueRef slot = cg_var(cx, cg_i64(cx, 0)), phase = cg_var(cx, cg_i32(cx, 0));
+    /* the ring's slot of the current tile */
+    LLVMValueRef slot = cg_var(cx, cg_i64(cx, 0));
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
-    if (async) { /* tile jt landed (nst - 2 younger groups may be pending; bulk: its stage's
-                  * barrier completed the phase of this use); every warp is done with tile
-                  * jt - 1, whose stage takes tile jt + nst - 1 */
+    if (async) { /* tile jt landed (nst - 2 younger groups may be pending); every warp is done
+                  * with tile jt - 1, whose stage takes tile jt + nst - 1 */
         /* the ring's slot of tile jt, a variable stepped with a wrap (not jt mod nst, which
          * loop strength reduction turns into one induction variable per shared address) */
         LLVMValueRef cur = LLVMBuildLoad2(b, cx->i64, slot, "slot");
         LLVMValueRef last = LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, nst - 1), "");
-        if (bulk) {
-            LLVMValueRef ph = LLVMBuildLoad2(b, cx->i32, phase, "phase");
-            cg_wg_wait(cx,
-                       LLVMBuildAdd(
-                           b, bars,
-                           LLVMBuildMul(b, LLVMBuildTrunc(b, cur, cx->i32, ""), cg_i32(cx, 8), ""),
-                           ""),
-                       ph);
-            LLVMBuildStore(b, LLVMBuildXor(b, ph, LLVMBuildZExt(b, last, cx->i32, ""), ""), phase);
-        } else {
-            cg_cp_async_wait(cx, nst - 2);
-        }
+        cg_cp_async_wait(cx, nst - 2);
         cg_barrier(cx);
         LLVMValueRef nxt =
             LLVMBuildSelect(b, last, cg_i64(cx, 0), LLVMBuildAdd(b, cur, cg_i64(cx, 1), ""), "");
@@ -1065,21 +916,14 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         tk.smem = LLVMBuildGEP2(b, i8t, dyn, &ns, 1, "");
         LLVMValueRef nsv = LLVMBuildAdd(b, ns, cg_i64(cx, kbytes), "");
         tv.smem = LLVMBuildGEP2(b, i8t, dyn, &nsv, 1, "");
-        if (bulk) {
-            ks_bulk_kv(cx, d, &tk, &tv, nj, BN, PK * 2, PV * 2, tid, l->threads,
-                       LLVMBuildAdd(
-                           b, bars,
-                           LLVMBuildMul(b, LLVMBuildTrunc(b, prev, cx->i32, ""), cg_i32(cx, 8), ""),
-                           ""),
-                       pol);
-        } else if (ks) {
-            ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2, pol);
+        if (ks) {
+            ks_copy_kv(cx, &tk, &tv, nj, BN, d->Sk, tid, l->threads, l2);
         } else {
             cg_mm_tile_async(cx, &tk, tid, l->threads);
             cg_mm_tile_async(cx, &tv, tid, l->threads);
         }
         cg_if_end(cx, cn);
-        if (!bulk) cg_cp_async_commit(cx);
+        cg_cp_async_commit(cx);
         skb = LLVMBuildGEP2(b, i8t, dyn, &cs, 1, "");
         LLVMValueRef csv = LLVMBuildAdd(b, cs, cg_i64(cx, kbytes), "");
         svb = LLVMBuildGEP2(b, i8t, dyn, &csv, 1, "");
@@ -2879,8 +2723,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
  * keys (the kernel's tile, at least 64: a chunk's end never cuts a tile), the chunks in use
  * being a->splits, or with sizes bound at run time (split_rt) min(splits, split_rt
  * / (nbatch x query tiles of bm rows), key tiles / 4), at least 1: chunks past them are empty. */
-static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm,
-                        int64_t bn) {
+static void split_chunk(attn_gen *a, LLVMValueRef z, LLVMValueRef nbatch, int64_t bm, int64_t bn) {
     cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
     LLVMBuilderRef b = cx->b;

@@ -1053,14 +1053,12 @@ static void test_decode_split(void **state) {
     cg_program_free(p);
 }
 
-/* The key split's copies. With TX_ATTN_KS_BULK=1 bulk copies (ks_bulk_kv: one a K or V row a
- * thread, completing on a stage's mbarrier, the ring zeroed and fenced first), for whole caches,
- * ragged ones and a symbolic length (its strides are provable multiples of 8), and with 128-key
- * tiles and an evict-first hint (TX_ATTN_KS_BN=128, TX_ATTN_KS_EVICT=1: two rows a thread). By
- * default cp.async (ks_tile_async): a cache of whole key tiles takes the plain 16-byte copy with the L2
+/* The key split's copies, cp.async (ks_tile_async): a cache of whole key tiles (also a symbolic
+ * length: its strides are provable multiples of 8) takes the plain 16-byte copy with the L2
  * prefetch (no src-size operand: every vector is inside), a cache whose last tile crosses its
  * end also the zero-filling form for that tile. Registers within 255, no spills;
- * TX_ATTN_KS_BLOCKS=3 with two stages: 3 blocks' shared memory, registers for 3 an SM. */
+ * TX_ATTN_KS_BLOCKS=3 with two stages: 3 blocks' shared memory, registers for 3 an SM; 128-key
+ * tiles (TX_ATTN_KS_BN=128) likewise. */
 static void test_decode_copy(void **state) {
     (void)state;
     static const char *dec =
@@ -1074,33 +1072,6 @@ static void test_decode_copy(void **state) {
         bool ragged;
         const char *blocks;
     } cases[] = {{32768, false, NULL}, {32773, true, NULL}, {0, true, NULL}, {32768, false, "3"}};
-    setenv("TX_ATTN_KS_BULK", "1", 1);
-    for (unsigned i = 0; i < sizeof cases / sizeof cases[0] + 1; i++) {
-        /* the last: 128-key tiles (two rows a thread) with an L2 evict-first hint */
-        bool wide = i == sizeof cases / sizeof cases[0];
-        if (wide) setenv("TX_ATTN_KS_BN", "128", 1), setenv("TX_ATTN_KS_EVICT", "1", 1);
-        fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", wide ? 32773 : cases[i].l}};
-        cg_program *p = tk_compile_src(dec, CG_SM90A, defs, wide || cases[i].l ? 4 : 3, NULL);
-        unsetenv("TX_ATTN_KS_BN");
-        unsetenv("TX_ATTN_KS_EVICT");
-        const cg_kernel *k = tk_region_kernel(p);
-        assert_non_null(strstr(k->tmpl, wide ? "16x128 w4 s3 bulk ef" : "16x64 w4 s3 bulk"));
-        size_t len;
-        const char *ptx = cg_program_ptx(p, &len);
-        assert_non_null(
-            strstr(ptx, "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes"));
-        assert_non_null(strstr(ptx, "mbarrier.try_wait.parity"));
-        assert_non_null(strstr(ptx, "fence.proxy.async.shared::cta"));
-        assert_null(strstr(ptx, "cp.async.cg"));
-        assert_int_equal(strstr(ptx, ".L2::cache_hint") != NULL, wide);
-        tk_ptxas_stats st;
-        if (tk_ptxas_stats_of(ptx, len, "sm_90a", &st) == 0) {
-            assert_true(st.regs > 0 && st.regs <= 255);
-            assert_true(st.spill <= 0);
-        }
-        cg_program_free(p);
-    }
-    unsetenv("TX_ATTN_KS_BULK");
     for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", cases[i].l}};
         if (cases[i].blocks)
@@ -1136,6 +1107,21 @@ static void test_decode_copy(void **state) {
         }
         cg_program_free(p);
     }
+    /* 128-key tiles (TX_ATTN_KS_BN=128): each warp 32 keys, twice the vectors a thread */
+    setenv("TX_ATTN_KS_BN", "128", 1);
+    fe_define defs[4] = {{"T", 1}, {"B", 8}, {"H", 32}, {"L", 32773}};
+    cg_program *p = tk_compile_src(dec, CG_SM90A, defs, 4, NULL);
+    unsetenv("TX_ATTN_KS_BN");
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "mma-attn-ksplit 16x128 w4 s3 l2p128"));
+    size_t len;
+    const char *ptx = cg_program_ptx(p, &len);
+    assert_true(count(ptx, "cp.async.cg.shared.global.L2::128B") >= 64);
+    tk_ptxas_stats st;
+    if (tk_ptxas_stats_of(ptx, len, "sm_90a", &st) == 0) {
+        assert_true(st.regs > 0 && st.regs <= 255);
+        assert_true(st.spill <= 0);
+    }
+    cg_program_free(p);
 }
 
 /* [attention.split_kv] with sizes bound at run time (only T known at compile time, or T and H):
