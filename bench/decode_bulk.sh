@@ -8,7 +8,7 @@
 #                                the planner's plan)
 #
 # 1. ncu of the B8 kernel (L2 sectors read, read hit rate, DRAM bytes): the planner's plan
-#    (cp.async, L2::128B prefetch), then bulk copies (TX_ATTN_KS_BULK=1) where time is left;
+#    (cp.async, L2::128B prefetch), then 128-key tiles (TX_ATTN_KS_BN=128) where time is left;
 # 2. b8: tx at B8 H32 L32768 per variant (`txc bench --json`, median, L2 flushed, its sampled
 #    check against the reference): the plan, 128-key tiles (TX_ATTN_KS_BN=128) with 2 stages and
 #    with a 256-byte prefetch;
@@ -65,7 +65,7 @@ verify() { # ENV FILE SIZES...: ragged lengths, txc bench on the GPU against the
 B8="-D B=8 -D H=32 -D T=1 -D L=32768"
 if has ncu 20 && command -v ncu >/dev/null; then
   lens 8 32768 "$W/full.npy" full
-  for e in - TX_ATTN_KS_BULK=1; do
+  for e in - TX_ATTN_KS_BN=128; do
     [ "$(left)" -lt 42 ] && [ "$e" != - ] && break
     tag=${e//[=,]/_}; [ "$e" = - ] && e="" && tag=planner
     # shellcheck disable=SC2086
