@@ -100,7 +100,24 @@ SKINNY = [
     ("xw", 16, 11001, 4096),
     ("xwh", 64, 999, 1001),
 ]
-if os.environ.get("GEMM_ROWS") == "odd":
+# under-filled grids and ragged tiles, the worst rows of the last run first (GEMM_ROWS=ragged,
+# bench/gemm_ragged.sh): where a 128x192 tile fills more SMs than 128x256 / 128x128
+RAGGED = [
+    ("xw", 300, 5000, 3000),
+    ("xw", 1536, 1536, 1536),
+    ("linres", 300, 5000, 3000),
+    ("xw", 3000, 2000, 5000),
+    ("xw", 1000, 1000, 1000),
+    ("xw", 7, 11008, 4096),
+    ("swiglu", 1000, 2816, 1024),
+    ("xw", 2000, 1000, 3000),
+    ("silu", 8192, 2048, 1536),
+    ("xw", 700, 3000, 2000),
+    ("linres", 64, 4096, 1001),
+]
+if os.environ.get("GEMM_ROWS") == "ragged":
+    ROWS = RAGGED
+elif os.environ.get("GEMM_ROWS") == "odd":
     ROWS = ODD
 elif os.environ.get("GEMM_ROWS") == "skinny":
     ROWS = SKINNY

@@ -29,7 +29,7 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     if (bm != want_bm) return false;
     /* a batched product: the plain persistent kernel over batch x tiles */
     if (s->batch && (splits != 1 || mc != 1)) return false;
-    if (bn != 256 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
+    if (bn != 256 && bn != 192 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
     int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
     if (s->nmm * bn > maxcols) return false;
     t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc;
@@ -133,7 +133,7 @@ bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, u
 }
 
 unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) {
-    static const int bns[] = {256, 128, 64, 32}, sks[] = {1, 2, 4};
+    static const int bns[] = {256, 192, 128, 64, 32}, sks[] = {1, 2, 4};
     unsigned n = 0;
     int bm = s->M >= 0 && s->M <= 64 ? 64 : 128;
     for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
@@ -142,13 +142,14 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     /* the 2-CTA multicast tiles last: a tie keeps the plain kernel (TX_WG_MCAST=0 leaves them
      * out, for benchmarks of the plain kernel on the same shapes) */
     const char *mc = getenv("TX_WG_MCAST");
+    static const int mcbns[] = {256, 128}, skbns[] = {256, 128, 64};
     for (size_t i = 0; i < 2 && n < cap && !(mc && !strcmp(mc, "0")); i++)
-        if (pass_wg_tile_make(s, 2 * bm, bns[i], 1, &out[n])) n++;
+        if (pass_wg_tile_make(s, 2 * bm, mcbns[i], 1, &out[n])) n++;
     /* stream-K tiles after them (TX_WG_STREAMK=0 leaves them out: benchmarks of the planner
      * without it on the same shapes) */
     const char *sk = getenv("TX_WG_STREAMK");
     for (size_t i = 0; i < 3 && n < cap && !(sk && !strcmp(sk, "0")); i++)
-        if (pass_wg_tile_make(s, bm, bns[i], 0, &out[n])) n++;
+        if (pass_wg_tile_make(s, bm, skbns[i], 0, &out[n])) n++;
     return n;
 }
 
