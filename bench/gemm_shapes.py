@@ -105,6 +105,8 @@ SKINNY = [
 RAGGED = [
     ("xw", 300, 5000, 3000),
     ("xw", 1536, 1536, 1536),
+    ("xw", 256, 4096, 4096),
+    ("xw", 100, 4096, 4096),
     ("linres", 300, 5000, 3000),
     ("xw", 3000, 2000, 5000),
     ("xw", 1000, 1000, 1000),
@@ -112,10 +114,12 @@ RAGGED = [
     ("swiglu", 1000, 2816, 1024),
     ("xw", 2000, 1000, 3000),
     ("silu", 8192, 2048, 1536),
-    ("xw", 700, 3000, 2000),
     ("linres", 64, 4096, 1001),
 ]
-if os.environ.get("GEMM_ROWS") == "ragged":
+if ":" in os.environ.get("GEMM_ROWS", ""):  # PROG:MxNxK,... (bench/gemm_ragged.sh)
+    ROWS = [(q.split(":")[0],) + tuple(int(v) for v in q.split(":")[1].split("x"))
+            for q in os.environ["GEMM_ROWS"].split(",")]
+elif os.environ.get("GEMM_ROWS") == "ragged":
     ROWS = RAGGED
 elif os.environ.get("GEMM_ROWS") == "odd":
     ROWS = ODD

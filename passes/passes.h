@@ -430,7 +430,7 @@ typedef struct pass_wg_slots {
 } pass_wg_slots;
 bool pass_wg_slots_fit(int64_t fixed, int64_t stage_bytes, int stages, int consumers, int bn,
                        int es, int slots, int64_t smem, pass_wg_slots *o);
-enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 24 };
+enum { PASS_WG_MAX_STAGES = 16, PASS_WG_MAX_SPLITS = 4, PASS_WG_SPACE = 28 };
 /* Fills t for tile bm x bn with `splits` split-K ranks when valid for s: bm = 64 with one
  * consumer exactly when M <= 64 is known (else 128, or 256: two 128-row CTAs of a cluster
  * sharing B by multicast, for one split, M unknown or above 128, bn 256 or 128); bn 256, 128, 64

@@ -8,6 +8,7 @@
 #include "passes/passes.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +18,8 @@ static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
  * mbarrier per stage (room for the most stages), 16 bytes of split-K barriers, the split-K
  * slots; then the stages. */
 enum { WG_BK = 64, WG_SLACK = 1024, WG_SPLIT_BARS = 16 };
+/* the largest known M whose space also holds 64-row tiles beside the 128-row ones */
+enum { WG_NARROW_M = 512 };
 
 bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_wg_tile *t) {
     memset(t, 0, sizeof *t);
@@ -26,9 +29,13 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     if (bm == 256 && want_bm == 128 && splits == 1 && (s->M < 0 || s->M > 128) &&
         (bn == 256 || bn == 128))
         bm = 128, mc = 2;
-    if (bm != want_bm) return false;
-    /* a batched product: the plain persistent kernel over batch x tiles */
-    if (s->batch && (splits != 1 || mc != 1)) return false;
+    /* 64-row tiles (one consumer) also for a known M up to WG_NARROW_M: M = 300 takes 5 of
+     * them (320 rows) instead of 3 of 128 (384 rows) and twice the tiles fill more SMs */
+    bool narrow = bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged;
+    if (bm != want_bm && !narrow) return false;
+    /* a batched product: the plain persistent kernel over batch x tiles (the 128- or 64-row
+     * tiles of its M, not the 192-column ones: not measured there) */
+    if (s->batch && (splits != 1 || mc != 1 || narrow || bn == 192)) return false;
     if (bn != 256 && bn != 192 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
     int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
     if (s->nmm * bn > maxcols) return false;
@@ -139,6 +146,9 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
         for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
             if (pass_wg_tile_make(s, bm, bns[i], sks[j], &out[n])) n++;
+    /* then the 64-row tiles of a short M (pass_wg_tile_make: M <= WG_NARROW_M), plain only */
+    for (size_t i = 0; i < 3 && bm == 128 && n < cap; i++)
+        if (pass_wg_tile_make(s, 64, bns[i], 1, &out[n])) n++;
     /* the 2-CTA multicast tiles last: a tie keeps the plain kernel (TX_WG_MCAST=0 leaves them
      * out, for benchmarks of the plain kernel on the same shapes) */
     const char *mc = getenv("TX_WG_MCAST");
@@ -150,6 +160,17 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     const char *sk = getenv("TX_WG_STREAMK");
     for (size_t i = 0; i < 3 && n < cap && !(sk && !strcmp(sk, "0")); i++)
         if (pass_wg_tile_make(s, bm, skbns[i], 0, &out[n])) n++;
+    /* TX_WG_TILE=BMxBN (BM 256: the multicast pair) keeps only that tile's plain form where the
+     * shape has it (a benchmark knob: one tile against another on the same shape) */
+    const char *pin = getenv("TX_WG_TILE");
+    int pbm = 0, pbn = 0;
+    if (pin && sscanf(pin, "%dx%d", &pbm, &pbn) == 2) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; i++)
+            if (out[i].bm * out[i].mcast == pbm && out[i].bn == pbn && out[i].splits == 1)
+                out[k++] = out[i];
+        if (k) n = k;
+    }
     return n;
 }
 
