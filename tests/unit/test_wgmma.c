@@ -402,7 +402,7 @@ static void test_plan(void **state) {
     assert_true(plan(1, 4096, 4096, true, true, 1, 1, &p));
     assert_int_equal(p.a_rows, 8);
     assert_true(plan(200, 4096, 4096, true, true, 1, 1, &p));
-    assert_int_equal(p.a_rows, 128);
+    assert_int_equal(p.a_rows, p.bm); /* M >= bm: whole boxes */
     assert_int_equal(p.tx_bytes, p.stage_bytes);
     /* M unknown or above 64: two consumers; unknown M counts as large (no split) */
     assert_true(plan(65, 4096, 4096, true, true, 1, 1, &p));
@@ -474,6 +474,84 @@ static const char *SRC_QKV =
 
 /* A horizontal region (products sharing A) is one wgmma kernel: the A map, then one B map per
  * product over that product's own buffer, in product order. */
+/* The tile space of one shape against arithmetic written here: which block tiles exist (128
+ * rows, 64 rows for M <= 64 and beside them up to M = 512, 192 columns never in a multicast
+ * pair), the tile count of each (M tiles of a pair rounded up to pairs), consumers, the stage's
+ * bytes and that the ring and its slots fit the shared memory. */
+static void space_model(int64_t M, int64_t N, int64_t K, int nmm, bool bk) {
+    pass_wg_shape s = {.M = M, .N = N, .K = K, .a_kmajor = true, .b_kmajor = bk, .nmm = nmm,
+                       .nouts = 1, .smem = 232448, .sms = 132};
+    pass_wg_tile t[PASS_WG_SPACE];
+    unsigned n = pass_wg_space(&s, t, PASS_WG_SPACE);
+    assert_true(n >= 1 && n <= PASS_WG_SPACE);
+    bool has192 = false, has64 = false, has128 = false;
+    for (unsigned i = 0; i < n; i++) {
+        int64_t rows = (int64_t)t[i].bm * t[i].mcast;
+        assert_true(t[i].bm == 64 || t[i].bm == 128);
+        assert_int_equal(t[i].consumers, t[i].bm / 64);
+        if (t[i].bm == 64) assert_true(M > 0 && M <= 512);
+        if (t[i].bm == 128) assert_true(M < 0 || M > 64);
+        assert_true(t[i].bn == 256 || t[i].bn == 192 || t[i].bn == 128 || t[i].bn == 64 ||
+                    (t[i].bn == 32 && bk));
+        assert_true(nmm * t[i].bn <= 256);
+        if (t[i].bn == 192) assert_int_equal(t[i].mcast, 1);
+        if (t[i].mcast > 1) assert_true(t[i].splits == 1 && t[i].bm == 128);
+        if (M > 0 && N > 0) {
+            int64_t mt = (M + t[i].bm - 1) / t[i].bm;
+            mt = (mt + t[i].mcast - 1) / t[i].mcast * t[i].mcast;
+            assert_int_equal(t[i].tiles, mt * ((N + t[i].bn - 1) / t[i].bn));
+        }
+        assert_int_equal(t[i].stage_bytes, (t[i].bm + nmm * t[i].bn) * 64 * 2);
+        assert_true(t[i].stages >= 2 && t[i].stages <= PASS_WG_MAX_STAGES);
+        assert_true(t[i].smem_bytes <= s.smem);
+        assert_true(t[i].smem_bytes >= t[i].stages * t[i].stage_bytes);
+        has192 = has192 || (t[i].bn == 192 && t[i].bm == 128 && t[i].splits == 1);
+        has64 = has64 || (t[i].bm == 64 && rows == 64);
+        has128 = has128 || t[i].bm == 128;
+        (void)rows;
+    }
+    assert_int_equal(has192, (M < 0 || M > 64) && nmm == 1);
+    assert_int_equal(has64, M > 0 && M <= 512);
+    assert_int_equal(has128, M < 0 || M > 64);
+}
+
+static void test_tile_space(void **state) {
+    (void)state;
+    static const int64_t Ms[] = {1, 16, 64, 65, 100, 200, 300, 512, 513, 1000, 3000, -1};
+    static const int64_t Ns[] = {100, 1000, 5000};
+    for (size_t i = 0; i < sizeof Ms / sizeof Ms[0]; i++)
+        for (size_t j = 0; j < sizeof Ns / sizeof Ns[0]; j++)
+            for (int nmm = 1; nmm <= 2; nmm++) {
+                space_model(Ms[i], Ns[j], 3000, nmm, false);
+                space_model(Ms[i], Ns[j], 1024, nmm, true);
+            }
+    /* 300 x 5000: 3 x 27 = 81 tiles of 128x192 fill more SMs than 60 of 128x256 */
+    pass_wg_shape s = {.M = 300, .N = 5000, .K = 3000, .a_kmajor = true, .nmm = 1, .nouts = 1,
+                       .smem = 232448, .sms = 132};
+    pass_wg_tile t;
+    assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
+    assert_int_equal(t.tiles, 81);
+    assert_int_equal(t.ctas, 81);
+    assert_true(pass_wg_tile_make(&s, 64, 256, 1, &t));
+    assert_int_equal(t.tiles, 5 * 20);
+    assert_false(pass_wg_tile_make(&s, 256, 192, 1, &t)); /* no 192-column multicast pair */
+    s.a_merged = true; /* a merged-heads A keeps 128-row boxes */
+    assert_false(pass_wg_tile_make(&s, 64, 256, 1, &t));
+    s.a_merged = false, s.M = 513;
+    assert_false(pass_wg_tile_make(&s, 64, 256, 1, &t));
+    /* TX_WG_TILE pins one tile where the shape has it, else leaves the space whole */
+    pass_wg_tile sp[PASS_WG_SPACE];
+    s.M = 300;
+    unsigned all = pass_wg_space(&s, sp, PASS_WG_SPACE);
+    setenv("TX_WG_TILE", "64x192", 1);
+    unsigned n = pass_wg_space(&s, sp, PASS_WG_SPACE);
+    assert_int_equal(n, 1);
+    assert_true(sp[0].bm == 64 && sp[0].bn == 192 && sp[0].splits == 1);
+    setenv("TX_WG_TILE", "48x48", 1);
+    assert_int_equal(pass_wg_space(&s, sp, PASS_WG_SPACE), all);
+    unsetenv("TX_WG_TILE");
+}
+
 static void test_horizontal_tmaps(void **state) {
     (void)state;
     fe_define defs[3] = {{"M", 1000}, {"K", 520}, {"N", 1000}};
@@ -1251,6 +1329,8 @@ static void test_ptxas_space(void **state) {
     space_check(SRC_SWIGLU, m200, 3);
     space_check(SRC_QKV, m200, 3);
     space_check(SRC_TWO, m200, 3);
+    fe_define m300[3] = {{"M", 300}, {"N", 5000}, {"K", 3000}};
+    space_check(SRC_GELU, m300, 3);
 }
 
 int main(void) {
@@ -1259,6 +1339,7 @@ int main(void) {
         cmocka_unit_test(test_swizzle),
         cmocka_unit_test(test_layout_both_orders),
         cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_tile_space),
         cmocka_unit_test(test_epi_staging),
         cmocka_unit_test(test_epi_outputs),
         cmocka_unit_test(test_manifest_tmaps),

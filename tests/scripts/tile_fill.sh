@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# tile_fill.sh TXC ROOT - the wgmma tiles that fill more SMs on ragged, under-filled shapes: the
+# 128x192 block tile (N = 5000: 27 tiles of 192 instead of 20 of 256) and the 64-row tiles of a
+# known M up to 512 (M = 300: 5 of 64 rows instead of 3 of 128). For each program and shape,
+#  1. `txc --target=sm_90a` with TX_WG_TILE=BMxBN (the knob that pins one tile of the space)
+#     builds that tile: the manifest's template starts `wgmma-tma-ws BMxBNx64`, and the
+#     unpinned plan's --explain names [matmul.wgmma] with the model's time;
+#  2. `txc run --device=cpu` (TX_DIFF_DEVICE=gpu on a GPU machine: the pinned kernel itself)
+#     agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
+# Skips (77) without Python + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+DEV=${TX_DIFF_DEVICE:-cpu}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
+printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
+printf 'fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ w + b))\n}\n' >"$W/gelu.tx"
+printf 'fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/swiglu.tx"
+cases=(
+  "128x192|xw|M=300 N=520 K=700"
+  "128x192|gelu|M=200 N=400 K=960"
+  "128x192|linres|M=129 N=584 K=1000"
+  "64x256|linres|M=300 N=520 K=700"
+  "64x192|xw|M=77 N=450 K=300"
+  "64x128|swiglu|M=130 N=300 K=512"
+)
+fail=0
+n=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r tile prog sizes <<<"$c"
+  defs=""
+  for d in $sizes; do defs="$defs -D $d"; done
+  label="$tile $prog $sizes"
+  n=$((n + 1))
+  bad=0
+  # shellcheck disable=SC2086
+  if ! TX_WG_TILE=$tile "$TXC" "$W/$prog.tx" --target=sm_90a $defs -o "$W/k.ptx" 2>"$W/err"; then
+    echo "FAIL $label: sm_90a compile: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! grep -q "\"wgmma-tma-ws ${tile}x64 " "$W/k.ptx.json"; then
+    echo "FAIL $label: manifest template: $(grep -o '"wgmma-tma-ws[^"]*"' "$W/k.ptx.json" | head -1)"
+    bad=1
+  fi
+  # shellcheck disable=SC2086
+  if ! "$TXC" "$W/$prog.tx" --target=sm_90a $defs --explain -o "$W/u.ptx" >"$W/explain" 2>&1 ||
+    ! grep -q "\[matmul.wgmma\] (bm=[0-9]*, bn=[0-9]*, splits=[0-9]*, stages=[0-9]*) chosen by the model.*predicted [0-9.]* us" "$W/explain"; then
+    echo "FAIL $label: the unpinned --explain does not name [matmul.wgmma] with the model's time:"
+    grep "matmul" "$W/explain" | head -3
+    bad=1
+  fi
+  rm -rf "$W/ref" "$W/dev"
+  # shellcheck disable=SC2086
+  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
+    echo "FAIL $label: reference run: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  # shellcheck disable=SC2086
+  if ! TX_WG_TILE=$tile timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
+    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
+    fail=1
+    continue
+  fi
+  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
+    fail=1
+    continue
+  fi
+  [ $bad = 1 ] && { fail=1; continue; }
+  echo "ok $label: $(grep -o '"wgmma-tma-ws[^"]*"' "$W/k.ptx.json" | head -1) for sm_90a; $DEV agrees with the reference"
+done
+echo "tile_fill: $n cases, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+exit $fail
