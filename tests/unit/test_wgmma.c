@@ -479,8 +479,15 @@ static const char *SRC_QKV =
  * pair), the tile count of each (M tiles of a pair rounded up to pairs), consumers, the stage's
  * bytes and that the ring and its slots fit the shared memory. */
 static void space_model(int64_t M, int64_t N, int64_t K, int nmm, bool bk) {
-    pass_wg_shape s = {.M = M, .N = N, .K = K, .a_kmajor = true, .b_kmajor = bk, .nmm = nmm,
-                       .nouts = 1, .smem = 232448, .sms = 132};
+    pass_wg_shape s = {.M = M,
+                       .N = N,
+                       .K = K,
+                       .a_kmajor = true,
+                       .b_kmajor = bk,
+                       .nmm = nmm,
+                       .nouts = 1,
+                       .smem = 232448,
+                       .sms = 132};
     pass_wg_tile t[PASS_WG_SPACE];
     unsigned n = pass_wg_space(&s, t, PASS_WG_SPACE);
     assert_true(n >= 1 && n <= PASS_WG_SPACE);
@@ -526,8 +533,14 @@ static void test_tile_space(void **state) {
                 space_model(Ms[i], Ns[j], 1024, nmm, true);
             }
     /* 300 x 5000: 3 x 27 = 81 tiles of 128x192 fill more SMs than 60 of 128x256 */
-    pass_wg_shape s = {.M = 300, .N = 5000, .K = 3000, .a_kmajor = true, .nmm = 1, .nouts = 1,
-                       .smem = 232448, .sms = 132};
+    pass_wg_shape s = {.M = 300,
+                       .N = 5000,
+                       .K = 3000,
+                       .a_kmajor = true,
+                       .nmm = 1,
+                       .nouts = 1,
+                       .smem = 232448,
+                       .sms = 132};
     pass_wg_tile t;
     assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
     assert_int_equal(t.tiles, 81);
@@ -535,7 +548,7 @@ static void test_tile_space(void **state) {
     assert_true(pass_wg_tile_make(&s, 64, 256, 1, &t));
     assert_int_equal(t.tiles, 5 * 20);
     assert_false(pass_wg_tile_make(&s, 256, 192, 1, &t)); /* no 192-column multicast pair */
-    s.a_merged = true; /* a merged-heads A keeps 128-row boxes */
+    s.a_merged = true;                                    /* a merged-heads A keeps 128-row boxes */
     assert_false(pass_wg_tile_make(&s, 64, 256, 1, &t));
     s.a_merged = false, s.M = 513;
     assert_false(pass_wg_tile_make(&s, 64, 256, 1, &t));
