@@ -103,18 +103,20 @@ SKINNY = [
 # under-filled grids and ragged tiles, the worst rows of the last run first (GEMM_ROWS=ragged,
 # bench/gemm_ragged.sh): where a 128x192 tile fills more SMs than 128x256 / 128x128
 RAGGED = [
-    ("xw", 300, 5000, 3000),
-    ("xw", 1536, 1536, 1536),
+    ("linres", 32, 11008, 4096),
+    ("xw", 7, 11008, 4096),
+    ("xw", 16, 1024, 4096),
     ("xw", 256, 4096, 4096),
+    ("xw", 1536, 1536, 1536),
+    ("xw", 300, 5000, 3000),
     ("xw", 100, 4096, 4096),
     ("linres", 300, 5000, 3000),
-    ("xw", 3000, 2000, 5000),
+    ("swiglu", 48, 11008, 4096),
     ("xw", 1000, 1000, 1000),
-    ("xw", 7, 11008, 4096),
-    ("swiglu", 1000, 2816, 1024),
-    ("xw", 2000, 1000, 3000),
     ("silu", 8192, 2048, 1536),
-    ("linres", 64, 4096, 1001),
+    ("xw", 3000, 2000, 5000),
+    ("xw", 2000, 1000, 3000),
+    ("xw", 48, 4096, 11008),
 ]
 if ":" in os.environ.get("GEMM_ROWS", ""):  # PROG:MxNxK,... (bench/gemm_ragged.sh)
     ROWS = [(q.split(":")[0],) + tuple(int(v) for v in q.split(":")[1].split("x"))

@@ -31,7 +31,8 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
         bm = 128, mc = 2;
     /* 64-row tiles (one consumer) also for a known M up to WG_NARROW_M: M = 300 takes 5 of
      * them (320 rows) instead of 3 of 128 (384 rows) and twice the tiles fill more SMs */
-    bool narrow = bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged;
+    bool narrow = bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged &&
+                  bn <= 128;
     if (bm != want_bm && !narrow) return false;
     /* a batched product: the plain persistent kernel over batch x tiles (the 128- or 64-row
      * tiles of its M, not the 192-column ones: not measured there) */
@@ -209,7 +210,7 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
 #define WG_FILL_US    2.0
 #define WG_CLUSTER_US 1.5
 #define WG_RED_GBPS   60.0
-#define WG_CTA_GBPS   70.0
+#define WG_CTA_GBPS   55.0
 /* WG_SK_GBPS, WG_SK_US: stream-K's partial tiles through L2 (bytes per us per SM: one CTA's
  * coalesced f32 stores and loads of its 256 consumer threads; an estimate), and a fixed cost per
  * kernel: the flag's round trip, the CTAs' second pipeline fill at a tile boundary and what else
