@@ -29,10 +29,11 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     if (bm == 256 && want_bm == 128 && splits == 1 && (s->M < 0 || s->M > 128) &&
         (bn == 256 || bn == 128))
         bm = 128, mc = 2;
-    /* 64-row tiles (one consumer) also for a known M up to WG_NARROW_M: M = 300 takes 5 of
-     * them (320 rows) instead of 3 of 128 (384 rows) and twice the tiles fill more SMs */
-    bool narrow = bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged &&
-                  bn <= 128;
+    /* 64-row tiles (one consumer, up to 128 columns) also for a known M up to WG_NARROW_M: M = 300
+     * takes 5 of them (320 rows) instead of 3 of 128 (384 rows) and twice the tiles fill more SMs
+     */
+    bool narrow =
+        bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged && bn <= 128;
     if (bm != want_bm && !narrow) return false;
     /* a batched product: the plain persistent kernel over batch x tiles (the 128- or 64-row
      * tiles of its M, not the 192-column ones: not measured there) */
@@ -147,8 +148,9 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     for (size_t i = 0; i < sizeof bns / sizeof bns[0]; i++)
         for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
             if (pass_wg_tile_make(s, bm, bns[i], sks[j], &out[n])) n++;
-    /* then the 64-row tiles of a short M (pass_wg_tile_make: M <= WG_NARROW_M), plain only */
-    for (size_t i = 0; i < 3 && bm == 128 && n < cap; i++)
+    /* then the 64-row tiles of a short M (pass_wg_tile_make: M <= WG_NARROW_M, <= 128 columns:
+     * one consumer at 192 or 256 columns measured 11-15% slower than 128-row tiles), plain only */
+    for (size_t i = 0; i < sizeof bns / sizeof bns[0] && bm == 128 && n < cap; i++)
         if (pass_wg_tile_make(s, 64, bns[i], 1, &out[n])) n++;
     /* the 2-CTA multicast tiles last: a tie keeps the plain kernel (TX_WG_MCAST=0 leaves them
      * out, for benchmarks of the plain kernel on the same shapes) */
@@ -201,7 +203,8 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
  *   memory (each rank's slot written remotely and read by rank 0).
  * WG_CTA_GBPS, WG_HBM_EFF: HBM bytes per us one CTA streams through its TMA ring, and the share
  *   of the GPU's HBM bandwidth all of them reach (skinny products stream their weights at
- *   2.6-3.3 TB/s on the H200 whatever the tile, 32 CTAs and more: 0.62 of 4800 GB/s). */
+ *   2.6-3.3 TB/s on the H200 from about 60 CTAs: 0.62 of 4800 GB/s; 7 x 11008 x 4096 on 43
+ *   CTAs of 64x256 streamed 2.42 TB/s, 56 GB/s a CTA, bench/results/2026-12-02-h200-ragged). */
 #define WG_FLOP_CLK   4096.0
 #define WG_SMEM_B_CLK 128.0
 #define WG_SMEM_EFF   0.90

@@ -475,9 +475,9 @@ static const char *SRC_QKV =
 /* A horizontal region (products sharing A) is one wgmma kernel: the A map, then one B map per
  * product over that product's own buffer, in product order. */
 /* The tile space of one shape against arithmetic written here: which block tiles exist (128
- * rows, 64 rows for M <= 64 and beside them up to M = 512, 192 columns never in a multicast
- * pair), the tile count of each (M tiles of a pair rounded up to pairs), consumers, the stage's
- * bytes and that the ring and its slots fit the shared memory. */
+ * rows, 64 rows for M <= 64 and beside them up to M = 512 at <= 128 columns, 192 columns never in a
+ * multicast pair), the tile count of each (M tiles of a pair rounded up to pairs), consumers, the
+ * stage's bytes and that the ring and its slots fit the shared memory. */
 static void space_model(int64_t M, int64_t N, int64_t K, int nmm, bool bk) {
     pass_wg_shape s = {.M = M,
                        .N = N,
@@ -496,7 +496,7 @@ static void space_model(int64_t M, int64_t N, int64_t K, int nmm, bool bk) {
         int64_t rows = (int64_t)t[i].bm * t[i].mcast;
         assert_true(t[i].bm == 64 || t[i].bm == 128);
         assert_int_equal(t[i].consumers, t[i].bm / 64);
-        if (t[i].bm == 64) assert_true(M > 0 && M <= 512);
+        if (t[i].bm == 64) assert_true(M > 0 && (M <= 64 || (M <= 512 && t[i].bn <= 128)));
         if (t[i].bm == 128) assert_true(M < 0 || M > 64);
         assert_true(t[i].bn == 256 || t[i].bn == 192 || t[i].bn == 128 || t[i].bn == 64 ||
                     (t[i].bn == 32 && bk));
@@ -545,8 +545,9 @@ static void test_tile_space(void **state) {
     assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
     assert_int_equal(t.tiles, 81);
     assert_int_equal(t.ctas, 81);
-    assert_true(pass_wg_tile_make(&s, 64, 256, 1, &t));
-    assert_int_equal(t.tiles, 5 * 20);
+    assert_true(pass_wg_tile_make(&s, 64, 128, 1, &t));
+    assert_int_equal(t.tiles, 5 * 40);
+    assert_false(pass_wg_tile_make(&s, 64, 192, 1, &t));  /* one consumer: up to 128 columns */
     assert_false(pass_wg_tile_make(&s, 256, 192, 1, &t)); /* no 192-column multicast pair */
     s.a_merged = true;                                    /* a merged-heads A keeps 128-row boxes */
     assert_false(pass_wg_tile_make(&s, 64, 256, 1, &t));
@@ -556,10 +557,10 @@ static void test_tile_space(void **state) {
     pass_wg_tile sp[PASS_WG_SPACE];
     s.M = 300;
     unsigned all = pass_wg_space(&s, sp, PASS_WG_SPACE);
-    setenv("TX_WG_TILE", "64x192", 1);
+    setenv("TX_WG_TILE", "64x128", 1);
     unsigned n = pass_wg_space(&s, sp, PASS_WG_SPACE);
     assert_int_equal(n, 1);
-    assert_true(sp[0].bm == 64 && sp[0].bn == 192 && sp[0].splits == 1);
+    assert_true(sp[0].bm == 64 && sp[0].bn == 128 && sp[0].splits == 1);
     setenv("TX_WG_TILE", "48x48", 1);
     assert_int_equal(pass_wg_space(&s, sp, PASS_WG_SPACE), all);
     unsetenv("TX_WG_TILE");
