@@ -1206,110 +1206,9 @@ bool cg_attn_wg_plan_for(int64_t d, int bn, int nwg, int64_t smem_max, cg_attn_w
     return true;
 }
 
-/* Appends map dim j of role `role` (batch: operand axes b0.., nb of them) to v. */
-static bool awg_map_dim(cg_attn_wg_view *v, unsigned *j, uint8_t role, unsigned b0, unsigned nb,
-                        ir_dim e) {
-    if (*j >= CG_TMAP_MAXR) return false;
-    v->role[*j] = role, v->b0[*j] = (uint8_t)b0, v->nb[*j] = (uint8_t)nb, v->dim[*j] = e;
-    (*j)++;
-    return true;
-}
-
 bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
                         bool trans, cg_attn_wg_view *v) {
-    memset(v, 0, sizeof *v);
-    const ir_node *on = &g->nodes[opnd];
-    unsigned r = on->shape.rank;
-    if (r < 2) return false;
-    pass_fine_walk w;
-    int fine[IR_MAX_RANK]; /* the fine axis of each operand axis (-1: extent 1) */
-    pass_fine_start(&w, fine, &on->shape);
-    ir_id x = opnd;
-    for (unsigned guard = 0; guard < 32; guard++) {
-        const ir_node *n = &g->nodes[x];
-        if (n->op == IR_OP_INPUT || n->nin < 1) break;
-        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
-        if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
-        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
-            pass_fine_walk o = w;
-            for (unsigned i = 0; i < n->shape.rank; i++) {
-                unsigned a = n->a.perm[i];
-                o.cnt[a] = w.cnt[i];
-                memcpy(o.ax[a], w.ax[i], w.cnt[i]);
-            }
-            w = o;
-        } else if (n->op == IR_OP_RESHAPE) {
-            if (!pass_fine_regroup(&w, &in->shape)) return false;
-        } else {
-            break;
-        }
-        x = ir_in(g, n, 0);
-    }
-    const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
-        b->dtype != dt || b->shape.rank < 2)
-        return false;
-    for (unsigned i = 0; i < b->shape.rank; i++)
-        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
-    /* memory order of the fine axes, minor first */
-    int mem[PASS_FINE_MAX], nm = 0;
-    for (unsigned i = b->shape.rank; i-- > 0;)
-        for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
-    if ((unsigned)nm != w.nf) return false;
-    int dax = fine[trans ? r - 2 : r - 1], rax = fine[trans ? r - 1 : r - 2];
-    if (dax < 0 || nm < 1 || mem[0] != dax || w.fx[dax] != d) return false;
-    v->base = x;
-    v->opnd.rank = (uint8_t)(r - 2);
-    for (unsigned i = 0; i + 2 < r; i++) v->opnd.dim[i] = on->shape.dim[i];
-    unsigned j = 0;
-    awg_map_dim(v, &j, CG_AWG_D, 0, 0, (ir_dim)d);
-    if (rax < 0) awg_map_dim(v, &j, CG_AWG_ROW, 0, 0, 1); /* one row: a map dim of extent 1 */
-    for (int m = 1; m < nm; m++) {
-        if (mem[m] == rax) {
-            if (!awg_map_dim(v, &j, CG_AWG_ROW, 0, 0, w.fx[rax])) return false;
-            continue;
-        }
-        int bax = -1;
-        for (unsigned i = 0; i + 2 < r; i++)
-            if (fine[i] == mem[m]) bax = (int)i;
-        if (bax < 0) return false;
-        /* the operand's batch axes just above it join when they are next in memory too
-         * (extent-1 axes join freely: they read index 0) */
-        unsigned b0 = (unsigned)bax, nb = 1, nreal = 1;
-        while (b0 > 0) {
-            if (fine[b0 - 1] < 0) {
-                b0--, nb++;
-            } else if (m + 1 < nm && mem[m + 1] == fine[b0 - 1]) {
-                b0--, nb++, nreal++, m++;
-            } else {
-                break;
-            }
-        }
-        ir_dim e = 1;
-        bool known = true;
-        for (unsigned i = b0; i < b0 + nb; i++) {
-            ir_dim ei = on->shape.dim[i];
-            if (ei == 1) continue;
-            if (nreal == 1)
-                e = ei;
-            else if (IR_DIM_IS_SYM(ei))
-                known = false;
-            else
-                e *= ei;
-        }
-        if (!awg_map_dim(v, &j, CG_AWG_BATCH, b0, nb, known ? e : 1)) return false;
-        if (m + 1 == nm && j >= 3) { /* the outermost and last map dim: the planes of `outer` */
-            v->outer.rank = (uint8_t)nb;
-            for (unsigned i = 0; i < nb; i++) v->outer.dim[i] = on->shape.dim[b0 + i];
-            v->dim[j - 1] = 1;
-        } else if (!known) {
-            return false;
-        }
-    }
-    while (j < 3) awg_map_dim(v, &j, CG_AWG_BATCH, 0, 0, 1);
-    v->rank = (uint8_t)j;
-    return true;
+    return pass_attn_view_of(g, region, opnd, dt, d, trans, v, NULL, 0);
 }
 
 void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const int64_t *bidx,
@@ -1324,32 +1223,19 @@ void cg_attn_wg_view_coords(const cg_attn_wg_view *v, const int64_t *ext, const 
 
 int64_t cg_attn_wg_dpad(int64_t d) { return (d + 63) / 64 * 64; }
 
-/* Whether the region runs on the sm_90a kernel: q, kT, v and p one 16-bit dtype, D = Dv a
- * known multiple of 16 up to 256 (the kernel's head dim cg_attn_wg_dpad(D): TMA zero-fills the
- * columns past D, which add nothing to the scores and give O columns that are not stored), each
- * operand a view of a dense buffer that a TMA map of at most 5 dims reads (cg_attn_wg_view_of:
- * dense [..., S, D], GQA's grouped heads, split heads [S, H * D]); vw[] get the three views. */
+/* Whether the region runs on the sm_90a kernel: the target has it and the planner's rule
+ * [attention.fa3] (pass_attention_fa3: 16-bit operands, D = Dv a known multiple of 16 up to 256,
+ * each operand a TMA view) holds; vw[] get the three views, p the kernel's plan at the head dim
+ * cg_attn_wg_dpad(D) (TMA zero-fills the columns past D, which add nothing to the scores and give
+ * O columns that are not stored). */
 static bool awg_eligible(const cg_ctx *cx, const ir_graph *g, unsigned region, const attn_match *am,
                          cg_attn_wg_view vw[3], cg_attn_wg_plan *p) {
     /* (TX_ATTN_FA3=0: the mma.sync kernel instead, for benchmarks) */
     if (cx->target != CG_SM90A || !attn_knob("TX_ATTN_FA3", true)) return false;
-    const ir_node *qn = nd(g, am->q), *m2 = nd(g, am->mm2);
-    /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
-     * waste less of the tensor cores than 128-row tiles */
-    ir_dim sq = m2->shape.dim[m2->shape.rank - 2];
-    int64_t sqv = IR_DIM_IS_SYM(sq) ? g->syms[IR_DIM_SYMIDX(sq)].value : sq;
-    if (sqv > 0 && sqv <= 64) return false;
-    ir_dtype dt = (ir_dtype)qn->dtype;
-    if ((dt != IR_BF16 && dt != IR_F16) || nd(g, am->kt)->dtype != dt ||
-        nd(g, am->v)->dtype != dt || am->pdt != dt)
-        return false;
-    ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
-    if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 256 ||
-        !cg_attn_wg_plan_for(cg_attn_wg_dpad(D), 0, 0, cg_mm_smem_limit(cx->target), p))
-        return false;
-    return cg_attn_wg_view_of(g, region, am->q, dt, D, false, &vw[0]) &&
-           cg_attn_wg_view_of(g, region, am->kt, dt, D, true, &vw[1]) &&
-           cg_attn_wg_view_of(g, region, am->v, dt, D, false, &vw[2]);
+    if (!pass_attention_fa3(g, region, vw, NULL, 0)) return false;
+    const ir_node *qn = nd(g, am->q);
+    return cg_attn_wg_plan_for(cg_attn_wg_dpad(qn->shape.dim[qn->shape.rank - 1]), 0, 0,
+                               cg_mm_smem_limit(cx->target), p);
 }
 
 /* AWG_MAX_COND: position-only conditions the clean tiles take as true; AWG_RESCALE_LOG2: how far
@@ -2693,6 +2579,7 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
                                                        : 1;
         }
         tm->outer = vw[i].outer;
+        tm->pitch = vw[i].pitch, tm->pdim = vw[i].pdim, tm->offset = vw[i].offset;
         k.vw[i] = vw[i];
         k.tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
     }

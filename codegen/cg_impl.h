@@ -620,32 +620,12 @@ int cg_attn_wg_wide_d_bn(int64_t d);
 /* The kernel's head dim for a head dim d that is a multiple of 16 up to 256: 64, 128, 192 or 256
  * (d rounded up to a multiple of 64; the columns past d are zero-filled by TMA and not stored). */
 int64_t cg_attn_wg_dpad(int64_t d);
-/* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the operand, seen as
- * [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a permutation of the axes of a
- * dense HBM buffer `base` after reshapes that split or merge its axes (split heads
- * `permute(reshape(t, (S, H, D)), (1, 0, 2))` and, with a batch, `permute(reshape(t, (B, S, H,
- * D)), (0, 2, 1, 3))`, GQA's `reshape(k, (B, 8, 1, S, D))`, plain [B, H, S, D]). The map is
- * C-ordered over the buffer, `rank` dims (3 to CG_TMAP_MAXR) inner first: dim[0] = D
- * (contiguous, coordinate: the column), then, in memory order, the rows (role CG_AWG_ROW,
- * coordinate: the row) and groups of operand batch axes b0..b0+nb-1 that are adjacent in memory
- * and in the operand (role CG_AWG_BATCH, coordinate: their linear index); an operand batch axis
- * of extent 1 (broadcast) reads index 0 and has no map dim. The last dim, dim[rank - 1], is the
- * product of `outer` when outer.rank > 0 (batch extents that may be symbolic); map dims of
- * extent 1 with no axes fill rank 3. */
-enum { CG_AWG_D, CG_AWG_ROW, CG_AWG_BATCH };
-typedef struct cg_attn_wg_view {
-    ir_id base;
-    uint8_t rank; /* map dims: 3 to CG_TMAP_MAXR */
-    uint8_t role[CG_TMAP_MAXR];
-    uint8_t b0[CG_TMAP_MAXR], nb[CG_TMAP_MAXR]; /* CG_AWG_BATCH: operand batch axes b0 .. b0+nb-1 */
-    ir_dim dim[CG_TMAP_MAXR];
-    ir_shape outer;
-    ir_shape opnd; /* the operand's batch extents (rank: its batch dims) */
-} cg_attn_wg_view;
-/* The view of operand `opnd` of region `region` (K: trans, the operand is kT), through
- * in-region same-dtype casts and permutes and reshapes: false unless the buffer behind it is a
- * dense non-view value of dtype dt outside the region, D = d is its contiguous axis and the map
- * needs at most CG_TMAP_MAXR dims (the inner ones of known extent unless one operand axis). */
+/* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the planner's
+ * pass_attn_view (passes/passes.h, the rule [attention.fa3] in passes/attn_fa3.c). */
+enum { CG_AWG_D = PASS_AV_D, CG_AWG_ROW = PASS_AV_ROW, CG_AWG_BATCH = PASS_AV_BATCH };
+typedef pass_attn_view cg_attn_wg_view;
+_Static_assert(CG_TMAP_MAXR == PASS_TMAP_MAXR, "one tensor-map rank bound");
+/* pass_attn_view_of without the reason (tests). */
 bool cg_attn_wg_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
                         bool trans, cg_attn_wg_view *v);
 /* The map coordinates coords[0 .. v->rank) of operand element (bidx[], row, col): ext[] and

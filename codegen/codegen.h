@@ -105,8 +105,11 @@ typedef struct cg_tmap {
     uint32_t box[CG_TMAP_MAXR];
     ir_shape outer; /* when outer.rank > 0, dim[rank - 1] = the product of its dims (rank 2: the
                        rows of a product whose leading dims fold into M) */
-    int64_t pitch;  /* rank 2: the row stride in elements when the buffer's rows are pitched
-                       (a staged copy, [matmul.wgmma.stage]); 0: dim[0] */
+    int64_t pitch;  /* the stride in elements of dim pdim when the buffer's rows are pitched (a
+                       staged copy, [matmul.wgmma.stage]; a slice of wider rows, attention's
+                       qkv.split); 0: dense */
+    uint8_t pdim;   /* the dim whose stride is pitch (0: dim 1) */
+    int64_t offset; /* elements from the buffer's start to the map's first element */
 } cg_tmap;
 
 typedef struct cg_kernel {

@@ -1713,6 +1713,31 @@ static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t 
     if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
 }
 
+/* The --explain line of attention region r's kernel on a target with the sm_90a kernel: the
+ * rule [attention.fa3] (pass_attention_fa3, the one codegen emits by), with how TMA reads each
+ * operand, or the reason it fails and the kernel that runs instead. */
+static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
+    if (pass_ctx_gpu(c)->attn_eff <= 0) return;
+    pass_attn_view vw[3];
+    char reason[256];
+    if (!pass_attention_fa3(g, r, vw, reason, sizeof reason)) {
+        fprintf(c->explain, "k%u: [attention.fa3] not taken: %s; the %s kernel runs\n", r, reason,
+                g->regions[r].strategy == IR_RED_KSPLIT ? "mma-attn-ksplit (decode)"
+                                                        : "mma.sync online-softmax");
+        return;
+    }
+    fprintf(c->explain, "k%u: [attention.fa3] the sm_90a kernel fa3-wgmma-tma-ws runs: TMA maps", r);
+    static const char *const nm[3] = {"q", "k", "v"};
+    for (int i = 0; i < 3; i++) {
+        fprintf(c->explain, "%s %s of %u dims over %%%u", i ? "," : "", nm[i], vw[i].rank,
+                vw[i].base);
+        if (vw[i].pitch > 0)
+            fprintf(c->explain, " (columns from %lld of rows of %lld)", (long long)vw[i].offset,
+                    (long long)vw[i].pitch);
+    }
+    fputc('\n', c->explain);
+}
+
 /* The --explain line of region r's schedule: which, why (model or measurement), its time and
  * the runners-up (predicted, and measured when the cache has them). */
 static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *ix, uint32_t r,
@@ -1725,6 +1750,7 @@ static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *i
         fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r, m.schedule);
         if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
         fputc('\n', c->explain);
+        if (rg->kind == IR_RK_ATTENTION) explain_fa3(c, g, r);
         return;
     }
     pass_schedule_str(&rg->sched, b, sizeof b);

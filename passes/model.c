@@ -157,9 +157,8 @@ double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int
     return n;
 }
 
-/* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) when its
- * operands qualify as far as the graph tells (q 16-bit with a known head dim of 64 or 128, more
- * than 64 query rows): persistent CTAs of 384 threads over tiles of 128 query rows, the tensor
+/* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) where the
+ * rule [attention.fa3] (pass_attention_fa3) holds and the query rows are known: persistent CTAs of 384 threads over tiles of 128 query rows, the tensor
  * cores at gpu->attn_eff of the peak (measured). The planner's FLOPs count every score, so a
  * kernel that skips dead tiles (causal) runs faster than this predicts. */
 static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
@@ -203,12 +202,12 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
         return true;
     }
     if (gpu->attn_eff <= 0 || rg->mm1 >= g->n || rg->anchor >= g->n) return false;
+    /* the rule codegen emits by ([attention.fa3], passes/attn_fa3.c) */
+    if (!pass_attention_fa3(g, g->nodes[rg->anchor].region, NULL, NULL, 0)) return false;
     const ir_node *q = &g->nodes[ir_in(g, &g->nodes[rg->mm1], 0)];
     const ir_shape *o = &g->nodes[rg->anchor].shape;
-    if ((q->dtype != IR_F16 && q->dtype != IR_BF16) || q->shape.rank < 2 || o->rank < 2)
-        return false;
     ir_dim d = q->shape.dim[q->shape.rank - 1], sq = o->dim[o->rank - 2];
-    if (IR_DIM_IS_SYM(d) || d % 16 != 0 || d > 256 || IR_DIM_IS_SYM(sq) || sq <= 64) return false;
+    if (IR_DIM_IS_SYM(sq)) return false;
     double pad = (double)((d + 63) / 64 * 64) / (double)d; /* the kernel's head dim: 64 .. 256 */
     int64_t rows = ir_shape_numel(o) / o->dim[o->rank - 1];
     if (rows < 0) return false;

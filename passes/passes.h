@@ -173,6 +173,50 @@ typedef struct pass_fine_walk {
 void pass_fine_start(pass_fine_walk *w, int fine[IR_MAX_RANK], const ir_shape *sh);
 bool pass_fine_regroup(pass_fine_walk *w, const ir_shape *sh);
 
+/* How the sm_90a attention kernel (codegen/attention.c) reads operand q, k or v through a TMA
+ * map: the operand, seen as [batch..., rows, D] (K untransposed: [batch..., keys, D]), is a
+ * permutation of the axes of a dense HBM buffer `base` after reshapes that split or merge its
+ * axes (split heads `permute(reshape(t, (S, H, D)), (1, 0, 2))` and, with a batch,
+ * `permute(reshape(t, (B, S, H, D)), (0, 2, 1, 3))`, GQA's `reshape(k, (B, 8, 1, S, D))`, plain
+ * [B, H, S, D]) and at most one slice of the buffer's last axis (nanoGPT's `qkv.split`: columns
+ * [offset, offset + width) of rows of `pitch` elements). The map is C-ordered over the buffer (or
+ * its slice), `rank` dims (3 to PASS_TMAP_MAXR) inner first: dim[0] = D (contiguous, coordinate:
+ * the column), then, in memory order, the rows (role PASS_AV_ROW, coordinate: the row) and groups
+ * of operand batch axes b0..b0+nb-1 that are adjacent in memory and in the operand (role
+ * PASS_AV_BATCH, coordinate: their linear index); an operand batch axis of extent 1 (broadcast)
+ * reads index 0 and has no map dim. The last dim, dim[rank - 1], is the product of `outer` when
+ * outer.rank > 0 (batch extents that may be symbolic); map dims of extent 1 with no axes fill
+ * rank 3. With a slice (pitch > 0) the map starts `offset` elements into the buffer and the
+ * stride of map dim pdim is pitch elements (the dims below it lie inside one row; pdim 0: no
+ * dim above the row), the strides above it products of the extents. */
+enum { PASS_TMAP_MAXR = 5 }; /* cuTensorMapEncodeTiled's most dims */
+enum { PASS_AV_D, PASS_AV_ROW, PASS_AV_BATCH };
+typedef struct pass_attn_view {
+    ir_id base;
+    uint8_t rank; /* map dims: 3 to PASS_TMAP_MAXR */
+    uint8_t role[PASS_TMAP_MAXR];
+    uint8_t b0[PASS_TMAP_MAXR], nb[PASS_TMAP_MAXR]; /* PASS_AV_BATCH: operand axes b0 .. b0+nb-1 */
+    ir_dim dim[PASS_TMAP_MAXR];
+    ir_shape outer;
+    ir_shape opnd;  /* the operand's batch extents (rank: its batch dims) */
+    int64_t offset; /* elements from the buffer's start to the map's (a slice's first column) */
+    int64_t pitch;  /* a slice's full row in elements (the stride of dim pdim); 0: no slice */
+    uint8_t pdim;
+} pass_attn_view;
+/* The view of operand `opnd` of attention region `region` (K: trans, the operand is kT): false,
+ * with one line in why, unless the buffer behind it is a dense non-view value of dtype dt outside
+ * the region, D = d is its contiguous axis, a slice (if any) starts and pitches on 16 bytes and
+ * the map needs at most PASS_TMAP_MAXR dims. */
+bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
+                       bool trans, pass_attn_view *v, char *why, size_t cap);
+/* [attention.fa3]: whether attention region `region` runs on the sm_90a FlashAttention-3 style
+ * kernel where the target has one: more than 64 query rows (or a symbolic count), q, kT, v and p
+ * one 16-bit dtype, D = Dv known, a multiple of 16 up to 256, each operand a TMA view
+ * (pass_attn_view_of; vw[] get them, vw may be NULL). False with the first reason in why. The one
+ * rule: codegen emits by it, the model and --explain report it. */
+bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
+                        size_t cap);
+
 /* Per-graph index for the region queries below: the use lists and, per
  * region, its nodes (compute nodes and the views placed in it) in id
  * order: region r holds rids[rstart[r] .. rstart[r + 1]). Build it after

@@ -566,6 +566,18 @@ static unsigned tmap_esize(uint8_t dt) {
     return dt == IR_F16 || dt == IR_BF16 ? 2 : dt == IR_F32 ? 4 : 0;
 }
 
+/* The byte stride of dim i (1 .. rank - 1) of t: the product of the extents below it, or below
+ * pdim's pitch, times the element size. */
+static int64_t tmap_stride(const rt_tmap_desc *t, unsigned i) {
+    unsigned pd = t->pdim ? t->pdim : 1;
+    int64_t s = (int64_t)tmap_esize(t->dtype);
+    for (unsigned j = 0; j < i; j++) {
+        if (j + 1 == pd && t->pitch > 0) s = (int64_t)tmap_esize(t->dtype) * t->pitch;
+        else s *= t->dim[j];
+    }
+    return s;
+}
+
 bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap) {
     unsigned es = tmap_esize(t->dtype);
     if (!es) {
@@ -593,25 +605,31 @@ bool rt_tmap_check(const rt_tmap_desc *t, rt_devptr addr, char *err, size_t cap)
             return false;
         }
     }
-    int64_t pitch = t->pitch > 0 ? t->pitch : t->dim[0];
-    if (pitch < t->dim[0] || (rank > 2 && t->pitch > 0)) {
+    int pd = t->pdim ? t->pdim : 1;
+    int64_t below = 1; /* the elements of the dims below pdim */
+    for (int i = 0; i < pd && i < rank; i++) below *= t->dim[i];
+    if (pd >= rank || (t->pitch > 0 && t->pitch < below)) {
         snprintf(err, cap, "tensor map row pitch %lld elements is below the row's %lld",
-                 (long long)t->pitch, (long long)t->dim[0]);
+                 (long long)t->pitch, (long long)below);
         return false;
     }
-    int64_t stride = pitch * es; /* the byte stride of dim 1, then of the dims above */
+    if (t->offset < 0 || ((uint64_t)t->offset * es) % 16) {
+        snprintf(err, cap, "tensor map offset of %lld elements is not 16-byte aligned",
+                 (long long)t->offset);
+        return false;
+    }
     for (int i = 1; i < rank; i++) {
+        int64_t stride = tmap_stride(t, (unsigned)i);
         if (stride >= ((int64_t)1 << 40)) {
             snprintf(err, cap, "tensor map stride of %lld bytes is not below 2^40",
                      (long long)stride);
             return false;
         }
-        stride *= t->dim[i];
-    }
-    if ((pitch * es) % 16) {
-        snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16",
-                 (long long)(pitch * es));
-        return false;
+        if (i == pd && stride % 16) {
+            snprintf(err, cap, "tensor map row pitch %lld bytes is not a multiple of 16",
+                     (long long)stride);
+            return false;
+        }
     }
     if (t->swizzle != 0 && t->swizzle != 32 && t->swizzle != 64 && t->swizzle != 128) {
         snprintf(err, cap, "tensor map swizzle %u is not 0, 32, 64 or 128 bytes", t->swizzle);
@@ -645,13 +663,11 @@ bool rt_cuda_tmap_encode(rt_cuda *c, void *out, const rt_tmap_desc *t, rt_devptr
     unsigned rank = t->rank ? t->rank : 2;
     unsigned long long dims[RT_TMAP_MAXR], strides[RT_TMAP_MAXR - 1];
     unsigned box[RT_TMAP_MAXR], estr[RT_TMAP_MAXR];
-    unsigned long long stride =
-        (unsigned long long)(t->pitch > 0 ? t->pitch : t->dim[0]) * tmap_esize(t->dtype);
     for (unsigned i = 0; i < rank; i++) {
         dims[i] = (unsigned long long)t->dim[i], box[i] = t->box[i], estr[i] = 1;
-        if (i + 1 < rank) strides[i] = stride; /* the byte stride of dim i + 1 */
-        stride *= i + 1 < rank ? (unsigned long long)t->dim[i + 1] : 1;
+        if (i + 1 < rank) strides[i] = (unsigned long long)tmap_stride(t, i + 1);
     }
+    addr += (rt_devptr)t->offset * tmap_esize(t->dtype);
     memset(out, 0, 128);
     return cu_ok(c,
                  c->TensorMapEncodeTiled(out, dt, rank, (void *)(uintptr_t)addr, dims, strides, box,

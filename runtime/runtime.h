@@ -232,8 +232,10 @@ typedef struct rt_tmap_desc {
     int64_t dim[RT_TMAP_MAXR];
     uint32_t box[RT_TMAP_MAXR];
     uint8_t rank;  /* 2 to RT_TMAP_MAXR (0: 2) */
-    int64_t pitch; /* rank 2: row stride in elements (>= dim[0]; a pitched staging copy); 0:
-                      dim[0] */
+    int64_t pitch;  /* the stride in elements of dim pdim (>= the product of the extents below
+                       it; a pitched staging copy, a slice of wider rows); 0: dense */
+    uint8_t pdim;   /* the dim whose stride is pitch, 1 to rank - 1 (0: 1) */
+    int64_t offset; /* elements from the buffer's address to the map's (16-byte aligned) */
 } rt_tmap_desc;
 /* Encodes a tensor map of t over device address `addr` into out[128]
  * (64-byte aligned) with cuTensorMapEncodeTiled. Checks the arguments the

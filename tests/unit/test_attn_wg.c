@@ -829,7 +829,7 @@ static void test_d128_knobs(void **state) {
 static void test_tmap3_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {128, 4096, 128}, {64, 128, 1}, 3, 0};
+    rt_tmap_desc t = {IR_BF16, 128, {128, 4096, 128}, {64, 128, 1}, 3, 0, 0, 0};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.dim[2] = 0;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));

@@ -356,7 +356,7 @@ static void test_stage_temps_order(void **state) {
 static void test_tmap_pitch_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {999, 300}, {64, 128}, 2, 1024};
+    rt_tmap_desc t = {IR_BF16, 128, {999, 300}, {64, 128}, 2, 1024, 0, 0};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.pitch = 0; /* 1998-byte rows */
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
@@ -365,8 +365,18 @@ static void test_tmap_pitch_check(void **state) {
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
     t.pitch = 1001; /* not 16-byte */
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
-    rt_tmap_desc t3 = {IR_BF16, 128, {128, 300, 4}, {64, 128, 1}, 3, 256};
-    assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e)); /* pitches are 2-D only */
+    /* a slice of wider rows (attention's qkv.split): columns 768.. of rows of 2304, the map
+     * {D 64, H 12, S, B} with the pitch the stride of dim 2 */
+    rt_tmap_desc t4 = {IR_BF16, 128, {64, 12, 1024, 8}, {64, 1, 128, 1}, 4, 2304, 2, 768};
+    assert_true(rt_tmap_check(&t4, 0x1000, e, sizeof e));
+    t4.pitch = 700; /* below the 768 elements of dims 0 and 1 */
+    assert_false(rt_tmap_check(&t4, 0x1000, e, sizeof e));
+    assert_non_null(strstr(e, "pitch"));
+    t4.pitch = 2304, t4.offset = 765; /* not 16-byte aligned */
+    assert_false(rt_tmap_check(&t4, 0x1000, e, sizeof e));
+    assert_non_null(strstr(e, "offset"));
+    t4.offset = 768, t4.pdim = 4; /* no dim above the last */
+    assert_false(rt_tmap_check(&t4, 0x1000, e, sizeof e));
 }
 
 static void test_target_gpu(void **state) {

@@ -1179,7 +1179,7 @@ odd:
 static void test_tmap_check(void **state) {
     (void)state;
     char e[200];
-    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}, 2, 0};
+    rt_tmap_desc t = {IR_BF16, 128, {4096, 300}, {64, 128}, 2, 0, 0, 0};
     assert_true(rt_tmap_check(&t, 0x1000, e, sizeof e));
     assert_false(rt_tmap_check(&t, 0x1008, e, sizeof e)); /* address not 16-byte aligned */
     assert_non_null(strstr(e, "aligned"));
@@ -1194,7 +1194,7 @@ static void test_tmap_check(void **state) {
     t.dim[1] = 1, t.dtype = IR_I32;
     assert_false(rt_tmap_check(&t, 0x1000, e, sizeof e));
     /* rank 3: the third extent and box are checked too; rank 4 is refused */
-    rt_tmap_desc t3 = {IR_BF16, 128, {128, 300, 32}, {64, 128, 1}, 3, 0};
+    rt_tmap_desc t3 = {IR_BF16, 128, {128, 300, 32}, {64, 128, 1}, 3, 0, 0, 0};
     assert_true(rt_tmap_check(&t3, 0x1000, e, sizeof e));
     t3.dim[2] = 0;
     assert_false(rt_tmap_check(&t3, 0x1000, e, sizeof e));

@@ -1,0 +1,227 @@
+/* attn_fa3.c - whether an attention region runs on the sm_90a FlashAttention-3 style kernel
+ * (codegen/attention.c, docs/codegen-attention.md): the one rule codegen emits by and the model
+ * and --explain report. Each operand must be a view of a dense buffer that one TMA tensor map of
+ * at most PASS_TMAP_MAXR dims reads (pass_attn_view_of). */
+#include "passes/passes.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+static void say(char *why, size_t cap, const char *fmt, ...) {
+    if (!why || !cap) return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(why, cap, fmt, ap);
+    va_end(ap);
+}
+
+/* Appends map dim j of role `role` (batch: operand axes b0.., nb of them) to v. */
+static bool map_dim(pass_attn_view *v, unsigned *j, uint8_t role, unsigned b0, unsigned nb,
+                    ir_dim e) {
+    if (*j >= PASS_TMAP_MAXR) return false;
+    v->role[*j] = role, v->b0[*j] = (uint8_t)b0, v->nb[*j] = (uint8_t)nb, v->dim[*j] = e;
+    (*j)++;
+    return true;
+}
+
+/* The walk from operand opnd down to its buffer through in-region same-dtype casts, permutes,
+ * reshapes and at most one slice of the buffer's last axis (then the buffer is the slice's
+ * input): w holds, per axis of the buffer, its fine axes. *x the buffer; *sl the slice or
+ * IR_NONE. False with why when a step cannot be followed. */
+static bool view_walk(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt,
+                      pass_fine_walk *w, ir_id *x, ir_id *sl, char *why, size_t cap) {
+    *x = opnd, *sl = IR_NONE;
+    for (unsigned guard = 0; guard < 32; guard++) {
+        const ir_node *n = &g->nodes[*x];
+        if (n->op == IR_OP_INPUT || n->nin < 1) return true;
+        const ir_node *in = &g->nodes[ir_in(g, n, 0)];
+        if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
+        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
+            pass_fine_walk o = *w;
+            for (unsigned i = 0; i < n->shape.rank; i++) {
+                unsigned a = n->a.perm[i];
+                o.cnt[a] = w->cnt[i];
+                memcpy(o.ax[a], w->ax[i], w->cnt[i]);
+            }
+            *w = o;
+        } else if (n->op == IR_OP_RESHAPE) {
+            if (!pass_fine_regroup(w, &in->shape)) {
+                say(why, cap, "reshape %%%u splits an axis the view needs whole", *x);
+                return false;
+            }
+        } else if (n->op == IR_OP_SLICE) {
+            /* a column range of wider rows (nanoGPT's qkv.split): the map's base moves to the
+             * range's first column and the rows keep the buffer's full pitch */
+            if ((unsigned)n->a.slice.axis + 1 != in->shape.rank ||
+                IR_DIM_IS_SYM(in->shape.dim[in->shape.rank - 1])) {
+                say(why, cap,
+                    "slice %%%u is not of the last axis of a known extent (a TMA map moves its "
+                    "base by columns only)",
+                    *x);
+                return false;
+            }
+            *sl = *x;
+            *x = ir_in(g, n, 0);
+            return true;
+        } else {
+            return true;
+        }
+        *x = ir_in(g, n, 0);
+    }
+    return true;
+}
+
+bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt, int64_t d,
+                       bool trans, pass_attn_view *v, char *why, size_t cap) {
+    memset(v, 0, sizeof *v);
+    const ir_node *on = &g->nodes[opnd];
+    unsigned r = on->shape.rank;
+    if (r < 2) return say(why, cap, "%%%u has rank %u", opnd, r), false;
+    pass_fine_walk w;
+    int fine[IR_MAX_RANK]; /* the fine axis of each operand axis (-1: extent 1) */
+    pass_fine_start(&w, fine, &on->shape);
+    ir_id x, sl;
+    if (!view_walk(g, region, opnd, dt, &w, &x, &sl, why, cap)) return false;
+    const ir_node *b = &g->nodes[x];
+    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
+        b->dtype != dt || b->shape.rank < 2) {
+        say(why, cap, "%%%u (%s) behind %%%u is no dense %s buffer outside the kernel", x,
+            ir_op_name((ir_op)b->op), opnd, ir_dtype_name(dt));
+        return false;
+    }
+    for (unsigned i = 0; i < b->shape.rank; i++)
+        if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31))
+            return say(why, cap, "%%%u has an extent of 2^31 or more", x), false;
+    unsigned nlast = 0; /* with a slice: the fine axes of the buffer's last (sliced) axis */
+    if (sl != IR_NONE) {
+        const ir_node *sn = &g->nodes[sl];
+        int64_t es = ir_dtype_size(dt), full = b->shape.dim[b->shape.rank - 1];
+        if ((sn->a.slice.start * es) % 16 || (full * es) % 16) {
+            say(why, cap,
+                "slice %%%u starts at column %lld of rows of %lld: TMA needs 16-byte aligned "
+                "starts and pitches",
+                sl, (long long)sn->a.slice.start, (long long)full);
+            return false;
+        }
+        v->offset = sn->a.slice.start, v->pitch = full;
+        nlast = w.cnt[b->shape.rank - 1];
+    }
+    /* memory order of the fine axes, minor first */
+    int mem[PASS_FINE_MAX], nm = 0;
+    for (unsigned i = b->shape.rank; i-- > 0;)
+        for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
+    if ((unsigned)nm != w.nf) return say(why, cap, "%%%u's axes do not map on its buffer", opnd), false;
+    int dax = fine[trans ? r - 2 : r - 1], rax = fine[trans ? r - 1 : r - 2];
+    if (dax < 0 || nm < 1 || mem[0] != dax || w.fx[dax] != d) {
+        say(why, cap, "the head dim of %%%u is not the contiguous axis of its buffer", opnd);
+        return false;
+    }
+    v->base = x;
+    v->opnd.rank = (uint8_t)(r - 2);
+    for (unsigned i = 0; i + 2 < r; i++) v->opnd.dim[i] = on->shape.dim[i];
+    unsigned j = 0;
+    map_dim(v, &j, PASS_AV_D, 0, 0, (ir_dim)d);
+    if (rax < 0) map_dim(v, &j, PASS_AV_ROW, 0, 0, 1); /* one row: a map dim of extent 1 */
+    bool deep = false;
+    for (int m = 1; m < nm; m++) {
+        if (sl != IR_NONE && (unsigned)m == nlast) v->pdim = (uint8_t)j; /* the full pitch */
+        if (mem[m] == rax) {
+            deep |= !map_dim(v, &j, PASS_AV_ROW, 0, 0, w.fx[rax]);
+            continue;
+        }
+        int bax = -1;
+        for (unsigned i = 0; i + 2 < r; i++)
+            if (fine[i] == mem[m]) bax = (int)i;
+        if (bax < 0) return say(why, cap, "%%%u's axes do not map on its buffer", opnd), false;
+        /* the operand's batch axes just above it join when they are next in memory too
+         * (extent-1 axes join freely: they read index 0), not across the sliced axis's edge */
+        unsigned b0 = (unsigned)bax, nb = 1, nreal = 1;
+        while (b0 > 0) {
+            if (fine[b0 - 1] < 0) {
+                b0--, nb++;
+            } else if (m + 1 < nm && mem[m + 1] == fine[b0 - 1] &&
+                       !(sl != IR_NONE && (unsigned)m + 1 == nlast)) {
+                b0--, nb++, nreal++, m++;
+            } else {
+                break;
+            }
+        }
+        ir_dim e = 1;
+        bool known = true;
+        for (unsigned i = b0; i < b0 + nb; i++) {
+            ir_dim ei = on->shape.dim[i];
+            if (ei == 1) continue;
+            if (nreal == 1)
+                e = ei;
+            else if (IR_DIM_IS_SYM(ei))
+                known = false;
+            else
+                e *= ei;
+        }
+        if (!map_dim(v, &j, PASS_AV_BATCH, b0, nb, known ? e : 1)) {
+            deep = true;
+            break;
+        }
+        if (m + 1 == nm && j >= 3) { /* the outermost and last map dim: the planes of `outer` */
+            v->outer.rank = (uint8_t)nb;
+            for (unsigned i = 0; i < nb; i++) v->outer.dim[i] = on->shape.dim[b0 + i];
+            v->dim[j - 1] = 1;
+        } else if (!known) {
+            say(why, cap, "%%%u merges symbolic batch dims inside its buffer", opnd);
+            return false;
+        }
+    }
+    if (deep) {
+        say(why, cap, "%%%u needs a tensor map of more than %d dims", opnd, PASS_TMAP_MAXR);
+        return false;
+    }
+    while (j < 3) map_dim(v, &j, PASS_AV_BATCH, 0, 0, 1);
+    v->rank = (uint8_t)j;
+    return true;
+}
+
+bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
+                        size_t cap) {
+    const ir_region *rg = &g->regions[region];
+    pass_attn_view tmp[3];
+    if (!vw) vw = tmp;
+    if (why && cap) why[0] = 0;
+    if (rg->kind != IR_RK_ATTENTION || rg->mm1 >= g->n || rg->anchor >= g->n)
+        return say(why, cap, "not an attention region"), false;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    if (m1->op != IR_OP_MATMUL || m2->op != IR_OP_MATMUL || m2->shape.rank < 2)
+        return say(why, cap, "not an attention region"), false;
+    ir_id q = ir_in(g, m1, 0), kt = ir_in(g, m1, 1), p = ir_in(g, m2, 0), v = ir_in(g, m2, 1);
+    const ir_node *qn = &g->nodes[q];
+    /* a few known query rows (decode) stream K and V: the mma.sync kernel's smaller row tiles
+     * waste less of the tensor cores than 128-row tiles */
+    ir_dim sq = m2->shape.dim[m2->shape.rank - 2];
+    int64_t sqv = IR_DIM_IS_SYM(sq) ? g->syms[IR_DIM_SYMIDX(sq)].value : sq;
+    if (sqv > 0 && sqv <= 64)
+        return say(why, cap, "%lld query rows (decode): the 128-row tiles would idle", (long long)sqv),
+               false;
+    ir_dtype dt = (ir_dtype)qn->dtype;
+    if ((dt != IR_BF16 && dt != IR_F16) || g->nodes[kt].dtype != dt || g->nodes[v].dtype != dt ||
+        g->nodes[p].dtype != dt) {
+        say(why, cap, "q, kT, v and p are not one 16-bit dtype");
+        return false;
+    }
+    ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
+    if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 256) {
+        say(why, cap, "head dims %s: FA3 takes D = Dv known, a multiple of 16 up to 256",
+            IR_DIM_IS_SYM(D) ? "symbolic" : D != Dv ? "differ" : "out of range");
+        return false;
+    }
+    static const char *const nm[3] = {"q", "k", "v"};
+    const ir_id op[3] = {q, kt, v};
+    for (int i = 0; i < 3; i++) {
+        char w[200];
+        if (!pass_attn_view_of(g, region, op[i], dt, D, i == 1, &vw[i], w, sizeof w)) {
+            say(why, cap, "%s is no TMA view: %s", nm[i], w);
+            return false;
+        }
+    }
+    return true;
+}
