@@ -362,6 +362,8 @@ static int64_t model_offset(const ir_graph *g, ir_id id, ir_id base, const int64
             for (unsigned i = 0; i < n->shape.rank; i++) lin = lin * n->shape.dim[i] + ix[i];
             for (unsigned i = in->shape.rank; i-- > 0;)
                 ix[i] = lin % in->shape.dim[i], lin /= in->shape.dim[i];
+        } else if (n->op == IR_OP_SLICE) {
+            ix[n->a.slice.axis] += n->a.slice.start;
         } else {
             assert_int_equal(n->op, IR_OP_CAST);
         }
@@ -393,10 +395,13 @@ static void check_view(const ir_graph *g, ir_id id, bool trans, const cg_attn_wg
         int64_t row = trans ? ix[r - 1] : ix[r - 2], col = trans ? ix[r - 2] : ix[r - 1];
         int64_t c[CG_TMAP_MAXR];
         cg_attn_wg_view_coords(v, ext, ix, row, col, c);
-        int64_t off = 0;
-        for (unsigned j = R; j-- > 0;) {
+        /* C-order strides of the extents, the dim pdim at the slice's full row (pitch) */
+        int64_t off = v->offset, st = 1;
+        for (unsigned j = 0; j < R; j++) {
             assert_true(c[j] >= 0 && c[j] < dim[j]);
-            off = off * dim[j] + c[j];
+            if (v->pitch > 0 && j == v->pdim && j > 0) st = v->pitch;
+            off += st * c[j];
+            st *= dim[j];
         }
         assert_int_equal(off, model_offset(g, id, v->base, ix));
     }
@@ -450,12 +455,26 @@ static void test_views(void **state) {
         "-> bf16[2, 2, 2, 2, S, 64] {\n"
         "  s = f32(permute(q, (3, 2, 0, 4, 1, 5)) @ transpose(k, -1, -2)) * 0.125\n"
         "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    static const char *qkv =
+        "fn heads(t) {\n  return permute(reshape(t, (B, S, 4, 64)), (0, 2, 1, 3))\n}\n"
+        "fn f(x: bf16[B, S, 768]) -> bf16[B, 4, S, 64] {\n"
+        "  q = heads(slice(x, axis=2, start=0, stop=256))\n"
+        "  k = heads(slice(x, axis=2, start=256, stop=512))\n"
+        "  v = heads(slice(x, axis=2, start=512, stop=768))\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    /* q's columns start 4 elements (8 bytes) in: TMA needs 16-byte aligned starts */
+    static const char *qkv_odd =
+        "fn f(x: bf16[S, 200], k: bf16[S, 64], v: bf16[S, 64]) -> bf16[S, 64] {\n"
+        "  s = f32(slice(x, axis=1, start=4, stop=68) @ transpose(k, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
     fe_define defs[4] = {{"S", 72}, {"B", 2}, {"H", 3}, {"D", 64}};
-    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2, gqa_split, five, six};
-    unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1};
+    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2, gqa_split, five, six, qkv,
+                          qkv_odd};
+    unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1, 2, 1};
     /* per case and operand: the map's rank */
-    unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3},
-                           {4, 4, 4}, {4, 4, 4}, {5, 4, 4}, {0, 3, 3}};
+    unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {4, 4, 4},
+                           {4, 4, 4}, {5, 4, 4}, {0, 3, 3}, {4, 4, 4}, {0, 3, 3}};
     for (unsigned c = 0; c < sizeof srcs / sizeof srcs[0]; c++) {
         ir_graph *g;
         cg_program *p = tk_compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
@@ -498,6 +517,14 @@ static void test_views(void **state) {
                 assert_int_equal(v.role[3], CG_AWG_BATCH);
                 assert_int_equal(v.outer.rank, 1);
                 assert_int_equal(v.outer.dim[0], 2);
+            }
+            if (c == 8) { /* {D, H, S, B} over columns 256 o.. of rows of 768: S strides 768 */
+                assert_int_equal(v.offset, 256 * o);
+                assert_int_equal(v.pitch, 768);
+                assert_int_equal(v.pdim, 2);
+                assert_int_equal(k->tmaps[o].pitch, 768);
+                assert_int_equal(k->tmaps[o].pdim, 2);
+                assert_int_equal(k->tmaps[o].offset, 256 * o);
             }
             if (c == 6 && o == 0) { /* {D, KVH, G, S, B} */
                 assert_int_equal(v.dim[1], 2);
