@@ -3,6 +3,7 @@
  * cg_emit_value, the scalar computation of a node at a logical index. */
 #include "codegen/cg_impl.h"
 
+#include <math.h>
 #include <string.h>
 
 /* ---- dims and indices ----------------------------------------------------- */
@@ -739,6 +740,19 @@ static LLVMValueRef cg_operand(cg_ctx *cx, const ir_node *n, unsigned k, cg_inde
     return cg_convert(cx, v, (ir_dtype)p->dtype, t);
 }
 
+/* Whether f32 value v is a compile-time constant c whose reciprocal and c itself are normal
+ * floats (so x * (1 / c) neither overflows nor loses x / c to a subnormal reciprocal); *rc gets
+ * 1 / c rounded to f32. */
+static bool const_rcp(LLVMValueRef v, double *rc) {
+    if (!v || !LLVMIsAConstantFP(v)) return false;
+    LLVMBool lossy = 0;
+    double c = LLVMConstRealGetDouble(v, &lossy);
+    float r = (float)(1.0 / c);
+    if (!(fabs(c) >= 0x1p-126 && fabs(c) <= 0x1p126)) return false;
+    *rc = (double)r;
+    return true;
+}
+
 /* Elementwise node at idx. */
 static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     ir_op op = (ir_op)n->op;
@@ -761,6 +775,7 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     LLVMValueRef b = (a && n->nin > 1) ? cg_operand(cx, n, 1, idx, t) : NULL;
     if (!a || (n->nin > 1 && !b)) return NULL;
     LLVMValueRef r;
+    double rc_c;
     ir_id dv = n->nin > 1 ? cg_view_source(g, ir_in(g, n, 1)) : IR_NONE;
     if (op == IR_OP_DIV && ir_dtype_is_float(t) && dv != IR_NONE && cx->subst[dv] &&
         b == cx->subst[dv]) {
@@ -772,6 +787,10 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
             cg_memo_put(cx, g->n + dv, b, rc);
         }
         r = LLVMBuildFMul(cx->b, a, rc, "");
+    } else if (op == IR_OP_DIV && t == IR_F32 && const_rcp(b, &rc_c)) {
+        /* Division by a constant (a soft cap's s / c): a product by its reciprocal, rounded
+         * once at compile time (<= 1.5 ulp, as for a row scalar) */
+        r = LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "");
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
     }
