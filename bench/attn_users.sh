@@ -23,8 +23,7 @@ RAGGED=(
   "attn_qkv_split -D B=2 -D S=333"
   "attn_lse -D B=2 -D S=333"
   "attn_softcap_gemma -D B=1 -D H=2 -D S=333"
-  "attn_qscale -D B=2 -D S=333"
-  "attn_rotary -D B=1 -D S=333"
+  "attn_qkv_split -D B=3 -D S=1000"
 )
 for row in "${RAGGED[@]}"; do
   set -- $row
@@ -40,6 +39,6 @@ for row in "${RAGGED[@]}"; do
     echo "attn_users: $p ragged ($*): FAILED: $(tail -3 "$OUT/$p.ragged.txt" | tr '\n' ' ') | plan: $plan"
   fi
 done
-ONLY=attn_qkv_split,attn_lse,attn_softcap_gemma,attn_qscale,attn_rotary,rotary
+ONLY=attn_qkv_split,attn_lse,attn_softcap_gemma,rotary
 python3 bench/heldout_check.py --budget 38 --only "$ONLY" --workers 3 || fail=1
 exit $fail

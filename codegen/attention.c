@@ -54,6 +54,9 @@ typedef struct attn_gen {
      * row) and loads each K/V tile once for them; the batch loop runs with that axis at 1. */
     int gpack;
     int64_t gT;
+    /* [attention.lse]: the region's row logsumexp output (IR_NONE: none), stored per row after
+     * the last key tile (lse_store) */
+    ir_id lse;
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -1060,6 +1063,28 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     return true;
 }
 
+/* [attention.lse]: stores the row logsumexp of query row `row` (batch a->bidx) from the final
+ * softmax state: the running max m kept (in units of the scores over `scale`: the kernel's exps
+ * are exp(scale (F' - m))) and the sum l against it, so lse = scale m + ln l whatever max was
+ * kept; NaN for a row whose every score is -inf (as the written log(sum(exp(s - max))) + max
+ * gives). Nothing without an lse output. */
+static void lse_store(attn_gen *a, LLVMValueRef row, LLVMValueRef m, LLVMValueRef l, double scale) {
+    if (a->lse == IR_NONE) return;
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    const ir_node *n = &cx->g->nodes[a->lse];
+    LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, m, cg_f32c(cx, -INFINITY), "");
+    LLVMValueRef v = fadd(cx, fmul(cx, m, cg_f32c(cx, scale)), cg_math(cx, IR_OP_LOG, l, NULL));
+    v = LLVMBuildSelect(b, ninf, cg_f32c(cx, NAN), v, "lse");
+    LLVMValueRef dims[IR_MAX_RANK];
+    unsigned nb = n->shape.rank - 2;
+    for (unsigned i = 0; i < nb; i++) dims[i] = a->bidx[i];
+    dims[nb] = row, dims[nb + 1] = cg_i64(cx, 0);
+    cg_index idx = cg_index_from_dims(cx, &n->shape, dims);
+    cg_store(cx, cg_buf_ptr(cx, a->lse), (ir_dtype)n->dtype, cg_home_lin(cx, a->lse, &idx),
+             cg_round_f32(cx, v, (ir_dtype)n->dtype));
+}
+
 /* ---- GPU warp-per-row body and host body ------------------------------------ */
 
 /* Sum over the warp (GPU) of a per-lane partial. */
@@ -1142,6 +1167,12 @@ static bool attn_row(attn_gen *a, LLVMValueRef row, LLVMValueRef lane, int lanes
         return true;
     }
     LLVMValueRef inv = inv_sum(cx, ld(cx, lvar), d->Sk);
+    if (a->lse != IR_NONE) {
+        LLVMBasicBlockRef one =
+            cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, lane, cg_i64(cx, 0), ""));
+        lse_store(a, row, ld(cx, mvar), ld(cx, lvar), 1.0);
+        cg_if_end(cx, one);
+    }
     if (orow) {
         LLVMValueRef i = cg_loop_begin(cx, &il, cg_i64(cx, 0), d->Dv, cg_i64(cx, 1), "out");
         LLVMValueRef o = fmul(cx, ld(cx, LLVMBuildGEP2(b, f, orow, &i, 1, "")), inv);
@@ -2422,6 +2453,14 @@ static bool awg_consumer(attn_gen *a, attn_wgk *k, LLVMValueRef cta, LLVMValueRe
             l = fadd(cx, l, cg_shfl_xor(cx, l, 2));
         }
         inv[h] = inv_sum(cx, l, d->Sk);
+        if (a->lse != IR_NONE) { /* one lane of the row's quad, rows inside Sq */
+            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 8 * h), "");
+            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntEQ, c0, cg_i64(cx, 0), ""),
+                                           LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""), "");
+            LLVMBasicBlockRef e = cg_if_begin(cx, in);
+            lse_store(a, row, ld(cx, mv[h]), l, (double)k->fp.cl / 1.4426950408889634);
+            cg_if_end(cx, e);
+        }
     }
     LLVMValueRef o[128];
     for (unsigned i = 0; i < NO; i++) o[i] = fmul(cx, ld(cx, ov[i]), inv[(i / 2) % 2]);
@@ -2865,8 +2904,19 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_attn_wg_view vw[3];
     cg_attn_wg_plan wp;
     bool wg = awg_eligible(cx, g, region, &am, vw, &wp);
+    ir_id lse = pass_attention_lse(g, region); /* [attention.lse] */
+    if (lse != IR_NONE) {
+        if (cx->gpu && !wg) {
+            tx_error(cx->diag,
+                     "codegen: attention region k%u returns the row logsumexp, which only the "
+                     "sm_90a FA3 kernel and the host kernel write; this one runs on neither",
+                     region);
+            return false;
+        }
+        es.own[es.nown++] = lse;
+    }
     int64_t nbatch = 0, sq = 0, srt = 0;
-    int splits = wg ? 1 : attn_splits(g, region, &am, &nbatch, &sq, &srt);
+    int splits = wg || lse != IR_NONE ? 1 : attn_splits(g, region, &am, &nbatch, &sq, &srt);
     unsigned ptemp = 0;
     if (splits > 1) { /* [attention.split_kv]: the partials' scratch, [chunks x batch x rows,
                        * Dv + 2], or [chunks, batch dims..., rows, Dv + 2] with sizes bound at
@@ -2899,7 +2949,8 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                   .sqmax = dim_bound(g, nd(g, am.mm2)->shape.dim[nd(g, am.mm2)->shape.rank - 2]),
                   .ksplit = g->regions[region].strategy == IR_RED_KSPLIT,
                   .splits = splits,
-                  .split_rt = srt};
+                  .split_rt = srt,
+                  .lse = lse};
     a.gpack = pass_attention_gqa_pack(g, &g->regions[region], &a.gT);
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);

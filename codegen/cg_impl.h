@@ -551,8 +551,10 @@ typedef struct cg_mm_epi_state {
     ir_id mm[CG_MM_MAXH];
     ir_id outs[64];
     unsigned nouts;
+    ir_id own[2]; /* region outputs the kernel stores itself (attention's logsumexp) */
+    unsigned nown;
 } cg_mm_epi_state;
-/* Fills st->outs with the region's stored values; false (reported) when one
+/* Fills st->outs with the region's stored values but st->own[]; false (reported) when one
  * is not an elementwise epilogue of the products st->mm with their shape. */
 bool cg_mm_collect_outs(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
 /* A cg_mm_epi_fn (user: cg_mm_epi_state): substitutes each accumulator,

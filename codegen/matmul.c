@@ -678,6 +678,9 @@ bool cg_mm_collect_outs(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_ep
         if (n->region != region) continue;
         for (unsigned k = 0; k < n->nin && !dep[i]; k++) dep[i] = dep[ir_in(g, n, k)];
         if (!cg_is_region_output(cx, i)) continue;
+        bool own = false;
+        for (unsigned j = 0; j < st->nown; j++) own |= st->own[j] == i;
+        if (own) continue;
         if (!dep[i] || !ir_shape_eq(&n->shape, &mm->shape) || st->nouts == 64) {
             tx_error(cx->diag,
                      "codegen: %s region k%u stores a value (%%%u) that is not an "

@@ -127,13 +127,12 @@ static bool plan_kernel_from_cg(rt_gpu_plan *p, const ir_graph *g, const cg_prog
         for (unsigned j = 0; j < ds.rank; j++) ds.dim[j] = tm->dim[j];
         kp->kind = RT_KP_TMAP;
         kp->buf = tm->buf < ck->nbufs ? kd.params[tm->buf].buf : UINT32_MAX;
-        kp->tmap = (rt_tmap_desc){
-            .dtype = tm->dtype,
-            .swizzle = tm->swizzle,
-            .rank = (uint8_t)rank,
-            .pitch = tm->pitch,
-            .pdim = tm->pdim,
-            .offset = tm->offset};
+        kp->tmap = (rt_tmap_desc){.dtype = tm->dtype,
+                                  .swizzle = tm->swizzle,
+                                  .rank = (uint8_t)rank,
+                                  .pitch = tm->pitch,
+                                  .pdim = tm->pdim,
+                                  .offset = tm->offset};
         for (unsigned j = 0; j < rank; j++) kp->tmap.box[j] = tm->box[j], kp->tmap.dim[j] = 1;
         bool okd = cg_shape_resolve(&ds, syms, g->nsyms, kp->tmap.dim);
         if (okd && outer) {

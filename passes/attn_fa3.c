@@ -112,7 +112,8 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
     int mem[PASS_FINE_MAX], nm = 0;
     for (unsigned i = b->shape.rank; i-- > 0;)
         for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
-    if ((unsigned)nm != w.nf) return say(why, cap, "%%%u's axes do not map on its buffer", opnd), false;
+    if ((unsigned)nm != w.nf)
+        return say(why, cap, "%%%u's axes do not map on its buffer", opnd), false;
     int dax = fine[trans ? r - 2 : r - 1], rax = fine[trans ? r - 1 : r - 2];
     if (dax < 0 || nm < 1 || mem[0] != dax || w.fx[dax] != d) {
         say(why, cap, "the head dim of %%%u is not the contiguous axis of its buffer", opnd);
@@ -182,15 +183,10 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
     return true;
 }
 
-bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
-                        size_t cap) {
-    const ir_region *rg = &g->regions[region];
-    pass_attn_view tmp[3];
-    if (!vw) vw = tmp;
+bool pass_attention_fa3_shape(const ir_graph *g, ir_id mm1, ir_id mm2, char *why, size_t cap) {
     if (why && cap) why[0] = 0;
-    if (rg->kind != IR_RK_ATTENTION || rg->mm1 >= g->n || rg->anchor >= g->n)
-        return say(why, cap, "not an attention region"), false;
-    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    if (mm1 >= g->n || mm2 >= g->n) return say(why, cap, "not an attention region"), false;
+    const ir_node *m1 = &g->nodes[mm1], *m2 = &g->nodes[mm2];
     if (m1->op != IR_OP_MATMUL || m2->op != IR_OP_MATMUL || m2->shape.rank < 2)
         return say(why, cap, "not an attention region"), false;
     ir_id q = ir_in(g, m1, 0), kt = ir_in(g, m1, 1), p = ir_in(g, m2, 0), v = ir_in(g, m2, 1);
@@ -200,7 +196,8 @@ bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3]
     ir_dim sq = m2->shape.dim[m2->shape.rank - 2];
     int64_t sqv = IR_DIM_IS_SYM(sq) ? g->syms[IR_DIM_SYMIDX(sq)].value : sq;
     if (sqv > 0 && sqv <= 64)
-        return say(why, cap, "%lld query rows (decode): the 128-row tiles would idle", (long long)sqv),
+        return say(why, cap, "%lld query rows (decode): the 128-row tiles would idle",
+                   (long long)sqv),
                false;
     ir_dtype dt = (ir_dtype)qn->dtype;
     if ((dt != IR_BF16 && dt != IR_F16) || g->nodes[kt].dtype != dt || g->nodes[v].dtype != dt ||
@@ -211,11 +208,27 @@ bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3]
     ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
     if (IR_DIM_IS_SYM(D) || D != Dv || D % 16 != 0 || D > 256) {
         say(why, cap, "head dims %s: FA3 takes D = Dv known, a multiple of 16 up to 256",
-            IR_DIM_IS_SYM(D) ? "symbolic" : D != Dv ? "differ" : "out of range");
+            IR_DIM_IS_SYM(D) ? "symbolic"
+            : D != Dv        ? "differ"
+                             : "out of range");
         return false;
     }
+    return true;
+}
+
+bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
+                        size_t cap) {
+    const ir_region *rg = &g->regions[region];
+    pass_attn_view tmp[3];
+    if (!vw) vw = tmp;
+    if (rg->kind != IR_RK_ATTENTION) return say(why, cap, "not an attention region"), false;
+    if (!pass_attention_fa3_shape(g, rg->mm1, rg->anchor, why, cap)) return false;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    const ir_node *qn = &g->nodes[ir_in(g, m1, 0)];
+    ir_dtype dt = (ir_dtype)qn->dtype;
+    ir_dim D = qn->shape.dim[qn->shape.rank - 1];
     static const char *const nm[3] = {"q", "k", "v"};
-    const ir_id op[3] = {q, kt, v};
+    const ir_id op[3] = {ir_in(g, m1, 0), ir_in(g, m1, 1), ir_in(g, m2, 1)};
     for (int i = 0; i < 3; i++) {
         char w[200];
         if (!pass_attn_view_of(g, region, op[i], dt, D, i == 1, &vw[i], w, sizeof w)) {
@@ -224,4 +237,42 @@ bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3]
         }
     }
     return true;
+}
+
+/* The reduction of x over its last axis (keepdim: shape [..., 1]) by op, at r. */
+static bool row_red(const ir_graph *g, ir_id r, ir_op op, ir_id x) {
+    const ir_node *n = &g->nodes[r];
+    return n->op == op && n->nin == 1 && ir_in(g, n, 0) == x && n->a.red.keepdim &&
+           n->a.red.axes == (1u << (g->nodes[x].shape.rank - 1));
+}
+
+bool pass_attention_lse_node(const ir_graph *g, ir_id scores, ir_id id, ir_id *lg) {
+    const ir_node *a = &g->nodes[id];
+    if (a->op != IR_OP_ADD || a->nin != 2 || a->dtype != IR_F32) return false;
+    for (unsigned k = 0; k < 2; k++) {
+        ir_id L = ir_in(g, a, k), M = ir_in(g, a, 1 - k);
+        const ir_node *ln = &g->nodes[L];
+        if (ln->op != IR_OP_LOG || !row_red(g, M, IR_OP_MAX, scores)) continue;
+        ir_id l = ir_in(g, ln, 0);
+        const ir_node *sn = &g->nodes[l];
+        if (sn->op != IR_OP_SUM || sn->nin != 1) continue;
+        ir_id e = ir_in(g, sn, 0);
+        if (!row_red(g, l, IR_OP_SUM, e) || g->nodes[e].op != IR_OP_EXP) continue;
+        const ir_node *sub = &g->nodes[ir_in(g, &g->nodes[e], 0)];
+        if (sub->op != IR_OP_SUB || ir_in(g, sub, 0) != scores || ir_in(g, sub, 1) != M) continue;
+        if (!ir_shape_eq(&a->shape, &sn->shape) || !ir_shape_eq(&a->shape, &g->nodes[M].shape))
+            continue;
+        if (lg) *lg = L;
+        return true;
+    }
+    return false;
+}
+
+ir_id pass_attention_lse(const ir_graph *g, uint32_t region) {
+    const ir_region *rg = &g->regions[region];
+    if (rg->kind != IR_RK_ATTENTION || rg->scores >= g->n) return IR_NONE;
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].region == region && pass_attention_lse_node(g, rg->scores, i, NULL))
+            return i;
+    return IR_NONE;
 }

@@ -1137,6 +1137,44 @@ static void explain_split(fz *f, ir_id mm1, ir_id m2, ir_id x, const char *rule,
             ir_poly_str(f->g, &p, sb, sizeof sb));
 }
 
+/* [attention.lse]: the row logsumexp log(l) + m of the softmax over x whose max and sum are in
+ * set[0 .. n) (pass_attention_lse_node), when every use of that sum and max outside the set is
+ * it (the log only by it) and the target's attention kernel writes it: the host kernel, or on
+ * sm_90a the FA3 kernel (its shape rule; the mma.sync and key-split kernels refuse such a
+ * region). IR_NONE otherwise. */
+static ir_id attn_lse_of(fz *f, ir_id x, const ir_id *set, unsigned n) {
+    const ir_graph *g = f->g;
+    pass_target t = f->c->target;
+    if (!(t.arch || t.sm == 0) ||
+        (t.arch && !pass_attention_fa3_shape(g, set[n - 1], set[0], NULL, 0)))
+        return IR_NONE;
+    ir_id lse = IR_NONE, lg = IR_NONE;
+    for (unsigned i = 0; i < n && lse == IR_NONE; i++) {
+        if (g->nodes[set[i]].op != IR_OP_SUM) continue;
+        for (uint32_t k = f->u.start[set[i]]; k < f->u.start[set[i] + 1]; k++) {
+            ir_id w = f->u.ids[k];
+            for (uint32_t j = f->u.start[w]; g->nodes[w].op == IR_OP_LOG && j < f->u.start[w + 1];
+                 j++)
+                if (pass_attention_lse_node(g, x, f->u.ids[j], &lg) && lg == w) lse = f->u.ids[j];
+        }
+    }
+    if (lse == IR_NONE) return IR_NONE;
+    const ir_node *a = &g->nodes[lse];
+    for (unsigned s = 0; s < 2; s++) { /* the sum's and the max's outside uses: the log, lse */
+        ir_id r = s ? (ir_in(g, a, 0) == lg ? ir_in(g, a, 1) : ir_in(g, a, 0))
+                    : ir_in(g, &g->nodes[lg], 0);
+        for (uint32_t k = f->u.start[r]; k < f->u.start[r + 1]; k++) {
+            ir_id w = f->u.ids[k];
+            bool in = w == lg || w == lse;
+            for (unsigned i = 0; i < n && !in; i++) in = set[i] == w;
+            if (!in) return IR_NONE;
+        }
+    }
+    for (uint32_t k = f->u.start[lg]; k < f->u.start[lg + 1]; k++)
+        if (f->u.ids[k] != lse) return IR_NONE;
+    return lse;
+}
+
 /* Tries to plan the attention pattern ending at m2 as one group. Returns
  * true when formed; otherwise explains why (when the shape matched). */
 static bool try_attention(fz *f, ir_id m2) {
@@ -1144,9 +1182,9 @@ static bool try_attention(fz *f, ir_id m2) {
     enum { CAP = 512 };
     ir_id set[CAP], m1, x, bad;
     unsigned nsoft = 0;
-    unsigned n = match_attention(f, m2, set, CAP, &m1, &x, &bad, &nsoft);
+    unsigned n = match_attention(f, m2, set, CAP - 2, &m1, &x, &bad, &nsoft);
     if (!n) return false;
-    char n1[96], n2[96], msg[400];
+    char n1[96], n2[96], n3[96], msg[400];
     if (bad != IR_NONE) {
         snprintf(
             msg, sizeof msg,
@@ -1156,10 +1194,17 @@ static bool try_attention(fz *f, ir_id m2) {
         explain_split(f, m1, m2, x, "attention.scores", msg);
         return false;
     }
+    ir_id lse = n + 2 <= CAP ? attn_lse_of(f, x, set, n) : IR_NONE, lg = IR_NONE;
+    if (lse != IR_NONE) { /* [attention.lse]: log(l) + m joins, before mm1 (last in set) */
+        pass_attention_lse_node(g, x, lse, &lg);
+        set[n + 1] = set[n - 1];
+        set[n - 1] = lg, set[n] = lse;
+        n += 2;
+    }
     memset(f->mark, 0, g->n);
     for (unsigned i = 0; i < n; i++) f->mark[set[i]] = 1;
     for (unsigned i = 0; i < n; i++) {
-        if (set[i] == m2) continue;
+        if (set[i] == m2 || set[i] == lse) continue;
         for (uint32_t k = f->u.start[set[i]]; k < f->u.start[set[i] + 1]; k++) {
             ir_id w = f->u.ids[k];
             if (f->mark[w]) continue;
@@ -1219,13 +1264,20 @@ static bool try_attention(fz *f, ir_id m2) {
     }
     f->gs[r] = ag;
     unsigned steps = 0;
-    for (unsigned i = nsoft; i + 1 < n; i++) steps += !is_view(g, set[i]);
+    for (unsigned i = nsoft; i + 1 < n; i++)
+        steps += !is_view(g, set[i]) && set[i] != lse && set[i] != lg;
     if (f->c->explain)
         fprintf(
             f->c->explain,
             "attention %s .. %s: fused [attention]: softmax(F(scores)) @ v, F of %u elementwise "
             "step%s computed per score in one online-softmax kernel\n",
             nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2), steps, steps == 1 ? "" : "s");
+    if (f->c->explain && lse != IR_NONE)
+        fprintf(f->c->explain,
+                "attention %s .. %s: [attention.lse] %s = log(sum) + max, the row logsumexp, is "
+                "the kernel's second output (from its final softmax state)\n",
+                nname(g, m1, n1, sizeof n1), nname(g, m2, n2, sizeof n2),
+                nname(g, lse, n3, sizeof n3));
     return true;
 }
 
@@ -1717,7 +1769,7 @@ static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t 
  * rule [attention.fa3] (pass_attention_fa3, the one codegen emits by), with how TMA reads each
  * operand, or the reason it fails and the kernel that runs instead. */
 static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
-    if (pass_ctx_gpu(c)->attn_eff <= 0) return;
+    if (pass_ctx_gpu(c)->attn_eff <= 0 || !c->target.arch) return;
     pass_attn_view vw[3];
     char reason[256];
     if (!pass_attention_fa3(g, r, vw, reason, sizeof reason)) {
@@ -1726,7 +1778,8 @@ static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
                                                         : "mma.sync online-softmax");
         return;
     }
-    fprintf(c->explain, "k%u: [attention.fa3] the sm_90a kernel fa3-wgmma-tma-ws runs: TMA maps", r);
+    fprintf(c->explain, "k%u: [attention.fa3] the sm_90a kernel fa3-wgmma-tma-ws runs: TMA maps",
+            r);
     static const char *const nm[3] = {"q", "k", "v"};
     for (int i = 0; i < 3; i++) {
         fprintf(c->explain, "%s %s of %u dims over %%%u", i ? "," : "", nm[i], vw[i].rank,

@@ -158,9 +158,10 @@ double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int
 }
 
 /* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) where the
- * rule [attention.fa3] (pass_attention_fa3) holds and the query rows are known: persistent CTAs of 384 threads over tiles of 128 query rows, the tensor
- * cores at gpu->attn_eff of the peak (measured). The planner's FLOPs count every score, so a
- * kernel that skips dead tiles (causal) runs faster than this predicts. */
+ * rule [attention.fa3] (pass_attention_fa3) holds and the query rows are known: persistent CTAs of
+ * 384 threads over tiles of 128 query rows, the tensor cores at gpu->attn_eff of the peak
+ * (measured). The planner's FLOPs count every score, so a kernel that skips dead tiles (causal)
+ * runs faster than this predicts. */
 static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
                             const pass_cost *c, pass_model *m) {
     if (rg->strategy == IR_RED_KSPLIT && rg->anchor < g->n) {

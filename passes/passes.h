@@ -217,6 +217,18 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
 bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
                         size_t cap);
 
+/* [attention.lse]: whether node id is the row logsumexp of the softmax over `scores`,
+ * `log(l) + m` (either order) with m = max(scores, last axis, keepdim) and
+ * l = sum(exp(scores - m), last axis, keepdim), an f32 row value (what FlashAttention's forward
+ * returns beside O); *lg gets the log node. The attention kernels that write it (sm_90a FA3, host)
+ * store c m' + ln(l) from their final softmax state, whatever running max they kept. */
+bool pass_attention_lse_node(const ir_graph *g, ir_id scores, ir_id id, ir_id *lg);
+/* The region's logsumexp output (pass_attention_lse_node), or IR_NONE. */
+ir_id pass_attention_lse(const ir_graph *g, uint32_t region);
+/* The shape and dtype part of [attention.fa3] for the products mm1 = q @ kT and mm2 = p @ v
+ * (no views: what the planner can check before the region exists); false with why. */
+bool pass_attention_fa3_shape(const ir_graph *g, ir_id mm1, ir_id mm2, char *why, size_t cap);
+
 /* Per-graph index for the region queries below: the use lists and, per
  * region, its nodes (compute nodes and the views placed in it) in id
  * order: region r holds rids[rstart[r] .. rstart[r + 1]). Build it after

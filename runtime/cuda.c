@@ -572,8 +572,10 @@ static int64_t tmap_stride(const rt_tmap_desc *t, unsigned i) {
     unsigned pd = t->pdim ? t->pdim : 1;
     int64_t s = (int64_t)tmap_esize(t->dtype);
     for (unsigned j = 0; j < i; j++) {
-        if (j + 1 == pd && t->pitch > 0) s = (int64_t)tmap_esize(t->dtype) * t->pitch;
-        else s *= t->dim[j];
+        if (j + 1 == pd && t->pitch > 0)
+            s = (int64_t)tmap_esize(t->dtype) * t->pitch;
+        else
+            s *= t->dim[j];
     }
     return s;
 }

@@ -231,7 +231,7 @@ typedef struct rt_tmap_desc {
     uint16_t swizzle;
     int64_t dim[RT_TMAP_MAXR];
     uint32_t box[RT_TMAP_MAXR];
-    uint8_t rank;  /* 2 to RT_TMAP_MAXR (0: 2) */
+    uint8_t rank;   /* 2 to RT_TMAP_MAXR (0: 2) */
     int64_t pitch;  /* the stride in elements of dim pdim (>= the product of the extents below
                        it; a pitched staging copy, a slice of wider rows); 0: dense */
     uint8_t pdim;   /* the dim whose stride is pitch, 1 to rank - 1 (0: 1) */

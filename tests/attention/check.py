@@ -126,6 +126,27 @@ def case_decode_gqa(b, t, l):
     return {"q": q, "k": k, "v": v, "len": ln}, o.reshape(b, 32, t, 128)
 
 
+def case_qkv_split(b, s):
+    """nanoGPT's qkv.split: columns 0, 768 and 1536 of one [B, S, 2304] projection, 12 heads of 64."""
+    x = bf((b, s, 2304))
+    q, k, v = (x[..., 768 * i:768 * (i + 1)].reshape(b, s, 12, 64).transpose(0, 2, 1, 3) for i in range(3))
+    i, j = ij(s)
+    o = attend(np.where(i >= j, rb(q @ np.swapaxes(k, -1, -2)) * 0.125, -np.inf), v)
+    return {"qkv": x}, o.transpose(0, 2, 1, 3).reshape(b, s, 768)
+
+
+def case_lse(b, h, s):
+    """O and the row logsumexp log(sum(exp(s - m))) + m, keys past len[b] masked (len 0: NaN rows)."""
+    q, k, v = bf((b, h, s, 64)), bf((b, h, s, 64)), bf((b, h, s, 64))
+    ln = lengths(b, s)
+    keep = np.arange(s)[None, None, None, :] < ln[:, None, None, None]
+    sc = np.where(keep, rb(q @ np.swapaxes(k, -1, -2)) * 0.125, -np.inf)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        m = sc.max(-1, keepdims=True)
+        lse = (np.log(np.exp(sc - m).sum(-1, keepdims=True)) + m)[..., 0]
+    return {"q": q, "k": k, "v": v, "len": ln}, (attend(sc, v), lse)
+
+
 CASES = []
 for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
     for name, fn in (("causal", case_causal), ("window", case_window), ("alibi", case_alibi),
@@ -133,6 +154,10 @@ for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
         CASES.append((f"{name} B={b} H={h} S={s}", name, {"B": b, "H": h, "S": s}, lambda fn=fn, b=b, h=h, s=s: fn(b, h, s)))
 for b, s in ((1, 1), (1, 77)):
     CASES.append((f"gqa B={b} S={s}", "gqa", {"B": b, "S": s}, lambda b=b, s=s: case_gqa(b, s)))
+for b, s in ((1, 1), (2, 77), (1, 130)):
+    CASES.append((f"qkv_split B={b} S={s}", "qkv_split", {"B": b, "S": s}, lambda b=b, s=s: case_qkv_split(b, s)))
+for b, h, s in ((3, 2, 1), (3, 2, 77), (3, 1, 130)):
+    CASES.append((f"lse B={b} H={h} S={s}", "lse", {"B": b, "H": h, "S": s}, lambda b=b, h=h, s=s: case_lse(b, h, s)))
 for b, h, t, l in ((4, 2, 1, 1), (4, 2, 1, 300), (5, 1, 16, 257), (3, 2, 5, 64), (3, 1, 2, 17),
                    (3, 2, 3, 1000), (3, 2, 3, 4000), (6, 1, 16, 2048), (3, 1, 1, 32768 + 5)):
     CASES.append((f"decode B={b} H={h} T={t} L={l}", "decode", {"B": b, "H": h, "T": t, "L": l},
@@ -230,7 +255,10 @@ def main():
                 r = subprocess.run([txc, "run", path, "--device=" + dev, "--output-dir", od] + args,
                                    capture_output=True, text=True, timeout=300,
                                    env=dict(os.environ, **env))
-                msg = r.stderr.strip() if r.returncode else compare(np.load(os.path.join(od, "out0.npy")), want)
+                wants = want if isinstance(want, tuple) else (want,)
+                msg = r.stderr.strip() if r.returncode else None
+                for oi, w in enumerate(wants):
+                    msg = msg or compare(np.load(os.path.join(od, f"out{oi}.npy")), w)
                 tag = "".join(f" {k}={v}" for k, v in env.items()) + (
                     " (sizes from the inputs)" if ds is not dims else "")
                 print(("FAIL " if msg else "ok   ") + f"{label} --device={dev}{tag}" + (": " + msg if msg else ""))

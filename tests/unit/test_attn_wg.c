@@ -469,8 +469,8 @@ static void test_views(void **state) {
         "  s = f32(slice(x, axis=1, start=4, stop=68) @ transpose(k, -1, -2)) * 0.125\n"
         "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
     fe_define defs[4] = {{"S", 72}, {"B", 2}, {"H", 3}, {"D", 64}};
-    const char *srcs[] = {split, split1, SRC_GQA, SRC_PLAIN, split2, gqa_split, five, six, qkv,
-                          qkv_odd};
+    const char *srcs[] = {split,     split1, SRC_GQA, SRC_PLAIN, split2,
+                          gqa_split, five,   six,     qkv,       qkv_odd};
     unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1, 2, 1};
     /* per case and operand: the map's rank */
     unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {4, 4, 4},
@@ -534,6 +534,11 @@ static void test_views(void **state) {
         }
         assert_int_equal(k->ntmaps, ok ? 3 : 0);
         if (ok) assert_non_null(strstr(k->tmpl, "fa3-wgmma-tma-ws"));
+        /* the rule codegen took is the one the model and --explain report, with its reason */
+        char why[256];
+        assert_int_equal(pass_attention_fa3(g, region, NULL, why, sizeof why), ok);
+        if (c == 9) assert_non_null(strstr(why, "16-byte aligned"));
+        if (c == 7) assert_non_null(strstr(why, "more than 5 dims"));
         cg_program_free(p);
         ir_graph_free(g);
     }
