@@ -211,12 +211,13 @@ rt_gpu_plan *drv_gpu_plan_build(const ir_graph *g, int target, const rt_tensor *
 
 pass_target drv_pass_target(int t) {
     switch (t) {
-        case CG_SM80: return (pass_target){80, false};
-        case CG_SM86: return (pass_target){86, false};
-        case CG_SM89: return (pass_target){89, false};
-        case CG_SM90: return (pass_target){90, false};
-        case CG_SM90A: return (pass_target){90, true};
-        default: return (pass_target){0, false};
+        case CG_SM80: return (pass_target){80, false, false};
+        case CG_SM86: return (pass_target){86, false, false};
+        case CG_SM89: return (pass_target){89, false, false};
+        case CG_SM90: return (pass_target){90, false, false};
+        case CG_SM90A: return (pass_target){90, true, false};
+        case CG_HOST: return (pass_target){0, false, true};
+        default: return (pass_target){0, false, false};
     }
 }
 

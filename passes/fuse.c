@@ -1145,7 +1145,7 @@ static void explain_split(fz *f, ir_id mm1, ir_id m2, ir_id x, const char *rule,
 static ir_id attn_lse_of(fz *f, ir_id x, const ir_id *set, unsigned n) {
     const ir_graph *g = f->g;
     pass_target t = f->c->target;
-    if (!(t.arch || t.sm == 0) ||
+    if (!(t.arch || t.host) ||
         (t.arch && !pass_attention_fa3_shape(g, set[n - 1], set[0], NULL, 0)))
         return IR_NONE;
     ir_id lse = IR_NONE, lg = IR_NONE;

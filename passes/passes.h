@@ -43,6 +43,7 @@ typedef struct pass_target {
     int sm;    /* compute capability x 10 of the target (80, 86, 89, 90); 0: not known (the
                   kernels the GPU table has figures for) */
     bool arch; /* sm_90a: the architecture-specific wgmma + TMA kernels (GEMM, attention) */
+    bool host; /* the CPU (host JIT); sm is 0 */
 } pass_target;
 /* The hardware hw as the kernels of target t use it: hw itself when t takes every kernel hw has
  * figures for; else *buf, a copy without what t lacks (below sm_90a: no wgmma GEMM (wg_eff 0),

@@ -85,7 +85,7 @@ static void test_pitch_rule(void **state) {
 /* The facts and the model of x @ w at M x N x K (bf16): staged A, B and the bytes. */
 static void check_facts(int64_t M, int64_t N, int64_t K, bool sa, bool sb) {
     fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
-    ir_graph *g = plan(XW, defs, 3, (pass_target){90, true});
+    ir_graph *g = plan(XW, defs, 3, (pass_target){90, true, false});
     pass_index ix;
     assert_true(pass_index_build(g, &ix));
     uint32_t r = mm_region(g);
@@ -140,7 +140,7 @@ static void test_stage_facts(void **state) {
 static void test_stage_symbolic(void **state) {
     (void)state;
     fe_define defs[2] = {{"N", 1500}, {"K", 4096}};
-    ir_graph *g = plan(XW, defs, 2, (pass_target){90, true});
+    ir_graph *g = plan(XW, defs, 2, (pass_target){90, true, false});
     uint32_t r = mm_region(g);
     assert_int_not_equal(g->regions[r].sched.id, PASS_SCH_MATMUL_WGMMA);
     tx_diag d;
@@ -383,22 +383,22 @@ static void test_target_gpu(void **state) {
     (void)state;
     const pass_gpu *h = pass_gpu_find("h200");
     pass_gpu buf;
-    assert_ptr_equal(pass_target_gpu(h, (pass_target){90, true}, &buf), h);
-    assert_ptr_equal(pass_target_gpu(h, (pass_target){0, false}, &buf), h);
-    const pass_gpu *s90 = pass_target_gpu(h, (pass_target){90, false}, &buf);
+    assert_ptr_equal(pass_target_gpu(h, (pass_target){90, true, false}, &buf), h);
+    assert_ptr_equal(pass_target_gpu(h, (pass_target){0, false, false}, &buf), h);
+    const pass_gpu *s90 = pass_target_gpu(h, (pass_target){90, false, false}, &buf);
     assert_ptr_equal(s90, &buf);
     assert_true(s90->wg_eff == 0 && s90->attn_eff == 0);
     assert_int_equal(s90->cluster_max, h->cluster_max);
     assert_true(s90->hbm_GBps == h->hbm_GBps && s90->tc_eff == h->tc_eff);
-    const pass_gpu *s80 = pass_target_gpu(h, (pass_target){80, false}, &buf);
+    const pass_gpu *s80 = pass_target_gpu(h, (pass_target){80, false, false}, &buf);
     assert_true(s80->wg_eff == 0 && s80->attn_eff == 0 && s80->cluster_max == 0);
     const pass_gpu *a = pass_gpu_find("a100"); /* nothing to narrow: the entry itself */
-    assert_ptr_equal(pass_target_gpu(a, (pass_target){80, false}, &buf), a);
-    assert_null(pass_target_gpu(NULL, (pass_target){80, false}, &buf));
+    assert_ptr_equal(pass_target_gpu(a, (pass_target){80, false, false}, &buf), a);
+    assert_null(pass_target_gpu(NULL, (pass_target){80, false, false}, &buf));
     char tn[16];
-    assert_string_equal(pass_target_name((pass_target){90, true}, tn, sizeof tn), "sm_90a");
-    assert_string_equal(pass_target_name((pass_target){86, false}, tn, sizeof tn), "sm_86");
-    assert_string_equal(pass_target_name((pass_target){0, false}, tn, sizeof tn), "any");
+    assert_string_equal(pass_target_name((pass_target){90, true, false}, tn, sizeof tn), "sm_90a");
+    assert_string_equal(pass_target_name((pass_target){86, false, false}, tn, sizeof tn), "sm_86");
+    assert_string_equal(pass_target_name((pass_target){0, false, false}, tn, sizeof tn), "any");
     /* the driver's view of codegen's targets */
     assert_true(drv_pass_target(CG_SM90A).sm == 90 && drv_pass_target(CG_SM90A).arch);
     assert_true(drv_pass_target(CG_SM90).sm == 90 && !drv_pass_target(CG_SM90).arch);
@@ -429,7 +429,7 @@ static const char *model_of(const ir_graph *g, ir_region_kind kind, pass_target 
 
 static void test_target_plan(void **state) {
     (void)state;
-    const pass_target tg[3] = {{90, true}, {90, false}, {80, false}};
+    const pass_target tg[3] = {{90, true, false}, {90, false, false}, {80, false, false}};
     fe_define mm[3] = {{"M", 4096}, {"N", 4096}, {"K", 4096}};
     fe_define at[4] = {{"B", 4}, {"H", 32}, {"S", 4096}, {"D", 128}};
     for (int i = 0; i < 3; i++) {
