@@ -1004,6 +1004,40 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     return ok;
 }
 
+/* Unit uu's share of the looped epilogue's staging: every product's accumulators of the unit,
+ * rounded to the product's dtype, written by stmatrix.x4 into the product's slot of ring entry
+ * set (sbase / sxr: this thread's stmatrix row offset and swizzle term, scol its column). */
+static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, unsigned uu,
+                         LLVMValueRef set, LLVMValueRef sbase, LLVMValueRef sxr,
+                         LLVMValueRef scol) {
+    LLVMBuilderRef b = cx->b;
+    const cg_mm_epi_state *st = k->st;
+    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
+             per = G / 2;
+    int64_t slot_b = k->epi.slot_bytes;
+    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2);
+    for (unsigned h = 0; h < nh; h++) {
+        ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
+        LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
+        for (unsigned q = 0; q < G / 16; q++) {
+            LLVMValueRef a[5];
+            LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
+            a[0] = LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""),
+                                "");
+            for (unsigned r = 0; r < 4; r++) {
+                unsigned i = h * nacc + uu * per + 8 * q + 2 * r;
+                LLVMValueRef pv = LLVMGetUndef(v2i16);
+                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i], pdt), c32(cx, 0), "");
+                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i + 1], pdt), c32(cx, 1),
+                                            "");
+                a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+            }
+            wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
+                   "r,r,r,r,r,~{memory}", a, 5);
+        }
+    }
+}
+
 /* The looped epilogue (cg_wg_epi_plan): per unit, wait for a free ring
  * entry, stage every product's rounded accumulators by stmatrix into its
  * slot, barrier; then one loop over the unit's 16-byte chunks (chunk c =
@@ -1016,8 +1050,8 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                           LLVMValueRef pn, LLVMValueRef wgc, LLVMValueRef wtid, LLVMValueRef ucv) {
     LLVMBuilderRef b = cx->b;
     const cg_mm_epi_state *st = k->st;
-    unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
-             per = G / 2, nb = (unsigned)k->epi.nbuf, no = st->nouts, cpr = G / 8;
+    unsigned nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols, nb = (unsigned)k->epi.nbuf,
+             no = st->nouts, cpr = G / 8;
     uint32_t span = G * 2;
     int64_t slot_b = k->epi.slot_bytes, set_b = slot_b * k->epi.slots;
     LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
@@ -1040,10 +1074,22 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     LLVMValueRef n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
     char wait[64];
     snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %u;", nb - 1);
-    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2), v8i16 = LLVMVectorType(cx->i16, 8),
-                v4i32 = LLVMVectorType(cx->i32, 4);
+    LLVMTypeRef v8i16 = LLVMVectorType(cx->i16, 8), v4i32 = LLVMVectorType(cx->i32, 4);
     bool ok = true;
-    for (unsigned u = 0; u < (unsigned)k->p.bn / G && ok; u++) {
+    /* the units in a runtime loop (one copy of the chunk loop), or unrolled (one copy per unit)
+     * where the unit is alone or TX_WG_EPI_UNROLL=1 asks for it (a measurement knob: the A/B of
+     * the compile-time change in bench/ctime_gpu.sh) */
+    unsigned nu = (unsigned)k->p.bn / G;
+    const char *ue = getenv("TX_WG_EPI_UNROLL");
+    bool rolled = nu > 1 && !(ue && ue[0] == '1');
+    cg_loop ul;
+    LLVMValueRef uloop = rolled ? LLVMBuildTrunc(b,
+                                                 cg_loop_begin(cx, &ul, cg_i64(cx, 0),
+                                                               cg_i64(cx, nu), cg_i64(cx, 1), "eu"),
+                                                 cx->i32, "")
+                                : NULL;
+    for (unsigned rep = 0; rep < (rolled ? 1 : nu) && ok; rep++) {
+        LLVMValueRef u = rolled ? uloop : c32(cx, rep);
         LLVMValueRef uc = LLVMBuildLoad2(b, cx->i32, ucv, "");
         LLVMValueRef set = sets; /* this unit's ring entry */
         if (nb > 1)
@@ -1054,28 +1100,29 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
         cg_if_end(cx, w);
         wg_wg_sync(cx, bar_id);
-        for (unsigned h = 0; h < nh; h++) {
-            ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
-            LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
-            for (unsigned q = 0; q < G / 16; q++) {
-                LLVMValueRef a[5];
-                LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
-                a[0] = LLVMBuildAdd(b, slot,
-                                    LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
-                for (unsigned r = 0; r < 4; r++) {
-                    unsigned i = h * nacc + u * per + 8 * q + 2 * r;
-                    LLVMValueRef pv = LLVMGetUndef(v2i16);
-                    pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i], pdt), c32(cx, 0),
-                                                "");
-                    pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i + 1], pdt),
-                                                c32(cx, 1), "");
-                    a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+        /* the staging of unit u's accumulators: registers cannot be indexed, so in the loop one
+         * copy per unit, chosen by a switch (the last unit the default) */
+        if (rolled) {
+            LLVMBasicBlockRef staged = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "staged");
+            LLVMBasicBlockRef last = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "stage");
+            LLVMValueRef sw = LLVMBuildSwitch(b, u, last, nu - 1);
+            LLVMPositionBuilderAtEnd(b, last);
+            for (unsigned uu = nu; uu-- > 0;) {
+                if (uu + 1 < nu) {
+                    LLVMBasicBlockRef bb =
+                        LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "stage");
+                    LLVMAddCase(sw, c32(cx, uu), bb);
+                    LLVMPositionBuilderAtEnd(b, bb);
                 }
-                wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
-                       "r,r,r,r,r,~{memory}", a, 5);
+                wg_epi_stage(cx, k, acc, uu, set, sbase, sxr, scol);
+                LLVMBuildBr(b, staged);
             }
+            LLVMPositionBuilderAtEnd(b, staged);
+        } else {
+            wg_epi_stage(cx, k, acc, rep, set, sbase, sxr, scol);
         }
         wg_wg_sync(cx, bar_id);
+        LLVMValueRef ucol = LLVMBuildMul(b, u, c32(cx, G), ""); /* the unit's first column */
         cg_loop l;
         LLVMValueRef it =
             cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, 64 * cpr / 128), cg_i64(cx, 1), "ep");
@@ -1102,7 +1149,7 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         if (!k->m_full) row = wg_clamp(cx, row, k->M64);
         LLVMValueRef col0 =
             LLVMBuildZExt(b,
-                          LLVMBuildAdd(b, LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
+                          LLVMBuildAdd(b, LLVMBuildAdd(b, n0, ucol, ""),
                                        LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
                           cx->i64, "");
         LLVMValueRef ov[8][8];
@@ -1133,7 +1180,7 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         wg_wg_sync(cx, bar_id);
         w = cg_if_begin(cx, issuer);
         for (unsigned o = 0; o < no; o++) {
-            LLVMValueRef a[5] = {k->tmap_o[o], LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""), m0,
+            LLVMValueRef a[5] = {k->tmap_o[o], LLVMBuildAdd(b, n0, ucol, ""), m0,
                                  LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), "")};
             if (k->batched) {
                 a[4] = a[3], a[3] = k->pb;
@@ -1152,6 +1199,7 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         cg_if_end(cx, w);
         LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
     }
+    if (rolled) cg_loop_end(cx, &ul);
     return ok;
 }
 
