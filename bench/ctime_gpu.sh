@@ -6,18 +6,22 @@
 #
 #   bash bench/ctime_gpu.sh
 #
-# Sides (each the same dist/bin/txc, LLVM settings through the measurement knobs of
-# codegen/program.c):
-#   base     the settings this tree compiles with by default
-#   nolsr    TX_LLVM_OPTIONS=-disable-lsr (the backend without loop strength reduction)
-#   o2nolsr  that and TX_LLVM_CODEGEN_LEVEL=2 (code generation level Default)
-#   SIDES="base nolsr" overrides the list; BASE_ENV / a side's env in side_env() below.
-# 1. time: `txc bench --json --iters ITERS` of the LLaMA block at S = 2048, the suite's attention
-#    (B4 H32 S4096 D128), causal attention (B4 H32 S4096) and mlp_block (M 8192 D 4096 F 11008),
-#    every side in turn, two rounds (round 1, then the verification, then round 2);
+# Sides (each the same dist/bin/txc, settings through the measurement knobs of codegen):
+#   base       the settings this tree compiles with by default
+#   epiunroll  TX_WG_EPI_UNROLL=1 (the wgmma looped epilogue one copy per unit, as before its
+#              runtime unit loop)
+#   nolsr      TX_LLVM_OPTIONS=-disable-lsr (the backend without loop strength reduction)
+#   o2nolsr    that and TX_LLVM_CODEGEN_LEVEL=2 (code generation level Default)
+#   SIDES="base nolsr" overrides the list (default "base epiunroll"); a side's env in side_env().
+# 1. time: `txc bench --json --iters ITERS` of the programs of TIMED (default "llama mbg mlp"; of
+#    llama: the LLaMA block at S = 2048, mbg: matmul_bias_gelu 8192^3, mlp: mlp_block M 8192
+#    D 4096 F 11008, attention: the suite's B4 H32 S4096 D128, causal: B4 H32 S4096), every side
+#    in turn, two rounds (round 1, then the verification, then round 2);
 # 2. verify: `txc bench --device=gpu` (every output against the reference, sampled when large)
 #    of the LLaMA block at S = 300 (its two RMSNorms are one kernel compiled once: the second
-#    entry is a renamed copy) with each side, and attention at ragged sizes with the last side;
+#    entry is a renamed copy) with each side, then with the first side the looped-epilogue GEMMs
+#    at ragged sizes (matmul_bias_gelu 2900 x 5000 x 1000 and 4000^2 x 1000 on 256 x 256 tiles,
+#    mlp_block M 2000 D 1000 F 3000 on 256 x 128) and attention at ragged sizes;
 # 3. prints a summary last: per kernel the base us, each side's us and side / base (below 1:
 #    faster), the faster of the two rounds.
 # Files in $OUT: verify.txt, NAME.SIDE{1,2}.json, log.txt. Under 75 s (BUDGET).
@@ -27,8 +31,9 @@ TXC=${TXC:-dist/bin/txc}
 SUITE=${SUITE:-dist/shared/bench/suite}
 [ -d "$SUITE" ] || SUITE=../shared/bench/suite
 ITERS=${ITERS:-10}
-BUDGET=${BUDGET:-74}
-SIDES=${SIDES:-base nolsr o2nolsr}
+BUDGET=${BUDGET:-56}
+SIDES=${SIDES:-base epiunroll}
+TIMED=${TIMED:-llama mbg mlp}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -42,6 +47,7 @@ fail=0
 side_env() { # SIDE -> the env assignments of that side, one per line
     case "$1" in
     base) echo "TX_CTIME_SIDE=base" ;;
+    epiunroll) echo "TX_WG_EPI_UNROLL=1" ;;
     nolsr) echo "TX_LLVM_OPTIONS=-disable-lsr" ;;
     o2nolsr) printf '%s\n' "TX_LLVM_OPTIONS=-disable-lsr" "TX_LLVM_CODEGEN_LEVEL=2" ;;
     *) echo "TX_CTIME_SIDE=$1" ;;
@@ -60,12 +66,18 @@ timed() { # NAME SIDE ROUND FILE SIZES...
         echo "   $name $side $round: exit $?" >>"$LOG"
 }
 A=$SUITE/attention.tx
+timed_prog() { # NAME SIDE ROUND: one program of TIMED
+    case "$1" in
+    llama) timed llama "$2" "$3" bench/suite-extra/llama_block.tx -D S=2048 ;;
+    mbg) timed mbg "$2" "$3" "$SUITE/matmul_bias_gelu.tx" -D M=8192 -D N=8192 -D K=8192 ;;
+    mlp) timed mlp "$2" "$3" "$SUITE/mlp_block.tx" -D M=8192 -D D=4096 -D F=11008 ;;
+    attention) timed attention "$2" "$3" "$A" -D B=4 -D H=32 -D S=4096 -D D=128 ;;
+    causal) timed causal "$2" "$3" bench/suite-extra/attn_causal.tx -D B=4 -D H=32 -D S=4096 ;;
+    esac
+}
 timing_round() {
-    local side
-    for side in $SIDES; do timed llama "$side" "$1" bench/suite-extra/llama_block.tx -D S=2048; done
-    for side in $SIDES; do timed attention "$side" "$1" "$A" -D B=4 -D H=32 -D S=4096 -D D=128; done
-    for side in $SIDES; do timed causal "$side" "$1" bench/suite-extra/attn_causal.tx -D B=4 -D H=32 -D S=4096; done
-    for side in $SIDES; do timed mlp "$side" "$1" "$SUITE/mlp_block.tx" -D M=8192 -D D=4096 -D F=11008; done
+    local side name
+    for name in $TIMED; do for side in $SIDES; do timed_prog "$name" "$side" "$1"; done; done
 }
 timing_round 1
 
@@ -86,17 +98,20 @@ verify() { # SIDE FILE SIZES...
     fi
 }
 for side in $SIDES; do verify "$side" bench/suite-extra/llama_block.tx -D S=300; done
-lastside=${SIDES##* }
-verify "$lastside" "$A" -D B=1 -D H=3 -D S=130 -D D=128
-verify "$lastside" bench/suite-extra/attn_causal.tx -D B=1 -D H=3 -D S=1100
-verify "$lastside" "$SUITE/mlp_block.tx" -D M=300 -D D=256 -D F=520
+first=${SIDES%% *}
+verify "$first" "$SUITE/matmul_bias_gelu.tx" -D M=2900 -D N=5000 -D K=1000
+verify "$first" "$SUITE/mlp_block.tx" -D M=2000 -D D=1000 -D F=3000
+verify "$first" "$SUITE/matmul_bias_gelu.tx" -D M=4000 -D N=4000 -D K=1000
+verify "$first" "$A" -D B=1 -D H=3 -D S=130 -D D=128
+verify "$first" bench/suite-extra/attn_causal.tx -D B=1 -D H=3 -D S=1100
+verify "$first" "$SUITE/mlp_block.tx" -D M=300 -D D=256 -D F=520
 
 timing_round 2
 
 # summary
-"$PY" - "$OUT" "$fail" $SIDES <<'EOF' | tee -a "$LOG"
+"$PY" - "$OUT" "$fail" "$TIMED" $SIDES <<'EOF' | tee -a "$LOG"
 import json, os, sys
-out, fail, sides = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, fail, timed, sides = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 def load(name, side):
     ks, g, ver = {}, None, []
     for r in (1, 2):
@@ -113,7 +128,7 @@ print('ctime_gpu summary: verify %s (%s)' % ('FAILED' if fail else 'all ok',
       os.path.join(out, 'verify.txt')))
 print('per kernel us, the faster of 2 rounds; ratio = side / %s (below 1: faster)' % sides[0])
 print('%-9s %-18s ' % ('program', 'kernel') + ' '.join('%16s' % s for s in sides))
-for name in ('llama', 'attention', 'causal', 'mlp'):
+for name in timed:
     d = {s: load(name, s) for s in sides}
     b = d[sides[0]]
     if not b[0]:
