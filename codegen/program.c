@@ -6,6 +6,7 @@
 #include <llvm-c/Orc.h>
 
 #include <llvm-c/Analysis.h>
+#include <llvm-c/Linker.h>
 #include <llvm-c/Support.h>
 #include <llvm-c/Target.h>
 #include <llvm-c/Transforms/PassBuilder.h>
@@ -685,6 +686,8 @@ static void cg_ctx_fini(cg_ctx *cx) {
 
 /* ---- the optimisation pipeline ------------------------------------------------ */
 
+static double cg_cpu_s(void);
+
 /* simplifycfg as LLVM 19's O3 runs it at each place (SC_E before the inliner, SC_F in the function
  * simplification, SC_H at its end, SC_L in the late pipeline, SC_Z last). */
 #define SC_(x)  "simplifycfg<bonus-inst-threshold=1;" x ";speculate-blocks;simplify-cond-branch;"
@@ -717,42 +720,87 @@ static void cg_ctx_fini(cg_ctx *cx) {
  * kernel changes (more SASS instructions or registers; without the instcombine after the loop
  * rotation the mma.sync attention kernels' key loop grows by 1-5 instructions), div-rem-pairs
  * shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
-static const char cg_gpu_passes[] =
-    "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"
-    "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"
-    "ipsccp,called-value-propagation,globalopt,"
-    "function<eager-inv>(mem2reg," IC "," SC_F "),"
-    "always-inline,"
-    "function(sroa<modify-cfg>,early-cse<memssa>,"
-    "speculative-execution<only-if-divergent-target>,correlated-propagation," SC_F "," IC "," SC_F
-    ",reassociate,"
-    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"
-    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"
-    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC ","
-    "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,"
-    "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC ","
-    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H "),"
-    "globaldce,"
-    "function<eager-inv>(lower-constant-intrinsics,"
-    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"
-    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine,"
-    "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC ","
-    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-pairs," SC_Z
-    "),globaldce";
+#define CG_GPU_PASSES \
+    "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs," \
+    "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>)," \
+    "ipsccp,called-value-propagation,globalopt," \
+    "function<eager-inv>(mem2reg," IC "," SC_F ")," \
+    "always-inline," \
+    "function(sroa<modify-cfg>,early-cse<memssa>," \
+    "speculative-execution<only-if-divergent-target>,correlated-propagation," SC_F "," IC "," SC_F \
+    ",reassociate," \
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>," \
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>," \
+    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC "," \
+    "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion," \
+    "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC "," \
+    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H ")," \
+    "globaldce," \
+    "function<eager-inv>(lower-constant-intrinsics," \
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion)," \
+    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine," \
+    "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC "," \
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-pairs," SC_Z \
+    "),globaldce"
+static const char cg_gpu_passes[] = CG_GPU_PASSES;
+#define CG_WGMMA_PASSES CG_GPU_PASSES
 
-/* The optimisation pipeline for target t: cg_gpu_passes for the GPU targets, default<O3> for
- * the host (whose kernels want the loop vectorizer). A measurement knob: TX_LLVM_PASSES in the
- * compiling process's environment replaces the GPU pipeline by its text (LLVM's pass-pipeline
- * syntax, e.g. `default<O3>`), for benchmarks that time the kernels of another pipeline
- * (bench/ctime_gpu.sh) and for studies of which passes matter (docs/codegen.md). */
-static const char *cg_pipeline(cg_target t) {
-    if (t == CG_HOST) return "default<O3>";
-    const char *e = getenv("TX_LLVM_PASSES");
-    return e && e[0] ? e : cg_gpu_passes;
+/* The pipeline of the wgmma GEMM kernels (template wgmma-tma-ws): cg_gpu_passes less the passes
+ * that change none of them (docs/codegen.md, "Compile time"). */
+static const char cg_wgmma_passes[] = CG_WGMMA_PASSES;
+
+/* Kernel kinds with a pipeline of their own: every kernel of a kind is optimised by its kind's
+ * pipeline (cg_optimize), the others by cg_gpu_passes. */
+enum { CG_PIPE_FULL, CG_PIPE_WGMMA, CG_NPIPES };
+static const char *const cg_pipe_text[CG_NPIPES] = {cg_gpu_passes, cg_wgmma_passes};
+static const char *const cg_pipe_name[CG_NPIPES] = {"full", "wgmma"};
+
+/* The pipeline kind of kernel k, from its template. */
+static int cg_kernel_pipe(const cg_kernel *k) {
+    return strncmp(k->tmpl, "wgmma-tma-ws", 12) == 0 ? CG_PIPE_WGMMA : CG_PIPE_FULL;
 }
 
-/* Runs the pipeline of cg_pipeline with the target machine (NVPTX's own passes included). */
-static bool cg_optimize(cg_program *p, tx_diag *d) {
+/* A measurement knob: TX_LLVM_PASSES in the compiling process's environment replaces every GPU
+ * pipeline by its text (LLVM's pass-pipeline syntax, e.g. `default<O3>`), for benchmarks that time
+ * the kernels of another pipeline (bench/ctime_gpu.sh) and for studies of which passes matter
+ * (docs/codegen.md). NULL when unset. */
+static const char *cg_env_pipeline(void) {
+    const char *e = getenv("TX_LLVM_PASSES");
+    return e && e[0] ? e : NULL;
+}
+
+/* Runs pipeline text on m with p's target machine (NVPTX's own passes included). */
+static bool cg_run_pipeline(cg_program *p, LLVMModuleRef m, const char *text, tx_diag *d) {
+    LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
+    LLVMErrorRef e = LLVMRunPasses(m, text, p->tm, o);
+    LLVMDisposePassBuilderOptions(o);
+    if (e) {
+        char *msg = LLVMGetErrorMessage(e);
+        tx_error(d, "codegen: optimisation failed: %s", msg);
+        LLVMDisposeErrorMessage(msg);
+        return false;
+    }
+    return true;
+}
+
+/* Deletes from m the functions of the kernels of p (not repeats of another) whose pipeline kind
+ * is (keep false) or is not (keep true) q. */
+static void cg_drop_kernels(const cg_program *p, LLVMModuleRef m, int q, bool keep) {
+    for (unsigned k = 0; k < p->nkernels; k++) {
+        LLVMValueRef f = LLVMGetNamedFunction(m, p->kernels[k].name);
+        if (f && (cg_kernel_pipe(&p->kernels[k]) == q) != keep) LLVMDeleteFunction(f);
+    }
+}
+
+/* Verifies p->mod and optimises it: the host by default<O3> (its kernels want the loop
+ * vectorizer); the GPU targets each kernel by its kind's pipeline. Where kinds are mixed, each
+ * kind other than the first is optimised in a clone of the module that holds only its kernels
+ * (their helpers and shared arrays come along; unused ones are dropped by the pipeline's
+ * globaldce), then linked back: the function passes see each kernel alone either way, so a
+ * kernel's code is what its pipeline makes of it whatever it is compiled with. The annotations
+ * of a kernel deleted from a module become null entries, which NVPTX skips. With
+ * TX_CODEGEN_TIME, each kind's CPU time goes to stderr. */
+static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
     char *msg = NULL;
     if (LLVMVerifyModule(p->mod, LLVMReturnStatusAction, &msg)) {
         tx_error(d, "codegen: internal error: invalid LLVM module: %s", msg ? msg : "?");
@@ -760,16 +808,47 @@ static bool cg_optimize(cg_program *p, tx_diag *d) {
         return false;
     }
     LLVMDisposeMessage(msg);
-    LLVMPassBuilderOptionsRef o = LLVMCreatePassBuilderOptions();
-    LLVMErrorRef e = LLVMRunPasses(p->mod, cg_pipeline(p->target), p->tm, o);
-    LLVMDisposePassBuilderOptions(o);
-    if (e) {
-        char *m = LLVMGetErrorMessage(e);
-        tx_error(d, "codegen: optimisation failed: %s", m);
-        LLVMDisposeErrorMessage(m);
-        return false;
+    const char *env = p->target == CG_HOST ? "default<O3>" : cg_env_pipeline();
+    if (env) return cg_run_pipeline(p, p->mod, env, d);
+    unsigned n[CG_NPIPES] = {0};
+    int first = -1;
+    for (unsigned k = 0; k < p->nkernels; k++)
+        if (LLVMGetNamedFunction(p->mod, p->kernels[k].name)) {
+            int q = cg_kernel_pipe(&p->kernels[k]);
+            if (first < 0 || q < first) first = q;
+            n[q]++;
+        }
+    if (first < 0) first = CG_PIPE_FULL;
+    LLVMModuleRef part[CG_NPIPES] = {NULL};
+    for (int q = first + 1; q < CG_NPIPES; q++) {
+        if (!n[q]) continue;
+        part[q] = LLVMCloneModule(p->mod);
+        cg_drop_kernels(p, part[q], q, true);
+        cg_drop_kernels(p, p->mod, q, false);
     }
-    return true;
+    part[first] = p->mod;
+    bool ok = true;
+    for (int q = first; q < CG_NPIPES && ok; q++) {
+        if (!part[q]) continue;
+        double t0 = timed ? cg_cpu_s() : 0;
+        ok = cg_run_pipeline(p, part[q], cg_pipe_text[q], d);
+        if (timed)
+            fprintf(stderr, "txc: codegen time (CPU ms): optimise %s pipeline, %u kernels: %.1f\n",
+                    cg_pipe_name[q], n[q], 1e3 * (cg_cpu_s() - t0));
+    }
+    for (int q = first + 1; q < CG_NPIPES; q++) {
+        if (!part[q]) continue;
+        if (!ok) {
+            LLVMDisposeModule(part[q]);
+            continue;
+        }
+        if (LLVMLinkModules2(p->mod, part[q])) { /* part[q] is consumed either way */
+            tx_error(d, "codegen: internal error: the %s kernels' module does not link",
+                     cg_pipe_name[q]);
+            ok = false;
+        }
+    }
+    return ok;
 }
 
 /* Declares the cluster shape of every clustered kernel in p->ptx: `.reqnctapercluster 1, C, 1`
@@ -1201,7 +1280,7 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     if (ok) cg_share_temps(p);
     if (ok && t != CG_HOST) cg_dedup_kernels(p);
     if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod);
-    if (ok) ok = cg_optimize(p, d);
+    if (ok) ok = cg_optimize(p, d, tl);
     unsigned n_opt = tl && ok ? cg_module_insts(p->mod) : 0;
     if (tl) t2 = cg_cpu_s();
     if (ok && t != CG_HOST) ok = cg_emit_ptx_buf(p, d);
