@@ -10,10 +10,13 @@
 #   base       the settings this tree compiles with by default
 #   epiunroll  TX_WG_EPI_UNROLL=1 (the wgmma looped epilogue one copy per unit, as before its
 #              runtime unit loop)
+#   main       TX_LLVM_PASSES=bench/ctime_full_passes.txt (every kernel through the full GPU
+#              pipeline, as before the pipeline per kernel kind) and TX_WG_EPI_UNROLL=1: the code
+#              main made before this compile-time work
 #   nolsr      TX_LLVM_OPTIONS=-disable-lsr (the backend without loop strength reduction)
 #   o2nolsr    that and TX_LLVM_CODEGEN_LEVEL=2 (code generation level Default)
-#   SIDES="base nolsr" overrides the list (default "base epiunroll"); a side's env in side_env().
-# 1. time: `txc bench --json --iters ITERS` of the programs of TIMED (default "llama mbg mlp"; of
+#   SIDES="base nolsr" overrides the list (default "base epiunroll main"); a side's env in side_env().
+# 1. time: `txc bench --json --iters ITERS` of the programs of TIMED (default "llama mbg attention causal"; of
 #    llama: the LLaMA block at S = 2048, mbg: matmul_bias_gelu 8192^3, mlp: mlp_block M 8192
 #    D 4096 F 11008, attention: the suite's B4 H32 S4096 D128, causal: B4 H32 S4096), every side
 #    in turn, two rounds (round 1, then the verification, then round 2);
@@ -32,8 +35,8 @@ SUITE=${SUITE:-dist/shared/bench/suite}
 [ -d "$SUITE" ] || SUITE=../shared/bench/suite
 ITERS=${ITERS:-10}
 BUDGET=${BUDGET:-56}
-SIDES=${SIDES:-base epiunroll}
-TIMED=${TIMED:-llama mbg mlp}
+SIDES=${SIDES:-base epiunroll main}
+TIMED=${TIMED:-llama mbg attention causal}
 PY=$(command -v python3 || command -v python)
 export PATH="$PATH:/usr/local/cuda/bin"
 mkdir -p "$OUT"
@@ -48,6 +51,7 @@ side_env() { # SIDE -> the env assignments of that side, one per line
     case "$1" in
     base) echo "TX_CTIME_SIDE=base" ;;
     epiunroll) echo "TX_WG_EPI_UNROLL=1" ;;
+    main) printf '%s\n' "TX_LLVM_PASSES=$(cat bench/ctime_full_passes.txt)" "TX_WG_EPI_UNROLL=1" ;;
     nolsr) echo "TX_LLVM_OPTIONS=-disable-lsr" ;;
     o2nolsr) printf '%s\n' "TX_LLVM_OPTIONS=-disable-lsr" "TX_LLVM_CODEGEN_LEVEL=2" ;;
     *) echo "TX_CTIME_SIDE=$1" ;;
