@@ -760,39 +760,22 @@ static const char cg_gpu_passes[] = CG_GPU_PASSES;
     "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>," \
     "loop-mssa(licm<allowspeculation>),div-rem-pairs," \
     "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>)"
-#define CG_FA3_PASSES \
-    "function(nvvm-intr-range)," \
-    "function<eager-inv>(simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>" \
-    ",sroa<modify-cfg>,early-cse<>),ipsccp," \
-    "function<eager-inv>(instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>," \
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>)" \
-    ",always-inline,function(early-cse<memssa>,reassociate," \
-    "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>)," \
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop(indvars)," \
-    "correlated-propagation,loop-mssa(licm<allowspeculation>))," \
-    "function<eager-inv>(loop(loop-deletion),loop-unroll<O3>," \
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>," \
-    "loop-mssa(licm<allowspeculation>),div-rem-pairs," \
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>)"
-
-/* The pipelines of the wgmma GEMM kernels (template wgmma-tma-ws) and of the FA3 attention
- * kernels (fa3-*): cg_gpu_passes less the passes that change none of them, found by removing
+/* The pipeline of the wgmma GEMM kernels (template wgmma-tma-ws): cg_gpu_passes less the passes
+ * that change none of them, found by removing
  * each pass in turn, cumulatively, and keeping it removed when ptxas's registers, spills and SASS
  * of every such kernel of the suite, examples and ragged shapes stayed the same (docs/codegen.md,
  * "Compile time"). */
 static const char cg_wgmma_passes[] = CG_WGMMA_PASSES;
-static const char cg_fa3_passes[] = CG_FA3_PASSES;
 
 /* Kernel kinds with a pipeline of their own: every kernel of a kind is optimised by its kind's
  * pipeline (cg_optimize), the others by cg_gpu_passes. */
-enum { CG_PIPE_FULL, CG_PIPE_WGMMA, CG_PIPE_FA3, CG_NPIPES };
-static const char *const cg_pipe_text[CG_NPIPES] = {cg_gpu_passes, cg_wgmma_passes, cg_fa3_passes};
-static const char *const cg_pipe_name[CG_NPIPES] = {"full", "wgmma", "fa3"};
+enum { CG_PIPE_FULL, CG_PIPE_WGMMA, CG_NPIPES };
+static const char *const cg_pipe_text[CG_NPIPES] = {cg_gpu_passes, cg_wgmma_passes};
+static const char *const cg_pipe_name[CG_NPIPES] = {"full", "wgmma"};
 
 /* The pipeline kind of kernel k, from its template. */
 static int cg_kernel_pipe(const cg_kernel *k) {
     if (strncmp(k->tmpl, "wgmma-tma-ws", 12) == 0) return CG_PIPE_WGMMA;
-    if (strncmp(k->tmpl, "fa3-", 4) == 0) return CG_PIPE_FA3;
     return CG_PIPE_FULL;
 }
 
