@@ -720,51 +720,56 @@ static double cg_cpu_s(void);
  * kernel changes (more SASS instructions or registers; without the instcombine after the loop
  * rotation the mma.sync attention kernels' key loop grows by 1-5 instructions), div-rem-pairs
  * shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
-#define CG_GPU_PASSES \
-    "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs," \
-    "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>)," \
-    "ipsccp,called-value-propagation,globalopt," \
-    "function<eager-inv>(mem2reg," IC "," SC_F ")," \
-    "always-inline," \
-    "function(sroa<modify-cfg>,early-cse<memssa>," \
+#define CG_GPU_PASSES                                                                              \
+    "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"                                \
+    "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"                     \
+    "ipsccp,called-value-propagation,globalopt,"                                                   \
+    "function<eager-inv>(mem2reg," IC "," SC_F "),"                                                \
+    "always-inline,"                                                                               \
+    "function(sroa<modify-cfg>,early-cse<memssa>,"                                                 \
     "speculative-execution<only-if-divergent-target>,correlated-propagation," SC_F "," IC "," SC_F \
-    ",reassociate," \
-    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>," \
-    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>," \
-    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC "," \
-    "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion," \
-    "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC "," \
-    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H ")," \
-    "globaldce," \
-    "function<eager-inv>(lower-constant-intrinsics," \
-    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion)," \
-    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine," \
-    "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC "," \
-    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-pairs," SC_Z \
-    "),globaldce"
+    ",reassociate,"                                                                                \
+    "loop-mssa(loop-instsimplify,loop-simplifycfg,licm<no-allowspeculation>,"                      \
+    "loop-rotate<header-duplication;no-prepare-for-lto>,licm<allowspeculation>,"                   \
+    "simple-loop-unswitch<nontrivial;trivial>)," SC_F "," IC ","                                   \
+    "loop(loop-idiom,indvars,simple-loop-unswitch<nontrivial;trivial>,loop-deletion,"              \
+    "loop-unroll-full),sroa<modify-cfg>,vector-combine,gvn<>,sccp,bdce," IC ","                    \
+    "correlated-propagation,adce,loop-mssa(licm<allowspeculation>)," SC_H "),"                     \
+    "globaldce,"                                                                                   \
+    "function<eager-inv>(lower-constant-intrinsics,"                                               \
+    "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"                      \
+    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine,"                  \
+    "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC ","                                   \
+    "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-"           \
+    "pairs," SC_Z "),globaldce"
 static const char cg_gpu_passes[] = CG_GPU_PASSES;
-#define CG_WGMMA_PASSES \
-    "function(nvvm-intr-range)," \
-    "function<eager-inv>(simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;no-switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>" \
-    ",sroa<modify-cfg>,early-cse<>),ipsccp," \
-    "function<eager-inv>(instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>)," \
-    "always-inline,function(early-cse<memssa>,correlated-propagation," \
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,reassociate," \
+#define CG_WGMMA_PASSES                                              \
+    "function(nvvm-intr-range),function<eager-inv>(" SC_E ","        \
+    "sroa<modify-cfg>,"                                              \
+    "early-cse<>),"                                                  \
+    "ipsccp,"                                                        \
+    "function<eager-inv>(" IC "),"                                   \
+    "always-inline,"                                                 \
+    "function(early-cse<memssa>,"                                    \
+    "correlated-propagation,"                                        \
+    "" IC ","                                                        \
+    "reassociate,"                                                   \
     "loop-mssa(loop-rotate<header-duplication;no-prepare-for-lto>)," \
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>" \
-    ",instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>,loop(indvars),gvn<>," \
-    "correlated-propagation,loop-mssa(licm<allowspeculation>))," \
-    "function<eager-inv>(loop(loop-deletion)," \
-    "simplifycfg<bonus-inst-threshold=1;forward-switch-cond;switch-range-to-icmp;switch-to-lookup;no-keep-loops;hoist-common-insts;sink-common-insts;speculate-blocks;simplify-cond-branch;no-speculate-unpredictables>" \
-    ",slp-vectorizer,infer-alignment," \
-    "instcombine<max-iterations=1;no-use-loop-info;no-verify-fixpoint>," \
-    "loop-mssa(licm<allowspeculation>),div-rem-pairs," \
-    "simplifycfg<bonus-inst-threshold=1;no-forward-switch-cond;switch-range-to-icmp;no-switch-to-lookup;keep-loops;no-hoist-common-insts;no-sink-common-insts;speculate-blocks;simplify-cond-branch;speculate-unpredictables>)"
+    "" SC_F "," IC ","                                               \
+    "loop(indvars),"                                                 \
+    "gvn<>,"                                                         \
+    "correlated-propagation,"                                        \
+    "loop-mssa(licm<allowspeculation>)),"                            \
+    "function<eager-inv>(loop(loop-deletion),"                       \
+    "" SC_L ",slp-vectorizer,infer-alignment," IC ","                \
+    "loop-mssa(licm<allowspeculation>),"                             \
+    "div-rem-pairs,"                                                 \
+    "" SC_Z ")"
+
 /* The pipeline of the wgmma GEMM kernels (template wgmma-tma-ws): cg_gpu_passes less the passes
- * that change none of them, found by removing
- * each pass in turn, cumulatively, and keeping it removed when ptxas's registers, spills and SASS
- * of every such kernel of the suite, examples and ragged shapes stayed the same (docs/codegen.md,
- * "Compile time"). */
+ * that change none of them, found by removing each pass in turn, cumulatively, and keeping it
+ * removed when ptxas's registers, spills and SASS of every such kernel of the suite, examples and
+ * ragged shapes stayed the same (docs/codegen.md, "Compile time"). */
 static const char cg_wgmma_passes[] = CG_WGMMA_PASSES;
 
 /* Kernel kinds with a pipeline of their own: every kernel of a kind is optimised by its kind's

@@ -1022,8 +1022,8 @@ static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, 
         for (unsigned q = 0; q < G / 16; q++) {
             LLVMValueRef a[5];
             LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
-            a[0] = LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""),
-                                "");
+            a[0] =
+                LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
             for (unsigned r = 0; r < 4; r++) {
                 unsigned i = h * nacc + uu * per + 8 * q + 2 * r;
                 LLVMValueRef pv = LLVMGetUndef(v2i16);
@@ -1083,11 +1083,11 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     const char *ue = getenv("TX_WG_EPI_UNROLL");
     bool rolled = nu > 1 && !(ue && ue[0] == '1');
     cg_loop ul;
-    LLVMValueRef uloop = rolled ? LLVMBuildTrunc(b,
-                                                 cg_loop_begin(cx, &ul, cg_i64(cx, 0),
-                                                               cg_i64(cx, nu), cg_i64(cx, 1), "eu"),
-                                                 cx->i32, "")
-                                : NULL;
+    LLVMValueRef uloop =
+        rolled ? LLVMBuildTrunc(
+                     b, cg_loop_begin(cx, &ul, cg_i64(cx, 0), cg_i64(cx, nu), cg_i64(cx, 1), "eu"),
+                     cx->i32, "")
+               : NULL;
     for (unsigned rep = 0; rep < (rolled ? 1 : nu) && ok; rep++) {
         LLVMValueRef u = rolled ? uloop : c32(cx, rep);
         LLVMValueRef uc = LLVMBuildLoad2(b, cx->i32, ucv, "");
@@ -1147,11 +1147,10 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         }
         LLVMValueRef row = LLVMBuildZExt(b, LLVMBuildAdd(b, m0, r, ""), cx->i64, "");
         if (!k->m_full) row = wg_clamp(cx, row, k->M64);
-        LLVMValueRef col0 =
-            LLVMBuildZExt(b,
-                          LLVMBuildAdd(b, LLVMBuildAdd(b, n0, ucol, ""),
-                                       LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
-                          cx->i64, "");
+        LLVMValueRef col0 = LLVMBuildZExt(
+            b,
+            LLVMBuildAdd(b, LLVMBuildAdd(b, n0, ucol, ""), LLVMBuildMul(b, cc, c32(cx, 8), ""), ""),
+            cx->i64, "");
         LLVMValueRef ov[8][8];
         for (unsigned e = 0; e < 8 && ok; e++) {
             LLVMValueRef col = LLVMBuildAdd(b, col0, cg_i64(cx, e), "");
