@@ -471,6 +471,7 @@ typedef struct cg_mm_desc {
     ir_dtype cdt;       /* operand dtype after the prologue: F16/BF16 use tensor cores */
     int64_t bm, bn, bk; /* requested tile (0: defaults) */
     int stages;         /* requested shared-memory ring depth (0: as many as fit) */
+    int64_t simt_bm, simt_bn, simt_bk; /* the SIMT kernel's tile (matmul.simt; 0: 128x128x8) */
     cg_mm_epi_fn epi;
     void *user;
 } cg_mm_desc;
@@ -486,6 +487,28 @@ typedef struct cg_mm_launch {
     /* grid: x = ceil(N / bn), y = ceil(M / bm), z = min(batch, 65535) for
      * matmul; attention: x = ceil(Sq / bm), y = min(batch, 65535). */
 } cg_mm_launch;
+
+/* The SIMT f32 kernel's geometry for a bm x bn block tile of nmm products (the planner's
+ * matmul.simt schedule; bm, bn in {32, 64, 128}): tm x tn outputs per thread (8 x 8 for one
+ * product on sides of 64 or more, else 4), tx x ty threads, bk-deep k steps (8, 16, 32), two shared
+ * buffers of A [k][pa] (k-major) and B [k][pb] floats. Thread (x, y) owns rows cg_sg_row(y, i),
+ * i < tm, and columns cg_sg_col(x, j), j < tn, of the tile: groups of 4 consecutive rows
+ * (columns) bm x 4 / tm (bn x 4 / tn) apart, so each fragment is one 128-bit shared load. */
+typedef struct cg_sg_geom {
+    int64_t bm, bn, bk;
+    int tm, tn;
+    unsigned tx, ty, threads;
+    int64_t pa, pb;       /* shared row pitches (floats): bm + 4, bn + 4 */
+    int64_t smem_bytes;   /* both buffers of A and one B (a product more: + 2 bk pb 4) */
+} cg_sg_geom;
+cg_sg_geom cg_sg_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm);
+int64_t cg_sg_row(const cg_sg_geom *g, unsigned ty, int i);
+int64_t cg_sg_col(const cg_sg_geom *g, unsigned tx, int j);
+/* Where slot s of a thread's tile loads lies from the thread's first element (tid % fast along
+ * the fast axis, tid / fast along the slow one) when `threads` threads copy a tile whose fast
+ * axis has `fast` elements (threads % fast == 0 or fast % threads == 0): *df along the fast
+ * axis, *ds lines further. */
+void cg_sg_slot(int64_t fast, unsigned threads, int s, int64_t *df, int64_t *ds);
 
 /* ---- mma.c: building blocks ---- */
 /* One mma.sync.aligned.m16n8k16.row.col f32 += dt x dt (GPU; dt F16 or BF16): a[4], b[2] are

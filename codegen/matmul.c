@@ -441,63 +441,227 @@ static bool mma_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx,
     return true;
 }
 
-/* SIMT f32 block body: 64 x 64 tile, BK 16, 256 threads, thread (tx, ty)
- * owns rows ty + 16 i and columns tx + 16 j (i, j < 4). */
-static bool simt_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
-                       LLVMValueRef n0, cg_mm_launch *l) {
-    LLVMBuilderRef b = cx->b;
-    const int64_t BM = 64, BN = 64, BK = 16;
-    LLVMTypeRef f = cx->f32;
-    LLVMValueRef sa = cg_shared_bytes(cx, BM * BK * 4), sb[CG_MM_MAXH];
-    for (unsigned m = 0; m < d->nmm; m++) sb[m] = cg_shared_bytes(cx, BN * BK * 4);
-    l->smem_bytes = (BM + BN * (int64_t)d->nmm) * BK * 4;
-    LLVMValueRef tid = cg_thread_id(cx);
-    LLVMValueRef tx = LLVMBuildURem(b, tid, cg_i32(cx, 16), "");
-    LLVMValueRef ty = LLVMBuildUDiv(b, tid, cg_i32(cx, 16), "");
-    LLVMValueRef acc[CG_MM_MAXH][4][4];
-    for (unsigned m = 0; m < d->nmm; m++)
-        for (int i = 0; i < 4; i++)
-            for (int j = 0; j < 4; j++) acc[m][i][j] = cg_var(cx, cg_f32c(cx, 0));
-    cg_loop kl;
-    LLVMValueRef k0 = cg_loop_begin(cx, &kl, cg_i64(cx, 0), d->K, cg_i64(cx, BK), "k");
-    cg_mm_tile ta = {&d->a, d->nb, bidx, m0, k0, d->M, d->K, BM, BK, 1, BM, IR_F32, sa};
-    cg_mm_tile_load(cx, &ta, tid, l->threads);
-    for (unsigned m = 0; m < d->nmm; m++) {
-        cg_mm_tile tb = {&d->b[m], d->nb, bidx, k0, n0, d->K, d->N, BK, BN, BN, 1, IR_F32, sb[m]};
-        cg_mm_tile_load(cx, &tb, tid, l->threads);
+/* ---- GPU: the SIMT f32 kernel ([matmul.simt]) ------------------------------------------------ */
+
+#define SG_MAXSLOT 16
+
+/* One operand's share of a block's BK-deep tile in the SIMT kernel: slot s of a thread is tile
+ * element (mn0 + dmn[s], k0 + dk[s]) (A: row m, column k; B: row k, column n), stored in shared
+ * memory at sidx0 + dsh[s] (k x pitch + mn). The per-slot parts are compile-time constants, so
+ * the slots' addresses are one register plus immediates; the m/n masks are loop-invariant. */
+typedef struct sg_opnd {
+    const cg_mm_opnd *o;
+    bool is_b;
+    int nslot;
+    bool mask_mn, mask_k; /* tests needed: an extent that is not a compile-time tile multiple */
+    LLVMValueRef mn0, k0, sidx0; /* i64, i64, i32 */
+    int64_t dmn[SG_MAXSLOT], dk[SG_MAXSLOT], dsh[SG_MAXSLOT];
+    LLVMValueRef in_mn[SG_MAXSLOT], mn[SG_MAXSLOT]; /* global m/n (clamped when masked) */
+} sg_opnd;
+
+void cg_sg_slot(int64_t fast, unsigned threads, int s, int64_t *df, int64_t *ds) {
+    if (threads % fast == 0) { /* every slot a new line: the fast coordinate is the thread's */
+        *df = 0, *ds = (int64_t)s * (threads / fast);
+    } else { /* fast % threads == 0: fast / threads slots along one line, then the next line */
+        int64_t per = fast / threads;
+        *df = (s % per) * (int64_t)threads, *ds = s / per;
     }
+}
+
+/* Places slot s of every thread at element tid + s x threads of the ext x BK tile, the operand's
+ * contiguous global direction fastest (m or n where it has unit stride, else k), so a warp's
+ * loads are coalesced (cg_sg_slot: the slot's offsets from the thread's first element). */
+static void sg_opnd_init(cg_ctx *cx, const cg_mm_desc *d, sg_opnd *p, const cg_mm_opnd *o,
+                         bool is_b, LLVMValueRef t0, int64_t ext, int64_t BK, int64_t pitch,
+                         LLVMValueRef tid, unsigned threads) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef lim = is_b ? d->N : d->M;
+    p->o = o;
+    p->is_b = is_b;
+    p->nslot = (int)(ext * BK / threads);
+    p->mask_mn = !tile_divides(lim, ext);
+    p->mask_k = !tile_divides(d->K, BK);
+    bool mn_fast = !o->load && (is_b ? o->unit_c : (o->unit_r && !o->unit_c));
+    int64_t fast = mn_fast ? ext : BK;
+    LLVMValueRef q = LLVMBuildUDiv(b, tid, cg_i32(cx, fast), "");
+    LLVMValueRef r = LLVMBuildURem(b, tid, cg_i32(cx, fast), "");
+    LLVMValueRef mn = mn_fast ? r : q, k = mn_fast ? q : r;
+    p->sidx0 = LLVMBuildNUWAdd(b, LLVMBuildNUWMul(b, k, cg_i32(cx, pitch), ""), mn, "");
+    p->k0 = LLVMBuildZExt(b, k, cx->i64, "");
+    p->mn0 = LLVMBuildNUWAdd(b, t0, LLVMBuildZExt(b, mn, cx->i64, ""), "");
+    for (int s = 0; s < p->nslot; s++) {
+        int64_t df, ds;
+        cg_sg_slot(fast, threads, s, &df, &ds);
+        p->dmn[s] = mn_fast ? df : ds, p->dk[s] = mn_fast ? ds : df;
+        p->dsh[s] = p->dk[s] * pitch + p->dmn[s];
+        LLVMValueRef g = LLVMBuildNUWAdd(b, p->mn0, cg_i64(cx, p->dmn[s]), "");
+        p->in_mn[s] = p->mask_mn ? LLVMBuildICmp(b, LLVMIntSLT, g, lim, "") : NULL;
+        p->mn[s] = p->mask_mn ? LLVMBuildSelect(b, p->in_mn[s], g, cg_i64(cx, 0), "") : g;
+    }
+}
+
+/* Loads the operand's slots of the tile at k offset kb (i64) as f32 (after the prologue casts),
+ * zero outside M/N and K (the indices clamped, so every load is in bounds). */
+static void sg_opnd_load(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx,
+                         const sg_opnd *p, LLVMValueRef kb, LLVMValueRef *v) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef kt = LLVMBuildNUWAdd(b, kb, p->k0, "");
+    for (int s = 0; s < p->nslot; s++) {
+        LLVMValueRef k = LLVMBuildNUWAdd(b, kt, cg_i64(cx, p->dk[s]), "");
+        LLVMValueRef in = p->in_mn[s];
+        if (p->mask_k) {
+            LLVMValueRef ink = LLVMBuildICmp(b, LLVMIntSLT, k, d->K, "");
+            k = LLVMBuildSelect(b, ink, k, cg_i64(cx, 0), "");
+            in = in ? LLVMBuildAnd(b, in, ink, "") : ink;
+        }
+        v[s] = p->is_b ? cg_mm_opnd_load(cx, p->o, d->nb, bidx, k, p->mn[s])
+                       : cg_mm_opnd_load(cx, p->o, d->nb, bidx, p->mn[s], k);
+        if (in) v[s] = LLVMBuildSelect(b, in, v[s], cg_f32c(cx, 0), "");
+    }
+}
+
+/* Stores the slots' values into the tile buffer `buf` (f32 shared pointer). */
+static void sg_opnd_store(cg_ctx *cx, const sg_opnd *p, LLVMValueRef buf, const LLVMValueRef *v) {
+    LLVMValueRef base = LLVMBuildGEP2(cx->b, cx->f32, buf, (LLVMValueRef[]){p->sidx0}, 1, "");
+    for (int s = 0; s < p->nslot; s++) {
+        LLVMValueRef ix = cg_i32(cx, p->dsh[s]);
+        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(cx->b, cx->f32, base, &ix, 1, "");
+        LLVMSetAlignment(LLVMBuildStore(cx->b, v[s], ptr), 4);
+    }
+}
+
+/* <4 x f32> load of buf[idx] (16-byte aligned). */
+static void sg_ld4(cg_ctx *cx, LLVMValueRef buf, LLVMValueRef idx, LLVMValueRef *out) {
+    LLVMBuilderRef b = cx->b;
+    LLVMTypeRef v4 = LLVMVectorType(cx->f32, 4);
+    LLVMValueRef l = LLVMBuildLoad2(b, v4, LLVMBuildGEP2(b, cx->f32, buf, &idx, 1, ""), "");
+    LLVMSetAlignment(l, 16);
+    for (int i = 0; i < 4; i++) out[i] = LLVMBuildExtractElement(b, l, cg_i32(cx, i), "");
+}
+
+cg_sg_geom cg_sg_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
+    cg_sg_geom g;
+    g.bm = bm, g.bn = bn, g.bk = bk;
+    g.tm = bm >= 64 && nmm == 1 ? 8 : 4, g.tn = bn >= 64 && nmm == 1 ? 8 : 4;
+    g.tx = (unsigned)(bn / g.tn), g.ty = (unsigned)(bm / g.tm);
+    g.threads = g.tx * g.ty;
+    g.pa = bm + 4, g.pb = bn + 4;
+    g.smem_bytes = 2 * g.bk * (g.pa + g.pb) * 4;
+    return g;
+}
+
+int64_t cg_sg_row(const cg_sg_geom *g, unsigned ty, int i) {
+    int64_t grp = g->bm * 4 / g->tm; /* rows between a thread's groups of 4 */
+    return (int64_t)(i / 4) * grp + (int64_t)ty * 4 + i % 4;
+}
+
+int64_t cg_sg_col(const cg_sg_geom *g, unsigned tx, int j) {
+    int64_t grp = g->bn * 4 / g->tn;
+    return (int64_t)(j / 4) * grp + (int64_t)tx * 4 + j % 4;
+}
+
+/* Asks ptxas for the blocks per SM the planner's model assumes (nvvm minctasm): registers
+ * capped at 128 a thread for 8 x 8 outputs, 64 for 4 x 4 (at most 8 blocks). */
+static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g) {
+    int64_t regs = g->tm == 8 ? 128 : 64, n = 65536 / (regs * (int64_t)g->threads);
+    if (n > 8) n = 8;
+    if (n < 1 || !cx->gpu) return;
+    LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn),
+                             LLVMMDStringInContext2(cx->llctx, "minctasm", 8),
+                             LLVMValueAsMetadata(LLVMConstInt(cx->i32, (unsigned)n, 0))};
+    LLVMAddNamedMetadataOperand(
+        cx->mod, "nvvm.annotations",
+        LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
+}
+
+/* SIMT f32 block body (cg_sg_geom_of(bm, bn)): thread (tx, ty) owns the tm x tn outputs at rows
+ * cg_sg_row(ty, i) and columns cg_sg_col(tx, j) in registers. Per BK-deep k step the tiles
+ * (A stored k-major, [k][m], B [k][n], rows padded by 4 floats) sit in one of two shared buffers:
+ * the next step's elements are loaded into registers before this step's FMAs (their latency
+ * hidden behind them) and stored into the other buffer after, one barrier per step. Fragments
+ * are 128-bit shared loads of 4 consecutive rows / columns. */
+static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+                        LLVMValueRef n0, cg_mm_launch *l) {
+    LLVMBuilderRef b = cx->b;
+    cg_sg_geom g = cg_sg_geom_of(l->bm, l->bn, l->bk, d->nmm);
+    const int64_t BK = g.bk;
+    LLVMTypeRef f = cx->f32;
+    int64_t abuf = BK * g.pa, bbuf = BK * g.pb; /* floats per buffer */
+    LLVMValueRef sa = cg_shared_bytes(cx, 2 * abuf * 4), sb[CG_MM_MAXH];
+    for (unsigned m = 0; m < d->nmm; m++) sb[m] = cg_shared_bytes(cx, 2 * bbuf * 4);
+    l->smem_bytes = 2 * BK * (g.pa + g.pb * (int64_t)d->nmm) * 4;
+    sg_min_blocks(cx, &g);
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef tx = LLVMBuildURem(b, tid, cg_i32(cx, g.tx), "");
+    LLVMValueRef ty = LLVMBuildUDiv(b, tid, cg_i32(cx, g.tx), "");
+    sg_opnd pa, pb[CG_MM_MAXH];
+    sg_opnd_init(cx, d, &pa, &d->a, false, m0, g.bm, BK, g.pa, tid, g.threads);
+    for (unsigned m = 0; m < d->nmm; m++)
+        sg_opnd_init(cx, d, &pb[m], &d->b[m], true, n0, g.bn, BK, g.pb, tid, g.threads);
+    LLVMValueRef acc[CG_MM_MAXH][8][8];
+    for (unsigned m = 0; m < d->nmm; m++)
+        for (int i = 0; i < g.tm; i++)
+            for (int j = 0; j < g.tn; j++) acc[m][i][j] = cg_var(cx, cg_f32c(cx, 0));
+    LLVMValueRef va[SG_MAXSLOT], vb[CG_MM_MAXH][SG_MAXSLOT];
+    sg_opnd_load(cx, d, bidx, &pa, cg_i64(cx, 0), va);
+    for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], cg_i64(cx, 0), vb[m]);
+    sg_opnd_store(cx, &pa, sa, va);
+    for (unsigned m = 0; m < d->nmm; m++) sg_opnd_store(cx, &pb[m], sb[m], vb[m]);
     cg_barrier(cx);
+    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""),
+                                    cg_i64(cx, BK), "nk");
+    LLVMValueRef a_row = LLVMBuildMul(b, ty, cg_i32(cx, 4), ""); /* first row of the groups */
+    LLVMValueRef b_col = LLVMBuildMul(b, tx, cg_i32(cx, 4), "");
+    cg_loop kl;
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), nk, cg_i64(cx, 1), "kt");
+    LLVMValueRef cur = LLVMBuildTrunc(b, LLVMBuildAnd(b, kt, cg_i64(cx, 1), ""), cx->i32, "");
+    LLVMValueRef nxt = LLVMBuildXor(b, cur, cg_i32(cx, 1), "");
+    /* the next step's elements (past K they are all masked to zero and never read) */
+    LLVMValueRef k1 = LLVMBuildMul(b, LLVMBuildAdd(b, kt, cg_i64(cx, 1), ""), cg_i64(cx, BK), "");
+    sg_opnd_load(cx, d, bidx, &pa, k1, va);
+    for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], k1, vb[m]);
+    LLVMValueRef ca = LLVMBuildMul(b, cur, cg_i32(cx, abuf), "");
+    LLVMValueRef cb = LLVMBuildMul(b, cur, cg_i32(cx, bbuf), "");
     for (int64_t kk = 0; kk < BK; kk++) {
-        LLVMValueRef av[4];
-        for (int i = 0; i < 4; i++) {
-            LLVMValueRef ia = LLVMBuildAdd(b, ty, cg_i32(cx, kk * BM + 16 * i), "");
-            av[i] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, sa, &ia, 1, ""), "");
+        LLVMValueRef av[8], bv[8];
+        for (int q = 0; q < g.tm / 4; q++) {
+            LLVMValueRef ia = LLVMBuildAdd(
+                b, ca, LLVMBuildAdd(b, a_row, cg_i32(cx, kk * g.pa + q * (g.bm * 4 / g.tm)), ""),
+                "");
+            sg_ld4(cx, sa, ia, av + 4 * q);
         }
         for (unsigned m = 0; m < d->nmm; m++) {
-            LLVMValueRef bv[4];
-            for (int j = 0; j < 4; j++) {
-                LLVMValueRef ib = LLVMBuildAdd(b, tx, cg_i32(cx, kk * BN + 16 * j), "");
-                bv[j] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, sb[m], &ib, 1, ""), "");
+            for (int q = 0; q < g.tn / 4; q++) {
+                LLVMValueRef ib = LLVMBuildAdd(
+                    b, cb,
+                    LLVMBuildAdd(b, b_col, cg_i32(cx, kk * g.pb + q * (g.bn * 4 / g.tn)), ""), "");
+                sg_ld4(cx, sb[m], ib, bv + 4 * q);
             }
-            for (int i = 0; i < 4; i++)
-                for (int j = 0; j < 4; j++) {
+            for (int i = 0; i < g.tm; i++)
+                for (int j = 0; j < g.tn; j++) {
                     LLVMValueRef args[3] = {av[i], bv[j], LLVMBuildLoad2(b, f, acc[m][i][j], "")};
                     LLVMBuildStore(b, cg_call_intrinsic(cx, "llvm.fmuladd", true, args, 3),
                                    acc[m][i][j]);
                 }
         }
     }
+    LLVMValueRef na = LLVMBuildMul(b, nxt, cg_i32(cx, abuf), "");
+    LLVMValueRef nbo = LLVMBuildMul(b, nxt, cg_i32(cx, bbuf), "");
+    sg_opnd_store(cx, &pa, LLVMBuildGEP2(b, f, sa, &na, 1, ""), va);
+    for (unsigned m = 0; m < d->nmm; m++)
+        sg_opnd_store(cx, &pb[m], LLVMBuildGEP2(b, f, sb[m], &nbo, 1, ""), vb[m]);
     cg_barrier(cx);
     cg_loop_end(cx, &kl);
-    LLVMValueRef r0 = LLVMBuildAdd(b, m0, LLVMBuildZExt(b, ty, cx->i64, ""), "");
-    LLVMValueRef c0 = LLVMBuildAdd(b, n0, LLVMBuildZExt(b, tx, cx->i64, ""), "");
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++) {
-            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, 16 * i), "");
-            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, 16 * j), "");
+    LLVMValueRef tx64 = LLVMBuildZExt(b, tx, cx->i64, ""), ty64 = LLVMBuildZExt(b, ty, cx->i64, "");
+    LLVMValueRef r0 = LLVMBuildAdd(b, m0, LLVMBuildMul(b, ty64, cg_i64(cx, 4), ""), "");
+    LLVMValueRef c0 = LLVMBuildAdd(b, n0, LLVMBuildMul(b, tx64, cg_i64(cx, 4), ""), "");
+    for (int i = 0; i < g.tm; i++)
+        for (int j = 0; j < g.tn; j++) {
+            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, cg_sg_row(&g, 0, i)), "");
+            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, cg_sg_col(&g, 0, j)), "");
             LLVMValueRef v[CG_MM_MAXH];
             for (unsigned m = 0; m < d->nmm; m++) v[m] = LLVMBuildLoad2(b, f, acc[m][i][j], "");
-            if (!epi_masked(cx, d, BM, BN, v, bidx, row, col)) return false;
+            if (!epi_masked(cx, d, g.bm, g.bn, v, bidx, row, col)) return false;
         }
     return true;
 }
@@ -565,8 +729,10 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     } else if (tc) {
         mma_tile(cx, d, &l->bm, &l->bn, &l->bk, &wm, &wn);
         l->threads = (unsigned)(32 * wm * wn);
-    } else {
-        l->bm = 64, l->bn = 64, l->bk = 16, l->threads = 256;
+    } else { /* SIMT: the plan's matmul.simt tile (cg_mm_desc.simt_bm/bn), else 128 x 128 */
+        int64_t bm = d->simt_bm > 0 ? d->simt_bm : 128, bn = d->simt_bn > 0 ? d->simt_bn : 128;
+        cg_sg_geom g = cg_sg_geom_of(bm, bn, d->simt_bk > 0 ? d->simt_bk : 8, d->nmm);
+        l->bm = g.bm, l->bn = g.bn, l->bk = g.bk, l->threads = g.threads;
     }
     l->tensor_cores = tc;
     LLVMBuilderRef b = cx->b;
@@ -579,7 +745,7 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
     bool ok = !cx->gpu ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
               : tc     ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
-                       : simt_block(cx, d, bidx, m0, n0, l);
+                       : sgemm_block(cx, d, bidx, m0, n0, l);
     cg_loop_end(cx, &bl);
     if (!ok) snprintf(err, cap, "matmul: the epilogue failed");
     return ok;
@@ -717,6 +883,8 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
     d->cdt = half && an->dtype == dt && g->nodes[ib].dtype == dt ? dt : IR_F32;
     d->bm = rg->tile[0], d->bn = rg->tile[1], d->bk = rg->tile[2];
     d->stages = rg->stages;
+    if (rg->sched.id == PASS_SCH_MATMUL_SIMT)
+        d->simt_bm = rg->sched.p[0], d->simt_bn = rg->sched.p[1], d->simt_bk = rg->sched.p[2];
 }
 
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {

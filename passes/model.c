@@ -245,7 +245,8 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     m->concrete = true;
     if (rg->kind == IR_RK_ATTENTION && model_attention(g, rg, gpu, c, m)) return;
     if (rg->kind == IR_RK_MATMUL) { /* matmul.wgmma / skinny: the tile's model (passes/) */
-        if ((rg->sched.id != PASS_SCH_MATMUL_WGMMA && rg->sched.id != PASS_SCH_MATMUL_SKINNY) ||
+        if ((rg->sched.id != PASS_SCH_MATMUL_WGMMA && rg->sched.id != PASS_SCH_MATMUL_SKINNY &&
+             rg->sched.id != PASS_SCH_MATMUL_SIMT) ||
             !pass_schedule_model_block(f, rg, m))
             m->schedule = "roofline";
         return;
@@ -444,6 +445,17 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     "kernel%s (%.2f MB copied): %.3f us\n",
                     m->wgt.bm * m->wgt.mcast, m->wgt.bn, m->wgs.nstage,
                     m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6, m->wgm.time_us);
+        return;
+    }
+    if (m->concrete && !strcmp(m->schedule, "matmul.simt")) {
+        const pass_simt_time *t = &m->sgt;
+        fprintf(out,
+                "  model: [matmul.simt] exact f32 FMAs (no tf32): %lldx%lldx%lld tiles, %lld "
+                "blocks x %u threads, %lld per SM, %.2f waves: FMA %.3f us%s, HBM %.3f us -> "
+                "%.3f us (launch included)\n",
+                (long long)t->bm, (long long)t->bn, (long long)t->bk, (long long)t->tiles,
+                t->threads, (long long)t->per_sm, t->waves, t->comp_us,
+                t->step_bound ? " (bound by the k steps' latency)" : "", t->mem_us, t->time_us);
         return;
     }
     if (!m->concrete || !m->threads) {

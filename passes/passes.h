@@ -385,7 +385,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                      \
       "cols,slices,splits,vec")                                                                 \
     X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
-    X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")
+    X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")                                \
+    X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -630,6 +631,37 @@ double pass_sk_model(const pass_wg_shape *s, const pass_sk_tile *t, const pass_g
 /* The model's fastest skinny tile of s; false when none. */
 bool pass_sk_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_sk_tile *t);
 
+/* ---- the SIMT f32 product kernel (passes/simt.c; codegen/matmul.c) ---- */
+typedef struct pass_simt_shape {
+    int64_t M, N, K, batch; /* -1: unbound */
+    unsigned nmm;           /* products of the region (a horizontal region shares A) */
+} pass_simt_shape;
+/* True when region r is a matrix product the SIMT kernel computes on the GPU (its operands are
+ * not both the product's f16/bf16 dtype); fills s. */
+bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s);
+/* The kernel's geometry of a bm x bn x bk tile (codegen's cg_sg_geom_of computes the same). */
+typedef struct pass_simt_geom {
+    int tm, tn;         /* outputs per thread along m and n */
+    unsigned threads;   /* (bm / tm) x (bn / tn) */
+    int64_t smem_bytes; /* two buffers of A [bk][bm + 4] and each B [bk][bn + 4] floats */
+} pass_simt_geom;
+pass_simt_geom pass_simt_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm);
+/* The tiles the kernel builds for s (bm, bn, bk), at most cap; the count. */
+unsigned pass_simt_space(const pass_simt_shape *s, int64_t (*out)[3], unsigned cap);
+/* The model's time of one tile: blocks per SM, waves, the FMA rate at that occupancy and a
+ * floor of a k step each; the HBM bytes' time; a launch. 0 when a size is unbound. */
+typedef struct pass_simt_time {
+    int64_t bm, bn, bk, tiles, per_sm;
+    unsigned threads;
+    double waves, comp_us, mem_us, time_us;
+    bool step_bound; /* the k steps' latency floor, not the FMA rate, bounds a block */
+} pass_simt_time;
+double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                       int64_t bm, int64_t bn, int64_t bk, pass_simt_time *o);
+/* The model's fastest tile of s; false when none (unbound sizes, no GPU). */
+bool pass_simt_pick(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                    pass_simt_time *best);
+
 typedef struct pass_sched_facts {
     uint8_t kind;       /* ir_region_kind */
     uint8_t strategy;   /* the region's ir_red_strategy (reductions) */
@@ -663,6 +695,8 @@ typedef struct pass_sched_facts {
     bool wg;           /* matmul: the region qualifies for the sm_90a wgmma kernel, shape wgs */
     pass_wg_shape wgs; /* (pass_wg_facts: the graph's view of codegen/wgmma.c's conditions) */
     double wg_bytes;   /* matmul: the region's HBM bytes (operands, epilogue inputs, outputs) */
+    bool simt;         /* matmul: the SIMT f32 kernel computes it on the GPU, shape sgs */
+    pass_simt_shape sgs;
 } pass_sched_facts;
 /* The facts of region r (planned: its strategy is read) against budget on gpu. */
 void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
@@ -770,6 +804,7 @@ typedef struct pass_model {
     pass_wg_shape wgs; /* matmul.wgmma: the shape it was priced for (staging) */
     pass_sk_tile skt;  /* matmul.skinny: the tile and the parts of its time */
     pass_sk_time skm;
+    pass_simt_time sgt; /* matmul.simt: the tile and the parts of its time */
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

@@ -702,6 +702,10 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
             f->wg = true;
             f->concrete = f->wgs.M > 0 && f->wgs.N > 0 && f->wgs.K > 0;
             f->wg_bytes = io_bytes(g, ix, r);
+        } else if (rg->kind == IR_RK_MATMUL && pass_simt_facts(g, ix, r, &f->sgs)) {
+            f->simt = true;
+            f->concrete = f->sgs.M > 0 && f->sgs.N > 0 && f->sgs.K > 0 && f->sgs.batch > 0;
+            f->wg_bytes = io_bytes(g, ix, r);
         }
         return;
     }
@@ -743,7 +747,8 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             } else {
                 pass_schedule_rule(&f, &s);
             }
-            if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY)
+            if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY ||
+                s.id == PASS_SCH_MATMUL_SIMT)
                 pass_schedule_plan(rg, &f, &s);
             if (!f.wg && f.wgs.batch_why) {
                 size_t n = strlen(why);

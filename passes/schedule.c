@@ -784,6 +784,36 @@ static bool sk_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     return true;
 }
 
+/* matmul.simt(bm, bn, bk): the SIMT f32 kernel's block tile and k step (passes/simt.c), for
+ * products that do not run on tensor cores; codegen/matmul.c builds the named tile. */
+static unsigned sg_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    int64_t t[32][3];
+    if (f->kind != IR_RK_MATMUL || !f->simt) return 0;
+    unsigned n = pass_simt_space(&f->sgs, t, 32), k = 0;
+    for (unsigned i = 0; i < n && k < cap; i++) {
+        k = put(out, k, cap, PASS_SCH_MATMUL_SIMT, t[i][0], t[i][1]);
+        out[k - 1].p[2] = (int32_t)t[i][2];
+    }
+    return k;
+}
+static bool sg_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    const ir_schedule *s = &rg->sched;
+    if (!f->simt || !f->gpu || !f->concrete) return false;
+    if (pass_simt_model(&f->sgs, f->gpu, f->wg_bytes, s->p[0], s->p[1], s->p[2], &m->sgt) <= 0)
+        return false;
+    m->threads = m->sgt.threads;
+    m->grid = m->sgt.tiles;
+    m->per_sm = m->sgt.per_sm;
+    m->active_sms = (double)(m->grid < f->gpu->sms ? m->grid : f->gpu->sms);
+    m->occupancy = (double)m->threads * (double)m->per_sm / 2048;
+    m->waves = m->sgt.waves;
+    m->comp_us = m->sgt.comp_us;
+    m->mem_us = m->sgt.mem_us;
+    m->time_us = m->sgt.time_us;
+    m->kernels = 1;
+    return true;
+}
+
 static const sch_def sch_defs[] = {
     [PASS_SCH_NONE] = {none_space, none_plan, none_model},
     [PASS_SCH_POINTWISE_VECTOR] = {pw_space, pw_plan, pw_model},
@@ -799,6 +829,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
     [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
+    [PASS_SCH_MATMUL_SIMT] = {sg_space, wg_plan, sg_model},
 };
 _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
                "every PASS_SCHEDULES row has an entry in sch_defs");
@@ -853,6 +884,12 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
             memset(s->p, 0, sizeof s->p);
             s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
         }
+    } else if (f->kind == IR_RK_MATMUL && f->simt) {
+        /* [matmul.simt]: the model's fastest SIMT tile of the shape; 128x128x8 at unbound sizes */
+        pass_simt_time t;
+        s->id = PASS_SCH_MATMUL_SIMT, s->p[0] = 128, s->p[1] = 128, s->p[2] = 8;
+        if (f->concrete && pass_simt_pick(&f->sgs, f->gpu, f->wg_bytes, &t))
+            s->p[0] = (int32_t)t.bm, s->p[1] = (int32_t)t.bn, s->p[2] = (int32_t)t.bk;
     }
 }
 

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# bench/sgemm_check.sh - exact-f32 GEMMs (the SIMT kernel, matmul.simt) on a GPU against cuBLAS
+# SGEMM (torch, allow_tf32=False) in one run, from the repository root with dist/ carried
+# (bash tools/make-dist.sh):
+#
+#   bash bench/sgemm_check.sh [--budget S]
+#
+# bench/sgemm_check.py has the details: cuBLAS timed first, then tx verified and timed at 10
+# shapes (2048^3, 4096^3, the held-out f32 rows, transposed operands, a batched product), then
+# full verification at ragged sizes; a table and a summary line last; files under $OUT (default
+# sgemm-out). Exit 1 when a verification failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+export TXC=${TXC:-dist/bin/txc}
+export OUT=${OUT:-sgemm-out}
+export PATH="$PATH:/usr/local/cuda/bin"
+[ -x "$TXC" ] || { echo "sgemm_check: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2; exit 2; }
+mkdir -p "$OUT"
+PY=$(command -v python3 || command -v python)
+echo "sgemm_check: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+exec "$PY" bench/sgemm_check.py "$@"

@@ -1,0 +1,125 @@
+/* simt.c - the SIMT f32 matrix-product kernel as the planner sees it (schedule matmul.simt):
+ * which regions take it, its tile space, its geometry (the same arithmetic as codegen/matmul.c's
+ * cg_sg_geom_of, checked equal by tests/unit/test_simt.c) and its cost model. Products whose
+ * operands are not both the product's f16/bf16 dtype (f32, f16 x bf16 promoted to f32, i32)
+ * run on it on the GPU, exact f32 FMAs in k order (no tf32). docs/codegen-matmul.md "SIMT". */
+#include "passes/passes.h"
+
+#include <string.h>
+
+/* The model's constants (first estimates, H200; docs/cost-model.md "SIMT products"):
+ * SG_EFF8 / SG_EFF4: the share of the FMA peak an SM sustains with 8 x 8 / 4 x 4 outputs per
+ * thread at full occupancy (4 / 2 128-bit shared loads per 64 / 16 FMAs);
+ * SG_STEP_US: one k step's floor (the next tile's loads, issued one step ahead, land from L2 and
+ * a barrier), so a short grid with a deep K is latency-bound. */
+#define SG_EFF8 0.70
+#define SG_EFF4 0.45
+#define SG_STEP_US 0.45
+
+static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s) {
+    const ir_region *rg = &g->regions[r];
+    memset(s, 0, sizeof *s);
+    if (rg->kind != IR_RK_MATMUL || rg->anchor >= g->n) return false;
+    const ir_node *mm = &g->nodes[rg->anchor];
+    if (mm->op != IR_OP_MATMUL || mm->shape.rank < 2) return false;
+    const ir_node *a = &g->nodes[ir_in(g, mm, 0)], *b = &g->nodes[ir_in(g, mm, 1)];
+    ir_dtype dt = (ir_dtype)mm->dtype;
+    bool half = dt == IR_F16 || dt == IR_BF16;
+    if (half && a->dtype == dt && b->dtype == dt) return false; /* tensor cores */
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        s->nmm += g->nodes[ix->rids[j]].op == IR_OP_MATMUL;
+    unsigned rk = mm->shape.rank;
+    s->M = IR_DIM_IS_SYM(mm->shape.dim[rk - 2]) ? -1 : mm->shape.dim[rk - 2];
+    s->N = IR_DIM_IS_SYM(mm->shape.dim[rk - 1]) ? -1 : mm->shape.dim[rk - 1];
+    ir_dim k = a->shape.dim[a->shape.rank - 1];
+    s->K = IR_DIM_IS_SYM(k) ? -1 : k;
+    s->batch = 1;
+    for (unsigned i = 0; i + 2 < rk && s->batch > 0; i++)
+        s->batch = IR_DIM_IS_SYM(mm->shape.dim[i]) ? -1 : s->batch * mm->shape.dim[i];
+    return true;
+}
+
+pass_simt_geom pass_simt_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
+    pass_simt_geom g;
+    g.tm = bm >= 64 && nmm == 1 ? 8 : 4, g.tn = bn >= 64 && nmm == 1 ? 8 : 4;
+    g.threads = (unsigned)((bm / g.tm) * (bn / g.tn));
+    g.smem_bytes = 2 * bk * ((bm + 4) + (bn + 4) * (int64_t)(nmm ? nmm : 1)) * 4;
+    return g;
+}
+
+/* True when (bm, bn, bk) is a tile the kernel builds: every thread loads the same whole number
+ * of elements of each operand's tile (at most 16) and the block has 64 to 256 threads. */
+static bool tile_ok(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
+    pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, nmm);
+    if (g.threads < 64 || g.threads > 256) return false;
+    int64_t na = bm * bk, nb = bn * bk;
+    return na % g.threads == 0 && nb % g.threads == 0 && na / g.threads <= 16 &&
+           nb / g.threads <= 16;
+}
+
+static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 32}};
+static const int64_t sg_bks[] = {8, 16, 32};
+
+unsigned pass_simt_space(const pass_simt_shape *s, int64_t (*out)[3], unsigned cap) {
+    unsigned n = 0;
+    for (size_t i = 0; i < sizeof sg_tiles / sizeof sg_tiles[0]; i++)
+        for (size_t j = 0; j < sizeof sg_bks / sizeof sg_bks[0] && n < cap; j++) {
+            int64_t bm = sg_tiles[i][0], bn = sg_tiles[i][1], bk = sg_bks[j];
+            if (!tile_ok(bm, bn, bk, s->nmm)) continue;
+            out[n][0] = bm, out[n][1] = bn, out[n][2] = bk;
+            n++;
+        }
+    return n;
+}
+
+double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                       int64_t bm, int64_t bn, int64_t bk, pass_simt_time *o) {
+    memset(o, 0, sizeof *o);
+    o->bm = bm, o->bn = bn, o->bk = bk;
+    pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, s->nmm);
+    o->threads = g.threads;
+    if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0 || !gpu || gpu->sms <= 0) return 0;
+    o->tiles = cdiv(s->M, bm) * cdiv(s->N, bn) * s->batch;
+    /* blocks per SM: threads, shared memory, registers (~128 a thread at 8 x 8, ~64 at 4 x 4) */
+    int64_t regs = g.tm == 8 ? 128 : 64, per = 2048 / g.threads;
+    if (gpu->regs_per_sm / (regs * g.threads) < per) per = gpu->regs_per_sm / (regs * g.threads);
+    if (gpu->smem_per_sm / g.smem_bytes < per) per = gpu->smem_per_sm / g.smem_bytes;
+    if (per > 32) per = 32;
+    if (per < 1) per = 1;
+    o->per_sm = per;
+    int64_t slots = (int64_t)gpu->sms * per;
+    o->waves = (double)o->tiles / (double)slots;
+    int64_t resident = o->tiles < slots ? cdiv(o->tiles, gpu->sms) : per; /* blocks on one SM */
+    if (resident < 1) resident = 1;
+    double warps = (double)resident * g.threads / 32;
+    double occ = warps >= 16 ? 1.0 : 0.5 + warps / 32; /* latency hiding under 16 warps */
+    double eff = (g.tm == 8 && g.tn == 8 ? SG_EFF8 : SG_EFF4) * occ;
+    double sm_rate = gpu->peak_TFLOPs[IR_F32] * 1e6 / gpu->sms * eff; /* flop per us */
+    int64_t nk = cdiv(s->K, bk);
+    double block_flops = 2.0 * (double)bm * (double)bn * (double)(nk * bk) * (double)s->nmm;
+    double block_us = block_flops * (double)resident / sm_rate; /* resident blocks share the SM */
+    double floor_us = (double)nk * SG_STEP_US;
+    o->step_bound = floor_us > block_us;
+    if (floor_us > block_us) block_us = floor_us;
+    double rounds = o->tiles > slots ? (double)cdiv(o->tiles, slots) : 1.0;
+    o->comp_us = rounds * block_us;
+    o->mem_us = hbm_bytes > 0 ? hbm_bytes / (gpu->hbm_GBps * 1e3) : 0;
+    o->time_us = (o->comp_us > o->mem_us ? o->comp_us : o->mem_us) + gpu->launch_us;
+    return o->time_us;
+}
+
+bool pass_simt_pick(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                    pass_simt_time *best) {
+    int64_t sp[32][3];
+    unsigned n = pass_simt_space(s, sp, 32);
+    bool any = false;
+    for (unsigned i = 0; i < n; i++) {
+        pass_simt_time t;
+        double us = pass_simt_model(s, gpu, hbm_bytes, sp[i][0], sp[i][1], sp[i][2], &t);
+        if (us <= 0) continue;
+        if (!any || us < best->time_us * 0.98) *best = t, any = true; /* ties: the earlier tile */
+    }
+    return any;
+}
