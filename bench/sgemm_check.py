@@ -6,9 +6,9 @@ dist/.
 
 Within BUDGET seconds (default 50), most important first:
   1. cuBLAS timed (CUDA events, allow_tf32 False) for each case's product;
-  2. `txc bench --device=gpu --json` of each case at its GPU size: verified against the host
-     (sampled where outputs are large), timed, the plan's schedule and the model's prediction;
-  3. full verification (`--iters 1`) at ragged sizes (masks in M, N, K; both operand orders).
+  2. full verification (`--iters 1`) at ragged sizes (masks in M, N, K; both operand orders);
+  3. `txc bench --device=gpu --json` of each case at its GPU size: verified against the host
+     (sampled where outputs are large), timed, the plan's schedule and the model's prediction.
 Prints a table (tx us, cuBLAS us, cuBLAS/tx: > 1 tx faster, TFLOP/s, verified, schedule,
 measured / predicted us) and a summary line last. Files under $OUT: sgemm.md, sgemm.json,
 log.txt."""
@@ -126,12 +126,21 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     wd = tempfile.mkdtemp(prefix="tx-sgemm-")
     lf = open(os.path.join(OUT, "log.txt"), "w")
-    cb = cublas(CASES, t0 + 15, lf)
+    cb = cublas(CASES, t0 + 14, lf)
+    print(f"cuBLAS us: {cb}", file=lf, flush=True)
+    rag = []
+    for n, d in RAGGED:
+        if time.time() > t0 + 30:
+            rag.append((n, d, "skipped: out of time"))
+            continue
+        fu, err = bench(n, d, 1, [], lf)
+        rag.append((n, d, err or ("verified" if fu.get("verified") else "NOT VERIFIED")))
+        print(f"ragged {n} {d}: {rag[-1][2]}", file=lf, flush=True)
     rows = []
     for i, (n, d, prod) in enumerate(CASES):
         r = {"name": n, "dims": d, "flop": 2.0 * prod[0] * prod[1] * prod[2] * prod[3], "cublas_us": cb.get(i)}
         rows.append(r)
-        if time.time() > end - 10:
+        if time.time() > end - 3:
             r["error"] = "skipped: out of time"
             continue
         r["sched"] = sched(n, d, wd)
@@ -143,13 +152,6 @@ def main():
         r["pred_us"] = fu.get("predicted_us")
         r["kernels"] = [(k["name"].split("_")[-1], k.get("us"), k.get("predicted_us")) for k in fu.get("kernels", [])]
         print(f"tx {n} {d}: {r['tx_us']} us verified {r['verified']} cuBLAS {r['cublas_us']}", file=lf, flush=True)
-    rag = []
-    for n, d in RAGGED:
-        if time.time() > end - 2:
-            rag.append((n, d, "skipped: out of time"))
-            continue
-        fu, err = bench(n, d, 1, [], lf)
-        rag.append((n, d, err or ("verified" if fu.get("verified") else "NOT VERIFIED")))
     f = lambda x: "%.1f" % x if x else "-"  # noqa: E731
     lines = ["| program | sizes | tx us | cuBLAS SGEMM us | cuBLAS/tx | tx TFLOP/s | torch.compile us (last table) | verified | kernels measured/predicted us | schedule |",
              "|---|---|---:|---:|---:|---:|---:|---|---|---|"]
