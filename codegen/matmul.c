@@ -919,6 +919,15 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     int64_t per[3] = {l.bm, l.bn, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, cx->gpu ? 65535 : INT32_MAX};
     unsigned block[3] = {l.threads, 1, 1};
+    if (cx->gpu && !l.tensor_cores) { /* the SIMT kernel: its tile, outputs per thread, products */
+        cg_sg_geom sg = cg_sg_geom_of(l.bm, l.bn, l.bk, d.nmm);
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt %lldx%lldx%lld t%dx%d%s",
+                 (long long)l.bm, (long long)l.bn, (long long)l.bk, sg.tm, sg.tn,
+                 d.nmm > 1 ? " h" : "");
+        if (d.nmm > 1)
+            snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
+                     "%u", d.nmm);
+    }
     cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);
     return true;
 }

@@ -50,13 +50,16 @@ pass_simt_geom pass_simt_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nm
 }
 
 /* True when (bm, bn, bk) is a tile the kernel builds: every thread loads the same whole number
- * of elements of each operand's tile (at most 16) and the block has 64 to 256 threads. */
+ * of elements of each operand's tile (at most 16 of one operand, at most 12 of all beside 8 x 8
+ * accumulators, 32 beside 4 x 4: the registers of the next step's loads, so that 128 a thread
+ * hold them without spilling) and the block has 64 to 256 threads. */
 static bool tile_ok(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
     pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, nmm);
     if (g.threads < 64 || g.threads > 256) return false;
-    int64_t na = bm * bk, nb = bn * bk;
-    return na % g.threads == 0 && nb % g.threads == 0 && na / g.threads <= 16 &&
-           nb / g.threads <= 16;
+    int64_t na = bm * bk, nb = bn * bk, n = nmm ? nmm : 1;
+    if (na % g.threads != 0 || nb % g.threads != 0) return false;
+    int64_t sa = na / g.threads, sb = nb / g.threads;
+    return sa <= 16 && sb <= 16 && sa + n * sb <= (g.tm == 8 ? 12 : 32);
 }
 
 static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 32}};
