@@ -6,7 +6,8 @@
  * GPU, f16/bf16 operands: BM x BN block tiles staged through shared
  * memory (a cp.async ring when the tiles allow it), fragments by ldmatrix,
  * warps of mma.sync m16n8k16 (f32 accumulation). GPU, other dtypes:
- * a SIMT FMA tile kernel (64 x 64, 4 x 4 outputs per thread). Host: a
+ * the SIMT f32 kernel of the plan's matmul.simt tile (8 x 8 or 4 x 4 outputs per
+ * thread, double-buffered k-major shared tiles). Host: a
  * blocked loop nest (a row of BN accumulators per output row). All paths
  * mask ragged M, N, K; batch dims map to strides (0 when broadcast);
  * transposes are strides. Design notes: docs/codegen-matmul.md. */
