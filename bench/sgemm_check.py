@@ -46,7 +46,9 @@ CASES = [
     ("bmm", dict(B=32, M=256, K=512, N=256), (32, 256, 512, 256, False, False)),
     ("mm", dict(M=512, K=8192, N=512), (1, 512, 8192, 512, False, False)),
 ]
+# the slowest rows last: the time left then goes to the ragged checks and tune
 TC_PREV = {"bmm_broadcast": 184.6, "mixed_gemm": 370.0, "l2norm_sim": 113.2, "f32_gemm_small": 15.9}
+TUNE = [("f32_gemm_small", dict(M=64, K=256, N=64)), ("mm", dict(M=2048, K=2048, N=2048))]
 RAGGED = [
     ("mm", dict(M=33, K=65, N=17)),
     ("mm", dict(M=130, K=129, N=40)),
@@ -152,6 +154,19 @@ def main():
         r["pred_us"] = fu.get("predicted_us")
         r["kernels"] = [(k["name"].split("_")[-1], k.get("us"), k.get("predicted_us")) for k in fu.get("kernels", [])]
         print(f"tx {n} {d}: {r['tx_us']} us verified {r['verified']} cuBLAS {r['cublas_us']}", file=lf, flush=True)
+    tune = []
+    for n, d in TUNE:  # measured times of the space's candidates (the model's constants)
+        left = end - time.time()
+        if left < 6:
+            tune.append(f"{n}: skipped: out of time")
+            continue
+        try:
+            p = subprocess.run([TXC, "tune", P(n), "--tune-cache=" + os.path.join(OUT, "tune.json")] + dargs(d),
+                               capture_output=True, text=True, timeout=left - 1)
+            tune += [f"{n} {d}: {ln.strip()}" for ln in (p.stdout + p.stderr).splitlines() if ln.strip()][-12:]
+        except subprocess.TimeoutExpired:
+            tune.append(f"{n}: tune timed out")
+        print("\n".join(tune), file=lf, flush=True)
     f = lambda x: "%.1f" % x if x else "-"  # noqa: E731
     lines = ["| program | sizes | tx us | cuBLAS SGEMM us | cuBLAS/tx | tx TFLOP/s | torch.compile us (last table) | verified | kernels measured/predicted us | schedule |",
              "|---|---|---:|---:|---:|---:|---:|---|---|---|"]
@@ -166,6 +181,7 @@ def main():
                      f"{'%.2fx' % ratio if ratio else '-'} | {'%.1f' % (r['flop'] / tx / 1e6) if tx else '-'} | "
                      f"{f(TC_PREV.get(r['name']))} | {r.get('verified', '-')} | {ks} | "
                      f"{' / '.join(r.get('sched') or [])}{' (' + r['error'] + ')' if r.get('error') else ''} |")
+    lines += ["", "txc tune (measured candidates):"] + ["    " + t for t in tune]
     lines += ["", "| ragged case | sizes | result |", "|---|---|---|"]
     for n, d, res in rag:
         lines.append(f"| {n} | {' '.join(f'{k}={v}' for k, v in d.items())} | {res} |")
