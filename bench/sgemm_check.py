@@ -46,7 +46,7 @@ CASES = [
     ("bmm", dict(B=32, M=256, K=512, N=256), (32, 256, 512, 256, False, False)),
     ("mm", dict(M=512, K=8192, N=512), (1, 512, 8192, 512, False, False)),
 ]
-# the slowest rows last: the time left then goes to the ragged checks and tune
+# then txc tune of TUNE with the time left
 TC_PREV = {"bmm_broadcast": 184.6, "mixed_gemm": 370.0, "l2norm_sim": 113.2, "f32_gemm_small": 15.9}
 TUNE = [("f32_gemm_small", dict(M=64, K=256, N=64)), ("mm", dict(M=2048, K=2048, N=2048))]
 RAGGED = [
