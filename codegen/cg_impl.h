@@ -498,8 +498,8 @@ typedef struct cg_sg_geom {
     int64_t bm, bn, bk;
     int tm, tn;
     unsigned tx, ty, threads;
-    int64_t pa, pb;       /* shared row pitches (floats): bm + 4, bn + 4 */
-    int64_t smem_bytes;   /* both buffers of A and one B (a product more: + 2 bk pb 4) */
+    int64_t pa, pb;     /* shared row pitches (floats): bm + 4, bn + 4 */
+    int64_t smem_bytes; /* both buffers of A and one B (a product more: + 2 bk pb 4) */
 } cg_sg_geom;
 cg_sg_geom cg_sg_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm);
 int64_t cg_sg_row(const cg_sg_geom *g, unsigned ty, int i);

@@ -609,8 +609,8 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     sg_opnd_store(cx, &pa, sa, va);
     for (unsigned m = 0; m < d->nmm; m++) sg_opnd_store(cx, &pb[m], sb[m], vb[m]);
     cg_barrier(cx);
-    LLVMValueRef nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""),
-                                    cg_i64(cx, BK), "nk");
+    LLVMValueRef nk =
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""), cg_i64(cx, BK), "nk");
     LLVMValueRef a_row = LLVMBuildMul(b, ty, cg_i32(cx, 4), ""); /* first row of the groups */
     LLVMValueRef b_col = LLVMBuildMul(b, tx, cg_i32(cx, 4), "");
     cg_loop kl;
@@ -922,9 +922,8 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     unsigned block[3] = {l.threads, 1, 1};
     if (cx->gpu && !l.tensor_cores) { /* the SIMT kernel: its tile, outputs per thread, products */
         cg_sg_geom sg = cg_sg_geom_of(l.bm, l.bn, l.bk, d.nmm);
-        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt %lldx%lldx%lld t%dx%d%s",
-                 (long long)l.bm, (long long)l.bn, (long long)l.bk, sg.tm, sg.tn,
-                 d.nmm > 1 ? " h" : "");
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt %lldx%lldx%lld t%dx%d%s", (long long)l.bm,
+                 (long long)l.bn, (long long)l.bk, sg.tm, sg.tn, d.nmm > 1 ? " h" : "");
         if (d.nmm > 1)
             snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
                      "%u", d.nmm);

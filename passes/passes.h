@@ -656,8 +656,8 @@ typedef struct pass_simt_time {
     double waves, comp_us, mem_us, time_us;
     bool step_bound; /* the k steps' latency floor, not the FMA rate, bounds a block */
 } pass_simt_time;
-double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
-                       int64_t bm, int64_t bn, int64_t bk, pass_simt_time *o);
+double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
+                       int64_t bn, int64_t bk, pass_simt_time *o);
 /* The model's fastest tile of s; false when none (unbound sizes, no GPU). */
 bool pass_simt_pick(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
                     pass_simt_time *best);

@@ -12,8 +12,8 @@
  * thread at full occupancy (4 / 2 128-bit shared loads per 64 / 16 FMAs);
  * SG_STEP_US: one k step's floor (the next tile's loads, issued one step ahead, land from L2 and
  * a barrier), so a short grid with a deep K is latency-bound. */
-#define SG_EFF8 0.70
-#define SG_EFF4 0.45
+#define SG_EFF8    0.70
+#define SG_EFF4    0.45
 #define SG_STEP_US 0.45
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -77,8 +77,8 @@ unsigned pass_simt_space(const pass_simt_shape *s, int64_t (*out)[3], unsigned c
     return n;
 }
 
-double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
-                       int64_t bm, int64_t bn, int64_t bk, pass_simt_time *o) {
+double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
+                       int64_t bn, int64_t bk, pass_simt_time *o) {
     memset(o, 0, sizeof *o);
     o->bm = bm, o->bn = bn, o->bk = bk;
     pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, s->nmm);

@@ -75,8 +75,7 @@ static void test_geom(void **state) {
             assert_int_equal(cg.tx * (unsigned)cg.tn, t[i][1]);
             assert_int_equal(cg.ty * (unsigned)cg.tm, t[i][0]);
             /* codegen's shared bytes: two buffers of A and of each product's B */
-            assert_int_equal(pg.smem_bytes,
-                             2 * cg.bk * (cg.pa + cg.pb * (int64_t)nmm) * 4);
+            assert_int_equal(pg.smem_bytes, 2 * cg.bk * (cg.pa + cg.pb * (int64_t)nmm) * 4);
             assert_true(cg.pa % 4 == 0 && cg.pb % 4 == 0); /* 128-bit fragment loads */
             if (nmm > 1) assert_true(cg.tm == 4 && cg.tn == 4);
         }
@@ -99,8 +98,9 @@ static void check_cover(int64_t bm, int64_t bn, int64_t bk) {
                     seen[r * bn + c]++;
                 }
     for (int64_t e = 0; e < bm * bn; e++)
-        if (seen[e] != 1) fail_msg("%lldx%lld: output %lld owned %d times", (long long)bm,
-                                   (long long)bn, (long long)e, seen[e]);
+        if (seen[e] != 1)
+            fail_msg("%lldx%lld: output %lld owned %d times", (long long)bm, (long long)bn,
+                     (long long)e, seen[e]);
     /* the loads of both operands, for either fast axis */
     for (int op = 0; op < 2; op++)
         for (int fastmn = 0; fastmn < 2; fastmn++) {
@@ -150,7 +150,7 @@ static void test_rule(void **state) {
     assert_int_equal(t[1], 128);
     rule_of(MM, 2048, 2048, 2048, true, t);
     assert_int_equal(t[0] * t[1], 128 * 128); /* 256 tiles: two waves of 128 x 128 at 1 per SM */
-    rule_of(MX, 2048, 2048, 2048, true, t); /* f16 x bf16: promoted to f32 */
+    rule_of(MX, 2048, 2048, 2048, true, t);   /* f16 x bf16: promoted to f32 */
     assert_int_equal(t[0], 128);
     rule_of(HB, 2048, 2048, 2048, true, t); /* tensor cores */
     assert_int_equal(t[0], 0);
@@ -255,9 +255,8 @@ static void test_explain(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geom),    cmocka_unit_test(test_cover),
-        cmocka_unit_test(test_rule),    cmocka_unit_test(test_kernels),
-        cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_geom),    cmocka_unit_test(test_cover),   cmocka_unit_test(test_rule),
+        cmocka_unit_test(test_kernels), cmocka_unit_test(test_explain),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
