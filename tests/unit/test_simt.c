@@ -46,7 +46,7 @@ static ir_graph *plan(const char *src, int64_t M, int64_t N, int64_t K, bool bou
     ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
     assert_non_null(g);
     pass_gpu buf;
-    pass_target t = {90, true};
+    pass_target t = {90, true, false};
     pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
     assert_true(pass_run_pipeline(g, &pc));
     return g;
