@@ -617,8 +617,11 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), nk, cg_i64(cx, 1), "kt");
     LLVMValueRef cur = LLVMBuildTrunc(b, LLVMBuildAnd(b, kt, cg_i64(cx, 1), ""), cx->i32, "");
     LLVMValueRef nxt = LLVMBuildXor(b, cur, cg_i32(cx, 1), "");
-    /* the next step's elements (past K they are all masked to zero and never read) */
-    LLVMValueRef k1 = LLVMBuildMul(b, LLVMBuildAdd(b, kt, cg_i64(cx, 1), ""), cg_i64(cx, BK), "");
+    /* the next step's elements; the last step reloads its own tile (stored into the other
+     * buffer, never read), so no load reaches past K whether or not K is masked */
+    LLVMValueRef kt1 = LLVMBuildAdd(b, kt, cg_i64(cx, 1), "");
+    kt1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, kt1, nk, ""), kt1, kt, "");
+    LLVMValueRef k1 = LLVMBuildMul(b, kt1, cg_i64(cx, BK), "");
     sg_opnd_load(cx, d, bidx, &pa, k1, va);
     for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], k1, vb[m]);
     LLVMValueRef ca = LLVMBuildMul(b, cur, cg_i32(cx, abuf), "");
