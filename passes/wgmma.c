@@ -436,13 +436,6 @@ bool pass_wg_batch(const ir_graph *g, const ir_node *mm, ir_id abase, ir_id bbas
     if (!wg_batch_opnd(g, mm, abase) || !wg_batch_opnd(g, mm, bbase)) return false;
     int64_t nb = pass_wg_nbatch(&mm->shape);
     if (nb >= ((int64_t)1 << 31)) return false;
-    /* an A without batch extent broadcast over B's batch elements (a[M, K] @ b[B, K, N]) failed
-     * the H200 verification at B=12 M=384 K=768 N=1000 (bench/bmm_check.sh): refused, it keeps
-     * the mma.sync kernel until that is found */
-    const ir_shape *as = &g->nodes[abase].shape;
-    bool a_one = true;
-    for (unsigned i = 0; i + 2 < as->rank; i++) a_one = a_one && as->dim[i] == 1;
-    if (a_one && nb != 1) return false;
     /* rows of one batch element, and the whole output's, within TMA's int32 coordinates */
     ir_dim m = mm->shape.dim[mm->shape.rank - 2];
     return IR_DIM_IS_SYM(m) || (m > 0 && m < ((int64_t)1 << 31));

@@ -137,11 +137,11 @@ cases=(
   "bmm|B=3 M=33 K=40 N=24|no"
   "bmmh|B=2 H=3 M=130 K=72 N=40|1"
   "bmmh|B=2 H=3 M=17 K=24 N=16|no"
-  "lhs1|B=2 M=70 K=64 N=48|no"
+  "lhs1|B=2 M=70 K=64 N=48|1"
   "qkt|B=2 H=3 S=100 D=64|1"
   "bmmat|B=2 M=200 K=72 N=96|1"
   "bmmgelu|B=3 M=70 K=136 N=264|1"
-  "bmm2d|B=5 M=33 K=64 N=48|no"
+  "bmm2d|B=5 M=33 K=64 N=48|1"
 )
 HAVE_PTXAS=0
 command -v ptxas >/dev/null 2>&1 && HAVE_PTXAS=1
@@ -169,7 +169,7 @@ bat = [k for k in wg if " bat" in k["template"]]
 if want == "no":
     ok = not wg and "[matmul.wgmma] (" not in text
     why = "plans %d wgmma kernels" % len(wg)
-    if label.startswith("bmm") and not label.startswith("bmm2d"):  # batched: --explain names the rule
+    if label.startswith(("bmm", "lhs1")):  # a batched product: --explain names the rule
         ok = ok and "[matmul.wgmma.batch]" in text
         why += ", [matmul.wgmma.batch] in --explain: %s" % ("[matmul.wgmma.batch]" in text)
 elif bat:

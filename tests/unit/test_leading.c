@@ -99,14 +99,15 @@ static void test_facts(void **state) {
     assert_int_equal(s.nmm, 2);
     assert_int_equal(s.M, 2000);
     /* outside the fold, batched instead ([matmul.wgmma.batch], tests/unit/test_bmm.c): batched
-     * B, a transposed 3-D A (an A broadcast over B's batch keeps mma.sync: pass_wg_batch) */
+     * B, an A broadcast over B's batch, a transposed 3-D A */
     static const char *no[] = {
         "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n",
+        "fn f(a: bf16[1, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n",
         "fn f(a: bf16[B, K, M], b: bf16[K, N]) -> bf16[B, M, N] {\n"
         "  return transpose(a, 1, 2) @ b\n}\n",
     };
     fe_define dn[4] = {{"B", 2}, {"M", 128}, {"K", 64}, {"N", 128}};
-    for (unsigned i = 0; i < 2; i++) {
+    for (unsigned i = 0; i < 3; i++) {
         assert_true(facts_of(no[i], dn, 4, &s, &id));
         assert_int_equal(s.batch, 2);
         assert_int_equal(s.M, 128);
