@@ -20,6 +20,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from checklib import dargs, tx_bench_locked, tx_plan  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("OUT", "bmm3d-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
@@ -44,37 +47,12 @@ RAGGED = [
 ]
 
 
-def dargs(d):
-    return [x for k, v in d.items() for x in ("-D", f"{k}={v}")]
-
-
 def plan(name, dims, wd):
-    ptx = os.path.join(wd, name + ".ptx")
-    r = subprocess.run([TXC, P(name), "--target=sm_90a", "-o", ptx] + dargs(dims), capture_output=True, text=True)
-    if r.returncode:
-        return None
-    return [k.get("template") or k["name"].split("_")[-1] for k in json.load(open(ptx + ".json"))["kernels"]]
+    return tx_plan(TXC, P(name), dims, wd)
 
 
 def bench(name, dims, iters, extra, lock, lf):
-    import fcntl
-    cmd = [TXC, "bench", P(name), "--device=gpu", "--random-inputs=1", "--iters", str(iters), "--json"] + extra + dargs(dims)
-    with open(lock, "w") as lk:
-        fcntl.flock(lk, fcntl.LOCK_EX)
-        try:
-            p = subprocess.run(cmd, capture_output=True, text=True, timeout=40)
-            rc, so, se = p.returncode, p.stdout, p.stderr
-        except subprocess.TimeoutExpired:
-            rc, so, se = 124, "", "timed out"
-        finally:
-            fcntl.flock(lk, fcntl.LOCK_UN)
-    if se.strip():
-        print(f"--- {name} {dims} rc {rc}\n{se.strip()[-1200:]}", file=lf, flush=True)
-    try:
-        res = json.loads(so[so.index("{"):])["fused"]
-    except (ValueError, KeyError):
-        return None, f"rc {rc}: " + ((se.strip().splitlines() or ["no output"])[-1][:160])
-    return res, None
+    return tx_bench_locked(TXC, P(name), dims, iters, extra, lock, lf)
 
 
 def main():

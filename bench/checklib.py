@@ -1,7 +1,9 @@
-"""bench/checklib.py - what the GPU check scripts (bench/wgmma_check.py, bench/block_check.py) share:
-a log and PASS/FAIL/SKIP step lines, running a command with its output logged, finding ptxas and
-reading `ptxas -v` (registers, spills, serialisation warnings), and timing a torch callable with
-CUDA events and a flushed L2. Imported from the scripts' own directory (python3 bench/X.py)."""
+"""bench/checklib.py - what the GPU check scripts (bench/wgmma_check.py, bench/block_check.py,
+bench/bmm_check.py, bench/bmm3d_check.py) share: a log and PASS/FAIL/SKIP step lines, running a
+command with its output logged, the sm_90a plan of a program and a `txc bench` run under the GPU
+lock, finding ptxas and reading `ptxas -v` (registers, spills, serialisation warnings), and timing a
+torch callable with CUDA events and a flushed L2. Imported from the scripts' own directory
+(python3 bench/X.py)."""
 import os
 import re
 import shutil
@@ -96,3 +98,45 @@ def cuda_time(fn, iters=20, warmup=3):
         ts.append(e0.elapsed_time(e1) * 1000.0)
     ts.sort()
     return ts[len(ts) // 2]
+
+
+def dargs(d):
+    """-D NAME=VALUE arguments of the dims dict d."""
+    return [x for k, v in d.items() for x in ("-D", f"{k}={v}")]
+
+
+def tx_plan(txc, prog, dims, wd):
+    """The sm_90a plan of program file prog at dims: each kernel's template (or its kNN name), None
+    when it does not compile. Writes its PTX and manifest under wd."""
+    import json
+    ptx = os.path.join(wd, os.path.basename(prog) + ".ptx")
+    r = subprocess.run([txc, prog, "--target=sm_90a", "-o", ptx] + dargs(dims), capture_output=True, text=True)
+    if r.returncode:
+        return None
+    return [k.get("template") or k["name"].split("_")[-1] for k in json.load(open(ptx + ".json"))["kernels"]]
+
+
+def tx_bench_locked(txc, prog, dims, iters, extra, lock, lf, env=None):
+    """`txc bench --device=gpu --json` of prog at dims while holding the file lock `lock` (so the
+    torch workers never time beside it); stderr logged to lf. (the "fused" result dict, None) or
+    (None, a one-line error)."""
+    import fcntl
+    import json
+    cmd = [txc, "bench", prog, "--device=gpu", "--random-inputs=1", "--iters", str(iters), "--json"] + extra + dargs(dims)
+    with open(lock, "w") as lk:
+        fcntl.flock(lk, fcntl.LOCK_EX)
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=40,
+                               env=dict(os.environ, **(env or {})))
+            rc, so, se = p.returncode, p.stdout, p.stderr
+        except subprocess.TimeoutExpired:
+            rc, so, se = 124, "", "timed out"
+        finally:
+            fcntl.flock(lk, fcntl.LOCK_UN)
+    if se.strip():
+        print(f"--- {os.path.basename(prog)[:-3]} {dims} rc {rc}\n{se.strip()[-1200:]}", file=lf, flush=True)
+    try:
+        res = json.loads(so[so.index("{"):])["fused"]
+    except (ValueError, KeyError):
+        return None, f"rc {rc}: " + ((se.strip().splitlines() or ["no output"])[-1][:160])
+    return res, None

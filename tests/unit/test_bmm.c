@@ -101,31 +101,12 @@ static void test_coord(void **state) {
     assert_int_equal(pass_wg_nbatch(&ss), -1);
 }
 
-/* The planner's facts of the first matmul region of src at defs (pass_wg_facts' result). */
-static bool facts_of(const char *src, const fe_define *defs, unsigned nd, pass_wg_shape *s,
-                     ir_schedule *sched) {
-    ir_graph *g;
-    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, &g);
-    cg_program_free(p);
-    pass_index ix;
-    assert_true(pass_index_build(g, &ix));
-    const pass_gpu *gpu = pass_gpu_find("h200");
-    uint32_t r = 0;
-    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
-    assert_true(r < g->nregions);
-    bool ok = pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s);
-    *sched = g->regions[r].sched;
-    pass_index_free(&ix);
-    ir_graph_free(g);
-    return ok;
-}
-
 static void test_facts(void **state) {
     (void)state;
     pass_wg_shape s;
     ir_schedule sc;
     fe_define d[4] = {{"B", 16}, {"M", 1024}, {"K", 1024}, {"N", 1024}};
-    assert_true(facts_of(SRC_PLAIN, d, 4, &s, &sc));
+    assert_true(tk_wg_facts(SRC_PLAIN, d, 4, &s, &sc));
     assert_int_equal(s.batch, 16);
     assert_int_equal(s.M, 1024);
     assert_int_equal(s.N, 1024);
@@ -142,26 +123,26 @@ static void test_facts(void **state) {
                                           ((1024 + sp[i].bn - 1) / sp[i].bn));
     }
     fe_define dh[5] = {{"B", 8}, {"H", 16}, {"M", 256}, {"K", 128}, {"N", 256}};
-    assert_true(facts_of(SRC_HEADS, dh, 5, &s, &sc));
+    assert_true(tk_wg_facts(SRC_HEADS, dh, 5, &s, &sc));
     assert_int_equal(s.batch, 128);
     assert_int_equal(s.M, 256);
     assert_false(s.b_kmajor);
     fe_define dq[4] = {{"B", 2}, {"H", 3}, {"S", 100}, {"D", 64}};
-    assert_true(facts_of(SRC_QK, dq, 4, &s, &sc));
+    assert_true(tk_wg_facts(SRC_QK, dq, 4, &s, &sc));
     assert_true(s.b_kmajor); /* k^T: B's contiguous axis is K */
     fe_define da[4] = {{"B", 2}, {"M", 200}, {"K", 72}, {"N", 96}};
-    assert_true(facts_of(SRC_AT, da, 4, &s, &sc));
+    assert_true(tk_wg_facts(SRC_AT, da, 4, &s, &sc));
     assert_false(s.a_kmajor);
     /* the fill rule: 7 x 16 x 16 per element keeps mma.sync; an odd pitch too (no staging) */
     fe_define dt[4] = {{"B", 64}, {"M", 7}, {"K", 16}, {"N", 16}};
-    assert_false(facts_of(SRC_PLAIN, dt, 4, &s, &sc));
+    assert_false(tk_wg_facts(SRC_PLAIN, dt, 4, &s, &sc));
     assert_int_equal(s.batch_why, 1);
     assert_int_not_equal(sc.id, PASS_SCH_MATMUL_WGMMA);
     assert_true(pass_wg_batch_fill_ok(32, 32, 32));
     assert_false(pass_wg_batch_fill_ok(7, 16, 16));
     assert_true(pass_wg_batch_fill_ok(-1, 16, 16));
     fe_define dp[4] = {{"B", 4}, {"M", 256}, {"K", 256}, {"N", 100}};
-    assert_false(facts_of(SRC_PLAIN, dp, 4, &s, &sc));
+    assert_false(tk_wg_facts(SRC_PLAIN, dp, 4, &s, &sc));
     assert_int_equal(s.batch_why, 2);
     for (unsigned i = 0; i < 2; i++) {
         cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, i ? dp : dt, 4, NULL);

@@ -45,22 +45,13 @@ static const char *SRC_SWIGLU =
     "fn f(x: bf16[B, S, D], wg: bf16[D, F], wu: bf16[D, F]) -> bf16[B, S, F] {\n"
     "  return silu(x @ wg) * (x @ wu)\n}\n";
 
-/* The planner's facts of the first matmul region of the program src at defs. */
+/* The planner's facts of the first matmul region of the program src at defs; *sched its schedule
+ * id. */
 static bool facts_of(const char *src, const fe_define *defs, unsigned nd, pass_wg_shape *s,
                      uint8_t *sched) {
-    ir_graph *g;
-    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, &g);
-    cg_program_free(p);
-    pass_index ix;
-    assert_true(pass_index_build(g, &ix));
-    const pass_gpu *gpu = pass_gpu_find("h200");
-    uint32_t r = 0;
-    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
-    assert_true(r < g->nregions);
-    bool ok = pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s);
-    *sched = g->regions[r].sched.id;
-    pass_index_free(&ix);
-    ir_graph_free(g);
+    ir_schedule sc;
+    bool ok = tk_wg_facts(src, defs, nd, s, &sc);
+    *sched = sc.id;
     return ok;
 }
 

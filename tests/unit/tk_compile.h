@@ -32,4 +32,24 @@ static inline const cg_kernel *tk_region_kernel(const cg_program *p) {
     abort(); /* fail_msg does not return */
 }
 
+/* The planner's facts of the first matmul region of src at defs on the h200 model: pass_wg_facts'
+ * result, *s filled, *sched the region's schedule. */
+static inline bool tk_wg_facts(const char *src, const fe_define *defs, unsigned nd,
+                               pass_wg_shape *s, ir_schedule *sched) {
+    ir_graph *g;
+    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, &g);
+    cg_program_free(p);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    uint32_t r = 0;
+    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
+    assert_true(r < g->nregions);
+    bool ok = pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s);
+    *sched = g->regions[r].sched;
+    pass_index_free(&ix);
+    ir_graph_free(g);
+    return ok;
+}
+
 #endif
