@@ -19,10 +19,7 @@ if ! $PY -c 'import numpy' 2>/dev/null; then
 fi
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-printf 'fn f(x: bf16[M, K], w: bf16[K, N]) -> bf16[M, N] {\n  return x @ w\n}\n' >"$W/xw.tx"
-printf 'fn f(x: f16[M, K], w: f16[N, K], r: f16[M, N]) -> f16[M, N] {\n  return x @ transpose(w, 0, 1) + r\n}\n' >"$W/linres.tx"
-printf 'fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ w + b))\n}\n' >"$W/gelu.tx"
-printf 'fn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/swiglu.tx"
+cp "$ROOT"/tests/gemm/{xw,linres,gelu,swiglu}.tx "$W"/ # the shared GEMM programs
 cases=(
   "128x192|xw|M=300 N=520 K=700"
   "128x192|gelu|M=200 N=400 K=960"
