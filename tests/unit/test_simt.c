@@ -26,6 +26,7 @@
 #include "codegen/cg_impl.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
+#include "tk_compile.h"
 
 static const char *MM = "fn f(a: f32[M, K], b: f32[K, N]) -> f32[M, N] {\n  return a @ b\n}\n";
 static const char *NT = "fn f(a: f32[M, K], b: f32[N, K], c: f32[N]) -> f32[M, N] {\n"
@@ -37,27 +38,6 @@ static const char *MX = "fn f(a: f16[M, K], b: bf16[K, N]) -> f16[M, N] {\n"
 static const char *HB = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] {\n  return a @ b\n}\n";
 static const char *H2 = "fn f(x: f32[M, K], w1: f32[K, N], w3: f32[K, N]) -> f32[M, N] {\n"
                         "  return silu(x @ w1) * (x @ w3)\n}\n";
-
-static ir_graph *plan(const char *src, int64_t M, int64_t N, int64_t K, bool bound) {
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
-    fe_options fo = {.defines = defs, .ndefines = bound ? 3 : 0};
-    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
-    assert_non_null(g);
-    pass_gpu buf;
-    pass_target t = {90, true, false};
-    pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
-    assert_true(pass_run_pipeline(g, &pc));
-    return g;
-}
-
-static uint32_t mm_region(const ir_graph *g) {
-    for (uint32_t r = 0; r < g->nregions; r++)
-        if (g->regions[r].kind == IR_RK_MATMUL) return r;
-    fail_msg("no matmul region");
-    abort();
-}
 
 static void test_geom(void **state) {
     (void)state;
@@ -135,8 +115,8 @@ static void test_cover(void **state) {
 
 /* The planner's schedule of src: matmul.simt (or not), the tile in the space. */
 static void rule_of(const char *src, int64_t M, int64_t N, int64_t K, bool bound, int32_t *tile) {
-    ir_graph *g = plan(src, M, N, K, bound);
-    const ir_region *rg = &g->regions[mm_region(g)];
+    ir_graph *g = tk_plan_mnk(src, M, N, K, bound);
+    const ir_region *rg = &g->regions[tk_mm_region(g)];
     tile[0] = rg->sched.id == PASS_SCH_MATMUL_SIMT ? rg->sched.p[0] : 0;
     tile[1] = rg->sched.p[1], tile[2] = rg->sched.p[2];
     ir_graph_free(g);
@@ -182,8 +162,8 @@ static void test_rule(void **state) {
  * the template, the block, ptxas; returns the bytes spilled (-1: no ptxas). */
 static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, int32_t bn,
                   int32_t bk, cg_target tg, const char *arch) {
-    ir_graph *g = plan(src, M, N, K, true);
-    ir_region *rg = &g->regions[mm_region(g)];
+    ir_graph *g = tk_plan_mnk(src, M, N, K, true);
+    ir_region *rg = &g->regions[tk_mm_region(g)];
     assert_int_equal(rg->sched.id, PASS_SCH_MATMUL_SIMT);
     rg->sched.p[0] = bm, rg->sched.p[1] = bn, rg->sched.p[2] = bk;
     tx_diag d;
@@ -192,7 +172,7 @@ static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, 
     assert_non_null(p);
     const cg_kernel *k = NULL;
     for (unsigned i = 0; i < cg_program_nkernels(p); i++)
-        if (cg_program_kernel(p, i)->region == (int)mm_region(g)) k = cg_program_kernel(p, i);
+        if (cg_program_kernel(p, i)->region == (int)tk_mm_region(g)) k = cg_program_kernel(p, i);
     assert_non_null(k);
     cg_sg_geom sg = cg_sg_geom_of(bm, bn, bk, 1);
     char want[64];
@@ -238,10 +218,10 @@ static void test_kernels(void **state) {
 
 static void test_explain(void **state) {
     (void)state;
-    ir_graph *g = plan(MM, 64, 64, 256, true);
+    ir_graph *g = tk_plan_mnk(MM, 64, 64, 256, true);
     pass_index ix;
     assert_true(pass_index_build(g, &ix));
-    uint32_t r = mm_region(g);
+    uint32_t r = tk_mm_region(g);
     pass_cost c;
     const pass_gpu *gpu = pass_gpu_find("h200");
     pass_region_cost_ix(g, &ix, r, gpu, &c);

@@ -43,31 +43,10 @@ static const char *AT = "fn f(xt: bf16[K, M], w: bf16[N, K]) -> bf16[M, N] {\n"
 static const char *GE = "fn f(x: bf16[M, K], w: bf16[N, K], b: bf16[N]) -> bf16[M, N] {\n"
                         "  return gelu_tanh(x @ transpose(w, 0, 1) + b)\n}\n";
 
-static ir_graph *plan(const char *src, int64_t M, int64_t N, int64_t K) {
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
-    fe_options fo = {.defines = defs, .ndefines = 3};
-    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
-    assert_non_null(g);
-    pass_gpu buf;
-    pass_target t = {90, true, false};
-    pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
-    assert_true(pass_run_pipeline(g, &pc));
-    return g;
-}
-
-static uint32_t mm_region(const ir_graph *g) {
-    for (uint32_t r = 0; r < g->nregions; r++)
-        if (g->regions[r].kind == IR_RK_MATMUL) return r;
-    fail_msg("no matmul region");
-    abort();
-}
-
 /* The planner's schedule of src at M x N x K and, when skinny, the model's parts. */
 static void check_rule(const char *src, int64_t M, int64_t N, int64_t K, bool skinny) {
-    ir_graph *g = plan(src, M, N, K);
-    uint32_t r = mm_region(g);
+    ir_graph *g = tk_plan_mnk(src, M, N, K, true);
+    uint32_t r = tk_mm_region(g);
     const ir_region *rg = &g->regions[r];
     if (!skinny) {
         assert_int_not_equal(rg->sched.id, PASS_SCH_MATMUL_SKINNY);
@@ -131,7 +110,7 @@ static void test_symbolic(void **state) {
     pass_target t = {90, true, false};
     pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
     assert_true(pass_run_pipeline(g, &pc));
-    assert_int_not_equal(g->regions[mm_region(g)].sched.id, PASS_SCH_MATMUL_SKINNY);
+    assert_int_not_equal(g->regions[tk_mm_region(g)].sched.id, PASS_SCH_MATMUL_SKINNY);
     cg_program *p = cg_program_new(g, CG_SM90A, &d);
     assert_non_null(p);
     for (unsigned k = 0; k < cg_program_nkernels(p); k++)
@@ -253,7 +232,7 @@ static void check_kernel(const char *src, int64_t M, int64_t N, int64_t K, const
     fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
     ir_graph *g;
     cg_program *p = tk_compile_src(src, CG_SM90A, defs, 3, &g);
-    const ir_region *rg = &g->regions[mm_region(g)];
+    const ir_region *rg = &g->regions[tk_mm_region(g)];
     assert_int_equal(rg->sched.id, PASS_SCH_MATMUL_SKINNY);
     assert_int_equal(cg_program_nkernels(p), 1); /* nothing staged */
     const cg_kernel *k = cg_program_kernel(p, 0);
@@ -261,7 +240,7 @@ static void check_kernel(const char *src, int64_t M, int64_t N, int64_t K, const
     pass_index ix;
     assert_true(pass_index_build(g, &ix));
     const pass_gpu *gpu = pass_gpu_find("h200");
-    assert_true(pass_wg_facts(g, &ix, mm_region(g), gpu, gpu->smem_per_block, &s));
+    assert_true(pass_wg_facts(g, &ix, tk_mm_region(g), gpu, gpu->smem_per_block, &s));
     pass_sk_tile t;
     assert_true(pass_sk_tile_make(&s, rg->sched.p[0], rg->sched.p[1], &t));
     char want[96];

@@ -32,6 +32,30 @@ static inline const cg_kernel *tk_region_kernel(const cg_program *p) {
     abort(); /* fail_msg does not return */
 }
 
+/* The pass pipeline for sm_90a on the h200 model over src with M, N, K bound by -D (unbound
+ * when bound is false); every step must succeed. The caller frees the graph. */
+static inline ir_graph *tk_plan_mnk(const char *src, int64_t M, int64_t N, int64_t K, bool bound) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
+    fe_options fo = {.defines = defs, .ndefines = bound ? 3 : 0};
+    ir_graph *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    pass_gpu buf;
+    pass_target t = {90, true, false};
+    pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
+    assert_true(pass_run_pipeline(g, &pc));
+    return g;
+}
+
+/* The first matmul region of g; fails the test if none. */
+static inline uint32_t tk_mm_region(const ir_graph *g) {
+    for (uint32_t r = 0; r < g->nregions; r++)
+        if (g->regions[r].kind == IR_RK_MATMUL) return r;
+    fail_msg("no matmul region");
+    abort(); /* fail_msg does not return */
+}
+
 /* The planner's facts of the first matmul region of src at defs on the h200 model: pass_wg_facts'
  * result, *s filled, *sched the region's schedule. */
 static inline bool tk_wg_facts(const char *src, const fe_define *defs, unsigned nd,
@@ -42,9 +66,7 @@ static inline bool tk_wg_facts(const char *src, const fe_define *defs, unsigned 
     pass_index ix;
     assert_true(pass_index_build(g, &ix));
     const pass_gpu *gpu = pass_gpu_find("h200");
-    uint32_t r = 0;
-    while (r < g->nregions && g->regions[r].kind != IR_RK_MATMUL) r++;
-    assert_true(r < g->nregions);
+    uint32_t r = tk_mm_region(g);
     bool ok = pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s);
     *sched = g->regions[r].sched;
     pass_index_free(&ix);
