@@ -542,8 +542,9 @@ static void sg_ld4(cg_ctx *cx, LLVMValueRef buf, LLVMValueRef idx, LLVMValueRef 
 
 cg_sg_geom cg_sg_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
     cg_sg_geom g;
+    pass_simt_geom pg = pass_simt_geom_of(bm, bn, bk, nmm); /* the planner's outputs a thread */
     g.bm = bm, g.bn = bn, g.bk = bk;
-    g.tm = bm >= 64 && nmm == 1 ? 8 : 4, g.tn = bn >= 64 && nmm == 1 ? 8 : 4;
+    g.tm = pg.tm, g.tn = pg.tn;
     g.tx = (unsigned)(bn / g.tn), g.ty = (unsigned)(bm / g.tm);
     g.threads = g.tx * g.ty;
     g.pa = bm + 4, g.pb = bn + 4;

@@ -639,7 +639,7 @@ typedef struct pass_simt_shape {
 /* True when region r is a matrix product the SIMT kernel computes on the GPU (its operands are
  * not both the product's f16/bf16 dtype); fills s. */
 bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s);
-/* The kernel's geometry of a bm x bn x bk tile (codegen's cg_sg_geom_of computes the same). */
+/* The kernel's geometry of a bm x bn x bk tile (codegen's cg_sg_geom_of builds on it). */
 typedef struct pass_simt_geom {
     int tm, tn;         /* outputs per thread along m and n */
     unsigned threads;   /* (bm / tm) x (bn / tn) */

@@ -1,6 +1,6 @@
 /* simt.c - the SIMT f32 matrix-product kernel as the planner sees it (schedule matmul.simt):
- * which regions take it, its tile space, its geometry (the same arithmetic as codegen/matmul.c's
- * cg_sg_geom_of, checked equal by tests/unit/test_simt.c) and its cost model. Products whose
+ * which regions take it, its tile space, its geometry (outputs a thread and threads, which
+ * codegen/matmul.c's cg_sg_geom_of reads) and its cost model. Products whose
  * operands are not both the product's f16/bf16 dtype (f32, f16 x bf16 promoted to f32, i32)
  * run on it on the GPU, exact f32 FMAs in k order (no tf32). docs/codegen-matmul.md "SIMT". */
 #include "passes/passes.h"
