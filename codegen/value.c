@@ -822,29 +822,35 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
             ci = cg_index_from_dims(cx, is, d);
             break;
         case IR_OP_CONCAT: {
-            /* All inputs are read with clamped indices and the right one selected:
-             * straight-line code keeps memoised values dominating. */
+            /* Every input is read and the right one selected (straight-line code keeps memoised
+             * values dominating). Each is read at the selected input's relative position, clamped
+             * to its own extent: inputs of one extent read the same index, so the optimiser merges
+             * what they compute alike (rotary's angles, the loads of one pair). */
             cg_index_dims(cx, idx);
             unsigned ax = (unsigned)n->a.axis;
-            LLVMValueRef pos = idx->dim[ax], off = cg_i64(cx, 0), res = NULL;
+            LLVMValueRef pos = idx->dim[ax], off = cg_i64(cx, 0), rel = pos, res = NULL;
+            for (unsigned k = 1; k < n->nin; k++) {
+                off = LLVMBuildAdd(cx->b, off,
+                                   cg_dim(cx, g->nodes[ir_in(g, n, k - 1)].shape.dim[ax]), "");
+                LLVMValueRef r = LLVMBuildSub(cx->b, pos, off, "");
+                rel = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cg_i64(cx, 0), ""),
+                                      r, rel, "");
+            }
+            off = cg_i64(cx, 0);
             for (unsigned k = 0; k < n->nin; k++) {
                 ir_id ik = ir_in(g, n, k);
                 const ir_shape *ks = &g->nodes[ik].shape;
                 LLVMValueRef len = cg_dim(cx, ks->dim[ax]);
                 for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
-                LLVMValueRef rel = LLVMBuildSub(cx->b, pos, off, "");
                 LLVMValueRef hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
-                LLVMValueRef cl =
-                    LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSLT, rel, cg_i64(cx, 0), ""),
-                                    cg_i64(cx, 0), rel, "");
-                cl = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, cl, hi, ""), hi, cl,
-                                     "");
-                d[ax] = cl;
+                d[ax] = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, rel, hi, ""), hi,
+                                        rel, "");
                 cg_index kk = cg_index_from_dims(cx, ks, d);
                 LLVMValueRef v = cg_emit_value(cx, ik, &kk);
                 if (!v) return NULL;
                 v = cg_convert(cx, v, (ir_dtype)g->nodes[ik].dtype, (ir_dtype)n->dtype);
-                LLVMValueRef inside = LLVMBuildICmp(cx->b, LLVMIntSGE, rel, cg_i64(cx, 0), "");
+                LLVMValueRef inside = LLVMBuildICmp(
+                    cx->b, LLVMIntSGE, LLVMBuildSub(cx->b, pos, off, ""), cg_i64(cx, 0), "");
                 res = res ? LLVMBuildSelect(cx->b, inside, v, res, "") : v;
                 off = LLVMBuildAdd(cx->b, off, len, "");
             }

@@ -27,6 +27,7 @@ typedef struct grp {
     uint32_t nops;     /* compute members (bounded by IR_REGION_MAX_OPS) */
     uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
     uint32_t nbuf;     /* at least the HBM buffers its kernel takes (see check_capacity) */
+    ir_id pieces;      /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -307,6 +308,61 @@ static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint
     pass_numel(f->g, d, 1, &q);
     return !p.overflow && !q.overflow &&
            !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2));
+}
+
+/* True when shape e times coef has as many elements as shape d (symbolic dims compared as
+ * polynomials). */
+static bool numel_is(fz *f, const ir_shape *e, double coef, const ir_shape *d) {
+    ir_poly p, q;
+    char b1[256], b2[256];
+    pass_numel(f->g, e, coef, &p);
+    pass_numel(f->g, d, 1, &q);
+    return !p.overflow && !q.overflow &&
+           !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2));
+}
+
+enum { PIECE_STEPS = 4096, PIECE_DEPTH = 32 };
+
+/* The view chain below v as group o's values are read through it: -1 when some path reaches a
+ * member of o not inside a concat of domain d whose inputs each have o's domain's elements
+ * (a piece), 1 when o is reached only inside such concats (*cat: the innermost), 0 when o is not
+ * reached. *steps bounds the walk (exhausted: -1). */
+static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under, ir_id *cat,
+                      int depth, unsigned *steps) {
+    const ir_node *n = &f->g->nodes[v];
+    if (!(*steps)-- || depth > PIECE_DEPTH) return -1;
+    if (!is_view(f->g, v)) return in_grp(f, v, o) ? (under ? 1 : -1) : 0;
+    bool piece = n->op == IR_OP_CONCAT && numel_is(f, &n->shape, 1, d) &&
+                 numel_is(f, &f->gs[o].dom, n->nin, d);
+    int res = 0;
+    for (unsigned k = 0; k < n->nin; k++) {
+        int r = piece_path(f, ir_in(f->g, n, k), o, d, under || piece, cat, depth + 1, steps);
+        if (r < 0) return -1;
+        if (r > 0 && piece && !under) *cat = v;
+        res |= r;
+    }
+    return res;
+}
+
+/* A pointwise group o of a smaller domain joins the group `other` of domain d as the pieces of a
+ * concat (rotary's two halves, an interleaved pair's concat on a new axis): o is used only inside
+ * the merge, `other` reads it only through concats of domain d whose inputs each have as many
+ * elements as o's domain, so each element of d computes o's values once, at one index, for the
+ * piece it selects. Returns the concat (IR_NONE: not so). */
+static ir_id absorbs_pieces(fz *f, uint32_t o, uint32_t other, const ir_shape *d) {
+    if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, o, other)) return IR_NONE;
+    ir_id cat = IR_NONE;
+    unsigned steps = PIECE_STEPS;
+    bool reached = false;
+    FOR_MEMBERS(f, other, m) {
+        const ir_node *nd = &f->g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            int r = piece_path(f, ir_in(f->g, nd, k), o, d, false, &cat, 0, &steps);
+            if (r < 0) return IR_NONE;
+            reached |= r > 0;
+        }
+    }
+    return reached ? cat : IR_NONE;
 }
 
 /* True when compute node m of the union {a, b} reads a matmul operand from
@@ -736,6 +792,13 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         st->anchor = B->anchor;
         return true;
     }
+    ir_id cat = absorbs_pieces(f, a, b, &B->dom);
+    if (cat != IR_NONE) {
+        st->dom = B->dom;
+        st->anchor = B->anchor;
+        st->pieces = cat;
+        return true;
+    }
     why_set(w, "pointwise.domain");
     snprintf(w->msg, sizeof w->msg,
              "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and "
@@ -957,6 +1020,7 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     if (f->c->no_fuse) return no_fuse_rule(w);
     *st = *A;
+    if (st->pieces == IR_NONE) st->pieces = B->pieces;
     st->fusion |= B->fusion;
     st->vin = A->vin || B->vin;
     int ka = A->kind, kb = B->kind;
@@ -1252,7 +1316,8 @@ static bool try_attention(fz *f, ir_id m2) {
               .dom = g->nodes[m2].shape,
               .anchor = m2,
               .mm1 = m1,
-              .scores = x};
+              .scores = x,
+              .pieces = IR_NONE};
     uint32_t r = find(f, m2);
     for (unsigned i = 0; i < n; i++)
         if (!is_view(g, set[i]) && find(f, set[i]) != r) r = join(f, r, find(f, set[i]), &ag);
@@ -1296,6 +1361,7 @@ static void init_groups(fz *f) {
         grp *s = &f->gs[i];
         memset(s, 0, sizeof *s);
         s->anchor = i;
+        s->pieces = IR_NONE;
         s->nops = 1;
         s->nbuf = nd->nin + 1;
         for (unsigned k = 0; k < nd->nin; k++) {
@@ -1854,6 +1920,29 @@ static void explain_line(fz *f, const char *what, why *w) {
             w->change);
 }
 
+/* One line per kernel whose domain took a concat's pieces (pointwise.concat): the concat, its
+ * pieces and the HBM bytes the pieces would have cost as separate kernels (written once, read
+ * once). */
+static void explain_pieces(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        if (f->uf[r] != r || f->gs[r].kind != IR_RK_POINTWISE || f->gs[r].pieces == IR_NONE)
+            continue;
+        const ir_node *c = &g->nodes[f->gs[r].pieces];
+        char n1[96], d1[128], d2[128], b1[256];
+        ir_poly p;
+        pass_numel(g, &c->shape, 2.0 * ir_dtype_size((ir_dtype)c->dtype), &p);
+        fprintf(f->c->explain,
+                "k%u: [pointwise.concat] the %u pieces of concat %s %s (each %s) are computed "
+                "in this kernel at the index each element selects, never written: %s B of HBM "
+                "traffic saved\n",
+                f->rid[r], c->nin, nname(g, f->gs[r].pieces, n1, sizeof n1),
+                ir_shape_str(g, &c->shape, d1, sizeof d1),
+                ir_shape_str(g, &g->nodes[ir_in(g, c, 0)].shape, d2, sizeof d2),
+                p.overflow ? "?" : ir_poly_str(g, &p, b1, sizeof b1));
+    }
+}
+
 /* Writes one line per producer-consumer pair left in different kernels and
  * per sibling pair (groups reading one tensor) not merged. */
 static void explain_pairs(fz *f) {
@@ -1985,7 +2074,10 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     }
     emit_regions(&f);
     place_views(&f);
-    if (c->explain) explain_pairs(&f);
+    if (c->explain) {
+        explain_pairs(&f);
+        explain_pieces(&f);
+    }
     int64_t budget = pass_sram_budget(c);
     pass_index ix;
     if (!pass_index_build(g, &ix)) {

@@ -12,6 +12,11 @@
  *     broadcast_to(broadcast_to(x)) collapsed
  *   an elementwise op's input broadcast_to(s) of a rank-0 s -> s, when the
  *     op's shape stays the same.
+ *   op(reshape(t), z) -> reshape(op(t, reshape(z))) for a binary elementwise op,
+ *     an elementwise t and a broadcast operand z that reads as a broadcast of t's
+ *     shape (simplify.reshape_operand: GroupNorm's per-channel affine after the
+ *     group reshape moves into the group domain, where the reduction's kernel takes
+ *     it). The new nodes are appended and moved before the rewritten node.
  * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
  * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
@@ -23,8 +28,11 @@
 
 typedef struct simp {
     ir_graph *g;
-    uint32_t *uses; /* number of uses of each node, counting pending forwards */
-    ir_id *fwd;     /* fwd[i] != i: node i's users are to read fwd[i] instead */
+    pass_ctx *c;
+    uint32_t *uses;   /* number of uses of each node, counting pending forwards */
+    ir_id *fwd;       /* fwd[i] != i: node i's users are to read fwd[i] instead */
+    ir_id *owner;     /* appended node n0 + k was made for node owner[k] (nondecreasing) */
+    uint32_t n0, cap; /* nodes before the walk; capacity of uses, fwd and owner */
 } simp;
 
 /* Counts the uses of every node of g into a new array. */
@@ -203,6 +211,128 @@ static bool unbroadcast_inputs(simp *s, ir_id i) {
     return changed;
 }
 
+/* Appends a node made for node i (inputs existing, placed before i by put_before_owners);
+ * copies i's location. Returns its id. */
+static ir_id simp_add(simp *s, ir_id i, ir_op op, ir_dtype dt, const ir_shape *sh, const ir_id *ins,
+                      unsigned nin) {
+    ir_graph *g = s->g;
+    if (g->n >= s->cap) {
+        s->cap = 2 * s->cap + 16;
+        s->uses = ir_xrealloc(s->uses, s->cap * sizeof *s->uses);
+        s->fwd = ir_xrealloc(s->fwd, s->cap * sizeof *s->fwd);
+        s->owner = ir_xrealloc(s->owner, s->cap * sizeof *s->owner);
+    }
+    ir_id id = ir_add(g, op, dt, sh, ins, nin);
+    g->nodes[id].line = g->nodes[i].line, g->nodes[id].col = g->nodes[i].col;
+    s->uses[id] = 0, s->fwd[id] = id, s->owner[id - s->n0] = i;
+    for (unsigned k = 0; k < nin; k++) s->uses[ins[k]]++;
+    return id;
+}
+
+/* Moves the nodes appended during the walk (ids >= n0) each just before the node it was made
+ * for, renumbering every input; restores topological order (their inputs precede that node). */
+static void put_before_owners(simp *s) {
+    ir_graph *g = s->g;
+    uint32_t n = g->n, k = n - s->n0, j = 0, pos = 0;
+    if (!k) return;
+    ir_id *to = ir_xmalloc((size_t)n * sizeof *to);
+    for (ir_id i = 0; i < s->n0; i++) {
+        while (j < k && s->owner[j] == i) to[s->n0 + j++] = pos++;
+        to[i] = pos++;
+    }
+    ir_node *tmp = ir_xmalloc((size_t)n * sizeof *tmp);
+    for (ir_id i = 0; i < n; i++) {
+        ir_node *nd = &g->nodes[i];
+        for (unsigned a = 0; a < nd->nin; a++) ir_set_in(g, nd, a, to[ir_in(g, nd, a)]);
+        tmp[to[i]] = *nd;
+    }
+    memcpy(g->nodes, tmp, (size_t)n * sizeof *tmp);
+    free(tmp);
+    free(to);
+}
+
+/* The shape z (broadcast onto s) takes when read in t's shape, where s is a reshape of t: the
+ * dims of s and t are matched in groups of equal products (a symbolic dim only with itself, 1s
+ * alone); a group where z is all 1 gives 1s, one where z has s's extents gives t's. False when z
+ * covers a group partly or the shapes do not regroup. */
+static bool regroup_operand(const ir_shape *s, const ir_shape *t, const ir_shape *z, ir_shape *o) {
+    int zo = s->rank - z->rank, i = 0, j = 0;
+    if (zo < 0) return false;
+    o->rank = t->rank;
+    while (i < s->rank || j < t->rank) {
+        int i0 = i, j0 = j;
+        if (i < s->rank && s->dim[i] == 1) {
+            i++;
+        } else if (j < t->rank && t->dim[j] == 1) {
+            o->dim[j++] = 1;
+            continue;
+        } else if (i < s->rank && j < t->rank && s->dim[i] == t->dim[j]) {
+            i++, j++;
+        } else {
+            int64_t ps = 1, pt = 1;
+            do {
+                if (ps <= pt && i < s->rank && s->dim[i] > 0)
+                    ps *= s->dim[i++];
+                else if (j < t->rank && t->dim[j] > 0)
+                    pt *= t->dim[j++];
+                else
+                    return false;
+            } while (ps != pt && ps < (INT64_C(1) << 40) && pt < (INT64_C(1) << 40));
+            if (ps != pt) return false;
+        }
+        bool ones = true, full = true;
+        for (int a = i0; a < i; a++) {
+            int64_t zd = a < zo ? 1 : z->dim[a - zo];
+            ones &= zd == 1, full &= zd == s->dim[a];
+        }
+        if (!ones && !full) return false;
+        for (int b = j0; b < j; b++) o->dim[b] = ones ? 1 : t->dim[b];
+    }
+    return true;
+}
+
+/* simplify.reshape_operand (see the top): binary elementwise node i = op(reshape(t), z) of t
+ * elementwise and z a smaller broadcast operand becomes reshape(op(t, reshape(z, z'))). */
+static bool reshape_operand(simp *s, ir_id i) {
+    ir_graph *g = s->g;
+    const ir_node *n = &g->nodes[i];
+    if (n->nin != 2) return false;
+    for (unsigned k = 0; k < 2; k++) {
+        ir_id r = ir_in(g, n, k), z = ir_in(g, n, 1 - k);
+        const ir_node *rn = &g->nodes[r];
+        if (rn->op != IR_OP_RESHAPE || !ir_shape_eq(&rn->shape, &n->shape)) continue;
+        ir_id t = ir_in(g, rn, 0);
+        const ir_node *tn = &g->nodes[t];
+        if (!(ir_op_traits((ir_op)tn->op) & IR_T_ELEM) || !tn->nin) continue;
+        int64_t zn = ir_shape_numel(&g->nodes[z].shape), nn = ir_shape_numel(&n->shape);
+        if (g->nodes[z].shape.rank == 0 || zn <= 1 || (nn >= 0 && zn >= nn) || zn < 0) continue;
+        ir_shape zs, ts = tn->shape;
+        if (!regroup_operand(&n->shape, &ts, &g->nodes[z].shape, &zs)) continue;
+        ir_dtype ndt = (ir_dtype)n->dtype;
+        ir_op op = (ir_op)n->op, top = (ir_op)tn->op; /* the nodes move as simp_add appends */
+        ir_id zr = simp_add(s, i, IR_OP_RESHAPE, (ir_dtype)g->nodes[z].dtype, &zs, &z, 1);
+        ir_id ins[2];
+        ins[k] = t, ins[1 - k] = zr;
+        ir_id m = simp_add(s, i, op, ndt, &ts, ins, 2);
+        if (s->c && s->c->explain) {
+            char b1[128], b2[128], b3[128], b4[128];
+            fprintf(
+                s->c->explain,
+                "%u:%u: [simplify.reshape_operand] %s %s of a reshape of %s computed as %s, its "
+                "operand %s read as %s: the elementwise work joins the kernel of the value "
+                "before the reshape\n",
+                g->nodes[i].line, g->nodes[i].col, ir_op_name(op),
+                ir_shape_str(g, &g->nodes[i].shape, b1, sizeof b1), ir_op_name(top),
+                ir_shape_str(g, &ts, b2, sizeof b2),
+                ir_shape_str(g, &g->nodes[z].shape, b3, sizeof b3),
+                ir_shape_str(g, &zs, b4, sizeof b4));
+        }
+        become(s, i, IR_OP_RESHAPE, m);
+        return true;
+    }
+    return false;
+}
+
 /* Applies the rules to node i (which has users); true when it changed. */
 static bool simplify_node(simp *s, ir_id i) {
     ir_graph *g = s->g;
@@ -215,7 +345,9 @@ static bool simplify_node(simp *s, ir_id i) {
         case IR_OP_SUB:
         case IR_OP_MUL:
         case IR_OP_DIV:
-        case IR_OP_POW: return simplify_binary(s, i) || changed;
+        case IR_OP_POW:
+            if (simplify_binary(s, i)) return true;
+            return reshape_operand(s, i) || changed;
         case IR_OP_NEG: {
             const ir_node *x = &g->nodes[ir_in(g, n, 0)];
             if (x->op == IR_OP_NEG) return replace_with(s, i, ir_in(g, x, 0)) || changed;
@@ -247,16 +379,17 @@ static void apply_forwards(simp *s, ir_id i) {
  * walk. Nodes left without users stay for dce. Returns true when a rewrite
  * happened. */
 bool pass_simplify(ir_graph *g, pass_ctx *c) {
-    (void)c;
-    simp s = {g, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1)};
+    simp s = {g, c, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1), NULL, g->n, g->n};
     for (ir_id i = 0; i < g->n; i++) s.fwd[i] = i;
     bool changed = false;
-    for (ir_id i = 0; i < g->n; i++) {
+    for (ir_id i = 0; i < s.n0; i++) {
         apply_forwards(&s, i);
         if (s.uses[i] && g->nodes[i].op != IR_OP_INPUT && !ir_is_gen(g, i))
             changed |= simplify_node(&s, i);
     }
+    put_before_owners(&s);
     free(s.uses);
     free(s.fwd);
+    free(s.owner);
     return changed;
 }
