@@ -285,13 +285,54 @@ static void test_chain(void **state) {
     ir_graph_free(g);
 }
 
+/* simplify.reshape_operand: mul(reshape(exp(x), (6, 4)), w[6, 1]) of x [2, 3, 4] becomes
+ * reshape(mul(exp(x), reshape(w, (2, 3, 1)))), topologically ordered; an operand that covers a
+ * group of regrouped dims partly (w[8] against [3, 8] of [4, 6]) is left alone. */
+static void test_reshape_operand(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    const ir_shape s234 = {3, {2, 3, 4}}, s64 = {2, {6, 4}}, s61 = {2, {6, 1}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &s234), w = ir_add_input(g, "w", IR_F32, &s61);
+    ir_id r = ir_add_reshape(g, ir_add_unary(g, IR_OP_EXP, x), &s64);
+    ir_id m = ir_add_binary(g, IR_OP_MUL, r, w);
+    ir_add_output(g, &m, 1);
+    assert_true(run_simplify(g, &f));
+    const ir_node *o = out_in(g, 0);
+    assert_int_equal(o->op, IR_OP_RESHAPE);
+    assert_true(ir_shape_eq(&o->shape, &s64));
+    const ir_node *mm = &g->nodes[ir_in(g, o, 0)];
+    assert_int_equal(mm->op, IR_OP_MUL);
+    assert_true(ir_shape_eq(&mm->shape, &s234));
+    assert_int_equal(g->nodes[ir_in(g, mm, 0)].op, IR_OP_EXP);
+    const ir_node *wr = &g->nodes[ir_in(g, mm, 1)];
+    const ir_shape s231 = {3, {2, 3, 1}};
+    assert_int_equal(wr->op, IR_OP_RESHAPE);
+    assert_true(ir_shape_eq(&wr->shape, &s231));
+    assert_int_equal(ir_in(g, wr, 0), w);
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+
+    g = ir_graph_new("t", NULL);
+    const ir_shape s46 = {2, {4, 6}}, s38 = {2, {3, 8}}, s8 = {1, {8}};
+    x = ir_add_input(g, "x", IR_F32, &s46), w = ir_add_input(g, "w", IR_F32, &s8);
+    r = ir_add_reshape(g, ir_add_unary(g, IR_OP_EXP, x), &s38);
+    m = ir_add_binary(g, IR_OP_MUL, r, w);
+    ir_add_output(g, &m, 1);
+    assert_false(run_simplify(g, &f));
+    assert_int_equal(out_in(g, 0)->op, IR_OP_MUL);
+    ir_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identities),     cmocka_unit_test(test_float_zero_kept),
-        cmocka_unit_test(test_int_times_zero), cmocka_unit_test(test_keeps_dtype_and_shape),
-        cmocka_unit_test(test_cast_chains),    cmocka_unit_test(test_neg_and_pow),
-        cmocka_unit_test(test_views),          cmocka_unit_test(test_scalar_broadcast),
-        cmocka_unit_test(test_name_moves),     cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_identities),      cmocka_unit_test(test_float_zero_kept),
+        cmocka_unit_test(test_int_times_zero),  cmocka_unit_test(test_keeps_dtype_and_shape),
+        cmocka_unit_test(test_cast_chains),     cmocka_unit_test(test_neg_and_pow),
+        cmocka_unit_test(test_views),           cmocka_unit_test(test_scalar_broadcast),
+        cmocka_unit_test(test_name_moves),      cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_reshape_operand),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
