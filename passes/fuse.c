@@ -321,7 +321,9 @@ static bool numel_is(fz *f, const ir_shape *e, double coef, const ir_shape *d) {
            !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2));
 }
 
-enum { PIECE_STEPS = 4096, PIECE_DEPTH = 32 };
+/* PIECE_MAX bounds the inputs of a concat whose pieces join its domain: every element computes
+ * every input (and selects one), so a wide concat of computed pieces multiplies their work. */
+enum { PIECE_STEPS = 4096, PIECE_DEPTH = 32, PIECE_MAX = 4 };
 
 /* The view chain below v as group o's values are read through it: -1 when some path reaches a
  * member of o not inside a concat of domain d whose inputs each have o's domain's elements
@@ -332,7 +334,7 @@ static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under,
     const ir_node *n = &f->g->nodes[v];
     if (!(*steps)-- || depth > PIECE_DEPTH) return -1;
     if (!is_view(f->g, v)) return in_grp(f, v, o) ? (under ? 1 : -1) : 0;
-    bool piece = n->op == IR_OP_CONCAT && numel_is(f, &n->shape, 1, d) &&
+    bool piece = n->op == IR_OP_CONCAT && n->nin <= PIECE_MAX && numel_is(f, &n->shape, 1, d) &&
                  numel_is(f, &f->gs[o].dom, n->nin, d);
     int res = 0;
     for (unsigned k = 0; k < n->nin; k++) {
@@ -346,9 +348,9 @@ static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under,
 
 /* A pointwise group o of a smaller domain joins the group `other` of domain d as the pieces of a
  * concat (rotary's two halves, an interleaved pair's concat on a new axis): o is used only inside
- * the merge, `other` reads it only through concats of domain d whose inputs each have as many
- * elements as o's domain, so each element of d computes o's values once, at one index, for the
- * piece it selects. Returns the concat (IR_NONE: not so). */
+ * the merge, `other` reads it only through concats of domain d of at most PIECE_MAX inputs that
+ * each have as many elements as o's domain, so each element of d computes o's values once, at one
+ * index, for the piece it selects. Returns the concat (IR_NONE: not so). */
 static ir_id absorbs_pieces(fz *f, uint32_t o, uint32_t other, const ir_shape *d) {
     if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, o, other)) return IR_NONE;
     ir_id cat = IR_NONE;
