@@ -1257,3 +1257,24 @@ case("rope_interleaved", [dict(B=2, S=9, H=3), dict(B=1, S=1, H=1)], dict(B=4, S
 
 SDPA["attn_prefix_lm"] = lambda q, k, v, pl, d: sdpa(q, k, v, 0.125, prefix_keep(d["S"], pl, None))
 BLOCK_SPARSE.add("attn_prefix_lm")
+
+
+def ref_attn_rotary(a, d):
+    def rot(x):
+        x1, x2 = x[..., :32], x[..., 32:]
+        return rb(np.concatenate([x1 * a["cs"] - x2 * a["sn"], x2 * a["cs"] + x1 * a["sn"]], -1))
+    s = rb(rot(a["q"]) @ np.swapaxes(rot(a["k"]), -1, -2)) / 8.0
+    return [attend(np.where(causal(d["S"]), s, -np.inf), a["v"], "bf16")]
+
+
+def t_rot_half(x, c, s):
+    x1, x2 = x[..., :32].float(), x[..., 32:].float()
+    return T().cat([x1 * c - x2 * s, x2 * c + x1 * s], -1).to(x.dtype)
+
+
+case("attn_rotary", [dict(B=1, H=2, S=37), dict(B=1, H=1, S=1)], dict(B=4, H=32, S=2048),
+     [(n, ("B", "H", "S", 64), "bf16", "n") for n in "qkv"] + [("cs", ("S", 32), "f32", "n"), ("sn", ("S", 32), "f32", "n")],
+     ref_attn_rotary,
+     lambda q, k, v, c, s, d: t_attn(t_rot_half(q, c, s), t_rot_half(k, c, s), v, 0.125, t_causal(d["S"], d["S"], q.device)),
+     kernels=2)
+SDPA["attn_rotary"] = lambda q, k, v, c, s, d: sdpa(t_rot_half(q, c, s), t_rot_half(k, c, s), v, 0.125, causal=True)
