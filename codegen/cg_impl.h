@@ -472,6 +472,10 @@ typedef struct cg_mm_desc {
     int64_t bm, bn, bk; /* requested tile (0: defaults) */
     int stages;         /* requested shared-memory ring depth (0: as many as fit) */
     int64_t simt_bm, simt_bn, simt_bk; /* the SIMT kernel's tile (matmul.simt; 0: 128x128x8) */
+    /* its split-K ranks (matmul.simt's splits, 1: none): on the GPU a cluster of that many
+     * blocks per output tile; on the host the same k ranges summed in rank order, so both
+     * compute the same f32 sums */
+    int simt_splits;
     cg_mm_epi_fn epi;
     void *user;
 } cg_mm_desc;
@@ -483,6 +487,7 @@ typedef struct cg_mm_launch {
     int64_t bm, bn, bk; /* the tile actually used */
     int64_t smem_bytes; /* shared memory of the kernel (static + dynamic) */
     int64_t dyn_smem;   /* of which dynamic (launch parameter) */
+    int splits;         /* SIMT split-K ranks of the GPU kernel: grid y = N tiles x splits */
     bool tensor_cores;
     /* grid: x = ceil(N / bn), y = ceil(M / bm), z = min(batch, 65535) for
      * matmul; attention: x = ceil(Sq / bm), y = min(batch, 65535). */

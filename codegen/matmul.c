@@ -563,9 +563,9 @@ int64_t cg_sg_col(const cg_sg_geom *g, unsigned tx, int j) {
 }
 
 /* Asks ptxas for the blocks per SM the planner's model assumes (nvvm minctasm): registers
- * capped at 128 a thread for 8 x 8 outputs, 64 for 4 x 4 (at most 8 blocks). */
-static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g) {
-    int64_t regs = g->tm == 8 ? 128 : 64, n = 65536 / (regs * (int64_t)g->threads);
+ * capped at pass_simt_regs a thread (at most 8 blocks). */
+static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g, int splits) {
+    int64_t regs = pass_simt_regs(g->tm, splits), n = 65536 / (regs * (int64_t)g->threads);
     if (n > 8) n = 8;
     if (n < 1 || !cx->gpu) return;
     LLVMMetadataRef md[3] = {LLVMValueAsMetadata(cx->fn),
@@ -576,6 +576,80 @@ static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g) {
         LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
 }
 
+/* The k steps of split-K rank `rank` (i32; ignored when splits is 1) of nk (i64) steps:
+ * [rank nk / splits, (rank + 1) nk / splits) as its first step *lo and count *steps (i64). */
+static void sg_rank_steps(cg_ctx *cx, LLVMValueRef nk, LLVMValueRef rank, int splits,
+                          LLVMValueRef *lo, LLVMValueRef *steps) {
+    LLVMBuilderRef b = cx->b;
+    if (splits <= 1) {
+        *lo = cg_i64(cx, 0), *steps = nk;
+        return;
+    }
+    LLVMValueRef r = LLVMBuildZExt(b, rank, cx->i64, ""), S = cg_i64(cx, splits);
+    *lo = LLVMBuildUDiv(b, LLVMBuildMul(b, r, nk, ""), S, "klo_step");
+    LLVMValueRef hi =
+        LLVMBuildUDiv(b, LLVMBuildMul(b, LLVMBuildAdd(b, r, cg_i64(cx, 1), ""), nk, ""), S, "");
+    *steps = LLVMBuildSub(b, hi, *lo, "ksteps");
+}
+
+/* Split-K's end of a SIMT block (l->splits ranks, one cluster per output tile): every thread
+ * writes its tm x tn accumulators to the block's partial tile (bm x bn f32, dynamic shared
+ * memory); after a cluster barrier rank r owns elements [r bm bn / S, (r + 1) bm bn / S) of the
+ * tile, adds the S ranks' partials in rank order through distributed shared memory (exact f32
+ * adds, the same order in every run) and runs the epilogue on them; a second cluster barrier
+ * keeps every block's partial tile alive until all have read it. */
+static bool sg_split_finish(cg_ctx *cx, const cg_mm_desc *d, const cg_sg_geom *g,
+                            const LLVMValueRef *bidx, LLVMValueRef m0, LLVMValueRef n0,
+                            LLVMValueRef rank, LLVMValueRef tx64, LLVMValueRef ty64,
+                            LLVMValueRef (*acc)[8], cg_mm_launch *l) {
+    LLVMBuilderRef b = cx->b;
+    int S = l->splits;
+    LLVMValueRef part = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
+    l->dyn_smem = pass_simt_part_bytes(g->bm, g->bn, S);
+    l->smem_bytes += l->dyn_smem;
+    LLVMValueRef r0 = LLVMBuildMul(b, ty64, cg_i64(cx, 4), ""),
+                 c0 = LLVMBuildMul(b, tx64, cg_i64(cx, 4), "");
+    for (int i = 0; i < g->tm; i++)
+        for (int j = 0; j < g->tn; j++) {
+            LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, cg_sg_row(g, 0, i)), "");
+            LLVMValueRef col = LLVMBuildAdd(b, c0, cg_i64(cx, cg_sg_col(g, 0, j)), "");
+            LLVMValueRef e = LLVMBuildTrunc(
+                b, LLVMBuildAdd(b, LLVMBuildMul(b, row, cg_i64(cx, g->bn), ""), col, ""), cx->i32,
+                "");
+            LLVMValueRef p = LLVMBuildGEP2(b, cx->f32, part, &e, 1, "");
+            LLVMSetAlignment(LLVMBuildStore(b, LLVMBuildLoad2(b, cx->f32, acc[i][j], ""), p), 4);
+        }
+    cg_cluster_sync(cx);
+    int64_t per = g->bm * g->bn / S;
+    LLVMValueRef tid = cg_thread_id(cx);
+    cg_loop el_loop;
+    LLVMValueRef it = LLVMBuildTrunc(b,
+                                     cg_loop_begin(cx, &el_loop, cg_i64(cx, 0),
+                                                   cg_i64(cx, (per + g->threads - 1) / g->threads),
+                                                   cg_i64(cx, 1), "red"),
+                                     cx->i32, "");
+    LLVMValueRef el = LLVMBuildAdd(b, LLVMBuildMul(b, it, cg_i32(cx, g->threads), ""), tid, "");
+    LLVMBasicBlockRef c1 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntULT, el, cg_i32(cx, per), ""));
+    LLVMValueRef e = LLVMBuildAdd(b, LLVMBuildMul(b, rank, cg_i32(cx, per), ""), el, "");
+    LLVMValueRef row = LLVMBuildAdd(
+        b, m0, LLVMBuildZExt(b, LLVMBuildUDiv(b, e, cg_i32(cx, g->bn), ""), cx->i64, ""), "");
+    LLVMValueRef col = LLVMBuildAdd(
+        b, n0, LLVMBuildZExt(b, LLVMBuildURem(b, e, cg_i32(cx, g->bn), ""), cx->i64, ""), "");
+    LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, row, d->M, ""),
+                                   LLVMBuildICmp(b, LLVMIntSLT, col, d->N, ""), "");
+    LLVMBasicBlockRef c2 = cg_if_begin(cx, in);
+    LLVMValueRef p = LLVMBuildGEP2(b, cx->f32, part, &e, 1, "");
+    LLVMValueRef v = cg_cluster_load(cx, cx->f32, p, cg_i32(cx, 0));
+    for (int q = 1; q < S; q++)
+        v = LLVMBuildFAdd(b, v, cg_cluster_load(cx, cx->f32, p, cg_i32(cx, q)), "");
+    bool ok = d->epi(d->user, cx, &v, bidx, row, col);
+    cg_if_end(cx, c2);
+    cg_if_end(cx, c1);
+    cg_loop_end(cx, &el_loop);
+    cg_cluster_sync(cx);
+    return ok;
+}
+
 /* SIMT f32 block body (cg_sg_geom_of(bm, bn)): thread (tx, ty) owns the tm x tn outputs at rows
  * cg_sg_row(ty, i) and columns cg_sg_col(tx, j) in registers. Per BK-deep k step the tiles
  * (A stored k-major, [k][m], B [k][n], rows padded by 4 floats) sit in one of two shared buffers:
@@ -583,7 +657,7 @@ static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g) {
  * hidden behind them) and stored into the other buffer after, one barrier per step. Fragments
  * are 128-bit shared loads of 4 consecutive rows / columns. */
 static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
-                        LLVMValueRef n0, cg_mm_launch *l) {
+                        LLVMValueRef n0, LLVMValueRef rank, cg_mm_launch *l) {
     LLVMBuilderRef b = cx->b;
     cg_sg_geom g = cg_sg_geom_of(l->bm, l->bn, l->bk, d->nmm);
     const int64_t BK = g.bk;
@@ -592,7 +666,7 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     LLVMValueRef sa = cg_shared_bytes(cx, 2 * abuf * 4), sb[CG_MM_MAXH];
     for (unsigned m = 0; m < d->nmm; m++) sb[m] = cg_shared_bytes(cx, 2 * bbuf * 4);
     l->smem_bytes = 2 * BK * (g.pa + g.pb * (int64_t)d->nmm) * 4;
-    sg_min_blocks(cx, &g);
+    sg_min_blocks(cx, &g, l->splits);
     LLVMValueRef tid = cg_thread_id(cx);
     LLVMValueRef tx = LLVMBuildURem(b, tid, cg_i32(cx, g.tx), "");
     LLVMValueRef ty = LLVMBuildUDiv(b, tid, cg_i32(cx, g.tx), "");
@@ -604,25 +678,28 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     for (unsigned m = 0; m < d->nmm; m++)
         for (int i = 0; i < g.tm; i++)
             for (int j = 0; j < g.tn; j++) acc[m][i][j] = cg_var(cx, cg_f32c(cx, 0));
+    LLVMValueRef nk =
+        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""), cg_i64(cx, BK), "nk");
+    LLVMValueRef lo, steps;
+    sg_rank_steps(cx, nk, rank, l->splits, &lo, &steps);
     LLVMValueRef va[SG_MAXSLOT], vb[CG_MM_MAXH][SG_MAXSLOT];
-    sg_opnd_load(cx, d, bidx, &pa, cg_i64(cx, 0), va);
-    for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], cg_i64(cx, 0), vb[m]);
+    LLVMValueRef klo = LLVMBuildMul(b, lo, cg_i64(cx, BK), "klo");
+    sg_opnd_load(cx, d, bidx, &pa, klo, va);
+    for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], klo, vb[m]);
     sg_opnd_store(cx, &pa, sa, va);
     for (unsigned m = 0; m < d->nmm; m++) sg_opnd_store(cx, &pb[m], sb[m], vb[m]);
     cg_barrier(cx);
-    LLVMValueRef nk =
-        LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""), cg_i64(cx, BK), "nk");
     LLVMValueRef a_row = LLVMBuildMul(b, ty, cg_i32(cx, 4), ""); /* first row of the groups */
     LLVMValueRef b_col = LLVMBuildMul(b, tx, cg_i32(cx, 4), "");
     cg_loop kl;
-    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), nk, cg_i64(cx, 1), "kt");
+    LLVMValueRef kt = cg_loop_begin(cx, &kl, cg_i64(cx, 0), steps, cg_i64(cx, 1), "kt");
     LLVMValueRef cur = LLVMBuildTrunc(b, LLVMBuildAnd(b, kt, cg_i64(cx, 1), ""), cx->i32, "");
     LLVMValueRef nxt = LLVMBuildXor(b, cur, cg_i32(cx, 1), "");
     /* the next step's elements; the last step reloads its own tile (stored into the other
-     * buffer, never read), so no load reaches past K whether or not K is masked */
+     * buffer, never read), so no load reaches past the rank's k range or K */
     LLVMValueRef kt1 = LLVMBuildAdd(b, kt, cg_i64(cx, 1), "");
-    kt1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, kt1, nk, ""), kt1, kt, "");
-    LLVMValueRef k1 = LLVMBuildMul(b, kt1, cg_i64(cx, BK), "");
+    kt1 = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntULT, kt1, steps, ""), kt1, kt, "");
+    LLVMValueRef k1 = LLVMBuildMul(b, LLVMBuildAdd(b, lo, kt1, ""), cg_i64(cx, BK), "");
     sg_opnd_load(cx, d, bidx, &pa, k1, va);
     for (unsigned m = 0; m < d->nmm; m++) sg_opnd_load(cx, d, bidx, &pb[m], k1, vb[m]);
     LLVMValueRef ca = LLVMBuildMul(b, cur, cg_i32(cx, abuf), "");
@@ -658,6 +735,7 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     cg_barrier(cx);
     cg_loop_end(cx, &kl);
     LLVMValueRef tx64 = LLVMBuildZExt(b, tx, cx->i64, ""), ty64 = LLVMBuildZExt(b, ty, cx->i64, "");
+    if (l->splits > 1) return sg_split_finish(cx, d, &g, bidx, m0, n0, rank, tx64, ty64, acc[0], l);
     LLVMValueRef r0 = LLVMBuildAdd(b, m0, LLVMBuildMul(b, ty64, cg_i64(cx, 4), ""), "");
     LLVMValueRef c0 = LLVMBuildAdd(b, n0, LLVMBuildMul(b, tx64, cg_i64(cx, 4), ""), "");
     for (int i = 0; i < g.tm; i++)
@@ -671,12 +749,28 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     return true;
 }
 
+/* The host's copy of a SIMT split-K schedule: ranks, k step, k steps (i64). */
+typedef struct host_split {
+    int splits;
+    int64_t bk;
+    LLVMValueRef nk;
+} host_split;
+
 /* Host body for one program: rows [m0, m0+BM) x columns [n0, n0+BN) of
  * batch element bidx; a row of accumulators updated with A[i,k] * B[k, :]
- * (contiguous, vectorisable), then the epilogue per element. */
+ * (contiguous, vectorisable), then the epilogue per element. Under a SIMT split-K schedule each
+ * rank's k range (sg_rank_steps) is summed afresh and the ranks' sums added in rank order, the
+ * GPU kernel's arithmetic. */
 static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
                        LLVMValueRef n0, int64_t BM, int64_t BN) {
     LLVMBuilderRef b = cx->b;
+    /* the SIMT schedule's split-K ranks (one product): the GPU kernel's k ranges and order */
+    host_split hs, *sp = NULL;
+    if (d->simt_splits > 1 && d->nmm == 1 && d->simt_bk > 0) {
+        hs.splits = d->simt_splits, hs.bk = d->simt_bk, sp = &hs;
+        hs.nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, hs.bk - 1), ""),
+                              cg_i64(cx, hs.bk), "nk");
+    }
     LLVMTypeRef f = cx->f32;
     LLVMTypeRef at = LLVMArrayType2(f, (uint64_t)(BN * (int64_t)d->nmm));
     LLVMBuilderRef t = LLVMCreateBuilderInContext(cx->llctx);
@@ -685,23 +779,44 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
         LLVMPositionBuilderBefore(t, first);
     else
         LLVMPositionBuilderAtEnd(t, LLVMGetEntryBasicBlock(cx->fn));
-    LLVMValueRef accp = LLVMBuildAlloca(t, at, "accrow");
+    LLVMValueRef accp = LLVMBuildAlloca(t, at, "accrow"), totp = NULL;
     LLVMSetAlignment(accp, 64);
+    if (sp) {
+        totp = LLVMBuildAlloca(t, at, "totrow");
+        LLVMSetAlignment(totp, 64);
+    }
     LLVMDisposeBuilder(t);
     LLVMValueRef mend = LLVMBuildAdd(b, m0, cg_i64(cx, BM), "");
     mend = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, mend, d->M, ""), mend, d->M, "");
     LLVMValueRef nend = LLVMBuildAdd(b, n0, cg_i64(cx, BN), "");
     nend = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, nend, d->N, ""), nend, d->N, "");
     LLVMValueRef nn = LLVMBuildSub(b, nend, n0, "");
-    cg_loop il, jl, kl;
+    cg_loop il, jl, kl, rl;
     LLVMValueRef i = cg_loop_begin(cx, &il, m0, mend, cg_i64(cx, 1), "i");
-    LLVMValueRef j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "j0");
-    for (unsigned m = 0; m < d->nmm; m++) {
-        LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
-        LLVMBuildStore(b, cg_f32c(cx, 0), LLVMBuildGEP2(b, f, accp, &jm, 1, ""));
+    LLVMValueRef j, klo = cg_i64(cx, 0), khi = d->K, rank = NULL;
+    if (!sp) {
+        j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "j0");
+        for (unsigned m = 0; m < d->nmm; m++) {
+            LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
+            LLVMBuildStore(b, cg_f32c(cx, 0), LLVMBuildGEP2(b, f, accp, &jm, 1, ""));
+        }
+        cg_loop_end(cx, &jl);
     }
-    cg_loop_end(cx, &jl);
-    LLVMValueRef k = cg_loop_begin(cx, &kl, cg_i64(cx, 0), d->K, cg_i64(cx, 1), "k");
+    if (sp) { /* the split-K ranks of the SIMT schedule, each a fresh sum, added in rank order */
+        LLVMValueRef r =
+            cg_loop_begin(cx, &rl, cg_i64(cx, 0), cg_i64(cx, sp->splits), cg_i64(cx, 1), "rank");
+        LLVMValueRef lo, steps, rk = LLVMBuildTrunc(b, r, cx->i32, "");
+        sg_rank_steps(cx, sp->nk, rk, sp->splits, &lo, &steps);
+        LLVMValueRef BKc = cg_i64(cx, sp->bk);
+        klo = LLVMBuildMul(b, lo, BKc, "");
+        khi = LLVMBuildMul(b, LLVMBuildAdd(b, lo, steps, ""), BKc, "");
+        khi = LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntSLT, khi, d->K, ""), khi, d->K, "");
+        j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "jz");
+        LLVMBuildStore(b, cg_f32c(cx, 0), LLVMBuildGEP2(b, f, accp, &j, 1, ""));
+        cg_loop_end(cx, &jl);
+        rank = r;
+    }
+    LLVMValueRef k = cg_loop_begin(cx, &kl, klo, khi, cg_i64(cx, 1), "k");
     LLVMValueRef a = cg_mm_opnd_load(cx, &d->a, d->nb, bidx, i, k);
     j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "j");
     for (unsigned m = 0; m < d->nmm; m++) {
@@ -713,16 +828,40 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
     }
     cg_loop_end(cx, &jl);
     cg_loop_end(cx, &kl);
+    LLVMValueRef sum = accp;
+    if (sp) { /* tot = rank 0's sum, then tot + rank r's */
+        j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "jt");
+        LLVMValueRef pa = LLVMBuildGEP2(b, f, accp, &j, 1, ""),
+                     pt = LLVMBuildGEP2(b, f, totp, &j, 1, "");
+        LLVMValueRef va = LLVMBuildLoad2(b, f, pa, "");
+        LLVMValueRef vt = LLVMBuildFAdd(b, LLVMBuildLoad2(b, f, pt, ""), va, "");
+        LLVMValueRef r0 = LLVMBuildICmp(b, LLVMIntEQ, rank, cg_i64(cx, 0), "");
+        LLVMBuildStore(b, LLVMBuildSelect(b, r0, va, vt, ""), pt);
+        cg_loop_end(cx, &jl);
+        cg_loop_end(cx, &rl);
+        sum = totp;
+    }
     j = cg_loop_begin(cx, &jl, cg_i64(cx, 0), nn, cg_i64(cx, 1), "je");
     LLVMValueRef v[CG_MM_MAXH];
     for (unsigned m = 0; m < d->nmm; m++) {
         LLVMValueRef jm = LLVMBuildAdd(b, j, cg_i64(cx, (int64_t)m * BN), "");
-        v[m] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, accp, &jm, 1, ""), "");
+        v[m] = LLVMBuildLoad2(b, f, LLVMBuildGEP2(b, f, sum, &jm, 1, ""), "");
     }
     if (!d->epi(d->user, cx, v, bidx, i, LLVMBuildAdd(b, n0, j, ""))) return false;
     cg_loop_end(cx, &jl);
     cg_loop_end(cx, &il);
     return true;
+}
+
+/* The split-K ranks the GPU's SIMT kernel takes for d: the schedule's, where the target has
+ * clusters (sm_90, sm_90a), the region has one product and N is a compile-time constant (grid y
+ * is N tiles x splits); else 1. */
+static int sg_gpu_splits(cg_ctx *cx, const cg_mm_desc *d) {
+    if (d->simt_splits <= 1 || d->nmm != 1 || (cx->target != CG_SM90 && cx->target != CG_SM90A))
+        return 1;
+    if (!LLVMIsAConstantInt(d->N) || d->simt_bn <= 0) return 1;
+    int64_t ntn = (LLVMConstIntGetSExtValue(d->N) + d->simt_bn - 1) / d->simt_bn;
+    return ntn * d->simt_splits <= 65535 ? d->simt_splits : 1;
 }
 
 bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLVMValueRef *pid,
@@ -738,11 +877,18 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
         int64_t bm = d->simt_bm > 0 ? d->simt_bm : 128, bn = d->simt_bn > 0 ? d->simt_bn : 128;
         cg_sg_geom g = cg_sg_geom_of(bm, bn, d->simt_bk > 0 ? d->simt_bk : 8, d->nmm);
         l->bm = g.bm, l->bn = g.bn, l->bk = g.bk, l->threads = g.threads;
+        l->splits = sg_gpu_splits(cx, d);
     }
+    if (l->splits < 1) l->splits = 1;
     l->tensor_cores = tc;
     LLVMBuilderRef b = cx->b;
     LLVMValueRef m0 = LLVMBuildMul(b, pid[0], cg_i64(cx, l->bm), "m0");
-    LLVMValueRef n0 = LLVMBuildMul(b, pid[1], cg_i64(cx, l->bn), "n0");
+    LLVMValueRef ny = pid[1], rank = NULL; /* split-K: y = N tile x splits + rank */
+    if (l->splits > 1) {
+        rank = LLVMBuildTrunc(b, LLVMBuildURem(b, ny, cg_i64(cx, l->splits), ""), cx->i32, "rank");
+        ny = LLVMBuildUDiv(b, ny, cg_i64(cx, l->splits), "");
+    }
+    LLVMValueRef n0 = LLVMBuildMul(b, ny, cg_i64(cx, l->bn), "n0");
     LLVMValueRef nbatch = cg_mm_batch_count(cx, d->nb, d->bdim);
     cg_loop bl;
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[2], nbatch, zstep ? zstep : nbatch, "bz");
@@ -750,7 +896,7 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
     bool ok = !cx->gpu ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
               : tc     ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
-                       : sgemm_block(cx, d, bidx, m0, n0, l);
+                       : sgemm_block(cx, d, bidx, m0, n0, rank, l);
     cg_loop_end(cx, &bl);
     if (!ok) snprintf(err, cap, "matmul: the epilogue failed");
     return ok;
@@ -884,21 +1030,28 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
     for (unsigned m = 0; m < st->nmm; m++)
         cg_mm_resolve_opnd(cx, region, ir_in(g, &g->nodes[st->mm[m]], 1), d->nb, &d->b[m]);
     ir_dtype dt = (ir_dtype)mm->dtype;
-    bool half = dt == IR_F16 || dt == IR_BF16;
-    d->cdt = half && an->dtype == dt && g->nodes[ib].dtype == dt ? dt : IR_F32;
+    bool half = dt == IR_F16 || dt == IR_BF16, simt = rg->sched.id == PASS_SCH_MATMUL_SIMT;
+    /* f32 FMAs on the SIMT schedule (a small-K f16/bf16 product too), else tensor cores */
+    d->cdt = half && !simt && an->dtype == dt && g->nodes[ib].dtype == dt ? dt : IR_F32;
     d->bm = rg->tile[0], d->bn = rg->tile[1], d->bk = rg->tile[2];
     d->stages = rg->stages;
-    if (rg->sched.id == PASS_SCH_MATMUL_SIMT)
+    d->simt_splits = 1;
+    if (rg->sched.id == PASS_SCH_MATMUL_SIMT) {
         d->simt_bm = rg->sched.p[0], d->simt_bn = rg->sched.p[1], d->simt_bk = rg->sched.p[2];
+        if (rg->sched.p[3] > 1 && rg->sched.p[3] <= PASS_SIMT_MAX_SPLITS)
+            d->simt_splits = rg->sched.p[3];
+    }
 }
 
 bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     cg_mm_epi_state st = {.nmm = 0};
     if (!find_matmuls(cx, g, region, &st)) return false;
-    int sk = cg_sk_emit_matmul(cx, g, region, &st);
-    if (sk >= 0) return sk == 1;
-    int wg = cg_wg_emit_matmul(cx, g, region, &st);
-    if (wg >= 0) return wg == 1;
+    if (g->regions[region].sched.id != PASS_SCH_MATMUL_SIMT) { /* the SIMT kernel's is below */
+        int sk = cg_sk_emit_matmul(cx, g, region, &st);
+        if (sk >= 0) return sk == 1;
+        int wg = cg_wg_emit_matmul(cx, g, region, &st);
+        if (wg >= 0) return wg == 1;
+    }
     ir_id mmid = st.mm[0];
     if (!cg_kernel_begin(cx, region, NULL)) return false;
     if (!cg_mm_collect_outs(cx, g, region, &st)) return false;
@@ -931,6 +1084,14 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
         if (d.nmm > 1)
             snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
                      "%u", d.nmm);
+        if (l.splits > 1) { /* grid y: N tiles x ranks, a cluster of the ranks of one tile */
+            int64_t ntn = (LLVMConstIntGetSExtValue(d.N) + l.bn - 1) / l.bn;
+            work[1] = (ir_shape){.rank = 1, .dim = {ntn * l.splits}};
+            per[1] = 1;
+            cx->k->cluster = (unsigned)l.splits;
+            snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
+                     " sk%d", l.splits);
+        }
     }
     cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);
     return true;

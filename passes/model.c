@@ -449,13 +449,27 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     }
     if (m->concrete && !strcmp(m->schedule, "matmul.simt")) {
         const pass_simt_time *t = &m->sgt;
+        if (t->small_k)
+            fprintf(out,
+                    "  model: [matmul.simt.small_k] K = %lld <= %d: f16/bf16 operands as f32 FMAs "
+                    "on the SIMT kernel (an outer product bound by its stores: HBM %.3f us, FMA "
+                    "%.3f us), not a 64-deep tensor-core k step\n",
+                    (long long)t->K, PASS_SIMT_SMALL_K, t->mem_us, t->comp_us);
+        if (t->splits > 1)
+            fprintf(out,
+                    "  model: [matmul.simt.splitk] %lld output tiles x %d split-K ranks (a "
+                    "cluster each, partials added in rank order) = %lld blocks, %lld k steps a "
+                    "rank, reduction %.3f us a block\n",
+                    (long long)t->tiles, t->splits, (long long)t->tiles * t->splits,
+                    (long long)t->nk, t->red_us);
         fprintf(out,
                 "  model: [matmul.simt] exact f32 FMAs (no tf32): %lldx%lldx%lld tiles, %lld "
                 "blocks x %u threads, %lld per SM, %.2f waves: FMA %.3f us%s, HBM %.3f us -> "
                 "%.3f us (launch included)\n",
-                (long long)t->bm, (long long)t->bn, (long long)t->bk, (long long)t->tiles,
-                t->threads, (long long)t->per_sm, t->waves, t->comp_us,
-                t->step_bound ? " (bound by the k steps' latency)" : "", t->mem_us, t->time_us);
+                (long long)t->bm, (long long)t->bn, (long long)t->bk,
+                (long long)t->tiles * t->splits, t->threads, (long long)t->per_sm, t->waves,
+                t->comp_us, t->step_bound ? " (bound by the k steps' latency)" : "", t->mem_us,
+                t->time_us);
         return;
     }
     if (!m->concrete || !m->threads) {

@@ -386,7 +386,7 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
       "cols,slices,splits,vec")                                                                 \
     X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")                                \
-    X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk")
+    X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk,splits")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -635,9 +635,15 @@ bool pass_sk_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
 typedef struct pass_simt_shape {
     int64_t M, N, K, batch; /* -1: unbound */
     unsigned nmm;           /* products of the region (a horizontal region shares A) */
+    bool small_k;           /* f16/bf16 operands of the product's dtype: [matmul.simt.small_k] */
 } pass_simt_shape;
+/* [matmul.simt.small_k]: a product of f16/bf16 operands whose K is bound and at most this runs
+ * on the SIMT kernel, not on tensor cores: its tensor-core tile would be a 64-deep k step at
+ * most a quarter full, staged operands whose rows (2K bytes) TMA cannot read, for a product
+ * bound by storing its output (2 K FLOPs an output). */
+#define PASS_SIMT_SMALL_K 16
 /* True when region r is a matrix product the SIMT kernel computes on the GPU (its operands are
- * not both the product's f16/bf16 dtype); fills s. */
+ * not both the product's f16/bf16 dtype, or they are and K is small); fills s. */
 bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s);
 /* The kernel's geometry of a bm x bn x bk tile (codegen's cg_sg_geom_of builds on it). */
 typedef struct pass_simt_geom {
@@ -646,18 +652,39 @@ typedef struct pass_simt_geom {
     int64_t smem_bytes; /* two buffers of A [bk][bm + 4] and each B [bk][bn + 4] floats */
 } pass_simt_geom;
 pass_simt_geom pass_simt_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm);
-/* The tiles the kernel builds for s (bm, bn, bk), at most cap; the count. */
-unsigned pass_simt_space(const pass_simt_shape *s, int64_t (*out)[3], unsigned cap);
-/* The model's time of one tile: blocks per SM, waves, the FMA rate at that occupancy and a
- * floor of a k step each; the HBM bytes' time; a launch. 0 when a size is unbound. */
+/* Split-K ranks of the SIMT kernel ([matmul.simt.splitk]): 1 (none), 2, 4 or 8 blocks of one
+ * cluster share an output tile, rank r over k steps [r nk / S, (r + 1) nk / S); their partial
+ * tiles meet in shared memory and are added in rank order (exact f32 adds, deterministic). */
+#define PASS_SIMT_MAX_SPLITS 8
+/* True when `splits` ranks are valid for s at a bm x bn x bk tile on gpu: 1 always; more only
+ * for one product at bound sizes, within the GPU's cluster size, with at least 4 k steps a
+ * rank. */
+bool pass_simt_split_ok(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
+                        int64_t bk, int splits);
+/* The registers a thread of the SIMT kernel holds (the cap codegen asks ptxas for): 128 at
+ * tm = 8 outputs a side, 168 with split-K's reduction beside them (one block of 256 threads an
+ * SM), 64 at tm = 4. */
+int pass_simt_regs(int tm, int splits);
+/* The shared bytes of a split-K rank's partial tile (bm x bn f32; 0 when splits is 1). */
+int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits);
+/* The candidates the kernel builds for s (bm, bn, bk, splits), at most cap; the count. With gpu
+ * NULL, splits 1 only. */
+unsigned pass_simt_space(const pass_simt_shape *s, const pass_gpu *gpu, int64_t (*out)[4],
+                         unsigned cap);
+/* The model's time of one candidate: blocks per SM, waves, the FMA rate at that occupancy and a
+ * floor of a k step each; split-K's partial tiles through shared memory and a cluster barrier;
+ * the HBM bytes' time; a launch. 0 when a size is unbound. */
 typedef struct pass_simt_time {
-    int64_t bm, bn, bk, tiles, per_sm;
+    int64_t bm, bn, bk, tiles, per_sm; /* tiles: output tiles (blocks = tiles x splits) */
+    int64_t nk, K;                     /* k steps of the longest rank; the shape's K */
+    int splits;
+    bool small_k; /* the shape's [matmul.simt.small_k] */
     unsigned threads;
-    double waves, comp_us, mem_us, time_us;
+    double waves, comp_us, red_us, mem_us, time_us;
     bool step_bound; /* the k steps' latency floor, not the FMA rate, bounds a block */
 } pass_simt_time;
 double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
-                       int64_t bn, int64_t bk, pass_simt_time *o);
+                       int64_t bn, int64_t bk, int splits, pass_simt_time *o);
 /* The model's fastest tile of s; false when none (unbound sizes, no GPU). */
 bool pass_simt_pick(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
                     pass_simt_time *best);

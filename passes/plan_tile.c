@@ -698,13 +698,15 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
         f->kind = rg->kind;
         f->gpu = gpu;
         f->budget = budget;
-        if (rg->kind == IR_RK_MATMUL && pass_wg_facts(g, ix, r, gpu, budget, &f->wgs)) {
-            f->wg = true;
-            f->concrete = f->wgs.M > 0 && f->wgs.N > 0 && f->wgs.K > 0;
-            f->wg_bytes = io_bytes(g, ix, r);
-        } else if (rg->kind == IR_RK_MATMUL && pass_simt_facts(g, ix, r, &f->sgs)) {
+        /* the SIMT kernel first: it takes what tensor cores cannot (f32) and, at a small K,
+         * f16/bf16 products ([matmul.simt.small_k]) before the wgmma form */
+        if (rg->kind == IR_RK_MATMUL && pass_simt_facts(g, ix, r, &f->sgs)) {
             f->simt = true;
             f->concrete = f->sgs.M > 0 && f->sgs.N > 0 && f->sgs.K > 0 && f->sgs.batch > 0;
+            f->wg_bytes = io_bytes(g, ix, r);
+        } else if (rg->kind == IR_RK_MATMUL && pass_wg_facts(g, ix, r, gpu, budget, &f->wgs)) {
+            f->wg = true;
+            f->concrete = f->wgs.M > 0 && f->wgs.N > 0 && f->wgs.K > 0;
             f->wg_bytes = io_bytes(g, ix, r);
         }
         return;

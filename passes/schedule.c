@@ -784,25 +784,34 @@ static bool sk_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     return true;
 }
 
-/* matmul.simt(bm, bn, bk): the SIMT f32 kernel's block tile and k step (passes/simt.c), for
- * products that do not run on tensor cores; codegen/matmul.c builds the named tile. */
+/* matmul.simt(bm, bn, bk, splits): the SIMT f32 kernel's block tile, k step and split-K ranks
+ * (passes/simt.c), for products that do not run on tensor cores; codegen/matmul.c builds it. */
 static unsigned sg_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
-    int64_t t[32][3];
+    int64_t t[64][4];
     if (f->kind != IR_RK_MATMUL || !f->simt) return 0;
-    unsigned n = pass_simt_space(&f->sgs, t, 32), k = 0;
+    unsigned n = pass_simt_space(&f->sgs, f->gpu, t, 64), k = 0;
     for (unsigned i = 0; i < n && k < cap; i++) {
         k = put(out, k, cap, PASS_SCH_MATMUL_SIMT, t[i][0], t[i][1]);
-        out[k - 1].p[2] = (int32_t)t[i][2];
+        out[k - 1].p[2] = (int32_t)t[i][2], out[k - 1].p[3] = (int32_t)t[i][3];
     }
     return k;
+}
+/* The schedule, and for split-K the shared memory of the stage buffers and the partial tile. */
+static void sg_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    rg->sched = *s;
+    if (s->p[3] <= 1) return;
+    int64_t need = pass_simt_geom_of(s->p[0], s->p[1], s->p[2], f->sgs.nmm).smem_bytes +
+                   pass_simt_part_bytes(s->p[0], s->p[1], s->p[3]);
+    if (rg->sram_bytes < need) rg->sram_bytes = need;
 }
 static bool sg_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
     const ir_schedule *s = &rg->sched;
     if (!f->simt || !f->gpu || !f->concrete) return false;
-    if (pass_simt_model(&f->sgs, f->gpu, f->wg_bytes, s->p[0], s->p[1], s->p[2], &m->sgt) <= 0)
+    if (pass_simt_model(&f->sgs, f->gpu, f->wg_bytes, s->p[0], s->p[1], s->p[2],
+                        s->p[3] > 1 ? s->p[3] : 1, &m->sgt) <= 0)
         return false;
     m->threads = m->sgt.threads;
-    m->grid = m->sgt.tiles;
+    m->grid = m->sgt.tiles * m->sgt.splits;
     m->per_sm = m->sgt.per_sm;
     m->active_sms = (double)(m->grid < f->gpu->sms ? m->grid : f->gpu->sms);
     m->occupancy = (double)m->threads * (double)m->per_sm / 2048;
@@ -829,7 +838,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
     [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
-    [PASS_SCH_MATMUL_SIMT] = {sg_space, wg_plan, sg_model},
+    [PASS_SCH_MATMUL_SIMT] = {sg_space, sg_plan, sg_model},
 };
 _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
                "every PASS_SCHEDULES row has an entry in sch_defs");
@@ -885,11 +894,13 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
             s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
         }
     } else if (f->kind == IR_RK_MATMUL && f->simt) {
-        /* [matmul.simt]: the model's fastest SIMT tile of the shape; 128x128x8 at unbound sizes */
+        /* [matmul.simt]: the model's fastest SIMT tile and split-K ranks of the shape
+         * ([matmul.simt.splitk] when more than 1); 128x128x8 unsplit at unbound sizes */
         pass_simt_time t;
-        s->id = PASS_SCH_MATMUL_SIMT, s->p[0] = 128, s->p[1] = 128, s->p[2] = 8;
+        s->id = PASS_SCH_MATMUL_SIMT, s->p[0] = 128, s->p[1] = 128, s->p[2] = 8, s->p[3] = 1;
         if (f->concrete && pass_simt_pick(&f->sgs, f->gpu, f->wg_bytes, &t))
-            s->p[0] = (int32_t)t.bm, s->p[1] = (int32_t)t.bn, s->p[2] = (int32_t)t.bk;
+            s->p[0] = (int32_t)t.bm, s->p[1] = (int32_t)t.bn, s->p[2] = (int32_t)t.bk,
+            s->p[3] = t.splits;
     }
 }
 

@@ -2,7 +2,8 @@
  * which regions take it, its tile space, its geometry (outputs a thread and threads, which
  * codegen/matmul.c's cg_sg_geom_of reads) and its cost model. Products whose
  * operands are not both the product's f16/bf16 dtype (f32, f16 x bf16 promoted to f32, i32)
- * run on it on the GPU, exact f32 FMAs in k order (no tf32). docs/codegen-matmul.md "SIMT". */
+ * run on it on the GPU, exact f32 FMAs in k order (no tf32), and so do f16/bf16 products of a
+ * small bound K ([matmul.simt.small_k]). docs/codegen-matmul.md "SIMT". */
 #include "passes/passes.h"
 
 #include <string.h>
@@ -15,6 +16,11 @@
 #define SG_EFF8    0.70
 #define SG_EFF4    0.45
 #define SG_STEP_US 0.45
+/* Split-K ([matmul.simt.splitk]): SG_RED_US, two cluster barriers and the reduction's loop;
+ * SG_SMEM_BPUS, the bytes per us an SM moves to and from the partial tiles (local shared stores,
+ * distributed-shared-memory loads). */
+#define SG_RED_US    1.0
+#define SG_SMEM_BPUS 100e3
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -27,14 +33,16 @@ bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_s
     const ir_node *a = &g->nodes[ir_in(g, mm, 0)], *b = &g->nodes[ir_in(g, mm, 1)];
     ir_dtype dt = (ir_dtype)mm->dtype;
     bool half = dt == IR_F16 || dt == IR_BF16;
-    if (half && a->dtype == dt && b->dtype == dt) return false; /* tensor cores */
+    ir_dim kd = a->shape.dim[a->shape.rank - 1];
+    s->small_k = half && a->dtype == dt && b->dtype == dt;
+    if (s->small_k && (IR_DIM_IS_SYM(kd) || kd > PASS_SIMT_SMALL_K))
+        return false; /* tensor cores */
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
         s->nmm += g->nodes[ix->rids[j]].op == IR_OP_MATMUL;
     unsigned rk = mm->shape.rank;
     s->M = IR_DIM_IS_SYM(mm->shape.dim[rk - 2]) ? -1 : mm->shape.dim[rk - 2];
     s->N = IR_DIM_IS_SYM(mm->shape.dim[rk - 1]) ? -1 : mm->shape.dim[rk - 1];
-    ir_dim k = a->shape.dim[a->shape.rank - 1];
-    s->K = IR_DIM_IS_SYM(k) ? -1 : k;
+    s->K = IR_DIM_IS_SYM(kd) ? -1 : kd;
     s->batch = 1;
     for (unsigned i = 0; i + 2 < rk && s->batch > 0; i++)
         s->batch = IR_DIM_IS_SYM(mm->shape.dim[i]) ? -1 : s->batch * mm->shape.dim[i];
@@ -64,50 +72,80 @@ static bool tile_ok(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
 
 static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 32}};
 static const int64_t sg_bks[] = {8, 16, 32};
+static const int sg_splits[] = {1, 2, 4, PASS_SIMT_MAX_SPLITS};
 
-unsigned pass_simt_space(const pass_simt_shape *s, int64_t (*out)[3], unsigned cap) {
+bool pass_simt_split_ok(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
+                        int64_t bk, int splits) {
+    (void)bm, (void)bn;
+    if (splits == 1) return true;
+    if (splits != 2 && splits != 4 && splits != PASS_SIMT_MAX_SPLITS) return false;
+    if (s->nmm != 1 || s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0) return false;
+    if (!gpu || gpu->cluster_max < splits) return false;
+    return cdiv(s->K, bk) >= 4 * (int64_t)splits;
+}
+
+int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits) {
+    return splits > 1 ? bm * bn * 4 : 0;
+}
+
+unsigned pass_simt_space(const pass_simt_shape *s, const pass_gpu *gpu, int64_t (*out)[4],
+                         unsigned cap) {
     unsigned n = 0;
     for (size_t i = 0; i < sizeof sg_tiles / sizeof sg_tiles[0]; i++)
-        for (size_t j = 0; j < sizeof sg_bks / sizeof sg_bks[0] && n < cap; j++) {
-            int64_t bm = sg_tiles[i][0], bn = sg_tiles[i][1], bk = sg_bks[j];
-            if (!tile_ok(bm, bn, bk, s->nmm)) continue;
-            out[n][0] = bm, out[n][1] = bn, out[n][2] = bk;
-            n++;
-        }
+        for (size_t j = 0; j < sizeof sg_bks / sizeof sg_bks[0]; j++)
+            for (size_t q = 0; q < sizeof sg_splits / sizeof sg_splits[0] && n < cap; q++) {
+                int64_t bm = sg_tiles[i][0], bn = sg_tiles[i][1], bk = sg_bks[j];
+                if (!tile_ok(bm, bn, bk, s->nmm) ||
+                    !pass_simt_split_ok(s, gpu, bm, bn, bk, sg_splits[q]))
+                    continue;
+                out[n][0] = bm, out[n][1] = bn, out[n][2] = bk, out[n][3] = sg_splits[q];
+                n++;
+            }
     return n;
 }
 
+int pass_simt_regs(int tm, int splits) { return tm == 8 ? (splits > 1 ? 168 : 128) : 64; }
+
+/* Blocks of `threads` threads and `smem` shared bytes one SM holds (registers: pass_simt_regs),
+ * 1 to 32. */
+static int64_t sg_per_sm(const pass_gpu *gpu, const pass_simt_geom *g, int64_t smem, int splits) {
+    int64_t regs = pass_simt_regs(g->tm, splits), per = 2048 / g->threads;
+    if (gpu->regs_per_sm / (regs * g->threads) < per) per = gpu->regs_per_sm / (regs * g->threads);
+    if (gpu->smem_per_sm / smem < per) per = gpu->smem_per_sm / smem;
+    if (per > 32) per = 32;
+    return per < 1 ? 1 : per;
+}
+
 double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
-                       int64_t bn, int64_t bk, pass_simt_time *o) {
+                       int64_t bn, int64_t bk, int splits, pass_simt_time *o) {
     memset(o, 0, sizeof *o);
-    o->bm = bm, o->bn = bn, o->bk = bk;
+    o->bm = bm, o->bn = bn, o->bk = bk, o->splits = splits < 1 ? 1 : splits;
+    o->small_k = s->small_k, o->K = s->K;
     pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, s->nmm);
     o->threads = g.threads;
     if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0 || !gpu || gpu->sms <= 0) return 0;
     o->tiles = cdiv(s->M, bm) * cdiv(s->N, bn) * s->batch;
-    /* blocks per SM: threads, shared memory, registers (~128 a thread at 8 x 8, ~64 at 4 x 4) */
-    int64_t regs = g.tm == 8 ? 128 : 64, per = 2048 / g.threads;
-    if (gpu->regs_per_sm / (regs * g.threads) < per) per = gpu->regs_per_sm / (regs * g.threads);
-    if (gpu->smem_per_sm / g.smem_bytes < per) per = gpu->smem_per_sm / g.smem_bytes;
-    if (per > 32) per = 32;
-    if (per < 1) per = 1;
+    int64_t part = pass_simt_part_bytes(bm, bn, o->splits), blocks = o->tiles * o->splits;
+    int64_t per = sg_per_sm(gpu, &g, g.smem_bytes + part, o->splits);
     o->per_sm = per;
     int64_t slots = (int64_t)gpu->sms * per;
-    o->waves = (double)o->tiles / (double)slots;
-    int64_t resident = o->tiles < slots ? cdiv(o->tiles, gpu->sms) : per; /* blocks on one SM */
+    o->waves = (double)blocks / (double)slots;
+    int64_t resident = blocks < slots ? cdiv(blocks, gpu->sms) : per; /* blocks on one SM */
     if (resident < 1) resident = 1;
     double warps = (double)resident * g.threads / 32;
     double occ = warps >= 16 ? 1.0 : 0.5 + warps / 32; /* latency hiding under 16 warps */
     double eff = (g.tm == 8 && g.tn == 8 ? SG_EFF8 : SG_EFF4) * occ;
     double sm_rate = gpu->peak_TFLOPs[IR_F32] * 1e6 / gpu->sms * eff; /* flop per us */
-    int64_t nk = cdiv(s->K, bk);
+    int64_t nk = o->nk = cdiv(cdiv(s->K, bk), o->splits); /* the longest rank's k steps */
     double block_flops = 2.0 * (double)bm * (double)bn * (double)(nk * bk) * (double)s->nmm;
     double block_us = block_flops * (double)resident / sm_rate; /* resident blocks share the SM */
     double floor_us = (double)nk * SG_STEP_US;
     o->step_bound = floor_us > block_us;
     if (floor_us > block_us) block_us = floor_us;
-    double rounds = o->tiles > slots ? (double)cdiv(o->tiles, slots) : 1.0;
-    o->comp_us = rounds * block_us;
+    /* split-K: the partial tile written, then read back over the cluster, two barriers */
+    if (o->splits > 1) o->red_us = SG_RED_US + 2.0 * (double)part * (double)resident / SG_SMEM_BPUS;
+    double rounds = blocks > slots ? (double)cdiv(blocks, slots) : 1.0;
+    o->comp_us = rounds * (block_us + o->red_us);
     o->mem_us = hbm_bytes > 0 ? hbm_bytes / (gpu->hbm_GBps * 1e3) : 0;
     o->time_us = (o->comp_us > o->mem_us ? o->comp_us : o->mem_us) + gpu->launch_us;
     return o->time_us;
@@ -115,14 +153,15 @@ double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm
 
 bool pass_simt_pick(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
                     pass_simt_time *best) {
-    int64_t sp[32][3];
-    unsigned n = pass_simt_space(s, sp, 32);
+    int64_t sp[64][4];
+    unsigned n = pass_simt_space(s, gpu, sp, 64);
     bool any = false;
     for (unsigned i = 0; i < n; i++) {
         pass_simt_time t;
-        double us = pass_simt_model(s, gpu, hbm_bytes, sp[i][0], sp[i][1], sp[i][2], &t);
+        double us =
+            pass_simt_model(s, gpu, hbm_bytes, sp[i][0], sp[i][1], sp[i][2], (int)sp[i][3], &t);
         if (us <= 0) continue;
-        if (!any || us < best->time_us * 0.98) *best = t, any = true; /* ties: the earlier tile */
+        if (!any || us < best->time_us * 0.98) *best = t, any = true; /* ties: the earlier one */
     }
     return any;
 }

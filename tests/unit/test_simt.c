@@ -43,8 +43,8 @@ static void test_geom(void **state) {
     (void)state;
     for (unsigned nmm = 1; nmm <= 2; nmm++) {
         pass_simt_shape s = {.M = 1000, .N = 1000, .K = 1000, .batch = 1, .nmm = nmm};
-        int64_t t[32][3];
-        unsigned n = pass_simt_space(&s, t, 32);
+        int64_t t[64][4];
+        unsigned n = pass_simt_space(&s, NULL, t, 64);
         assert_true(n >= (nmm == 1 ? 6u : 3u));
         for (unsigned i = 0; i < n; i++) {
             pass_simt_geom pg = pass_simt_geom_of(t[i][0], t[i][1], t[i][2], nmm);
@@ -108,8 +108,8 @@ static void check_cover(int64_t bm, int64_t bn, int64_t bk) {
 static void test_cover(void **state) {
     (void)state;
     pass_simt_shape s = {.M = 1000, .N = 1000, .K = 1000, .batch = 1, .nmm = 1};
-    int64_t t[32][3];
-    unsigned n = pass_simt_space(&s, t, 32);
+    int64_t t[64][4];
+    unsigned n = pass_simt_space(&s, NULL, t, 64);
     for (unsigned i = 0; i < n; i++) check_cover(t[i][0], t[i][1], t[i][2]);
 }
 
@@ -118,16 +118,17 @@ static void rule_of(const char *src, int64_t M, int64_t N, int64_t K, bool bound
     ir_graph *g = tk_plan_mnk(src, M, N, K, bound);
     const ir_region *rg = &g->regions[tk_mm_region(g)];
     tile[0] = rg->sched.id == PASS_SCH_MATMUL_SIMT ? rg->sched.p[0] : 0;
-    tile[1] = rg->sched.p[1], tile[2] = rg->sched.p[2];
+    tile[1] = rg->sched.p[1], tile[2] = rg->sched.p[2], tile[3] = rg->sched.p[3];
     ir_graph_free(g);
 }
 
 static void test_rule(void **state) {
     (void)state;
-    int32_t t[3];
+    int32_t t[4];
     rule_of(MM, 4096, 4096, 4096, true, t);
     assert_int_equal(t[0], 128);
     assert_int_equal(t[1], 128);
+    assert_int_equal(t[3], 1); /* 1024 tiles fill the GPU: no split-K */
     rule_of(MM, 2048, 2048, 2048, true, t);
     assert_int_equal(t[0] * t[1], 128 * 128); /* 256 tiles: two waves of 128 x 128 at 1 per SM */
     rule_of(MX, 2048, 2048, 2048, true, t);   /* f16 x bf16: promoted to f32 */
@@ -136,9 +137,9 @@ static void test_rule(void **state) {
     assert_int_equal(t[0], 0);
     rule_of(MM, 64, 64, 256, true, t); /* latency-bound: more than one block, short k steps */
     assert_true(t[0] <= 32 && t[1] <= 32);
-    rule_of(MM, 256, 512, 1024, true, t); /* 8 tiles of 128 x 128 would idle most SMs */
-    assert_true(t[0] * t[1] <= 64 * 64);
-    rule_of(MM, 64, 64, 64, false, t); /* unbound: the default */
+    rule_of(MM, 256, 512, 1024, true, t);             /* 8 tiles of 128 x 128 would idle most SMs */
+    assert_true(t[0] * t[1] <= 64 * 64 || t[3] >= 4); /* smaller tiles or split-K */
+    rule_of(MM, 64, 64, 64, false, t);                /* unbound: the default */
     assert_int_equal(t[0], 128);
     assert_int_equal(t[1], 128);
     assert_int_equal(t[2], 8);
@@ -148,24 +149,61 @@ static void test_rule(void **state) {
     pass_simt_shape s = {.M = 4096, .N = 4096, .K = 4096, .batch = 1, .nmm = 1};
     pass_simt_time a, b;
     const pass_gpu *gpu = pass_gpu_find("h200");
-    assert_true(pass_simt_model(&s, gpu, 0, 128, 128, 8, &a) <
-                pass_simt_model(&s, gpu, 0, 32, 32, 32, &b));
+    assert_true(pass_simt_model(&s, gpu, 0, 128, 128, 8, 1, &a) <
+                pass_simt_model(&s, gpu, 0, 32, 32, 32, 1, &b));
     assert_int_equal(a.tiles, 32 * 32);
     assert_false(a.step_bound);
     s = (pass_simt_shape){.M = 64, .N = 64, .K = 256, .batch = 1, .nmm = 1};
-    pass_simt_model(&s, gpu, 0, 64, 64, 8, &a);
+    pass_simt_model(&s, gpu, 0, 64, 64, 8, 1, &a);
     assert_true(a.step_bound);
     assert_int_equal(a.tiles, 1);
 }
 
+/* [matmul.simt.splitk]: split-K where the output tiles would not fill the GPU and K is long
+ * (the ranks from the model, within the cluster size), never for a grid that fills it, a short
+ * K, two products or a target without clusters; the model prices the split faster there. */
+static void test_splitk_rule(void **state) {
+    (void)state;
+    int32_t t[4];
+    rule_of(MM, 512, 512, 8192, true, t); /* 16 tiles of 128 x 128, 1024 k steps */
+    assert_true(t[0] > 0);
+    assert_true(t[3] == 2 || t[3] == 4 || t[3] == 8);
+    rule_of(MM, 300, 200, 5000, true, t); /* ragged, K >> M, N */
+    assert_true(t[0] > 0 && t[3] > 1);
+    rule_of(MM, 2048, 2048, 2048, true, t);
+    assert_int_equal(t[3], 1);
+    rule_of(MM, 512, 512, 64, true, t); /* short K */
+    assert_int_equal(t[3], 1);
+    rule_of(H2, 128, 128, 8192, true, t); /* two products: no split */
+    assert_true(t[0] > 0);
+    assert_int_equal(t[3], 1);
+    rule_of(MM, 512, 512, 8192, false, t); /* unbound */
+    assert_int_equal(t[3], 1);
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    pass_simt_shape s = {.M = 512, .N = 512, .K = 8192, .batch = 1, .nmm = 1};
+    pass_simt_time a, b;
+    assert_true(pass_simt_model(&s, gpu, 0, 128, 128, 8, 8, &b) <
+                pass_simt_model(&s, gpu, 0, 128, 128, 8, 1, &a));
+    assert_int_equal(b.tiles, 16);
+    assert_int_equal(b.nk, 128);
+    assert_true(b.red_us > 0 && a.red_us == 0);
+    assert_false(pass_simt_split_ok(&s, gpu, 128, 128, 8, 16)); /* beyond a portable cluster */
+    pass_gpu nocl = *gpu;
+    nocl.cluster_max = 0; /* sm_80: no clusters */
+    assert_false(pass_simt_split_ok(&s, &nocl, 128, 128, 8, 2));
+    assert_true(pass_simt_split_ok(&s, gpu, 128, 128, 8, 2));
+    s.K = 64;
+    assert_false(pass_simt_split_ok(&s, gpu, 128, 128, 8, 4)); /* 8 steps: 2 a rank */
+}
+
 /* Codegen of src at M x N x K with the region's schedule forced to (bm, bn, bk) for target t:
  * the template, the block, ptxas; returns the bytes spilled (-1: no ptxas). */
-static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, int32_t bn,
-                  int32_t bk, cg_target tg, const char *arch) {
+static int forced_sk(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, int32_t bn,
+                     int32_t bk, int32_t sk, cg_target tg, const char *arch) {
     ir_graph *g = tk_plan_mnk(src, M, N, K, true);
     ir_region *rg = &g->regions[tk_mm_region(g)];
     assert_int_equal(rg->sched.id, PASS_SCH_MATMUL_SIMT);
-    rg->sched.p[0] = bm, rg->sched.p[1] = bn, rg->sched.p[2] = bk;
+    rg->sched.p[0] = bm, rg->sched.p[1] = bn, rg->sched.p[2] = bk, rg->sched.p[3] = sk;
     tx_diag d;
     tx_diag_init(&d, stderr, "test", NULL, 0);
     cg_program *p = cg_program_new(g, tg, &d);
@@ -179,6 +217,16 @@ static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, 
     snprintf(want, sizeof want, "simt %dx%dx%d t%dx%d", bm, bn, bk, sg.tm, sg.tn);
     if (strncmp(k->tmpl, want, strlen(want)) != 0) fail_msg("template %s, want %s", k->tmpl, want);
     assert_int_equal(k->block[0], sg.threads);
+    char skw[16];
+    snprintf(skw, sizeof skw, " sk%d", sk);
+    bool split = sk > 1 && tg >= CG_SM90; /* clusters: sm_90 and sm_90a */
+    assert_int_equal(strstr(k->tmpl, skw) != NULL, split);
+    assert_int_equal(k->cluster, split ? (unsigned)sk : 0u);
+    if (split) { /* grid y: N tiles x ranks; the partial tile in dynamic shared memory */
+        assert_int_equal(k->work[1].dim[0], ((N + bn - 1) / bn) * sk);
+        assert_int_equal(k->per[1], 1);
+        assert_true(k->smem_bytes >= pass_simt_part_bytes(bm, bn, sk));
+    }
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(strstr(ptx, "ld.shared.v4.f32"));
@@ -199,12 +247,17 @@ static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, 
     return spill;
 }
 
+static int forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, int32_t bn,
+                  int32_t bk, cg_target tg, const char *arch) {
+    return forced_sk(src, M, N, K, bm, bn, bk, 1, tg, arch);
+}
+
 static void test_kernels(void **state) {
     (void)state;
     if (access(TK_PTXAS, X_OK) != 0) print_message("skip: ptxas not found at " TK_PTXAS "\n");
     pass_simt_shape s = {.M = 1000, .N = 1000, .K = 1000, .batch = 1, .nmm = 1};
-    int64_t t[32][3];
-    unsigned n = pass_simt_space(&s, t, 32);
+    int64_t t[64][4];
+    unsigned n = pass_simt_space(&s, NULL, t, 64);
     for (unsigned i = 0; i < n; i++) {
         int32_t bm = (int32_t)t[i][0], bn = (int32_t)t[i][1], bk = (int32_t)t[i][2];
         int sp = forced(MM, 512, 512, 512, bm, bn, bk, CG_SM90A, "sm_90a");
@@ -214,6 +267,22 @@ static void test_kernels(void **state) {
     }
     forced(MX, 300, 200, 130, 128, 128, 8, CG_SM80, "sm_80");
     forced(MX, 2048, 2048, 2048, 128, 128, 8, CG_SM90A, "sm_90a");
+}
+
+/* Split-K kernels ([matmul.simt.splitk]) of every rank count at aligned and ragged sizes, both
+ * B orders, an epilogue: the cluster, the grid, ptxas clean without spills at aligned sizes; on
+ * sm_80 the same schedule builds the unsplit kernel. */
+static void test_splitk_kernels(void **state) {
+    (void)state;
+    static const int32_t tiles[][3] = {{128, 128, 8}, {64, 64, 16}, {32, 32, 32}};
+    for (size_t i = 0; i < sizeof tiles / sizeof tiles[0]; i++)
+        for (int32_t sk = 2; sk <= PASS_SIMT_MAX_SPLITS; sk *= 2) {
+            const int32_t *t = tiles[i];
+            int sp = forced_sk(MM, 512, 512, 8192, t[0], t[1], t[2], sk, CG_SM90A, "sm_90a");
+            if (sp > 0) fail_msg("simt %dx%dx%d sk%d spills %d bytes", t[0], t[1], t[2], sk, sp);
+            forced_sk(NT, 257, 130, 3001, t[0], t[1], t[2], sk, CG_SM90A, "sm_90a");
+        }
+    forced_sk(TN, 100, 300, 2000, 64, 64, 16, 4, CG_SM80, "sm_80");
 }
 
 static void test_explain(void **state) {
@@ -235,8 +304,10 @@ static void test_explain(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_geom),    cmocka_unit_test(test_cover),   cmocka_unit_test(test_rule),
-        cmocka_unit_test(test_kernels), cmocka_unit_test(test_explain),
+        cmocka_unit_test(test_geom),           cmocka_unit_test(test_cover),
+        cmocka_unit_test(test_rule),           cmocka_unit_test(test_kernels),
+        cmocka_unit_test(test_explain),        cmocka_unit_test(test_splitk_rule),
+        cmocka_unit_test(test_splitk_kernels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
