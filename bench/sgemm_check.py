@@ -4,9 +4,11 @@ dist/.
 
     python3 bench/sgemm_check.py [--budget S]
 
-Within BUDGET seconds (default 50), most important first:
+Within BUDGET seconds (default 34), most important first:
   1. cuBLAS timed (CUDA events, allow_tf32 False) for each case's product;
-  2. full verification (`--iters 1`) at ragged sizes (masks in M, N, K; both operand orders);
+  2. full verification (`--iters 1`) at ragged sizes: split-K ([matmul.simt.splitk]: K >> M, N,
+     both operand orders, a batch), bf16 products of K = 1, 3, 7, 13 ([matmul.simt.small_k]), the
+     unsplit kernel's masks;
   3. `txc bench --device=gpu --json` of each case at its GPU size: verified against the host
      (sampled where outputs are large), timed, the plan's schedule and the model's prediction.
 Prints a table (tx us, cuBLAS us, cuBLAS/tx: > 1 tx faster, TFLOP/s, verified, schedule,
@@ -35,32 +37,34 @@ def P(n):
 # name, sizes, the cuBLAS product: (batch, M, K, N, a transposed, b transposed); the held-out rows'
 # torch.compile times of the last session's table are printed beside them
 CASES = [
+    ("mm", dict(M=512, K=8192, N=512), (1, 512, 8192, 512, False, False)),
+    ("mm", dict(M=256, K=16384, N=256), (1, 256, 16384, 256, False, False)),
     ("mm", dict(M=4096, K=4096, N=4096), (1, 4096, 4096, 4096, False, False)),
-    ("mm", dict(M=2048, K=2048, N=2048), (1, 2048, 2048, 2048, False, False)),
-    ("bmm_broadcast", dict(B=16, T=256, K=1024, N=1024), (1, 4096, 1024, 1024, False, False)),
-    ("mixed_gemm", dict(M=2048, K=2048, N=2048), (1, 2048, 2048, 2048, False, False)),
-    ("l2norm_sim", dict(N=1024, M=4096, E=512), (1, 1024, 512, 4096, False, True)),
-    ("f32_gemm_small", dict(M=64, K=256, N=64), (1, 64, 256, 64, False, False)),
     ("mm_nt", dict(M=3000, K=1000, N=2999), (1, 3000, 1000, 2999, False, True)),
     ("mm_tn", dict(M=1536, K=4096, N=1536), (1, 1536, 4096, 1536, True, False)),
     ("bmm", dict(B=32, M=256, K=512, N=256), (32, 256, 512, 256, False, False)),
-    ("mm", dict(M=512, K=8192, N=512), (1, 512, 8192, 512, False, False)),
+    ("mm", dict(M=2048, K=2048, N=2048), (1, 2048, 2048, 2048, False, False)),
+    ("mm_nt", dict(M=384, K=6144, N=384), (1, 384, 6144, 384, False, True)),
+    ("bmm_broadcast", dict(B=16, T=256, K=1024, N=1024), (1, 4096, 1024, 1024, False, False)),
+    ("f32_gemm_small", dict(M=64, K=256, N=64), (1, 64, 256, 64, False, False)),
 ]
 # then txc tune of TUNE with the time left
 TC_PREV = {"bmm_broadcast": 184.6, "mixed_gemm": 370.0, "l2norm_sim": 113.2, "f32_gemm_small": 15.9}
-TUNE = [("f32_gemm_small", dict(M=64, K=256, N=64)), ("mm", dict(M=2048, K=2048, N=2048))]
+TUNE = [("mm", dict(M=512, K=8192, N=512))]
+# split-K ([matmul.simt.splitk]) and small-K ([matmul.simt.small_k]) kernels first, then the
+# unsplit kernel's masks
 RAGGED = [
-    ("mm", dict(M=33, K=65, N=17)),
-    ("mm", dict(M=130, K=129, N=40)),
+    ("mm", dict(M=300, K=5000, N=200)),
+    ("mm", dict(M=33, K=2049, N=65)),
+    ("mm_nt", dict(M=257, K=3001, N=130)),
+    ("mm_tn", dict(M=100, K=2000, N=300)),
+    ("bmm", dict(B=2, M=70, K=3000, N=33)),
+    ("small_k", dict(M=300, K=1, N=257)),
+    ("small_k", dict(M=130, K=3, N=77)),
+    ("prime_gemm_k7", dict(M=1000, N=999)),
+    ("small_k", dict(M=257, K=13, N=130)),
     ("mm", dict(M=257, K=300, N=391)),
-    ("mm_nt", dict(M=200, K=37, N=129)),
     ("mm_tn", dict(M=100, K=77, N=250)),
-    ("bmm", dict(B=3, M=70, K=45, N=33)),
-    ("bmm_broadcast", dict(B=3, T=5, K=40, N=24)),
-    ("mixed_gemm", dict(M=17, K=64, N=40)),
-    ("mixed_gemm", dict(M=300, K=130, N=200)),
-    ("l2norm_sim", dict(N=9, M=13, E=32)),
-    ("f32_gemm_small", dict(M=8, K=64, N=16)),
 ]
 
 
@@ -120,7 +124,7 @@ def cublas(cases, end, lf):
 
 
 def main():
-    budget = 50.0
+    budget = 34.0
     if sys.argv[1:2] == ["--budget"]:
         budget = float(sys.argv[2])
     t0 = time.time()
@@ -128,15 +132,16 @@ def main():
     os.makedirs(OUT, exist_ok=True)
     wd = tempfile.mkdtemp(prefix="tx-sgemm-")
     lf = open(os.path.join(OUT, "log.txt"), "w")
-    cb = cublas(CASES, t0 + 14, lf)
+    cb = cublas(CASES, t0 + 0.25 * budget, lf)
     print(f"cuBLAS us: {cb}", file=lf, flush=True)
     rag = []
     for n, d in RAGGED:
-        if time.time() > t0 + 30:
-            rag.append((n, d, "skipped: out of time"))
+        if time.time() > t0 + 0.55 * budget:
+            rag.append((n, d, "skipped: out of time", ""))
             continue
         fu, err = bench(n, d, 1, [], lf)
-        rag.append((n, d, err or ("verified" if fu.get("verified") else "NOT VERIFIED")))
+        rag.append((n, d, err or ("verified" if fu.get("verified") else "NOT VERIFIED"),
+                    "; ".join(sched(n, d, wd))))
         print(f"ragged {n} {d}: {rag[-1][2]}", file=lf, flush=True)
     rows = []
     for i, (n, d, prod) in enumerate(CASES):
@@ -182,9 +187,9 @@ def main():
                      f"{f(TC_PREV.get(r['name']))} | {r.get('verified', '-')} | {ks} | "
                      f"{' / '.join(r.get('sched') or [])}{' (' + r['error'] + ')' if r.get('error') else ''} |")
     lines += ["", "txc tune (measured candidates):"] + ["    " + t for t in tune]
-    lines += ["", "| ragged case | sizes | result |", "|---|---|---|"]
-    for n, d, res in rag:
-        lines.append(f"| {n} | {' '.join(f'{k}={v}' for k, v in d.items())} | {res} |")
+    lines += ["", "| ragged case | sizes | result | schedule |", "|---|---|---|---|"]
+    for n, d, res, sc in rag:
+        lines.append(f"| {n} | {' '.join(f'{k}={v}' for k, v in d.items())} | {res} | {sc} |")
     nver = sum(1 for r in rows if r.get("verified")) + sum(1 for x in rag if x[2] == "verified")
     gm = 1.0
     for x in ratios:

@@ -5,10 +5,10 @@
 #
 #   bash bench/sgemm_check.sh [--budget S]
 #
-# bench/sgemm_check.py has the details: cuBLAS timed first, then tx verified and timed at 10
-# shapes (2048^3, 4096^3, the held-out f32 rows, transposed operands, a batched product), then
-# full verification at ragged sizes; a table and a summary line last; files under $OUT (default
-# sgemm-out). Exit 1 when a verification failed.
+# bench/sgemm_check.py has the details: cuBLAS timed first, then full verification at ragged
+# sizes (split-K, small-K bf16 products, masks), then tx verified and timed at 10 shapes (split-K
+# shapes, 4096^3, transposed operands, a batched product, held-out f32 rows); a table and a summary
+# line last; files under $OUT (default sgemm-out). Exit 1 when a verification failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 export TXC=${TXC:-dist/bin/txc}
