@@ -234,12 +234,34 @@ static bool sample_gather(const rt_tensor *dev, const void *s1, const void *s2, 
     return true;
 }
 
+/* The dtype whose tolerance output k of g is verified at (rt_bench_check_output_at): its own, or
+ * the f16/bf16 dtype of the value that views and widening casts carried into it unchanged (the
+ * output f32(a @ b) of an f16 product holds f16 values). */
+static ir_dtype out_prec(const ir_graph *g, uint32_t k, ir_dtype dt) {
+    if (!g || g->n == 0) return dt;
+    const ir_node *o = &g->nodes[g->n - 1];
+    if (o->op != IR_OP_OUTPUT || k >= o->nin) return dt;
+    ir_dtype prec = dt;
+    const ir_node *v = &g->nodes[ir_in(g, o, k)];
+    for (unsigned hops = 0; hops < g->n && v->nin == 1; hops++) {
+        bool view = (ir_op_traits((ir_op)v->op) & IR_T_VIEW) != 0;
+        if (!view && v->op != IR_OP_CAST) break;
+        const ir_node *src = &g->nodes[ir_in(g, v, 0)];
+        if (v->op == IR_OP_CAST &&
+            !(v->dtype == IR_F32 && (src->dtype == IR_F16 || src->dtype == IR_BF16)))
+            break;
+        if (src->dtype == IR_F16 || src->dtype == IR_BF16) prec = (ir_dtype)src->dtype;
+        v = src;
+    }
+    return prec;
+}
+
 /* Compares the elements r->idx of output `dev` with r->want into oc (sampled = m). False with an
  * error reported (out of memory). */
 static bool sample_compare(const rt_tensor *dev, const sample_ref *r, const rt_tensor *got,
-                           rt_out_check *oc, rt_bench_result *res, tx_diag *d) {
+                           ir_dtype prec, rt_out_check *oc, rt_bench_result *res, tx_diag *d) {
     char err[256];
-    bool ok = rt_bench_check_output(got, &r->want, NULL, oc, err, sizeof err);
+    bool ok = rt_bench_check_output_at(got, &r->want, NULL, prec, oc, err, sizeof err);
     if (!ok) tx_error(d, "sampled check: %s", err);
     oc->sampled = r->m;
     oc->checked = ok;
@@ -251,8 +273,8 @@ static bool sample_compare(const rt_tensor *dev, const sample_ref *r, const rt_t
 /* The unfused plan's sampled check on the fused plan's: its outputs at the elements the host
  * computed for the fused plan (the same program on the same inputs), no re-run and no download
  * of intermediates. False with an error reported. */
-static bool sample_reuse(const rt_tensor *outs, uint32_t nout, const sample_ref *r,
-                         rt_bench_result *res, tx_diag *d) {
+static bool sample_reuse(const ir_graph *g, const rt_tensor *outs, uint32_t nout,
+                         const sample_ref *r, rt_bench_result *res, tx_diag *d) {
     bool ok = true;
     for (uint32_t k = 0; ok && k < nout; k++) {
         size_t es = (size_t)ir_dtype_size(outs[k].dtype);
@@ -262,7 +284,8 @@ static bool sample_reuse(const rt_tensor *outs, uint32_t nout, const sample_ref 
         if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
         for (int64_t j = 0; ok && j < r[k].m; j++)
             memcpy((char *)got.data + j * es, (const char *)outs[k].data + r[k].idx[j] * es, es);
-        ok = ok && sample_compare(&outs[k], &r[k], &got, &res->out[k], res, d);
+        ok = ok && sample_compare(&outs[k], &r[k], &got, out_prec(g, k, outs[k].dtype),
+                                  &res->out[k], res, d);
         rt_tensor_free(&got);
     }
     return ok;
@@ -327,7 +350,9 @@ static bool bench_sample(rt_gpu_exec *x, const rt_gpu_plan *p, const ir_graph *g
         sample_ref r = {0};
         ok = sample_gather(&outs[k], s1[b], s2[b], &got, &r);
         if (!ok) tx_error(d, "sampled check: out of memory for output %u", k);
-        if (ok && r.m) ok = sample_compare(&outs[k], &r, &got, &res->out[k], res, d);
+        if (ok && r.m)
+            ok = sample_compare(&outs[k], &r, &got, out_prec(g, k, outs[k].dtype), &res->out[k],
+                                res, d);
         rt_tensor_free(&got);
         if (ok && keep) {
             keep[k] = r;
@@ -385,8 +410,8 @@ static bool bench_plan(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, const i
         rt_out_check *oc = &res->out[k];
         oc->dtype = outs[k].dtype;
         oc->poisoned = rt_count_poison(&outs[k]);
-        if (ref && !rt_bench_check_output(&outs[k], &ref[k], pref ? &pref[k] : NULL, oc, err,
-                                          sizeof err)) {
+        if (ref && !rt_bench_check_output_at(&outs[k], &ref[k], pref ? &pref[k] : NULL,
+                                             out_prec(g, k, outs[k].dtype), oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             goto done;
         }
@@ -395,7 +420,7 @@ static bool bench_plan(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, const i
     }
     bool reused = false;
     for (uint32_t k = 0; !ref && reuse && k < p->noutputs; k++) reused |= reuse[k].m > 0;
-    if (reused && !sample_reuse(outs, p->noutputs, reuse, res, d)) goto done;
+    if (reused && !sample_reuse(g, outs, p->noutputs, reuse, res, d)) goto done;
     if (!ref && !reused && g && !bench_sample(x, p, g, syms, inputs, outs, keep, res, d)) goto done;
     phase_add(&rep->phase_s[RT_PH_VERIFY], &t0);
     ok = rt_bench_time(c, x, p, (int)o->iters, o->budget_s, res);
@@ -645,7 +670,8 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
         rt_out_check *oc = &res->out[k];
         oc->dtype = outs[k].dtype;
         oc->checked = ref != NULL;
-        if (ref && !rt_bench_check_output(&outs[k], &ref[k], &pref[k], oc, err, sizeof err)) {
+        if (ref && !rt_bench_check_output_at(&outs[k], &ref[k], &pref[k],
+                                             out_prec(g, k, outs[k].dtype), oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             ok = false;
         }

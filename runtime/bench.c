@@ -615,7 +615,13 @@ void rt_bench_result_free(rt_bench_result *res) {
 
 bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
                            rt_out_check *oc, char *err, size_t cap) {
-    rt_tol tol = rt_tolerance(got->dtype);
+    return rt_bench_check_output_at(got, ref, pref, (ir_dtype)got->dtype, oc, err, cap);
+}
+
+bool rt_bench_check_output_at(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
+                              ir_dtype prec, rt_out_check *oc, char *err, size_t cap) {
+    oc->prec = prec;
+    rt_tol tol = rt_tolerance(prec);
     rt_cmp pc;
     oc->how = RT_VERIFY_STRICT;
     if (!rt_compare(got, ref, tol, &oc->cmp, err, cap)) return false;
@@ -684,7 +690,7 @@ void rt_bench_print_timeline(FILE *out, const rt_bench_result *res) {
 void rt_bench_print_verify(FILE *out, const rt_bench_result *res) {
     for (uint32_t k = 0; k < res->nout; k++) {
         const rt_out_check *oc = &res->out[k];
-        rt_tol t = rt_tolerance(oc->dtype);
+        rt_tol t = rt_tolerance(oc->checked ? oc->prec : oc->dtype);
         fprintf(out, "  out%u %-4s ", k, ir_dtype_name(oc->dtype));
         if (oc->poisoned)
             fprintf(out, "FAIL: %lld elements never written\n", (long long)oc->poisoned);

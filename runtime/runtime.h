@@ -542,7 +542,8 @@ typedef struct rt_kernel_time {
 enum { RT_VERIFY_STRICT, RT_VERIFY_PLAN, RT_VERIFY_SCALED };
 typedef struct rt_out_check {
     ir_dtype dtype;
-    bool checked; /* compared against a reference */
+    ir_dtype prec; /* the dtype whose tolerance it was checked at (rt_bench_check_output_at) */
+    bool checked;  /* compared against a reference */
     rt_cmp cmp;
     int64_t poisoned; /* elements never written */
     /* How the output passed: RT_VERIFY_STRICT against the per-op-rounding reference (or the
@@ -561,6 +562,12 @@ typedef struct rt_out_check {
  * and oc->strict. False (with a line in err) only when dtypes or shapes differ. */
 bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
                            rt_out_check *oc, char *err, size_t cap);
+/* rt_bench_check_output at the tolerance of dtype `prec` (oc->prec): the precision the output's
+ * values carry, narrower than its own dtype when they were rounded to f16/bf16 before a widening
+ * cast (f32(a @ b) of f16 operands: one f32 summation order against another flips the f16
+ * rounding of some elements, by one f16 ulp). */
+bool rt_bench_check_output_at(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
+                              ir_dtype prec, rt_out_check *oc, char *err, size_t cap);
 /* True when the output passed (oc->how says by which verdict). */
 bool rt_bench_output_ok(const rt_out_check *oc);
 
