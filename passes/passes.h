@@ -637,11 +637,12 @@ typedef struct pass_simt_shape {
     unsigned nmm;           /* products of the region (a horizontal region shares A) */
     bool small_k;           /* f16/bf16 operands of the product's dtype: [matmul.simt.small_k] */
 } pass_simt_shape;
-/* [matmul.simt.small_k]: a product of f16/bf16 operands whose K is bound and at most this runs
- * on the SIMT kernel, not on tensor cores: its tensor-core tile would be a 64-deep k step at
- * most a quarter full, staged operands whose rows (2K bytes) TMA cannot read, for a product
- * bound by storing its output (2 K FLOPs an output). */
-#define PASS_SIMT_SMALL_K 16
+/* [matmul.simt.small_k]: a product of f16/bf16 operands whose K is bound and at most this (less
+ * than one 16-deep tensor-core instruction) runs on the SIMT kernel, not on tensor cores: there
+ * it would be one 64-deep wgmma k step at most a quarter full, on staged copies of operands whose
+ * 2K-byte rows TMA cannot read, for a product bound by storing its output (2 K FLOPs an
+ * output). */
+#define PASS_SIMT_SMALL_K 15
 /* True when region r is a matrix product the SIMT kernel computes on the GPU (its operands are
  * not both the product's f16/bf16 dtype, or they are and K is small); fills s. */
 bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s);
