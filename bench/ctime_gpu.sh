@@ -15,6 +15,8 @@
 #              main made before this compile-time work
 #   nolsr      TX_LLVM_OPTIONS=-disable-lsr (the backend without loop strength reduction)
 #   o2nolsr    that and TX_LLVM_CODEGEN_LEVEL=2 (code generation level Default)
+#   o2         TX_LLVM_CODEGEN_LEVEL=2 alone (Default: EarlyCSE instead of GVN in NVPTX's IR passes)
+#   o1         TX_LLVM_CODEGEN_LEVEL=1 (Less)
 #   SIDES="base nolsr" overrides the list (default "base epiunroll main"); a side's env in side_env().
 # 1. time: `txc bench --json --iters ITERS` of the programs of TIMED (default "llama mbg attention causal"; of
 #    llama: the LLaMA block at S = 2048, mbg: matmul_bias_gelu 8192^3, mlp: mlp_block M 8192
@@ -54,6 +56,8 @@ side_env() { # SIDE -> the env assignments of that side, one per line
     main) printf '%s\n' "TX_LLVM_PASSES=$(cat bench/ctime_full_passes.txt)" "TX_WG_EPI_UNROLL=1" ;;
     nolsr) echo "TX_LLVM_OPTIONS=-disable-lsr" ;;
     o2nolsr) printf '%s\n' "TX_LLVM_OPTIONS=-disable-lsr" "TX_LLVM_CODEGEN_LEVEL=2" ;;
+    o2) echo "TX_LLVM_CODEGEN_LEVEL=2" ;;
+    o1) echo "TX_LLVM_CODEGEN_LEVEL=1" ;;
     *) echo "TX_CTIME_SIDE=$1" ;;
     esac
 }
