@@ -1278,3 +1278,396 @@ case("attn_rotary", [dict(B=1, H=2, S=37), dict(B=1, H=1, S=1)], dict(B=4, H=32,
      lambda q, k, v, c, s, d: t_attn(t_rot_half(q, c, s), t_rot_half(k, c, s), v, 0.125, t_causal(d["S"], d["S"], q.device)),
      kernels=2)
 SDPA["attn_rotary"] = lambda q, k, v, c, s, d: sdpa(t_rot_half(q, c, s), t_rot_half(k, c, s), v, 0.125, causal=True)
+
+# ==== round 3: ported PyTorch code of kinds rounds 1-2 did not cover ================================
+def np_rms(x, eps):
+    return x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)
+
+
+def t_t5_ln(h, w, d):
+    var = h.float().pow(2).mean(-1, keepdim=True)
+    return w * (h * T().rsqrt(var + 1e-6)).to(w.dtype)
+
+
+case("t5_layernorm_bf16w", [dict(B=2, S=5, D=96), dict(B=1, S=1, D=7)], dict(B=16, S=512, D=4096),
+     [("h", ("B", "S", "D"), "f32", "big"), ("w", ("D",), "bf16", "n")],
+     lambda a, d: [rb(a["w"] * rb(np_rms(a["h"], 1e-6)))], t_t5_ln)
+
+
+def ref_llama_f16(a, d):
+    x = a["x"]
+    g, u = rh(x @ a["wg"]), rh(x @ a["wu"])
+    h = rh(rh(g / (1 + np.exp(-g))) * u)
+    return [rh(x + rh(h @ a["wd"]))]
+
+
+case("llama_mlp_f16", [dict(B=2, S=5, D=64, F=176), dict(B=1, S=1, D=16, F=40)], dict(B=4, S=512, D=4096, F=11008),
+     [("x", ("B", "S", "D"), "f16", "n"), ("wg", ("D", "F"), "f16", "w"), ("wu", ("D", "F"), "f16", "w"),
+      ("wd", ("F", "D"), "f16", "w")],
+     ref_llama_f16, lambda x, wg, wu, wd, d: x + (F().silu(x @ wg) * (x @ wu)) @ wd)
+
+
+def ref_sandwich(a, d):
+    h = rb(a["x"] + rb(np_rms(a["y"], 1e-6) * (1 + a["w_post"])))
+    return [h, rb(np_rms(h, 1e-6) * (1 + a["w_pre"]))]
+
+
+def t_gemma_rms(x, w):
+    xf = x.float()
+    return (xf * T().rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + w.float())).to(x.dtype)
+
+
+def t_sandwich(x, y, w_post, w_pre, d):
+    h = x + t_gemma_rms(y, w_post)
+    return h, t_gemma_rms(h, w_pre)
+
+
+case("sandwich_norm", [dict(B=2, S=7, D=72), dict(B=1, S=1, D=3)], dict(B=8, S=1024, D=2304),
+     [("x", ("B", "S", "D"), "bf16", "n"), ("y", ("B", "S", "D"), "bf16", "big"), ("w_post", ("D",), "bf16", "small"),
+      ("w_pre", ("D",), "bf16", "small")], ref_sandwich, t_sandwich)
+
+
+def ref_cconv(a, d):
+    xs = np.concatenate([a["state"], a["x"]], 1)
+    w = a["w"]
+    y = sum(xs[:, k:k + 1024, :] * w[k] for k in range(4)) + a["b"]
+    return [rb(y / (1 + np.exp(-y)))]
+
+
+def t_cconv(x, state, w, b, d):
+    xs = T().cat([state, x], 1).float()
+    y = F().conv1d(xs.transpose(1, 2), w.t()[:, None, :], b, groups=w.shape[1]).transpose(1, 2)
+    return F().silu(y).to(x.dtype)
+
+
+case("causal_conv1d", [dict(B=1, C=5), dict(B=2, C=64)], dict(B=8, C=4096),
+     [("x", ("B", 1024, "C"), "bf16", "n"), ("state", ("B", 3, "C"), "bf16", "n"), ("w", (4, "C"), "f32", "n"),
+      ("b", ("C",), "f32", "n")], ref_cconv, t_cconv)
+
+
+def ref_conv3(a, d):
+    x = a["x"]
+    cols = np.concatenate([x[:, i:i + 32, j:j + 32, :] for i in range(3) for j in range(3)], -1)
+    return [rb(np.maximum(rb(cols @ a["w"]) + a["b"], 0))]
+
+
+def t_conv3(x, w, b, d):
+    wc = w.view(3, 3, 32, -1).permute(3, 2, 0, 1)  # [O, C, kh, kw]
+    return T().relu(F().conv2d(x.permute(0, 3, 1, 2), wc, b)).permute(0, 2, 3, 1)
+
+
+case("conv3x3_im2col", [dict(B=1, O=5), dict(B=2, O=40)], dict(B=64, O=128),
+     [("x", ("B", 34, 34, 32), "bf16", "n"), ("w", (288, "O"), "bf16", "w"), ("b", ("O",), "bf16", "n")],
+     ref_conv3, t_conv3)
+
+case("lerp_latents", [dict(B=3, H=5, W=7), dict(B=1, H=1, W=1)], dict(B=64, H=128, W=128),
+     [("a", ("B", 4, "H", "W"), "f16", "n"), ("b", ("B", 4, "H", "W"), "f16", "n"), ("t", ("B", 1, 1, 1), "f32", "unit")],
+     lambda a, d: [rh(a["a"] + a["t"] * (a["b"] - a["a"]))],
+     lambda a, b, t, d: T().lerp(a.float(), b.float(), t).half())
+
+
+def ref_focal(a, d):
+    x, t = a["x"], a["t"]
+    p = 1 / (1 + np.exp(-x))
+    ce = np.maximum(x, 0) - x * t + np.log1p(np.exp(-np.abs(x)))
+    pt = p * t + (1 - p) * (1 - t)
+    at = 0.25 * t + 0.75 * (1 - t)
+    return [np.array((at * ce * (1 - pt) ** 2).mean())]
+
+
+def t_focal(x, t, d):
+    import torchvision.ops as tvo
+    return tvo.sigmoid_focal_loss(x, t, alpha=0.25, gamma=2, reduction="mean")
+
+
+def t_focal_plain(x, t, d):
+    p = T().sigmoid(x)
+    ce = F().binary_cross_entropy_with_logits(x, t, reduction="none")
+    pt = p * t + (1 - p) * (1 - t)
+    return ((0.25 * t + 0.75 * (1 - t)) * ce * (1 - pt) ** 2).mean()
+
+
+try:  # torchvision is not everywhere the GPU check runs
+    import torchvision.ops  # noqa: F401
+except Exception:
+    t_focal = t_focal_plain
+
+case("focal_loss", [dict(N=37, C=80), dict(N=1, C=1)], dict(N=65536, C=80),
+     [("x", ("N", "C"), "f32", "big"), ("t", ("N", "C"), "f32", "unit")], ref_focal, t_focal)
+
+
+def ref_triplet(a, d):
+    dp = np.sqrt(((a["a"] - a["p"] + 1e-6) ** 2).sum(-1))
+    dn = np.sqrt(((a["a"] - a["n"] + 1e-6) ** 2).sum(-1))
+    return [np.array(np.maximum(dp - dn + 1.0, 0).mean())]
+
+
+case("triplet_loss", [dict(N=9, E=128), dict(N=1, E=3)], dict(N=16384, E=512),
+     [("a", ("N", "E"), "f32", "small"), ("p", ("N", "E"), "f32", "small"), ("n", ("N", "E"), "f32", "small")],
+     ref_triplet, lambda a, p, n, d: F().triplet_margin_loss(a, p, n, margin=1.0, p=2))
+
+
+def ref_cos(a, d):
+    x, y = a["x"], a["y"]
+    nx = np.sqrt((x * x).sum(-1))[:, None]
+    ny = np.sqrt((y * y).sum(-1))[None, :]
+    return [(x @ y.T) / np.maximum(nx * ny, 1e-8)]
+
+
+case("cosine_sim_bcast", [dict(N=7, M=13, E=33), dict(N=1, M=1, E=1)], dict(N=1024, M=1024, E=256),
+     [("x", ("N", "E"), "f32", "n"), ("y", ("M", "E"), "f32", "n")], ref_cos,
+     lambda x, y, d: F().cosine_similarity(x[:, None, :], y[None, :, :], dim=-1))
+
+case("sum_of_products", [dict(N=1001, M=7, K=33), dict(N=1, M=1, K=1)], dict(N=16777259, M=4096, K=4096),
+     [("u", ("N",), "f32", "n"), ("v", ("N",), "f32", "n"), ("a", ("M", "K"), "bf16", "n"), ("b", ("M", "K"), "bf16", "n")],
+     lambda a, d: [np.array((a["u"] * a["v"]).sum()), np.array((a["a"] * a["b"]).sum())],
+     lambda u, v, a, b, d: (T().dot(u, v), (a.float() * b.float()).sum()))
+
+
+def ref_dual(a, d):
+    s = rb(a["f0"] @ np.swapaxes(a["f1"], 1, 2)) / 25.6
+    return [np_softmax(s, 1) * np_softmax(s, 2)]
+
+
+def t_dual(f0, f1, d):
+    sim = (f0 @ f1.transpose(1, 2)).float() / 25.6
+    return sim.softmax(1) * sim.softmax(2)
+
+
+case("dual_softmax", [dict(B=2, L=9, S=13), dict(B=1, L=1, S=1)], dict(B=4, L=4800, S=4800),
+     [("f0", ("B", "L", 256), "bf16", "n"), ("f1", ("B", "S", 256), "bf16", "n")], ref_dual, t_dual)
+
+
+def ref_seq_bn(a, d):
+    x = a["x"]
+    mu = x.mean((0, 2), keepdims=True)
+    var = ((x - mu) ** 2).mean((0, 2), keepdims=True)
+    return [(x - mu) / np.sqrt(var + 1e-5) * a["w"] + a["b"], var.reshape(-1)]
+
+
+def t_seq_bn(x, w, b, d):
+    var, mu = T().var_mean(x, dim=(0, 2), keepdim=True, correction=0)
+    return (x - mu) * T().rsqrt(var + 1e-5) * w + b, var.reshape(-1)
+
+
+case("seq_batchnorm", [dict(B=3, C=5, L=77), dict(B=1, C=1, L=1)], dict(B=32, C=512, L=1000),
+     [("x", ("B", "C", "L"), "f32", "n"), ("w", ("C", 1), "f32", "n"), ("b", ("C", 1), "f32", "n")],
+     ref_seq_bn, t_seq_bn)
+
+
+def ref_se(a, d):
+    x = a["x"]
+    s = x.mean((2, 3))
+    z = np.maximum(s @ a["w1"] + a["b1"], 0)
+    g = 1 / (1 + np.exp(-(z @ a["w2"] + a["b2"])))
+    return [rh(x * g[:, :, None, None])]
+
+
+def t_se(x, w1, b1, w2, b2, d):
+    s = x.float().mean((2, 3))
+    g = T().sigmoid(T().relu(s @ w1 + b1) @ w2 + b2)
+    return (x.float() * g[:, :, None, None]).half()
+
+
+case("squeeze_excite", [dict(N=2, C=48, H=5, W=7, R=3), dict(N=1, C=16, H=1, W=1, R=1)],
+     dict(N=64, C=256, H=28, W=28, R=16),
+     [("x", ("N", "C", "H", "W"), "f16", "n"), ("w1", ("C", "R"), "f32", "w"), ("b1", ("R",), "f32", "n"),
+      ("w2", ("R", "C"), "f32", "w"), ("b2", ("C",), "f32", "n")], ref_se, t_se)
+
+
+def ref_swin(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.17677669529663687 + a["rpb"] + a["mask"]
+    return [attend(s, a["v"], "bf16")]
+
+
+def t_swin(q, k, v, rpb, mask, d):
+    s = (q @ k.transpose(-1, -2)).float() * 0.17677669529663687 + rpb + mask
+    return s.softmax(-1).to(q.dtype) @ v
+
+
+case("swin_window_attn", [dict(B=2, W=3, H=2), dict(B=1, W=1, H=1)], dict(B=32, W=64, H=3),
+     [(n, ("B", "W", "H", 49, 32), "bf16", "n") for n in "qkv"]
+     + [("rpb", ("H", 49, 49), "f32", "n"), ("mask", ("W", 1, 49, 49), "f32", "n")],
+     ref_swin, t_swin, attention=True)
+
+case("tiny_matmuls", [dict()], dict(),
+     [("a", (1, 1), "f32", "n"), ("b", (1, 1), "f32", "n"), ("c", (2, 3), "f32", "n"), ("d", (3, 2), "f32", "n"),
+      ("u", (1, 5), "f32", "n"), ("v", (5, 1), "f32", "n")],
+     lambda a, d: [a["a"] @ a["b"], a["c"] @ a["d"], a["u"] @ a["v"]],
+     lambda a, b, c, dd, u, v, d: (a @ b, c @ dd, u @ v))
+
+case("huge_gelu", [dict(M=3, N=65537), dict(M=1, N=1)], dict(M=32768, N=65537),
+     [("x", ("M", "N"), "bf16", "n")], lambda a, d: [rb(np_gelu_tanh(a["x"]))],
+     lambda x, d: F().gelu(x, approximate="tanh"), fast=False)
+
+case("prime_bmm_f16", [dict(B=3, M=7, K=13, N=11), dict(B=1, M=1, K=1, N=1)], dict(B=7, M=509, K=257, N=1021),
+     [("a", ("B", "M", "K"), "f16", "n"), ("b", ("B", "K", "N"), "f16", "w")],
+     lambda a, d: [rh(a["a"] @ a["b"])], lambda a, b, d: T().bmm(a, b))
+
+case("linear_nt_gemv", [dict(K=40, N=24), dict(K=1, N=1)], dict(K=4096, N=14336),
+     [("x", (1, "K"), "bf16", "n"), ("w", ("N", "K"), "bf16", "small"), ("b", ("N",), "bf16", "n")],
+     lambda a, d: [rb(rb(a["x"] @ a["w"].T) + a["b"])], lambda x, w, b, d: F().linear(x, w, b))
+
+case("linear_nt_ragged", [dict(M=37, K=45, N=29), dict(M=1, K=8, N=3)], dict(M=3001, K=1536, N=4097),
+     [("x", ("M", "K"), "bf16", "n"), ("w", ("N", "K"), "bf16", "small"), ("b", ("N",), "bf16", "n")],
+     lambda a, d: [rb(np_gelu_tanh(rb(rb(a["x"] @ a["w"].T) + a["b"])))],
+     lambda x, w, b, d: F().gelu(F().linear(x, w, b), approximate="tanh"))
+
+case("gemv_f32", [dict(K=77, N=5), dict(K=1, N=1)], dict(K=4096, N=4096),
+     [("x", (1, "K"), "f32", "n"), ("w", ("K", "N"), "f32", "w"), ("b", ("N",), "f32", "n")],
+     lambda a, d: [np.tanh(a["x"] @ a["w"] + a["b"])], lambda x, w, b, d: T().tanh(x @ w + b))
+
+
+def ref_probs(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    p = rb(np_softmax(s, -1))
+    return [rb(p @ a["v"]), p]
+
+
+def t_probs(q, k, v, d):
+    p = ((q @ k.transpose(-1, -2)).float() * 0.125).softmax(-1).to(q.dtype)
+    return p @ v, p
+
+
+case("attn_probs_out", [dict(B=2, S=33), dict(B=1, S=1)], dict(B=8, S=512),
+     [(n, ("B", 12, "S", 64), "bf16", "n") for n in "qkv"], ref_probs, t_probs)
+
+
+def ref_mla(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.07216878364870323
+    return [attend(np.where(causal(d["S"]), s, -np.inf), a["v"], "bf16")]
+
+
+case("attn_mla_dv", [dict(B=1, S=7), dict(B=2, S=65)], dict(B=4, S=2048),
+     [(n, ("B", 16, "S", 192), "bf16", "n") for n in "qk"] + [("v", ("B", 16, "S", 128), "bf16", "n")],
+     ref_mla, lambda q, k, v, d: t_attn(q, k, v, 0.07216878364870323, t_causal(d["S"], d["S"], q.device)),
+     attention=True)
+
+
+def ref_sigattn(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125 - 6.931471805599453
+    return [rb(rb(1 / (1 + np.exp(-s))) @ a["v"])]
+
+
+def t_sigattn(q, k, v, d):
+    s = (q @ k.transpose(-1, -2)).float() * 0.125 - 6.931471805599453
+    return T().sigmoid(s).to(q.dtype) @ v
+
+
+case("sigmoid_attn", [dict(B=1)], dict(B=8),
+     [(n, ("B", 16, 1024, 64), "bf16", "n") for n in "qkv"], ref_sigattn, t_sigattn)
+
+
+def ref_seg(a, d):
+    p = np_softmax(a["x"] / 1.5, 1)
+    return [rh(p), rh(p.max(1))]
+
+
+def t_seg(x, d):
+    p = (x.float() / 1.5).softmax(1)
+    return p.half(), p.amax(1).half()
+
+
+case("seg_softmax_c", [dict(N=2, H=5, W=9), dict(N=1, H=1, W=1)], dict(N=16, H=512, W=1024),
+     [("x", ("N", 19, "H", "W"), "f16", "big")], ref_seg, t_seg)
+
+
+def ref_entropy(a, d):
+    lp = ref_log_softmax(dict(logits=a["logits"]), d)[0]
+    return [-(np.exp(lp) * lp).sum(-1)]
+
+
+def t_entropy(logits, d):
+    lp = T().log_softmax(logits.float(), -1)
+    return -(lp.exp() * lp).sum(-1)
+
+
+case("entropy_logits", [dict(N=3, V=32000), dict(N=2, V=3)], dict(N=4096, V=32000),
+     [("logits", ("N", "V"), "bf16", "big")], ref_entropy, t_entropy)
+
+
+def ref_ppo(a, d):
+    r = np.exp(a["logp"] - a["old"])
+    rc = np.clip(r, 0.8, 1.2)
+    return [np.array(-np.minimum(r * a["adv"], rc * a["adv"]).mean()), np.array(0.5 * ((a["val"] - a["ret"]) ** 2).mean())]
+
+
+def t_ppo(logp, old, adv, val, ret, d):
+    r = T().exp(logp - old)
+    pg = -T().min(r * adv, T().clamp(r, 0.8, 1.2) * adv).mean()
+    return pg, 0.5 * F().mse_loss(val, ret)
+
+
+case("ppo_loss", [dict(N=1001), dict(N=1)], dict(N=4194304),
+     [(n, ("N",), "f32", "small" if n in ("logp", "old") else "n") for n in ("logp", "old", "adv", "val", "ret")],
+     ref_ppo, t_ppo)
+
+
+def ref_dice(a, d):
+    p = 1 / (1 + np.exp(-a["x"]))
+    t = a["t"]
+    inter = (p * t).sum((2, 3))
+    den = p.sum((2, 3)) + t.sum((2, 3))
+    return [np.array((1 - (2 * inter + 1) / (den + 1)).mean())]
+
+
+def t_dice(x, t, d):
+    p = x.sigmoid()
+    inter = (p * t).sum((2, 3))
+    return (1 - (2 * inter + 1) / (p.sum((2, 3)) + t.sum((2, 3)) + 1)).mean()
+
+
+case("dice_loss", [dict(B=2, C=3, H=17, W=9), dict(B=1, C=1, H=1, W=1)], dict(B=16, C=21, H=256, W=256),
+     [("x", ("B", "C", "H", "W"), "f32", "n"), ("t", ("B", "C", "H", "W"), "f32", "unit")], ref_dice, t_dice)
+
+
+def ref_pixshuf(a, d):
+    x = a["x"]
+    b = x.shape[0]
+    y = x.reshape(b, 64, 2, 2, 64, 64).transpose(0, 1, 4, 2, 5, 3).reshape(b, 64, 128, 128)
+    return [rh(np.where(y > 0, y, 0.2 * y))]
+
+
+case("pixel_shuffle", [dict(B=1), dict(B=2)], dict(B=16),
+     [("x", ("B", 256, 64, 64), "f16", "n")], ref_pixshuf,
+     lambda x, d: F().leaky_relu(F().pixel_shuffle(x, 2), 0.2))
+
+
+def ref_clip(a, d):
+    g = a["g"]
+    n = np.sqrt((g * g).sum())
+    return [g * min(1.0 / (n + 1e-6), 1.0), np.array(n)]
+
+
+def t_clip(g, d):
+    n = g.norm()
+    return g * (1.0 / (n + 1e-6)).clamp(max=1.0), n
+
+
+case("grad_clip_norm", [dict(N=1001), dict(N=1)], dict(N=67108879),
+     [("g", ("N",), "f32", "small")], ref_clip, t_clip)
+
+
+def ref_mixdt(a, d):
+    x, y = a["a"], a["b"]
+    c = x + y
+    return [c * a["s"], rh(np.where(x > y, x, y) * 2.0), rb(rb(x) * y)]
+
+
+def t_mixdt(a, b, s, d):
+    c = a.float() + b.float()
+    return c * s, (T().where(a.float() > b.float(), a.float(), b.float()) * 2.0).half(), (a.bfloat16() * b)
+
+
+case("mixed_dtype_ops", [dict(M=5, N=77), dict(M=1, N=1)], dict(M=8192, N=8192),
+     [("a", ("M", "N"), "f16", "n"), ("b", ("M", "N"), "bf16", "n"), ("s", ("N",), "f32", "n")], ref_mixdt, t_mixdt)
+
+SDPA.update({
+    "attn_mla_dv": lambda q, k, v, d: sdpa(q, k, v, 0.07216878364870323, causal=True),
+    "swin_window_attn": lambda q, k, v, rpb, mask, d: sdpa(q, k, v, 0.17677669529663687, (rpb + mask).to(q.dtype)),
+})
+ROUND3 = ["t5_layernorm_bf16w", "llama_mlp_f16", "sandwich_norm", "causal_conv1d", "conv3x3_im2col", "lerp_latents",
+          "focal_loss", "triplet_loss", "cosine_sim_bcast", "sum_of_products", "dual_softmax", "seq_batchnorm",
+          "squeeze_excite", "swin_window_attn", "tiny_matmuls", "huge_gelu", "prime_bmm_f16", "linear_nt_gemv",
+          "linear_nt_ragged", "gemv_f32", "attn_probs_out", "attn_mla_dv", "sigmoid_attn", "seg_softmax_c",
+          "entropy_logits", "ppo_loss", "dice_loss", "pixel_shuffle", "grad_clip_norm", "mixed_dtype_ops"]

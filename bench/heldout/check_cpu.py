@@ -31,6 +31,13 @@ KNOWN = {
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
     "vit_patch_embed": "the patch matrix is a 6-D permuted view of the image: the GEMM reads it in place on mma.sync "
                        "(no TMA map for it; no staging copy is planned)",
+    "conv3x3_im2col": "the im2col operand is a concat of 9 shifted windows: the GEMM reads it in place on mma.sync "
+                      "(no TMA map, no staging copy; --explain names no rule)",
+    "swin_window_attn": "49 query rows per window: [attention.fa3] not taken (128-row tiles would idle), the mma.sync "
+                        "online-softmax kernel runs",
+    "prime_bmm_f16": "K = 257 f16: a 514-byte row pitch, and batched operands are not staged ([matmul.wgmma.batch])",
+    "attn_mla_dv": "q/k head dim 192, v head dim 128: [attention.fa3] takes D = Dv only; the mma.sync kernel runs "
+                   "and visits every key tile",
 }
 TOL = {"bf16": (2e-2, 2e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0), "bool": (0, 0)}
 
