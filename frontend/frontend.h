@@ -192,6 +192,16 @@ const char *fe_suggest(const char *name, const char *const *cands, unsigned n);
  * not one of them. */
 const char *fe_instead(const char *name);
 
+/* What to write instead when built-in `name` gets the wrong number of
+ * positional arguments the way PyTorch code passes them (`more`: too many),
+ * e.g. max(a, b) for the elementwise maximum or permute(x, 0, 2, 1); NULL when
+ * the plain arity message says it all. */
+const char *fe_arity_hint(const char *name, bool more);
+
+/* What to write for a dtype name tx does not have (float32, int64, f64,
+ * ...): the tx dtype and why, or NULL. */
+const char *fe_dtype_hint(const char *name);
+
 /* Checks the source bytes before scanning: NUL bytes, invalid UTF-8 and an
  * empty file are errors (reported to `d`). Returns true when clean. */
 bool fe_check_bytes(const char *src, size_t len, tx_diag *d);

@@ -446,8 +446,10 @@ static fe_expr *mktuple(fe_pctx *c, FE_YYLTYPE l, fe_vec *v) {
 static fe_type *mktype(fe_pctx *c, const char *dt, FE_YYLTYPE l, fe_vec *dims) {
     int k = ir_dtype_parse(dt, strlen(dt));
     if (k < 0) {
+        const char *hint = fe_dtype_hint(dt);
         tx_error_at(c->d, (unsigned)l.first_line, (unsigned)l.first_column,
-                    "unknown dtype '%.40s%s' (expected f32, f16, bf16, i32 or bool)", dt, strlen(dt) > 40 ? "..." : "");
+                    "unknown dtype '%.40s%s' (expected f32, f16, bf16, i32 or bool)%s%s", dt,
+                    strlen(dt) > 40 ? "..." : "", hint ? ": " : "", hint ? hint : "");
         c->failed = true;
         return NULL;
     }

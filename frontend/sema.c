@@ -1181,6 +1181,10 @@ static bool call_func(sema *s, frame *caller, const fe_func *fn, const fe_expr *
  * when absent). */
 static bool bind_builtin(sema *s, frame *f, const builtin *b, const fe_expr *e, fe_val *pos,
                          fe_val **kw) {
+    const char *hint = e->nkids != b->npos ? fe_arity_hint(b->name, e->nkids > b->npos) : NULL;
+    if (hint)
+        return err(s, e->loc, "'%s' takes %u positional argument%s, got %u; %s", b->name, b->npos,
+                   plural(b->npos), e->nkids, hint);
     if (e->nkids > b->npos && b->kw[0])
         return err(s, e->loc,
                    "'%s' takes %u positional argument%s, got %u; pass %s by keyword (%s=...)",

@@ -83,7 +83,74 @@ static const struct {
     {"einsum", "matmul, transpose and reshape: tx has no einsum"},
     {"dropout", "nothing at inference (tx has no random numbers; pass a mask as an input)"},
     {"pi", "3.141592653589793"},
+    {"lerp", "a + w * (b - a)"},
+    {"clamp_min", "maximum(x, lo)"},
+    {"clamp_max", "minimum(x, hi)"},
+    {"hardtanh", "minimum(maximum(x, -1.0), 1.0)"},
+    {"relu6", "minimum(relu(x), 6.0)"},
+    {"erfc", "1.0 - erf(x)"},
+    {"stack", "concat((reshape(a, (..., 1)), reshape(b, (..., 1))), axis=-1): a 1 at the new axis"},
+    {"unsqueeze", "reshape(x, (...)) with a 1 at the new axis"},
+    {"squeeze", "reshape(x, (...)) without the size-1 axis"},
+    {"flatten", "reshape(x, (..., -1))"},
+    {"cosine_similarity", "sum(a * b, axis=-1) / maximum(sqrt(sum(a * a, axis=-1)) * "
+                          "sqrt(sum(b * b, axis=-1)), 1e-8)"},
 };
+
+/* Built-ins PyTorch code calls with another argument layout, and what to
+ * write: `more` is set for too many positional arguments. */
+static const struct {
+    const char *name;
+    bool more;
+    const char *instead;
+} fe_arity_insteads[] = {
+    {"max", true,
+     "max reduces one tensor (axis by keyword: axis=...); the elementwise "
+     "maximum of two tensors is maximum(a, b)"},
+    {"min", true,
+     "min reduces one tensor (axis by keyword: axis=...); the elementwise "
+     "minimum of two tensors is minimum(a, b)"},
+    {"permute", true, "write the axes as one tuple: permute(x, (0, 2, 1))"},
+    {"reshape", true, "write the shape as one tuple: reshape(x, (B, -1))"},
+    {"broadcast_to", true, "write the shape as one tuple: broadcast_to(x, (B, N))"},
+    {"transpose", false, "name the two axes to swap: transpose(x, -1, -2)"},
+};
+
+/* Contract in frontend.h. */
+const char *fe_arity_hint(const char *name, bool more) {
+    for (size_t i = 0; i < sizeof fe_arity_insteads / sizeof *fe_arity_insteads; i++)
+        if (fe_arity_insteads[i].more == more && !strcmp(fe_arity_insteads[i].name, name))
+            return fe_arity_insteads[i].instead;
+    return NULL;
+}
+
+/* Dtype names from PyTorch and NumPy, and what the tx type is. */
+static const struct {
+    const char *from, *hint;
+} fe_dtype_insteads[] = {
+    {"float32", "write f32"},
+    {"float", "write f32"},
+    {"float16", "write f16"},
+    {"half", "write f16"},
+    {"bfloat16", "write bf16"},
+    {"int32", "write i32"},
+    {"int", "write i32"},
+    {"int64", "tx has no 64-bit types: i32 for indices and labels"},
+    {"long", "tx has no 64-bit types: i32 for indices and labels"},
+    {"i64", "tx has no 64-bit types: i32 for indices and labels"},
+    {"float64", "tx has no 64-bit types: f32"},
+    {"double", "tx has no 64-bit types: f32"},
+    {"f64", "tx has no 64-bit types: f32"},
+    {"uint8", "tx has no 8-bit types: i32 (or bool for a mask)"},
+    {"int8", "tx has no 8-bit types: i32 (or bool for a mask)"},
+};
+
+/* Contract in frontend.h. */
+const char *fe_dtype_hint(const char *name) {
+    for (size_t i = 0; i < sizeof fe_dtype_insteads / sizeof *fe_dtype_insteads; i++)
+        if (!strcmp(fe_dtype_insteads[i].from, name)) return fe_dtype_insteads[i].hint;
+    return NULL;
+}
 
 /* Contract in frontend.h. */
 const char *fe_instead(const char *name) {
