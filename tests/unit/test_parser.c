@@ -173,7 +173,8 @@ static void test_syntax_errors(void **st) {
     expect_error("fn f(x) {\n  return sum(x, axis=1, x)\n}\n",
                  "t.tx:2:25: error: positional argument after keyword argument\n");
     expect_error("fn f(x: f64[N]) {\n  return x\n}\n",
-                 "t.tx:1:9: error: unknown dtype 'f64' (expected f32, f16, bf16, i32 or bool)\n");
+                 "t.tx:1:9: error: unknown dtype 'f64' (expected f32, f16, bf16, i32 or bool): tx "
+                 "has no 64-bit types: f32\n");
     expect_error("fn f(x) {\n  return\n}\n", "t.tx:2:9: error: unexpected newline\n");
     expect_error("fn f(x) -> f32[N]\n  return x\n}\n",
                  "t.tx:2:3: error: expected newline or '{', found 'return'\n");
