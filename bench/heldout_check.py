@@ -32,11 +32,14 @@ import cases as C  # noqa: E402
 
 OUT = os.environ.get("OUT", "heldout-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
-ORDER = ["block", "mlp_3d", "attn", "bert_add", "gpt2", "t5", "decode", "gelu", "swiglu", "geglu", "layerscale", "vit_patch",
-         "skinny", "swiglu_packed", "gemv", "ragged", "prime", "bmm", "mixed", "l2norm", "clip", "moe", "cross", "label", "kl_", "log_softmax",
-         "temperature", "rmsnorm", "llama", "layernorm", "bert_embed", "vit_cls", "qk_", "group", "instance", "batchnorm",
-         "softmax", "colsum", "batch", "row_", "center", "multi", "losses", "masked", "rotary", "rope", "ema", "adamw", "lion", "sgd",
-         "activations", "final", "whisper", "nan_", "f16_", "int_", "broadcast", "f32_", "tiny"]
+ORDER = ["block", "mlp_3d", "attn", "bert_add", "gpt2", "t5_attn", "swin", "decode", "gelu", "swiglu", "geglu", "layerscale",
+         "llama_mlp", "vit_patch", "conv3x3", "sigmoid_attn", "skinny", "swiglu_packed", "gemv", "linear_nt", "ragged", "prime",
+         "bmm", "mixed", "l2norm", "clip", "dual", "cosine", "moe", "cross", "label", "kl_", "entropy", "log_softmax",
+         "temperature", "rmsnorm", "llama", "t5_layer", "sandwich", "layernorm", "bert_embed", "vit_cls", "qk_", "group",
+         "instance", "batchnorm", "seq_", "squeeze", "softmax", "seg_", "colsum", "batch", "row_", "center", "multi", "losses",
+         "focal", "triplet", "dice", "ppo", "masked", "rotary", "rope", "causal_conv", "ema", "lerp", "adamw", "lion", "sgd",
+         "grad_clip", "sum_of", "activations", "final", "whisper", "nan_", "f16_", "int_", "broadcast", "pixel", "f32_", "tiny",
+         "huge"]
 
 
 def prio(c):
