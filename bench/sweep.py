@@ -239,6 +239,33 @@ heldout("chain8_f32_50000017", "pointwise",
         "fn f(x: f32[N]) -> f32[N] {\n  t = tanh(x * 1.5 + 0.5)\n  return sigmoid(t * x - 0.25) * exp(-x * x)\n}\n",
         {"N": 50000017}, t_chain8, [((50000017,), "f32")])
 
+# [reduction.row_split] (issue 12): reductions whose rows alone do not fill the GPU: a global sum of
+# a prime-ish length, a global max, three scalar means of one region (losses_regression), three
+# long rows; softmax of one row (two stages: not split)
+heldout("split_sum_f32_16777219", "reduction", "fn f(x: f32[N]) -> f32[] {\n  return sum(x)\n}\n",
+        {"N": 16777219}, lambda x: x.sum(), [((16777219,), "f32")])
+heldout("split_max_f32_32x512x1024", "reduction",
+        "fn f(x: f32[A, B, C]) -> f32[] {\n  return max(x)\n}\n", {"A": 32, "B": 512, "C": 1024},
+        lambda x: x.max(), [((32, 512, 1024), "f32")])
+
+
+def t_losses(p, t):
+    d = p - t
+    a = d.abs()
+    return (d * d).mean(), _t().where(a < 1.0, 0.5 * d * d, a - 0.5).mean(), a.mean()
+
+
+heldout("split_losses_f32_8192x1000", "reduction",
+        "fn f(pred: f32[N, D], tgt: f32[N, D]) -> (f32[], f32[], f32[]) {\n  d = pred - tgt\n"
+        "  a = abs(d)\n  sl1 = where(a < 1.0, 0.5 * d * d, a - 0.5)\n"
+        "  return mean(d * d), mean(sl1), mean(a)\n}\n",
+        {"N": 8192, "D": 1000}, t_losses, [((8192, 1000), "f32"), ((8192, 1000), "f32")])
+heldout("split_rowsum_f32_3x1000003", "reduction",
+        "fn f(x: f32[M, N]) -> f32[M] {\n  return sum(x, axis=-1)\n}\n", {"M": 3, "N": 1000003},
+        lambda x: x.sum(-1), [((3, 1000003), "f32")])
+heldout("split_softmax_f32_1x16777219", "reduction", softmax_src("f32"), {"M": 1, "N": 16777219},
+        t_softmax, [((1, 16777219), "f32")])
+
 # held-out composites (bench/heldout of the session): BatchNorm statistics over the batch axis, a
 # softmax over a middle axis, token cross-entropy over a GPT-2 vocabulary (labels: any int32;
 # torch takes them modulo V)

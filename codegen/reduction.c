@@ -50,10 +50,15 @@ typedef struct cg_red {
     unsigned kv;     /* column mode: kept elements per thread (the schedule's vec), consecutive
                         and aligned (kv divides the innermost kept extent): one vector load per
                         reduced element; 1: one column per thread */
-    unsigned splits; /* column mode, > 1: [reduction.column_blocks]: the reduced axis in `splits`
-                        chunks, one per grid row of the partials kernel, combined by a second */
+    unsigned splits; /* > 1: the reduced axis in `splits` chunks, one per grid row: column mode
+                        [reduction.column_blocks] (a partials kernel, combined by a second); row
+                        mode [reduction.row_split] (one kernel, the row's last block combines) */
     LLVMValueRef partv[CG_RED_MAXRED]; /* the partials kernel: the block's combined partials */
-    unsigned ptemp;                    /* the partials' scratch temp */
+    LLVMValueRef wsp;   /* row mode, splits > 1 ([reduction.row_split]): the workspace (i32 words:
+                           a ticket per row, then the partials), zero between launches */
+    LLVMValueRef chunk; /* row mode, splits > 1: this block's chunk of its row (i64) */
+    LLVMValueRef lastf; /* row mode, splits > 1: shared i32, the block drew its row's last ticket */
+    unsigned ptemp;     /* the partials' scratch temp */
     unsigned wrows;     /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
                            warp or one power-of-two group of `threads` < 32 lanes each */
     unsigned lshift;    /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
@@ -236,6 +241,18 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
     }
     if (!p->rowmode) p->splits = g->regions[r].splits > 1 ? g->regions[r].splits : 0;
+    if (p->rowmode && g->regions[r].sched.id == PASS_SCH_REDUCTION_ROW_SPLIT) {
+        const ir_region *rg = &g->regions[r];
+        if (rg->splits < 2 || rg->splits != (uint32_t)rg->sched.p[1] || len <= 0) {
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: a split row of %d chunks planned as %u (of a "
+                     "concrete length)",
+                     r, (int)rg->sched.p[1], rg->splits);
+            return false;
+        }
+        p->splits = rg->splits;
+        p->cluster = 1;
+    }
     p->kv = 1;
     if (!p->rowmode && !cg_red_plan_kv(cx, r, p)) return false;
     /* Held rows: aligned groups of vec elements, pass_row_hold of them per thread. */
@@ -245,7 +262,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
     int64_t lim = cx->gpu && p->rowmode && p->threads <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD;
     if (p->wrows < 1) p->wrows = 1;
     p->hold = (len > 0 && per <= lim && g->regions[r].strategy == IR_RED_ONCHIP && p->slices <= 1 &&
-               p->kv <= 1)
+               p->kv <= 1 && p->splits <= 1)
                   ? (unsigned)per
                   : 0;
     p->vec = p->hold ? v : 1;
@@ -1098,9 +1115,12 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
         LLVMValueRef nleft = LLVMBuildSub(
             cx->b, p->rowlen, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), "peel.n");
         LLVMValueRef l0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
-        if (p->cluster > 1)
-            l0 = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""),
-                                 l0, nleft, "");
+        if (p->cluster > 1 || p->chunk) /* rank 0 of a cluster, chunk 0 of a split row */
+            l0 =
+                LLVMBuildSelect(cx->b,
+                                LLVMBuildICmp(cx->b, LLVMIntEQ, p->cluster > 1 ? p->rank : p->chunk,
+                                              cg_i64(cx, 0), ""),
+                                l0, nleft, "");
         p->lmode = true;
         bool ok = cg_red_stream_loop(cx, p, it, lev, pro, slot, ns, cur, l0, nleft,
                                      cg_i64(cx, p->threads));
@@ -1870,8 +1890,136 @@ static bool cg_red_colv_row(cg_ctx *cx, cg_red *p, LLVMValueRef tile, LLVMValueR
     return true;
 }
 
+/* [reduction.row_split], thread 0 of block (row, chunk): the row's ticket, after the block's
+ * partials are stored (their release: a fence at GPU scope before the atomic add, seq_cst on the
+ * host); true in the block that draws the row's last of `splits` tickets, through the shared
+ * flag and a barrier to every thread of the block, after an acquire fence. */
+static LLVMValueRef cg_red_ticket(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef first) {
+    LLVMValueRef tp = LLVMBuildInBoundsGEP2(cx->b, cx->i32, p->wsp, &row, 1, "ticket");
+    LLVMBasicBlockRef join = cg_if_begin(cx, first);
+    LLVMValueRef old;
+    if (cx->gpu) {
+        LLVMValueRef a = LLVMBuildPtrToInt(cx->b, tp, cx->i64, "");
+        old = cg_red_xasm(cx, cx->i32,
+                          "fence.acq_rel.gpu;\n\tatom.relaxed.gpu.global.add.u32 $0, [$1], 1;",
+                          "=r,l,~{memory}", &a, 1);
+    } else {
+        LLVMBuildFence(cx->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+        old = LLVMBuildAtomicRMW(cx->b, LLVMAtomicRMWBinOpAdd, tp, LLVMConstInt(cx->i32, 1, 0),
+                                 LLVMAtomicOrderingAcquireRelease, 0);
+    }
+    LLVMValueRef last =
+        LLVMBuildICmp(cx->b, LLVMIntEQ, old, LLVMConstInt(cx->i32, p->splits - 1, 0), "last");
+    LLVMBuildStore(cx->b, LLVMBuildZExt(cx->b, last, cx->i32, ""), p->lastf);
+    cg_if_end(cx, join);
+    cg_barrier(cx);
+    LLVMValueRef is = LLVMBuildICmp(cx->b, LLVMIntNE, LLVMBuildLoad2(cx->b, cx->i32, p->lastf, ""),
+                                    LLVMConstInt(cx->i32, 0, 0), "is.last");
+    LLVMBasicBlockRef j2 = cg_if_begin(cx, is);
+    if (cx->gpu)
+        cg_red_xasm(cx, NULL, "fence.acq_rel.gpu;", "~{memory}", NULL, 0);
+    else
+        LLVMBuildFence(cx->b, LLVMAtomicOrderingSequentiallyConsistent, 0, "");
+    cg_if_end(cx, j2);
+    return is;
+}
+
+/* The workspace word of reduction k's partial of chunk c of row `row` (after the nrows tickets). */
+static LLVMValueRef cg_red_part_at(cg_ctx *cx, const cg_red *p, unsigned k, LLVMValueRef c,
+                                   LLVMValueRef row) {
+    LLVMValueRef kc = LLVMBuildAdd(cx->b, cg_i64(cx, (int64_t)k * p->splits + 1), c, "");
+    return LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, kc, p->nrows, ""), row, "part.at");
+}
+
+/* [reduction.row_split], block (row, chunk = program_id(1)): streams items [chunk q, min(G,
+ * (chunk + 1) q)) of its row (G: the row's groups of svec elements, from its first aligned element
+ * with speel, whose leftovers chunk 0 takes; q = ceil(G / splits)), combines them over the block,
+ * and thread 0 stores each reduction's partial (a mean's sum before the division) to its word
+ * (cg_red_part_at) and takes the row's ticket (cg_red_ticket). Only the block that draws the
+ * last ticket, when every partial of the row is stored, goes on: its threads load the partials
+ * (thread t: chunks t, t + threads, ...; volatile, so no cache line of an earlier launch serves
+ * them), zero the words they read, combine them over the block (cg_red_finish: the mean divided
+ * by the row length), thread 0 resets the ticket and the row's outputs are stored. The
+ * workspace is thereby zero again when the kernel ends. */
+static bool cg_red_split_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    cg_rowit it;
+    memset(&it, 0, sizeof it);
+    it.row = row;
+    LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
+    LLVMValueRef G = cg_red_groups(cx, p);
+    if (p->speel) { /* the row's first aligned element and its groups from there */
+        LLVMValueRef v = cg_i64(cx, p->svec);
+        p->pa = LLVMBuildURem(
+            cx->b,
+            LLVMBuildSub(cx->b, v,
+                         LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""), ""),
+            v, "peel.a");
+        G = p->pg = LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
+    }
+    LLVMValueRef q = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, G, cg_i64(cx, p->splits - 1), ""),
+                                   cg_i64(cx, p->splits), "chunk.q");
+    LLVMValueRef g0 = LLVMBuildMul(cx->b, p->chunk, q, "chunk.g0");
+    LLVMValueRef g1 = LLVMBuildAdd(cx->b, g0, q, "");
+    it.eend =
+        LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, g1, G, ""), g1, G, "chunk.g1");
+    it.e0 = LLVMBuildAdd(cx->b, g0, lane, "");
+    it.estep = cg_i64(cx, p->threads);
+    it.x0 = it.e0;
+    it.xend = p->rowlen;
+    if (!cg_red_stream(cx, p, &it, 1, true, scratch)) return false;
+    LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, lane, cg_i64(cx, 0), "");
+    LLVMBasicBlockRef join = cg_if_begin(cx, first);
+    for (unsigned k = 0; k < p->nred; k++) {
+        LLVMValueRef v = p->partv[k], at = cg_red_part_at(cx, p, k, p->chunk, row);
+        LLVMBuildStore(cx->b, v, LLVMBuildInBoundsGEP2(cx->b, LLVMTypeOf(v), p->wsp, &at, 1, ""));
+    }
+    cg_if_end(cx, join);
+    LLVMValueRef last = cg_red_ticket(cx, p, row, first);
+    LLVMBasicBlockRef jl = cg_if_begin(cx, last);
+    LLVMValueRef var[CG_RED_MAXRED];
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        var[k] = cg_var(cx, cg_reduce_identity(cx, op, cg_acc_type(cx, rn)));
+    }
+    cg_loop l;
+    LLVMValueRef c = cg_loop_begin(cx, &l, lane, cg_i64(cx, p->splits), it.estep, "parts");
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+        LLVMTypeRef st = cg_ctype(cx, cg_acc_dtype(rn)), at = cg_acc_type(cx, rn);
+        LLVMValueRef w = cg_red_part_at(cx, p, k, c, row);
+        LLVMValueRef ptr = LLVMBuildInBoundsGEP2(cx->b, st, p->wsp, &w, 1, "");
+        LLVMValueRef v = LLVMBuildLoad2(cx->b, st, ptr, "part");
+        LLVMSetVolatile(v, 1);
+        LLVMBuildStore(cx->b, LLVMConstNull(st), ptr);
+        if (at == cx->f64) v = LLVMBuildFPExt(cx->b, v, cx->f64, "");
+        LLVMBuildStore(cx->b, cg_reduce_combine(cx, op, LLVMBuildLoad2(cx->b, at, var[k], ""), v),
+                       var[k]);
+    }
+    cg_loop_end(cx, &l);
+    cx->nmemo = 0; /* the reductions' values change from the chunk's to the row's */
+    for (unsigned k = 0; k < p->nred; k++) {
+        const ir_node *rn = &g->nodes[p->reds[k]];
+        cg_red_finish(cx, p, k, LLVMBuildLoad2(cx->b, cg_acc_type(cx, rn), var[k], ""), scratch);
+    }
+    LLVMBasicBlockRef jz = cg_if_begin(cx, first);
+    LLVMBuildStore(cx->b, LLVMConstInt(cx->i32, 0, 0),
+                   LLVMBuildInBoundsGEP2(cx->b, cx->i32, p->wsp, &row, 1, ""));
+    cg_if_end(cx, jz);
+    cg_rowit it2;
+    memset(&it2, 0, sizeof it2);
+    it2.row = row;
+    bool ok = cg_red_store(cx, p, &it2);
+    cg_if_end(cx, jl);
+    cg_barrier(cx); /* the flag is read by every thread before the next row sets it */
+    return ok;
+}
+
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase);
 static bool cg_red_split(cg_ctx *cx, cg_red *p);
+static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p);
 
 /* The staged row buffer: the kernel's dynamic shared memory as f32 words (the manifest's
  * smem_bytes). */
@@ -1896,7 +2044,15 @@ static int cg_red_row_elem(cg_ctx *cx, unsigned r) {
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
     if (!cg_red_plan(cx, region, &p)) return false;
-    if (p.splits > 1) { /* the partials' scratch: [reductions x splits, kept] words */
+    bool rsplit = p.rowmode && p.splits > 1;
+    if (rsplit) { /* [reduction.row_split]: the workspace, [1 + reductions x splits, rows] words */
+        ir_shape ws = {.rank = 1,
+                       .dim = {(1 + (int64_t)p.nred * p.splits) * ir_shape_numel(&p.kept)}};
+        unsigned t = cg_scratch_temp(cx, p.reds[0], IR_I32, &ws);
+        cx->temps[t].zeroed = true;
+        cx->wstemp = t + 1;
+    }
+    if (p.splits > 1 && !rsplit) { /* the partials' scratch: [reductions x splits, kept] words */
         int64_t nk = ir_shape_numel(&p.kept);
         ir_shape ps = {.rank = 2, .dim = {(int64_t)p.nred * p.splits, nk}};
         if (nk <= 0) {
@@ -1909,9 +2065,11 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         cx->xtemp_dom = *p.S;
         cx->xtemp_write = true;
     }
-    bool begun = cg_kernel_begin(cx, region, p.splits > 1 ? "_part" : NULL);
+    bool begun = cg_kernel_begin(cx, region, p.splits > 1 && !rsplit ? "_part" : NULL);
     cx->xtemp = 0;
+    cx->wstemp = 0;
     if (!begun) return false;
+    p.wsp = cx->ws_ptr;
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
     cg_red_stage_plan(cx, &p);
     if (p.nst) p.cluster = 1; /* a staged row stays in one block */
@@ -1961,20 +2119,32 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
                       ? cg_red_vec_width(cx, &p, 16, 16)
                       : 1;
     if (pv > 1 && len >= 2 * (int64_t)pv) p.svec = pv, p.speel = true;
-    bool ok = p.splits > 1 ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
+    if (rsplit && (p.nlev != 1 || p.online || p.nst || !cg_red_split_fits(cx, &p))) {
+        tx_error(cx->diag,
+                 "codegen: reduction region %u: a split row needs one stage and outputs of the "
+                 "reduced shape only",
+                 region);
+        free(p.dep);
+        return false;
+    }
+    bool ok = p.splits > 1 && !rsplit ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
     free(p.dep);
     return ok;
+}
+
+/* True when every output of region p is of the reduced shape (stored once per row). */
+static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p) {
+    const ir_graph *g = cx->g;
+    for (ir_id o = 0; o < g->n; o++)
+        if (cg_is_region_output(cx, o) && cg_red_out_kind(p, &g->nodes[o].shape) != 2) return false;
+    return true;
 }
 
 /* [reduction.column_blocks] (the partials kernel begun): checks the region fits the rule (one
  * level, every output of the reduced shape), emits the partials kernel, then the combine
  * kernel. */
 static bool cg_red_split(cg_ctx *cx, cg_red *p) {
-    const ir_graph *g = cx->g;
-    bool fits = p->nlev == 1 && !p->hold && !p->nst;
-    for (ir_id o = 0; fits && o < g->n; o++)
-        if (cg_is_region_output(cx, o) && cg_red_out_kind(p, &g->nodes[o].shape) != 2) fits = false;
-    if (!fits) {
+    if (!(p->nlev == 1 && !p->hold && !p->nst && cg_red_split_fits(cx, p))) {
         tx_error(cx->diag,
                  "codegen: reduction region %u: split columns need one stage and outputs of the "
                  "reduced shape only",
@@ -2029,6 +2199,10 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     } else if (p.slices > 1) {
         /* column vectors: the threads' kv partials, then one word per thread (cg_red_colv_row) */
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
+    }
+    if (p.rowmode && p.splits > 1) {
+        p.lastf = cg_shared_array(cx, cx->i32, 1, "red.last");
+        p.chunk = cg_program_id(cx, 1);
     }
     if (p.cluster > 1) {
         p.xslot = p.pgrid && cx->gpu
@@ -2096,10 +2270,11 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         row = LLVMBuildSelect(cx->b, ok, row, LLVMBuildSub(cx->b, p.nrows, cg_i64(cx, 1), ""), "");
     }
     cx->nmemo = 0;
-    bool ok = colv                      ? cg_red_colv_row(cx, &p, row, scratch, phase)
-              : phase == CG_RED_PARTS   ? cg_red_part_row(cx, &p, row, scratch)
-              : phase == CG_RED_COMBINE ? cg_red_comb_row(cx, &p, row, scratch)
-                                        : cg_red_row(cx, &p, row, scratch);
+    bool ok = colv                        ? cg_red_colv_row(cx, &p, row, scratch, phase)
+              : phase == CG_RED_PARTS     ? cg_red_part_row(cx, &p, row, scratch)
+              : phase == CG_RED_COMBINE   ? cg_red_comb_row(cx, &p, row, scratch)
+              : p.rowmode && p.splits > 1 ? cg_red_split_row(cx, &p, row, scratch)
+                                          : cg_red_row(cx, &p, row, scratch);
     if (!ok) return false;
     if (p.cluster > 1 && p.arrived) /* the row's slots are read before they are reused */
         cg_cluster_wait(cx);
@@ -2127,7 +2302,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         cx->k->cluster = p.cluster;
         if (p.pgrid) cap[0] = p.pgrid; /* persistent clusters */
     }
-    if (phase == CG_RED_PARTS) /* grid rows: the chunks of the reduced axis */
+    if (phase == CG_RED_PARTS || (p.rowmode && p.splits > 1)) /* grid y: the reduced axis chunks */
         work[1] = (ir_shape){.rank = 1, .dim = {p.splits}}, cap[1] = p.splits;
     unsigned block[3] = {p.threads * p.wrows, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, smem);

@@ -304,6 +304,9 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
      * round trips (the partials' loads, then the slice combine) at the true loaded latency. */
     if (m->kernels > 1)
         m->extra_us = (m->kernels - 1) * (gpu->launch_us + COMBINE_ROUNDS * DRAM_LATENCY_US);
+    /* A split row's last block (the ticket): after the stream, COMBINE_ROUNDS dependent round
+     * trips (the fenced ticket, then the partials' loads), no launch. */
+    if (m->ticket) m->extra_us += COMBINE_ROUNDS * DRAM_LATENCY_US;
     m->time_us += m->extra_us;
 }
 
@@ -514,6 +517,11 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 !m->xpersist                             ? "with nothing in flight: added"
                 : m->sync_us >= m->time_us - m->extra_us ? "barrier bound"
                                                          : "overlapped: under the memory time");
+    if (m->ticket)
+        fprintf(out,
+                "  model: + the last block's combine of the partials: %.3f us (%d DRAM round "
+                "trips of %.1f us: the ticket, the partials)\n",
+                m->extra_us, COMBINE_ROUNDS, DRAM_LATENCY_US);
     if (m->kernels > 1)
         fprintf(out,
                 "  model: + %u combine kernel%s of the partials: %.3f us (launch and %d DRAM "

@@ -384,6 +384,7 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_COLUMN_SPLIT, "reduction.column_split", IR_RK_REDUCTION, "cols,slices,vec")     \
     X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                      \
       "cols,slices,splits,vec")                                                                 \
+    X(REDUCTION_ROW_SPLIT, "reduction.row_split", IR_RK_REDUCTION, "threads,splits")            \
     X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")                                \
     X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk,splits")
@@ -809,7 +810,10 @@ typedef struct pass_model {
     double waves;        /* grid / (SMs x per_sm) */
     double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
     unsigned kernels;    /* kernels the schedule launches (2: column blocks) */
-    double extra_us;     /* the kernels after the first: launch and latency */
+    double extra_us;     /* the kernels after the first: launch and latency; a split row's
+                            combine by its last block (ticket) */
+    bool ticket;         /* reduction.row_split: the last block of a row combines the partials
+                            (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
     bool unpipelined;    /* its loop keeps one scalar load in flight per thread at the DRAM's
                             loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
                             latency of a pipelined stream (mem_latency_us) */

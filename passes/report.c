@@ -512,6 +512,11 @@ static void json_region(const pass_rep *r, uint32_t k, FILE *out) {
             fputs(", \"issue_us\": ", out);
             json_num(out, md.issue_us);
         }
+        if (md.ticket) {
+            fprintf(out,
+                    ", \"combine\": \"last_block\", \"splits\": %u, \"extra_us\": ", rg->splits);
+            json_num(out, md.extra_us);
+        }
         if (md.kernels > 1) {
             fprintf(out, ", \"kernels\": %u, \"splits\": %u, \"extra_us\": ", md.kernels,
                     rg->splits);

@@ -236,6 +236,33 @@ static int64_t l2_cluster(const pass_sched_facts *f, int64_t *threads) {
     return 0;
 }
 
+/* [reduction.row_split]: blocks of SPLIT_ROW_THREADS, SPLIT_ROW_WAVES waves of them at their
+ * occupancy, at least SPLIT_ROW_MIN elements a thread, at most SPLIT_ROW_MAX chunks (grid y). */
+enum { SPLIT_ROW_THREADS = 256, SPLIT_ROW_WAVES = 2, SPLIT_ROW_MIN = 16, SPLIT_ROW_MAX = 65535 };
+
+/* True when facts f allow [reduction.row_split]: a concrete streamed row (nothing held) of one
+ * stage whose outputs are all of the reduced shape (no value of the domain's shape written), at
+ * least 4 x PASS_ROW_THREADS_MAX elements long, on at most 2 rows per SM (the rows alone do not
+ * fill the GPU), with a block scratch, no cluster of the strategy's, on a known GPU. */
+static bool rsplit_ok(const pass_sched_facts *f) {
+    return row_kind(f) && f->concrete && f->stages == 1 && !f->dom_writes && row_streamed(f) &&
+           f->scratch > 0 && f->cluster_blocks <= 1 && f->rext >= 4 * PASS_ROW_THREADS_MAX &&
+           f->rows > 0 && f->gpu && f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms;
+}
+
+/* [reduction.row_split] chunks per row for facts f with blocks of `threads` over `waves` waves
+ * of the SMs (2048 / threads blocks each): ceil(waves x SMs x blocks per SM / rows), at most one
+ * chunk per SPLIT_ROW_MIN elements a thread and SPLIT_ROW_MAX; 0 when fewer than 2 or the rule
+ * does not apply (rsplit_ok). */
+static int64_t rsplit_chunks(const pass_sched_facts *f, int64_t threads, int64_t waves) {
+    if (!rsplit_ok(f) || threads <= 0) return 0;
+    int64_t want = cdiv(waves * f->gpu->sms * (2048 / threads), f->rows);
+    int64_t most = f->rext / (threads * SPLIT_ROW_MIN);
+    if (want > most) want = most;
+    if (want > SPLIT_ROW_MAX) want = SPLIT_ROW_MAX;
+    return want >= 2 ? want : 0;
+}
+
 /* The row-mode rule (docs/cost-model.md "Schedules"), first that applies:
  * no block scratch in the budget: [reduction.row] of one warp;
  * [reduction.subwarp_rows] an onchip row of at most 16 vector groups over more than one row:
@@ -245,6 +272,9 @@ static int64_t l2_cluster(const pass_sched_facts *f, int64_t *threads) {
  * [reduction.row] / [reduction.row_wide] an onchip row that threads hold at PASS_ROW_HOLD
  *   each: the fewest groups per thread that 256 threads allow, the threads rounded up to a warp
  *   (row_wide beyond 256, up to PASS_ROW_THREADS_MAX);
+ * [reduction.row_split] a streamed row of one stage with outputs of the reduced shape only, at
+ *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
+ *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
  * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
  *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
  *   row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads (a cluster:
@@ -292,6 +322,12 @@ static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
     }
     int64_t t = 32;
     while (t < ROW_THREADS && g.len > 0 && t * 4 < g.len) t *= 2;
+    int64_t sp = rsplit_chunks(f, SPLIT_ROW_THREADS, SPLIT_ROW_WAVES);
+    if (sp >= 2) { /* [reduction.row_split] */
+        s->id = PASS_SCH_REDUCTION_ROW_SPLIT;
+        s->p[0] = SPLIT_ROW_THREADS, s->p[1] = (int32_t)sp;
+        return;
+    }
     if (row_streamed(f) && g.len >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu &&
         f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms) {
         int64_t c = 8LL * f->gpu->sms / f->rows; /* one wave of 8 blocks per SM */
@@ -536,6 +572,32 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
      * counts 4 bytes in flight. */
     if (m->unpipelined && f->elem < 4) m->thread_bytes = 4.0 * f->nbig;
     if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
+    return true;
+}
+
+/* reduction.row_split(threads, splits): each row in `splits` chunks, one block of `threads` each
+ * (codegen/reduction.c cg_red_split_row); 256 or 512 threads over 1, 2 or 4 waves. */
+static unsigned rsplit_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    for (int32_t t = SPLIT_ROW_THREADS; t <= 2 * SPLIT_ROW_THREADS; t *= 2)
+        for (int64_t w = 1; w <= 4; w *= 2) {
+            int64_t c = rsplit_chunks(f, t, w);
+            bool dup = c < 2;
+            for (unsigned i = 0; i < n && !dup; i++) dup = out[i].p[0] == t && out[i].p[1] == c;
+            if (!dup) n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_SPLIT, t, (int32_t)c);
+        }
+    return n;
+}
+static void rsplit_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    row_plan(rg, f, s);
+    rg->splits = (uint32_t)s->p[1];
+}
+/* The streamed row's block (rows_model), rows x splits blocks, and the last block's combine. */
+static bool rsplit_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (!rows_model(f, rg, m)) return false;
+    m->grid = f->rows * rg->sched.p[1];
+    if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
+    m->ticket = true;
     return true;
 }
 
@@ -836,6 +898,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN] = {col_space, col_plan, col_model},
     [PASS_SCH_REDUCTION_COLUMN_SPLIT] = {split_space, split_plan, split_model},
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
+    [PASS_SCH_REDUCTION_ROW_SPLIT] = {rsplit_space, rsplit_plan, rsplit_model},
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
     [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
     [PASS_SCH_MATMUL_SIMT] = {sg_space, sg_plan, sg_model},

@@ -569,12 +569,116 @@ static void test_row_blocks(void **s) {
     check_block(SOFTMAX, 4096, 65536, 256, 8, 256, 1, 1); /* many rows: streamed, L2 cluster of 8 */
     check_block(LOGSOFTMAX_BF16, 200, 32000, 512, 4, 512, 1, 1);  /* cluster of 4 x v8 */
     check_block(LOGSOFTMAX_BF16, 8192, 32000, 256, 4, 256, 1, 1); /* read + written: 4 */
-    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);   /* online, few rows: cluster_stream */
-    check_block(SOFTMAX, 4096, 65537, 256, 8, 256, 1, 1);  /* online, many rows: L2 cluster */
-    check_block(SOFTMAX, 4096, 300000, 256, 0, 256, 1, 1); /* 132 rows of 1.2 MB overflow it */
-    check_block(ROWSUM, 128, 262144, 256, 8, 256, 1, 1);   /* few long rows: cluster_stream */
-    check_block(ROWSUM, 256, 262144, 256, 4, 256, 1, 1);   /* floor(8 x 132 / 256): one wave */
-    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1, 1);   /* streamed, 4 per SM */
+    check_block(SOFTMAX, 100, 65537, 256, 8, 256, 1, 1);     /* online, few rows: cluster_stream */
+    check_block(SOFTMAX, 4096, 65537, 256, 8, 256, 1, 1);    /* online, many rows: L2 cluster */
+    check_block(SOFTMAX, 4096, 300000, 256, 0, 256, 1, 1);   /* 132 rows of 1.2 MB overflow it */
+    check_split(ROWSUM, 128, 262144, 256, 0, 256, 1, 17, 1); /* few long rows: row_split */
+    check_split(ROWSUM, 256, 262144, 256, 0, 256, 1, 9, 1);  /* ceil(2 x 8 x 132 / 256) */
+    check_split(ROWSUM, 264, 262144, 256, 0, 256, 1, 8, 1);  /* 2 rows per SM: still split */
+    check_block(ROWSUM, 265, 262144, 256, 0, 256, 1, 1);     /* more: a block per row */
+    check_block(ROWSUM, 512, 262144, 256, 0, 256, 1, 1);     /* streamed, 4 per SM */
+}
+
+static const char *GSUM = "fn f(x: f32[M, N]) -> f32[] { return sum(x) }\n";
+static const char *GMAX = "fn f(x: f32[M, N]) -> f32[] { return max(x) }\n";
+static const char *GMEAN_BF16 = "fn f(x: bf16[M, N]) -> bf16[] { return mean(x) }\n";
+static const char *LOSSES = /* several scalar outputs of one region */
+    "fn f(p: f32[M, N], t: f32[M, N]) -> (f32[], f32[], f32[]) {\n  d = p - t\n  a = abs(d)\n"
+    "  return mean(d * d), mean(where(a < 1.0, 0.5 * d * d, a - 0.5)), mean(a)\n}\n";
+static const char *ROWMINMAX =
+    "fn f(x: f32[M, N]) -> (f32[M], f32[M]) { return min(x, axis=-1), max(x, axis=-1) }\n";
+
+/* Values in (-2, -1]: a max of them is negative. */
+static double fill_negative(unsigned in, int64_t i, int64_t n) {
+    (void)in, (void)n;
+    return -1.0 - (double)((i * 7919) % 1000) / 1000.0;
+}
+
+/* The region's schedule is reduction.row_split with `splits` chunks (0: not split). */
+static void check_rsplit(const ir_graph *g, unsigned splits) {
+    const ir_region *r = the_reduction(g);
+    if ((r->sched.id == PASS_SCH_REDUCTION_ROW_SPLIT ? r->splits : 0) != splits)
+        fprintf(stderr, "schedule %s, splits %u; expected %u\n", pass_schedule_name(r->sched.id),
+                r->splits, splits);
+    assert_int_equal(r->sched.id == PASS_SCH_REDUCTION_ROW_SPLIT ? r->splits : 0, splits);
+}
+
+/* [reduction.row_split] from the shape: few rows (at most 2 per SM) of one stage with outputs of
+ * the reduced shape, ceil(2 waves x 8 blocks x 132 SMs / rows) chunks, at most one per 256 x 16
+ * elements; not where the rows fill the GPU, nor for two stages (softmax), nor a short row. Then
+ * the host JIT (its programs concurrent: the ticket decides which block combines; a block that
+ * combined before the others stored their partials would read zeros) against the interpreter at
+ * ragged sizes: one row of a prime length, 3 rows, a global sum / max / mean, several scalar
+ * outputs, negative values for the max (a missing partial reads 0). */
+static void test_row_split(void **s) {
+    (void)s;
+    static const struct {
+        const char **src;
+        int64_t m, n;
+        unsigned splits;
+    } cases[] = {
+        {&ROWSUM, 1, 100003, 24},    /* 100003 / 4096 */
+        {&ROWSUM, 3, 65537, 16},     /* 65537 / 4096 */
+        {&ROWMINMAX, 7, 300007, 73}, /* 300007 / 4096 */
+        {&GSUM, 8191, 1000, 1999},   /* the whole tensor: 8191000 / 4096 */
+        {&GMAX, 33, 50001, 402},     /* 1650033 / 4096 */
+        {&GMEAN_BF16, 129, 4097, 129}, {&LOSSES, 1000, 1003, 244},
+        {&GSUM, 7, 2999, 5},      /* 20993 elements (not held): 5 chunks */
+        {&ROWSUM, 1, 8191, 0},    /* under 2 chunks: one block (held) */
+        {&ROWSUM, 265, 65536, 0}, /* more than 2 rows per SM */
+        {&SOFTMAX, 1, 100003, 0}, /* two stages and a row-shaped output */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *src = *cases[i].src;
+        fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
+        ir_graph *raw, *g = plan(src, defs, 2, 0, &raw);
+        check_rsplit(g, cases[i].splits);
+        run_compare(g, raw, src, cases[i].m, cases[i].n, NULL, 70 + i);
+        if (*cases[i].src == GMAX) /* every value negative: a partial read as 0 would win */
+            run_compare(g, raw, src, cases[i].m, cases[i].n, fill_negative, 90 + i);
+        ir_graph_free(g);
+        ir_graph_free(raw);
+    }
+}
+
+/* PTX of [reduction.row_split] (sm_90 and sm_80: no cluster): one kernel, grid rows x splits,
+ * the ticket's fence and atomic, the volatile loads of the partials, and a zeroed workspace;
+ * ptxas accepts it. */
+static void test_row_split_ptx(void **s) {
+    (void)s;
+    const char *srcs[] = {ROWSUM, GSUM, LOSSES, GMEAN_BF16};
+    const int64_t mn[][2] = {{3, 65537}, {8191, 1000}, {1000, 1003}, {129, 4097}};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
+        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
+        const ir_region *r = the_reduction(g);
+        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_ROW_SPLIT);
+        for (int t = 0; t < 2; t++) {
+            tx_diag d;
+            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
+            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
+            assert_non_null(p);
+            size_t len = 0;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(ptx);
+            assert_non_null(strstr(ptx, "fence.acq_rel.gpu"));
+            assert_non_null(strstr(ptx, "atom.relaxed.gpu.global.add.u32"));
+            assert_non_null(strstr(ptx, "ld.volatile.global"));
+            assert_null(strstr(ptx, ".reqnctapercluster"));
+            assert_int_equal(cg_program_nkernels(p), 1);
+            int64_t syms[2] = {mn[i][0], mn[i][1]};
+            unsigned grid[3], block[3], smem;
+            assert_true(cg_kernel_geometry(p, 0, syms, grid, block, &smem));
+            int64_t rows = srcs[i] == ROWSUM ? mn[i][0] : 1;
+            assert_int_equal(grid[0], rows);
+            assert_int_equal(grid[1], r->splits);
+            assert_int_equal(block[0], 256);
+            int rc = tk_ptxas(ptx, len, t ? "sm_80" : "sm_90", NULL);
+            if (rc >= 0) assert_int_equal(rc, 0);
+            cg_program_free(p);
+        }
+        ir_graph_free(g);
+    }
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -699,7 +803,7 @@ static void test_cluster_ptx(void **s) {
                  {&SOFTMAX, 7, 20001, 3},          {&LAYERNORM_BF16, 5, 40000, 5},
                  {&SOFTMAX, 128, 150001, 8},       /* cluster_stream: online slices */
                  {&LAYERNORM_BF16, 64, 150000, 8}, /* cluster_stream: Welford slices */
-                 {&ROWSUM, 256, 262144, 4},        {&SOFTMAX, 4096, 65536, 8}};
+                 {&SOFTMAX, 4096, 65536, 8}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *src = *cases[i].src;
         fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
@@ -776,6 +880,8 @@ int main(void) {
         cmocka_unit_test(test_row_schedule_ptx),
         cmocka_unit_test(test_cluster_ptx),
         cmocka_unit_test(test_column_ragged),
+        cmocka_unit_test(test_row_split),
+        cmocka_unit_test(test_row_split_ptx),
         cmocka_unit_test(test_schedule_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
