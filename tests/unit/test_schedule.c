@@ -330,6 +330,8 @@ static void test_rules(void **state) {
         {{"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=64,N=8192"},
          PASS_SCH_REDUCTION_ROW_WIDE},
         {{"fn f(x: f32[M, N]) -> f32[M] { return sum(x, axis=-1) }\n", "M=8,N=65536"},
+         PASS_SCH_REDUCTION_ROW_SPLIT},
+        {{"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=-1) }\n", "M=100,N=65537"},
          PASS_SCH_REDUCTION_CLUSTER_STREAM},
         {{"fn f(x: f32[M, N]) -> f32[N] { return sum(x, axis=0) }\n", "M=65536,N=1024"},
          PASS_SCH_REDUCTION_COLUMN_BLOCKS},
