@@ -80,7 +80,8 @@ typedef struct cg_temp {
     bool staged; /* a staged operand copy ([matmul.wgmma.stage], device only): numbered after
                     every other temp, so a host program's buffers are a device plan's first ones */
     bool zeroed; /* a workspace whose bytes must be zero before its kernel's first launch and
-                    that the kernel leaves zero (the stream-K flags; staged too: device only):
+                    that the kernel leaves zero (the stream-K flags, staged too: device
+                    only; the split rows' tickets and partials, host too):
                     the runtime clears it once when it allocates it and never poisons it;
                     manifest "zero": true */
 } cg_temp;
