@@ -107,6 +107,9 @@ printf '# bench: -D M=2500 -D N=1500 -D K=2500\nfn f(x: bf16[M, K], w: bf16[K, N
 printf '# bench: -D M=16 -D N=3001 -D K=4099\nfn f(x: f16[M, K], w: f16[K, N]) -> f16[M, N] {\n  return x @ w\n}\n' >"$W/odd_skinny.tx"
 printf '# bench: -D M=1000 -D N=999 -D K=1001\nfn f(x: bf16[M, K], w: bf16[N, K], b: bf16[N]) -> f32[M, N] {\n  return f32(gelu_tanh(x @ transpose(w, 0, 1) + b))\n}\n' >"$W/odd_epi.tx"
 printf '# bench: -D M=777 -D N=1500 -D K=1001\nfn f(x: bf16[M, K], w1: bf16[K, N], w3: bf16[K, N]) -> bf16[M, N] {\n  return silu(x @ w1) * (x @ w3)\n}\n' >"$W/odd_swiglu.tx"
+# reductions whose rows alone do not fill the GPU: [reduction.row_split] (the last block's ticket)
+printf '# bench: -D M=8192 -D N=1000\nfn f(p: f32[M, N], t: f32[M, N]) -> (f32[], f32[]) {\n  d = p - t\n  return mean(d * d), max(abs(d))\n}\n' >"$W/odd_split_losses.tx"
+printf '# bench: -D M=3 -D N=1000003\nfn f(x: bf16[M, N]) -> f32[M] {\n  return sum(f32(x), axis=-1)\n}\n' >"$W/odd_split_rows.tx"
 for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx "$W"/odd_*.tx; do
   [ -f "$f" ] || continue
   sizes=$(sed -n 's/.*bench: *\(-D.*\)$/\1/p' "$f" | head -1)
