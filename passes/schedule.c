@@ -576,10 +576,10 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
 }
 
 /* reduction.row_split(threads, splits): each row in `splits` chunks, one block of `threads` each
- * (codegen/reduction.c cg_red_split_row); 256 or 512 threads over 1, 2 or 4 waves. */
+ * (codegen/reduction.c cg_red_split_row); 256, 512 or 1024 threads over 1, 2 or 4 waves. */
 static unsigned rsplit_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     unsigned n = 0;
-    for (int32_t t = SPLIT_ROW_THREADS; t <= 2 * SPLIT_ROW_THREADS; t *= 2)
+    for (int32_t t = SPLIT_ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
         for (int64_t w = 1; w <= 4; w *= 2) {
             int64_t c = rsplit_chunks(f, t, w);
             bool dup = c < 2;
