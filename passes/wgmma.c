@@ -57,6 +57,11 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
             t->tiles % s->sms == 0 || t->tiles >= 4LL * s->sms)
             return false;
         int64_t units = t->tiles * t->nk, g = units / 4 < s->sms ? units / 4 : s->sms;
+        /* TX_WG_SK_CTAS=G cuts the units over G CTAs instead (a benchmark knob: G = tiles x S
+         * gives each tile S equal k ranges, the split-K cut) */
+        const char *gk = getenv("TX_WG_SK_CTAS");
+        int64_t gv = gk ? atoll(gk) : 0;
+        if (gv >= 1 && gv <= s->sms && gv <= units / 2) g = gv;
         /* whole rounds of tiles, or fewer CTAs than the plain grid: the plain grid */
         if (g < 1 || t->tiles % g == 0 || g < (t->tiles < s->sms ? t->tiles : s->sms)) return false;
         t->ctas = g;
@@ -164,13 +169,14 @@ unsigned pass_wg_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) 
     for (size_t i = 0; i < 3 && n < cap && !(sk && !strcmp(sk, "0")); i++)
         if (pass_wg_tile_make(s, bm, skbns[i], 0, &out[n])) n++;
     /* TX_WG_TILE=BMxBN (BM 256: the multicast pair) keeps only that tile's plain form where the
-     * shape has it (a benchmark knob: one tile against another on the same shape) */
+     * shape has it, BMxBNkS its form of S split-K ranks (k0: stream-K); a benchmark knob: one
+     * tile against another on the same shape */
     const char *pin = getenv("TX_WG_TILE");
-    int pbm = 0, pbn = 0;
-    if (pin && sscanf(pin, "%dx%d", &pbm, &pbn) == 2) {
+    int pbm = 0, pbn = 0, psk = 1;
+    if (pin && sscanf(pin, "%dx%dk%d", &pbm, &pbn, &psk) >= 2) {
         unsigned k = 0;
         for (unsigned i = 0; i < n; i++)
-            if (out[i].bm * out[i].mcast == pbm && out[i].bn == pbn && out[i].splits == 1)
+            if (out[i].bm * out[i].mcast == pbm && out[i].bn == pbn && out[i].splits == psk)
                 out[k++] = out[i];
         if (k) n = k;
     }

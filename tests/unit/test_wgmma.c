@@ -563,6 +563,10 @@ static void test_tile_space(void **state) {
     assert_true(sp[0].bm == 64 && sp[0].bn == 128 && sp[0].splits == 1);
     setenv("TX_WG_TILE", "48x48", 1);
     assert_int_equal(pass_wg_space(&s, sp, PASS_WG_SPACE), all);
+    setenv("TX_WG_TILE", "128x256k0", 1); /* the stream-K form of a tile */
+    n = pass_wg_space(&s, sp, PASS_WG_SPACE);
+    assert_int_equal(n, 1);
+    assert_true(sp[0].bm == 128 && sp[0].bn == 256 && sp[0].splits == 0);
     unsetenv("TX_WG_TILE");
 }
 
