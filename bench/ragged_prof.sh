@@ -10,7 +10,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-ragged-prof-out}; mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
-TXC=${TXC:-dist/bin/txc}; T0=$(date +%s); BUDGET=${BUDGET:-58}
+# from the repository root (dist/bin/txc) or from dist/ itself (bin/txc)
+[ -x bin/txc ] && TXC=${TXC:-bin/txc}; TXC=${TXC:-dist/bin/txc}; T0=$(date +%s); BUDGET=${BUDGET:-58}
 left() { echo $(( BUDGET - ($(date +%s) - T0) )); }
 P=bench/ragged_xw.tx
 dims() { IFS=x read -r m n k <<<"$1"; echo "-D M=$m -D N=$n -D K=$k"; }
