@@ -82,6 +82,10 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     int64_t fixed = WG_SLACK + 2 * 8 * PASS_WG_MAX_STAGES + WG_SPLIT_BARS + t->red_bytes;
     int64_t st = (s->smem - fixed) / t->stage_bytes;
     if (st > PASS_WG_MAX_STAGES) st = PASS_WG_MAX_STAGES;
+    /* TX_WG_MAX_STAGES=N caps the ring (a benchmark knob: a shallower ring leaves room for the
+     * epilogue's store slots) */
+    const char *ms = getenv("TX_WG_MAX_STAGES");
+    if (ms && atoi(ms) >= 2 && st > atoi(ms)) st = atoi(ms);
     if (st < 2) return false;
     t->stages = (int)st;
     t->smem_bytes = fixed + t->stage_bytes * st;
