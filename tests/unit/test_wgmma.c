@@ -345,7 +345,8 @@ static bool plan(int64_t M, int64_t N, int64_t K, bool ak, bool bk, unsigned nmm
     return cg_wg_plan_for(M, N, K, ak, bk, nmm, nouts, 227 * 1024, 132, NULL, p);
 }
 
-/* Structural facts every plan keeps: the shared layout fits, the ring is as deep as fits, the
+/* Structural facts every plan keeps: the shared layout fits, the ring is as deep as fits (or one
+ * stage less where every CTA runs one tile: the stage trade of [matmul.wgmma.epi]), the
  * accumulator columns stay within the epilogue's register bounds, split-K CTAs fit the SMs. */
 static void plan_sane(const cg_wg_plan *p, int64_t M, int64_t N, unsigned nouts) {
     int64_t lim = 227 * 1024;
@@ -356,10 +357,12 @@ static void plan_sane(const cg_wg_plan *p, int64_t M, int64_t N, unsigned nouts)
     assert_int_equal(p->stage_bytes % 1024, 0);
     assert_true(p->stages >= 2 && p->stages <= CG_WG_MAX_STAGES);
     assert_true(p->smem_bytes <= lim);
-    assert_true(p->smem_bytes + p->stage_bytes > lim || p->stages == CG_WG_MAX_STAGES);
+    int64_t tiles = (M + p->bm - 1) / p->bm * ((N + p->bn - 1) / p->bn);
+    bool traded = M > 0 && tiles <= 132 && p->splits == 1 && !p->streamk && p->stages >= 4 &&
+                  p->smem_bytes + 2 * p->stage_bytes > lim;
+    assert_true(p->smem_bytes + p->stage_bytes > lim || p->stages == CG_WG_MAX_STAGES || traded);
     assert_true(p->nmm * p->bn <= (nouts > 1 ? (p->nmm == 1 ? 128 : 192) : 256));
     assert_int_equal(p->red_bytes, (int64_t)(p->splits - 1) * p->bm * p->nmm * p->bn * 4);
-    int64_t tiles = (M + p->bm - 1) / p->bm * ((N + p->bn - 1) / p->bn);
     if (M > 0 && p->splits > 1) assert_true(tiles * p->splits <= 132);
     assert_int_equal(p->setmaxnreg, p->nmm * p->bn > 192 && p->consumers == 2);
 }
@@ -563,6 +566,27 @@ static void test_tile_space(void **state) {
     assert_true(sp[0].bm == 64 && sp[0].bn == 128 && sp[0].splits == 1);
     setenv("TX_WG_TILE", "48x48", 1);
     assert_int_equal(pass_wg_space(&s, sp, PASS_WG_SPACE), all);
+    /* the stage trade: 81 tiles of 128x192 on 81 CTAs, one tile each: 4 stages and two store
+     * entries per consumer instead of 5 and one; not where CTAs run several tiles, nor with
+     * TX_WG_EPI_TRADE=0 */
+    s.epi_es = 2;
+    assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
+    assert_int_equal(t.stages, 4);
+    assert_int_equal(t.epi_nbuf, 2);
+    setenv("TX_WG_EPI_TRADE", "0", 1);
+    assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
+    assert_int_equal(t.stages, 5);
+    assert_int_equal(t.epi_nbuf, 1);
+    unsetenv("TX_WG_EPI_TRADE");
+    s.M = 3000; /* 24 x 27 tiles */
+    assert_true(pass_wg_tile_make(&s, 128, 192, 1, &t));
+    assert_int_equal(t.stages, 5);
+    assert_int_equal(t.epi_nbuf, 1);
+    s.M = 300;
+    assert_true(pass_wg_tile_make(&s, 128, 128, 1, &t)); /* 7 stages leave no room for an entry */
+    assert_int_equal(t.stages, 7);
+    assert_int_equal(t.epi_nbuf, 0);
+    s.epi_es = 0;
     setenv("TX_WG_TILE", "128x256k0", 1); /* the stream-K form of a tile */
     n = pass_wg_space(&s, sp, PASS_WG_SPACE);
     assert_int_equal(n, 1);
