@@ -6,7 +6,10 @@
 # (tools/make-dist.sh):
 #
 #   bash bench/decode_ab.sh   (BUDGET=S seconds, default 58; STEPS=verify,b8,anchors,rows,sym,ncu;
-#                              VARIANTS="ENV ..." for the B8 variants, comma-separated, - for none)
+#                              VARIANTS="ENV ..." for the B8 variants, comma-separated, - for none;
+#                              ROW_VARIANTS the same for the rows (default -), NCU_VARIANTS for
+#                              ncu (default -), VERIFY_ENV=ENV the compiling environment of the
+#                              verification, comma-separated)
 #
 # 1. verify: through `txc bench` against the reference interpreter: B1 H4 L32773 (a key tile
 #    crossing the cache's end), GQA 32/8 B1 T2 L20000 (packed, split), and B3 H2 T3 L1000 with
@@ -30,6 +33,9 @@ attn_setup decode_ab decode-ab-out 58 5
 DEC=$X/attn_decode.tx
 GQA=examples/attention_decode_gqa.tx
 VARIANTS=${VARIANTS:-"- TX_ATTN_KS_BN=128 TX_ATTN_KS_L2=0 TX_ATTN_KS_LEAN=0,TX_ATTN_KS_L2=0"}
+ROW_VARIANTS=${ROW_VARIANTS:--}
+NCU_VARIANTS=${NCU_VARIANTS:--}
+VERIFY_ENV=${VERIFY_ENV:-}
 dimval() { echo "$*" | sed -n "s/.*$1=\([0-9]*\).*/\1/p"; }
 # lengths B L FILE [full]: every length L (full), else 1, L, 0, then scattered ones
 lens() { "$PY" -c "import numpy as np,sys; b,l,full=int(sys.argv[1]),int(sys.argv[2]),sys.argv[4]=='full'; np.save(sys.argv[3], np.array([l if full else ([1,l,0][i%3] if i<3 else (i*7919)%l+1) for i in range(b)],'<i4'))" "$1" "$2" "$3" "${4:-}"; }
@@ -41,9 +47,10 @@ np.save(d+'/q.npy',f((b,h,t,128))); np.save(d+'/k.npy',f((b,hk,l,128))); np.save
 ok_run() { ! grep -qi "mismatch\|not verified\|FAIL" "$1"; }
 verify() { # NAME FILE ARGS...: txc bench on the GPU, checked against the reference
   local name=$1 f=$2; shift 2
-  if timeout 25 "$TXC" bench "$f" --device=gpu --iters 2 "$@" >"$W/v.txt" 2>&1 && ok_run "$W/v.txt"; then
-    # shellcheck disable=SC2046
-    log "ok    verify $name [$("$TXC" "$f" $(echo "$*" | grep -o -- '-D [A-Z]*=[0-9]*' | tr '\n' ' ') --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'template.*' | head -1)]"
+  # shellcheck disable=SC2086
+  if env ${VERIFY_ENV//,/ } timeout 25 "$TXC" bench "$f" --device=gpu --iters 2 "$@" >"$W/v.txt" 2>&1 && ok_run "$W/v.txt"; then
+    # shellcheck disable=SC2046,SC2086
+    log "ok    verify $name [$(env ${VERIFY_ENV//,/ } "$TXC" "$f" $(echo "$*" | grep -o -- '-D [A-Z]*=[0-9]*' | tr '\n' ' ') --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'template.*' | head -1)]"
   else
     fail=1; log "FAIL  verify $name: $(tail -c 300 "$W/v.txt" | tr '\n' ' ')"
   fi
@@ -78,22 +85,30 @@ if has anchors 10; then
   timeout $(( $(left) - 3 )) "$PY" bench/decode_read.py "$OUT/read.json" >>"$LOG" 2>&1 || log "decode_read.py failed (see log.txt)"
 fi
 if has rows; then
-  timed b1h32l8k - "$DEC" -D B=1 -D H=32 -D T=1 -D L=8192
-  timed b1h32l32k - "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
-  timed gqa_b4l16k - "$GQA" -D B=4 -D T=1 -D L=16384
-  timed b2h32t4l32k - "$DEC" -D B=2 -D H=32 -D T=4 -D L=32768
+  for v in $ROW_VARIANTS; do
+    timed b1h32l8k "$v" "$DEC" -D B=1 -D H=32 -D T=1 -D L=8192
+    timed b1h32l32k "$v" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768
+    timed gqa_b4l16k "$v" "$GQA" -D B=4 -D T=1 -D L=16384
+    timed b2h32t4l32k "$v" "$DEC" -D B=2 -D H=32 -D T=4 -D L=32768
+  done
 fi
 if has sym; then
   mkdir -p "$W/y" && inputs 1 32 32 1 8192 "$W/y" full &&
     TAG=sizes_from_inputs tx_time b1h32l8k - "$DEC" --input "q=$W/y/q.npy" --input "k=$W/y/k.npy" --input "v=$W/y/v.npy" --input "len=$W/y/len.npy" -D T=1
 fi
-if has ncu 14 && command -v ncu >/dev/null; then
+# ncu of the B8 kernel per NCU_VARIANTS ($OUT/ncu-b8[_TAG].txt): DRAM and L2, occupancy, the
+# schedulers' eligible warps and the warps' stall reasons
+for v in $NCU_VARIANTS; do
+  has ncu 14 && command -v ncu >/dev/null || break
   lens 8 32768 "$W/full.npy" full
-  timeout $(( $(left) - 3 )) ncu --section SpeedOfLight --section MemoryWorkloadAnalysis -k regex:_k0 -c 1 "$TXC" run "$DEC" --device=gpu \
-    --random-inputs=1 --input "len=$W/full.npy" -D B=8 -D H=32 -D T=1 -D L=32768 --output-dir "$W/o" >"$OUT/ncu-b8.txt" 2>&1 ||
-    log "ncu ran out of time (see ncu-b8.txt)"
-  grep -E "DRAM Throughput|L2 Hit|L2 Cache Throughput|Duration|Tbyte/s" "$OUT/ncu-b8.txt" >>"$LOG"
-fi
+  nf=$OUT/ncu-b8$([ "$v" = - ] || echo "_${v//[=,]/_}").txt
+  # shellcheck disable=SC2046
+  env $([ "$v" = - ] || echo "${v//,/ }") timeout $(( $(left) - 3 )) ncu --section SpeedOfLight --section MemoryWorkloadAnalysis \
+    --section Occupancy --section SchedulerStats --section WarpStateStats -k regex:_k0 -c 1 "$TXC" run "$DEC" --device=gpu \
+    --random-inputs=1 --input "len=$W/full.npy" -D B=8 -D H=32 -D T=1 -D L=32768 --output-dir "$W/o" >"$nf" 2>&1 ||
+    log "ncu ran out of time (see $nf)"
+  { echo "== ncu $v"; grep -E "DRAM Throughput|L2 Hit|L2 Cache Throughput|Duration|Tbyte/s|Achieved Occupancy|Eligible Warps|No Eligible|Stall" "$nf"; } >>"$LOG"
+done
 "$PY" - "$OUT" <<'PYEOF' | tee "$OUT/summary.txt"
 import glob, json, os, sys
 out = sys.argv[1]

@@ -10,7 +10,7 @@ Writes, each a median of triton's do_bench (L2 cleared between runs):
   error);
   copy_GBps: PyTorch's device copy of 4 GiB (read + write bytes / time);
   read_GBps: a Triton kernel that reads 4 GiB once (one f32 sum per program: read bytes / time),
-  the read-only ceiling decode can reach."""
+  the read-only ceiling decode can reach; read_torch_sum_GBps: torch's sum of the same 4 GiB."""
 import json
 import sys
 
@@ -85,5 +85,9 @@ for progs in (132 * 64,):
     gbps = round(progs * n_per * 2 / (do_bench(g, warmup=3, rep=40) * 1e6), 1)
     out["read_GBps_%d" % progs] = gbps if ok else None
     out["read_GBps"] = max(out.get("read_GBps") or 0, gbps if ok else 0)
+# PyTorch's own read-only stream: a sum of the same 4 GiB (f32 accumulation)
+ts = lambda: x.sum(dtype=torch.float32)  # noqa: E731
+ok = abs(float(ts()) - x.numel()) < 1e-3 * x.numel()
+out["read_torch_sum_GBps"] = round(x.numel() * 2 / (do_bench(ts, warmup=3, rep=40) * 1e6), 1) if ok else None
 json.dump(out, open(sys.argv[1], "w"), indent=1)
 print(json.dumps(out))

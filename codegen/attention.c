@@ -57,11 +57,22 @@ typedef struct attn_gen {
     /* [attention.lse]: the region's row logsumexp output (IR_NONE: none), stored per row after
      * the last key tile (lse_store) */
     ir_id lse;
+    /* [attention.ks_tma]: the key split's K and V tiles arrive by TMA (tensor maps ktm[] of the
+     * views kvw[], the kernel's parameters) into an mbarrier ring of 128-byte swizzled boxes */
+    bool ktma;
+    LLVMValueRef ktm[2];
+    pass_attn_view kvw[2];
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
  * score graph is a DAG (i = i + i forty times has 2^40 paths), so they stop there, as unknown. */
 enum { ATTN_WALK_MAX = 1 << 14 };
+
+static void attn_tma_copy(cg_ctx *cx, const cg_attn_wg_view *v, LLVMValueRef tm, int64_t d,
+                          int64_t rows, LLVMValueRef r0, const LLVMValueRef *bc, LLVMValueRef dst,
+                          LLVMValueRef bar);
+static void attn_view_batch(attn_gen *a, const cg_attn_wg_view *v, LLVMValueRef bc[CG_TMAP_MAXR]);
+static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes);
 
 /* ---- matching ------------------------------------------------------------- */
 
@@ -750,6 +761,31 @@ static LLVMValueRef ks_frag(cg_ctx *cx, LLVMValueRef row0, LLVMValueRef c0, int 
                         LLVMBuildICmp(b, LLVMIntSLT, *col, dv, ""), "");
 }
 
+/* [attention.ks_tma]: the K and V tiles of bn keys from key j (i64) into the ring stage at i32
+ * shared address dst (K's d/64 boxes of bn x 128 bytes, then V's), both completing on the
+ * stage's barrier bar with their bytes (keys past the cache arrive as zeros and count); issued
+ * by the calling thread alone. bc: the K and V views' batch coordinates. */
+static void ks_tma_tiles(attn_gen *a, LLVMValueRef j, LLVMValueRef dst, LLVMValueRef bar,
+                         LLVMValueRef bc[2][CG_TMAP_MAXR], int64_t bn, int64_t d) {
+    cg_ctx *cx = a->cx;
+    LLVMValueRef j32 = LLVMBuildTrunc(cx->b, j, cx->i32, "");
+    awg_expect(cx, bar, 2 * bn * d * 2);
+    attn_tma_copy(cx, &a->kvw[0], a->ktm[0], d, bn, j32, bc[0], dst, bar);
+    attn_tma_copy(cx, &a->kvw[1], a->ktm[1], d, bn, j32, bc[1],
+                  LLVMBuildAdd(cx->b, dst, cg_i32(cx, bn * d * 2), ""), bar);
+}
+
+/* The 16-bit index, in a tile of bn rows of d columns stored as d/64 TMA boxes of bn rows x 128
+ * bytes with the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r mod 8)), of the
+ * chunk that holds columns 64 box + 8 c .. + 7 of row r (i32); x = c ^ (r mod 8) (i32, the
+ * caller folds lane constants into it). */
+static LLVMValueRef ks_swz_idx(cg_ctx *cx, int64_t bn, int box, LLVMValueRef r, LLVMValueRef x) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef row = LLVMBuildAdd(b, cg_i32(cx, (int)(box * bn * 64)),
+                                    LLVMBuildMul(b, r, cg_i32(cx, 64), ""), "");
+    return LLVMBuildAdd(b, row, LLVMBuildMul(b, x, cg_i32(cx, 8), ""), "");
+}
+
 /* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
  * its own 16 keys of each BN-key tile, with its own running max, sum and O; after the last
  * tile the warps' partials are combined through shared memory (sqk) and warp 0 stores. */
@@ -775,12 +811,22 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                      BN,    DVP,   vjd ? PV : 1, vjd ? 1 : PV, d->cdt,        NULL};
     int64_t kbytes = BN * PK * 2, stage = kbytes + vbytes;
     int nst = ks ? attn_ks_stages() : 2;
+    /* [attention.ks_tma]: unpadded swizzled tiles (DP = DVP = D, a multiple of 64), the stages
+     * 1024-aligned after 1024 bytes of slack, then a barrier per stage */
+    bool tma = ks && a->ktma && DP == DVP && DP % 64 == 0 && vjd;
+    if (a->ktma && !tma) {
+        a->failed = true;
+        return false;
+    }
+    if (tma) kbytes = BN * DP * 2, stage = 2 * kbytes;
+    int64_t ring_extra = tma ? 1024 + 8 * (int64_t)nst : 0;
     /* with the ring, the static buffer holds the Q tile, then the key split's combine */
     int64_t qbytes = BM * PK * 2, cbytes = ks ? ks_bytes(DT) : 0;
     if (nst * stage < cbytes && qbytes < cbytes) qbytes = cbytes;
-    while (nst > 2 && qbytes + nst * stage > cg_mm_smem_limit(cx->target)) nst--;
-    bool async = cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv) &&
-                 qbytes + nst * stage <= cg_mm_smem_limit(cx->target);
+    while (nst > 2 && qbytes + nst * stage + ring_extra > cg_mm_smem_limit(cx->target)) nst--;
+    if (tma) ring_extra = 1024 + 8 * (int64_t)nst;
+    bool async = (tma || (cg_mm_tile_async_ok(cx, &tk) && cg_mm_tile_async_ok(cx, &tv))) &&
+                 qbytes + nst * stage + ring_extra <= cg_mm_smem_limit(cx->target);
     /* the key split's combine: in the ring after the last tile (async), else in the static
      * buffer */
     int64_t sqbytes = async ? qbytes : rows * PK * 2;
@@ -789,12 +835,13 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
                  sv = async ? NULL : cg_shared_bytes(cx, vbytes);
     l->smem_bytes = sqbytes + (async ? 0 : vbytes);
     tk.smem = sqk, tv.smem = sv;
-    int l2 = ks ? attn_ks_l2() : 0;
+    int l2 = ks && !tma ? attn_ks_l2() : 0;
     if (ks && async) { /* the template names the ring's depth (and a prefetch size) */
         size_t n = strlen(cx->k->tmpl);
         snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " s%d", nst);
         n = strlen(cx->k->tmpl);
         if (l2) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " l2p%d", l2);
+        if (tma) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " tma");
         int nb = attn_ks_blocks(cx);
         n = strlen(cx->k->tmpl);
         if (nb) snprintf(cx->k->tmpl + n, sizeof cx->k->tmpl - n, " b%d", nb);
@@ -817,6 +864,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef b3 = LLVMBuildMul(
         b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 1), ""),
         cg_i32(cx, 8), "");
+    /* swizzled tiles (ks_swz_idx): the lane's K chunk bit (lane >> 3) & 1 and V chunk bit
+     * lane >> 4, each xor its row mod 8 (lane & 7: rows step by 8 otherwise) */
+    LLVMValueRef mk = LLVMBuildXor(b, LLVMBuildLShr(b, b3, cg_i32(cx, 3), ""), l7, "");
+    LLVMValueRef mvx = LLVMBuildXor(b, LLVMBuildLShr(b, lane, cg_i32(cx, 4), ""), l7, "");
     /* Q tile -> shared -> fragments in registers */
     cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
                      BM,    DP,    PK,      1,  d->cdt,        sqk};
@@ -868,11 +919,41 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
         attn_key_range(a, q0, rlast, BN, &kb, &ke);
     }
     chunk_clip(a, &kb, &ke);
-    LLVMValueRef dyn = NULL;
-    if (async) { /* the first nst - 1 tiles, one commit group each (empty past ke) */
+    LLVMValueRef dyn = NULL, sring = NULL, sbar = NULL, par = NULL, bc[2][CG_TMAP_MAXR];
+    LLVMValueRef t0 = LLVMBuildICmp(b, LLVMIntEQ, tid, cg_i32(cx, 0), "");
+    if (async) {
         dyn = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
-        l->dyn_smem = nst * stage;
-        l->smem_bytes += nst * stage;
+        l->dyn_smem = nst * stage + ring_extra;
+        l->smem_bytes += nst * stage + ring_extra;
+    }
+    if (tma) { /* the ring at a 1024-aligned shared address sring, barriers at sbar */
+        LLVMValueRef a0 = LLVMBuildPtrToInt(b, dyn, cx->i32, "");
+        sring =
+            LLVMBuildAnd(b, LLVMBuildAdd(b, a0, cg_i32(cx, 1023), ""), cg_i32(cx, ~1023), "sring");
+        LLVMValueRef pad = LLVMBuildZExt(b, LLVMBuildSub(b, sring, a0, ""), cx->i64, "");
+        dyn = LLVMBuildGEP2(b, cx->i8, dyn, &pad, 1, "ring");
+        sbar = LLVMBuildAdd(b, sring, cg_i32(cx, (int)(nst * stage)), "sbar");
+        par = cg_var(cx, cg_i32(cx, 0));
+        attn_view_batch(a, &a->kvw[0], bc[0]);
+        attn_view_batch(a, &a->kvw[1], bc[1]);
+        LLVMBasicBlockRef c0 = cg_if_begin(cx, t0);
+        for (int i = 0; i < nst; i++) {
+            LLVMValueRef ia[2] = {
+                LLVMBuildIntToPtr(b, LLVMBuildAdd(b, sbar, cg_i32(cx, 8 * i), ""), cx->sptr, ""),
+                cg_i32(cx, 1)};
+            cg_call_intrinsic(cx, "llvm.nvvm.mbarrier.init.shared", false, ia, 2);
+        }
+        cg_wg_asm(cx, NULL, "fence.mbarrier_init.release.cluster;", "~{memory}", NULL, 0);
+        for (int i = 0; i + 1 < nst; i++) { /* the first nst - 1 tiles (none past ke) */
+            LLVMValueRef ji = LLVMBuildAdd(b, kb, cg_i64(cx, i * BN), "");
+            LLVMBasicBlockRef c1 = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, ji, ke, ""));
+            ks_tma_tiles(a, ji, LLVMBuildAdd(b, sring, cg_i32(cx, (int)(i * stage)), ""),
+                         LLVMBuildAdd(b, sbar, cg_i32(cx, 8 * i), ""), bc, BN, DP);
+            cg_if_end(cx, c1);
+        }
+        cg_if_end(cx, c0);
+        cg_barrier(cx);
+    } else if (async) { /* the first nst - 1 tiles, one commit group each (empty past ke) */
         for (int i = 0; i + 1 < nst; i++) {
             LLVMValueRef ji = LLVMBuildAdd(b, kb, cg_i64(cx, i * BN), "");
             tk.c0 = ji, tv.r0 = ji;
@@ -895,8 +976,35 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, BN), "kv");
     LLVMValueRef skb = sqk, svb = sv;
-    if (async) { /* tile jt landed (nst - 2 younger groups may be pending); every warp is done
-                  * with tile jt - 1, whose stage takes tile jt + nst - 1 */
+    if (tma) { /* every warp is done with tile jt - 1, whose stage takes tile jt + nst - 1
+                * (thread 0's copies); then tile jt's barrier completes phase (jt / nst) mod 2 */
+        LLVMValueRef cur = LLVMBuildLoad2(b, cx->i64, slot, "slot");
+        LLVMValueRef last = LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, nst - 1), "");
+        cg_barrier(cx);
+        LLVMValueRef prev =
+            LLVMBuildSelect(b, LLVMBuildICmp(b, LLVMIntEQ, cur, cg_i64(cx, 0), ""),
+                            cg_i64(cx, nst - 1), LLVMBuildSub(b, cur, cg_i64(cx, 1), ""), "");
+        LLVMValueRef prev32 = LLVMBuildTrunc(b, prev, cx->i32, ""),
+                     cur32 = LLVMBuildTrunc(b, cur, cx->i32, "");
+        LLVMValueRef nj = LLVMBuildAdd(b, j0, cg_i64(cx, (nst - 1) * BN), "");
+        LLVMBasicBlockRef cn =
+            cg_if_begin(cx, LLVMBuildAnd(b, t0, LLVMBuildICmp(b, LLVMIntSLT, nj, ke, ""), ""));
+        ks_tma_tiles(
+            a, nj, LLVMBuildAdd(b, sring, LLVMBuildMul(b, prev32, cg_i32(cx, (int)stage), ""), ""),
+            LLVMBuildAdd(b, sbar, LLVMBuildMul(b, prev32, cg_i32(cx, 8), ""), ""), bc, BN, DP);
+        cg_if_end(cx, cn);
+        LLVMValueRef ph = LLVMBuildLoad2(b, cx->i32, par, "par");
+        cg_wg_wait(cx, LLVMBuildAdd(b, sbar, LLVMBuildMul(b, cur32, cg_i32(cx, 8), ""), ""), ph);
+        LLVMBuildStore(b, LLVMBuildXor(b, ph, LLVMBuildZExt(b, last, cx->i32, ""), ""), par);
+        LLVMBuildStore(
+            b, LLVMBuildSelect(b, last, cg_i64(cx, 0), LLVMBuildAdd(b, cur, cg_i64(cx, 1), ""), ""),
+            slot);
+        LLVMValueRef cs = LLVMBuildMul(b, cur, cg_i64(cx, stage), "");
+        skb = LLVMBuildGEP2(b, cx->i8, dyn, &cs, 1, "");
+        LLVMValueRef csv = LLVMBuildAdd(b, cs, cg_i64(cx, kbytes), "");
+        svb = LLVMBuildGEP2(b, cx->i8, dyn, &csv, 1, "");
+    } else if (async) { /* tile jt landed (nst - 2 younger groups may be pending); every warp is
+                         * done with tile jt - 1, whose stage takes tile jt + nst - 1 */
         /* the ring's slot of tile jt, a variable stepped with a wrap (not jt mod nst, which
          * loop strength reduction turns into one induction variable per shared address) */
         LLVMValueRef cur = LLVMBuildLoad2(b, cx->i64, slot, "slot");
@@ -945,8 +1053,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
              n += 2) { /* Ks[j][d]: rows j = koff + 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
             LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""),
                                           LLVMBuildAdd(b, koff, cg_i32(cx, n * 8), ""), "");
-            LLVMValueRef idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
-                                            LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
+            LLVMValueRef idx = tma ? ks_swz_idx(cx, BN, kk / 4, r,
+                                                LLVMBuildXor(b, mk, cg_i32(cx, 2 * (kk % 4)), ""))
+                                   : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
+                                                  LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
             LLVMValueRef kf[4];
             cg_ldmatrix_x4(cx, skb, idx, false, kf);
             cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf, s[n], s[n]);
@@ -995,8 +1105,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             LLVMValueRef idx;
             if (vjd) { /* Vs[j][dv]: rows j = 16kk + (l & 15), dv = 8t + 8 (l >> 4) */
                 LLVMValueRef r = LLVMBuildAdd(b, l15, kj, "");
-                idx = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
-                                   LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
+                idx =
+                    tma ? ks_swz_idx(cx, BN, t / 8, r, LLVMBuildXor(b, mvx, cg_i32(cx, t % 8), ""))
+                        : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
+                                       LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
             } else { /* Vs[dv][j]: rows dv = 8t + 8 (l >> 4) + (l & 7), j = 16kk + 8 bit3 */
                 LLVMValueRef r =
                     LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, t * 8), "");
@@ -1357,12 +1469,12 @@ static void awg_expect(cg_ctx *cx, LLVMValueRef bar, int64_t bytes) {
               a, 2);
 }
 
-/* TMA copies of one tile of operand o (0 q, 1 k, 2 v): `rows` rows from row r0 (i32) of the
- * batch whose map coordinates are bc[] (i32 per map dim, awg_batch), D/64 boxes of 64 columns x
- * rows, one after the other from shared address dst, completing on bar. */
-static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMValueRef r0,
-                     const LLVMValueRef *bc, LLVMValueRef dst, LLVMValueRef bar) {
-    const cg_attn_wg_view *v = &k->vw[o];
+/* TMA copies of one tile of the view v through map tm: `rows` rows from row r0 (i32) of the
+ * batch whose map coordinates are bc[] (i32 per map dim, attn_view_batch), d/64 boxes of 64
+ * columns x rows, one after the other from shared address dst, completing on bar. */
+static void attn_tma_copy(cg_ctx *cx, const cg_attn_wg_view *v, LLVMValueRef tm, int64_t d,
+                          int64_t rows, LLVMValueRef r0, const LLVMValueRef *bc, LLVMValueRef dst,
+                          LLVMValueRef bar) {
     unsigned R = v->rank;
     char text[200], cons[64];
     int n = snprintf(text, sizeof text,
@@ -1375,9 +1487,9 @@ static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMVal
     n = snprintf(cons, sizeof cons, "r,l");
     for (unsigned j = 0; j <= R; j++) n += snprintf(cons + n, sizeof cons - (size_t)n, ",r");
     snprintf(cons + n, sizeof cons - (size_t)n, ",~{memory}");
-    for (int i = 0; i < k->p.d / 64; i++) {
+    for (int i = 0; i < d / 64; i++) {
         LLVMValueRef a[3 + CG_TMAP_MAXR] = {LLVMBuildAdd(cx->b, dst, i32c(cx, rows * 128 * i), ""),
-                                            k->tm[o]};
+                                            tm};
         for (unsigned j = 0; j < R; j++)
             a[2 + j] = v->role[j] == CG_AWG_D     ? i32c(cx, 64 * i)
                        : v->role[j] == CG_AWG_ROW ? r0
@@ -1385,6 +1497,12 @@ static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMVal
         a[2 + R] = bar;
         cg_wg_asm(cx, NULL, text, cons, a, 3 + R);
     }
+}
+
+/* attn_tma_copy of operand o (0 q, 1 k, 2 v) of the sm_90a kernel. */
+static void awg_copy(cg_ctx *cx, const attn_wgk *k, int o, int64_t rows, LLVMValueRef r0,
+                     const LLVMValueRef *bc, LLVMValueRef dst, LLVMValueRef bar) {
+    attn_tma_copy(cx, &k->vw[o], k->tm[o], k->p.d, rows, r0, bc, dst, bar);
 }
 
 int64_t cg_attn_wg_pair_pos(int64_t t, int64_t ncta, int64_t ntiles) {
@@ -1436,13 +1554,12 @@ static void awg_tile(attn_gen *a, const attn_wgk *k, LLVMValueRef t, LLVMValueRe
     cg_mm_unflatten(cx, bz, a->d.nb, a->d.bdim, a->bidx);
 }
 
-/* The batch coordinates bc[j] (i32) of operand o's map dims j of role CG_AWG_BATCH for the
+/* The batch coordinates bc[j] (i32) of view v's map dims j of role CG_AWG_BATCH for the
  * block's batch a->bidx: the linear index of the dim's operand batch indices
  * (cg_attn_wg_view_coords; the operand's batch dims are the trailing ones of the output's, an
  * extent-1 dim reads 0); the other entries are left NULL. */
-static void awg_batch(attn_gen *a, const attn_wgk *k, int o, LLVMValueRef bc[CG_TMAP_MAXR]) {
+static void attn_view_batch(attn_gen *a, const cg_attn_wg_view *v, LLVMValueRef bc[CG_TMAP_MAXR]) {
     cg_ctx *cx = a->cx;
-    const cg_attn_wg_view *v = &k->vw[o];
     unsigned nbo = v->opnd.rank, nb = a->d.nb;
     for (unsigned j = 0; j < v->rank; j++) {
         bc[j] = NULL;
@@ -1456,6 +1573,11 @@ static void awg_batch(attn_gen *a, const attn_wgk *k, int o, LLVMValueRef bc[CG_
         }
         bc[j] = LLVMBuildTrunc(cx->b, c, cx->i32, "bc");
     }
+}
+
+/* attn_view_batch of operand o (0 q, 1 k, 2 v) of the sm_90a kernel. */
+static void awg_batch(attn_gen *a, const attn_wgk *k, int o, LLVMValueRef bc[CG_TMAP_MAXR]) {
+    attn_view_batch(a, &k->vw[o], bc);
 }
 
 /* Keys [*kb, *ke) of the work tile at q0 (block sparsity unless disabled). */
@@ -2548,12 +2670,45 @@ static bool awg_body(attn_gen *a, attn_wgk *k) {
     return ok;
 }
 
+/* Describes the kernel's n tensor-map parameters (after its buffers and symbols) as maps of the
+ * views vw[] (128-byte swizzle) with boxes of 64 columns x rows[i] rows; tm[] get the
+ * parameters. False (reported) when a view's buffer is none of the kernel's. */
+static bool attn_tmaps(cg_ctx *cx, unsigned region, const cg_attn_wg_view *vw, int n,
+                       const uint32_t *rows, LLVMValueRef *tm) {
+    cg_kernel *kr = cx->k;
+    kr->ntmaps = (unsigned)n;
+    kr->tmaps = ir_xcalloc((size_t)n, sizeof *kr->tmaps);
+    unsigned np = kr->nbufs + kr->nsyms;
+    for (int i = 0; i < n; i++) {
+        cg_tmap *m = &kr->tmaps[i];
+        m->buf = UINT32_MAX;
+        for (unsigned j = 0; j < kr->nbufs; j++)
+            if (kr->bufs[j].value == vw[i].base) m->buf = j;
+        if (m->buf == UINT32_MAX) {
+            tx_error(cx->diag,
+                     "codegen: internal error: attention region k%u reads %%%u without a buffer",
+                     region, vw[i].base);
+            return false;
+        }
+        m->dtype = (uint8_t)cx->g->nodes[vw[i].base].dtype;
+        m->swizzle = 128;
+        m->rank = vw[i].rank;
+        for (int j = 0; j < vw[i].rank; j++) {
+            m->dim[j] = vw[i].dim[j];
+            m->box[j] = vw[i].role[j] == CG_AWG_D ? 64 : vw[i].role[j] == CG_AWG_ROW ? rows[i] : 1;
+        }
+        m->outer = vw[i].outer;
+        m->pitch = vw[i].pitch, m->pdim = vw[i].pdim, m->offset = vw[i].offset;
+        tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
+    }
+    return true;
+}
+
 /* Emits the sm_90a kernel of an eligible region (cg_kernel_begin done with three tensor-map
  * parameters): the maps of the views vw[], the body, the geometry. False (reported) on failure. */
 static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
                      cg_attn_wg_plan *plan) {
     cg_ctx *cx = a->cx;
-    const ir_graph *g = cx->g;
     const cg_attn_desc *d = &a->d;
     cg_kernel *kr = cx->k;
     attn_wgk k;
@@ -2593,35 +2748,9 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
              ones_end <= cg_mm_smem_limit(cx->target);
     if (k.ones && ones_end > k.p.smem_bytes) k.p.smem_bytes = ones_end;
     *plan = k.p;
-    kr->ntmaps = 3;
-    kr->tmaps = ir_xcalloc(3, sizeof *kr->tmaps);
-    unsigned np = kr->nbufs + kr->nsyms;
-    for (int i = 0; i < 3; i++) {
-        cg_tmap *tm = &kr->tmaps[i];
-        tm->buf = UINT32_MAX;
-        for (unsigned j = 0; j < kr->nbufs; j++)
-            if (kr->bufs[j].value == vw[i].base) tm->buf = j;
-        if (tm->buf == UINT32_MAX) {
-            tx_error(cx->diag,
-                     "codegen: internal error: attention region k%u reads %%%u without a buffer",
-                     region, vw[i].base);
-            return false;
-        }
-        const ir_node *bn = &g->nodes[vw[i].base];
-        tm->dtype = (uint8_t)bn->dtype;
-        tm->swizzle = 128;
-        tm->rank = vw[i].rank;
-        for (int j = 0; j < vw[i].rank; j++) {
-            tm->dim[j] = vw[i].dim[j];
-            tm->box[j] = vw[i].role[j] == CG_AWG_D     ? 64
-                         : vw[i].role[j] == CG_AWG_ROW ? (uint32_t)(i == 0 ? k.p.bm : k.p.bn)
-                                                       : 1;
-        }
-        tm->outer = vw[i].outer;
-        tm->pitch = vw[i].pitch, tm->pdim = vw[i].pdim, tm->offset = vw[i].offset;
-        k.vw[i] = vw[i];
-        k.tm[i] = LLVMGetParam(cx->fn, np + (unsigned)i);
-    }
+    const uint32_t rows[3] = {(uint32_t)k.p.bm, (uint32_t)k.p.bn, (uint32_t)k.p.bn};
+    if (!attn_tmaps(cx, region, vw, 3, rows, k.tm)) return false;
+    for (int i = 0; i < 3; i++) k.vw[i] = vw[i];
     LLVMBuilderRef b = cx->b;
     k.nq = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->Sq, cg_i64(cx, k.p.bm - 1), ""), cg_i64(cx, k.p.bm),
                          "nq");
@@ -2938,7 +3067,13 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
             cx->xtemp_write = true;
         }
     }
-    cx->ntmap_params = wg ? 3 : 0; /* the sm_90a kernel takes the Q, K, V tensor maps */
+    /* [attention.ks_tma]: the key split's K and V by tensor maps (sm_90a, the model's pick) */
+    pass_attn_view kvw[2];
+    bool ktma = !wg && lse == IR_NONE && cx->gpu && cx->target == CG_SM90A &&
+                attn_knob("TX_ATTN_KSPLIT", true) && g->regions[region].ks_tma &&
+                pass_attention_ks_tma(g, region, kvw, NULL, 0);
+    /* the sm_90a kernel takes the Q, K, V tensor maps, the key split by TMA those of K and V */
+    cx->ntmap_params = wg ? 3 : ktma ? 2 : 0;
     bool began = cg_kernel_begin(cx, region, splits > 1 ? "_part" : NULL);
     cx->ntmap_params = 0;
     cx->xtemp = 0;
@@ -2952,6 +3087,11 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                   .split_rt = srt,
                   .lse = lse};
     a.gpack = pass_attention_gqa_pack(g, &g->regions[region], &a.gT);
+    if (ktma) {
+        const uint32_t rows[2] = {(uint32_t)attn_ks_bn(), (uint32_t)attn_ks_bn()};
+        if (!attn_tmaps(cx, region, kvw, 2, rows, a.ktm)) return false;
+        a.ktma = true, a.kvw[0] = kvw[0], a.kvw[1] = kvw[1];
+    }
     cg_attn_desc *d = &a.d;
     const ir_node *m1 = nd(g, am.mm1), *m2 = nd(g, am.mm2);
     unsigned nb = m2->shape.rank - 2;

@@ -367,6 +367,9 @@ typedef struct ir_region {
        resident at once on the planner's GPU; the kernel uses min(splits, split_slots / its
        blocks, key tiles / 4) chunks, at least 1 (0: every size known, `splits` chunks) */
     uint32_t split_slots;
+    /* attention (strategy ksplit) [attention.ks_tma]: the key split's K and V tiles arrive by TMA
+       tensor maps into an mbarrier ring (the planner's pick on sm_90a), else by cp.async */
+    uint8_t ks_tma;
     ir_schedule sched; /* the kernel's schedule (see ir_schedule) */
 } ir_region;
 

@@ -5,6 +5,7 @@
 #include "passes/passes.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -275,4 +276,37 @@ ir_id pass_attention_lse(const ir_graph *g, uint32_t region) {
         if (g->nodes[i].region == region && pass_attention_lse_node(g, rg->scores, i, NULL))
             return i;
     return IR_NONE;
+}
+
+bool pass_attention_ks_tma(const ir_graph *g, uint32_t region, pass_attn_view vw[2], char *why,
+                           size_t cap) {
+    const ir_region *rg = &g->regions[region];
+    pass_attn_view tmp[2];
+    if (!vw) vw = tmp;
+    if (rg->kind != IR_RK_ATTENTION || rg->strategy != IR_RED_KSPLIT || rg->mm1 >= g->n ||
+        rg->anchor >= g->n)
+        return say(why, cap, "not an attention.ksplit region"), false;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    const ir_node *qn = &g->nodes[ir_in(g, m1, 0)];
+    ir_dtype dt = (ir_dtype)qn->dtype;
+    ir_dim D = qn->shape.dim[qn->shape.rank - 1], Dv = m2->shape.dim[m2->shape.rank - 1];
+    if (IR_DIM_IS_SYM(D) || D != Dv || D % 64 != 0 || D > 128)
+        return say(why, cap, "head dims: TMA tiles take D = Dv known, 64 or 128"), false;
+    static const char *const nm[2] = {"k", "v"};
+    const ir_id op[2] = {ir_in(g, m1, 1), ir_in(g, m2, 1)};
+    for (int i = 0; i < 2; i++) {
+        char w[200];
+        if (!pass_attn_view_of(g, region, op[i], dt, D, i == 0, &vw[i], w, sizeof w)) {
+            say(why, cap, "%s is no TMA view: %s", nm[i], w);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool pass_attention_ks_tma_pick(const ir_graph *g, uint32_t region, char *why, size_t cap) {
+    const char *v = getenv("TX_ATTN_KS_TMA");
+    if (v && !strcmp(v, "0")) return say(why, cap, "off (TX_ATTN_KS_TMA=0)"), false;
+    if (!pass_attention_ks_tma(g, region, NULL, why, cap)) return false;
+    return v && !strcmp(v, "1");
 }

@@ -218,6 +218,17 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
 bool pass_attention_fa3(const ir_graph *g, uint32_t region, pass_attn_view vw[3], char *why,
                         size_t cap);
 
+/* [attention.ks_tma]: whether the key split's K and V tiles of attention.ksplit region `region`
+ * can stream by TMA tensor maps into an mbarrier ring (sm_90a): D = Dv known, 64 or 128 (whole
+ * 128-byte swizzled boxes of 64 columns), K and V TMA views (pass_attn_view_of; vw[] get them,
+ * vw may be NULL). False with the first reason in why. Whether the kernel takes it is the model's
+ * (pass_attention_ks_tma_pick). */
+bool pass_attention_ks_tma(const ir_graph *g, uint32_t region, pass_attn_view vw[2], char *why,
+                           size_t cap);
+/* The planner's pick of [attention.ks_tma] for an eligible region (sm_90a): TX_ATTN_KS_TMA=1 / 0
+ * in the compiling process's environment forces it on / off (benchmarks). */
+bool pass_attention_ks_tma_pick(const ir_graph *g, uint32_t region, char *why, size_t cap);
+
 /* [attention.lse]: whether node id is the row logsumexp of the softmax over `scores`,
  * `log(l) + m` (either order) with m = max(scores, last axis, keepdim) and
  * l = sum(exp(scores - m), last axis, keepdim), an f32 row value (what FlashAttention's forward

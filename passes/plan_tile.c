@@ -614,6 +614,8 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     rg->split_slots = 0;
     rg->splits = rg->strategy == IR_RED_KSPLIT ? att_splits(g, ix, r, gpu) : 0;
     if (rg->splits == 1) rg->splits = 0;
+    rg->ks_tma = rg->strategy == IR_RED_KSPLIT && gpu && gpu->attn_eff > 0 &&
+                 pass_attention_ks_tma_pick(g, r, NULL, 0);
     rg->passes = 1;
     rg->stages = (uint8_t)st;
     rg->rows = bq;
