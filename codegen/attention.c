@@ -775,15 +775,19 @@ static void ks_tma_tiles(attn_gen *a, LLVMValueRef j, LLVMValueRef dst, LLVMValu
                   LLVMBuildAdd(cx->b, dst, cg_i32(cx, bn * d * 2), ""), bar);
 }
 
-/* The 16-bit index, in a tile of bn rows of d columns stored as d/64 TMA boxes of bn rows x 128
- * bytes with the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r mod 8)), of the
- * chunk that holds columns 64 box + 8 c .. + 7 of row r (i32); x = c ^ (r mod 8) (i32, the
- * caller folds lane constants into it). */
-static LLVMValueRef ks_swz_idx(cg_ctx *cx, int64_t bn, int box, LLVMValueRef r, LLVMValueRef x) {
+int64_t cg_attn_ks_swz(int64_t bn, int64_t r, int64_t col) {
+    return (col >> 6) * bn * 64 + r * 64 + ((((col >> 3) & 7) ^ (r & 7)) << 3);
+}
+
+/* cg_attn_ks_swz of row r and column col (i32 values) as IR. */
+static LLVMValueRef ks_swz_idx(cg_ctx *cx, int64_t bn, LLVMValueRef r, LLVMValueRef col) {
     LLVMBuilderRef b = cx->b;
-    LLVMValueRef row = LLVMBuildAdd(b, cg_i32(cx, (int)(box * bn * 64)),
-                                    LLVMBuildMul(b, r, cg_i32(cx, 64), ""), "");
-    return LLVMBuildAdd(b, row, LLVMBuildMul(b, x, cg_i32(cx, 8), ""), "");
+    LLVMValueRef box =
+        LLVMBuildMul(b, LLVMBuildLShr(b, col, cg_i32(cx, 6), ""), cg_i32(cx, (int)(bn * 64)), "");
+    LLVMValueRef c = LLVMBuildAnd(b, LLVMBuildLShr(b, col, cg_i32(cx, 3), ""), cg_i32(cx, 7), "");
+    LLVMValueRef x = LLVMBuildXor(b, c, LLVMBuildAnd(b, r, cg_i32(cx, 7), ""), "");
+    return LLVMBuildAdd(b, LLVMBuildAdd(b, box, LLVMBuildMul(b, r, cg_i32(cx, 64), ""), ""),
+                        LLVMBuildShl(b, x, cg_i32(cx, 3), ""), "");
 }
 
 /* Key split (ks, for a few query rows: decode): every warp takes the same 16 query rows and
@@ -864,10 +868,6 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
     LLVMValueRef b3 = LLVMBuildMul(
         b, LLVMBuildAnd(b, LLVMBuildLShr(b, lane, cg_i32(cx, 3), ""), cg_i32(cx, 1), ""),
         cg_i32(cx, 8), "");
-    /* swizzled tiles (ks_swz_idx): the lane's K chunk bit (lane >> 3) & 1 and V chunk bit
-     * lane >> 4, each xor its row mod 8 (lane & 7: rows step by 8 otherwise) */
-    LLVMValueRef mk = LLVMBuildXor(b, LLVMBuildLShr(b, b3, cg_i32(cx, 3), ""), l7, "");
-    LLVMValueRef mvx = LLVMBuildXor(b, LLVMBuildLShr(b, lane, cg_i32(cx, 4), ""), l7, "");
     /* Q tile -> shared -> fragments in registers */
     cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
                      BM,    DP,    PK,      1,  d->cdt,        sqk};
@@ -1053,10 +1053,10 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
              n += 2) { /* Ks[j][d]: rows j = koff + 8n + 8 (l >> 4) + (l & 7), d = 16kk + 8 bit3 */
             LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""),
                                           LLVMBuildAdd(b, koff, cg_i32(cx, n * 8), ""), "");
-            LLVMValueRef idx = tma ? ks_swz_idx(cx, BN, kk / 4, r,
-                                                LLVMBuildXor(b, mk, cg_i32(cx, 2 * (kk % 4)), ""))
-                                   : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
-                                                  LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
+            LLVMValueRef idx =
+                tma ? ks_swz_idx(cx, BN, r, LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""))
+                    : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PK), ""),
+                                   LLVMBuildAdd(b, b3, cg_i32(cx, kk * 16), ""), "");
             LLVMValueRef kf[4];
             cg_ldmatrix_x4(cx, skb, idx, false, kf);
             cg_mma_m16n8k16(cx, d->cdt, qf[kk], kf, s[n], s[n]);
@@ -1105,10 +1105,9 @@ static bool attn_tc_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, bool ks
             LLVMValueRef idx;
             if (vjd) { /* Vs[j][dv]: rows j = 16kk + (l & 15), dv = 8t + 8 (l >> 4) */
                 LLVMValueRef r = LLVMBuildAdd(b, l15, kj, "");
-                idx =
-                    tma ? ks_swz_idx(cx, BN, t / 8, r, LLVMBuildXor(b, mvx, cg_i32(cx, t % 8), ""))
-                        : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
-                                       LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
+                idx = tma ? ks_swz_idx(cx, BN, r, LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""))
+                          : LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, PV), ""),
+                                         LLVMBuildAdd(b, hi8, cg_i32(cx, t * 8), ""), "");
             } else { /* Vs[dv][j]: rows dv = 8t + 8 (l >> 4) + (l & 7), j = 16kk + 8 bit3 */
                 LLVMValueRef r =
                     LLVMBuildAdd(b, LLVMBuildAdd(b, hi8, l7, ""), cg_i32(cx, t * 8), "");

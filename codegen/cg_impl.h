@@ -650,6 +650,10 @@ int cg_attn_wg_wide_d_bn(int64_t d);
 /* The kernel's head dim for a head dim d that is a multiple of 16 up to 256: 64, 128, 192 or 256
  * (d rounded up to a multiple of 64; the columns past d are zero-filled by TMA and not stored). */
 int64_t cg_attn_wg_dpad(int64_t d);
+/* [attention.ks_tma]: the 16-bit index of column col (a multiple of 8) of row r in a key split
+ * tile of bn rows as TMA stores it: d/64 boxes of bn rows x 128 bytes, one after the other, with
+ * the 128-byte swizzle (16-byte chunk c of row r at chunk c ^ (r mod 8) of the row). */
+int64_t cg_attn_ks_swz(int64_t bn, int64_t r, int64_t col);
 /* How the sm_90a attention kernel reads operand q, k or v through a TMA map: the planner's
  * pass_attn_view (passes/passes.h, the rule [attention.fa3] in passes/attn_fa3.c). */
 enum { CG_AWG_D = PASS_AV_D, CG_AWG_ROW = PASS_AV_ROW, CG_AWG_BATCH = PASS_AV_BATCH };

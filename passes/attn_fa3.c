@@ -308,5 +308,6 @@ bool pass_attention_ks_tma_pick(const ir_graph *g, uint32_t region, char *why, s
     const char *v = getenv("TX_ATTN_KS_TMA");
     if (v && !strcmp(v, "0")) return say(why, cap, "off (TX_ATTN_KS_TMA=0)"), false;
     if (!pass_attention_ks_tma(g, region, NULL, why, cap)) return false;
-    return v && !strcmp(v, "1");
+    if (v && !strcmp(v, "1")) return true;
+    return say(why, cap, "TX_ATTN_KS_TMA=1 not set"), false;
 }

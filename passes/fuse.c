@@ -574,11 +574,45 @@ static bool no_fuse_rule(why *w) {
     return false;
 }
 
-/* Attention with anything: only a pointwise epilogue of its output shape. */
-static bool check_attention(fz *f, const grp *A, const grp *B, grp *st, why *w) {
+/* [attention.q_prologue]: pointwise group o computes only the query operand of attention group
+ * at (q of q @ kT, through views), nothing of o is returned or read elsewhere, and the attention
+ * is a decode (1 to 16 query rows known at compile time: the key split loads its Q tile once per
+ * block, so o's elementwise work, e.g. a scale (q * c) @ kT, is recomputed there for nothing
+ * against the cache stream, and rounded to q's dtype as it is stored in the tile). */
+static bool q_prologue_for(fz *f, uint32_t o, const grp *At) {
+    const ir_graph *g = f->g;
+    if (f->gs[o].kind != IR_RK_POINTWISE || At->mm1 >= g->n) return false;
+    const ir_node *m1 = &g->nodes[At->mm1];
+    ir_dim sq = m1->shape.dim[m1->shape.rank - 2];
+    int64_t rows = IR_DIM_IS_SYM(sq) ? g->syms[IR_DIM_SYMIDX(sq)].value : sq;
+    if (rows < 1 || rows > 16) return false;
+    ir_id src[PASS_SRC_CAP];
+    unsigned ns = pass_view_sources(g, ir_in(g, m1, 1), src, PASS_SRC_CAP);
+    for (unsigned i = 0; i < ns; i++)
+        if (in_grp(f, src[i], o)) return false; /* o feeds kT too */
+    FOR_MEMBERS(f, o, m) {
+        bool out = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, g->n, &out);
+        if (out) return false;
+        for (unsigned k = 0; k < nc; k++)
+            if (!in_grp(f, f->cbuf[k], o) && f->cbuf[k] != At->mm1) return false;
+    }
+    return true;
+}
+
+/* Attention with anything: only a pointwise epilogue of its output shape, or the decode query's
+ * pointwise prologue (q_prologue_for). */
+static bool check_attention(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128];
     if (A->kind == IR_RK_ATTENTION && B->kind == IR_RK_POINTWISE && ir_shape_eq(&A->dom, &B->dom)) {
         st->fusion |= IR_FUSE_EPILOGUE;
+        return true;
+    }
+    if (B->kind == IR_RK_ATTENTION && q_prologue_for(f, a, B)) {
+        *st = *B; /* the attention's state, its prologue's members joined */
+        st->fusion |= A->fusion | IR_FUSE_VERTICAL;
+        st->vin = A->vin || B->vin;
         return true;
     }
     bool att_a = A->kind == IR_RK_ATTENTION;
@@ -1064,7 +1098,7 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     int ka = A->kind, kb = B->kind;
     bool ok;
     if (ka == IR_RK_ATTENTION || kb == IR_RK_ATTENTION)
-        ok = check_attention(f, A, B, st, w);
+        ok = check_attention(f, a, b, st, w);
     else if (ka == IR_RK_MATMUL && kb == IR_RK_MATMUL)
         ok = check_mm_mm(f, a, b, st, w);
     else if (ka == IR_RK_MATMUL || kb == IR_RK_MATMUL)
@@ -1875,7 +1909,7 @@ static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t 
 static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
     if (pass_ctx_gpu(c)->attn_eff <= 0 || !c->target.arch) return;
     pass_attn_view vw[3];
-    char reason[256];
+    char reason[256] = "";
     if (!pass_attention_fa3(g, r, vw, reason, sizeof reason)) {
         fprintf(c->explain, "k%u: [attention.fa3] not taken: %s; the %s kernel runs\n", r, reason,
                 g->regions[r].strategy == IR_RED_KSPLIT ? "mma-attn-ksplit (decode)"
@@ -1895,6 +1929,35 @@ static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
     fputc('\n', c->explain);
 }
 
+/* The --explain lines of key-split attention region r (strategy ksplit): [attention.q_prologue]
+ * when the query operand is computed in the kernel (its in-region producer), [attention.ks_tma]
+ * on a target with the sm_90a kernels: the region's pick, or why K and V keep cp.async. */
+static void explain_ks(pass_ctx *c, const ir_graph *g, uint32_t r) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->strategy != IR_RED_KSPLIT || rg->mm1 >= g->n) return;
+    ir_id q = ir_in(g, &g->nodes[rg->mm1], 0);
+    while (g->nodes[q].region == r && (ir_op_traits((ir_op)g->nodes[q].op) & IR_T_VIEW))
+        q = ir_in(g, &g->nodes[q], 0);
+    if (g->nodes[q].region == r)
+        fprintf(c->explain,
+                "k%u: [attention.q_prologue] the query %%%u (%s) is computed as the key split "
+                "loads its Q tile (no kernel of its own)\n",
+                r, q, ir_op_name((ir_op)g->nodes[q].op));
+    if (pass_ctx_gpu(c)->attn_eff <= 0 || !c->target.arch) return;
+    pass_attn_view vw[2];
+    char reason[256];
+    if (rg->ks_tma && pass_attention_ks_tma(g, r, vw, reason, sizeof reason))
+        fprintf(c->explain,
+                "k%u: [attention.ks_tma] K and V by TMA (maps of %u and %u dims over %%%u, %%%u; "
+                "64 x 64 boxes, 128-byte swizzle) into an mbarrier ring\n",
+                r, vw[0].rank, vw[1].rank, vw[0].base, vw[1].base);
+    else if (pass_attention_ks_tma_pick(g, r, reason, sizeof reason) || !reason[0])
+        fprintf(c->explain, "k%u: [attention.ks_tma] not taken; K and V by cp.async\n", r);
+    else
+        fprintf(c->explain, "k%u: [attention.ks_tma] not taken: %s; K and V by cp.async\n", r,
+                reason);
+}
+
 /* The --explain line of region r's schedule: which, why (model or measurement), its time and
  * the runners-up (predicted, and measured when the cache has them). */
 static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *ix, uint32_t r,
@@ -1907,7 +1970,7 @@ static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *i
         fprintf(c->explain, "k%u: [%s] chosen by the model (no tuning measurement)", r, m.schedule);
         if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
         fputc('\n', c->explain);
-        if (rg->kind == IR_RK_ATTENTION) explain_fa3(c, g, r);
+        if (rg->kind == IR_RK_ATTENTION) explain_fa3(c, g, r), explain_ks(c, g, r);
         return;
     }
     pass_schedule_str(&rg->sched, b, sizeof b);

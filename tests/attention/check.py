@@ -117,6 +117,15 @@ def case_decode(b, h, t, l, r=rb):
     return {"q": q, "k": k, "v": v, "len": ln}, r(r(p) @ v)
 
 
+def case_decode_qscale(b, h, t, l):
+    """The scale on the query, (q * c) @ kT: q * c rounds to bf16 (c itself a bf16 literal)."""
+    q, k, v = bf((b, h, t, 128)), bf((b, h, l, 128)), bf((b, h, l, 128))
+    ln = lengths(b, l)
+    keep = np.arange(l)[None, None, None, :] < ln[:, None, None, None]
+    s = rb(rb(q * rb(np.array([SC]))[0]) @ np.swapaxes(k, -1, -2))
+    return {"q": q, "k": k, "v": v, "len": ln}, attend(np.where(keep, s, -np.inf), v)
+
+
 def case_decode_gqa(b, t, l):
     q, k, v = bf((b, 32, t, 128)), bf((b, 8, l, 128)), bf((b, 8, l, 128))
     ln = lengths(b, l)
@@ -162,6 +171,10 @@ for b, h, t, l in ((4, 2, 1, 1), (4, 2, 1, 300), (5, 1, 16, 257), (3, 2, 5, 64),
                    (3, 2, 3, 1000), (3, 2, 3, 4000), (6, 1, 16, 2048), (3, 1, 1, 32768 + 5)):
     CASES.append((f"decode B={b} H={h} T={t} L={l}", "decode", {"B": b, "H": h, "T": t, "L": l},
                   lambda b=b, h=h, t=t, l=l: case_decode(b, h, t, l)))
+# the scale on the query ([attention.q_prologue]: computed in the key split's Q tile)
+for b, h, t, l in ((4, 2, 1, 1), (3, 2, 3, 1000), (3, 1, 1, 32768 + 5)):
+    CASES.append((f"decode_qscale B={b} H={h} T={t} L={l}", "decode_qscale", {"B": b, "H": h, "T": t, "L": l},
+                  lambda b=b, h=h, t=t, l=l: case_decode_qscale(b, h, t, l)))
 # f16: the same program with every bf16 written f16
 for b, h, t, l in ((3, 2, 4, 1500),):
     CASES.append((f"decode f16 B={b} H={h} T={t} L={l}", "decode:f16", {"B": b, "H": h, "T": t, "L": l},
@@ -177,7 +190,8 @@ MUST_SPLIT = {"decode B=3 H=2 T=3 L=4000", "decode B=6 H=1 T=16 L=2048", "decode
               "decode f16 B=3 H=2 T=4 L=1500", "decode_gqa B=1 T=1 L=20000"}
 # Also run with only T bound at compile time (B, H, L from the inputs: split-KV whose chunks in
 # use are chosen at run time, `split-kv N rt`), every MUST_SPLIT shape and a cache of length 1.
-SYMBOLIC = MUST_SPLIT | {"decode B=4 H=2 T=1 L=1", "decode_gqa B=3 T=2 L=1000"}
+SYMBOLIC = MUST_SPLIT | {"decode B=4 H=2 T=1 L=1", "decode_gqa B=3 T=2 L=1000",
+                         "decode_qscale B=3 H=2 T=3 L=1000"}
 
 
 def compare(got, want):

@@ -1462,31 +1462,180 @@ static void test_ptxas(void **state) {
     unsetenv("TX_ATTN_PIPELINE");
 }
 
+/* ---- [attention.ks_tma]: the key split's TMA ring ------------------------------ */
+
+/* The independent model of a TMA box with the 128-byte swizzle: the box's rows of 128 bytes are
+ * written in order, then within each 1024-byte block the byte address bits 4-6 (the 16-byte
+ * chunk) are xored with bits 7-9 (the row mod 8); boxes of 64 columns follow one another. The
+ * 16-bit index of element (r, col) of a tile of bn rows. */
+static int64_t model_swz(int64_t bn, int64_t r, int64_t col) {
+    int64_t box = col / 64, byte = r * 128 + (col % 64) * 2;
+    int64_t sw = byte ^ (((byte >> 7) & 7) << 4);
+    return (box * bn * 128 + sw) / 2;
+}
+
+/* The bank group (16-byte chunk mod 8) of an ldmatrix row address (a 16-bit index). */
+static int bank_group(int64_t idx) { return (int)((idx * 2 / 16) % 8); }
+
+static void test_ks_swizzle(void **state) {
+    (void)state;
+    for (int64_t bn = 64; bn <= 128; bn += 64)
+        for (int64_t r = 0; r < bn; r++)
+            for (int64_t col = 0; col < 128; col += 8) {
+                assert_int_equal(cg_attn_ks_swz(bn, r, col), model_swz(bn, r, col));
+                for (int64_t e = 1; e < 8; e++) /* a chunk's elements stay together */
+                    assert_int_equal(model_swz(bn, r, col + e), model_swz(bn, r, col) + e);
+            }
+    /* each 8x8 matrix of the kernel's ldmatrix.x4 (8 lanes, one row address each) reads 8
+     * different bank groups: K (rows koff + 8n + 8 (l >> 4) + (l & 7), columns 16kk +
+     * 8 ((l >> 3) & 1)) and V (rows koff + 16kk + (l & 15), columns 8t + 8 (l >> 4)) */
+    for (int koff = 0; koff < 64; koff += 16)
+        for (int kk = 0; kk < 8; kk++)
+            for (int m = 0; m < 4; m++) {
+                unsigned seen_k = 0, seen_v = 0;
+                for (int l = 8 * m; l < 8 * m + 8; l++) {
+                    int64_t rk = koff + 8 * (kk % 2) + 8 * (l >> 4) + (l & 7);
+                    int64_t ck = 16 * kk + 8 * ((l >> 3) & 1);
+                    seen_k |= 1u << bank_group(cg_attn_ks_swz(64, rk, ck));
+                    int64_t rv = (koff + 16 * kk + (l & 15)) % 64, cv = 8 * (2 * kk) + 8 * (l >> 4);
+                    seen_v |= 1u << bank_group(cg_attn_ks_swz(64, rv, cv));
+                }
+                assert_int_equal(seen_k, 0xff);
+                assert_int_equal(seen_v, 0xff);
+            }
+}
+
+/* Decode programs for sm_90a with TX_ATTN_KS_TMA=1: the key split's template names the TMA
+ * ring, the kernel takes the K and V maps (3-D: D, the cache, the heads; boxes of 64 columns x
+ * 64 keys; GQA: the 8 K/V heads), ptxas takes it; not on sm_80, not at head dim 96, and not
+ * with TX_ATTN_KS_TMA=0. */
+static void test_ks_tma(void **state) {
+    (void)state;
+    static const char *dec =
+        "fn f(q: bf16[B, H, T, D], k: bf16[B, H, L, D], v: bf16[B, H, L, D], len: i32[B]) "
+        "-> bf16[B, H, T, D] {\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.088\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1))\n"
+        "  return bf16(softmax(where(keep, s, -inf), axis=-1)) @ v\n}\n";
+    struct {
+        const char *knob;
+        int target;
+        int64_t b, l, d;
+        bool tma;
+    } cases[] = {{"1", CG_SM90A, 8, 32768, 128, true}, {"1", CG_SM90A, 1, 32773, 128, true},
+                 {"1", CG_SM90A, 3, 1000, 64, true},   {"1", CG_SM80, 8, 32768, 128, false},
+                 {"1", CG_SM90A, 2, 1000, 96, false},  {"0", CG_SM90A, 8, 32768, 128, false}};
+    for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        setenv("TX_ATTN_KS_TMA", cases[i].knob, 1);
+        fe_define defs[5] = {
+            {"B", cases[i].b}, {"H", 4}, {"T", 1}, {"L", cases[i].l}, {"D", cases[i].d}};
+        ir_graph *g;
+        cg_program *p = tk_compile_src(dec, (cg_target)cases[i].target, defs, 5, &g);
+        const cg_kernel *k = tk_region_kernel(p);
+        if (cases[i].target == CG_SM90A) /* (the planner here knows no target: h200's model) */
+            assert_int_equal(g->regions[k->region].ks_tma, cases[i].tma);
+        assert_int_equal(strstr(k->tmpl, " tma") != NULL, cases[i].tma);
+        assert_int_equal(k->ntmaps, cases[i].tma ? 2 : 0);
+        for (unsigned m = 0; m < k->ntmaps; m++) {
+            const cg_tmap *tm = &k->tmaps[m];
+            assert_int_equal(tm->rank, 3);
+            assert_int_equal(tm->swizzle, 128);
+            assert_int_equal(tm->dim[0], cases[i].d);
+            assert_int_equal(tm->dim[1], cases[i].l);
+            assert_int_equal(tm->box[0], 64);
+            assert_int_equal(tm->box[1], 64);
+            assert_int_equal(tm->box[2], 1);
+            assert_int_equal(k->bufs[tm->buf].kind, CG_BUF_INPUT);
+        }
+        if (cases[i].tma) {
+            size_t len;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(strstr(ptx, "cp.async.bulk.tensor.3d"));
+            int rc = tk_ptxas(ptx, len, "sm_90a", NULL);
+            assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+        }
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+    /* GQA (K and V broadcast over the group of 4 query heads): maps over the 8 K/V heads */
+    static const char *gqa =
+        "fn f(q: bf16[B, 32, T, 128], k: bf16[B, 8, L, 128], v: bf16[B, 8, L, 128], len: i32[B]) "
+        "-> bf16[B, 32, T, 128] {\n"
+        "  qg = reshape(q, (B, 8, 4, T, 128))\n"
+        "  kg = reshape(k, (B, 8, 1, L, 128))\n"
+        "  vg = reshape(v, (B, 8, 1, L, 128))\n"
+        "  s = f32(qg @ transpose(kg, -1, -2)) * 0.08838834764831845\n"
+        "  keep = arange(L) < reshape(len, (B, 1, 1, 1, 1))\n"
+        "  return reshape(bf16(softmax(where(keep, s, -inf), axis=-1)) @ vg, (B, 32, T, 128))\n}\n";
+    fe_define gd[3] = {{"B", 2}, {"T", 1}, {"L", 20000}};
+    ir_graph *g;
+    setenv("TX_ATTN_KS_TMA", "1", 1);
+    cg_program *p = tk_compile_src(gqa, CG_SM90A, gd, 3, &g);
+    const cg_kernel *k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "gqa4"));
+    assert_non_null(strstr(k->tmpl, " tma"));
+    assert_int_equal(k->ntmaps, 2);
+    for (unsigned m = 0; m < 2; m++) {
+        int64_t planes = k->tmaps[m].dim[2];
+        for (unsigned j = 0; j < k->tmaps[m].outer.rank; j++) planes *= k->tmaps[m].outer.dim[j];
+        assert_int_equal(planes, 2 * 8);
+    }
+    unsetenv("TX_ATTN_KS_TMA");
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
+/* [attention.q_prologue]: the scale written on the query of a decode, (q * c) @ kT, is computed
+ * in the key split's kernel (one region kernel, the mul in the attention region; ptxas takes it);
+ * with 64 query rows (not a decode) it keeps its own kernel. */
+static void test_q_prologue(void **state) {
+    (void)state;
+    static const char *src =
+        "fn f(q: bf16[B, H, T, 128], k: bf16[B, H, L, 128], v: bf16[B, H, L, 128]) "
+        "-> bf16[B, H, T, 128] {\n"
+        "  s = f32((q * 0.088) @ transpose(k, -1, -2))\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    static const int64_t rows[2] = {1, 64};
+    for (unsigned i = 0; i < 2; i++) {
+        fe_define defs[4] = {{"B", 8}, {"H", 32}, {"T", rows[i]}, {"L", 4096}};
+        ir_graph *g;
+        cg_program *p = tk_compile_src(src, CG_SM90A, defs, 4, &g);
+        unsigned nk = 0;
+        for (unsigned j = 0; j < cg_program_nkernels(p); j++)
+            nk += cg_program_kernel(p, j)->region >= 0;
+        assert_int_equal(nk, rows[i] == 1 ? 1 : 2);
+        const cg_kernel *k = tk_region_kernel(p);
+        if (rows[i] == 1) {
+            const ir_region *rg = &g->regions[k->region];
+            assert_int_equal(rg->kind, IR_RK_ATTENTION);
+            ir_id q = ir_in(g, &g->nodes[rg->mm1], 0);
+            assert_int_equal(g->nodes[q].op, IR_OP_MUL);
+            assert_int_equal(g->nodes[q].region, (uint32_t)k->region);
+            size_t len;
+            const char *ptx = cg_program_ptx(p, &len);
+            int rc = tk_ptxas(ptx, len, "sm_90a", NULL);
+            assert_true(rc == 0 || rc == -1); /* -1: no ptxas here */
+        }
+        cg_program_free(p);
+        ir_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_acc_layout),
-        cmocka_unit_test(test_p_fragments),
-        cmocka_unit_test(test_plan),
-        cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_gqa_maps),
-        cmocka_unit_test(test_views),
-        cmocka_unit_test(test_views_4d_plan),
-        cmocka_unit_test(test_out_view),
-        cmocka_unit_test(test_tmap3_check),
-        cmocka_unit_test(test_fallbacks),
-        cmocka_unit_test(test_decode_ksplit),
-        cmocka_unit_test(test_decode_split),
-        cmocka_unit_test(test_decode_copy),
-        cmocka_unit_test(test_decode_split_rt),
-        cmocka_unit_test(test_decode_gqa_pack),
-        cmocka_unit_test(test_padded_d),
-        cmocka_unit_test(test_wide_d),
-        cmocka_unit_test(test_d128_knobs),
-        cmocka_unit_test(test_tile_order),
-        cmocka_unit_test(test_no_skip),
-        cmocka_unit_test(test_producer_spills),
-        cmocka_unit_test(test_score_arith),
-        cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_acc_layout),      cmocka_unit_test(test_ks_swizzle),
+        cmocka_unit_test(test_ks_tma),          cmocka_unit_test(test_q_prologue),
+        cmocka_unit_test(test_p_fragments),     cmocka_unit_test(test_plan),
+        cmocka_unit_test(test_manifest),        cmocka_unit_test(test_gqa_maps),
+        cmocka_unit_test(test_views),           cmocka_unit_test(test_views_4d_plan),
+        cmocka_unit_test(test_out_view),        cmocka_unit_test(test_tmap3_check),
+        cmocka_unit_test(test_fallbacks),       cmocka_unit_test(test_decode_ksplit),
+        cmocka_unit_test(test_decode_split),    cmocka_unit_test(test_decode_copy),
+        cmocka_unit_test(test_decode_split_rt), cmocka_unit_test(test_decode_gqa_pack),
+        cmocka_unit_test(test_padded_d),        cmocka_unit_test(test_wide_d),
+        cmocka_unit_test(test_d128_knobs),      cmocka_unit_test(test_tile_order),
+        cmocka_unit_test(test_no_skip),         cmocka_unit_test(test_producer_spills),
+        cmocka_unit_test(test_score_arith),     cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
