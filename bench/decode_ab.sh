@@ -5,7 +5,7 @@
 # SDPA, PyTorch's copy and a read-only stream; from the repository root with dist/ carried
 # (tools/make-dist.sh):
 #
-#   bash bench/decode_ab.sh   (BUDGET=S seconds, default 58; STEPS=verify,b8,anchors,rows,sym,ncu;
+#   bash bench/decode_ab.sh   (BUDGET=S seconds, default 58; STEPS=verify,b8,anchors,rows,qscale,sym,ncu;
 #                              VARIANTS="ENV ..." for the B8 variants, comma-separated, - for none;
 #                              ROW_VARIANTS the same for the rows (default -), NCU_VARIANTS for
 #                              ncu (default -), VERIFY_ENV=ENV the compiling environment of the
@@ -26,7 +26,7 @@
 #    read-only times of the B8 cache.
 # Files in $OUT: tx_*.json, read.json, ncu-b8.txt, summary.txt, log.txt. Exit 1 when a check failed.
 set -uo pipefail
-STEPS=${STEPS:-verify,b8,anchors,rows,sym,ncu}
+STEPS=${STEPS:-verify,b8,anchors,rows,qscale,sym,ncu}
 # shellcheck source=bench/attn_lib.sh
 . "$(dirname "$0")/attn_lib.sh"
 attn_setup decode_ab decode-ab-out 58 5
@@ -91,6 +91,13 @@ if has rows; then
     timed gqa_b4l16k "$v" "$GQA" -D B=4 -D T=1 -D L=16384
     timed b2h32t4l32k "$v" "$DEC" -D B=2 -D H=32 -D T=4 -D L=32768
   done
+fi
+# qscale: the scale on the query, (q * c) @ kT ([attention.q_prologue]: one kernel), verified at
+# ragged sizes and timed at B8 H32 L32768
+QS=examples/attention_decode_qscale.tx
+if has qscale && [ -f "$QS" ]; then
+  lens 3 1000 "$W/lq.npy"; verify qscale_b3h2t3l1000 "$QS" --random-inputs=7 --input "len=$W/lq.npy" -D B=3 -D H=2 -D T=3 -D L=1000
+  TAG=qscale timed b8h32l32k - "$QS" -D B=8 -D H=32 -D T=1 -D L=32768
 fi
 if has sym; then
   mkdir -p "$W/y" && inputs 1 32 32 1 8192 "$W/y" full &&
