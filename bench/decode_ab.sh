@@ -5,23 +5,27 @@
 # SDPA, PyTorch's copy and a read-only stream; from the repository root with dist/ carried
 # (tools/make-dist.sh):
 #
-#   bash bench/decode_ab.sh   (BUDGET=S seconds, default 58; STEPS=verify,b8,anchors,rows,qscale,sym,ncu;
+#   bash bench/decode_ab.sh   (BUDGET=S seconds, default 58; STEPS=verify,b8,anchors,rows,qscale,sym,ncu
+#                              by default, also verify2 and b1;
 #                              VARIANTS="ENV ..." for the B8 variants, comma-separated, - for none;
-#                              ROW_VARIANTS the same for the rows (default -), NCU_VARIANTS for
+#                              ROW_VARIANTS the same for the rows (default -), B1_VARIANTS for
+#                              step b1 (B1 H32 L32768; default -), NCU_VARIANTS for
 #                              ncu (default -), VERIFY_ENV=ENV the compiling environment of the
 #                              verification, comma-separated)
 #
 # 1. verify: through `txc bench` against the reference interpreter: B1 H4 L32773 (a key tile
 #    crossing the cache's end), GQA 32/8 B1 T2 L20000 (packed, split), and B3 H2 T3 L1000 with
 #    only T bound at compile time (split-KV with sizes from the inputs: `split-kv N rt`), lengths
-#    1, the full cache and 0 (a wholly masked row);
+#    1, the full cache and 0 (a wholly masked row); verify2 (opt-in): T = 16, f16, 3 chunks at L17;
 # 2. b8: tx at B8 H32 L32768 per variant (`txc bench --json`, median, L2 flushed; its sampled
-#    check verifies each);
+#    check verifies each); b1 (opt-in): B1 H32 L32768 per B1_VARIANTS;
 # 3. anchors (bench/decode_read.py): SDPA on every timed shape, PyTorch's 4 GiB copy, a Triton
 #    kernel reading 4 GiB once (the read-only ceiling);
 # 4. rows: tx at B1 H32 L8192 / L32768, B4 GQA 32/8 L16384, B2 H32 T4 L32768 (planner's plan);
-# 5. sym: B1 H32 L8192 with only T bound at compile time (B, H, L from the inputs);
-# 6. ncu of the B8 kernel (DRAM, L2 hit rate) where time is left;
+# 5. qscale: examples/attention_decode_qscale.tx verified and timed at B8; sym: B1 H32 L8192 with
+#    only T bound at compile time (B, H, L from the inputs);
+# 6. ncu of the B8 kernel per NCU_VARIANTS (DRAM, L2 hit rate, occupancy, eligible warps, stall
+#    reasons) where time is left;
 # 7. a summary last: per shape and variant tx us, GB/s of K and V, SDPA us, SDPA/tx; the copy and
 #    read-only times of the B8 cache.
 # Files in $OUT: tx_*.json, read.json, ncu-b8.txt, summary.txt, log.txt. Exit 1 when a check failed.
@@ -48,9 +52,9 @@ ok_run() { ! grep -qi "mismatch\|not verified\|FAIL" "$1"; }
 verify() { # NAME FILE ARGS...: txc bench on the GPU, checked against the reference
   local name=$1 f=$2; shift 2
   # shellcheck disable=SC2086
-  if env ${VERIFY_ENV//,/ } timeout 25 "$TXC" bench "$f" --device=gpu --iters 2 "$@" >"$W/v.txt" 2>&1 && ok_run "$W/v.txt"; then
+  if env ${VERIFY_ENV//,/ } ${XENV:-} timeout 25 "$TXC" bench "$f" --device=gpu --iters 2 "$@" >"$W/v.txt" 2>&1 && ok_run "$W/v.txt"; then
     # shellcheck disable=SC2046,SC2086
-    log "ok    verify $name [$(env ${VERIFY_ENV//,/ } "$TXC" "$f" $(echo "$*" | grep -o -- '-D [A-Z]*=[0-9]*' | tr '\n' ' ') --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'template.*' | head -1)]"
+    log "ok    verify $name ${XENV:-} [$(env ${VERIFY_ENV//,/ } ${XENV:-} "$TXC" "$f" $(echo "$*" | grep -o -- '-D [A-Z]*=[0-9]*' | tr '\n' ' ') --target=sm_90a --explain -o /dev/null 2>&1 | grep -o 'template.*' | head -1)]"
   else
     fail=1; log "FAIL  verify $name: $(tail -c 300 "$W/v.txt" | tr '\n' ' ')"
   fi
@@ -78,8 +82,20 @@ if has verify; then
   mkdir -p "$W/s" && inputs 3 2 2 3 1000 "$W/s" &&
     verify sym_b3h2t3l1000 "$DEC" --input "q=$W/s/q.npy" --input "k=$W/s/k.npy" --input "v=$W/s/v.npy" --input "len=$W/s/len.npy" -D T=3
 fi
+# verify2: T = 16 rows (split), f16, 3 chunks forced at L17 (an empty chunk, a tile crossing the
+# cache's end), lengths 1, the full cache and 0
+if has verify2; then
+  lens 6 2048 "$W/l3.npy"; verify b6h1t16l2048 "$DEC" --random-inputs=7 --input "len=$W/l3.npy" -D B=6 -D H=1 -D T=16 -D L=2048
+  sed 's/bf16/f16/g' "$DEC" >"$W/decode_f16.tx"
+  lens 3 1500 "$W/l4.npy"; verify f16_b3h2t4l1500 "$W/decode_f16.tx" --random-inputs=7 --input "len=$W/l4.npy" -D B=3 -D H=2 -D T=4 -D L=1500
+  lens 3 17 "$W/l5.npy"; XENV=TX_ATTN_SPLITS=3 verify b3h1t2l17 "$DEC" --random-inputs=7 --input "len=$W/l5.npy" -D B=3 -D H=1 -D T=2 -D L=17
+fi
 if has b8; then
   for v in $VARIANTS; do timed b8h32l32k "$v" "$DEC" -D B=8 -D H=32 -D T=1 -D L=32768; done
+fi
+# b1: B1 H32 L32768 per B1_VARIANTS (split counts, copy paths; comma-separated ENV, - for none)
+if has b1; then
+  for v in ${B1_VARIANTS:--}; do timed b1h32l32k "$v" "$DEC" -D B=1 -D H=32 -D T=1 -D L=32768; done
 fi
 if has anchors 10; then
   timeout $(( $(left) - 3 )) "$PY" bench/decode_read.py "$OUT/read.json" >>"$LOG" 2>&1 || log "decode_read.py failed (see log.txt)"
