@@ -177,7 +177,8 @@ def main():
                     for i, w in enumerate(want):
                         if msg:
                             break
-                        msg = compare(np.load(os.path.join(od, f"out{i}.npy")), w, rdt[i] if i < len(rdt) else "f32")
+                        msg = compare(np.load(os.path.join(od, f"out{i}.npy")), w,
+                                      c.get("tol") or (rdt[i] if i < len(rdt) else "f32"))
                         if msg:
                             msg = f"out{i}: {msg}"
                     print(("FAIL " if msg else "ok   ") + f"{c['name']} {C_d(dims)} --device={dev}"
