@@ -14,6 +14,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import checklib  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.environ.get("OUT", "small-k-out")
 TXC = os.environ.get("TXC", "dist/bin/txc")
@@ -23,35 +26,18 @@ CASES = [(os.path.join(HERE, "heldout", "prime_gemm_k7.tx"), 8191, 7, 4099),
          (os.path.join(HERE, "sgemm", "small_k.tx"), 8192, 13, 4096)]
 
 
-def ev_time(torch, f, flush, it=20):
-    for _ in range(3):
-        f()
-    ts = []
-    for _ in range(it):
-        flush.zero_()
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        f()
-        e1.record()
-        torch.cuda.synchronize()
-        ts.append(e0.elapsed_time(e1) * 1e3)
-    ts.sort()
-    return ts[len(ts) // 2]
-
-
 def torch_times(M, K, N, end):
     import torch
     x = torch.randn(M, K, device="cuda").bfloat16()
     w = torch.randn(K, N, device="cuda").bfloat16()
     b = torch.randn(N, device="cuda").bfloat16()
-    flush = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     f = lambda: torch.sigmoid(x @ w + b)  # noqa: E731
-    r = {"eager_us": ev_time(torch, f, flush)}
+    r = {"eager_us": checklib.cuda_time(f)}
     o = torch.empty(M, N, dtype=torch.bfloat16, device="cuda")
-    r["write_us"] = ev_time(torch, lambda: o.zero_(), flush)
+    r["write_us"] = checklib.cuda_time(lambda: o.zero_())
     if time.time() < end - 8:
         g = torch.compile(lambda x, w, b: torch.sigmoid(x @ w + b))
-        r["compile_us"] = ev_time(torch, lambda: g(x, w, b), flush)
+        r["compile_us"] = checklib.cuda_time(lambda: g(x, w, b))
     return r
 
 
