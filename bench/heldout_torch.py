@@ -31,6 +31,10 @@ def t_input(torch, shape, dt, kind, dims):
         return torch.randint(0, dims["L"] - dims["T"] + 1, shape, device=dev, dtype=torch.int32)
     if kind == "labels":
         return torch.randint(0, dims["V"], shape, device=dev, dtype=torch.int32)
+    if kind == "labels_ign":
+        a = torch.randint(0, dims["V"], shape, device=dev, dtype=torch.int32)
+        a[1::3] = -100
+        return a
     if kind == "bool":
         return torch.rand(shape, device=dev) < 0.7
     if kind == "lens1":

@@ -66,6 +66,10 @@ def np_input(rng, shape, dtype, kind, dims):
         return np.array(vals[:n], dtype=np.int32)
     if kind == "labels":
         return rng.integers(0, dims["V"], size=shape).astype(np.int32)
+    if kind == "labels_ign":  # labels with ignore_index -100 at every third token from the second on
+        a = rng.integers(0, dims["V"], size=shape).astype(np.int32)
+        a[1::3] = -100
+        return a
     if kind == "bool":
         return rng.random(shape) < 0.7
     if kind == "ids":  # token ids with pad (0) runs at the end of some rows and a few inside
@@ -1676,3 +1680,278 @@ ROUND3 = ["t5_layernorm_bf16w", "llama_mlp_f16", "sandwich_norm", "causal_conv1d
           "squeeze_excite", "swin_window_attn", "tiny_matmuls", "huge_gelu", "prime_bmm_f16", "linear_nt_gemv",
           "linear_nt_ragged", "gemv_f32", "attn_probs_out", "attn_mla_dv", "sigmoid_attn", "seg_softmax_c",
           "entropy_logits", "ppo_loss", "dice_loss", "pixel_shuffle", "grad_clip_norm", "mixed_dtype_ops"]
+
+
+# ==== round 4: more programs as PyTorch users write them (kinds rounds 1-3 did not cover) ==========
+def ref_ce_ignore(a, d):
+    lp = ref_log_softmax(dict(logits=a["logits"]), d)[0]
+    y = a["labels"]
+    keep = y != -100
+    nll = -lp[np.arange(y.size), np.where(keep, y, 0)]
+    per = 0.9 * nll - 0.1 * lp.mean(-1)
+    return [np.array(per[keep].sum() / keep.sum())]
+
+
+case("ce_smooth_ignore", [dict(N=7, V=33), dict(N=3, V=50257)], dict(N=2048, V=50257),
+     [("logits", ("N", "V"), "bf16", "big"), ("labels", ("N",), "i32", "labels_ign")], ref_ce_ignore,
+     lambda logits, labels, d: F().cross_entropy(logits.float(), labels.long(), ignore_index=-100,
+                                                 label_smoothing=0.1))
+
+
+def ref_rms_quant(a, d):
+    h = rb(a["x"] + a["r"])
+    n = rb(a["w"] * rb(h / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-6)))
+    s = np.maximum(np.abs(n).max(-1, keepdims=True), 1e-5) / 127.0
+    return [h, np.clip(n / s, -127.0, 127.0), s]
+
+
+def t_rms_quant(x, r, w, d):
+    h = x + r
+    hf = h.float()
+    n = (w * (hf * T().rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(h.dtype)).float()
+    s = n.abs().amax(-1, keepdim=True).clamp(min=1e-5) / 127.0
+    return h, (n / s).clamp(-127.0, 127.0), s
+
+
+# tol bf16: the scaled rows are computed from the bf16 normalised rows, which the fused plan may keep
+# in f32 (the spec rounds a bf16 value once, when it is stored)
+case("rmsnorm_quant", [dict(M=5, D=77), dict(M=1, D=1)], dict(M=8192, D=4096),
+     [("x", ("M", "D"), "bf16", "n"), ("r", ("M", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n")],
+     ref_rms_quant, t_rms_quant, tol="bf16")
+
+
+def ref_geglu_chunk(a, d):
+    p = rh(rh(a["x"] @ a["w"]) + a["b"])
+    return [rh(p[:, :2560] * rh(np_gelu(p[:, 2560:])))]
+
+
+def t_geglu_chunk(x, w, b, d):
+    hidden, gate = (x @ w + b).chunk(2, dim=-1)
+    return hidden * F().gelu(gate)
+
+
+case("geglu_chunk", [dict(M=5, D=24), dict(M=1, D=8)], dict(M=8192, D=640),
+     [("x", ("M", "D"), "f16", "n"), ("w", ("D", 5120), "f16", "w"), ("b", (5120,), "f16", "n")],
+     ref_geglu_chunk, t_geglu_chunk)
+
+
+def ref_moe_aux(a, d):
+    z = rb(a["x"] @ a["wr"])
+    m = z.max(-1, keepdims=True)
+    lse = m + np.log(np.exp(z - m).sum(-1, keepdims=True))
+    p = np.exp(z - lse)
+    return [p, np.array((lse * lse).mean()), np.array(64.0 * (p.mean(0) ** 2).sum())]
+
+
+def t_moe_aux(x, wr, d):
+    z = (x @ wr).float()
+    p = z.softmax(-1)
+    return p, (T().logsumexp(z, -1) ** 2).mean(), 64.0 * (p.mean(0) ** 2).sum()
+
+
+case("moe_aux_loss", [dict(T=9, D=40), dict(T=1, D=8)], dict(T=16384, D=2048),
+     [("x", ("T", "D"), "bf16", "n"), ("wr", ("D", 64), "bf16", "w")], ref_moe_aux, t_moe_aux)
+
+
+def ref_swinv2(a, d):
+    q, k = a["q"], a["k"]
+    qn = q / np.maximum(np.sqrt((q * q).sum(-1, keepdims=True)), 1e-12)
+    kn = k / np.maximum(np.sqrt((k * k).sum(-1, keepdims=True)), 1e-12)
+    s = (qn @ np.swapaxes(kn, -1, -2)) * np.exp(np.minimum(a["ls"], math.log(100.0)))
+    return [attend(s + 16.0 / (1 + np.exp(-a["rpb"])), a["v"], "bf16")]
+
+
+def t_swinv2(q, k, v, ls, rpb, d):
+    s = F().normalize(q.float(), dim=-1) @ F().normalize(k.float(), dim=-1).transpose(-1, -2)
+    s = s * T().clamp(ls, max=math.log(100.0)).exp() + 16.0 * T().sigmoid(rpb)
+    return s.softmax(-1).to(q.dtype) @ v
+
+
+case("swinv2_cosine_attn", [dict(B=2, H=2), dict(B=1, H=1)], dict(B=1568, H=3),
+     [(n, ("B", "H", 64, 32), "bf16", "n") for n in "qkv"] + [("ls", ("H", 1, 1), "f32", "n"),
+                                                             ("rpb", ("H", 64, 64), "f32", "n")],
+     ref_swinv2, t_swinv2)
+
+
+def ref_mamba_disc(a, d):
+    u = a["dt_raw"] + a["dt_bias"]
+    dt = np.where(u > 20, u, np.log1p(np.exp(np.minimum(u, 20))))[..., None]
+    da = np.exp(dt * -np.exp(a["a_log"]))
+    return [da, dt * a["bm"][:, :, None, :] * a["x"][..., None]]
+
+
+def t_mamba_disc(dt_raw, dt_bias, a_log, bm, x, d):
+    dt = F().softplus(dt_raw.float() + dt_bias)[..., None]
+    return T().exp(dt * -T().exp(a_log)), dt * bm.float()[:, :, None, :] * x.float()[..., None]
+
+
+case("mamba_discretize", [dict(B=2, L=5, H=3, N=7), dict(B=1, L=1, H=1, N=1)], dict(B=2, L=2048, H=32, N=128),
+     [("dt_raw", ("B", "L", "H"), "bf16", "big"), ("dt_bias", ("H",), "f32", "n"), ("a_log", ("H", "N"), "f32", "n"),
+      ("bm", ("B", "L", "N"), "bf16", "n"), ("x", ("B", "L", "H"), "bf16", "n")], ref_mamba_disc, t_mamba_disc)
+
+
+def ref_decay(a, d):
+    z = rb(rb(a["x"] @ a["w"]) + a["b"])
+    gk = -(np.maximum(-z, 0) + np.log1p(np.exp(-np.abs(z)))) / 16.0
+    return [gk, rb(np.exp(gk))]
+
+
+def t_decay(x, w, b, d):
+    gk = F().logsigmoid((x @ w + b).float()) / 16.0
+    return gk, gk.exp().to(x.dtype)
+
+
+# tol bf16: the log decay is computed from the bf16 product plus bias, which the fused epilogue
+# keeps in f32
+case("decay_gates", [dict(M=7, D=40, G=24), dict(M=1, D=8, G=1)], dict(M=16384, D=2048, G=1024),
+     [("x", ("M", "D"), "bf16", "n"), ("w", ("D", "G"), "bf16", "w"), ("b", ("G",), "bf16", "big")],
+     ref_decay, t_decay, tol="bf16")
+
+
+def ref_cos_embed(a, d):
+    x, y = a["a"], a["b"]
+    c = (x * y).sum(-1) / np.sqrt(((x * x).sum(-1) + 1e-12) * ((y * y).sum(-1) + 1e-12))
+    return [np.array(np.where(a["same"], 1 - c, np.maximum(c - 0.2, 0)).mean()), c]
+
+
+def t_cos_embed(a, b, same, d):
+    return (F().cosine_embedding_loss(a, b, same.float() * 2 - 1, margin=0.2),
+            F().cosine_similarity(a, b, dim=-1))
+
+
+case("cosine_embed_loss", [dict(N=9, E=33), dict(N=5, E=3)], dict(N=65536, E=256),
+     [("a", ("N", "E"), "f32", "n"), ("b", ("N", "E"), "f32", "n"), ("same", ("N",), "bool", "bool")],
+     ref_cos_embed, t_cos_embed)
+
+case("var_mid_axis", [dict(B=2, T=7, C=5), dict(B=1, T=2, C=1)], dict(B=64, T=1000, C=768),
+     [("x", ("B", "T", "C"), "f32", "n")], lambda a, d: [a["x"].var(1, ddof=1), a["x"].mean(1)],
+     lambda x, d: T().var_mean(x, dim=1, correction=1))
+
+
+def ref_ln2d(a, d):
+    x = a["x"]
+    mu = x.mean((2, 3), keepdims=True)
+    var = ((x - mu) ** 2).mean((2, 3), keepdims=True)
+    return [(x - mu) / np.sqrt(var + 1e-5) * a["w"] + a["b"]]
+
+
+case("layernorm_2d", [dict(N=2, C=3, H=5, W=7), dict(N=1, C=1, H=1, W=3)], dict(N=64, C=128, H=37, W=29),
+     [("x", ("N", "C", "H", "W"), "f32", "n"), ("w", ("H", "W"), "f32", "n"), ("b", ("H", "W"), "f32", "n")],
+     ref_ln2d, lambda x, w, b, d: F().layer_norm(x, (d["H"], d["W"]), w, b, 1e-5))
+
+
+def ref_scalar_mix(a, d):
+    w = np.exp(a["w"] - a["w"].max())
+    w = w / w.sum()
+    return [rb(a["gamma"] * (w[:, None, None, None] * a["h"]).sum(0))]
+
+
+case("scalar_mix", [dict(L=3, B=2, S=5, D=7), dict(L=1, B=1, S=1, D=1)], dict(L=13, B=8, S=512, D=768),
+     [("h", ("L", "B", "S", "D"), "bf16", "n"), ("w", ("L",), "f32", "n"), ("gamma", (), "f32", "n")],
+     ref_scalar_mix,
+     lambda h, w, gamma, d: (gamma * (w.softmax(0)[:, None, None, None] * h.float()).sum(0)).to(h.dtype))
+
+
+def ref_bce_pw(a, d):
+    x, y = a["x"], a["y"]
+    sp = np.maximum(-x, 0) + np.log1p(np.exp(-np.abs(x)))  # -logsigmoid(x)
+    return [np.array((a["pw"] * y * sp + (1 - y) * (sp + x)).mean())]
+
+
+case("bce_pos_weight", [dict(N=7, C=13), dict(N=1, C=1)], dict(N=16384, C=1000),
+     [("x", ("N", "C"), "f32", "big"), ("y", ("N", "C"), "f32", "unit"), ("pw", ("C",), "f32", "unit")],
+     ref_bce_pw, lambda x, y, pw, d: F().binary_cross_entropy_with_logits(x, y, pos_weight=pw))
+
+
+def ref_mixup(a, d):
+    lp = ref_log_softmax(dict(logits=a["logits"]), d)[0]
+    r = np.arange(lp.shape[0])
+    lam = a["lam"]
+    return [np.array(lam * -lp[r, a["ya"]].mean() + (1 - lam) * -lp[r, a["yb"]].mean())]
+
+
+def t_mixup(logits, ya, yb, lam, d):
+    return lam * F().cross_entropy(logits, ya.long()) + (1 - lam) * F().cross_entropy(logits, yb.long())
+
+
+case("mixup_ce", [dict(N=7, V=10), dict(N=1, V=1)], dict(N=8192, V=1000),
+     [("logits", ("N", "V"), "f32", "big"), ("ya", ("N",), "i32", "labels"), ("yb", ("N",), "i32", "labels"),
+      ("lam", (), "f32", "unit")], ref_mixup, t_mixup)
+
+
+def ref_rbf(a, d):
+    x, y = a["x"], a["y"]
+    d2 = (x * x).sum(-1)[:, None] - 2 * x @ y.T + (y * y).sum(-1)[None, :]
+    return [np.exp(-0.5 * np.maximum(d2, 0))]
+
+
+case("rbf_kernel", [dict(N=7, M=13, E=33), dict(N=1, M=1, E=1)], dict(N=4096, M=4096, E=256),
+     [("x", ("N", "E"), "f32", "small"), ("y", ("M", "E"), "f32", "small")], ref_rbf,
+     lambda x, y, d: T().exp(-0.5 * T().cdist(x, y) ** 2))
+
+
+def ref_gated_attn(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    o = attend(np.where(causal(d["S"]), s, -np.inf), a["v"], "bf16")
+    return [rb(o * rb(1 / (1 + np.exp(-a["g"]))))]
+
+
+def t_gated_attn(q, k, v, g, d):
+    return t_attn(q, k, v, 0.125, t_causal(d["S"], d["S"], q.device)) * T().sigmoid(g)
+
+
+case("gated_attn_out", [dict(B=1, H=2, S=7), dict(B=2, H=1, S=65)], dict(B=4, H=16, S=2048),
+     [(n, ("B", "H", "S", 64), "bf16", "n") for n in "qkvg"], ref_gated_attn, t_gated_attn)
+
+
+def ref_wn_linear(a, d):
+    v = a["v"]
+    w = a["g"] * v / np.sqrt((v * v).sum(-1, keepdims=True))
+    return [a["x"] @ w.T + a["b"]]
+
+
+def t_wn_linear(x, v, g, b, d):
+    return F().linear(x, v * (g / v.norm(dim=1, keepdim=True)), b)
+
+
+case("weight_norm_linear", [dict(M=7, I=13, O=5), dict(M=1, I=1, O=1)], dict(M=4096, I=1024, O=1024),
+     [("x", ("M", "I"), "f32", "n"), ("v", ("O", "I"), "f32", "w"), ("g", ("O", 1), "f32", "n"),
+      ("b", ("O",), "f32", "n")], ref_wn_linear, t_wn_linear)
+
+
+def ref_sin_pos(a, d):
+    ang = a["pos"].astype(np.float64)[..., None] * a["inv_freq"]
+    return [rb(a["tok"] + rb(np.concatenate([np.sin(ang), np.cos(ang)], -1)))]
+
+
+def t_sin_pos(tok, pos, inv_freq, d):
+    ang = pos.float()[..., None] * inv_freq
+    return tok + T().cat([ang.sin(), ang.cos()], -1).to(tok.dtype)
+
+
+case("sinusoid_pos_ids", [dict(B=2, S=7), dict(B=1, S=1)], dict(B=64, S=512),
+     [("tok", ("B", "S", 512), "bf16", "n"), ("pos", ("B", "S"), "i32", "ids"), ("inv_freq", (256,), "f32", "unit")],
+     ref_sin_pos, t_sin_pos)
+
+
+def ref_gn_odd(a, d):
+    x = a["x"]
+    n, c, h, w = x.shape
+    g = x.reshape(n, 5, 6, h, w)
+    mu = g.mean((2, 3, 4), keepdims=True)
+    var = ((g - mu) ** 2).mean((2, 3, 4), keepdims=True)
+    y = ((g - mu) / np.sqrt(var + 1e-5)).reshape(n, c, h, w)
+    return [y * a["w"][:, None, None] + a["b"][:, None, None]]
+
+
+case("group_norm_odd", [dict(N=2, H=5, W=3), dict(N=1, H=1, W=1)], dict(N=64, H=65, W=65),
+     [("x", ("N", 30, "H", "W"), "f32", "n"), ("w", (30,), "f32", "n"), ("b", (30,), "f32", "n")], ref_gn_odd,
+     lambda x, w, b, d: F().group_norm(x, 5, w, b, 1e-5))
+
+SDPA.update({
+    "gated_attn_out": lambda q, k, v, g, d: sdpa(q, k, v, 0.125, causal=True) * T().sigmoid(g),
+})
+ROUND4 = ["ce_smooth_ignore", "rmsnorm_quant", "geglu_chunk", "moe_aux_loss", "swinv2_cosine_attn",
+          "mamba_discretize", "decay_gates", "cosine_embed_loss", "var_mid_axis", "layernorm_2d", "scalar_mix",
+          "bce_pos_weight", "mixup_ce", "rbf_kernel", "gated_attn_out", "weight_norm_linear", "sinusoid_pos_ids",
+          "group_norm_odd"]
