@@ -664,6 +664,22 @@ static bool casts_only_for(fz *f, uint32_t ot, uint32_t mm) {
     return true;
 }
 
+/* True when node w of epilogue_for_reduction's walk reads (through views) a reduction or a value
+ * the walk marked 2 (itself after one): w is computed by or after the reduction's kernel, never
+ * by the epilogue, so returning it stores nothing the epilogue would. An input not visited yet
+ * counts as before (the conservative side: the epilogue keeps it). */
+static bool after_reduction(fz *f, ir_id w) {
+    const ir_node *nd = &f->g->nodes[w];
+    for (unsigned k = 0; k < nd->nin; k++) {
+        ir_id src[PASS_SRC_CAP];
+        unsigned ns = pass_view_sources(f->g, ir_in(f->g, nd, k), src, PASS_SRC_CAP);
+        for (unsigned s = 0; s < ns; s++)
+            if (f->mark[src[s]] == 2 || (ir_op_traits((ir_op)f->g->nodes[src[s]].op) & IR_T_REDUCE))
+                return true;
+    }
+    return false;
+}
+
 /* True when pointwise group o, about to join matmul group mm's epilogue,
  * would make that kernel store a value only a reduction's kernel needs:
  * o is not returned, its values reach (along pointwise consumers only) a
@@ -672,7 +688,9 @@ static bool casts_only_for(fz *f, uint32_t ot, uint32_t mm) {
  * member is wider than an mm value it reads, or that mm value is stored
  * anyway (returned or read outside mm and o). Fills *red with the reduction
  * and *wide with the widening member (or IR_NONE). A value of the cone
- * that is returned keeps today's plan (false). Bounded: every node is
+ * that is returned and computed before any reduction keeps today's plan
+ * (false); one after a reduction (softmax probabilities returned as well,
+ * after_reduction) is the reduction kernel's store, not the epilogue's. Bounded: every node is
  * visited once (f->stack as the worklist, f->mark as the visited set);
  * runs only for an epilogue merge that widens or duplicates a store. */
 static bool epilogue_for_reduction(fz *f, uint32_t o, uint32_t mm, ir_id *red, ir_id *wide) {
@@ -705,7 +723,9 @@ static bool epilogue_for_reduction(fz *f, uint32_t o, uint32_t mm, ir_id *red, i
     memset(f->mark, 0, g->n);
     FOR_MEMBERS(f, o, m) f->stack[n++] = m, f->mark[m] = 1;
     for (uint32_t h = 0; h < n && !out; h++) {
-        unsigned nc = consumers(f, f->stack[h], f->cbuf, 0, g->n, &out);
+        bool ret = false;
+        unsigned nc = consumers(f, f->stack[h], f->cbuf, 0, g->n, &ret);
+        out = ret && f->mark[f->stack[h]] == 1;
         for (unsigned c = 0; c < nc; c++) {
             ir_id w = f->cbuf[c];
             if (f->mark[w]) continue;
@@ -715,7 +735,7 @@ static bool epilogue_for_reduction(fz *f, uint32_t o, uint32_t mm, ir_id *red, i
                     ir_shape_eq(&g->nodes[ir_in(g, &g->nodes[w], 0)].shape, &O->dom))
                     *red = w;
             } else if (!(t & IR_T_MATMUL)) {
-                f->mark[w] = 1, f->stack[n++] = w;
+                f->mark[w] = after_reduction(f, w) ? 2 : 1, f->stack[n++] = w;
             }
         }
     }

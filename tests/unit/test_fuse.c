@@ -423,6 +423,31 @@ static void test_matmul_epilogue_recompute(void **st) {
     ir_graph_free(g);
 }
 
+/* softmax(f32(q @ k^T) * 0.125) returned as bf16 probabilities as well as used by p @ v
+ * (output_attentions=True): the scaled f32 scores stay out of the first product's epilogue, which
+ * stores the bf16 product; the softmax's kernel recomputes the scores from it (the returned
+ * probabilities come after the reduction, so they are that kernel's store). */
+static void test_matmul_epilogue_recompute_probs(void **st) {
+    (void)st;
+    ir_graph *g = ir_graph_new("probs", NULL);
+    ir_shape sq = shp2(256, 64), sk = shp2(64, 256);
+    ir_id q = ir_add_input(g, "q", IR_BF16, &sq), k = ir_add_input(g, "k", IR_BF16, &sk);
+    ir_id v = ir_add_input(g, "v", IR_BF16, &sq);
+    ir_id mm = ir_add_matmul(g, q, k);
+    ir_id sf =
+        ir_add_binary(g, IR_OP_MUL, ir_add_cast(g, mm, IR_F32), ir_add_const(g, 0.125, IR_F32));
+    ir_id mx = ir_add_reduce(g, IR_OP_MAX, sf, 2, true);
+    ir_id e = ir_add_unary(g, IR_OP_EXP, ir_add_binary(g, IR_OP_SUB, sf, mx));
+    ir_id p = ir_add_cast(
+        g, ir_add_binary(g, IR_OP_DIV, e, ir_add_reduce(g, IR_OP_SUM, e, 2, true)), IR_BF16);
+    ir_id outs[2] = {ir_add_matmul(g, p, v), p};
+    ir_add_output(g, outs, 2);
+    plan_and_check(g, 0);
+    assert_int_equal(g->regions[g->nodes[mm].region].kind, IR_RK_MATMUL);
+    assert_int_not_equal(g->nodes[sf].region, g->nodes[mm].region);
+    ir_graph_free(g);
+}
+
 static void test_mlp_horizontal(void **st) {
     (void)st;
     ir_graph *g = g_mlp(256, 512, 1024);
@@ -806,6 +831,7 @@ int main(void) {
         cmocka_unit_test(test_attention),
         cmocka_unit_test(test_matmul_epilogue_prologue),
         cmocka_unit_test(test_matmul_epilogue_recompute),
+        cmocka_unit_test(test_matmul_epilogue_recompute_probs),
         cmocka_unit_test(test_mlp_horizontal),
         cmocka_unit_test(test_siblings),
         cmocka_unit_test(test_small_batch),
