@@ -1535,6 +1535,7 @@ bool cg_manifest_write(const cg_program *p, FILE *out) {
                 for (unsigned j = 1; j < rank; j++) fprintf(out, ", %u", tm->box[j]);
                 fprintf(out, "], \"swizzle\": %u", tm->swizzle);
                 if (tm->pitch) fprintf(out, ", \"pitch\": %lld", (long long)tm->pitch);
+                if (tm->offset) fprintf(out, ", \"offset\": %lld", (long long)tm->offset);
                 if (outer) {
                     fputs(", \"outer\": ", out);
                     cg_json_shape(p, &tm->outer, sn, out);

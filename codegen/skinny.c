@@ -276,13 +276,19 @@ static bool sk_finish(cg_ctx *cx, sk_kern *k, LLVMValueRef rank, cg_mm_epi_state
 /* Operand o of base buffer `base` (pass_wg_opnd), the other axis `other` rows/cols of a tile. */
 static void sk_opnd_init(cg_ctx *cx, sk_opnd *o, ir_id base, bool kmajor, int64_t other,
                          int64_t off) {
-    LLVMValueRef p = cg_buf_ptr(cx, base);
+    int64_t pitch, first; /* a column slice: its buffer, from its first column, at its pitch */
+    ir_id buf = pass_wg_opnd_buf(cx->g, base, &pitch, &first);
+    LLVMValueRef p = cg_buf_ptr(cx, buf);
     LLVMTypeRef gp = LLVMPointerTypeInContext(cx->llctx, 1);
     if (LLVMGetPointerAddressSpace(LLVMTypeOf(p)) != 1)
         p = LLVMBuildAddrSpaceCast(cx->b, p, gp, "");
+    if (buf != base) {
+        LLVMValueRef at = cg_i64(cx, first * (int64_t)ir_dtype_size(cx->g->nodes[buf].dtype));
+        p = LLVMBuildGEP2(cx->b, cx->i8, p, &at, 1, "");
+    }
     o->ptr = p;
     o->kmajor = kmajor;
-    o->d1 = cx->g->nodes[base].shape.dim[1];
+    o->d1 = buf != base ? pitch : cx->g->nodes[base].shape.dim[1];
     pass_sk_opnd_tile(kmajor, other, &o->rows, &o->cols);
     o->pitch = o->cols + 8;
     o->off = off;

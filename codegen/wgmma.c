@@ -1617,7 +1617,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     unsigned nst = 0;
     for (unsigned i = 0; i < 1 + nh; i++) {
         spitch[i] = 0;
-        if (sbase[i] == IR_NONE) continue;
+        int64_t vp, vo; /* a column slice is read in place (pass_wg_opnd checked its pitch) */
+        if (sbase[i] == IR_NONE || pass_wg_opnd_buf(g, sbase[i], &vp, &vo) != sbase[i]) continue;
         const ir_shape *ss = &g->nodes[sbase[i]].shape;
         int64_t inner = ss->dim[ss->rank - 1];
         int64_t pt = pass_wg_pitch(inner, (int)ir_dtype_size(dt));
@@ -1677,8 +1678,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned i = 0; i < nmaps; i++) {
         cg_tmap *tm = &kr->tmaps[i];
         tm->buf = UINT32_MAX;
+        ir_id vb = i <= nh ? pass_wg_opnd_buf(g, bases[i], &tm->pitch, &tm->offset) : bases[i];
         for (unsigned j = 0; j < kr->nbufs - (k.p.streamk ? 1u : 0u); j++)
-            if (kr->bufs[j].value == bases[i]) tm->buf = j;
+            if (kr->bufs[j].value == vb) tm->buf = j;
         if (tm->buf == UINT32_MAX) {
             tx_error(
                 cx->diag,

@@ -548,10 +548,17 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops);
  * *kmajor whether K is its contiguous axis (k_last: K is the operand's last axis, true for A,
  * false for B). False unless that value is a plain buffer of rank >= 2 and dtype dt whose inner
  * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
- * whether leading dims fold into M). TMA reads rows whose pitch is a multiple of 16 bytes: an
+ * whether leading dims fold into M), or a column slice of one (pass_wg_opnd_buf), read in place
+ * by a tensor map at the buffer's pitch. TMA reads rows whose pitch is a multiple of 16 bytes: an
  * operand whose inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
+/* The buffer an operand base of pass_wg_opnd reads: base itself, or, for a base that is a slice
+ * of the last axis of a 2-D value of known inner extent (a column slice, which pass_wg_opnd takes
+ * when that value is a plain buffer and the slice's start and the rows are at multiples of 16
+ * bytes), that value, with *pitch its row stride and *off the slice's start in elements (both 0
+ * for base itself). */
+ir_id pass_wg_opnd_buf(const ir_graph *g, ir_id base, int64_t *pitch, int64_t *off);
 /* The rows of a shape whose last axis is the columns: the product of every other dim (1 for
  * rank 1); -1 when one is symbolic, 2^31 when the product reaches it. */
 int64_t pass_wg_rows(const ir_shape *s);

@@ -17,6 +17,11 @@
  *     shape (simplify.reshape_operand: GroupNorm's per-channel affine after the
  *     group reshape moves into the group domain, where the reduction's kernel takes
  *     it). The new nodes are appended and moved before the rewritten node.
+ *   [simplify.slice_of_product] slice(a @ b, last axis, lo:hi) -> a @ slice(b, last axis, lo:hi)
+ *     when every user of the product is such a slice, the slices together are at most the
+ *     product's columns, and b's slice starts and b's rows are pitched at multiples of 16 bytes
+ *     (a tensor map reads the column slice in place); exact: each output element is the same dot
+ *     product.
  * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
  * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
@@ -363,6 +368,89 @@ static bool simplify_node(simp *s, ir_id i) {
     }
 }
 
+/* Whether product m (a matmul whose B operand has rank >= 2 and a known last dim) is read only
+ * by slices of its last axis whose widths add up to at most that dim, each starting at a multiple
+ * of 16 bytes of B's rows, which are a multiple of 16 bytes too ([simplify.slice_of_product]). */
+static bool slices_only(const ir_graph *g, const ir_uses *u, ir_id m) {
+    const ir_node *n = &g->nodes[m];
+    const ir_node *b = &g->nodes[ir_in(g, n, 1)];
+    unsigned r = n->shape.rank;
+    if (n->op != IR_OP_MATMUL || r < 2 || b->shape.rank < 2 || !ir_nuses(u, m)) return false;
+    ir_dim cols = n->shape.dim[r - 1];
+    int64_t es = (int64_t)ir_dtype_size((ir_dtype)b->dtype), width = 0;
+    if (IR_DIM_IS_SYM(cols) || (cols * es) % 16 != 0) return false;
+    for (uint32_t k = u->start[m]; k < u->start[m + 1]; k++) {
+        const ir_node *s = &g->nodes[u->ids[k]];
+        if (s->op != IR_OP_SLICE || s->a.slice.axis != (int32_t)r - 1 ||
+            (s->a.slice.start * es) % 16 != 0)
+            return false;
+        width += s->a.slice.stop - s->a.slice.start;
+    }
+    return width <= cols;
+}
+
+/* Puts the nodes appended after n0 (the product rewrites) in topological order: node j >= n0 goes
+ * just before before[j - n0] (an original node its value replaces), those before one node in the
+ * order they were appended; every input is renumbered. */
+static void place_appended(ir_graph *g, uint32_t n0, const ir_id *before) {
+    uint32_t n = g->n, k = n - n0;
+    if (!k) return;
+    uint32_t *cnt = ir_xcalloc(n0 + 1, sizeof *cnt), *pos = ir_xmalloc((size_t)n * sizeof *pos);
+    for (uint32_t j = 0; j < k; j++) cnt[before[j] + 1]++;
+    for (ir_id i = 0; i < n0; i++) cnt[i + 1] += cnt[i]; /* cnt[i]: appended before node i */
+    for (uint32_t j = 0; j < k; j++) pos[n0 + j] = before[j] + cnt[before[j]]++;
+    for (ir_id i = 0; i < n0; i++) pos[i] = i + cnt[i]; /* cnt[i] now counts those before i too */
+    for (ir_id i = 0; i < n; i++) {
+        ir_node *nd = &g->nodes[i];
+        for (unsigned a = 0; a < nd->nin; a++) ir_set_in(g, nd, a, pos[ir_in(g, nd, a)]);
+    }
+    ir_node *tmp = ir_xmalloc((size_t)n * sizeof *tmp);
+    for (ir_id i = 0; i < n; i++) tmp[pos[i]] = g->nodes[i];
+    memcpy(g->nodes, tmp, (size_t)n * sizeof *tmp);
+    free(tmp);
+    free(pos);
+    free(cnt);
+}
+
+/* [simplify.slice_of_product] on every product of g that slices_only accepts: each slice i
+ * becomes a new a @ slice(b), placed before i, which takes i's users and name (i and the product
+ * are left for dce). Says each rewrite on c->explain. Returns true when one happened. */
+static bool slice_products(ir_graph *g, pass_ctx *c) {
+    ir_uses u;
+    if (!ir_uses_build(g, &u)) return false;
+    uint32_t n0 = g->n, nb = 0, cap = 0;
+    ir_id *before = NULL;
+    for (ir_id m = 0; m < n0; m++) {
+        if (!slices_only(g, &u, m)) continue;
+        for (uint32_t k = u.start[m]; k < u.start[m + 1]; k++) {
+            ir_id i = u.ids[k], a = ir_in(g, &g->nodes[m], 0), b = ir_in(g, &g->nodes[m], 1);
+            int64_t lo = g->nodes[i].a.slice.start, hi = g->nodes[i].a.slice.stop;
+            int axis = g->nodes[b].shape.rank - 1;
+            if (nb + 2 > cap) before = ir_xrealloc(before, (cap = cap * 2 + 8) * sizeof *before);
+            ir_id bs = ir_add_slice(g, b, axis, lo, hi), p = ir_add_matmul(g, a, bs);
+            before[nb++] = i, before[nb++] = i;
+            ir_node *pn = &g->nodes[p], *in = &g->nodes[i];
+            g->nodes[bs].line = pn->line = in->line;
+            g->nodes[bs].col = pn->col = in->col;
+            pn->name = in->name, in->name = 0;
+            ir_replace_uses(g, i, p);
+            if (c && c->explain)
+                fprintf(c->explain,
+                        "simplify: [simplify.slice_of_product] %%%u = slice(%%%u, axis=-1, "
+                        "%lld:%lld) of the product %%%u = %%%u @ %%%u: %%%u @ slice(%%%u, "
+                        "%lld:%lld), columns from byte %lld of %lld-byte rows\n",
+                        i, m, (long long)lo, (long long)hi, m, a, b, a, b, (long long)lo,
+                        (long long)hi, (long long)(lo * (int64_t)ir_dtype_size(g->nodes[b].dtype)),
+                        (long long)(g->nodes[b].shape.dim[axis] *
+                                    (int64_t)ir_dtype_size(g->nodes[b].dtype)));
+        }
+    }
+    ir_uses_free(&u);
+    place_appended(g, n0, before);
+    free(before);
+    return nb > 0;
+}
+
 /* Points node i's inputs at their forwarded values. */
 static void apply_forwards(simp *s, ir_id i) {
     ir_node *n = &s->g->nodes[i];
@@ -379,9 +467,10 @@ static void apply_forwards(simp *s, ir_id i) {
  * walk. Nodes left without users stay for dce. Returns true when a rewrite
  * happened. */
 bool pass_simplify(ir_graph *g, pass_ctx *c) {
+    bool sliced = slice_products(g, c);
     simp s = {g, c, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1), NULL, g->n, g->n};
     for (ir_id i = 0; i < g->n; i++) s.fwd[i] = i;
-    bool changed = false;
+    bool changed = sliced;
     for (ir_id i = 0; i < s.n0; i++) {
         apply_forwards(&s, i);
         if (s.uses[i] && g->nodes[i].op != IR_OP_INPUT && !ir_is_gen(g, i))

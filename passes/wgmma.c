@@ -388,7 +388,7 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
     ir_id x = id;
     for (unsigned guard = 0; guard < 16; guard++) {
         const ir_node *n = &g->nodes[x];
-        if (n->region != region || n->op == IR_OP_INPUT) break;
+        if (n->region != region || n->op == IR_OP_INPUT || n->op == IR_OP_SLICE) break;
         unsigned r = n->shape.rank;
         bool lead = r >= 2; /* a permute of the last two axes alone */
         for (unsigned i = 0; n->op == IR_OP_PERMUTE && lead && i + 2 < r; i++)
@@ -405,11 +405,23 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
         }
     }
     const ir_node *b = &g->nodes[x];
-    if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT))
+    int64_t pitch, off;
+    ir_id src = pass_wg_opnd_buf(g, x, &pitch, &off);
+    if (src != x) { /* a column slice of a 2-D buffer, read in place at its pitch */
+        const ir_node *sn = &g->nodes[src];
+        int64_t es = (int64_t)ir_dtype_size(dt);
+        if (sn->op == IR_OP_CONST || sn->op == IR_OP_OUTPUT || sn->dtype != dt ||
+            (sn->region == region && sn->op != IR_OP_INPUT) ||
+            (ir_op_traits((ir_op)sn->op) & IR_T_VIEW) || sn->shape.rank != 2 || pitch <= 0 ||
+            pitch >= ((int64_t)1 << 31) || (pitch * es) % 16 != 0 || (off * es) % 16 != 0)
+            return false;
+    } else if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
+               (b->region == region && b->op != IR_OP_INPUT)) {
         return false;
+    }
     unsigned r = b->shape.rank;
-    if ((ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || r < 2) return false;
+    if (((ir_op_traits((ir_op)b->op) & IR_T_VIEW) && src == x) || b->dtype != dt || r < 2)
+        return false;
     ir_dim inner = b->shape.dim[r - 1];
     if (IR_DIM_IS_SYM(inner) || inner <= 0 || inner >= ((int64_t)1 << 31)) return false;
     int64_t rows = pass_wg_rows(&b->shape);
@@ -418,6 +430,17 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
     *kmajor = (perm[1] == 1) == k_last;
     *base = x;
     return true;
+}
+
+ir_id pass_wg_opnd_buf(const ir_graph *g, ir_id base, int64_t *pitch, int64_t *off) {
+    const ir_node *b = &g->nodes[base];
+    *pitch = 0, *off = 0;
+    if (b->op != IR_OP_SLICE || b->shape.rank != 2 || b->a.slice.axis != 1) return base;
+    ir_id src = ir_in(g, b, 0);
+    ir_dim inner = g->nodes[src].shape.dim[g->nodes[src].shape.rank - 1];
+    if (g->nodes[src].shape.rank != 2 || IR_DIM_IS_SYM(inner)) return base;
+    *pitch = inner, *off = b->a.slice.start;
+    return src;
 }
 
 int64_t pass_wg_rows(const ir_shape *s) {
@@ -560,9 +583,9 @@ int64_t pass_wg_pitch(int64_t inner, int es) {
  * is not TMA's: true when it is staged. */
 static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
     const ir_node *b = &g->nodes[base];
-    int64_t inner = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[0];
+    int64_t inner = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[0], sp, so;
     int64_t pitch = pass_wg_pitch(inner, es);
-    if (pitch == inner) return false;
+    if (pitch == inner || pass_wg_opnd_buf(g, base, &sp, &so) != base) return false;
     s->nstage++;
     s->stage_bytes += IR_DIM_IS_SYM(rows) ? 0 : (double)rows * (double)(inner + pitch) * es;
     return true;
