@@ -266,7 +266,9 @@ typedef struct ir_node {
 } ir_node;
 
 enum {
-    IR_NF_DEAD = 1u << 0, /* marked for removal by ir_compact */
+    IR_NF_DEAD = 1u << 0,  /* marked for removal by ir_compact */
+    IR_NF_STAGE = 1u << 1, /* a cast to its own dtype that copies a matmul operand into a dense
+                              matrix ([matmul.stage_view], passes/stage.c): its own kernel */
 };
 
 /* ---- fused regions ------------------------------------------------------- */

@@ -794,6 +794,16 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         return false;
     }
     if (feeds_matmul_operand(f, ot, mm)) {
+        FOR_MEMBERS(f, ot, s) {
+            if (!(g->nodes[s].flags & IR_NF_STAGE)) continue;
+            why_set(w, "matmul.stage_view");
+            snprintf(w->msg, sizeof w->msg,
+                     "%s copies an operand of %s that no stride form describes into a dense "
+                     "matrix (priced above)",
+                     nname(g, s, n1, sizeof n1), nname(g, M->anchor, d1, sizeof d1));
+            snprintf(w->change, sizeof w->change, "nothing: the product reads the copy");
+            return false;
+        }
         if (!casts_only_for(f, ot, mm)) {
             why_set(w, "matmul.prologue");
             snprintf(w->msg, sizeof w->msg,
@@ -2149,6 +2159,7 @@ static void explain_pairs(fz *f) {
 /* ---- the pass -------------------------------------------------------------- */
 
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
+    if (!c->no_fuse) (void)pass_stage_views(g, c);
     fz f = {.g = g, .c = c};
     /* Every pass after this one keeps a view's sources in PASS_SRC_CAP entries. */
     for (ir_id id = 0; id < g->n; id++) {

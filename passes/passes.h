@@ -90,6 +90,15 @@ bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
 bool pass_cse(ir_graph *g, pass_ctx *c);      /* common subexpression elimination */
 bool pass_dce(ir_graph *g, pass_ctx *c);      /* dead-code elimination */
 bool pass_fuse(ir_graph *g, pass_ctx *c);     /* fusion planner: fills g->regions */
+/* [matmul.stage_view] (passes/stage.c, run by pass_fuse first): every matmul operand read
+ * through reshapes and permutes without a stride form whose in-place read the model prices above
+ * a copy becomes a copy (a cast to its own dtype flagged IR_NF_STAGE) that the product reads
+ * dense; says each decision with its numbers on c->explain. True when one was inserted. */
+bool pass_stage_views(ir_graph *g, pass_ctx *c);
+/* Puts the nodes a pass appended after the first n0 in topological order: node j >= n0 goes just
+ * before original node before[j - n0] (those before one node in the order they were appended);
+ * every input is renumbered (passes/simplify.c). */
+void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before);
 
 /* ---- reports (passes/report.c) -------------------------------------------
  * Each takes a planned graph (after pass_fuse), plans the same graph with

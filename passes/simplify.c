@@ -389,10 +389,7 @@ static bool slices_only(const ir_graph *g, const ir_uses *u, ir_id m) {
     return width <= cols;
 }
 
-/* Puts the nodes appended after n0 (the product rewrites) in topological order: node j >= n0 goes
- * just before before[j - n0] (an original node its value replaces), those before one node in the
- * order they were appended; every input is renumbered. */
-static void place_appended(ir_graph *g, uint32_t n0, const ir_id *before) {
+void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before) {
     uint32_t n = g->n, k = n - n0;
     if (!k) return;
     uint32_t *cnt = ir_xcalloc(n0 + 1, sizeof *cnt), *pos = ir_xmalloc((size_t)n * sizeof *pos);
@@ -446,7 +443,7 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
         }
     }
     ir_uses_free(&u);
-    place_appended(g, n0, before);
+    pass_place_appended(g, n0, before);
     free(before);
     return nb > 0;
 }

@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# stage_view.sh TXC ROOT - [matmul.stage_view] (passes/stage.c): matrix products whose operand is a
+# chain of reshapes and permutes without a stride form (tests/stage/*.tx: ViT-style patch matrices
+# in bf16, f16 and f32 with a pointwise producer, a channel-interleaving view, a B operand through
+# such a view), a small one the model reads in place, and views with a stride form that are never
+# staged. For each program and size (ragged),
+#  1. --explain prices the operand (the rule with its numbers) and says "staged" or "read in
+#     place" as expected, and the sm_90a plan has one kernel more (the copy) exactly when staged (pitch
+#     copies of [matmul.wgmma.stage] not counted);
+#     ptxas accepts the PTX (copy kernels included) when /usr/local/cuda/bin/ptxas exists;
+#  2. `txc run --device=cpu` (fused and --no-fuse) agrees with `--device=ref` on the same random
+#     inputs (tests/gen/compare.py).
+# Skips (77) without Python + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+# file | -D sizes | staged, read in place or none (no operand priced) | kernels of the sm_90a plan
+# (besides [matmul.wgmma.stage]'s pitch copies)
+cases=(
+  "patches|B=5 E=40|read in place|1"
+  "patches|B=64 E=136|staged|2"
+  "patches_f16|B=50 E=300|staged|2"
+  "patches_f32|B=41 E=257|staged|2"
+  "channels|N=1001 E=200|staged|2"
+  "channels|N=300 E=72|read in place|1"
+  "weight_view|M=20001|staged|2"
+  "small_view||read in place|1"
+  "strided|K=129 M=77 N=40|none|2"
+)
+fail=0
+n=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r prog sizes want nk <<<"$c"
+  f="$ROOT/tests/stage/$prog.tx"
+  defs=""
+  for d in $sizes; do defs="$defs -D $d"; done
+  label="$prog $sizes"
+  n=$((n + 1))
+  bad=0
+  # shellcheck disable=SC2086
+  if ! "$TXC" "$f" --target=sm_90a $defs --explain -o "$W/k.ptx" >"$W/explain" 2>&1; then
+    echo "FAIL $label: sm_90a compile: $(head -2 "$W/explain")"
+    fail=1
+    continue
+  fi
+  line=$(grep "\[matmul.stage_view\] read through views" "$W/explain")
+  case "$want" in
+    none) [ -z "$line" ] || { echo "FAIL $label: a view with a stride form priced: $line"; bad=1; } ;;
+    *) case "$line" in
+         *"sectors per 32-lane request"*": $want") ;;
+         *) echo "FAIL $label: want '$want': ${line:-no [matmul.stage_view] line}"; bad=1 ;;
+       esac ;;
+  esac
+  got=$($PY -c 'import json, sys; print(len([k for k in json.load(open(sys.argv[1]))["kernels"]
+                                         if "_stage" not in k["name"]]))' "$W/k.ptx.json")
+  [ "$got" = "$nk" ] || { echo "FAIL $label: $got kernels, want $nk"; bad=1; }
+  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
+    echo "FAIL $label: ptxas: $(head -3 "$W/err")"
+    bad=1
+  fi
+  half=""
+  grep -qE '\b(f16|bf16)\b' "$f" && half=half
+  rm -rf "$W/ref"
+  # shellcheck disable=SC2086
+  if ! "$TXC" run "$f" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
+    echo "FAIL $label: the reference run failed: $(head -3 "$W/err")"
+    bad=1
+  else
+    for mode in "" --no-fuse; do
+      rm -rf "$W/cpu"
+      # shellcheck disable=SC2086
+      if ! "$TXC" run "$f" $defs $mode --device=cpu --random-inputs=5 --output-dir "$W/cpu" 2>"$W/err"; then
+        echo "FAIL $label: --device=cpu $mode failed: $(head -3 "$W/err")"
+        bad=1
+      elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label (cpu $mode)" $half; then
+        bad=1
+      fi
+    done
+  fi
+  [ $bad = 0 ] || fail=1
+done
+echo "stage_view: $n programs, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+[ $fail = 0 ]
