@@ -605,7 +605,7 @@ bool pass_wg_batch_fill_ok(int64_t M, int64_t N, int64_t K);
  * itself) of an HBM buffer of dtype dt whose contiguous extent is a known multiple of 64; with
  * leading (batch) dims, the rows d0 a known multiple of 128 (no 128-row tile straddles two batch
  * elements); fills *base and perm (view axis nb + i reads base axis nb + perm[i], nb = the
- * leading dims). */
+ * leading dims). region IR_NONE: asked before planning, without the region conditions. */
 bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, ir_id *base,
                          int perm[3]);
 /* The row pitch (elements) the wgmma kernel's tensor map reads a 2-D operand of inner extent

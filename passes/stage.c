@@ -171,6 +171,18 @@ static bool stage_candidate(const ir_graph *g, ir_id m, unsigned k, ir_id *src) 
     return !has_strides(g, v, *src);
 }
 
+/* Whether the target's wgmma kernel reads operand k of product m in place through a tensor map
+ * of the view (merged heads, pass_wg_opnd_merged, asked before planning). */
+static bool tma_reads(const ir_graph *g, const pass_ctx *c, ir_id m, unsigned k) {
+    const ir_node *mm = &g->nodes[m];
+    ir_id base;
+    int perm[3];
+    if (c->gpu->wg_eff <= 0 || k != 0 || /* the target's GPU has the wgmma kernel */
+        (mm->dtype != IR_BF16 && mm->dtype != IR_F16))
+        return false;
+    return pass_wg_opnd_merged(g, IR_NONE, ir_in(g, mm, 0), (ir_dtype)mm->dtype, &base, perm);
+}
+
 bool pass_stage_views(ir_graph *g, pass_ctx *c) {
     if (!c->gpu || c->gpu->hbm_GBps <= 0 || c->gpu->sms <= 0) return false;
     uint32_t n0 = g->n, nb = 0, cap = 0;
@@ -179,7 +191,7 @@ bool pass_stage_views(ir_graph *g, pass_ctx *c) {
         if (g->nodes[m].op != IR_OP_MATMUL) continue;
         for (unsigned k = 0; k < 2; k++) {
             ir_id src, v = ir_in(g, &g->nodes[m], k);
-            if (!stage_candidate(g, m, k, &src)) continue;
+            if (!stage_candidate(g, m, k, &src) || tma_reads(g, c, m, k)) continue;
             double inplace, staged;
             char why[512];
             stage_price(g, c->gpu, m, k, v, src, &inplace, &staged, why, sizeof why);

@@ -547,7 +547,7 @@ bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype 
     for (unsigned i = 0; i < nb; i++)
         if (v->shape.dim[i] != r->shape.dim[i]) return false;
     perm[0] = 0, perm[1] = 1, perm[2] = 2;
-    if (v->op == IR_OP_PERMUTE && v->region == region) {
+    if (v->op == IR_OP_PERMUTE && (v->region == region || region == IR_NONE)) {
         for (unsigned i = 0; i < nb; i++)
             if (v->a.perm[i] != (int)i) return false;
         for (int i = 0; i < 3; i++) perm[i] = v->a.perm[nb + i] - (int)nb;
@@ -555,8 +555,8 @@ bool pass_wg_opnd_merged(const ir_graph *g, uint32_t region, ir_id id, ir_dtype 
     }
     const ir_node *b = &g->nodes[y];
     if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
-        (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
-        b->dtype != dt || b->shape.rank != rr + 1)
+        (b->region == region && b->op != IR_OP_INPUT && region != IR_NONE) ||
+        (ir_op_traits((ir_op)b->op) & IR_T_VIEW) || b->dtype != dt || b->shape.rank != rr + 1)
         return false;
     for (unsigned i = 0; i < rr + 1; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31)) return false;
