@@ -11,10 +11,20 @@
 #include <string.h>
 
 /* Plans a clone of g with --no-fuse and keeps it with its costs and totals
- * (the unfused baseline of every report). */
+ * (the unfused baseline of every report). The baseline is the --no-fuse plan (the one
+ * `txc bench --compare-unfused` runs): the planner's staged operand copies (IR_NF_STAGE,
+ * which --no-fuse does not make) are taken out of the clone first. */
 static bool unfused_totals(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     ir_graph *cl = ir_graph_clone(g);
     if (!cl) return false;
+    bool staged = false;
+    for (ir_id i = 0; i < cl->n; i++) {
+        if (!(cl->nodes[i].flags & IR_NF_STAGE)) continue;
+        ir_replace_uses(cl, i, ir_in(cl, &cl->nodes[i], 0));
+        cl->nodes[i].flags |= IR_NF_DEAD;
+        staged = true;
+    }
+    if (staged) (void)ir_compact(cl);
     cl->nregions = 0;
     for (ir_id i = 0; i < cl->n; i++) cl->nodes[i].region = IR_NONE;
     pass_ctx c2 = *c;
