@@ -6,6 +6,8 @@
  * small bound K ([matmul.simt.small_k]). docs/codegen-matmul.md "SIMT". */
 #include "passes/passes.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* The model's constants (first estimates, H200; docs/cost-model.md "SIMT products"):
@@ -74,16 +76,34 @@ static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}
 static const int64_t sg_bks[] = {8, 16, 32};
 static const int sg_splits[] = {1, 2, 4, PASS_SIMT_MAX_SPLITS};
 
+/* The split-K conditions without the batched exclusion below (what the kernel builds). */
+static bool split_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bk, int splits) {
+    if (splits == 1) return true;
+    if (splits != 2 && splits != 4 && splits != PASS_SIMT_MAX_SPLITS) return false;
+    if (s->nmm != 1 || s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0) return false;
+    if (!gpu || gpu->cluster_max < splits) return false;
+    return cdiv(s->K, bk) >= 4 * (int64_t)splits;
+}
+
 bool pass_simt_split_ok(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
                         int64_t bk, int splits) {
     (void)bm, (void)bn;
-    if (splits == 1) return true;
-    if (splits != 2 && splits != 4 && splits != PASS_SIMT_MAX_SPLITS) return false;
     /* batched products keep one rank: the H200 run of B=2 M=70 K=3000 N=33 at 8 ranks failed its
        verification (bench/sgemm_check.py), the unbatched split shapes verified */
-    if (s->nmm != 1 || s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch != 1) return false;
-    if (!gpu || gpu->cluster_max < splits) return false;
-    return cdiv(s->K, bk) >= 4 * (int64_t)splits;
+    if (splits > 1 && s->batch != 1) return false;
+    return split_builds(s, gpu, bk, splits);
+}
+
+/* TX_SIMT_TILE=BMxBNxBKsS (a benchmark knob): the space is that one schedule where the kernel
+ * builds it (batched split-K included, for measuring it); 0 entries written otherwise. */
+static unsigned simt_pinned(const pass_simt_shape *s, const pass_gpu *gpu, int64_t (*out)[4],
+                            unsigned cap) {
+    const char *pin = getenv("TX_SIMT_TILE");
+    int bm = 0, bn = 0, bk = 0, sp = 1;
+    if (!pin || cap == 0 || sscanf(pin, "%dx%dx%ds%d", &bm, &bn, &bk, &sp) < 3) return 0;
+    if (!tile_ok(bm, bn, bk, s->nmm) || !split_builds(s, gpu, bk, sp)) return 0;
+    out[0][0] = bm, out[0][1] = bn, out[0][2] = bk, out[0][3] = sp;
+    return 1;
 }
 
 int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits) {
@@ -92,7 +112,8 @@ int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits) {
 
 unsigned pass_simt_space(const pass_simt_shape *s, const pass_gpu *gpu, int64_t (*out)[4],
                          unsigned cap) {
-    unsigned n = 0;
+    unsigned n = simt_pinned(s, gpu, out, cap);
+    if (n) return n;
     for (size_t i = 0; i < sizeof sg_tiles / sizeof sg_tiles[0]; i++)
         for (size_t j = 0; j < sizeof sg_bks / sizeof sg_bks[0]; j++)
             for (size_t q = 0; q < sizeof sg_splits / sizeof sg_splits[0] && n < cap; q++) {
