@@ -29,6 +29,12 @@ rt_tol rt_tolerance(ir_dtype t) {
     }
 }
 
+rt_tol rt_tolerance_sum(ir_dtype t, int64_t terms) {
+    rt_tol tol = rt_tolerance(t);
+    if (t == IR_F32 && terms > 1) tol.scaled = 4.0 * sqrt((double)terms) * 0x1p-24;
+    return tol;
+}
+
 /* True when got matches want within tol (NaN only matches NaN; infinities
  * only the same infinity). */
 static bool close_enough(double got, double want, rt_tol tol) {
@@ -620,8 +626,15 @@ bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_
 
 bool rt_bench_check_output_at(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
                               ir_dtype prec, rt_out_check *oc, char *err, size_t cap) {
+    return rt_bench_check_output_sum(got, ref, pref, prec, 0, oc, err, cap);
+}
+
+bool rt_bench_check_output_sum(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
+                               ir_dtype prec, int64_t terms, rt_out_check *oc, char *err,
+                               size_t cap) {
     oc->prec = prec;
-    rt_tol tol = rt_tolerance(prec);
+    oc->terms = terms;
+    rt_tol tol = rt_tolerance_sum(prec, terms);
     rt_cmp pc;
     oc->how = RT_VERIFY_STRICT;
     if (!rt_compare(got, ref, tol, &oc->cmp, err, cap)) return false;
@@ -690,7 +703,7 @@ void rt_bench_print_timeline(FILE *out, const rt_bench_result *res) {
 void rt_bench_print_verify(FILE *out, const rt_bench_result *res) {
     for (uint32_t k = 0; k < res->nout; k++) {
         const rt_out_check *oc = &res->out[k];
-        rt_tol t = rt_tolerance(oc->checked ? oc->prec : oc->dtype);
+        rt_tol t = oc->checked ? rt_tolerance_sum(oc->prec, oc->terms) : rt_tolerance(oc->dtype);
         fprintf(out, "  out%u %-4s ", k, ir_dtype_name(oc->dtype));
         if (oc->poisoned)
             fprintf(out, "FAIL: %lld elements never written\n", (long long)oc->poisoned);
@@ -724,10 +737,11 @@ void rt_bench_print_verify(FILE *out, const rt_bench_result *res) {
             fprintf(out,
                     "       within the scaled tolerance only: %lld elements exceed atol + rtol "
                     "|want| but not "
-                    "that plus %g x the largest |want| (%.4g), as rounding differences after "
-                    "chained f16/bf16 "
-                    "products do\n",
-                    (long long)oc->cmp.bad, t.scaled, oc->cmp.ref_absmax);
+                    "that plus %g x the largest |want| (%.4g), as rounding differences %s\n",
+                    (long long)oc->cmp.bad, t.scaled, oc->cmp.ref_absmax,
+                    oc->terms > 1 && oc->prec == IR_F32
+                        ? "of a correct f32 summation order do (4 ulp x sqrt of the terms)"
+                        : "after chained f16/bf16 products do");
         if (oc->checked && oc->how != RT_VERIFY_STRICT)
             fprintf(out,
                     "       (the per-op-rounding reference: %lld elements out of tolerance, max "

@@ -463,6 +463,12 @@ typedef struct rt_tol {
     double atol, rtol, scaled;
 } rt_tol;
 rt_tol rt_tolerance(ir_dtype t);
+/* rt_tolerance for an output whose elements are f32 sums of `terms` products each (a matrix
+ * product's K; 0 or 1: not a sum): f32 then gets a scaled verdict too, 4 sqrt(terms) f32 ulps
+ * (2^-24 each) of the output's largest |want|, the rounding a correct f32 summation order
+ * accumulates (near-zero outputs of a K = 3000 product miss atol 1e-5 by up to 3x). Other dtypes:
+ * rt_tolerance. */
+rt_tol rt_tolerance_sum(ir_dtype t, int64_t terms);
 
 typedef struct rt_cmp {
     int64_t n, bad;          /* elements compared, elements out of tolerance */
@@ -543,6 +549,7 @@ enum { RT_VERIFY_STRICT, RT_VERIFY_PLAN, RT_VERIFY_SCALED };
 typedef struct rt_out_check {
     ir_dtype dtype;
     ir_dtype prec; /* the dtype whose tolerance it was checked at (rt_bench_check_output_at) */
+    int64_t terms; /* the f32 sums' terms it was checked for (rt_tolerance_sum); 0: none */
     bool checked;  /* compared against a reference */
     rt_cmp cmp;
     int64_t poisoned; /* elements never written */
@@ -568,6 +575,11 @@ bool rt_bench_check_output(const rt_tensor *got, const rt_tensor *ref, const rt_
  * rounding of some elements, by one f16 ulp). */
 bool rt_bench_check_output_at(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
                               ir_dtype prec, rt_out_check *oc, char *err, size_t cap);
+/* rt_bench_check_output_at with rt_tolerance_sum(prec, terms) (oc->terms): the output's elements
+ * are sums of `terms` products. */
+bool rt_bench_check_output_sum(const rt_tensor *got, const rt_tensor *ref, const rt_tensor *pref,
+                               ir_dtype prec, int64_t terms, rt_out_check *oc, char *err,
+                               size_t cap);
 /* True when the output passed (oc->how says by which verdict). */
 bool rt_bench_output_ok(const rt_out_check *oc);
 
