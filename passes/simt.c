@@ -76,7 +76,9 @@ static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}
 static const int64_t sg_bks[] = {8, 16, 32};
 static const int sg_splits[] = {1, 2, 4, PASS_SIMT_MAX_SPLITS};
 
-/* The split-K conditions without the batched exclusion below (what the kernel builds). */
+/* The split-K schedules the kernel builds: one product at bound sizes (a batch too: grid z is
+ * the batch, the cluster [1, S, 1] stays within one batch element's grid y), a cluster size the
+ * target has, at least 4 k steps a rank. */
 static bool split_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bk, int splits) {
     if (splits == 1) return true;
     if (splits != 2 && splits != 4 && splits != PASS_SIMT_MAX_SPLITS) return false;
@@ -88,14 +90,11 @@ static bool split_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t 
 bool pass_simt_split_ok(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
                         int64_t bk, int splits) {
     (void)bm, (void)bn;
-    /* batched products keep one rank: the H200 run of B=2 M=70 K=3000 N=33 at 8 ranks failed its
-       verification (bench/sgemm_check.py), the unbatched split shapes verified */
-    if (splits > 1 && s->batch != 1) return false;
     return split_builds(s, gpu, bk, splits);
 }
 
 /* TX_SIMT_TILE=BMxBNxBKsS (a benchmark knob): the space is that one schedule where the kernel
- * builds it (batched split-K included, for measuring it); 0 entries written otherwise. */
+ * builds it; 0 entries written otherwise. */
 static unsigned simt_pinned(const pass_simt_shape *s, const pass_gpu *gpu, int64_t (*out)[4],
                             unsigned cap) {
     const char *pin = getenv("TX_SIMT_TILE");

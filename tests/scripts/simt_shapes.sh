@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # simt_shapes.sh TXC ROOT - the SIMT kernel's shape rules (passes/simt.c) end to end:
 #  - [matmul.simt.splitk]: f32 products whose output tiles would not fill the GPU and whose K is
-#    long (K >> M, N; ragged M, N, K; x @ w^T, A^T @ B) plan split-K ranks over a
+#    long (K >> M, N; ragged M, N, K; x @ w^T, A^T @ B, a batch) plan split-K ranks over a
 #    cluster: --explain names the rule with its numbers, the manifest's template says skN with
 #    "cluster": [1, N, 1]; a product that fills the GPU does not split;
 #  - [matmul.simt.small_k]: bf16 products of K = 1, 3, 7, 13 plan the SIMT kernel (no staging
@@ -28,7 +28,7 @@ cases=(
   "mm|M=33 N=65 K=2049|splitk|1"
   "mm_nt|M=257 N=130 K=3001|splitk|1"
   "mm_tn|M=100 N=300 K=2000|splitk|1"
-  "bmm|B=2 M=70 N=33 K=3000|simt|1"
+  "bmm|B=2 M=70 N=33 K=3000|splitk|1"
   "mm|M=2048 N=2048 K=2048|simt|0"
   "small_k|M=300 N=257 K=1|small_k|1"
   "small_k|M=130 N=77 K=3|small_k|1"
