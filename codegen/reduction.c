@@ -58,12 +58,15 @@ typedef struct cg_red {
                            a ticket per row, then the partials), zero between launches */
     LLVMValueRef chunk; /* row mode, splits > 1: this block's chunk of its row (i64) */
     LLVMValueRef lastf; /* row mode, splits > 1: shared i32, the block drew its row's last ticket */
-    unsigned ptemp;     /* the partials' scratch temp */
-    unsigned wrows;     /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
-                           warp or one power-of-two group of `threads` < 32 lanes each */
-    unsigned lshift;    /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
-    unsigned cluster;   /* row mode: blocks per row, a thread-block cluster (GPU, sm_90, held rows
-                           only); 1: none */
+    bool two;         /* [reduction.row_split2]: two kernels over the same rows x splits blocks, the
+                         chunks' statistics (cg_red_stats_row) then their combine and the chunk's
+                         outputs (cg_red_norm_row); every output is stored by the second */
+    unsigned ptemp;   /* the partials' scratch temp */
+    unsigned wrows;   /* row mode: rows per block (the planner's rows; > 1 only on the GPU), one
+                         warp or one power-of-two group of `threads` < 32 lanes each */
+    unsigned lshift;  /* wrows > 1: log2(threads): a thread's row in the block is tid >> lshift */
+    unsigned cluster; /* row mode: blocks per row, a thread-block cluster (GPU, sm_90, held rows
+                         only); 1: none */
     LLVMValueRef rank;  /* cluster > 1: this block's rank in its cluster (i64, = ctaid.y) */
     LLVMValueRef xslot; /* cluster > 1: the shared words the blocks publish their partials in */
     unsigned nx;        /* cluster > 1: exchanges emitted so far in the row body (next slot) */
@@ -241,7 +244,8 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
     }
     if (!p->rowmode) p->splits = g->regions[r].splits > 1 ? g->regions[r].splits : 0;
-    if (p->rowmode && g->regions[r].sched.id == PASS_SCH_REDUCTION_ROW_SPLIT) {
+    if (p->rowmode && (g->regions[r].sched.id == PASS_SCH_REDUCTION_ROW_SPLIT ||
+                       g->regions[r].sched.id == PASS_SCH_REDUCTION_ROW_SPLIT2)) {
         const ir_region *rg = &g->regions[r];
         if (rg->splits < 2 || rg->splits != (uint32_t)rg->sched.p[1] || len <= 0) {
             tx_error(cx->diag,
@@ -252,6 +256,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         }
         p->splits = rg->splits;
         p->cluster = 1;
+        p->two = rg->sched.id == PASS_SCH_REDUCTION_ROW_SPLIT2;
     }
     p->kv = 1;
     if (!p->rowmode && !cg_red_plan_kv(cx, r, p)) return false;
@@ -1153,7 +1158,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
             /* Every thread's sum moves to the row's max, then the block adds them. */
             LLVMValueRef part =
                 cg_red_rescale(cx, cur[s], cur[slot[p->ostat[k]]], fin[p->ostat[k]]);
-            tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
+            p->partv[k] = tot = cg_red_combine(cx, p, IR_OP_SUM, part, scratch);
         } else {
             tot = cg_red_var_total(cx, p, it, k, cur + s, scratch);
             if (!tot) return false;
@@ -1240,6 +1245,9 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             if (p->cluster > 1) /* rank 0's thread 0 of the cluster */
                 once = LLVMBuildAnd(
                     cx->b, once, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""), "");
+            if (p->two) /* chunk 0's thread 0 of a split row */
+                once = LLVMBuildAnd(
+                    cx->b, once, LLVMBuildICmp(cx->b, LLVMIntEQ, p->chunk, cg_i64(cx, 0), ""), "");
             if (p->slices > 1) /* slice 0 of a column inside the kept range */
                 once =
                     LLVMBuildAnd(cx->b, p->colok,
@@ -1286,7 +1294,8 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
             }
             continue;
         }
-        if (!cg_red_pro_out(p, g, o)) nepi++; /* the rest were stored by the first pass */
+        /* the rest were stored by the first pass (but by the second kernel of a split2 row) */
+        if (!cg_red_pro_out(p, g, o) || p->two) nepi++;
     }
     if (p->hold || !nepi) return true;
     /* The epilogue pass: one loop storing every row-shaped output that depends on a reduction
@@ -1299,9 +1308,11 @@ static bool cg_red_store(cg_ctx *cx, cg_red *p, cg_rowit *it) {
         LLVMValueRef nleft = LLVMBuildSub(
             cx->b, p->rowlen, LLVMBuildMul(cx->b, p->pg, cg_i64(cx, p->svec), ""), "peel.n");
         LLVMValueRef l0 = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "");
-        if (p->cluster > 1)
-            l0 = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntEQ, p->rank, cg_i64(cx, 0), ""),
-                                 l0, nleft, "");
+        if (p->cluster > 1 || p->two) /* rank 0 of a cluster, chunk 0 of a split row */
+            l0 = LLVMBuildSelect(
+                cx->b,
+                LLVMBuildICmp(cx->b, LLVMIntEQ, p->two ? p->chunk : p->rank, cg_i64(cx, 0), ""), l0,
+                nleft, "");
         p->lmode = true;
         bool ok = cg_red_epi_loop(cx, p, it, l0, nleft, cg_i64(cx, p->threads), false);
         p->lmode = false;
@@ -1322,7 +1333,7 @@ static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0
     cg_loop l;
     LLVMValueRef e = cg_loop_begin(cx, &l, e0, end, step, "st");
     if (back) {
-        LLVMValueRef lo = p->cluster > 1 ? it->lo : cg_i64(cx, 0);
+        LLVMValueRef lo = it->lo ? it->lo : cg_i64(cx, 0);
         e = LLVMBuildSub(cx->b,
                          LLVMBuildAdd(cx->b, lo, LLVMBuildSub(cx->b, end, cg_i64(cx, 1), ""), ""),
                          e, "st.back");
@@ -1334,7 +1345,7 @@ static bool cg_red_epi_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, LLVMValueRef e0
     cg_red_stage_read(cx, p, e);
     for (ir_id o = 0; o < g->n; o++) {
         if (!cg_is_region_output(cx, o) || cg_red_out_kind(p, &g->nodes[o].shape) != 1 ||
-            cg_red_pro_out(p, g, o))
+            (cg_red_pro_out(p, g, o) && !p->two))
             continue;
         if (!cg_red_group_store(cx, p, o, idx)) return false;
     }
@@ -1404,6 +1415,37 @@ static void cg_red_prefetch(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
 
 /* Emits the body for one row: element lins (hold mode), every reduction
  * pass, then the stores. */
+/* The trip count of row `row`'s streaming loops: cg_red_groups, or with speel the groups from the
+ * row's first aligned element, which it sets (p->pa, p->pg). */
+static LLVMValueRef cg_red_row_groups(cg_ctx *cx, cg_red *p, LLVMValueRef row) {
+    if (!p->speel) return cg_red_groups(cx, p);
+    LLVMValueRef v = cg_i64(cx, p->svec);
+    LLVMValueRef r0 = LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, "");
+    p->pa = LLVMBuildURem(cx->b, LLVMBuildSub(cx->b, v, r0, ""), v, "peel.a");
+    p->pg = LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
+    return p->pg;
+}
+
+/* A split row's block (row, chunk p->chunk): its items [chunk q, min(G, (chunk + 1) q)) of the
+ * row's G streaming items (cg_red_row_groups; q = ceil(G / splits)) into *it, thread `lane` from
+ * the chunk's first item by the block's threads; it->lo: the chunk's first item (a backward
+ * epilogue stays inside the chunk). Chunk 0 takes a peeled row's leftovers (cg_red_stream). */
+static void cg_red_chunk_it(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef lane,
+                            cg_rowit *it) {
+    LLVMValueRef G = cg_red_row_groups(cx, p, row);
+    LLVMValueRef q = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, G, cg_i64(cx, p->splits - 1), ""),
+                                   cg_i64(cx, p->splits), "chunk.q");
+    LLVMValueRef g0 = LLVMBuildMul(cx->b, p->chunk, q, "chunk.g0");
+    LLVMValueRef g1 = LLVMBuildAdd(cx->b, g0, q, "");
+    LLVMValueRef lt = LLVMBuildICmp(cx->b, LLVMIntULT, g1, G, "");
+    it->eend = LLVMBuildSelect(cx->b, lt, g1, G, "chunk.g1");
+    it->lo = g0;
+    it->e0 = LLVMBuildAdd(cx->b, g0, lane, "");
+    it->estep = cg_i64(cx, p->threads);
+    it->x0 = it->e0;
+    it->xend = p->rowlen;
+}
+
 static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
     cg_rowit it;
     memset(&it, 0, sizeof it);
@@ -1428,17 +1470,7 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         it.e0 = cg_i64(cx, 0);
         it.estep = cg_i64(cx, 1);
     }
-    it.eend = cg_red_groups(cx, p);
-    if (p->speel) { /* the row's first aligned element and its groups from there */
-        LLVMValueRef v = cg_i64(cx, p->svec);
-        p->pa = LLVMBuildURem(
-            cx->b,
-            LLVMBuildSub(cx->b, v,
-                         LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""), ""),
-            v, "peel.a");
-        it.eend = p->pg =
-            LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
-    }
+    it.eend = cg_red_row_groups(cx, p, row);
     it.x0 = it.e0;
     it.xend = p->rowlen;
     if (!p->hold && p->cluster > 1) {
@@ -1600,8 +1632,8 @@ static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVM
 }
 
 /* Which kernel cg_red_emit writes: the region's one kernel, or the two of
- * [reduction.column_blocks]. */
-enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2 };
+ * [reduction.column_blocks] (PARTS, COMBINE) or of [reduction.row_split2] (STATS, NORM). */
+enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2, CG_RED_STATS = 3, CG_RED_NORM = 4 };
 
 /* [reduction.column_blocks], the partials kernel: block (tile, chunk) reduces its columns over
  * chunk `program_id(1)` of the reduced axis (groups [chunk q, min(G, (chunk + 1) q)) of the
@@ -1947,26 +1979,7 @@ static bool cg_red_split_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueR
     memset(&it, 0, sizeof it);
     it.row = row;
     LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
-    LLVMValueRef G = cg_red_groups(cx, p);
-    if (p->speel) { /* the row's first aligned element and its groups from there */
-        LLVMValueRef v = cg_i64(cx, p->svec);
-        p->pa = LLVMBuildURem(
-            cx->b,
-            LLVMBuildSub(cx->b, v,
-                         LLVMBuildURem(cx->b, cg_red_lin(cx, p, row, cg_i64(cx, 0)), v, ""), ""),
-            v, "peel.a");
-        G = p->pg = LLVMBuildUDiv(cx->b, LLVMBuildSub(cx->b, p->rowlen, p->pa, ""), v, "peel.g");
-    }
-    LLVMValueRef q = LLVMBuildUDiv(cx->b, LLVMBuildAdd(cx->b, G, cg_i64(cx, p->splits - 1), ""),
-                                   cg_i64(cx, p->splits), "chunk.q");
-    LLVMValueRef g0 = LLVMBuildMul(cx->b, p->chunk, q, "chunk.g0");
-    LLVMValueRef g1 = LLVMBuildAdd(cx->b, g0, q, "");
-    it.eend =
-        LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, g1, G, ""), g1, G, "chunk.g1");
-    it.e0 = LLVMBuildAdd(cx->b, g0, lane, "");
-    it.estep = cg_i64(cx, p->threads);
-    it.x0 = it.e0;
-    it.xend = p->rowlen;
+    cg_red_chunk_it(cx, p, row, lane, &it);
     if (!cg_red_stream(cx, p, &it, 1, true, scratch)) return false;
     LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, lane, cg_i64(cx, 0), "");
     LLVMBasicBlockRef join = cg_if_begin(cx, first);
@@ -2017,9 +2030,107 @@ static bool cg_red_split_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueR
     return ok;
 }
 
+/* [reduction.row_split2]: the scratch word of reduction k's partial of chunk c of row `row`:
+ * (k splits + c) x rows + row. */
+static LLVMValueRef cg_red_stat_at(cg_ctx *cx, const cg_red *p, unsigned k, LLVMValueRef c,
+                                   LLVMValueRef row) {
+    LLVMValueRef kc = LLVMBuildAdd(cx->b, cg_i64(cx, (int64_t)k * p->splits), c, "");
+    return LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, kc, p->nrows, ""), row, "stat.at");
+}
+
+/* [reduction.row_split2], the statistics kernel, block (row, chunk): streams its chunk's items
+ * (cg_red_chunk_it) in one online pass and thread 0 stores each reduction's partial over the
+ * block to the scratch temp (cg_red_stat_at): a first-stage reduction's combined value (a mean's
+ * sum before the division), an exp sum rescaled to its max's partial of the same chunk. It
+ * stores none of the region's values (the second kernel stores them all). */
+static bool cg_red_stats_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+    cg_rowit it;
+    memset(&it, 0, sizeof it);
+    it.row = row;
+    LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
+    cg_red_chunk_it(cx, p, row, lane, &it);
+    if (!cg_red_stream(cx, p, &it, 0, false, scratch)) return false;
+    LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, lane, cg_i64(cx, 0), "");
+    LLVMBasicBlockRef join = cg_if_begin(cx, first);
+    for (unsigned k = 0; k < p->nred; k++) {
+        LLVMValueRef v = p->partv[k], at = cg_red_stat_at(cx, p, k, p->chunk, row);
+        LLVMBuildStore(cx->b, v,
+                       LLVMBuildInBoundsGEP2(cx->b, LLVMTypeOf(v), cx->xtemp_ptr, &at, 1, ""));
+    }
+    cg_if_end(cx, join);
+    return true;
+}
+
+/* [reduction.row_split2], the second kernel, block (row, chunk): every block combines all the
+ * row's `splits` partials the same way (thread t: chunks t, t + threads, ..., then the block's
+ * tree, so every block gets the same bits): first the first-stage reductions (cg_red_finish),
+ * then each exp sum, every chunk's partial rescaled from its chunk's max to the row's
+ * (cg_red_rescale); then it stores the row-shaped outputs of its chunk's items and, in chunk 0,
+ * the leftovers of a peeled row and the per-row outputs (cg_red_store). */
+static bool cg_red_norm_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+    const ir_graph *g = cx->g;
+    LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
+    LLVMValueRef step = cg_i64(cx, p->threads), nsp = cg_i64(cx, p->splits);
+    LLVMValueRef fin[CG_RED_MAXRED] = {0};
+    for (unsigned lev = 1; lev <= 2; lev++) {
+        LLVMValueRef var[CG_RED_MAXRED] = {0};
+        for (unsigned k = 0; k < p->nred; k++) {
+            const ir_node *rn = &g->nodes[p->reds[k]];
+            ir_op op = lev == 2 || (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+            LLVMTypeRef at = lev == 2 ? cx->f32 : cg_acc_type(cx, rn);
+            if (p->level[k] == lev) var[k] = cg_var(cx, cg_reduce_identity(cx, op, at));
+        }
+        cg_loop l;
+        LLVMValueRef c = cg_loop_begin(cx, &l, lane, nsp, step, "stats");
+        for (unsigned k = 0; k < p->nred; k++) {
+            if (!var[k]) continue;
+            const ir_node *rn = &g->nodes[p->reds[k]];
+            ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
+            LLVMTypeRef st = lev == 2 ? cx->f32 : cg_ctype(cx, cg_acc_dtype(rn));
+            LLVMValueRef w = cg_red_stat_at(cx, p, k, c, row);
+            LLVMValueRef v = LLVMBuildLoad2(
+                cx->b, st, LLVMBuildInBoundsGEP2(cx->b, st, cx->xtemp_ptr, &w, 1, ""), "stat");
+            LLVMValueRef acc = LLVMBuildLoad2(cx->b, LLVMGetAllocatedType(var[k]), var[k], "");
+            if (lev == 2) { /* s_c exp(m_c - M), m_c the chunk's max */
+                LLVMValueRef wm = cg_red_stat_at(cx, p, p->ostat[k], c, row);
+                LLVMValueRef m = LLVMBuildLoad2(
+                    cx->b, cx->f32,
+                    LLVMBuildInBoundsGEP2(cx->b, cx->f32, cx->xtemp_ptr, &wm, 1, ""), "stat.m");
+                v = cg_red_rescale(cx, v, m, fin[p->ostat[k]]);
+                op = IR_OP_SUM;
+            } else if (LLVMTypeOf(acc) == cx->f64) {
+                v = LLVMBuildFPExt(cx->b, v, cx->f64, "");
+            }
+            LLVMBuildStore(cx->b, cg_reduce_combine(cx, op, acc, v), var[k]);
+        }
+        cg_loop_end(cx, &l);
+        for (unsigned k = 0; k < p->nred; k++) {
+            if (!var[k]) continue;
+            LLVMValueRef acc = LLVMBuildLoad2(cx->b, LLVMGetAllocatedType(var[k]), var[k], "");
+            if (lev == 1) {
+                fin[k] = cg_red_finish(cx, p, k, acc, scratch);
+                continue;
+            }
+            const ir_node *rn = &g->nodes[p->reds[k]];
+            LLVMValueRef tot = cg_red_combine(cx, p, IR_OP_SUM, acc, scratch);
+            if (rn->op == IR_OP_MEAN)
+                tot = LLVMBuildFDiv(cx->b, tot, LLVMBuildSIToFP(cx->b, p->rowlen, cx->f32, ""),
+                                    "mean");
+            cx->subst[p->reds[k]] = cg_convert(cx, tot, IR_F32, (ir_dtype)rn->dtype);
+        }
+    }
+    cg_rowit it;
+    memset(&it, 0, sizeof it);
+    it.row = row;
+    cg_red_chunk_it(cx, p, row, lane, &it);
+    return cg_red_store(cx, p, &it);
+}
+
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase);
 static bool cg_red_split(cg_ctx *cx, cg_red *p);
 static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p);
+static bool cg_red_two_fits(cg_ctx *cx, const cg_red *p);
+static bool cg_red_two(cg_ctx *cx, cg_red *p);
 
 /* The staged row buffer: the kernel's dynamic shared memory as f32 words (the manifest's
  * smem_bytes). */
@@ -2044,7 +2155,14 @@ static int cg_red_row_elem(cg_ctx *cx, unsigned r) {
 bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     cg_red p;
     if (!cg_red_plan(cx, region, &p)) return false;
-    bool rsplit = p.rowmode && p.splits > 1;
+    bool rsplit = p.rowmode && p.splits > 1 && !p.two;
+    if (p.two) { /* [reduction.row_split2]: the chunks' statistics, [reductions x splits, rows] */
+        ir_shape ps = {.rank = 1, .dim = {(int64_t)p.nred * p.splits * ir_shape_numel(&p.kept)}};
+        p.ptemp = cg_scratch_temp(cx, p.reds[0], IR_F32, &ps);
+        cx->xtemp = p.ptemp + 1;
+        cx->xtemp_dom = *p.S;
+        cx->xtemp_write = true;
+    }
     if (rsplit) { /* [reduction.row_split]: the workspace, [1 + reductions x splits, rows] words */
         ir_shape ws = {.rank = 1,
                        .dim = {(1 + (int64_t)p.nred * p.splits) * ir_shape_numel(&p.kept)}};
@@ -2052,7 +2170,8 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         cx->temps[t].zeroed = true;
         cx->wstemp = t + 1;
     }
-    if (p.splits > 1 && !rsplit) { /* the partials' scratch: [reductions x splits, kept] words */
+    if (p.splits > 1 && !rsplit &&
+        !p.two) { /* the partials' scratch: [reductions x splits, kept] words */
         int64_t nk = ir_shape_numel(&p.kept);
         ir_shape ps = {.rank = 2, .dim = {(int64_t)p.nred * p.splits, nk}};
         if (nk <= 0) {
@@ -2065,7 +2184,10 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         cx->xtemp_dom = *p.S;
         cx->xtemp_write = true;
     }
-    bool begun = cg_kernel_begin(cx, region, p.splits > 1 && !rsplit ? "_part" : NULL);
+    bool begun = cg_kernel_begin(cx, region,
+                                 p.two                     ? "_stats"
+                                 : p.splits > 1 && !rsplit ? "_part"
+                                                           : NULL);
     cx->xtemp = 0;
     cx->wstemp = 0;
     if (!begun) return false;
@@ -2127,9 +2249,42 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         free(p.dep);
         return false;
     }
-    bool ok = p.splits > 1 && !rsplit ? cg_red_split(cx, &p) : cg_red_emit(cx, &p, CG_RED_ONE);
+    if (p.two && !cg_red_two_fits(cx, &p)) {
+        tx_error(cx->diag,
+                 "codegen: reduction region %u: a two-stage split row needs a streamed online "
+                 "max and exp sum",
+                 region);
+        free(p.dep);
+        return false;
+    }
+    bool ok = p.two                     ? cg_red_two(cx, &p)
+              : p.splits > 1 && !rsplit ? cg_red_split(cx, &p)
+                                        : cg_red_emit(cx, &p, CG_RED_ONE);
     free(p.dep);
     return ok;
+}
+
+/* [reduction.row_split2]: true when region p streams (not held, not staged) its two levels in
+ * one online pass whose second level is exp sums only. */
+static bool cg_red_two_fits(cg_ctx *cx, const cg_red *p) {
+    (void)cx;
+    if (p->hold || p->nst || !p->online || p->nlev != 2) return false;
+    for (unsigned k = 0; k < p->nred; k++)
+        if (p->level[k] == 2 && p->okind[k] != CG_ON_EXP) return false;
+    return true;
+}
+
+/* [reduction.row_split2] (the statistics kernel begun): its body, then the second kernel's, which
+ * reads the statistics and every value the region reads. */
+static bool cg_red_two(cg_ctx *cx, cg_red *p) {
+    if (!cg_red_emit(cx, p, CG_RED_STATS)) return false;
+    cx->xtemp = p->ptemp + 1;
+    cx->xtemp_write = false;
+    cx->xtemp_reads_all = true;
+    bool begun = cg_kernel_begin(cx, p->region, NULL);
+    cx->xtemp = 0;
+    cx->xtemp_reads_all = false;
+    return begun && cg_red_emit(cx, p, CG_RED_NORM);
 }
 
 /* True when every output of region p is of the reduced shape (stored once per row). */
@@ -2201,7 +2356,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
     }
     if (p.rowmode && p.splits > 1) {
-        p.lastf = cg_shared_array(cx, cx->i32, 1, "red.last");
+        if (!p.two) p.lastf = cg_shared_array(cx, cx->i32, 1, "red.last");
         p.chunk = cg_program_id(cx, 1);
     }
     if (p.cluster > 1) {
@@ -2273,6 +2428,8 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     bool ok = colv                        ? cg_red_colv_row(cx, &p, row, scratch, phase)
               : phase == CG_RED_PARTS     ? cg_red_part_row(cx, &p, row, scratch)
               : phase == CG_RED_COMBINE   ? cg_red_comb_row(cx, &p, row, scratch)
+              : phase == CG_RED_STATS     ? cg_red_stats_row(cx, &p, row, scratch)
+              : phase == CG_RED_NORM      ? cg_red_norm_row(cx, &p, row, scratch)
               : p.rowmode && p.splits > 1 ? cg_red_split_row(cx, &p, row, scratch)
                                           : cg_red_row(cx, &p, row, scratch);
     if (!ok) return false;

@@ -405,6 +405,7 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_COLUMN_BLOCKS, "reduction.column_blocks", IR_RK_REDUCTION,                      \
       "cols,slices,splits,vec")                                                                 \
     X(REDUCTION_ROW_SPLIT, "reduction.row_split", IR_RK_REDUCTION, "threads,splits")            \
+    X(REDUCTION_ROW_SPLIT2, "reduction.row_split2", IR_RK_REDUCTION, "threads,splits")          \
     X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")                                \
     X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk,splits")
@@ -734,6 +735,8 @@ typedef struct pass_sched_facts {
                            vector groups of row mode) */
     int nbig;           /* row inputs (reduction) / reads of the iteration size (pointwise) */
     bool dom_writes;    /* reduction: the region writes a value of the domain's shape */
+    bool online_exp;    /* reduction: two stages, each second-stage reduction an exp sum of a first
+                           stage max (softmax, logsumexp; a running max and rescaled sum) */
     int wbytes;         /* reduction: bytes written per domain element (domain-shaped values) */
     double instr;       /* pointwise: issued instructions per element (pass_model_instr; 0: none) */
     int64_t scratch;    /* reduction: block scratch bytes (0: one warp per row) */

@@ -68,6 +68,8 @@ typedef struct redinfo {
     int stages;      /* longest chain of dependent reductions */
     bool needs_rows; /* some full-domain value is computed after a reduction */
     bool online;     /* the reduction chain has an online (streaming) form */
+    bool online_exp; /* ... of two stages whose second-stage reductions are all exp sums of a max
+                        (softmax, logsumexp: a running max and rescaled sum; no Welford) */
     bool epi;  /* a written value of the domain's shape depends on a reduction (an epilogue pass) */
     int held;  /* row inputs held on chip when onchip */
     int elem;  /* widest stored dtype (bytes) of the row inputs; 4 when there is none */
@@ -112,8 +114,11 @@ static bool pow_is_square(const ir_graph *g, const ir_node *xd) {
 /* True when the two-stage chain of region r streams: max then sum(exp(x - max))
  * (softmax, logsumexp), or mean/sum then mean/sum of (x - mean)^2 (variance:
  * d * d or pow(d, 2)); x depends on no reduction of the region and the
- * reductions are floating-point (codegen/reduction.c matches the same). */
-static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r, const int *lvl) {
+ * reductions are floating-point (codegen/reduction.c matches the same). *var: some second-stage
+ * reduction is a variance (Welford's form). */
+static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r, const int *lvl,
+                             bool *var) {
+    *var = false;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
         ir_id m = ix->rids[j];
         const ir_node *nd = &g->nodes[m];
@@ -130,6 +135,7 @@ static bool two_stage_online(const ir_graph *g, const pass_index *ix, uint32_t r
         else if (xd->op == IR_OP_POW && pow_is_square(g, xd))
             d = skip_casts(g, ir_in(g, xd, 0));
         if (d == IR_NONE || g->nodes[d].op != IR_OP_SUB) return false;
+        if (xd->op != IR_OP_EXP) *var = true;
         ir_id st = in_region_src(g, &g->nodes[d], 1, r), a = in_region_src(g, &g->nodes[d], 0, r);
         if (st == IR_NONE || (a != IR_NONE && lvl[a] != 0) ||
             !ir_dtype_is_float((ir_dtype)g->nodes[st].dtype))
@@ -173,7 +179,9 @@ static void red_analyse(const ir_graph *g, const pass_index *ix, uint32_t r, red
             ri->needs_rows = true;
         }
     }
-    ri->online = ri->stages <= 1 || (ri->stages == 2 && two_stage_online(g, ix, r, lvl));
+    bool var = false;
+    ri->online = ri->stages <= 1 || (ri->stages == 2 && two_stage_online(g, ix, r, lvl, &var));
+    ri->online_exp = ri->stages == 2 && ri->online && !var;
     pass_io io;
     pass_region_io(g, ix, r, &io);
     ri->velem = 1;
@@ -375,6 +383,7 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->n = ri->nrows < 0 || ri->rext < 0 ? -1 : ri->nrows * ri->rext;
     f->concrete = ri->nrows > 0 && ri->rext > 0;
     f->stages = ri->stages, f->nred = ri->nred, f->held = ri->held;
+    f->online_exp = ri->online_exp;
     f->passes = rg->passes;
     f->elem = ri->elem;
     f->velem = ri->velem;

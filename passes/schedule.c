@@ -250,17 +250,45 @@ static bool rsplit_ok(const pass_sched_facts *f) {
            f->rows > 0 && f->gpu && f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms;
 }
 
-/* [reduction.row_split] chunks per row for facts f with blocks of `threads` over `waves` waves
- * of the SMs (2048 / threads blocks each): ceil(waves x SMs x blocks per SM / rows), at most one
- * chunk per SPLIT_ROW_MIN elements a thread and SPLIT_ROW_MAX; 0 when fewer than 2 or the rule
- * does not apply (rsplit_ok). */
-static int64_t rsplit_chunks(const pass_sched_facts *f, int64_t threads, int64_t waves) {
-    if (!rsplit_ok(f) || threads <= 0) return 0;
+/* Chunks per row of a split row (f: a concrete row on a known GPU) with blocks of `threads`
+ * over `waves` waves of the SMs (2048 / threads blocks each): ceil(waves x SMs x blocks per SM /
+ * rows), at most one chunk per SPLIT_ROW_MIN elements a thread and SPLIT_ROW_MAX; 0 when fewer
+ * than 2. */
+static int64_t split_chunks(const pass_sched_facts *f, int64_t threads, int64_t waves) {
     int64_t want = cdiv(waves * f->gpu->sms * (2048 / threads), f->rows);
     int64_t most = f->rext / (threads * SPLIT_ROW_MIN);
     if (want > most) want = most;
     if (want > SPLIT_ROW_MAX) want = SPLIT_ROW_MAX;
     return want >= 2 ? want : 0;
+}
+
+/* [reduction.row_split] chunks per row for facts f (split_chunks); 0 when the rule does not
+ * apply (rsplit_ok). */
+static int64_t rsplit_chunks(const pass_sched_facts *f, int64_t threads, int64_t waves) {
+    if (!rsplit_ok(f) || threads <= 0) return 0;
+    return split_chunks(f, threads, waves);
+}
+
+/* [reduction.row_split2]: blocks of SPLIT_ROW_THREADS over SPLIT2_WAVES waves (H200, a global
+ * sum of 16777219 f32: 1 wave of 256-thread blocks 28.3 us, 2 waves 29.5), so that each block of
+ * the normalisation kernel combines few partials. */
+enum { SPLIT2_WAVES = 1 };
+
+/* True when facts f allow [reduction.row_split2]: a concrete row of two stages planned online
+ * whose second-stage reductions are exp sums of a first-stage max (softmax, log_softmax,
+ * logsumexp: online_exp; no Welford variance), at least 4 x PASS_ROW_THREADS_MAX elements long,
+ * on at most 2 rows per SM, with a block scratch, no cluster of the strategy's, on a known GPU. */
+static bool rsplit2_ok(const pass_sched_facts *f) {
+    return row_kind(f) && f->concrete && f->stages == 2 && f->online_exp &&
+           f->strategy == IR_RED_ONLINE && f->scratch > 0 && f->cluster_blocks <= 1 &&
+           f->rext >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu && f->gpu->sms > 0 &&
+           f->rows <= 2LL * f->gpu->sms;
+}
+
+/* [reduction.row_split2] chunks per row (split_chunks); 0 when the rule does not apply. */
+static int64_t rsplit2_chunks(const pass_sched_facts *f, int64_t threads, int64_t waves) {
+    if (!rsplit2_ok(f) || threads <= 0) return 0;
+    return split_chunks(f, threads, waves);
 }
 
 /* The row-mode rule (docs/cost-model.md "Schedules"), first that applies:
@@ -275,6 +303,11 @@ static int64_t rsplit_chunks(const pass_sched_facts *f, int64_t threads, int64_t
  * [reduction.row_split] a streamed row of one stage with outputs of the reduced shape only, at
  *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
  *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
+ * [reduction.row_split2] two stages planned online as a running max and rescaled exp sum
+ *   (softmax, log_softmax, logsumexp), at most 2 rows per SM: each row in rsplit2_chunks chunks
+ *   of one 256-thread block (1 wave); a statistics kernel stores every chunk's (max, sum), a
+ *   second kernel of the same grid combines a row's partials in every block and normalises its
+ *   chunk;
  * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
  *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
  *   row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads (a cluster:
@@ -325,6 +358,12 @@ static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
     int64_t sp = rsplit_chunks(f, SPLIT_ROW_THREADS, SPLIT_ROW_WAVES);
     if (sp >= 2) { /* [reduction.row_split] */
         s->id = PASS_SCH_REDUCTION_ROW_SPLIT;
+        s->p[0] = SPLIT_ROW_THREADS, s->p[1] = (int32_t)sp;
+        return;
+    }
+    sp = rsplit2_chunks(f, SPLIT_ROW_THREADS, SPLIT2_WAVES);
+    if (sp >= 2) { /* [reduction.row_split2] */
+        s->id = PASS_SCH_REDUCTION_ROW_SPLIT2;
         s->p[0] = SPLIT_ROW_THREADS, s->p[1] = (int32_t)sp;
         return;
     }
@@ -598,6 +637,31 @@ static bool rsplit_model(const pass_sched_facts *f, const ir_region *rg, pass_mo
     m->grid = f->rows * rg->sched.p[1];
     if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
     m->ticket = true;
+    return true;
+}
+
+/* reduction.row_split2(threads, splits): each row in `splits` chunks of one block of `threads`,
+ * two kernels (codegen/reduction.c cg_red_stats_row, cg_red_norm_row); 256, 512 or 1024 threads
+ * over 1 or 2 waves. */
+static unsigned rsplit2_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    unsigned n = 0;
+    for (int32_t t = SPLIT_ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
+        for (int64_t w = 1; w <= 2; w *= 2) {
+            int64_t c = rsplit2_chunks(f, t, w);
+            bool dup = c < 2;
+            for (unsigned i = 0; i < n && !dup; i++) dup = out[i].p[0] == t && out[i].p[1] == c;
+            if (!dup) n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_SPLIT2, t, (int32_t)c);
+        }
+    return n;
+}
+/* The streamed row's block (rows_model) over rows x splits blocks for the row's passes (the
+ * statistics pass, the normalisation pass), and a second kernel: its launch and the partials'
+ * combine (kernels = 2). */
+static bool rsplit2_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (!rows_model(f, rg, m)) return false;
+    m->grid = f->rows * rg->sched.p[1];
+    if (m->grid > RED_GRID_MAX) m->grid = RED_GRID_MAX;
+    m->kernels = 2;
     return true;
 }
 
@@ -899,6 +963,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_REDUCTION_COLUMN_SPLIT] = {split_space, split_plan, split_model},
     [PASS_SCH_REDUCTION_COLUMN_BLOCKS] = {blocks_space, blocks_plan, blocks_model},
     [PASS_SCH_REDUCTION_ROW_SPLIT] = {rsplit_space, rsplit_plan, rsplit_model},
+    [PASS_SCH_REDUCTION_ROW_SPLIT2] = {rsplit2_space, rsplit_plan, rsplit2_model},
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
     [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
     [PASS_SCH_MATMUL_SIMT] = {sg_space, sg_plan, sg_model},
