@@ -241,7 +241,7 @@ heldout("chain8_f32_50000017", "pointwise",
 
 # [reduction.row_split] (issue 12): reductions whose rows alone do not fill the GPU: a global sum of
 # a prime-ish length, a global max, three scalar means of one region (losses_regression), three
-# long rows; softmax of one row (two stages: not split)
+# long rows; softmax of one row (two stages: [reduction.row_split2])
 heldout("split_sum_f32_16777219", "reduction", "fn f(x: f32[N]) -> f32[] {\n  return sum(x)\n}\n",
         {"N": 16777219}, lambda x: x.sum(), [((16777219,), "f32")])
 heldout("split_max_f32_32x512x1024", "reduction",
@@ -265,6 +265,11 @@ heldout("split_rowsum_f32_3x1000003", "reduction",
         lambda x: x.sum(-1), [((3, 1000003), "f32")])
 heldout("split_softmax_f32_1x16777219", "reduction", softmax_src("f32"), {"M": 1, "N": 16777219},
         t_softmax, [((1, 16777219), "f32")])
+# [reduction.row_split2]: softmax / log_softmax of few long rows (two kernels over rows x splits)
+heldout("split2_softmax_f32_4x1048576", "reduction", softmax_src("f32"), {"M": 4, "N": 1048576},
+        t_softmax, [((4, 1048576), "f32")])
+heldout("split2_log_softmax_f32_4x1000003", "reduction", log_softmax_src("f32"),
+        {"M": 4, "N": 1000003}, t_log_softmax, [((4, 1000003), "f32")])
 
 # held-out composites (bench/heldout of the session): BatchNorm statistics over the batch axis, a
 # softmax over a middle axis, token cross-entropy over a GPT-2 vocabulary (labels: any int32;

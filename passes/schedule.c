@@ -277,12 +277,15 @@ enum { SPLIT2_WAVES = 1 };
 /* True when facts f allow [reduction.row_split2]: a concrete row of two stages planned online
  * whose second-stage reductions are exp sums of a first-stage max (softmax, log_softmax,
  * logsumexp: online_exp; no Welford variance), at least 4 x PASS_ROW_THREADS_MAX elements long,
- * on at most 2 rows per SM, with a block scratch, no cluster of the strategy's, on a known GPU. */
+ * with a block scratch, no cluster of the strategy's, on a known GPU, on rows so few that a
+ * cluster of the most blocks per row ([reduction.cluster_stream]) does not fill one wave of
+ * 256-thread blocks (rows x cluster_max < SMs x 8). */
 static bool rsplit2_ok(const pass_sched_facts *f) {
     return row_kind(f) && f->concrete && f->stages == 2 && f->online_exp &&
            f->strategy == IR_RED_ONLINE && f->scratch > 0 && f->cluster_blocks <= 1 &&
            f->rext >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu && f->gpu->sms > 0 &&
-           f->rows <= 2LL * f->gpu->sms;
+           f->rows * (f->gpu->cluster_max > 1 ? f->gpu->cluster_max : 1) <
+               f->gpu->sms * (2048 / SPLIT_ROW_THREADS);
 }
 
 /* [reduction.row_split2] chunks per row (split_chunks); 0 when the rule does not apply. */
@@ -304,8 +307,8 @@ static int64_t rsplit2_chunks(const pass_sched_facts *f, int64_t threads, int64_
  *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
  *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
  * [reduction.row_split2] two stages planned online as a running max and rescaled exp sum
- *   (softmax, log_softmax, logsumexp), at most 2 rows per SM: each row in rsplit2_chunks chunks
- *   of one 256-thread block (1 wave); a statistics kernel stores every chunk's (max, sum), a
+ *   (softmax, log_softmax, logsumexp), rows x cluster_max < SMs x 8: each row in rsplit2_chunks
+ * chunks of one 256-thread block (1 wave); a statistics kernel stores every chunk's (max, sum), a
  *   second kernel of the same grid combines a row's partials in every block and normalises its
  *   chunk;
  * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
