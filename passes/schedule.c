@@ -277,14 +277,16 @@ enum { SPLIT2_WAVES = 1 };
 /* True when facts f allow [reduction.row_split2]: a concrete row of two stages planned online
  * whose second-stage reductions are exp sums of a first-stage max (softmax, log_softmax,
  * logsumexp: online_exp; no Welford variance), at least 4 x PASS_ROW_THREADS_MAX elements long,
- * with a block scratch, no cluster of the strategy's, on a known GPU, on rows so few that a
- * cluster of the most blocks per row ([reduction.cluster_stream]) does not fill one wave of
- * 256-thread blocks (rows x cluster_max < SMs x 8). */
+ * with a block scratch, no cluster of the strategy's, on a known GPU, on rows so few that the
+ * unsplit schedules' blocks per row (a cluster of up to cluster_max, [reduction.cluster_stream];
+ * row_few's 1024 threads) fill at most half a wave of 256-thread blocks: 2 x rows x
+ * max(cluster_max, 8) <= SMs x 8 (H200: 66 rows; softmax f32 [128, 150001] stays
+ * cluster_stream, measured). */
 static bool rsplit2_ok(const pass_sched_facts *f) {
     return row_kind(f) && f->concrete && f->stages == 2 && f->online_exp &&
            f->strategy == IR_RED_ONLINE && f->scratch > 0 && f->cluster_blocks <= 1 &&
            f->rext >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu && f->gpu->sms > 0 &&
-           f->rows * (f->gpu->cluster_max > 1 ? f->gpu->cluster_max : 1) <
+           2 * f->rows * (f->gpu->cluster_max > 8 ? f->gpu->cluster_max : 8) <=
                f->gpu->sms * (2048 / SPLIT_ROW_THREADS);
 }
 
@@ -307,20 +309,18 @@ static int64_t rsplit2_chunks(const pass_sched_facts *f, int64_t threads, int64_
  *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
  *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
  * [reduction.row_split2] two stages planned online as a running max and rescaled exp sum
- *   (softmax, log_softmax, logsumexp), rows x cluster_max < SMs x 8: each row in rsplit2_chunks
- * chunks of one 256-thread block (1 wave); a statistics kernel stores every chunk's (max, sum), a
- *   second kernel of the same grid combines a row's partials in every block and normalises its
- *   chunk;
- * [reduction.cluster_stream] a streamed row (no held values, or planned online/multipass) of at
- *   least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU with clusters: the
- *   row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads (a cluster:
- *   the grid fills one wave, no tail wave of a few long blocks),
- *   each streaming its slice, the partial statistics meeting through distributed shared memory;
- * [reduction.row_few] the same rows without clusters: 1024 threads per row;
- * [reduction.cluster_l2] a streamed row re-read by a later pass, many rows: cluster_stream with
- *   the blocks per row of l2_cluster, so that the resident rows fit in the L2 (one HBM read);
- * [reduction.row] otherwise: the smallest power of two in [32, 256] with at least 4 elements
- *   each (256 when the length is symbolic). */
+ *   (softmax, log_softmax, logsumexp), 2 rows x max(cluster_max, 8) <= SMs x 8: each row in
+ * rsplit2_chunks chunks of one 256-thread block (1 wave); a statistics kernel stores every chunk's
+ * (max, sum), a second kernel of the same grid combines a row's partials in every block and
+ * normalises its chunk; [reduction.cluster_stream] a streamed row (no held values, or planned
+ * online/multipass) of at least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU
+ * with clusters: the row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads
+ * (a cluster: the grid fills one wave, no tail wave of a few long blocks), each streaming its
+ * slice, the partial statistics meeting through distributed shared memory; [reduction.row_few] the
+ * same rows without clusters: 1024 threads per row; [reduction.cluster_l2] a streamed row re-read
+ * by a later pass, many rows: cluster_stream with the blocks per row of l2_cluster, so that the
+ * resident rows fit in the L2 (one HBM read); [reduction.row] otherwise: the smallest power of two
+ * in [32, 256] with at least 4 elements each (256 when the length is symbolic). */
 static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
     rowgeo g = row_geo(f);
     s->id = PASS_SCH_REDUCTION_ROW;

@@ -641,6 +641,84 @@ static void test_row_split(void **s) {
     }
 }
 
+/* The region's schedule is reduction.row_split2 with `splits` chunks (0: not). */
+static void check_rsplit2(const ir_graph *g, unsigned splits) {
+    const ir_region *r = the_reduction(g);
+    unsigned got = r->sched.id == PASS_SCH_REDUCTION_ROW_SPLIT2 ? r->splits : 0;
+    if (got != splits)
+        fprintf(stderr, "schedule %s, splits %u; expected row_split2 with %u\n",
+                pass_schedule_name(r->sched.id), r->splits, splits);
+    assert_int_equal(got, splits);
+}
+
+/* [reduction.row_split2] from the shape: two stages streamed as a running max and exp sum
+ * (softmax, log_softmax, logsumexp, bf16 too) on rows so few that a cluster of 8 blocks per row
+ * fills at most half a wave (2 x rows x 8 <= 132 x 8), ceil(1 wave x 8 x 132 / rows) chunks, at
+ * most one per 256 x 16 elements; not for 67 rows (cluster_stream), a variance (Welford),
+ * or a short row. Then the host JIT against the interpreter at ragged sizes (the statistics
+ * kernel's chunk partials, every block's combine, chunk 0's leftovers of a peeled row). */
+static void test_row_split2(void **s) {
+    (void)s;
+    static const struct {
+        const char **src;
+        int64_t m, n;
+        unsigned splits;
+    } cases[] = {
+        {&SOFTMAX, 1, 100003, 24},     {&SOFTMAX, 3, 65537, 16}, {&LOGSOFTMAX, 3, 65537, 16},
+        {&SOFTMAX_BF16, 2, 70001, 17}, {&LSE, 2, 1000003, 244},  {&LOGSOFTMAX_BF16, 1, 300007, 73},
+        {&SOFTMAX, 66, 65537, 16}, /* 2 x 66 x 8 = 1056 <= 132 x 8 */
+        {&SOFTMAX, 67, 65537, 0},  /* a cluster per row fills over half the wave */
+        {&NORMALIZE, 2, 65537, 0}, /* Welford's variance */
+        {&SOFTMAX, 1, 4095, 0},    /* short: one block */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        const char *src = *cases[i].src;
+        fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
+        ir_graph *raw, *g = plan(src, defs, 2, 0, &raw);
+        check_rsplit2(g, cases[i].splits);
+        if (cases[i].splits) run_compare(g, raw, src, cases[i].m, cases[i].n, NULL, 120 + i);
+        ir_graph_free(g);
+        ir_graph_free(raw);
+    }
+}
+
+/* PTX of [reduction.row_split2] (sm_90 and sm_80): two kernels, each of grid rows x splits and
+ * 256 threads, no cluster; ptxas accepts both. */
+static void test_row_split2_ptx(void **s) {
+    (void)s;
+    const char *srcs[] = {SOFTMAX, LOGSOFTMAX_BF16, LSE};
+    const int64_t mn[][2] = {{4, 1048576}, {3, 65537}, {1, 16777219}};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
+        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
+        const ir_region *r = the_reduction(g);
+        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_ROW_SPLIT2);
+        for (int t = 0; t < 2; t++) {
+            tx_diag d;
+            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
+            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
+            assert_non_null(p);
+            size_t len = 0;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(ptx);
+            assert_null(strstr(ptx, ".reqnctapercluster"));
+            assert_int_equal(cg_program_nkernels(p), 2);
+            int64_t syms[2] = {mn[i][0], mn[i][1]};
+            for (unsigned k = 0; k < 2; k++) {
+                unsigned grid[3], block[3], smem;
+                assert_true(cg_kernel_geometry(p, k, syms, grid, block, &smem));
+                assert_int_equal(grid[0], mn[i][0]);
+                assert_int_equal(grid[1], r->splits);
+                assert_int_equal(block[0], 256);
+            }
+            int rc = tk_ptxas(ptx, len, t ? "sm_80" : "sm_90", NULL);
+            if (rc >= 0) assert_int_equal(rc, 0);
+            cg_program_free(p);
+        }
+        ir_graph_free(g);
+    }
+}
+
 /* PTX of [reduction.row_split] (sm_90 and sm_80: no cluster): one kernel, grid rows x splits,
  * the ticket's fence and atomic, the volatile loads of the partials, and a zeroed workspace;
  * ptxas accepts it. */
@@ -882,6 +960,8 @@ int main(void) {
         cmocka_unit_test(test_column_ragged),
         cmocka_unit_test(test_row_split),
         cmocka_unit_test(test_row_split_ptx),
+        cmocka_unit_test(test_row_split2),
+        cmocka_unit_test(test_row_split2_ptx),
         cmocka_unit_test(test_schedule_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
