@@ -110,6 +110,8 @@ printf '# bench: -D M=777 -D N=1500 -D K=1001\nfn f(x: bf16[M, K], w1: bf16[K, N
 # reductions whose rows alone do not fill the GPU: [reduction.row_split] (the last block's ticket)
 printf '# bench: -D M=8192 -D N=1000\nfn f(p: f32[M, N], t: f32[M, N]) -> (f32[], f32[]) {\n  d = p - t\n  return mean(d * d), max(abs(d))\n}\n' >"$W/odd_split_losses.tx"
 printf '# bench: -D M=3 -D N=1000003\nfn f(x: bf16[M, N]) -> f32[M] {\n  return sum(f32(x), axis=-1)\n}\n' >"$W/odd_split_rows.tx"
+# few long rows of two stages: [reduction.row_split2] (the chunks' statistics, then the normalisation)
+printf '# bench: -D M=4 -D N=1000003\nfn f(x: bf16[M, N]) -> bf16[M, N] {\n  return log_softmax(x, axis=-1)\n}\n' >"$W/odd_split2_rows.tx"
 for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx "$W"/odd_*.tx; do
   [ -f "$f" ] || continue
   sizes=$(sed -n 's/.*bench: *\(-D.*\)$/\1/p' "$f" | head -1)
