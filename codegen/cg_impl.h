@@ -718,6 +718,11 @@ typedef struct cg_wg_plan {
     int64_t ws_floats; /* the workspace's 4-byte words */
     unsigned nsm;      /* persistent CTAs */
     bool setmaxnreg;   /* producer 40 / consumers 232 registers (the kernel then starts at 168) */
+    /* [matmul.wgmma.swap]: the swapped kernel C^T = B^T A^T: every field above is of the
+     * transposed product (bm along the product's N, bn along its M, a_kmajor B's order, b_kmajor
+     * A's); b_rows: rows of the B box (the product's A): bn, or M rounded up to 8 when M < bn */
+    bool swap;
+    int b_rows;
 } cg_wg_plan;
 /* Plans a wgmma kernel for nmm products M x N x K sharing A (M, N, K < 0:
  * unknown) with an epilogue storing nouts values, in smem_max bytes of

@@ -61,6 +61,17 @@ bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kma
     bool have = want && want->id == PASS_SCH_MATMUL_WGMMA &&
                 pass_wg_tile_make(&s, want->p[0], want->p[1], want->p[2], &t) &&
                 (want->p[3] <= 0 || want->p[3] == t.stages);
+    /* [matmul.wgmma.swap]: the tile is of the transposed product (pass_wg_swap_shape) */
+    bool swap = !have && want && want->id == PASS_SCH_MATMUL_WGMMA_SWAP && batch == 0 &&
+                pass_wg_swap_make(&s, want->p[0], want->p[1], want->p[2], &t) &&
+                (want->p[3] <= 0 || want->p[3] == t.stages);
+    if (swap) {
+        int64_t tm = M;
+        M = N, N = tm;
+        bool tk = a_kmajor;
+        a_kmajor = b_kmajor, b_kmajor = tk;
+        have = true;
+    }
     if (!have) {
         const pass_gpu *gpu = pass_gpu_find("h200");
         if (!gpu || !pass_wg_pick(&s, gpu, -1, &t)) return false;
@@ -76,7 +87,10 @@ bool cg_wg_plan_batch(int64_t M, int64_t N, int64_t K, int64_t batch, bool a_kma
      * accumulator rows they feed are never stored (rows are independent) */
     p->a_rows = p->bm;
     if (a_kmajor && M > 0 && M < p->bm) p->a_rows = (int)((M + 7) / 8 * 8);
-    p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->bn) * p->bk * 2;
+    p->swap = swap;
+    p->b_rows = p->bn;
+    if (swap && b_kmajor && N > 0 && N < p->bn) p->b_rows = (int)((N + 7) / 8 * 8);
+    p->tx_bytes = ((int64_t)p->a_rows + (int64_t)nmm * p->b_rows) * p->bk * 2;
     /* split-K over a cluster: `splits` CTAs share a tile, each takes a K range, the others send
      * their partial accumulators to rank 0's shared memory, which adds them and runs the
      * epilogue once */
@@ -550,7 +564,7 @@ static void wg_producer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
             wg_tma_half(cx, k, k->tmap_b[h], k->p.b_kmajor, n0, k0, wg_stage_addr(cx, k, s, 1 + h),
                         fb);
         else
-            wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.bn, k->p.bn, n0, k0, bcb[h],
+            wg_tma_tile(cx, k, k->tmap_b[h], k->p.b_kmajor, k->p.b_rows, k->p.bn, n0, k0, bcb[h],
                         wg_stage_addr(cx, k, s, 1 + h), fb);
     LLVMBuildStore(b, LLVMBuildAdd(b, it, c32(cx, 1), ""), itv);
     cg_loop_end(cx, &kl);
@@ -844,7 +858,9 @@ static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMBasicBlockRef e = k->m_full && k->n_full ? NULL : cg_if_begin(cx, in);
         LLVMValueRef ai[CG_MM_MAXH];
         for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-        ok = wg_epi_elem(cx, k, ai, row, col, NULL, false);
+        /* [matmul.wgmma.swap]: the accumulators are C^T, element (row, col) is out[col][row] */
+        ok = k->p.swap ? wg_epi_elem(cx, k, ai, col, row, NULL, false)
+                       : wg_epi_elem(cx, k, ai, row, col, NULL, false);
         if (e) cg_if_end(cx, e);
     }
     return ok;
@@ -1598,15 +1614,19 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                           cg_mm_smem_limit(cx->target), CG_WG_SMS, &g->regions[region].sched, &k.p))
         return -1;
     if (batched && (k.p.splits > 1 || k.p.mcast > 1 || k.p.streamk)) return -1;
+    /* [matmul.wgmma.swap]: one plain 2-D product of a K-contiguous A (pass_wg_swap_ok) */
+    if (k.p.swap && (nh != 1 || batched || a3 || !ak || k.p.mcast > 1 || k.p.streamk)) return -1;
     k.batched = batched;
     k.dt = dt;
     k.st = st;
     k.a3 = a3;
     k.a_bs = a3 && rank > 2 ? mm->shape.dim[rank - 2] : 0; /* pass_wg_opnd_merged: % 128 == 0 */
     if (k.a_bs && (k.p.bm != 128 || k.a_bs % 128 != 0)) return -1;
-    k.m_full = Mv > 0 && Mv % k.p.bm == 0;
-    k.n_full = !IR_DIM_IS_SYM(Nd) && Nd % k.p.bn == 0;
-    k.tma_st = wg_epi_tma_ok(g, mm, outs, nouts, nh, &k.p, &k.epi);
+    /* the kernel's M and N: the product's, or under swap its N and M */
+    int64_t Nv = IR_DIM_IS_SYM(Nd) ? -1 : Nd, kMv = k.p.swap ? Nv : Mv, kNv = k.p.swap ? Mv : Nv;
+    k.m_full = kMv > 0 && kMv % k.p.bm == 0;
+    k.n_full = kNv >= 0 && kNv % k.p.bn == 0;
+    k.tma_st = !k.p.swap && wg_epi_tma_ok(g, mm, outs, nouts, nh, &k.p, &k.epi);
     if (k.tma_st) k.p.stages = k.epi.stages, k.p.smem_bytes = k.epi.smem_bytes;
     if (a3 && !cg_wg_merged_map(aperm, amap.d, k.p.a_rows, &k.a_map)) return -1;
     /* [matmul.wgmma.stage]: operands whose rows TMA cannot read are copied first (the planner
@@ -1624,7 +1644,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         int64_t pt = pass_wg_pitch(inner, (int)ir_dtype_size(dt));
         if (pt != inner) spitch[i] = pt, nst++;
     }
-    if (nst && (batched || g->regions[region].sched.id != PASS_SCH_MATMUL_WGMMA)) return -1;
+    unsigned sid = g->regions[region].sched.id;
+    if (nst && (batched || (sid != PASS_SCH_MATMUL_WGMMA && sid != PASS_SCH_MATMUL_WGMMA_SWAP)))
+        return -1;
     unsigned sidx[1 + CG_MM_MAXH]; /* operand -> its entry of cx->stage_temp */
     cx->nstage = 0;
     for (unsigned i = 0; i < 1 + nh; i++) {
@@ -1673,6 +1695,16 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned h = 0; h < nh; h++)
         bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = bk ? k.p.bn / k.p.mcast : k.p.bn;
     for (unsigned o = 0; k.tma_st && o < nouts; o++) bases[1 + nh + o] = outs[o];
+    if (k.p.swap) { /* the kernel's A map is the product's B (its tile bm rows of N), its B map
+                       the product's A (b_rows rows of M) */
+        bases[0] = bb[0], bases[1] = ba;
+        kmaj[0] = bk, kmaj[1] = ak;
+        rows[0] = k.p.a_rows, rows[1] = k.p.b_rows;
+        unsigned ts = sidx[0];
+        sidx[0] = sidx[1], sidx[1] = ts;
+        int64_t tp = spitch[0];
+        spitch[0] = spitch[1], spitch[1] = tp;
+    }
     kr->ntmaps = nmaps;
     kr->tmaps = ir_xcalloc(nmaps, sizeof *kr->tmaps);
     for (unsigned i = 0; i < nmaps; i++) {
@@ -1753,6 +1785,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
                 if (os->dim[i - (nb - on)] != 1) k.bmask[j] |= 1u << i;
         }
     }
+    if (k.p.swap) { /* the kernel's extents: the product's N rows of C^T by M columns */
+        LLVMValueRef t64 = k.M64;
+        k.M64 = k.N64, k.N64 = t64;
+    }
     k.M = LLVMBuildTrunc(cx->b, k.M64, cx->i32, "M");
     k.N = LLVMBuildTrunc(cx->b, k.N64, cx->i32, "N");
     k.K = LLVMBuildTrunc(cx->b, cg_dim(cx, Kd), cx->i32, "K");
@@ -1766,7 +1802,10 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     k.ntiles = LLVMBuildMul(b, k.ntml, k.ntn, "ntiles");
     if (batched) k.ntiles = LLVMBuildMul(b, k.ntiles, k.nbat, "ntiles");
     if (!wg_body(cx, &k)) return 0;
-    ir_shape work[3] = {mrows, {.rank = 1, .dim = {Nd}}, {.rank = 0}};
+    /* the grid over the kernel's M and N tiles (under swap the product's N, then its rows) */
+    ir_shape nrows = {.rank = 1, .dim = {Nd}}, wm = k.p.swap ? nrows : mrows,
+             wn = k.p.swap ? mrows : nrows;
+    ir_shape work[3] = {wm, wn, {.rank = 0}};
     int64_t per[3] = {k.p.bm, k.p.bn, 1};
     if (batched && Mv > 0) { /* batch x M tiles (a ragged M rounds up in every batch element) */
         work[0].dim[rank - 2] = (Mv + k.p.bm - 1) / k.p.bm;
@@ -1774,9 +1813,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     }
     int64_t cap[3] = {INT32_MAX, 65535, 1};
     if (k.p.splits > 1) { /* grid (M tiles, splits, N tiles): clusters of (1, splits, 1) */
-        work[0] = mrows;
+        work[0] = wm;
         work[1] = (ir_shape){.rank = 1, .dim = {k.p.splits}};
-        work[2] = (ir_shape){.rank = 1, .dim = {Nd}};
+        work[2] = wn;
         per[0] = k.p.bm, per[1] = 1, per[2] = k.p.bn;
         cap[0] = 65535, cap[1] = k.p.splits, cap[2] = 65535;
         kr->cluster = (unsigned)k.p.splits;
@@ -1804,6 +1843,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (k.tma_st)
         snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
                  k.epi.loop ? "l" : "");
+    if (k.p.swap) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " swap");
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs,
              a3        ? " a3d"

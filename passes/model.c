@@ -246,7 +246,7 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     if (rg->kind == IR_RK_ATTENTION && model_attention(g, rg, gpu, c, m)) return;
     if (rg->kind == IR_RK_MATMUL) { /* matmul.wgmma / skinny: the tile's model (passes/) */
         if ((rg->sched.id != PASS_SCH_MATMUL_WGMMA && rg->sched.id != PASS_SCH_MATMUL_SKINNY &&
-             rg->sched.id != PASS_SCH_MATMUL_SIMT) ||
+             rg->sched.id != PASS_SCH_MATMUL_SIMT && rg->sched.id != PASS_SCH_MATMUL_WGMMA_SWAP) ||
             !pass_schedule_model_block(f, rg, m))
             m->schedule = "roofline";
         return;
@@ -429,6 +429,31 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                     m->wgs.a_staged && m->wgs.b_staged ? ", " : "", m->wgs.b_staged ? "B" : "",
                     m->wgs.nstage, m->wgs.nstage > 1 ? "s" : "", m->wgs.stage_bytes / 1e6,
                     w->stage_us);
+        return;
+    }
+    if (m->concrete && !strcmp(m->schedule, "matmul.wgmma_swap")) {
+        const pass_wg_tile *t = &m->wgt;
+        const pass_wg_time *w = &m->wgm;
+        int64_t M = m->wgs.M, q = t->bn > 0 ? (M + t->bn - 1) / t->bn : 0;
+        int64_t r128 = (M + 127) / 128 * 128;
+        fprintf(out,
+                "  model: [matmul.wgmma.swap] C^T = B^T A^T: M = %lld along wgmma's N in %lld "
+                "tile%s of %d (%lld rows computed, %lld on 128-row tiles), N along wgmma's M in "
+                "tiles of %d, %d stages, register stores: %lld tiles x %d split-K ranks on %lld "
+                "CTAs x %u threads, %.2f waves; per tile %lld k steps x %.3f us + epilogue %.3f "
+                "us + split-K sum %.3f us, fill %.3f us -> compute %.3f us; HBM %.3f us -> "
+                "%.3f us\n",
+                (long long)M, (long long)q, q > 1 ? "s" : "", t->bn, (long long)(q * t->bn),
+                (long long)r128, t->bm, t->stages, (long long)t->tiles, t->splits,
+                (long long)m->grid, m->threads, w->waves,
+                (long long)((t->nk + t->splits - 1) / t->splits), w->step_us, w->epi_us, w->red_us,
+                w->fill_us, w->comp_us, w->mem_us, w->time_us);
+        if (m->swt.bm > 0)
+            fprintf(out,
+                    "  model: [matmul.wgmma.swap] instead of matmul.wgmma %dx%d (%lld tiles, "
+                    "%lld rows computed): %.3f us\n",
+                    m->swt.bm * m->swt.mcast, m->swt.bn, (long long)m->swt.tiles,
+                    (long long)((M + m->swt.bm - 1) / m->swt.bm * m->swt.bm), m->swm.time_us);
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "matmul.skinny")) {

@@ -408,7 +408,8 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
     X(REDUCTION_ROW_SPLIT2, "reduction.row_split2", IR_RK_REDUCTION, "threads,splits")          \
     X(MATMUL_WGMMA, "matmul.wgmma", IR_RK_MATMUL, "bm,bn,splits,stages")                        \
     X(MATMUL_SKINNY, "matmul.skinny", IR_RK_MATMUL, "bn,splits")                                \
-    X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk,splits")
+    X(MATMUL_SIMT, "matmul.simt", IR_RK_MATMUL, "bm,bn,bk,splits")                              \
+    X(MATMUL_WGMMA_SWAP, "matmul.wgmma_swap", IR_RK_MATMUL, "bn,bm,splits,stages")
 
 typedef enum {
 #define X(e, s, k, p) PASS_SCH_##e,
@@ -463,6 +464,10 @@ typedef struct pass_wg_shape {
     int epi_es;
     bool epi_loop;
     int epi_why;
+    /* [matmul.wgmma.swap]: the transposed view C^T = B^T A^T of a product (pass_wg_swap_shape:
+     * M and N, the operand orders and pitches exchanged), whose tiles take any multiple of 8 up
+     * to 256 columns (the product's rows) */
+    bool swap;
 } pass_wg_shape;
 /* One candidate: block tile bm x bn (x 64 k) of one CTA, split-K ranks, ring stages, and what
  * follows. mcast 2: a 2-CTA cluster of two vertically adjacent bm x bn tiles sharing the B tile,
@@ -480,6 +485,10 @@ typedef struct pass_wg_tile {
      * consumer (0: the register stores), slots per entry (the products when looped), bytes */
     int epi_nbuf, epi_slots;
     int64_t epi_bytes;
+    /* [matmul.wgmma.swap]: the tile of the swapped kernel: bm runs along the product's N (the B
+     * operand is wgmma's A), bn along its M (A is wgmma's B); every field is of the transposed
+     * shape (pass_wg_swap_shape) */
+    bool swap;
 } pass_wg_tile;
 /* Why an epilogue keeps a simpler form: none, register stores (an output that is not a dense
  * [M, N] f16/bf16/f32 matrix with rows of a multiple of 16 bytes, more than 8 tensor maps),
@@ -548,6 +557,25 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
 /* The model's fastest tile of s on gpu (ties: the earlier in pass_wg_space's order); false
  * when none is valid. hbm_bytes < 0: the operands and one bf16 output. */
 bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes, pass_wg_tile *t);
+/* [matmul.wgmma.swap] the swapped-operand kernel of a short M: C^T = B^T A^T, the weight tile
+ * wgmma's A operand (bm = 128 of the product's N), the tile of A's rows its B operand (bn = any
+ * multiple of 8 up to 256 of M, so M = 300 computes 3 x 104 = 312 rows instead of 384), the
+ * accumulators transposed in the epilogue (register stores). pass_wg_swap_ok: the shape may take
+ * it (one plain 2-D product, M known and at most PASS_WG_SWAP_M, N, K known, A K-contiguous; not
+ * batched, not merged heads; TX_WG_SWAP=0 never, 1 always where valid: benchmark knobs).
+ * pass_wg_swap_shape: the transposed shape the tiles and the model see. pass_wg_swap_make: the
+ * tile of bn output columns (wgmma's M: 128) by bm output rows (wgmma's N) with `splits` split-K
+ * ranks; t's fields are the transposed shape's (t->bm = bn, t->bn = bm). pass_wg_swap_space: bm
+ * = M cut into 1 .. 4 more pieces than ceil(M / 256), rounded up to 8, at 1, 2, 4 splits.
+ * pass_wg_swap_pick: the model's fastest of them (pass_wg_model prices a swap tile on the
+ * transposed shape). */
+#define PASS_WG_SWAP_M 512
+bool pass_wg_swap_ok(const pass_wg_shape *s);
+void pass_wg_swap_shape(const pass_wg_shape *s, pass_wg_shape *o);
+bool pass_wg_swap_make(const pass_wg_shape *s, int bn, int bm, int splits, pass_wg_tile *t);
+unsigned pass_wg_swap_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap);
+bool pass_wg_swap_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                       pass_wg_tile *t);
 /* Calibration: sets gpu->wg_eff so that the model's time of a bf16 4096^3 product on its own
  * tile is the measured rate `tflops` (txc bench --calibrate's GEMM); unchanged when the
  * measurement is outside what the model can express (or gpu has no wgmma kernel). */
@@ -867,6 +895,8 @@ typedef struct pass_model {
     pass_sk_tile skt;  /* matmul.skinny: the tile and the parts of its time */
     pass_sk_time skm;
     pass_simt_time sgt; /* matmul.simt: the tile and the parts of its time */
+    pass_wg_tile swt;   /* matmul.wgmma_swap: the plain kernel's fastest tile, and its time */
+    pass_wg_time swm;
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);

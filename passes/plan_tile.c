@@ -761,7 +761,7 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                 pass_schedule_rule(&f, &s);
             }
             if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY ||
-                s.id == PASS_SCH_MATMUL_SIMT)
+                s.id == PASS_SCH_MATMUL_SIMT || s.id == PASS_SCH_MATMUL_WGMMA_SWAP)
                 pass_schedule_plan(rg, &f, &s);
             if (!f.wg && f.wgs.batch_why) {
                 size_t n = strlen(why);

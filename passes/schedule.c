@@ -881,6 +881,42 @@ static bool wg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     return true;
 }
 
+/* matmul.wgmma_swap(bn, bm, splits, stages): the swapped-operand wgmma kernel of a short M
+ * ([matmul.wgmma.swap]: bn output columns along wgmma's M, bm output rows along its N):
+ * pass_wg_swap_space's tiles; codegen/wgmma.c builds the named tile. */
+static unsigned sw_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    pass_wg_tile t[PASS_WG_SPACE];
+    if (f->kind != IR_RK_MATMUL || !f->wg || !f->concrete) return 0;
+    unsigned n = pass_wg_swap_space(&f->wgs, t, PASS_WG_SPACE), k = 0;
+    for (unsigned i = 0; i < n && k < cap; i++) {
+        k = put(out, k, cap, PASS_SCH_MATMUL_WGMMA_SWAP, t[i].bm, t[i].bn);
+        out[k - 1].p[2] = t[i].splits, out[k - 1].p[3] = t[i].stages;
+    }
+    return k;
+}
+static bool sw_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    const ir_schedule *s = &rg->sched;
+    if (!f->wg || !f->gpu || !pass_wg_swap_make(&f->wgs, s->p[0], s->p[1], s->p[2], &m->wgt))
+        return false;
+    pass_wg_model(&f->wgs, &m->wgt, f->gpu, f->wg_bytes, &m->wgm);
+    m->threads = 128u * (1u + (unsigned)m->wgt.consumers);
+    int64_t ctas = m->wgt.tiles * m->wgt.splits;
+    m->grid = ctas < f->gpu->sms ? ctas : f->gpu->sms;
+    m->per_sm = 1;
+    m->active_sms = (double)m->grid;
+    m->occupancy = (double)m->threads / 2048;
+    m->waves = m->wgm.waves;
+    m->comp_us = m->wgm.comp_us;
+    m->mem_us = m->wgm.mem_us;
+    m->time_us = m->wgm.time_us;
+    m->kernels = 1 + (unsigned)f->wgs.nstage;
+    m->wgs = f->wgs;
+    /* what it is chosen against: the plain kernel's fastest tile */
+    if (pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &m->swt))
+        pass_wg_model(&f->wgs, &m->swt, f->gpu, f->wg_bytes, &m->swm);
+    return true;
+}
+
 /* matmul.skinny(bn, splits): the skinny kernel of odd-pitch operands (passes/skinny.c), offered
  * where the wgmma form of a product of at most 64 rows would stage an operand; codegen/skinny.c
  * builds the named tile. */
@@ -970,6 +1006,7 @@ static const sch_def sch_defs[] = {
     [PASS_SCH_MATMUL_WGMMA] = {wg_space, wg_plan, wg_model},
     [PASS_SCH_MATMUL_SKINNY] = {sk_space, wg_plan, sk_model},
     [PASS_SCH_MATMUL_SIMT] = {sg_space, sg_plan, sg_model},
+    [PASS_SCH_MATMUL_WGMMA_SWAP] = {sw_space, wg_plan, sw_model},
 };
 _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
                "every PASS_SCHEDULES row has an entry in sch_defs");
@@ -1016,8 +1053,19 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
         /* [matmul.skinny]: where the wgmma form stages an operand of at most 64 rows, the skinny
          * kernel that reads it in place when the model prices it faster (staging included) */
         pass_sk_tile k;
-        pass_wg_time wt;
+        pass_wg_time wt, swt;
         pass_sk_time kt;
+        pass_wg_tile sw; /* [matmul.wgmma.swap]: the swapped kernel where the model has it faster */
+        const char *fe = getenv("TX_WG_SWAP"); /* 2: the swapped kernel wherever it is valid */
+        bool force = fe && !strcmp(fe, "2");
+        if (pass_wg_swap_pick(&f->wgs, f->gpu, f->wg_bytes, &sw) &&
+            (pass_wg_model(&f->wgs, &sw, f->gpu, f->wg_bytes, &swt) <
+                 pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt) ||
+             force)) {
+            s->id = PASS_SCH_MATMUL_WGMMA_SWAP;
+            s->p[0] = sw.bm, s->p[1] = sw.bn, s->p[2] = sw.splits, s->p[3] = sw.stages;
+            t = sw;
+        }
         if (pass_sk_pick(&f->wgs, f->gpu, f->wg_bytes, &k) &&
             pass_sk_model(&f->wgs, &k, f->gpu, f->wg_bytes, &kt) <
                 pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt)) {

@@ -65,13 +65,18 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
     bool narrow =
         bm == 64 && want_bm == 128 && s->M > 0 && s->M <= WG_NARROW_M && !s->a_merged && bn <= 128;
     if (bm != want_bm && !narrow) return false;
+    /* the swapped kernel's transposed shape: columns (the product's rows) any multiple of 8 up to
+     * 256, plain or split-K tiles only */
+    if (s->swap && (mc != 1 || narrow || splits == 0 || s->batch || bn < 8 || bn > 256 || bn % 8))
+        return false;
     /* a batched product: the plain persistent kernel over batch x tiles (the 128- or 64-row
      * tiles of its M, not the 192-column ones: not measured there) */
     if (s->batch && (splits != 1 || mc != 1 || narrow || bn == 192)) return false;
-    if (bn != 256 && bn != 192 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor)) return false;
+    if (!s->swap && bn != 256 && bn != 192 && bn != 128 && bn != 64 && !(bn == 32 && s->b_kmajor))
+        return false;
     int maxcols = s->nouts > 1 ? (s->nmm == 1 ? 128 : 192) : 256;
     if (s->nmm * bn > maxcols) return false;
-    t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc;
+    t->bm = bm, t->bn = bn, t->consumers = bm / 64, t->mcast = mc, t->swap = s->swap;
     /* an unknown M or N counts as many tiles; a cluster's M tiles come in pairs */
     t->tiles = (s->M < 0 ? (int64_t)1 << 20 : cdiv(cdiv(s->M, bm), mc) * mc) *
                (s->N < 0 ? 1 << 10 : cdiv(s->N, bn)) *
@@ -125,7 +130,7 @@ bool pass_wg_tile_make(const pass_wg_shape *s, int bm, int bn, int splits, pass_
      * rule, so the kernel's shared memory is this smem_bytes); the looped form's slot per
      * product where it keeps the ring as deep */
     pass_wg_slots a, l;
-    if (s->epi_es > 0 &&
+    if (s->epi_es > 0 && !s->swap &&
         pass_wg_slots_fit(fixed, t->stage_bytes, t->stages, t->consumers, bn, s->epi_es, 1, s->smem,
                           &a) &&
         a.stages >= t->stages) {
@@ -286,6 +291,11 @@ static double step_l2_bytes(const pass_wg_shape *s, const pass_wg_tile *t) {
 double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_gpu *gpu,
                      double hbm_bytes, pass_wg_time *o) {
     memset(o, 0, sizeof *o);
+    pass_wg_shape sw;
+    if (t->swap && !s->swap) { /* [matmul.wgmma.swap]: the tile is of the transposed shape */
+        pass_wg_swap_shape(s, &sw);
+        s = &sw;
+    }
     double eff = gpu->wg_eff > 0 ? gpu->wg_eff : 1.0;
     double peak = gpu->peak_TFLOPs[IR_BF16] > 0 ? gpu->peak_TFLOPs[IR_BF16] : 989.0;
     int sms = gpu->sms > 0 ? gpu->sms : s->sms;
@@ -377,6 +387,67 @@ bool pass_wg_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
     }
     *t = sp[best];
     return true;
+}
+
+/* ---- [matmul.wgmma.swap] ----------------------------------------------------------------------
+ */
+
+bool pass_wg_swap_ok(const pass_wg_shape *s) {
+    const char *e = getenv("TX_WG_SWAP");
+    if (!e || (strcmp(e, "1") && strcmp(e, "2")))
+        return false; /* off by default until measured on the GPU */
+    return !s->swap && s->nmm == 1 && s->batch == 0 && !s->a_merged && s->a_kmajor && s->M > 0 &&
+           s->M <= PASS_WG_SWAP_M && s->N > 0 && s->K > 0;
+}
+
+void pass_wg_swap_shape(const pass_wg_shape *s, pass_wg_shape *o) {
+    *o = *s;
+    o->M = s->N, o->N = s->M;
+    o->a_kmajor = s->b_kmajor, o->b_kmajor = s->a_kmajor;
+    o->a_staged = s->b_staged, o->b_staged = s->a_staged;
+    o->epi_es = 0, o->epi_loop = false; /* the register stores */
+    o->swap = true;
+}
+
+bool pass_wg_swap_make(const pass_wg_shape *s, int bn, int bm, int splits, pass_wg_tile *t) {
+    memset(t, 0, sizeof *t);
+    if (!pass_wg_swap_ok(s)) return false;
+    pass_wg_shape sw;
+    pass_wg_swap_shape(s, &sw);
+    return pass_wg_tile_make(&sw, bn, bm, splits, t);
+}
+
+unsigned pass_wg_swap_space(const pass_wg_shape *s, pass_wg_tile *out, unsigned cap) {
+    static const int sks[] = {1, 2, 4};
+    unsigned n = 0;
+    if (!pass_wg_swap_ok(s)) return 0;
+    int bn = s->N <= 64 ? 64 : 128; /* the tile along N: wgmma's M (pass_wg_tile_make) */
+    int64_t q0 = cdiv(s->M, 256);
+    /* TX_WG_SWAP_BM=B keeps only the tiles of B rows (a benchmark knob: one cut against another) */
+    const char *pin = getenv("TX_WG_SWAP_BM");
+    int64_t pb = pin ? atoll(pin) : 0;
+    for (int64_t q = q0; q < q0 + 4; q++) {
+        int64_t bm = (cdiv(s->M, q) + 7) / 8 * 8;
+        if (q > q0 && bm == (cdiv(s->M, q - 1) + 7) / 8 * 8) continue;
+        if (pb > 0 && bm != pb) continue;
+        for (size_t j = 0; j < sizeof sks / sizeof sks[0] && n < cap; j++)
+            if (pass_wg_swap_make(s, bn, (int)bm, sks[j], &out[n])) n++;
+    }
+    return n;
+}
+
+bool pass_wg_swap_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                       pass_wg_tile *t) {
+    pass_wg_tile sp[PASS_WG_SPACE];
+    unsigned n = pass_wg_swap_space(s, sp, PASS_WG_SPACE), best = 0;
+    double bt = 0;
+    for (unsigned i = 0; i < n; i++) {
+        pass_wg_time tm;
+        double v = pass_wg_model(s, &sp[i], gpu, hbm_bytes, &tm);
+        if (i == 0 || v < bt - 1e-9) best = i, bt = v;
+    }
+    if (n) *t = sp[best];
+    return n > 0;
 }
 
 /* ---- the graph's view of the kernel's conditions ----------------------------------------------
