@@ -5,8 +5,8 @@
 # (TX_WG_SWAP=1; TX_WG_SWAP_BM pins its row tile), every tx row verified by `txc bench` against the
 # host path; cuBLAS (torch.matmul) of the same shapes in the same run. sweep.txt is the table.
 set -uo pipefail
+OUT=${OUT:-swap-check-out}; mkdir -p "$OUT"; OUT=$(cd "$OUT" && pwd)
 cd "$(dirname "$0")/.."
-OUT=${OUT:-swap-check-out}; mkdir -p "$OUT"
 export PATH="$PATH:/usr/local/cuda/bin"
 [ -x bin/txc ] && TXC=${TXC:-bin/txc}; TXC=${TXC:-dist/bin/txc}; T0=$(date +%s); BUDGET=${BUDGET:-45}
 B=bench; [ -d dist/bench ] && B=dist/bench
