@@ -1378,6 +1378,81 @@ static void test_ptxas_space(void **state) {
     space_check(SRC_GELU, m300, 3);
 }
 
+/* [matmul.wgmma.swap]: the swapped kernel's plan (the transposed product: bm along N, bn along
+ * M, the operand orders exchanged, the B box of a short M), the K-major layout of the x tile at
+ * row counts that are multiples of 8 but not of 64, and the epilogue's transposition: over every
+ * tile, consumer, thread and register of the kernel's C^T = W^T X^T (wgmma's D fragment, the
+ * kernel's rows the product's columns), out[col][row] receives each element of x @ w exactly
+ * once, the right one (integer operands, exact). */
+static void test_swap(void **state) {
+    (void)state;
+    static const uint32_t rows[] = {8, 16, 24, 40, 104, 152, 200, 256};
+    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) check_layout(true, rows[i], 64);
+    cg_wg_plan p;
+    ir_schedule want = {.id = PASS_SCH_MATMUL_WGMMA_SWAP, .p = {128, 104, 1, 0}};
+    unsetenv("TX_WG_SWAP"); /* off by default: the plain kernel's plan */
+    assert_true(cg_wg_plan_for(300, 5000, 3000, true, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_false(p.swap);
+    setenv("TX_WG_SWAP", "1", 1);
+    assert_true(cg_wg_plan_for(300, 5000, 3000, true, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_true(p.swap);
+    assert_int_equal(p.bm, 128);
+    assert_int_equal(p.bn, 104);
+    assert_int_equal(p.consumers, 2);
+    assert_false(p.a_kmajor); /* the kernel's A is w[K, N]: N-contiguous */
+    assert_true(p.b_kmajor);  /* its B is x[M, K] */
+    assert_int_equal(p.b_rows, 104);
+    assert_int_equal(p.tx_bytes, (128 + 104) * 64 * 2);
+    assert_int_equal(p.stage_bytes, (128 + 104) * 64 * 2);
+    /* a 16-row product on a 24-row tile: the B box moves the 16 rows that exist */
+    want.p[1] = 24;
+    assert_true(cg_wg_plan_for(16, 4096, 4096, true, true, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_true(p.swap && p.a_kmajor && p.b_kmajor);
+    assert_int_equal(p.b_rows, 16);
+    assert_int_equal(p.tx_bytes, (128 + 16) * 64 * 2);
+    /* not a multiple of 8, a horizontal region, an M-contiguous A: no swapped tile */
+    want.p[1] = 100;
+    assert_true(cg_wg_plan_for(300, 5000, 3000, true, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_false(p.swap);
+    want.p[1] = 104;
+    assert_true(cg_wg_plan_for(300, 5000, 3000, true, false, 2, 1, 227 * 1024, 132, &want, &p));
+    assert_false(p.swap);
+    assert_true(cg_wg_plan_for(300, 5000, 3000, false, false, 1, 1, 227 * 1024, 132, &want, &p));
+    assert_false(p.swap);
+    unsetenv("TX_WG_SWAP");
+    /* the epilogue's transposition at a ragged M and N */
+    enum { M = 300, N = 200, K = 5, BM = 104 };
+    static int x[M][K], w[K][N], seen[M][N], out[M][N];
+    for (int m = 0; m < M; m++)
+        for (int k = 0; k < K; k++) x[m][k] = (m * 7 + k * 3) % 11 - 5;
+    for (int k = 0; k < K; k++)
+        for (int n = 0; n < N; n++) w[k][n] = (n * 5 + k) % 13 - 6;
+    memset(seen, 0, sizeof seen);
+    for (int tn = 0; tn < (N + 127) / 128; tn++)       /* the kernel's M tiles: the product's N */
+        for (int tm = 0; tm < (M + BM - 1) / BM; tm++) /* its N tiles: the product's rows */
+            for (unsigned c = 0; c < 2; c++)
+                for (unsigned t = 0; t < 128; t++)
+                    for (unsigned i = 0; i < BM / 2; i++) {
+                        uint32_t fr, fc;
+                        model_frag(t, i, &fr, &fc);
+                        int r = tn * 128 + (int)(64 * c + fr), q = tm * BM + (int)fc;
+                        if (r >= N || q >= M) continue; /* the kernel's bounds test */
+                        int d = 0;                      /* D[r][q] = sum_k W^T[r][k] X^T[k][q] */
+                        for (int k = 0; k < K; k++) d += w[k][r] * x[q][k];
+                        out[q][r] = d;
+                        seen[q][r]++; /* wg_epi_elem(col, row): out[q][r] */
+                    }
+    for (int m = 0; m < M; m++)
+        for (int n = 0; n < N; n++)
+            if (seen[m][n] != 1) fail_msg("out[%d][%d] stored %d times", m, n, seen[m][n]);
+    for (int m = 0; m < M; m++) /* against the product's own definition */
+        for (int n = 0; n < N; n++) {
+            int v = 0;
+            for (int k = 0; k < K; k++) v += x[m][k] * w[k][n];
+            if (out[m][n] != v) fail_msg("out[%d][%d] = %d, want %d", m, n, out[m][n], v);
+        }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_descriptor_bits),
@@ -1398,6 +1473,7 @@ int main(void) {
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_ptxas),
         cmocka_unit_test(test_ptxas_space),
+        cmocka_unit_test(test_swap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
