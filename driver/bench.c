@@ -234,26 +234,48 @@ static bool sample_gather(const rt_tensor *dev, const void *s1, const void *s2, 
     return true;
 }
 
+/* Whether op keeps the relative error of its non-constant inputs (the coarsest of them) in its
+ * result: products, quotients, the selections maximum/minimum/max/min, abs and neg. Sums do not
+ * (cancellation). */
+static bool prec_keeping(ir_op op) {
+    return op == IR_OP_MUL || op == IR_OP_DIV || op == IR_OP_MAXIMUM || op == IR_OP_MINIMUM ||
+           op == IR_OP_MAX || op == IR_OP_MIN || op == IR_OP_ABS || op == IR_OP_NEG;
+}
+
+/* The coarsest f16/bf16 rounding that node v's value carries: the dtype of an f16/bf16 value that
+ * views and widening casts bring into v unchanged, or that error-keeping ops (prec_keeping) of
+ * such values and constants combine; IR_F32 where any path reaches an exact f32 value (or the
+ * walk passes `budget` nodes). */
+static ir_dtype carried_prec(const ir_graph *g, const ir_node *v, unsigned *budget) {
+    if (v->dtype == IR_F16 || v->dtype == IR_BF16) return (ir_dtype)v->dtype;
+    if (*budget == 0 || v->dtype != IR_F32) return IR_F32;
+    (*budget)--;
+    bool view = (ir_op_traits((ir_op)v->op) & IR_T_VIEW) != 0;
+    if ((view || v->op == IR_OP_CAST) && v->nin == 1)
+        return carried_prec(g, &g->nodes[ir_in(g, v, 0)], budget);
+    if (!prec_keeping((ir_op)v->op)) return IR_F32;
+    ir_dtype prec = IR_F32;
+    bool coarse = false;
+    for (uint32_t i = 0; i < v->nin; i++) {
+        const ir_node *src = &g->nodes[ir_in(g, v, i)];
+        if (src->op == IR_OP_CONST) continue;
+        ir_dtype p = carried_prec(g, src, budget);
+        if (p == IR_F32) return IR_F32;
+        if (!coarse || p == IR_BF16) prec = p; /* bf16's 8 bits are coarser than f16's 11 */
+        coarse = true;
+    }
+    return coarse ? prec : IR_F32;
+}
+
 /* The dtype whose tolerance output k of g is verified at (rt_bench_check_output_at): its own, or
- * the f16/bf16 dtype of the value that views and widening casts carried into it unchanged (the
- * output f32(a @ b) of an f16 product holds f16 values). */
+ * for an f32 output the f16/bf16 rounding its values carry (carried_prec: f32(a @ b) of an f16
+ * product holds f16 values; n / max(abs(n)) of such values keeps their relative error). */
 static ir_dtype out_prec(const ir_graph *g, uint32_t k, ir_dtype dt) {
-    if (!g || g->n == 0) return dt;
+    if (!g || g->n == 0 || dt != IR_F32) return dt;
     const ir_node *o = &g->nodes[g->n - 1];
     if (o->op != IR_OP_OUTPUT || k >= o->nin) return dt;
-    ir_dtype prec = dt;
-    const ir_node *v = &g->nodes[ir_in(g, o, k)];
-    for (unsigned hops = 0; hops < g->n && v->nin == 1; hops++) {
-        bool view = (ir_op_traits((ir_op)v->op) & IR_T_VIEW) != 0;
-        if (!view && v->op != IR_OP_CAST) break;
-        const ir_node *src = &g->nodes[ir_in(g, v, 0)];
-        if (v->op == IR_OP_CAST &&
-            !(v->dtype == IR_F32 && (src->dtype == IR_F16 || src->dtype == IR_BF16)))
-            break;
-        if (src->dtype == IR_F16 || src->dtype == IR_BF16) prec = (ir_dtype)src->dtype;
-        v = src;
-    }
-    return prec;
+    unsigned budget = 256;
+    return carried_prec(g, &g->nodes[ir_in(g, o, k)], &budget);
 }
 
 /* The terms of the f32 sums output k of g holds (rt_tolerance_sum): the K of the matrix product

@@ -5,7 +5,10 @@
 # JIT's f32 sums and the interpreter's double sums round some elements to neighbouring f16 values
 # (one f16 ulp, e.g. -19.0625 against -19.046875), which a correct kernel does too; the check
 # uses f16's tolerance for such an output (it failed 53 of 25600 elements at f32's), and f32's
-# for an output computed in f32 (f32(a) @ f32(b) here: its tolerance is checked, not its verdict). Skips (77) without Python + NumPy.
+# for an output computed in f32 (f32(a) @ f32(b) here: its tolerance is checked, not its verdict).
+# Products, quotients and selections of such values keep their relative error: the per-row
+# scaling n / (max(abs(n)) / 127) of bf16 rmsnorm rows (bench/heldout/rmsnorm_quant.tx) is checked
+# at bf16's tolerance, a sum f32(x) + f32(y) of bf16 values at f32's. Skips (77) without Python + NumPy.
 set -u
 TXC=$1
 ROOT=$2
@@ -47,5 +50,24 @@ if ! grep -q "out0 f32 .*(atol 1e-05 rtol 0.0001)" "$W/out2"; then
   head -3 "$W/out2"
   fail=1
 fi
-[ $fail = 0 ] && echo "ok: f32(f16 product) checked at f16's tolerance, an f32 product at f32's"
+cat >"$W/sum.tx" <<'TXEOF'
+fn sum2(x: bf16[M, D], y: bf16[M, D]) -> (f32[M, D], f32[M, D]) {
+  return f32(x) + f32(y), minimum(f32(x) * 3.0, f32(y))
+}
+TXEOF
+"$TXC" bench "$ROOT/bench/heldout/rmsnorm_quant.tx" --device=cpu -D M=5 -D D=77 --random-inputs=1 \
+  --iters 1 >"$W/out3" 2>&1
+if ! grep -q "out1 f32  ok .*(atol 0.01 rtol 0.016)" "$W/out3"; then
+  echo "FAIL rmsnorm_quant: the scaled bf16 rows are not checked at bf16's tolerance:"
+  head -4 "$W/out3"
+  fail=1
+fi
+"$TXC" bench "$W/sum.tx" --device=cpu -D M=3 -D D=5 --random-inputs=1 --iters 1 >"$W/out4" 2>&1
+if ! grep -q "out0 f32 .*(atol 1e-05 rtol 0.0001)" "$W/out4" ||
+  ! grep -q "out1 f32 .*(atol 0.01 rtol 0.016)" "$W/out4"; then
+  echo "FAIL sum2: a sum of widened bf16 values is not at f32's tolerance, or a min of products not at bf16's:"
+  head -3 "$W/out4"
+  fail=1
+fi
+[ $fail = 0 ] && echo "ok: f32(f16 product) and scaled bf16 rows checked at f16/bf16 tolerance, f32 products and sums at f32's"
 exit $fail
