@@ -20,7 +20,6 @@ rcheck|40|bash -c "cd dist && TXC=bin/txc bash bench/rsplit_check.sh"|tail -8 $W
 decode|45|bash -c "cd dist && TXC=bin/txc SUITE=shared/bench/suite BUDGET=43 STEPS=verify,verify2,b8,anchors,rows,qscale bash bench/decode_ab.sh"|tail -10 $W/decode.log
 ragged|45|bash -c "cd dist && BUDGET=42 bash bench/ragged_confirm.sh"|tail -8 $W/ragged.log
 vit|40|bash -c "cd dist && TXC=bin/txc BUDGET=38 bash bench/vit_probe.sh"|tail -6 $W/vit.log
-fuse|35|bash -c "cd dist && TXC=bin/txc bash bench/fuse_check.sh"|tail -6 $W/fuse.log
 bmm|35|bash bench/bmm_check.sh|grep -E "bmm_bcast_a|summary" $W/bmm.log
 gemm|40|bash bench/gemm_shapes.sh|tail -6 $W/gemm.log
 gragged|45|bash bench/gemm_ragged.sh|tail -4 $W/gragged.log

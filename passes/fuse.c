@@ -12,7 +12,6 @@
 #include "passes/passes.h"
 
 #include <stdlib.h>
-#include <math.h>
 #include <string.h>
 
 /* Planner state of one group, valid at its union-find root. */
@@ -847,40 +846,6 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     return true;
 }
 
-/* Instructions per element of group r's members (ir_op_issue). */
-static double grp_issue(fz *f, uint32_t r) {
-    double n = 0;
-    FOR_MEMBERS(f, r, m) n += ir_op_issue((ir_op)f->g->nodes[m].op);
-    return n;
-}
-
-/* The price of pointwise.concat, per element of the concat's domain in instructions (the GPU's
- * issue rate; moving a byte costs issue rate / HBM rate): fused, every element computes the
- * pieces' work o and the consumer's work r; apart, the pieces' kernel computes o once per piece
- * element and writes the pieces, the consumer's kernel reads them, each kernel taking the longer
- * of its issue and that traffic. True (fuse) when fused is no dearer; else *w says why. */
-static bool pieces_pay(fz *f, uint32_t o, uint32_t r, ir_id cat, why *w) {
-    const pass_gpu *gpu = pass_ctx_gpu(f->c);
-    double rate = pass_issue_rate(gpu);
-    if (rate <= 0 || gpu->hbm_GBps <= 0) return true;
-    const ir_node *c = &f->g->nodes[cat];
-    double io = grp_issue(f, o), ir = grp_issue(f, r);
-    double mv = ir_dtype_size((ir_dtype)f->g->nodes[ir_in(f->g, c, 0)].dtype) * rate /
-                (gpu->hbm_GBps * 1e3);
-    double fused = io + ir, apart = fmax(io / c->nin, mv) + fmax(ir, mv);
-    if (fused <= apart) return true;
-    char n1[96];
-    why_set(w, "pointwise.concat");
-    snprintf(w->msg, sizeof w->msg,
-             "the %u pieces of concat %s take %.1f instructions per element; fused, every "
-             "element of its domain computes them (%.1f with the consumer's) against %.1f apart "
-             "(the pieces once per piece element, their write and read %.1f each at the HBM rate)",
-             c->nin, nname(f->g, cat, n1, sizeof n1), io, fused, apart, mv);
-    snprintf(w->change, sizeof w->change,
-             "cheaper pieces (tables read from memory instead of angles computed per element)");
-    return false;
-}
-
 /* Two pointwise groups: one iteration space, or the smaller side is
  * recomputed per element (absorbs_small). */
 static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
@@ -894,13 +859,12 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         return true;
     }
     ir_id cat = absorbs_pieces(f, a, b, &B->dom);
-    if (cat != IR_NONE && pieces_pay(f, a, b, cat, w)) {
+    if (cat != IR_NONE) {
         st->dom = B->dom;
         st->anchor = B->anchor;
         st->pieces = cat;
         return true;
     }
-    if (cat != IR_NONE) return false;
     why_set(w, "pointwise.domain");
     snprintf(w->msg, sizeof w->msg,
              "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and "

@@ -900,8 +900,6 @@ typedef struct pass_model {
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);
-/* Lane instructions per us the GPU issues (model.c); 0: not modelled. */
-double pass_issue_rate(const pass_gpu *gpu);
 /* The same for region r planned as rg (a copy with another schedule) with facts f. */
 void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
                      const pass_gpu *gpu, const pass_cost *c, pass_model *m);
