@@ -15,6 +15,9 @@ STEPS='
 suite|100|env PER_TIMEOUT=32 TX_ANCHOR_DEADLINE=80 bash bench/run_suite.sh --iters 20 --no-unfused|grep -E "^\|" $W/suite/report.md | head -30
 heldout|170|bash bench/heldout_check.sh --budget 160 --workers 8|grep -E "^\|" $W/heldout.log | tail -3
 sgemm|45|bash -c "TXC=dist/bin/txc OUT=\$OUT/sg timeout 27 python3 dist/bench/sgemm_check.py --budget 25; TXC=dist/bin/txc OUT=\$OUT/sk timeout 16 python3 dist/bench/small_k_check.py --budget 15"|tail -14 $W/sgemm.log
+sgdiag|40|bash -c "TXC=dist/bin/txc python3 dist/bench/sgemm_batch_diag.py --budget 35"|tail -12 $W/sgdiag.log
+rsplit2|50|bash -c "cd dist && TXC=bin/txc bash bench/rsplit2_check.sh"|tail -8 $W/rsplit2.log
+swap|55|bash -c "BUDGET=52 bash dist/bench/swap_check.sh"|tail -16 $W/swap.log
 rsplit|40|bash -c "cd dist && TXC=bin/txc bash bench/rsplit_variants.sh"|tail -8 $W/rsplit.log
 rcheck|40|bash -c "cd dist && TXC=bin/txc bash bench/rsplit_check.sh"|tail -8 $W/rcheck.log
 decode|45|bash -c "cd dist && TXC=bin/txc SUITE=shared/bench/suite BUDGET=43 STEPS=verify,verify2,b8,anchors,rows,qscale bash bench/decode_ab.sh"|tail -10 $W/decode.log
@@ -28,6 +31,7 @@ attn_users|40|bash bench/attn_users.sh|grep -E "^\|" $W/attn_users.log | tail -8
 red|45|bash bench/red_s6.sh|grep -E "^\|" $W/red.log | tail -10
 block|40|env BLOCK_TIMEOUT=36 bash bench/block_check.sh --blocks-only|tail -8 $W/block.log
 sweep|60|bash bench/sweep.sh --deadline 55 --torch-reserve 24 --iters 5|tail -6 $W/sweep.log
+sweepfull|300|bash bench/sweep.sh --deadline 290 --torch-reserve 150 --iters 5|tail -8 $W/sweepfull.log
 '
 
 # final_field NAME K : field K of step NAME's row (fields 1-3 end at the first three '|'; field 4 is the
