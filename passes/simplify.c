@@ -373,9 +373,10 @@ static bool simplify_node(simp *s, ir_id i) {
  * of 16 bytes of B's rows, which are a multiple of 16 bytes too ([simplify.slice_of_product]). */
 static bool slices_only(const ir_graph *g, const ir_uses *u, ir_id m) {
     const ir_node *n = &g->nodes[m];
+    if (n->op != IR_OP_MATMUL) return false; /* before reading a second input */
     const ir_node *b = &g->nodes[ir_in(g, n, 1)];
     unsigned r = n->shape.rank;
-    if (n->op != IR_OP_MATMUL || r < 2 || b->shape.rank < 2 || !ir_nuses(u, m)) return false;
+    if (r < 2 || b->shape.rank < 2 || !ir_nuses(u, m)) return false;
     ir_dim cols = n->shape.dim[r - 1];
     int64_t es = (int64_t)ir_dtype_size((ir_dtype)b->dtype), width = 0;
     if (IR_DIM_IS_SYM(cols) || (cols * es) % 16 != 0) return false;
