@@ -617,18 +617,27 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
     return true;
 }
 
+/* The split schedules `id` of `threads` = 256, 512, 1024 over 1 .. max_waves waves (doubling):
+ * chunks(f, threads, waves) chunks per row, candidates of fewer than 2 chunks or repeated
+ * (threads, chunks) left out. */
+static unsigned chunk_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap, unsigned id,
+                            int64_t max_waves,
+                            int64_t (*chunks)(const pass_sched_facts *, int64_t, int64_t)) {
+    unsigned n = 0;
+    for (int32_t t = SPLIT_ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
+        for (int64_t w = 1; w <= max_waves; w *= 2) {
+            int64_t c = chunks(f, t, w);
+            bool dup = c < 2;
+            for (unsigned i = 0; i < n && !dup; i++) dup = out[i].p[0] == t && out[i].p[1] == c;
+            if (!dup) n = put(out, n, cap, id, t, (int32_t)c);
+        }
+    return n;
+}
+
 /* reduction.row_split(threads, splits): each row in `splits` chunks, one block of `threads` each
  * (codegen/reduction.c cg_red_split_row); 256, 512 or 1024 threads over 1, 2 or 4 waves. */
 static unsigned rsplit_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
-    unsigned n = 0;
-    for (int32_t t = SPLIT_ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
-        for (int64_t w = 1; w <= 4; w *= 2) {
-            int64_t c = rsplit_chunks(f, t, w);
-            bool dup = c < 2;
-            for (unsigned i = 0; i < n && !dup; i++) dup = out[i].p[0] == t && out[i].p[1] == c;
-            if (!dup) n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_SPLIT, t, (int32_t)c);
-        }
-    return n;
+    return chunk_space(f, out, cap, PASS_SCH_REDUCTION_ROW_SPLIT, 4, rsplit_chunks);
 }
 static void rsplit_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
     row_plan(rg, f, s);
@@ -647,15 +656,7 @@ static bool rsplit_model(const pass_sched_facts *f, const ir_region *rg, pass_mo
  * two kernels (codegen/reduction.c cg_red_stats_row, cg_red_norm_row); 256, 512 or 1024 threads
  * over 1 or 2 waves. */
 static unsigned rsplit2_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
-    unsigned n = 0;
-    for (int32_t t = SPLIT_ROW_THREADS; t <= PASS_ROW_THREADS_MAX; t *= 2)
-        for (int64_t w = 1; w <= 2; w *= 2) {
-            int64_t c = rsplit2_chunks(f, t, w);
-            bool dup = c < 2;
-            for (unsigned i = 0; i < n && !dup; i++) dup = out[i].p[0] == t && out[i].p[1] == c;
-            if (!dup) n = put(out, n, cap, PASS_SCH_REDUCTION_ROW_SPLIT2, t, (int32_t)c);
-        }
-    return n;
+    return chunk_space(f, out, cap, PASS_SCH_REDUCTION_ROW_SPLIT2, 2, rsplit2_chunks);
 }
 /* The streamed row's block (rows_model) over rows x splits blocks for the row's passes (the
  * statistics pass, the normalisation pass), and a second kernel: its launch and the partials'
