@@ -131,9 +131,16 @@ static LLVMValueRef m_exp2(cg_ctx *cx, LLVMValueRef x) {
     return sel(cx, isnanf_(cx, x), x, res);
 }
 
+static LLVMValueRef g_rcp(cg_ctx *cx, LLVMValueRef d);
+
 /* log decomposition: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1;
  * returns log1p(f) (fdlibm's form) and sets *e (f32). Special inputs are
- * patched by the callers. */
+ * patched by the callers. On the GPU s = f / (f + 2) is f times the reciprocal
+ * (rcp.approx + Newton, f + 2 in [1.7, 2.5]): an IEEE div.rn is a ptxas
+ * subroutine with a slow-path branch, which serialised wgmma epilogues of many
+ * logarithms (decay_gates: 64 divisions a thread); s enters log1p(f) only as
+ * s (hfsq + R) = O(f^3), so its extra ulp moves the result by under 0.1 ulp
+ * (f32 emulation: 0.92 ulp against 0.88 with the division). */
 static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef tiny = fcmp(cx, LLVMRealOLT, x, F(cx, 1.1754943508222875e-38));
@@ -149,7 +156,8 @@ static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
     e = LLVMBuildAdd(b, e, sel(cx, big, I(cx, 1), I(cx, 0)), "");
     *ef = LLVMBuildSIToFP(b, e, cx->f32, "");
     LLVMValueRef f = fsub(cx, m, F(cx, 1.0));
-    LLVMValueRef s = fdiv(cx, f, fadd(cx, f, F(cx, 2.0)));
+    LLVMValueRef d = fadd(cx, f, F(cx, 2.0));
+    LLVMValueRef s = cx->gpu ? fmul(cx, f, g_rcp(cx, d)) : fdiv(cx, f, d);
     LLVMValueRef z = fmul(cx, s, s);
     static const double lg[] = {6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01,
                                 2.2222198546e-01, 1.8183572590e-01, 1.5313838422e-01,
