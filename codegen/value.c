@@ -787,9 +787,10 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
             cg_memo_put(cx, g->n + dv, b, rc);
         }
         r = LLVMBuildFMul(cx->b, a, rc, "");
-    } else if (op == IR_OP_DIV && t == IR_F32 && const_rcp(b, &rc_c)) {
+    } else if (op == IR_OP_DIV && ir_dtype_is_float(t) && const_rcp(b, &rc_c)) {
         /* Division by a constant (a soft cap's s / c): a product by its reciprocal, rounded
-         * once at compile time (<= 1.5 ulp, as for a row scalar) */
+         * once at compile time (<= 1.5 ulp of f32, as for a row scalar; f16 / bf16 values are
+         * computed in f32 too, so a 16-bit quotient is that product rounded once more) */
         r = LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "");
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
