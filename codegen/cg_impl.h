@@ -53,6 +53,9 @@ typedef struct cg_memo_ent {
 
 typedef struct cg_vframe cg_vframe;
 
+/* The modules kernels are emitted into (cg_ctx.mods). */
+enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_NMODS };
+
 /* The emission context: one per program, reused by every kernel. */
 /* Staged operands of one kernel: A and up to CG_MM_MAXH B operands. */
 #define CG_STAGE_MAX 5
@@ -72,7 +75,13 @@ typedef struct cg_ctx {
     tx_diag *diag;
     const ir_graph *g;
     LLVMContextRef llctx;
+    /* The module kernels are emitted into: mods[modi]. GPU: the wgmma GEMM kernels go to
+     * mods[CG_MOD_WGMMA] (made on first use), everything else to mods[CG_MOD_MAIN] (the
+     * program's), so each kind is optimised by its own pipeline without a module clone
+     * (cg_optimize). Helpers are defined per module. */
     LLVMModuleRef mod;
+    LLVMModuleRef mods[CG_NMODS];
+    unsigned modi;
     LLVMBuilderRef b;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, voidt;
     LLVMTypeRef ptr;  /* generic pointer (addrspace 0) */
@@ -111,7 +120,7 @@ typedef struct cg_ctx {
     } vecalias[CG_VEC_MAXLIN * 4];
     unsigned nvecalias;
     /* Helpers defined on demand (per program). */
-    LLVMValueRef mathfn[IR_NOPS];
+    LLVMValueRef mathfn[CG_NMODS][IR_NOPS];
     unsigned nshared; /* per kernel: arrays made by cg_shared_bytes */
     /* GPU: every shared array made so far (cg_shared_array): its requested name, array type and
      * the last kernel (index) that took it; a later kernel asking for the same name and type gets
@@ -172,8 +181,9 @@ struct cg_program {
     cg_target target;
     LLVMTargetMachineRef tm;
     LLVMContextRef llctx;
-    void *tsc;         /* host: LLVMOrcThreadSafeContextRef owning llctx */
-    LLVMModuleRef mod; /* NULL once handed to the JIT */
+    void *tsc;           /* host: LLVMOrcThreadSafeContextRef owning llctx */
+    LLVMModuleRef mod;   /* NULL once handed to the JIT */
+    LLVMModuleRef wgmod; /* GPU: the wgmma GEMM kernels until cg_optimize links them into mod */
     char *ptx;
     size_t ptxlen;
     cg_kernel *kernels;
@@ -843,6 +853,9 @@ void cg_wg_chunk(unsigned c, unsigned cols, uint32_t *row, uint32_t *col, uint32
  * transposed, with 16-byte row pitches): 1 emitted, 0 failed (reported),
  * -1 not applicable (nothing emitted; use the mma.sync kernel). */
 int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_state *st);
+/* Makes mods[i] (created on first use, with the main module's target and data layout) the module
+ * that emission writes into. */
+void cg_use_module(cg_ctx *cx, unsigned i);
 /* codegen/skinny.c: the region's product on the skinny kernel of odd-pitch operands when its
  * schedule is matmul.skinny and the target has clusters (sm_90, sm_90a); -1 when not (nothing
  * emitted), 0 on error (reported), 1 when emitted. */

@@ -537,7 +537,7 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
     unsigned nargs = op == IR_OP_POW ? 2 : 1;
     LLVMTypeRef at[2] = {cx->f32, cx->f32};
     LLVMTypeRef fty = LLVMFunctionType(cx->f32, at, nargs, 0);
-    if (!cx->mathfn[op]) {
+    if (!cx->mathfn[cx->modi][op]) {
         char name[64];
         snprintf(name, sizeof name, "tx.%s", ir_op_name(op));
         LLVMValueRef fn = LLVMAddFunction(cx->mod, name, fty);
@@ -546,7 +546,7 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
                                     : LLVMGetEnumAttributeKindForName("alwaysinline", 12);
         LLVMAddAttributeAtIndex(fn, LLVMAttributeFunctionIndex,
                                 LLVMCreateEnumAttribute(cx->llctx, k, 0));
-        cx->mathfn[op] = fn;
+        cx->mathfn[cx->modi][op] = fn;
         cg_save sv = {cx->b, cx->fn};
         cx->b = LLVMCreateBuilderInContext(cx->llctx);
         cx->fn = fn;
@@ -559,12 +559,12 @@ LLVMValueRef cg_math(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValueRef y) {
         cx->fn = sv.fn;
         if (!r) {
             LLVMDeleteFunction(fn);
-            cx->mathfn[op] = NULL;
+            cx->mathfn[cx->modi][op] = NULL;
             tx_error(cx->diag, "codegen: internal error: no %s math function for op '%s'",
                      cx->gpu ? "GPU" : "host", ir_op_name(op));
             return NULL;
         }
     }
     LLVMValueRef args[2] = {x, y};
-    return LLVMBuildCall2(cx->b, fty, cx->mathfn[op], args, nargs, "");
+    return LLVMBuildCall2(cx->b, fty, cx->mathfn[cx->modi][op], args, nargs, "");
 }

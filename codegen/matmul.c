@@ -1050,6 +1050,7 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
         int sk = cg_sk_emit_matmul(cx, g, region, &st);
         if (sk >= 0) return sk == 1;
         int wg = cg_wg_emit_matmul(cx, g, region, &st);
+        cg_use_module(cx, CG_MOD_MAIN);
         if (wg >= 0) return wg == 1;
     }
     ir_id mmid = st.mm[0];

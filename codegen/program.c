@@ -640,7 +640,7 @@ static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d
     cx->diag = d;
     cx->g = g;
     cx->llctx = p->llctx;
-    cx->mod = p->mod;
+    cx->mod = cx->mods[CG_MOD_MAIN] = p->mod;
     cx->b = LLVMCreateBuilderInContext(cx->llctx);
     cx->i1 = LLVMInt1TypeInContext(cx->llctx);
     cx->i8 = LLVMInt8TypeInContext(cx->llctx);
@@ -663,6 +663,20 @@ static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d
         free(cx->pix);
         cx->pix = NULL;
     }
+}
+
+/* Makes mods[i] the emission module; see cg_impl.h. */
+void cg_use_module(cg_ctx *cx, unsigned i) {
+    if (!cx->mods[i]) {
+        LLVMModuleRef m0 = cx->mods[CG_MOD_MAIN];
+        size_t len;
+        const char *id = LLVMGetModuleIdentifier(m0, &len);
+        cx->mods[i] = LLVMModuleCreateWithNameInContext(id, cx->llctx);
+        LLVMSetTarget(cx->mods[i], LLVMGetTarget(m0));
+        LLVMSetDataLayout(cx->mods[i], LLVMGetDataLayoutStr(m0));
+    }
+    cx->modi = i;
+    cx->mod = cx->mods[i];
 }
 
 /* Releases the context's scratch (the manifest moves into the program). */
@@ -709,7 +723,9 @@ static double cg_cpu_s(void);
 /* The GPU targets' pipeline: LLVM 19's default<O3> for NVPTX (as `opt -print-pipeline-passes`
  * spells it) with its function simplification passes run once over every function rather than
  * inside the call-graph walk (tx's kernels call only always-inline helpers), and less the passes
- * that change no kernel tx emits: dse, jump-threading, constraint-elimination, mldst-motion,
+ * that change no kernel tx emits: called-value-propagation (tx emits no indirect call) and
+ * ipsccp's function specialisation (tx's helpers are inlined), dse, jump-threading,
+ * constraint-elimination, mldst-motion,
  * memcpyopt, loop-vectorize, loop-load-elim, aggressive-instcombine, float2int, tailcallelim,
  * those for languages tx is not (coroutines, OpenMP, profiles, annotations, lookup tables), the
  * last instcombine of the simplification and the two of the late pipeline before the unroller.
@@ -723,7 +739,7 @@ static double cg_cpu_s(void);
 #define CG_GPU_PASSES                                                                              \
     "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"                                \
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"                     \
-    "ipsccp,called-value-propagation,globalopt,"                                                   \
+    "ipsccp<no-func-spec>,globalopt,"                                                              \
     "function<eager-inv>(mem2reg," IC "," SC_F "),"                                                \
     "always-inline,"                                                                               \
     "function(sroa<modify-cfg>,early-cse<memssa>,"                                                 \
@@ -747,7 +763,7 @@ static const char cg_gpu_passes[] = CG_GPU_PASSES;
     "function(nvvm-intr-range),function<eager-inv>(" SC_E ","        \
     "sroa<modify-cfg>,"                                              \
     "early-cse<>),"                                                  \
-    "ipsccp,"                                                        \
+    "ipsccp<no-func-spec>,"                                          \
     "function<eager-inv>(" IC "),"                                   \
     "always-inline,"                                                 \
     "function(early-cse<memssa>,"                                    \
@@ -778,10 +794,12 @@ enum { CG_PIPE_FULL, CG_PIPE_WGMMA, CG_NPIPES };
 static const char *const cg_pipe_text[CG_NPIPES] = {cg_gpu_passes, cg_wgmma_passes};
 static const char *const cg_pipe_name[CG_NPIPES] = {"full", "wgmma"};
 
-/* The pipeline kind of kernel k, from its template. */
-static int cg_kernel_pipe(const cg_kernel *k) {
-    if (strncmp(k->tmpl, "wgmma-tma-ws", 12) == 0) return CG_PIPE_WGMMA;
-    return CG_PIPE_FULL;
+/* The LLVM function of kernel k (in p->mod or p->wgmod); NULL when it has none (dropped as a
+ * repeat, or a kernel without code). */
+static LLVMValueRef cg_kernel_fn(const cg_program *p, unsigned k) {
+    LLVMValueRef f = LLVMGetNamedFunction(p->mod, p->kernels[k].name);
+    if (!f && p->wgmod) f = LLVMGetNamedFunction(p->wgmod, p->kernels[k].name);
+    return f;
 }
 
 /* A measurement knob: TX_LLVM_PASSES in the compiling process's environment replaces every GPU
@@ -791,6 +809,15 @@ static int cg_kernel_pipe(const cg_kernel *k) {
 static const char *cg_env_pipeline(void) {
     const char *e = getenv("TX_LLVM_PASSES");
     return e && e[0] ? e : NULL;
+}
+
+/* Links p->wgmod into p->mod (p->wgmod is consumed either way). */
+static bool cg_link_wgmma(cg_program *p, tx_diag *d) {
+    LLVMModuleRef w = p->wgmod;
+    p->wgmod = NULL;
+    if (!LLVMLinkModules2(p->mod, w)) return true;
+    tx_error(d, "codegen: internal error: the wgmma kernels' module does not link");
+    return false;
 }
 
 /* Runs pipeline text on m with p's target machine (NVPTX's own passes included). */
@@ -807,72 +834,51 @@ static bool cg_run_pipeline(cg_program *p, LLVMModuleRef m, const char *text, tx
     return true;
 }
 
-/* Deletes from m the functions of the kernels of p (not repeats of another) whose pipeline kind
- * is (keep false) or is not (keep true) q. */
-static void cg_drop_kernels(const cg_program *p, LLVMModuleRef m, int q, bool keep) {
-    for (unsigned k = 0; k < p->nkernels; k++) {
-        LLVMValueRef f = LLVMGetNamedFunction(m, p->kernels[k].name);
-        if (f && (cg_kernel_pipe(&p->kernels[k]) == q) != keep) LLVMDeleteFunction(f);
-    }
+/* The number of kernels of p whose function is in m. */
+static unsigned cg_module_kernels(const cg_program *p, LLVMModuleRef m) {
+    unsigned n = 0;
+    for (unsigned k = 0; m && k < p->nkernels; k++)
+        n += LLVMGetNamedFunction(m, p->kernels[k].name) != NULL;
+    return n;
 }
 
-/* Verifies p->mod and optimises it: the host by default<O3> (its kernels want the loop
- * vectorizer); the GPU targets each kernel by its kind's pipeline. Where kinds are mixed, each
- * kind other than the first is optimised in a clone of the module that holds only its kernels
- * (their helpers and shared arrays come along; unused ones are dropped by the pipeline's
- * globaldce), then linked back: the function passes see each kernel alone either way, so a
- * kernel's code is what its pipeline makes of it whatever it is compiled with. The annotations
- * of a kernel deleted from a module become null entries, which NVPTX skips. With
- * TX_CODEGEN_TIME, each kind's CPU time goes to stderr. */
-static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
+/* Verifies m (NULL: nothing to do); false with the verifier's message reported. */
+static bool cg_verify(LLVMModuleRef m, tx_diag *d) {
     char *msg = NULL;
-    if (LLVMVerifyModule(p->mod, LLVMReturnStatusAction, &msg)) {
+    if (m && LLVMVerifyModule(m, LLVMReturnStatusAction, &msg)) {
         tx_error(d, "codegen: internal error: invalid LLVM module: %s", msg ? msg : "?");
         LLVMDisposeMessage(msg);
         return false;
     }
     LLVMDisposeMessage(msg);
+    return true;
+}
+
+/* Verifies and optimises the program's modules, then leaves every kernel in p->mod: the host by
+ * default<O3> (its kernels want the loop vectorizer); the GPU targets each kernel by its kind's
+ * pipeline: the wgmma GEMM kernels were emitted into a module of their own (p->wgmod, see
+ * cg_use_module), optimised by cg_wgmma_passes and then linked into p->mod, whose kernels
+ * cg_gpu_passes optimises (skipped when it holds none). The function passes see each kernel
+ * alone either way, so a kernel's code is what its pipeline makes of it whatever it is compiled
+ * with. TX_LLVM_PASSES (cg_env_pipeline) runs its text once over the linked module. With
+ * TX_CODEGEN_TIME, each kind's CPU time goes to stderr. */
+static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
+    if (!cg_verify(p->mod, d) || !cg_verify(p->wgmod, d)) return false;
     const char *env = p->target == CG_HOST ? "default<O3>" : cg_env_pipeline();
+    LLVMModuleRef part[CG_NPIPES] = {p->mod, env ? NULL : p->wgmod};
+    if (env && p->wgmod && !cg_link_wgmma(p, d)) return false;
     if (env) return cg_run_pipeline(p, p->mod, env, d);
-    unsigned n[CG_NPIPES] = {0};
-    int first = -1;
-    for (unsigned k = 0; k < p->nkernels; k++)
-        if (LLVMGetNamedFunction(p->mod, p->kernels[k].name)) {
-            int q = cg_kernel_pipe(&p->kernels[k]);
-            if (first < 0 || q < first) first = q;
-            n[q]++;
-        }
-    if (first < 0) first = CG_PIPE_FULL;
-    LLVMModuleRef part[CG_NPIPES] = {NULL};
-    for (int q = first + 1; q < CG_NPIPES; q++) {
-        if (!n[q]) continue;
-        part[q] = LLVMCloneModule(p->mod);
-        cg_drop_kernels(p, part[q], q, true);
-        cg_drop_kernels(p, p->mod, q, false);
-    }
-    part[first] = p->mod;
     bool ok = true;
-    for (int q = first; q < CG_NPIPES && ok; q++) {
-        if (!part[q]) continue;
+    for (int q = 0; q < CG_NPIPES && ok; q++) {
+        unsigned n = cg_module_kernels(p, part[q]);
+        if (!n) continue;
         double t0 = timed ? cg_cpu_s() : 0;
         ok = cg_run_pipeline(p, part[q], cg_pipe_text[q], d);
         if (timed)
             fprintf(stderr, "txc: codegen time (CPU ms): optimise %s pipeline, %u kernels: %.1f\n",
-                    cg_pipe_name[q], n[q], 1e3 * (cg_cpu_s() - t0));
+                    cg_pipe_name[q], n, 1e3 * (cg_cpu_s() - t0));
     }
-    for (int q = first + 1; q < CG_NPIPES; q++) {
-        if (!part[q]) continue;
-        if (!ok) {
-            LLVMDisposeModule(part[q]);
-            continue;
-        }
-        if (LLVMLinkModules2(p->mod, part[q])) { /* part[q] is consumed either way */
-            tx_error(d, "codegen: internal error: the %s kernels' module does not link",
-                     cg_pipe_name[q]);
-            ok = false;
-        }
-    }
-    return ok;
+    return ok && (!p->wgmod || cg_link_wgmma(p, d));
 }
 
 /* Declares the cluster shape of every clustered kernel in p->ptx: `.reqnctapercluster 1, C, 1`
@@ -983,16 +989,17 @@ static void cg_dedup_kernels(cg_program *p) {
     char **text = ir_xcalloc(n + 1, sizeof *text);
     for (unsigned k = 0; k < n; k++) {
         p->same_as[k] = UINT32_MAX;
-        fn[k] = LLVMGetNamedFunction(p->mod, p->kernels[k].name);
+        fn[k] = cg_kernel_fn(p, k);
         if (fn[k]) size[k] = cg_body_size(fn[k]);
     }
     for (unsigned k = 1; k < n; k++) {
         if (!fn[k] || p->kernels[k].cluster > 1) continue;
         for (unsigned j = 0; j < k && p->same_as[k] == UINT32_MAX; j++) {
             if (!fn[j] || p->same_as[j] != UINT32_MAX || size[j] != size[k] ||
+                LLVMGetGlobalParent(fn[j]) != LLVMGetGlobalParent(fn[k]) ||
                 LLVMGlobalGetValueType(fn[j]) != LLVMGlobalGetValueType(fn[k]) ||
                 p->kernels[j].cluster != p->kernels[k].cluster ||
-                !cg_same_annotations(p->mod, fn[j], fn[k]))
+                !cg_same_annotations(LLVMGetGlobalParent(fn[k]), fn[j], fn[k]))
                 continue;
             if (!text[j]) text[j] = cg_body_text(fn[j]);
             if (!text[k]) text[k] = cg_body_text(fn[k]);
@@ -1221,10 +1228,11 @@ void cg_llvm_time_passes(void) {
     LLVMParseCommandLineOptions(2, argv, NULL);
 }
 
-/* LLVM instructions in the functions of m with a body (the TX_CODEGEN_TIME report). */
+/* LLVM instructions in the functions of m with a body (the TX_CODEGEN_TIME report); 0 for
+ * NULL. */
 static unsigned cg_module_insts(LLVMModuleRef m) {
     unsigned n = 0;
-    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f))
+    for (LLVMValueRef f = m ? LLVMGetFirstFunction(m) : NULL; f; f = LLVMGetNextFunction(f))
         for (LLVMBasicBlockRef b = LLVMGetFirstBasicBlock(f); b; b = LLVMGetNextBasicBlock(b))
             for (LLVMValueRef i = LLVMGetFirstInstruction(b); i; i = LLVMGetNextInstruction(i)) n++;
     return n;
@@ -1279,6 +1287,9 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
         p->llctx = LLVMOrcThreadSafeContextGetContext((LLVMOrcThreadSafeContextRef)p->tsc);
     } else {
         p->llctx = LLVMContextCreate();
+        /* Value and block names never reach the PTX (NVPTX numbers registers and labels); not
+         * creating them saves LLVM's symbol-table work on every instruction of every pass. */
+        LLVMContextSetDiscardValueNames(p->llctx, 1);
     }
     p->mod = LLVMModuleCreateWithNameInContext(g->name ? g->name : "tx", p->llctx);
     char *triple = LLVMGetTargetMachineTriple(p->tm);
@@ -1298,12 +1309,13 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     bool ok = cg_assign_homes(&cx) && cg_emit_all(&cx);
     p->kernels = cx.kernels;
     p->nkernels = cx.nkernels;
+    p->wgmod = cx.mods[CG_MOD_WGMMA];
     p->temps = cx.temps;
     p->ntemps = cx.ntemps;
     cg_ctx_fini(&cx);
     if (ok) cg_share_temps(p);
     if (ok && t != CG_HOST) cg_dedup_kernels(p);
-    if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod);
+    if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod) + cg_module_insts(p->wgmod);
     if (ok) ok = cg_optimize(p, d, tl);
     unsigned n_opt = tl && ok ? cg_module_insts(p->mod) : 0;
     if (tl) t2 = cg_cpu_s();
@@ -1342,6 +1354,7 @@ void cg_program_free(cg_program *p) {
     free(p->io);
     free(p->ptx);
     if (p->mod) LLVMDisposeModule(p->mod);
+    if (p->wgmod) LLVMDisposeModule(p->wgmod);
     if (p->tsc)
         LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
     else if (p->llctx)

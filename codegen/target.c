@@ -145,7 +145,9 @@ LLVMValueRef cg_shared_array(cg_ctx *cx, LLVMTypeRef t, unsigned n, const char *
     }
     for (unsigned i = 0; i < cx->nshared_ents; i++) { /* one an earlier kernel made */
         struct cg_shared_ent *e = &cx->shared[i];
-        if (e->type != at || e->kernel == cx->nkernels || strcmp(e->name, name) != 0) continue;
+        if (e->type != at || e->kernel == cx->nkernels || strcmp(e->name, name) != 0 ||
+            LLVMGetGlobalParent(e->gv) != cx->mod)
+            continue;
         e->kernel = cx->nkernels;
         return e->gv;
     }

@@ -1674,6 +1674,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         cx->temps[wt].staged = true, cx->temps[wt].zeroed = true;
         cx->wstemp = wt + 1;
     }
+    cg_use_module(cx, CG_MOD_WGMMA); /* the caller returns to CG_MOD_MAIN */
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
     cx->wstemp = 0;
