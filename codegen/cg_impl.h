@@ -55,6 +55,8 @@ typedef struct cg_vframe cg_vframe;
 
 /* The modules kernels are emitted into (cg_ctx.mods). */
 enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_NMODS };
+/* The most external shared arrays a program declares (tx_mm_, tx_wg_, tx_red_dyn_smem). */
+#define CG_MAX_EXTERNS 8
 
 /* The emission context: one per program, reused by every kernel. */
 /* Staged operands of one kernel: A and up to CG_MM_MAXH B operands. */
@@ -82,6 +84,13 @@ typedef struct cg_ctx {
     LLVMModuleRef mod;
     LLVMModuleRef mods[CG_NMODS];
     unsigned modi;
+    /* The external shared arrays asked for so far (cg_extern_shared), in that order. */
+    struct {
+        char name[32];
+        LLVMTypeRef elt;
+        unsigned align;
+    } externs[CG_MAX_EXTERNS];
+    unsigned nexterns;
     LLVMBuilderRef b;
     LLVMTypeRef i1, i8, i16, i32, i64, f32, f64, voidt;
     LLVMTypeRef ptr;  /* generic pointer (addrspace 0) */
@@ -352,6 +361,14 @@ LLVMValueRef cg_shared_bytes(cg_ctx *cx, int64_t bytes);
  * of elt, 16-byte aligned, declared once per module; its size is the launch's dynamic
  * shared-memory bytes (cg_kernel.smem_bytes). */
 LLVMValueRef cg_dyn_shared(cg_ctx *cx, const char *name, LLVMTypeRef elt);
+/* The external addrspace(3) array `name` of elt aligned to `align` bytes in the emission module.
+ * On first use it is declared in every module of cx (and cg_use_module declares it in a module
+ * made later), in the order of first use, so the linked module declares the program's dynamic
+ * shared arrays in that order (NVPTX prints them in module order; the linker puts the source
+ * module's declarations last, in its order). */
+LLVMValueRef cg_extern_shared(cg_ctx *cx, const char *name, LLVMTypeRef elt, unsigned align);
+/* Declares in m every external shared array of cx, in the order of first use. */
+void cg_declare_externs(const cg_ctx *cx, LLVMModuleRef m);
 /* A variable holding init: an alloca in the kernel's entry block (promoted to a register by
  * mem2reg), initialised at the builder. */
 LLVMValueRef cg_var(cg_ctx *cx, LLVMValueRef init);

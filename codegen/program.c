@@ -674,6 +674,7 @@ void cg_use_module(cg_ctx *cx, unsigned i) {
         cx->mods[i] = LLVMModuleCreateWithNameInContext(id, cx->llctx);
         LLVMSetTarget(cx->mods[i], LLVMGetTarget(m0));
         LLVMSetDataLayout(cx->mods[i], LLVMGetDataLayoutStr(m0));
+        cg_declare_externs(cx, cx->mods[i]);
     }
     cx->modi = i;
     cx->mod = cx->mods[i];

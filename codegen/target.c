@@ -170,14 +170,40 @@ LLVMValueRef cg_shared_bytes(cg_ctx *cx, int64_t bytes) {
     return cg_shared_array(cx, cx->i8, (unsigned)bytes, name);
 }
 
+/* The external shared array `name` of m (declared on first use). */
+static LLVMValueRef cg_extern_shared_in(LLVMModuleRef m, const char *name, LLVMTypeRef elt,
+                                        unsigned align) {
+    LLVMValueRef gv = LLVMGetNamedGlobal(m, name);
+    if (gv) return gv;
+    gv = LLVMAddGlobalInAddressSpace(m, LLVMArrayType2(elt, 0), name, 3);
+    LLVMSetLinkage(gv, LLVMExternalLinkage);
+    LLVMSetAlignment(gv, align);
+    return gv;
+}
+
+/* The external shared array `name`; see cg_impl.h. */
+LLVMValueRef cg_extern_shared(cg_ctx *cx, const char *name, LLVMTypeRef elt, unsigned align) {
+    unsigned i = 0;
+    while (i < cx->nexterns && strcmp(cx->externs[i].name, name) != 0) i++;
+    if (i == cx->nexterns && i < CG_MAX_EXTERNS) {
+        snprintf(cx->externs[i].name, sizeof cx->externs[i].name, "%s", name);
+        cx->externs[i].elt = elt, cx->externs[i].align = align;
+        cx->nexterns++;
+        for (unsigned m = 0; m < CG_NMODS; m++)
+            if (cx->mods[m]) cg_extern_shared_in(cx->mods[m], name, elt, align);
+    }
+    return cg_extern_shared_in(cx->mod, name, elt, align);
+}
+
+/* Declares in m the external shared arrays of cx, in the order they were first asked for. */
+void cg_declare_externs(const cg_ctx *cx, LLVMModuleRef m) {
+    for (unsigned i = 0; i < cx->nexterns; i++)
+        cg_extern_shared_in(m, cx->externs[i].name, cx->externs[i].elt, cx->externs[i].align);
+}
+
 /* The module's dynamic shared memory `name`; see cg_impl.h. */
 LLVMValueRef cg_dyn_shared(cg_ctx *cx, const char *name, LLVMTypeRef elt) {
-    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, name);
-    if (gv) return gv;
-    gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(elt, 0), name, 3);
-    LLVMSetLinkage(gv, LLVMExternalLinkage);
-    LLVMSetAlignment(gv, 16);
-    return gv;
+    return cg_extern_shared(cx, name, elt, 16);
 }
 
 /* Entry-block variable; see cg_impl.h. */

@@ -1397,12 +1397,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
  * array; returns the i32 shared address rounded up to 1024 bytes (the
  * 128-byte swizzle atom of TMA and wgmma). */
 static LLVMValueRef wg_dyn_smem(cg_ctx *cx) {
-    LLVMValueRef gv = LLVMGetNamedGlobal(cx->mod, "tx_wg_dyn_smem");
-    if (!gv) {
-        gv = LLVMAddGlobalInAddressSpace(cx->mod, LLVMArrayType2(cx->i8, 0), "tx_wg_dyn_smem", 3);
-        LLVMSetLinkage(gv, LLVMExternalLinkage);
-        LLVMSetAlignment(gv, 1024);
-    }
+    LLVMValueRef gv = cg_extern_shared(cx, "tx_wg_dyn_smem", cx->i8, 1024);
     LLVMValueRef a = LLVMBuildPtrToInt(cx->b, gv, cx->i32, "");
     return LLVMBuildAnd(cx->b, LLVMBuildAdd(cx->b, a, c32(cx, 1023), ""), c32(cx, ~(int64_t)1023),
                         "smem");
