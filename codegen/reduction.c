@@ -2049,7 +2049,7 @@ static bool cg_red_stats_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueR
     it.row = row;
     LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
     cg_red_chunk_it(cx, p, row, lane, &it);
-    if (!cg_red_stream(cx, p, &it, 0, false, scratch)) return false;
+    if (!cg_red_stream(cx, p, &it, 1, false, scratch)) return false;
     LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, lane, cg_i64(cx, 0), "");
     LLVMBasicBlockRef join = cg_if_begin(cx, first);
     for (unsigned k = 0; k < p->nred; k++) {
@@ -2072,7 +2072,7 @@ static bool cg_red_norm_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
     LLVMValueRef lane = LLVMBuildZExt(cx->b, cg_red_lane(cx, p), cx->i64, "lane");
     LLVMValueRef step = cg_i64(cx, p->threads), nsp = cg_i64(cx, p->splits);
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
-    for (unsigned lev = 1; lev <= 2; lev++) {
+    for (unsigned lev = 1; lev <= p->nlev; lev++) {
         LLVMValueRef var[CG_RED_MAXRED] = {0};
         for (unsigned k = 0; k < p->nred; k++) {
             const ir_node *rn = &g->nodes[p->reds[k]];
@@ -2251,8 +2251,8 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     }
     if (p.two && !cg_red_two_fits(cx, &p)) {
         tx_error(cx->diag,
-                 "codegen: reduction region %u: a two-stage split row needs a streamed online "
-                 "max and exp sum",
+                 "codegen: reduction region %u: a two-kernel split row needs a streamed row of "
+                 "one stage, or of an online max and exp sum",
                  region);
         free(p.dep);
         return false;
@@ -2264,11 +2264,13 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
     return ok;
 }
 
-/* [reduction.row_split2]: true when region p streams (not held, not staged) its two levels in
- * one online pass whose second level is exp sums only. */
+/* [reduction.row_split2]: true when region p streams (not held, not staged) one level, or its
+ * two levels in one online pass whose second level is exp sums only. */
 static bool cg_red_two_fits(cg_ctx *cx, const cg_red *p) {
     (void)cx;
-    if (p->hold || p->nst || !p->online || p->nlev != 2) return false;
+    if (p->hold || p->nst) return false;
+    if (p->nlev == 1) return !p->online;
+    if (!p->online || p->nlev != 2) return false;
     for (unsigned k = 0; k < p->nred; k++)
         if (p->level[k] == 2 && p->okind[k] != CG_ON_EXP) return false;
     return true;

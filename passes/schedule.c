@@ -274,16 +274,19 @@ static int64_t rsplit_chunks(const pass_sched_facts *f, int64_t threads, int64_t
  * the normalisation kernel combines few partials. */
 enum { SPLIT2_WAVES = 1 };
 
-/* True when facts f allow [reduction.row_split2]: a concrete row of two stages planned online
- * whose second-stage reductions are exp sums of a first-stage max (softmax, log_softmax,
- * logsumexp: online_exp; no Welford variance), at least 4 x PASS_ROW_THREADS_MAX elements long,
- * with a block scratch, no cluster of the strategy's, on a known GPU, on rows so few that the
+/* True when facts f allow [reduction.row_split2]: a concrete row planned online (streamed, its
+ * epilogue re-reading the row) of two stages whose second-stage reductions are exp sums of a
+ * first-stage max (softmax, log_softmax, logsumexp: online_exp; no Welford variance), or of one
+ * stage whose domain-shaped outputs read its statistics (sum, mean, max, min of any pointwise
+ * function: a global norm and the clipped gradient), at least 4 x PASS_ROW_THREADS_MAX elements
+ * long, with a block scratch, no cluster of the strategy's, on a known GPU, on rows so few that the
  * unsplit schedules' blocks per row (a cluster of up to cluster_max, [reduction.cluster_stream];
  * row_few's 1024 threads) fill at most half a wave of 256-thread blocks: 2 x rows x
  * max(cluster_max, 8) <= SMs x 8 (H200: 66 rows; softmax f32 [128, 150001] stays
  * cluster_stream, measured). */
 static bool rsplit2_ok(const pass_sched_facts *f) {
-    return row_kind(f) && f->concrete && f->stages == 2 && f->online_exp &&
+    return row_kind(f) && f->concrete &&
+           ((f->stages == 2 && f->online_exp) || (f->stages == 1 && f->dom_writes)) &&
            f->strategy == IR_RED_ONLINE && f->scratch > 0 && f->cluster_blocks <= 1 &&
            f->rext >= 4 * PASS_ROW_THREADS_MAX && f->rows > 0 && f->gpu && f->gpu->sms > 0 &&
            2 * f->rows * (f->gpu->cluster_max > 8 ? f->gpu->cluster_max : 8) <=

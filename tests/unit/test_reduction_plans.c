@@ -62,6 +62,13 @@ static const char *STATS =
                                                                prologue output */
     "  y = x * 2\n"
     "  return max(y, axis=-1), sum(x, axis=-1), y\n}\n";
+static const char *GCLIP = "fn f(g: f32[M, N]) -> (f32[M, N], f32[]) {\n" /* a global norm */
+                           "  nrm = sqrt(sum(g * g))\n"
+                           "  return g * minimum(1.0 / (nrm + 1e-6), 1.0), nrm\n}\n";
+static const char *MAXSCALE =
+    "fn f(x: bf16[M, N]) -> (bf16[M, N], f32[M, 1]) {\n" /* one max, a bf16 epilogue */
+    "  m = max(abs(f32(x)), axis=-1, keepdim=true)\n"
+    "  return bf16(f32(x) / m), m\n}\n";
 static const char *SOFTMAX_COLS = "fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n";
 static const char *SOFTMAX_F16 = "fn f(x: f16[M, N]) -> f16[M, N] { return softmax(x, axis=-1) }\n";
 static const char *LAYERNORM_BF16 =
@@ -652,11 +659,13 @@ static void check_rsplit2(const ir_graph *g, unsigned splits) {
 }
 
 /* [reduction.row_split2] from the shape: two stages streamed as a running max and exp sum
- * (softmax, log_softmax, logsumexp, bf16 too) on rows so few that a cluster of 8 blocks per row
- * fills at most half a wave (2 x rows x 8 <= 132 x 8), ceil(1 wave x 8 x 132 / rows) chunks, at
- * most one per 256 x 16 elements; not for 67 rows (cluster_stream), a variance (Welford),
- * or a short row. Then the host JIT against the interpreter at ragged sizes (the statistics
- * kernel's chunk partials, every block's combine, chunk 0's leftovers of a peeled row). */
+ * (softmax, log_softmax, logsumexp, bf16 too), or one stage whose domain-shaped outputs read its
+ * statistic (a global norm and the clipped gradient, RMSNorm, x / sum, x / max|x| in bf16), on rows
+ * so few that a cluster of 8 blocks per row fills at most half a wave (2 x rows x 8 <= 132 x 8),
+ * ceil(1 wave x 8 x 132 / rows) chunks, at most one per 256 x 16 elements; not for 67 rows
+ * (cluster_stream), a variance (Welford), or a short row. Then the host JIT against the interpreter
+ * at ragged sizes (the statistics kernel's chunk partials, every block's combine, chunk 0's
+ * leftovers of a peeled row). */
 static void test_row_split2(void **s) {
     (void)s;
     static const struct {
@@ -664,12 +673,24 @@ static void test_row_split2(void **s) {
         int64_t m, n;
         unsigned splits;
     } cases[] = {
-        {&SOFTMAX, 1, 100003, 24},     {&SOFTMAX, 3, 65537, 16}, {&LOGSOFTMAX, 3, 65537, 16},
-        {&SOFTMAX_BF16, 2, 70001, 17}, {&LSE, 2, 1000003, 244},  {&LOGSOFTMAX_BF16, 1, 300007, 73},
+        {&SOFTMAX, 1, 100003, 24},
+        {&SOFTMAX, 3, 65537, 16},
+        {&LOGSOFTMAX, 3, 65537, 16},
+        {&SOFTMAX_BF16, 2, 70001, 17},
+        {&LSE, 2, 1000003, 244},
+        {&LOGSOFTMAX_BF16, 1, 300007, 73},
         {&SOFTMAX, 66, 65537, 16}, /* 2 x 66 x 8 = 1056 <= 132 x 8 */
         {&SOFTMAX, 67, 65537, 0},  /* a cluster per row fills over half the wave */
         {&NORMALIZE, 2, 65537, 0}, /* Welford's variance */
         {&SOFTMAX, 1, 4095, 0},    /* short: one block */
+        /* one stage whose domain-shaped outputs read the statistic */
+        {&GCLIP, 1, 100003, 24},
+        {&GCLIP, 2, 500003, 244},
+        {&RMSNORM, 2, 100003, 24},
+        {&SUMSCALE, 3, 65537, 16},
+        {&MAXSCALE, 5, 300007, 73},
+        {&RMSNORM, 67, 65537, 0},
+        {&GCLIP, 1, 4095, 0}, /* short: one block */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         const char *src = *cases[i].src;
@@ -686,8 +707,8 @@ static void test_row_split2(void **s) {
  * 256 threads, no cluster; ptxas accepts both. */
 static void test_row_split2_ptx(void **s) {
     (void)s;
-    const char *srcs[] = {SOFTMAX, LOGSOFTMAX_BF16, LSE};
-    const int64_t mn[][2] = {{4, 1048576}, {3, 65537}, {1, 16777219}};
+    const char *srcs[] = {SOFTMAX, LOGSOFTMAX_BF16, LSE, GCLIP, MAXSCALE};
+    const int64_t mn[][2] = {{4, 1048576}, {3, 65537}, {1, 16777219}, {1, 67108879}, {3, 1000003}};
     for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
         fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
         ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
