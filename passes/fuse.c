@@ -51,6 +51,7 @@ typedef struct fz {
     uint32_t *nxt;  /* member lists: next member of the same group (IR_NONE ends), head = root */
     uint32_t *tail; /* per root: last member of its list */
     uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
+    const uint8_t *frozen; /* [fusion.model_guard]: per node, 1 = merges nothing (NULL: none) */
 } fz;
 
 /* A decision: the rule that kept two groups apart, its numbers, the remedy. */
@@ -573,6 +574,18 @@ static bool no_fuse_rule(why *w) {
     return false;
 }
 
+/* [fusion.model_guard]: true (and *w filled) when group a or b holds a node whose merged kernel
+ * the model priced slower than its parts (fusion_guard): such nodes stay one kernel each. */
+static bool guard_rule(const fz *f, uint32_t a, uint32_t b, why *w) {
+    if (!f->frozen || (!f->frozen[a] && !f->frozen[b])) return false;
+    why_set(w, "fusion.model_guard");
+    snprintf(w->msg, sizeof w->msg,
+             "the model priced the merged kernel of this work slower than its parts (the "
+             "[fusion.model_guard] line)");
+    snprintf(w->change, sizeof w->change, "a schedule the model prices faster fused");
+    return true;
+}
+
 /* [attention.q_prologue]: pointwise group o computes only the query operand of attention group
  * at (q of q @ kT, through views), nothing of o is returned or read elsewhere, and the attention
  * is a decode (1 to 16 query rows known at compile time: the key split loads its Q tile once per
@@ -1085,6 +1098,7 @@ static bool check_capacity(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
 static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     if (f->c->no_fuse) return no_fuse_rule(w);
+    if (guard_rule(f, a, b, w)) return false;
     *st = *A;
     if (st->pieces == IR_NONE) st->pieces = B->pieces;
     st->fusion |= B->fusion;
@@ -1520,6 +1534,7 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128], d2[128];
     if (f->c->no_fuse) return no_fuse_rule(w);
+    if (guard_rule(f, a, b, w)) return false;
     *st = *A;
     st->fusion |= B->fusion | IR_FUSE_HORIZONTAL;
     st->vin = A->vin || B->vin;
@@ -2122,6 +2137,116 @@ static void explain_pairs(fz *f) {
 
 /* ---- the pass -------------------------------------------------------------- */
 
+/* Fusion steps 1-6 on f's graph (groups, regions in order, views placed), f's frozen nodes
+ * one kernel each. */
+static void fuse_group(fz *f) {
+    ir_graph *g = f->g;
+    g->nregions = 0;
+    for (ir_id i = 0; i < g->n; i++) g->nodes[i].region = IR_NONE;
+    init_groups(f);
+    if (!f->c->no_fuse) {
+        for (ir_id i = 0; i < g->n; i++)
+            if (g->nodes[i].op == IR_OP_MATMUL && f->uf[i] == i && !(f->frozen && f->frozen[i]))
+                try_attention(f, i);
+        for (int round = 0; round < 64; round++) {
+            bool any = false;
+            while (vertical_sweep(f)) any = true;
+            if (horizontal_sweep(f)) any = true;
+            if (!any) break;
+        }
+        batch_small(f);
+    }
+    emit_regions(f);
+    place_views(f);
+}
+
+/* [fusion.model_guard] rounds (plan, check, re-plan with the rejected kernels split) and the
+ * --explain text of its decisions. */
+enum { GUARD_ROUNDS = 2, GUARD_MSG = 4096 };
+
+/* The compute members of region r (ix). */
+static unsigned guard_ops(const ir_graph *g, const pass_index *ix, uint32_t r) {
+    unsigned n = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        n += g->nodes[ix->rids[j]].region == r && pass_is_compute((ir_op)g->nodes[ix->rids[j]].op);
+    return n;
+}
+
+/* True when region r (planned, ix) is a merged kernel the guard checks: a reduction region of at
+ * least two compute members. */
+static bool guard_candidate(const ir_graph *g, const pass_index *ix, uint32_t r) {
+    return g->regions[r].kind == IR_RK_REDUCTION && guard_ops(g, ix, r) >= 2;
+}
+
+/* The model's time of the parts of region r of g: the kernels that u (g planned with --no-fuse,
+ * the same node ids) runs its compute members in, launches included; < 0 when one is not
+ * concrete. seen: u->nregions scratch bytes, zero on entry and on return. */
+static double guard_parts(const ir_graph *g, const pass_index *ix, uint32_t r, const ir_graph *u,
+                          const pass_index *uix, const pass_gpu *gpu, uint8_t *seen) {
+    double t = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        ir_id m = ix->rids[j];
+        uint32_t ur = u->nodes[m].region;
+        if (g->nodes[m].region != r || !pass_is_compute((ir_op)g->nodes[m].op) ||
+            ur >= u->nregions || seen[ur])
+            continue;
+        seen[ur] = 1;
+        pass_cost pc;
+        pass_region_cost_ix(u, uix, ur, gpu, &pc);
+        t = pc.concrete && t >= 0 ? t + pc.predicted_us : -1;
+    }
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        if (u->nodes[ix->rids[j]].region < u->nregions) seen[u->nodes[ix->rids[j]].region] = 0;
+    return t;
+}
+
+/* [fusion.model_guard]: the planner never keeps a merged reduction kernel that the model prices
+ * slower than its parts. For every candidate region of f's planned graph (ix), its predicted time
+ * (schedule model + launch) against the sum of its members' kernels planned unfused (a clone
+ * fused with --no-fuse); a slower one has its compute members marked in frozen (they merge
+ * nothing when fusion runs again) and a line appended to msg. Returns the regions rejected. */
+static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char *msg, size_t cap) {
+    ir_graph *g = f->g;
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    uint32_t r, bad = 0;
+    for (r = 0; r < g->nregions && !guard_candidate(g, ix, r); r++) {}
+    if (r == g->nregions || !gpu) return 0;
+    ir_graph *u = ir_graph_clone(g);
+    pass_ctx uc = *f->c;
+    uc.no_fuse = true, uc.explain = NULL, uc.dump = NULL;
+    pass_index uix;
+    if (!pass_fuse(u, &uc) || !pass_index_build(u, &uix)) {
+        ir_graph_free(u);
+        return 0;
+    }
+    uint8_t *seen = ir_xcalloc(u->nregions + 1, 1);
+    for (r = 0; r < g->nregions; r++) {
+        if (!guard_candidate(g, ix, r)) continue;
+        pass_cost pc;
+        pass_region_cost_ix(g, ix, r, gpu, &pc);
+        double parts = guard_parts(g, ix, r, u, &uix, gpu, seen);
+        if (!pc.concrete || parts < 0 || pc.predicted_us <= parts) continue;
+        char sc[96], an[96];
+        pass_schedule_str(&g->regions[r].sched, sc, sizeof sc);
+        size_t n = strlen(msg);
+        snprintf(msg + n, cap - n,
+                 "[fusion.model_guard] the merged reduction kernel of %u operations from %s "
+                 "(%s) is predicted %.3f us, its parts unfused %.3f us: one kernel per "
+                 "operation\n",
+                 guard_ops(g, ix, r), nname(g, g->regions[r].anchor, an, sizeof an), sc,
+                 pc.predicted_us, parts);
+        for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+            if (g->nodes[ix->rids[j]].region == r &&
+                pass_is_compute((ir_op)g->nodes[ix->rids[j]].op))
+                frozen[ix->rids[j]] = 1;
+        bad++;
+    }
+    free(seen);
+    pass_index_free(&uix);
+    ir_graph_free(u);
+    return bad;
+}
+
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
     if (!c->no_fuse) (void)pass_stage_views(g, c);
     fz f = {.g = g, .c = c};
@@ -2154,32 +2279,34 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     f.stack2 = ir_xmalloc(((size_t)g->n + 1) * sizeof *f.stack2);
     f.stampf = ir_xcalloc((size_t)g->n + 1, sizeof *f.stampf);
     f.stampb = ir_xcalloc((size_t)g->n + 1, sizeof *f.stampb);
-    g->nregions = 0;
-    for (ir_id i = 0; i < g->n; i++) g->nodes[i].region = IR_NONE;
-    init_groups(&f);
-    if (!c->no_fuse) {
-        for (ir_id i = 0; i < g->n; i++)
-            if (g->nodes[i].op == IR_OP_MATMUL && f.uf[i] == i) try_attention(&f, i);
-        for (int round = 0; round < 64; round++) {
-            bool any = false;
-            while (vertical_sweep(&f)) any = true;
-            if (horizontal_sweep(&f)) any = true;
-            if (!any) break;
-        }
-        batch_small(&f);
+    int64_t budget = pass_sram_budget(c);
+    pass_index ix;
+    uint8_t *frozen = NULL;
+    char *gmsg = NULL;
+    bool indexed = false;
+    for (int round = 0; round < GUARD_ROUNDS; round++) {
+        fuse_group(&f);
+        if (!(indexed = pass_index_build(g, &ix))) break;
+        FILE *ex = c->explain;
+        c->explain = NULL; /* the final round's plan explains itself */
+        for (uint32_t r = 0; r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
+        c->explain = ex;
+        if (c->no_fuse || round + 1 == GUARD_ROUNDS) break;
+        if (!frozen) frozen = ir_xcalloc(g->n ? g->n : 1, 1), gmsg = ir_xcalloc(GUARD_MSG, 1);
+        if (!fusion_guard(&f, &ix, frozen, gmsg, GUARD_MSG)) break;
+        f.frozen = frozen;
+        pass_index_free(&ix);
+        indexed = false;
     }
-    emit_regions(&f);
-    place_views(&f);
     if (c->explain) {
         explain_pairs(&f);
         explain_pieces(&f);
+        if (gmsg) fputs(gmsg, c->explain);
     }
-    int64_t budget = pass_sram_budget(c);
-    pass_index ix;
-    if (!pass_index_build(g, &ix)) {
+    if (!indexed) {
         tx_error(c->diag, "internal error: cannot index the regions for tile planning");
     } else {
-        for (uint32_t r = 0; r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
+        for (uint32_t r = 0; c->explain && r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
         for (uint32_t r = 0; c->explain && r < g->nregions;
              r++) { /* the schedule each kernel runs, and why */
             pass_cost pc;
@@ -2204,5 +2331,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     free(f.stack2);
     free(f.stampf);
     free(f.stampb);
+    free(frozen);
+    free(gmsg);
     return g->nregions > 0;
 }

@@ -703,6 +703,46 @@ static void test_row_split2(void **s) {
     }
 }
 
+/* [fusion.model_guard]: three dependent stages of one row of 2^20 f32 (multipass, no split
+ * schedule) merge into a cluster_stream kernel the model prices at 81 us against 39 us for its 7
+ * operations unfused, so the planner keeps them unfused and --explain says why with both numbers;
+ * the same program at 65537 elements (8.2 us fused, 32.6 unfused) stays one kernel. The unfused
+ * plan runs on the host JIT against the interpreter. */
+static void test_fusion_guard(void **s) {
+    (void)s;
+    static const struct {
+        int64_t n;
+        unsigned regions;
+    } cases[] = {{1048576, 7}, {65537, 1}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        fe_define defs[2] = {{"M", 1}, {"N", cases[i].n}};
+        char *txt = NULL;
+        size_t len = 0;
+        FILE *ex = open_memstream(&txt, &len);
+        tx_diag d;
+        tx_diag_init(&d, stderr, "test.tx", MULTI3, strlen(MULTI3));
+        fe_options fo = {.entry = NULL, .defines = defs, .ndefines = 2};
+        ir_graph *g = fe_compile("test.tx", MULTI3, strlen(MULTI3), &fo, &d);
+        assert_non_null(g);
+        ir_graph *raw = ir_graph_clone(g);
+        pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200"), .explain = ex};
+        assert_true(pass_run_pipeline(g, &pc));
+        fclose(ex);
+        assert_int_equal(g->nregions, cases[i].regions);
+        const char *line = strstr(txt, "[fusion.model_guard] the merged reduction kernel of 7");
+        if (cases[i].regions > 1) {
+            assert_non_null(line);
+            assert_non_null(strstr(line, "its parts unfused"));
+            run_compare(g, raw, MULTI3, 1, cases[i].n, NULL, 140 + i);
+        } else {
+            assert_null(strstr(txt, "[fusion.model_guard]"));
+        }
+        free(txt);
+        ir_graph_free(g);
+        ir_graph_free(raw);
+    }
+}
+
 /* PTX of [reduction.row_split2] (sm_90 and sm_80): two kernels, each of grid rows x splits and
  * 256 threads, no cluster; ptxas accepts both. */
 static void test_row_split2_ptx(void **s) {
@@ -983,6 +1023,7 @@ int main(void) {
         cmocka_unit_test(test_row_split_ptx),
         cmocka_unit_test(test_row_split2),
         cmocka_unit_test(test_row_split2_ptx),
+        cmocka_unit_test(test_fusion_guard),
         cmocka_unit_test(test_schedule_ptx),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
