@@ -2173,9 +2173,12 @@ static unsigned guard_ops(const ir_graph *g, const pass_index *ix, uint32_t r) {
 }
 
 /* True when region r (planned, ix) is a merged kernel the guard checks: a reduction region of at
- * least two compute members. */
-static bool guard_candidate(const ir_graph *g, const pass_index *ix, uint32_t r) {
-    return g->regions[r].kind == IR_RK_REDUCTION && guard_ops(g, ix, r) >= 2;
+ * least two compute members whose on-chip bytes fit one SM's shared memory (a plan beyond it is
+ * the one a --sram-budget raised past the SM asked for, kept as given). */
+static bool guard_candidate(const ir_graph *g, const pass_index *ix, uint32_t r,
+                            const pass_gpu *gpu) {
+    return g->regions[r].kind == IR_RK_REDUCTION && guard_ops(g, ix, r) >= 2 &&
+           g->regions[r].sram_bytes <= gpu->smem_per_sm;
 }
 
 /* The model's time of the parts of region r of g: the kernels that u (g planned with --no-fuse,
@@ -2209,8 +2212,9 @@ static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char 
     ir_graph *g = f->g;
     const pass_gpu *gpu = pass_ctx_gpu(f->c);
     uint32_t r, bad = 0;
-    for (r = 0; r < g->nregions && !guard_candidate(g, ix, r); r++) {}
-    if (r == g->nregions || !gpu) return 0;
+    if (!gpu) return 0;
+    for (r = 0; r < g->nregions && !guard_candidate(g, ix, r, gpu); r++) {}
+    if (r == g->nregions) return 0;
     ir_graph *u = ir_graph_clone(g);
     pass_ctx uc = *f->c;
     uc.no_fuse = true, uc.explain = NULL, uc.dump = NULL;
@@ -2221,7 +2225,7 @@ static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char 
     }
     uint8_t *seen = ir_xcalloc(u->nregions + 1, 1);
     for (r = 0; r < g->nregions; r++) {
-        if (!guard_candidate(g, ix, r)) continue;
+        if (!guard_candidate(g, ix, r, gpu)) continue;
         pass_cost pc;
         pass_region_cost_ix(g, ix, r, gpu, &pc);
         double parts = guard_parts(g, ix, r, u, &uix, gpu, seen);

@@ -79,6 +79,7 @@ typedef struct redinfo {
     int wbytes;       /* bytes it writes per element of the domain (values of the domain's shape) */
     int nrowreads;    /* row inputs (reads covering the whole domain) */
     ir_poly rowbytes; /* bytes of the row inputs (one pass) */
+    bool stream;      /* [reduction.occupancy]: the plan streams a row that would fit on chip */
 } redinfo;
 
 /* The in-region source of operand k of m through views, or IR_NONE. */
@@ -316,7 +317,7 @@ static void red_strategy(const ir_graph *g, ir_region *rg, const redinfo *ri, in
         while (rpb > 1 && (!ir_mul_ok(row, rpb, &need) || need > budget - scratch)) rpb /= 2;
         bool fits = ir_mul_ok(row, rpb, &need) && need <= budget - scratch;
         int64_t per_sm = fits ? gpu->smem_per_sm / (need + scratch) : 0;
-        if (fits && !(ri->online && ri->rext > REG_HOLD_MAX && per_sm == 1)) {
+        if (fits && !(ri->online && ri->rext > REG_HOLD_MAX && per_sm == 1) && !ri->stream) {
             rg->rows = rpb;
             rg->tile[0] = ri->rext;
             rg->sram_bytes = need + scratch;
@@ -410,18 +411,16 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->gpu = gpu;
 }
 
-/* Reduction plan: the strategy (red_strategy), then the schedule: `want` when valid (*took),
- * else the rule's (pass_schedule_rule). */
-static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
-                           const pass_gpu *gpu, const ir_schedule *want, bool *took, char *why,
-                           size_t cap) {
+/* One reduction plan for facts ri: the strategy (red_strategy), then the schedule: `want` when
+ * valid (*took), else the rule's (pass_schedule_rule). */
+static void plan_red_once(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                          const pass_gpu *gpu, const redinfo *ri, const ir_schedule *want,
+                          bool *took, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
-    redinfo ri;
-    red_analyse(g, ix, r, &ri);
-    int64_t scratch = red_scratch(&ri, budget), row_bytes;
-    red_strategy(g, rg, &ri, budget, gpu, scratch, &row_bytes, why, cap);
+    int64_t scratch = red_scratch(ri, budget), row_bytes;
+    red_strategy(g, rg, ri, budget, gpu, scratch, &row_bytes, why, cap);
     pass_sched_facts f;
-    red_facts(rg, &ri, gpu, budget, scratch, row_bytes, &f);
+    red_facts(rg, ri, gpu, budget, scratch, row_bytes, &f);
     if (f.n > 0) f.instr = pass_model_instr(g, ix, r, f.elem);
     ir_schedule s;
     if (want && pass_schedule_valid(&f, want)) {
@@ -431,6 +430,50 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
         pass_schedule_rule(&f, &s);
     }
     pass_schedule_plan(rg, &f, &s);
+}
+
+/* True when region rg (planned, facts ri) holds its row on chip in shared memory at one block
+ * per SM (the [reduction.occupancy] case the strategy does not stream by itself: a chain with no
+ * online form, or a row that registers could hold; a budget raised beyond the SM is kept), rows
+ * and sizes concrete. */
+static bool occ_candidate(const ir_region *rg, const redinfo *ri, const pass_gpu *gpu) {
+    return gpu && rg->strategy == IR_RED_ONCHIP && ri->held > 0 && ri->rext > 0 && ri->nrows > 0 &&
+           rg->tile[0] == ri->rext && rg->sram_bytes > 0 &&
+           gpu->smem_per_sm / rg->sram_bytes == 1 && !red_is_column(rg, ri);
+}
+
+/* Reduction plan (plan_red_once); [reduction.occupancy] where the row is held on chip at one
+ * block per SM (occ_candidate): the row streamed instead (online or multipass, plan_red_once with
+ * ri.stream) when the model prices that faster, launch included; why says both times. */
+static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
+                           const pass_gpu *gpu, const ir_schedule *want, bool *took, char *why,
+                           size_t cap) {
+    ir_region *rg = &g->regions[r];
+    redinfo ri;
+    red_analyse(g, ix, r, &ri);
+    plan_red_once(g, ix, r, budget, gpu, &ri, want, took, why, cap);
+    if (!occ_candidate(rg, &ri, gpu)) return;
+    pass_cost held, streamed;
+    pass_region_cost_ix(g, ix, r, gpu, &held);
+    ir_region keep = *rg;
+    bool took_held = *took;
+    char n1[96], why2[512];
+    int64_t bytes = rg->sram_bytes;
+    ri.stream = true;
+    plan_red_once(g, ix, r, budget, gpu, &ri, want, took, why2, sizeof why2);
+    pass_region_cost_ix(g, ix, r, gpu, &streamed);
+    if (!held.concrete || !streamed.concrete || streamed.predicted_us >= held.predicted_us) {
+        *rg = keep;
+        *took = took_held;
+        return;
+    }
+    snprintf(why, cap,
+             "[reduction.occupancy] the row of %s fits on chip in %lld B, but then only 1 block "
+             "per SM: predicted %.3f us held against %.3f us streamed (%s in %u passes over HBM): "
+             "streamed",
+             nm(g, rg->anchor, n1, sizeof n1), (long long)bytes, held.predicted_us,
+             streamed.predicted_us, rg->strategy == IR_RED_ONLINE ? "online" : "multipass",
+             rg->passes);
 }
 
 /* ---- matrix products ------------------------------------------------------ */
@@ -724,6 +767,7 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
     }
     redinfo ri;
     red_analyse(g, ix, r, &ri);
+    ri.stream = rg->strategy != IR_RED_ONCHIP; /* a streamed plan (the occupancy choice) */
     ir_region copy = *rg; /* the strategy again, on a copy: rows and bytes before the schedule */
     char why[512];
     int64_t scratch = red_scratch(&ri, budget), row_bytes;
