@@ -312,18 +312,20 @@ static int64_t rsplit2_chunks(const pass_sched_facts *f, int64_t threads, int64_
  *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
  *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
  * [reduction.row_split2] two stages planned online as a running max and rescaled exp sum
- *   (softmax, log_softmax, logsumexp), 2 rows x max(cluster_max, 8) <= SMs x 8: each row in
- * rsplit2_chunks chunks of one 256-thread block (1 wave); a statistics kernel stores every chunk's
- * (max, sum), a second kernel of the same grid combines a row's partials in every block and
- * normalises its chunk; [reduction.cluster_stream] a streamed row (no held values, or planned
- * online/multipass) of at least 4096 elements when the rows fill at most 2 blocks per SM, on a GPU
- * with clusters: the row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of 256 threads
- * (a cluster: the grid fills one wave, no tail wave of a few long blocks), each streaming its
- * slice, the partial statistics meeting through distributed shared memory; [reduction.row_few] the
- * same rows without clusters: 1024 threads per row; [reduction.cluster_l2] a streamed row re-read
- * by a later pass, many rows: cluster_stream with the blocks per row of l2_cluster, so that the
- * resident rows fit in the L2 (one HBM read); [reduction.row] otherwise: the smallest power of two
- * in [32, 256] with at least 4 elements each (256 when the length is symbolic). */
+ *   (softmax, log_softmax, logsumexp), or one stage whose domain-shaped outputs read its
+ *   statistics (a global norm and the clipped gradient), 2 rows x max(cluster_max, 8) <= SMs x 8:
+ *   each row in rsplit2_chunks chunks of one 256-thread block (1 wave); a statistics kernel stores
+ *   every chunk's partials, a second kernel of the same grid combines a row's partials in every
+ *   block and writes its chunk; [reduction.cluster_stream] a streamed row (no held values, or
+ * planned online/multipass) of at least 4096 elements when the rows fill at most 2 blocks per SM,
+ * on a GPU with clusters: the row split over C = min(cluster_max, floor(8 SMs / rows)) blocks of
+ * 256 threads (a cluster: the grid fills one wave, no tail wave of a few long blocks), each
+ * streaming its slice, the partial statistics meeting through distributed shared memory;
+ * [reduction.row_few] the same rows without clusters: 1024 threads per row; [reduction.cluster_l2]
+ * a streamed row re-read by a later pass, many rows: cluster_stream with the blocks per row of
+ * l2_cluster, so that the resident rows fit in the L2 (one HBM read); [reduction.row] otherwise:
+ * the smallest power of two in [32, 256] with at least 4 elements each (256 when the length is
+ * symbolic). */
 static void row_rule(const pass_sched_facts *f, ir_schedule *s) {
     rowgeo g = row_geo(f);
     s->id = PASS_SCH_REDUCTION_ROW;

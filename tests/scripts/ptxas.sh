@@ -112,6 +112,10 @@ printf '# bench: -D M=8192 -D N=1000\nfn f(p: f32[M, N], t: f32[M, N]) -> (f32[]
 printf '# bench: -D M=3 -D N=1000003\nfn f(x: bf16[M, N]) -> f32[M] {\n  return sum(f32(x), axis=-1)\n}\n' >"$W/odd_split_rows.tx"
 # few long rows of two stages: [reduction.row_split2] (the chunks' statistics, then the normalisation)
 printf '# bench: -D M=4 -D N=1000003\nfn f(x: bf16[M, N]) -> bf16[M, N] {\n  return log_softmax(x, axis=-1)\n}\n' >"$W/odd_split2_rows.tx"
+# one stage whose domain-shaped outputs read the statistic: [reduction.row_split2] (a global norm)
+printf '# bench: -D N=1000003\nfn f(g: f32[N]) -> (f32[N], f32[]) {\n  nrm = sqrt(sum(g * g))\n  return g * minimum(1.0 / (nrm + 1e-6), 1.0), nrm\n}\n' >"$W/odd_split2_norm.tx"
+# three stages held at one block per SM, streamed by [reduction.occupancy] (multipass)
+printf '# bench: -D M=4096 -D N=32000\nfn f(x: bf16[M, N]) -> f32[M] {\n  lp = log_softmax(f32(x), axis=-1)\n  return -sum(exp(lp) * lp, axis=-1)\n}\n' >"$W/odd_entropy_rows.tx"
 for f in "$ROOT"/examples/*.tx "$ROOT"/../shared/bench/suite/*.tx "$W"/odd_*.tx; do
   [ -f "$f" ] || continue
   sizes=$(sed -n 's/.*bench: *\(-D.*\)$/\1/p' "$f" | head -1)
