@@ -1,0 +1,382 @@
+/* split.c - [reduction.split_axes]: a reduction over axes that are not one trailing run (the
+ * innermost axis reduced together with outer axes it is not adjacent to: BatchNorm1d's (0, 2) of
+ * [B, C, L]) reads each "row" as a strided gather, B runs of L contiguous elements, with a
+ * division per element and no vector loads. It becomes two reductions of the same op: first
+ * over the trailing run of reduced axes (contiguous rows: the row schedules, vector loads), then
+ * over the remaining outer axes of that small result (a column reduction). sum, mean, max and min
+ * of f32 compose this way exactly up to rounding (a mean of equal-sized means is the mean). */
+#include "passes/passes.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Shortest contiguous trailing run, in elements, worth a row of its own: one warp's row; the
+ * intermediate is then at most 1/32 of the input (its write and re-read cost ~6% of the read). */
+enum { SPLIT_MIN_RUN = 32 };
+
+/* The trailing run of node n's reduced axes: the bitmask T of the maximal run of reduced axes
+ * ending at the innermost axis (0 when the innermost axis is kept), *run its element count (-1
+ * when a dim is symbolic). */
+static uint32_t trailing_run(const ir_graph *g, const ir_node *n, int64_t *run) {
+    const ir_shape *s = &g->nodes[ir_in(g, n, 0)].shape;
+    uint32_t t = 0;
+    *run = 1;
+    for (int a = (int)s->rank - 1; a >= 0 && (n->a.red.axes & (1u << a)); a--) {
+        t |= 1u << a;
+        if (IR_DIM_IS_SYM(s->dim[a]) || *run < 0)
+            *run = -1;
+        else
+            *run *= s->dim[a];
+    }
+    return t;
+}
+
+/* True when node i is a reduction [reduction.split_axes] rewrites: sum, mean, max or min of f32
+ * whose reduced axes are the trailing run T (at least SPLIT_MIN_RUN concrete elements) and
+ * at least one outer axis not adjacent to T. */
+static bool splittable(const ir_graph *g, ir_id i, uint32_t *t, int64_t *run) {
+    const ir_node *n = &g->nodes[i];
+    if (n->op != IR_OP_SUM && n->op != IR_OP_MEAN && n->op != IR_OP_MAX && n->op != IR_OP_MIN)
+        return false;
+    if (n->dtype != IR_F32 || n->nin != 1) return false;
+    *t = trailing_run(g, n, run);
+    return *t && (n->a.red.axes & ~*t) && *run >= SPLIT_MIN_RUN;
+}
+
+/* Says the rewrite of node i (its trailing run of `run` elements) on c->explain. */
+static void say_split(const ir_graph *g, const pass_ctx *c, ir_id i, int64_t run) {
+    if (!c || !c->explain) return;
+    const ir_node *n = &g->nodes[i];
+    const ir_shape *s = &g->nodes[ir_in(g, n, 0)].shape;
+    char b1[128], ax[64];
+    int k = 0;
+    for (int a = 0; a < s->rank && k < (int)sizeof ax - 8; a++)
+        if (n->a.red.axes & (1u << a))
+            k += snprintf(ax + k, sizeof ax - (size_t)k, "%s%d", k ? ", " : "", a);
+    int64_t numel = ir_shape_numel(s), rows = numel > 0 && run > 0 ? numel / run : -1;
+    fprintf(c->explain,
+            "%u:%u: [reduction.split_axes] %s over axes (%s) of %s: each row is %lld strided runs "
+            "of %lld contiguous elements; reduced first over the run (%lld contiguous rows), then "
+            "over the outer axes of that result (%lld B, 1/%lld of the input)\n",
+            n->line, n->col, ir_op_name((ir_op)n->op), ax, ir_shape_str(g, s, b1, sizeof b1),
+            (long long)(rows > 0 && ir_shape_numel(&n->shape) > 0 ? rows / ir_shape_numel(&n->shape)
+                                                                  : -1),
+            (long long)run, (long long)rows, (long long)(rows > 0 ? rows * 4 : -1), (long long)run);
+}
+
+/* Records that the node appended next is placed before node i (pass_place_appended). */
+static void place_before(ir_id **before, uint32_t *nb, uint32_t *cap, ir_id i) {
+    if (*nb + 1 > *cap) *before = ir_xrealloc(*before, (*cap = *cap * 2 + 8) * sizeof **before);
+    (*before)[(*nb)++] = i;
+}
+
+/* Most elementwise nodes a split reduction's prologue copies (split_prologue). */
+enum { SPLIT_MAX_PRO = 16, SPLIT_MAX_IN = 4 };
+
+/* Whether node v is a prologue node of a reduction over shape s: elementwise (at most
+ * SPLIT_MAX_IN inputs), computed, of shape s. */
+static bool pro_node(const ir_graph *g, ir_id v, const ir_shape *s) {
+    const ir_node *n = &g->nodes[v];
+    return (ir_op_traits((ir_op)n->op) & IR_T_ELEM) && n->nin && n->nin <= SPLIT_MAX_IN &&
+           !ir_is_gen(g, v) && ir_shape_eq(&n->shape, s);
+}
+
+/* The prologue of reduction i (input x of shape s): the elementwise nodes of shape s it reaches
+ * backwards from x through such nodes, ascending (topological) into pro; returns their count, 0
+ * when there are more than SPLIT_MAX_PRO, or when they read more than one value of s's element
+ * count from outside (recomputing them then reads more than storing them once). */
+static unsigned prologue_of(const ir_graph *g, ir_id x, const ir_shape *s, ir_id *pro) {
+    if (!pro_node(g, x, s)) return 0;
+    unsigned np = 0, nbig = 0;
+    ir_id big = IR_NONE;
+    pro[np++] = x;
+    for (unsigned k = 0; k < np; k++) {
+        const ir_node *n = &g->nodes[pro[k]];
+        for (unsigned a = 0; a < n->nin; a++) {
+            ir_id v = ir_in(g, n, a);
+            bool seen = false;
+            for (unsigned j = 0; j < np; j++) seen |= pro[j] == v;
+            if (seen) continue;
+            if (pro_node(g, v, s)) {
+                if (np == SPLIT_MAX_PRO) return 0;
+                pro[np++] = v;
+            } else if (!ir_is_gen(g, v) &&
+                       ir_shape_numel(&g->nodes[v].shape) == ir_shape_numel(s) && v != big) {
+                big = v;
+                if (++nbig > 1) return 0;
+            }
+        }
+    }
+    for (unsigned a = 1; a < np; a++) /* ascending ids: inputs before users */
+        for (unsigned b = a; b > 0 && pro[b - 1] > pro[b]; b--) {
+            ir_id t = pro[b];
+            pro[b] = pro[b - 1], pro[b - 1] = t;
+        }
+    return np;
+}
+
+/* Whether a node of pro[0..np) has a user other than pro's nodes and reduction i. */
+static bool used_outside(const ir_uses *u, const ir_id *pro, unsigned np, ir_id i) {
+    for (unsigned k = 0; k < np; k++)
+        for (uint32_t j = u->start[pro[k]]; j < u->start[pro[k] + 1]; j++) {
+            ir_id w = u->ids[j];
+            bool in = w == i;
+            for (unsigned m = 0; m < np; m++) in |= pro[m] == w;
+            if (!in) return true;
+        }
+    return false;
+}
+
+/* [reduction.split_prologue] The value the inner reduction of split reduction i reads: x itself,
+ * or, when x's prologue (prologue_of) is also used outside it (BatchNorm's d = x - mu, reduced
+ * as d * d and normalised as d * rsqrt(var)), a private copy of it appended to g (ids recorded
+ * in before[] as placed before i): the inner row reduction and the later consumer then both
+ * recompute it from the one input they read instead of the reduction's kernel storing it for
+ * the consumer's (an extra write of the whole domain). */
+static ir_id split_prologue(ir_graph *g, const pass_ctx *c, const ir_uses *u, ir_id i, ir_id x,
+                            ir_id **before, uint32_t *nb, uint32_t *cap) {
+    ir_id pro[SPLIT_MAX_PRO], map[SPLIT_MAX_PRO];
+    ir_shape s = g->nodes[x].shape;
+    unsigned np = prologue_of(g, x, &s, pro);
+    if (!np || !used_outside(u, pro, np, i)) return x;
+    for (unsigned k = 0; k < np; k++) {
+        ir_node n = g->nodes[pro[k]];
+        ir_id ins[SPLIT_MAX_IN];
+        for (unsigned a = 0; a < n.nin; a++) {
+            ir_id v = ir_in(g, &n, a);
+            ins[a] = v;
+            for (unsigned m = 0; m < k; m++)
+                if (pro[m] == v) ins[a] = map[m];
+        }
+        map[k] = ir_add(g, (ir_op)n.op, (ir_dtype)n.dtype, &n.shape, ins, n.nin);
+        ir_node *d = &g->nodes[map[k]];
+        d->a = n.a, d->line = n.line, d->col = n.col;
+        place_before(before, nb, cap, i);
+    }
+    if (c && c->explain)
+        fprintf(c->explain,
+                "%u:%u: [reduction.split_prologue] the %u elementwise node%s before the split "
+                "reduction are also read by another kernel: its row reduction recomputes them "
+                "from the input rather than storing them for that kernel\n",
+                g->nodes[i].line, g->nodes[i].col, np, np == 1 ? "" : "s");
+    return map[np - 1];
+}
+
+/* The value behind a chain of reshapes and broadcasts starting at x. */
+static ir_id skip_views(const ir_graph *g, ir_id x) {
+    while ((g->nodes[x].op == IR_OP_RESHAPE || g->nodes[x].op == IR_OP_BROADCAST) &&
+           g->nodes[x].nin == 1)
+        x = ir_in(g, &g->nodes[x], 0);
+    return x;
+}
+
+/* The mean mu of the variance v = mean((x - mu)^2, A, keepdim=true) with mu = mean(x, A,
+ * keepdim=true) of the same x (through views; the square as d * d or pow(d, 2)), mu already
+ * split over the trailing run t of A (mu reduces inner[mu] = mean(x, t) over A \ t), and that x
+ * in *x; IR_NONE when v is not one. */
+static ir_id var_mean(const ir_graph *g, ir_id v, uint32_t t, const ir_id *inner, ir_id *x) {
+    const ir_node *n = &g->nodes[v];
+    if (n->op != IR_OP_MEAN || !n->a.red.keepdim) return IR_NONE;
+    const ir_node *p = &g->nodes[ir_in(g, n, 0)];
+    if (p->nin != 2) return IR_NONE;
+    ir_id d = ir_in(g, p, 0), e = ir_in(g, p, 1);
+    bool sq = p->op == IR_OP_MUL   ? d == e
+              : p->op == IR_OP_POW ? g->nodes[e].op == IR_OP_CONST && g->nodes[e].a.cval == 2.0
+                                   : false;
+    const ir_node *dn = &g->nodes[d];
+    if (!sq || dn->op != IR_OP_SUB || !ir_shape_eq(&dn->shape, &p->shape)) return IR_NONE;
+    ir_id mu = skip_views(g, ir_in(g, dn, 1));
+    const ir_node *mn = &g->nodes[mu];
+    *x = ir_in(g, dn, 0);
+    if (mn->op != IR_OP_MEAN || !mn->a.red.keepdim || inner[mu] == IR_NONE ||
+        (mn->a.red.axes | t) != n->a.red.axes || ir_in(g, &g->nodes[inner[mu]], 0) != *x ||
+        !ir_shape_eq(&g->nodes[*x].shape, &p->shape))
+        return IR_NONE;
+    return mu;
+}
+
+/* [reduction.split_var] Variance v = mean((x - mu)^2, A) whose mean mu was split into m =
+ * mean(x, T) and mean(m, A \ T) (inner[mu] = m): v becomes mean(q + (m - mu)^2, A \ T) with q =
+ * mean((x - m)^2, T), the law of total variance over the equal-sized runs (exact; each run's
+ * deviations from its own mean, so no cancellation): q reduces the same rows as m, in m's kernel
+ * (a two-stage row: one read of x for both statistics), instead of a second read of x. The
+ * appended nodes go before v. Returns false (nothing changed) when v is not such a variance. */
+static bool split_var(ir_graph *g, const pass_ctx *c, ir_id v, uint32_t t, const ir_id *inner,
+                      ir_id **before, uint32_t *nb, uint32_t *cap) {
+    ir_id x, mu = var_mean(g, v, t, inner, &x);
+    if (mu == IR_NONE) return false;
+    ir_id m = inner[mu], ids[6];
+    ids[0] = ir_add_binary(g, IR_OP_SUB, x, m);
+    ids[1] = ir_add_binary(g, IR_OP_MUL, ids[0], ids[0]);
+    ids[2] = ir_add_reduce(g, IR_OP_MEAN, ids[1], t, true);
+    ids[3] = ir_add_binary(g, IR_OP_SUB, m, mu);
+    ids[4] = ir_add_binary(g, IR_OP_MUL, ids[3], ids[3]);
+    ids[5] = ir_add_binary(g, IR_OP_ADD, ids[2], ids[4]);
+    for (unsigned k = 0; k < 6; k++) {
+        g->nodes[ids[k]].line = g->nodes[v].line, g->nodes[ids[k]].col = g->nodes[v].col;
+        place_before(before, nb, cap, v);
+    }
+    ir_node *n = &g->nodes[v];
+    ir_set_in(g, n, 0, ids[5]);
+    n->a.red.axes &= ~t;
+    if (c && c->explain)
+        fprintf(c->explain,
+                "%u:%u: [reduction.split_var] the variance of the split mean %%%u: each run's "
+                "mean of squared deviations from its own mean, computed with that mean in one "
+                "read of the rows, then combined with the runs' spread (m - mu)^2\n",
+                n->line, n->col, mu);
+    return true;
+}
+
+/* [reduction.split_column_var] thresholds: a column variance over one axis of length N with
+ * fewer than COLVAR_KEPT_MAX kept columns is split into S chunks of at least COLVAR_RUN_MIN
+ * elements (S a power of two dividing N), S the smallest giving 2 x SMs blocks of
+ * COLVAR_BLOCK_COLS columns, else the largest. */
+enum { COLVAR_KEPT_MAX = 4096, COLVAR_RUN_MIN = 32, COLVAR_BLOCK_COLS = 128, COLVAR_SMS = 132 };
+
+/* The chunks S of the reduced axis (length n, kept columns k) for split_column_var; 0: none. */
+static int64_t colvar_chunks(const pass_ctx *c, int64_t n, int64_t k) {
+    int64_t want = 2LL * (c && c->gpu ? c->gpu->sms : COLVAR_SMS) * COLVAR_BLOCK_COLS, best = 0;
+    for (int64_t s = 2; n % s == 0 && n / s >= COLVAR_RUN_MIN; s *= 2) {
+        best = s;
+        if (s * k >= want) break;
+    }
+    return best;
+}
+
+/* The mean mu of a column variance v = mean((x - mu)^2, {a}) with mu = mean(x, {a}) of the same
+ * x, both keepdim, a one axis that is not the innermost, concrete shapes of rank < IR_MAX_RANK,
+ * f32, fewer than COLVAR_KEPT_MAX kept elements; *a the axis; IR_NONE when v is not one. */
+static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
+    const ir_node *n = &g->nodes[v];
+    if (n->op != IR_OP_MEAN || !n->a.red.keepdim || n->dtype != IR_F32) return IR_NONE;
+    const ir_node *p = &g->nodes[ir_in(g, n, 0)];
+    const ir_shape *s = &p->shape;
+    uint32_t ax = n->a.red.axes;
+    if (!ax || (ax & (ax - 1)) || s->rank >= IR_MAX_RANK || (ax >> (s->rank - 1)) || p->nin != 2)
+        return IR_NONE;
+    for (int i = 0; i < s->rank; i++)
+        if (IR_DIM_IS_SYM(s->dim[i])) return IR_NONE;
+    *a = 0;
+    while (!(ax & (1u << *a))) (*a)++;
+    if (ir_shape_numel(s) / s->dim[*a] >= COLVAR_KEPT_MAX) return IR_NONE;
+    ir_id d = ir_in(g, p, 0), e = ir_in(g, p, 1);
+    bool sq = p->op == IR_OP_MUL   ? d == e
+              : p->op == IR_OP_POW ? g->nodes[e].op == IR_OP_CONST && g->nodes[e].a.cval == 2.0
+                                   : false;
+    const ir_node *dn = &g->nodes[d];
+    if (!sq || dn->op != IR_OP_SUB || !ir_shape_eq(&dn->shape, s)) return IR_NONE;
+    ir_id mu = skip_views(g, ir_in(g, dn, 1)), x = ir_in(g, dn, 0);
+    const ir_node *mn = &g->nodes[mu];
+    if (mn->op != IR_OP_MEAN || !mn->a.red.keepdim || mn->a.red.axes != ax ||
+        ir_in(g, mn, 0) != x || !ir_shape_eq(&g->nodes[x].shape, s))
+        return IR_NONE;
+    return mu;
+}
+
+/* Turns node i into a reshape of y (its shape, name and users kept). */
+static void become_reshape(ir_graph *g, ir_id i, ir_id y) {
+    ir_node *n = &g->nodes[i];
+    n->op = IR_OP_RESHAPE;
+    memset(&n->a, 0, sizeof n->a);
+    ir_set_in(g, n, 0, y);
+}
+
+/* [reduction.split_column_var] A column variance v = mean((x - mu)^2, {a}), mu = mean(x, {a}),
+ * of few kept columns (colvar_mean): the column kernels would run few blocks, each streaming a
+ * column N long (and the variance's kernel stores the normalised values too: no column_blocks).
+ * x is read as xs = reshape(x) with axis a split into (S, N / S); m = mean(xs, a + 1) and q =
+ * mean((xs - m)^2, a + 1) are one two-stage column reduction of S times the columns (Welford,
+ * one read of x for both), then mu = mean(m, a) and var = mean(q + (m - mu)^2, a) (the law of
+ * total variance over equal chunks: exact, each chunk's deviations from its own mean) reduce the
+ * S x columns partials; mu and v become reshapes of those. Nodes for mu go before mu, the rest
+ * before v. Returns false (nothing changed) when v is not such a variance. */
+static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
+                             uint32_t *cap) {
+    int a;
+    ir_id mu = colvar_mean(g, v, &a);
+    if (mu == IR_NONE) return false;
+    ir_id x = ir_in(g, &g->nodes[mu], 0);
+    ir_shape xs = g->nodes[x].shape, sp = {.rank = (uint8_t)(xs.rank + 1)};
+    int64_t n = xs.dim[a], k = ir_shape_numel(&xs) / n, S = colvar_chunks(c, n, k);
+    if (S < 2) return false;
+    for (int i = 0, j = 0; i < xs.rank; i++) {
+        if (i == a)
+            sp.dim[j++] = S, sp.dim[j++] = n / S;
+        else
+            sp.dim[j++] = xs.dim[i];
+    }
+    ir_id ids[11];
+    ids[0] = ir_add_reshape(g, x, &sp);
+    ids[1] = ir_add_reduce(g, IR_OP_MEAN, ids[0], 1u << (a + 1), true);
+    ids[2] = ir_add_binary(g, IR_OP_SUB, ids[0], ids[1]);
+    ids[3] = ir_add_binary(g, IR_OP_MUL, ids[2], ids[2]);
+    ids[4] = ir_add_reduce(g, IR_OP_MEAN, ids[3], 1u << (a + 1), true);
+    ids[5] = ir_add_reduce(g, IR_OP_MEAN, ids[1], 1u << a, true);
+    ids[6] = ir_add_binary(g, IR_OP_SUB, ids[1], ids[5]);
+    ids[7] = ir_add_binary(g, IR_OP_MUL, ids[6], ids[6]);
+    ids[8] = ir_add_binary(g, IR_OP_ADD, ids[4], ids[7]);
+    ids[9] = ir_add_reduce(g, IR_OP_MEAN, ids[8], 1u << a, true);
+    for (unsigned j = 0; j < 10; j++) {
+        g->nodes[ids[j]].line = g->nodes[v].line, g->nodes[ids[j]].col = g->nodes[v].col;
+        place_before(before, nb, cap, j < 6 ? mu : v);
+    }
+    become_reshape(g, mu, ids[5]);
+    become_reshape(g, v, ids[9]);
+    if (c && c->explain)
+        fprintf(c->explain,
+                "%u:%u: [reduction.split_column_var] mean and variance of the %lld-long columns of "
+                "%%%u (%lld kept): each column read as %lld chunks of %lld (%lld columns of one "
+                "read for both statistics, 2 x %lld SMs x %d wanted), the chunks' means and "
+                "variances then combined (mean of the variances + variance of the means)\n",
+                g->nodes[v].line, g->nodes[v].col, (long long)n, x, (long long)k, (long long)S,
+                (long long)(n / S), (long long)(S * k),
+                (long long)(c && c->gpu ? c->gpu->sms : COLVAR_SMS), (int)COLVAR_BLOCK_COLS);
+    return true;
+}
+
+/* [reduction.split_axes] on every splittable reduction i of g: a new reduction over its trailing
+ * run T (same op, same keepdim; of a private prologue, split_prologue) is placed before i, and i
+ * reduces that result over its other axes (their positions do not move: T is trailing); i keeps
+ * its id, name, shape and users. Nodes left unused are removed (pass_dce). Returns true when a
+ * reduction was split. */
+bool pass_split(ir_graph *g, pass_ctx *c) {
+    uint32_t n0 = g->n, nb = 0, cap = 0;
+    ir_id *before = NULL, *inner = ir_xmalloc((size_t)n0 * sizeof *inner);
+    ir_uses u;
+    if (!ir_uses_build(g, &u)) {
+        free(inner);
+        return false;
+    }
+    bool any = false;
+    for (ir_id i = 0; i < n0; i++) {
+        uint32_t t;
+        int64_t run;
+        inner[i] = IR_NONE;
+        if (split_column_var(g, c, i, &before, &nb, &cap)) {
+            any = true;
+            continue;
+        }
+        if (!splittable(g, i, &t, &run)) continue;
+        say_split(g, c, i, run);
+        any = true;
+        if (split_var(g, c, i, t, inner, &before, &nb, &cap)) continue;
+        ir_op op = (ir_op)g->nodes[i].op;
+        bool keep = g->nodes[i].a.red.keepdim != 0;
+        ir_id x = split_prologue(g, c, &u, i, ir_in(g, &g->nodes[i], 0), &before, &nb, &cap);
+        ir_id in = ir_add_reduce(g, op, x, t, keep); /* may move the node array */
+        ir_node *n = &g->nodes[i];
+        g->nodes[in].line = n->line, g->nodes[in].col = n->col;
+        ir_set_in(g, n, 0, in);
+        n->a.red.axes &= ~t;
+        place_before(&before, &nb, &cap, i);
+        inner[i] = in;
+    }
+    ir_uses_free(&u);
+    pass_place_appended(g, n0, before);
+    free(before);
+    free(inner);
+    if (any) pass_dce(g, c);
+    return any;
+}
