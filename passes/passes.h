@@ -92,7 +92,7 @@ bool pass_dce(ir_graph *g, pass_ctx *c);      /* dead-code elimination */
 /* [reduction.split_axes] (passes/split.c): reductions over a strided axis set split into the
  * trailing contiguous run, then the outer axes. */
 bool pass_split(ir_graph *g, pass_ctx *c);
-bool pass_fuse(ir_graph *g, pass_ctx *c);     /* fusion planner: fills g->regions */
+bool pass_fuse(ir_graph *g, pass_ctx *c); /* fusion planner: fills g->regions */
 /* [matmul.stage_view] (passes/stage.c, run by pass_fuse first): every matmul operand read
  * through reshapes and permutes without a stride form whose in-place read the model prices above
  * a copy becomes a copy (a cast to its own dtype flagged IR_NF_STAGE) that the product reads
