@@ -1,0 +1,145 @@
+/* test_split.c - the split stage (passes/split.c) and the plans it leads to on the H200:
+ * BatchNorm1d statistics over (0, 2) of [32, 512, 1000] become one row kernel of both
+ * statistics over the contiguous runs (two stages, axis 2 only, 16384 rows), one column kernel
+ * combining them over axis 0, one pointwise kernel ([reduction.split_axes], [reduction.split_var]);
+ * BatchNorm's column statistics of [32768, 512] become a two-stage column kernel over
+ * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
+ * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
+ * reduction; nothing splits below the thresholds (a run of 31, a prime column length, 4096 kept
+ * columns), for bf16, or with a symbolic run; the rewritten graph verifies. The numbers of the
+ * split plans against the reference: tests/scripts/split_axes.sh. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testkit.h"
+
+#include "frontend/frontend.h"
+#include "passes/passes.h"
+
+static const char *SEQBN = "fn f(x: f32[B, C, L]) -> (f32[B, C, L], f32[1, C, 1]) {\n"
+                           "  mu = mean(x, axis=(0, 2), keepdim=true)\n"
+                           "  d = x - mu\n"
+                           "  var = mean(d * d, axis=(0, 2), keepdim=true)\n"
+                           "  return d * rsqrt(var + 1e-5), var\n}\n";
+static const char *COLVAR = "fn f(x: f32[N, C]) -> (f32[1, C], f32[N, C]) {\n"
+                            "  mu = mean(x, axis=0, keepdim=true)\n"
+                            "  d = x - mu\n"
+                            "  var = mean(d * d, axis=0, keepdim=true)\n"
+                            "  return var, d * rsqrt(var + 1e-5)\n}\n";
+static const char *SUM02 = "fn f(x: f32[B, C, L]) -> f32[C] { return sum(x, axis=(0, 2)) }\n";
+static const char *SUM02_BF16 =
+    "fn f(x: bf16[B, C, L]) -> bf16[C] { return sum(x, axis=(0, 2)) }\n";
+
+/* Compiles src with dims "B=..,C=.." (NULL entries end) and plans it for the H200. */
+static ir_graph *plan3(const char *src, const char *n1, int64_t v1, const char *n2, int64_t v2,
+                       const char *n3, int64_t v3) {
+    fe_define defs[3] = {{n1, v1}, {n2, v2}, {n3, v3}};
+    unsigned nd = n3 ? 3 : n2 ? 2 : 1;
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    fe_options fo = {.entry = NULL, .defines = defs, .ndefines = nd};
+    ir_graph *g = fe_compile("test.tx", src, strlen(src), &fo, &d);
+    assert_non_null(g);
+    pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
+    assert_true(pass_run_pipeline(g, &pc));
+    assert_true(ir_verify(g, stderr));
+    return g;
+}
+
+/* Regions of kind k in g. */
+static unsigned nkind(const ir_graph *g, ir_region_kind k) {
+    unsigned n = 0;
+    for (unsigned i = 0; i < g->nregions; i++) n += g->regions[i].kind == k;
+    return n;
+}
+
+/* The domain (anchor input shape) of region r. */
+static const ir_shape *dom(const ir_graph *g, unsigned r) {
+    return &g->nodes[ir_in(g, &g->nodes[g->regions[r].anchor], 0)].shape;
+}
+
+static void test_seq_batchnorm(void **s) {
+    (void)s;
+    ir_graph *g = plan3(SEQBN, "B", 32, "C", 512, "L", 1000);
+    assert_int_equal(g->nregions, 3);
+    assert_int_equal(nkind(g, IR_RK_REDUCTION), 2);
+    const ir_region *r0 = &g->regions[0], *r1 = &g->regions[1];
+    assert_int_equal(r0->kind, IR_RK_REDUCTION);
+    assert_int_equal(r0->red_axes, 1u << 2); /* the contiguous run only */
+    assert_int_equal(r0->stages, 2);         /* the run's mean and its squared deviations */
+    assert_int_equal(r0->red_extent, 1000);
+    assert_int_equal(dom(g, 0)->dim[1], 512);
+    assert_int_equal(r1->kind, IR_RK_REDUCTION);
+    assert_int_equal(r1->red_axes, 1u << 0); /* the combine over the batch */
+    assert_int_equal(dom(g, 1)->dim[2], 1);
+    assert_int_equal(g->regions[2].kind, IR_RK_POINTWISE);
+    ir_graph_free(g);
+    /* a run of 31: the strided row stays (one kernel) */
+    g = plan3(SEQBN, "B", 32, "C", 512, "L", 31);
+    assert_int_equal(g->nregions, 1);
+    assert_int_equal(g->regions[0].red_axes, 5u);
+    ir_graph_free(g);
+}
+
+static void test_sum_outer(void **s) {
+    (void)s;
+    ir_graph *g = plan3(SUM02, "B", 32, "C", 512, "L", 1024);
+    assert_int_equal(nkind(g, IR_RK_REDUCTION), 2);
+    assert_int_equal(g->regions[0].red_axes, 1u << 2);
+    assert_int_equal(g->regions[0].red_extent, 1024);
+    assert_int_equal(g->regions[1].red_axes, 1u << 0);
+    ir_graph_free(g);
+    g = plan3(SUM02_BF16, "B", 32, "C", 512, "L", 1024); /* bf16 partials would round */
+    assert_int_equal(nkind(g, IR_RK_REDUCTION), 1);
+    assert_int_equal(g->regions[0].red_axes, 5u);
+    ir_graph_free(g);
+    g = plan3(SUM02, "B", 32, "C", 512, NULL, 0); /* L unbound: the run's length unknown */
+    assert_int_equal(nkind(g, IR_RK_REDUCTION), 1);
+    ir_graph_free(g);
+}
+
+static void test_column_var(void **s) {
+    (void)s;
+    ir_graph *g = plan3(COLVAR, "N", 32768, "C", 512, NULL, 0);
+    assert_int_equal(g->nregions, 3);
+    const ir_region *r0 = &g->regions[0];
+    const ir_shape *d0 = dom(g, 0);
+    assert_int_equal(r0->kind, IR_RK_REDUCTION);
+    assert_int_equal(d0->rank, 3);
+    assert_int_equal(d0->dim[0], 128); /* the smallest power of two giving 2 x 132 x 128 columns */
+    assert_int_equal(d0->dim[1], 256);
+    assert_int_equal(r0->red_axes, 1u << 1);
+    assert_int_equal(r0->stages, 2);
+    assert_int_equal(r0->splits, 0);
+    assert_int_equal(g->regions[1].red_axes, 1u << 0);
+    assert_int_equal(dom(g, 1)->dim[0], 128);
+    assert_int_equal(g->regions[2].kind, IR_RK_POINTWISE);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 300, "C", 7, NULL, 0); /* 4 chunks of 75 (8 would not divide) */
+    assert_int_equal(dom(g, 0)->dim[0], 4);
+    assert_int_equal(dom(g, 0)->dim[1], 75);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 331, "C", 7, NULL, 0); /* prime: no chunks */
+    assert_int_equal(dom(g, 0)->rank, 2);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 32768, "C", 4096, NULL, 0); /* enough columns to fill the GPU */
+    assert_int_equal(dom(g, 0)->rank, 2);
+    ir_graph_free(g);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_seq_batchnorm),
+        cmocka_unit_test(test_sum_outer),
+        cmocka_unit_test(test_column_var),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
