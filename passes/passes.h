@@ -755,6 +755,8 @@ typedef struct pass_sched_facts {
     uint8_t strategy;   /* the region's ir_red_strategy (reductions) */
     bool concrete;      /* every size the schedules depend on is bound */
     bool column;        /* reduction with the innermost axis kept (column / middle axes) */
+    bool strided;       /* row reduction whose reduced axes are not one trailing run (codegen
+                           gathers each row element by element: scalar loads) */
     int64_t n;          /* elements of the iteration space (pointwise anchor, reduction domain) */
     int64_t rows, rext; /* reduction: kept rows, elements per reduced row (-1: symbolic) */
     int64_t kin;        /* column reduction: extent of the innermost (kept, contiguous) axis */

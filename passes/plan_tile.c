@@ -231,6 +231,14 @@ static bool red_is_column(const ir_region *rg, const redinfo *ri) {
            (rg->red_axes & ((1u << ri->dom.rank) - 1)) != ((1u << ri->dom.rank) - 1);
 }
 
+/* True when region r's reduced axes are one run ending at the innermost axis (a row is
+ * contiguous). */
+static bool red_is_trailing(const ir_region *rg, const redinfo *ri) {
+    uint32_t m = rg->red_axes & ((1u << ri->dom.rank) - 1);
+    for (int a = (int)ri->dom.rank - 1; a >= 0 && (m & (1u << a)); a--) m &= ~(1u << a);
+    return m == 0;
+}
+
 int64_t pass_row_vec(int64_t len, int elem) {
     if (len <= 0 || elem <= 0) return 1;
     int64_t v = 16 / elem > 8 ? 8 : 16 / elem;
@@ -377,6 +385,7 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->kind = IR_RK_REDUCTION;
     f->strategy = rg->strategy;
     f->column = red_is_column(rg, ri);
+    f->strided = !f->column && !red_is_trailing(rg, ri);
     f->rows = ri->nrows, f->rext = ri->rext;
     f->kin = ri->dom.rank > 0 && !IR_DIM_IS_SYM(ri->dom.dim[ri->dom.rank - 1])
                  ? ri->dom.dim[ri->dom.rank - 1]

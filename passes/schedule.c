@@ -582,7 +582,7 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
     if (len <= 0 || f->rows < 0) return false;
     int64_t lanes = rg->tile[1] > 0 ? rg->tile[1] : 256, rpb = rg->rows > 1 ? rg->rows : 1;
     int64_t cl = rg->tile[2] > 1 ? rg->tile[2] : 1; /* blocks per row (a cluster) */
-    int64_t v = pass_row_vec(len, f->velem > 0 ? f->velem : f->elem);
+    int64_t v = f->strided ? 1 : pass_row_vec(len, f->velem > 0 ? f->velem : f->elem);
     int64_t hold = pass_row_hold(len, v, lanes * cl);
     bool held = (f->strategy == IR_RED_ONCHIP || rg->strategy == IR_RED_ONCHIP) &&
                 hold <= (lanes <= 32 ? PASS_ROW_HOLD_WARP : PASS_ROW_HOLD);
@@ -605,9 +605,10 @@ static bool rows_model(const pass_sched_facts *f, const ir_region *rg, pass_mode
     else if (f->strategy == IR_RED_ONCHIP && rg->sram_bytes / 4 >= len) /* staged: scalar */
         m->thread_bytes = (double)f->elem * f->nbig;
     else /* streamed: groups of 16 B (a length the vector does not divide: from each row's first
-          * aligned element, codegen's peel, one row per block), else one element */
-        m->thread_bytes = (double)(len % (VEC_BYTES / f->elem) == 0 ||
-                                           (len >= 2 * (VEC_BYTES / f->elem) && rpb <= 1)
+          * aligned element, codegen's peel, one row per block), else (and strided rows) one
+          * element */
+        m->thread_bytes = (double)(!f->strided && (len % (VEC_BYTES / f->elem) == 0 ||
+                                                   (len >= 2 * (VEC_BYTES / f->elem) && rpb <= 1))
                                        ? VEC_BYTES
                                        : f->elem) *
                           f->nbig;
