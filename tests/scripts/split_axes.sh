@@ -30,6 +30,9 @@ cases=(
   "colvar|N=96 C=5|0 0 0 1"
   "colvar|N=331 C=7|0 0 0 0"
   "midvar|B=2 T=128 C=3|0 0 0 1"
+  "bn2d|N=4 C=6 H=7 W=9|2 0 1 0"
+  "bn2d|N=3 C=4 H=5 W=5|0 0 0 0"
+  "axes013|A=3 B=2 C=5 D=40|3 0 1 0"
 )
 rules=(split_axes split_prologue split_var split_column_var)
 fail=0
