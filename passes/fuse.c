@@ -14,6 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The price of recomputing a smaller pointwise group per element of a larger domain
+ * ([pointwise.recompute], recompute_price). */
+typedef struct rprice {
+    ir_id anchor;    /* the smaller group's anchor (IR_NONE: none absorbed by price) */
+    ir_shape dom;    /* its domain */
+    double instr;    /* its issued instructions per element */
+    double extra_us; /* the instructions of the extra elements at the GPU's issue rate */
+    double apart_us; /* as its own kernel: a launch plus its values written and read back */
+    int64_t bytes;   /* those values' bytes */
+} rprice;
+
 /* Planner state of one group, valid at its union-find root. */
 typedef struct grp {
     uint8_t kind;   /* ir_region_kind */
@@ -28,6 +39,8 @@ typedef struct grp {
     uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
     uint32_t nbuf;     /* at least the HBM buffers its kernel takes (see check_capacity) */
     ir_id pieces;      /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
+    rprice rc;         /* the last group absorbed by [pointwise.recompute]'s price */
+    uint32_t nrc;      /* how many were */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -57,7 +70,7 @@ typedef struct fz {
 /* A decision: the rule that kept two groups apart, its numbers, the remedy. */
 typedef struct why {
     const char *rule;
-    char msg[320];
+    char msg[512];
     char change[200];
 } why;
 
@@ -293,13 +306,57 @@ static bool index_only(fz *f, uint32_t r) {
     return true;
 }
 
+/* [pointwise.recompute] the price of recomputing pointwise group o (every value read only
+ * inside the merge) per element of the larger concrete domain d: its issued instructions per
+ * element (ir_op_issue of each member, one conversion per 16-bit value it loads from outside)
+ * times the elements d has beyond o's, at the GPU's issue rate (pass_issue_rate), against what o
+ * costs as a kernel of its own: a launch plus its values read by the merge written and read back
+ * at the HBM rate. False (no price) when a domain is symbolic, d is not larger, or the GPU has no
+ * issue rate. */
+static bool recompute_price(fz *f, uint32_t o, const ir_shape *d, rprice *p) {
+    const ir_graph *g = f->g;
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    int64_t no = ir_shape_numel(&f->gs[o].dom), nd = ir_shape_numel(d);
+    double rate = pass_issue_rate(gpu);
+    if (no < 0 || nd < 0 || nd <= no || rate <= 0 || gpu->hbm_GBps <= 0) return false;
+    memset(p, 0, sizeof *p);
+    p->anchor = f->gs[o].anchor, p->dom = f->gs[o].dom;
+    ir_id seen[16];
+    unsigned nseen = 0;
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd_ = &g->nodes[m];
+        p->instr += ir_op_issue((ir_op)nd_->op);
+        for (unsigned k = 0; k < nd_->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd_, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++) {
+                bool dup = in_grp(f, src[t], o) || ir_is_gen(g, src[t]);
+                for (unsigned i = 0; i < nseen && !dup; i++) dup = seen[i] == src[t];
+                if (dup) continue;
+                if (nseen < 16) seen[nseen++] = src[t];
+                p->instr += ir_dtype_size((ir_dtype)g->nodes[src[t]].dtype) == 2;
+            }
+        }
+        bool out = false, read = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, g->n, &out);
+        for (unsigned k = 0; k < nc && !read; k++) read = !in_grp(f, f->cbuf[k], o);
+        int64_t ne = ir_shape_numel(&nd_->shape);
+        if (read && ne > 0) p->bytes += ne * ir_dtype_size((ir_dtype)nd_->dtype);
+    }
+    p->extra_us = p->instr * (double)(nd - no) / rate;
+    p->apart_us = gpu->launch_us + 2.0 * (double)p->bytes / (gpu->hbm_GBps * 1e3);
+    return true;
+}
+
 /* A pointwise group o of another domain joins a group of domain d: it is
  * recomputed per element of d (through broadcasting and view index maps),
  * so it must be used only inside the merge and never be written, and the
  * recomputation must be bounded: o is small (<= BATCH_MAX_ELEMS elements),
- * has as many elements as d (a permutation or reshape of it), or is index
- * arithmetic only (index_only). */
-static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint32_t b) {
+ * has as many elements as d (a permutation or reshape of it), is index
+ * arithmetic only (index_only), or its recomputation is priced below a kernel
+ * of its own ([pointwise.recompute], recompute_price; recorded in st when st is
+ * given). */
+static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint32_t b, grp *st) {
     if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, a, b)) return false;
     int64_t ne = ir_shape_numel(&f->gs[o].dom);
     if ((ne >= 0 && ne <= BATCH_MAX_ELEMS) || index_only(f, o)) return true;
@@ -307,8 +364,13 @@ static bool absorbs_small(fz *f, uint32_t o, const ir_shape *d, uint32_t a, uint
     char b1[256], b2[256];
     pass_numel(f->g, &f->gs[o].dom, 1, &p);
     pass_numel(f->g, d, 1, &q);
-    return !p.overflow && !q.overflow &&
-           !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2));
+    if (!p.overflow && !q.overflow &&
+        !strcmp(ir_poly_str(f->g, &p, b1, sizeof b1), ir_poly_str(f->g, &q, b2, sizeof b2)))
+        return true;
+    rprice rp;
+    if (!recompute_price(f, o, d, &rp) || rp.extra_us >= rp.apart_us) return false;
+    if (st) st->rc = rp, st->nrc++;
+    return true;
 }
 
 /* True when shape e times coef has as many elements as shape d (symbolic dims compared as
@@ -789,6 +851,8 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *M = &f->gs[mm], *O = &f->gs[ot];
     char d1[128], d2[128], n1[96];
     *st = *M;
+    if (!M->nrc) st->rc = O->rc;
+    st->nrc = M->nrc + O->nrc;
     st->fusion |= O->fusion;
     st->vin = M->vin || O->vin;
     if (O->kind == IR_RK_REDUCTION) {
@@ -848,7 +912,7 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         snprintf(w->change, sizeof w->change, "return the value, or read it outside a reduction");
         return false;
     }
-    if (!ir_shape_eq(&O->dom, &M->dom) && !absorbs_small(f, ot, &M->dom, a, b)) {
+    if (!ir_shape_eq(&O->dom, &M->dom) && !absorbs_small(f, ot, &M->dom, a, b, st)) {
         why_set(w, "matmul.epilogue_shape");
         snprintf(w->msg, sizeof w->msg, "the epilogue iterates %s but the product is %s",
                  ir_shape_str(g, &O->dom, d1, sizeof d1), ir_shape_str(g, &M->dom, d2, sizeof d2));
@@ -865,8 +929,8 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128], d2[128], n1[96], n2[96];
     st->fusion |= IR_FUSE_VERTICAL;
-    if (ir_shape_eq(&A->dom, &B->dom) || absorbs_small(f, b, &A->dom, a, b)) return true;
-    if (absorbs_small(f, a, &B->dom, a, b)) {
+    if (ir_shape_eq(&A->dom, &B->dom) || absorbs_small(f, b, &A->dom, a, b, st)) return true;
+    if (absorbs_small(f, a, &B->dom, a, b, st)) {
         st->dom = B->dom;
         st->anchor = B->anchor;
         return true;
@@ -879,12 +943,22 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         return true;
     }
     why_set(w, "pointwise.domain");
-    snprintf(w->msg, sizeof w->msg,
-             "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration space, and "
-             "the other side is "
-             "also used elsewhere (or too large to recompute per element)",
-             nname(f->g, A->anchor, n1, sizeof n1), ir_shape_str(f->g, &A->dom, d1, sizeof d1),
-             nname(f->g, B->anchor, n2, sizeof n2), ir_shape_str(f->g, &B->dom, d2, sizeof d2));
+    int n =
+        snprintf(w->msg, sizeof w->msg,
+                 "%s iterates %s but %s iterates %s; a pointwise kernel has one iteration "
+                 "space, and the other side is "
+                 "also used elsewhere (or too large to recompute per element)",
+                 nname(f->g, A->anchor, n1, sizeof n1), ir_shape_str(f->g, &A->dom, d1, sizeof d1),
+                 nname(f->g, B->anchor, n2, sizeof n2), ir_shape_str(f->g, &B->dom, d2, sizeof d2));
+    uint32_t sm = ir_shape_numel(&A->dom) < ir_shape_numel(&B->dom) ? a : b;
+    rprice rp;
+    if (n > 0 && (size_t)n < sizeof w->msg && internal_only(f, sm, a, b) &&
+        recompute_price(f, sm, sm == a ? &B->dom : &A->dom, &rp))
+        snprintf(w->msg + n, sizeof w->msg - (size_t)n,
+                 "; [pointwise.recompute] per element of the larger domain %.1f instructions "
+                 "-> %.3f us of issue against %.3f us apart (a launch and %lld B written and "
+                 "read)",
+                 rp.instr, rp.extra_us, rp.apart_us, (long long)rp.bytes);
     snprintf(
         w->change, sizeof w->change,
         "use the smaller value only in this elementwise chain (it is then recomputed per element)");
@@ -967,11 +1041,13 @@ static bool check_reduction(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
         return false;
     }
     *st = *R;
+    if (!R->nrc) st->rc = O->rc;
+    st->nrc = R->nrc + O->nrc;
     st->fusion |= O->fusion | IR_FUSE_VERTICAL;
     st->vin = R->vin || O->vin;
     bool ok = O->kind == IR_RK_REDUCTION
                   ? ir_shape_eq(&O->dom, &R->dom) && O->raxes == R->raxes
-                  : fits_dom(&O->dom, &R->dom, R->raxes) || absorbs_small(f, o, &R->dom, a, b);
+                  : fits_dom(&O->dom, &R->dom, R->raxes) || absorbs_small(f, o, &R->dom, a, b, st);
     if (ok) return true;
     why_set(w, "reduction.domain");
     snprintf(w->msg, sizeof w->msg, "%s works on %s, not on the rows of %s reduced by %s",
@@ -1101,6 +1177,8 @@ static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     if (guard_rule(f, a, b, w)) return false;
     *st = *A;
     if (st->pieces == IR_NONE) st->pieces = B->pieces;
+    if (!A->nrc) st->rc = B->rc;
+    st->nrc = A->nrc + B->nrc;
     st->fusion |= B->fusion;
     st->vin = A->vin || B->vin;
     int ka = A->kind, kb = B->kind;
@@ -1536,6 +1614,8 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     if (f->c->no_fuse) return no_fuse_rule(w);
     if (guard_rule(f, a, b, w)) return false;
     *st = *A;
+    if (!A->nrc) st->rc = B->rc;
+    st->nrc = A->nrc + B->nrc;
     st->fusion |= B->fusion | IR_FUSE_HORIZONTAL;
     st->vin = A->vin || B->vin;
     if (!check_capacity(f, a, b, st, w)) return false;
@@ -2030,6 +2110,25 @@ static void explain_line(fz *f, const char *what, why *w) {
             w->change);
 }
 
+/* One line per kernel that took smaller pointwise work by [pointwise.recompute]'s price: the last
+ * such group, its instructions, the issue time of its recomputation and its cost apart. */
+static void explain_recompute(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        const grp *G = &f->gs[r];
+        if (f->uf[r] != r || !G->nrc) continue;
+        char n1[96], d1[128], d2[128];
+        fprintf(f->c->explain,
+                "k%u: [pointwise.recompute] %s %s (%.1f instructions per element) is recomputed "
+                "per element of %s: %.3f us of issue against %.3f us as its own kernel (a launch "
+                "and %lld B written and read)%s\n",
+                f->rid[r], nname(g, G->rc.anchor, n1, sizeof n1),
+                ir_shape_str(g, &G->rc.dom, d1, sizeof d1), G->rc.instr,
+                ir_shape_str(g, &G->dom, d2, sizeof d2), G->rc.extra_us, G->rc.apart_us,
+                (long long)G->rc.bytes, G->nrc > 1 ? " (the last of several)" : "");
+    }
+}
+
 /* One line per kernel whose domain took a concat's pieces (pointwise.concat): the concat, its
  * pieces and the HBM bytes the pieces would have cost as separate kernels (written once, read
  * once). */
@@ -2305,6 +2404,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     if (c->explain) {
         explain_pairs(&f);
         explain_pieces(&f);
+        explain_recompute(&f);
         if (gmsg) fputs(gmsg, c->explain);
     }
     if (!indexed) {

@@ -227,7 +227,7 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
 /* Lane instructions per us the GPU issues: the calibrated special-function rate (tanh
  * element-ops, each ir_op_issue(IR_OP_TANH) instructions) when txc bench --calibrate measured one,
  * else SMs x 128 lanes x the boost clock; 0: not modelled. */
-static double issue_rate(const pass_gpu *gpu) {
+double pass_issue_rate(const pass_gpu *gpu) {
     if (gpu->sfu_Gops > 0) return gpu->sfu_Gops * 1e3 * (double)ir_op_issue(IR_OP_TANH);
     return gpu->sms * 128.0 * gpu->clock_GHz * 1e3;
 }
@@ -254,7 +254,7 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     if (gpu->mem_latency_us <= 0 || (rg->kind != IR_RK_POINTWISE && rg->kind != IR_RK_REDUCTION))
         return;
     bool ok = pass_schedule_model_block(f, rg, m);
-    double rate = issue_rate(gpu);
+    double rate = pass_issue_rate(gpu);
     if (ok && (f->kind == IR_RK_POINTWISE || f->kind == IR_RK_REDUCTION) && f->instr > 0 &&
         rate > 0 && f->n > 0) {
         m->instr = f->instr;

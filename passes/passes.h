@@ -911,6 +911,9 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
 /* Instructions per element codegen issues for pointwise region r whose widest big read has
  * `elem` bytes (docs/cost-model.md "Instruction issue"); 0 for other kinds. */
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem);
+/* Lane instructions per us the GPU issues: the calibrated special-function rate when txc bench
+ * --calibrate measured one, else SMs x 128 lanes x the boost clock; 0: not modelled. */
+double pass_issue_rate(const pass_gpu *gpu);
 /* One line "  model: RULE: numbers" for the text report and --explain. */
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out);
 
