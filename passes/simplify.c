@@ -21,7 +21,12 @@
  *     when every user of the product is such a slice, the slices together are at most the
  *     product's columns, and b's slice starts and b's rows are pitched at multiples of 16 bytes
  *     (a tensor map reads the column slice in place); exact: each output element is the same dot
- *     product.
+ *     product. Also slice(a @ b + bias, lo:hi) -> a @ slice(b, lo:hi) + slice(bias, lo:hi) for a
+ *     bias broadcast along the rows (nn.Linear's, before GEGLU's chunk); exact: each element is
+ *     the same sum.
+ *   [simplify.iota_extreme] max/min of an iota over its own axis (n indices) -> the constant the
+ *     reduction's scalar rule gives over the ends 0 and n-1 (torch's unbiased divisor T - 1
+ *     written as max(arange(T))).
  * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
  * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
@@ -338,6 +343,38 @@ static bool reshape_operand(simp *s, ir_id i) {
     return false;
 }
 
+/* [simplify.iota_extreme] max or min node i of an iota x over axes that include the iota's own
+ * axis, of concrete extent n > 0: the iota's values along that axis are its indices 0 .. n-1
+ * stored in x's dtype (a non-decreasing sequence: the store rounding is monotone) and constant
+ * along every other axis, so the reduction's shared scalar rule over the two ends gives every
+ * element of the result. Node i becomes that constant (or a broadcast of it). */
+static bool iota_extreme(simp *s, ir_id i) {
+    ir_graph *g = s->g;
+    const ir_node *n = &g->nodes[i], *x = &g->nodes[ir_in(g, n, 0)];
+    if (x->op != IR_OP_IOTA || x->a.axis < 0 || x->a.axis >= x->shape.rank) return false;
+    int ax = x->a.axis;
+    ir_dim ext = x->shape.dim[ax];
+    if (!(n->a.red.axes & (1u << ax)) || IR_DIM_IS_SYM(ext) || ext < 1) return false;
+    ir_op op = (ir_op)n->op;
+    ir_dtype dt = (ir_dtype)n->dtype, xdt = (ir_dtype)x->dtype;
+    double acc, v;
+    if (!ir_scalar_reduce_init(op, &acc)) return false;
+    double ends[2] = {ir_scalar_round(0.0, xdt), ir_scalar_round((double)(ext - 1), xdt)};
+    for (int k = 0; k < 2; k++)
+        if (!ir_scalar_reduce_step(op, dt, acc, ends[k], &acc)) return false;
+    if (!ir_scalar_reduce_finish(op, dt, acc, 2.0, &v)) return false;
+    v = ir_scalar_round(v, dt);
+    if (s->c && s->c->explain)
+        fprintf(s->c->explain,
+                "%u:%u: [simplify.iota_extreme] %%%u = %s of an iota along its own axis %d (%lld "
+                "indices): the constant %g\n",
+                n->line, n->col, i, ir_op_name(op), ax, (long long)ext, v);
+    ir_shape sc = {0};
+    ir_id c = simp_add(s, i, IR_OP_CONST, dt, &sc, NULL, 0);
+    g->nodes[c].a.cval = v;
+    return replace_with(s, i, c);
+}
+
 /* Applies the rules to node i (which has users); true when it changed. */
 static bool simplify_node(simp *s, ir_id i) {
     ir_graph *g = s->g;
@@ -359,6 +396,8 @@ static bool simplify_node(simp *s, ir_id i) {
             return changed;
         }
         case IR_OP_CAST: return simplify_cast(s, i) || changed;
+        case IR_OP_MAX:
+        case IR_OP_MIN: return iota_extreme(s, i) || changed;
         case IR_OP_PERMUTE:
         case IR_OP_RESHAPE:
         case IR_OP_BROADCAST:
@@ -368,19 +407,45 @@ static bool simplify_node(simp *s, ir_id i) {
     }
 }
 
-/* Whether product m (a matmul whose B operand has rank >= 2 and a known last dim) is read only
- * by slices of its last axis whose widths add up to at most that dim, each starting at a multiple
+/* The product under node p for [simplify.slice_of_product]: p itself when it is a matmul; for
+ * p = mm + bias (either order) whose matmul mm is read only by p, of p's shape and dtype, and
+ * whose bias is broadcast along the rows (rank at most p's, every dim 1 but the last, which is
+ * 1 or p's columns), mm, with the bias and its operand index in *bias, *bk. IR_NONE otherwise. */
+static ir_id product_of(const ir_graph *g, const ir_uses *u, ir_id p, ir_id *bias, unsigned *bk) {
+    const ir_node *n = &g->nodes[p];
+    *bias = IR_NONE;
+    if (n->op == IR_OP_MATMUL) return p;
+    if (n->op != IR_OP_ADD) return IR_NONE;
+    unsigned r = n->shape.rank;
+    for (unsigned k = 0; k < 2; k++) {
+        ir_id m = ir_in(g, n, k), b = ir_in(g, n, 1 - k);
+        const ir_node *mn = &g->nodes[m], *bn = &g->nodes[b];
+        if (mn->op != IR_OP_MATMUL || ir_nuses(u, m) != 1 || mn->dtype != n->dtype ||
+            !ir_shape_eq(&mn->shape, &n->shape) || r < 2 || bn->shape.rank > r ||
+            bn->shape.rank < 1)
+            continue;
+        bool rows = true;
+        for (unsigned d = 0; d + 1 < bn->shape.rank; d++) rows &= bn->shape.dim[d] == 1;
+        ir_dim last = bn->shape.dim[bn->shape.rank - 1];
+        if (!rows || (last != 1 && last != n->shape.dim[r - 1])) continue;
+        *bias = b, *bk = 1 - k;
+        return m;
+    }
+    return IR_NONE;
+}
+
+/* Whether p, a product or a biased product (product_of gives its matmul m), is read only by
+ * slices of its last axis whose widths add up to at most its columns, each starting at a multiple
  * of 16 bytes of B's rows, which are a multiple of 16 bytes too ([simplify.slice_of_product]). */
-static bool slices_only(const ir_graph *g, const ir_uses *u, ir_id m) {
+static bool slices_only(const ir_graph *g, const ir_uses *u, ir_id p, ir_id m) {
     const ir_node *n = &g->nodes[m];
-    if (n->op != IR_OP_MATMUL) return false; /* before reading a second input */
     const ir_node *b = &g->nodes[ir_in(g, n, 1)];
     unsigned r = n->shape.rank;
-    if (r < 2 || b->shape.rank < 2 || !ir_nuses(u, m)) return false;
+    if (r < 2 || b->shape.rank < 2 || !ir_nuses(u, p)) return false;
     ir_dim cols = n->shape.dim[r - 1];
     int64_t es = (int64_t)ir_dtype_size((ir_dtype)b->dtype), width = 0;
     if (IR_DIM_IS_SYM(cols) || (cols * es) % 16 != 0) return false;
-    for (uint32_t k = u->start[m]; k < u->start[m + 1]; k++) {
+    for (uint32_t k = u->start[p]; k < u->start[p + 1]; k++) {
         const ir_node *s = &g->nodes[u->ids[k]];
         if (s->op != IR_OP_SLICE || s->a.slice.axis != (int32_t)r - 1 ||
             (s->a.slice.start * es) % 16 != 0)
@@ -410,35 +475,67 @@ void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before) {
     free(cnt);
 }
 
-/* [simplify.slice_of_product] on every product of g that slices_only accepts: each slice i
- * becomes a new a @ slice(b), placed before i, which takes i's users and name (i and the product
- * are left for dce). Says each rewrite on c->explain. Returns true when one happened. */
+/* Appends the column slice lo:hi of the last axis of bias (when its last dim is not 1; else bias
+ * itself) added to product q in the operand order of the original add (bias operand bk), with
+ * dtype dt; records the nodes appended before node i. Returns the sum. */
+static ir_id add_bias_slice(ir_graph *g, ir_id q, ir_id bias, unsigned bk, ir_dtype dt, int64_t lo,
+                            int64_t hi, ir_id i, ir_id **before, uint32_t *nb, uint32_t *cap) {
+    const ir_node *bn = &g->nodes[bias];
+    int ax = bn->shape.rank - 1;
+    if (*nb + 2 > *cap) *before = ir_xrealloc(*before, (*cap = *cap * 2 + 8) * sizeof **before);
+    ir_id bs = bias;
+    if (bn->shape.dim[ax] != 1) {
+        bs = ir_add_slice(g, bias, ax, lo, hi);
+        (*before)[(*nb)++] = i;
+    }
+    ir_id ins[2];
+    ins[bk] = bs, ins[1 - bk] = q;
+    ir_shape sh = g->nodes[q].shape;
+    ir_id s = ir_add(g, IR_OP_ADD, dt, &sh, ins, 2);
+    (*before)[(*nb)++] = i;
+    g->nodes[bs].line = g->nodes[s].line = g->nodes[i].line;
+    g->nodes[bs].col = g->nodes[s].col = g->nodes[i].col;
+    return s;
+}
+
+/* [simplify.slice_of_product] on every product (or biased product, product_of) of g that
+ * slices_only accepts: each slice i becomes a new a @ slice(b) (plus the bias's matching column
+ * slice), placed before i, which takes i's users and name (i and the product are left for dce).
+ * Says each rewrite on c->explain. Returns true when one happened. */
 static bool slice_products(ir_graph *g, pass_ctx *c) {
     ir_uses u;
     if (!ir_uses_build(g, &u)) return false;
     uint32_t n0 = g->n, nb = 0, cap = 0;
     ir_id *before = NULL;
-    for (ir_id m = 0; m < n0; m++) {
-        if (!slices_only(g, &u, m)) continue;
-        for (uint32_t k = u.start[m]; k < u.start[m + 1]; k++) {
+    for (ir_id p = 0; p < n0; p++) {
+        ir_id bias;
+        unsigned bk = 0;
+        ir_id m = product_of(g, &u, p, &bias, &bk);
+        if (m == IR_NONE || !slices_only(g, &u, p, m)) continue;
+        for (uint32_t k = u.start[p]; k < u.start[p + 1]; k++) {
             ir_id i = u.ids[k], a = ir_in(g, &g->nodes[m], 0), b = ir_in(g, &g->nodes[m], 1);
             int64_t lo = g->nodes[i].a.slice.start, hi = g->nodes[i].a.slice.stop;
             int axis = g->nodes[b].shape.rank - 1;
+            ir_dtype pdt = (ir_dtype)g->nodes[p].dtype;
             if (nb + 2 > cap) before = ir_xrealloc(before, (cap = cap * 2 + 8) * sizeof *before);
-            ir_id bs = ir_add_slice(g, b, axis, lo, hi), p = ir_add_matmul(g, a, bs);
+            ir_id bs = ir_add_slice(g, b, axis, lo, hi), q = ir_add_matmul(g, a, bs);
             before[nb++] = i, before[nb++] = i;
-            ir_node *pn = &g->nodes[p], *in = &g->nodes[i];
-            g->nodes[bs].line = pn->line = in->line;
-            g->nodes[bs].col = pn->col = in->col;
-            pn->name = in->name, in->name = 0;
-            ir_replace_uses(g, i, p);
+            g->nodes[bs].line = g->nodes[q].line = g->nodes[i].line;
+            g->nodes[bs].col = g->nodes[q].col = g->nodes[i].col;
+            if (bias != IR_NONE)
+                q = add_bias_slice(g, q, bias, bk, pdt, lo, hi, i, &before, &nb, &cap);
+            ir_node *qn = &g->nodes[q], *in = &g->nodes[i];
+            qn->name = in->name, in->name = 0;
+            ir_replace_uses(g, i, q);
             if (c && c->explain)
                 fprintf(c->explain,
                         "simplify: [simplify.slice_of_product] %%%u = slice(%%%u, axis=-1, "
-                        "%lld:%lld) of the product %%%u = %%%u @ %%%u: %%%u @ slice(%%%u, "
-                        "%lld:%lld), columns from byte %lld of %lld-byte rows\n",
-                        i, m, (long long)lo, (long long)hi, m, a, b, a, b, (long long)lo,
-                        (long long)hi, (long long)(lo * (int64_t)ir_dtype_size(g->nodes[b].dtype)),
+                        "%lld:%lld) of the %sproduct %%%u = %%%u @ %%%u: %%%u @ slice(%%%u, "
+                        "%lld:%lld)%s, columns from byte %lld of %lld-byte rows\n",
+                        i, p, (long long)lo, (long long)hi, bias != IR_NONE ? "biased " : "", m, a,
+                        b, a, b, (long long)lo, (long long)hi,
+                        bias != IR_NONE ? " + the bias's columns" : "",
+                        (long long)(lo * (int64_t)ir_dtype_size(g->nodes[b].dtype)),
                         (long long)(g->nodes[b].shape.dim[axis] *
                                     (int64_t)ir_dtype_size(g->nodes[b].dtype)));
         }
