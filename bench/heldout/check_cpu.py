@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The held-out programs of bench/heldout/ on the CPU path (run by tests/scripts/heldout.sh).
 
-usage: check_cpu.py TXC ROOT [--all] [--only NAME,...] [--plan-only]
+usage: check_cpu.py TXC ROOT [--all] [--only NAME,...] [--plan-only] [--sizes K=V,...]
 
 For each case of cases.py (the `fast` subset unless --all): the sm_90a plan at the case's GPU sizes
 (`txc FILE --target=sm_90a`, the manifest): an attention program must be one attention kernel and
@@ -133,6 +133,9 @@ def main():
     if "--only" in flags:
         only = flags[flags.index("--only") + 1].split(",")
     todo = [c for c in C.CASES if (only and c["name"] in only) or (not only and ("--all" in flags or c["fast"]))]
+    if "--sizes" in flags:  # the CPU runs at these sizes instead of the case's own
+        dims = {k: int(v) for k, v in (kv.split("=") for kv in flags[flags.index("--sizes") + 1].split(","))}
+        todo = [dict(c, cpu=[dims]) for c in todo]
     fails = runs = 0
     rng = np.random.default_rng(11)
     with tempfile.TemporaryDirectory() as work:

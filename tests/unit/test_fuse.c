@@ -494,6 +494,40 @@ static void test_small_batch(void **st) {
     ir_graph_free(g);
 }
 
+/* [pointwise.recompute]: a pointwise group of a smaller domain (more than the batch limit, used
+ * only by the larger kernel) joins it when recomputing it per element is priced below a kernel of
+ * its own: a bf16 cast (2 instructions per element) joins, exp then log (51) over 128 times the
+ * elements stays apart, and --explain prints the price both ways. */
+static void test_pointwise_recompute(void **st) {
+    (void)st;
+    for (int heavy = 0; heavy < 2; heavy++) {
+        ir_graph *g = ir_graph_new("recompute", NULL);
+        ir_shape s = shp2(256, 1024), s3 = {3, {256, 1024, heavy ? 128 : 8}},
+                 s1 = {3, {256, 1024, 1}};
+        ir_id x = ir_add_input(g, "x", heavy ? IR_F32 : IR_BF16, &s);
+        ir_id y = ir_add_input(g, "y", IR_F32, &s3);
+        ir_id c = heavy ? ir_add_unary(g, IR_OP_LOG, ir_add_unary(g, IR_OP_EXP, x))
+                        : ir_add_cast(g, x, IR_F32);
+        ir_id o = ir_add_binary(g, IR_OP_MUL, y, ir_add_reshape(g, c, &s1));
+        ir_add_output(g, &o, 1);
+        ir_graph *h = ir_graph_clone(g);
+        assert_int_equal(plan_and_check(g, 0), heavy ? 2 : 1);
+        char *ex = NULL;
+        plan(h, false, 0, &ex);
+        if (heavy) {
+            assert_non_null(strstr(ex, "[pointwise.domain]"));
+            assert_non_null(strstr(ex, "[pointwise.recompute] per element of the larger domain"));
+        } else {
+            assert_non_null(strstr(ex, "[pointwise.recompute]"));
+            assert_non_null(strstr(ex, "is recomputed per element of [256, 1024, 8]"));
+            assert_null(strstr(ex, "[pointwise.domain]"));
+        }
+        free(ex);
+        ir_graph_free(h);
+        ir_graph_free(g);
+    }
+}
+
 static void test_views(void **st) {
     (void)st;
     ir_graph *g = ir_graph_new("views", NULL);
@@ -835,6 +869,7 @@ int main(void) {
         cmocka_unit_test(test_mlp_horizontal),
         cmocka_unit_test(test_siblings),
         cmocka_unit_test(test_small_batch),
+        cmocka_unit_test(test_pointwise_recompute),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_view_alias),
         cmocka_unit_test(test_no_fuse_is_one_per_op),

@@ -325,14 +325,89 @@ static void test_reshape_operand(void **state) {
     ir_graph_free(g);
 }
 
+/* [simplify.iota_extreme]: max/min of an iota over its own axis is a constant of the extent;
+ * a reduction over another axis only is left alone. */
+static void test_iota_extreme(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    const ir_shape s57 = {2, {5, 7}}, s5 = {1, {5}};
+    ir_id io = ir_add_iota(g, &s57, 1);
+    ir_id outs[3] = {ir_add_reduce(g, IR_OP_MAX, io, 2u, false),
+                     ir_add_reduce(g, IR_OP_MIN, io, 3u, false),
+                     ir_add_reduce(g, IR_OP_MAX, io, 1u, false)};
+    ir_add_output(g, outs, 3);
+    assert_true(run_simplify(g, &f));
+    const ir_node *o0 = out_in(g, 0), *o1 = out_in(g, 1), *o2 = out_in(g, 2);
+    assert_int_equal(o0->op, IR_OP_BROADCAST);
+    assert_true(ir_shape_eq(&o0->shape, &s5));
+    const ir_node *c0 = &g->nodes[ir_in(g, o0, 0)];
+    assert_int_equal(c0->op, IR_OP_CONST);
+    assert_int_equal(c0->dtype, IR_I32);
+    assert_true(c0->a.cval == 6.0);
+    assert_int_equal(o1->op, IR_OP_CONST);
+    assert_true(o1->a.cval == 0.0);
+    assert_int_equal(o2->op, IR_OP_MAX); /* over axis 0: the values still vary along axis 1 */
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
+/* [simplify.slice_of_product] with a row-broadcast bias: slice(x @ w + b) becomes
+ * x @ slice(w) + slice(b); a bias of the product's full shape is left alone. */
+static void test_slice_of_biased_product(void **state) {
+    (void)state;
+    for (int full = 0; full < 2; full++) {
+        fixture f;
+        fixture_init(&f);
+        ir_graph *g = ir_graph_new("t", NULL);
+        const ir_shape sx = {2, {4, 8}}, sw = {2, {8, 16}}, sb = {1, {16}}, sbf = {2, {4, 16}};
+        ir_id x = ir_add_input(g, "x", IR_F16, &sx), w = ir_add_input(g, "w", IR_F16, &sw);
+        ir_id b = ir_add_input(g, "b", IR_F16, full ? &sbf : &sb);
+        ir_id p = ir_add_binary(g, IR_OP_ADD, ir_add_matmul(g, x, w), b);
+        ir_id outs[2] = {ir_add_slice(g, p, 1, 0, 8), ir_add_slice(g, p, 1, 8, 16)};
+        ir_add_output(g, outs, 2);
+        assert_true(run_simplify(g, &f) == !full);
+        for (unsigned k = 0; k < 2; k++) {
+            const ir_node *o = out_in(g, k);
+            if (full) {
+                assert_int_equal(o->op, IR_OP_SLICE);
+                continue;
+            }
+            const ir_shape s48 = {2, {4, 8}};
+            assert_int_equal(o->op, IR_OP_ADD);
+            assert_int_equal(o->dtype, IR_F16);
+            assert_true(ir_shape_eq(&o->shape, &s48));
+            const ir_node *m = &g->nodes[ir_in(g, o, 0)], *bs = &g->nodes[ir_in(g, o, 1)];
+            assert_int_equal(m->op, IR_OP_MATMUL);
+            assert_int_equal(ir_in(g, m, 0), x);
+            const ir_node *ws = &g->nodes[ir_in(g, m, 1)];
+            assert_int_equal(ws->op, IR_OP_SLICE);
+            assert_int_equal(ws->a.slice.start, 8 * k);
+            assert_int_equal(bs->op, IR_OP_SLICE);
+            assert_int_equal(ir_in(g, bs, 0), b);
+            assert_int_equal(bs->a.slice.start, 8 * k);
+            assert_int_equal(bs->a.slice.stop, 8 * k + 8);
+        }
+        ir_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_identities),      cmocka_unit_test(test_float_zero_kept),
-        cmocka_unit_test(test_int_times_zero),  cmocka_unit_test(test_keeps_dtype_and_shape),
-        cmocka_unit_test(test_cast_chains),     cmocka_unit_test(test_neg_and_pow),
-        cmocka_unit_test(test_views),           cmocka_unit_test(test_scalar_broadcast),
-        cmocka_unit_test(test_name_moves),      cmocka_unit_test(test_chain),
+        cmocka_unit_test(test_identities),
+        cmocka_unit_test(test_float_zero_kept),
+        cmocka_unit_test(test_int_times_zero),
+        cmocka_unit_test(test_keeps_dtype_and_shape),
+        cmocka_unit_test(test_cast_chains),
+        cmocka_unit_test(test_neg_and_pow),
+        cmocka_unit_test(test_views),
+        cmocka_unit_test(test_scalar_broadcast),
+        cmocka_unit_test(test_name_moves),
+        cmocka_unit_test(test_chain),
         cmocka_unit_test(test_reshape_operand),
+        cmocka_unit_test(test_iota_extreme),
+        cmocka_unit_test(test_slice_of_biased_product),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

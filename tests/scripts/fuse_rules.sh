@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# fuse_rules.sh TXC ROOT - the planning rules of the held-out findings of round 4, end to end on
+# bench/heldout programs:
+#   [pointwise.recompute]   mamba_discretize: the bf16 casts of B and x join the big kernel at the
+#                           GPU size (softplus dt stays apart by its price: 2 kernels), and at N=4
+#                           dt joins too (1 kernel, on sm_90a and on the host);
+#   [simplify.iota_extreme] var_mid_axis: max(arange(T)) is a constant (1 kernel);
+#   [simplify.slice_of_product] geglu_chunk: the biased packed product's two column slices
+#                           (1 wgmma kernel).
+# For each: --explain names the rule the expected number of times, the plan has the expected
+# kernels (the .ptx.json manifest), ptxas accepts the PTX (when /usr/local/cuda/bin/ptxas exists),
+# and `txc run` on --device=cpu and --device=ref agrees with NumPy (bench/heldout/check_cpu.py at
+# the sizes given). Skips (77) without /usr/bin/python3 + NumPy.
+set -u
+TXC=$1
+ROOT=$2
+PY=${TX_PYTHON:-/usr/bin/python3}
+PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+if ! $PY -c 'import numpy' 2>/dev/null; then
+  echo "skip: /usr/bin/python3 with NumPy not found"
+  exit 77
+fi
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+# program | target | -D sizes | rule | lines naming it | kernels | CPU sizes (- none)
+cases=(
+  "mamba_discretize|sm_90a|B=2 L=2048 H=32 N=128|k[0-9]*: \[pointwise.recompute\]|1|2|-"
+  "mamba_discretize|sm_90a|B=2 L=2048 H=32 N=128|per element of the larger domain 59.0 instructions|2|2|-"
+  "mamba_discretize|sm_90a|B=2 L=2048 H=32 N=4|k[0-9]*: \[pointwise.recompute\]|1|1|B=2,L=2048,H=32,N=4"
+  "mamba_discretize|host|B=2 L=2048 H=32 N=4|k[0-9]*: \[pointwise.recompute\]|1|-|-"
+  "var_mid_axis|sm_90a|B=64 T=1000 C=768|\[simplify.iota_extreme\].*the constant 999|1|1|B=3,T=37,C=5"
+  "geglu_chunk|sm_90a|M=8192 D=640|\[simplify.slice_of_product\].*biased product|2|1|M=33,D=24"
+)
+fail=0
+n=0
+for c in "${cases[@]}"; do
+  IFS='|' read -r prog target sizes rule want kernels cpu <<<"$c"
+  f="$ROOT/bench/heldout/$prog.tx"
+  defs=""
+  for d in $sizes; do defs="$defs -D $d"; done
+  label="$prog $target $sizes"
+  n=$((n + 1))
+  bad=0
+  emit=""
+  [ "$target" = host ] && emit="--emit=ir"
+  # shellcheck disable=SC2086
+  if ! "$TXC" "$f" --target="$target" $defs $emit --explain -o "$W/k.ptx" >"$W/explain" 2>&1; then
+    echo "FAIL $label: compile: $(head -2 "$W/explain")"
+    fail=1
+    continue
+  fi
+  got=$(grep -c "$rule" "$W/explain")
+  [ "$got" = "$want" ] || { echo "FAIL $label: $got lines match '$rule', want $want"; bad=1; }
+  if [ "$kernels" != - ]; then
+    nk=$($PY -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["kernels"]))' "$W/k.ptx.json")
+    [ "$nk" = "$kernels" ] || { echo "FAIL $label: $nk kernels, want $kernels"; bad=1; }
+    if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
+      echo "FAIL $label: ptxas: $(head -3 "$W/err")"
+      bad=1
+    fi
+  fi
+  if [ "$cpu" != - ] && ! $PY "$ROOT/bench/heldout/check_cpu.py" "$TXC" "$ROOT" --only "$prog" \
+    --sizes "$cpu" >"$W/cpu" 2>&1; then
+    echo "FAIL $label: CPU against NumPy at $cpu:"
+    grep -v '^ok' "$W/cpu" | head -5
+    bad=1
+  fi
+  [ $bad = 0 ] && echo "ok   $label"
+  [ $bad = 0 ] || fail=1
+done
+echo "fuse_rules: $n cases, $([ $fail = 0 ] && echo all passed || echo FAILURES)"
+[ $fail = 0 ]
