@@ -41,6 +41,8 @@ typedef struct grp {
     ir_id pieces;      /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
     rprice rc;         /* the last group absorbed by [pointwise.recompute]'s price */
     uint32_t nrc;      /* how many were */
+    ir_id epin;        /* attention: the last input chain its epilogue took (epilogue_input) */
+    uint32_t nepin;    /* how many it took (0: none; epin is then meaningless) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -674,13 +676,52 @@ static bool q_prologue_for(fz *f, uint32_t o, const grp *At) {
     return true;
 }
 
-/* Attention with anything: only a pointwise epilogue of its output shape, or the decode query's
- * pointwise prologue (q_prologue_for). */
+/* [attention.epilogue_input]: pointwise group o, of attention group At's output shape, computes
+ * from inputs (and generated leaves) only, nothing of it is returned, and it is read only by At's
+ * epilogue (members after the second product), so the epilogue computes it at each output index
+ * from the inputs (gated attention's sigmoid(g) in o * sigmoid(g)) instead of loading its stored
+ * values. */
+static bool epilogue_input_for(fz *f, uint32_t o, uint32_t at) {
+    const ir_graph *g = f->g;
+    const grp *O = &f->gs[o], *At = &f->gs[at];
+    if (O->kind != IR_RK_POINTWISE || !ir_shape_eq(&O->dom, &At->dom)) return false;
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            ir_id src[PASS_SRC_CAP];
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            if (ns >= PASS_SRC_CAP) return false;
+            for (unsigned t = 0; t < ns; t++)
+                if (!in_grp(f, src[t], o) && g->nodes[src[t]].op != IR_OP_INPUT &&
+                    !ir_is_gen(g, src[t]))
+                    return false;
+        }
+        bool out = false;
+        unsigned nc = consumers(f, m, f->cbuf, 0, g->n, &out);
+        if (out) return false;
+        for (unsigned k = 0; k < nc; k++) {
+            ir_id c = f->cbuf[k];
+            if (in_grp(f, c, o)) continue;
+            if (!in_grp(f, c, at) || c <= At->anchor) return false;
+        }
+    }
+    return true;
+}
+
+/* Attention with anything: only a pointwise epilogue of its output shape (which may compute
+ * inputs' pointwise chains, epilogue_input_for), or the decode query's pointwise prologue
+ * (q_prologue_for). */
 static bool check_attention(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128];
     if (A->kind == IR_RK_ATTENTION && B->kind == IR_RK_POINTWISE && ir_shape_eq(&A->dom, &B->dom)) {
         st->fusion |= IR_FUSE_EPILOGUE;
+        return true;
+    }
+    if (B->kind == IR_RK_ATTENTION && epilogue_input_for(f, a, b)) {
+        *st = *B;
+        st->fusion |= IR_FUSE_EPILOGUE;
+        st->epin = A->anchor, st->nepin++;
         return true;
     }
     if (B->kind == IR_RK_ATTENTION && q_prologue_for(f, a, B)) {
@@ -2129,6 +2170,26 @@ static void explain_recompute(fz *f) {
     }
 }
 
+/* One line per attention kernel whose epilogue computes inputs' pointwise chains
+ * ([attention.epilogue_input]): the last chain and the bytes it would have written and re-read. */
+static void explain_epilogue_inputs(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        const grp *G = &f->gs[r];
+        if (f->uf[r] != r || G->kind != IR_RK_ATTENTION || !G->nepin) continue;
+        char n1[96], d1[128];
+        const ir_node *e = &g->nodes[G->epin];
+        int64_t ne = ir_shape_numel(&e->shape);
+        fprintf(f->c->explain,
+                "k%u: [attention.epilogue_input] the epilogue computes %s (%s %s of inputs) at "
+                "each output index: no kernel of its own, %lld B less written and read%s\n",
+                f->rid[r], nname(g, G->epin, n1, sizeof n1), ir_op_name((ir_op)e->op),
+                ir_shape_str(g, &e->shape, d1, sizeof d1),
+                (long long)(ne > 0 ? 2 * ne * ir_dtype_size((ir_dtype)e->dtype) : -1),
+                G->nepin > 1 ? " (the last of several)" : "");
+    }
+}
+
 /* One line per kernel whose domain took a concat's pieces (pointwise.concat): the concat, its
  * pieces and the HBM bytes the pieces would have cost as separate kernels (written once, read
  * once). */
@@ -2405,6 +2466,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
         explain_pairs(&f);
         explain_pieces(&f);
         explain_recompute(&f);
+        explain_epilogue_inputs(&f);
         if (gmsg) fputs(gmsg, c->explain);
     }
     if (!indexed) {

@@ -6,7 +6,9 @@
 #                           dt joins too (1 kernel, on sm_90a and on the host);
 #   [simplify.iota_extreme] var_mid_axis: max(arange(T)) is a constant (1 kernel);
 #   [simplify.slice_of_product] geglu_chunk: the biased packed product's two column slices
-#                           (1 wgmma kernel).
+#                           (1 wgmma kernel);
+#   [attention.epilogue_input] gated_attn_out: the FA3 kernel's epilogue computes sigmoid(g)
+#                           (1 kernel).
 # For each: --explain names the rule the expected number of times, the plan has the expected
 # kernels (the .ptx.json manifest), ptxas accepts the PTX (when /usr/local/cuda/bin/ptxas exists),
 # and `txc run` on --device=cpu and --device=ref agrees with NumPy (bench/heldout/check_cpu.py at
@@ -30,6 +32,7 @@ cases=(
   "mamba_discretize|host|B=2 L=2048 H=32 N=4|k[0-9]*: \[pointwise.recompute\]|1|-|-"
   "var_mid_axis|sm_90a|B=64 T=1000 C=768|\[simplify.iota_extreme\].*the constant 999|1|1|B=3,T=37,C=5"
   "geglu_chunk|sm_90a|M=8192 D=640|\[simplify.slice_of_product\].*biased product|2|1|M=33,D=24"
+  "gated_attn_out|sm_90a|B=4 H=16 S=2048|k0: \[attention.epilogue_input\].*sigmoid|1|1|B=1,H=2,S=300"
 )
 fail=0
 n=0

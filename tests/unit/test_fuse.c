@@ -371,6 +371,36 @@ static void test_attention(void **st) {
     ir_graph_free(g);
 }
 
+/* [attention.epilogue_input]: o * sigmoid(g), g an input of the output's shape: the attention
+ * kernel's epilogue computes sigmoid(g) (one kernel reading q, k, v and g); when sigmoid(g) is
+ * also returned it stays a kernel of its own. */
+static void test_attention_epilogue_input(void **st) {
+    (void)st;
+    for (int ret = 0; ret < 2; ret++) {
+        ir_graph *g = ir_graph_new("gated", NULL);
+        ir_shape sh = {.rank = 3, .dim = {8, 1024, 64}};
+        ir_id q = ir_add_input(g, "q", IR_BF16, &sh), k = ir_add_input(g, "k", IR_BF16, &sh);
+        ir_id v = ir_add_input(g, "v", IR_BF16, &sh), gt = ir_add_input(g, "g", IR_BF16, &sh);
+        uint8_t perm[3] = {0, 2, 1};
+        ir_id sc = ir_add_cast(g, ir_add_matmul(g, q, ir_add_permute(g, k, perm)), IR_F32);
+        sc = ir_add_binary(g, IR_OP_MUL, sc, ir_add_const(g, 0.125, IR_F32));
+        ir_id o = ir_add_matmul(g, ir_add_cast(g, softmax_of(g, sc, 4), IR_BF16), v);
+        ir_id sg = ir_add_unary(g, IR_OP_SIGMOID, gt);
+        ir_id outs[2] = {ir_add_binary(g, IR_OP_MUL, o, sg), sg};
+        ir_add_output(g, outs, ret ? 2 : 1);
+        ir_graph *h = ir_graph_clone(g);
+        assert_int_equal(plan_and_check(g, 0), ret ? 2 : 1);
+        assert_int_equal(count_kind(g, IR_RK_ATTENTION), 1);
+        if (!ret) assert_true(traffic(g) == 5.0 * 8 * 1024 * 64 * 2);
+        char *ex = NULL;
+        plan(h, false, 0, &ex);
+        assert_true((strstr(ex, "[attention.epilogue_input]") != NULL) == !ret);
+        free(ex);
+        ir_graph_free(h);
+        ir_graph_free(g);
+    }
+}
+
 static void test_matmul_epilogue_prologue(void **st) {
     (void)st;
     ir_graph *g = g_mm_bias_gelu(512, 256, 128, true);
@@ -863,6 +893,7 @@ int main(void) {
         cmocka_unit_test(test_column_and_middle_reductions),
         cmocka_unit_test(test_layernorm_rmsnorm),
         cmocka_unit_test(test_attention),
+        cmocka_unit_test(test_attention_epilogue_input),
         cmocka_unit_test(test_matmul_epilogue_prologue),
         cmocka_unit_test(test_matmul_epilogue_recompute),
         cmocka_unit_test(test_matmul_epilogue_recompute_probs),
