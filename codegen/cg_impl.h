@@ -503,6 +503,9 @@ typedef struct cg_mm_desc {
      * blocks per output tile; on the host the same k ranges summed in rank order, so both
      * compute the same f32 sums */
     int simt_splits;
+    /* k chunks per block of a GEMV tile ([matmul.simt.gemv]: its warps; 1 otherwise): the host
+     * sums simt_splits x simt_kwarps chunks in chunk order, as the GPU combines them */
+    int simt_kwarps;
     cg_mm_epi_fn epi;
     void *user;
 } cg_mm_desc;
@@ -541,6 +544,15 @@ int64_t cg_sg_col(const cg_sg_geom *g, unsigned tx, int j);
  * axis has `fast` elements (threads % fast == 0 or fast % threads == 0): *df along the fast
  * axis, *ds lines further. */
 void cg_sg_slot(int64_t fast, unsigned threads, int s, int64_t *df, int64_t *ds);
+/* The k steps of split-K rank `rank` (i32; ignored when splits is 1) of nk (i64) steps:
+ * [rank nk / splits, (rank + 1) nk / splits) as its first step *lo and count *steps (i64). */
+void cg_sg_rank_steps(cg_ctx *cx, LLVMValueRef nk, LLVMValueRef rank, int splits, LLVMValueRef *lo,
+                      LLVMValueRef *steps);
+/* The GEMV tile's block body ([matmul.simt.gemv], codegen/gemv.c; l->bm, bk, splits set): the
+ * block at columns n0 of batch element bidx, cluster rank `rank` (i32, NULL when l->splits is 1);
+ * sets l's shared bytes. False when the shape is not one it builds or the epilogue fails. */
+bool cg_gv_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+                 LLVMValueRef n0, LLVMValueRef rank, cg_mm_launch *l);
 
 /* ---- mma.c: building blocks ---- */
 /* One mma.sync.aligned.m16n8k16.row.col f32 += dt x dt (GPU; dt F16 or BF16): a[4], b[2] are

@@ -576,10 +576,8 @@ static void sg_min_blocks(cg_ctx *cx, const cg_sg_geom *g, int splits) {
         LLVMMetadataAsValue(cx->llctx, LLVMMDNodeInContext2(cx->llctx, md, 3)));
 }
 
-/* The k steps of split-K rank `rank` (i32; ignored when splits is 1) of nk (i64) steps:
- * [rank nk / splits, (rank + 1) nk / splits) as its first step *lo and count *steps (i64). */
-static void sg_rank_steps(cg_ctx *cx, LLVMValueRef nk, LLVMValueRef rank, int splits,
-                          LLVMValueRef *lo, LLVMValueRef *steps) {
+void cg_sg_rank_steps(cg_ctx *cx, LLVMValueRef nk, LLVMValueRef rank, int splits, LLVMValueRef *lo,
+                      LLVMValueRef *steps) {
     LLVMBuilderRef b = cx->b;
     if (splits <= 1) {
         *lo = cg_i64(cx, 0), *steps = nk;
@@ -681,7 +679,7 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     LLVMValueRef nk =
         LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, BK - 1), ""), cg_i64(cx, BK), "nk");
     LLVMValueRef lo, steps;
-    sg_rank_steps(cx, nk, rank, l->splits, &lo, &steps);
+    cg_sg_rank_steps(cx, nk, rank, l->splits, &lo, &steps);
     LLVMValueRef va[SG_MAXSLOT], vb[CG_MM_MAXH][SG_MAXSLOT];
     LLVMValueRef klo = LLVMBuildMul(b, lo, cg_i64(cx, BK), "klo");
     sg_opnd_load(cx, d, bidx, &pa, klo, va);
@@ -749,7 +747,8 @@ static bool sgemm_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bid
     return true;
 }
 
-/* The host's copy of a SIMT split-K schedule: ranks, k step, k steps (i64). */
+/* The host's copy of a SIMT split-K schedule: k chunks (ranks x a GEMV tile's warps), k step,
+ * k steps (i64). */
 typedef struct host_split {
     int splits;
     int64_t bk;
@@ -766,8 +765,9 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
     LLVMBuilderRef b = cx->b;
     /* the SIMT schedule's split-K ranks (one product): the GPU kernel's k ranges and order */
     host_split hs, *sp = NULL;
-    if (d->simt_splits > 1 && d->nmm == 1 && d->simt_bk > 0) {
-        hs.splits = d->simt_splits, hs.bk = d->simt_bk, sp = &hs;
+    int chunks = d->simt_splits * (d->simt_kwarps > 1 ? d->simt_kwarps : 1);
+    if (chunks > 1 && d->nmm == 1 && d->simt_bk > 0) {
+        hs.splits = chunks, hs.bk = d->simt_bk, sp = &hs;
         hs.nk = LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, hs.bk - 1), ""),
                               cg_i64(cx, hs.bk), "nk");
     }
@@ -806,7 +806,7 @@ static bool host_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx
         LLVMValueRef r =
             cg_loop_begin(cx, &rl, cg_i64(cx, 0), cg_i64(cx, sp->splits), cg_i64(cx, 1), "rank");
         LLVMValueRef lo, steps, rk = LLVMBuildTrunc(b, r, cx->i32, "");
-        sg_rank_steps(cx, sp->nk, rk, sp->splits, &lo, &steps);
+        cg_sg_rank_steps(cx, sp->nk, rk, sp->splits, &lo, &steps);
         LLVMValueRef BKc = cg_i64(cx, sp->bk);
         klo = LLVMBuildMul(b, lo, BKc, "");
         khi = LLVMBuildMul(b, LLVMBuildAdd(b, lo, steps, ""), BKc, "");
@@ -873,6 +873,10 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     } else if (tc) {
         mma_tile(cx, d, &l->bm, &l->bn, &l->bk, &wm, &wn);
         l->threads = (unsigned)(32 * wm * wn);
+    } else if (pass_simt_is_gemv(d->simt_bm)) { /* [matmul.simt.gemv]: codegen/gemv.c */
+        l->bm = d->simt_bm, l->bn = PASS_SIMT_GEMV_BN, l->bk = d->simt_bk > 0 ? d->simt_bk : 8;
+        l->threads = 32 * PASS_SIMT_GEMV_WARPS;
+        l->splits = sg_gpu_splits(cx, d);
     } else { /* SIMT: the plan's matmul.simt tile (cg_mm_desc.simt_bm/bn), else 128 x 128 */
         int64_t bm = d->simt_bm > 0 ? d->simt_bm : 128, bn = d->simt_bn > 0 ? d->simt_bn : 128;
         cg_sg_geom g = cg_sg_geom_of(bm, bn, d->simt_bk > 0 ? d->simt_bk : 8, d->nmm);
@@ -894,9 +898,10 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[2], nbatch, zstep ? zstep : nbatch, "bz");
     LLVMValueRef bidx[IR_MAX_RANK];
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
-    bool ok = !cx->gpu ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
-              : tc     ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
-                       : sgemm_block(cx, d, bidx, m0, n0, rank, l);
+    bool ok = !cx->gpu                        ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
+              : tc                            ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
+              : pass_simt_is_gemv(d->simt_bm) ? cg_gv_block(cx, d, bidx, m0, n0, rank, l)
+                                              : sgemm_block(cx, d, bidx, m0, n0, rank, l);
     cg_loop_end(cx, &bl);
     if (!ok) snprintf(err, cap, "matmul: the epilogue failed");
     return ok;
@@ -1040,6 +1045,7 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
         d->simt_bm = rg->sched.p[0], d->simt_bn = rg->sched.p[1], d->simt_bk = rg->sched.p[2];
         if (rg->sched.p[3] > 1 && rg->sched.p[3] <= PASS_SIMT_MAX_SPLITS)
             d->simt_splits = rg->sched.p[3];
+        d->simt_kwarps = pass_simt_is_gemv(d->simt_bm) ? PASS_SIMT_GEMV_WARPS : 1;
     }
 }
 
@@ -1078,21 +1084,24 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     int64_t per[3] = {l.bm, l.bn, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, cx->gpu ? 65535 : INT32_MAX};
     unsigned block[3] = {l.threads, 1, 1};
-    if (cx->gpu && !l.tensor_cores) { /* the SIMT kernel: its tile, outputs per thread, products */
+    if (cx->gpu && !l.tensor_cores && pass_simt_is_gemv(l.bm)) {
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt gemv %lldx%lldx%lld w%d", (long long)l.bm,
+                 (long long)l.bn, (long long)l.bk, PASS_SIMT_GEMV_WARPS);
+    } else if (cx->gpu && !l.tensor_cores) { /* the SIMT kernel: tile, outputs a thread, products */
         cg_sg_geom sg = cg_sg_geom_of(l.bm, l.bn, l.bk, d.nmm);
         snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt %lldx%lldx%lld t%dx%d%s", (long long)l.bm,
                  (long long)l.bn, (long long)l.bk, sg.tm, sg.tn, d.nmm > 1 ? " h" : "");
         if (d.nmm > 1)
             snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
                      "%u", d.nmm);
-        if (l.splits > 1) { /* grid y: N tiles x ranks, a cluster of the ranks of one tile */
-            int64_t ntn = (LLVMConstIntGetSExtValue(d.N) + l.bn - 1) / l.bn;
-            work[1] = (ir_shape){.rank = 1, .dim = {ntn * l.splits}};
-            per[1] = 1;
-            cx->k->cluster = (unsigned)l.splits;
-            snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
-                     " sk%d", l.splits);
-        }
+    }
+    if (cx->gpu && !l.tensor_cores && l.splits > 1) { /* grid y: N tiles x ranks, a cluster each */
+        int64_t ntn = (LLVMConstIntGetSExtValue(d.N) + l.bn - 1) / l.bn;
+        work[1] = (ir_shape){.rank = 1, .dim = {ntn * l.splits}};
+        per[1] = 1;
+        cx->k->cluster = (unsigned)l.splits;
+        snprintf(cx->k->tmpl + strlen(cx->k->tmpl), sizeof cx->k->tmpl - strlen(cx->k->tmpl),
+                 " sk%d", l.splits);
     }
     cg_kernel_end(cx, work, per, cap, block, (unsigned)l.dyn_smem);
     return true;

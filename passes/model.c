@@ -477,6 +477,20 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     }
     if (m->concrete && !strcmp(m->schedule, "matmul.simt")) {
         const pass_simt_time *t = &m->sgt;
+        if (pass_simt_is_gemv(t->bm)) {
+            fprintf(out,
+                    "  model: [matmul.simt.gemv] M = %lld <= %d rows, exact f32 FMAs: %lld "
+                    "column tiles of %lld x %d warps x %d cluster ranks = %d k chunks (partials "
+                    "added in chunk order), %lld k steps of %lld a chunk, %lld blocks x %u "
+                    "threads, %lld per SM: HBM %.3f us at %.0f GB/s, FMA %.3f us%s, combine "
+                    "%.3f us -> %.3f us (launch included)\n",
+                    (long long)t->M, PASS_SIMT_GEMV_M, (long long)t->tiles, (long long)t->bn,
+                    PASS_SIMT_GEMV_WARPS, t->splits, PASS_SIMT_GEMV_WARPS * t->splits,
+                    (long long)t->nk, (long long)t->bk, (long long)t->tiles * t->splits, t->threads,
+                    (long long)t->per_sm, t->mem_us, t->gbps, t->comp_us,
+                    t->step_bound ? " (bound by the k steps' latency)" : "", t->red_us, t->time_us);
+            return;
+        }
         if (t->small_k)
             fprintf(out,
                     "  model: [matmul.simt.small_k] K = %lld <= %d: f16/bf16 operands as f32 FMAs "

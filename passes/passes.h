@@ -696,7 +696,20 @@ typedef struct pass_simt_shape {
     int64_t M, N, K, batch; /* -1: unbound */
     unsigned nmm;           /* products of the region (a horizontal region shares A) */
     bool small_k;           /* f16/bf16 operands of the product's dtype: [matmul.simt.small_k] */
+    bool b_ncols;           /* B is a plain buffer whose N axis is contiguous (w[K, N] as stored) */
 } pass_simt_shape;
+/* [matmul.simt.gemv]: a product of at most PASS_SIMT_GEMV_M bound rows (one product, B
+ * N-contiguous) may take the GEMV tiles of the SIMT schedule, bm = the power of two at or above
+ * M (1, 2, 4, 8, 16; standard tiles have bm >= 32): blocks of PASS_SIMT_GEMV_WARPS warps over
+ * PASS_SIMT_GEMV_BN columns (4 a lane, one 16-byte load of a row of w where aligned), each warp
+ * over its own k chunk (chunk = cluster rank x warps + warp of warps x splits equal ranges of
+ * bk-deep steps), every thread M x 4 accumulators; the chunks' partials are added in chunk
+ * order (exact f32 adds, the host sums the same chunks in the same order) before the epilogue. */
+#define PASS_SIMT_GEMV_M     16
+#define PASS_SIMT_GEMV_BN    128
+#define PASS_SIMT_GEMV_WARPS 8
+/* True when bm names a GEMV tile of matmul.simt (bm <= PASS_SIMT_GEMV_M). */
+bool pass_simt_is_gemv(int64_t bm);
 /* [matmul.simt.small_k]: a product of f16/bf16 operands whose K is bound and at most this (less
  * than one 16-deep tensor-core instruction) runs on the SIMT kernel, not on tensor cores: there
  * it would be one 64-deep wgmma k step at most a quarter full, on staged copies of operands whose
@@ -726,7 +739,8 @@ bool pass_simt_split_ok(const pass_simt_shape *s, const pass_gpu *gpu, int64_t b
  * tm = 8 outputs a side, 168 with split-K's reduction beside them (one block of 256 threads an
  * SM), 64 at tm = 4. */
 int pass_simt_regs(int tm, int splits);
-/* The shared bytes of a split-K rank's partial tile (bm x bn f32; 0 when splits is 1). */
+/* The shared bytes of a split-K rank's partial tile (bm x bn f32; 0 when splits is 1); of a
+ * GEMV tile's warps' partials (PASS_SIMT_GEMV_WARPS x bm x bn f32, any splits). */
 int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits);
 /* The candidates the kernel builds for s (bm, bn, bk, splits), at most cap; the count. With gpu
  * NULL, splits 1 only. */
@@ -743,6 +757,8 @@ typedef struct pass_simt_time {
     unsigned threads;
     double waves, comp_us, red_us, mem_us, time_us;
     bool step_bound; /* the k steps' latency floor, not the FMA rate, bounds a block */
+    int64_t M;       /* the shape's rows ([matmul.simt.gemv]) */
+    double gbps;     /* GEMV tiles: the HBM rate the blocks' loads in flight reach */
 } pass_simt_time;
 double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
                        int64_t bn, int64_t bk, int splits, pass_simt_time *o);

@@ -968,10 +968,11 @@ static unsigned sg_space(const pass_sched_facts *f, ir_schedule *out, unsigned c
     }
     return k;
 }
-/* The schedule, and for split-K the shared memory of the stage buffers and the partial tile. */
+/* The schedule, and for split-K the shared memory of the stage buffers and the partial tile (a
+ * GEMV tile: its warps' partials). */
 static void sg_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
     rg->sched = *s;
-    if (s->p[3] <= 1) return;
+    if (s->p[3] <= 1 && !pass_simt_is_gemv(s->p[0])) return;
     int64_t need = pass_simt_geom_of(s->p[0], s->p[1], s->p[2], f->sgs.nmm).smem_bytes +
                    pass_simt_part_bytes(s->p[0], s->p[1], s->p[3]);
     if (rg->sram_bytes < need) rg->sram_bytes = need;

@@ -24,6 +24,15 @@
 #define SG_RED_US    1.0
 #define SG_SMEM_BPUS 100e3
 
+/* GEMV tiles ([matmul.simt.gemv]; first estimates, H200): GV_HBM_EFF, the share of the HBM
+ * bandwidth a streaming read of w reaches; GV_LAT_US, one k step's loads from HBM under load
+ * (a warp issues a step's bk 16-byte loads, then waits once), so the blocks' loads in flight
+ * over it bound the rate and a chunk of many steps is latency-bound; GV_SYNC_US, the block's
+ * barrier and the combine of the warps' partials. */
+#define GV_HBM_EFF 0.90
+#define GV_LAT_US  1.0
+#define GV_SYNC_US 0.3
+
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_simt_shape *s) {
@@ -48,11 +57,31 @@ bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_s
     s->batch = 1;
     for (unsigned i = 0; i + 2 < rk && s->batch > 0; i++)
         s->batch = IR_DIM_IS_SYM(mm->shape.dim[i]) ? -1 : s->batch * mm->shape.dim[i];
+    ir_id bbase;
+    bool bk_major = true;
+    s->b_ncols =
+        pass_wg_opnd(g, r, ir_in(g, mm, 1), (ir_dtype)b->dtype, false, &bbase, &bk_major) &&
+        !bk_major;
     return true;
+}
+
+bool pass_simt_is_gemv(int64_t bm) { return bm >= 1 && bm <= PASS_SIMT_GEMV_M; }
+
+/* The GEMV tile height of s: the power of two at or above M (0 when M is unbound or above
+ * PASS_SIMT_GEMV_M). */
+static int64_t gemv_bm(const pass_simt_shape *s) {
+    if (s->M <= 0 || s->M > PASS_SIMT_GEMV_M) return 0;
+    int64_t bm = 1;
+    while (bm < s->M) bm *= 2;
+    return bm;
 }
 
 pass_simt_geom pass_simt_geom_of(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
     pass_simt_geom g;
+    if (pass_simt_is_gemv(bm)) { /* a lane: bm rows x 4 columns; warps' partials are dynamic */
+        g.tm = (int)bm, g.tn = 4, g.threads = 32 * PASS_SIMT_GEMV_WARPS, g.smem_bytes = 0;
+        return g;
+    }
     g.tm = bm >= 64 && nmm == 1 ? 8 : 4, g.tn = bn >= 64 && nmm == 1 ? 8 : 4;
     g.threads = (unsigned)((bm / g.tm) * (bn / g.tn));
     g.smem_bytes = 2 * bk * ((bm + 4) + (bn + 4) * (int64_t)(nmm ? nmm : 1)) * 4;
@@ -70,6 +99,21 @@ static bool tile_ok(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
     if (na % g.threads != 0 || nb % g.threads != 0) return false;
     int64_t sa = na / g.threads, sb = nb / g.threads;
     return sa <= 16 && sb <= 16 && sa + n * sb <= (g.tm == 8 ? 12 : 32);
+}
+
+/* True when (bm, bk, splits) is a GEMV tile the kernel builds for s ([matmul.simt.gemv]): one
+ * product of bound sizes, B N-contiguous, bm the shape's gemv_bm, bn PASS_SIMT_GEMV_BN, k steps
+ * of 8 (16 at bm <= 4: more loads in flight where the accumulators leave registers), splits
+ * cluster ranks the target has, every chunk at least one k step. */
+static bool gemv_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
+                        int64_t bk, int splits) {
+    if (!pass_simt_is_gemv(bm) || bm != gemv_bm(s) || bn != PASS_SIMT_GEMV_BN) return false;
+    if (s->nmm != 1 || s->small_k || !s->b_ncols || s->N <= 0 || s->K <= 0 || s->batch <= 0)
+        return false;
+    if (bk != 8 && !(bk == 16 && bm <= 4)) return false;
+    if (splits != 1 && splits != 2 && splits != 4 && splits != PASS_SIMT_MAX_SPLITS) return false;
+    if (splits > 1 && (!gpu || gpu->cluster_max < splits)) return false;
+    return cdiv(s->K, bk) >= (int64_t)PASS_SIMT_GEMV_WARPS * splits;
 }
 
 static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 32}};
@@ -100,12 +144,17 @@ static unsigned simt_pinned(const pass_simt_shape *s, const pass_gpu *gpu, int64
     const char *pin = getenv("TX_SIMT_TILE");
     int bm = 0, bn = 0, bk = 0, sp = 1;
     if (!pin || cap == 0 || sscanf(pin, "%dx%dx%ds%d", &bm, &bn, &bk, &sp) < 3) return 0;
+    if (gemv_builds(s, gpu, bm, bn, bk, sp)) {
+        out[0][0] = bm, out[0][1] = bn, out[0][2] = bk, out[0][3] = sp;
+        return 1;
+    }
     if (!tile_ok(bm, bn, bk, s->nmm) || !split_builds(s, gpu, bk, sp)) return 0;
     out[0][0] = bm, out[0][1] = bn, out[0][2] = bk, out[0][3] = sp;
     return 1;
 }
 
 int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits) {
+    if (pass_simt_is_gemv(bm)) return PASS_SIMT_GEMV_WARPS * bm * bn * 4;
     return splits > 1 ? bm * bn * 4 : 0;
 }
 
@@ -123,6 +172,15 @@ unsigned pass_simt_space(const pass_simt_shape *s, const pass_gpu *gpu, int64_t 
                 out[n][0] = bm, out[n][1] = bn, out[n][2] = bk, out[n][3] = sg_splits[q];
                 n++;
             }
+    int64_t gbm = gemv_bm(s); /* [matmul.simt.gemv]: after the standard tiles (ties keep those) */
+    for (size_t j = 0; j < 2 && gbm; j++)
+        for (size_t q = 0; q < sizeof sg_splits / sizeof sg_splits[0] && n < cap; q++) {
+            int64_t bk = j ? 8 : 16;
+            if (!gemv_builds(s, gpu, gbm, PASS_SIMT_GEMV_BN, bk, sg_splits[q])) continue;
+            out[n][0] = gbm, out[n][1] = PASS_SIMT_GEMV_BN, out[n][2] = bk,
+            out[n][3] = sg_splits[q];
+            n++;
+        }
     return n;
 }
 
@@ -138,11 +196,63 @@ static int64_t sg_per_sm(const pass_gpu *gpu, const pass_simt_geom *g, int64_t s
     return per < 1 ? 1 : per;
 }
 
+/* Registers a thread of a GEMV tile holds: bm x 4 accumulators, a step's bk x 4 w values, the
+ * x values and addresses. */
+static int64_t gemv_regs(int64_t bm, int64_t bk) {
+    int64_t r = 32 + 5 * bm + 4 * bk;
+    return r > 255 ? 255 : r;
+}
+
+/* The GEMV tile's time (pass_simt_model's contract, o's bm .. splits set): blocks of 256 threads
+ * per SM from registers and the partials' shared bytes; w's bytes at min(GV_HBM_EFF x HBM, the
+ * resident blocks' step loads in flight / GV_LAT_US); the FMAs at the 4 x 4 rate, at least a
+ * chunk's steps x GV_LAT_US; the combine; a launch. */
+static double gemv_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                         pass_simt_time *o) {
+    int64_t threads = 32 * PASS_SIMT_GEMV_WARPS, part = pass_simt_part_bytes(o->bm, o->bn, 1);
+    o->threads = (unsigned)threads;
+    o->tiles = cdiv(s->N, o->bn) * s->batch;
+    int64_t blocks = o->tiles * o->splits, per = 2048 / threads;
+    int64_t rg = gpu->regs_per_sm / (gemv_regs(o->bm, o->bk) * threads);
+    if (rg < per) per = rg;
+    if (gpu->smem_per_sm / part < per) per = gpu->smem_per_sm / part;
+    o->per_sm = per = per < 1 ? 1 : per;
+    int64_t slots = (int64_t)gpu->sms * per;
+    o->waves = (double)blocks / (double)slots;
+    int64_t resident = blocks < slots ? cdiv(blocks, gpu->sms) : per;
+    int64_t active = blocks < gpu->sms ? blocks : gpu->sms;
+    double inflight = (double)active * (double)resident * (double)threads * (double)o->bk * 16.0;
+    double rate = gpu->hbm_GBps * 1e3 * GV_HBM_EFF; /* bytes per us */
+    if (inflight / GV_LAT_US < rate) rate = inflight / GV_LAT_US;
+    o->gbps = rate / 1e3;
+    o->mem_us = hbm_bytes > 0 ? hbm_bytes / rate : 0;
+    int64_t chunks = (int64_t)PASS_SIMT_GEMV_WARPS * o->splits;
+    int64_t nk = o->nk = cdiv(cdiv(s->K, o->bk), chunks);
+    double sm_rate = gpu->peak_TFLOPs[IR_F32] * 1e6 / gpu->sms * SG_EFF4;
+    double block_flops =
+        2.0 * (double)s->M * (double)o->bn * (double)(nk * o->bk) * (double)PASS_SIMT_GEMV_WARPS;
+    double block_us = block_flops * (double)resident / sm_rate, floor_us = (double)nk * GV_LAT_US;
+    o->step_bound = floor_us > block_us;
+    if (floor_us > block_us) block_us = floor_us;
+    double rounds = blocks > slots ? (double)cdiv(blocks, slots) : 1.0;
+    o->red_us = GV_SYNC_US;
+    if (o->splits > 1) /* the chunks' partials over the cluster: each block reads its 1/S */
+        o->red_us += SG_RED_US + (double)part * (double)resident / SG_SMEM_BPUS;
+    o->comp_us = rounds * block_us;
+    double t = o->comp_us > o->mem_us ? o->comp_us : o->mem_us;
+    o->time_us = t + o->red_us + gpu->launch_us;
+    return o->time_us;
+}
+
 double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
                        int64_t bn, int64_t bk, int splits, pass_simt_time *o) {
     memset(o, 0, sizeof *o);
     o->bm = bm, o->bn = bn, o->bk = bk, o->splits = splits < 1 ? 1 : splits;
-    o->small_k = s->small_k, o->K = s->K;
+    o->small_k = s->small_k, o->K = s->K, o->M = s->M;
+    if (pass_simt_is_gemv(bm)) {
+        if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0 || !gpu || gpu->sms <= 0) return 0;
+        return gemv_model(s, gpu, hbm_bytes, o);
+    }
     pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, s->nmm);
     o->threads = g.threads;
     if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0 || !gpu || gpu->sms <= 0) return 0;
