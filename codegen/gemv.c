@@ -6,12 +6,12 @@
  * n0 + 4 l .. n0 + 4 l + 3 (one 16-byte load of a row of w where the rows are 16-byte aligned,
  * else 4 coalesced scalar loads) and all M rows: M x 4 f32 accumulators. Warp w of cluster rank r
  * sums k chunk c = r x warps + w: the k steps [c nk / C, (c + 1) nk / C) of C = warps x splits
- * chunks (cg_sg_rank_steps), exact f32 FMAs in k order; a step issues its bk rows' loads first,
- * then its FMAs. After the loop every warp writes its partial (M x bn f32) to dynamic shared
- * memory; after a barrier (a cluster barrier when the k chunks span a cluster of splits blocks)
- * each element's C partials are added in chunk order, 0 to C - 1 (distributed shared memory
- * across the cluster, rank r owning 1/splits of the elements), and the region's epilogue runs on
- * the sum. The host path sums the same chunks in the same order (host_block). */
+ * chunks (cg_sg_rank_steps), exact f32 FMAs in k order; the next step's bk rows of w are loaded
+ * before a step's FMAs (gv_kloop). After the loop every warp writes its partial (M x bn f32) to
+ * dynamic shared memory; after a barrier (a cluster barrier when the k chunks span a cluster of
+ * splits blocks) each element's C partials are added in chunk order, 0 to C - 1 (distributed shared
+ * memory across the cluster, rank r owning 1/splits of the elements), and the region's epilogue
+ * runs on the sum. The host path sums the same chunks in the same order (host_block). */
 #include "codegen/cg_impl.h"
 
 #include <string.h>
@@ -70,10 +70,12 @@ static void gv_load_w(cg_ctx *cx, gv_kern *g, LLVMValueRef k, LLVMValueRef ink, 
     }
 }
 
-/* One bk-deep k step at k offset kb (i64): the rows' loads, then the FMAs in k order. */
-static void gv_step(cg_ctx *cx, gv_kern *g, LLVMValueRef kb) {
+/* The k indices of step s (i64): k[u] = s bk + u, clamped to 0 past K where ink[u] is false
+ * (ink[u] NULL when K is a multiple of bk). */
+static void gv_kidx(cg_ctx *cx, const gv_kern *g, LLVMValueRef s, LLVMValueRef *k,
+                    LLVMValueRef *ink) {
     LLVMBuilderRef b = cx->b;
-    LLVMValueRef w[32][4], k[32], ink[32];
+    LLVMValueRef kb = LLVMBuildMul(b, s, cg_i64(cx, g->bk), "");
     for (int64_t u = 0; u < g->bk; u++) {
         k[u] = LLVMBuildAdd(b, kb, cg_i64(cx, u), "");
         ink[u] = NULL;
@@ -81,8 +83,24 @@ static void gv_step(cg_ctx *cx, gv_kern *g, LLVMValueRef kb) {
             ink[u] = LLVMBuildICmp(b, LLVMIntSLT, k[u], g->d->K, "");
             k[u] = LLVMBuildSelect(b, ink[u], k[u], cg_i64(cx, 0), "");
         }
-        gv_load_w(cx, g, k[u], ink[u], w[u]);
     }
+}
+
+/* Loads step s's bk rows of w into the variables wv (what the FMAs of step s read). */
+static void gv_fetch(cg_ctx *cx, gv_kern *g, LLVMValueRef s, LLVMValueRef (*wv)[4]) {
+    LLVMValueRef k[32], ink[32], w[4];
+    gv_kidx(cx, g, s, k, ink);
+    for (int64_t u = 0; u < g->bk; u++) {
+        gv_load_w(cx, g, k[u], ink[u], w);
+        for (int j = 0; j < 4; j++) LLVMBuildStore(cx->b, w[j], wv[u][j]);
+    }
+}
+
+/* Step s's FMAs from its rows of w (w[u][j]) and x's values, in k order. */
+static void gv_fmas(cg_ctx *cx, gv_kern *g, LLVMValueRef s, LLVMValueRef (*w)[4]) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef k[32], ink[32];
+    gv_kidx(cx, g, s, k, ink);
     for (int64_t u = 0; u < g->bk; u++)
         for (int64_t i = 0; i < g->M; i++) {
             LLVMValueRef x = cg_mm_opnd_load(cx, &g->d->a, g->d->nb, g->bidx, cg_i64(cx, i), k[u]);
@@ -92,6 +110,28 @@ static void gv_step(cg_ctx *cx, gv_kern *g, LLVMValueRef kb) {
                 LLVMBuildStore(b, cg_call_intrinsic(cx, "llvm.fma", true, args, 3), g->acc[i][j]);
             }
         }
+}
+
+/* The chunk's steps [lo, hi), software-pipelined in registers: step s + 1's rows of w are
+ * loaded before step s's FMAs, so a warp keeps a whole step's loads in flight while it computes
+ * (the values cross the loop's back edge: the assembler cannot sink them to their use). lo is
+ * below nk (every chunk starts inside K), so the first fetch is in bounds. */
+static void gv_kloop(cg_ctx *cx, gv_kern *g, LLVMValueRef lo, LLVMValueRef hi) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef wv[32][4], cur[32][4];
+    for (int64_t u = 0; u < g->bk; u++)
+        for (int j = 0; j < 4; j++) wv[u][j] = cg_var(cx, cg_f32c(cx, 0));
+    gv_fetch(cx, g, lo, wv);
+    cg_loop kl;
+    LLVMValueRef s = cg_loop_begin(cx, &kl, lo, hi, cg_i64(cx, 1), "gvk");
+    for (int64_t u = 0; u < g->bk; u++)
+        for (int j = 0; j < 4; j++) cur[u][j] = LLVMBuildLoad2(b, cx->f32, wv[u][j], "");
+    LLVMValueRef nx = LLVMBuildAdd(b, s, cg_i64(cx, 1), "");
+    LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nx, hi, ""));
+    gv_fetch(cx, g, nx, wv);
+    cg_if_end(cx, c);
+    gv_fmas(cx, g, s, cur);
+    cg_loop_end(cx, &kl);
 }
 
 /* The combine and the epilogue: element e (i32, < M x bn) of the block's tile summed over the
@@ -192,10 +232,6 @@ bool cg_gv_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVM
         LLVMBuildUDiv(b, LLVMBuildAdd(b, d->K, cg_i64(cx, g.bk - 1), ""), cg_i64(cx, g.bk), "nk");
     LLVMValueRef lo, steps;
     cg_sg_rank_steps(cx, nk, chunk, W * splits, &lo, &steps);
-    cg_loop kl;
-    LLVMValueRef s =
-        cg_loop_begin(cx, &kl, lo, LLVMBuildAdd(b, lo, steps, ""), cg_i64(cx, 1), "gvk");
-    gv_step(cx, &g, LLVMBuildMul(b, s, cg_i64(cx, g.bk), ""));
-    cg_loop_end(cx, &kl);
+    gv_kloop(cx, &g, lo, LLVMBuildAdd(b, lo, steps, ""));
     return gv_finish(cx, &g, lane, warp, rank, splits, m0, n0);
 }

@@ -196,10 +196,10 @@ static int64_t sg_per_sm(const pass_gpu *gpu, const pass_simt_geom *g, int64_t s
     return per < 1 ? 1 : per;
 }
 
-/* Registers a thread of a GEMV tile holds: bm x 4 accumulators, a step's bk x 4 w values, the
- * x values and addresses. */
+/* Registers a thread of a GEMV tile holds (ptxas -v, sm_90a): bm x 4 accumulators, two steps'
+ * bk x 4 w values (the one computed, the next one in flight), x values and addresses. */
 static int64_t gemv_regs(int64_t bm, int64_t bk) {
-    int64_t r = 32 + 5 * bm + 4 * bk;
+    int64_t r = 32 + 4 * bm + 8 * bk + (bm > 8 ? 2 * bm : 0);
     return r > 255 ? 255 : r;
 }
 
