@@ -3,7 +3,8 @@
  * codegen/matmul.c's cg_sg_geom_of reads) and its cost model. Products whose
  * operands are not both the product's f16/bf16 dtype (f32, f16 x bf16 promoted to f32, i32)
  * run on it on the GPU, exact f32 FMAs in k order (no tf32), and so do f16/bf16 products of a
- * small bound K ([matmul.simt.small_k]). docs/codegen-matmul.md "SIMT". */
+ * small bound K ([matmul.simt.small_k]); products of at most 16 rows may take its GEMV tiles
+ * ([matmul.simt.gemv], codegen/gemv.c). docs/codegen-matmul.md "SIMT". */
 #include "passes/passes.h"
 
 #include <stdio.h>
