@@ -105,10 +105,12 @@ static bool tile_ok(int64_t bm, int64_t bn, int64_t bk, unsigned nmm) {
 /* True when (bm, bk, splits) is a GEMV tile the kernel builds for s ([matmul.simt.gemv]): one
  * product of bound sizes, B N-contiguous, bm the shape's gemv_bm, bn PASS_SIMT_GEMV_BN, k steps
  * of 8 (16 at bm <= 4: more loads in flight where the accumulators leave registers), splits
- * cluster ranks the target has, every chunk at least one k step. */
+ * cluster ranks the target has, every chunk at least one k step; none under TX_SIMT_GEMV=0. */
 static bool gemv_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t bm, int64_t bn,
                         int64_t bk, int splits) {
     if (!pass_simt_is_gemv(bm) || bm != gemv_bm(s) || bn != PASS_SIMT_GEMV_BN) return false;
+    const char *e = getenv("TX_SIMT_GEMV"); /* 0: no GEMV tiles (benchmarks of the others) */
+    if (e && !strcmp(e, "0")) return false;
     if (s->nmm != 1 || s->small_k || !s->b_ncols || s->N <= 0 || s->K <= 0 || s->batch <= 0)
         return false;
     if (bk != 8 && !(bk == 16 && bm <= 4)) return false;
