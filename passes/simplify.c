@@ -410,8 +410,11 @@ static bool simplify_node(simp *s, ir_id i) {
 /* The product under node p for [simplify.slice_of_product]: p itself when it is a matmul; for
  * p = mm + bias (either order) whose matmul mm is read only by p, of p's shape and dtype, and
  * whose bias is broadcast along the rows (rank at most p's, every dim 1 but the last, which is
- * 1 or p's columns), mm, with the bias and its operand index in *bias, *bk. IR_NONE otherwise. */
-static ir_id product_of(const ir_graph *g, const ir_uses *u, ir_id p, ir_id *bias, unsigned *bk) {
+ * 1 or p's columns), mm, with the bias and its operand index in *bias, *bk. IR_NONE otherwise.
+ * u covers the first n0 nodes only: an input added by an earlier rewrite (>= n0) is not a
+ * candidate. */
+static ir_id product_of(const ir_graph *g, const ir_uses *u, uint32_t n0, ir_id p, ir_id *bias,
+                        unsigned *bk) {
     const ir_node *n = &g->nodes[p];
     *bias = IR_NONE;
     if (n->op == IR_OP_MATMUL) return p;
@@ -420,7 +423,7 @@ static ir_id product_of(const ir_graph *g, const ir_uses *u, ir_id p, ir_id *bia
     for (unsigned k = 0; k < 2; k++) {
         ir_id m = ir_in(g, n, k), b = ir_in(g, n, 1 - k);
         const ir_node *mn = &g->nodes[m], *bn = &g->nodes[b];
-        if (mn->op != IR_OP_MATMUL || ir_nuses(u, m) != 1 || mn->dtype != n->dtype ||
+        if (m >= n0 || mn->op != IR_OP_MATMUL || ir_nuses(u, m) != 1 || mn->dtype != n->dtype ||
             !ir_shape_eq(&mn->shape, &n->shape) || r < 2 || bn->shape.rank > r ||
             bn->shape.rank < 1)
             continue;
@@ -510,7 +513,7 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
     for (ir_id p = 0; p < n0; p++) {
         ir_id bias;
         unsigned bk = 0;
-        ir_id m = product_of(g, &u, p, &bias, &bk);
+        ir_id m = product_of(g, &u, n0, p, &bias, &bk);
         if (m == IR_NONE || !slices_only(g, &u, p, m)) continue;
         for (uint32_t k = u.start[p]; k < u.start[p + 1]; k++) {
             ir_id i = u.ids[k], a = ir_in(g, &g->nodes[m], 0), b = ir_in(g, &g->nodes[m], 1);
