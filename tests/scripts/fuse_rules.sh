@@ -13,17 +13,8 @@
 # kernels (the .ptx.json manifest), ptxas accepts the PTX (when /usr/local/cuda/bin/ptxas exists),
 # and `txc run` on --device=cpu and --device=ref agrees with NumPy (bench/heldout/check_cpu.py at
 # the sizes given). Skips (77) without /usr/bin/python3 + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 # program | target | -D sizes | rule | lines naming it | kernels | CPU sizes (- none)
 cases=(
   "mamba_discretize|sm_90a|B=2 L=2048 H=32 N=128|k[0-9]*: \[pointwise.recompute\]|1|2|-"

@@ -13,17 +13,8 @@
 #  - `txc run --device=cpu` (the host sums the GEMV tile's k chunks in the GPU's chunk order)
 #    agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 S=$ROOT/bench/sgemm
 H=$ROOT/bench/heldout
 # program|sizes|TX_SIMT_TILE pin|expected (gemv: the GEMV tile, simt: a standard tile)|M|run (1/0)

@@ -8,17 +8,8 @@
 #  3. `txc run --device=cpu` (fused and --no-fuse) agrees with `--device=ref` on the same random
 #     inputs (tests/gen/compare.py): the reference runs the frontend's graph, before the rewrite.
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 # file | -D sizes | split_axes split_prologue split_var split_column_var (counts on --explain)
 cases=(
   "seqbn|B=3 C=5 L=77|2 0 1 0"

@@ -11,17 +11,8 @@
 #  2. `txc run --device=cpu` (fused and --no-fuse) agrees with `--device=ref` on the same random
 #     inputs (tests/gen/compare.py).
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 # file | -D sizes | staged, read in place or none (no operand priced) | kernels of the sm_90a plan
 # (besides [matmul.wgmma.stage]'s pitch copies)
 cases=(
