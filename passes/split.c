@@ -7,6 +7,7 @@
  * of f32 compose this way exactly up to rounding (a mean of equal-sized means is the mean). */
 #include "passes/passes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -283,15 +284,28 @@ static void become_reshape(ir_graph *g, ir_id i, ir_id y) {
     ir_set_in(g, n, 0, y);
 }
 
+/* The pilot of split_column_var, appended to g: per column of x (axis a), its first element
+ * x[.., 0, ..] when finite, else 0 (a column holding inf or NaN there then gets what unshifted
+ * statistics give), reshaped to sp1 (1 at the chunk axis a and the chunk's axis a + 1). */
+static ir_id colvar_pilot(ir_graph *g, ir_id x, int a, const ir_shape *sp1) {
+    ir_id p = ir_add_slice(g, x, a, 0, 1);
+    ir_id ok = ir_add_binary(g, IR_OP_LT, ir_add_unary(g, IR_OP_ABS, p),
+                             ir_add_const(g, INFINITY, IR_F32));
+    return ir_add_reshape(g, ir_add_where(g, ok, p, ir_add_const(g, 0.0, IR_F32)), sp1);
+}
+
 /* [reduction.split_column_var] A column variance v = mean((x - mu)^2, {a}), mu = mean(x, {a}),
  * of few kept columns (colvar_mean): the column kernels would run few blocks, each streaming a
  * column N long (and the variance's kernel stores the normalised values too: no column_blocks).
- * x is read as xs = reshape(x) with axis a split into (S, N / S); m = mean(xs, a + 1) and q =
- * mean((xs - m)^2, a + 1) are one two-stage column reduction of S times the columns (Welford,
- * one read of x for both), then mu = mean(m, a) and var = mean(q + (m - mu)^2, a) (the law of
- * total variance over equal chunks: exact, each chunk's deviations from its own mean) reduce the
- * S x columns partials; mu and v become reshapes of those. Nodes for mu go before mu, the rest
- * before v. Returns false (nothing changed) when v is not such a variance. */
+ * x is read as xs = reshape(x) with axis a split into (S, N / S), shifted by the column's pilot p
+ * (colvar_pilot): d = xs - p; m = mean(d, a + 1) and q = mean((d - m)^2, a + 1) are one two-stage
+ * column reduction of S times the columns (Welford, one read of x for both), then md = mean(m, a),
+ * mu = md + p and var = mean(q + (m - md)^2, a) (Chan's combine of equal-count chunks: exact)
+ * reduce the S x columns partials; mu and v become reshapes of those. Every partial is a statistic
+ * of values the size of the column's spread, not of its mean, so its f32 rounding is relative to
+ * the spread (x - p is exact where x and p are within a factor 2), and mu is rounded once at its
+ * own magnitude. Nodes for mu go before mu, the rest before v. Returns false (nothing changed) when
+ * v is not such a variance. */
 static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
                              uint32_t *cap) {
     int a;
@@ -307,29 +321,34 @@ static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **be
         else
             sp.dim[j++] = xs.dim[i];
     }
-    ir_id ids[11];
-    ids[0] = ir_add_reshape(g, x, &sp);
-    ids[1] = ir_add_reduce(g, IR_OP_MEAN, ids[0], 1u << (a + 1), true);
-    ids[2] = ir_add_binary(g, IR_OP_SUB, ids[0], ids[1]);
-    ids[3] = ir_add_binary(g, IR_OP_MUL, ids[2], ids[2]);
-    ids[4] = ir_add_reduce(g, IR_OP_MEAN, ids[3], 1u << (a + 1), true);
-    ids[5] = ir_add_reduce(g, IR_OP_MEAN, ids[1], 1u << a, true);
-    ids[6] = ir_add_binary(g, IR_OP_SUB, ids[1], ids[5]);
-    ids[7] = ir_add_binary(g, IR_OP_MUL, ids[6], ids[6]);
-    ids[8] = ir_add_binary(g, IR_OP_ADD, ids[4], ids[7]);
-    ids[9] = ir_add_reduce(g, IR_OP_MEAN, ids[8], 1u << a, true);
-    for (unsigned j = 0; j < 10; j++) {
-        g->nodes[ids[j]].line = g->nodes[v].line, g->nodes[ids[j]].col = g->nodes[v].col;
-        place_before(before, nb, cap, j < 6 ? mu : v);
+    ir_shape sp1 = sp;
+    sp1.dim[a] = sp1.dim[a + 1] = 1;
+    uint32_t n0 = g->n;
+    ir_id xsr = ir_add_reshape(g, x, &sp), p = colvar_pilot(g, x, a, &sp1);
+    ir_id d = ir_add_binary(g, IR_OP_SUB, xsr, p);
+    ir_id m = ir_add_reduce(g, IR_OP_MEAN, d, 1u << (a + 1), true);
+    ir_id e = ir_add_binary(g, IR_OP_SUB, d, m);
+    ir_id q = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, e, e), 1u << (a + 1), true);
+    ir_id pk = ir_add_reduce(g, IR_OP_MAX, ir_add_broadcast(g, p, &sp), 1u << (a + 1), true);
+    ir_id md = ir_add_reduce(g, IR_OP_MEAN, m, 1u << a, true);
+    ir_id mus = ir_add_binary(g, IR_OP_ADD, md, ir_add_reduce(g, IR_OP_MAX, pk, 1u << a, true));
+    uint32_t nmu = g->n;
+    ir_id dm = ir_add_binary(g, IR_OP_SUB, m, md);
+    ir_id t = ir_add_binary(g, IR_OP_ADD, q, ir_add_binary(g, IR_OP_MUL, dm, dm));
+    ir_id var = ir_add_reduce(g, IR_OP_MEAN, t, 1u << a, true);
+    for (uint32_t j = n0; j < g->n; j++) {
+        g->nodes[j].line = g->nodes[v].line, g->nodes[j].col = g->nodes[v].col;
+        place_before(before, nb, cap, j < nmu ? mu : v);
     }
-    become_reshape(g, mu, ids[5]);
-    become_reshape(g, v, ids[9]);
+    become_reshape(g, mu, mus);
+    become_reshape(g, v, var);
     if (c && c->explain)
         fprintf(c->explain,
                 "%u:%u: [reduction.split_column_var] mean and variance of the %lld-long columns of "
-                "%%%u (%lld kept): each column read as %lld chunks of %lld (%lld columns of one "
-                "read for both statistics, 2 x %lld SMs x %d wanted), the chunks' means and "
-                "variances then combined (mean of the variances + variance of the means)\n",
+                "%%%u (%lld kept): each column shifted by its first element and read as %lld "
+                "chunks of %lld (%lld columns of one read for both statistics, 2 x %lld SMs x %d "
+                "wanted), the chunks' means and variances then combined (mean of the variances + "
+                "variance of the means; the shift added back to the mean)\n",
                 g->nodes[v].line, g->nodes[v].col, (long long)n, x, (long long)k, (long long)S,
                 (long long)(n / S), (long long)(S * k),
                 (long long)(c && c->gpu ? c->gpu->sms : COLVAR_SMS), (int)COLVAR_BLOCK_COLS);
