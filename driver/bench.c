@@ -278,13 +278,33 @@ static ir_dtype out_prec(const ir_graph *g, uint32_t k, ir_dtype dt) {
     return carried_prec(g, &g->nodes[ir_in(g, o, k)], &budget);
 }
 
-/* The terms of the f32 sums output k of g holds (rt_tolerance_sum): the K of the matrix product
- * anchoring the region that computes it (its epilogue: bias, activations), at a bound K; else 0. */
-static int64_t out_terms(const ir_graph *g, uint32_t k) {
+/* The terms an f32 sum or mean v adds (through reshapes): the elements of its input over its
+ * axes, times the terms of that input when it is itself an f32 sum or mean (the split stage's
+ * sum(sum(x, T), A) adds |T| x |A| terms of x); 0 when v is not one or an extent is symbolic. */
+static int64_t red_terms(const ir_graph *g, const ir_node *v) {
+    int64_t t = 1; /* at most the innermost input's elements: each reduction divides its count */
+    for (bool first = true;; first = false) {
+        while (v->op == IR_OP_RESHAPE && v->nin == 1) v = &g->nodes[ir_in(g, v, 0)];
+        if ((v->op != IR_OP_SUM && v->op != IR_OP_MEAN) || v->dtype != IR_F32 || v->nin != 1)
+            return first ? 0 : t;
+        const ir_node *x = &g->nodes[ir_in(g, v, 0)];
+        for (unsigned a = 0; a < x->shape.rank; a++) {
+            if (!(v->a.red.axes & (1u << a))) continue;
+            if (IR_DIM_IS_SYM(x->shape.dim[a])) return 0;
+            t *= x->shape.dim[a];
+        }
+        v = x;
+    }
+}
+
+/* drv_out_terms: red_terms of the output, else the matrix product region's K, at a bound K. */
+int64_t drv_out_terms(const ir_graph *g, uint32_t k) {
     if (!g || g->n == 0) return 0;
     const ir_node *o = &g->nodes[g->n - 1];
     if (o->op != IR_OP_OUTPUT || k >= o->nin) return 0;
     const ir_node *v = &g->nodes[ir_in(g, o, k)];
+    int64_t rt = red_terms(g, v);
+    if (rt > 0) return rt;
     if (v->region == IR_NONE || v->region >= g->nregions) return 0;
     const ir_region *rg = &g->regions[v->region];
     if (rg->kind != IR_RK_MATMUL || rg->anchor >= g->n) return 0;
@@ -450,8 +470,8 @@ static bool bench_plan(rt_cuda *c, rt_gpu_exec *x, const rt_gpu_plan *p, const i
         oc->dtype = outs[k].dtype;
         oc->poisoned = rt_count_poison(&outs[k]);
         if (ref && !rt_bench_check_output_sum(&outs[k], &ref[k], pref ? &pref[k] : NULL,
-                                              out_prec(g, k, outs[k].dtype), out_terms(g, k), oc,
-                                              err, sizeof err)) {
+                                              out_prec(g, k, outs[k].dtype), drv_out_terms(g, k),
+                                              oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             goto done;
         }
@@ -712,7 +732,7 @@ static bool bench_cpu_run(const ir_graph *g, const ir_graph *raw, const rt_tenso
         oc->checked = ref != NULL;
         if (ref &&
             !rt_bench_check_output_sum(&outs[k], &ref[k], &pref[k], out_prec(g, k, outs[k].dtype),
-                                       out_terms(g, k), oc, err, sizeof err)) {
+                                       drv_out_terms(g, k), oc, err, sizeof err)) {
             tx_error(d, "output %u: %s", k, err);
             ok = false;
         }

@@ -121,6 +121,10 @@ typedef struct drv_bench_opts {
  * prints the table (or JSON) to out. */
 bool drv_bench(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
                const drv_bench_opts *o, FILE *out, tx_diag *d);
+/* The f32 additions behind output k of planned graph g that bench verifies it for
+ * (rt_tolerance_sum): the terms of an f32 sum or mean (through reshapes; a split sum(sum(x, T), A)
+ * adds |T| x |A|), else the K of the matrix product whose region computes it; 0: none known. */
+int64_t drv_out_terms(const ir_graph *g, uint32_t k);
 /* ---- the tuning cache and txc tune (driver/tune.c; docs/runtime.md "Tuning cache") ------ */
 /* $TX_CACHE_DIR/tune.json, TX_CACHE_DIR defaulting to ~/.cache/tx; false when neither
  * TX_CACHE_DIR nor HOME is set. */

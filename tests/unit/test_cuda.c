@@ -364,6 +364,29 @@ static void test_compare_scaled(void **st) {
     rt_tensor_free(&fr);
 }
 
+/* An f32 sum of 32768 zero-mean terms of size ~1 (multi_axis_reduce's): a near-zero sum 2.6e-5
+ * off, a rounding difference of another addition order, passes the scaled verdict (4 ulp x
+ * sqrt(32768) of the largest |sum|, 300); an error of a tenth of one term does not, nor does the
+ * 2.6e-5 without the terms. */
+static void test_compare_sum_terms(void **st) {
+    rt_tensor got = vec(IR_F32, 3), ref = vec(IR_F32, 3);
+    rt_cmp c;
+    char err[128];
+    (void)st;
+    rt_set(&ref, 0, 300), rt_set(&ref, 1, 0.137), rt_set(&ref, 2, -150);
+    rt_set(&got, 0, 300), rt_set(&got, 1, 0.137 + 2.6e-5), rt_set(&got, 2, -150);
+    assert_true(rt_compare(&got, &ref, rt_tolerance_sum(IR_F32, 32768), &c, err, sizeof err));
+    assert_int_equal(c.bad, 1);
+    assert_int_equal(c.bad_scaled, 0);
+    assert_true(rt_compare(&got, &ref, rt_tolerance_sum(IR_F32, 1), &c, err, sizeof err));
+    assert_int_equal(c.bad_scaled, 1);
+    rt_set(&got, 1, 0.137 + 0.1);
+    assert_true(rt_compare(&got, &ref, rt_tolerance_sum(IR_F32, 32768), &c, err, sizeof err));
+    assert_int_equal(c.bad_scaled, 1);
+    rt_tensor_free(&got);
+    rt_tensor_free(&ref);
+}
+
 /* The three verdicts of rt_bench_check_output: strict, plan precision, scaled; and a failure. */
 static void test_check_output_verdicts(void **st) {
     rt_tensor got = vec(IR_BF16, 3), ref = vec(IR_BF16, 3), pref = vec(IR_BF16, 3);
@@ -995,6 +1018,7 @@ int main(void) {
         cmocka_unit_test(test_compare_low_precision_and_ints),
         cmocka_unit_test(test_compare_mismatch),
         cmocka_unit_test(test_compare_scaled),
+        cmocka_unit_test(test_compare_sum_terms),
         cmocka_unit_test(test_check_output_verdicts),
         cmocka_unit_test(test_poison),
         cmocka_unit_test(test_slug),

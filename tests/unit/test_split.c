@@ -6,8 +6,11 @@
  * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
  * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
  * reduction; nothing splits below the thresholds (a run of 31, a prime column length, 4096 kept
- * columns), for bf16, or with a symbolic run; the rewritten graph verifies. The numbers of the
- * split plans against the reference: tests/scripts/split_axes.sh. */
+ * columns), for bf16, or with a symbolic run; the rewritten graph verifies. The column statistics
+ * are of x minus a per-column pilot that the chunk kernel also passes to the combine (a max over
+ * the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum for all
+ * the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
+ * tests/scripts/split_axes.sh; their f32 accuracy at a large mean: tests/scripts/split_stats.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -21,6 +24,7 @@
 
 #include "testkit.h"
 
+#include "driver/driver.h"
 #include "frontend/frontend.h"
 #include "passes/passes.h"
 
@@ -66,6 +70,29 @@ static const ir_shape *dom(const ir_graph *g, unsigned r) {
     return &g->nodes[ir_in(g, &g->nodes[g->regions[r].anchor], 0)].shape;
 }
 
+/* Whether region r holds a max reduction (the chunk kernel's copy of the column pilot). */
+static bool has_pilot_max(const ir_graph *g, unsigned r) {
+    for (ir_id i = 0; i < g->n; i++)
+        if (g->nodes[i].region == r && g->nodes[i].op == IR_OP_MAX) return true;
+    return false;
+}
+
+/* The element count of the largest tensor region r reads from HBM (pass_region_io). */
+static int64_t max_read(const ir_graph *g, unsigned r) {
+    pass_index ix;
+    pass_io io;
+    assert_true(pass_index_build(g, &ix));
+    pass_region_io(g, &ix, r, &io);
+    int64_t m = 0;
+    for (uint32_t j = 0; j < io.nreads; j++) {
+        int64_t n = ir_shape_numel(&g->nodes[io.reads[j]].shape);
+        m = n > m ? n : m;
+    }
+    pass_io_free(&io);
+    pass_index_free(&ix);
+    return m;
+}
+
 static void test_seq_batchnorm(void **s) {
     (void)s;
     ir_graph *g = plan3(SEQBN, "B", 32, "C", 512, "L", 1000);
@@ -96,6 +123,7 @@ static void test_sum_outer(void **s) {
     assert_int_equal(g->regions[0].red_axes, 1u << 2);
     assert_int_equal(g->regions[0].red_extent, 1024);
     assert_int_equal(g->regions[1].red_axes, 1u << 0);
+    assert_int_equal(drv_out_terms(g, 0), 32 * 1024); /* both stages' additions */
     ir_graph_free(g);
     g = plan3(SUM02_BF16, "B", 32, "C", 512, "L", 1024); /* bf16 partials would round */
     assert_int_equal(nkind(g, IR_RK_REDUCTION), 1);
@@ -122,6 +150,9 @@ static void test_column_var(void **s) {
     assert_int_equal(g->regions[1].red_axes, 1u << 0);
     assert_int_equal(dom(g, 1)->dim[0], 128);
     assert_int_equal(g->regions[2].kind, IR_RK_POINTWISE);
+    assert_true(has_pilot_max(g, 0));
+    assert_int_equal(max_read(g, 1), 128 * 512); /* the combine reads the chunks' partials only */
+    assert_int_equal(drv_out_terms(g, 0), 128);  /* the combine: a mean of the chunks' terms */
     ir_graph_free(g);
     g = plan3(COLVAR, "N", 300, "C", 7, NULL, 0); /* 4 chunks of 75 (8 would not divide) */
     assert_int_equal(dom(g, 0)->dim[0], 4);
