@@ -172,6 +172,52 @@ static ir_id skip_views(const ir_graph *g, ir_id x) {
     return x;
 }
 
+/* The pilot of a split variance over the axes A of x, appended to g: per output (each kept
+ * index), x's first element over A (index 0 on every axis of A) when finite, else 0 (an output
+ * holding inf or NaN there then gets what unshifted statistics give), reshaped to `to` (x's
+ * kept shape with 1s, in the layout the statistics read it) when that differs. */
+static ir_id split_pilot(ir_graph *g, ir_id x, uint32_t axes, const ir_shape *to) {
+    ir_id p = x;
+    for (int a = 0; a < g->nodes[x].shape.rank; a++)
+        if (axes & (1u << a)) p = ir_add_slice(g, p, a, 0, 1);
+    ir_id ok = ir_add_binary(g, IR_OP_LT, ir_add_unary(g, IR_OP_ABS, p),
+                             ir_add_const(g, INFINITY, IR_F32));
+    p = ir_add_where(g, ok, p, ir_add_const(g, 0.0, IR_F32));
+    return ir_shape_eq(&g->nodes[p].shape, to) ? p : ir_add_reshape(g, p, to);
+}
+
+/* The split statistics of xs (f32) about the pilot p (xs's shape with 1 on the axes in | out),
+ * appended to g: d = xs - p; the chunk statistics m = mean(d, in), q = mean((d - m)^2, in) and a
+ * copy of p per chunk, max(broadcast(p), in), are one two-stage reduction over `in` (one read of
+ * xs; the combine then reads partials, not xs); md = mean(m, out), the mean *mu = md +
+ * max(p copies, out), and the variance returned, mean(q + (m - md)^2, out): Chan's combine of
+ * equal-count chunks (exact). Every partial is a statistic of values the size of the spread of xs
+ * about p, not of its mean (x - p is exact where x and p are within a factor 2), and the mean is
+ * rounded once at its own magnitude. *nmu: g->n after the nodes of *mu. */
+static ir_id split_stats(ir_graph *g, ir_id xs, ir_id p, uint32_t in, uint32_t out, ir_id *mu,
+                         uint32_t *nmu) {
+    ir_id d = ir_add_binary(g, IR_OP_SUB, xs, p);
+    ir_id m = ir_add_reduce(g, IR_OP_MEAN, d, in, true);
+    ir_id e = ir_add_binary(g, IR_OP_SUB, d, m);
+    ir_id q = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, e, e), in, true);
+    ir_shape sx = g->nodes[xs].shape;
+    ir_id pk = ir_add_reduce(g, IR_OP_MAX, ir_add_broadcast(g, p, &sx), in, true);
+    ir_id md = ir_add_reduce(g, IR_OP_MEAN, m, out, true);
+    *mu = ir_add_binary(g, IR_OP_ADD, md, ir_add_reduce(g, IR_OP_MAX, pk, out, true));
+    *nmu = g->n;
+    ir_id dm = ir_add_binary(g, IR_OP_SUB, m, md);
+    ir_id t = ir_add_binary(g, IR_OP_ADD, q, ir_add_binary(g, IR_OP_MUL, dm, dm));
+    return ir_add_reduce(g, IR_OP_MEAN, t, out, true);
+}
+
+/* Turns node i into a reshape of y (its shape, name and users kept). */
+static void become_reshape(ir_graph *g, ir_id i, ir_id y) {
+    ir_node *n = &g->nodes[i];
+    n->op = IR_OP_RESHAPE;
+    memset(&n->a, 0, sizeof n->a);
+    ir_set_in(g, n, 0, y);
+}
+
 /* The mean mu of the variance v = mean((x - mu)^2, A, keepdim=true) with mu = mean(x, A,
  * keepdim=true) of the same x (through views; the square as d * d or pow(d, 2)), mu already
  * split over the trailing run t of A (mu reduces inner[mu] = mean(x, t) over A \ t), and that x
@@ -198,35 +244,32 @@ static ir_id var_mean(const ir_graph *g, ir_id v, uint32_t t, const ir_id *inner
 }
 
 /* [reduction.split_var] Variance v = mean((x - mu)^2, A) whose mean mu was split into m =
- * mean(x, T) and mean(m, A \ T) (inner[mu] = m): v becomes mean(q + (m - mu)^2, A \ T) with q =
- * mean((x - m)^2, T), the law of total variance over the equal-sized runs (exact; each run's
- * deviations from its own mean, so no cancellation): q reduces the same rows as m, in m's kernel
- * (a two-stage row: one read of x for both statistics), instead of a second read of x. The
- * appended nodes go before v. Returns false (nothing changed) when v is not such a variance. */
+ * mean(x, T) and mean(m, A \ T) (inner[mu] = m): both become split_stats of x about the pilot of
+ * each output (split_pilot over A), in = T, out = A \ T: the law of total variance over the
+ * equal-sized runs, each run's statistics one two-stage row reduction (one read of x), about the
+ * pilot (no cancellation of large means); mu and v become reshapes of the combined mean and
+ * variance (m is left unused). Nodes for mu go before mu, the rest before v. Returns false
+ * (nothing changed) when v is not such a variance. */
 static bool split_var(ir_graph *g, const pass_ctx *c, ir_id v, uint32_t t, const ir_id *inner,
                       ir_id **before, uint32_t *nb, uint32_t *cap) {
     ir_id x, mu = var_mean(g, v, t, inner, &x);
     if (mu == IR_NONE) return false;
-    ir_id m = inner[mu], ids[6];
-    ids[0] = ir_add_binary(g, IR_OP_SUB, x, m);
-    ids[1] = ir_add_binary(g, IR_OP_MUL, ids[0], ids[0]);
-    ids[2] = ir_add_reduce(g, IR_OP_MEAN, ids[1], t, true);
-    ids[3] = ir_add_binary(g, IR_OP_SUB, m, mu);
-    ids[4] = ir_add_binary(g, IR_OP_MUL, ids[3], ids[3]);
-    ids[5] = ir_add_binary(g, IR_OP_ADD, ids[2], ids[4]);
-    for (unsigned k = 0; k < 6; k++) {
-        g->nodes[ids[k]].line = g->nodes[v].line, g->nodes[ids[k]].col = g->nodes[v].col;
-        place_before(before, nb, cap, v);
+    uint32_t n0 = g->n, nmu, axes = g->nodes[v].a.red.axes;
+    ir_shape ps = g->nodes[v].shape;
+    ir_id mus, var = split_stats(g, x, split_pilot(g, x, axes, &ps), t, axes & ~t, &mus, &nmu);
+    for (uint32_t j = n0; j < g->n; j++) {
+        g->nodes[j].line = g->nodes[v].line, g->nodes[j].col = g->nodes[v].col;
+        place_before(before, nb, cap, j < nmu ? mu : v);
     }
-    ir_node *n = &g->nodes[v];
-    ir_set_in(g, n, 0, ids[5]);
-    n->a.red.axes &= ~t;
+    become_reshape(g, mu, mus);
+    become_reshape(g, v, var);
     if (c && c->explain)
         fprintf(c->explain,
                 "%u:%u: [reduction.split_var] the variance of the split mean %%%u: each run's "
-                "mean of squared deviations from its own mean, computed with that mean in one "
-                "read of the rows, then combined with the runs' spread (m - mu)^2\n",
-                n->line, n->col, mu);
+                "mean and mean of squared deviations about the output's first element, computed "
+                "in one read of the rows, then combined with the runs' spread (m - mu)^2 and the "
+                "shift added back to the mean\n",
+                g->nodes[v].line, g->nodes[v].col, mu);
     return true;
 }
 
@@ -276,36 +319,14 @@ static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
     return mu;
 }
 
-/* Turns node i into a reshape of y (its shape, name and users kept). */
-static void become_reshape(ir_graph *g, ir_id i, ir_id y) {
-    ir_node *n = &g->nodes[i];
-    n->op = IR_OP_RESHAPE;
-    memset(&n->a, 0, sizeof n->a);
-    ir_set_in(g, n, 0, y);
-}
-
-/* The pilot of split_column_var, appended to g: per column of x (axis a), its first element
- * x[.., 0, ..] when finite, else 0 (a column holding inf or NaN there then gets what unshifted
- * statistics give), reshaped to sp1 (1 at the chunk axis a and the chunk's axis a + 1). */
-static ir_id colvar_pilot(ir_graph *g, ir_id x, int a, const ir_shape *sp1) {
-    ir_id p = ir_add_slice(g, x, a, 0, 1);
-    ir_id ok = ir_add_binary(g, IR_OP_LT, ir_add_unary(g, IR_OP_ABS, p),
-                             ir_add_const(g, INFINITY, IR_F32));
-    return ir_add_reshape(g, ir_add_where(g, ok, p, ir_add_const(g, 0.0, IR_F32)), sp1);
-}
-
 /* [reduction.split_column_var] A column variance v = mean((x - mu)^2, {a}), mu = mean(x, {a}),
  * of few kept columns (colvar_mean): the column kernels would run few blocks, each streaming a
  * column N long (and the variance's kernel stores the normalised values too: no column_blocks).
- * x is read as xs = reshape(x) with axis a split into (S, N / S), shifted by the column's pilot p
- * (colvar_pilot): d = xs - p; m = mean(d, a + 1) and q = mean((d - m)^2, a + 1) are one two-stage
- * column reduction of S times the columns (Welford, one read of x for both), then md = mean(m, a),
- * mu = md + p and var = mean(q + (m - md)^2, a) (Chan's combine of equal-count chunks: exact)
- * reduce the S x columns partials; mu and v become reshapes of those. Every partial is a statistic
- * of values the size of the column's spread, not of its mean, so its f32 rounding is relative to
- * the spread (x - p is exact where x and p are within a factor 2), and mu is rounded once at its
- * own magnitude. Nodes for mu go before mu, the rest before v. Returns false (nothing changed) when
- * v is not such a variance. */
+ * x is read as xs = reshape(x) with axis a split into (S, N / S); mu and v become reshapes of the
+ * split_stats of xs about the column's pilot (split_pilot over {a}), in = a + 1 (a chunk: one
+ * two-stage column reduction of S times the columns, Welford, one read of x), out = a (the
+ * combine of the S x columns partials). Nodes for mu go before mu, the rest before v. Returns
+ * false (nothing changed) when v is not such a variance. */
 static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
                              uint32_t *cap) {
     int a;
@@ -323,19 +344,10 @@ static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **be
     }
     ir_shape sp1 = sp;
     sp1.dim[a] = sp1.dim[a + 1] = 1;
-    uint32_t n0 = g->n;
-    ir_id xsr = ir_add_reshape(g, x, &sp), p = colvar_pilot(g, x, a, &sp1);
-    ir_id d = ir_add_binary(g, IR_OP_SUB, xsr, p);
-    ir_id m = ir_add_reduce(g, IR_OP_MEAN, d, 1u << (a + 1), true);
-    ir_id e = ir_add_binary(g, IR_OP_SUB, d, m);
-    ir_id q = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, e, e), 1u << (a + 1), true);
-    ir_id pk = ir_add_reduce(g, IR_OP_MAX, ir_add_broadcast(g, p, &sp), 1u << (a + 1), true);
-    ir_id md = ir_add_reduce(g, IR_OP_MEAN, m, 1u << a, true);
-    ir_id mus = ir_add_binary(g, IR_OP_ADD, md, ir_add_reduce(g, IR_OP_MAX, pk, 1u << a, true));
-    uint32_t nmu = g->n;
-    ir_id dm = ir_add_binary(g, IR_OP_SUB, m, md);
-    ir_id t = ir_add_binary(g, IR_OP_ADD, q, ir_add_binary(g, IR_OP_MUL, dm, dm));
-    ir_id var = ir_add_reduce(g, IR_OP_MEAN, t, 1u << a, true);
+    uint32_t n0 = g->n, nmu;
+    ir_id xsr = ir_add_reshape(g, x, &sp), mus;
+    ir_id var =
+        split_stats(g, xsr, split_pilot(g, x, 1u << a, &sp1), 1u << (a + 1), 1u << a, &mus, &nmu);
     for (uint32_t j = n0; j < g->n; j++) {
         g->nodes[j].line = g->nodes[v].line, g->nodes[j].col = g->nodes[v].col;
         place_before(before, nb, cap, j < nmu ? mu : v);

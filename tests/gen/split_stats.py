@@ -1,8 +1,8 @@
 #!/usr/bin/python3
-"""split_stats.py X.npy AXIS ADD EPS DIR ROLES [LABEL] - checks the mean / variance / normalised
+"""split_stats.py X.npy AXES ADD EPS DIR ROLES [LABEL] - checks the mean / variance / normalised
 outputs out0.npy, out1.npy, ... of a `txc run` in DIR against the exact statistics of the program's
-z = f32(X + ADD) over AXIS (kept dims), computed in float64 from the f32 values, within f32 error
-bounds that do not grow with the columns' mean. ROLES names each output in order: mean, var or
+z = f32(X + ADD) over AXES (comma-separated; kept dims), computed in float64 from the f32 values,
+within f32 error bounds that do not grow with the columns' mean. ROLES names each output in order: mean, var or
 norm ((z - mu) / sqrt(var + EPS)); a mean or variance output may be the kept-dim statistic
 reshaped (compared flat).
 
@@ -72,7 +72,8 @@ def main():
     roles = roles.split(",")
     outs = [np.load(os.path.join(d, "out%d.npy" % i)) for i in range(len(roles))]
     bad = 0
-    for name, worst, nbad, n in check(x, int(axis), float(add), float(eps), outs, roles):
+    axes = tuple(int(a) for a in axis.split(","))
+    for name, worst, nbad, n in check(x, axes, float(add), float(eps), outs, roles):
         print("%s %s: worst error / bound %.3g, %d of %d over" % (label, name, worst, nbad, n))
         bad += nbad > 0
     return 1 if bad else 0

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# split_stats.sh TXC ROOT [DEVICE] - [reduction.split_column_var] on columns whose mean (1000)
-# dwarfs their spread (0.3, normal): tests/split/midvar.tx (z = x + 1000, x of spread 0.3) and
-# tests/split/colvar.tx (x of mean 1000), at sizes of 2, 4 and 64 to 128 chunks per column. For each
-# program and size,
-#  1. --explain names [reduction.split_column_var] once (the split plan is what runs);
+# split_stats.sh TXC ROOT [DEVICE] - [reduction.split_column_var] and [reduction.split_var] on
+# statistics whose mean (1000) dwarfs their spread (0.3, normal): tests/split/midvar.tx (z = x +
+# 1000, x of spread 0.3) and tests/split/colvar.tx (x of mean 1000) at 2, 4 and 64 to 128 chunks
+# per column, tests/split/seqbn.tx (over (0, 2), w = 1, b = 0) at 32 and 8 runs. For each program
+# and size,
+#  1. --explain names the rule once (the split plan is what runs);
 #  2. `txc run --device=ref` and `--device=DEVICE` (default cpu; gpu on the GPU machine:
 #     bench/split_stats_gpu.sh) on the same NumPy inputs, every output checked by
 #     tests/gen/split_stats.py against the exact f64 statistics within f32 bounds that do not grow
@@ -13,33 +14,43 @@
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
 DEV=${3:-cpu}
-# program | -D sizes | input shape | input mean | reduced axis | added constant | eps | roles
+# program | -D sizes | x's shape | x's mean | reduced axes | added constant | eps | roles | rule |
+# other inputs (NAME:SHAPE:VALUE, constant)
 cases=(
-  "midvar|B=3 T=64 C=45|3,64,45|0|1|1000|1e-3|var,norm"
-  "midvar|B=3 T=4096 C=45|3,4096,45|0|1|1000|1e-3|var,norm"
-  "colvar|N=128 C=40|128,40|1000|0|0|1e-5|mean,var,norm"
-  "colvar|N=4096 C=64|4096,64|1000|0|0|1e-5|mean,var,norm"
+  "midvar|B=3 T=64 C=45|3,64,45|0|1|1000|1e-3|var,norm|split_column_var|"
+  "midvar|B=3 T=4096 C=45|3,4096,45|0|1|1000|1e-3|var,norm|split_column_var|"
+  "colvar|N=128 C=40|128,40|1000|0|0|1e-5|mean,var,norm|split_column_var|"
+  "colvar|N=4096 C=64|4096,64|1000|0|0|1e-5|mean,var,norm|split_column_var|"
+  "seqbn|B=32 C=16 L=64|32,16,64|1000|0,2|0|1e-5|norm,var,mean|split_var|w:16,1:1 b:16,1:0"
+  "seqbn|B=8 C=24 L=1000|8,24,1000|1000|0,2|0|1e-5|norm,var,mean|split_var|w:24,1:1 b:24,1:0"
 )
-[ "$DEV" = gpu ] && cases+=("colvar|N=32768 C=118|32768,118|1000|0|0|1e-5|mean,var,norm")
+[ "$DEV" = gpu ] && cases+=("colvar|N=32768 C=118|32768,118|1000|0|0|1e-5|mean,var,norm|split_column_var|"
+  "seqbn|B=32 C=512 L=1000|32,512,1000|1000|0,2|0|1e-5|norm,var,mean|split_var|w:512,1:1 b:512,1:0")
 fail=0
 n=0
 for c in "${cases[@]}"; do
-  IFS='|' read -r prog sizes shape mean axis add eps roles <<<"$c"
+  IFS='|' read -r prog sizes shape mean axis add eps roles rule more <<<"$c"
   defs=""
   for d in $sizes; do defs="$defs -D $d"; done
   label="$prog $sizes"
   n=$((n + 1))
   bad=0
   $PY -c "import numpy as np; g = np.random.default_rng($n); np.save('$W/x.npy', ($mean + 0.3 * g.standard_normal(($shape,))).astype(np.float32))"
+  ins="--input x=$W/x.npy"
+  for m in $more; do
+    IFS=':' read -r nm sh val <<<"$m"
+    $PY -c "import numpy as np; np.save('$W/$nm.npy', np.full(($sh), $val, np.float32))"
+    ins="$ins --input $nm=$W/$nm.npy"
+  done
   # shellcheck disable=SC2086
   "$TXC" "$ROOT/tests/split/$prog.tx" $defs --explain -o "$W/k.ptx" >"$W/explain" 2>&1
-  got=$(grep -c "\[reduction.split_column_var\]" "$W/explain")
-  [ "$got" = 1 ] || { echo "FAIL $label: [reduction.split_column_var] $got times, want 1"; bad=1; }
+  got=$(grep -c "\[reduction.$rule\]" "$W/explain")
+  [ "$got" = 1 ] || { echo "FAIL $label: [reduction.$rule] $got times, want 1"; bad=1; }
   for dev in ref "$DEV"; do
     rm -rf "$W/o"
     # shellcheck disable=SC2086
-    if ! "$TXC" run "$ROOT/tests/split/$prog.tx" $defs --device="$dev" --input x="$W/x.npy" \
-      --output-dir "$W/o" 2>"$W/err"; then
+    if ! "$TXC" run "$ROOT/tests/split/$prog.tx" $defs --device="$dev" $ins --output-dir "$W/o" \
+      2>"$W/err"; then
       echo "FAIL $label: --device=$dev failed: $(head -3 "$W/err")"
       bad=1
     elif ! $PY "$ROOT/tests/gen/split_stats.py" "$W/x.npy" "$axis" "$add" "$eps" "$W/o" "$roles" \

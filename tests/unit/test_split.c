@@ -6,10 +6,10 @@
  * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
  * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
  * reduction; nothing splits below the thresholds (a run of 31, a prime column length, 4096 kept
- * columns), for bf16, or with a symbolic run; the rewritten graph verifies. The column statistics
- * are of x minus a per-column pilot that the chunk kernel also passes to the combine (a max over
- * the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum for all
- * the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
+ * columns), for bf16, or with a symbolic run; the rewritten graph verifies. Both variances'
+ * statistics are of x minus a per-output pilot that the chunk kernel also passes to the combine (a
+ * max over the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum
+ * for all the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
  * tests/scripts/split_axes.sh; their f32 accuracy at a large mean: tests/scripts/split_stats.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -108,6 +108,8 @@ static void test_seq_batchnorm(void **s) {
     assert_int_equal(r1->red_axes, 1u << 0); /* the combine over the batch */
     assert_int_equal(dom(g, 1)->dim[2], 1);
     assert_int_equal(g->regions[2].kind, IR_RK_POINTWISE);
+    assert_true(has_pilot_max(g, 0));
+    assert_int_equal(max_read(g, 1), 32 * 512); /* the combine reads the runs' partials only */
     ir_graph_free(g);
     /* a run of 31: the strided row stays (one kernel) */
     g = plan3(SEQBN, "B", 32, "C", 512, "L", 31);
