@@ -47,6 +47,8 @@ typedef struct grp {
     uint32_t nside;    /* how many were (0: none; side, side_* are then meaningless) */
     int64_t side_bytes; /* the bytes that sibling's kernel would have re-read (-1: symbolic) */
     double side_us;     /* its kernel's time those bytes and its launch cost apart */
+    uint32_t nbatch;    /* reduction: independent reduction groups batched in ([reduction.batch]) */
+    double batch_us;    /* the batch's HBM time at the datasheet rate (< one launch) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -1860,6 +1862,62 @@ static void batch_small(fz *f) {
     }
 }
 
+/* Bytes of the HBM values group o reads (through views) from outside itself; -1 when one has a
+ * symbolic size. */
+static int64_t group_read_bytes(fz *f, uint32_t o) {
+    const ir_graph *g = f->g;
+    idset seen = {0};
+    ir_id src[PASS_SRC_CAP];
+    int64_t bytes = 0;
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++) {
+                if (in_grp(f, src[t], o) || ir_is_gen(g, src[t]) || !idset_add(&seen, src[t]))
+                    continue;
+                int64_t ne = ir_shape_numel(&g->nodes[src[t]].shape);
+                bytes = ne < 0 || bytes < 0
+                            ? -1
+                            : bytes + ne * ir_dtype_size((ir_dtype)g->nodes[src[t]].dtype);
+            }
+        }
+    }
+    free(seen.slot);
+    return bytes;
+}
+
+/* [reduction.batch]: independent reduction groups of one concrete domain and reduced axes (the
+ * norms of two inputs of one shape) merge into one launch when what they read, together, streams
+ * at the datasheet HBM rate in less time than one launch costs: apart, each such kernel is
+ * launch- and latency-bound. At most BATCH_TRIES later groups of that domain per group;
+ * sibling_check decides the rest (capacity, cycles, column stages). */
+static void batch_reductions(fz *f) {
+    ir_graph *g = f->g;
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    if (!gpu || gpu->hbm_GBps <= 0) return;
+    for (ir_id a = 0; a < g->n; a++) {
+        if (f->uf[a] != a || f->gs[a].kind != IR_RK_REDUCTION || ir_shape_numel(&f->gs[a].dom) < 0)
+            continue;
+        unsigned tries = 0; /* bounded: at most BATCH_TRIES candidates per group */
+        for (ir_id b = a + 1; b < g->n && tries < BATCH_TRIES; b++) {
+            if (f->uf[b] != b || f->gs[b].kind != IR_RK_REDUCTION ||
+                f->gs[b].raxes != f->gs[a].raxes || !ir_shape_eq(&f->gs[a].dom, &f->gs[b].dom))
+                continue;
+            tries++;
+            int64_t ba = group_read_bytes(f, a), bb = group_read_bytes(f, b);
+            double us = (double)(ba + bb) / (gpu->hbm_GBps * 1e3);
+            grp st;
+            why w;
+            if (ba < 0 || bb < 0 || us >= gpu->launch_us || !sibling_check(f, a, b, &st, &w))
+                continue;
+            st.nbatch = f->gs[a].nbatch + f->gs[b].nbatch + 1;
+            st.batch_us = us;
+            join(f, a, b, &st);
+        }
+    }
+}
+
 /* ---- regions ------------------------------------------------------------- */
 
 static uint32_t add_region(ir_graph *g, int k, ir_id anchor) {
@@ -2294,6 +2352,21 @@ static void explain_side(fz *f) {
     }
 }
 
+/* One line per reduction kernel that batched independent reductions ([reduction.batch]). */
+static void explain_batch(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        const grp *G = &f->gs[r];
+        if (f->uf[r] != r || G->kind != IR_RK_REDUCTION || !G->nbatch) continue;
+        char n1[96], d1[128];
+        fprintf(f->c->explain,
+                "k%u: [reduction.batch] %u independent reductions of %s (the first %s) in one "
+                "launch: their reads take %.3f us at the HBM rate, less than a launch (%.3f us)\n",
+                f->rid[r], G->nbatch + 1, ir_shape_str(g, &G->dom, d1, sizeof d1),
+                nname(g, G->anchor, n1, sizeof n1), G->batch_us, pass_ctx_gpu(f->c)->launch_us);
+    }
+}
+
 /* One line per attention kernel whose epilogue computes inputs' pointwise chains
  * ([attention.epilogue_input]): the last chain and the bytes it would have written and re-read. */
 static void explain_epilogue_inputs(fz *f) {
@@ -2439,6 +2512,7 @@ static void fuse_group(fz *f) {
             if (!any) break;
         }
         batch_small(f);
+        batch_reductions(f);
     }
     emit_regions(f);
     place_views(f);
@@ -2592,6 +2666,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
         explain_recompute(&f);
         explain_epilogue_inputs(&f);
         explain_side(&f);
+        explain_batch(&f);
         if (gmsg) fputs(gmsg, c->explain);
     }
     if (!indexed) {
