@@ -141,8 +141,7 @@ static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef
                 return true;
             }
     for (unsigned a = 0; a < cx->nvecalias; a++)
-        if (idx->lin == cx->vecalias[a].lin &&
-            ir_shape_eq(cx->vecalias[a].shape, idx->shape)) {
+        if (idx->lin == cx->vecalias[a].lin && ir_shape_eq(cx->vecalias[a].shape, idx->shape)) {
             *j = cx->vecalias[a].j;
             *start = cx->vecalias[a].base;
             return true;
@@ -732,14 +731,16 @@ static LLVMValueRef cg_vec_lane(cg_ctx *cx, ir_id id, LLVMValueRef buf, LLVMValu
     }
     unsigned l = j % cx->vecw;
     if (t == IR_BF16 && cx->vecw % 2 == 0) { /* a bf16 is the top half of an f32: one operation */
-        LLVMValueRef words = LLVMBuildBitCast(cx->b, cx->veccache[s],
-                                              LLVMVectorType(cx->i32, cx->vecw / 2), "");
-        LLVMValueRef wd = LLVMBuildExtractElement(cx->b, words, LLVMConstInt(cx->i32, l / 2, 0), "");
+        LLVMValueRef words =
+            LLVMBuildBitCast(cx->b, cx->veccache[s], LLVMVectorType(cx->i32, cx->vecw / 2), "");
+        LLVMValueRef wd =
+            LLVMBuildExtractElement(cx->b, words, LLVMConstInt(cx->i32, l / 2, 0), "");
         wd = l % 2 ? LLVMBuildAnd(cx->b, wd, cg_ic(cx->i32, 0xffff0000u), "")
                    : LLVMBuildShl(cx->b, wd, cg_ic(cx->i32, 16), "");
         return LLVMBuildBitCast(cx->b, wd, cx->f32, "");
     }
-    LLVMValueRef e = LLVMBuildExtractElement(cx->b, cx->veccache[s], LLVMConstInt(cx->i32, l, 0), "");
+    LLVMValueRef e =
+        LLVMBuildExtractElement(cx->b, cx->veccache[s], LLVMConstInt(cx->i32, l, 0), "");
     return cg_from_storage(cx, e, t);
 }
 
@@ -765,8 +766,7 @@ static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     if (cx->vecw && cx->vecshape && ir_shape_eq(&n->shape, cx->vecshape)) {
         for (unsigned j = 0; j < cx->vecn; j++) {
             if (idx->lin != cx->veclin[j]) continue;
-            LLVMValueRef e =
-                cg_vec_lane(cx, id, base, cx->veclin[j - j % cx->vecw], j);
+            LLVMValueRef e = cg_vec_lane(cx, id, base, cx->veclin[j - j % cx->vecw], j);
             if (e) return e;
         }
     }
@@ -870,15 +870,17 @@ static int cg_vec_concat_group(cg_ctx *cx, const ir_node *n, unsigned g, LLVMVal
     cg_index_dims(cx, &gi);
     LLVMValueRef pos = gi.dim[ax], off = cg_i64(cx, 0), rel = pos, d[IR_MAX_RANK];
     for (unsigned k = 1; k < n->nin; k++) {
-        off = LLVMBuildAdd(cx->b, off, cg_dim(cx, g_->nodes[ir_in(g_, n, k - 1)].shape.dim[ax]), "");
+        off =
+            LLVMBuildAdd(cx->b, off, cg_dim(cx, g_->nodes[ir_in(g_, n, k - 1)].shape.dim[ax]), "");
         LLVMValueRef r = LLVMBuildSub(cx->b, pos, off, "");
-        rel = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cg_i64(cx, 0), ""), r,
-                              rel, "");
+        rel = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cg_i64(cx, 0), ""), r, rel,
+                              "");
     }
     off = cg_i64(cx, 0);
     for (unsigned k = 0; k < n->nin; k++) {
         const ir_shape *ks = &g_->nodes[ir_in(g_, n, k)].shape;
-        LLVMValueRef len = cg_dim(cx, ks->dim[ax]), hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
+        LLVMValueRef len = cg_dim(cx, ks->dim[ax]),
+                     hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
         for (unsigned i = 0; i < n->shape.rank; i++) d[i] = gi.dim[i];
         d[ax] = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, rel, hi, ""), hi, rel, "");
         cx->veccat[e].base[k] = cg_index_from_dims(cx, ks, d).lin;

@@ -33,18 +33,18 @@ typedef struct grp {
         dom; /* pointwise: output shape; reduction: reduced input shape; matmul/attention: output */
     uint32_t raxes; /* reduction axes of dom */
     ir_id anchor;
-    bool vin;          /* some member reads a computed value through a view */
-    ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
-    uint32_t nops;     /* compute members (bounded by IR_REGION_MAX_OPS) */
-    uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
-    uint32_t nbuf;     /* at least the HBM buffers its kernel takes (see check_capacity) */
-    ir_id pieces;      /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
-    rprice rc;         /* the last group absorbed by [pointwise.recompute]'s price */
-    uint32_t nrc;      /* how many were */
-    ir_id epin;        /* attention: the last input chain its epilogue took (epilogue_input) */
-    uint32_t nepin;    /* how many it took (0: none; epin is then meaningless) */
-    ir_id side;        /* reduction: the last pointwise sibling taken as side outputs */
-    uint32_t nside;    /* how many were (0: none; side, side_* are then meaningless) */
+    bool vin;           /* some member reads a computed value through a view */
+    ir_id mm1, scores;  /* attention: the first product and the softmax input (ir_region) */
+    uint32_t nops;      /* compute members (bounded by IR_REGION_MAX_OPS) */
+    uint32_t nred;      /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
+    uint32_t nbuf;      /* at least the HBM buffers its kernel takes (see check_capacity) */
+    ir_id pieces;       /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
+    rprice rc;          /* the last group absorbed by [pointwise.recompute]'s price */
+    uint32_t nrc;       /* how many were */
+    ir_id epin;         /* attention: the last input chain its epilogue took (epilogue_input) */
+    uint32_t nepin;     /* how many it took (0: none; epin is then meaningless) */
+    ir_id side;         /* reduction: the last pointwise sibling taken as side outputs */
+    uint32_t nside;     /* how many were (0: none; side, side_* are then meaningless) */
     int64_t side_bytes; /* the bytes that sibling's kernel would have re-read (-1: symbolic) */
     double side_us;     /* its kernel's time those bytes and its launch cost apart */
     uint32_t nbatch;    /* reduction: independent reduction groups batched in ([reduction.batch]) */
