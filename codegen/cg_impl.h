@@ -31,6 +31,7 @@ typedef struct cg_memo_ent {
 } cg_memo_ent;
 
 #define CG_VEC_MAXLIN 32
+#define CG_VCAT_MAX   8 /* most inputs of a concat read by vector groups (cg_vec_concat) */
 
 /* Programs of a host pointwise or reduction kernel (their loops stride over the grid, so any count
  * covers the work): enough for cg_host_run to spread them over the machine's cores. */
@@ -121,13 +122,26 @@ typedef struct cg_ctx {
                       operator (ld/st.global.cs: evict first from L2), for the last pass over a
                       row whose earlier pass left it in the L2 (cg_load_vec, cg_store_vec) */
     LLVMValueRef *veccache; /* [node * CG_VEC_MAXLIN + group]: loaded <vecw x T> or NULL */
-    /* Lins of row-broadcast operands (a shape equal to vecshape's trailing
-     * dims) derived from veclin[j]: lane j % vecw of the group at base. */
+    LLVMValueRef *vecbase;  /* [node * CG_VEC_MAXLIN + group]: the lin veccache's entry was
+                               loaded at (an entry serves only loads of that group start) */
+    /* Lins of other shapes derived from veclin[j] (row-broadcast operands: a shape equal to
+     * the trailing dims, cg_vec_bcast, bc; the inputs of a concat along an outer axis,
+     * cg_vec_concat): lane j % vecw of the group at base, an element of `shape`. */
     struct {
         LLVMValueRef lin, base;
         unsigned j;
-    } vecalias[CG_VEC_MAXLIN * 4];
+        const ir_shape *shape;
+        bool bc;
+    } vecalias[CG_VEC_MAXLIN * 8];
     unsigned nvecalias;
+    /* Concats along an axis before the innermost one read at a vector group (cg_vec_concat):
+     * each input's lin of the group's first element and whether the group lies in it. */
+    struct {
+        ir_id cat;
+        unsigned g; /* the group: j / vecw */
+        LLVMValueRef base[CG_VCAT_MAX], in[CG_VCAT_MAX];
+    } veccat[CG_VEC_MAXLIN];
+    unsigned nveccat;
     /* Helpers defined on demand (per program). */
     LLVMValueRef mathfn[CG_NMODS][IR_NOPS];
     unsigned nshared; /* per kernel: arrays made by cg_shared_bytes */

@@ -657,6 +657,7 @@ static void cg_ctx_init(cg_ctx *cx, cg_program *p, const ir_graph *g, tx_diag *d
     cx->symval = ir_xcalloc(g->nsyms + 1, sizeof *cx->symval);
     cx->subst = ir_xcalloc(g->n, sizeof *cx->subst);
     cx->veccache = ir_xcalloc((size_t)g->n * CG_VEC_MAXLIN, sizeof *cx->veccache);
+    cx->vecbase = ir_xcalloc((size_t)g->n * CG_VEC_MAXLIN, sizeof *cx->vecbase);
     cx->region = IR_NONE;
     cx->pix = ir_xcalloc(1, sizeof *cx->pix);
     if (!pass_index_build(g, cx->pix)) {
@@ -689,6 +690,7 @@ static void cg_ctx_fini(cg_ctx *cx) {
     free(cx->symval);
     free(cx->subst);
     free(cx->veccache);
+    free(cx->vecbase);
     free(cx->memo);
     for (unsigned i = 0; i < cx->nshared_ents; i++) free(cx->shared[i].name);
     free(cx->shared);

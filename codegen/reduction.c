@@ -1548,9 +1548,11 @@ static bool cg_red_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scr
         cg_vec_begin(cx, p->S, V, p->hold, it.lin, NULL);
         if (p->npf) { /* this row's groups, loaded one row ahead */
             for (unsigned k = 0; k < p->npf; k++)
-                for (unsigned i = 0; i < p->hold / V; i++)
+                for (unsigned i = 0; i < p->hold / V; i++) {
                     cx->veccache[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] = LLVMBuildLoad2(
                         cx->b, cg_red_pf_type(cx, p, k), cg_red_pf_slot(cx, p, k, i), "pf");
+                    cx->vecbase[(size_t)p->pfn[k] * CG_VEC_MAXLIN + i] = it.lin[i * V];
+                }
         }
     } else if (p->hold) {
         LLVMValueRef last = LLVMBuildSub(cx->b, p->rowlen, cg_i64(cx, 1), "");

@@ -81,41 +81,72 @@ static bool cg_is_trailing(const ir_shape *s, const ir_shape *to) {
     return true;
 }
 
+static void cg_vec_alias(cg_ctx *cx, LLVMValueRef lin, LLVMValueRef base, unsigned j,
+                         const ir_shape *shape, bool bc);
+static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef *start);
+
 /* Vector path of a broadcast: when idx is element j of the current vector
  * group and `to` is a row-broadcast shape whose element count is a multiple
  * of the vector width, the element's offset in `to` is base + j % w, where
  * base (the group start modulo numel(to)) is aligned: registers an alias so
  * cg_load_value loads the group with one vector. NULL when not applicable. */
 static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
-    if (!cx->vecw || !cx->vecshape || !ir_shape_eq(idx->shape, cx->vecshape) ||
-        !cg_is_trailing(idx->shape, to))
-        return NULL;
+    unsigned j;
+    LLVMValueRef start;
+    if (!cg_vec_of(cx, idx, &j, &start) || !cg_is_trailing(idx->shape, to)) return NULL;
     int64_t nt = ir_shape_numel(to);
     if (nt <= 0 || nt % cx->vecw) return NULL;
-    for (unsigned j = 0; j < cx->vecn; j++) {
-        if (idx->lin != cx->veclin[j]) continue;
-        unsigned g0 = j - j % cx->vecw;
-        LLVMValueRef base = NULL;
-        for (unsigned a = 0; a < cx->nvecalias && !base; a++)
-            if (cx->vecalias[a].j == g0 &&
-                LLVMGetOperand(cx->vecalias[a].base, 1) == cg_i64(cx, nt))
-                base = cx->vecalias[a].base;
-        if (!base) {
-            LLVMBuilderRef b = cx->vecb ? cx->vecb : cx->b;
-            base = LLVMBuildURem(b, cx->veclin[g0], cg_i64(cx, nt), "vbase");
-            if (!LLVMIsAInstruction(base)) return NULL; /* folded: no alias key */
-        }
-        LLVMValueRef lin =
-            j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
-        if (cx->nvecalias < sizeof cx->vecalias / sizeof cx->vecalias[0]) {
-            unsigned a = cx->nvecalias++;
-            cx->vecalias[a].lin = lin;
-            cx->vecalias[a].base = base;
-            cx->vecalias[a].j = j;
-        }
-        return lin;
+    unsigned g0 = j - j % cx->vecw;
+    LLVMValueRef base = NULL;
+    for (unsigned a = 0; a < cx->nvecalias && !base; a++)
+        if (cx->vecalias[a].j == g0 && cx->vecalias[a].bc &&
+            LLVMGetOperand(cx->vecalias[a].base, 0) == start &&
+            LLVMGetOperand(cx->vecalias[a].base, 1) == cg_i64(cx, nt))
+            base = cx->vecalias[a].base;
+    if (!base) {
+        LLVMBuilderRef b = cx->vecb ? cx->vecb : cx->b;
+        base = LLVMBuildURem(b, start, cg_i64(cx, nt), "vbase");
+        if (!LLVMIsAInstruction(base)) return NULL; /* folded: no alias key */
     }
-    return NULL;
+    LLVMValueRef lin =
+        j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
+    cg_vec_alias(cx, lin, base, j, to, true);
+    return lin;
+}
+
+/* Records lin as lane j % vecw of the vector group j / vecw that starts at base, an element of
+ * shape (bc: base is cg_vec_bcast's remainder instruction, its key); a full table records
+ * nothing (scalar loads). */
+static void cg_vec_alias(cg_ctx *cx, LLVMValueRef lin, LLVMValueRef base, unsigned j,
+                         const ir_shape *shape, bool bc) {
+    if (cx->nvecalias >= sizeof cx->vecalias / sizeof cx->vecalias[0]) return;
+    unsigned a = cx->nvecalias++;
+    cx->vecalias[a].lin = lin;
+    cx->vecalias[a].base = base;
+    cx->vecalias[a].j = j;
+    cx->vecalias[a].shape = shape;
+    cx->vecalias[a].bc = bc;
+}
+
+/* True when idx is a lane of the current vector groups: element j of veclin (idx of vecshape),
+ * or a lane cg_vec_bcast or cg_vec_concat derived of idx's own shape; *start gets the group's
+ * first element. */
+static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef *start) {
+    if (!cx->vecw || !idx->lin) return false;
+    if (cx->vecshape && ir_shape_eq(idx->shape, cx->vecshape))
+        for (unsigned k = 0; k < cx->vecn; k++)
+            if (idx->lin == cx->veclin[k]) {
+                *j = k;
+                *start = cx->veclin[k - k % cx->vecw];
+                return true;
+            }
+    for (unsigned a = 0; a < cx->nvecalias; a++)
+        if (idx->lin == cx->vecalias[a].lin && ir_shape_eq(cx->vecalias[a].shape, idx->shape)) {
+            *j = cx->vecalias[a].j;
+            *start = cx->vecalias[a].base;
+            return true;
+        }
+    return false;
 }
 
 /* Index into `to` seen by idx under NumPy broadcasting (stride 0 on
@@ -340,7 +371,9 @@ void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const L
     cx->vecshape = s;
     cx->vecb = vecb;
     for (unsigned j = 0; j < n; j++) cx->veclin[j] = lins[j];
+    cx->nveccat = 0;
     memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
+    memset(cx->vecbase, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->vecbase);
 }
 
 void cg_vec_end(cg_ctx *cx) {
@@ -684,8 +717,35 @@ static LLVMValueRef cg_iota(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     return LLVMBuildTrunc(cx->b, idx->dim[n->a.axis], cx->i32, "iota");
 }
 
+/* Lane j % vecw of HBM value id's vector group j / vecw that starts at element start (aligned),
+ * as a compute value: one vector load per group (veccache), NULL when that group's entry was
+ * loaded at another start (the caller loads the element alone). */
+static LLVMValueRef cg_vec_lane(cg_ctx *cx, ir_id id, LLVMValueRef buf, LLVMValueRef start,
+                                unsigned j) {
+    ir_dtype t = (ir_dtype)cx->g->nodes[id].dtype;
+    size_t s = (size_t)id * CG_VEC_MAXLIN + j / cx->vecw;
+    if (cx->veccache[s] && cx->vecbase[s] && cx->vecbase[s] != start) return NULL;
+    if (!cx->veccache[s]) {
+        cx->veccache[s] = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, buf, t, start, cx->vecw);
+        cx->vecbase[s] = start;
+    }
+    unsigned l = j % cx->vecw;
+    if (t == IR_BF16 && cx->vecw % 2 == 0) { /* a bf16 is the top half of an f32: one operation */
+        LLVMValueRef words =
+            LLVMBuildBitCast(cx->b, cx->veccache[s], LLVMVectorType(cx->i32, cx->vecw / 2), "");
+        LLVMValueRef wd =
+            LLVMBuildExtractElement(cx->b, words, LLVMConstInt(cx->i32, l / 2, 0), "");
+        wd = l % 2 ? LLVMBuildAnd(cx->b, wd, cg_ic(cx->i32, 0xffff0000u), "")
+                   : LLVMBuildShl(cx->b, wd, cg_ic(cx->i32, 16), "");
+        return LLVMBuildBitCast(cx->b, wd, cx->f32, "");
+    }
+    LLVMValueRef e =
+        LLVMBuildExtractElement(cx->b, cx->veccache[s], LLVMConstInt(cx->i32, l, 0), "");
+    return cg_from_storage(cx, e, t);
+}
+
 /* Loads an HBM value at idx, through the pointwise vector cache when idx is
- * element j of the current vector group. */
+ * element j of the current vector group (or a lane cg_vec_bcast / cg_vec_concat derived). */
 static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     const ir_node *n = &cx->g->nodes[id];
     LLVMValueRef base = cx->valptr[id];
@@ -695,27 +755,19 @@ static LLVMValueRef cg_load_value(cg_ctx *cx, ir_id id, cg_index *idx) {
         return NULL;
     }
     for (unsigned a = 0; cx->vecw && a < cx->nvecalias; a++) {
-        if (idx->lin != cx->vecalias[a].lin) continue;
-        unsigned j = cx->vecalias[a].j, grp = j / cx->vecw;
-        LLVMValueRef *slot = &cx->veccache[(size_t)id * CG_VEC_MAXLIN + grp];
-        if (!*slot)
-            *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype,
-                                cx->vecalias[a].base, cx->vecw);
-        LLVMValueRef e =
-            LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
-        return cg_from_storage(cx, e, (ir_dtype)n->dtype);
+        const ir_shape *as = cx->vecalias[a].shape;
+        if (idx->lin != cx->vecalias[a].lin ||
+            !(ir_shape_eq(as, &n->shape) ||
+              (ir_shape_numel(as) > 0 && ir_shape_numel(as) == ir_shape_numel(&n->shape))))
+            continue;
+        LLVMValueRef e = cg_vec_lane(cx, id, base, cx->vecalias[a].base, cx->vecalias[a].j);
+        if (e) return e;
     }
     if (cx->vecw && cx->vecshape && ir_shape_eq(&n->shape, cx->vecshape)) {
         for (unsigned j = 0; j < cx->vecn; j++) {
             if (idx->lin != cx->veclin[j]) continue;
-            unsigned grp = j / cx->vecw;
-            LLVMValueRef *slot = &cx->veccache[(size_t)id * CG_VEC_MAXLIN + grp];
-            if (!*slot)
-                *slot = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, base, (ir_dtype)n->dtype,
-                                    cx->veclin[grp * cx->vecw], cx->vecw);
-            LLVMValueRef e =
-                LLVMBuildExtractElement(cx->b, *slot, LLVMConstInt(cx->i32, j % cx->vecw, 0), "");
-            return cg_from_storage(cx, e, (ir_dtype)n->dtype);
+            LLVMValueRef e = cg_vec_lane(cx, id, base, cx->veclin[j - j % cx->vecw], j);
+            if (e) return e;
         }
     }
     return cg_load(cx, base, (ir_dtype)n->dtype, idx->lin);
@@ -800,6 +852,80 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     return r;
 }
 
+/* The group entry of concat n (CG_VCAT_MAX inputs at most) for the vector group g starting at
+ * element start of n: each input's lin of that element (its position along the axis clamped to
+ * the input's extent, as the scalar path reads) and whether the element lies in it, computed
+ * once per group where the group loads go. Returns the entry, -1 when the table is full. */
+static int cg_vec_concat_group(cg_ctx *cx, const ir_node *n, unsigned g, LLVMValueRef start) {
+    const ir_graph *g_ = cx->g;
+    ir_id id = (ir_id)(n - g_->nodes);
+    for (unsigned e = 0; e < cx->nveccat; e++)
+        if (cx->veccat[e].cat == id && cx->veccat[e].g == g) return (int)e;
+    if (cx->nveccat >= CG_VEC_MAXLIN) return -1;
+    unsigned e = cx->nveccat++, ax = (unsigned)n->a.axis;
+    cx->veccat[e].cat = id, cx->veccat[e].g = g;
+    LLVMBuilderRef saved = cx->b;
+    if (cx->vecb) cx->b = cx->vecb;
+    cg_index gi = cg_index_lin(&n->shape, start);
+    cg_index_dims(cx, &gi);
+    LLVMValueRef pos = gi.dim[ax], off = cg_i64(cx, 0), rel = pos, d[IR_MAX_RANK];
+    for (unsigned k = 1; k < n->nin; k++) {
+        off =
+            LLVMBuildAdd(cx->b, off, cg_dim(cx, g_->nodes[ir_in(g_, n, k - 1)].shape.dim[ax]), "");
+        LLVMValueRef r = LLVMBuildSub(cx->b, pos, off, "");
+        rel = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGE, r, cg_i64(cx, 0), ""), r, rel,
+                              "");
+    }
+    off = cg_i64(cx, 0);
+    for (unsigned k = 0; k < n->nin; k++) {
+        const ir_shape *ks = &g_->nodes[ir_in(g_, n, k)].shape;
+        LLVMValueRef len = cg_dim(cx, ks->dim[ax]),
+                     hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
+        for (unsigned i = 0; i < n->shape.rank; i++) d[i] = gi.dim[i];
+        d[ax] = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, rel, hi, ""), hi, rel, "");
+        cx->veccat[e].base[k] = cg_index_from_dims(cx, ks, d).lin;
+        cx->veccat[e].in[k] =
+            LLVMBuildICmp(cx->b, LLVMIntSGE, LLVMBuildSub(cx->b, pos, off, ""), cg_i64(cx, 0), "");
+        off = LLVMBuildAdd(cx->b, off, len, "");
+    }
+    cx->b = saved;
+    return (int)e;
+}
+
+/* Vector path of concat n at idx: when idx is a lane of the current vector groups (cg_vec_of),
+ * the concat's axis is not the innermost one and the vector width divides the innermost
+ * (concrete) extent, every element of the lane's group lies in one input at consecutive
+ * positions from an aligned start; each input is read at its lane (recorded with cg_vec_alias:
+ * one vector load per group and input) and the one the group lies in selected. NULL when not
+ * applicable (the scalar path reads the element), or on an error (*failed set). */
+static LLVMValueRef cg_vec_concat(cg_ctx *cx, const ir_node *n, cg_index *idx, bool *failed) {
+    const ir_graph *g = cx->g;
+    unsigned ax = (unsigned)n->a.axis, rk = n->shape.rank, j;
+    LLVMValueRef start;
+    if (!cx->vecw || ax + 1 >= rk || n->nin > CG_VCAT_MAX || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
+        n->shape.dim[rk - 1] % cx->vecw || !cg_vec_of(cx, idx, &j, &start))
+        return NULL;
+    int e = cg_vec_concat_group(cx, n, j / cx->vecw, start);
+    if (e < 0) return NULL;
+    LLVMValueRef res = NULL;
+    unsigned lane = j % cx->vecw;
+    for (unsigned k = 0; k < n->nin; k++) {
+        ir_id ik = ir_in(g, n, k);
+        LLVMValueRef base = cx->veccat[e].base[k];
+        LLVMValueRef lin = lane ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, lane), "") : base;
+        cg_vec_alias(cx, lin, base, j, &g->nodes[ik].shape, false);
+        cg_index kk = cg_index_lin(&g->nodes[ik].shape, lin);
+        LLVMValueRef v = cg_emit_value(cx, ik, &kk);
+        if (!v) {
+            *failed = true;
+            return NULL;
+        }
+        v = cg_convert(cx, v, (ir_dtype)g->nodes[ik].dtype, (ir_dtype)n->dtype);
+        res = res ? LLVMBuildSelect(cx->b, cx->veccat[e].in[k], v, res, "") : v;
+    }
+    return res;
+}
+
 /* View node at idx: index arithmetic into its input. */
 static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     const ir_graph *g = cx->g;
@@ -823,6 +949,9 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
             ci = cg_index_from_dims(cx, is, d);
             break;
         case IR_OP_CONCAT: {
+            bool failed = false;
+            LLVMValueRef vv = cg_vec_concat(cx, n, idx, &failed);
+            if (vv || failed) return vv;
             /* Every input is read and the right one selected (straight-line code keeps memoised
              * values dominating). Each is read at the selected input's relative position, clamped
              * to its own extent: inputs of one extent read the same index, so the optimiser merges

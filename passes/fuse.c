@@ -33,16 +33,22 @@ typedef struct grp {
         dom; /* pointwise: output shape; reduction: reduced input shape; matmul/attention: output */
     uint32_t raxes; /* reduction axes of dom */
     ir_id anchor;
-    bool vin;          /* some member reads a computed value through a view */
-    ir_id mm1, scores; /* attention: the first product and the softmax input (ir_region) */
-    uint32_t nops;     /* compute members (bounded by IR_REGION_MAX_OPS) */
-    uint32_t nred;     /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
-    uint32_t nbuf;     /* at least the HBM buffers its kernel takes (see check_capacity) */
-    ir_id pieces;      /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
-    rprice rc;         /* the last group absorbed by [pointwise.recompute]'s price */
-    uint32_t nrc;      /* how many were */
-    ir_id epin;        /* attention: the last input chain its epilogue took (epilogue_input) */
-    uint32_t nepin;    /* how many it took (0: none; epin is then meaningless) */
+    bool vin;           /* some member reads a computed value through a view */
+    ir_id mm1, scores;  /* attention: the first product and the softmax input (ir_region) */
+    uint32_t nops;      /* compute members (bounded by IR_REGION_MAX_OPS) */
+    uint32_t nred;      /* reduction members (bounded by IR_REGION_MAX_REDUCTIONS) */
+    uint32_t nbuf;      /* at least the HBM buffers its kernel takes (see check_capacity) */
+    ir_id pieces;       /* pointwise: a concat whose pieces joined its domain (IR_NONE: none) */
+    rprice rc;          /* the last group absorbed by [pointwise.recompute]'s price */
+    uint32_t nrc;       /* how many were */
+    ir_id epin;         /* attention: the last input chain its epilogue took (epilogue_input) */
+    uint32_t nepin;     /* how many it took (0: none; epin is then meaningless) */
+    ir_id side;         /* reduction: the last pointwise sibling taken as side outputs */
+    uint32_t nside;     /* how many were (0: none; side, side_* are then meaningless) */
+    int64_t side_bytes; /* the bytes that sibling's kernel would have re-read (-1: symbolic) */
+    double side_us;     /* its kernel's time those bytes and its launch cost apart */
+    uint32_t nbatch;    /* reduction: independent reduction groups batched in ([reduction.batch]) */
+    double batch_us;    /* the batch's HBM time at the datasheet rate (< one launch) */
 } grp;
 
 typedef struct cstk_frame cstk_frame;
@@ -112,6 +118,15 @@ static bool idset_add(idset *s, ir_id id) {
     s->slot[h] = id;
     s->n++;
     return true;
+}
+
+/* True when id is in s. */
+static bool idset_has(const idset *s, ir_id id) {
+    if (!s->cap) return false;
+    for (uint32_t h = (id * 2654435761u) & (s->cap - 1); s->slot[h] != IR_NONE;
+         h = (h + 1) & (s->cap - 1))
+        if (s->slot[h] == id) return true;
+    return false;
 }
 
 /* The walk of pass_view_sources: writes at most cap sources into out and returns how many
@@ -1646,6 +1661,97 @@ static bool group_reads(fz *f, uint32_t b, uint32_t a) {
     return false;
 }
 
+/* Bytes of the HBM values group o reads (through views) that group r reads too; -1 when one
+ * of them has a symbolic size. */
+static int64_t shared_read_bytes(fz *f, uint32_t o, uint32_t r) {
+    const ir_graph *g = f->g;
+    idset mine = {0};
+    ir_id src[PASS_SRC_CAP];
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++)
+                if (!in_grp(f, src[t], o) && !ir_is_gen(g, src[t])) idset_add(&mine, src[t]);
+        }
+    }
+    int64_t bytes = 0;
+    idset both = {0};
+    FOR_MEMBERS(f, r, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++) {
+                if (!idset_has(&mine, src[t]) || !idset_add(&both, src[t])) continue;
+                int64_t ne = ir_shape_numel(&g->nodes[src[t]].shape);
+                bytes = ne < 0 || bytes < 0
+                            ? -1
+                            : bytes + ne * ir_dtype_size((ir_dtype)g->nodes[src[t]].dtype);
+            }
+        }
+    }
+    free(mine.slot);
+    free(both.slot);
+    return bytes;
+}
+
+/* [reduction.side_outputs]: a pointwise sibling o of reduction group r (both read one tensor,
+ * neither reads the other) joins r's kernel when it iterates r's domain and r's rows (concrete)
+ * are at least as many as the GPU has SMs, so the reduction kernel's blocks stream the sibling's
+ * values at the rate its own kernel would; its values are stored in the reduction kernel's first
+ * pass over the row (they depend on no reduction). The price: apart, o's kernel re-reads the
+ * shared values and pays a launch (side_us); together, nothing is added, so the merge is taken
+ * when the shared bytes are known. Fills *st (the reduction's state) or *w. */
+static bool side_outputs_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
+    uint32_t r = f->gs[a].kind == IR_RK_REDUCTION ? a : b, o = r == a ? b : a;
+    const grp *R = &f->gs[r], *O = &f->gs[o];
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    char d1[128], d2[128], n1[96], n2[96];
+    int64_t ne = ir_shape_numel(&R->dom), len = 1;
+    for (unsigned i = 0; i < R->dom.rank; i++)
+        if (R->raxes & (1u << i)) len = IR_DIM_IS_SYM(R->dom.dim[i]) ? -1 : len * R->dom.dim[i];
+    int64_t rows = ne < 0 || len <= 0 ? -1 : ne / len;
+    why_set(w, "reduction.side_outputs");
+    snprintf(w->change, sizeof w->change,
+             "nothing: the sibling's values are written by a pointwise kernel of their own");
+    if (!ir_shape_eq(&O->dom, &R->dom)) {
+        snprintf(w->msg, sizeof w->msg,
+                 "the pointwise kernel of %s iterates %s, not the domain %s of the reduction %s",
+                 nname(f->g, O->anchor, n1, sizeof n1), ir_shape_str(f->g, &O->dom, d1, sizeof d1),
+                 ir_shape_str(f->g, &R->dom, d2, sizeof d2), nname(f->g, R->anchor, n2, sizeof n2));
+        return false;
+    }
+    if (!gpu || gpu->sms <= 0 || gpu->hbm_GBps <= 0 || rows < gpu->sms ||
+        (R->raxes & (1u << (R->dom.rank - 1))) == 0) {
+        snprintf(w->msg, sizeof w->msg,
+                 "the reduction %s has %lld rows%s, fewer than the %d SMs (or unknown, or not "
+                 "rows of the innermost axis): its kernel would carry the pointwise values of %s "
+                 "on too few blocks",
+                 nname(f->g, R->anchor, n2, sizeof n2), (long long)rows,
+                 (R->raxes & (1u << (R->dom.rank - 1))) ? "" : " (columns)", gpu ? gpu->sms : 0,
+                 nname(f->g, O->anchor, n1, sizeof n1));
+        if (rows < 0) snprintf(w->change, sizeof w->change, "bind the sizes with -D");
+        return false;
+    }
+    int64_t bytes = shared_read_bytes(f, o, r);
+    if (bytes <= 0) {
+        snprintf(w->msg, sizeof w->msg, "%s and %s share no value of known size",
+                 nname(f->g, O->anchor, n1, sizeof n1), nname(f->g, R->anchor, n2, sizeof n2));
+        return false;
+    }
+    *st = *R;
+    if (!R->nrc) st->rc = O->rc;
+    st->nrc = R->nrc + O->nrc;
+    st->fusion |= O->fusion | IR_FUSE_HORIZONTAL;
+    st->vin = R->vin || O->vin;
+    if (!check_capacity(f, a, b, st, w)) return false;
+    st->side = O->anchor;
+    st->nside = R->nside + 1;
+    st->side_bytes = bytes;
+    st->side_us = gpu->launch_us + (double)bytes / (gpu->hbm_GBps * 1e3);
+    return true;
+}
+
 /* Sibling decision: groups a and b both read one tensor and neither reads
  * the other. Same contract as merge_check. */
 static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
@@ -1661,6 +1767,9 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     st->vin = A->vin || B->vin;
     if (!check_capacity(f, a, b, st, w)) return false;
     bool ok;
+    if ((A->kind == IR_RK_REDUCTION && B->kind == IR_RK_POINTWISE) ||
+        (A->kind == IR_RK_POINTWISE && B->kind == IR_RK_REDUCTION))
+        return side_outputs_check(f, a, b, st, w) && check_structure(f, a, b, st, false, w);
     if (A->kind != B->kind) {
         why_set(w, "sibling.kind");
         snprintf(w->msg, sizeof w->msg, "a %s kernel and a %s kernel",
@@ -1749,6 +1858,62 @@ static void batch_small(fz *f) {
             grp st;
             why w;
             if (sibling_check(f, a, b, &st, &w)) join(f, a, b, &st);
+        }
+    }
+}
+
+/* Bytes of the HBM values group o reads (through views) from outside itself; -1 when one has a
+ * symbolic size. */
+static int64_t group_read_bytes(fz *f, uint32_t o) {
+    const ir_graph *g = f->g;
+    idset seen = {0};
+    ir_id src[PASS_SRC_CAP];
+    int64_t bytes = 0;
+    FOR_MEMBERS(f, o, m) {
+        const ir_node *nd = &g->nodes[m];
+        for (unsigned k = 0; k < nd->nin; k++) {
+            unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+            for (unsigned t = 0; t < ns; t++) {
+                if (in_grp(f, src[t], o) || ir_is_gen(g, src[t]) || !idset_add(&seen, src[t]))
+                    continue;
+                int64_t ne = ir_shape_numel(&g->nodes[src[t]].shape);
+                bytes = ne < 0 || bytes < 0
+                            ? -1
+                            : bytes + ne * ir_dtype_size((ir_dtype)g->nodes[src[t]].dtype);
+            }
+        }
+    }
+    free(seen.slot);
+    return bytes;
+}
+
+/* [reduction.batch]: independent reduction groups of one concrete domain and reduced axes (the
+ * norms of two inputs of one shape) merge into one launch when what they read, together, streams
+ * at the datasheet HBM rate in less time than one launch costs: apart, each such kernel is
+ * launch- and latency-bound. At most BATCH_TRIES later groups of that domain per group;
+ * sibling_check decides the rest (capacity, cycles, column stages). */
+static void batch_reductions(fz *f) {
+    ir_graph *g = f->g;
+    const pass_gpu *gpu = pass_ctx_gpu(f->c);
+    if (!gpu || gpu->hbm_GBps <= 0) return;
+    for (ir_id a = 0; a < g->n; a++) {
+        if (f->uf[a] != a || f->gs[a].kind != IR_RK_REDUCTION || ir_shape_numel(&f->gs[a].dom) < 0)
+            continue;
+        unsigned tries = 0; /* bounded: at most BATCH_TRIES candidates per group */
+        for (ir_id b = a + 1; b < g->n && tries < BATCH_TRIES; b++) {
+            if (f->uf[b] != b || f->gs[b].kind != IR_RK_REDUCTION ||
+                f->gs[b].raxes != f->gs[a].raxes || !ir_shape_eq(&f->gs[a].dom, &f->gs[b].dom))
+                continue;
+            tries++;
+            int64_t ba = group_read_bytes(f, a), bb = group_read_bytes(f, b);
+            double us = (double)(ba + bb) / (gpu->hbm_GBps * 1e3);
+            grp st;
+            why w;
+            if (ba < 0 || bb < 0 || us >= gpu->launch_us || !sibling_check(f, a, b, &st, &w))
+                continue;
+            st.nbatch = f->gs[a].nbatch + f->gs[b].nbatch + 1;
+            st.batch_us = us;
+            join(f, a, b, &st);
         }
     }
 }
@@ -2170,6 +2335,38 @@ static void explain_recompute(fz *f) {
     }
 }
 
+/* One line per reduction kernel that took pointwise siblings as side outputs
+ * ([reduction.side_outputs]): the last one, the bytes and the time its own kernel would cost. */
+static void explain_side(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        const grp *G = &f->gs[r];
+        if (f->uf[r] != r || G->kind != IR_RK_REDUCTION || !G->nside) continue;
+        char n1[96], n2[96];
+        fprintf(f->c->explain,
+                "k%u: [reduction.side_outputs] the pointwise values of %s are stored by the "
+                "reduction kernel of %s as it reads the rows: %lld B not re-read and a launch, "
+                "%.3f us saved%s\n",
+                f->rid[r], nname(g, G->side, n1, sizeof n1), nname(g, G->anchor, n2, sizeof n2),
+                (long long)G->side_bytes, G->side_us, G->nside > 1 ? " (the last of several)" : "");
+    }
+}
+
+/* One line per reduction kernel that batched independent reductions ([reduction.batch]). */
+static void explain_batch(fz *f) {
+    ir_graph *g = f->g;
+    for (ir_id r = 0; r < g->n; r++) {
+        const grp *G = &f->gs[r];
+        if (f->uf[r] != r || G->kind != IR_RK_REDUCTION || !G->nbatch) continue;
+        char n1[96], d1[128];
+        fprintf(f->c->explain,
+                "k%u: [reduction.batch] %u independent reductions of %s (the first %s) in one "
+                "launch: their reads take %.3f us at the HBM rate, less than a launch (%.3f us)\n",
+                f->rid[r], G->nbatch + 1, ir_shape_str(g, &G->dom, d1, sizeof d1),
+                nname(g, G->anchor, n1, sizeof n1), G->batch_us, pass_ctx_gpu(f->c)->launch_us);
+    }
+}
+
 /* One line per attention kernel whose epilogue computes inputs' pointwise chains
  * ([attention.epilogue_input]): the last chain and the bytes it would have written and re-read. */
 static void explain_epilogue_inputs(fz *f) {
@@ -2315,6 +2512,7 @@ static void fuse_group(fz *f) {
             if (!any) break;
         }
         batch_small(f);
+        batch_reductions(f);
     }
     emit_regions(f);
     place_views(f);
@@ -2467,6 +2665,8 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
         explain_pieces(&f);
         explain_recompute(&f);
         explain_epilogue_inputs(&f);
+        explain_side(&f);
+        explain_batch(&f);
         if (gmsg) fputs(gmsg, c->explain);
     }
     if (!indexed) {

@@ -8,7 +8,12 @@
 #   [simplify.slice_of_product] geglu_chunk: the biased packed product's two column slices
 #                           (1 wgmma kernel);
 #   [attention.epilogue_input] gated_attn_out: the FA3 kernel's epilogue computes sigmoid(g)
-#                           (1 kernel).
+#                           (1 kernel);
+#   [reduction.side_outputs] f16_overflow: exp(x) and exp(x) / 16 are stored by the row sum's
+#                           kernel (1 kernel, x read once); at 64 rows (fewer than the SMs) they
+#                           stay a pointwise kernel of their own (2 kernels);
+#   [reduction.batch]       cosine_sim_bcast N = M: the two row norms (1 MB each, less than a
+#                           launch at the HBM rate) in one launch (2 kernels); N != M: 3.
 # For each: --explain names the rule the expected number of times, the plan has the expected
 # kernels (the .ptx.json manifest), ptxas accepts the PTX (when /usr/local/cuda/bin/ptxas exists),
 # and `txc run` on --device=cpu and --device=ref agrees with NumPy (bench/heldout/check_cpu.py at
@@ -24,6 +29,10 @@ cases=(
   "var_mid_axis|sm_90a|B=64 T=1000 C=768|\[simplify.iota_extreme\].*the constant 999|1|1|B=3,T=37,C=5"
   "geglu_chunk|sm_90a|M=8192 D=640|\[simplify.slice_of_product\].*biased product|2|1|M=33,D=24"
   "gated_attn_out|sm_90a|B=4 H=16 S=2048|k0: \[attention.epilogue_input\].*sigmoid|1|1|B=1,H=2,S=300"
+  "f16_overflow|sm_90a|N=8192 D=4096|k0: \[reduction.side_outputs\].*67108864 B not re-read|1|1|N=200,D=300"
+  "f16_overflow|sm_90a|N=64 D=4096|kept apart \[reduction.side_outputs\].*64 rows, fewer than the 132 SMs|1|2|-"
+  "cosine_sim_bcast|sm_90a|N=1024 M=1024 E=256|k0: \[reduction.batch\] 2 independent reductions of \[1024, 256\]|1|2|N=40,M=40,E=33"
+  "cosine_sim_bcast|sm_90a|N=1024 M=512 E=256|\[reduction.batch\]|0|3|-"
 )
 fail=0
 n=0

@@ -507,7 +507,42 @@ static void test_siblings(void **st) {
     assert_int_equal(g->regions[1].nout, 2);
     char *ex = NULL;
     plan(g, false, 0, &ex);
-    assert_non_null(strstr(ex, "[sibling.kind]"));
+    assert_non_null(strstr(ex, "kept apart [reduction.side_outputs]: the reduction"));
+    assert_non_null(strstr(ex, "has 64 rows, fewer than the 132 SMs"));
+    free(ex);
+    ir_graph_free(g);
+}
+
+/* [reduction.side_outputs]: with at least as many rows as SMs the pointwise siblings of the row
+ * reductions are stored by the reduction kernel (one kernel, four outputs, x read once); a
+ * pointwise sibling of another domain stays apart under the rule's name. */
+static void test_side_outputs(void **st) {
+    (void)st;
+    ir_graph *g = ir_graph_new("side", NULL);
+    ir_shape s = shp2(1024, 256);
+    ir_id x = ir_add_input(g, "x", IR_F32, &s);
+    ir_id outs[4] = {ir_add_unary(g, IR_OP_EXP, x), ir_add_unary(g, IR_OP_SIN, x),
+                     ir_add_reduce(g, IR_OP_SUM, x, 2, false),
+                     ir_add_reduce(g, IR_OP_MAX, x, 2, false)};
+    ir_add_output(g, outs, 4);
+    assert_int_equal(plan_and_check(g, 0), 1);
+    assert_int_equal(g->regions[0].kind, IR_RK_REDUCTION);
+    assert_int_equal(g->regions[0].nout, 4);
+    char *ex = NULL;
+    plan(g, false, 0, &ex);
+    assert_non_null(strstr(ex, "k0: [reduction.side_outputs]"));
+    assert_non_null(strstr(ex, "1048576 B not re-read"));
+    free(ex);
+    ir_graph_free(g);
+    g = ir_graph_new("side_other", NULL);
+    ir_id y = ir_add_input(g, "x", IR_F32, &s);
+    const uint8_t perm[2] = {1, 0};
+    ir_id outs2[2] = {ir_add_reduce(g, IR_OP_SUM, y, 2, false),
+                      ir_add_unary(g, IR_OP_EXP, ir_add_permute(g, y, perm))};
+    ir_add_output(g, outs2, 2);
+    assert_int_equal(plan_and_check(g, 0), 2);
+    plan(g, false, 0, &ex);
+    assert_non_null(strstr(ex, "kept apart [reduction.side_outputs]: the pointwise kernel of"));
     free(ex);
     ir_graph_free(g);
 }
@@ -899,6 +934,7 @@ int main(void) {
         cmocka_unit_test(test_matmul_epilogue_recompute_probs),
         cmocka_unit_test(test_mlp_horizontal),
         cmocka_unit_test(test_siblings),
+        cmocka_unit_test(test_side_outputs),
         cmocka_unit_test(test_small_batch),
         cmocka_unit_test(test_pointwise_recompute),
         cmocka_unit_test(test_views),
