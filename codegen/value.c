@@ -775,6 +775,11 @@ static bool pow2(double c) {
     return fabs(frexp(c, &e)) == 0.5;
 }
 
+/* Whether cx emits an attention kernel (its score graph). */
+static bool in_attention(const cg_ctx *cx) {
+    return cx->region != IR_NONE && cx->g->regions[cx->region].kind == IR_RK_ATTENTION;
+}
+
 /* Elementwise node at idx. */
 static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     ir_op op = (ir_op)n->op;
@@ -812,10 +817,12 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     } else if (op == IR_OP_DIV && ir_dtype_is_float(t) && const_rcp(b, &rc_c)) {
         /* Division by a constant (a soft cap's s / c, amax / 127): the reciprocal rounded once
          * at compile time, the product corrected to the IEEE quotient unless c is a power of
-         * two (then the product is exact); f16 / bf16 values are computed in f32 too, so a
+         * two (then the product is exact) or the value is an attention score (a soft cap's
+         * s / c feeds only tanh and exp: the bare product, <= 1.5 ulp, per score); f16 / bf16 values are computed in f32 too, so a
          * 16-bit quotient is the f32 one rounded once more */
-        r = pow2(rc_c) ? LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "")
-                       : cg_div_by_rcp(cx, a, b, cg_f32c(cx, rc_c));
+        r = pow2(rc_c) || in_attention(cx)
+                ? LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "")
+                : cg_div_by_rcp(cx, a, b, cg_f32c(cx, rc_c));
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
     }
