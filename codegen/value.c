@@ -818,11 +818,10 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
         /* Division by a constant (a soft cap's s / c, amax / 127): the reciprocal rounded once
          * at compile time, the product corrected to the IEEE quotient unless c is a power of
          * two (then the product is exact) or the value is an attention score (a soft cap's
-         * s / c feeds only tanh and exp: the bare product, <= 1.5 ulp, per score); f16 / bf16 values are computed in f32 too, so a
-         * 16-bit quotient is the f32 one rounded once more */
-        r = pow2(rc_c) || in_attention(cx)
-                ? LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "")
-                : cg_div_by_rcp(cx, a, b, cg_f32c(cx, rc_c));
+         * s / c feeds only tanh and exp: the bare product, <= 1.5 ulp, per score); f16 / bf16
+         * values are computed in f32 too, so a 16-bit quotient is the f32 one rounded once more */
+        r = pow2(rc_c) || in_attention(cx) ? LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "")
+                                           : cg_div_by_rcp(cx, a, b, cg_f32c(cx, rc_c));
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
     }
