@@ -24,13 +24,7 @@ import cases as C  # noqa: E402
 # heldout helper has the details). Their plan lines print "known" and do not fail the check; one
 # that starts passing prints "fixed" (then remove it here).
 KNOWN = {
-    "attn_qkv_split": "q, k, v sliced from a fused [B, S, 3 * H * D] projection: the attention falls off the FA3 "
-                      "kernel onto mma.sync (cg_attn_wg_view_of takes no slice), while --explain says attention.fa3",
-    "attn_lse": "returning the row log-sum-exp as well splits attention into 3 kernels with S x S in HBM "
-                "([attention.escape])",
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
-    "vit_patch_embed": "the patch matrix is a 6-D permuted view of the image: the GEMM reads it in place on mma.sync "
-                       "(no TMA map for it; no staging copy is planned)",
     "conv3x3_im2col": "the im2col operand is a concat of 9 shifted windows: the GEMM reads it in place on mma.sync "
                       "(no TMA map, no staging copy; --explain names no rule)",
     "swin_window_attn": "49 query rows per window: [attention.fa3] not taken (128-row tiles would idle), the mma.sync "
