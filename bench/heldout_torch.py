@@ -27,8 +27,9 @@ def t_input(torch, shape, dt, kind, dims):
     if kind == "lens":
         full = dims.get("L", dims.get("S"))
         return torch.randint(max(dims.get("T", 1), 1), full + 1, shape, device=dev, dtype=torch.int32)
-    if kind == "pos":
-        return torch.randint(0, dims["L"] - dims["T"] + 1, shape, device=dev, dtype=torch.int32)
+    if kind in ("pos", "pos3"):  # pos3: the first of 3 new tokens
+        return torch.randint(0, dims["L"] - (3 if kind == "pos3" else dims["T"]) + 1, shape, device=dev,
+                             dtype=torch.int32)
     if kind == "labels":
         return torch.randint(0, dims["V"], shape, device=dev, dtype=torch.int32)
     if kind == "labels_ign":

@@ -805,6 +805,33 @@ static bool const_rcp(LLVMValueRef v, double *rc) {
     return true;
 }
 
+/* x / d from y = 1 / d rounded to f32: q = x * y (within an ulp of x / d), the residual
+ * x - d * q (exact through an FMA), then q + residual * y, the correctly rounded quotient
+ * (Markstein's theorem; so a division feeding floor, a cast to i32 or a compare agrees with
+ * PyTorch's IEEE division). Where that correction is NaN (x or d infinite, d zero, q overflowed)
+ * the quotient is q itself, which is then already the IEEE result. */
+static LLVMValueRef cg_div_by_rcp(cg_ctx *cx, LLVMValueRef x, LLVMValueRef d, LLVMValueRef y) {
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef q = LLVMBuildFMul(b, x, y, "");
+    LLVMValueRef ra[3] = {LLVMBuildFNeg(b, d, ""), q, x};
+    LLVMValueRef res = cg_call_intrinsic(cx, "llvm.fma", true, ra, 3);
+    LLVMValueRef qa[3] = {res, y, q};
+    LLVMValueRef q1 = cg_call_intrinsic(cx, "llvm.fma", true, qa, 3);
+    return LLVMBuildSelect(b, LLVMBuildFCmp(b, LLVMRealORD, q1, q1, ""), q1, q, "");
+}
+
+/* Whether c is a power of two (its reciprocal exact, so x * (1 / c) is x / c exactly unless
+ * the quotient is subnormal). */
+static bool pow2(double c) {
+    int e;
+    return fabs(frexp(c, &e)) == 0.5;
+}
+
+/* Whether cx emits an attention kernel (its score graph). */
+static bool in_attention(const cg_ctx *cx) {
+    return cx->region != IR_NONE && cx->g->regions[cx->region].kind == IR_RK_ATTENTION;
+}
+
 /* Elementwise node at idx. */
 static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     ir_op op = (ir_op)n->op;
@@ -832,18 +859,21 @@ static LLVMValueRef cg_emit_elem(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     if (op == IR_OP_DIV && ir_dtype_is_float(t) && dv != IR_NONE && cx->subst[dv] &&
         b == cx->subst[dv]) {
         /* Division by a row scalar (a reduction result, e.g. softmax's sum):
-         * one reciprocal per row, then a product per element (<= 1.5 ulp). */
+         * one reciprocal per row, then a corrected product per element. */
         LLVMValueRef rc = cg_memo_get(cx, g->n + dv, b);
         if (!rc) {
             rc = LLVMBuildFDiv(cx->b, cg_f32c(cx, 1.0), b, "rcp");
             cg_memo_put(cx, g->n + dv, b, rc);
         }
-        r = LLVMBuildFMul(cx->b, a, rc, "");
+        r = cg_div_by_rcp(cx, a, b, rc);
     } else if (op == IR_OP_DIV && ir_dtype_is_float(t) && const_rcp(b, &rc_c)) {
-        /* Division by a constant (a soft cap's s / c): a product by its reciprocal, rounded
-         * once at compile time (<= 1.5 ulp of f32, as for a row scalar; f16 / bf16 values are
-         * computed in f32 too, so a 16-bit quotient is that product rounded once more) */
-        r = LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "");
+        /* Division by a constant (a soft cap's s / c, amax / 127): the reciprocal rounded once
+         * at compile time, the product corrected to the IEEE quotient unless c is a power of
+         * two (then the product is exact) or the value is an attention score (a soft cap's
+         * s / c feeds only tanh and exp: the bare product, <= 1.5 ulp, per score); f16 / bf16
+         * values are computed in f32 too, so a 16-bit quotient is the f32 one rounded once more */
+        r = pow2(rc_c) || in_attention(cx) ? LLVMBuildFMul(cx->b, a, cg_f32c(cx, rc_c), "")
+                                           : cg_div_by_rcp(cx, a, b, cg_f32c(cx, rc_c));
     } else {
         r = cg_emit_op(cx, op, t, a, b, NULL, rt);
     }

@@ -1254,6 +1254,14 @@ static bool eval_call(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     return err(s, e->loc, "unknown function '%s'%s", e->name, func_hint(s, e->name, hb, sizeof hb));
 }
 
+/* Whether fn's declared return types name the dim `name`. */
+static bool ret_names_dim(const fe_func *fn, const char *name) {
+    for (unsigned i = 0; fn && i < fn->nrets; i++)
+        for (unsigned j = 0; fn->rets[i] && j < fn->rets[i]->rank; j++)
+            if (fn->rets[i]->dims[j].name && !strcmp(fn->rets[i]->dims[j].name, name)) return true;
+    return false;
+}
+
 /* A name: a local value, else a symbolic dim of the graph. */
 static FE_NOINLINE bool eval_name(sema *s, frame *f, const fe_expr *e, fe_val *out) {
     const fe_val *v = lookup(f, e->name);
@@ -1277,6 +1285,12 @@ static FE_NOINLINE bool eval_name(sema *s, frame *f, const fe_expr *e, fe_val *o
             "tx has no None: leave the argument out (a reduction without axis reduces everything)");
     const char *instead = fe_instead(e->name);
     if (instead) return err(s, e->loc, "unknown name '%s': write %s", e->name, instead);
+    if (ret_names_dim(f->fn, e->name))
+        return err(s, e->loc,
+                   "unknown name '%s': a dim named only in the return type has no size (dims "
+                   "are bound by the parameters' shapes, and -D binds only those); add a "
+                   "parameter of that shape or write the size as an integer",
+                   e->name);
     char hb[128];
     return err(s, e->loc, "unknown name '%s'%s", e->name, name_hint(s, f, e->name, hb, sizeof hb));
 }

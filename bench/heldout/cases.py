@@ -60,8 +60,8 @@ def np_input(rng, shape, dtype, kind, dims):
         lo = dims.get("T", 0 if kind == "lens" else 1)  # a decode step's T new tokens are in the cache
         vals = [max(lo, 0), max(lo, 1), full] + [int(rng.integers(max(lo, 1), full + 1)) for _ in range(n)]
         return np.array(vals[:n], dtype=np.int32)
-    if kind == "pos":  # the first new token's position: 0, the last that fits, then spread
-        n, top = shape[0], dims["L"] - dims["T"]
+    if kind in ("pos", "pos3"):  # the first new token's position: 0, the last that fits, then spread
+        n, top = shape[0], dims["L"] - (3 if kind == "pos3" else dims["T"])  # pos3: 3 new tokens
         vals = [0, top] + [int(rng.integers(0, top + 1)) for _ in range(n)]
         return np.array(vals[:n], dtype=np.int32)
     if kind == "labels":
@@ -1955,3 +1955,376 @@ ROUND4 = ["ce_smooth_ignore", "rmsnorm_quant", "geglu_chunk", "moe_aux_loss", "s
           "mamba_discretize", "decay_gates", "cosine_embed_loss", "var_mid_axis", "layernorm_2d", "scalar_mix",
           "bce_pos_weight", "mixup_ce", "rbf_kernel", "gated_attn_out", "weight_norm_linear", "sinusoid_pos_ids",
           "group_norm_odd"]
+
+
+# ==== round 5: more programs as PyTorch users write them (kinds rounds 1-4 did not cover) ==========
+def ref_rms_bwd(a, d):
+    x, g = a["x"], a["dy"]
+    rstd = 1 / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6)
+    xhat = x * rstd
+    wdy = g * a["w"]
+    dx = rstd * (wdy - xhat * (wdy * xhat).mean(-1, keepdims=True))
+    return [rb(dx), (g * xhat).sum(0)]
+
+
+def t_rms_bwd(dy, x, w, d):
+    xf, g = x.float(), dy.float()
+    rstd = T().rsqrt(xf.pow(2).mean(-1, keepdim=True) + 1e-6)
+    xhat = xf * rstd
+    wdy = g * w.float()
+    dx = rstd * (wdy - xhat * (wdy * xhat).mean(-1, keepdim=True))
+    return dx.to(x.dtype), (g * xhat).sum(0)
+
+
+case("rmsnorm_bwd", [dict(M=5, D=77), dict(M=1, D=3)], dict(M=8192, D=4096),
+     [("dy", ("M", "D"), "bf16", "n"), ("x", ("M", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n")],
+     ref_rms_bwd, t_rms_bwd)
+
+
+def ref_ce_zloss(a, d):
+    x = a["logits"]
+    m = x.max(-1)
+    lse = np.log(np.exp(x - m[:, None]).sum(-1)) + m
+    ce = lse - x[np.arange(x.shape[0]), a["labels"]]
+    return [np.array(ce.mean() + 1e-4 * (lse * lse).mean()), lse]
+
+
+def t_ce_zloss(logits, labels, d):
+    x = logits.float()
+    lse = T().logsumexp(x, -1)
+    return F().cross_entropy(x, labels.long()) + 1e-4 * (lse ** 2).mean(), lse
+
+
+case("ce_zloss_128k", [dict(N=3, V=128256), dict(N=2, V=17)], dict(N=4093, V=128256),
+     [("logits", ("N", "V"), "bf16", "big"), ("labels", ("N",), "i32", "labels")], ref_ce_zloss, t_ce_zloss)
+
+
+def np_rot_half(x):
+    h = x.shape[-1] // 2
+    return np.concatenate([-x[..., h:], x[..., :h]], -1)
+
+
+def ref_rope_half(a, d):
+    c, s = a["cos_t"][:, None], a["sin_t"][:, None]
+    return [rb(a["q"] * c + np_rot_half(a["q"]) * s), rb(a["k"] * c + np_rot_half(a["k"]) * s)]
+
+
+def t_rope_half(q, k, cos, sin, d):
+    def rotate_half(x):
+        x1, x2 = x[..., :x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
+        return T().cat((-x2, x1), dim=-1)
+    cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+    return q * cos + rotate_half(q) * sin, k * cos + rotate_half(k) * sin
+
+
+case("rope_rotate_half", [dict(B=2, S=7), dict(B=1, S=1)], dict(B=4, S=4096),
+     [("q", ("B", 32, "S", 128), "bf16", "n"), ("k", ("B", 8, "S", 128), "bf16", "n"),
+      ("cos_t", ("B", "S", 128), "bf16", "unit"), ("sin_t", ("B", "S", 128), "bf16", "unit")],
+     ref_rope_half, t_rope_half)
+
+
+def alibi_sym(slopes, s):
+    i, j = np.arange(s)[:, None], np.arange(s)[None, :]
+    return slopes[:, None, None] * -np.abs(j - i).astype(np.float64)
+
+
+def ref_alibi_keypad(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125 + alibi_sym(a["slopes"], d["S"])
+    keep = np.arange(d["S"])[None, None, None, :] < a["len"][:, None, None, None]
+    return [attend(np.where(keep, s, -np.inf), a["v"], "bf16")]
+
+
+def t_alibi_keypad(q, k, v, slopes, ln, d):
+    tt = T()
+    i = tt.arange(d["S"], device=q.device)
+    bias = slopes[:, None, None] * -(i[None, :] - i[:, None]).abs().float()
+    return t_attn(q, k, v, 0.125, t_lens_keep(ln, d["S"], q.device), bias=bias)
+
+
+case("attn_alibi_keypad", [dict(B=3, S=7), dict(B=2, S=65)], dict(B=16, S=512),
+     [(n, ("B", 12, "S", 64), "bf16", "n") for n in "qkv"] + [("slopes", (12,), "f32", "unit"),
+                                                             ("len", ("B",), "i32", "lens")],
+     ref_alibi_keypad, t_alibi_keypad, attention=True)
+
+
+def ref_gqa_64_8(a, d):
+    k, v = (np.repeat(a[n], 8, axis=1) for n in "kv")
+    s = rb(a["q"] @ np.swapaxes(k, -1, -2)) * SC128
+    return [attend(np.where(causal(d["S"]), s, -np.inf), v, "bf16")]
+
+
+case("attn_gqa_64_8", [dict(B=1, S=7), dict(B=1, S=33), dict(B=2, S=1)], dict(B=2, S=1000),
+     [("q", ("B", 64, "S", 128), "bf16", "n"), ("k", ("B", 8, "S", 128), "bf16", "n"),
+      ("v", ("B", 8, "S", 128), "bf16", "n")], ref_gqa_64_8,
+     lambda q, k, v, d: t_attn(q, k, v, SC128, t_causal(d["S"], d["S"], q.device), gqa=True), attention=True)
+
+
+def ref_decode3(a, d):
+    s = rb(a["q"] @ np.swapaxes(a["k"], -1, -2)) * 0.125
+    keep = np.arange(d["L"])[None, :] <= a["pos"][:, None, None, None] + np.arange(3)[:, None]
+    return [attend(np.where(keep, s, -np.inf), a["v"], "bf16")]
+
+
+def t_decode3(q, k, v, pos, d):
+    tt = T()
+    keep = tt.arange(d["L"], device=q.device)[None, :] <= pos[:, None, None, None] + tt.arange(3, device=q.device)[:, None]
+    return t_attn(q, k, v, 0.125, keep)
+
+
+case("decode_3rows", [dict(B=3, L=70), dict(B=2, L=3)], dict(B=16, L=4100),
+     [("q", ("B", 16, 3, 64), "bf16", "n"), ("k", ("B", 16, "L", 64), "bf16", "n"),
+      ("v", ("B", 16, "L", 64), "bf16", "n"), ("pos", ("B",), "i32", "pos3")], ref_decode3, t_decode3,
+     attention=True)
+
+
+def ref_cross_keypad(a, d):
+    b, q_, s_ = d["B"], d["Q"], d["S"]
+    q = split(a["q"], b, q_, 8, 64)
+    k, v = (split(a[n], b, s_, 8, 64) for n in "kv")
+    sc = rb(q @ np.swapaxes(k, -1, -2)) * 0.125
+    keep = np.arange(s_)[None, None, None, :] < a["len"][:, None, None, None]
+    return [merge(attend(np.where(keep, sc, -np.inf), v, "bf16"))]
+
+
+def t_cross_keypad(q, k, v, ln, d):
+    b, q_, s_ = d["B"], d["Q"], d["S"]
+    qh = q.view(b, q_, 8, 64).transpose(1, 2)
+    kh, vh = (t.view(b, s_, 8, 64).transpose(1, 2) for t in (k, v))
+    return t_attn(qh, kh, vh, 0.125, t_lens_keep(ln, s_, q.device)).transpose(1, 2).reshape(b, q_, 512)
+
+
+case("cross_attn_keypad", [dict(B=3, Q=5, S=9), dict(B=2, Q=1, S=70)], dict(B=8, Q=127, S=1021),
+     [("q", ("B", "Q", 512), "bf16", "n"), ("k", ("B", "S", 512), "bf16", "n"), ("v", ("B", "S", 512), "bf16", "n"),
+      ("len", ("B",), "i32", "lens")], ref_cross_keypad, t_cross_keypad, attention=True)
+
+
+def ref_augmix(a, d):
+    ps = [np_softmax(a[n], -1) for n in ("lc", "l1", "l2")]
+    mix = np.log(np.clip((ps[0] + ps[1] + ps[2]) / 3.0, 1e-7, 1.0))
+    kl = [(np.where(p > 0, p * np.log(np.where(p > 0, p, 1)), 0) - p * mix).sum(-1).mean() for p in ps]
+    return [np.array(12.0 * sum(kl) / 3.0)]
+
+
+def t_augmix(lc, l1, l2, d):
+    pc, p1, p2 = (x.softmax(-1) for x in (lc, l1, l2))
+    mix = T().clamp((pc + p1 + p2) / 3.0, 1e-7, 1).log()
+    kl = sum(F().kl_div(mix, p, reduction="batchmean") for p in (pc, p1, p2))
+    return 12.0 * kl / 3.0
+
+
+case("augmix_jsd", [dict(N=5, C=10), dict(N=1, C=1)], dict(N=1024, C=1000),
+     [("lc", ("N", "C"), "f32", "big"), ("l1", ("N", "C"), "f32", "big"), ("l2", ("N", "C"), "f32", "n")],
+     ref_augmix, t_augmix)
+
+
+def ref_ln_noaff(a, d):
+    x = a["x"]
+    mu = x.mean(-1, keepdims=True)
+    return [rb((x - mu) / np.sqrt(((x - mu) ** 2).mean(-1, keepdims=True) + 1e-5))]
+
+
+case("layernorm_noaffine", [dict(M=3, D=1000), dict(M=2, D=3001), dict(M=1, D=1)], dict(M=4096, D=3001),
+     [("x", ("M", "D"), "bf16", "big")], ref_ln_noaff,
+     lambda x, d: F().layer_norm(x.float(), (d["D"],), eps=1e-5).to(x.dtype))
+
+
+def ref_gquant(a, d):
+    f = np.float32
+    g = a["x"].astype(f).reshape(-1, 32, 128)
+    s = np.maximum(np.abs(g).max(-1, keepdims=True), f(1e-8)) / f(127.0)
+    c = np.clip(np.floor(g / s + f(0.5)), -127, 127)
+    return [c.reshape(-1, 4096).astype(np.float64), s.reshape(-1, 32).astype(np.float64)]
+
+
+def t_gquant(x, d):
+    g = x.float().view(x.shape[0], 32, 128)
+    s = g.abs().amax(-1, keepdim=True).clamp(min=1e-8) / 127.0
+    c = T().floor(g / s + 0.5).clamp(-127, 127)
+    return c.view(x.shape[0], 4096).to(T().int32), s.view(x.shape[0], 32)
+
+
+case("groupwise_quant", [dict(M=3), dict(M=1)], dict(M=8191), [("x", ("M", 4096), "bf16", "n")],
+     ref_gquant, t_gquant)
+
+
+def ref_bias_res_ln(a, d):
+    h = rh(a["res"] + rh(a["x"] + a["bias"]))
+    return [h, rh(np_ln(h, a["w"], a["b"], 1e-5))]
+
+
+def t_bias_res_ln(x, bias, res, w, b, d):
+    h = res + (x + bias)
+    return h, F().layer_norm(h, (d["D"],), w, b, 1e-5)
+
+
+case("bias_res_ln_f16", [dict(B=2, S=3, D=77), dict(B=1, S=1, D=1)], dict(B=16, S=512, D=1600),
+     [("x", ("B", "S", "D"), "f16", "n"), ("bias", ("D",), "f16", "n"), ("res", ("B", "S", "D"), "f16", "n"),
+      ("w", ("D",), "f16", "n"), ("b", ("D",), "f16", "n")], ref_bias_res_ln, t_bias_res_ln)
+
+
+def ref_vm02(a, d):
+    x = a["x"]
+    mu = x.mean((0, 2), keepdims=True)
+    var = ((x - mu) ** 2).mean((0, 2), keepdims=True)
+    return [(x - mu) / np.sqrt(var + 1e-5), mu[0, :, 0], var[0, :, 0]]
+
+
+def t_vm02(x, d):
+    var, mu = T().var_mean(x, dim=(0, 2), keepdim=True, correction=0)
+    return (x - mu) * T().rsqrt(var + 1e-5), mu[0, :, 0], var[0, :, 0]
+
+
+case("var_mean_02_4d", [dict(B=2, C=3, T=5, F=7), dict(B=1, C=1, T=1, F=2)], dict(B=32, C=8, T=1000, F=80),
+     [("x", ("B", "C", "T", "F"), "f32", "big")], ref_vm02, t_vm02)
+
+
+def ref_bmm_heads(a, d):
+    return [rb(rb(a["x"][:, None] @ a["w"]) + a["b"])]
+
+
+case("bmm_bcast_heads", [dict(B=2, M=5, K=7, H=3, N=9), dict(B=1, M=1, K=1, H=1, N=1)],
+     dict(B=8, M=1024, K=512, H=8, N=64),
+     [("x", ("B", "M", "K"), "bf16", "n"), ("w", ("H", "K", "N"), "bf16", "n"), ("b", ("H", 1, "N"), "bf16", "n")],
+     ref_bmm_heads, lambda x, w, b, d: x[:, None] @ w + b)
+
+
+def ref_tiny_k(a, d):
+    return [np.maximum(a["xyz"] @ a["w1"] + a["b1"], 0), np.sin(a["t"] @ a["freqs"]), rb(a["h"] @ a["wv"])]
+
+
+case("gemm_tiny_k", [dict(N=7), dict(N=1)], dict(N=65536),
+     [("xyz", ("N", 3), "f32", "n"), ("w1", (3, 64), "f32", "n"), ("b1", (64,), "f32", "n"), ("t", ("N", 1), "f32", "big"),
+      ("freqs", (1, 16), "f32", "unit"), ("h", ("N", 512), "bf16", "n"), ("wv", (512, 1), "bf16", "w")],
+     ref_tiny_k, lambda xyz, w1, b1, t, freqs, h, wv, d: (T().relu(xyz @ w1 + b1), T().sin(t @ freqs), h @ wv))
+
+
+def np_t5_bucket(q, k):
+    """HF T5's _relative_position_bucket (bidirectional, 32 buckets, max_distance 128) in f32 as torch
+    computes it."""
+    f = np.float32
+    rel = np.arange(k)[None, :] - np.arange(q)[:, None]
+    n = np.abs(rel)
+    with np.errstate(divide="ignore"):
+        lf = np.log(n.astype(f) / f(8)) / f(math.log(128 / 8)) * f(8)
+    large = np.minimum(8 + np.where(n >= 8, lf, 0).astype(np.int64), 15)
+    return (rel > 0) * 16 + np.where(n < 8, n, large)
+
+
+def ref_t5_bucket(a, d):
+    bk = np_t5_bucket(d["Q"], d["K"])
+    bias = np.transpose(a["table"][bk], (2, 0, 1))
+    return [bk.astype(np.float64), np_softmax(a["scores"] + bias, -1)]
+
+
+def t_t5_bucket(scores, table, d):
+    tt = T()
+    dev = scores.device
+    rel = tt.arange(d["K"], device=dev)[None, :] - tt.arange(d["Q"], device=dev)[:, None]
+    buckets = (rel > 0).to(tt.long) * 16
+    n = tt.abs(rel)
+    large = 8 + (tt.log(n.float() / 8) / math.log(128 / 8) * 8).to(tt.long)
+    large = tt.min(large, tt.full_like(large, 15))
+    buckets = buckets + tt.where(n < 8, n, large)
+    bias = F().embedding(buckets, table).permute(2, 0, 1)
+    return buckets.to(tt.int32), tt.softmax(scores + bias, dim=-1)
+
+
+case("t5_rel_bucket", [dict(B=1, H=2, Q=5, K=300), dict(B=2, H=3, Q=33, K=7)], dict(B=8, H=12, Q=512, K=512),
+     [("scores", ("B", "H", "Q", "K"), "f32", "big"), ("table", (32, "H"), "f32", "n")], ref_t5_bucket, t_t5_bucket)
+
+
+def ref_mulaw(a, d):
+    f = np.float32
+    mu, lmu = f(255.0), f(math.log1p(255.0))
+    x = np.clip(a["x"].astype(f), f(-1), f(1))
+    y = np.sign(x) * np.log1p(mu * np.abs(x)) / lmu
+    code = ((y + f(1)) / f(2) * mu + f(0.5)).astype(np.int64)
+    z = code.astype(f) / mu * f(2) - f(1)
+    return [code.astype(np.float64), (np.sign(z) * (np.exp(np.abs(z) * lmu) - f(1)) / mu).astype(np.float64)]
+
+
+def t_mulaw(x, d):
+    tt = T()
+    mu = tt.tensor(255.0, device=x.device)
+    x = x.clamp(-1, 1)
+    y = tt.sign(x) * tt.log1p(mu * tt.abs(x)) / tt.log1p(mu)
+    code = ((y + 1) / 2 * mu + 0.5).to(tt.int32)
+    z = code.float() / mu * 2 - 1.0
+    return code, tt.sign(z) * (tt.exp(tt.abs(z) * tt.log1p(mu)) - 1.0) / mu
+
+
+case("mulaw_codec", [dict(B=3, T=1000), dict(B=1, T=1)], dict(B=16, T=160000), [("x", ("B", "T"), "f32", "n")],
+     ref_mulaw, t_mulaw)
+
+
+def ref_amp(a, d):
+    inv = 1.0 / a["scale"]
+    u1, u2 = a["g1"] * inv, a["g2"] * inv
+    fin1, fin2 = np.isfinite(u1), np.isfinite(u2)
+    found = float((~fin1).any() or (~fin2).any())
+    return [u1, u2, np.array(found), np.array(fin2.all()), np.array(np.sqrt((u1 * u1).sum()))]
+
+
+def t_amp(g1, g2, scale, d):
+    tt = T()
+    inv = 1.0 / scale
+    u1, u2 = g1 * inv, g2 * inv
+    found = ((~tt.isfinite(u1)).any() | (~tt.isfinite(u2)).any()).float()
+    return u1, u2, found, tt.isfinite(u2).all(), u1.norm()
+
+
+case("amp_unscale", [dict(N=1001, R=3, C=7), dict(N=1, R=1, C=1)], dict(N=16777216, R=4096, C=4096),
+     [("g1", ("N",), "f32", "n"), ("g2", ("R", "C"), "f32", "special"), ("scale", (), "f32", "temp")], ref_amp, t_amp,
+     kernels=4)
+
+
+def ref_nan_stats(a, d):
+    x, m = a["x"], a["m"]
+    isn = np.isnan(x)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        nm = np.where(isn, 0, x).sum(-1) / (~isn).sum(-1)
+    ok = m & ~isn
+    mx = np.where(~m | isn, -np.inf, x).max(-1)
+    anyv = ok.any(-1)
+    return [nm, np.where(anyv, mx, np.nan), anyv]
+
+
+def t_nan_stats(x, m, d):
+    tt = T()
+    ok = m & ~x.isnan()
+    mx = x.masked_fill(~ok, float("-inf")).amax(-1)
+    anyv = ok.any(-1)
+    return tt.nanmean(x, -1), tt.where(anyv, mx, float("nan")), anyv
+
+
+case("nan_masked_stats", [dict(B=4, S=9), dict(B=5, S=1)], dict(B=4096, S=4096),
+     [("x", ("B", "S"), "f32", "special"), ("m", ("B", "S"), "bool", "bool")], ref_nan_stats, t_nan_stats)
+
+
+
+def s_alibi_keypad(q, k, v, slopes, ln, d):
+    tt = T()
+    i = tt.arange(d["S"], device=q.device)
+    bias = slopes[:, None, None] * -(i[None, :] - i[:, None]).abs().float()
+    return sdpa(q, k, v, 0.125, bias.masked_fill(~t_lens_keep(ln, d["S"], q.device), float("-inf")).to(q.dtype))
+
+
+def s_cross_keypad(q, k, v, ln, d):
+    b, q_, s_ = d["B"], d["Q"], d["S"]
+    qh = q.view(b, q_, 8, 64).transpose(1, 2)
+    kh, vh = (t.view(b, s_, 8, 64).transpose(1, 2) for t in (k, v))
+    return sdpa(qh, kh, vh, 0.125, t_lens_keep(ln, s_, q.device)).transpose(1, 2).reshape(b, q_, 512)
+
+
+SDPA.update({
+    "attn_alibi_keypad": s_alibi_keypad,
+    "attn_gqa_64_8": lambda q, k, v, d: sdpa(q, k, v, SC128, causal=True, gqa=True),
+    "decode_3rows": lambda q, k, v, pos, d: sdpa(
+        q, k, v, 0.125, T().arange(d["L"], device=q.device)[None, :]
+        <= pos[:, None, None, None] + T().arange(3, device=q.device)[:, None]),
+    "cross_attn_keypad": s_cross_keypad,
+})
+ROUND5 = ["rmsnorm_bwd", "ce_zloss_128k", "rope_rotate_half", "attn_alibi_keypad", "attn_gqa_64_8", "decode_3rows",
+          "cross_attn_keypad", "augmix_jsd", "layernorm_noaffine", "groupwise_quant", "bias_res_ln_f16",
+          "var_mean_02_4d", "bmm_bcast_heads", "gemm_tiny_k", "t5_rel_bucket", "mulaw_codec", "amp_unscale",
+          "nan_masked_stats"]
