@@ -1079,6 +1079,12 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
                 pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt)) {
             memset(s->p, 0, sizeof s->p);
             s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
+        } else if (f->wgs.nstage > 0 &&
+                   pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt) >= f->wgs.sync_us) {
+            /* [matmul.wgmma.stage]: staging plus the wgmma kernel no faster than the mma.sync
+             * kernel reading the operands in place: no schedule, the mma.sync kernel */
+            memset(s, 0, sizeof *s);
+            s->source = IR_SCHED_MODEL;
         }
     } else if (f->kind == IR_RK_MATMUL && f->simt) {
         /* [matmul.simt]: the model's fastest SIMT tile and split-K ranks of the shape

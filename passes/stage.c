@@ -14,12 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements per SM per clock an in-place operand read through a view without a stride form
- * sustains: the mma.sync kernel's generic load, one element a thread with the view's index
- * arithmetic (64-bit divisions), latency bound. Fitted to one H200 measurement: vit_patch_embed
- * at B=64, E=768, 604 us for 57.8 M loaded elements (6 column tiles x 9.6 M), less the 52 us the
- * model gives the product itself (bench/heldout/FINDINGS.md item 2). */
-#define STAGE_GENERIC_EPC 0.40
+/* The mma.sync kernel's generic load of an operand read through a view without a stride form
+ * (one element a thread with the view's index arithmetic, latency bound) sustains
+ * PASS_ELEM_LOAD_EPC elements per SM per clock (passes/passes.h). */
+#define STAGE_GENERIC_EPC PASS_ELEM_LOAD_EPC
 /* Lanes of one warp request: 32 consecutive elements of the operand's last axis. */
 enum { STAGE_LANES = 32, STAGE_SECTOR = 32, STAGE_TILE = 128 };
 

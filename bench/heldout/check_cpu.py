@@ -35,7 +35,6 @@ KNOWN = {
                       "(no TMA map, no staging copy; --explain names no rule)",
     "swin_window_attn": "49 query rows per window: [attention.fa3] not taken (128-row tiles would idle), the mma.sync "
                         "online-softmax kernel runs",
-    "prime_bmm_f16": "K = 257 f16: a 514-byte row pitch, and batched operands are not staged ([matmul.wgmma.batch])",
     "attn_mla_dv": "q/k head dim 192, v head dim 128: [attention.fa3] takes D = Dv only; the mma.sync kernel runs "
                    "and visits every key tile",
 }
