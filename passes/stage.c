@@ -127,7 +127,7 @@ static int64_t inner_run(const ir_graph *g, ir_id v, ir_id src) {
  * sectors they move at HBM bandwidth if more), *staged the copy's bytes (read and written) at HBM
  * bandwidth plus a launch. Writes the numbers to why. */
 static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigned k, ir_id v,
-                        ir_id src, double *inplace, double *staged, char *why, size_t cap) {
+                        int64_t run, double *inplace, double *staged, char *why, size_t cap) {
     const ir_node *mm = &g->nodes[m];
     const ir_shape *ms = &mm->shape;
     double numel = 1, rows = 1;
@@ -136,7 +136,6 @@ static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigne
     double other = k == 0 ? (double)ms->dim[ms->rank - 1] : rows;
     double passes = ceil(other / STAGE_TILE), loaded = numel * passes;
     int es = (int)ir_dtype_size((ir_dtype)g->nodes[v].dtype);
-    int64_t run = inner_run(g, v, src);
     int64_t rb = run * es; /* a request: 32 lanes over runs of rb bytes */
     double per_req = ceil((double)STAGE_LANES / (double)(run < STAGE_LANES ? run : STAGE_LANES)) *
                      ceil((double)(run < STAGE_LANES ? rb : STAGE_LANES * es) / STAGE_SECTOR);
@@ -146,7 +145,7 @@ static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigne
     *inplace = t_el > t_sec ? t_el : t_sec;
     *staged = 2.0 * numel * es / (gpu->hbm_GBps * 1e3) + gpu->launch_us;
     snprintf(why, cap,
-             "in place %.0f tile passes x %.2f M elements = %.1f M loads with the view's index "
+             "in place %.0f tile passes x %.2f M elements = %.1f M loads with the index "
              "arithmetic (innermost run %lld elements: %.0f sectors per 32-lane request) -> "
              "%.1f us; staged: a copy of %.2f MB -> %.1f us",
              passes, numel / 1e6, loaded / 1e6, (long long)run, per_req, *inplace, numel * es / 1e6,
@@ -169,6 +168,48 @@ static bool stage_candidate(const ir_graph *g, ir_id m, unsigned k, ir_id *src) 
     return !has_strides(g, v, *src);
 }
 
+/* The view chain (slices, reshapes, permutes) from x down to the first other value, into *src;
+ * *plain false when it holds a reshape or permute (runs of the source's rows may break). False
+ * when a shape on the way is not concrete or the source is a view, constant or generator. */
+static bool piece_chain(const ir_graph *g, ir_id x, ir_id *src, bool *plain) {
+    *plain = true;
+    for (unsigned n = 0; n < 64; n++, x = ir_in(g, &g->nodes[x], 0)) {
+        const ir_node *nd = &g->nodes[x];
+        if (!concrete(&nd->shape) || nd->shape.rank < 1) return false;
+        if (nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) *plain = false;
+        if (nd->op == IR_OP_SLICE || nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) continue;
+        *src = x;
+        return !(ir_op_traits((ir_op)nd->op) & IR_T_VIEW) && nd->op != IR_OP_CONST &&
+               !ir_is_gen(g, x);
+    }
+    return false;
+}
+
+/* The operand of product m in place of input k when it is a concat (im2col: shifted windows of
+ * one image side by side), every shape concrete, each piece a chain of views over a value that
+ * is not a view: true with *run, the contiguous run a request of its last axis reads (the
+ * narrowest piece's last extent when the concat is along the last axis; 1 when a piece
+ * reshapes or permutes). */
+static bool concat_candidate(const ir_graph *g, ir_id m, unsigned k, int64_t *run) {
+    const ir_node *mm = &g->nodes[m], *v = &g->nodes[ir_in(g, mm, k)];
+    if (v->op != IR_OP_CONCAT || !concrete(&mm->shape) || !concrete(&v->shape) || v->nin < 2)
+        return false;
+    unsigned last = v->shape.rank - 1;
+    *run = v->shape.dim[last];
+    for (unsigned i = 0; i < v->nin; i++) {
+        ir_id p = ir_in(g, v, i), src;
+        bool plain;
+        if (!piece_chain(g, p, &src, &plain)) return false;
+        int64_t e = g->nodes[p].shape.dim[last];
+        if (!plain)
+            *run = 1;
+        else if ((unsigned)v->a.axis == last && e < *run)
+            *run = e;
+    }
+    if (*run > 4096) *run = 4096;
+    return true;
+}
+
 /* Whether the target's wgmma kernel reads operand k of product m in place through a tensor map
  * of the view (merged heads, pass_wg_opnd_merged, asked before planning). */
 static bool tma_reads(const ir_graph *g, const pass_ctx *c, ir_id m, unsigned k) {
@@ -189,16 +230,23 @@ bool pass_stage_views(ir_graph *g, pass_ctx *c) {
         if (g->nodes[m].op != IR_OP_MATMUL) continue;
         for (unsigned k = 0; k < 2; k++) {
             ir_id src, v = ir_in(g, &g->nodes[m], k);
-            if (!stage_candidate(g, m, k, &src) || tma_reads(g, c, m, k)) continue;
+            int64_t run;
+            const char *rule;
+            if (stage_candidate(g, m, k, &src) && !tma_reads(g, c, m, k)) {
+                run = inner_run(g, v, src);
+                rule = "[matmul.stage_view] read through views without a stride form";
+            } else if (concat_candidate(g, m, k, &run)) {
+                rule = "[matmul.stage_concat] a concat of views, gathered by the product's loads";
+            } else {
+                continue;
+            }
             double inplace, staged;
             char why[512];
-            stage_price(g, c->gpu, m, k, v, src, &inplace, &staged, why, sizeof why);
+            stage_price(g, c->gpu, m, k, v, run, &inplace, &staged, why, sizeof why);
             bool stage = staged < inplace;
             if (c->explain)
-                fprintf(c->explain,
-                        "%%%u (%s of the product %%%u): [matmul.stage_view] read through views "
-                        "without a stride form: %s: %s\n",
-                        v, k ? "B" : "A", m, why, stage ? "staged" : "read in place");
+                fprintf(c->explain, "%%%u (%s of the product %%%u): %s: %s: %s\n", v, k ? "B" : "A",
+                        m, rule, why, stage ? "staged" : "read in place");
             if (!stage) continue;
             if (nb + 1 > cap) before = ir_xrealloc(before, (cap = cap * 2 + 8) * sizeof *before);
             ir_id cp = ir_add_cast(g, v, (ir_dtype)g->nodes[v].dtype);

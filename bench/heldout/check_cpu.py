@@ -31,8 +31,6 @@ KNOWN = {
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
     "vit_patch_embed": "the patch matrix is a 6-D permuted view of the image: the GEMM reads it in place on mma.sync "
                        "(no TMA map for it; no staging copy is planned)",
-    "conv3x3_im2col": "the im2col operand is a concat of 9 shifted windows: the GEMM reads it in place on mma.sync "
-                      "(no TMA map, no staging copy; --explain names no rule)",
     "swin_window_attn": "49 query rows per window: [attention.fa3] not taken (128-row tiles would idle), the mma.sync "
                         "online-softmax kernel runs",
     "attn_mla_dv": "q/k head dim 192, v head dim 128: [attention.fa3] takes D = Dv only; the mma.sync kernel runs "
