@@ -6,7 +6,10 @@
  * against a copy of the operand into a dense row-major matrix (one pass, a pointwise kernel that
  * also takes the pointwise producers of the operand) and, where the copy is cheaper, inserts it:
  * a cast to the operand's own dtype flagged IR_NF_STAGE, which the fusion planner keeps out of
- * the product's kernel (docs/fusion.md, docs/cost-model.md "Staged operands"). */
+ * the product's kernel (docs/fusion.md, docs/cost-model.md "Staged operands").
+ * [matmul.stage_concat]: an operand that is a concat of views (im2col: the shifted windows of an
+ * image side by side on the channel axis) is gathered by the same element-at-a-time loads and is
+ * priced and staged the same way. */
 #include "passes/passes.h"
 
 #include <math.h>
