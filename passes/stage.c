@@ -173,7 +173,9 @@ static bool stage_candidate(const ir_graph *g, ir_id m, unsigned k, ir_id *src) 
 
 /* The view chain (slices, reshapes, permutes) from x down to the first other value, into *src;
  * *plain false when it holds a reshape or permute (runs of the source's rows may break). False
- * when a shape on the way is not concrete or the source is a view, constant or generator. */
+ * when a shape on the way is not concrete or the source is not a stored value (an input, a
+ * product's or a reduction's result: elementwise work is left to the fusion planner, which may
+ * take it into an attention or a product's prologue). */
 static bool piece_chain(const ir_graph *g, ir_id x, ir_id *src, bool *plain) {
     *plain = true;
     for (unsigned n = 0; n < 64; n++, x = ir_in(g, &g->nodes[x], 0)) {
@@ -182,8 +184,8 @@ static bool piece_chain(const ir_graph *g, ir_id x, ir_id *src, bool *plain) {
         if (nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) *plain = false;
         if (nd->op == IR_OP_SLICE || nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) continue;
         *src = x;
-        return !(ir_op_traits((ir_op)nd->op) & IR_T_VIEW) && nd->op != IR_OP_CONST &&
-               !ir_is_gen(g, x);
+        unsigned t = ir_op_traits((ir_op)nd->op);
+        return nd->op == IR_OP_INPUT || (t & (IR_T_MATMUL | IR_T_REDUCE));
     }
     return false;
 }

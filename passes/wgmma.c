@@ -667,9 +667,9 @@ static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
  * operands in place. Their rows are not 16-byte aligned, so neither cp.async nor vector loads
  * apply: every element of such an operand's tiles is one scalar load (codegen/mma.c
  * cg_mm_tile_load), issued once per tile of the other operand (the region's mma.sync tile,
- * 128 where unplanned), at PASS_ELEM_LOAD_EPC per SM per clock, then the products at the
- * tensor-core roofline (tc_eff); single-buffered, so the two add. Fills s->sync_loads and
- * s->sync_us (known sizes). */
+ * 128 where unplanned), at PASS_ELEM_LOAD_EPC per SM per clock on the SMs its tiles occupy
+ * (at most one SM per tile), then the products at the tensor-core roofline (tc_eff);
+ * single-buffered, so the two add. Fills s->sync_loads and s->sync_us (known sizes). */
 static void wg_sync_price(const ir_region *rg, const pass_gpu *gpu, pass_wg_shape *s) {
     double b = s->batch > 0 ? (double)s->batch : 1.0, M = (double)s->M, N = (double)s->N;
     double K = (double)s->K, tm = rg->tile[0] > 0 ? rg->tile[0] : 128;
@@ -678,6 +678,8 @@ static void wg_sync_price(const ir_region *rg, const pass_gpu *gpu, pass_wg_shap
     if (s->a_staged) s->sync_loads += b * M * K * ceil(N / tn) * s->nmm;
     if (s->b_staged) s->sync_loads += b * K * N * ceil(M / tm) * s->nmm;
     double clk = gpu->clock_GHz > 0 ? gpu->clock_GHz : 1.5, sms = gpu->sms > 0 ? gpu->sms : 132;
+    double tiles = b * ceil(M / tm) * ceil(N / tn);
+    if (tiles < sms) sms = tiles;
     double peak = gpu->peak_TFLOPs[IR_BF16] * (gpu->tc_eff > 0 ? gpu->tc_eff : 1.0);
     double flops = 2.0 * b * M * N * K * s->nmm;
     s->sync_us = s->sync_loads / (PASS_ELEM_LOAD_EPC * sms * clk * 1e3) +

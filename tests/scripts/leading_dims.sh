@@ -129,7 +129,7 @@ cases=(
   "lead1t|B=2 S=33 K=32 N=80|1"
   "swiglu|B=2 S=70 D=64 F=96|1"
   "oddn|B=2 S=300 K=264 N=999|1"
-  "oddn|B=2 S=30 K=64 N=99|no"
+  "oddn|B=4 S=1024 K=32 N=99|no"
   "merged|B=3 H=2 S=128 D=64 K=128 N=72|1"
   "merged|B=2 H=3 S=256 D=64 K=192 N=40|1"
   "merged|B=2 H=2 S=100 D=64 K=128 N=72|no"

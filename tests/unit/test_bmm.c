@@ -144,16 +144,17 @@ static void test_facts(void **state) {
     assert_true(pass_wg_batch_fill_ok(32, 32, 32));
     assert_false(pass_wg_batch_fill_ok(7, 16, 16));
     assert_true(pass_wg_batch_fill_ok(-1, 16, 16));
-    /* an odd pitch (200-byte B rows) of a small product: staging is priced, and the mma.sync
-     * kernel reading B in place (4 x 100 x 256 x 2 M tiles scalar loads) is the faster */
-    fe_define dp[4] = {{"B", 4}, {"M", 256}, {"K", 256}, {"N", 100}};
+    /* an odd pitch (200-byte B rows) of a short-K product: staging is priced, and the mma.sync
+     * kernel reading B in place (4 x 32 x 100 scalar loads per M tile, over 32+ tiles) is the
+     * faster */
+    fe_define dp[4] = {{"B", 4}, {"M", 1024}, {"K", 32}, {"N", 100}};
     assert_true(tk_wg_facts(SRC_PLAIN, dp, 4, &s, &sc));
     assert_int_equal(s.batch_why, 0);
     assert_int_equal(s.nstage, 1);
     assert_true(s.b_staged && !s.a_staged);
     assert_true(s.sync_loads > 0);
     assert_int_equal(sc.id, PASS_SCH_NONE);
-    fe_define du[3] = {{"M", 256}, {"K", 256}, {"N", 100}}; /* B unbound: not priced */
+    fe_define du[3] = {{"M", 1024}, {"K", 32}, {"N", 100}}; /* B unbound: not priced */
     assert_false(tk_wg_facts(SRC_PLAIN, du, 3, &s, &sc));
     assert_int_equal(s.batch_why, 2);
     for (unsigned i = 0; i < 2; i++) {

@@ -136,13 +136,13 @@ static void test_stage_facts(void **state) {
     check_facts(2000, 1000, 3000, false, false); /* 16-byte multiples: read in place */
 }
 
-/* [matmul.wgmma.stage] against mma.sync in place: a small odd-pitch product (60 x 99 x 64: the
- * copy's launch outweighs its 6 K scalar loads) keeps mma.sync (no schedule, no staging kernel),
- * a large one (ragged_gemm's 3001 x 1999 x 2005) is staged; sync_loads counts each staged
- * operand's elements once per tile of the other operand. */
+/* [matmul.wgmma.stage] against mma.sync in place: a short-K odd-pitch product (4096 x 99 x 32:
+ * 0.1 M scalar loads over 32 tiles, below the copy's launch and the wgmma kernel) keeps mma.sync
+ * (no schedule, no staging kernel), a large one (ragged_gemm's 3001 x 1999 x 2005) is staged;
+ * sync_loads counts each staged operand's elements once per tile of the other operand. */
 static void test_stage_vs_sync(void **state) {
     (void)state;
-    static const int64_t sz[2][3] = {{60, 99, 64}, {3001, 1999, 2005}};
+    static const int64_t sz[2][3] = {{4096, 99, 32}, {3001, 1999, 2005}};
     for (unsigned i = 0; i < 2; i++) {
         fe_define defs[3] = {{"M", sz[i][0]}, {"N", sz[i][1]}, {"K", sz[i][2]}};
         ir_graph *g = plan(XW, defs, 3, (pass_target){90, true, false});
