@@ -1,7 +1,8 @@
 /* stage.c - the staging kernels of [matmul.wgmma.stage] (docs/codegen-matmul.md "Operands whose
- * pitch TMA cannot read"): a 2-D operand whose row pitch is not a multiple of 16 bytes is copied
- * to a scratch buffer whose rows are pitched at pass_wg_pitch (a multiple of 128 bytes) before
- * the wgmma kernel, whose tensor map then reads the copy with the operand's own extents (TMA's
+ * pitch TMA cannot read"): an operand whose row pitch is not a multiple of 16 bytes (2-D, or of
+ * higher rank: its leading dims, batch elements included, are the copy's rows) is copied to a
+ * scratch buffer whose rows are pitched at pass_wg_pitch (a multiple of 128 bytes) before the
+ * wgmma kernel, whose tensor map then reads the copy with the operand's own extents (TMA's
  * bounds still zero-fill the ragged tails; the pad columns are never read, so never written). */
 #include "codegen/cg_impl.h"
 
@@ -169,14 +170,22 @@ bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_
                    unsigned *temp) {
     const ir_graph *g = cx->g;
     const ir_node *n = &g->nodes[base];
-    if (n->shape.rank != 2 || IR_DIM_IS_SYM(n->shape.dim[1]) || !cx->bufidx_kind[base]) {
+    unsigned r = n->shape.rank;
+    if (r < 2 || IR_DIM_IS_SYM(n->shape.dim[r - 1]) || !cx->bufidx_kind[base]) {
         tx_error(cx->diag,
-                 "codegen: internal error: staged operand %%%u of k%u is not a 2-D buffer", base,
-                 region);
+                 "codegen: internal error: staged operand %%%u of k%u is not a buffer of rank "
+                 ">= 2 with a known inner extent",
+                 base, region);
         return false;
     }
+    /* the rows: every index of the leading dims (a batched operand's batch elements are
+     * consecutive blocks of them, so the copy keeps one batch stride of rows x pitch) */
+    int64_t nrows = pass_wg_rows(&n->shape);
+    int64_t inner = n->shape.dim[r - 1];
+    ir_shape ts = {.rank = (uint8_t)r};
+    memcpy(ts.dim, n->shape.dim, r * sizeof ts.dim[0]);
+    ts.dim[r - 1] = pitch;
     int es = (int)ir_dtype_size((ir_dtype)n->dtype);
-    ir_shape ts = {.rank = 2, .dim = {n->shape.dim[0], pitch}};
     *temp = cg_scratch_temp(cx, base, (ir_dtype)n->dtype, &ts);
     cx->temps[*temp].staged = true;
     cg_buf bufs[2] = {{(uint8_t)(cx->bufidx_kind[base] - 1), 0, cx->bufidx[base], base},
@@ -185,12 +194,13 @@ bool cg_stage_emit(cg_ctx *cx, unsigned region, unsigned idx, ir_id base, int64_
     snprintf(suffix, sizeof suffix, "_k%u_stage%u", region, idx);
     if (!cg_kernel_begin_bufs(cx, region, suffix, bufs, 2)) return false;
     cg_stage_geom sg;
-    cg_stage_geometry(IR_DIM_IS_SYM(n->shape.dim[0]) ? -1 : n->shape.dim[0], n->shape.dim[1], es,
-                      pitch, &sg);
-    LLVMValueRef rows = cg_dim(cx, n->shape.dim[0]);
+    cg_stage_geometry(nrows, inner, es, pitch, &sg);
+    LLVMValueRef ld[IR_MAX_RANK];
+    for (unsigned i = 0; i + 1 < r; i++) ld[i] = cg_dim(cx, n->shape.dim[i]);
+    LLVMValueRef rows = cg_mm_batch_count(cx, r - 1, ld);
     st_body(cx, &sg, LLVMGetParam(cx->fn, 0), LLVMGetParam(cx->fn, 1), rows);
-    ir_shape work[3] = {
-        {.rank = 1, .dim = {sg.iw}}, {.rank = 1, .dim = {n->shape.dim[0]}}, {.rank = 0}};
+    ir_shape work[3] = {{.rank = 1, .dim = {sg.iw}}, {.rank = (uint8_t)(r - 1)}, {.rank = 0}};
+    for (unsigned i = 0; i + 1 < r; i++) work[1].dim[i] = n->shape.dim[i];
     int64_t per[3] = {(int64_t)ST_THREADS * sg.words, sg.rows, 1}, cap[3] = {INT32_MAX, 65535, 1};
     unsigned block[3] = {ST_THREADS, 1, 1};
     snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "stage pitch %lld w%u%s v%u r%u", (long long)pitch,

@@ -1640,8 +1640,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         if (pt != inner) spitch[i] = pt, nst++;
     }
     unsigned sid = g->regions[region].sched.id;
-    if (nst && (batched || (sid != PASS_SCH_MATMUL_WGMMA && sid != PASS_SCH_MATMUL_WGMMA_SWAP)))
-        return -1;
+    if (nst && sid != PASS_SCH_MATMUL_WGMMA && sid != PASS_SCH_MATMUL_WGMMA_SWAP) return -1;
     unsigned sidx[1 + CG_MM_MAXH]; /* operand -> its entry of cx->stage_temp */
     cx->nstage = 0;
     for (unsigned i = 0; i < 1 + nh; i++) {

@@ -930,8 +930,8 @@ static bool check_mm_other(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
             if (!(g->nodes[s].flags & IR_NF_STAGE)) continue;
             why_set(w, "matmul.stage_view");
             snprintf(w->msg, sizeof w->msg,
-                     "%s copies an operand of %s that no stride form describes into a dense "
-                     "matrix (priced above)",
+                     "%s copies an operand of %s that no stride form describes (a view chain "
+                     "or a concat of views) into a dense matrix (priced above)",
                      nname(g, s, n1, sizeof n1), nname(g, M->anchor, d1, sizeof d1));
             snprintf(w->change, sizeof w->change, "nothing: the product reads the copy");
             return false;

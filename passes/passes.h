@@ -453,13 +453,18 @@ typedef struct pass_wg_shape {
     bool a_staged, b_staged;
     int nstage;
     double stage_bytes;
+    /* the alternative the rule weighs staging against (known sizes, nstage > 0): the mma.sync
+     * kernel reading the staged operands in place, one scalar load an element of their tiles
+     * (sync_loads of them) then its products at tc_eff: sync_us (wg_sync_price) */
+    double sync_loads, sync_us;
     bool a_merged; /* A is merged heads (a 3-D map), not a plain 2-D buffer */
     /* [matmul.wgmma.batch]: a batched product (pass_wg_batch): the batch elements (the product
      * of the output's leading dims; -1 unbound), M the rows of one of them; 0: not batched */
     int64_t batch;
     /* why pass_wg_facts refused a batched product (M, N, K then one batch element's): 1 the
-     * fill rule (pass_wg_batch_fill_ok), 2 a row pitch TMA cannot read (batched operands are
-     * not staged); it keeps mma.sync. 0: not refused for being batched */
+     * fill rule (pass_wg_batch_fill_ok), 2 a row pitch TMA cannot read at an unbound size
+     * (staging is priced at known sizes only); it keeps mma.sync. 0: not refused for being
+     * batched */
     int batch_why;
     /* the epilogue's stores (pass_wg_epi_outs): epi_es, the widest output element (2 or 4
      * bytes) when every output may go through shared memory and TMA (0: the register stores);
@@ -631,6 +636,12 @@ int64_t pass_wg_batch_coord(const ir_shape *mm, const ir_shape *op, int64_t b);
  * when a size is unbound, or when TX_WG_BATCH=1 (a benchmark knob; TX_WG_BATCH=0 keeps every
  * batched product on mma.sync). An estimate, not fitted to a measurement. */
 #define PASS_WG_BATCH_FILL 0.125
+/* Elements per SM per clock that a latency-bound one-element-a-thread operand load sustains in
+ * the mma.sync kernel (a view without a stride form, [matmul.stage_view]; rows not 16-byte
+ * aligned, [matmul.wgmma.stage]'s alternative). Fitted to vit_patch_embed on the H200 (604 us
+ * for 57.8 M loaded elements less the product's 52 us, bench/heldout/FINDINGS.md item 2); it
+ * gives prime_bmm_f16 (B 7, 509 x 257 x 1021, 14.7 M scalar loads) 147 us, measured 113. */
+#define PASS_ELEM_LOAD_EPC 0.40
 bool pass_wg_batch_fill_ok(int64_t M, int64_t N, int64_t K);
 /* A as merged heads: same-dtype casts, then a reshape [lead..., d0, d1, d2] -> [lead..., d0,
  * d1 * d2] of an in-region permute of the last three axes keeping the last (or of the base

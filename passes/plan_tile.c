@@ -787,6 +787,30 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
     f->passes = rg->passes;
 }
 
+/* Appends [matmul.wgmma.stage]'s numbers to why: the staging kernels' bytes and time plus the
+ * wgmma kernel's (the model's tile) against the mma.sync kernel reading the operands in place
+ * (pass_wg_shape.sync_us), and which schedule s (the rule's or the wanted one) keeps. */
+static void stage_why(const pass_sched_facts *f, const ir_schedule *s, char *why, size_t cap) {
+    const pass_wg_shape *w = &f->wgs;
+    pass_wg_tile t;
+    pass_wg_time tm;
+    if (!pass_wg_pick(w, f->gpu, f->wg_bytes, &t)) return;
+    double us = pass_wg_model(w, &t, f->gpu, f->wg_bytes, &tm);
+    const char *took = s->id == PASS_SCH_MATMUL_WGMMA || s->id == PASS_SCH_MATMUL_WGMMA_SWAP
+                           ? "staged, wgmma"
+                       : s->id == PASS_SCH_MATMUL_SKINNY ? "the skinny kernel (in place)"
+                                                         : "kept on mma.sync, in place";
+    size_t n = strlen(why);
+    snprintf(why + n, cap - n,
+             "%s[matmul.wgmma.stage] %d operand%s (%s%s%s) with rows not a multiple of 16 bytes: "
+             "staging %.2f MB read and written %.3f us + wgmma %.3f us = %.3f us; mma.sync in "
+             "place %.2f M scalar loads at %.2f per SM per clock + products = %.3f us: %s",
+             n ? "; " : "", w->nstage, w->nstage > 1 ? "s" : "", w->a_staged ? "A" : "",
+             w->a_staged && w->b_staged ? ", " : "", w->b_staged ? "B" : "", w->stage_bytes / 1e6,
+             tm.stage_us, us - tm.stage_us, us, w->sync_loads / 1e6, PASS_ELEM_LOAD_EPC, w->sync_us,
+             took);
+}
+
 bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_t budget,
                            const pass_gpu *gpu, const ir_schedule *want, char *why, size_t cap) {
     ir_region *rg = &g->regions[r];
@@ -816,6 +840,7 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
             if (s.id == PASS_SCH_MATMUL_WGMMA || s.id == PASS_SCH_MATMUL_SKINNY ||
                 s.id == PASS_SCH_MATMUL_SIMT || s.id == PASS_SCH_MATMUL_WGMMA_SWAP)
                 pass_schedule_plan(rg, &f, &s);
+            if (f.wg && f.concrete && f.wgs.nstage > 0) stage_why(&f, &s, why, cap);
             if (!f.wg && f.wgs.batch_why) {
                 size_t n = strlen(why);
                 const pass_wg_shape *w = &f.wgs;
@@ -826,8 +851,8 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                              PASS_WG_BATCH_FILL);
                 else
                     snprintf(what, sizeof what,
-                             "an operand row pitch is not a multiple of 16 bytes (batched "
-                             "operands are not staged)");
+                             "an operand row pitch is not a multiple of 16 bytes at an unbound "
+                             "size (staging is priced at known sizes only)");
                 if (w->batch_why == 1)
                     snprintf(why + n, cap - n,
                              "%s[matmul.wgmma.batch] %lld batch elements of %lldx%lldx%lld: %s; "

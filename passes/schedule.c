@@ -1044,6 +1044,14 @@ static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->p[2] = (int32_t)v;
 }
 
+/* True when a benchmark knob pins the wgmma kernel's form (TX_WG_TILE, TX_WG_STREAMK=1; the
+ * rule's caller handles TX_WG_SWAP=2): [matmul.wgmma.stage] then stages without weighing the
+ * mma.sync kernel, so that the pinned kernel is the one built. */
+static bool wg_pinned(void) {
+    const char *t = getenv("TX_WG_TILE"), *k = getenv("TX_WG_STREAMK");
+    return (t && t[0]) || (k && !strcmp(k, "1"));
+}
+
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
     memset(s, 0, sizeof *s);
     s->source = IR_SCHED_MODEL;
@@ -1079,6 +1087,12 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
                 pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt)) {
             memset(s->p, 0, sizeof s->p);
             s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
+        } else if (f->wgs.nstage > 0 && !force && !wg_pinned() &&
+                   pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt) >= f->wgs.sync_us) {
+            /* [matmul.wgmma.stage]: staging plus the wgmma kernel no faster than the mma.sync
+             * kernel reading the operands in place: no schedule, the mma.sync kernel */
+            memset(s, 0, sizeof *s);
+            s->source = IR_SCHED_MODEL;
         }
     } else if (f->kind == IR_RK_MATMUL && f->simt) {
         /* [matmul.simt]: the model's fastest SIMT tile and split-K ranks of the shape

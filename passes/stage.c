@@ -6,7 +6,10 @@
  * against a copy of the operand into a dense row-major matrix (one pass, a pointwise kernel that
  * also takes the pointwise producers of the operand) and, where the copy is cheaper, inserts it:
  * a cast to the operand's own dtype flagged IR_NF_STAGE, which the fusion planner keeps out of
- * the product's kernel (docs/fusion.md, docs/cost-model.md "Staged operands"). */
+ * the product's kernel (docs/fusion.md, docs/cost-model.md "Staged operands").
+ * [matmul.stage_concat]: an operand that is a concat of views (im2col: the shifted windows of an
+ * image side by side on the channel axis) is gathered by the same element-at-a-time loads and is
+ * priced and staged the same way. */
 #include "passes/passes.h"
 
 #include <math.h>
@@ -14,12 +17,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Elements per SM per clock an in-place operand read through a view without a stride form
- * sustains: the mma.sync kernel's generic load, one element a thread with the view's index
- * arithmetic (64-bit divisions), latency bound. Fitted to one H200 measurement: vit_patch_embed
- * at B=64, E=768, 604 us for 57.8 M loaded elements (6 column tiles x 9.6 M), less the 52 us the
- * model gives the product itself (bench/heldout/FINDINGS.md item 2). */
-#define STAGE_GENERIC_EPC 0.40
+/* The mma.sync kernel's generic load of an operand read through a view without a stride form
+ * (one element a thread with the view's index arithmetic, latency bound) sustains
+ * PASS_ELEM_LOAD_EPC elements per SM per clock (passes/passes.h). */
+#define STAGE_GENERIC_EPC PASS_ELEM_LOAD_EPC
 /* Lanes of one warp request: 32 consecutive elements of the operand's last axis. */
 enum { STAGE_LANES = 32, STAGE_SECTOR = 32, STAGE_TILE = 128 };
 
@@ -129,7 +130,7 @@ static int64_t inner_run(const ir_graph *g, ir_id v, ir_id src) {
  * sectors they move at HBM bandwidth if more), *staged the copy's bytes (read and written) at HBM
  * bandwidth plus a launch. Writes the numbers to why. */
 static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigned k, ir_id v,
-                        ir_id src, double *inplace, double *staged, char *why, size_t cap) {
+                        int64_t run, double *inplace, double *staged, char *why, size_t cap) {
     const ir_node *mm = &g->nodes[m];
     const ir_shape *ms = &mm->shape;
     double numel = 1, rows = 1;
@@ -138,7 +139,6 @@ static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigne
     double other = k == 0 ? (double)ms->dim[ms->rank - 1] : rows;
     double passes = ceil(other / STAGE_TILE), loaded = numel * passes;
     int es = (int)ir_dtype_size((ir_dtype)g->nodes[v].dtype);
-    int64_t run = inner_run(g, v, src);
     int64_t rb = run * es; /* a request: 32 lanes over runs of rb bytes */
     double per_req = ceil((double)STAGE_LANES / (double)(run < STAGE_LANES ? run : STAGE_LANES)) *
                      ceil((double)(run < STAGE_LANES ? rb : STAGE_LANES * es) / STAGE_SECTOR);
@@ -148,7 +148,7 @@ static void stage_price(const ir_graph *g, const pass_gpu *gpu, ir_id m, unsigne
     *inplace = t_el > t_sec ? t_el : t_sec;
     *staged = 2.0 * numel * es / (gpu->hbm_GBps * 1e3) + gpu->launch_us;
     snprintf(why, cap,
-             "in place %.0f tile passes x %.2f M elements = %.1f M loads with the view's index "
+             "in place %.0f tile passes x %.2f M elements = %.1f M loads with the index "
              "arithmetic (innermost run %lld elements: %.0f sectors per 32-lane request) -> "
              "%.1f us; staged: a copy of %.2f MB -> %.1f us",
              passes, numel / 1e6, loaded / 1e6, (long long)run, per_req, *inplace, numel * es / 1e6,
@@ -171,6 +171,50 @@ static bool stage_candidate(const ir_graph *g, ir_id m, unsigned k, ir_id *src) 
     return !has_strides(g, v, *src);
 }
 
+/* The view chain (slices, reshapes, permutes) from x down to the first other value, into *src;
+ * *plain false when it holds a reshape or permute (runs of the source's rows may break). False
+ * when a shape on the way is not concrete or the source is not a stored value (an input, a
+ * product's or a reduction's result: elementwise work is left to the fusion planner, which may
+ * take it into an attention or a product's prologue). */
+static bool piece_chain(const ir_graph *g, ir_id x, ir_id *src, bool *plain) {
+    *plain = true;
+    for (unsigned n = 0; n < 64; n++, x = ir_in(g, &g->nodes[x], 0)) {
+        const ir_node *nd = &g->nodes[x];
+        if (!concrete(&nd->shape) || nd->shape.rank < 1) return false;
+        if (nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) *plain = false;
+        if (nd->op == IR_OP_SLICE || nd->op == IR_OP_RESHAPE || nd->op == IR_OP_PERMUTE) continue;
+        *src = x;
+        unsigned t = ir_op_traits((ir_op)nd->op);
+        return nd->op == IR_OP_INPUT || (t & (IR_T_MATMUL | IR_T_REDUCE));
+    }
+    return false;
+}
+
+/* The operand of product m in place of input k when it is a concat (im2col: shifted windows of
+ * one image side by side), every shape concrete, each piece a chain of views over a value that
+ * is not a view: true with *run, the contiguous run a request of its last axis reads (the
+ * narrowest piece's last extent when the concat is along the last axis; 1 when a piece
+ * reshapes or permutes). */
+static bool concat_candidate(const ir_graph *g, ir_id m, unsigned k, int64_t *run) {
+    const ir_node *mm = &g->nodes[m], *v = &g->nodes[ir_in(g, mm, k)];
+    if (v->op != IR_OP_CONCAT || !concrete(&mm->shape) || !concrete(&v->shape) || v->nin < 2)
+        return false;
+    unsigned last = v->shape.rank - 1;
+    *run = v->shape.dim[last];
+    for (unsigned i = 0; i < v->nin; i++) {
+        ir_id p = ir_in(g, v, i), src;
+        bool plain;
+        if (!piece_chain(g, p, &src, &plain)) return false;
+        int64_t e = g->nodes[p].shape.dim[last];
+        if (!plain)
+            *run = 1;
+        else if ((unsigned)v->a.axis == last && e < *run)
+            *run = e;
+    }
+    if (*run > 4096) *run = 4096;
+    return true;
+}
+
 /* Whether the target's wgmma kernel reads operand k of product m in place through a tensor map
  * of the view (merged heads, pass_wg_opnd_merged, asked before planning). */
 static bool tma_reads(const ir_graph *g, const pass_ctx *c, ir_id m, unsigned k) {
@@ -191,16 +235,23 @@ bool pass_stage_views(ir_graph *g, pass_ctx *c) {
         if (g->nodes[m].op != IR_OP_MATMUL) continue;
         for (unsigned k = 0; k < 2; k++) {
             ir_id src, v = ir_in(g, &g->nodes[m], k);
-            if (!stage_candidate(g, m, k, &src) || tma_reads(g, c, m, k)) continue;
+            int64_t run;
+            const char *rule;
+            if (stage_candidate(g, m, k, &src) && !tma_reads(g, c, m, k)) {
+                run = inner_run(g, v, src);
+                rule = "[matmul.stage_view] read through views without a stride form";
+            } else if (concat_candidate(g, m, k, &run)) {
+                rule = "[matmul.stage_concat] a concat of views, gathered by the product's loads";
+            } else {
+                continue;
+            }
             double inplace, staged;
             char why[512];
-            stage_price(g, c->gpu, m, k, v, src, &inplace, &staged, why, sizeof why);
+            stage_price(g, c->gpu, m, k, v, run, &inplace, &staged, why, sizeof why);
             bool stage = staged < inplace;
             if (c->explain)
-                fprintf(c->explain,
-                        "%%%u (%s of the product %%%u): [matmul.stage_view] read through views "
-                        "without a stride form: %s: %s\n",
-                        v, k ? "B" : "A", m, why, stage ? "staged" : "read in place");
+                fprintf(c->explain, "%%%u (%s of the product %%%u): %s: %s: %s\n", v, k ? "B" : "A",
+                        m, rule, why, stage ? "staged" : "read in place");
             if (!stage) continue;
             if (nb + 1 > cap) before = ir_xrealloc(before, (cap = cap * 2 + 8) * sizeof *before);
             ir_id cp = ir_add_cast(g, v, (ir_dtype)g->nodes[v].dtype);

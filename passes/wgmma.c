@@ -650,16 +650,40 @@ int64_t pass_wg_pitch(int64_t inner, int es) {
     return (inner + per - 1) / per * per;
 }
 
-/* Adds the staging of operand base (a plain 2-D buffer, dtype size es) to s when its row pitch
- * is not TMA's: true when it is staged. */
+/* Adds the staging of operand base (a buffer of rank >= 2, dtype size es: its rows are every
+ * index of its leading dims, batch elements included, copied as one [rows, pitch] matrix) to s
+ * when its row pitch is not TMA's: true when it is staged. */
 static bool wg_stage(const ir_graph *g, ir_id base, int es, pass_wg_shape *s) {
     const ir_node *b = &g->nodes[base];
-    int64_t inner = b->shape.dim[b->shape.rank - 1], rows = b->shape.dim[0], sp, so;
+    int64_t inner = b->shape.dim[b->shape.rank - 1], rows = pass_wg_rows(&b->shape), sp, so;
     int64_t pitch = pass_wg_pitch(inner, es);
     if (pitch == inner || pass_wg_opnd_buf(g, base, &sp, &so) != base) return false;
     s->nstage++;
-    s->stage_bytes += IR_DIM_IS_SYM(rows) ? 0 : (double)rows * (double)(inner + pitch) * es;
+    s->stage_bytes += rows < 0 ? 0 : (double)rows * (double)(inner + pitch) * es;
     return true;
+}
+
+/* [matmul.wgmma.stage]'s alternative: the mma.sync kernel of region rg reading s's staged
+ * operands in place. Their rows are not 16-byte aligned, so neither cp.async nor vector loads
+ * apply: every element of such an operand's tiles is one scalar load (codegen/mma.c
+ * cg_mm_tile_load), issued once per tile of the other operand (the region's mma.sync tile,
+ * 128 where unplanned), at PASS_ELEM_LOAD_EPC per SM per clock on the SMs its tiles occupy
+ * (at most one SM per tile), then the products at the tensor-core roofline (tc_eff);
+ * single-buffered, so the two add. Fills s->sync_loads and s->sync_us (known sizes). */
+static void wg_sync_price(const ir_region *rg, const pass_gpu *gpu, pass_wg_shape *s) {
+    double b = s->batch > 0 ? (double)s->batch : 1.0, M = (double)s->M, N = (double)s->N;
+    double K = (double)s->K, tm = rg->tile[0] > 0 ? rg->tile[0] : 128;
+    double tn = rg->tile[1] > 0 ? rg->tile[1] : 128;
+    s->sync_loads = 0;
+    if (s->a_staged) s->sync_loads += b * M * K * ceil(N / tn) * s->nmm;
+    if (s->b_staged) s->sync_loads += b * K * N * ceil(M / tm) * s->nmm;
+    double clk = gpu->clock_GHz > 0 ? gpu->clock_GHz : 1.5, sms = gpu->sms > 0 ? gpu->sms : 132;
+    double tiles = b * ceil(M / tm) * ceil(N / tn);
+    if (tiles < sms) sms = tiles;
+    double peak = gpu->peak_TFLOPs[IR_BF16] * (gpu->tc_eff > 0 ? gpu->tc_eff : 1.0);
+    double flops = 2.0 * b * M * N * K * s->nmm;
+    s->sync_us = s->sync_loads / (PASS_ELEM_LOAD_EPC * sms * clk * 1e3) +
+                 (peak > 0 ? flops / (peak * 1e6) : 0);
 }
 
 /* A dim's value; -1 when symbolic (as codegen/wgmma.c reads it: bound sizes are substituted
@@ -698,8 +722,8 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
             !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
         /* leading dims of A fold into M (B broadcast over them); else a batched product
-         * ([matmul.wgmma.batch]: a batch coordinate in every map); only 2-D operands of an
-         * unbatched product are staged */
+         * ([matmul.wgmma.batch]: a batch coordinate in every map); an operand of either kind
+         * is staged whole, its leading dims folded into the copy's rows */
         if (!pass_wg_fold(g, mh, merged ? IR_NONE : abase, ak, base)) {
             if (merged || (nmm > 0 && !s->batch) || !pass_wg_batch(g, mh, abase, base) ||
                 getenv_is0("TX_WG_BATCH"))
@@ -709,16 +733,9 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
             return false;
         }
         bk = bkh;
-        s->b_staged = wg_stage(g, base, es, s) || s->b_staged;
-        if (s->nstage > 0 && (s->batch || g->nodes[base].shape.rank != 2)) {
-            if (s->batch) s->batch_why = 2, s->M = -1; /* [matmul.wgmma.batch] in --explain */
-            return false;
-        }
+        bool st = wg_stage(g, base, es, s);
+        s->b_staged = st || s->b_staged;
         nmm++;
-    }
-    if (s->a_staged && (s->batch || g->nodes[abase].shape.rank != 2)) {
-        if (s->batch) s->batch_why = 2, s->M = -1;
-        return false;
     }
     if (nmm < 1 || nmm > 4) return false;
     pass_io io;
@@ -733,14 +750,20 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     if (s->M >= ((int64_t)1 << 31)) return false;
     if (s->N == 0) return false;
     /* [matmul.wgmma.batch]: a batched product whose per-batch product fills too little of the
-     * smallest wgmma tile keeps mma.sync; never staged */
-    if (s->batch && (s->nstage > 0 || !pass_wg_batch_fill_ok(s->M, s->N, s->K))) {
-        s->batch_why = s->nstage > 0 ? 2 : 1; /* the caller's --explain names the rule */
+     * smallest wgmma tile keeps mma.sync */
+    if (s->batch && !pass_wg_batch_fill_ok(s->M, s->N, s->K)) {
+        s->batch_why = 1; /* the caller's --explain names the rule */
         return false;
     }
-    /* staging is the planner's choice, priced at known sizes: codegen stages only where the
-     * region's schedule is matmul.wgmma */
-    if (s->nstage > 0 && (s->M <= 0 || s->N <= 0 || s->K <= 0)) return false;
+    /* staging is the planner's choice, priced at known sizes (every staged row counted): codegen
+     * stages only where the region's schedule is matmul.wgmma */
+    if (s->nstage > 0 &&
+        (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch < 0 || s->stage_bytes <= 0)) {
+        if (s->batch) s->batch_why = 2;
+        return false;
+    }
+    s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
+    if (s->nstage > 0) wg_sync_price(rg, gpu, s);
     s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
     s->smem = budget < gpu->smem_per_block ? budget : gpu->smem_per_block;
     s->sms = gpu->sms;

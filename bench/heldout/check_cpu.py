@@ -25,11 +25,8 @@ import cases as C  # noqa: E402
 # that starts passing prints "fixed" (then remove it here).
 KNOWN = {
     "attn_f16_d128": "a scale applied to q before q @ k^T stays a separate pointwise kernel ([attention.closed])",
-    "conv3x3_im2col": "the im2col operand is a concat of 9 shifted windows: the GEMM reads it in place on mma.sync "
-                      "(no TMA map, no staging copy; --explain names no rule)",
     "swin_window_attn": "49 query rows per window: [attention.fa3] not taken (128-row tiles would idle), the mma.sync "
                         "online-softmax kernel runs",
-    "prime_bmm_f16": "K = 257 f16: a 514-byte row pitch, and batched operands are not staged ([matmul.wgmma.batch])",
     "attn_mla_dv": "q/k head dim 192, v head dim 128: [attention.fa3] takes D = Dv only; the mma.sync kernel runs "
                    "and visits every key tile",
     "bmm_bcast_heads": "x[:, None] @ w, the unit dim inserted by a reshape: pass_wg_batch right-aligns the base "

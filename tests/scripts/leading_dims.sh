@@ -128,7 +128,8 @@ cases=(
   "lead1|B=3 S=50 K=48 N=40|1"
   "lead1t|B=2 S=33 K=32 N=80|1"
   "swiglu|B=2 S=70 D=64 F=96|1"
-  "oddn|B=2 S=30 K=64 N=99|1"
+  "oddn|B=2 S=300 K=264 N=999|1"
+  "oddn|B=4 S=1024 K=32 N=99|no"
   "merged|B=3 H=2 S=128 D=64 K=128 N=72|1"
   "merged|B=2 H=3 S=256 D=64 K=192 N=40|1"
   "merged|B=2 H=2 S=100 D=64 K=128 N=72|no"
@@ -142,6 +143,9 @@ cases=(
   "bmmat|B=2 M=200 K=72 N=96|1"
   "bmmgelu|B=3 M=70 K=136 N=264|1"
   "bmm2d|B=5 M=33 K=64 N=48|1"
+  "bmm|B=4 M=256 K=257 N=512|1"
+  "bmm|B=4 M=300 K=136 N=999|1"
+  "bmm2d|B=6 M=300 K=1001 N=256|1"
 )
 HAVE_PTXAS=0
 command -v ptxas >/dev/null 2>&1 && HAVE_PTXAS=1
@@ -172,6 +176,10 @@ if want == "no":
     if label.startswith(("bmm", "lhs1")):  # a batched product: --explain names the rule
         ok = ok and "[matmul.wgmma.batch]" in text
         why += ", [matmul.wgmma.batch] in --explain: %s" % ("[matmul.wgmma.batch]" in text)
+    if label.startswith("oddn"):  # an odd pitch: staging priced above the in-place mma.sync
+        st = "[matmul.wgmma.stage]" in text and "kept on mma.sync" in text
+        ok = ok and st
+        why += ", [matmul.wgmma.stage] keeps mma.sync in --explain: %s" % st
 elif bat:
     # batched: every map rank 3 (box {.., .., 1}: one batch element), the plan names wgmma
     r3 = all(len(t["box"]) == 3 and t["box"][2] == 1 for k in bat for t in k["tensor_maps"])

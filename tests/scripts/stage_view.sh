@@ -3,7 +3,9 @@
 # chain of reshapes and permutes without a stride form (tests/stage/*.tx: ViT-style patch matrices
 # in bf16, f16 and f32 with a pointwise producer, a channel-interleaving view, a B operand through
 # such a view), a small one the model reads in place, and views with a stride form that are never
-# staged. For each program and size (ragged),
+# staged; [matmul.stage_concat]: operands that are concats of views (im2col's nine shifted windows
+# on the channel axis, concats along the row axis and along N), staged or read in place by the
+# same prices. For each program and size (ragged),
 #  1. --explain prices the operand (the rule with its numbers) and says "staged" or "read in
 #     place" as expected, and the sm_90a plan has one kernel more (the copy) exactly when staged (pitch
 #     copies of [matmul.wgmma.stage] not counted);
@@ -25,6 +27,10 @@ cases=(
   "weight_view|M=20001|staged|2"
   "small_view||read in place|1"
   "strided|K=129 M=77 N=40|none|2"
+  "im2col|B=16 C=32 K=288 O=40|staged|2"
+  "im2col|B=1 C=8 K=72 O=16|read in place|1"
+  "concat_rows|B=40 K=136|staged|3"
+  "concat_rows|B=2 K=24|read in place|1"
 )
 fail=0
 n=0
@@ -42,7 +48,7 @@ for c in "${cases[@]}"; do
     fail=1
     continue
   fi
-  line=$(grep "\[matmul.stage_view\] read through views" "$W/explain")
+  line=$(grep -E "\[matmul.stage_view\] read through views|\[matmul.stage_concat\] a concat" "$W/explain")
   case "$want" in
     none) [ -z "$line" ] || { echo "FAIL $label: a view with a stride form priced: $line"; bad=1; } ;;
     *) case "$line" in

@@ -6,6 +6,9 @@
  * - the planner's facts: batch elements, M of one element, the region's schedule matmul.wgmma and
  *   its space without split-K, stream-K or multicast tiles; the fill rule and odd pitches keep
  *   mma.sync and --explain's text names [matmul.wgmma.batch];
+ * - [matmul.wgmma.stage] of batched operands: odd pitches staged whole ([B x rows, pitch]) where
+ *   the model prices staging + wgmma below the mma.sync kernel's scalar loads, kept on mma.sync
+ *   where not; the staging kernels and the rank-3 maps at the copies' pitch (runtime plan);
  * - the manifest and the runtime plan: every map rank 3 ({cols, rows of ONE batch element, the
  *   buffer's own batch elements}, box {.., .., 1}: TMA's bounds clip a tile's rows at its batch
  *   element, no read into the next one), the resolved extents and the encoder's checks, the grid
@@ -133,7 +136,7 @@ static void test_facts(void **state) {
     fe_define da[4] = {{"B", 2}, {"M", 200}, {"K", 72}, {"N", 96}};
     assert_true(tk_wg_facts(SRC_AT, da, 4, &s, &sc));
     assert_false(s.a_kmajor);
-    /* the fill rule: 7 x 16 x 16 per element keeps mma.sync; an odd pitch too (no staging) */
+    /* the fill rule: 7 x 16 x 16 per element keeps mma.sync */
     fe_define dt[4] = {{"B", 64}, {"M", 7}, {"K", 16}, {"N", 16}};
     assert_false(tk_wg_facts(SRC_PLAIN, dt, 4, &s, &sc));
     assert_int_equal(s.batch_why, 1);
@@ -141,8 +144,18 @@ static void test_facts(void **state) {
     assert_true(pass_wg_batch_fill_ok(32, 32, 32));
     assert_false(pass_wg_batch_fill_ok(7, 16, 16));
     assert_true(pass_wg_batch_fill_ok(-1, 16, 16));
-    fe_define dp[4] = {{"B", 4}, {"M", 256}, {"K", 256}, {"N", 100}};
-    assert_false(tk_wg_facts(SRC_PLAIN, dp, 4, &s, &sc));
+    /* an odd pitch (200-byte B rows) of a short-K product: staging is priced, and the mma.sync
+     * kernel reading B in place (4 x 32 x 100 scalar loads per M tile, over 32+ tiles) is the
+     * faster */
+    fe_define dp[4] = {{"B", 4}, {"M", 1024}, {"K", 32}, {"N", 100}};
+    assert_true(tk_wg_facts(SRC_PLAIN, dp, 4, &s, &sc));
+    assert_int_equal(s.batch_why, 0);
+    assert_int_equal(s.nstage, 1);
+    assert_true(s.b_staged && !s.a_staged);
+    assert_true(s.sync_loads > 0);
+    assert_int_equal(sc.id, PASS_SCH_NONE);
+    fe_define du[3] = {{"M", 1024}, {"K", 32}, {"N", 100}}; /* B unbound: not priced */
+    assert_false(tk_wg_facts(SRC_PLAIN, du, 3, &s, &sc));
     assert_int_equal(s.batch_why, 2);
     for (unsigned i = 0; i < 2; i++) {
         cg_program *p = tk_compile_src(SRC_PLAIN, CG_SM90A, i ? dp : dt, 4, NULL);
@@ -219,12 +232,86 @@ static void test_maps(void **state) {
     ir_graph_free(g);
 }
 
+/* The region's wgmma kernel (after any staging kernels of the same region). */
+static const cg_kernel *gemm_kernel(const cg_program *p) {
+    for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+        if (!strncmp(cg_program_kernel(p, k)->tmpl, "wgmma", 5)) return cg_program_kernel(p, k);
+    fail_msg("no wgmma kernel");
+    return NULL;
+}
+
+static const char *SRC_PRIME =
+    "fn f(a: f16[B, M, K], b: f16[B, K, N]) -> f16[B, M, N] { return a @ b }\n";
+
+/* [matmul.wgmma.stage] of a batched product (held-out prime_bmm_f16's sizes, every row pitch
+ * odd): both operands staged whole ([B x rows, pitch] copies), the price against the mma.sync
+ * kernel's scalar loads, the schedule, the staging kernels, and the GEMM's rank-3 maps reading
+ * the copies at their pitch with one batch element's rows (resolved by the runtime plan). */
+static void test_stage(void **state) {
+    (void)state;
+    fe_define d[4] = {{"B", 7}, {"M", 509}, {"K", 257}, {"N", 1021}};
+    pass_wg_shape s;
+    ir_schedule sc;
+    assert_true(tk_wg_facts(SRC_PRIME, d, 4, &s, &sc));
+    assert_int_equal(s.batch, 7);
+    assert_true(s.a_staged && s.b_staged);
+    assert_int_equal(s.nstage, 2);
+    double want = 7.0 * 509 * (257 + 320) * 2 + 7.0 * 257 * (1021 + 1024) * 2;
+    assert_true(s.stage_bytes > want - 0.5 && s.stage_bytes < want + 0.5);
+    /* A once per N tile, B once per M tile of the mma.sync plan (tiles of at most 128) */
+    assert_true(s.sync_loads >= 7.0 * 509 * 257 * 8 + 7.0 * 257 * 1021 * 4);
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    pass_wg_tile t;
+    pass_wg_time tm;
+    assert_true(pass_wg_pick(&s, gpu, -1, &t));
+    double us = pass_wg_model(&s, &t, gpu, -1, &tm);
+    assert_true(tm.stage_us > 0 && us < s.sync_us);
+    assert_int_equal(sc.id, PASS_SCH_MATMUL_WGMMA);
+    ir_graph *g;
+    cg_program *p = tk_compile_src(SRC_PRIME, CG_SM90A, d, 4, &g);
+    const cg_kernel *k = gemm_kernel(p);
+    assert_non_null(strstr(k->tmpl, " bat"));
+    unsigned nst = 0;
+    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
+        nst += !strncmp(cg_program_kernel(p, i)->tmpl, "stage pitch ", 12);
+    assert_int_equal(nst, 2);
+    assert_int_equal(k->ntmaps, 2);
+    static const int64_t dims[2][3] = {{257, 509, 7}, {1021, 257, 7}}, pitch[2] = {320, 1024};
+    for (unsigned i = 0; i < 2; i++) {
+        assert_int_equal(k->tmaps[i].rank, 3);
+        assert_int_equal(k->tmaps[i].pitch, pitch[i]);
+        assert_int_equal(k->tmaps[i].dim[0], dims[i][0]);
+        assert_int_equal(k->tmaps[i].dim[1], dims[i][1]);
+        assert_int_equal(k->bufs[k->tmaps[i].buf].kind, CG_BUF_TEMP);
+    }
+    int64_t syms[8];
+    for (unsigned i = 0; i < g->nsyms; i++) syms[i] = g->syms[i].value;
+    char err[256];
+    rt_gpu_plan *rp = drv_gpu_plan_from_cg(g, p, syms, err, sizeof err);
+    assert_non_null(rp);
+    const rt_kernel_desc *kd = NULL;
+    for (unsigned i = 0; i < rp->nkernels; i++)
+        if (rp->kernels[i].region >= 0) kd = &rp->kernels[i]; /* the GEMM: after its stages */
+    assert_non_null(kd);
+    for (unsigned i = 0; i < 2; i++) {
+        const rt_kparam *q = &kd->params[k->nbufs + k->nsyms + i];
+        assert_int_equal(q->kind, RT_KP_TMAP);
+        for (unsigned j = 0; j < 3; j++) assert_int_equal(q->tmap.dim[j], dims[i][j]);
+        assert_int_equal(q->tmap.pitch, pitch[i]);
+        char e[200];
+        assert_true(rt_tmap_check(&q->tmap, 4096, e, sizeof e));
+    }
+    rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+}
+
 static void ptxas_of(const char *src, const fe_define *defs, unsigned nd) {
     cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, NULL);
     size_t len;
     const char *ptx = cg_program_ptx(p, &len);
     if (!strstr(ptx, "wgmma.mma_async")) fail_msg("no wgmma: %s", src);
-    assert_non_null(strstr(tk_region_kernel(p)->tmpl, " bat"));
+    assert_non_null(strstr(gemm_kernel(p)->tmpl, " bat"));
     tk_ptxas_stats st;
     int rc = tk_ptxas_stats_of(ptx, len, "sm_90a", &st);
     cg_program_free(p);
@@ -254,14 +341,16 @@ static void test_ptxas(void **state) {
     ptxas_of(SRC_AT, da, 4);
     fe_define df[4] = {{"B", 5}, {"M", 33}, {"K", 64}, {"N", 48}};
     ptxas_of(SRC_F32, df, 4);
+    fe_define dp[4] = {{"B", 7}, {"M", 509}, {"K", 257}, {"N", 1021}}; /* both staged */
+    ptxas_of(SRC_PRIME, dp, 4);
+    fe_define ds[4] = {{"B", 6}, {"M", 600}, {"K", 1001}, {"N", 512}}; /* a 2-D A staged */
+    ptxas_of(SRC_F32, ds, 4);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_coord),
-        cmocka_unit_test(test_facts),
-        cmocka_unit_test(test_maps),
-        cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_coord), cmocka_unit_test(test_facts), cmocka_unit_test(test_maps),
+        cmocka_unit_test(test_stage), cmocka_unit_test(test_ptxas),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
  * - the target: pass_target_gpu narrows the hardware (no wgmma/FA3 below sm_90a, no clusters
  *   below sm_90); the planner picks matmul.wgmma and attention.fa3 for sm_90a and the mma.sync
  *   roofline for sm_80 and sm_90, through the same pass_ctx the driver fills. */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -133,6 +134,49 @@ static void test_stage_facts(void **state) {
     check_facts(16, 999, 4096, false, true);
     check_facts(65, 999, 4096, false, true);
     check_facts(2000, 1000, 3000, false, false); /* 16-byte multiples: read in place */
+}
+
+/* [matmul.wgmma.stage] against mma.sync in place: a short-K odd-pitch product (4096 x 99 x 32:
+ * 0.1 M scalar loads over 32 tiles, below the copy's launch and the wgmma kernel) keeps mma.sync
+ * (no schedule, no staging kernel), a large one (ragged_gemm's 3001 x 1999 x 2005) is staged;
+ * sync_loads counts each staged operand's elements once per tile of the other operand. */
+static void test_stage_vs_sync(void **state) {
+    (void)state;
+    static const int64_t sz[2][3] = {{4096, 99, 32}, {3001, 1999, 2005}};
+    for (unsigned i = 0; i < 2; i++) {
+        fe_define defs[3] = {{"M", sz[i][0]}, {"N", sz[i][1]}, {"K", sz[i][2]}};
+        ir_graph *g = plan(XW, defs, 3, (pass_target){90, true, false});
+        pass_index ix;
+        assert_true(pass_index_build(g, &ix));
+        uint32_t r = mm_region(g);
+        pass_wg_shape s;
+        const pass_gpu *gpu = pass_gpu_find("h200");
+        assert_true(pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, &s));
+        assert_true(s.nstage > 0 && s.sync_us > 0);
+        double M = (double)sz[i][0], N = (double)sz[i][1], K = (double)sz[i][2];
+        double tm = g->regions[r].tile[0], tn = g->regions[r].tile[1], want = 0;
+        if (s.a_staged) want += M * K * ceil(N / tn);
+        if (s.b_staged) want += K * N * ceil(M / tm);
+        assert_true(s.sync_loads > want - 0.5 && s.sync_loads < want + 0.5);
+        pass_wg_tile t;
+        pass_wg_time w;
+        assert_true(pass_wg_pick(&s, gpu, -1, &t));
+        double us = pass_wg_model(&s, &t, gpu, -1, &w);
+        bool staged = us < s.sync_us;
+        assert_int_equal(staged, i == 1);
+        assert_int_equal(g->regions[r].sched.id, staged ? PASS_SCH_MATMUL_WGMMA : PASS_SCH_NONE);
+        tx_diag d;
+        tx_diag_init(&d, stderr, "test", NULL, 0);
+        cg_program *p = cg_program_new(g, CG_SM90A, &d);
+        assert_non_null(p);
+        unsigned nst = 0;
+        for (unsigned k = 0; k < cg_program_nkernels(p); k++)
+            nst += !strncmp(cg_program_kernel(p, k)->tmpl, "stage pitch", 11);
+        assert_int_equal(nst, staged ? (unsigned)s.nstage : 0u);
+        cg_program_free(p);
+        pass_index_free(&ix);
+        ir_graph_free(g);
+    }
 }
 
 /* An odd pitch with an unbound M is not priced: the planner keeps mma.sync (no schedule) and so
@@ -447,11 +491,12 @@ static void test_target_plan(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_pitch_rule),       cmocka_unit_test(test_stage_facts),
-        cmocka_unit_test(test_stage_symbolic),   cmocka_unit_test(test_stage_cover),
-        cmocka_unit_test(test_stage_codegen),    cmocka_unit_test(test_stage_shared),
-        cmocka_unit_test(test_tmap_pitch_check), cmocka_unit_test(test_target_gpu),
-        cmocka_unit_test(test_target_plan),      cmocka_unit_test(test_stage_temps_order),
+        cmocka_unit_test(test_pitch_rule),        cmocka_unit_test(test_stage_facts),
+        cmocka_unit_test(test_stage_symbolic),    cmocka_unit_test(test_stage_vs_sync),
+        cmocka_unit_test(test_stage_cover),       cmocka_unit_test(test_stage_codegen),
+        cmocka_unit_test(test_stage_shared),      cmocka_unit_test(test_tmap_pitch_check),
+        cmocka_unit_test(test_target_gpu),        cmocka_unit_test(test_target_plan),
+        cmocka_unit_test(test_stage_temps_order),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
