@@ -611,13 +611,25 @@ static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32
                         LLVMBuildZExt(b, lo, cx->i64, ""), "");
 }
 
+/* The f32 pair (lo, hi) rounded to the 16-bit dtype dt (f16 or bf16, round to nearest even) and
+ * packed as i32, lo in the low half: one cvt.rn.{bf16,f16}x2.f32, the instruction NVPTX makes of
+ * two fptrunc into a vector, emitted as such so that LLVM sees 2 instructions per pair, not 5. */
+static LLVMValueRef wg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dtype dt) {
+    LLVMValueRef ab[2] = {hi, lo}; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a in the upper half */
+    LLVMValueRef v = cg_call_intrinsic(
+        cx, dt == IR_BF16 ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn", false, ab, 2);
+    return LLVMBuildBitCast(cx->b, v, cx->i32, "");
+}
+
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored, or, when
  * vals is not NULL, put in vals[i] for output i as its storage bits (i16
- * for f16/bf16, f32). rounded: acc[] hold the products' values already. */
+ * for f16/bf16, f32), or as its f32 value unrounded when wide (the caller
+ * rounds, e.g. two at a time by wg_cvt2). rounded: acc[] hold the products'
+ * values already. */
 static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
-                        LLVMValueRef col, LLVMValueRef *vals, bool rounded) {
+                        LLVMValueRef col, LLVMValueRef *vals, bool rounded, bool wide) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[IR_MAX_RANK];
@@ -638,7 +650,7 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
         if (!ov)
             ok = false;
         else if (vals)
-            vals[i] = odt == IR_F32 ? ov : cg_f32_to_half(cx, ov, odt);
+            vals[i] = odt == IR_F32 || wide ? ov : cg_f32_to_half(cx, ov, odt);
         else
             cg_store(cx, cg_buf_ptr(cx, o), odt, idx.lin, ov);
     }
@@ -859,8 +871,8 @@ static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMValueRef ai[CG_MM_MAXH];
         for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
         /* [matmul.wgmma.swap]: the accumulators are C^T, element (row, col) is out[col][row] */
-        ok = k->p.swap ? wg_epi_elem(cx, k, ai, col, row, NULL, false)
-                       : wg_epi_elem(cx, k, ai, row, col, NULL, false);
+        ok = k->p.swap ? wg_epi_elem(cx, k, ai, col, row, NULL, false, false)
+                       : wg_epi_elem(cx, k, ai, row, col, NULL, false, false);
         if (e) cg_if_end(cx, e);
     }
     return ok;
@@ -932,7 +944,7 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     LLVMValueRef n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
     char wait[64];
     snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %u;", nb - 1);
-    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2), v2f = LLVMVectorType(cx->f32, 2);
+    LLVMTypeRef v2f = LLVMVectorType(cx->f32, 2);
     bool ok = true;
     for (unsigned u = 0; u < (unsigned)k->p.bn / G && ok; u++) {
         LLVMValueRef vals[8][64];
@@ -942,7 +954,7 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             if (!k->n_full) col = wg_clamp(cx, col, k->N64);
             LLVMValueRef ai[CG_MM_MAXH], v[8];
             for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v, false);
+            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v, false, true);
             for (unsigned o = 0; o < no && ok; o++) vals[o][ii] = v[o];
         }
         for (unsigned o = 0; o < no && ok; o++) {
@@ -968,13 +980,9 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                     LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
                     a[0] = LLVMBuildAdd(b, slot,
                                         LLVMBuildAdd(b, base, LLVMBuildXor(b, cb, xr, ""), ""), "");
-                    for (unsigned r = 0; r < 4; r++) {
-                        LLVMValueRef pv = LLVMGetUndef(v2i16);
-                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r], c32(cx, 0), "");
-                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r + 1], c32(cx, 1),
-                                                    "");
-                        a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
-                    }
+                    for (unsigned r = 0; r < 4; r++)
+                        a[1 + r] =
+                            wg_cvt2(cx, vals[o][8 * q + 2 * r], vals[o][8 * q + 2 * r + 1], odt);
                     wg_asm(cx, NULL,
                            "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                            "r,r,r,r,r,~{memory}", a, 5);
@@ -1031,7 +1039,6 @@ static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, 
     unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
              per = G / 2;
     int64_t slot_b = k->epi.slot_bytes;
-    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2);
     for (unsigned h = 0; h < nh; h++) {
         ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
         LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
@@ -1042,11 +1049,7 @@ static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, 
                 LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
             for (unsigned r = 0; r < 4; r++) {
                 unsigned i = h * nacc + uu * per + 8 * q + 2 * r;
-                LLVMValueRef pv = LLVMGetUndef(v2i16);
-                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i], pdt), c32(cx, 0), "");
-                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i + 1], pdt), c32(cx, 1),
-                                            "");
-                a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+                a[1 + r] = wg_cvt2(cx, acc[i], acc[i + 1], pdt);
             }
             wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                    "r,r,r,r,r,~{memory}", a, 5);
@@ -1173,7 +1176,7 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             if (!k->n_full) col = wg_clamp(cx, col, k->N64);
             LLVMValueRef ai[CG_MM_MAXH], v[8];
             for (unsigned h = 0; h < nh; h++) ai[h] = pv[h][e];
-            ok = wg_epi_elem(cx, k, ai, row, col, v, true);
+            ok = wg_epi_elem(cx, k, ai, row, col, v, true, false);
             for (unsigned o = 0; o < no && ok; o++) ov[o][e] = v[o];
         }
         /* packed with shifts and stored by asm: a vector built of the 8 results is a seed of
