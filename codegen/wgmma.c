@@ -625,11 +625,9 @@ static LLVMValueRef wg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dty
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored, or, when
  * vals is not NULL, put in vals[i] for output i as its storage bits (i16
- * for f16/bf16, f32), or as its f32 value unrounded when wide (the caller
- * rounds, e.g. two at a time by wg_cvt2). rounded: acc[] hold the products'
- * values already. */
+ * for f16/bf16, f32). rounded: acc[] hold the products' values already. */
 static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMValueRef row,
-                        LLVMValueRef col, LLVMValueRef *vals, bool rounded, bool wide) {
+                        LLVMValueRef col, LLVMValueRef *vals, bool rounded) {
     cg_mm_epi_state *st = k->st;
     const ir_node *mm = &cx->g->nodes[st->mm[0]];
     LLVMValueRef dims[IR_MAX_RANK];
@@ -650,7 +648,7 @@ static bool wg_epi_elem(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMVal
         if (!ov)
             ok = false;
         else if (vals)
-            vals[i] = odt == IR_F32 || wide ? ov : cg_f32_to_half(cx, ov, odt);
+            vals[i] = odt == IR_F32 ? ov : cg_f32_to_half(cx, ov, odt);
         else
             cg_store(cx, cg_buf_ptr(cx, o), odt, idx.lin, ov);
     }
@@ -871,8 +869,8 @@ static bool wg_epi_direct(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
         LLVMValueRef ai[CG_MM_MAXH];
         for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
         /* [matmul.wgmma.swap]: the accumulators are C^T, element (row, col) is out[col][row] */
-        ok = k->p.swap ? wg_epi_elem(cx, k, ai, col, row, NULL, false, false)
-                       : wg_epi_elem(cx, k, ai, row, col, NULL, false, false);
+        ok = k->p.swap ? wg_epi_elem(cx, k, ai, col, row, NULL, false)
+                       : wg_epi_elem(cx, k, ai, row, col, NULL, false);
         if (e) cg_if_end(cx, e);
     }
     return ok;
@@ -944,7 +942,7 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     LLVMValueRef n0 = LLVMBuildMul(b, pn, c32(cx, k->p.bn), "");
     char wait[64];
     snprintf(wait, sizeof wait, "cp.async.bulk.wait_group.read %u;", nb - 1);
-    LLVMTypeRef v2f = LLVMVectorType(cx->f32, 2);
+    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2), v2f = LLVMVectorType(cx->f32, 2);
     bool ok = true;
     for (unsigned u = 0; u < (unsigned)k->p.bn / G && ok; u++) {
         LLVMValueRef vals[8][64];
@@ -954,7 +952,7 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             if (!k->n_full) col = wg_clamp(cx, col, k->N64);
             LLVMValueRef ai[CG_MM_MAXH], v[8];
             for (unsigned h = 0; h < nh; h++) ai[h] = acc[h * nacc + i];
-            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v, false, true);
+            ok = wg_epi_elem(cx, k, ai, rows[(i / 2) % 2], col, v, false);
             for (unsigned o = 0; o < no && ok; o++) vals[o][ii] = v[o];
         }
         for (unsigned o = 0; o < no && ok; o++) {
@@ -980,9 +978,13 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                     LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
                     a[0] = LLVMBuildAdd(b, slot,
                                         LLVMBuildAdd(b, base, LLVMBuildXor(b, cb, xr, ""), ""), "");
-                    for (unsigned r = 0; r < 4; r++)
-                        a[1 + r] =
-                            wg_cvt2(cx, vals[o][8 * q + 2 * r], vals[o][8 * q + 2 * r + 1], odt);
+                    for (unsigned r = 0; r < 4; r++) {
+                        LLVMValueRef pv = LLVMGetUndef(v2i16);
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r], c32(cx, 0), "");
+                        pv = LLVMBuildInsertElement(b, pv, vals[o][8 * q + 2 * r + 1], c32(cx, 1),
+                                                    "");
+                        a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
+                    }
                     wg_asm(cx, NULL,
                            "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                            "r,r,r,r,r,~{memory}", a, 5);
@@ -1028,29 +1030,38 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     return ok;
 }
 
+/* The accumulators of units u0 .. u1 - 1 of the looped epilogue, rounded to their product's
+ * dtype two at a time (wg_cvt2): pk[(h * nacc + i) / 2] holds product h's accumulators i, i + 1
+ * (nacc = bn / 2 per product, per = cols / 2 per unit). */
+static void wg_epi_pack(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, unsigned u0,
+                        unsigned u1, LLVMValueRef *pk) {
+    unsigned nacc = (unsigned)k->p.bn / 2, per = (unsigned)k->epi.cols / 2;
+    for (unsigned h = 0; h < (unsigned)k->p.nmm; h++) {
+        ir_dtype pdt = (ir_dtype)cx->g->nodes[k->st->mm[h]].dtype;
+        for (unsigned i = h * nacc + u0 * per; i < h * nacc + u1 * per; i += 2)
+            pk[i / 2] = wg_cvt2(cx, acc[i], acc[i + 1], pdt);
+    }
+}
+
 /* Unit uu's share of the looped epilogue's staging: every product's accumulators of the unit,
- * rounded to the product's dtype, written by stmatrix.x4 into the product's slot of ring entry
- * set (sbase / sxr: this thread's stmatrix row offset and swizzle term, scol its column). */
-static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, unsigned uu,
+ * rounded and paired (pk, wg_epi_pack), written by stmatrix.x4 into the product's slot of ring
+ * entry set (sbase / sxr: this thread's stmatrix row offset and swizzle term, scol its column). */
+static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *pk, unsigned uu,
                          LLVMValueRef set, LLVMValueRef sbase, LLVMValueRef sxr,
                          LLVMValueRef scol) {
     LLVMBuilderRef b = cx->b;
-    const cg_mm_epi_state *st = k->st;
     unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
              per = G / 2;
     int64_t slot_b = k->epi.slot_bytes;
     for (unsigned h = 0; h < nh; h++) {
-        ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
         LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
         for (unsigned q = 0; q < G / 16; q++) {
             LLVMValueRef a[5];
             LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
             a[0] =
                 LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
-            for (unsigned r = 0; r < 4; r++) {
-                unsigned i = h * nacc + uu * per + 8 * q + 2 * r;
-                a[1 + r] = wg_cvt2(cx, acc[i], acc[i + 1], pdt);
-            }
+            for (unsigned r = 0; r < 4; r++)
+                a[1 + r] = pk[(h * nacc + uu * per + 8 * q + 2 * r) / 2];
             wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                    "r,r,r,r,r,~{memory}", a, 5);
         }
@@ -1101,6 +1112,10 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     unsigned nu = (unsigned)k->p.bn / G;
     const char *ue = getenv("TX_WG_EPI_UNROLL");
     bool rolled = nu > 1 && !(ue && ue[0] == '1');
+    /* rolled: every unit's pairs rounded before the unit loop (the switch cases hold only the
+     * stmatrix; where LLVM hoisted the scalar converts before) */
+    LLVMValueRef pk[CG_MM_MAXH * 64];
+    if (rolled) wg_epi_pack(cx, k, acc, 0, nu, pk);
     cg_loop ul;
     LLVMValueRef uloop =
         rolled ? LLVMBuildTrunc(
@@ -1133,12 +1148,13 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                     LLVMAddCase(sw, c32(cx, uu), bb);
                     LLVMPositionBuilderAtEnd(b, bb);
                 }
-                wg_epi_stage(cx, k, acc, uu, set, sbase, sxr, scol);
+                wg_epi_stage(cx, k, pk, uu, set, sbase, sxr, scol);
                 LLVMBuildBr(b, staged);
             }
             LLVMPositionBuilderAtEnd(b, staged);
         } else {
-            wg_epi_stage(cx, k, acc, rep, set, sbase, sxr, scol);
+            wg_epi_pack(cx, k, acc, rep, rep + 1, pk);
+            wg_epi_stage(cx, k, pk, rep, set, sbase, sxr, scol);
         }
         wg_wg_sync(cx, bar_id);
         LLVMValueRef ucol = LLVMBuildMul(b, u, c32(cx, G), ""); /* the unit's first column */
@@ -1176,7 +1192,7 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             if (!k->n_full) col = wg_clamp(cx, col, k->N64);
             LLVMValueRef ai[CG_MM_MAXH], v[8];
             for (unsigned h = 0; h < nh; h++) ai[h] = pv[h][e];
-            ok = wg_epi_elem(cx, k, ai, row, col, v, true, false);
+            ok = wg_epi_elem(cx, k, ai, row, col, v, true);
             for (unsigned o = 0; o < no && ok; o++) ov[o][e] = v[o];
         }
         /* packed with shifts and stored by asm: a vector built of the 8 results is a seed of
