@@ -611,6 +611,16 @@ static LLVMValueRef wg_desc_at(cg_ctx *cx, LLVMValueRef sa, uint32_t lbo, uint32
                         LLVMBuildZExt(b, lo, cx->i64, ""), "");
 }
 
+/* The f32 pair (lo, hi) rounded to the 16-bit dtype dt (f16 or bf16, round to nearest even) and
+ * packed as i32, lo in the low half: one cvt.rn.{bf16,f16}x2.f32, the instruction NVPTX makes of
+ * two fptrunc into a vector, emitted as such so that LLVM sees 2 instructions per pair, not 5. */
+static LLVMValueRef wg_cvt2(cg_ctx *cx, LLVMValueRef lo, LLVMValueRef hi, ir_dtype dt) {
+    LLVMValueRef ab[2] = {hi, lo}; /* cvt.rn.{bf16,f16}x2.f32 d, a, b: a in the upper half */
+    LLVMValueRef v = cg_call_intrinsic(
+        cx, dt == IR_BF16 ? "llvm.nvvm.ff2bf16x2.rn" : "llvm.nvvm.ff2f16x2.rn", false, ab, 2);
+    return LLVMBuildBitCast(cx->b, v, cx->i32, "");
+}
+
 /* One consumer warpgroup's epilogue of output element (row, col) (i64),
  * in bounds: the accumulator, rounded to the product's dtype, substitutes
  * the product and every region output is computed and stored, or, when
@@ -1020,34 +1030,38 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     return ok;
 }
 
+/* The accumulators of units u0 .. u1 - 1 of the looped epilogue, rounded to their product's
+ * dtype two at a time (wg_cvt2): pk[(h * nacc + i) / 2] holds product h's accumulators i, i + 1
+ * (nacc = bn / 2 per product, per = cols / 2 per unit). */
+static void wg_epi_pack(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, unsigned u0,
+                        unsigned u1, LLVMValueRef *pk) {
+    unsigned nacc = (unsigned)k->p.bn / 2, per = (unsigned)k->epi.cols / 2;
+    for (unsigned h = 0; h < (unsigned)k->p.nmm; h++) {
+        ir_dtype pdt = (ir_dtype)cx->g->nodes[k->st->mm[h]].dtype;
+        for (unsigned i = h * nacc + u0 * per; i < h * nacc + u1 * per; i += 2)
+            pk[i / 2] = wg_cvt2(cx, acc[i], acc[i + 1], pdt);
+    }
+}
+
 /* Unit uu's share of the looped epilogue's staging: every product's accumulators of the unit,
- * rounded to the product's dtype, written by stmatrix.x4 into the product's slot of ring entry
- * set (sbase / sxr: this thread's stmatrix row offset and swizzle term, scol its column). */
-static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *acc, unsigned uu,
+ * rounded and paired (pk, wg_epi_pack), written by stmatrix.x4 into the product's slot of ring
+ * entry set (sbase / sxr: this thread's stmatrix row offset and swizzle term, scol its column). */
+static void wg_epi_stage(cg_ctx *cx, const wg_kern *k, const LLVMValueRef *pk, unsigned uu,
                          LLVMValueRef set, LLVMValueRef sbase, LLVMValueRef sxr,
                          LLVMValueRef scol) {
     LLVMBuilderRef b = cx->b;
-    const cg_mm_epi_state *st = k->st;
     unsigned nacc = (unsigned)k->p.bn / 2, nh = (unsigned)k->p.nmm, G = (unsigned)k->epi.cols,
              per = G / 2;
     int64_t slot_b = k->epi.slot_bytes;
-    LLVMTypeRef v2i16 = LLVMVectorType(cx->i16, 2);
     for (unsigned h = 0; h < nh; h++) {
-        ir_dtype pdt = (ir_dtype)cx->g->nodes[st->mm[h]].dtype;
         LLVMValueRef slot = LLVMBuildAdd(b, set, c32(cx, (int64_t)h * slot_b), "");
         for (unsigned q = 0; q < G / 16; q++) {
             LLVMValueRef a[5];
             LLVMValueRef cb = LLVMBuildAdd(b, scol, c32(cx, 32 * q), "");
             a[0] =
                 LLVMBuildAdd(b, slot, LLVMBuildAdd(b, sbase, LLVMBuildXor(b, cb, sxr, ""), ""), "");
-            for (unsigned r = 0; r < 4; r++) {
-                unsigned i = h * nacc + uu * per + 8 * q + 2 * r;
-                LLVMValueRef pv = LLVMGetUndef(v2i16);
-                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i], pdt), c32(cx, 0), "");
-                pv = LLVMBuildInsertElement(b, pv, cg_f32_to_half(cx, acc[i + 1], pdt), c32(cx, 1),
-                                            "");
-                a[1 + r] = LLVMBuildBitCast(b, pv, cx->i32, "");
-            }
+            for (unsigned r = 0; r < 4; r++)
+                a[1 + r] = pk[(h * nacc + uu * per + 8 * q + 2 * r) / 2];
             wg_asm(cx, NULL, "stmatrix.sync.aligned.m8n8.x4.shared.b16 [$0], {$1, $2, $3, $4};",
                    "r,r,r,r,r,~{memory}", a, 5);
         }
@@ -1098,6 +1112,10 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
     unsigned nu = (unsigned)k->p.bn / G;
     const char *ue = getenv("TX_WG_EPI_UNROLL");
     bool rolled = nu > 1 && !(ue && ue[0] == '1');
+    /* rolled: every unit's pairs rounded before the unit loop (the switch cases hold only the
+     * stmatrix; where LLVM hoisted the scalar converts before) */
+    LLVMValueRef pk[CG_MM_MAXH * 64];
+    if (rolled) wg_epi_pack(cx, k, acc, 0, nu, pk);
     cg_loop ul;
     LLVMValueRef uloop =
         rolled ? LLVMBuildTrunc(
@@ -1130,12 +1148,13 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                     LLVMAddCase(sw, c32(cx, uu), bb);
                     LLVMPositionBuilderAtEnd(b, bb);
                 }
-                wg_epi_stage(cx, k, acc, uu, set, sbase, sxr, scol);
+                wg_epi_stage(cx, k, pk, uu, set, sbase, sxr, scol);
                 LLVMBuildBr(b, staged);
             }
             LLVMPositionBuilderAtEnd(b, staged);
         } else {
-            wg_epi_stage(cx, k, acc, rep, set, sbase, sxr, scol);
+            wg_epi_pack(cx, k, acc, rep, rep + 1, pk);
+            wg_epi_stage(cx, k, pk, rep, set, sbase, sxr, scol);
         }
         wg_wg_sync(cx, bar_id);
         LLVMValueRef ucol = LLVMBuildMul(b, u, c32(cx, G), ""); /* the unit's first column */

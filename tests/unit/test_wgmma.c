@@ -1119,6 +1119,25 @@ static unsigned count_cmp64(const char *ptx) {
     return n;
 }
 
+/* Occurrences of s in ptx. */
+static unsigned count_str(const char *ptx, const char *s) {
+    unsigned n = 0;
+    for (const char *q = ptx; (q = strstr(q, s)) != NULL; q += strlen(s)) n++;
+    return n;
+}
+
+/* The f16/bf16 (dt: "f16" or "bf16") staging of the TMA-store epilogue rounds its f32 values two
+ * at a time: each of the four registers of a stmatrix.x4 is one cvt.rn.DTx2.f32 (wg_cvt2), not two
+ * scalar converts and a pack (which NVPTX emits for the staging when LLVM sees the scalar
+ * converts). */
+static void assert_paired_staging(const char *ptx, const char *dt) {
+    char x2[32];
+    snprintf(x2, sizeof x2, "cvt.rn.%sx2.f32", dt);
+    unsigned nst = count_str(ptx, "stmatrix.sync.aligned.m8n8.x4");
+    assert_true(nst > 0);
+    assert_true(count_str(ptx, x2) >= 4 * nst);
+}
+
 /* The stored outputs decide the epilogue: dense f16/bf16/f32 [M, N] outputs with 16-byte rows
  * go through shared memory and TMA (one map each, after the B maps; no per-element guard or
  * global store in the PTX); a pitch that is not a multiple of 16 bytes or a bool output keeps
@@ -1165,6 +1184,7 @@ odd:
     assert_non_null(strstr(ptx, "ld.shared.v4"));
     assert_non_null(strstr(ptx, "st.shared.v4.b32"));
     assert_null(strstr(ptx, "st.global"));
+    assert_paired_staging(ptx, "bf16");
     cg_program_free(p);
     /* Q/K/V stores the products themselves: nothing to compute, the register path */
     fe_define qkv[3] = {{"M", 2048}, {"N", 4096}, {"K", 4096}};
