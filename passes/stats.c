@@ -119,15 +119,15 @@ static unsigned sr_cone(const ir_graph *g, ir_id v, uint32_t p, const ir_shape *
     return n;
 }
 
-/* The kernel that reads value v of reduction region p (domain d) outside p, when v is a
- * candidate: elementwise, of shape d, computed in p, not returned, read outside p only directly
+/* The kernel that reads value v of reduction region p (domain d, concrete) outside p, when v is
+ * a candidate: elementwise, of shape d, computed in p, not returned, read outside p only directly
  * (no view) and only by one region of domain d (pointwise or reduction), with a copy sr_cone
  * accepts. IR_NONE otherwise. */
 static uint32_t sr_consumer(const sr_trial *t, ir_id v, uint32_t p, const ir_shape *d) {
     const ir_graph *g = t->g;
     const ir_node *n = &g->nodes[v];
     if (n->region != p || !(ir_op_traits((ir_op)n->op) & IR_T_ELEM) || ir_is_gen(g, v) ||
-        !ir_shape_eq(&n->shape, d))
+        !ir_shape_eq(&n->shape, d) || ir_shape_numel(d) <= 0)
         return IR_NONE;
     uint32_t cr = IR_NONE;
     for (uint32_t k = t->ix.u.start[v]; k < t->ix.u.start[v + 1]; k++) {
@@ -262,7 +262,7 @@ static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint8_t *need, u
                         ir_region_kind_name((ir_region_kind)g->regions[cr].kind), n2, pr.nops,
                         pr.nops == 1 ? "" : "s", pr.reads[0] ? pr.reads : "nothing new",
                         pr.instr, pr.issue_us, pr.saved_us, pr.new_b / 1e6,
-                        ok ? "recomputed, the reduction kernel stores only its statistics"
+                        ok ? "recomputed there, the reduction kernel stores its statistics instead"
                            : "stored");
             for (ir_id x = 0; x < g->n; x++) {
                 if (ok && mine[x]) need[x] = 1;
@@ -333,9 +333,27 @@ static void sr_rewrite(ir_graph *g, const sr_trial *t, const uint8_t *need, cons
     free(before);
 }
 
+/* True when every node flagged IR_NF_RECOMPUTE in planned trial t is read only inside its own
+ * region (never returned): no kernel stores a copy. */
+static bool sr_copies_internal(const sr_trial *t) {
+    const ir_graph *g = t->g;
+    for (ir_id x = 0; x < g->n; x++) {
+        if (!(g->nodes[x].flags & IR_NF_RECOMPUTE)) continue;
+        for (uint32_t k = t->ix.u.start[x]; k < t->ix.u.start[x + 1]; k++) {
+            const ir_node *y = &g->nodes[t->ix.u.ids[k]];
+            if (y->op == IR_OP_OUTPUT) return false;
+            if ((ir_op_traits((ir_op)y->op) & IR_T_VIEW) || y->region != g->nodes[x].region)
+                return false; /* a view may be read by another kernel */
+        }
+    }
+    return true;
+}
+
 bool pass_stats_recompute(ir_graph *g, pass_ctx *c) {
     if (c->no_fuse || c->no_stats_recompute || !c->gpu || c->gpu->hbm_GBps <= 0 || !sr_maybe(g))
         return false;
+    for (ir_id x = 0; x < g->n; x++) /* once per graph: a planned graph keeps its copies */
+        if (g->nodes[x].flags & IR_NF_RECOMPUTE) return false;
     sr_trial t0, t1;
     if (!sr_plan(g, c, &t0)) return false;
     bool changed = false;
@@ -345,12 +363,14 @@ bool pass_stats_recompute(ir_graph *g, pass_ctx *c) {
         if (h) {
             sr_rewrite(h, &t0, need, cand);
             if (sr_plan(h, c, &t1)) {
-                changed = t1.us >= 0 && t1.us < t0.us;
+                bool internal = sr_copies_internal(&t1);
+                changed = internal && t1.us >= 0 && t1.us < t0.us;
                 if (c->explain)
                     fprintf(c->explain,
                             "[reduction.stats_recompute] planned with the copies: %u kernels, "
-                            "predicted %.3f us, against %u kernels, %.3f us without: %s\n",
+                            "predicted %.3f us, against %u kernels, %.3f us without%s: %s\n",
                             t1.g->nregions, t1.us, t0.g->nregions, t0.us,
+                            internal ? "" : " (a kernel would store a copy)",
                             changed ? "copies kept" : "copies dropped");
                 sr_free(&t1);
             }
