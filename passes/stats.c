@@ -148,14 +148,14 @@ static uint32_t sr_consumer(const sr_trial *t, ir_id v, uint32_t p, const ir_sha
 
 /* The price of one pair (reduction region p, consumer region cr) over its candidates. */
 typedef struct sr_price {
-    unsigned nops;     /* operations copied */
-    double instr;      /* their issued instructions per element of the domain */
-    double issue_us;   /* those over the domain at the GPU's issue rate */
-    double saved_us;   /* the HBM time saved: candidates written and read back, less new reads */
-    int64_t cand_b;    /* the candidates' bytes */
-    int64_t new_b;     /* bytes the copies read (and statistics p now writes) that were not */
-    char names[192];   /* the candidates, "%6 sim, %11" */
-    char reads[192];   /* what the copies read instead */
+    unsigned nops;   /* operations copied */
+    double instr;    /* their issued instructions per element of the domain */
+    double issue_us; /* those over the domain at the GPU's issue rate */
+    double saved_us; /* the HBM time saved: candidates written and read back, less new reads */
+    int64_t cand_b;  /* the candidates' bytes */
+    int64_t new_b;   /* bytes the copies read (and statistics p now writes) that were not */
+    char names[192]; /* the candidates, "%6 sim, %11" */
+    char reads[192]; /* what the copies read instead */
 } sr_price;
 
 /* Appends "%N name" of node i to buf (", " between). */
@@ -260,8 +260,8 @@ static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint8_t *need, u
                         "back, less %.1f MB read instead): %s\n",
                         n1, ir_shape_str(g, d, ds, sizeof ds), pr.names, pr.cand_b / 1e6,
                         ir_region_kind_name((ir_region_kind)g->regions[cr].kind), n2, pr.nops,
-                        pr.nops == 1 ? "" : "s", pr.reads[0] ? pr.reads : "nothing new",
-                        pr.instr, pr.issue_us, pr.saved_us, pr.new_b / 1e6,
+                        pr.nops == 1 ? "" : "s", pr.reads[0] ? pr.reads : "nothing new", pr.instr,
+                        pr.issue_us, pr.saved_us, pr.new_b / 1e6,
                         ok ? "recomputed there, the reduction kernel stores its statistics instead"
                            : "stored");
             for (ir_id x = 0; x < g->n; x++) {

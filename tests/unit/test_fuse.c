@@ -528,15 +528,16 @@ static void test_small_batch(void **st) {
  * f32(s) / 25.6: the column kernel stores only its max and sum ([4, 1, 1024] each) and the row
  * kernel recomputes sim and the column softmax from s and them, so the traffic is s read twice,
  * the statistics written and read, the output written. With sim and the column softmax returned
- * as well, nothing is recomputed: the column kernel stores both (and --explain has no such line). */
+ * as well, nothing is recomputed: the column kernel stores both (and --explain has no such line).
+ */
 static void test_stats_recompute(void **st) {
     (void)st;
     for (int ret = 0; ret < 2; ret++) {
         ir_graph *g = ir_graph_new("dual", NULL);
         ir_shape s3 = {3, {4, 1024, 1024}};
         ir_id s = ir_add_input(g, "s", IR_BF16, &s3);
-        ir_id sim = ir_add_binary(g, IR_OP_DIV, ir_add_cast(g, s, IR_F32),
-                                  ir_add_const(g, 25.6, IR_F32));
+        ir_id sim =
+            ir_add_binary(g, IR_OP_DIV, ir_add_cast(g, s, IR_F32), ir_add_const(g, 25.6, IR_F32));
         ir_id c = softmax_of(g, sim, 1u << 1);
         ir_id outs[3] = {ir_add_binary(g, IR_OP_MUL, c, softmax_of(g, sim, 1u << 2)), c, sim};
         ir_add_output(g, outs, ret ? 3 : 1);
