@@ -16,8 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Most nodes one candidate value's copy may hold, and candidates priced per reduction kernel. */
-enum { SR_CONE_MAX = 64, SR_CAND_MAX = 16 };
+/* Most nodes one candidate value's copy may hold, candidates priced per reduction kernel, and
+ * reductions the filter compares. */
+enum { SR_CONE_MAX = 64, SR_CAND_MAX = 16, SR_RED_MAX = 512 };
 
 /* A trial plan: a planned clone of the graph, its use lists and the region each node is in. */
 typedef struct sr_trial {
@@ -58,23 +59,25 @@ static void sr_free(sr_trial *t) {
     ir_graph_free(t->g);
 }
 
-/* True when some reduction's domain-shaped input is reduced over two different axis sets, or
- * elementwise work of a reduction's domain reads a reduction of that domain: the only graphs
- * where a kernel of the same domain may read a reduction kernel's pointwise values (a cheap
- * filter before any trial plan). */
+/* True when one shape is the input of two reductions over different axis sets (among the first
+ * SR_RED_MAX reductions): where a reduction kernel's domain-sized values go to another kernel of
+ * the same domain (a cheap filter before any trial plan). */
 static bool sr_maybe(const ir_graph *g) {
-    for (ir_id i = 0; i < g->n; i++) {
-        const ir_node *n = &g->nodes[i];
-        if (!(ir_op_traits((ir_op)n->op) & IR_T_REDUCE)) continue;
+    ir_id *red = ir_xmalloc(((size_t)g->n + 1) * sizeof *red);
+    unsigned nr = 0;
+    bool yes = false;
+    for (ir_id i = 0; i < g->n; i++)
+        if (ir_op_traits((ir_op)g->nodes[i].op) & IR_T_REDUCE) red[nr++] = i;
+    for (unsigned a = 0; a < nr && a < SR_RED_MAX && !yes; a++) {
+        const ir_node *n = &g->nodes[red[a]];
         const ir_shape *d = &g->nodes[ir_in(g, n, 0)].shape;
-        for (ir_id j = i + 1; j < g->n; j++) {
-            const ir_node *m = &g->nodes[j];
-            if ((ir_op_traits((ir_op)m->op) & IR_T_REDUCE) && m->a.red.axes != n->a.red.axes &&
-                ir_shape_eq(&g->nodes[ir_in(g, m, 0)].shape, d))
-                return true;
+        for (unsigned b = a + 1; b < nr && b < SR_RED_MAX && !yes; b++) {
+            const ir_node *m = &g->nodes[red[b]];
+            yes = m->a.red.axes != n->a.red.axes && ir_shape_eq(&g->nodes[ir_in(g, m, 0)].shape, d);
         }
     }
-    return false;
+    free(red);
+    return yes;
 }
 
 /* The copy (cone) of candidate v of reduction region p, domain d: v and the elementwise members
