@@ -9,7 +9,8 @@
  * pair (P, C), the copies' issued instructions per element of D (ir_op_issue, one conversion per
  * 16-bit value loaded, as [pointwise.recompute]) at the GPU's issue rate against the bytes saved
  * at the HBM rate; then the whole graph planned with the copies must be predicted faster than
- * planned without them (both plans are trial plans of clones, this rule off). */
+ * planned without them, and no kernel of that plan may store a copy (both plans are trial plans
+ * of clones, this rule off). Runs once per graph: a graph holding copies is left as it is. */
 #include "passes/passes.h"
 
 #include <stdio.h>
@@ -34,14 +35,16 @@ static const ir_shape *sr_domain(const ir_graph *g, uint32_t r) {
     return g->regions[r].kind == IR_RK_REDUCTION ? &g->nodes[ir_in(g, a, 0)].shape : &a->shape;
 }
 
-/* Plans a clone of g with this rule, explain and dumps off into *t; false when planning or
- * indexing fails (nothing to free then). */
+/* Plans a clone of g with this rule, explain and dumps off into *t, its errors unsaid (the real
+ * plan reports them); false when planning or indexing fails (nothing to free then). */
 static bool sr_plan(const ir_graph *g, const pass_ctx *c, sr_trial *t) {
     t->g = ir_graph_clone(g);
     if (!t->g) return false;
     pass_ctx tc = *c;
-    tc.no_stats_recompute = true, tc.explain = NULL, tc.dump = NULL;
-    if (!pass_fuse(t->g, &tc) || !pass_index_build(t->g, &t->ix)) {
+    tx_diag quiet = c->diag ? *c->diag : (tx_diag){0};
+    quiet.errors = quiet.max_errors = 1; /* the limit reached: nothing more is printed */
+    tc.diag = &quiet, tc.no_stats_recompute = true, tc.explain = NULL, tc.dump = NULL;
+    if (!pass_fuse(t->g, &tc) || quiet.errors != 1 || !pass_index_build(t->g, &t->ix)) {
         ir_graph_free(t->g);
         return false;
     }

@@ -51,5 +51,30 @@ for f in dual dual_ret dual_ret_all colnorm_rows dual_pow; do
     done
   done
 done
+# the random programs of tests/gen/gen.py (seeds 1-300) the rule rewrites: fused, --no-fuse and
+# ref agree (tests/gen/compare.py, as script_cpu_vs_ref)
+found=0
+for s in $(seq 1 300); do
+  flags=$($PY "$ROOT/tests/gen/gen.py" "$s" "$W/g.tx") || continue
+  # shellcheck disable=SC2086
+  "$TXC" "$W/g.tx" $flags --explain --emit=ir -o /dev/null 2>&1 | grep -q "copies kept" || continue
+  found=$((found + 1))
+  half=""
+  grep -qE '\b(f16|bf16)\b' "$W/g.tx" && half=half
+  for nf in "" --no-fuse ref; do
+    rm -rf "$W/a"
+    dev=cpu
+    [ "$nf" = ref ] && dev=ref && nf=""
+    # shellcheck disable=SC2086
+    "$TXC" run "$W/g.tx" $flags $nf --device=$dev --random-inputs="$s" --output-dir "$W/a$dev$nf" 2>"$W/err" ||
+      { echo "FAIL gen seed $s $dev $nf: $(head -3 "$W/err")"; fail=1; }
+  done
+  $PY "$ROOT/tests/gen/compare.py" "$W/acpu" "$W/aref" "gen seed $s (cpu)" $half || fail=1
+  $PY "$ROOT/tests/gen/compare.py" "$W/acpu--no-fuse" "$W/aref" "gen seed $s (cpu --no-fuse)" $half || fail=1
+  rm -rf "$W"/acpu "$W"/acpu--no-fuse "$W"/aref
+done
+echo "stats_recompute: $found generated programs rewritten"
+[ $found -gt 0 ] || { echo "FAIL: no generated program of seeds 1-300 is rewritten any more"; fail=1; }
+
 [ $fail = 0 ] && echo "stats_recompute: all checks passed"
 exit $fail
