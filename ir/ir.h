@@ -269,6 +269,10 @@ enum {
     IR_NF_DEAD = 1u << 0,  /* marked for removal by ir_compact */
     IR_NF_STAGE = 1u << 1, /* a cast to its own dtype that copies a matmul operand into a dense
                               matrix ([matmul.stage_view], passes/stage.c): its own kernel */
+    /* a copy of a reduction kernel's pointwise value that its consumer kernel recomputes from
+     * the statistics ([reduction.stats_recompute], passes/stats.c): never joins a kernel of a
+     * value it reads */
+    IR_NF_RECOMPUTE = 1u << 2,
 };
 
 /* ---- fused regions ------------------------------------------------------- */

@@ -73,6 +73,7 @@ typedef struct fz {
     uint32_t *tail; /* per root: last member of its list */
     uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
     const uint8_t *frozen; /* [fusion.model_guard]: per node, 1 = merges nothing (NULL: none) */
+    bool has_rc;           /* some node is flagged IR_NF_RECOMPUTE (recompute_rule) */
 } fz;
 
 /* A decision: the rule that kept two groups apart, its numbers, the remedy. */
@@ -723,6 +724,40 @@ static bool epilogue_input_for(fz *f, uint32_t o, uint32_t at) {
     return true;
 }
 
+/* [reduction.stats_recompute] (passes/stats.c): true (and *w filled) when a node of group a or b
+ * flagged IR_NF_RECOMPUTE reads (through views) a value of the other group that is not such a
+ * copy: the copy is its consumer's per-element recomputation of a reduction kernel's values from
+ * that kernel's statistics, so joining a kernel it reads from would store it there again. */
+static bool recompute_rule(fz *f, uint32_t a, uint32_t b, why *w) {
+    const ir_graph *g = f->g;
+    if (!f->has_rc) return false;
+    for (int side = 0; side < 2; side++) {
+        uint32_t x = side ? b : a, y = side ? a : b;
+        FOR_MEMBERS(f, x, m) {
+            const ir_node *nd = &g->nodes[m];
+            if (!(nd->flags & IR_NF_RECOMPUTE)) continue;
+            for (unsigned k = 0; k < nd->nin; k++) {
+                ir_id src[PASS_SRC_CAP];
+                unsigned ns = pass_view_sources(g, ir_in(g, nd, k), src, PASS_SRC_CAP);
+                for (unsigned s = 0; s < ns; s++) {
+                    if (!in_grp(f, src[s], y) || (g->nodes[src[s]].flags & IR_NF_RECOMPUTE))
+                        continue;
+                    char n1[96], n2[96];
+                    why_set(w, "reduction.stats_recompute");
+                    snprintf(w->msg, sizeof w->msg,
+                             "%s is recomputed from %s by the kernel that reads it (the "
+                             "[reduction.stats_recompute] line), not stored by the kernel of %s",
+                             nname(g, m, n1, sizeof n1), nname(g, src[s], n2, sizeof n2), n2);
+                    snprintf(w->change, sizeof w->change,
+                             "read the value outside that kernel, or return it");
+                    return true;
+                }
+            }
+        }
+    }
+    return false;
+}
+
 /* Attention with anything: only a pointwise epilogue of its output shape (which may compute
  * inputs' pointwise chains, epilogue_input_for), or the decode query's pointwise prologue
  * (q_prologue_for). */
@@ -1230,7 +1265,7 @@ static bool check_capacity(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
 static bool merge_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     if (f->c->no_fuse) return no_fuse_rule(w);
-    if (guard_rule(f, a, b, w)) return false;
+    if (guard_rule(f, a, b, w) || recompute_rule(f, a, b, w)) return false;
     *st = *A;
     if (st->pieces == IR_NONE) st->pieces = B->pieces;
     if (!A->nrc) st->rc = B->rc;
@@ -1759,7 +1794,7 @@ static bool sibling_check(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128], d2[128];
     if (f->c->no_fuse) return no_fuse_rule(w);
-    if (guard_rule(f, a, b, w)) return false;
+    if (guard_rule(f, a, b, w) || recompute_rule(f, a, b, w)) return false;
     *st = *A;
     if (!A->nrc) st->rc = B->rc;
     st->nrc = A->nrc + B->nrc;
@@ -2610,8 +2645,9 @@ static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char 
 }
 
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
-    if (!c->no_fuse) (void)pass_stage_views(g, c);
+    if (!c->no_fuse) (void)pass_stage_views(g, c), (void)pass_stats_recompute(g, c);
     fz f = {.g = g, .c = c};
+    for (ir_id id = 0; id < g->n; id++) f.has_rc |= (g->nodes[id].flags & IR_NF_RECOMPUTE) != 0;
     /* Every pass after this one keeps a view's sources in PASS_SRC_CAP entries. */
     for (ir_id id = 0; id < g->n; id++) {
         unsigned ns = g->nodes[id].op == IR_OP_CONCAT ? pass_view_source_count(g, id) : 0;

@@ -64,6 +64,7 @@ typedef struct pass_ctx {
     int64_t sram_budget;          /* per-block on-chip budget in bytes (0: gpu->smem_per_block) */
     bool no_fuse;                 /* --no-fuse: one kernel per operation */
     const struct pass_tune *tune; /* tuning measurements the planner follows (NULL: none) */
+    bool no_stats_recompute;      /* [reduction.stats_recompute] off (its own trial plans) */
 } pass_ctx;
 
 typedef bool (*pass_fn)(ir_graph *g, pass_ctx *c); /* returns: changed */
@@ -98,6 +99,13 @@ bool pass_fuse(ir_graph *g, pass_ctx *c); /* fusion planner: fills g->regions */
  * a copy becomes a copy (a cast to its own dtype flagged IR_NF_STAGE) that the product reads
  * dense; says each decision with its numbers on c->explain. True when one was inserted. */
 bool pass_stage_views(ir_graph *g, pass_ctx *c);
+/* [reduction.stats_recompute] (passes/stats.c, run by pass_fuse after pass_stage_views): a
+ * reduction kernel's pointwise values of its whole domain, computed from its inputs and its
+ * statistics and read only by one other kernel of the same domain, are copied (flagged
+ * IR_NF_RECOMPUTE) into that kernel where recomputing them per element is priced below writing
+ * and re-reading them and the planned graph is predicted faster: the reduction kernel then stores
+ * only its statistics. Says each decision on c->explain. True when the graph changed. */
+bool pass_stats_recompute(ir_graph *g, pass_ctx *c);
 /* Puts the nodes a pass appended after the first n0 in topological order: node j >= n0 goes just
  * before original node before[j - n0] (those before one node in the order they were appended);
  * every input is renumbered (passes/simplify.c). */

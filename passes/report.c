@@ -13,7 +13,8 @@
 /* Plans a clone of g with --no-fuse and keeps it with its costs and totals
  * (the unfused baseline of every report). The baseline is the --no-fuse plan (the one
  * `txc bench --compare-unfused` runs): the planner's staged operand copies (IR_NF_STAGE,
- * which --no-fuse does not make) are taken out of the clone first. */
+ * which --no-fuse does not make) are taken out of the clone first, and the copies
+ * [reduction.stats_recompute] made (IR_NF_RECOMPUTE) merged back into their originals. */
 static bool unfused_totals(const ir_graph *g, pass_ctx *c, pass_rep *r) {
     ir_graph *cl = ir_graph_clone(g);
     if (!cl) return false;
@@ -25,6 +26,12 @@ static bool unfused_totals(const ir_graph *g, pass_ctx *c, pass_rep *r) {
         staged = true;
     }
     if (staged) (void)ir_compact(cl);
+    bool copies = false; /* [reduction.stats_recompute]'s copies merge back into their originals */
+    for (ir_id i = 0; i < cl->n; i++) {
+        copies |= (cl->nodes[i].flags & IR_NF_RECOMPUTE) != 0;
+        cl->nodes[i].flags &= (uint8_t)~IR_NF_RECOMPUTE;
+    }
+    if (copies) (void)pass_cse(cl, c);
     cl->nregions = 0;
     for (ir_id i = 0; i < cl->n; i++) cl->nodes[i].region = IR_NONE;
     pass_ctx c2 = *c;

@@ -559,6 +559,51 @@ static void test_small_batch(void **st) {
     ir_graph_free(g);
 }
 
+/* [reduction.stats_recompute]: LoFTR's dual softmax softmax(sim, 1) * softmax(sim, 2) of sim =
+ * f32(s) / 25.6: the column kernel stores only its max and sum ([4, 1, 1024] each) and the row
+ * kernel recomputes sim and the column softmax from s and them, so the traffic is s read twice,
+ * the statistics written and read, the output written. With sim and the column softmax returned
+ * as well, nothing is recomputed: the column kernel stores both (and --explain has no such line).
+ */
+static void test_stats_recompute(void **st) {
+    (void)st;
+    for (int ret = 0; ret < 2; ret++) {
+        ir_graph *g = ir_graph_new("dual", NULL);
+        ir_shape s3 = {3, {4, 1024, 1024}};
+        ir_id s = ir_add_input(g, "s", IR_BF16, &s3);
+        ir_id sim =
+            ir_add_binary(g, IR_OP_DIV, ir_add_cast(g, s, IR_F32), ir_add_const(g, 25.6, IR_F32));
+        ir_id c = softmax_of(g, sim, 1u << 1);
+        ir_id outs[3] = {ir_add_binary(g, IR_OP_MUL, c, softmax_of(g, sim, 1u << 2)), c, sim};
+        ir_add_output(g, outs, ret ? 3 : 1);
+        ir_graph *h = ir_graph_clone(g);
+        assert_int_equal(plan_and_check(g, 0), 2);
+        double n = 4.0 * 1024 * 1024, stats = 2 * 4.0 * 1024 * 4;
+        uint32_t col = IR_NONE;
+        for (uint32_t r = 0; r < g->nregions; r++)
+            if (g->regions[r].red_axes == 1u << 1) col = r;
+        assert_int_not_equal(col, IR_NONE);
+        if (!ret) {
+            assert_int_equal(g->regions[col].nout, 2); /* the max and the sum */
+            assert_true(traffic(g) == 2 * n * 2 + 2 * stats + n * 4);
+        } else {
+            assert_true(traffic(g) > 2 * n * 2 + 2 * stats + n * 4 * 3);
+        }
+        char *ex = NULL;
+        plan(h, false, 0, &ex);
+        if (!ret) {
+            assert_non_null(strstr(ex, "[reduction.stats_recompute] the reduction kernel of"));
+            assert_non_null(strstr(ex, "recomputed there"));
+            assert_non_null(strstr(ex, "copies kept"));
+        } else {
+            assert_null(strstr(ex, "[reduction.stats_recompute]"));
+        }
+        free(ex);
+        ir_graph_free(h);
+        ir_graph_free(g);
+    }
+}
+
 /* [pointwise.recompute]: a pointwise group of a smaller domain (more than the batch limit, used
  * only by the larger kernel) joins it when recomputing it per element is priced below a kernel of
  * its own: a bf16 cast (2 instructions per element) joins, exp then log (51) over 128 times the
@@ -937,6 +982,7 @@ int main(void) {
         cmocka_unit_test(test_side_outputs),
         cmocka_unit_test(test_small_batch),
         cmocka_unit_test(test_pointwise_recompute),
+        cmocka_unit_test(test_stats_recompute),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_view_alias),
         cmocka_unit_test(test_no_fuse_is_one_per_op),
