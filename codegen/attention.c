@@ -1254,8 +1254,9 @@ static void sg_tile_load(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid) {
             LLVMValueRef f = LLVMBuildAdd(b, tf64, cg_i64(cx, k * nf), "");
             LLVMValueRef sl = LLVMBuildAdd(b, ts64, cg_i64(cx, i * ns), "");
             LLVMValueRef r = rf ? f : sl, c = rf ? sl : f;
-            LLVMValueRef in = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, r, cg_i64(cx, t->rows), ""),
-                                           LLVMBuildICmp(b, LLVMIntSLT, c, cg_i64(cx, t->cols), ""), "");
+            LLVMValueRef in =
+                LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, r, cg_i64(cx, t->rows), ""),
+                             LLVMBuildICmp(b, LLVMIntSLT, c, cg_i64(cx, t->cols), ""), "");
             LLVMBasicBlockRef cont = NULL;
             if ((k + 1) * nf > ef || (i + 1) * ns > es) cont = cg_if_begin(cx, in);
             LLVMValueRef gr = LLVMBuildAdd(b, t->r0, r, ""), gc = LLVMBuildAdd(b, t->c0, c, "");
@@ -1281,22 +1282,26 @@ static void sg_qk(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sq, LLVMValueR
     for (int i = 0; i < s->tm; i++)
         for (int j = 0; j < s->tn; j++) st(cx, cg_f32c(cx, 0), acc[i][j]);
     cg_loop dl;
-    LLVMValueRef d4 = cg_loop_begin(cx, &dl, cg_i64(cx, 0), cg_i64(cx, s->dp / 4), cg_i64(cx, 1),
-                                    "qk");
+    LLVMValueRef d4 =
+        cg_loop_begin(cx, &dl, cg_i64(cx, 0), cg_i64(cx, s->dp / 4), cg_i64(cx, 1), "qk");
     LLVMValueRef dc = LLVMBuildMul(b, LLVMBuildTrunc(b, d4, cx->i32, ""), cg_i32(cx, 4), "");
     LLVMValueRef qv[4], kv[4];
     for (int i = 0; i < s->tm; i++) {
-        LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
-        qv[i] = sg_ldv(cx, sq, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pq), ""), dc, ""), 4);
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        qv[i] =
+            sg_ldv(cx, sq, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pq), ""), dc, ""), 4);
     }
     for (int j = 0; j < s->tn; j++) {
         LLVMValueRef c = LLVMBuildAdd(b, tx, cg_i32(cx, 16 * j), "");
-        kv[j] = sg_ldv(cx, sk, LLVMBuildAdd(b, LLVMBuildMul(b, c, cg_i32(cx, s->pq), ""), dc, ""), 4);
+        kv[j] =
+            sg_ldv(cx, sk, LLVMBuildAdd(b, LLVMBuildMul(b, c, cg_i32(cx, s->pq), ""), dc, ""), 4);
     }
     for (int i = 0; i < s->tm; i++)
         for (int j = 0; j < s->tn; j++) {
             LLVMValueRef x = ld(cx, acc[i][j]);
-            for (int e = 0; e < 4; e++) x = sg_fma(cx, sg_el(cx, qv[i], 4, e), sg_el(cx, kv[j], 4, e), x);
+            for (int e = 0; e < 4; e++)
+                x = sg_fma(cx, sg_el(cx, qv[i], 4, e), sg_el(cx, kv[j], 4, e), x);
             st(cx, x, acc[i][j]);
         }
     cg_loop_end(cx, &dl);
@@ -1308,26 +1313,29 @@ static void sg_pv(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sp, LLVMValueR
                   LLVMValueRef ty, LLVMValueRef tx, LLVMValueRef o[4][8]) {
     LLVMBuilderRef b = cx->b;
     cg_loop cl;
-    LLVMValueRef c4 = cg_loop_begin(cx, &cl, cg_i64(cx, 0), cg_i64(cx, s->bn / 4), cg_i64(cx, 1),
-                                    "pv");
+    LLVMValueRef c4 =
+        cg_loop_begin(cx, &cl, cg_i64(cx, 0), cg_i64(cx, s->bn / 4), cg_i64(cx, 1), "pv");
     LLVMValueRef cc = LLVMBuildMul(b, LLVMBuildTrunc(b, c4, cx->i32, ""), cg_i32(cx, 4), "");
     LLVMValueRef pv[4], acc[4][8];
     for (int i = 0; i < s->tm; i++) {
-        LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
-        pv[i] = sg_ldv(cx, sp, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pp), ""), cc, ""), 4);
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        pv[i] =
+            sg_ldv(cx, sp, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pp), ""), cc, ""), 4);
         for (int c = 0; c < s->nc; c++) acc[i][c] = ld(cx, o[i][c]);
     }
     LLVMValueRef vc = LLVMBuildMul(b, tx, cg_i32(cx, s->vw), "");
     for (int e = 0; e < 4; e++) {
-        LLVMValueRef row = LLVMBuildMul(b, LLVMBuildAdd(b, cc, cg_i32(cx, e), ""),
-                                        cg_i32(cx, s->dvp), "");
+        LLVMValueRef row =
+            LLVMBuildMul(b, LLVMBuildAdd(b, cc, cg_i32(cx, e), ""), cg_i32(cx, s->dvp), "");
         for (int g = 0; g < s->nc / s->vw; g++) {
-            LLVMValueRef at = LLVMBuildAdd(b, row, LLVMBuildAdd(b, vc, cg_i32(cx, 16 * s->vw * g), ""), "");
+            LLVMValueRef at =
+                LLVMBuildAdd(b, row, LLVMBuildAdd(b, vc, cg_i32(cx, 16 * s->vw * g), ""), "");
             LLVMValueRef vv = sg_ldv(cx, sv, at, s->vw);
             for (int i = 0; i < s->tm; i++)
                 for (int w = 0; w < s->vw; w++)
-                    acc[i][g * s->vw + w] = sg_fma(cx, sg_el(cx, pv[i], 4, e), sg_el(cx, vv, s->vw, w),
-                                                   acc[i][g * s->vw + w]);
+                    acc[i][g * s->vw + w] = sg_fma(cx, sg_el(cx, pv[i], 4, e),
+                                                   sg_el(cx, vv, s->vw, w), acc[i][g * s->vw + w]);
         }
     }
     for (int i = 0; i < s->tm; i++)
@@ -1346,8 +1354,10 @@ static void sg_softmax(attn_gen *a, const pass_attn_sg *s, LLVMValueRef acc[4][4
     LLVMValueRef sc[4][4], tx64 = LLVMBuildZExt(b, tx, cx->i64, "");
     for (int i = 0; i < s->tm; i++)
         for (int j = 0; j < s->tn; j++) {
-            LLVMValueRef col = LLVMBuildAdd(b, j0, LLVMBuildAdd(b, tx64, cg_i64(cx, 16 * j), ""), "");
-            LLVMValueRef v = score(a, ld(cx, acc[i][j]), LLVMBuildAdd(b, r0, cg_i64(cx, i), ""), col);
+            LLVMValueRef col =
+                LLVMBuildAdd(b, j0, LLVMBuildAdd(b, tx64, cg_i64(cx, 16 * j), ""), "");
+            LLVMValueRef v =
+                score(a, ld(cx, acc[i][j]), LLVMBuildAdd(b, r0, cg_i64(cx, i), ""), col);
             LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, ke, "");
             sc[i][j] = LLVMBuildSelect(b, in, v, cg_f32c(cx, -INFINITY), "");
         }
@@ -1356,7 +1366,8 @@ static void sg_softmax(attn_gen *a, const pass_attn_sg *s, LLVMValueRef acc[4][4
         for (int j = 1; j < s->tn; j++) mx = fmaxnum(cx, mx, sc[i][j]);
         LLVMValueRef alpha, msafe, sum = NULL;
         online_max(cx, m[i], sg_row16(cx, mx, true), &alpha, &msafe, false);
-        LLVMValueRef r = LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
         LLVMValueRef rp = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pp), ""), tx, "");
         for (int j = 0; j < s->tn; j++) {
             LLVMValueRef p = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(b, sc[i][j], msafe, ""), NULL);
@@ -1381,8 +1392,8 @@ static bool sg_store(attn_gen *a, const pass_attn_sg *s, LLVMValueRef r0, LLVMVa
         LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, i), "");
         LLVMBasicBlockRef rin = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""));
         for (int c = 0; c < s->nc; c++) {
-            LLVMValueRef col = LLVMBuildAdd(
-                b, vc, cg_i64(cx, 16 * s->vw * (c / s->vw) + c % s->vw), "");
+            LLVMValueRef col =
+                LLVMBuildAdd(b, vc, cg_i64(cx, 16 * s->vw * (c / s->vw) + c % s->vw), "");
             LLVMBasicBlockRef cin = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""));
             LLVMValueRef v = fmul(cx, ld(cx, o[i][c]), inv);
             if (!d->epi(d->user, cx, &v, a->bidx, row, col)) return false;
@@ -1410,8 +1421,8 @@ static bool attn_sg_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, const p
     LLVMValueRef ty = LLVMBuildLShr(b, tid, cg_i32(cx, 4), "ty");
     LLVMValueRef r0 = LLVMBuildAdd(
         b, q0, LLVMBuildZExt(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cx->i64, ""), "r0");
-    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq, d->D,
-                     s->bm, s->dp,  s->pq,    1,  IR_F32,        part[0]};
+    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq,  d->D,
+                     s->bm, s->dp, s->pq,   1,  IR_F32,        part[0]};
     sg_tile_load(cx, &tq, tid);
     LLVMValueRef m[4], lv[4], acc[4][4], o[4][8];
     for (int i = 0; i < s->tm; i++) {
@@ -1427,10 +1438,10 @@ static bool attn_sg_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, const p
     cg_loop jl;
     LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, s->bn), "ktile");
     cg_barrier(cx); /* the previous tile's K, V and P are read */
-    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), j0, d->D, d->Sk,
-                     s->dp, s->bn,  1,       s->pq,         IR_F32, part[1]};
-    cg_mm_tile tv = {&d->v, d->nb, a->bidx, j0,     cg_i64(cx, 0), d->Sk, d->Dv,
-                     s->bn, s->dvp, s->dvp,  1,      IR_F32,        part[2]};
+    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), j0,     d->D,   d->Sk,
+                     s->dp, s->bn, 1,       s->pq,         IR_F32, part[1]};
+    cg_mm_tile tv = {&d->v, d->nb,  a->bidx, j0, cg_i64(cx, 0), d->Sk,  d->Dv,
+                     s->bn, s->dvp, s->dvp,  1,  IR_F32,        part[2]};
     sg_tile_load(cx, &tk, tid);
     sg_tile_load(cx, &tv, tid);
     cg_barrier(cx);

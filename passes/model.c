@@ -236,8 +236,8 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     m->waves = (double)blocks / ((double)gpu->sms * res);
     m->instr = per;
     m->sg_qk = qk, m->sg_pv = pv, m->sg_f = f;
-    m->issue_us = scores * per / (rate * SG_ISSUE_EFF) *
-                  (m->waves > 1 ? ceil(m->waves) / m->waves : 1.0);
+    m->issue_us =
+        scores * per / (rate * SG_ISSUE_EFF) * (m->waves > 1 ? ceil(m->waves) / m->waves : 1.0);
     m->comp_us = m->issue_us;
     m->time_us = m->mem_us > m->issue_us ? m->mem_us : m->issue_us;
     return true;

@@ -906,33 +906,33 @@ typedef struct pass_model {
                              reduction.column, reduction.column_split, reduction.column_blocks,
                              attention.fa3, attention.ksplit, roofline */
     bool concrete;
-    int64_t grid;        /* blocks launched */
-    unsigned threads;    /* per block */
-    int64_t per_sm;      /* blocks resident per SM (threads, shared memory, 32 at most) */
-    double active_sms;   /* SMs the grid keeps busy */
-    double occupancy;    /* resident threads per busy SM / 2048 */
-    double thread_bytes; /* bytes one thread has in flight */
-    double inflight;     /* bytes in flight per busy SM */
-    double waves;        /* grid / (SMs x per_sm) */
-    double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
-    unsigned kernels;    /* kernels the schedule launches (2: column blocks) */
-    double extra_us;     /* the kernels after the first: launch and latency; a split row's
-                            combine by its last block (ticket) */
-    bool ticket;         /* reduction.row_split: the last block of a row combines the partials
-                            (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
-    bool unpipelined;    /* its loop keeps one scalar load in flight per thread at the DRAM's
-                            loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
-                            latency of a pipelined stream (mem_latency_us) */
-    double instr;        /* pointwise: issued instructions per element (0: none) */
-    double issue_us;     /* elements x instr over the GPU's issue rate */
+    int64_t grid;              /* blocks launched */
+    unsigned threads;          /* per block */
+    int64_t per_sm;            /* blocks resident per SM (threads, shared memory, 32 at most) */
+    double active_sms;         /* SMs the grid keeps busy */
+    double occupancy;          /* resident threads per busy SM / 2048 */
+    double thread_bytes;       /* bytes one thread has in flight */
+    double inflight;           /* bytes in flight per busy SM */
+    double waves;              /* grid / (SMs x per_sm) */
+    double bw_GBps;            /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
+    unsigned kernels;          /* kernels the schedule launches (2: column blocks) */
+    double extra_us;           /* the kernels after the first: launch and latency; a split row's
+                                  combine by its last block (ticket) */
+    bool ticket;               /* reduction.row_split: the last block of a row combines the partials
+                                  (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
+    bool unpipelined;          /* its loop keeps one scalar load in flight per thread at the DRAM's
+                                  loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
+                                  latency of a pipelined stream (mem_latency_us) */
+    double instr;              /* pointwise: issued instructions per element (0: none) */
+    double issue_us;           /* elements x instr over the GPU's issue rate */
     double sg_qk, sg_pv, sg_f; /* attention.simt: lane instructions per score of S, PV and F */
-    double floor_us;     /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
-                            bytes at its share of the HBM bandwidth (passes/model.c) */
-    int64_t xrows;       /* cluster rows: the rows one cluster runs one after the other (0: none) */
-    unsigned xsyncs;     /* cluster rows: cluster barriers a row (its exchanges, a closing one) */
-    bool xpersist;       /* cluster rows: persistent clusters (the next row loads meanwhile) */
-    double sync_us;      /* cluster rows: xrows x xsyncs x CLUSTER_SYNC_US (passes/model.c), the
-                            chain of barrier waits no other work of the cluster overlaps */
+    double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
+                        bytes at its share of the HBM bandwidth (passes/model.c) */
+    int64_t xrows;   /* cluster rows: the rows one cluster runs one after the other (0: none) */
+    unsigned xsyncs; /* cluster rows: cluster barriers a row (its exchanges, a closing one) */
+    bool xpersist;   /* cluster rows: persistent clusters (the next row loads meanwhile) */
+    double sync_us;  /* cluster rows: xrows x xsyncs x CLUSTER_SYNC_US (passes/model.c), the
+                        chain of barrier waits no other work of the cluster overlaps */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
                                         first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
