@@ -62,6 +62,10 @@ typedef struct attn_gen {
     bool ktma;
     LLVMValueRef ktm[2];
     pass_attn_view kvw[2];
+    /* [attention.simt]: the CUDA-core block of the planner's tile (GPU, operands not one 16-bit
+     * dtype, head dims <= PASS_ATTN_SG_MAXD known, not split) */
+    bool simt;
+    pass_attn_sg sg;
 } attn_gen;
 
 /* Node visits one block-sparsity question may make: the walks recurse into every operand and the
@@ -1194,6 +1198,259 @@ static void lse_store(attn_gen *a, LLVMValueRef row, LLVMValueRef m, LLVMValueRe
     cg_index idx = cg_index_from_dims(cx, &n->shape, dims);
     cg_store(cx, cg_buf_ptr(cx, a->lse), (ir_dtype)n->dtype, cg_home_lin(cx, a->lse, &idx),
              cg_round_f32(cx, v, (ir_dtype)n->dtype));
+}
+
+/* ---- GPU SIMT body: f32 operands on the CUDA cores ([attention.simt]) -------- */
+/* The block of pass_attn_sg (passes/passes.h): per key tile of bn keys, K and V into shared
+ * memory (f32, zero outside the operands), S = Q K^T as tm x tn register tiles from 128-bit
+ * shared loads (exact f32 fmas in head-dim order), F and the online softmax per score (row maxima
+ * over the 16 lanes of a row by shuffles; each thread keeps a partial row sum), P (rounded to its
+ * dtype) through shared memory, O += P V as tm x nc register tiles. Three barriers per tile. */
+
+/* The <w x float> at float index idx (i32) of shared base p (16-byte aligned when w = 4). */
+static LLVMValueRef sg_ldv(cg_ctx *cx, LLVMValueRef p, LLVMValueRef idx, int w) {
+    LLVMTypeRef t = w == 1 ? cx->f32 : LLVMVectorType(cx->f32, (unsigned)w);
+    LLVMValueRef v = LLVMBuildLoad2(cx->b, t, LLVMBuildGEP2(cx->b, cx->f32, p, &idx, 1, ""), "");
+    LLVMSetAlignment(v, (unsigned)(4 * w));
+    return v;
+}
+
+/* Element e of a value sg_ldv loaded with width w. */
+static LLVMValueRef sg_el(cg_ctx *cx, LLVMValueRef v, int w, int e) {
+    return w == 1 ? v : LLVMBuildExtractElement(cx->b, v, cg_i32(cx, e), "");
+}
+
+static LLVMValueRef sg_fma(cg_ctx *cx, LLVMValueRef x, LLVMValueRef y, LLVMValueRef z) {
+    LLVMValueRef fa[3] = {x, y, z};
+    return cg_call_intrinsic(cx, "llvm.fma", true, fa, 3);
+}
+
+/* The sum (max) of v over the 16 lanes of a row (lane bits 0-3). */
+static LLVMValueRef sg_row16(cg_ctx *cx, LLVMValueRef v, bool max) {
+    for (unsigned m = 8; m >= 1; m /= 2) {
+        LLVMValueRef o = cg_shfl_xor(cx, v, m);
+        v = max ? fmaxnum(cx, v, o) : fadd(cx, v, o);
+    }
+    return v;
+}
+
+/* cg_mm_tile_load of tile t (f32 in shared memory) by the block's PASS_ATTN_SG_THREADS threads,
+ * each at fixed offsets from one base: F = min(32, the fast extent rounded up to a power of two)
+ * threads along the operand's contiguous axis (the rows when unit_r), the others along the slow
+ * one, so with compile-time strides every element's address is the thread's base plus a constant
+ * (no per-element registers kept across the key loop). Elements outside the operand: zero, their
+ * loads skipped. */
+static void sg_tile_load(cg_ctx *cx, const cg_mm_tile *t, LLVMValueRef tid) {
+    LLVMBuilderRef b = cx->b;
+    bool rf = t->o->unit_r && !t->o->unit_c;
+    int64_t ef = rf ? t->rows : t->cols, es = rf ? t->cols : t->rows, nf = 1;
+    while (nf < ef && nf < 32) nf *= 2;
+    int64_t ns = PASS_ATTN_SG_THREADS / nf;
+    LLVMValueRef tf = LLVMBuildURem(b, tid, cg_i32(cx, nf), "");
+    LLVMValueRef ts = LLVMBuildUDiv(b, tid, cg_i32(cx, nf), "");
+    LLVMValueRef tf64 = LLVMBuildZExt(b, tf, cx->i64, ""), ts64 = LLVMBuildZExt(b, ts, cx->i64, "");
+    for (int64_t k = 0; k * nf < ef; k++)
+        for (int64_t i = 0; i * ns < es; i++) {
+            LLVMValueRef f = LLVMBuildAdd(b, tf64, cg_i64(cx, k * nf), "");
+            LLVMValueRef sl = LLVMBuildAdd(b, ts64, cg_i64(cx, i * ns), "");
+            LLVMValueRef r = rf ? f : sl, c = rf ? sl : f;
+            LLVMValueRef in =
+                LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, r, cg_i64(cx, t->rows), ""),
+                             LLVMBuildICmp(b, LLVMIntSLT, c, cg_i64(cx, t->cols), ""), "");
+            LLVMBasicBlockRef cont = NULL;
+            if ((k + 1) * nf > ef || (i + 1) * ns > es) cont = cg_if_begin(cx, in);
+            LLVMValueRef gr = LLVMBuildAdd(b, t->r0, r, ""), gc = LLVMBuildAdd(b, t->c0, c, "");
+            LLVMValueRef inop = LLVMBuildAnd(b, LLVMBuildICmp(b, LLVMIntSLT, gr, t->rlim, ""),
+                                             LLVMBuildICmp(b, LLVMIntSLT, gc, t->clim, ""), "");
+            LLVMValueRef v = cg_var(cx, cg_f32c(cx, 0));
+            LLVMBasicBlockRef lc = cg_if_begin(cx, inop);
+            st(cx, cg_mm_opnd_load(cx, t->o, t->nb, t->bidx, gr, gc), v);
+            cg_if_end(cx, lc);
+            LLVMValueRef so = LLVMBuildAdd(
+                b, LLVMBuildMul(b, LLVMBuildTrunc(b, r, cx->i32, ""), cg_i32(cx, t->ps_r), ""),
+                LLVMBuildMul(b, LLVMBuildTrunc(b, c, cx->i32, ""), cg_i32(cx, t->ps_c), ""), "");
+            st(cx, ld(cx, v), LLVMBuildGEP2(b, cx->f32, t->smem, &so, 1, ""));
+            if (cont) cg_if_end(cx, cont);
+        }
+}
+
+/* acc[i][j] (vars) = sum over d of Q[ty tm + i][d] K[tx + 16 j][d]: a loop over the head dim in
+ * 4-wide steps (the padding columns are zeros). */
+static void sg_qk(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sq, LLVMValueRef sk,
+                  LLVMValueRef ty, LLVMValueRef tx, LLVMValueRef acc[4][4]) {
+    LLVMBuilderRef b = cx->b;
+    for (int i = 0; i < s->tm; i++)
+        for (int j = 0; j < s->tn; j++) st(cx, cg_f32c(cx, 0), acc[i][j]);
+    cg_loop dl;
+    LLVMValueRef d4 =
+        cg_loop_begin(cx, &dl, cg_i64(cx, 0), cg_i64(cx, s->dp / 4), cg_i64(cx, 1), "qk");
+    LLVMValueRef dc = LLVMBuildMul(b, LLVMBuildTrunc(b, d4, cx->i32, ""), cg_i32(cx, 4), "");
+    LLVMValueRef qv[4], kv[4];
+    for (int i = 0; i < s->tm; i++) {
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        qv[i] =
+            sg_ldv(cx, sq, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pq), ""), dc, ""), 4);
+    }
+    for (int j = 0; j < s->tn; j++) {
+        LLVMValueRef c = LLVMBuildAdd(b, tx, cg_i32(cx, 16 * j), "");
+        kv[j] =
+            sg_ldv(cx, sk, LLVMBuildAdd(b, LLVMBuildMul(b, c, cg_i32(cx, s->pq), ""), dc, ""), 4);
+    }
+    for (int i = 0; i < s->tm; i++)
+        for (int j = 0; j < s->tn; j++) {
+            LLVMValueRef x = ld(cx, acc[i][j]);
+            for (int e = 0; e < 4; e++)
+                x = sg_fma(cx, sg_el(cx, qv[i], 4, e), sg_el(cx, kv[j], 4, e), x);
+            st(cx, x, acc[i][j]);
+        }
+    cg_loop_end(cx, &dl);
+}
+
+/* O (vars o[i][c], c = g vw + e) += P[ty tm + i][key] V[key][16 vw g + vw tx + e] over the tile's
+ * keys, 4 at a time (P's 128-bit loads). */
+static void sg_pv(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sp, LLVMValueRef sv,
+                  LLVMValueRef ty, LLVMValueRef tx, LLVMValueRef o[4][8]) {
+    LLVMBuilderRef b = cx->b;
+    cg_loop cl;
+    LLVMValueRef c4 =
+        cg_loop_begin(cx, &cl, cg_i64(cx, 0), cg_i64(cx, s->bn / 4), cg_i64(cx, 1), "pv");
+    LLVMValueRef cc = LLVMBuildMul(b, LLVMBuildTrunc(b, c4, cx->i32, ""), cg_i32(cx, 4), "");
+    LLVMValueRef pv[4], acc[4][8];
+    for (int i = 0; i < s->tm; i++) {
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        pv[i] =
+            sg_ldv(cx, sp, LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pp), ""), cc, ""), 4);
+        for (int c = 0; c < s->nc; c++) acc[i][c] = ld(cx, o[i][c]);
+    }
+    LLVMValueRef vc = LLVMBuildMul(b, tx, cg_i32(cx, s->vw), "");
+    for (int e = 0; e < 4; e++) {
+        LLVMValueRef row =
+            LLVMBuildMul(b, LLVMBuildAdd(b, cc, cg_i32(cx, e), ""), cg_i32(cx, s->dvp), "");
+        for (int g = 0; g < s->nc / s->vw; g++) {
+            LLVMValueRef at =
+                LLVMBuildAdd(b, row, LLVMBuildAdd(b, vc, cg_i32(cx, 16 * s->vw * g), ""), "");
+            LLVMValueRef vv = sg_ldv(cx, sv, at, s->vw);
+            for (int i = 0; i < s->tm; i++)
+                for (int w = 0; w < s->vw; w++)
+                    acc[i][g * s->vw + w] = sg_fma(cx, sg_el(cx, pv[i], 4, e),
+                                                   sg_el(cx, vv, s->vw, w), acc[i][g * s->vw + w]);
+        }
+    }
+    for (int i = 0; i < s->tm; i++)
+        for (int c = 0; c < s->nc; c++) st(cx, acc[i][c], o[i][c]);
+    cg_loop_end(cx, &cl);
+}
+
+/* F, the key mask (keys at or past ke: -inf) and the online softmax of the tile at key j0 of the
+ * thread's scores acc: updates m, l (this thread's partial sums) and rescales O, then stores P
+ * rounded to its dtype at P[ty tm + i][tx + 16 j]. */
+static void sg_softmax(attn_gen *a, const pass_attn_sg *s, LLVMValueRef acc[4][4], LLVMValueRef r0,
+                       LLVMValueRef j0, LLVMValueRef ke, LLVMValueRef sp, LLVMValueRef ty,
+                       LLVMValueRef tx, LLVMValueRef *m, LLVMValueRef *l, LLVMValueRef o[4][8]) {
+    cg_ctx *cx = a->cx;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef sc[4][4], tx64 = LLVMBuildZExt(b, tx, cx->i64, "");
+    for (int i = 0; i < s->tm; i++)
+        for (int j = 0; j < s->tn; j++) {
+            LLVMValueRef col =
+                LLVMBuildAdd(b, j0, LLVMBuildAdd(b, tx64, cg_i64(cx, 16 * j), ""), "");
+            LLVMValueRef v =
+                score(a, ld(cx, acc[i][j]), LLVMBuildAdd(b, r0, cg_i64(cx, i), ""), col);
+            LLVMValueRef in = LLVMBuildICmp(b, LLVMIntSLT, col, ke, "");
+            sc[i][j] = LLVMBuildSelect(b, in, v, cg_f32c(cx, -INFINITY), "");
+        }
+    for (int i = 0; i < s->tm; i++) {
+        LLVMValueRef mx = sc[i][0];
+        for (int j = 1; j < s->tn; j++) mx = fmaxnum(cx, mx, sc[i][j]);
+        LLVMValueRef alpha, msafe, sum = NULL;
+        online_max(cx, m[i], sg_row16(cx, mx, true), &alpha, &msafe, false);
+        LLVMValueRef r =
+            LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
+        LLVMValueRef rp = LLVMBuildAdd(b, LLVMBuildMul(b, r, cg_i32(cx, s->pp), ""), tx, "");
+        for (int j = 0; j < s->tn; j++) {
+            LLVMValueRef p = cg_math(cx, IR_OP_EXP, LLVMBuildFSub(b, sc[i][j], msafe, ""), NULL);
+            sum = sum ? fadd(cx, sum, p) : p;
+            LLVMValueRef at = LLVMBuildAdd(b, rp, cg_i32(cx, 16 * j), "");
+            st(cx, cg_round_f32(cx, p, a->d.pdt), LLVMBuildGEP2(b, cx->f32, sp, &at, 1, ""));
+        }
+        st(cx, fadd(cx, fmul(cx, ld(cx, l[i]), alpha), sum), l[i]);
+        for (int c = 0; c < s->nc; c++) st(cx, fmul(cx, ld(cx, o[i][c]), alpha), o[i][c]);
+    }
+}
+
+/* Normalises and stores the thread's O (rows r0 + i below Sq, columns below Dv). */
+static bool sg_store(attn_gen *a, const pass_attn_sg *s, LLVMValueRef r0, LLVMValueRef tx,
+                     LLVMValueRef *l, LLVMValueRef o[4][8]) {
+    cg_ctx *cx = a->cx;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef vc = LLVMBuildZExt(b, LLVMBuildMul(b, tx, cg_i32(cx, s->vw), ""), cx->i64, "");
+    for (int i = 0; i < s->tm; i++) {
+        LLVMValueRef inv = inv_sum(cx, sg_row16(cx, ld(cx, l[i]), false), d->Sk);
+        LLVMValueRef row = LLVMBuildAdd(b, r0, cg_i64(cx, i), "");
+        LLVMBasicBlockRef rin = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, row, d->Sq, ""));
+        for (int c = 0; c < s->nc; c++) {
+            LLVMValueRef col =
+                LLVMBuildAdd(b, vc, cg_i64(cx, 16 * s->vw * (c / s->vw) + c % s->vw), "");
+            LLVMBasicBlockRef cin = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, col, d->Dv, ""));
+            LLVMValueRef v = fmul(cx, ld(cx, o[i][c]), inv);
+            if (!d->epi(d->user, cx, &v, a->bidx, row, col)) return false;
+            cg_if_end(cx, cin);
+        }
+        cg_if_end(cx, rin);
+    }
+    return true;
+}
+
+/* The SIMT block of query rows from q0 (i64) for the batch element a->bidx; fills l's shared
+ * memory (dynamic). */
+static bool attn_sg_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, const pass_attn_sg *s) {
+    cg_ctx *cx = a->cx;
+    const cg_attn_desc *d = &a->d;
+    LLVMBuilderRef b = cx->b;
+    LLVMValueRef sm = cg_dyn_shared(cx, "tx_mm_dyn_smem", cx->i8);
+    l->dyn_smem = l->smem_bytes = s->bytes;
+    LLVMValueRef part[4];
+    const int64_t offs[4] = {s->qoff, s->koff, s->voff, s->poff};
+    for (int i = 0; i < 4; i++)
+        part[i] = LLVMBuildGEP2(b, cx->i8, sm, (LLVMValueRef[]){cg_i64(cx, offs[i])}, 1, "");
+    LLVMValueRef tid = cg_thread_id(cx);
+    LLVMValueRef tx = LLVMBuildAnd(b, tid, cg_i32(cx, 15), "tx");
+    LLVMValueRef ty = LLVMBuildLShr(b, tid, cg_i32(cx, 4), "ty");
+    LLVMValueRef r0 = LLVMBuildAdd(
+        b, q0, LLVMBuildZExt(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cx->i64, ""), "r0");
+    cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq,  d->D,
+                     s->bm, s->dp, s->pq,   1,  IR_F32,        part[0]};
+    sg_tile_load(cx, &tq, tid);
+    LLVMValueRef m[4], lv[4], acc[4][4], o[4][8];
+    for (int i = 0; i < s->tm; i++) {
+        m[i] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[i] = cg_var(cx, cg_f32c(cx, 0));
+        for (int j = 0; j < s->tn; j++) acc[i][j] = cg_var(cx, cg_f32c(cx, 0));
+        for (int c = 0; c < s->nc; c++) o[i][c] = cg_var(cx, cg_f32c(cx, 0));
+    }
+    LLVMValueRef kb = cg_i64(cx, 0), ke = d->Sk;
+    LLVMValueRef rlast = imin(cx, LLVMBuildAdd(b, q0, cg_i64(cx, s->bm - 1), ""),
+                              LLVMBuildSub(b, d->Sq, cg_i64(cx, 1), ""));
+    attn_key_range(a, q0, rlast, s->bn, &kb, &ke);
+    chunk_clip(a, &kb, &ke);
+    cg_loop jl;
+    LLVMValueRef j0 = cg_loop_begin(cx, &jl, kb, ke, cg_i64(cx, s->bn), "ktile");
+    cg_barrier(cx); /* the previous tile's K, V and P are read */
+    cg_mm_tile tk = {&d->k, d->nb, a->bidx, cg_i64(cx, 0), j0,     d->D,   d->Sk,
+                     s->dp, s->bn, 1,       s->pq,         IR_F32, part[1]};
+    cg_mm_tile tv = {&d->v, d->nb,  a->bidx, j0, cg_i64(cx, 0), d->Sk,  d->Dv,
+                     s->bn, s->dvp, s->dvp,  1,  IR_F32,        part[2]};
+    sg_tile_load(cx, &tk, tid);
+    sg_tile_load(cx, &tv, tid);
+    cg_barrier(cx);
+    sg_qk(cx, s, part[0], part[1], ty, tx, acc);
+    sg_softmax(a, s, acc, r0, j0, ke, part[3], ty, tx, m, lv, o);
+    cg_barrier(cx);
+    sg_pv(cx, s, part[3], part[2], ty, tx, o);
+    cg_loop_end(cx, &jl);
+    return sg_store(a, s, r0, tx, lv, o);
 }
 
 /* ---- GPU warp-per-row body and host body ------------------------------------ */
@@ -2810,10 +3067,15 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
         d->dvmax > 0 && d->dvmax <= 256)
         tc = attn_tc_tile((d->dmax + 15) / 16 * 16, (d->dvmax + 15) / 16 * 16, &l->bm, &l->bn);
     int nt = 0;
+    bool simt = cx->gpu && !tc && a->simt && a->splits <= 1;
     if (!cx->gpu) {
         l->bm = 1, l->bn = 1, l->threads = 1;
     } else if (tc) {
         l->threads = (unsigned)(l->bm / 16 * 32);
+    } else if (simt) {
+        l->bm = a->sg.bm, l->bn = a->sg.bn, l->threads = PASS_ATTN_SG_THREADS;
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt-attn %dx%d t%dx%d v%d", (int)a->sg.bm,
+                 (int)a->sg.bn, a->sg.tm, a->sg.tn, a->sg.vw);
     } else {
         if (d->dvmax <= 0 || d->dvmax > 1024) {
             snprintf(err, cap,
@@ -2846,7 +3108,7 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     LLVMValueRef orow = NULL, ov[32];
     if (!cx->gpu) {
         orow = LLVMBuildArrayAlloca(b, cx->f32, d->Dv, "orow");
-    } else if (!tc) {
+    } else if (!tc && !simt) {
         for (int t = 0; t < nt; t++) ov[t] = cg_var(cx, cg_f32c(cx, 0));
     }
     /* packed ([attention.gqa_pack]): the batch elements with the group axis at 1 */
@@ -2868,6 +3130,8 @@ static bool attn_body(attn_gen *a, const LLVMValueRef *pid, LLVMValueRef ystep, 
     bool ok;
     if (tc) {
         ok = attn_tc_block(a, q0, l, ks);
+    } else if (simt) {
+        ok = attn_sg_block(a, q0, l, &a->sg);
     } else if (cx->gpu) {
         LLVMValueRef tid = cg_thread_id(cx);
         LLVMValueRef warp =
@@ -3109,6 +3373,11 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
         half && nd(g, am.kt)->dtype == qd && nd(g, am.v)->dtype == qd && am.pdt == qd ? qd : IR_F32;
     d->epi = cg_mm_epi_store;
     d->user = &es;
+    const ir_region *rg = &g->regions[region];
+    a.simt = cx->gpu && d->cdt == IR_F32 && pass_attention_simt(g, region) &&
+             rg->threads == PASS_ATTN_SG_THREADS && d->dmax > 0 && d->dvmax > 0 &&
+             pass_attention_simt_geom(rg->tile[0], rg->tile[1], d->dmax, d->dvmax, &a.sg) &&
+             a.sg.bytes <= cg_mm_smem_limit(cx->target);
     ir_shape work[3] = {
         {.rank = 1, .dim = {m2->shape.dim[nb]}}, {.rank = (uint8_t)nb}, {.rank = 0}};
     for (unsigned i = 0; i < nb; i++) work[1].dim[i] = m2->shape.dim[i];

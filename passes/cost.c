@@ -145,8 +145,12 @@ static void node_flops(const ir_graph *g, ir_id m, ir_poly *p) {
 }
 
 /* The compute dtype of region r: the matmul operand dtype for products and
- * attention (tensor cores), else f32 (CUDA cores; spec: f16/bf16 math in f32). */
+ * attention (tensor cores) when q, k, v and p are one 16-bit dtype, else f32 (CUDA cores; spec:
+ * f16/bf16 math in f32). */
 static ir_dtype region_dtype(const ir_graph *g, const ir_region *rg) {
+    if (rg->kind == IR_RK_ATTENTION && rg->anchor < g->n &&
+        pass_attention_simt(g, g->nodes[rg->anchor].region))
+        return IR_F32; /* [attention.simt]: the CUDA cores */
     if (rg->kind == IR_RK_MATMUL || rg->kind == IR_RK_ATTENTION)
         return (ir_dtype)g->nodes[ir_in(g, &g->nodes[rg->anchor], 0)].dtype;
     return IR_F32;

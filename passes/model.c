@@ -157,6 +157,92 @@ double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int
     return n;
 }
 
+/* [attention.simt]'s block (codegen/attention.c attn_sg_block): registers per thread that ptxas
+ * gives it (128 at the tiles of pass_attention_simt_tile for head dims 32 .. 128: two blocks of 256
+ * threads per SM), and the instructions per element of a tile load (address, bound test,
+ * load, conversion, shared store). */
+enum { SG_REGS = 128, SG_LOAD_INSTR = 8 };
+/* The fraction of the issue rate the block sustains (barriers three times a tile, 16 warps an SM):
+ * measured on the H200 (2026-12-03, this kernel against the instruction count of sg_instr):
+ * Swin-V2 k2 [4704 x 64 x 64, D 32] 136 us for 78.7 at the full rate (0.58), f32 S = 64 D = 32
+ * 0.51, S = 256 D = 64 0.75, S = 1024 D = 64 0.64, S = 1024 D = 128 0.61. */
+#define SG_ISSUE_EFF 0.6
+
+/* Lane instructions per score of the SIMT block sg: S = Q K^T (dp fmas, a 128-bit shared load
+ * per 4 of them and tm + tn fragments), O += P V (dvp fmas; tm P fragments and 4 x nc / vw V
+ * loads per 4 keys), F and the softmax per score (*f: ir_op_issue of every elementwise node of F
+ * whose shape varies over the rows or keys (codegen emits them per score), of the softmax's sub,
+ * exp and cast (its division is per output); one combine per row reduction; the key mask and the
+ * P store), the per-row online update per tile
+ * (shuffles, the rescale exponent, O's rescale) over the tn scores a thread holds, the K and V
+ * tiles' loads. */
+static double sg_instr(const ir_graph *g, uint32_t r, const pass_attn_sg *sg, double *qk,
+                       double *pv, double *f) {
+    const ir_region *rg = &g->regions[r];
+    *qk = (double)sg->dp * (1.0 + (double)(sg->tm + sg->tn) / (4.0 * sg->tm * sg->tn));
+    *pv = (double)sg->dvp + 4.0 * (sg->tm + 4.0 * sg->nc / sg->vw) / sg->tm;
+    *f = 3;
+    for (ir_id i = 0; i < rg->anchor && i < g->n; i++) {
+        const ir_node *n = &g->nodes[i];
+        if (n->region != r || n->op == IR_OP_MATMUL) continue;
+        if (ir_op_traits((ir_op)n->op) & IR_T_REDUCE) {
+            *f += 1;
+            continue;
+        }
+        unsigned k = n->shape.rank;
+        bool soft = rg->scores < g->n && i > rg->scores; /* the softmax: its sub, exp, cast */
+        if (k >= 2 && (n->shape.dim[k - 1] != 1 || n->shape.dim[k - 2] != 1) &&
+            (!soft || n->op == IR_OP_SUB || n->op == IR_OP_EXP || n->op == IR_OP_CAST))
+            *f += ir_op_issue((ir_op)n->op);
+    }
+    double row = (4.0 * 2 * 2 + ir_op_issue(IR_OP_EXP) + 6 + sg->nc) / sg->tn;
+    double load = SG_LOAD_INSTR * (double)sg->bn * (sg->dp + sg->dvp) / PASS_ATTN_SG_THREADS /
+                  (sg->tm * sg->tn);
+    return *qk + *pv + *f + row + load;
+}
+
+/* [attention.simt] (f32 operands on the CUDA cores): blocks of the planner's tile over every batch
+ * element's query tiles, as many per SM as registers (SG_REGS) and shared memory allow; the time
+ * is the larger of HBM's and the issue of the lane instructions of every score of the padded
+ * tiles (sg_instr) at SG_ISSUE_EFF of the GPU's issue rate (pass_issue_rate: 4 warp instructions
+ * per SM per cycle; fmas issue at that rate, f32 peak = 2 x it), the last wave's tail included. */
+static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
+                                 pass_model *m) {
+    uint32_t r = g->nodes[rg->anchor].region;
+    if (!pass_attention_simt(g, r) || rg->threads != PASS_ATTN_SG_THREADS) return false;
+    const ir_node *q = &g->nodes[ir_in(g, &g->nodes[rg->mm1], 0)];
+    const ir_shape *o = &g->nodes[rg->anchor].shape;
+    ir_dim d = q->shape.dim[q->shape.rank - 1], dv = o->dim[o->rank - 1], sq = o->dim[o->rank - 2];
+    ir_dim sk = rg->red_extent;
+    pass_attn_sg sg;
+    if (IR_DIM_IS_SYM(d) || IR_DIM_IS_SYM(dv) || IR_DIM_IS_SYM(sq) || sk <= 0 || sq < 1 ||
+        !pass_attention_simt_geom(rg->tile[0], rg->tile[1], d, dv, &sg))
+        return false;
+    int64_t nb = ir_shape_numel(o);
+    if (nb < 0) return false;
+    nb /= sq * dv;
+    double qk, pv, f, per = sg_instr(g, r, &sg, &qk, &pv, &f), rate = pass_issue_rate(gpu);
+    if (rate <= 0) return false;
+    int64_t blocks = nb * cdiv(sq, sg.bm);
+    int64_t res = 65536 / (SG_REGS * PASS_ATTN_SG_THREADS), sm = gpu->smem_per_sm / sg.bytes;
+    if (sm < res) res = sm;
+    if (res < 1) res = 1;
+    double scores = (double)blocks * sg.bm * (double)(cdiv(sk, sg.bn) * sg.bn);
+    m->schedule = "attention.simt";
+    m->threads = PASS_ATTN_SG_THREADS;
+    m->grid = blocks;
+    m->per_sm = res;
+    m->active_sms = (double)(blocks < gpu->sms ? blocks : gpu->sms);
+    m->waves = (double)blocks / ((double)gpu->sms * res);
+    m->instr = per;
+    m->sg_qk = qk, m->sg_pv = pv, m->sg_f = f;
+    m->issue_us =
+        scores * per / (rate * SG_ISSUE_EFF) * (m->waves > 1 ? ceil(m->waves) / m->waves : 1.0);
+    m->comp_us = m->issue_us;
+    m->time_us = m->mem_us > m->issue_us ? m->mem_us : m->issue_us;
+    return true;
+}
+
 /* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) where the
  * rule [attention.fa3] (pass_attention_fa3) holds and the query rows are known: persistent CTAs of
  * 384 threads over tiles of 128 query rows, the tensor cores at gpu->attn_eff of the peak
@@ -202,7 +288,9 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
         m->alt_us = (m->mem_us > c64 ? m->mem_us : c64) + m->extra_us;
         return true;
     }
-    if (gpu->attn_eff <= 0 || rg->mm1 >= g->n || rg->anchor >= g->n) return false;
+    if (rg->mm1 >= g->n || rg->anchor >= g->n) return false;
+    if (model_attention_simt(g, rg, gpu, m)) return true;
+    if (gpu->attn_eff <= 0) return false;
     /* the rule codegen emits by ([attention.fa3], passes/attn_fa3.c) */
     if (!pass_attention_fa3(g, g->nodes[rg->anchor].region, NULL, NULL, 0)) return false;
     const ir_node *q = &g->nodes[ir_in(g, &g->nodes[rg->mm1], 0)];
@@ -380,6 +468,17 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 out,
                 "  model: [attention.split_kv] not split: no split of the keys is 1%% faster by "
                 "this price\n");
+        return;
+    }
+    if (m->concrete && !strcmp(m->schedule, "attention.simt")) {
+        fprintf(out,
+                "  model: [attention.simt] %lld blocks x %u threads (CUDA cores, exact f32; %lld "
+                "per SM at %d registers a thread), %.2f waves; %.1f lane instructions per score "
+                "(S = QK^T %.1f, O += PV %.1f, F and softmax %.1f, row updates and tile loads the "
+                "rest) at %.0f%% of %.0f per ns (measured): issue %.3f us, HBM %.3f us\n",
+                (long long)m->grid, m->threads, (long long)m->per_sm, SG_REGS, m->waves, m->instr,
+                m->sg_qk, m->sg_pv, m->sg_f, 100.0 * SG_ISSUE_EFF, pass_issue_rate(gpu) / 1e3,
+                m->issue_us, m->mem_us);
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {

@@ -366,6 +366,33 @@ int pass_attention_split_pick(const pass_gpu *gpu, int64_t nb, int64_t rows, int
 bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *bq, int64_t *bkv,
                         int *st);
 
+/* [attention.simt]: attention region r runs on the CUDA cores (codegen/attention.c's SIMT body)
+ * on the GPU: q, k, v and p are not one 16-bit dtype (f32 products keep exact f32, no tf32). */
+bool pass_attention_simt(const ir_graph *g, uint32_t r);
+/* The SIMT attention block (PASS_ATTN_SG_THREADS threads, 16 x 16: tx = tid % 16 the key / value
+ * column lane, ty = tid / 16 the row lane): thread (tx, ty) owns query rows ty tm + i (i < tm) and
+ * keys tx + 16 j (j < tn) of a bm x bn score tile (bm = 16 tm, bn = 16 tn), and value columns
+ * 16 vw g + vw tx + e (g < nc / vw, e < vw) of O. Shared memory (floats, 16-byte aligned parts):
+ * Q [bm][pq] at qoff, K [bn][pq] at koff (pq >= D rounded to 4, pq / 4 odd: a quarter-warp's
+ * 128-bit loads of 8 consecutive keys hit distinct banks), V [bn][dvp] at voff (dvp: Dv rounded to
+ * 16), P [bm][pp] at poff (tm pp = 16 mod 32: a warp's two rows of P stores on distinct banks). */
+enum { PASS_ATTN_SG_THREADS = 256, PASS_ATTN_SG_MAXD = 128 };
+typedef struct pass_attn_sg {
+    int tm, tn, nc, vw;
+    int64_t bm, bn, dp, dvp, pq, pp;
+    int64_t qoff, koff, voff, poff, bytes;
+} pass_attn_sg;
+/* The tile [attention.simt] picks from the shape (sq, sk: query and key rows, <= 0 unknown; d,
+ * dv: head dims): bm = 16, 32 or 64 rows (the fewest 16-row lanes covering sq, 64 when unknown or
+ * larger), bn = 16, 32 or 64 keys (64 for head dims <= 64, else 32: the shared memory of two
+ * blocks per SM; fewer for sk <= 32). False when a head dim is unknown or above
+ * PASS_ATTN_SG_MAXD (the warp-per-row body runs). */
+bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
+                              int64_t *bn);
+/* The block's geometry for tile bm x bn (as pass_attention_simt_tile gives) and head dims d, dv;
+ * false for a tile it does not build. */
+bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pass_attn_sg *s);
+
 /* Roofline: FLOP/B where compute time equals memory time for dtype dt. */
 double pass_ridge(const pass_gpu *gpu, ir_dtype dt);
 /* Roofline time in microseconds (launch overhead not included). */
@@ -898,32 +925,33 @@ typedef struct pass_model {
                              reduction.column, reduction.column_split, reduction.column_blocks,
                              attention.fa3, attention.ksplit, roofline */
     bool concrete;
-    int64_t grid;        /* blocks launched */
-    unsigned threads;    /* per block */
-    int64_t per_sm;      /* blocks resident per SM (threads, shared memory, 32 at most) */
-    double active_sms;   /* SMs the grid keeps busy */
-    double occupancy;    /* resident threads per busy SM / 2048 */
-    double thread_bytes; /* bytes one thread has in flight */
-    double inflight;     /* bytes in flight per busy SM */
-    double waves;        /* grid / (SMs x per_sm) */
-    double bw_GBps;      /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
-    unsigned kernels;    /* kernels the schedule launches (2: column blocks) */
-    double extra_us;     /* the kernels after the first: launch and latency; a split row's
-                            combine by its last block (ticket) */
-    bool ticket;         /* reduction.row_split: the last block of a row combines the partials
-                            (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
-    bool unpipelined;    /* its loop keeps one scalar load in flight per thread at the DRAM's
-                            loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
-                            latency of a pipelined stream (mem_latency_us) */
-    double instr;        /* pointwise: issued instructions per element (0: none) */
-    double issue_us;     /* elements x instr over the GPU's issue rate */
-    double floor_us;     /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
-                            bytes at its share of the HBM bandwidth (passes/model.c) */
-    int64_t xrows;       /* cluster rows: the rows one cluster runs one after the other (0: none) */
-    unsigned xsyncs;     /* cluster rows: cluster barriers a row (its exchanges, a closing one) */
-    bool xpersist;       /* cluster rows: persistent clusters (the next row loads meanwhile) */
-    double sync_us;      /* cluster rows: xrows x xsyncs x CLUSTER_SYNC_US (passes/model.c), the
-                            chain of barrier waits no other work of the cluster overlaps */
+    int64_t grid;              /* blocks launched */
+    unsigned threads;          /* per block */
+    int64_t per_sm;            /* blocks resident per SM (threads, shared memory, 32 at most) */
+    double active_sms;         /* SMs the grid keeps busy */
+    double occupancy;          /* resident threads per busy SM / 2048 */
+    double thread_bytes;       /* bytes one thread has in flight */
+    double inflight;           /* bytes in flight per busy SM */
+    double waves;              /* grid / (SMs x per_sm) */
+    double bw_GBps;            /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
+    unsigned kernels;          /* kernels the schedule launches (2: column blocks) */
+    double extra_us;           /* the kernels after the first: launch and latency; a split row's
+                                  combine by its last block (ticket) */
+    bool ticket;               /* reduction.row_split: the last block of a row combines the partials
+                                  (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
+    bool unpipelined;          /* its loop keeps one scalar load in flight per thread at the DRAM's
+                                  loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
+                                  latency of a pipelined stream (mem_latency_us) */
+    double instr;              /* pointwise: issued instructions per element (0: none) */
+    double issue_us;           /* elements x instr over the GPU's issue rate */
+    double sg_qk, sg_pv, sg_f; /* attention.simt: lane instructions per score of S, PV and F */
+    double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
+                        bytes at its share of the HBM bandwidth (passes/model.c) */
+    int64_t xrows;   /* cluster rows: the rows one cluster runs one after the other (0: none) */
+    unsigned xsyncs; /* cluster rows: cluster barriers a row (its exchanges, a closing one) */
+    bool xpersist;   /* cluster rows: persistent clusters (the next row loads meanwhile) */
+    double sync_us;  /* cluster rows: xrows x xsyncs x CLUSTER_SYNC_US (passes/model.c), the
+                        chain of barrier waits no other work of the cluster overlaps */
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
                                         first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */

@@ -41,6 +41,37 @@ bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *b
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
+                              int64_t *bn) {
+    if (d < 1 || dv < 1 || d > PASS_ATTN_SG_MAXD || dv > PASS_ATTN_SG_MAXD) return false;
+    *bm = sq >= 1 && sq <= 16 ? 16 : sq >= 1 && sq <= 32 ? 32 : 64;
+    *bn = d <= 64 && dv <= 64 ? 64 : 32;
+    if (sk >= 1 && sk <= 32 && *bn > 32) *bn = 32;
+    if (sk >= 1 && sk <= 16) *bn = 16;
+    return true;
+}
+
+bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pass_attn_sg *s) {
+    if ((bm != 16 && bm != 32 && bm != 64) || (bn != 16 && bn != 32 && bn != 64) || d < 1 ||
+        dv < 1 || d > PASS_ATTN_SG_MAXD || dv > PASS_ATTN_SG_MAXD)
+        return false;
+    memset(s, 0, sizeof *s);
+    s->bm = bm, s->bn = bn, s->tm = (int)(bm / 16), s->tn = (int)(bn / 16);
+    s->dp = (d + 3) / 4 * 4;
+    s->pq = s->dp / 4 % 2 ? s->dp : s->dp + 4;
+    s->dvp = (dv + 15) / 16 * 16;
+    s->nc = (int)(s->dvp / 16);
+    s->vw = s->nc % 4 == 0 ? 4 : s->nc % 2 == 0 ? 2 : 1;
+    s->pp = bn;
+    while ((s->tm * s->pp) % 32 != 16) s->pp += 4; /* tm pp = 16 mod 32 within 8 steps */
+    s->qoff = 0;
+    s->koff = s->qoff + bm * s->pq * 4;
+    s->voff = s->koff + bn * s->pq * 4;
+    s->poff = s->voff + bn * s->dvp * 4;
+    s->bytes = s->poff + bm * s->pp * 4;
+    return true;
+}
+
 /* The smallest power of two >= x, at least 16 and at most cap. */
 static int64_t clamp_tile(int64_t x, int64_t cap) {
     if (IR_DIM_IS_SYM(x)) return cap;
@@ -546,6 +577,16 @@ static void plan_matmul(ir_graph *g, const pass_index *ix, uint32_t r, int64_t b
 
 /* ---- attention ---------------------------------------------------------- */
 
+bool pass_attention_simt(const ir_graph *g, uint32_t r) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind != IR_RK_ATTENTION || rg->mm1 >= g->n || rg->anchor >= g->n) return false;
+    const ir_node *m1 = &g->nodes[rg->mm1], *m2 = &g->nodes[rg->anchor];
+    ir_dtype dt = (ir_dtype)g->nodes[ir_in(g, m1, 0)].dtype;
+    bool half = dt == IR_F16 || dt == IR_BF16;
+    return !(half && g->nodes[ir_in(g, m1, 1)].dtype == dt &&
+             g->nodes[ir_in(g, m2, 1)].dtype == dt && g->nodes[ir_in(g, m2, 0)].dtype == dt);
+}
+
 /* The first product (scores) of an attention region: its other matmul. */
 static ir_id att_scores(const ir_graph *g, const pass_index *ix, uint32_t r) {
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
@@ -685,6 +726,19 @@ static void plan_attention(ir_graph *g, const pass_index *ix, uint32_t r, int64_
     rg->tile[0] = bq, rg->tile[1] = bkv, rg->tile[2] = d;
     rg->threads = bq >= 128 ? 256 : 128;
     rg->sram_bytes = pass_attention_sram(bq, bkv, d, dv, e, st);
+    int64_t sq = m2->shape.dim[m2->shape.rank - 2], sbm, sbn;
+    pass_attn_sg sg;
+    if (rg->mm1 < g->n && pass_attention_simt(g, r) && !IR_DIM_IS_SYM(d) && !IR_DIM_IS_SYM(dv) &&
+        pass_attention_simt_tile(IR_DIM_IS_SYM(sq) ? 0 : sq, IR_DIM_IS_SYM(sk) ? 0 : sk, d, dv,
+                                 &sbm, &sbn) &&
+        pass_attention_simt_geom(sbm, sbn, d, dv, &sg) && sg.bytes <= budget) {
+        /* [attention.simt]: the CUDA-core block's tile and shared memory */
+        rg->stages = 1;
+        rg->rows = sbm;
+        rg->tile[0] = sbm, rg->tile[1] = sbn;
+        rg->threads = PASS_ATTN_SG_THREADS;
+        rg->sram_bytes = sg.bytes;
+    }
 }
 
 /* ---- copies and pointwise ---------------------------------------------- */
