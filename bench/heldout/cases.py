@@ -22,12 +22,15 @@ SC128 = 0.08838834764831845
 
 
 def case(name, cpu, gpu, inputs, ref, torch, attention=False, fast=True, kernels=None, ref_plan=None,
-         tol=None):
-    """tol: the dtype whose tolerance every output is compared at (default: the output's own), for
+         tol=None, mma_sync=False):
+    """mma_sync: the plan may keep a product on mma.sync (the planner prices a tiny odd-pitch
+    operand in place below staging it for wgmma, [matmul.wgmma.stage]).
+    tol: the dtype whose tolerance every output is compared at (default: the output's own), for
     outputs computed from a rounded f16/bf16 intermediate, where a correct summation order of that
     intermediate flips its rounding by one ulp."""
     CASES.append(dict(name=name, cpu=cpu, gpu=gpu, inputs=inputs, ref=ref, torch=torch,
-                      attention=attention, fast=fast, kernels=kernels, ref_plan=ref_plan, tol=tol))
+                      attention=attention, fast=fast, kernels=kernels, ref_plan=ref_plan, tol=tol,
+                      mma_sync=mma_sync))
 
 
 # ---- rounding helpers (NumPy side) ---------------------------------------------------------------
@@ -2195,7 +2198,8 @@ def ref_tiny_k(a, d):
 case("gemm_tiny_k", [dict(N=7), dict(N=1)], dict(N=65536),
      [("xyz", ("N", 3), "f32", "n"), ("w1", (3, 64), "f32", "n"), ("b1", (64,), "f32", "n"), ("t", ("N", 1), "f32", "big"),
       ("freqs", (1, 16), "f32", "unit"), ("h", ("N", 512), "bf16", "n"), ("wv", (512, 1), "bf16", "w")],
-     ref_tiny_k, lambda xyz, w1, b1, t, freqs, h, wv, d: (T().relu(xyz @ w1 + b1), T().sin(t @ freqs), h @ wv))
+     ref_tiny_k, lambda xyz, w1, b1, t, freqs, h, wv, d: (T().relu(xyz @ w1 + b1), T().sin(t @ freqs), h @ wv),
+     mma_sync=True)
 
 
 def np_t5_bucket(q, k):

@@ -110,7 +110,7 @@ def plan_issue(c, ks):
     if isinstance(ks, str):
         return "compile failed: " + ks
     tm = [t for _, t in ks]
-    if any(t.endswith("mma.sync") for t in tm):
+    if any(t.endswith("mma.sync") for t in tm) and not c.get("mma_sync"):
         return "a matmul off wgmma: %s" % tm
     if c["attention"]:
         att = [t for t in tm if ("attn" in t or t.startswith("fa3")) and "combine" not in t]
