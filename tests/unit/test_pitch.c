@@ -83,16 +83,26 @@ static void test_pitch_rule(void **state) {
     }
 }
 
-/* The facts and the model of x @ w at M x N x K (bf16): staged A, B and the bytes. */
-static void check_facts(int64_t M, int64_t N, int64_t K, bool sa, bool sb) {
+/* x @ w at M x N x K (bf16) planned for sm_90a: the graph, its index (*ix), the product's region
+ * (*r) and its wgmma facts (*s) on the h200. */
+static ir_graph *xw_facts(int64_t M, int64_t N, int64_t K, pass_index *ix, uint32_t *r,
+                          pass_wg_shape *s) {
     fe_define defs[3] = {{"M", M}, {"N", N}, {"K", K}};
     ir_graph *g = plan(XW, defs, 3, (pass_target){90, true, false});
-    pass_index ix;
-    assert_true(pass_index_build(g, &ix));
-    uint32_t r = mm_region(g);
-    pass_wg_shape s;
+    assert_true(pass_index_build(g, ix));
+    *r = mm_region(g);
     const pass_gpu *gpu = pass_gpu_find("h200");
-    assert_true(pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, &s));
+    assert_true(pass_wg_facts(g, ix, *r, gpu, gpu->smem_per_block, s));
+    return g;
+}
+
+/* The facts and the model of x @ w at M x N x K (bf16): staged A, B and the bytes. */
+static void check_facts(int64_t M, int64_t N, int64_t K, bool sa, bool sb) {
+    pass_index ix;
+    uint32_t r;
+    pass_wg_shape s;
+    ir_graph *g = xw_facts(M, N, K, &ix, &r, &s);
+    const pass_gpu *gpu = pass_gpu_find("h200");
     assert_int_equal(s.a_staged, sa);
     assert_int_equal(s.b_staged, sb);
     assert_int_equal(s.nstage, (int)sa + (int)sb);
@@ -144,14 +154,11 @@ static void test_stage_vs_sync(void **state) {
     (void)state;
     static const int64_t sz[2][3] = {{4096, 99, 32}, {3001, 1999, 2005}};
     for (unsigned i = 0; i < 2; i++) {
-        fe_define defs[3] = {{"M", sz[i][0]}, {"N", sz[i][1]}, {"K", sz[i][2]}};
-        ir_graph *g = plan(XW, defs, 3, (pass_target){90, true, false});
         pass_index ix;
-        assert_true(pass_index_build(g, &ix));
-        uint32_t r = mm_region(g);
+        uint32_t r;
         pass_wg_shape s;
+        ir_graph *g = xw_facts(sz[i][0], sz[i][1], sz[i][2], &ix, &r, &s);
         const pass_gpu *gpu = pass_gpu_find("h200");
-        assert_true(pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, &s));
         assert_true(s.nstage > 0 && s.sync_us > 0);
         double M = (double)sz[i][0], N = (double)sz[i][1], K = (double)sz[i][2];
         double tm = g->regions[r].tile[0], tn = g->regions[r].tile[1], want = 0;
