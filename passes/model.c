@@ -224,7 +224,8 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     double qk, pv, f, per = sg_instr(g, r, &sg, &qk, &pv, &f), rate = pass_issue_rate(gpu);
     if (rate <= 0) return false;
     int64_t blocks = nb * cdiv(sq, sg.bm);
-    int64_t res = 65536 / (SG_REGS * PASS_ATTN_SG_THREADS), sm = gpu->smem_per_sm / sg.bytes;
+    int64_t res = gpu->regs_per_sm / (SG_REGS * PASS_ATTN_SG_THREADS),
+            sm = gpu->smem_per_sm / sg.bytes;
     if (sm < res) res = sm;
     if (res < 1) res = 1;
     double scores = (double)blocks * sg.bm * (double)(cdiv(sk, sg.bn) * sg.bn);
