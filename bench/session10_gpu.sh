@@ -18,6 +18,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 export PATH="$PATH:/usr/local/cuda/bin" PYTHONUNBUFFERED=1
 export TXC=${TXC:-dist/bin/txc}
+# the GPU machine's NumPy is on the PATH's python3, not /usr/bin/python3 (the scripts' default)
+export TX_PYTHON=${TX_PYTHON:-$(command -v python3)}
 OUT=${OUT:-session10-out}
 mkdir -p "$OUT"
 [ -x "$TXC" ] || { echo "session10_gpu: no txc at $TXC (bash tools/make-dist.sh, carry dist/)" >&2; exit 2; }
