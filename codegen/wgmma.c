@@ -1592,7 +1592,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
             return -1;
         /* the leading dims fold into M, or [matmul.wgmma.batch] (the planner's rule) */
         bool fold = pass_wg_fold(g, mh, a3 ? IR_NONE : ba, ak, bb[h]);
-        if (!fold && (a3 || (h > 0 && !batched) || !pass_wg_batch(g, mh, ba, bb[h]))) return -1;
+        if (!fold && (a3 || (h > 0 && !batched) || !pass_wg_batch(g, mh, ia, ir_in(g, mh, 1))))
+            return -1;
         if (fold && batched) return -1;
         batched = !fold;
         bk = bkh;
@@ -1792,7 +1793,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         k.nbat = LLVMBuildTrunc(cx->b, cg_mm_batch_count(cx, k.nrow - 1, k.rdim), cx->i32, "nbat");
         unsigned nb = rank - 2;
         for (unsigned j = 0; j < 1 + nh; j++) {
-            const ir_shape *os = &g->nodes[j ? bb[j - 1] : ba].shape;
+            /* the operand as the product reads it: its leading dims are its base's but for
+             * unit dims a reshape inserted or dropped (pass_wg_opnd) */
+            const ir_shape *os = &g->nodes[j ? ir_in(g, &g->nodes[st->mm[j - 1]], 1) : ia].shape;
             unsigned on = os->rank - 2u;
             k.bmask[j] = 0;
             for (unsigned i = nb - on; i < nb; i++)

@@ -625,7 +625,8 @@ bool pass_wg_swap_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_b
 void pass_wg_calibrate(pass_gpu *gpu, double tflops);
 /* The operand conditions of the sm_90a wgmma kernel, shared by the planner (pass_wg_facts) and
  * codegen/wgmma.c. pass_wg_opnd follows operand id of region `region` through in-region
- * same-dtype casts and permutes of the last two axes to the HBM value it reads: *base gets it,
+ * same-dtype casts, permutes of the last two axes and reshapes that only insert or drop unit
+ * leading dims (x[:, None]) to the HBM value it reads: *base gets it,
  * *kmajor whether K is its contiguous axis (k_last: K is the operand's last axis, true for A,
  * false for B). False unless that value is a plain buffer of rank >= 2 and dtype dt whose inner
  * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
@@ -651,7 +652,8 @@ int64_t pass_wg_rows(const ir_shape *s);
  * IR_NONE: A is merged heads (pass_wg_opnd_merged checked it), only B is checked. */
 bool pass_wg_fold(const ir_graph *g, const ir_node *mm, ir_id abase, bool ak, ir_id bbase);
 /* [matmul.wgmma.batch] A batched product mm (rank >= 3; its leading dims do not fold into M):
- * A's base abase and B's base bbase (pass_wg_opnd) each of rank 2 .. mm's rank, their leading
+ * its operands abase and bbase as it reads them (mm's inputs; their bases from pass_wg_opnd
+ * hold the same leading dims but for unit ones) each of rank 2 .. mm's rank, their leading
  * dims right-aligned with mm's, each mm's or 1 (broadcast), mm's rows below 2^31. The kernel
  * walks batch x tiles; every map has a third dim, the operand's own batch elements, and a tile
  * of batch element b reads the operand at pass_wg_batch_coord (0 on broadcast dims), so TMA's

@@ -453,6 +453,22 @@ bool pass_wg_swap_pick(const pass_wg_shape *s, const pass_gpu *gpu, double hbm_b
 /* ---- the graph's view of the kernel's conditions ----------------------------------------------
  */
 
+/* Whether reshape node n (of input shape in) only inserts or drops unit dims among the leading
+ * dims: the last two dims are the input's and the leading dims other than 1 are the input's, in
+ * order (the same bytes; a batch index over n's leading dims is one over the input's). */
+static bool wg_unit_reshape(const ir_shape *in, const ir_shape *n) {
+    if (in->rank < 2 || n->rank < 2 || in->dim[in->rank - 1] != n->dim[n->rank - 1] ||
+        in->dim[in->rank - 2] != n->dim[n->rank - 2])
+        return false;
+    unsigned i = 0, j = 0, li = in->rank - 2u, lj = n->rank - 2u;
+    for (;;) {
+        while (i < li && in->dim[i] == 1) i++;
+        while (j < lj && n->dim[j] == 1) j++;
+        if (i == li || j == lj) return i == li && j == lj;
+        if (in->dim[i++] != n->dim[j++]) return false;
+    }
+}
+
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor) {
     int perm[2] = {0, 1}; /* operand matrix axis i reads base matrix axis perm[i] */
@@ -464,7 +480,8 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
         bool lead = r >= 2; /* a permute of the last two axes alone */
         for (unsigned i = 0; n->op == IR_OP_PERMUTE && lead && i + 2 < r; i++)
             lead = n->a.perm[i] == (int)i;
-        if (n->op == IR_OP_CAST && n->dtype == dt) {
+        if ((n->op == IR_OP_CAST && n->dtype == dt) ||
+            (n->op == IR_OP_RESHAPE && wg_unit_reshape(&g->nodes[ir_in(g, n, 0)].shape, &n->shape))) {
             x = ir_in(g, n, 0);
         } else if (n->op == IR_OP_PERMUTE && lead) {
             int p0 = n->a.perm[r - 2] - (int)(r - 2), p1 = n->a.perm[r - 1] - (int)(r - 2);
@@ -725,7 +742,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
          * ([matmul.wgmma.batch]: a batch coordinate in every map); an operand of either kind
          * is staged whole, its leading dims folded into the copy's rows */
         if (!pass_wg_fold(g, mh, merged ? IR_NONE : abase, ak, base)) {
-            if (merged || (nmm > 0 && !s->batch) || !pass_wg_batch(g, mh, abase, base) ||
+            if (merged || (nmm > 0 && !s->batch) || !pass_wg_batch(g, mh, ia, ir_in(g, mh, 1)) ||
                 getenv_is0("TX_WG_BATCH"))
                 return false;
             s->batch = pass_wg_nbatch(&mh->shape);

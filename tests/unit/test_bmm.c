@@ -13,7 +13,9 @@
  *   buffer's own batch elements}, box {.., .., 1}: TMA's bounds clip a tile's rows at its batch
  *   element, no read into the next one), the resolved extents and the encoder's checks, the grid
  *   over batch x M tiles x N tiles;
- * - ptxas -arch=sm_90a of batched kernels (plain, broadcast heads, q @ k^T, the looped epilogue
+ * - x[:, None] @ w (a reshape inserting A's unit batch dim): batched wgmma, A's map over the
+ *   input's own batch elements;
+ * - ptxas -arch=sm_90a of batched kernels (plain, broadcast heads, x[:, None] @ w, q @ k^T, the looped epilogue
  *   with a bias, an M-contiguous A with a residual, an f32 output, an odd-pitch output through
  *   the register stores, unbound batch dims): no spills (skipped with a message without ptxas). */
 #include <setjmp.h>
@@ -40,6 +42,11 @@ static const char *SRC_PLAIN =
     "fn f(a: bf16[B, M, K], b: bf16[B, K, N]) -> bf16[B, M, N] { return a @ b }\n";
 static const char *SRC_HEADS = "fn f(a: bf16[B, 1, M, K], b: bf16[1, H, K, N]) -> bf16[B, H, M, N] "
                                "{\n  return a @ b\n}\n";
+/* x[:, None] @ w: A's unit batch dim comes from a reshape of a [B, M, K] input (the operand's
+ * leading dims [B, 1] against the product's [B, H]; its base's are [B]) */
+static const char *SRC_UNSQ =
+    "fn f(x: bf16[B, M, K], w: bf16[H, K, N], c: bf16[H, 1, N]) -> bf16[B, H, M, N] {\n"
+    "  return reshape(x, (B, 1, M, K)) @ w + c\n}\n";
 static const char *SRC_QK = "fn f(q: bf16[B, H, S, D], k: bf16[B, H, S, D]) -> bf16[B, H, S, S] {\n"
                             "  return (q @ transpose(k, 2, 3)) * 0.125\n}\n";
 static const char *SRC_GELU =
@@ -130,6 +137,11 @@ static void test_facts(void **state) {
     assert_int_equal(s.batch, 128);
     assert_int_equal(s.M, 256);
     assert_false(s.b_kmajor);
+    fe_define du5[5] = {{"B", 8}, {"M", 1024}, {"K", 512}, {"H", 8}, {"N", 64}};
+    assert_true(tk_wg_facts(SRC_UNSQ, du5, 5, &s, &sc));
+    assert_int_equal(s.batch, 64);
+    assert_int_equal(s.M, 1024);
+    assert_int_equal(sc.id, PASS_SCH_MATMUL_WGMMA);
     fe_define dq[4] = {{"B", 2}, {"H", 3}, {"S", 100}, {"D", 64}};
     assert_true(tk_wg_facts(SRC_QK, dq, 4, &s, &sc));
     assert_true(s.b_kmajor); /* k^T: B's contiguous axis is K */
@@ -228,6 +240,20 @@ static void test_maps(void **state) {
     uint64_t grid = (uint64_t)kd->grid[0] * kd->grid[1] * kd->grid[2];
     assert_int_equal(grid, 6 * ((130 + bm - 1) / bm) * ((40 + bn - 1) / bn));
     rt_gpu_plan_free(rp);
+    cg_program_free(p);
+    ir_graph_free(g);
+    /* x[:, None] @ w at ragged sizes: A's map reads the [B, M, K] input, its batch elements B */
+    fe_define du[5] = {{"B", 3}, {"M", 130}, {"K", 72}, {"H", 5}, {"N", 40}};
+    p = tk_compile_src(SRC_UNSQ, CG_SM90A, du, 5, &g);
+    k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, " bat"));
+    assert_int_equal(k->tmaps[0].rank, 3);
+    assert_int_equal(k->tmaps[0].dim[0], 72);
+    assert_int_equal(k->tmaps[0].dim[1], 130);
+    assert_int_equal(k->tmaps[0].outer.rank, 1);
+    assert_int_equal(k->tmaps[0].outer.dim[0], 3);
+    assert_int_equal(k->tmaps[1].outer.rank, 1);
+    assert_int_equal(k->tmaps[1].outer.dim[0], 5);
     cg_program_free(p);
     ir_graph_free(g);
 }
@@ -333,6 +359,8 @@ static void test_ptxas(void **state) {
     ptxas_of(SRC_PLAIN, dr + 1, 3); /* B unbound */
     fe_define dh[5] = {{"B", 8}, {"H", 16}, {"M", 256}, {"K", 128}, {"N", 256}};
     ptxas_of(SRC_HEADS, dh, 5);
+    fe_define du[5] = {{"B", 3}, {"M", 130}, {"K", 72}, {"H", 5}, {"N", 40}};
+    ptxas_of(SRC_UNSQ, du, 5);
     fe_define dq[4] = {{"B", 2}, {"H", 3}, {"S", 100}, {"D", 64}}; /* 200-byte rows: registers */
     ptxas_of(SRC_QK, dq, 4);
     fe_define dg[4] = {{"B", 8}, {"M", 512}, {"K", 1024}, {"N", 2048}};
