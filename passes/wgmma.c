@@ -266,6 +266,14 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
  * the H200 showed (bench/gemm_split_check.sh, /work/notes/gpu/gemm: forced stream-K on 1536^3,
  * 1000^3, 700 x 3000 x 2000, 300 x 5000 x 3000 measured 1.4-6.4 us, median ~4 us, above the
  * model with 1.0 here). */
+/* WG_STEP_US, WG_STEP_US_KB: the least time of one k step of a CTA, a fixed part plus a part per
+ * KB its TMA loads bring (step_l2_bytes), however few CTAs share the L2: txc tune on the H200 of
+ * M = 64, 128, 256 x 4096 x 4096 (bench/results/2026-12-03-h200-final9/tune.txt, 12 tiles of
+ * 32-128 CTAs, less the fill, the epilogue and the 2.5 us the schedule adds per kernel) ran
+ * 0.19-0.20 us a step with 16 KB, 0.22-0.26 with 24 KB, 0.32 with 32 KB: the line through them. It binds on grids too small for the L2 term (short M); a full grid's L2
+ * term and the big tiles' tensor-core time are above it. */
+#define WG_STEP_US    0.081
+#define WG_STEP_US_KB 0.0073
 #define WG_SK_GBPS 100.0
 #define WG_SK_US   5.0
 #define WG_SK_GAIN 0.92
@@ -304,6 +312,8 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     double smem = (double)t->consumers * (64.0 + (double)s->nmm * t->bn) * 128.0 /
                   (WG_SMEM_B_CLK * WG_SMEM_EFF);
     double core_us = (mma > smem ? mma : smem) / clk_per_us, l2 = step_l2_bytes(s, t);
+    double floor_us = WG_STEP_US + WG_STEP_US_KB * l2 / 1024.0;
+    if (core_us < floor_us) core_us = floor_us;
     o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
     if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
     o->fill_us = WG_FILL_US + (t->mcast > 1 ? WG_CLUSTER_US : 0);

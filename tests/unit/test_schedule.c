@@ -246,6 +246,19 @@ static void test_matmul_rules(void **state) {
     pass_wg_model(&sh, &w2, gpu, -1, &tt);
     assert_int_equal(tt.rounds, 2);
     assert_true(tt.comp_us > 1.8 * t256.comp_us);
+    /* a short M: a k step takes at least WG_STEP_US plus its bytes' share however few CTAs draw
+     * on the L2, so at 128 x 4096 x 4096 the 64 x 64 tile on 128 CTAs beats the 64 x 128 one on
+     * 64 (txc tune on the H200: 18.5 against 20.9 us) */
+    pass_wg_shape s128 = sh;
+    s128.M = 128, s128.N = 4096, s128.K = 4096;
+    pass_wg_tile a64, a128;
+    assert_true(pass_wg_tile_make(&s128, 64, 64, 1, &a64));
+    assert_true(pass_wg_tile_make(&s128, 64, 128, 1, &a128));
+    pass_wg_time ta64, ta128;
+    pass_wg_model(&s128, &a64, gpu, -1, &ta64);
+    pass_wg_model(&s128, &a128, gpu, -1, &ta128);
+    assert_true(ta64.time_us < ta128.time_us);
+    assert_true(ta128.step_us > 0.2 && ta64.step_us > 0.15);
     /* calibration: the measured 4096^3 rate becomes the model's prediction of that product */
     pass_gpu cg = *gpu;
     pass_wg_calibrate(&cg, 700.0);
