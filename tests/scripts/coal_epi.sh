@@ -111,7 +111,7 @@ print(len(k.get("tensor_maps", [])))' "$W/k.ptx.json" 2>/dev/null)
     fi
   fi
   if [ "$run" = yes ]; then
-    rm -rf "$W/ref" "$W/dev"
+    rm -rf "${W:?}/ref" "${W:?}/dev"
     # shellcheck disable=SC2086
     if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
       echo "FAIL $label: reference run: $(head -2 "$W/err")"
