@@ -852,6 +852,8 @@ typedef struct cg_wg_epi {
     int nbuf;           /* ring entries per consumer: 2, or 1 when 2 would cost a stage */
     int slots;          /* slots per ring entry: 1, or the products (the looped epilogue) */
     bool loop;          /* the looped epilogue (below) */
+    bool coal;          /* the staged coalesced stores: the threads copy each unit out of its
+                           slot (cg_wg_copy_elem, cg_wg_copy_dst) instead of a TMA store */
     int64_t slot_bytes; /* 64 x cols x the widest element, rounded up to 1024 */
     int64_t bytes;      /* consumers x nbuf x slots x slot_bytes */
     int stages;         /* the plan's ring depth with the slots (<= the plan's) */
@@ -890,6 +892,19 @@ uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span);
  * (cols / 8), columns 8 (c % (cols / 8)) .. + 7, its 16 bytes at *off of the
  * unit (rows of 2 cols bytes, swizzled). */
 void cg_wg_chunk(unsigned c, unsigned cols, uint32_t *row, uint32_t *col, uint32_t *off);
+/* The staged coalesced stores' copy of a unit (64 rows x cols columns, cols 32 or 64, of esize
+ * bytes, rows of cols x esize bytes swizzled as TMA's box) out of its slot: trip j (0 ..
+ * cols / 2 - 1) of thread t (0 .. 127) of the warpgroup copies piece i = 4 j + t / 32 of the
+ * unit's 64 x cols / 32 row pieces of 32 columns, row i / (cols / 32), column 32 (i % (cols /
+ * 32)) + t % 32 (a warp: 32 consecutive columns of one row), from byte *off of the slot. */
+void cg_wg_copy_elem(unsigned t, unsigned j, unsigned cols, unsigned esize, uint32_t *row,
+                     uint32_t *col, uint32_t *off);
+/* Where element (row, col) of a unit whose first element is (m0, n0) of one batch element of an
+ * output [.., M, N] goes: false when outside M x N (a ragged tile: not stored), else *lin is its
+ * linear index, (boff + m0 + row) x N + n0 + col (boff: the batch element's first row, 0 when
+ * not batched). */
+bool cg_wg_copy_dst(int64_t m0, int64_t n0, uint32_t row, uint32_t col, int64_t M, int64_t N,
+                    int64_t boff, int64_t *lin);
 /* Emits matmul region `region` (products and outputs in st) as a wgmma
  * kernel when the target is sm_90a and the region qualifies (one 2-D
  * f16/bf16 product whose operands are plain 2-D buffers, possibly

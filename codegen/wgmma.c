@@ -217,6 +217,22 @@ uint32_t cg_wg_pair_off(unsigned t, unsigned ii, unsigned esize, uint32_t span) 
     return cg_wg_swz(row * span + col * esize, span);
 }
 
+void cg_wg_copy_elem(unsigned t, unsigned j, unsigned cols, unsigned esize, uint32_t *row,
+                     uint32_t *col, uint32_t *off) {
+    unsigned nseg = cols / 32, piece = 4 * j + t / 32;
+    *row = piece / nseg;
+    *col = 32 * (piece % nseg) + t % 32;
+    *off = cg_wg_swz(*row * cols * esize + *col * esize, cols * esize);
+}
+
+bool cg_wg_copy_dst(int64_t m0, int64_t n0, uint32_t row, uint32_t col, int64_t M, int64_t N,
+                    int64_t boff, int64_t *lin) {
+    int64_t r = m0 + row, c = n0 + col;
+    if (r >= M || c >= N) return false;
+    *lin = (boff + r) * N + c;
+    return true;
+}
+
 /* ---- operand eligibility (graph level, before the kernel exists) ---------- */
 
 /* The A operand id of a product as merged heads (pass_wg_opnd_merged)
@@ -279,9 +295,10 @@ typedef struct wg_kern {
     LLVMValueRef rank;                    /* i32: rank in the split-K cluster (0 without) */
     LLVMValueRef red, red_full, red_free; /* i32 shared: split-K slots and barriers */
     cg_mm_epi_state *st;
-    bool tma_st; /* the TMA-store epilogue (cg_wg_epi) */
+    bool tma_st; /* the epilogue through store slots (cg_wg_epi): TMA stores, or with epi.coal
+                    the warpgroup's coalesced copies */
     cg_wg_epi epi;
-    LLVMValueRef tmap_o[8]; /* one map per stored output (tma_st), after the B maps */
+    LLVMValueRef tmap_o[8]; /* one map per stored output (tma_st, not coal), after the B maps */
     LLVMValueRef epi_smem;  /* i32 shared: the consumers' store slots (1024-aligned) */
     bool m_full, n_full;    /* M (N) a known multiple of bm (bn): no bounds test or clamp */
     /* stream-K (p.streamk): this CTA's units [ua, ub) of the tiles x nk k steps (i32), the
@@ -898,6 +915,63 @@ static void wg_unit_row(cg_ctx *cx, LLVMValueRef row, uint32_t span, LLVMValueRe
                        c32(cx, (int64_t)(span / 16 - 1) << 4), "");
 }
 
+/* The staged coalesced stores of one unit of output o (k->epi.coal), after the warpgroup's
+ * barrier that follows the slot's writes: thread wtid copies its cols / 2 elements
+ * (cg_wg_copy_elem) from the slot at shared address `slot` (i32) to the output at rows m0 ..
+ * (i32: the warpgroup's first row in its batch element) and columns c0 .. (i32: the unit's
+ * first column) (cg_wg_copy_dst: bounds-checked against M and N unless a known multiple of the
+ * tile), 8 trips a loop iteration: 8 shared loads, then 8 stores of the element's bits. */
+static void wg_epi_copyout(cg_ctx *cx, const wg_kern *k, unsigned o, LLVMValueRef slot,
+                           LLVMValueRef m0, LLVMValueRef c0, LLVMValueRef wtid) {
+    LLVMBuilderRef b = cx->b;
+    ir_id out = k->st->outs[o];
+    ir_dtype odt = (ir_dtype)cx->g->nodes[out].dtype;
+    unsigned es = (unsigned)ir_dtype_size(odt), G = (unsigned)k->epi.cols, nseg = G / 32;
+    uint32_t span = G * es;
+    LLVMTypeRef et = cg_stype(cx, odt);
+    LLVMValueRef base = cg_buf_ptr(cx, out);
+    LLVMValueRef warp = LLVMBuildUDiv(b, wtid, c32(cx, 32), ""),
+                 lane = LLVMBuildURem(b, wtid, c32(cx, 32), "");
+    cg_loop l;
+    LLVMValueRef it = LLVMBuildTrunc(
+        b, cg_loop_begin(cx, &l, cg_i64(cx, 0), cg_i64(cx, G / 16), cg_i64(cx, 1), "co"), cx->i32,
+        "");
+    LLVMValueRef v[8], lin[8], in[8];
+    for (unsigned jj = 0; jj < 8; jj++) {
+        LLVMValueRef j = LLVMBuildAdd(b, LLVMBuildMul(b, it, c32(cx, 8), ""), c32(cx, jj), "");
+        LLVMValueRef piece = LLVMBuildAdd(b, LLVMBuildMul(b, j, c32(cx, 4), ""), warp, "");
+        LLVMValueRef row = LLVMBuildUDiv(b, piece, c32(cx, nseg), "");
+        LLVMValueRef col = LLVMBuildAdd(
+            b, LLVMBuildMul(b, LLVMBuildURem(b, piece, c32(cx, nseg), ""), c32(cx, 32), ""), lane,
+            "");
+        LLVMValueRef rb, xr;
+        wg_unit_row(cx, row, span, &rb, &xr);
+        LLVMValueRef off =
+            LLVMBuildAdd(b, rb, LLVMBuildXor(b, LLVMBuildMul(b, col, c32(cx, es), ""), xr, ""), "");
+        LLVMValueRef ld = LLVMBuildLoad2(
+            b, et, LLVMBuildIntToPtr(b, LLVMBuildAdd(b, slot, off, ""), cx->sptr, ""), "");
+        LLVMSetAlignment(ld, es);
+        v[jj] = ld;
+        LLVMValueRef gr = LLVMBuildAdd(b, m0, row, ""), gc = LLVMBuildAdd(b, c0, col, "");
+        in[jj] = LLVMConstInt(cx->i1, 1, 0);
+        if (!k->m_full) in[jj] = LLVMBuildICmp(b, LLVMIntSLT, gr, k->M, "");
+        if (!k->n_full)
+            in[jj] = LLVMBuildAnd(b, in[jj], LLVMBuildICmp(b, LLVMIntSLT, gc, k->N, ""), "");
+        LLVMValueRef r64 = LLVMBuildZExt(b, gr, cx->i64, "");
+        if (k->batched) r64 = LLVMBuildAdd(b, r64, k->boff, "");
+        lin[jj] = LLVMBuildAdd(b, LLVMBuildMul(b, r64, k->N64, ""),
+                               LLVMBuildZExt(b, gc, cx->i64, ""), "");
+    }
+    for (unsigned jj = 0; jj < 8; jj++) {
+        LLVMBasicBlockRef e = k->m_full && k->n_full ? NULL : cg_if_begin(cx, in[jj]);
+        LLVMValueRef s =
+            LLVMBuildStore(b, v[jj], LLVMBuildInBoundsGEP2(b, et, base, &lin[jj], 1, ""));
+        LLVMSetAlignment(s, es);
+        if (e) cg_if_end(cx, e);
+    }
+    cg_loop_end(cx, &l);
+}
+
 /* The TMA-store epilogue (cg_wg_epi): per column unit of the tile, every
  * output's values of this thread's elements are computed (indices clamped
  * into the matrix where M or N is ragged, so the epilogue's loads stay in
@@ -966,10 +1040,13 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                                     LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""),
                                                  c32(cx, k->epi.slot_bytes), ""),
                                     "slot");
-            LLVMBasicBlockRef w = cg_if_begin(cx, issuer);
-            wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
-            cg_if_end(cx, w);
-            wg_wg_sync(cx, bar_id);
+            LLVMBasicBlockRef w;
+            if (!k->epi.coal) { /* the TMA store of N units ago has read the slot */
+                w = cg_if_begin(cx, issuer);
+                wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
+                cg_if_end(cx, w);
+            }
+            wg_wg_sync(cx, bar_id); /* coal: the copy of N units ago has read it */
             if (es == 2) {
                 LLVMValueRef base, xr;
                 wg_unit_row(cx, srow, span, &base, &xr);
@@ -1005,6 +1082,13 @@ static bool wg_epi_staged(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                         LLVMSetAlignment(s, 8);
                     }
                 }
+            }
+            if (k->epi.coal) {
+                wg_wg_sync(cx, bar_id);
+                wg_epi_copyout(cx, k, o, slot, m0, LLVMBuildAdd(b, n0, c32(cx, (int64_t)u * G), ""),
+                               wtid);
+                LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
+                continue;
             }
             wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
             wg_wg_sync(cx, bar_id);
@@ -1130,10 +1214,13 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
             set = LLVMBuildAdd(
                 b, sets, LLVMBuildMul(b, LLVMBuildURem(b, uc, c32(cx, nb), ""), c32(cx, set_b), ""),
                 "set");
-        LLVMBasicBlockRef w = cg_if_begin(cx, issuer);
-        wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
-        cg_if_end(cx, w);
-        wg_wg_sync(cx, bar_id);
+        LLVMBasicBlockRef w;
+        if (!k->epi.coal) { /* the TMA stores of N units ago have read the entry */
+            w = cg_if_begin(cx, issuer);
+            wg_asm(cx, NULL, wait, "~{memory}", NULL, 0);
+            cg_if_end(cx, w);
+        }
+        wg_wg_sync(cx, bar_id); /* coal: the copies of N units ago have read it */
         /* the staging of unit u's accumulators: registers cannot be indexed, so in the loop one
          * copy per unit, chosen by a switch (the last unit the default) */
         if (rolled) {
@@ -1210,6 +1297,14 @@ static bool wg_epi_looped(cg_ctx *cx, wg_kern *k, const LLVMValueRef *acc, LLVMV
                    5);
         }
         cg_loop_end(cx, &l);
+        if (k->epi.coal) { /* every output's unit copied out by the warpgroup */
+            wg_wg_sync(cx, bar_id);
+            for (unsigned o = 0; o < no; o++)
+                wg_epi_copyout(cx, k, o, LLVMBuildAdd(b, set, c32(cx, (int64_t)o * slot_b), ""), m0,
+                               LLVMBuildAdd(b, n0, ucol, ""), wtid);
+            LLVMBuildStore(b, LLVMBuildAdd(b, uc, c32(cx, 1), ""), ucv);
+            continue;
+        }
         wg_asm(cx, NULL, "fence.proxy.async.shared::cta;", "~{memory}", NULL, 0);
         wg_wg_sync(cx, bar_id);
         w = cg_if_begin(cx, issuer);
@@ -1404,7 +1499,7 @@ static bool wg_consumer(cg_ctx *cx, wg_kern *k, LLVMValueRef cta, LLVMValueRef n
                         LLVMBuildAnd(b, LLVMBuildSub(b, jt, c32(cx, 1), ""), c32(cx, 1), ""));
         cg_if_end(cx, w);
     }
-    if (k->tma_st) { /* the last stores have completed before the kernel ends */
+    if (k->tma_st && !k->epi.coal) { /* the last TMA stores have completed before the end */
         LLVMBasicBlockRef w = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntEQ, wtid, c32(cx, 0), ""));
         wg_asm(cx, NULL, "cp.async.bulk.wait_group 0;", "~{memory}", NULL, 0);
         cg_if_end(cx, w);
@@ -1541,9 +1636,9 @@ static bool wg_body(cg_ctx *cx, wg_kern *k) {
  * parameters; and the slots fit (cg_wg_epi_plan). */
 static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
                           unsigned nh, const cg_wg_plan *p, cg_wg_epi *e) {
-    int w, why;
+    int w, why, coal;
     bool loop;
-    if (!pass_wg_epi_outs(g, mm, outs, nouts, nh, &w, &loop, &why)) return false;
+    if (!pass_wg_epi_outs(g, mm, outs, nouts, nh, &w, &loop, &why, &coal)) return false;
     unsigned es[8];
     for (unsigned o = 0; o < nouts; o++)
         es[o] = (unsigned)ir_dtype_size((ir_dtype)g->nodes[outs[o]].dtype);
@@ -1560,6 +1655,7 @@ static bool wg_epi_tma_ok(const ir_graph *g, const ir_node *mm, const ir_id *out
         *e = l;
         e->loop = true;
     }
+    e->coal = coal > 0; /* rows TMA cannot store: the threads copy the slots out */
     return true;
 }
 
@@ -1679,7 +1775,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     }
     /* the kernel takes the tensor maps (A, then each B, then each stored output when the
      * epilogue stores through shared memory) after its buffers and symbols */
-    unsigned nmaps = 1 + nh + (k.tma_st ? nouts : 0);
+    bool omaps = k.tma_st && !k.epi.coal; /* one map per output stored by TMA */
+    unsigned nmaps = 1 + nh + (omaps ? nouts : 0);
     cx->ntmap_params = nmaps;
     if (k.p.streamk) { /* the workspace: the partial tiles, then the flags (zero between launches)
                         */
@@ -1709,7 +1806,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     /* a multicast CTA loads half of each K-contiguous B tile: boxes of bn / 2 rows */
     for (unsigned h = 0; h < nh; h++)
         bases[1 + h] = bb[h], kmaj[1 + h] = bk, rows[1 + h] = bk ? k.p.bn / k.p.mcast : k.p.bn;
-    for (unsigned o = 0; k.tma_st && o < nouts; o++) bases[1 + nh + o] = outs[o];
+    for (unsigned o = 0; omaps && o < nouts; o++) bases[1 + nh + o] = outs[o];
     if (k.p.swap) { /* the kernel's A map is the product's B (its tile bm rows of N), its B map
                        the product's A (b_rows rows of M) */
         bases[0] = bb[0], bases[1] = ba;
@@ -1783,7 +1880,7 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     unsigned np = kr->nbufs + kr->nsyms;
     k.tmap_a = LLVMGetParam(cx->fn, np);
     for (unsigned h = 0; h < nh; h++) k.tmap_b[h] = LLVMGetParam(cx->fn, np + 1 + h);
-    for (unsigned o = 0; k.tma_st && o < nouts; o++)
+    for (unsigned o = 0; omaps && o < nouts; o++)
         k.tmap_o[o] = LLVMGetParam(cx->fn, np + 1 + nh + o);
     k.nrow = rank - 1;
     for (unsigned i = 0; i < k.nrow; i++) k.rdim[i] = cg_dim(cx, mrows.dim[i]);
@@ -1858,8 +1955,8 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     if (k.p.mcast > 1) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " mc%d", k.p.mcast);
     if (k.p.streamk) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " streamk%d", k.p.sk_ctas);
     if (k.tma_st)
-        snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " ts%d%s", k.epi.nbuf,
-                 k.epi.loop ? "l" : "");
+        snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " %s%d%s", k.epi.coal ? "cs" : "ts",
+                 k.epi.nbuf, k.epi.loop ? "l" : "");
     if (k.p.swap) snprintf(hs + strlen(hs), sizeof hs - strlen(hs), " swap");
     snprintf(kr->tmpl, sizeof kr->tmpl, "wgmma-tma-ws %dx%dx%d s%d %s%s%s%s", k.p.bm, k.p.bn,
              k.p.bk, k.p.stages, ak ? "K" : "M", bk ? "K" : "N", hs,

@@ -416,15 +416,23 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
 static void wg_epi_text(const pass_model *m, FILE *out) {
     const pass_wg_tile *t = &m->wgt;
     const pass_wg_shape *s = &m->wgs;
-    char form[256];
+    char form[512], head[256];
     if (t->epi_nbuf > 0) {
         bool loop = s->epi_loop && t->epi_slots == s->nmm;
-        snprintf(form, sizeof form,
-                 "%s TMA-store epilogue (ts%d%s), %d ring entr%s x %d consumer%s x %d slot%s = "
-                 "%lld B%s",
-                 loop ? "looped" : "per-register", t->epi_nbuf, loop ? "l" : "", t->epi_nbuf,
-                 t->epi_nbuf > 1 ? "ies" : "y", t->consumers, t->consumers > 1 ? "s" : "",
-                 t->epi_slots, t->epi_slots > 1 ? "s" : "", (long long)t->epi_bytes,
+        if (s->epi_coal)
+            snprintf(head, sizeof head,
+                     "staged coalesced stores (rows of %lld x %d bytes are not 16-byte multiples: "
+                     "each unit copied out of its slot row by row, a warp 32 consecutive "
+                     "columns), %s (cs%d%s)",
+                     (long long)s->N, s->epi_coal, loop ? "looped" : "per-register", t->epi_nbuf,
+                     loop ? "l" : "");
+        else
+            snprintf(head, sizeof head, "%s TMA-store epilogue (ts%d%s)",
+                     loop ? "looped" : "per-register", t->epi_nbuf, loop ? "l" : "");
+        snprintf(form, sizeof form, "%s, %d ring entr%s x %d consumer%s x %d slot%s = %lld B%s",
+                 head, t->epi_nbuf, t->epi_nbuf > 1 ? "ies" : "y", t->consumers,
+                 t->consumers > 1 ? "s" : "", t->epi_slots, t->epi_slots > 1 ? "s" : "",
+                 (long long)t->epi_bytes,
                  loop                              ? ""
                  : s->epi_why == PASS_WG_EPI_F32   ? "; not looped: an f32 output (the looped "
                                                      "epilogue writes 16-bit outputs in place "
@@ -436,8 +444,9 @@ static void wg_epi_text(const pass_model *m, FILE *out) {
     } else {
         snprintf(form, sizeof form, "register stores (%s)",
                  s->epi_es > 0 ? "the store slots would cost the ring a stage"
-                               : "an output that is not a dense [M, N] f16/bf16/f32 matrix of "
-                                 "16-byte rows, or more than 8 tensor maps");
+                               : "an output that is not a dense [M, N] f16/bf16/f32 matrix "
+                                 "of a known N, more than 8 tensor maps or outputs, or rows "
+                                 "that are not 16-byte multiples under TX_WG_EPI_COAL=0");
     }
     fprintf(out,
             "  model: [matmul.wgmma.epi] %s; shared memory %lld B (%d stages x %lld B, store "

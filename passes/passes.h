@@ -502,11 +502,16 @@ typedef struct pass_wg_shape {
      * batched */
     int batch_why;
     /* the epilogue's stores (pass_wg_epi_outs): epi_es, the widest output element (2 or 4
-     * bytes) when every output may go through shared memory and TMA (0: the register stores);
-     * epi_loop, the looped form applies; epi_why, why not (a pass_wg_epi_why) */
+     * bytes) when every output may go through shared memory slots (0: the register stores);
+     * epi_loop, the looped form applies; epi_why, why not (a pass_wg_epi_why); epi_coal, the
+     * element size of the first output whose rows are not a multiple of 16 bytes when the slots
+     * are copied out by the warpgroup's threads instead of TMA (the staged coalesced stores of
+     * [matmul.wgmma.epi]; with epi_es 0, the register stores of such rows; 0: every row a
+     * multiple of 16 bytes, or not a dense output) */
     int epi_es;
     bool epi_loop;
     int epi_why;
+    int epi_coal;
     /* [matmul.wgmma.swap]: the transposed view C^T = B^T A^T of a product (pass_wg_swap_shape:
      * M and N, the operand orders and pitches exchanged), whose tiles take any multiple of 8 up
      * to 256 columns (the product's rows) */
@@ -546,11 +551,17 @@ enum pass_wg_epi_why {
     PASS_WG_EPI_ROOM
 };
 /* The epilogue's output conditions (planner and codegen/wgmma.c): outs[0..nouts) of product mm
- * (nh products): true when every output may be stored through shared memory and TMA (*es: the
- * widest element), *loop when the looped form applies (something computed, every output 16-bit,
- * at most one output per product); *why names the first condition that failed. */
+ * (nh products): true when every output may be stored through shared memory slots (*es: the
+ * widest element): every output a dense [.., M, N] f16/bf16/f32 value of mm's shape at a known
+ * N. Through TMA (*coal 0) when every row is a multiple of 16 bytes and the tensor maps (A, the
+ * B's, one per output) are at most 8; else by the staged coalesced stores (*coal: the element
+ * size of the first output whose rows are not a multiple of 16 bytes; at most 8 outputs, no
+ * maps), unless TX_WG_EPI_COAL=0 (a benchmark knob: such outputs keep the register stores;
+ * *coal is set all the same, the model prices those stores by it).
+ * *loop when the looped form applies (something computed, every output 16-bit, at most one
+ * output per product); *why names the first condition that failed. */
 bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
-                      unsigned nh, int *es, bool *loop, int *why);
+                      unsigned nh, int *es, bool *loop, int *why, int *coal);
 /* The store slots of the TMA-store epilogue beside a ring of `stages` stages of stage_bytes
  * (fixed: the rest of the layout) within smem: cols = min(bn, 128 / es) columns a unit,
  * slot_bytes = 64 x cols x es rounded up to 1024, `slots` per ring entry, two entries per

@@ -163,24 +163,30 @@ bool pass_wg_slots_fit(int64_t fixed, int64_t stage_bytes, int stages, int consu
 }
 
 bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, unsigned nouts,
-                      unsigned nh, int *es, bool *loop, int *why) {
+                      unsigned nh, int *es, bool *loop, int *why, int *coal) {
     ir_dim N = mm->shape.dim[mm->shape.rank - 1]; /* the rows: the leading dims fold into M */
-    *es = 0, *loop = false, *why = PASS_WG_EPI_REGS;
-    if (nouts < 1 || 1 + nh + nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
+    *es = 0, *loop = false, *why = PASS_WG_EPI_REGS, *coal = 0;
+    if (nouts < 1 || nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
         pass_wg_rows(&mm->shape) >= ((int64_t)1 << 31))
         return false;
     bool calc = false, half = true;
+    int w = 0, odd = 0;
     for (unsigned o = 0; o < nouts; o++) {
         const ir_node *n = &g->nodes[outs[o]];
         if (!ir_shape_eq(&n->shape, &mm->shape) ||
             (n->dtype != IR_F16 && n->dtype != IR_BF16 && n->dtype != IR_F32))
             return false;
         int e = (int)ir_dtype_size((ir_dtype)n->dtype);
-        if ((N * e) % 16 != 0) return false;
-        if (e > *es) *es = e;
+        if ((N * e) % 16 != 0 && !odd) odd = e;
+        if (e > w) w = e;
         calc = calc || n->op != IR_OP_MATMUL;
         half = half && e == 2;
     }
+    /* rows TMA cannot store: copied out of the slots by the threads (TX_WG_EPI_COAL=0: the
+     * register stores); else TMA, one map per output beside A's and the B's */
+    *coal = odd;
+    if (odd ? getenv_is0("TX_WG_EPI_COAL") : 1 + nh + nouts > 8) return false;
+    *es = w;
     *why = !calc || nouts > nh ? PASS_WG_EPI_PLAIN : !half ? PASS_WG_EPI_F32 : PASS_WG_EPI_OK;
     *loop = *why == PASS_WG_EPI_OK;
     return true;
@@ -283,6 +289,19 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
  * on the H200 (bench/results/2026-12-01-h200-pitch, the first staging kernel: 16-32 bytes in
  * flight per thread; 0.42-0.52 of 4800 GB/s). */
 #define WG_STAGE_EFF 0.50
+/* WG_EPI_COAL_NS: WG_EPI_NS's time for the staged coalesced stores of outputs whose rows are not a
+ *   multiple of 16 bytes ([matmul.wgmma.epi]: the slots written as for TMA, then copied out by
+ *   the warpgroup's threads): WG_EPI_NS for the staging plus 0.05 ns for the copy (per 32
+ *   elements one shared load and one coalesced store of a warp and their address arithmetic,
+ *   about 4 issue slots of an SM's 4 schedulers). An estimate to be measured
+ *   (bench/coal_check.sh).
+ * WG_EPI_SCATTER_NS: the register stores of such rows (no slots: they would cost the ring a
+ *   stage, or TX_WG_EPI_COAL=0): every element its own 2- or 4-byte store, a warp's store
+ *   touching 8 rows. Fitted to one H200 measurement (prime_bmm_f16, B 7, 509 x 257 x 1021:
+ *   the 128x256 kernel 26.2 us, of which ~20 us the epilogue of one tile a CTA); the register
+ *   stores of 16-byte rows keep WG_EPI_NS (not measured apart). */
+#define WG_EPI_COAL_NS    0.30
+#define WG_EPI_SCATTER_NS 0.60
 
 /* Bytes one k step's TMA loads cost the L2: the A box rows (a_rows) and every B tile (half of it
  * in a multicast cluster: the other half comes from the peer CTA's load), twice for an operand
@@ -314,7 +333,8 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     double core_us = (mma > smem ? mma : smem) / clk_per_us, l2 = step_l2_bytes(s, t);
     double floor_us = WG_STEP_US + WG_STEP_US_KB * l2 / 1024.0;
     if (core_us < floor_us) core_us = floor_us;
-    o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * WG_EPI_NS * 1e-3;
+    double epi_ns = !s->epi_coal ? WG_EPI_NS : t->epi_nbuf > 0 ? WG_EPI_COAL_NS : WG_EPI_SCATTER_NS;
+    o->epi_us = (double)t->bm * t->bn * (s->nouts > 0 ? s->nouts : 1) * epi_ns * 1e-3;
     if (t->splits > 1) o->red_us = (double)t->red_bytes * 2 / (WG_RED_GBPS * 1e3) + WG_CLUSTER_US;
     o->fill_us = WG_FILL_US + (t->mcast > 1 ? WG_CLUSTER_US : 0);
     if (t->splits == 0) {
@@ -415,7 +435,7 @@ void pass_wg_swap_shape(const pass_wg_shape *s, pass_wg_shape *o) {
     o->M = s->N, o->N = s->M;
     o->a_kmajor = s->b_kmajor, o->b_kmajor = s->a_kmajor;
     o->a_staged = s->b_staged, o->b_staged = s->a_staged;
-    o->epi_es = 0, o->epi_loop = false; /* the register stores */
+    o->epi_es = 0, o->epi_loop = false, o->epi_coal = 0; /* the register stores */
     o->swap = true;
 }
 
@@ -769,7 +789,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     pass_region_io(g, ix, r, &io);
     s->nouts = io.nwrites > 0 ? (int)io.nwrites : 1;
     pass_wg_epi_outs(g, mm, io.writes, io.nwrites, (unsigned)nmm, &s->epi_es, &s->epi_loop,
-                     &s->epi_why);
+                     &s->epi_why, &s->epi_coal);
     pass_io_free(&io);
     s->M = s->batch ? dim_val(g, mm->shape.dim[rank - 2]) : pass_wg_rows(&mm->shape);
     s->N = dim_val(g, mm->shape.dim[rank - 1]);

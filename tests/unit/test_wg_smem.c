@@ -113,10 +113,13 @@ static int check_one(const char *src, int64_t M, int64_t N, int64_t K, const ir_
         fail_msg("%s at %lldx%lldx%lld: kernel %u B of shared memory, planner %lld B", k->tmpl,
                  (long long)M, (long long)N, (long long)K, k->smem_bytes, (long long)t.smem_bytes);
     char ts[16] = "";
+    const char *form = s.epi_coal ? " cs" : " ts"; /* the staged coalesced stores, or TMA's */
     if (t.epi_nbuf > 0)
-        snprintf(ts, sizeof ts, " ts%d%s", t.epi_nbuf,
+        snprintf(ts, sizeof ts, "%s%d%s", form, t.epi_nbuf,
                  s.epi_loop && t.epi_slots == s.nmm ? "l" : "");
-    const char *at = strstr(k->tmpl, " ts");
+    const char *at = strstr(k->tmpl, form);
+    if (strstr(k->tmpl, s.epi_coal ? " ts" : " cs"))
+        fail_msg("%s: the planner's outputs say%s", k->tmpl, form);
     if (t.epi_nbuf == 0) {
         if (at) fail_msg("%s: the planner counted no store slots", k->tmpl);
     } else {
@@ -142,13 +145,27 @@ static void test_planner_is_kernel(void **state) {
         const char *src;
         int64_t M, N, K;
     } rows[] = {
-        {LR, 1000, 4096, 1024}, {LR, 8192, 4096, 4096}, {LR, 777, 4096, 11008},
-        {GF, 1000, 4096, 1024}, {GF, 300, 264, 136},    {XW, 2000, 1000, 3000},
-        {XW, 4096, 4096, 4096}, {XW, 16, 1024, 4096},   {SW, 2048, 5632, 2048},
-        {SW, 1000, 2816, 1024}, {TWO, 1024, 1024, 512}, {LR, 64, 4096, 4096},
+        {LR, 1000, 4096, 1024},
+        {LR, 8192, 4096, 4096},
+        {LR, 777, 4096, 11008},
+        {GF, 1000, 4096, 1024},
+        {GF, 300, 264, 136},
+        {XW, 2000, 1000, 3000},
+        {XW, 4096, 4096, 4096},
+        {XW, 16, 1024, 4096},
+        {SW, 2048, 5632, 2048},
+        {SW, 1000, 2816, 1024},
+        {TWO, 1024, 1024, 512},
+        {LR, 64, 4096, 4096},
+        /* rows that are not 16-byte multiples: the staged coalesced stores' slots, or none */
+        {LR, 256, 1001, 256},
+        {GF, 3001, 1999, 2005},
+        {SW, 2000, 3001, 1024},
+        {XW, 1000, 1001, 512},
+        {TWO, 3000, 2001, 1024},
     };
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        int nb = check_one(rows[i].src, rows[i].M, rows[i].N, rows[i].K, NULL, i < 4);
+        int nb = check_one(rows[i].src, rows[i].M, rows[i].N, rows[i].K, NULL, i < 4 || i == 12);
         if (nb)
             with++;
         else
@@ -157,14 +174,16 @@ static void test_planner_is_kernel(void **state) {
     assert_true(with > 0 && without > 0); /* both forms were checked */
 }
 
-/* Every tile of the space of two shapes, forced. */
+/* Every tile of the space of three shapes, forced (the third's rows of 2001 x 2 bytes: the
+ * staged coalesced stores where the slots fit). */
 static void test_space_forced(void **state) {
     (void)state;
-    const char *srcs[2] = {LR, GF};
-    for (int j = 0; j < 2; j++) {
+    const char *srcs[3] = {LR, GF, LR};
+    int64_t ns[3] = {2048, 2048, 2001};
+    for (int j = 0; j < 3; j++) {
         tx_diag d;
         tx_diag_init(&d, stderr, "test", NULL, 0);
-        fe_define defs[3] = {{"M", 1000}, {"N", 2048}, {"K", 1536}};
+        fe_define defs[3] = {{"M", 1000}, {"N", ns[j]}, {"K", 1536}};
         fe_options fo = {.defines = defs, .ndefines = 3};
         ir_graph *g = fe_compile("t.tx", srcs[j], strlen(srcs[j]), &fo, &d);
         assert_non_null(g);
@@ -183,7 +202,7 @@ static void test_space_forced(void **state) {
         for (unsigned i = 0; i < n; i++) {
             ir_schedule w = {.id = PASS_SCH_MATMUL_WGMMA,
                              .p = {sp[i].bm * sp[i].mcast, sp[i].bn, sp[i].splits, sp[i].stages}};
-            check_one(srcs[j], 1000, 2048, 1536, &w, false);
+            check_one(srcs[j], 1000, ns[j], 1536, &w, false);
         }
     }
 }
@@ -237,11 +256,85 @@ static void test_f32_not_looped(void **state) {
     cg_program_free(p);
 }
 
+/* The planner's model text and epilogue price of plan g's matmul region (freed): *epi_us, the
+ * model's epilogue per tile, *ns the same per output element of the tile; the text is the
+ * caller's to free. */
+static char *model_of(ir_graph *g, pass_wg_shape *s, double *ns) {
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    uint32_t r = mm_region(g);
+    const pass_gpu *gpu = pass_gpu_find("h200");
+    assert_true(pass_wg_facts(g, &ix, r, gpu, gpu->smem_per_block, s));
+    pass_cost c;
+    pass_region_cost_ix(g, &ix, r, gpu, &c);
+    pass_model m;
+    pass_model_region(g, &ix, r, gpu, &c, &m);
+    assert_string_equal(m.schedule, "matmul.wgmma");
+    *ns = m.wgm.epi_us * 1e3 / ((double)m.wgt.bm * m.wgt.bn * s->nouts);
+    char *txt = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&txt, &len);
+    pass_model_text(&m, gpu, f);
+    fclose(f);
+    pass_index_free(&ix);
+    ir_graph_free(g);
+    return txt;
+}
+
+/* [matmul.wgmma.epi] rows that are not 16-byte multiples (held-out prime_bmm_f16's f16 [7, 509,
+ * 1021]): the planner's fact (epi_coal: 2-byte elements), the slots, the model's price of the
+ * staged coalesced stores (0.30 ns an element) and its text; TX_WG_EPI_COAL=0: no slots, the
+ * register stores priced at 0.60 ns an element; 16-byte rows (N = 1024) keep TMA's fact and
+ * price. */
+static void test_coal_plan(void **state) {
+    (void)state;
+    static const char *BMM = "fn f(a: f16[B, M, K], b: f16[B, K, N]) -> f16[B, M, N] {\n"
+                             "  return a @ b\n}\n";
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    for (int v = 0; v < 3; v++) {
+        fe_define defs[4] = {{"B", 7}, {"M", 509}, {"K", 257}, {"N", v == 2 ? 1024 : 1021}};
+        fe_options fo = {.defines = defs, .ndefines = 4};
+        if (v == 1) setenv("TX_WG_EPI_COAL", "0", 1);
+        ir_graph *g = fe_compile("t.tx", BMM, strlen(BMM), &fo, &d);
+        assert_non_null(g);
+        pass_ctx pc = {.diag = &d, .gpu = pass_gpu_find("h200")};
+        assert_true(pass_run_pipeline(g, &pc));
+        pass_wg_shape s;
+        double ns;
+        char *txt = model_of(g, &s, &ns);
+        unsetenv("TX_WG_EPI_COAL");
+        const char *coal = "[matmul.wgmma.epi] staged coalesced stores (rows of 1021 x 2 bytes "
+                           "are not 16-byte multiples";
+        if (v == 0) {
+            assert_int_equal(s.epi_coal, 2);
+            assert_int_equal(s.epi_es, 2);
+            assert_non_null(strstr(txt, coal));
+            assert_non_null(strstr(txt, "per-register (cs2)"));
+            assert_true(ns > 0.2999 && ns < 0.3001);
+        } else if (v == 1) {
+            assert_int_equal(s.epi_coal, 2);
+            assert_int_equal(s.epi_es, 0);
+            assert_null(strstr(txt, "staged coalesced"));
+            assert_non_null(strstr(txt, "[matmul.wgmma.epi] register stores"));
+            assert_true(ns > 0.5999 && ns < 0.6001);
+        } else {
+            assert_int_equal(s.epi_coal, 0);
+            assert_int_equal(s.epi_es, 2);
+            assert_null(strstr(txt, "staged coalesced"));
+            assert_non_null(strstr(txt, "per-register TMA-store epilogue (ts"));
+            assert_true(ns > 0.2499 && ns < 0.2501);
+        }
+        free(txt);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_planner_is_kernel),
         cmocka_unit_test(test_space_forced),
         cmocka_unit_test(test_f32_not_looped),
+        cmocka_unit_test(test_coal_plan),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -137,6 +137,78 @@ static void check_chunks(unsigned cols) {
     free(seen);
 }
 
+/* The staged coalesced stores' copy of a unit out of its slot (cg_wg_copy_elem): over the
+ * warpgroup's 128 threads and cols / 2 trips each, every element of the 64 x cols unit is read
+ * once, from where the writers put it (TMA's box layout, check_unit), and in each trip a warp's
+ * 32 lanes read one row's 32 consecutive columns, lane l column c0 + l with c0 a multiple of 32
+ * (one contiguous 32-element run of the output row in global memory). */
+static void check_copy(unsigned cols, unsigned esize) {
+    uint32_t span = cols * esize, bytes = 64 * span;
+    unsigned char *seen = calloc(bytes, 1);
+    assert_non_null(seen);
+    for (unsigned j = 0; j < cols / 2; j++)
+        for (unsigned w = 0; w < 4; w++) {
+            uint32_t row0 = 0, col0 = 0;
+            for (unsigned l = 0; l < 32; l++) {
+                unsigned t = 32 * w + l;
+                uint32_t row, col, off;
+                cg_wg_copy_elem(t, j, cols, esize, &row, &col, &off);
+                assert_true(row < 64 && col < cols);
+                if (l == 0) row0 = row, col0 = col;
+                assert_int_equal(row, row0);
+                assert_int_equal(col, col0 + l);
+                assert_int_equal(col0 % 32, 0);
+                assert_int_equal(off, model_box_swz(row, col * esize, span));
+                for (unsigned b = 0; b < esize; b++) assert_int_equal(seen[off + b]++, 0);
+            }
+        }
+    for (uint32_t b = 0; b < bytes; b++) assert_int_equal(seen[b], 1);
+    free(seen);
+}
+
+/* The copy's destinations over every tile, consumer, unit, thread and trip of a batched output
+ * [nb, M, N] cut into bm x bn tiles of 64-row consumers and cols-column units (cg_wg_copy_dst):
+ * every element of the output is stored exactly once, nothing outside M x N of its batch
+ * element, each at its row-major index b M N + r N + c (a model of the dense output written
+ * here from (b, r, c)). */
+static void check_copy_dst(int64_t nb, int64_t M, int64_t N, unsigned bm, unsigned bn,
+                           unsigned cols, unsigned esize) {
+    int64_t total = nb * M * N;
+    unsigned char *hit = calloc((size_t)total, 1);
+    assert_non_null(hit);
+    int64_t ntm = (M + bm - 1) / bm, ntn = (N + bn - 1) / bn;
+    for (int64_t b = 0; b < nb; b++)
+        for (int64_t pm = 0; pm < ntm; pm++)
+            for (int64_t pn = 0; pn < ntn; pn++)
+                for (unsigned c = 0; c < bm / 64; c++)
+                    for (unsigned u = 0; u < bn / cols; u++)
+                        for (unsigned t = 0; t < 128; t++)
+                            for (unsigned j = 0; j < cols / 2; j++) {
+                                uint32_t row, col, off;
+                                cg_wg_copy_elem(t, j, cols, esize, &row, &col, &off);
+                                int64_t m0 = pm * bm + 64 * c, n0 = pn * bn + (int64_t)u * cols;
+                                int64_t r = m0 + row, cc = n0 + col, lin = -1;
+                                bool in = cg_wg_copy_dst(m0, n0, row, col, M, N, b * M, &lin);
+                                assert_int_equal(in, r < M && cc < N);
+                                if (!in) continue;
+                                assert_int_equal(lin, (b * M + r) * N + cc);
+                                assert_int_equal(hit[lin]++, 0);
+                            }
+    for (int64_t i = 0; i < total; i++) assert_int_equal(hit[i], 1);
+    free(hit);
+}
+
+static void test_epi_coalesced(void **state) {
+    (void)state;
+    check_copy(64, 2); /* 16-bit outputs: 128-byte slot rows */
+    check_copy(32, 2); /* bn 32, or beside an f32 output: 64-byte rows */
+    check_copy(32, 4); /* f32 outputs */
+    check_copy_dst(3, 130, 1021, 128, 256, 64, 2); /* prime_bmm_f16-like: ragged M and N */
+    check_copy_dst(1, 77, 333, 64, 32, 32, 2);
+    check_copy_dst(2, 200, 199, 128, 192, 32, 4);
+    check_copy_dst(1, 256, 256, 128, 128, 64, 2); /* whole tiles */
+}
+
 static void test_epi_staging(void **state) {
     (void)state;
     check_unit(64, 2); /* bf16/f16 outputs: 128-byte rows */
@@ -1193,12 +1265,28 @@ odd:
     assert_non_null(strstr(k->tmpl, " ts"));
     assert_null(strstr(strstr(k->tmpl, " ts"), "l"));
     cg_program_free(p);
-    /* x @ w^T with N = 1001: wgmma, but 2002-byte rows: the registers' stores */
+    /* x @ w^T + r with N = 1001: 2002-byte rows TMA cannot store: the staged coalesced stores
+     * (slots, no output maps, the threads' global stores); TX_WG_EPI_COAL=0 the registers' */
     fe_define odd[3] = {{"M", 256}, {"N", 1001}, {"K", 256}};
     p = tk_compile_src(SRC_LIN, CG_SM90A, odd, 3, NULL);
     k = tk_region_kernel(p);
     assert_non_null(strstr(k->tmpl, "wgmma"));
     assert_null(strstr(k->tmpl, " ts"));
+    assert_non_null(strstr(k->tmpl, " cs"));
+    assert_int_equal(k->ntmaps, 2);
+    ptx = cg_program_ptx(p, NULL);
+    assert_non_null(strstr(ptx, "stmatrix"));
+    assert_non_null(strstr(ptx, "st.global.u16"));
+    assert_null(strstr(ptx, "cp.async.bulk.tensor.2d.global.shared"));
+    assert_null(strstr(ptx, "cp.async.bulk.wait_group"));
+    cg_program_free(p);
+    setenv("TX_WG_EPI_COAL", "0", 1);
+    p = tk_compile_src(SRC_LIN, CG_SM90A, odd, 3, NULL);
+    unsetenv("TX_WG_EPI_COAL");
+    k = tk_region_kernel(p);
+    assert_non_null(strstr(k->tmpl, "wgmma"));
+    assert_null(strstr(k->tmpl, " ts"));
+    assert_null(strstr(k->tmpl, " cs"));
     assert_int_equal(k->ntmaps, 2);
     assert_null(strstr(cg_program_ptx(p, NULL), "stmatrix"));
     assert_non_null(strstr(cg_program_ptx(p, NULL), "st.global"));
@@ -1335,6 +1423,58 @@ static void test_ptxas(void **state) {
     ptxas_check(SRC_MERGED, mh, 2, true);
     fe_define mhr[2] = {{"S", 300}, {"N", 264}};
     ptxas_check(SRC_MERGED, mhr, 2, true);
+}
+
+/* The wgmma kernel of p (after any staging kernels). */
+static const cg_kernel *wg_kernel(const cg_program *p) {
+    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
+        if (strstr(cg_program_kernel(p, i)->tmpl, "wgmma-tma-ws")) return cg_program_kernel(p, i);
+    fail_msg("no wgmma kernel");
+    abort();
+}
+
+/* src at defs takes the staged coalesced stores (template ` cs`, looped or not as `loop` says,
+ * no output tensor maps: only A's and the B's), within the kernel's shared memory, and ptxas
+ * assembles every kernel of it without spills or warnings. */
+static void coal_check(const char *src, const fe_define *defs, unsigned nd, unsigned nmaps,
+                       bool loop) {
+    cg_program *p = tk_compile_src(src, CG_SM90A, defs, nd, NULL);
+    const cg_kernel *k = wg_kernel(p);
+    const char *cs = strstr(k->tmpl, " cs");
+    if (!cs) fail_msg("%s: not the staged coalesced stores", k->tmpl);
+    assert_true((cs[4] == 'l') == loop);
+    assert_null(strstr(k->tmpl, " ts"));
+    assert_int_equal(k->ntmaps, nmaps);
+    assert_true(k->smem_bytes <= 227 * 1024);
+    const char *ptx = cg_program_ptx(p, NULL);
+    assert_null(strstr(ptx, "global.shared::cta.bulk_group"));
+    ptxas_prog(p, true);
+}
+
+static void test_ptxas_coal(void **state) {
+    (void)state;
+    /* held-out prime_bmm_f16: [7, 509, 257] @ [7, 257, 1021] f16, a plain batched product */
+    static const char *bmm = "fn f(a: f16[B, M, K], b: f16[B, K, N]) -> f16[B, M, N] {\n"
+                             "  return a @ b\n}\n";
+    fe_define pb[4] = {{"B", 7}, {"M", 509}, {"K", 257}, {"N", 1021}};
+    coal_check(bmm, pb, 4, 2, false);
+    /* held-out ragged_gemm: relu(x @ w + b) at 3001 x 2005 x 1999, the looped form */
+    static const char *rg = "fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> bf16[M, N] {\n"
+                            "  return relu(x @ w + b)\n}\n";
+    fe_define rd[3] = {{"M", 3001}, {"K", 2005}, {"N", 1999}};
+    coal_check(rg, rd, 3, 2, true);
+    /* a 2-D f32 output of odd N with a bias and an activation: f32 slots, not looped */
+    static const char *gf = "fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {\n"
+                            "  return f32(gelu_tanh(x @ w + b))\n}\n";
+    coal_check(gf, rd, 3, 2, false);
+    /* x @ w^T + r at N = 1001 (64x32 tiles, 64-byte slot rows); SwiGLU's two products (a slot
+     * each), plain and in 2-CTA multicast pairs (an odd count of M tiles: a phantom tile) */
+    fe_define lo[3] = {{"M", 256}, {"N", 1001}, {"K", 256}};
+    coal_check(SRC_LIN, lo, 3, 2, true);
+    fe_define sw[3] = {{"M", 2000}, {"N", 3001}, {"K", 1024}};
+    coal_check(SRC_SWIGLU, sw, 3, 3, true);
+    fe_define sm[3] = {{"M", 777}, {"N", 3001}, {"K", 1000}};
+    coal_check(SRC_SWIGLU, sm, 3, 3, true);
 }
 
 /* Every tile of the matmul.wgmma space of a program at one shape (passes/wgmma.c), forced
@@ -1481,6 +1621,7 @@ int main(void) {
         cmocka_unit_test(test_plan),
         cmocka_unit_test(test_tile_space),
         cmocka_unit_test(test_epi_staging),
+        cmocka_unit_test(test_epi_coalesced),
         cmocka_unit_test(test_epi_outputs),
         cmocka_unit_test(test_manifest_tmaps),
         cmocka_unit_test(test_horizontal_tmaps),
@@ -1493,6 +1634,7 @@ int main(void) {
         cmocka_unit_test(test_fallbacks),
         cmocka_unit_test(test_ptxas),
         cmocka_unit_test(test_ptxas_space),
+        cmocka_unit_test(test_ptxas_coal),
         cmocka_unit_test(test_swap),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
