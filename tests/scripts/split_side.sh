@@ -29,10 +29,22 @@ def amp(g1, g2, scale):
     return [u1, u2, np.array(max(bad1, bad2)), np.array(bool(np.all(np.abs(u2) < np.inf))),
             np.array(nrm)]
 
+def multi3(x):
+    x = x.astype(np.float64)
+    d = x - x.mean(axis=-1, keepdims=True)
+    e = d - d.mean(axis=-1, keepdims=True)
+    return [e / np.sum(e * e, axis=-1, keepdims=True)]
+
+MULTI3 = ("fn f(x: f32[M, N]) -> f32[M, N] {\n  d = x - mean(x, axis=-1, keepdim=true)\n"
+          "  e = d - mean(d, axis=-1, keepdim=true)\n  return e / sum(e * e, axis=-1, keepdim=true)\n}\n")
 MIN = "fn f(g1: f32[N]) -> (f32[N], f32[]) {\n  u1 = g1 * 0.5\n  return u1, sum(u1 * u1)\n}\n"
 CASES = [
     # name, source or file, plan dims, kernels planned there, ragged dims, input shapes, ref, poison
     ("half_norm", MIN, {"N": 16777216}, 1, {"N": 1000003}, [(1000003,)], norm_of_half, None),
+    # [fusion.model_guard] rejects the merged kernel of three dependent means (cluster_stream):
+    # its reductions apart, each with its pointwise work (4 kernels), not one per operation (7)
+    ("guard_apart", MULTI3, {"M": 1, "N": 1048576}, 4, {"M": 1, "N": 1048573}, [(1, 1048573)],
+     multi3, None),
     ("amp_unscale", os.path.join(root, "bench/heldout/amp_unscale.tx"),
      {"N": 16777216, "R": 4096, "C": 4096}, 2, {"N": 1000003, "R": 1001, "C": 999},
      [(1000003,), (1001, 999), ()], amp, None),
