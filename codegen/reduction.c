@@ -2130,7 +2130,7 @@ static bool cg_red_norm_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
 
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase);
 static bool cg_red_split(cg_ctx *cx, cg_red *p);
-static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p);
+static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p, bool side);
 static bool cg_red_two_fits(cg_ctx *cx, const cg_red *p);
 static bool cg_red_two(cg_ctx *cx, cg_red *p);
 
@@ -2243,10 +2243,10 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
                       ? cg_red_vec_width(cx, &p, 16, 16)
                       : 1;
     if (pv > 1 && len >= 2 * (int64_t)pv) p.svec = pv, p.speel = true;
-    if (rsplit && (p.nlev != 1 || p.online || p.nst || !cg_red_split_fits(cx, &p))) {
+    if (rsplit && (p.nlev != 1 || p.online || p.nst || !cg_red_split_fits(cx, &p, true))) {
         tx_error(cx->diag,
                  "codegen: reduction region %u: a split row needs one stage and outputs of the "
-                 "reduced shape only",
+                 "reduced shape or of the row's shape that depend on no reduction",
                  region);
         free(p.dep);
         return false;
@@ -2291,11 +2291,16 @@ static bool cg_red_two(cg_ctx *cx, cg_red *p) {
     return begun && cg_red_emit(cx, p, CG_RED_NORM);
 }
 
-/* True when every output of region p is of the reduced shape (stored once per row). */
-static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p) {
+/* True when every output of region p is of the reduced shape (stored once per row) or, when
+ * `side`, of the row shape and depending on no reduction (cg_red_pro_out: stored by the stream
+ * that reads its elements). */
+static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p, bool side) {
     const ir_graph *g = cx->g;
-    for (ir_id o = 0; o < g->n; o++)
-        if (cg_is_region_output(cx, o) && cg_red_out_kind(p, &g->nodes[o].shape) != 2) return false;
+    for (ir_id o = 0; o < g->n; o++) {
+        if (!cg_is_region_output(cx, o)) continue;
+        int kind = cg_red_out_kind(p, &g->nodes[o].shape);
+        if (kind != 2 && !(side && kind == 1 && cg_red_pro_out(p, g, o))) return false;
+    }
     return true;
 }
 
@@ -2303,7 +2308,7 @@ static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p) {
  * level, every output of the reduced shape), emits the partials kernel, then the combine
  * kernel. */
 static bool cg_red_split(cg_ctx *cx, cg_red *p) {
-    if (!(p->nlev == 1 && !p->hold && !p->nst && cg_red_split_fits(cx, p))) {
+    if (!(p->nlev == 1 && !p->hold && !p->nst && cg_red_split_fits(cx, p, false))) {
         tx_error(cx->diag,
                  "codegen: reduction region %u: split columns need one stage and outputs of the "
                  "reduced shape only",

@@ -25,6 +25,14 @@ typedef struct rprice {
     int64_t bytes;   /* those values' bytes */
 } rprice;
 
+/* [fusion.model_guard]: what the guard does with a node of a merged reduction kernel the model
+ * priced slower than its parts. */
+typedef enum guard_level {
+    GUARD_FREE = 0,  /* nothing */
+    GUARD_APART = 1, /* a reduction: never in one kernel with another GUARD_APART reduction */
+    GUARD_ALONE = 2, /* merges nothing: one kernel of its own */
+} guard_level;
+
 /* Planner state of one group, valid at its union-find root. */
 typedef struct grp {
     uint8_t kind;   /* ir_region_kind */
@@ -47,6 +55,8 @@ typedef struct grp {
     uint32_t nside;     /* how many were (0: none; side, side_* are then meaningless) */
     int64_t side_bytes; /* the bytes that sibling's kernel would have re-read (-1: symbolic) */
     double side_us;     /* its kernel's time those bytes and its launch cost apart */
+    uint32_t napart;    /* [fusion.model_guard]: members marked GUARD_APART (reductions kept in
+                           kernels apart from each other) */
     uint32_t nbatch;    /* reduction: independent reduction groups batched in ([reduction.batch]) */
     double batch_us;    /* the batch's HBM time at the datasheet rate (< one launch) */
 } grp;
@@ -72,7 +82,7 @@ typedef struct fz {
     uint32_t *nxt;  /* member lists: next member of the same group (IR_NONE ends), head = root */
     uint32_t *tail; /* per root: last member of its list */
     uint32_t *stack2, *stampf, *stampb, epoch; /* cycle search state (see search) */
-    const uint8_t *frozen; /* [fusion.model_guard]: per node, 1 = merges nothing (NULL: none) */
+    const uint8_t *frozen; /* [fusion.model_guard]: per node a guard_level (NULL: none) */
     bool has_rc;           /* some node is flagged IR_NF_RECOMPUTE (recompute_rule) */
 } fz;
 
@@ -209,11 +219,12 @@ static uint32_t find(fz *f, uint32_t x) {
 }
 
 /* Joins group b into group a; the root with the smaller id survives and
- * takes the merged state `st`. Returns the new root. */
+ * takes the merged state `st` (with both groups' napart). Returns the new root. */
 static uint32_t join(fz *f, uint32_t a, uint32_t b, const grp *st) {
-    uint32_t r = a < b ? a : b, o = a < b ? b : a;
+    uint32_t r = a < b ? a : b, o = a < b ? b : a, na = f->gs[a].napart + f->gs[b].napart;
     f->uf[o] = r;
     f->gs[r] = *st;
+    f->gs[r].napart = na;
     f->nxt[f->tail[r]] = o;
     f->tail[r] = f->tail[o];
     return r;
@@ -654,14 +665,19 @@ static bool no_fuse_rule(why *w) {
     return false;
 }
 
-/* [fusion.model_guard]: true (and *w filled) when group a or b holds a node whose merged kernel
- * the model priced slower than its parts (fusion_guard): such nodes stay one kernel each. */
+/* [fusion.model_guard]: true (and *w filled) when group a or b (roots) is a node the guard keeps
+ * alone (GUARD_ALONE: a singleton), or both hold a reduction it keeps apart (GUARD_APART). */
 static bool guard_rule(const fz *f, uint32_t a, uint32_t b, why *w) {
-    if (!f->frozen || (!f->frozen[a] && !f->frozen[b])) return false;
+    if (!f->frozen) return false;
+    bool alone = f->frozen[a] == GUARD_ALONE || f->frozen[b] == GUARD_ALONE;
+    if (!alone && !(f->gs[a].napart && f->gs[b].napart)) return false;
     why_set(w, "fusion.model_guard");
     snprintf(w->msg, sizeof w->msg,
-             "the model priced the merged kernel of this work slower than its parts (the "
-             "[fusion.model_guard] line)");
+             alone ? "the model priced the merged kernel of this work slower than its parts: one "
+                     "kernel per operation (the [fusion.model_guard] line)"
+                   : "the model priced the merged kernel of these reductions slower than its "
+                     "parts: each reduction in a kernel of its own with its pointwise work (the "
+                     "[fusion.model_guard] line)");
     snprintf(w->change, sizeof w->change, "a schedule the model prices faster fused");
     return true;
 }
@@ -1612,6 +1628,7 @@ static void init_groups(fz *f) {
         s->anchor = i;
         s->pieces = IR_NONE;
         s->nops = 1;
+        s->napart = f->frozen && f->frozen[i] == GUARD_APART;
         s->nbuf = nd->nin + 1;
         for (unsigned k = 0; k < nd->nin; k++) {
             ir_id in = ir_in(g, nd, k);
@@ -2538,7 +2555,8 @@ static void fuse_group(fz *f) {
     init_groups(f);
     if (!f->c->no_fuse) {
         for (ir_id i = 0; i < g->n; i++)
-            if (g->nodes[i].op == IR_OP_MATMUL && f->uf[i] == i && !(f->frozen && f->frozen[i]))
+            if (g->nodes[i].op == IR_OP_MATMUL && f->uf[i] == i &&
+                !(f->frozen && f->frozen[i] == GUARD_ALONE))
                 try_attention(f, i);
         for (int round = 0; round < 64; round++) {
             bool any = false;
@@ -2553,15 +2571,37 @@ static void fuse_group(fz *f) {
     place_views(f);
 }
 
-/* [fusion.model_guard] rounds (plan, check, re-plan with the rejected kernels split) and the
- * --explain text of its decisions. */
-enum { GUARD_ROUNDS = 2, GUARD_MSG = 4096 };
+/* [fusion.model_guard] rounds (plan, check, re-plan with the rejected kernels split: their
+ * reductions apart, then what is still rejected one kernel per operation), the --explain text of
+ * its decisions and the kernels whose reductions it kept apart (records, at most GUARD_RECS). */
+enum { GUARD_ROUNDS = 3, GUARD_MSG = 4096, GUARD_RECS = 32 };
 
-/* The compute members of region r (ix). */
-static unsigned guard_ops(const ir_graph *g, const pass_index *ix, uint32_t r) {
-    unsigned n = 0;
-    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-        n += g->nodes[ix->rids[j]].region == r && pass_is_compute((ir_op)g->nodes[ix->rids[j]].op);
+/* A merged reduction kernel whose reductions the guard kept apart: its anchor, its time and its
+ * parts' (unfused). Its members are the nodes whose grec is the record's index + 1. */
+typedef struct guard_rec {
+    ir_id anchor;
+    double merged_us, parts_us;
+} guard_rec;
+
+/* The guard's state across the rounds of one pass_fuse. */
+typedef struct guard_st {
+    uint8_t *frozen; /* per node, a guard_level */
+    uint8_t *grec;   /* per node, 1 + the index of its guard_rec (0: none) */
+    guard_rec rec[GUARD_RECS];
+    unsigned nrec;
+    char *msg; /* GUARD_MSG bytes of --explain lines */
+} guard_st;
+
+/* The compute members of region r (ix); *nred: the reductions among them. */
+static unsigned guard_ops(const ir_graph *g, const pass_index *ix, uint32_t r, unsigned *nred) {
+    unsigned n = 0, k = 0;
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        const ir_node *nd = &g->nodes[ix->rids[j]];
+        if (nd->region != r || !pass_is_compute((ir_op)nd->op)) continue;
+        n++;
+        k += (ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) != 0;
+    }
+    if (nred) *nred = k;
     return n;
 }
 
@@ -2570,7 +2610,7 @@ static unsigned guard_ops(const ir_graph *g, const pass_index *ix, uint32_t r) {
  * the one a --sram-budget raised past the SM asked for, kept as given). */
 static bool guard_candidate(const ir_graph *g, const pass_index *ix, uint32_t r,
                             const pass_gpu *gpu) {
-    return g->regions[r].kind == IR_RK_REDUCTION && guard_ops(g, ix, r) >= 2 &&
+    return g->regions[r].kind == IR_RK_REDUCTION && guard_ops(g, ix, r, NULL) >= 2 &&
            g->regions[r].sram_bytes <= gpu->smem_per_sm;
 }
 
@@ -2596,12 +2636,40 @@ static double guard_parts(const ir_graph *g, const pass_index *ix, uint32_t r, c
     return t;
 }
 
+/* Marks the members of rejected region r (ix) in gs: its reductions GUARD_APART (a record kept)
+ * when it holds two or more, none of them already apart and a record is free; else every member
+ * GUARD_ALONE. Returns the level taken. */
+static guard_level guard_mark(const ir_graph *g, const pass_index *ix, uint32_t r, guard_st *gs,
+                              double merged_us, double parts_us) {
+    unsigned nred = 0, again = 0;
+    guard_ops(g, ix, r, &nred);
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
+        again += g->nodes[ix->rids[j]].region == r && gs->frozen[ix->rids[j]] != GUARD_FREE;
+    guard_level lv = nred >= 2 && !again && gs->nrec < GUARD_RECS ? GUARD_APART : GUARD_ALONE;
+    if (lv == GUARD_APART)
+        gs->rec[gs->nrec++] = (guard_rec){g->regions[r].anchor, merged_us, parts_us};
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        ir_id m = ix->rids[j];
+        const ir_node *nd = &g->nodes[m];
+        if (nd->region != r || !pass_is_compute((ir_op)nd->op)) continue;
+        if (lv == GUARD_ALONE) {
+            gs->frozen[m] = GUARD_ALONE;
+            continue;
+        }
+        gs->grec[m] = (uint8_t)gs->nrec;
+        if (ir_op_traits((ir_op)nd->op) & IR_T_REDUCE) gs->frozen[m] = GUARD_APART;
+    }
+    return lv;
+}
+
 /* [fusion.model_guard]: the planner never keeps a merged reduction kernel that the model prices
  * slower than its parts. For every candidate region of f's planned graph (ix), its predicted time
  * (schedule model + launch) against the sum of its members' kernels planned unfused (a clone
- * fused with --no-fuse); a slower one has its compute members marked in frozen (they merge
- * nothing when fusion runs again) and a line appended to msg. Returns the regions rejected. */
-static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char *msg, size_t cap) {
+ * fused with --no-fuse); a slower one is marked (guard_mark: its reductions apart, each keeping
+ * its pointwise work, or, for a kernel of one reduction or one already split so, every member
+ * alone) for fusion to run again, and a line appended to gs->msg. Returns the regions
+ * rejected. */
+static unsigned fusion_guard(fz *f, const pass_index *ix, guard_st *gs) {
     ir_graph *g = f->g;
     const pass_gpu *gpu = pass_ctx_gpu(f->c);
     uint32_t r, bad = 0;
@@ -2624,24 +2692,50 @@ static unsigned fusion_guard(fz *f, const pass_index *ix, uint8_t *frozen, char 
         double parts = guard_parts(g, ix, r, u, &uix, gpu, seen);
         if (!pc.concrete || parts < 0 || pc.predicted_us <= parts) continue;
         char sc[96], an[96];
+        unsigned nops = guard_ops(g, ix, r, NULL);
         pass_schedule_str(&g->regions[r].sched, sc, sizeof sc);
-        size_t n = strlen(msg);
-        snprintf(msg + n, cap - n,
+        guard_level lv = guard_mark(g, ix, r, gs, pc.predicted_us, parts);
+        size_t n = strlen(gs->msg);
+        snprintf(gs->msg + n, GUARD_MSG - n,
                  "[fusion.model_guard] the merged reduction kernel of %u operations from %s "
-                 "(%s) is predicted %.3f us, its parts unfused %.3f us: one kernel per "
-                 "operation\n",
-                 guard_ops(g, ix, r), nname(g, g->regions[r].anchor, an, sizeof an), sc,
-                 pc.predicted_us, parts);
-        for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-            if (g->nodes[ix->rids[j]].region == r &&
-                pass_is_compute((ir_op)g->nodes[ix->rids[j]].op))
-                frozen[ix->rids[j]] = 1;
+                 "(%s) is predicted %.3f us, its parts unfused %.3f us: %s\n",
+                 nops, nname(g, g->regions[r].anchor, an, sizeof an), sc, pc.predicted_us, parts,
+                 lv == GUARD_APART ? "its reductions apart, each with its pointwise work"
+                                   : "one kernel per operation");
         bad++;
     }
     free(seen);
     pass_index_free(&uix);
     ir_graph_free(u);
     return bad;
+}
+
+/* --explain: for each kernel whose reductions the guard kept apart (gs), the kernels of the final
+ * plan (ix) that run its members and their predicted time against the merged kernel's and its
+ * parts' unfused. */
+static void guard_explain(const ir_graph *g, const pass_index *ix, const guard_st *gs,
+                          const pass_gpu *gpu, FILE *out) {
+    uint8_t *seen = ir_xcalloc(g->nregions + 1, 1);
+    for (unsigned k = 0; gpu && k < gs->nrec; k++) {
+        unsigned nk = 0;
+        double t = 0;
+        memset(seen, 0, g->nregions + 1);
+        for (ir_id m = 0; m < g->n; m++) {
+            uint32_t r = g->nodes[m].region;
+            if (gs->grec[m] != k + 1 || r >= g->nregions || seen[r]) continue;
+            seen[r] = 1, nk++;
+            pass_cost pc;
+            pass_region_cost_ix(g, ix, r, gpu, &pc);
+            t += pc.predicted_us;
+        }
+        char an[96];
+        fprintf(out,
+                "[fusion.model_guard] the work of the kernel from %s, its reductions apart: %u "
+                "kernels, predicted %.3f us (merged %.3f us, one kernel per operation %.3f us)\n",
+                nname(g, gs->rec[k].anchor, an, sizeof an), nk, t, gs->rec[k].merged_us,
+                gs->rec[k].parts_us);
+    }
+    free(seen);
 }
 
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
@@ -2679,8 +2773,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     f.stampb = ir_xcalloc((size_t)g->n + 1, sizeof *f.stampb);
     int64_t budget = pass_sram_budget(c);
     pass_index ix;
-    uint8_t *frozen = NULL;
-    char *gmsg = NULL;
+    guard_st gs = {0};
     bool indexed = false;
     for (int round = 0; round < GUARD_ROUNDS; round++) {
         fuse_group(&f);
@@ -2690,9 +2783,13 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
         for (uint32_t r = 0; r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
         c->explain = ex;
         if (c->no_fuse || round + 1 == GUARD_ROUNDS) break;
-        if (!frozen) frozen = ir_xcalloc(g->n ? g->n : 1, 1), gmsg = ir_xcalloc(GUARD_MSG, 1);
-        if (!fusion_guard(&f, &ix, frozen, gmsg, GUARD_MSG)) break;
-        f.frozen = frozen;
+        if (!gs.frozen) {
+            gs.frozen = ir_xcalloc(g->n ? g->n : 1, 1);
+            gs.grec = ir_xcalloc(g->n ? g->n : 1, 1);
+            gs.msg = ir_xcalloc(GUARD_MSG, 1);
+        }
+        if (!fusion_guard(&f, &ix, &gs)) break;
+        f.frozen = gs.frozen;
         pass_index_free(&ix);
         indexed = false;
     }
@@ -2703,12 +2800,13 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
         explain_epilogue_inputs(&f);
         explain_side(&f);
         explain_batch(&f);
-        if (gmsg) fputs(gmsg, c->explain);
+        if (gs.msg) fputs(gs.msg, c->explain);
     }
     if (!indexed) {
         tx_error(c->diag, "internal error: cannot index the regions for tile planning");
     } else {
         for (uint32_t r = 0; c->explain && r < g->nregions; r++) plan_tuned(c, g, &ix, r, budget);
+        if (c->explain) guard_explain(g, &ix, &gs, pass_ctx_gpu(c), c->explain);
         for (uint32_t r = 0; c->explain && r < g->nregions;
              r++) { /* the schedule each kernel runs, and why */
             pass_cost pc;
@@ -2733,7 +2831,8 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     free(f.stack2);
     free(f.stampf);
     free(f.stampb);
-    free(frozen);
-    free(gmsg);
+    free(gs.frozen);
+    free(gs.grec);
+    free(gs.msg);
     return g->nregions > 0;
 }

@@ -843,6 +843,8 @@ typedef struct pass_sched_facts {
                            vector groups of row mode) */
     int nbig;           /* row inputs (reduction) / reads of the iteration size (pointwise) */
     bool dom_writes;    /* reduction: the region writes a value of the domain's shape */
+    bool dom_epi;       /* reduction: ... and one of them depends on a reduction (an epilogue;
+                           without one, every such value is a side output stored as it is read) */
     bool online_exp;    /* reduction: two stages, each second-stage reduction an exp sum of a first
                            stage max (softmax, logsumexp; a running max and rescaled sum) */
     int wbytes;         /* reduction: bytes written per domain element (domain-shaped values) */

@@ -429,6 +429,7 @@ static void red_facts(const ir_region *rg, const redinfo *ri, const pass_gpu *gp
     f->elem = ri->elem;
     f->velem = ri->velem;
     f->dom_writes = ri->dom_writes;
+    f->dom_epi = ri->epi;
     f->wbytes = ri->wbytes;
     f->nbig = ri->nrowreads > 0 ? ri->nrowreads : 1;
     if (ri->nrowreads == 0) f->elem = 4;

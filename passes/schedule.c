@@ -241,11 +241,12 @@ static int64_t l2_cluster(const pass_sched_facts *f, int64_t *threads) {
 enum { SPLIT_ROW_THREADS = 256, SPLIT_ROW_WAVES = 2, SPLIT_ROW_MIN = 16, SPLIT_ROW_MAX = 65535 };
 
 /* True when facts f allow [reduction.row_split]: a concrete streamed row (nothing held) of one
- * stage whose outputs are all of the reduced shape (no value of the domain's shape written), at
+ * stage whose outputs are of the reduced shape or side outputs of the domain's shape that depend
+ * on no reduction (each block stores those of the elements it streams: no epilogue pass), at
  * least 4 x PASS_ROW_THREADS_MAX elements long, on at most 2 rows per SM (the rows alone do not
  * fill the GPU), with a block scratch, no cluster of the strategy's, on a known GPU. */
 static bool rsplit_ok(const pass_sched_facts *f) {
-    return row_kind(f) && f->concrete && f->stages == 1 && !f->dom_writes && row_streamed(f) &&
+    return row_kind(f) && f->concrete && f->stages == 1 && !f->dom_epi && row_streamed(f) &&
            f->scratch > 0 && f->cluster_blocks <= 1 && f->rext >= 4 * PASS_ROW_THREADS_MAX &&
            f->rows > 0 && f->gpu && f->gpu->sms > 0 && f->rows <= 2LL * f->gpu->sms;
 }
@@ -308,9 +309,11 @@ static int64_t rsplit2_chunks(const pass_sched_facts *f, int64_t threads, int64_
  * [reduction.row] / [reduction.row_wide] an onchip row that threads hold at PASS_ROW_HOLD
  *   each: the fewest groups per thread that 256 threads allow, the threads rounded up to a warp
  *   (row_wide beyond 256, up to PASS_ROW_THREADS_MAX);
- * [reduction.row_split] a streamed row of one stage with outputs of the reduced shape only, at
- *   most 2 rows per SM: each row in rsplit_chunks chunks of one 256-thread block (2 waves of the
- *   SMs), every block's partials combined by the row's last block to finish (an atomic ticket);
+ * [reduction.row_split] a streamed row of one stage with outputs of the reduced shape (and side
+ *   outputs of the domain's shape that read no reduction), at most 2 rows per SM: each row in
+ *   rsplit_chunks chunks of one 256-thread block (2 waves of the SMs), each block storing the side
+ *   outputs of its chunk, every block's partials combined by the row's last block to finish (an
+ *   atomic ticket);
  * [reduction.row_split2] two stages planned online as a running max and rescaled exp sum
  *   (softmax, log_softmax, logsumexp), or one stage whose domain-shaped outputs read its
  *   statistics (a global norm and the clipped gradient), 2 rows x max(cluster_max, 8) <= SMs x 8:

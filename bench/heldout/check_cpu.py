@@ -31,8 +31,6 @@ KNOWN = {
                    "and visits every key tile",
     "bmm_bcast_heads": "x[:, None] @ w, the unit dim inserted by a reshape: pass_wg_batch right-aligns the base "
                        "[B, M, K] against the product's batch dims [B, H] and refuses; mma.sync, no rule in --explain",
-    "amp_unscale": "[fusion.model_guard]: the merged global reductions are priced on reduction.cluster_stream "
-                   "(506 us) and the fallback is one kernel per operation: 20 kernels",
 }
 TOL = {"bf16": (2e-2, 2e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0), "bool": (0, 0)}
 
