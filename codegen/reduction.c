@@ -40,6 +40,9 @@ typedef struct cg_red {
     ir_shape red;      /* the reduced axes of S (one row) */
     ir_id reds[CG_RED_MAXRED];
     unsigned nred;
+    uint32_t picks; /* bit k: reds[k] is a one-hot sum the planner's [reduction.pick] reads at its
+                       index once per row (cg_red_pick), outside the streaming loops */
+    ir_id pidx[CG_RED_MAXRED]; /* picks: the index (pass_pick.idx) */
     bool rowmode;
     bool trailing, leading; /* reduced axes are the last / first ones */
     unsigned threads;
@@ -144,6 +147,29 @@ static bool cg_red_plan_kv(cg_ctx *cx, unsigned r, cg_red *p) {
     return true;
 }
 
+/* The planner's picks of region r (ir_region.picks) into p->picks and p->pidx, each checked
+ * against pass_red_pick (the rule's form: a sum over the innermost axis, row mode). */
+static bool cg_red_plan_picks(cg_ctx *cx, unsigned r, cg_red *p) {
+    uint32_t m = cx->g->regions[r].picks;
+    for (unsigned k = 0; k < 32 && m >> k; k++) {
+        if (!(m & (1u << k))) continue;
+        pass_pick pk;
+        if (k >= p->nred || !pass_red_pick(cx->g, p->reds[k], &pk)) {
+            tx_error(cx->diag,
+                     "codegen: reduction region %u: the planner's pick %u is not a one-hot sum "
+                     "over the innermost axis",
+                     r, k);
+            return false;
+        }
+        p->pidx[k] = pk.idx;
+        p->picks |= 1u << k;
+    }
+    return true;
+}
+
+/* True when reduction k of p is a [reduction.pick]. */
+static bool cg_red_is_pick(const cg_red *p, unsigned k) { return (p->picks >> k) & 1u; }
+
 /* Collects the reductions of region r and checks they share shape and
  * axes; fills the layout facts. */
 static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
@@ -169,6 +195,7 @@ static bool cg_red_plan(cg_ctx *cx, unsigned r, cg_red *p) {
         tx_error(cx->diag, "codegen: reduction region %u holds no reduction", r);
         return false;
     }
+    if (!cg_red_plan_picks(cx, r, p)) return false;
     const ir_shape *S = p->S;
     unsigned nk = 0, nr = 0;
     for (unsigned a = 0; a < S->rank; a++) {
@@ -767,6 +794,38 @@ static LLVMValueRef cg_red_set(cg_ctx *cx, cg_red *p, unsigned k, LLVMValueRef a
     return acc;
 }
 
+/* [reduction.pick] reduction k of row `row` (docs/codegen.md): its input at element e = idx of
+ * the row (idx evaluated at the row's element 0: it is constant along the row) when 0 <= e <
+ * len, plus +0 for floats (a -0 there gives +0, as the one-hot sum's zero terms do), else 0; in
+ * the accumulator's compute dtype (f32 or i32). Every thread of the row computes it (one address:
+ * a broadcast load), so it needs no combine; the reductions it depends on must be set. */
+static LLVMValueRef cg_red_pick(cg_ctx *cx, const cg_red *p, unsigned k, LLVMValueRef row) {
+    const ir_graph *g = cx->g;
+    const ir_node *rn = &g->nodes[p->reds[k]];
+    ir_id in = ir_in(g, rn, 0);
+    ir_dtype adt = cg_acc_dtype(rn);
+    unsigned mark = cg_memo_mark(cx);
+    cg_index i0 = cg_red_idx(cx, p, row, cg_i64(cx, 0));
+    cg_index ii = cg_index_bcast(cx, &i0, &g->nodes[p->pidx[k]].shape);
+    LLVMValueRef iv = cg_emit_value(cx, p->pidx[k], &ii);
+    if (!iv) return NULL;
+    LLVMValueRef e = LLVMBuildSExt(cx->b, iv, cx->i64, "pick.e");
+    LLVMValueRef var = cg_var(cx, cg_reduce_identity(cx, IR_OP_SUM, cg_ctype(cx, adt)));
+    LLVMBasicBlockRef join =
+        cg_if_begin(cx, LLVMBuildICmp(cx->b, LLVMIntULT, e, p->rowlen, "pick.in"));
+    unsigned inner = cg_memo_mark(cx);
+    cg_index at = cg_red_idx(cx, p, row, e);
+    LLVMValueRef v = cg_emit_value(cx, in, &at);
+    if (!v) return NULL;
+    v = cg_convert(cx, v, (ir_dtype)g->nodes[in].dtype, adt);
+    if (adt == IR_F32) v = LLVMBuildFAdd(cx->b, v, cg_f32c(cx, 0.0), "pick.z");
+    LLVMBuildStore(cx->b, v, var);
+    cg_memo_reset(cx, inner);
+    cg_if_end(cx, join);
+    cg_memo_reset(cx, mark);
+    return LLVMBuildLoad2(cx->b, cg_ctype(cx, adt), var, "pick");
+}
+
 /* A sum of exp(a_i - m) rescaled to exp(a_i - M) (M >= m, f32): s when
  * m == M (so an all -inf prefix keeps its NaN terms, as the reference),
  * 0 when m is -inf and M is not (terms of -inf elements vanish), else
@@ -1016,7 +1075,7 @@ static bool cg_red_stream_loop(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev
     if (p->nst && !pro) cg_red_stage_read(cx, p, e);
     if (p->nst && pro && !cg_red_stage_write(cx, p, e, &idx[0])) return false;
     for (unsigned k = 0; k < p->nred; k++) { /* plain accumulators: this level (online: level 1) */
-        if (p->level[k] != (p->online ? 1 : lev)) continue;
+        if (p->level[k] != (p->online ? 1 : lev) || cg_red_is_pick(p, k)) continue;
         const ir_node *rn = &g->nodes[p->reds[k]];
         ir_id in = ir_in(g, rn, 0);
         ir_op op = (ir_op)rn->op == IR_OP_MEAN ? IR_OP_SUM : (ir_op)rn->op;
@@ -1099,7 +1158,7 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     LLVMValueRef cur[CG_RED_MAXSLOT];
     for (unsigned k = 0; k < p->nred; k++) {
         const ir_node *rn = &g->nodes[p->reds[k]];
-        bool sel = p->online ? p->level[k] <= 2 : p->level[k] == lev;
+        bool sel = (p->online ? p->level[k] <= 2 : p->level[k] == lev) && !cg_red_is_pick(p, k);
         slot[k] = ns;
         if (!sel) continue;
         bool welford =
@@ -1135,6 +1194,18 @@ static bool cg_red_stream(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned lev, boo
     LLVMValueRef fin[CG_RED_MAXRED] = {0};
     for (unsigned k = 0; k < p->nred; k++) {
         if (p->level[k] != (p->online ? 1 : lev)) continue;
+        if (cg_red_is_pick(p, k)) {
+            /* the row's value in every thread; a split row's partial in chunk 0 only (0 in the
+             * others: adding them keeps its bits) */
+            LLVMValueRef v = cg_red_pick(cx, p, k, it->row);
+            if (!v) return false;
+            if (p->chunk)
+                v = LLVMBuildSelect(cx->b,
+                                    LLVMBuildICmp(cx->b, LLVMIntEQ, p->chunk, cg_i64(cx, 0), ""), v,
+                                    cg_reduce_identity(cx, IR_OP_SUM, LLVMTypeOf(v)), "pick.part");
+            p->partv[k] = fin[k] = cg_red_set(cx, p, k, v);
+            continue;
+        }
         LLVMValueRef acc = cur[slot[k]];
         bool kahan = cg_red_kahan(cx, &g->nodes[p->reds[k]], LLVMTypeOf(acc));
         if (kahan && p->rowmode && !p->nst && (p->wide || p->threads <= 32)) {
@@ -1178,6 +1249,12 @@ static bool cg_red_pass(cg_ctx *cx, cg_red *p, cg_rowit *it, unsigned k, LLVMVal
     ir_id in = ir_in(g, rn, 0);
     ir_dtype idt = (ir_dtype)g->nodes[in].dtype, adt = cg_acc_dtype(rn);
     ir_op op = (ir_op)rn->op;
+    if (cg_red_is_pick(p, k)) { /* the one element at the index, in every thread: no combine */
+        LLVMValueRef v = cg_red_pick(cx, p, k, it->row);
+        if (!v) return false;
+        cg_red_set(cx, p, k, v);
+        return true;
+    }
     LLVMValueRef acc = cg_reduce_identity(cx, op, cg_acc_type(cx, rn));
     for (unsigned i = 0; i < p->hold; i++) {
         cg_index idx = cg_index_lin(p->S, it->lin[i]);

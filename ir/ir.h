@@ -351,6 +351,9 @@ typedef struct ir_region {
                               (-1: depends on unbound dims; the report prints the formula) */
     /* Plan details (added for the planner; docs/fusion.md "Region fields"): */
     uint32_t red_axes; /* reduction: bitmask of reduced axes of the domain (the anchor's input) */
+    uint32_t picks;    /* reduction [reduction.pick]: bit k set when the region's k-th reduction (in
+                          id order) is a one-hot sum that reads the single element at its index
+                          once per row instead of one term per element (passes/pick.c) */
     uint8_t passes;    /* HBM passes over the region's row inputs (1: single pass) */
     uint8_t stages; /* reduction: dependent reduction stages; matmul/attention: smem ring depth */
     uint16_t nout;  /* values the region writes to HBM */

@@ -102,6 +102,15 @@ static void print_region(const ir_graph *g, uint32_t i, FILE *out) {
     if (r->kind == IR_RK_REDUCTION || r->kind == IR_RK_ATTENTION)
         fprintf(out, " strategy=%s", ir_red_strategy_name(r->strategy));
     if (r->splits > 1) fprintf(out, " splits=%u", r->splits);
+    if (r->picks) { /* [reduction.pick]: bit k is the region's k-th reduction in id order */
+        unsigned k = 0, n = 0;
+        for (ir_id v = 0; v < g->n; v++) {
+            if (g->nodes[v].region != i || !(ir_op_traits((ir_op)g->nodes[v].op) & IR_T_REDUCE))
+                continue;
+            if (k < 32 && (r->picks & (1u << k))) fprintf(out, "%s%%%u", n++ ? "," : " picks=", v);
+            k++;
+        }
+    }
     if (r->kind == IR_RK_ATTENTION) fprintf(out, " mm1=%%%u scores=%%%u", r->mm1, r->scores);
     fputc('\n', out);
 }

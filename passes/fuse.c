@@ -2248,6 +2248,7 @@ static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t 
         }
     }
     if (c->explain && why_buf[0]) fprintf(c->explain, "k%u: %s\n", r, why_buf);
+    if (c->explain) pass_red_pick_explain(g, ix, r, gpu, budget, c->explain);
 }
 
 /* The --explain line of attention region r's kernel on a target with the sm_90a kernel: the

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
@@ -107,48 +108,82 @@ static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t 
     return n + (4.0 + 2.0 * (io->nreads + io->nwrites)) / w;
 }
 
+/* Marks v live, and what it reads through views outside the region (a view carries no
+ * instruction of its own, its input is read at the same element). */
+static void issue_mark(const ir_graph *g, uint8_t *live, ir_id v) {
+    for (;;) {
+        live[v] = 1;
+        const ir_node *n = &g->nodes[v];
+        if (!(ir_op_traits((ir_op)n->op) & IR_T_VIEW) || n->nin == 0) return;
+        for (unsigned j = 1; j < n->nin; j++) live[ir_in(g, n, j)] = 1;
+        v = ir_in(g, n, 0);
+    }
+}
+
 /* Instructions per element of the domain of reduction region r (the shape its reductions read):
- * the operations of that shape (each once, ir_op_issue), one combine per reduction and element
- * (4 for a float sum or mean: codegen's compensated sum), one conversion per f16/bf16 value of
- * that shape it loads, and the loop's addressing per group of w elements as pointwise_issue.
- * Values of the reduced shape are per row, not counted. */
+ * the operations of that shape the streaming loop computes (each once, ir_op_issue: those the
+ * loop's reductions and the region's stored values read in the region), one
+ * combine per reduction and element (4 for a float sum or mean: codegen's compensated sum), one
+ * conversion per f16/bf16 value of that shape it loads, and the loop's addressing per group of w
+ * elements as pointwise_issue. The reductions of `picks` ([reduction.pick]: bit k for the k-th
+ * reduction in id order) read one element per row outside the loop: neither their combine nor
+ * the operations only they read are counted. Values of the reduced shape are per row, not
+ * counted. */
 static double reduction_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
-                              const pass_io *io, double w) {
+                              const pass_io *io, double w, uint32_t picks) {
     const ir_shape *dom = NULL;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1] && !dom; j++) {
         const ir_node *n = &g->nodes[ix->rids[j]];
         if (ir_op_traits((ir_op)n->op) & IR_T_REDUCE) dom = &g->nodes[ir_in(g, n, 0)].shape;
     }
     if (!dom) return 0;
+    uint8_t *live = ir_xcalloc(g->n ? g->n : 1, 1);
+    for (uint32_t i = 0; i < io->nwrites; i++) issue_mark(g, live, io->writes[i]);
     double n = 0;
+    unsigned k = 0;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
         const ir_node *v = &g->nodes[ix->rids[j]];
-        if (ir_op_traits((ir_op)v->op) & IR_T_REDUCE)
+        if (!(ir_op_traits((ir_op)v->op) & IR_T_REDUCE)) continue;
+        if (k >= 32 || !(picks & (1u << k))) {
+            issue_mark(g, live, ir_in(g, v, 0));
             n +=
                 (v->op == IR_OP_SUM || v->op == IR_OP_MEAN) && ir_dtype_is_float((ir_dtype)v->dtype)
                     ? 4
                     : 1;
-        else if (ir_shape_eq(&v->shape, dom))
-            n += ir_op_issue((ir_op)v->op);
+        }
+        k++;
+    }
+    for (uint32_t j = ix->rstart[r + 1]; j-- > ix->rstart[r];) { /* users before their inputs */
+        ir_id m = ix->rids[j];
+        const ir_node *v = &g->nodes[m];
+        if (!live[m] || (ir_op_traits((ir_op)v->op) & IR_T_REDUCE)) continue;
+        for (unsigned q = 0; q < v->nin; q++) issue_mark(g, live, ir_in(g, v, q));
+        if (ir_shape_eq(&v->shape, dom)) n += ir_op_issue((ir_op)v->op);
     }
     unsigned big = 0;
     for (uint32_t i = 0; i < io->nreads; i++) {
         const ir_node *v = &g->nodes[io->reads[i]];
-        if (!ir_shape_eq(&v->shape, dom)) continue;
+        if (!ir_shape_eq(&v->shape, dom) || !live[io->reads[i]]) continue;
         big++;
         n += ir_dtype_size((ir_dtype)v->dtype) == 2;
     }
+    free(live);
     return n + (4.0 + 2.0 * big) / w;
 }
 
+double pass_model_instr_picks(const ir_graph *g, const pass_index *ix, uint32_t r, int elem,
+                              uint32_t picks) {
+    if (g->regions[r].kind != IR_RK_REDUCTION) return 0;
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    double n = reduction_issue(g, ix, r, &io, (double)(VEC_BYTES / (elem > 0 ? elem : 1)), picks);
+    pass_io_free(&io);
+    return n;
+}
+
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem) {
-    if (g->regions[r].kind == IR_RK_REDUCTION) {
-        pass_io io;
-        pass_region_io(g, ix, r, &io);
-        double n = reduction_issue(g, ix, r, &io, (double)(VEC_BYTES / (elem > 0 ? elem : 1)));
-        pass_io_free(&io);
-        return n;
-    }
+    if (g->regions[r].kind == IR_RK_REDUCTION)
+        return pass_model_instr_picks(g, ix, r, elem, g->regions[r].picks);
     if (g->regions[r].kind != IR_RK_POINTWISE) return 0;
     pass_io io;
     pass_region_io(g, ix, r, &io);

@@ -289,6 +289,27 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
 void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_poly *flops);
 void pass_io_free(pass_io *io);
 
+/* [reduction.pick] (passes/pick.c): reduction `red`, sum over the innermost axis `axis` of its
+ * domain S of cast*(where(iota(axis) == idx, A, 0)) (eq either way round, i32 operands, idx
+ * constant along the axis), equals +0 + its input at element idx of the row when 0 <= idx < the
+ * row's length, else 0. */
+typedef struct pass_pick {
+    ir_id red;     /* the sum */
+    ir_id idx;     /* the index: evaluate it at the row's element 0 (its value along the row) */
+    unsigned axis; /* the reduced axis of S (its innermost) */
+} pass_pick;
+/* True when reduction id has the form above; fills *o. */
+bool pass_red_pick(const ir_graph *g, ir_id id, pass_pick *o);
+/* The picks of reduction region r (the planner's ir_region.picks): bit k for its k-th reduction
+ * in id order when pass_red_pick holds; 0 for other kinds or with TX_RED_PICK=0. */
+uint32_t pass_red_picks(const ir_graph *g, const pass_index *ix, uint32_t r);
+/* --explain: one line per pick of reduction region r, the rule with its instructions per element
+ * with and without it (the model's, at the planner's facts against budget on gpu). */
+void pass_red_pick_explain(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                           int64_t budget, FILE *out);
+/* The k-th reduction of region r in id order, or IR_NONE. */
+ir_id pass_red_pick_node(const ir_graph *g, const pass_index *ix, uint32_t r, unsigned k);
+
 /* Plans region r's tiles against `budget` for `gpu` (the schedule rules
  * that fill it read its SMs and shared memory per SM): fills threads, tile, sram_bytes,
  * spilled_bytes, strategy, passes, stages, rows, red_extent, red_axes, nout.
@@ -989,6 +1010,10 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
 /* Instructions per element codegen issues for pointwise region r whose widest big read has
  * `elem` bytes (docs/cost-model.md "Instruction issue"); 0 for other kinds. */
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem);
+/* pass_model_instr of a reduction region with `picks` (ir_region.picks' form) in place of its
+ * planned ones: what [reduction.pick] saves per element (--explain). */
+double pass_model_instr_picks(const ir_graph *g, const pass_index *ix, uint32_t r, int elem,
+                              uint32_t picks);
 /* Lane instructions per us the GPU issues: the calibrated special-function rate when txc bench
  * --calibrate measured one, else SMs x 128 lanes x the boost clock; 0: not modelled. */
 double pass_issue_rate(const pass_gpu *gpu);

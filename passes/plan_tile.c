@@ -491,6 +491,7 @@ static void plan_reduction(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                            size_t cap) {
     ir_region *rg = &g->regions[r];
     redinfo ri;
+    rg->picks = pass_red_picks(g, ix, r); /* [reduction.pick]: read by the model and codegen */
     red_analyse(g, ix, r, &ri);
     plan_red_once(g, ix, r, budget, gpu, &ri, want, took, why, cap);
     if (!occ_candidate(rg, &ri, gpu)) return;
