@@ -1771,9 +1771,13 @@ static bool cg_red_col_last(cg_ctx *cx, cg_red *p, LLVMValueRef scratch) {
     LLVMValueRef lane = q.slices > 1 ? LLVMBuildURem(cx->b, tid, cg_i64(cx, q.cols), "") : NULL;
     q.slice = q.slices > 1 ? LLVMBuildUDiv(cx->b, tid, cg_i64(cx, q.cols), "slice") : NULL;
     bool ok = true;
-    for (int64_t s = 0; s < nsub && ok; s++) {
+    cg_loop ls; /* the tile's columns, cols(q) at a time */
+    LLVMValueRef sub =
+        cg_loop_begin(cx, &ls, cg_i64(cx, 0), cg_i64(cx, nsub), cg_i64(cx, 1), "sub");
+    {
         unsigned mk = cg_memo_mark(cx);
-        LLVMValueRef col = LLVMBuildAdd(cx->b, base, cg_i64(cx, s * q.cols), "");
+        LLVMValueRef col =
+            LLVMBuildAdd(cx->b, base, LLVMBuildMul(cx->b, sub, cg_i64(cx, q.cols), ""), "");
         if (lane) col = LLVMBuildAdd(cx->b, col, lane, "");
         q.colok = LLVMBuildICmp(cx->b, LLVMIntULT, col, p->nrows, "colok");
         col = LLVMBuildSelect(cx->b, q.colok, col, LLVMBuildSub(cx->b, p->nrows, cg_i64(cx, 1), ""),
@@ -1786,6 +1790,7 @@ static bool cg_red_col_last(cg_ctx *cx, cg_red *p, LLVMValueRef scratch) {
         for (unsigned k = 0; k < p->nred; k++) cx->subst[p->reds[k]] = NULL;
         cg_memo_reset(cx, mk);
     }
+    cg_loop_end(cx, &ls);
     LLVMBasicBlockRef jz = cg_if_begin(cx, first);
     LLVMBuildStore(cx->b, LLVMConstInt(cx->i32, 0, 0),
                    LLVMBuildInBoundsGEP2(cx->b, cx->i32, p->wsp, &p->tile, 1, ""));
