@@ -1750,10 +1750,10 @@ static LLVMValueRef cg_red_ticket(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMV
 /* [reduction.column_blocks], block (tile p->tile, chunk) after its threads stored their partials:
  * a barrier (every thread's partials stored before thread 0's release), then the tile's ticket
  * (cg_red_ticket). Only the block that draws the tile's last of `splits` tickets goes on: its
- * threads regroup as the combine block q (GPU: cols x f columns by slices / f slices, f the
- * largest power of two of at most kv leaving at most 32 slices, so a slice's unrolled reads stay
- * few; the host: one column), combine each of the tile's columns, cols(q) at a time in tile
- * order (cg_red_comb_col), and store the region's per-column outputs; thread 0 then resets the
+ * threads regroup as the combine block q (GPU: cols 2^j columns by slices / 2^j slices, 2^j
+ * the smallest leaving at most 32 slices but at most kv, so a slice's unrolled reads stay few;
+ * the host: one column), combine the tile's columns, cols(q) at a time in a loop in tile order
+ * (cg_red_comb_col), and store the region's per-column outputs; thread 0 then resets the
  * tile's ticket, so the workspace is zero again when the kernel ends. Every thread of the block
  * runs it. */
 static bool cg_red_col_last(cg_ctx *cx, cg_red *p, LLVMValueRef scratch) {
