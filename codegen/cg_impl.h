@@ -189,6 +189,8 @@ typedef struct cg_ctx {
     LLVMValueRef ws_ptr;
     bool xtemp_reads_all; /* the combine reads every value the region reads (attention's
                              [attention.split_kv]: its epilogue may read any of them) */
+    bool xtemp_stores;    /* a writer of the scratch temp that also stores the region's values (its
+                             last blocks combine the partials: [reduction.column_blocks]) */
 } cg_ctx;
 
 /* The program (private to the codegen sources). */

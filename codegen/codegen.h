@@ -165,7 +165,10 @@ bool cg_manifest_write(const cg_program *p, FILE *out);
  * order at the bound sizes syms (g->nsyms entries, every symbol bound, e.g. from the input
  * shapes). inputs[i] holds parameter i's data (any alignment: misaligned ones are copied);
  * outputs[k] is caller-owned room for returned value k, 16-byte aligned and sized from g's
- * output shape at syms. Intermediates are allocated here. False with an error reported. */
+ * output shape at syms. Intermediates are allocated here (zeroed). TX_HOST_RUNS=N runs the
+ * program N times (at most 8) on the same intermediates, the outputs filled with 0xFF bytes
+ * before each run after the first: a workspace its kernels must leave zero is checked that way.
+ * False with an error reported. */
 bool cg_host_run(const ir_graph *g, const int64_t *syms, void *const *inputs, void *const *outputs,
                  tx_diag *d);
 

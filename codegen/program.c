@@ -264,7 +264,8 @@ static bool cg_kernel_collect(cg_ctx *cx) {
         return false;
     }
     pass_region_io(cx->g, cx->pix, cx->region, &io);
-    bool comb = cx->xtemp && !cx->xtemp_write, part = cx->xtemp && cx->xtemp_write;
+    bool comb = cx->xtemp && !cx->xtemp_write,
+         part = cx->xtemp && cx->xtemp_write && !cx->xtemp_stores;
     for (uint32_t i = 0; i < io.nreads; i++)
         if (cg_is_hbm(cx, io.reads[i]) &&
             !(comb && !cx->xtemp_reads_all &&

@@ -54,13 +54,18 @@ typedef struct cg_red {
                         and aligned (kv divides the innermost kept extent): one vector load per
                         reduced element; 1: one column per thread */
     unsigned splits; /* > 1: the reduced axis in `splits` chunks, one per grid row: column mode
-                        [reduction.column_blocks] (a partials kernel, combined by a second); row
-                        mode [reduction.row_split] (one kernel, the row's last block combines) */
+                        [reduction.column_blocks] (one kernel, a column tile's last block
+                        combines); row mode [reduction.row_split] (one kernel, the row's last
+                        block combines) */
     LLVMValueRef partv[CG_RED_MAXRED]; /* the partials kernel: the block's combined partials */
-    LLVMValueRef wsp;   /* row mode, splits > 1 ([reduction.row_split]): the workspace (i32 words:
-                           a ticket per row, then the partials), zero between launches */
+    LLVMValueRef wsp;   /* splits > 1, zero between launches: row mode ([reduction.row_split]) the
+                           workspace (i32 words: a ticket per row, then the partials); column mode
+                           ([reduction.column_blocks]) a ticket per tile */
     LLVMValueRef chunk; /* row mode, splits > 1: this block's chunk of its row (i64) */
-    LLVMValueRef lastf; /* row mode, splits > 1: shared i32, the block drew its row's last ticket */
+    LLVMValueRef lastf; /* splits > 1 (not two): shared i32, the block drew its row's or its
+                           column tile's last ticket */
+    LLVMValueRef tile;  /* the row loop's index (i64): column mode, its tile of
+                           cg_red_tile_cols kept elements ([reduction.column_blocks]'s ticket) */
     bool two;         /* [reduction.row_split2]: two kernels over the same rows x splits blocks, the
                          chunks' statistics (cg_red_stats_row) then their combine and the chunk's
                          outputs (cg_red_norm_row); every output is stored by the second */
@@ -1710,15 +1715,18 @@ static void cg_red_persist_begin(cg_ctx *cx, cg_red *p, LLVMValueRef start, LLVM
     LLVMDisposeBuilder(eb);
 }
 
-/* Which kernel cg_red_emit writes: the region's one kernel, or the two of
- * [reduction.column_blocks] (PARTS, COMBINE) or of [reduction.row_split2] (STATS, NORM). */
-enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_COMBINE = 2, CG_RED_STATS = 3, CG_RED_NORM = 4 };
+/* Which kernel cg_red_emit writes: the region's one kernel, the one of [reduction.column_blocks]
+ * (PARTS: the chunks' partials, combined by each tile's last block), or the two of
+ * [reduction.row_split2] (STATS, NORM). */
+enum { CG_RED_ONE = 0, CG_RED_PARTS = 1, CG_RED_STATS = 3, CG_RED_NORM = 4 };
 
-/* [reduction.column_blocks], the partials kernel: block (tile, chunk) reduces its columns over
- * chunk `program_id(1)` of the reduced axis (groups [chunk q, min(G, (chunk + 1) q)) of the
- * streaming loop, q = ceil(G / splits)); slice 0 of each column stores the combined partial
- * (a mean's sum before the division) to word (k splits + chunk) x kept + column of the scratch
- * temp. An empty chunk stores the identity. */
+static bool cg_red_col_last(cg_ctx *cx, cg_red *p, LLVMValueRef scratch);
+
+/* [reduction.column_blocks], block (tile, chunk): reduces its columns over chunk `program_id(1)`
+ * of the reduced axis (groups [chunk q, min(G, (chunk + 1) q)) of the streaming loop, q =
+ * ceil(G / splits)); slice 0 of each column stores the combined partial (a mean's sum before the
+ * division) to word (k splits + chunk) x kept + column of the scratch temp (an empty chunk stores
+ * the identity); then the tile's last block combines them (cg_red_col_last). */
 static bool cg_red_part_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
     cg_rowit it;
     memset(&it, 0, sizeof it);
@@ -1748,14 +1756,16 @@ static bool cg_red_part_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
                        LLVMBuildInBoundsGEP2(cx->b, LLVMTypeOf(v), cx->xtemp_ptr, &at, 1, ""));
     }
     cg_if_end(cx, join);
-    return true;
+    return cg_red_col_last(cx, p, scratch);
 }
 
-/* [reduction.column_blocks], the combine kernel: every column's `splits` partials of each
- * reduction, in chunk order (slice s of a column takes groups s, s + slices, ... of u consecutive
- * partials, u the largest of 8, 4, 2, 1 dividing splits, loaded before their combines), the
- * slices combined in slice order (cg_red_finish), then the region's per-row outputs. */
-static bool cg_red_comb_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef scratch) {
+/* [reduction.column_blocks], in the block that drew its tile's last ticket: column `col`'s
+ * `splits` partials of each reduction in chunk order (slice s of the combine block q takes groups
+ * s, s + slices, ... of u consecutive partials, u the largest of 8, 4, 2, 1 dividing splits, loaded
+ * volatile before their combines: other blocks of this launch stored them), the slices combined
+ * in slice order (cg_red_finish, which sets the reductions' values). Every thread of the block
+ * runs it (the slice combine's barriers). */
+static void cg_red_comb_col(cg_ctx *cx, cg_red *p, LLVMValueRef col, LLVMValueRef scratch) {
     const ir_graph *g = cx->g;
     unsigned P = p->splits, U = 8;
     while (P % U) U /= 2;
@@ -1788,9 +1798,10 @@ static bool cg_red_comb_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
                 cx->b,
                 LLVMBuildMul(cx->b, LLVMBuildAdd(cx->b, cg_i64(cx, (int64_t)k * P), pe, ""),
                              p->nrows, ""),
-                row, "part.at");
+                col, "part.at");
             vals[j] = LLVMBuildLoad2(
                 cx->b, st, LLVMBuildInBoundsGEP2(cx->b, st, cx->xtemp_ptr, &at, 1, ""), "part");
+            LLVMSetVolatile(vals[j], 1);
         }
         for (unsigned j = 0; j < U; j++) {
             LLVMValueRef v = vals[j];
@@ -1803,14 +1814,72 @@ static bool cg_red_comb_row(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRe
     for (unsigned k = 0; k < p->nred; k++) LLVMAddIncoming(phi[k], &nxt[k], &latch, 1);
     cg_loop_end(cx, &l);
     for (unsigned k = 0; k < p->nred; k++) cg_red_finish(cx, p, k, phi[k], scratch);
-    cg_rowit it;
-    memset(&it, 0, sizeof it);
-    it.row = row;
-    return cg_red_store(cx, p, &it);
 }
 
-/* Column vectors (kv > 1), the region's one kernel (phase CG_RED_ONE) or the partials kernel of
- * [reduction.column_blocks] (CG_RED_PARTS, chunk program_id(1)): block `tile` covers kept
+/* [reduction.column_blocks]: kept elements per tile (per ticket): cols x kv (a block of column
+ * vectors; kv on the host), cols (a block of slices), 1 (the host's one column a program). */
+static int64_t cg_red_tile_cols(const cg_red *p) {
+    return p->kv > 1 ? (int64_t)(p->cols ? p->cols : 1) * p->kv : p->slices > 1 ? p->cols : 1;
+}
+
+static LLVMValueRef cg_red_ticket(cg_ctx *cx, cg_red *p, LLVMValueRef row, LLVMValueRef first);
+
+/* [reduction.column_blocks], block (tile p->tile, chunk) after its threads stored their partials:
+ * a barrier (every thread's partials stored before thread 0's release), then the tile's ticket
+ * (cg_red_ticket). Only the block that draws the tile's last of `splits` tickets goes on: its
+ * threads regroup as the combine block q (GPU: cols 2^j columns by slices / 2^j slices, 2^j
+ * the smallest leaving at most 32 slices but at most kv, so a slice's unrolled reads stay few;
+ * the host: one column), combine the tile's columns, cols(q) at a time in a loop in tile order
+ * (cg_red_comb_col), and store the region's per-column outputs; thread 0 then resets the
+ * tile's ticket, so the workspace is zero again when the kernel ends. Every thread of the block
+ * runs it. */
+static bool cg_red_col_last(cg_ctx *cx, cg_red *p, LLVMValueRef scratch) {
+    LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+    LLVMValueRef first = LLVMBuildICmp(cx->b, LLVMIntEQ, tid, cg_i64(cx, 0), "");
+    cg_barrier(cx);
+    LLVMValueRef last = cg_red_ticket(cx, p, p->tile, first);
+    LLVMBasicBlockRef jl = cg_if_begin(cx, last);
+    cg_red q = *p;
+    if (!cx->gpu) q.cols = 1, q.slices = 1;
+    for (unsigned f = q.kv; cx->gpu && f > 1 && q.slices > 32; f /= 2) q.cols *= 2, q.slices /= 2;
+    q.kv = 1;
+    int64_t tc = cg_red_tile_cols(p), nsub = tc / q.cols;
+    LLVMValueRef base = LLVMBuildMul(cx->b, p->tile, cg_i64(cx, tc), "tile.base");
+    LLVMValueRef lane = q.slices > 1 ? LLVMBuildURem(cx->b, tid, cg_i64(cx, q.cols), "") : NULL;
+    q.slice = q.slices > 1 ? LLVMBuildUDiv(cx->b, tid, cg_i64(cx, q.cols), "slice") : NULL;
+    bool ok = true;
+    cg_loop ls; /* the tile's columns, cols(q) at a time */
+    LLVMValueRef sub =
+        cg_loop_begin(cx, &ls, cg_i64(cx, 0), cg_i64(cx, nsub), cg_i64(cx, 1), "sub");
+    {
+        unsigned mk = cg_memo_mark(cx);
+        LLVMValueRef col =
+            LLVMBuildAdd(cx->b, base, LLVMBuildMul(cx->b, sub, cg_i64(cx, q.cols), ""), "");
+        if (lane) col = LLVMBuildAdd(cx->b, col, lane, "");
+        q.colok = LLVMBuildICmp(cx->b, LLVMIntULT, col, p->nrows, "colok");
+        col = LLVMBuildSelect(cx->b, q.colok, col, LLVMBuildSub(cx->b, p->nrows, cg_i64(cx, 1), ""),
+                              "col");
+        cg_red_comb_col(cx, &q, col, scratch);
+        cg_rowit it;
+        memset(&it, 0, sizeof it);
+        it.row = col;
+        ok = cg_red_store(cx, &q, &it);
+        for (unsigned k = 0; k < p->nred; k++) cx->subst[p->reds[k]] = NULL;
+        cg_memo_reset(cx, mk);
+    }
+    cg_loop_end(cx, &ls);
+    LLVMBasicBlockRef jz = cg_if_begin(cx, first);
+    LLVMBuildStore(cx->b, LLVMConstInt(cx->i32, 0, 0),
+                   LLVMBuildInBoundsGEP2(cx->b, cx->i32, p->wsp, &p->tile, 1, ""));
+    cg_if_end(cx, jz);
+    cg_if_end(cx, jl);
+    cg_barrier(cx); /* the flag is read by every thread before the next tile sets it */
+    return ok;
+}
+
+/* Column vectors (kv > 1), the region's one kernel (phase CG_RED_ONE) or the kernel of
+ * [reduction.column_blocks] (CG_RED_PARTS, chunk program_id(1): the partials, then the tile's
+ * last block combines them, cg_red_col_last): block `tile` covers kept
  * elements [tile C kv, (tile + 1) C kv); thread (slice s, column c) = tid (s C + c) accumulates
  * kept elements [tile C kv + c kv, + kv) over the groups of svec reduced elements of its slice
  * (s, s + R, ...; in the partials kernel those of its chunk), each group's svec x kv elements
@@ -1998,7 +2067,7 @@ static bool cg_red_colv_row(cg_ctx *cx, cg_red *p, LLVMValueRef tile, LLVMValueR
         for (unsigned k = 0; k < p->nred; k++) cx->subst[p->reds[k]] = NULL;
         cg_memo_reset(cx, mk);
     }
-    return true;
+    return phase == CG_RED_PARTS ? cg_red_col_last(cx, p, scratch) : true;
 }
 
 /* [reduction.row_split], thread 0 of block (row, chunk): the row's ticket, after the block's
@@ -2249,9 +2318,10 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         cx->temps[t].zeroed = true;
         cx->wstemp = t + 1;
     }
-    if (p.splits > 1 && !rsplit &&
-        !p.two) { /* the partials' scratch: [reductions x splits, kept] words */
-        int64_t nk = ir_shape_numel(&p.kept);
+    if (p.splits > 1 && !rsplit && !p.two) {
+        /* [reduction.column_blocks]: the partials' scratch, [reductions x splits, kept] words,
+         * and the tiles' tickets (a zeroed workspace, one i32 word a tile) */
+        int64_t nk = ir_shape_numel(&p.kept), tc = cg_red_tile_cols(&p);
         ir_shape ps = {.rank = 2, .dim = {(int64_t)p.nred * p.splits, nk}};
         if (nk <= 0) {
             tx_error(cx->diag, "codegen: reduction region %u: split columns need concrete sizes",
@@ -2262,13 +2332,16 @@ bool cg_emit_reduction(cg_ctx *cx, unsigned region) {
         cx->xtemp = p.ptemp + 1;
         cx->xtemp_dom = *p.S;
         cx->xtemp_write = true;
+        cx->xtemp_stores = true;
+        ir_shape ws = {.rank = 1, .dim = {(nk + tc - 1) / tc}};
+        unsigned t = cg_scratch_temp(cx, p.reds[0], IR_I32, &ws);
+        cx->temps[t].zeroed = true;
+        cx->wstemp = t + 1;
     }
-    bool begun = cg_kernel_begin(cx, region,
-                                 p.two                     ? "_stats"
-                                 : p.splits > 1 && !rsplit ? "_part"
-                                                           : NULL);
+    bool begun = cg_kernel_begin(cx, region, p.two ? "_stats" : NULL);
     cx->xtemp = 0;
     cx->wstemp = 0;
+    cx->xtemp_stores = false;
     if (!begun) return false;
     p.wsp = cx->ws_ptr;
     cg_red_levels(cx, &p); /* needs the kernel's HBM homes */
@@ -2381,38 +2454,29 @@ static bool cg_red_split_fits(cg_ctx *cx, const cg_red *p, bool side) {
     return true;
 }
 
-/* [reduction.column_blocks] (the partials kernel begun): checks the region fits the rule (one
- * level, every output of the reduced shape), emits the partials kernel, then the combine
- * kernel. */
+/* [reduction.column_blocks] (its kernel begun): checks the region fits the rule (one level,
+ * every output of the reduced shape; on the GPU a block of slices or of column vectors, whose
+ * tile a ticket counts) and emits the kernel: the partials, each tile combined by its last block;
+ * its work counts the combine's operations too. */
 static bool cg_red_split(cg_ctx *cx, cg_red *p) {
-    if (!(p->nlev == 1 && !p->hold && !p->nst && cg_red_split_fits(cx, p, false))) {
+    if (!(p->nlev == 1 && !p->hold && !p->nst && cg_red_split_fits(cx, p, false)) ||
+        (cx->gpu && p->kv <= 1 && p->slices <= 1)) {
         tx_error(cx->diag,
-                 "codegen: reduction region %u: split columns need one stage and outputs of the "
-                 "reduced shape only",
+                 "codegen: reduction region %u: split columns need one stage, outputs of the "
+                 "reduced shape only and (GPU) a block of slices or column vectors",
                  p->region);
         return false;
     }
-    if (!cg_red_emit(cx, p, CG_RED_PARTS)) return false;
-    cx->xtemp = p->ptemp + 1;
-    cx->xtemp_write = false;
-    bool begun = cg_kernel_begin(cx, p->region, "_comb");
-    cx->xtemp = 0;
-    if (begun) /* its work: combining the partials */
-        ir_poly_const(&cx->k->flops, (int64_t)p->nred * p->splits * ir_shape_numel(&p->kept));
-    return begun && cg_red_emit(cx, p, CG_RED_COMBINE);
+    ir_poly comb;
+    ir_poly_const(&comb, (double)p->nred * p->splits * (double)ir_shape_numel(&p->kept));
+    ir_poly_add(&cx->k->flops, &comb);
+    return cg_red_emit(cx, p, CG_RED_PARTS);
 }
 
 /* The body of a begun reduction kernel (levels known), then its end: the region's one kernel, or
- * (phase) the partials or the combine kernel of [reduction.column_blocks]. */
+ * (phase) the kernel of [reduction.column_blocks] or one of [reduction.row_split2]. */
 static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cg_red p = *pp;
-    for (unsigned f = p.kv; phase == CG_RED_COMBINE && cx->gpu && f > 1 && p.slices > 32; f /= 2) {
-        /* The combine kernel on the GPU, one column per thread: at most 32 slices (the slice
-         * combine's unrolled reads), the same threads (twice the columns, half the slices). */
-        p.cols *= 2;
-        p.slices /= 2;
-    }
-    if (phase == CG_RED_COMBINE) p.kv = 1; /* the combine kernel: one column per thread */
     bool colv = p.kv > 1;
     p.nrows = cg_numel(cx, &p.kept);
     p.rowlen = cg_numel(cx, &p.red);
@@ -2441,10 +2505,9 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
         /* column vectors: the threads' kv partials, then one word per thread (cg_red_colv_row) */
         scratch = cg_shared_array(cx, cx->f32, p.threads * (p.kv > 1 ? p.kv + 1 : 1), "red.slices");
     }
-    if (p.rowmode && p.splits > 1) {
-        if (!p.two) p.lastf = cg_shared_array(cx, cx->i32, 1, "red.last");
-        p.chunk = cg_program_id(cx, 1);
-    }
+    if (p.splits > 1 && !p.two) /* a split row's or column tile's ticket flag */
+        p.lastf = cg_shared_array(cx, cx->i32, 1, "red.last");
+    if (p.rowmode && p.splits > 1) p.chunk = cg_program_id(cx, 1);
     if (p.cluster > 1) {
         p.xslot = p.pgrid && cx->gpu
                       ? cg_shared_array(cx, cx->i64, 2 * CG_RED_XSLOTS, "red.cluster")
@@ -2490,6 +2553,7 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     if (p.pgrid) cg_red_persist_begin(cx, &p, start, step);
     cg_loop l;
     LLVMValueRef row = cg_loop_begin(cx, &l, start, end, step, "row");
+    p.tile = row;
     if (p.slices > 1 && !colv) {
         LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
         LLVMValueRef cols = cg_i64(cx, p.cols);
@@ -2513,7 +2577,6 @@ static bool cg_red_emit(cg_ctx *cx, cg_red *pp, int phase) {
     cx->nmemo = 0;
     bool ok = colv                        ? cg_red_colv_row(cx, &p, row, scratch, phase)
               : phase == CG_RED_PARTS     ? cg_red_part_row(cx, &p, row, scratch)
-              : phase == CG_RED_COMBINE   ? cg_red_comb_row(cx, &p, row, scratch)
               : phase == CG_RED_STATS     ? cg_red_stats_row(cx, &p, row, scratch)
               : phase == CG_RED_NORM      ? cg_red_norm_row(cx, &p, row, scratch)
               : p.rowmode && p.splits > 1 ? cg_red_split_row(cx, &p, row, scratch)

@@ -2330,15 +2330,33 @@ static void explain_schedule(pass_ctx *c, const ir_graph *g, const pass_index *i
         pass_region_key(g, ix, r, key);
         e = pass_tune_find(c->tune, key, pass_ctx_gpu(c)->name, &stale);
     }
-    fprintf(c->explain, "k%u: [%s] %s%schosen by %s", r, pass_schedule_name(rg->sched.id),
-            par ? par : "", par ? " " : "",
-            e ? "measurement (txc tune)" : "the model (no tuning measurement)");
+    pass_candidate cand[4];
+    unsigned n = pass_schedule_candidates(g, ix, r, pass_ctx_gpu(c), budget, cand, 4);
+    char rwhy[256] = "";
+    if (!e && rg->sched.source != IR_SCHED_MEASURED) {
+        pass_sched_facts sf;
+        pass_schedule_facts(g, ix, r, pass_ctx_gpu(c), budget, &sf);
+        pass_schedule_rule_why(&sf, &rg->sched, rwhy, sizeof rwhy);
+    }
+    bool faster = false; /* a runner-up the model predicts faster than the rule's choice */
+    for (unsigned i = 0; i < n && pc->concrete; i++)
+        faster |= !pass_schedule_eq(&cand[i].s, &rg->sched) &&
+                  cand[i].predicted_us < pc->predicted_us - 1e-9;
+    if (rwhy[0])
+        fprintf(c->explain, "k%u: [%s] %s%schosen by the rule (no tuning measurement): %s%s", r,
+                pass_schedule_name(rg->sched.id), par ? par : "", par ? " " : "", rwhy,
+                faster ? "; the rule does not follow the model's ranking, which predicts a "
+                         "runner-up faster: the model prices the column split's blocks faster "
+                         "than they run (docs/cost-model.md \"Schedules\")"
+                       : "");
+    else
+        fprintf(c->explain, "k%u: [%s] %s%schosen by %s", r, pass_schedule_name(rg->sched.id),
+                par ? par : "", par ? " " : "",
+                e ? "measurement (txc tune)" : "the model (no tuning measurement)");
     if (pc->concrete) fprintf(c->explain, ", predicted %.3f us", pc->predicted_us);
     for (unsigned i = 0; e && i < e->ncand; i++)
         if (pass_schedule_eq(&e->cand[i].s, &rg->sched) && e->cand[i].measured_us >= 0)
             fprintf(c->explain, ", measured %.3f us", e->cand[i].measured_us);
-    pass_candidate cand[4];
-    unsigned n = pass_schedule_candidates(g, ix, r, pass_ctx_gpu(c), budget, cand, 4);
     unsigned shown = 0;
     for (unsigned i = 0; i < n; i++) {
         if (pass_schedule_eq(&cand[i].s, &rg->sched)) continue;

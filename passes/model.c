@@ -12,9 +12,10 @@
 #include <string.h>
 
 enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
-/* The combine kernel of [reduction.column_blocks]: two dependent DRAM round trips (its partials'
- * loads, the partials' stores of the kernel before it becoming visible) at the DRAM's loaded
- * latency (~0.6 us on Hopper; docs/cost-model.md: an assumption, not yet measured). */
+/* A combine kernel (reduction.row_split2, attention's split KV) or a split row's last block
+ * (reduction.row_split): two dependent DRAM round trips (the partials' stores becoming visible or
+ * the fenced ticket, then the partials' loads) at the DRAM's loaded latency (~0.6 us on Hopper;
+ * docs/cost-model.md: an assumption, not yet measured). */
 enum { COMBINE_ROUNDS = 2 };
 /* A kernel's fill and drain: its first loads and the drain of its last stores each wait one DRAM
  * round trip, and a busy SM moves its share of the bytes at no more than its share of the HBM
@@ -424,13 +425,18 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
         if (!m->xpersist)
             m->time_us += m->sync_us + (double)(m->xrows - 1) * FILL_ROUNDS * DRAM_LATENCY_US;
     }
-    /* A second kernel (the column blocks' combine): its launch and COMBINE_ROUNDS dependent DRAM
+    /* A second kernel (row_split2's combine): its launch and COMBINE_ROUNDS dependent DRAM
      * round trips (the partials' loads, then the slice combine) at the true loaded latency. */
     if (m->kernels > 1)
         m->extra_us = (m->kernels - 1) * (gpu->launch_us + COMBINE_ROUNDS * DRAM_LATENCY_US);
     /* A split row's last block (the ticket): after the stream, COMBINE_ROUNDS dependent round
-     * trips (the fenced ticket, then the partials' loads), no launch. */
-    if (m->ticket) m->extra_us += COMBINE_ROUNDS * DRAM_LATENCY_US;
+     * trips (the fenced ticket, then the partials' loads), no launch. A column tile's last block:
+     * one round trip (the fenced ticket), then the tile's partials (comb_bytes) read by one block
+     * at a busy SM's share of the HBM bandwidth, no launch. */
+    if (m->ticket)
+        m->extra_us += m->comb_bytes > 0
+                           ? DRAM_LATENCY_US + m->comb_bytes / (gpu->hbm_GBps / gpu->sms * 1e3)
+                           : COMBINE_ROUNDS * DRAM_LATENCY_US;
     m->time_us += m->extra_us;
 }
 
@@ -700,7 +706,13 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 !m->xpersist                             ? "with nothing in flight: added"
                 : m->sync_us >= m->time_us - m->extra_us ? "barrier bound"
                                                          : "overlapped: under the memory time");
-    if (m->ticket)
+    if (m->ticket && m->comb_bytes > 0)
+        fprintf(out,
+                "  model: + each column tile's last block combines its partials in the same "
+                "kernel (no combine kernel, no launch): %.3f us (1 DRAM round trip of %.1f us: "
+                "the ticket; %.0f B of a tile's partials at 1/%d of %.0f GB/s)\n",
+                m->extra_us, DRAM_LATENCY_US, m->comb_bytes, gpu->sms, gpu->hbm_GBps);
+    else if (m->ticket)
         fprintf(out,
                 "  model: + the last block's combine of the partials: %.3f us (%d DRAM round "
                 "trips of %.1f us: the ticket, the partials)\n",

@@ -894,6 +894,10 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
 /* The schedule the planner's rules choose for a region with facts f (docs/cost-model.md
  * "Schedules": the rule names). */
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s);
+/* Why the rule took schedule s for facts f without weighing the model's ranking of the space,
+ * with its numbers, into buf (cap bytes): true for [reduction.column_blocks] (the column split's
+ * narrowest tile leaves too few blocks); false, buf empty, for the rules that follow the model. */
+bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf, size_t cap);
 /* Every schedule of f's kind valid for the region, in table then parameter order; at most cap
  * written, the count returned (0: the kind has no space or the sizes are unbound). */
 unsigned pass_schedule_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap);
@@ -970,11 +974,15 @@ typedef struct pass_model {
     double inflight;           /* bytes in flight per busy SM */
     double waves;              /* grid / (SMs x per_sm) */
     double bw_GBps;            /* DRAM bandwidth the schedule sustains (<= hbm_GBps) */
-    unsigned kernels;          /* kernels the schedule launches (2: column blocks) */
-    double extra_us;           /* the kernels after the first: launch and latency; a split row's
-                                  combine by its last block (ticket) */
+    unsigned kernels;          /* kernels the schedule launches (2: row_split2) */
+    double extra_us;           /* the kernels after the first: launch and latency; the combine
+                                  of a split row's or column tile's last block (ticket) */
     bool ticket;               /* reduction.row_split: the last block of a row combines the partials
-                                  (COMBINE_ROUNDS dependent DRAM round trips after the stream) */
+                                  (COMBINE_ROUNDS dependent DRAM round trips after the stream);
+                                  reduction.column_blocks: each column tile's last block (one
+                                  round trip, the ticket, then comb_bytes) */
+    double comb_bytes;         /* reduction.column_blocks: the bytes of partials one tile's last
+                                  block reads (at a busy SM's share of the HBM bandwidth) */
     bool unpipelined;          /* its loop keeps one scalar load in flight per thread at the DRAM's
                                   loaded latency (passes/model.c DRAM_LATENCY_US), not the effective
                                   latency of a pipelined stream (mem_latency_us) */

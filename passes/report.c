@@ -144,7 +144,16 @@ static void text_schedule(const pass_rep *r, uint32_t k, FILE *out) {
     if (rg->sched.id == PASS_SCH_NONE) return;
     pass_schedule_str(&rg->sched, b, sizeof b);
     double mine = pass_rep_measured(r, k, &rg->sched);
-    fprintf(out, "  schedule: %s from the %s", b, r->tuned[k] ? "measurement" : "model");
+    char why[256] = "";
+    if (!r->tuned[k]) { /* a rule that does not follow the model's ranking says why */
+        pass_sched_facts f;
+        pass_schedule_facts(r->g, &r->ix, k, r->gpu, r->budget, &f);
+        pass_schedule_rule_why(&f, &rg->sched, why, sizeof why);
+    }
+    if (why[0])
+        fprintf(out, "  schedule: %s from the rule (%s)", b, why);
+    else
+        fprintf(out, "  schedule: %s from the %s", b, r->tuned[k] ? "measurement" : "model");
     if (mine >= 0) fprintf(out, " (measured %.3f us)", mine);
     unsigned shown = 0;
     for (unsigned i = 0; i < r->ncand[k]; i++) {

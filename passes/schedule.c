@@ -811,8 +811,8 @@ static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_mod
  * 128-byte line of the widest row input; at most 128, narrowed to the kept count, not below
  * col_min) by R = 512 / C slices, and the reduced axis cut into `splits` chunks, one grid row each,
  * so that the grid fills BLOCKS_WAVE blocks per SM; each chunk leaves every slice at least 2 groups
- * of SPLIT_MIN_PER elements, and the combine kernel at most BLOCKS_MAX_ROUNDS unrolled groups of 8
- * partials per slice. False when it does not apply (fewer than 2 chunks). */
+ * of SPLIT_MIN_PER elements, and the combine (each tile's last block) at most BLOCKS_MAX_ROUNDS
+ * unrolled groups of 8 partials per slice. False when it does not apply (fewer than 2 chunks). */
 static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     int sms = f->gpu ? f->gpu->sms : 0;
     if (f->kind != IR_RK_REDUCTION || !f->column || f->stages != 1 || f->rext <= 0 ||
@@ -835,8 +835,23 @@ static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     return true;
 }
 
+bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf,
+                            size_t cap) {
+    if (cap) buf[0] = 0;
+    int sms = f->gpu ? f->gpu->sms : 0;
+    if (s->id != PASS_SCH_REDUCTION_COLUMN_BLOCKS || sms <= 0 || f->rows <= 0 || !cap) return false;
+    int64_t v = col_vec(f), cmin = col_min(f, v), c = COL_THREADS; /* as blocks_rule */
+    while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
+    snprintf(buf, cap,
+             "the column split's narrowest tile (%lld x vec %lld of %lld kept elements) gives %lld "
+             "block%s, fewer than 2 x %d SMs",
+             (long long)c, (long long)v, (long long)f->rows, (long long)cdiv(f->rows, c * v),
+             cdiv(f->rows, c * v) == 1 ? "" : "s", sms);
+    return true;
+}
+
 /* reduction.column_blocks(cols, slices, splits, vec): the rule's block only (blocks_rule); its
- * combine kernel's unrolling is sized for that split count. */
+ * last blocks' combine unrolling is sized for that split count. */
 static unsigned blocks_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     ir_schedule s;
     if (!f->concrete || cap == 0 || !blocks_rule(f, &s)) return 0;
@@ -847,10 +862,15 @@ static void blocks_plan(ir_region *rg, const pass_sched_facts *f, const ir_sched
     split_plan(rg, f, s);
     rg->splits = (uint32_t)s->p[2];
 }
+/* The column split's block over tiles x splits blocks, and each tile's last block combining the
+ * tile's partials (codegen/reduction.c cg_red_col_last): f32 words of its reductions x splits x
+ * cols x vec kept elements. */
 static bool blocks_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
     if (!split_model(f, rg, m)) return false;
+    int64_t v = rg->sched.p[3] > 1 ? rg->sched.p[3] : 1;
     m->grid *= rg->sched.p[2];
-    m->kernels = 2;
+    m->ticket = true;
+    m->comb_bytes = 4.0 * (f->nred > 0 ? f->nred : 1) * rg->sched.p[2] * rg->sched.p[0] * v;
     return true;
 }
 

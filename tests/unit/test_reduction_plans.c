@@ -868,6 +868,111 @@ static void test_column_ragged(void **s) {
         }
 }
 
+static const char *COLSTATS = /* four reductions of one region, an epilogue on the mean */
+    "fn f(x: f32[M, N]) -> (f32[N], f32[N], f32[N], f32[N]) {\n"
+    "  return sum(x, axis=0), max(x, axis=0), mean(x * 2, axis=0) + 1, min(x, axis=0)\n}\n";
+static const char *COLMIN_I32 =
+    "fn f(x: i32[M, N]) -> (i32[N], i32[N]) { return sum(x, axis=0), min(x, axis=0) }\n";
+static const char *COLMEAN = "fn f(x: f32[M, N]) -> f32[N] { return mean(x, axis=0) }\n";
+static const char *MIDMAX = "fn f(x: f32[16, M, N]) -> f32[16, N] { return max(x, axis=1) }\n";
+
+/* [reduction.column_blocks] is one kernel: each column tile's last block combines the partials.
+ * The host JIT (its programs concurrent, the same tickets) against the interpreter at ragged
+ * sizes (rows not a multiple of the slices or of the chunks, columns not a multiple of the
+ * vector width, one chunk shorter), every value negative for the max (a partial read before it
+ * is stored, or a missing one, would win), and run twice on the same workspace (TX_HOST_RUNS=2:
+ * the outputs poisoned before the second run, whose tickets start from the first run's reset;
+ * without the reset no block of the second run combines); a row_split case checks the same of
+ * its tickets. */
+static void test_column_blocks_fused(void **s) {
+    (void)s;
+    static const struct {
+        const char **src;
+        int64_t m, n;
+    } cases[] = {
+        {&COLMAX, 513, 37},      /* 2 chunks, scalar columns: 2 tiles of 32, the last ragged */
+        {&COLSTATS, 100003, 16}, /* rows of 16: 4 x vec 4, 48 chunks */
+        {&COLSTATS, 600, 2103},  /* 2103 columns: vec 1 */
+        {&COLSTATS, 600, 8416},  /* vec 4, 66 tiles */
+        {&COLMEAN_BF16, 4096, 1000}, {&COLMIN_I32, 5000, 3}, /* 3 columns of 8 x 64 slices */
+        {&COLMEAN, 20011, 45},                               /* a prime length */
+        {&ROWSUM, 3, 65537},                                 /* row_split's tickets */
+    };
+    for (int runs = 1; runs <= 2; runs++) {
+        setenv("TX_HOST_RUNS", runs == 2 ? "2" : "1", 1);
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            const char *src = *cases[i].src;
+            fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
+            ir_graph *raw, *g = plan(src, defs, 2, 0, &raw);
+            const ir_region *r = the_reduction(g);
+            assert_int_equal(r->sched.id, src == ROWSUM ? PASS_SCH_REDUCTION_ROW_SPLIT
+                                                        : PASS_SCH_REDUCTION_COLUMN_BLOCKS);
+            assert_true(r->splits >= 2);
+            run_compare(g, raw, src, cases[i].m, cases[i].n, NULL, 130 + i);
+            if (src == COLMAX || src == COLSTATS)
+                run_compare(g, raw, src, cases[i].m, cases[i].n, fill_negative, 150 + i);
+            ir_graph_free(g);
+            ir_graph_free(raw);
+        }
+    }
+    unsetenv("TX_HOST_RUNS");
+}
+
+/* PTX of [reduction.column_blocks] (sm_90 and sm_80): one kernel of grid tiles x splits, the
+ * ticket's fence and atomic, the volatile loads of the partials, a zeroed workspace of one
+ * ticket a tile in the manifest; ptxas assembles it without spills (colmean [1048576, 16],
+ * midmax [16, 8191, 129] and a ragged vector case). */
+static void test_column_blocks_ptx(void **s) {
+    (void)s;
+    const char *srcs[] = {COLMEAN, MIDMAX, COLSUM, COLMEAN_BF16};
+    const int64_t mn[][2] = {{1048576, 16}, {8191, 129}, {100003, 16}, {4099, 1000}};
+    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
+        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
+        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
+        const ir_region *r = the_reduction(g);
+        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_COLUMN_BLOCKS);
+        for (int t = 0; t < 2; t++) {
+            tx_diag d;
+            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
+            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
+            assert_non_null(p);
+            size_t len = 0;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(ptx);
+            assert_int_equal(cg_program_nkernels(p), 1);
+            assert_non_null(strstr(ptx, "fence.acq_rel.gpu"));
+            assert_non_null(strstr(ptx, "atom.relaxed.gpu.global.add.u32"));
+            assert_non_null(strstr(ptx, "ld.volatile.global"));
+            int64_t syms[2] = {mn[i][0], mn[i][1]};
+            unsigned grid[3], block[3], smem;
+            assert_true(cg_kernel_geometry(p, 0, syms, grid, block, &smem));
+            int64_t kept = srcs[i] == MIDMAX ? 16 * mn[i][1] : mn[i][1];
+            int64_t v = r->sched.p[3] > 1 ? r->sched.p[3] : 1, tc = r->sched.p[0] * v;
+            assert_int_equal(grid[0], (kept + tc - 1) / tc);
+            assert_int_equal(grid[1], r->splits);
+            assert_int_equal(block[0], r->threads);
+            char *mbuf = NULL;
+            size_t mlen = 0;
+            FILE *mf = open_memstream(&mbuf, &mlen);
+            assert_non_null(mf);
+            assert_true(cg_manifest_write(p, mf));
+            fclose(mf);
+            assert_non_null(strstr(mbuf, "\"zero\": true"));
+            free(mbuf);
+            tk_ptxas_stats st;
+            int rc = tk_ptxas_stats_of(ptx, len, t ? "sm_80" : "sm_90", &st);
+            if (rc >= 0) {
+                assert_int_equal(rc, 0);
+                if (st.spill > 0)
+                    fprintf(stderr, "%s: %d bytes of spill stores\n", srcs[i], st.spill);
+                assert_true(st.spill <= 0);
+            }
+            cg_program_free(p);
+        }
+        ir_graph_free(g);
+    }
+}
+
 /* Without clusters (the A100) few long streamed rows get 1024 threads: reduction.row_few. */
 static void test_row_few(void **s) {
     (void)s;
@@ -1052,6 +1157,8 @@ int main(void) {
         cmocka_unit_test(test_column_ragged),
         cmocka_unit_test(test_row_split),
         cmocka_unit_test(test_row_split_ptx),
+        cmocka_unit_test(test_column_blocks_fused),
+        cmocka_unit_test(test_column_blocks_ptx),
         cmocka_unit_test(test_row_split2),
         cmocka_unit_test(test_row_split2_ptx),
         cmocka_unit_test(test_fusion_guard),
