@@ -556,7 +556,8 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
  * an output element is 2 bytes (16-bit) or 4 (f32) of HBM; at the model's rates for an H200
  * (4800 GB/s; 132 SMs x 128 lanes x 1.98 GHz) that leaves about 14 or 28 instructions per
  * element before issue binds. At K <= 8 the f32 sum stays bound by its stores and the 16-bit one
- * within about 2.7x of them ([8191, 8] @ [8, 4099] bf16: 38.3 us predicted, 14.0 us of HBM),
+ * within about 3x of them ([8191, 8] @ [8, 4099] bf16: 30.2 us predicted, 14.0 us of HBM; the
+ * model does not charge the convert inside b's promoted multiply, about 4 us more there),
  * with the epilogue (bias, activation) in the same kernel and every store coalesced; the SIMT
  * GEMM's single k step of one tile (8 x 8 outputs a thread) measured 165 us for K = 7 with its
  * sigmoid epilogue on the H200. Above 8 the unrolled sum's issue grows past the SIMT kernel's,
