@@ -549,6 +549,189 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
     return nb > 0;
 }
 
+/* [simplify.small_k] unrolls products of a bound contraction extent up to this. The pointwise
+ * form reads 2K operand elements for each output element (a[i, k] and b[k, j]; the operands are
+ * N / K and M / K times smaller than the output, so they come from L1 / L2) and issues about 4K
+ * instructions for it (two converts of 16-bit operands, a multiply, an add per k). The store of
+ * an output element is 2 bytes (16-bit) or 4 (f32) of HBM; at the model's rates for an H200
+ * (4800 GB/s; 132 SMs x 128 lanes x 1.98 GHz) that leaves about 14 or 28 instructions per
+ * element before issue binds. At K <= 8 the f32 sum stays bound by its stores and the 16-bit one
+ * within about 3x of them ([8191, 8] @ [8, 4099] bf16: 30.2 us predicted, 14.0 us of HBM; the
+ * model does not charge the convert inside b's promoted multiply, about 4 us more there),
+ * with the epilogue (bias, activation) in the same kernel and every store coalesced; the SIMT
+ * GEMM's single k step of one tile (8 x 8 outputs a thread) measured 165 us for K = 7 with its
+ * sigmoid epilogue on the H200. Above 8 the unrolled sum's issue grows past the SIMT kernel's,
+ * whose register tile reuses each loaded operand 8 times. */
+enum { SIMP_SMALL_K_MAX = 8 };
+
+/* Nodes appended by a rewrite: before[j] is the node the j-th appended node is to be placed
+ * before (pass_place_appended). */
+typedef struct simp_placed {
+    ir_id *before;
+    uint32_t n, cap;
+} simp_placed;
+
+/* Records that node id, just appended, goes before node i, and gives it i's location. */
+static ir_id placed_at(ir_graph *g, simp_placed *p, ir_id id, ir_id i) {
+    if (p->n >= p->cap)
+        p->before = ir_xrealloc(p->before, (p->cap = 2 * p->cap + 16) * sizeof *p->before);
+    p->before[p->n++] = i;
+    g->nodes[id].line = g->nodes[i].line, g->nodes[id].col = g->nodes[i].col;
+    return id;
+}
+
+/* x converted to f32 (x itself when it is f32), appended before node i. */
+static ir_id f32_of(ir_graph *g, simp_placed *p, ir_id x, ir_id i) {
+    if (g->nodes[x].dtype == IR_F32) return x;
+    return placed_at(g, p, ir_add_cast(g, x, IR_F32), i);
+}
+
+/* Whether product m may be one of the two products of an attention pattern softmax(F(q @ kT)) @ v,
+ * which the fuser recognises and plans as one kernel: m's value reaches the A operand of another
+ * product through elementwise nodes, views and at least one reduction (the softmax's max and
+ * sum), or m's A operand is reached that way from another product. A walk over u (users) forward
+ * and over inputs backward; each node is visited at most twice (without, then with a reduction
+ * passed). */
+static bool attention_product(const ir_graph *g, const ir_uses *u, ir_id m) {
+    const unsigned mask = IR_T_ELEM | IR_T_VIEW | IR_T_REDUCE;
+    uint8_t *seen = ir_xcalloc(g->n, 1);
+    ir_id *st = ir_xmalloc(2 * (size_t)g->n * sizeof *st);
+    uint8_t *sb = ir_xmalloc(2 * (size_t)g->n);
+    bool found = false;
+    for (int dir = 0; dir < 2 && !found; dir++) { /* 0: forward from m, 1: backward from A */
+        unsigned sp = 0;
+        memset(seen, 0, g->n);
+        st[sp] = dir ? ir_in(g, &g->nodes[m], 0) : m, sb[sp++] = 1;
+        seen[st[0]] = 1;
+        while (sp && !found) {
+            ir_id y = st[--sp];
+            uint8_t bits = sb[sp];
+            const ir_node *n = &g->nodes[y];
+            if (y != m && n->op == IR_OP_MATMUL) {
+                found = dir == 1 && (bits & 2);
+                continue;
+            }
+            if (y != m && !(ir_op_traits((ir_op)n->op) & mask)) continue;
+            if (ir_op_traits((ir_op)n->op) & IR_T_REDUCE) bits |= 2;
+            unsigned cnt = dir ? n->nin : ir_nuses(u, y);
+            for (unsigned k = 0; k < cnt && !found; k++) {
+                ir_id z = dir ? ir_in(g, n, k) : u->ids[u->start[y] + k];
+                if (!dir && g->nodes[z].op == IR_OP_MATMUL && z != m) {
+                    found = (bits & 2) && ir_in(g, &g->nodes[z], 0) == y;
+                    continue;
+                }
+                if ((seen[z] | bits) == seen[z]) continue;
+                seen[z] |= bits;
+                st[sp] = z, sb[sp++] = bits;
+            }
+        }
+    }
+    free(seen);
+    free(st);
+    free(sb);
+    return found;
+}
+
+/* [simplify.small_k]: product i = a @ b of float dtype with a bound K, 1 <= K <= SIMP_SMALL_K_MAX,
+ * as sum_k f32(a[..., :, k:k+1]) * b[..., k:k+1, :] added in k order in f32, converted to i's
+ * dtype once (the product's own rounding of its f32 sum); the leading dims broadcast as the
+ * product's do. b's slices are not cast: the f32 multiply converts its f16/bf16 operand exactly
+ * (promotion), so no value of b's shape but a view of b itself is made. Appends the nodes before
+ * i; returns the last. */
+static ir_id small_k_form(ir_graph *g, simp_placed *p, ir_id i) {
+    ir_id a = ir_in(g, &g->nodes[i], 0), b = ir_in(g, &g->nodes[i], 1), acc = IR_NONE;
+    int ra = g->nodes[a].shape.rank, rb = g->nodes[b].shape.rank;
+    int64_t kn = g->nodes[a].shape.dim[ra - 1];
+    ir_dtype dt = (ir_dtype)g->nodes[i].dtype;
+    for (int64_t k = 0; k < kn; k++) {
+        ir_id ak = f32_of(g, p, placed_at(g, p, ir_add_slice(g, a, ra - 1, k, k + 1), i), i);
+        ir_id bk = placed_at(g, p, ir_add_slice(g, b, rb - 2, k, k + 1), i);
+        ir_id t = placed_at(g, p, ir_add_binary(g, IR_OP_MUL, ak, bk), i);
+        acc = acc == IR_NONE ? t : placed_at(g, p, ir_add_binary(g, IR_OP_ADD, acc, t), i);
+    }
+    return dt == IR_F32 ? acc : placed_at(g, p, ir_add_cast(g, acc, dt), i);
+}
+
+/* [simplify.matvec]: product i = a @ b of float dtype with b [..., K, 1] as the row reduction
+ * sum(f32(a) * reshape(b, [..., 1, K]), axis=-1, keepdim) converted to i's dtype once (the f32
+ * multiply converts b's elements exactly; b's reshape is a view the reduction reads in place).
+ * Appends the nodes before i; returns the last. */
+static ir_id matvec_form(ir_graph *g, simp_placed *p, ir_id i) {
+    ir_id a = ir_in(g, &g->nodes[i], 0), b = ir_in(g, &g->nodes[i], 1);
+    ir_shape bs = g->nodes[b].shape;
+    int r = g->nodes[i].shape.rank;
+    bs.dim[bs.rank - 1] = bs.dim[bs.rank - 2], bs.dim[bs.rank - 2] = 1;
+    ir_id bt = placed_at(g, p, ir_add_reshape(g, b, &bs), i);
+    ir_id t = placed_at(g, p, ir_add_binary(g, IR_OP_MUL, f32_of(g, p, a, i), bt), i);
+    ir_id s = placed_at(g, p, ir_add_reduce(g, IR_OP_SUM, t, 1u << (r - 1), true), i);
+    ir_dtype dt = (ir_dtype)g->nodes[i].dtype;
+    return dt == IR_F32 ? s : placed_at(g, p, ir_add_cast(g, s, dt), i);
+}
+
+/* Which degenerate-product rule applies to node i: 1 [simplify.small_k], 2 [simplify.matvec],
+ * 0 none (not a float product, K unbound or 0, or neither K small nor N = 1). */
+static int degenerate_rule(const ir_graph *g, ir_id i) {
+    const ir_node *n = &g->nodes[i];
+    if (n->op != IR_OP_MATMUL || !ir_dtype_is_float((ir_dtype)n->dtype)) return 0;
+    const ir_node *a = &g->nodes[ir_in(g, n, 0)];
+    ir_dim k = a->shape.dim[a->shape.rank - 1], cols = n->shape.dim[n->shape.rank - 1];
+    if (!IR_DIM_IS_SYM(k) && k >= 1 && k <= SIMP_SMALL_K_MAX) return 1;
+    return cols == 1 && k != 0 ? 2 : 0;
+}
+
+/* Says degenerate-product rewrite `rule` of product i into node `to` on c->explain. */
+static void explain_degenerate(const ir_graph *g, pass_ctx *c, ir_id i, int rule, ir_id to) {
+    if (!c || !c->explain) return;
+    const ir_node *n = &g->nodes[i];
+    ir_id a = ir_in(g, n, 0), b = ir_in(g, n, 1);
+    char sa[128], sb[128];
+    ir_shape_str(g, &g->nodes[a].shape, sa, sizeof sa);
+    ir_shape_str(g, &g->nodes[b].shape, sb, sizeof sb);
+    const ir_shape *as = &g->nodes[a].shape;
+    long long kn = (long long)as->dim[as->rank - 1];
+    if (rule == 1)
+        fprintf(c->explain,
+                "simplify: [simplify.small_k] %%%u = %%%u %s @ %%%u %s: K = %lld <= %d: the sum "
+                "of %lld broadcast f32 products a[..., :, k] * b[..., k, :] in k order, "
+                "rounded to %s once (%%%u; a pointwise kernel reading %lld operand elements per "
+                "output element from cache instead of a GEMM tile of one k step)\n",
+                i, a, sa, b, sb, kn, SIMP_SMALL_K_MAX, kn, ir_dtype_name((ir_dtype)n->dtype), to,
+                2 * kn);
+    else
+        fprintf(
+            c->explain,
+            "simplify: [simplify.matvec] %%%u = %%%u %s @ %%%u %s: N = 1: sum over the last "
+            "axis of the f32 products a * (b as a row), keepdim, rounded to %s once (%%%u; a row "
+            "reduction reading a once instead of a GEMM tile with 1 column of its N used)\n",
+            i, a, sa, b, sb, ir_dtype_name((ir_dtype)n->dtype), to);
+}
+
+/* [simplify.small_k] and [simplify.matvec] on every product of g that degenerate_rule picks and
+ * that is not an attention product (attention_product): the product's users and name move to the
+ * new form, placed before it (the product is left for dce). Says each rewrite on c->explain.
+ * Returns true when one happened. */
+static bool degenerate_products(ir_graph *g, pass_ctx *c) {
+    ir_uses u;
+    if (!ir_uses_build(g, &u)) return false;
+    uint32_t n0 = g->n;
+    simp_placed p = {0};
+    bool changed = false;
+    for (ir_id i = 0; i < n0; i++) {
+        int rule = degenerate_rule(g, i);
+        if (!rule || !ir_nuses(&u, i)) continue;
+        if (attention_product(g, &u, i)) continue;
+        ir_id q = rule == 1 ? small_k_form(g, &p, i) : matvec_form(g, &p, i);
+        g->nodes[q].name = g->nodes[i].name, g->nodes[i].name = 0;
+        ir_replace_uses(g, i, q);
+        explain_degenerate(g, c, i, rule, q);
+        changed = true;
+    }
+    ir_uses_free(&u);
+    pass_place_appended(g, n0, p.before);
+    free(p.before);
+    return changed;
+}
+
 /* Points node i's inputs at their forwarded values. */
 static void apply_forwards(simp *s, ir_id i) {
     ir_node *n = &s->g->nodes[i];
@@ -566,6 +749,7 @@ static void apply_forwards(simp *s, ir_id i) {
  * happened. */
 bool pass_simplify(ir_graph *g, pass_ctx *c) {
     bool sliced = slice_products(g, c);
+    sliced |= degenerate_products(g, c);
     simp s = {g, c, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1), NULL, g->n, g->n};
     for (ir_id i = 0; i < g->n; i++) s.fwd[i] = i;
     bool changed = sliced;

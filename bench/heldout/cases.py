@@ -2198,8 +2198,7 @@ def ref_tiny_k(a, d):
 case("gemm_tiny_k", [dict(N=7), dict(N=1)], dict(N=65536),
      [("xyz", ("N", 3), "f32", "n"), ("w1", (3, 64), "f32", "n"), ("b1", (64,), "f32", "n"), ("t", ("N", 1), "f32", "big"),
       ("freqs", (1, 16), "f32", "unit"), ("h", ("N", 512), "bf16", "n"), ("wv", (512, 1), "bf16", "w")],
-     ref_tiny_k, lambda xyz, w1, b1, t, freqs, h, wv, d: (T().relu(xyz @ w1 + b1), T().sin(t @ freqs), h @ wv),
-     mma_sync=True)
+     ref_tiny_k, lambda xyz, w1, b1, t, freqs, h, wv, d: (T().relu(xyz @ w1 + b1), T().sin(t @ freqs), h @ wv))
 
 
 def np_t5_bucket(q, k):

@@ -4,8 +4,9 @@
 #    long (K >> M, N; ragged M, N, K; x @ w^T, A^T @ B, a batch) plan split-K ranks over a
 #    cluster: --explain names the rule with its numbers, the manifest's template says skN with
 #    "cluster": [1, N, 1]; a product that fills the GPU does not split;
-#  - [matmul.simt.small_k]: bf16 products of K = 1, 3, 7, 13 plan the SIMT kernel (no staging
-#    kernel, no wgmma), K = 64 stays on tensor cores;
+#  - [matmul.simt.small_k]: bf16 products of K = 9, 13 plan the SIMT kernel (no staging kernel,
+#    no wgmma; K <= 8 is [simplify.small_k]'s pointwise sum: degenerate_gemm.sh), K = 16 and 64
+#    stay on tensor cores;
 #  - ptxas -arch=sm_90a accepts every kernel of those plans;
 #  - `txc run --device=cpu` (the host path sums the split ranks' k ranges in the GPU's order)
 #    agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
@@ -21,8 +22,7 @@ cases=(
   "mm_tn|M=100 N=300 K=2000|splitk|1"
   "bmm|B=2 M=70 N=33 K=3000|splitk|1"
   "mm|M=2048 N=2048 K=2048|simt|0"
-  "small_k|M=300 N=257 K=1|small_k|1"
-  "small_k|M=130 N=77 K=3|small_k|1"
+  "small_k|M=300 N=257 K=9|small_k|1"
   "small_k|M=257 N=130 K=13|small_k|1"
   "small_k|M=300 N=264 K=16|wgmma|0"
   "small_k|M=300 N=264 K=64|wgmma|0"

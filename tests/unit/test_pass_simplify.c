@@ -354,14 +354,15 @@ static void test_iota_extreme(void **state) {
 }
 
 /* [simplify.slice_of_product] with a row-broadcast bias: slice(x @ w + b) becomes
- * x @ slice(w) + slice(b); a bias of the product's full shape is left alone. */
+ * x @ slice(w) + slice(b); a bias of the product's full shape is left alone. K = 16 keeps the
+ * sliced products ([simplify.small_k] unrolls K <= 8). */
 static void test_slice_of_biased_product(void **state) {
     (void)state;
     for (int full = 0; full < 2; full++) {
         fixture f;
         fixture_init(&f);
         ir_graph *g = ir_graph_new("t", NULL);
-        const ir_shape sx = {2, {4, 8}}, sw = {2, {8, 16}}, sb = {1, {16}}, sbf = {2, {4, 16}};
+        const ir_shape sx = {2, {4, 16}}, sw = {2, {16, 16}}, sb = {1, {16}}, sbf = {2, {4, 16}};
         ir_id x = ir_add_input(g, "x", IR_F16, &sx), w = ir_add_input(g, "w", IR_F16, &sw);
         ir_id b = ir_add_input(g, "b", IR_F16, full ? &sbf : &sb);
         ir_id p = ir_add_binary(g, IR_OP_ADD, ir_add_matmul(g, x, w), b);
@@ -393,6 +394,142 @@ static void test_slice_of_biased_product(void **state) {
     }
 }
 
+/* The node a chain of casts ends at (n itself when it is no cast). */
+static const ir_node *uncast(const ir_graph *g, const ir_node *n) {
+    while (n->op == IR_OP_CAST) n = &g->nodes[ir_in(g, n, 0)];
+    return n;
+}
+
+/* [simplify.small_k]: bf16 [2, 1, 5, 3] @ [4, 3, 6] (batch dims broadcast) becomes one cast to
+ * bf16 of ((p0 + p1) + p2), p_k = f32(a[..., k:k+1]) * b[..., k:k+1, :] (f32) of the product's
+ * shape [2, 4, 5, 6]; the products at K = 9, at an unbound K and of i32 stay. */
+static void test_small_k(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    const ir_shape sa = {4, {2, 1, 5, 3}}, sb = {3, {4, 3, 6}}, s9 = {2, {5, 9}}, s96 = {2, {9, 6}};
+    const ir_shape sk = {2, {5, IR_DIM_SYM(ir_sym_get(g, "K"))}};
+    const ir_shape sk6 = {2, {IR_DIM_SYM(ir_sym_get(g, "K")), 6}}, si = {2, {5, 3}},
+                   si6 = {2, {3, 6}};
+    ir_id a = ir_add_input(g, "a", IR_BF16, &sa), b = ir_add_input(g, "b", IR_BF16, &sb);
+    ir_id a9 = ir_add_input(g, "a9", IR_F32, &s9), b9 = ir_add_input(g, "b9", IR_F32, &s96);
+    ir_id ak = ir_add_input(g, "ak", IR_F32, &sk), bk = ir_add_input(g, "bk", IR_F32, &sk6);
+    ir_id ai = ir_add_input(g, "ai", IR_I32, &si), bi = ir_add_input(g, "bi", IR_I32, &si6);
+    ir_id outs[4] = {ir_add_matmul(g, a, b), ir_add_matmul(g, a9, b9), ir_add_matmul(g, ak, bk),
+                     ir_add_matmul(g, ai, bi)};
+    ir_add_output(g, outs, 4);
+    assert_true(run_simplify(g, &f));
+    const ir_shape so = {4, {2, 4, 5, 6}};
+    const ir_node *o = out_in(g, 0);
+    assert_int_equal(o->op, IR_OP_CAST);
+    assert_int_equal(o->dtype, IR_BF16);
+    assert_true(ir_shape_eq(&o->shape, &so));
+    const ir_node *acc = &g->nodes[ir_in(g, o, 0)];
+    for (int k = 2; k >= 0; k--) {
+        const ir_node *t = acc;
+        if (k > 0) {
+            assert_int_equal(acc->op, IR_OP_ADD);
+            t = &g->nodes[ir_in(g, acc, 1)];
+            acc = &g->nodes[ir_in(g, acc, 0)];
+        }
+        assert_int_equal(t->op, IR_OP_MUL);
+        assert_int_equal(t->dtype, IR_F32);
+        assert_true(ir_shape_eq(&t->shape, &so));
+        for (unsigned s = 0; s < 2; s++) { /* f32(a's slice) * b's slice (promoted) */
+            const ir_node *c = &g->nodes[ir_in(g, t, s)];
+            assert_int_equal(c->op, s ? IR_OP_SLICE : IR_OP_CAST);
+            assert_int_equal(c->dtype, s ? IR_BF16 : IR_F32);
+            const ir_node *sl = s ? c : &g->nodes[ir_in(g, c, 0)];
+            assert_int_equal(sl->op, IR_OP_SLICE);
+            assert_int_equal(ir_in(g, sl, 0), s ? b : a);
+            assert_int_equal(sl->a.slice.axis, s ? 1 : 3);
+            assert_int_equal(sl->a.slice.start, k);
+            assert_int_equal(sl->a.slice.stop, k + 1);
+        }
+    }
+    for (unsigned k = 1; k < 4; k++) assert_int_equal(out_in(g, k)->op, IR_OP_MATMUL);
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
+/* [simplify.matvec]: h bf16 [3, 7, 64] @ w bf16 [64, 1] becomes cast(sum(f32(h) *
+ * reshape(w, [1, 64]), axis=-1, keepdim), bf16) of shape [3, 7, 1], as does an unbound K;
+ * a small K takes [simplify.small_k] first, N = 2 stays a product. */
+static void test_matvec(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_dim kd = IR_DIM_SYM(ir_sym_get(g, "K"));
+    const ir_shape sh = {3, {3, 7, 64}}, sw = {2, {64, 1}}, sw2 = {2, {64, 2}};
+    const ir_shape sk = {2, {7, kd}}, sk1 = {2, {kd, 1}}, s3 = {2, {7, 3}}, s31 = {2, {3, 1}};
+    ir_id h = ir_add_input(g, "h", IR_BF16, &sh), w = ir_add_input(g, "w", IR_BF16, &sw);
+    ir_id w2 = ir_add_input(g, "w2", IR_BF16, &sw2), ak = ir_add_input(g, "ak", IR_F32, &sk);
+    ir_id bk = ir_add_input(g, "bk", IR_F32, &sk1), a3 = ir_add_input(g, "a3", IR_F32, &s3);
+    ir_id b3 = ir_add_input(g, "b3", IR_F32, &s31);
+    ir_id outs[4] = {ir_add_matmul(g, h, w), ir_add_matmul(g, ak, bk), ir_add_matmul(g, h, w2),
+                     ir_add_matmul(g, a3, b3)};
+    ir_add_output(g, outs, 4);
+    assert_true(run_simplify(g, &f));
+    const ir_shape so = {3, {3, 7, 1}}, srow = {2, {1, 64}};
+    const ir_node *o = out_in(g, 0);
+    assert_int_equal(o->op, IR_OP_CAST);
+    assert_int_equal(o->dtype, IR_BF16);
+    assert_true(ir_shape_eq(&o->shape, &so));
+    const ir_node *r = &g->nodes[ir_in(g, o, 0)];
+    assert_int_equal(r->op, IR_OP_SUM);
+    assert_int_equal(r->a.red.axes, 1u << 2);
+    assert_true(r->a.red.keepdim);
+    const ir_node *t = &g->nodes[ir_in(g, r, 0)];
+    assert_int_equal(t->op, IR_OP_MUL);
+    assert_int_equal(t->dtype, IR_F32);
+    assert_int_equal(uncast(g, &g->nodes[ir_in(g, t, 0)]) - g->nodes, h);
+    const ir_node *wr = &g->nodes[ir_in(g, t, 1)];
+    assert_int_equal(wr->op, IR_OP_RESHAPE);
+    assert_true(ir_shape_eq(&wr->shape, &srow));
+    assert_int_equal(ir_in(g, wr, 0), w);
+    const ir_node *o1 = out_in(g, 1);
+    assert_int_equal(o1->op, IR_OP_SUM); /* f32: no cast */
+    assert_int_equal(o1->dtype, IR_F32);
+    assert_int_equal(out_in(g, 2)->op, IR_OP_MATMUL);
+    assert_int_equal(out_in(g, 3)->op, IR_OP_ADD); /* K = 3: the unrolled sum */
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
+/* softmax(q @ kT) @ v at head dim 7 and value dim 1 keeps both products (the fuser's attention
+ * pattern), while relu(x @ w1) @ w2 (no reduction between) still unrolls its K = 3 product. */
+static void test_degenerate_attention_kept(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    const ir_shape sq = {2, {16, 7}}, sk = {2, {7, 16}}, sv = {2, {16, 1}};
+    const ir_shape sx = {2, {16, 3}}, s1 = {2, {3, 32}}, s2 = {2, {32, 4}};
+    ir_id q = ir_add_input(g, "q", IR_F32, &sq), kt = ir_add_input(g, "kt", IR_F32, &sk);
+    ir_id v = ir_add_input(g, "v", IR_F32, &sv), x = ir_add_input(g, "x", IR_F32, &sx);
+    ir_id w1 = ir_add_input(g, "w1", IR_F32, &s1), w2 = ir_add_input(g, "w2", IR_F32, &s2);
+    ir_id s = ir_add_matmul(g, q, kt);
+    ir_id e = ir_add_unary(
+        g, IR_OP_EXP, ir_add_binary(g, IR_OP_SUB, s, ir_add_reduce(g, IR_OP_MAX, s, 2u, true)));
+    ir_id p = ir_add_binary(g, IR_OP_DIV, e, ir_add_reduce(g, IR_OP_SUM, e, 2u, true));
+    ir_id outs[2] = {ir_add_matmul(g, p, v),
+                     ir_add_matmul(g, ir_add_unary(g, IR_OP_RELU, ir_add_matmul(g, x, w1)), w2)};
+    ir_add_output(g, outs, 2);
+    assert_true(run_simplify(g, &f));
+    const ir_node *o = out_in(g, 0), *o2 = out_in(g, 1);
+    assert_int_equal(o->op, IR_OP_MATMUL);
+    const ir_node *pn = &g->nodes[ir_in(g, o, 0)], *en = &g->nodes[ir_in(g, pn, 0)];
+    const ir_node *sub = &g->nodes[ir_in(g, en, 0)];
+    assert_int_equal(g->nodes[ir_in(g, sub, 0)].op, IR_OP_MATMUL);
+    assert_int_equal(o2->op, IR_OP_MATMUL);
+    const ir_node *rl = &g->nodes[ir_in(g, o2, 0)];
+    assert_int_equal(rl->op, IR_OP_RELU);
+    assert_int_equal(g->nodes[ir_in(g, rl, 0)].op, IR_OP_ADD);
+    ir_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identities),
@@ -408,6 +545,9 @@ int main(void) {
         cmocka_unit_test(test_reshape_operand),
         cmocka_unit_test(test_iota_extreme),
         cmocka_unit_test(test_slice_of_biased_product),
+        cmocka_unit_test(test_small_k),
+        cmocka_unit_test(test_matvec),
+        cmocka_unit_test(test_degenerate_attention_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
