@@ -276,14 +276,15 @@ int64_t pass_wg_sk_owner(int64_t x, int64_t u, int64_t g) {
  * KB its TMA loads bring (step_l2_bytes), however few CTAs share the L2: txc tune on the H200 of
  * M = 64, 128, 256 x 4096 x 4096 (bench/results/2026-12-03-h200-final9/tune.txt, 12 tiles of
  * 32-128 CTAs, less the fill, the epilogue and the 2.5 us the schedule adds per kernel) ran
- * 0.19-0.20 us a step with 16 KB, 0.22-0.26 with 24 KB, 0.32 with 32 KB: the line through them. It binds on grids too small for the L2 term (short M); a full grid's L2
- * term and the big tiles' tensor-core time are above it. */
+ * 0.19-0.20 us a step with 16 KB, 0.22-0.26 with 24 KB, 0.32 with 32 KB: the line through them. It
+ * binds on grids too small for the L2 term (short M); a full grid's L2 term and the big tiles'
+ * tensor-core time are above it. */
 #define WG_STEP_US    0.081
 #define WG_STEP_US_KB 0.0073
-#define WG_SK_GBPS 100.0
-#define WG_SK_US   5.0
-#define WG_SK_GAIN 0.92
-#define WG_HBM_EFF 0.62
+#define WG_SK_GBPS    100.0
+#define WG_SK_US      5.0
+#define WG_SK_GAIN    0.92
+#define WG_HBM_EFF    0.62
 /* WG_STAGE_EFF: the share of the GPU's HBM bandwidth a staging kernel ([matmul.wgmma.stage],
  * codegen/stage.c) sustains: 2.0-2.5 TB/s with 8-byte words and 1.2-1.8 TB/s with 2-byte words
  * on the H200 (bench/results/2026-12-01-h200-pitch, the first staging kernel: 16-32 bytes in
@@ -511,7 +512,8 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
         for (unsigned i = 0; n->op == IR_OP_PERMUTE && lead && i + 2 < r; i++)
             lead = n->a.perm[i] == (int)i;
         if ((n->op == IR_OP_CAST && n->dtype == dt) ||
-            (n->op == IR_OP_RESHAPE && wg_unit_reshape(&g->nodes[ir_in(g, n, 0)].shape, &n->shape))) {
+            (n->op == IR_OP_RESHAPE &&
+             wg_unit_reshape(&g->nodes[ir_in(g, n, 0)].shape, &n->shape))) {
             x = ir_in(g, n, 0);
         } else if (n->op == IR_OP_PERMUTE && lead) {
             int p0 = n->a.perm[r - 2] - (int)(r - 2), p1 = n->a.perm[r - 1] - (int)(r - 2);

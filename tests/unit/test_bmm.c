@@ -15,9 +15,9 @@
  *   over batch x M tiles x N tiles;
  * - x[:, None] @ w (a reshape inserting A's unit batch dim): batched wgmma, A's map over the
  *   input's own batch elements;
- * - ptxas -arch=sm_90a of batched kernels (plain, broadcast heads, x[:, None] @ w, q @ k^T, the looped epilogue
- *   with a bias, an M-contiguous A with a residual, an f32 output, an odd-pitch output through
- *   the register stores, unbound batch dims): no spills (skipped with a message without ptxas). */
+ * - ptxas -arch=sm_90a of batched kernels (plain, broadcast heads, x[:, None] @ w, q @ k^T,
+ *   the looped epilogue with a bias, an M-contiguous A with a residual, an f32 output, an
+ *   odd-pitch output, unbound batch dims): no spills (skipped with a message without ptxas). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
