@@ -142,6 +142,23 @@ typedef struct cg_ctx {
         LLVMValueRef base[CG_VCAT_MAX], in[CG_VCAT_MAX];
     } veccat[CG_VEC_MAXLIN];
     unsigned nveccat;
+    /* Index maps read at a vector group (cg_vec_base): the lin of the group's first element in
+     * the shape read (a slice's input, cg_vec_slice; an outer broadcast's source, cg_vec_bcast),
+     * keyed by the kind, the map (node or shape) and the group's start. */
+    struct {
+        unsigned kind;
+        const void *key;
+        const ir_shape *from; /* the shape start is an element of */
+        LLVMValueRef start, base;
+    } vecix[CG_VEC_MAXLIN];
+    unsigned nvecix;
+    /* Vector loads of a value whose cache slot (node, group) holds another start (a value read
+     * at two starts in one group: rotate_half's q at its own and at its other half's lanes). */
+    struct {
+        ir_id id;
+        LLVMValueRef start, vec;
+    } vecx[CG_VEC_MAXLIN];
+    unsigned nvecx;
     /* Helpers defined on demand (per program). */
     LLVMValueRef mathfn[CG_NMODS][IR_NOPS];
     unsigned nshared; /* per kernel: arrays made by cg_shared_bytes */

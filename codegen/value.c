@@ -85,6 +85,62 @@ static void cg_vec_alias(cg_ctx *cx, LLVMValueRef lin, LLVMValueRef base, unsign
                          const ir_shape *shape, bool bc);
 static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef *start);
 
+enum { CG_VIX_SLICE, CG_VIX_BCAST };
+
+/* The lin in shape `to` of element start (a group's first element, of shape s) under index map
+ * key of kind (CG_VIX_SLICE: slice node key's offset along its axis; CG_VIX_BCAST: NumPy
+ * broadcasting of s onto to), computed once per map and start where the group loads go
+ * (vecix). NULL when the table is full. */
+static LLVMValueRef cg_vec_base(cg_ctx *cx, unsigned kind, const void *key, const ir_shape *s,
+                                const ir_shape *to, LLVMValueRef start) {
+    for (unsigned e = 0; e < cx->nvecix; e++)
+        if (cx->vecix[e].kind == kind && cx->vecix[e].key == key && cx->vecix[e].start == start &&
+            ir_shape_eq(cx->vecix[e].from, s))
+            return cx->vecix[e].base;
+    if (cx->nvecix >= CG_VEC_MAXLIN) return NULL;
+    LLVMBuilderRef saved = cx->b;
+    if (cx->vecb) cx->b = cx->vecb;
+    cg_index gi = cg_index_lin(s, start);
+    cg_index_dims(cx, &gi);
+    LLVMValueRef d[IR_MAX_RANK];
+    if (kind == CG_VIX_SLICE) {
+        const ir_node *n = key;
+        for (unsigned i = 0; i < s->rank; i++) d[i] = gi.dim[i];
+        d[n->a.slice.axis] =
+            LLVMBuildNUWAdd(cx->b, d[n->a.slice.axis], cg_i64(cx, n->a.slice.start), "");
+    } else {
+        unsigned off = s->rank - to->rank;
+        for (unsigned i = 0; i < to->rank; i++)
+            d[i] = to->dim[i] == 1 ? cg_i64(cx, 0) : gi.dim[i + off];
+    }
+    LLVMValueRef base = cg_index_from_dims(cx, to, d).lin;
+    cx->b = saved;
+    unsigned e = cx->nvecix++;
+    cx->vecix[e].kind = kind, cx->vecix[e].key = key, cx->vecix[e].from = s;
+    cx->vecix[e].start = start, cx->vecix[e].base = base;
+    return base;
+}
+
+/* Vector path of a broadcast along outer dims only: when to keeps idx's innermost dim, whose
+ * (concrete) extent the vector width divides, the group of lane j (from start) lies in one row
+ * and maps to consecutive elements of to from an aligned base (cg_vec_base): registers an alias
+ * so cg_load_value loads the group with one vector. NULL when not applicable. */
+static LLVMValueRef cg_vec_bcast_outer(cg_ctx *cx, cg_index *idx, const ir_shape *to, unsigned j,
+                                       LLVMValueRef start) {
+    const ir_shape *s = idx->shape;
+    if (s->rank == 0 || to->rank == 0 || to->rank > s->rank) return NULL;
+    ir_dim in = s->dim[s->rank - 1];
+    if (IR_DIM_IS_SYM(in) || to->dim[to->rank - 1] != in || in % cx->vecw) return NULL;
+    for (unsigned i = 0; i < to->rank; i++) /* NumPy broadcasting: equal dims or 1 in to */
+        if (to->dim[i] != 1 && to->dim[i] != s->dim[i + s->rank - to->rank]) return NULL;
+    LLVMValueRef base = cg_vec_base(cx, CG_VIX_BCAST, to, s, to, start);
+    if (!base) return NULL;
+    LLVMValueRef lin =
+        j % cx->vecw ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j % cx->vecw), "") : base;
+    cg_vec_alias(cx, lin, base, j, to, false);
+    return lin;
+}
+
 /* Vector path of a broadcast: when idx is element j of the current vector
  * group and `to` is a row-broadcast shape whose element count is a multiple
  * of the vector width, the element's offset in `to` is base + j % w, where
@@ -93,7 +149,8 @@ static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef
 static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
     unsigned j;
     LLVMValueRef start;
-    if (!cg_vec_of(cx, idx, &j, &start) || !cg_is_trailing(idx->shape, to)) return NULL;
+    if (!cg_vec_of(cx, idx, &j, &start)) return NULL;
+    if (!cg_is_trailing(idx->shape, to)) return cg_vec_bcast_outer(cx, idx, to, j, start);
     int64_t nt = ir_shape_numel(to);
     if (nt <= 0 || nt % cx->vecw) return NULL;
     unsigned g0 = j - j % cx->vecw;
@@ -351,6 +408,11 @@ static void cg_cs_store(cg_ctx *cx, LLVMValueRef p, LLVMValueRef v, unsigned n) 
 
 /* Vector load of vecw elements of dtype t at element lin (aligned to the
  * vector size), returned as storage vector; streaming (cx->last_use) on the GPU. */
+/* The alignment a vector access of `bytes` (a power of two) may claim: its own size up to 16,
+ * the alignment every buffer has (docs/codegen.md "Buffers"; the host's 32-byte groups of 8
+ * f32 start on 16-byte boundaries only, and an aligned AVX move faults on them). */
+static unsigned cg_vec_align(unsigned bytes) { return bytes < 16 ? bytes : 16; }
+
 LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dtype t,
                          LLVMValueRef lin, unsigned w) {
     LLVMTypeRef st = cg_stype(cx, t), vt = LLVMVectorType(st, w);
@@ -358,7 +420,7 @@ LLVMValueRef cg_load_vec(cg_ctx *cx, LLVMBuilderRef b, LLVMValueRef base, ir_dty
     unsigned n = cg_cs_words(cx, w * (unsigned)ir_dtype_size(t));
     if (n) return LLVMBuildBitCast(b, cg_cs_load(cx, b, p, n), vt, "vld");
     LLVMValueRef v = LLVMBuildLoad2(b, vt, p, "vld");
-    LLVMSetAlignment(v, w * (unsigned)ir_dtype_size(t));
+    LLVMSetAlignment(v, cg_vec_align(w * (unsigned)ir_dtype_size(t)));
     return v;
 }
 
@@ -371,7 +433,7 @@ void cg_vec_begin(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned n, const L
     cx->vecshape = s;
     cx->vecb = vecb;
     for (unsigned j = 0; j < n; j++) cx->veclin[j] = lins[j];
-    cx->nveccat = 0;
+    cx->nveccat = cx->nvecix = cx->nvecx = 0;
     memset(cx->veccache, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->veccache);
     memset(cx->vecbase, 0, (size_t)cx->g->n * CG_VEC_MAXLIN * sizeof *cx->vecbase);
 }
@@ -396,7 +458,7 @@ void cg_store_vec(cg_ctx *cx, LLVMValueRef base, ir_dtype t, LLVMValueRef lin, L
         return;
     }
     LLVMValueRef s = LLVMBuildStore(cx->b, v, p);
-    LLVMSetAlignment(s, w * (unsigned)ir_dtype_size(t));
+    LLVMSetAlignment(s, cg_vec_align(w * (unsigned)ir_dtype_size(t)));
 }
 
 /* ---- conversions -------------------------------------------------------- */
@@ -717,30 +779,48 @@ static LLVMValueRef cg_iota(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     return LLVMBuildTrunc(cx->b, idx->dim[n->a.axis], cx->i32, "iota");
 }
 
+/* The <vecw x T> vector of HBM value id at element start (aligned), for vector group j / vecw:
+ * loaded once per group and start (veccache, then vecx for a second start of the same group),
+ * where the group loads go. NULL when both tables are taken (the caller loads the element
+ * alone). */
+static LLVMValueRef cg_vec_group(cg_ctx *cx, ir_id id, LLVMValueRef buf, LLVMValueRef start,
+                                 unsigned j) {
+    ir_dtype t = (ir_dtype)cx->g->nodes[id].dtype;
+    LLVMBuilderRef b = cx->vecb ? cx->vecb : cx->b;
+    size_t s = (size_t)id * CG_VEC_MAXLIN + j / cx->vecw;
+    if (!cx->veccache[s]) {
+        cx->veccache[s] = cg_load_vec(cx, b, buf, t, start, cx->vecw);
+        cx->vecbase[s] = start;
+    }
+    if (!cx->vecbase[s] || cx->vecbase[s] == start) return cx->veccache[s];
+    for (unsigned e = 0; e < cx->nvecx; e++)
+        if (cx->vecx[e].id == id && cx->vecx[e].start == start) return cx->vecx[e].vec;
+    if (cx->nvecx >= CG_VEC_MAXLIN) return NULL;
+    unsigned e = cx->nvecx++;
+    cx->vecx[e].id = id, cx->vecx[e].start = start;
+    cx->vecx[e].vec = cg_load_vec(cx, b, buf, t, start, cx->vecw);
+    return cx->vecx[e].vec;
+}
+
 /* Lane j % vecw of HBM value id's vector group j / vecw that starts at element start (aligned),
  * as a compute value: one vector load per group (veccache), NULL when that group's entry was
  * loaded at another start (the caller loads the element alone). */
 static LLVMValueRef cg_vec_lane(cg_ctx *cx, ir_id id, LLVMValueRef buf, LLVMValueRef start,
                                 unsigned j) {
     ir_dtype t = (ir_dtype)cx->g->nodes[id].dtype;
-    size_t s = (size_t)id * CG_VEC_MAXLIN + j / cx->vecw;
-    if (cx->veccache[s] && cx->vecbase[s] && cx->vecbase[s] != start) return NULL;
-    if (!cx->veccache[s]) {
-        cx->veccache[s] = cg_load_vec(cx, cx->vecb ? cx->vecb : cx->b, buf, t, start, cx->vecw);
-        cx->vecbase[s] = start;
-    }
+    LLVMValueRef vec = cg_vec_group(cx, id, buf, start, j);
+    if (!vec) return NULL;
     unsigned l = j % cx->vecw;
     if (t == IR_BF16 && cx->vecw % 2 == 0) { /* a bf16 is the top half of an f32: one operation */
         LLVMValueRef words =
-            LLVMBuildBitCast(cx->b, cx->veccache[s], LLVMVectorType(cx->i32, cx->vecw / 2), "");
+            LLVMBuildBitCast(cx->b, vec, LLVMVectorType(cx->i32, cx->vecw / 2), "");
         LLVMValueRef wd =
             LLVMBuildExtractElement(cx->b, words, LLVMConstInt(cx->i32, l / 2, 0), "");
         wd = l % 2 ? LLVMBuildAnd(cx->b, wd, cg_ic(cx->i32, 0xffff0000u), "")
                    : LLVMBuildShl(cx->b, wd, cg_ic(cx->i32, 16), "");
         return LLVMBuildBitCast(cx->b, wd, cx->f32, "");
     }
-    LLVMValueRef e =
-        LLVMBuildExtractElement(cx->b, cx->veccache[s], LLVMConstInt(cx->i32, l, 0), "");
+    LLVMValueRef e = LLVMBuildExtractElement(cx->b, vec, LLVMConstInt(cx->i32, l, 0), "");
     return cg_from_storage(cx, e, t);
 }
 
@@ -907,10 +987,11 @@ static int cg_vec_concat_group(cg_ctx *cx, const ir_node *n, unsigned g, LLVMVal
                               "");
     }
     off = cg_i64(cx, 0);
+    unsigned span = ax + 1 == n->shape.rank ? cx->vecw : 1; /* the group's extent along ax */
     for (unsigned k = 0; k < n->nin; k++) {
         const ir_shape *ks = &g_->nodes[ir_in(g_, n, k)].shape;
         LLVMValueRef len = cg_dim(cx, ks->dim[ax]),
-                     hi = LLVMBuildSub(cx->b, len, cg_i64(cx, 1), "");
+                     hi = LLVMBuildSub(cx->b, len, cg_i64(cx, span), "");
         for (unsigned i = 0; i < n->shape.rank; i++) d[i] = gi.dim[i];
         d[ax] = LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntSGT, rel, hi, ""), hi, rel, "");
         cx->veccat[e].base[k] = cg_index_from_dims(cx, ks, d).lin;
@@ -922,18 +1003,32 @@ static int cg_vec_concat_group(cg_ctx *cx, const ir_node *n, unsigned g, LLVMVal
     return (int)e;
 }
 
-/* Vector path of concat n at idx: when idx is a lane of the current vector groups (cg_vec_of),
- * the concat's axis is not the innermost one and the vector width divides the innermost
- * (concrete) extent, every element of the lane's group lies in one input at consecutive
- * positions from an aligned start; each input is read at its lane (recorded with cg_vec_alias:
- * one vector load per group and input) and the one the group lies in selected. NULL when not
- * applicable (the scalar path reads the element), or on an error (*failed set). */
+/* True when every input of concat n has a concrete extent along the innermost axis that the
+ * vector width w divides (so every input starts on a group boundary of the concat's rows). */
+static bool cg_concat_inner_aligned(const ir_graph *g, const ir_node *n, unsigned w) {
+    unsigned ax = n->shape.rank - 1;
+    for (unsigned k = 0; k < n->nin; k++) {
+        ir_dim d = g->nodes[ir_in(g, n, k)].shape.dim[ax];
+        if (IR_DIM_IS_SYM(d) || d % w) return false;
+    }
+    return true;
+}
+
+/* Vector path of concat n at idx: when idx is a lane of the current vector groups (cg_vec_of)
+ * and the vector width divides the innermost (concrete) extent, and either the concat's axis is
+ * not the innermost one or every input's extent along it is a multiple of the width, every
+ * element of the lane's group lies in one input at consecutive positions from an aligned start;
+ * each input is read at its lane (recorded with cg_vec_alias: one vector load per group and
+ * input) and the one the group lies in selected. NULL when not applicable (the scalar path
+ * reads the element), or on an error (*failed set). */
 static LLVMValueRef cg_vec_concat(cg_ctx *cx, const ir_node *n, cg_index *idx, bool *failed) {
     const ir_graph *g = cx->g;
     unsigned ax = (unsigned)n->a.axis, rk = n->shape.rank, j;
     LLVMValueRef start;
-    if (!cx->vecw || ax + 1 >= rk || n->nin > CG_VCAT_MAX || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
-        n->shape.dim[rk - 1] % cx->vecw || !cg_vec_of(cx, idx, &j, &start))
+    if (!cx->vecw || ax >= rk || n->nin > CG_VCAT_MAX || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
+        n->shape.dim[rk - 1] % cx->vecw ||
+        (ax + 1 == rk && !cg_concat_inner_aligned(g, n, cx->vecw)) ||
+        !cg_vec_of(cx, idx, &j, &start))
         return NULL;
     int e = cg_vec_concat_group(cx, n, j / cx->vecw, start);
     if (e < 0) return NULL;
@@ -956,6 +1051,33 @@ static LLVMValueRef cg_vec_concat(cg_ctx *cx, const ir_node *n, cg_index *idx, b
     return res;
 }
 
+/* Vector path of slice n at idx: when idx is a lane of the current vector groups (cg_vec_of),
+ * the vector width divides n's innermost (concrete) extent, and the slice is along an outer axis
+ * or along the innermost one from a multiple of the width of an input whose innermost extent is
+ * one too, the lane's group maps to consecutive elements of the input from an aligned start:
+ * the input is read at base + lane (recorded with cg_vec_alias: one vector load per group),
+ * base the input's lin of the group's first element (cg_vec_base). NULL when not applicable
+ * (the scalar path indexes the element). */
+static LLVMValueRef cg_vec_slice(cg_ctx *cx, const ir_node *n, cg_index *idx) {
+    const ir_graph *g = cx->g;
+    unsigned ax = (unsigned)n->a.slice.axis, rk = n->shape.rank, j;
+    const ir_shape *is = &g->nodes[ir_in(g, n, 0)].shape;
+    LLVMValueRef start;
+    if (!cx->vecw || rk == 0 || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
+        n->shape.dim[rk - 1] % cx->vecw)
+        return NULL;
+    if (ax + 1 == rk && (IR_DIM_IS_SYM(is->dim[rk - 1]) || is->dim[rk - 1] % cx->vecw ||
+                         n->a.slice.start % cx->vecw))
+        return NULL;
+    if (!cg_vec_of(cx, idx, &j, &start)) return NULL;
+    LLVMValueRef base = cg_vec_base(cx, CG_VIX_SLICE, n, &n->shape, is, start);
+    if (!base) return NULL;
+    unsigned lane = j % cx->vecw;
+    LLVMValueRef lin = lane ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, lane), "") : base;
+    cg_vec_alias(cx, lin, base, j, is, false);
+    return lin;
+}
+
 /* View node at idx: index arithmetic into its input. */
 static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     const ir_graph *g = cx->g;
@@ -971,13 +1093,19 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
             for (unsigned i = 0; i < n->shape.rank; i++) d[n->a.perm[i]] = idx->dim[i];
             ci = cg_index_from_dims(cx, is, d);
             break;
-        case IR_OP_SLICE:
+        case IR_OP_SLICE: {
+            LLVMValueRef vl = cg_vec_slice(cx, n, idx);
+            if (vl) {
+                ci = cg_index_lin(is, vl);
+                break;
+            }
             cg_index_dims(cx, idx);
             for (unsigned i = 0; i < n->shape.rank; i++) d[i] = idx->dim[i];
             d[n->a.slice.axis] =
                 LLVMBuildNUWAdd(cx->b, d[n->a.slice.axis], cg_i64(cx, n->a.slice.start), "");
             ci = cg_index_from_dims(cx, is, d);
             break;
+        }
         case IR_OP_CONCAT: {
             bool failed = false;
             LLVMValueRef vv = cg_vec_concat(cx, n, idx, &failed);
