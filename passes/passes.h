@@ -88,6 +88,11 @@ bool pass_stage_known(const char *name);
 bool pass_shapes(ir_graph *g, pass_ctx *c);   /* shape propagation and checking */
 bool pass_fold(ir_graph *g, pass_ctx *c);     /* constant folding */
 bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
+/* [simplify.contract] (passes/contract.c, run by pass_simplify): sum(a * b, axis=k) of two
+ * operands broadcast against each other (a pairwise product) as a' @ b' where N, M and K are
+ * bound and large enough for a GEMM tile; says each rewrite on c->explain. True when one
+ * happened. */
+bool pass_contract(ir_graph *g, pass_ctx *c);
 bool pass_cse(ir_graph *g, pass_ctx *c);      /* common subexpression elimination */
 bool pass_dce(ir_graph *g, pass_ctx *c);      /* dead-code elimination */
 /* [reduction.split_axes] (passes/split.c): reductions over a strided axis set split into the

@@ -498,6 +498,62 @@ static void test_matvec(void **state) {
     ir_graph_free(g);
 }
 
+/* Follows reshapes and permutes down to the first other node. */
+static ir_id unview(const ir_graph *g, ir_id v) {
+    while (g->nodes[v].op == IR_OP_RESHAPE || g->nodes[v].op == IR_OP_PERMUTE)
+        v = ir_in(g, &g->nodes[v], 0);
+    return v;
+}
+
+/* [simplify.contract]: sum(x[:, None, :] * y[None, :, :], -1) at N 40, M 37, K 33 becomes
+ * x @ permute(y) with no permute after it; the b-only axis first (y[:, None] * x[None]) swaps the
+ * operands; K = 8, a product that is also returned and an unbound N keep the reduction. */
+static void test_contract(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_dim nd = IR_DIM_SYM(ir_sym_get(g, "N"));
+    const ir_shape sx = {2, {40, 33}}, sy = {2, {37, 33}}, s8 = {2, {40, 8}}, sy8 = {2, {37, 8}};
+    const ir_shape sxn = {3, {40, 1, 33}}, syn = {3, {1, 37, 33}}, sys = {3, {37, 1, 33}};
+    const ir_shape sxs = {3, {1, 40, 33}}, sx8 = {3, {40, 1, 8}}, sy8n = {3, {1, 37, 8}};
+    const ir_shape su = {2, {nd, 33}}, sun = {3, {nd, 1, 33}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &sx), y = ir_add_input(g, "y", IR_F32, &sy);
+    ir_id x8 = ir_add_input(g, "x8", IR_F32, &s8), y8 = ir_add_input(g, "y8", IR_F32, &sy8);
+    ir_id xu = ir_add_input(g, "xu", IR_F32, &su);
+    ir_id xr = ir_add_reshape(g, x, &sxn), yr = ir_add_reshape(g, y, &syn);
+    ir_id p0 = ir_add_binary(g, IR_OP_MUL, xr, yr);
+    ir_id p1 = ir_add_binary(g, IR_OP_MUL, ir_add_reshape(g, x, &sxs), ir_add_reshape(g, y, &sys));
+    ir_id p2 =
+        ir_add_binary(g, IR_OP_MUL, ir_add_reshape(g, x8, &sx8), ir_add_reshape(g, y8, &sy8n));
+    ir_id p3 = ir_add_binary(g, IR_OP_MUL, xr, yr);
+    ir_id p4 = ir_add_binary(g, IR_OP_MUL, ir_add_reshape(g, xu, &sun), yr);
+    ir_id outs[6] = {ir_add_reduce(g, IR_OP_SUM, p0, 1u << 2, false),
+                     ir_add_reduce(g, IR_OP_SUM, p1, 1u << 2, false),
+                     ir_add_reduce(g, IR_OP_SUM, p2, 1u << 2, false),
+                     ir_add_reduce(g, IR_OP_SUM, p3, 1u << 2, false),
+                     p3,
+                     ir_add_reduce(g, IR_OP_SUM, p4, 1u << 2, false)};
+    ir_add_output(g, outs, 6);
+    assert_true(run_simplify(g, &f));
+    const ir_node *m0 = out_in(g, 0), *m1 = out_in(g, 1);
+    assert_int_equal(m0->op, IR_OP_MATMUL);
+    assert_int_equal(ir_in(g, m0, 0), x);
+    const ir_node *b0 = &g->nodes[ir_in(g, m0, 1)];
+    assert_int_equal(b0->op, IR_OP_PERMUTE);
+    assert_int_equal(unview(g, ir_in(g, m0, 1)), y);
+    assert_int_equal(m1->op, IR_OP_MATMUL); /* [37, 40]: y @ x^T */
+    assert_int_equal(unview(g, ir_in(g, m1, 0)), y);
+    assert_int_equal(unview(g, ir_in(g, m1, 1)), x);
+    const ir_shape s1 = {2, {37, 40}};
+    assert_true(ir_shape_eq(&m1->shape, &s1));
+    assert_int_equal(out_in(g, 2)->op, IR_OP_SUM); /* K = 8 */
+    assert_int_equal(out_in(g, 3)->op, IR_OP_SUM); /* the product is returned too */
+    assert_int_equal(out_in(g, 5)->op, IR_OP_SUM); /* N unbound */
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
 /* softmax(q @ kT) @ v at head dim 7 and value dim 1 keeps both products (the fuser's attention
  * pattern), while relu(x @ w1) @ w2 (no reduction between) still unrolls its K = 3 product. */
 static void test_degenerate_attention_kept(void **state) {
@@ -548,6 +604,7 @@ int main(void) {
         cmocka_unit_test(test_small_k),
         cmocka_unit_test(test_matvec),
         cmocka_unit_test(test_degenerate_attention_kept),
+        cmocka_unit_test(test_contract),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
