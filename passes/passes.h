@@ -93,8 +93,8 @@ bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
  * bound and large enough for a GEMM tile; says each rewrite on c->explain. True when one
  * happened. */
 bool pass_contract(ir_graph *g, pass_ctx *c);
-bool pass_cse(ir_graph *g, pass_ctx *c);      /* common subexpression elimination */
-bool pass_dce(ir_graph *g, pass_ctx *c);      /* dead-code elimination */
+bool pass_cse(ir_graph *g, pass_ctx *c); /* common subexpression elimination */
+bool pass_dce(ir_graph *g, pass_ctx *c); /* dead-code elimination */
 /* [reduction.split_axes] (passes/split.c): reductions over a strided axis set split into the
  * trailing contiguous run, then the outer axes. */
 bool pass_split(ir_graph *g, pass_ctx *c);
