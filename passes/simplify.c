@@ -28,6 +28,7 @@
  *     reduction's scalar rule gives over the ends 0 and n-1 (torch's unbiased divisor T - 1
  *     written as max(arange(T))).
  *   [simplify.contract] sum(a * b, axis=k) of a pairwise product -> a' @ b' (passes/contract.c).
+ *   [simplify.cast_before_reshape] cast(reshape(y)) -> reshape(cast(y)) for an elementwise y.
  * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
  * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
@@ -159,6 +160,31 @@ static bool simplify_binary(simp *s, ir_id i) {
     }
 }
 
+/* [simplify.cast_before_reshape]: cast i of reshape(y), y computed elementwise, becomes
+ * reshape(cast(y)): the same values, with the cast in y's shape, where y's kernel (a row
+ * reduction's domain, [reduction.domain]) computes it instead of a pointwise kernel of the
+ * reshaped shape reading y back from HBM. */
+static ir_id simp_add(simp *s, ir_id i, ir_op op, ir_dtype dt, const ir_shape *sh, const ir_id *ins,
+                      unsigned nin);
+static bool cast_before_reshape(simp *s, ir_id i) {
+    ir_graph *g = s->g;
+    ir_id r = ir_in(g, &g->nodes[i], 0), y = ir_in(g, &g->nodes[r], 0);
+    const ir_node *yn = &g->nodes[y];
+    if (!(ir_op_traits((ir_op)yn->op) & IR_T_ELEM) || ir_is_gen(g, y)) return false;
+    ir_shape ys = yn->shape;
+    ir_id c = simp_add(s, i, IR_OP_CAST, (ir_dtype)g->nodes[i].dtype, &ys, &y, 1);
+    become(s, i, IR_OP_RESHAPE, c);
+    if (s->c && s->c->explain) {
+        char b[96];
+        fprintf(s->c->explain,
+                "simplify: [simplify.cast_before_reshape] %%%u = %s(reshape(%%%u)): the cast in "
+                "%%%u's shape %s, then the reshape (the cast joins the kernel of that domain)\n",
+                i, ir_dtype_name((ir_dtype)g->nodes[i].dtype), y, y,
+                ir_shape_str(g, &ys, b, sizeof b));
+    }
+    return true;
+}
+
 /* Cast rules of node i: same dtype, and chains through a lossless step. */
 static bool simplify_cast(simp *s, ir_id i) {
     ir_graph *g = s->g;
@@ -166,6 +192,7 @@ static bool simplify_cast(simp *s, ir_id i) {
     ir_id x = ir_in(g, n, 0);
     if (g->nodes[x].dtype == n->dtype) return replace_with(s, i, x);
     const ir_node *m = &g->nodes[x];
+    if (m->op == IR_OP_RESHAPE) return cast_before_reshape(s, i);
     if (m->op != IR_OP_CAST) return false;
     ir_id y = ir_in(g, m, 0);
     if (!lossless((ir_dtype)g->nodes[y].dtype, (ir_dtype)m->dtype)) return false;

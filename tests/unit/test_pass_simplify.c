@@ -554,6 +554,33 @@ static void test_contract(void **state) {
     ir_graph_free(g);
 }
 
+/* [simplify.cast_before_reshape]: bf16(reshape(x * 2)) becomes reshape(bf16(x * 2)) (the cast in
+ * the product's shape); a cast of a reshaped input stays as it is. */
+static void test_cast_before_reshape(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    const ir_shape s3 = {3, {4, 2, 8}}, s2 = {2, {4, 16}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &s3);
+    ir_id m = ir_add_binary(g, IR_OP_MUL, x, ir_add_const(g, 2.0, IR_F32));
+    ir_id outs[2] = {ir_add_cast(g, ir_add_reshape(g, m, &s2), IR_BF16),
+                     ir_add_cast(g, ir_add_reshape(g, x, &s2), IR_BF16)};
+    ir_add_output(g, outs, 2);
+    assert_true(run_simplify(g, &f));
+    const ir_node *r = out_in(g, 0);
+    assert_int_equal(r->op, IR_OP_RESHAPE);
+    assert_int_equal(r->dtype, IR_BF16);
+    assert_true(ir_shape_eq(&r->shape, &s2));
+    const ir_node *c = &g->nodes[ir_in(g, r, 0)];
+    assert_int_equal(c->op, IR_OP_CAST);
+    assert_true(ir_shape_eq(&c->shape, &s3));
+    assert_int_equal(g->nodes[ir_in(g, c, 0)].op, IR_OP_MUL);
+    assert_int_equal(out_in(g, 1)->op, IR_OP_CAST);
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
 /* softmax(q @ kT) @ v at head dim 7 and value dim 1 keeps both products (the fuser's attention
  * pattern), while relu(x @ w1) @ w2 (no reduction between) still unrolls its K = 3 product. */
 static void test_degenerate_attention_kept(void **state) {
@@ -605,6 +632,7 @@ int main(void) {
         cmocka_unit_test(test_matvec),
         cmocka_unit_test(test_degenerate_attention_kept),
         cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_cast_before_reshape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
