@@ -93,6 +93,10 @@ bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
  * bound and large enough for a GEMM tile; says each rewrite on c->explain. True when one
  * happened. */
 bool pass_contract(ir_graph *g, pass_ctx *c);
+/* [simplify.pick_push] (passes/pickpush.c, run by pass_simplify): a one-hot pick of an
+ * elementwise function of the row's statistics becomes that function at the index of picked
+ * operands (0 outside the row); says each rewrite on c->explain. True when one happened. */
+bool pass_pick_push(ir_graph *g, pass_ctx *c);
 bool pass_cse(ir_graph *g, pass_ctx *c); /* common subexpression elimination */
 bool pass_dce(ir_graph *g, pass_ctx *c); /* dead-code elimination */
 /* [reduction.split_axes] (passes/split.c): reductions over a strided axis set split into the

@@ -29,6 +29,7 @@
  *     written as max(arange(T))).
  *   [simplify.contract] sum(a * b, axis=k) of a pairwise product -> a' @ b' (passes/contract.c).
  *   [simplify.cast_before_reshape] cast(reshape(y)) -> reshape(cast(y)) for an elementwise y.
+ *   [simplify.pick_push] a one-hot pick of F(x, stats) -> F(pick(x), stats) (passes/pickpush.c).
  * Deliberately not done: x**0.5 -> sqrt(x) (pow(-0, 0.5) is +0 and
  * pow(-inf, 0.5) is +inf), x-x -> 0 and x/x -> 1 (NaN, inf), exp(log(x)) and
  * log(exp(x)) (domain, overflow), f32->f16->f32 casts (they round). */
@@ -778,6 +779,7 @@ static void apply_forwards(simp *s, ir_id i) {
 bool pass_simplify(ir_graph *g, pass_ctx *c) {
     bool sliced = slice_products(g, c);
     sliced |= pass_contract(g, c);
+    sliced |= pass_pick_push(g, c);
     sliced |= degenerate_products(g, c);
     simp s = {g, c, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1), NULL, g->n, g->n};
     for (ir_id i = 0; i < g->n; i++) s.fwd[i] = i;

@@ -278,9 +278,9 @@ static void test_pick_values(void **s) {
         {&PICK_REV, 23, 4099, -1, -1, true},
         {&PICK_I32, 29, 1001, -1, -1, true},
         {&PICK_DIAG, 41, 41, -1, -1, true},
-        {&PICK_LSM, 37, 13, -1, IR_RED_ONCHIP, false},        /* held */
-        {&PICK_LSM, 9, 20000, -1, IR_RED_ONCHIP, false},      /* staged in shared memory */
-        {&PICK_LSM, 24, 200003, -1, IR_RED_MULTIPASS, false}, /* streamed, three levels */
+        {&PICK_LSM, 37, 13, -1, IR_RED_ONCHIP, false},     /* held */
+        {&PICK_LSM, 9, 20000, -1, IR_RED_ONCHIP, false},   /* staged in shared memory */
+        {&PICK_LSM, 24, 200003, -1, IR_RED_ONLINE, false}, /* [simplify.pick_push]: one pass */
         {&PICK_DEP, 11, 3001, -1, -1, false},
         {&CE_ZLOSS, 45, 128256, PASS_SCH_REDUCTION_ROW_SPLIT2, IR_RED_ONLINE, false},
         {&CE_ZLOSS, 300, 20011, PASS_SCH_REDUCTION_ROW, -1, false}, /* one online stream a row */
