@@ -2644,6 +2644,7 @@ case("qwen2_mlp", [dict(M=1, F=16), dict(M=7, F=40)], dict(M=1001, F=18944),
       ("wu", (3584, "F"), "bf16", "w"), ("wd", ("F", 3584), "bf16", "w")], ref_qwen2_mlp, t_qwen2_mlp)
 
 SDPA.update({"attn_sd_cross": s_sd_cross, "attn_alibi_gqa": s_alibi_gqa})
+BLOCK_SPARSE.add("attn_alibi_gqa")
 ROUND6 = ["lora_linear", "decode_linear_res", "int8_dequant_gemm", "layernorm_bwd", "softmax_bwd", "gelu_bwd",
           "swiglu_bwd", "ce_bwd", "token_logprobs", "grpo_loss", "logsumexp_mid", "vae_loss", "attn_sd_cross",
           "attn_alibi_gqa", "mamba2_gated_norm", "chamfer_loss", "qwen2_mlp"]
