@@ -1,7 +1,7 @@
 """The held-out programs (bench/heldout/*.tx, sizes and PyTorch expressions in bench/heldout/cases.py)
 on the GPU: run by bench/heldout_check.sh from the repository root with dist/ carried.
 
-    python3 bench/heldout_check.py [--budget S] [--only NAME,...] [--workers N]
+    python3 bench/heldout_check.py [--budget S] [--only NAME,...] [--round N] [--workers N]
 
 For every case, most important first ([B, S, D] layers, attention variants and decode, then GEMMs
 and MLPs, then norms, reductions and pointwise, then the tiny ones):
@@ -117,7 +117,9 @@ def main():
         if a == "--budget":
             budget = float(args.pop(0))
         elif a == "--only":
-            only = args.pop(0).split(",")
+            only = (only or []) + args.pop(0).split(",")
+        elif a == "--round":  # the programs of one round: cases.ROUND<N>
+            only = (only or []) + getattr(C, "ROUND" + args.pop(0))
         elif a == "--workers":
             workers = int(args.pop(0))
     t0 = time.time()

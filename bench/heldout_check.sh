@@ -3,7 +3,7 @@
 # torch.compile of the same PyTorch expressions (bench/heldout/cases.py), in one command from the
 # repository root with dist/ carried (bash tools/make-dist.sh):
 #
-#   bash bench/heldout_check.sh [--budget S] [--only NAME,...]
+#   bash bench/heldout_check.sh [--budget S] [--only NAME,...] [--round N]   (N: cases.ROUND<N>)
 #
 # Within BUDGET seconds (default 150, every program; --budget 55 fits a 60 s slot): each program's sm_90a
 # plan, `txc bench --device=gpu` verified and timed at its GPU sizes, a full verification at a

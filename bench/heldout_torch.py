@@ -38,6 +38,8 @@ def t_input(torch, shape, dt, kind, dims):
         return a
     if kind == "bool":
         return torch.rand(shape, device=dev) < 0.7
+    if kind == "i8":  # int8 codes, stored as torch.int8 (1 byte; tx reads them as i32)
+        return torch.randint(-128, 128, shape, device=dev, dtype=torch.int8)
     if kind == "lens1":
         return torch.randint(1, dims.get("L", dims.get("S")) + 1, shape, device=dev, dtype=torch.int32)
     if kind == "ids":

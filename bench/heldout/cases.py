@@ -75,6 +75,8 @@ def np_input(rng, shape, dtype, kind, dims):
         return a
     if kind == "bool":
         return rng.random(shape) < 0.7
+    if kind == "i8":  # int8 codes -128 .. 127 (carried as i32: tx has no int8 dtype)
+        return rng.integers(-128, 128, size=shape).astype(np.int32)
     if kind == "ids":  # token ids with pad (0) runs at the end of some rows and a few inside
         a = rng.integers(0, 50, size=shape).astype(np.int32)
         if len(shape) == 2 and shape[1] > 1:
@@ -2331,3 +2333,318 @@ ROUND5 = ["rmsnorm_bwd", "ce_zloss_128k", "rope_rotate_half", "attn_alibi_keypad
           "cross_attn_keypad", "augmix_jsd", "layernorm_noaffine", "groupwise_quant", "bias_res_ln_f16",
           "var_mean_02_4d", "bmm_bcast_heads", "gemm_tiny_k", "t5_rel_bucket", "mulaw_codec", "amp_unscale",
           "nan_masked_stats"]
+
+
+# ---- round 6 ------------------------------------------------------------------------------------
+def t_lin(x, w, b=None):
+    return F().linear(x, w, b)
+
+
+def ref_lora(a, d):
+    base = rb(a["x"] @ a["w"].T)
+    lora = rb(rb(a["x"] @ a["a"].T) @ a["b"].T)
+    return [rb(base + rb(lora * 2.0))]
+
+
+case("lora_linear", [dict(M=1, D=7, N=5), dict(M=33, D=130, N=17), dict(M=5, D=16, N=1)],
+     dict(M=4093, D=4096, N=4096),
+     [("x", ("M", "D"), "bf16", "n"), ("w", ("N", "D"), "bf16", "w"), ("a", (16, "D"), "bf16", "small"),
+      ("b", ("N", 16), "bf16", "small")], ref_lora,
+     lambda x, w, a, b, d: t_lin(x, w) + t_lin(t_lin(x, a), b) * 2.0)
+
+case("decode_linear_res", [dict(M=1, K=7, N=3), dict(M=8, K=64, N=33), dict(M=3, K=130, N=17)],
+     dict(M=5, K=11008, N=4096),
+     [("h", ("M", "K"), "f16", "n"), ("w", ("N", "K"), "f16", "w"), ("b", ("N",), "f16", "n"), ("r", ("M", "N"), "f16", "n")],
+     lambda a, d: [rh(a["r"] + rh(a["h"] @ a["w"].T + a["b"]))],
+     lambda h, w, b, r, d: r + t_lin(h, w, b))
+
+
+def ref_dequant(a, d):
+    w = rb((a["q"] - a["zp"]) * a["scale"])
+    return [rb(a["x"] @ w)]
+
+
+def t_dequant(x, q, zp, scale, d):
+    return x @ ((q.float() - zp) * scale).to(x.dtype)
+
+
+case("int8_dequant_gemm", [dict(M=1, K=7, N=3), dict(M=17, K=64, N=40), dict(M=5, K=1, N=9)],
+     dict(M=2048, K=4096, N=4096),
+     [("x", ("M", "K"), "bf16", "n"), ("q", ("K", "N"), "i32", "i8"), ("zp", ("N",), "f32", "n"),
+      ("scale", ("N",), "f32", "small")], ref_dequant, t_dequant)
+
+
+def ref_ln_bwd(a, d):
+    g = a["dy"]
+    xhat = (a["x"] - a["mu"]) * a["rstd"]
+    wdy = g * a["w"]
+    dx = a["rstd"] * (wdy - wdy.mean(-1, keepdims=True) - xhat * (wdy * xhat).mean(-1, keepdims=True))
+    return [rb(dx), rb((g * xhat).sum(0)), rb(g.sum(0))]
+
+
+def t_ln_bwd(dy, x, mu, rstd, w, d):
+    g = dy.float()
+    xhat = (x.float() - mu) * rstd
+    wdy = g * w.float()
+    dx = rstd * (wdy - wdy.mean(-1, keepdim=True) - xhat * (wdy * xhat).mean(-1, keepdim=True))
+    return dx.to(x.dtype), (g * xhat).sum(0).to(w.dtype), g.sum(0).to(w.dtype)
+
+
+case("layernorm_bwd", [dict(M=5, D=77), dict(M=1, D=3), dict(M=33, D=1600)], dict(M=16384, D=1600),
+     [("dy", ("M", "D"), "bf16", "n"), ("x", ("M", "D"), "bf16", "n"), ("mu", ("M", 1), "f32", "small"),
+      ("rstd", ("M", 1), "f32", "temp"), ("w", ("D",), "bf16", "n")], ref_ln_bwd, t_ln_bwd)
+
+
+def ref_softmax_bwd(a, d):
+    y, g = a["y"], a["dy"]
+    return [rb(y * (g - (g * y).sum(-1, keepdims=True)))]
+
+
+case("softmax_bwd", [dict(B=1, H=2, S=7), dict(B=2, H=1, S=1), dict(B=1, H=1, S=130)], dict(B=4, H=16, S=1024),
+     [("y", ("B", "H", "S", "S"), "bf16", "unit"), ("dy", ("B", "H", "S", "S"), "bf16", "n")], ref_softmax_bwd,
+     lambda y, dy, d: T().ops.aten._softmax_backward_data(dy, y, -1, y.dtype))
+
+
+def ref_gelu_bwd(a, d):
+    from math import erf
+    x = a["x"]
+    cdf = 0.5 * (1 + np.vectorize(erf)(x / math.sqrt(2)))
+    pdf = np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return [rb(a["dy"] * (cdf + x * pdf))]
+
+
+case("gelu_bwd", [dict(M=3, F=77), dict(M=1, F=1)], dict(M=8192, F=3072),
+     [("dy", ("M", "F"), "bf16", "n"), ("x", ("M", "F"), "bf16", "big")], ref_gelu_bwd,
+     lambda dy, x, d: T().ops.aten.gelu_backward(dy, x))
+
+
+def ref_swiglu_bwd(a, d):
+    g = a["g"]
+    s = 1 / (1 + np.exp(-g))
+    act = g * s
+    return [rb(a["dy"] * a["u"] * (act * (1 - s) + s)), rb(a["dy"] * act)]
+
+
+def t_swiglu_bwd(dy, g, u, d):
+    gf = g.float()
+    s = T().sigmoid(gf)
+    act = gf * s
+    df = dy.float()
+    return (df * u.float() * (act * (1 - s) + s)).to(g.dtype), (df * act).to(g.dtype)
+
+
+case("swiglu_bwd", [dict(M=3, F=77), dict(M=1, F=1)], dict(M=4096, F=11008),
+     [("dy", ("M", "F"), "bf16", "n"), ("g", ("M", "F"), "bf16", "big"), ("u", ("M", "F"), "bf16", "n")],
+     ref_swiglu_bwd, t_swiglu_bwd)
+
+
+def ref_ce_bwd(a, d):
+    x, lab = a["logits"], a["labels"]
+    keep = lab != -100
+    e = np.exp(x - x.max(-1, keepdims=True))
+    p = e / e.sum(-1, keepdims=True)
+    p[np.arange(len(lab))[keep], lab[keep]] -= 1.0
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return [rb(np.where(keep[:, None], p / keep.sum(), 0.0))]
+
+
+def t_ce_bwd(logits, labels, d):
+    tt = T()
+    keep = labels != -100
+    p = tt.softmax(logits.float(), -1) - F().one_hot(labels.clamp(min=0).long(), d["V"]).float()
+    return (p * keep[:, None] / keep.sum()).to(logits.dtype)
+
+
+case("ce_bwd", [dict(N=7, V=33), dict(N=2, V=1), dict(N=3, V=32000)], dict(N=4096, V=32000),
+     [("logits", ("N", "V"), "bf16", "big"), ("labels", ("N",), "i32", "labels_ign")], ref_ce_bwd, t_ce_bwd)
+
+
+def ref_token_lp(a, d):
+    x = a["logits"] / 0.7
+    m = x.max(-1, keepdims=True)
+    lp = x - m - np.log(np.exp(x - m).sum(-1, keepdims=True))
+    return [np.take_along_axis(lp, a["ids"][..., None].astype(np.int64), -1)[..., 0]]
+
+
+case("token_logprobs", [dict(B=2, T=3, V=151), dict(B=1, T=1, V=1), dict(B=1, T=2, V=151936)],
+     dict(B=4, T=1023, V=151936),
+     [("logits", ("B", "T", "V"), "bf16", "big"), ("ids", ("B", "T"), "i32", "labels")], ref_token_lp,
+     lambda logits, ids, d: T().gather((logits.float() / 0.7).log_softmax(-1), -1, ids.long()[..., None])[..., 0])
+
+
+def ref_grpo(a, d):
+    rw = a["rewards"]
+    mu = rw.mean(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        std = np.sqrt(((rw - mu) ** 2).sum(1, keepdims=True) / (rw.shape[1] - 1))
+        adv = (rw - mu) / (std + 1e-4)
+    r = np.exp(a["logp"] - a["old"])
+    rc = np.clip(r, 0.8, 1.2)
+    tok = -np.minimum(r * adv[..., None], rc * adv[..., None])
+    m = a["mask"].astype(np.float64)
+    seq = (tok * m).sum(-1) / np.maximum(m.sum(-1), 1.0)
+    return [adv, np.array(seq.mean())]
+
+
+def t_grpo(rewards, logp, old, mask, d):
+    tt = T()
+    adv = (rewards - rewards.mean(1, keepdim=True)) / (rewards.std(1, keepdim=True) + 1e-4)
+    r = tt.exp(logp - old)
+    tok = -tt.min(r * adv[..., None], tt.clamp(r, 0.8, 1.2) * adv[..., None])
+    m = mask.float()
+    return adv, ((tok * m).sum(-1) / m.sum(-1).clamp(min=1.0)).mean()
+
+
+case("grpo_loss", [dict(B=2, G=4, T=9), dict(B=3, G=1, T=5), dict(B=1, G=16, T=1)], dict(B=64, G=16, T=2048),
+     [("rewards", ("B", "G"), "f32", "n"), ("logp", ("B", "G", "T"), "f32", "small"), ("old", ("B", "G", "T"), "f32", "small"),
+      ("mask", ("B", "G", "T"), "bool", "bool")], ref_grpo, t_grpo)
+
+
+def ref_lse_mid(a, d):
+    x = a["x"]
+    with np.errstate(invalid="ignore", over="ignore"):
+        m = x.max(1, keepdims=True)
+        ms = np.where(np.abs(m) == np.inf, 0.0, m)
+        with np.errstate(divide="ignore"):
+            return [ms[:, 0] + np.log(np.exp(x - ms).sum(1))]
+
+
+case("logsumexp_mid", [dict(B=2, K=5, N=7), dict(B=1, K=1, N=1), dict(B=3, K=16, N=1000)], dict(B=32, K=16, N=65536),
+     [("x", ("B", "K", "N"), "f32", "special")], ref_lse_mid, lambda x, d: T().logsumexp(x, 1))
+
+
+def ref_vae(a, d):
+    r, x = a["recon"], a["x"]
+    with np.errstate(divide="ignore"):
+        bce = -(x * np.maximum(np.log(r), -100.0) + (1 - x) * np.maximum(np.log(1 - r), -100.0))
+    rec = bce.reshape(bce.shape[0], -1).sum(1).mean()
+    kld = (-0.5 * (1 + a["logvar"] - a["mu"] ** 2 - np.exp(a["logvar"])).sum(1)).mean()
+    return [np.array(rec + kld), np.array(rec), np.array(kld)]
+
+
+def t_vae(recon, x, mu, logvar, d):
+    tt = T()
+    b = x.shape[0]
+    rec = F().binary_cross_entropy(recon, x, reduction="sum") / b
+    kld = -0.5 * tt.sum(1 + logvar - mu.pow(2) - logvar.exp()) / b
+    return rec + kld, rec, kld
+
+
+case("vae_loss", [dict(B=2, H=5, W=7, Z=9), dict(B=1, H=1, W=1, Z=1)], dict(B=512, H=64, W=64, Z=128),
+     [("recon", ("B", 3, "H", "W"), "f32", "unit"), ("x", ("B", 3, "H", "W"), "f32", "unit"), ("mu", ("B", "Z"), "f32", "n"),
+      ("logvar", ("B", "Z"), "f32", "n")], ref_vae, t_vae)
+
+
+def ref_sd_cross(a, d):
+    b, n = d["B"], d["N"]
+    qh = a["q"].reshape(b, n, 8, 40).transpose(0, 2, 1, 3)
+    kh, vh = (a[t].reshape(b, 77, 8, 40).transpose(0, 2, 1, 3) for t in "kv")
+    s = rh(qh @ np.swapaxes(kh, -1, -2)) * 0.15811388300841897
+    return [attend(s, vh, "f16").transpose(0, 2, 1, 3).reshape(b, n, 320)]
+
+
+def t_sd_cross(q, k, v, d):
+    b, n = d["B"], d["N"]
+    qh = q.view(b, n, 8, 40).transpose(1, 2)
+    kh, vh = (t.view(b, 77, 8, 40).transpose(1, 2) for t in (k, v))
+    return t_attn(qh, kh, vh, 0.15811388300841897).transpose(1, 2).reshape(b, n, 320)
+
+
+def s_sd_cross(q, k, v, d):
+    b, n = d["B"], d["N"]
+    qh = q.view(b, n, 8, 40).transpose(1, 2)
+    kh, vh = (t.view(b, 77, 8, 40).transpose(1, 2) for t in (k, v))
+    return sdpa(qh, kh, vh, 0.15811388300841897).transpose(1, 2).reshape(b, n, 320)
+
+
+case("attn_sd_cross", [dict(B=1, N=5), dict(B=2, N=33)], dict(B=2, N=4096),
+     [("q", ("B", "N", 320), "f16", "n"), ("k", ("B", 77, 320), "f16", "n"), ("v", ("B", 77, 320), "f16", "n")],
+     ref_sd_cross, t_sd_cross, attention=True)
+
+
+def ref_alibi_gqa(a, d):
+    k, v = (np.repeat(a[n], 4, axis=1) for n in "kv")
+    i, j = np.arange(d["S"])[:, None], np.arange(d["S"])[None, :]
+    s = rb(a["q"] @ np.swapaxes(k, -1, -2)) * SC128 + a["slopes"][:, None, None] * (j - i)
+    return [attend(np.where(causal(d["S"]), s, -np.inf), v, "bf16")]
+
+
+def t_alibi_gqa(q, k, v, slopes, d):
+    tt = T()
+    i = tt.arange(d["S"], device=q.device)
+    bias = slopes[:, None, None] * (i[None, :] - i[:, None]).float()
+    return t_attn(q, k, v, SC128, t_causal(d["S"], d["S"], q.device), bias=bias, gqa=True)
+
+
+def s_alibi_gqa(q, k, v, slopes, d):
+    tt = T()
+    i = tt.arange(d["S"], device=q.device)
+    bias = slopes[:, None, None] * (i[None, :] - i[:, None]).float()
+    return sdpa(q, k, v, SC128, bias.masked_fill(i[None, :] > i[:, None], float("-inf")).to(q.dtype), gqa=True)
+
+
+case("attn_alibi_gqa", [dict(B=1, S=7), dict(B=2, S=33), dict(B=1, S=1)], dict(B=2, S=2048),
+     [("q", ("B", 32, "S", 128), "bf16", "n"), ("k", ("B", 8, "S", 128), "bf16", "n"), ("v", ("B", 8, "S", 128), "bf16", "n"),
+      ("slopes", (32,), "f32", "unit")], ref_alibi_gqa, t_alibi_gqa, attention=True)
+
+
+def ref_mamba2_norm(a, d):
+    m = d["M"]
+    ys = (a["y"] + a["x"] * a["dskip"][:, None]).reshape(m, 4096)
+    z = a["z"]
+    g = (ys * (z / (1 + np.exp(-z)))).reshape(m, 8, 512)
+    n = g / np.sqrt((g * g).mean(-1, keepdims=True) + 1e-5)
+    return [rb(n.reshape(m, 4096) * a["w"])]
+
+
+def t_mamba2_norm(y, x, dskip, z, w, d):
+    m = d["M"]
+    g = (y + x * dskip[:, None]).reshape(m, 4096) * F().silu(z.float())
+    gg = g.view(m, 8, 512)
+    n = gg * T().rsqrt(gg.pow(2).mean(-1, keepdim=True) + 1e-5)
+    return (n.view(m, 4096) * w.float()).to(y.dtype)
+
+
+case("mamba2_gated_norm", [dict(M=1), dict(M=5)], dict(M=8192),
+     [("y", ("M", 64, 64), "bf16", "n"), ("x", ("M", 64, 64), "bf16", "n"), ("dskip", (64,), "f32", "n"),
+      ("z", ("M", 4096), "bf16", "n"), ("w", (4096,), "bf16", "n")], ref_mamba2_norm, t_mamba2_norm)
+
+
+def ref_chamfer(a, d):
+    x, y = a["a"], a["b"]
+    d2 = np.maximum((x * x).sum(-1)[:, :, None] + (y * y).sum(-1)[:, None, :] - 2 * x @ np.swapaxes(y, -1, -2), 0)
+    return [np.array(d2.min(2).mean() + d2.min(1).mean())]
+
+
+def t_chamfer(a, b, d):
+    d2 = ((a * a).sum(-1, keepdim=True) + (b * b).sum(-1)[:, None, :] - 2 * a @ b.transpose(-1, -2)).clamp(min=0)
+    return d2.min(2).values.mean() + d2.min(1).values.mean()
+
+
+case("chamfer_loss", [dict(B=2, N=7, M=5), dict(B=1, N=1, M=1), dict(B=2, N=300, M=257)], dict(B=8, N=4096, M=4096),
+     [("a", ("B", "N", 3), "f32", "n"), ("b", ("B", "M", 3), "f32", "n")], ref_chamfer, t_chamfer)
+
+
+def ref_qwen2_mlp(a, d):
+    h = a["h"]
+    n = rb(a["w"] * rb(h / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-6)))
+    g, u = rb(n @ a["wg"]), rb(n @ a["wu"])
+    act = rb(rb(g / (1 + np.exp(-g))) * u)
+    return [rb(h + rb(act @ a["wd"]))]
+
+
+def t_qwen2_mlp(h, w, wg, wu, wd, d):
+    hf = h.float()
+    n = w * (hf * T().rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-6)).to(h.dtype)
+    return h + (F().silu(n @ wg) * (n @ wu)) @ wd
+
+
+case("qwen2_mlp", [dict(M=1, F=16), dict(M=7, F=40)], dict(M=1001, F=18944),
+     [("h", ("M", 3584), "bf16", "n"), ("w", (3584,), "bf16", "n"), ("wg", (3584, "F"), "bf16", "w"),
+      ("wu", (3584, "F"), "bf16", "w"), ("wd", ("F", 3584), "bf16", "w")], ref_qwen2_mlp, t_qwen2_mlp)
+
+SDPA.update({"attn_sd_cross": s_sd_cross, "attn_alibi_gqa": s_alibi_gqa})
+BLOCK_SPARSE.add("attn_alibi_gqa")
+ROUND6 = ["lora_linear", "decode_linear_res", "int8_dequant_gemm", "layernorm_bwd", "softmax_bwd", "gelu_bwd",
+          "swiglu_bwd", "ce_bwd", "token_logprobs", "grpo_loss", "logsumexp_mid", "vae_loss", "attn_sd_cross",
+          "attn_alibi_gqa", "mamba2_gated_norm", "chamfer_loss", "qwen2_mlp"]

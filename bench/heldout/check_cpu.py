@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The held-out programs of bench/heldout/ on the CPU path (run by tests/scripts/heldout.sh).
 
-usage: check_cpu.py TXC ROOT [--all] [--only NAME,...] [--plan-only] [--sizes K=V,...]
+usage: check_cpu.py TXC ROOT [--all] [--only NAME,...] [--round N] [--plan-only] [--sizes K=V,...]
 
 For each case of cases.py (the `fast` subset unless --all): the sm_90a plan at the case's GPU sizes
 (`txc FILE --target=sm_90a`, the manifest): an attention program must be one attention kernel and
@@ -29,6 +29,8 @@ KNOWN = {
                         "online-softmax kernel runs",
     "attn_mla_dv": "q/k head dim 192, v head dim 128: [attention.fa3] takes D = Dv only; the mma.sync kernel runs "
                    "and visits every key tile",
+    "attn_sd_cross": "head dim 40 (Stable Diffusion 1.5): [attention.fa3] takes D a multiple of 16 only; the "
+                     "mma.sync online-softmax kernel runs",
     "bmm_bcast_heads": "x[:, None] @ w, the unit dim inserted by a reshape: pass_wg_batch right-aligns the base "
                        "[B, M, K] against the product's batch dims [B, H] and refuses; mma.sync, no rule in --explain",
 }
@@ -125,6 +127,8 @@ def main():
     only = None
     if "--only" in flags:
         only = flags[flags.index("--only") + 1].split(",")
+    if "--round" in flags:  # the programs of one round: cases.ROUND<N>
+        only = (only or []) + getattr(C, "ROUND" + flags[flags.index("--round") + 1])
     todo = [c for c in C.CASES if (only and c["name"] in only) or (not only and ("--all" in flags or c["fast"]))]
     if "--sizes" in flags:  # the CPU runs at these sizes instead of the case's own
         dims = {k: int(v) for k, v in (kv.split("=") for kv in flags[flags.index("--sizes") + 1].split(","))}
