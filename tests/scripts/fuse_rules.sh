@@ -13,7 +13,9 @@
 #                           kernel (1 kernel, x read once); at 64 rows (fewer than the SMs) they
 #                           stay a pointwise kernel of their own (2 kernels);
 #   [reduction.batch]       cosine_sim_bcast N = M: the two row norms (1 MB each, less than a
-#                           launch at the HBM rate) in one launch (2 kernels); N != M: 3.
+#                           launch at the HBM rate) in one launch (2 kernels); N != M: 3;
+#   [simplify.cast_before_reshape] mamba2_gated_norm: the bf16 cast after the group reshape
+#                           joins the gated RMSNorm's kernel (1 kernel, not 2).
 # For each: --explain names the rule the expected number of times, the plan has the expected
 # kernels (the .ptx.json manifest), ptxas accepts the PTX (when /usr/local/cuda/bin/ptxas exists),
 # and `txc run` on --device=cpu and --device=ref agrees with NumPy (bench/heldout/check_cpu.py at
@@ -33,6 +35,7 @@ cases=(
   "f16_overflow|sm_90a|N=64 D=4096|kept apart \[reduction.side_outputs\].*64 rows, fewer than the 132 SMs|1|2|-"
   "cosine_sim_bcast|sm_90a|N=1024 M=1024 E=256|k0: \[reduction.batch\] 2 independent reductions of \[1024, 256\]|1|2|N=40,M=40,E=33"
   "cosine_sim_bcast|sm_90a|N=1024 M=512 E=256|\[reduction.batch\]|0|3|-"
+  "mamba2_gated_norm|sm_90a|M=8192|\[simplify.cast_before_reshape\] .* = bf16(reshape(|1|1|M=5"
 )
 fail=0
 n=0
