@@ -293,9 +293,11 @@ static int64_t colvar_chunks(const pass_ctx *c, int64_t n, int64_t k, int64_t s0
 
 /* The mean mu of a column variance v = mean((x - mu)^2, A) with mu = mean(x, A) of the same x,
  * both keepdim, A a non-empty set of axes without the innermost one, concrete shapes of rank <
- * IR_MAX_RANK, f32, fewer than COLVAR_KEPT_MAX kept elements; *a the innermost axis of A;
- * IR_NONE when v is not one. */
-static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
+ * IR_MAX_RANK, f32, fewer than COLVAR_KEPT_MAX kept elements or columns the planner keeps
+ * apart from a later stage over them (pass_column_few on c's GPU: the mean's kernel and the
+ * variance's each read x, the variance's twice when it also normalises); *a the innermost axis
+ * of A; IR_NONE when v is not one. */
+static ir_id colvar_mean(const ir_graph *g, const pass_ctx *c, ir_id v, int *a) {
     const ir_node *n = &g->nodes[v];
     if (n->op != IR_OP_MEAN || !n->a.red.keepdim || n->dtype != IR_F32) return IR_NONE;
     const ir_node *p = &g->nodes[ir_in(g, n, 0)];
@@ -304,7 +306,8 @@ static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
     if (!ax || s->rank >= IR_MAX_RANK || (ax >> (s->rank - 1)) || p->nin != 2) return IR_NONE;
     for (int i = 0; i < s->rank; i++)
         if (IR_DIM_IS_SYM(s->dim[i])) return IR_NONE;
-    if (ir_shape_numel(&n->shape) >= COLVAR_KEPT_MAX) return IR_NONE;
+    if (ir_shape_numel(&n->shape) >= COLVAR_KEPT_MAX && !pass_column_few(s, ax, pass_ctx_gpu(c)))
+        return IR_NONE;
     *a = s->rank - 1;
     while (!(ax & (1u << *a))) (*a)--;
     ir_id d = ir_in(g, p, 0), e = ir_in(g, p, 1);
@@ -376,7 +379,7 @@ static void colvar_shape(const ir_shape *xs, int a0, int a, int64_t n, int64_t S
 static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
                              uint32_t *cap) {
     int a, a0;
-    ir_id mu = colvar_mean(g, v, &a);
+    ir_id mu = colvar_mean(g, c, v, &a);
     if (mu == IR_NONE) return false;
     ir_id x = ir_in(g, &g->nodes[mu], 0);
     ir_shape xs = g->nodes[x].shape, sp, sp1;

@@ -5,8 +5,8 @@
  * BatchNorm's column statistics of [32768, 512] become a two-stage column kernel over
  * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
  * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
- * reduction; nothing splits below the thresholds (a run of 31, a prime column length, 4096 kept
- * columns), for bf16, or with a symbolic run; the rewritten graph verifies. Both variances'
+ * reduction; nothing splits below the thresholds (a run of 31, a prime column length, more kept
+ * columns than reduced ones or than fill the GPU whole), for bf16, or with a symbolic run; the rewritten graph verifies. Both variances'
  * statistics are of x minus a per-output pilot that the chunk kernel also passes to the combine (a
  * max over the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum
  * for all the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
@@ -183,7 +183,17 @@ static void test_column_var(void **s) {
     g = plan3(COLVAR, "N", 331, "C", 7, NULL, 0); /* prime: no chunks */
     assert_int_equal(dom(g, 0)->rank, 2);
     ir_graph_free(g);
-    g = plan3(COLVAR, "N", 32768, "C", 4096, NULL, 0); /* enough columns to fill the GPU */
+    /* 4096 columns, fewer than 128 x 132 and shorter than they are many: [reduction.column_stages]
+     * would keep the mean apart and the variance would read x twice more: 16 chunks of 2048 */
+    g = plan3(COLVAR, "N", 32768, "C", 4096, NULL, 0);
+    assert_int_equal(dom(g, 0)->rank, 3);
+    assert_int_equal(dom(g, 0)->dim[0], 16);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 4096, "C", 16384, NULL, 0); /* more kept than reduced: one kernel */
+    assert_int_equal(dom(g, 0)->rank, 2);
+    assert_int_equal(g->nregions, 1);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 1024, "C", 20000, NULL, 0); /* 20000 columns fill the GPU whole */
     assert_int_equal(dom(g, 0)->rank, 2);
     ir_graph_free(g);
 }
