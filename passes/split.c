@@ -352,6 +352,12 @@ static void say_column_var(const ir_graph *g, const pass_ctx *c, ir_id v, ir_id 
             (int)COLVAR_BLOCK_COLS);
 }
 
+/* True unless TX_SPLIT_COLVAR is set to 0 (an A/B knob: [reduction.split_column_var] off). */
+static bool colvar_on(void) {
+    const char *e = getenv("TX_SPLIT_COLVAR");
+    return !e || strcmp(e, "0") != 0;
+}
+
 /* x's shape xs with the axes a0..a merged into (S, n / S) (S = 1: one axis of n) into *sp. */
 static void colvar_shape(const ir_shape *xs, int a0, int a, int64_t n, int64_t S, ir_shape *sp) {
     int j = 0;
@@ -375,11 +381,11 @@ static void colvar_shape(const ir_shape *xs, int a0, int a, int64_t n, int64_t S
  * pilot (split_pilot over A), in = the n / S part (a chunk: one two-stage column reduction of
  * S x numel / n columns, Welford, one read of x), out = A's axes before the run and the S chunks
  * (the combine of the partials). Nodes for mu go before mu, the rest before v. Returns false
- * (nothing changed) when v is not such a variance. */
+ * (nothing changed) when v is not such a variance or the rule is off (colvar_on). */
 static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
                              uint32_t *cap) {
     int a, a0;
-    ir_id mu = colvar_mean(g, c, v, &a);
+    ir_id mu = colvar_on() ? colvar_mean(g, c, v, &a) : IR_NONE;
     if (mu == IR_NONE) return false;
     ir_id x = ir_in(g, &g->nodes[mu], 0);
     ir_shape xs = g->nodes[x].shape, sp, sp1;

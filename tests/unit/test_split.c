@@ -6,11 +6,12 @@
  * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
  * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
  * reduction; nothing splits below the thresholds (a run of 31, a prime column length, more kept
- * columns than reduced ones or than fill the GPU whole), for bf16, or with a symbolic run; the rewritten graph verifies. Both variances'
- * statistics are of x minus a per-output pilot that the chunk kernel also passes to the combine (a
- * max over the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum
- * for all the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
- * tests/scripts/split_axes.sh; their f32 accuracy at a large mean: tests/scripts/split_stats.sh. */
+ * columns than reduced ones or than fill the GPU whole), for bf16, or with a symbolic run; the
+ * rewritten graph verifies. Both variances' statistics are of x minus a per-output pilot that the
+ * chunk kernel also passes to the combine (a max over the chunk of it), so the combine reads no
+ * tensor of x's size; bench verifies a split sum for all the terms it adds (drv_out_terms). The
+ * numbers of the split plans against the reference: tests/scripts/split_axes.sh; their f32 accuracy
+ * at a large mean: tests/scripts/split_stats.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -206,7 +207,13 @@ static void test_column_var(void **s) {
  * nothing. Over (1, 2) of [4, 1024, 8, 64] the adjacent axes are one run of 8192 in chunks. */
 static void test_column_var_axes(void **s) {
     (void)s;
+    setenv("TX_SPLIT_COLVAR", "0", 1); /* the A/B knob: the column kernels of x */
     ir_graph *g = plan_var02(32, 8, 1000, 80);
+    unsetenv("TX_SPLIT_COLVAR");
+    assert_int_equal(g->nregions, 2);
+    assert_int_equal(dom(g, 1)->rank, 4);
+    ir_graph_free(g);
+    g = plan_var02(32, 8, 1000, 80);
     assert_int_equal(g->nregions, 3);
     const ir_shape *d0 = dom(g, 0);
     assert_int_equal(g->regions[0].kind, IR_RK_REDUCTION);
