@@ -1079,24 +1079,24 @@ static bool check_pw_pw(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
  * reduced axis across blocks. */
 enum { COLUMN_FEW_BLOCK = 128, COLUMN_FEW_MIN = 1 << 20 };
 
-/* True when reduction group R reduces columns (its domain's innermost axis kept) of concrete
- * sizes with fewer than COLUMN_FEW_BLOCK x SMs kept elements, more reduced elements than kept
- * ones and at least COLUMN_FEW_MIN elements in all (below, the kernels' launches would cost more
- * than the serial columns) ([reduction.column_stages]). */
-static bool column_few(const fz *f, const grp *R) {
-    const ir_shape *d = &R->dom;
-    if (d->rank < 2 || (R->raxes & (1u << (d->rank - 1)))) return false;
+bool pass_column_few(const ir_shape *d, uint32_t axes, const pass_gpu *gpu) {
+    if (d->rank < 2 || (axes & (1u << (d->rank - 1)))) return false;
     int64_t kept = 1, red = 1;
     for (unsigned i = 0; i < d->rank; i++) {
         if (IR_DIM_IS_SYM(d->dim[i])) return false;
-        if (R->raxes & (1u << i))
+        if (axes & (1u << i))
             red *= d->dim[i];
         else
             kept *= d->dim[i];
     }
-    const pass_gpu *gpu = pass_ctx_gpu(f->c);
     return gpu && gpu->sms > 0 && kept < (int64_t)COLUMN_FEW_BLOCK * gpu->sms && red > kept &&
            kept * red >= COLUMN_FEW_MIN;
+}
+
+/* True when reduction group R reduces columns that pass_column_few calls few (below, the
+ * kernels' launches would cost more than the serial columns) ([reduction.column_stages]). */
+static bool column_few(const fz *f, const grp *R) {
+    return pass_column_few(&R->dom, R->raxes, pass_ctx_gpu(f->c));
 }
 
 /* True when a reduction over R's domain and axes outside R reads, through any chain of nodes,

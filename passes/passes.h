@@ -103,6 +103,12 @@ bool pass_dce(ir_graph *g, pass_ctx *c); /* dead-code elimination */
  * trailing contiguous run, then the outer axes. */
 bool pass_split(ir_graph *g, pass_ctx *c);
 bool pass_fuse(ir_graph *g, pass_ctx *c); /* fusion planner: fills g->regions */
+/* [reduction.column_stages] (passes/fuse.c): whether a column reduction over `axes` of dom (the
+ * innermost axis kept) has concrete sizes, fewer kept elements than 128 x gpu's SMs (one thread
+ * per column in blocks of 128: fewer blocks than SMs), more reduced elements than kept ones and
+ * at least 2^20 in all: a later stage over the same columns (and the domain-shaped work leading
+ * to one) is then kept apart from it, and a kernel of several such stages streams x again. */
+bool pass_column_few(const ir_shape *dom, uint32_t axes, const pass_gpu *gpu);
 /* [matmul.stage_view] (passes/stage.c, run by pass_fuse first): every matmul operand read
  * through reshapes and permutes without a stride form whose in-place read the model prices above
  * a copy becomes a copy (a cast to its own dtype flagged IR_NF_STAGE) that the product reads

@@ -273,38 +273,43 @@ static bool split_var(ir_graph *g, const pass_ctx *c, ir_id v, uint32_t t, const
     return true;
 }
 
-/* [reduction.split_column_var] thresholds: a column variance over one axis of length N with
- * fewer than COLVAR_KEPT_MAX kept columns is split into S chunks of at least COLVAR_RUN_MIN
- * elements (S a power of two dividing N), S the smallest giving 2 x SMs blocks of
- * COLVAR_BLOCK_COLS columns, else the largest. */
+/* [reduction.split_column_var] thresholds: a column variance over the axes A (the innermost
+ * kept) with fewer than COLVAR_KEPT_MAX kept elements reads the run of adjacent axes of A ending
+ * at its innermost one (N elements) as S chunks of at least COLVAR_RUN_MIN elements (S a power of
+ * two dividing N; 1 when A has axes before the run, whose indices then tell the chunks apart), S
+ * the smallest giving 2 x SMs blocks of COLVAR_BLOCK_COLS columns, else the largest. */
 enum { COLVAR_KEPT_MAX = 4096, COLVAR_RUN_MIN = 32, COLVAR_BLOCK_COLS = 128, COLVAR_SMS = 132 };
 
-/* The chunks S of the reduced axis (length n, kept columns k) for split_column_var; 0: none. */
-static int64_t colvar_chunks(const pass_ctx *c, int64_t n, int64_t k) {
+/* The chunks S >= s0 of the reduced run (n elements; k = the elements of x over n, the columns
+ * of one chunk per index of the other reduced axes) for split_column_var; 0: none. */
+static int64_t colvar_chunks(const pass_ctx *c, int64_t n, int64_t k, int64_t s0) {
     int64_t want = 2LL * (c && c->gpu ? c->gpu->sms : COLVAR_SMS) * COLVAR_BLOCK_COLS, best = 0;
-    for (int64_t s = 2; n % s == 0 && n / s >= COLVAR_RUN_MIN; s *= 2) {
+    for (int64_t s = s0; n % s == 0 && n / s >= COLVAR_RUN_MIN; s *= 2) {
         best = s;
         if (s * k >= want) break;
     }
     return best;
 }
 
-/* The mean mu of a column variance v = mean((x - mu)^2, {a}) with mu = mean(x, {a}) of the same
- * x, both keepdim, a one axis that is not the innermost, concrete shapes of rank < IR_MAX_RANK,
- * f32, fewer than COLVAR_KEPT_MAX kept elements; *a the axis; IR_NONE when v is not one. */
-static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
+/* The mean mu of a column variance v = mean((x - mu)^2, A) with mu = mean(x, A) of the same x,
+ * both keepdim, A a non-empty set of axes without the innermost one, concrete shapes of rank <
+ * IR_MAX_RANK, f32, fewer than COLVAR_KEPT_MAX kept elements or columns the planner keeps
+ * apart from a later stage over them (pass_column_few on c's GPU: the mean's kernel and the
+ * variance's each read x, the variance's twice when it also normalises); *a the innermost axis
+ * of A; IR_NONE when v is not one. */
+static ir_id colvar_mean(const ir_graph *g, const pass_ctx *c, ir_id v, int *a) {
     const ir_node *n = &g->nodes[v];
     if (n->op != IR_OP_MEAN || !n->a.red.keepdim || n->dtype != IR_F32) return IR_NONE;
     const ir_node *p = &g->nodes[ir_in(g, n, 0)];
     const ir_shape *s = &p->shape;
     uint32_t ax = n->a.red.axes;
-    if (!ax || (ax & (ax - 1)) || s->rank >= IR_MAX_RANK || (ax >> (s->rank - 1)) || p->nin != 2)
-        return IR_NONE;
+    if (!ax || s->rank >= IR_MAX_RANK || (ax >> (s->rank - 1)) || p->nin != 2) return IR_NONE;
     for (int i = 0; i < s->rank; i++)
         if (IR_DIM_IS_SYM(s->dim[i])) return IR_NONE;
-    *a = 0;
-    while (!(ax & (1u << *a))) (*a)++;
-    if (ir_shape_numel(s) / s->dim[*a] >= COLVAR_KEPT_MAX) return IR_NONE;
+    if (ir_shape_numel(&n->shape) >= COLVAR_KEPT_MAX && !pass_column_few(s, ax, pass_ctx_gpu(c)))
+        return IR_NONE;
+    *a = s->rank - 1;
+    while (!(ax & (1u << *a))) (*a)--;
     ir_id d = ir_in(g, p, 0), e = ir_in(g, p, 1);
     bool sq = p->op == IR_OP_MUL   ? d == e
               : p->op == IR_OP_POW ? g->nodes[e].op == IR_OP_CONST && g->nodes[e].a.cval == 2.0
@@ -319,51 +324,93 @@ static ir_id colvar_mean(const ir_graph *g, ir_id v, int *a) {
     return mu;
 }
 
-/* [reduction.split_column_var] A column variance v = mean((x - mu)^2, {a}), mu = mean(x, {a}),
- * of few kept columns (colvar_mean): the column kernels would run few blocks, each streaming a
- * column N long (and the variance's kernel stores the normalised values too: no column_blocks).
- * x is read as xs = reshape(x) with axis a split into (S, N / S); mu and v become reshapes of the
- * split_stats of xs about the column's pilot (split_pilot over {a}), in = a + 1 (a chunk: one
- * two-stage column reduction of S times the columns, Welford, one read of x), out = a (the
- * combine of the S x columns partials). Nodes for mu go before mu, the rest before v. Returns
- * false (nothing changed) when v is not such a variance. */
+/* The axes of A (bitmask, rank r) as "0, 2" into buf (cap bytes). */
+static void axes_str(uint32_t axes, int r, char *buf, size_t cap) {
+    int k = 0;
+    buf[0] = 0;
+    for (int i = 0; i < r && k < (int)cap - 8; i++)
+        if (axes & (1u << i)) k += snprintf(buf + k, cap - (size_t)k, "%s%d", k ? ", " : "", i);
+}
+
+/* Says split_column_var's rewrite of v (the variance of x over `axes`, the run of axes `run`, n
+ * elements, read as S chunks, k elements of x over the run) on c->explain. */
+static void say_column_var(const ir_graph *g, const pass_ctx *c, ir_id v, ir_id x, uint32_t axes,
+                           uint32_t run, int64_t n, int64_t S, int64_t k) {
+    if (!c || !c->explain) return;
+    char ax[64], rn[64];
+    axes_str(axes, g->nodes[x].shape.rank, ax, sizeof ax);
+    axes_str(run, g->nodes[x].shape.rank, rn, sizeof rn);
+    fprintf(c->explain,
+            "%u:%u: [reduction.split_column_var] mean and variance over axes (%s) of %%%u (%lld "
+            "kept): each column shifted by its first element and axes (%s) (%lld long) read as "
+            "%lld chunk%s of %lld (%lld columns of one read for both statistics, 2 x %lld SMs x "
+            "%d wanted), the chunks' means and variances then combined (mean of the variances + "
+            "variance of the means; the shift added back to the mean)\n",
+            g->nodes[v].line, g->nodes[v].col, ax, x, (long long)ir_shape_numel(&g->nodes[v].shape),
+            rn, (long long)n, (long long)S, S == 1 ? "" : "s", (long long)(n / S),
+            (long long)(S * k), (long long)(c && c->gpu ? c->gpu->sms : COLVAR_SMS),
+            (int)COLVAR_BLOCK_COLS);
+}
+
+/* True unless TX_SPLIT_COLVAR is set to 0 (an A/B knob: [reduction.split_column_var] off). */
+static bool colvar_on(void) {
+    const char *e = getenv("TX_SPLIT_COLVAR");
+    return !e || strcmp(e, "0") != 0;
+}
+
+/* x's shape xs with the axes a0..a merged into (S, n / S) (S = 1: one axis of n) into *sp. */
+static void colvar_shape(const ir_shape *xs, int a0, int a, int64_t n, int64_t S, ir_shape *sp) {
+    int j = 0;
+    for (int i = 0; i < xs->rank; i++) {
+        if (i < a0 || i > a)
+            sp->dim[j++] = xs->dim[i];
+        else if (i == a0 && S > 1)
+            sp->dim[j++] = S, sp->dim[j++] = n / S;
+        else if (i == a0)
+            sp->dim[j++] = n;
+    }
+    sp->rank = (uint8_t)j;
+}
+
+/* [reduction.split_column_var] A column variance v = mean((x - mu)^2, A), mu = mean(x, A), of
+ * few kept elements (colvar_mean): the column kernels would run few blocks, each streaming a
+ * column of all of A (and the variance's kernel stores the normalised values too: no
+ * column_blocks). The run a0..a of adjacent axes of A ending at its innermost axis a (contiguous:
+ * one axis of n elements) is read as (S, n / S) (S = 1: one axis; only when A has axes before the
+ * run) in xs = reshape(x); mu and v become reshapes of the split_stats of xs about the column's
+ * pilot (split_pilot over A), in = the n / S part (a chunk: one two-stage column reduction of
+ * S x numel / n columns, Welford, one read of x), out = A's axes before the run and the S chunks
+ * (the combine of the partials). Nodes for mu go before mu, the rest before v. Returns false
+ * (nothing changed) when v is not such a variance or the rule is off (colvar_on). */
 static bool split_column_var(ir_graph *g, const pass_ctx *c, ir_id v, ir_id **before, uint32_t *nb,
                              uint32_t *cap) {
-    int a;
-    ir_id mu = colvar_mean(g, v, &a);
+    int a, a0;
+    ir_id mu = colvar_on() ? colvar_mean(g, c, v, &a) : IR_NONE;
     if (mu == IR_NONE) return false;
     ir_id x = ir_in(g, &g->nodes[mu], 0);
-    ir_shape xs = g->nodes[x].shape, sp = {.rank = (uint8_t)(xs.rank + 1)};
-    int64_t n = xs.dim[a], k = ir_shape_numel(&xs) / n, S = colvar_chunks(c, n, k);
-    if (S < 2) return false;
-    for (int i = 0, j = 0; i < xs.rank; i++) {
-        if (i == a)
-            sp.dim[j++] = S, sp.dim[j++] = n / S;
-        else
-            sp.dim[j++] = xs.dim[i];
-    }
-    ir_shape sp1 = sp;
-    sp1.dim[a] = sp1.dim[a + 1] = 1;
+    ir_shape xs = g->nodes[x].shape, sp, sp1;
+    uint32_t axes = g->nodes[v].a.red.axes;
+    int64_t n = 1;
+    for (a0 = a; a0 >= 0 && (axes & (1u << a0)); a0--) n *= xs.dim[a0];
+    a0++;
+    uint32_t before_run = axes & ((1u << a0) - 1);
+    int64_t k = ir_shape_numel(&xs) / n, S = colvar_chunks(c, n, k, before_run ? 1 : 2);
+    if (S < 1) return false;
+    colvar_shape(&xs, a0, a, n, S, &sp);
+    uint32_t in = S > 1 ? 1u << (a0 + 1) : 1u << a0, out = before_run | (S > 1 ? 1u << a0 : 0);
+    sp1 = sp;
+    for (int i = 0; i < sp1.rank; i++)
+        if ((in | out) & (1u << i)) sp1.dim[i] = 1;
     uint32_t n0 = g->n, nmu;
-    ir_id xsr = ir_add_reshape(g, x, &sp), mus;
-    ir_id var =
-        split_stats(g, xsr, split_pilot(g, x, 1u << a, &sp1), 1u << (a + 1), 1u << a, &mus, &nmu);
+    ir_id xsr = ir_shape_eq(&sp, &xs) ? x : ir_add_reshape(g, x, &sp), mus;
+    ir_id var = split_stats(g, xsr, split_pilot(g, x, axes, &sp1), in, out, &mus, &nmu);
     for (uint32_t j = n0; j < g->n; j++) {
         g->nodes[j].line = g->nodes[v].line, g->nodes[j].col = g->nodes[v].col;
         place_before(before, nb, cap, j < nmu ? mu : v);
     }
     become_reshape(g, mu, mus);
     become_reshape(g, v, var);
-    if (c && c->explain)
-        fprintf(c->explain,
-                "%u:%u: [reduction.split_column_var] mean and variance of the %lld-long columns of "
-                "%%%u (%lld kept): each column shifted by its first element and read as %lld "
-                "chunks of %lld (%lld columns of one read for both statistics, 2 x %lld SMs x %d "
-                "wanted), the chunks' means and variances then combined (mean of the variances + "
-                "variance of the means; the shift added back to the mean)\n",
-                g->nodes[v].line, g->nodes[v].col, (long long)n, x, (long long)k, (long long)S,
-                (long long)(n / S), (long long)(S * k),
-                (long long)(c && c->gpu ? c->gpu->sms : COLVAR_SMS), (int)COLVAR_BLOCK_COLS);
+    say_column_var(g, c, v, x, axes, axes & ~before_run, n, S, k);
     return true;
 }
 

@@ -2,8 +2,9 @@
 # split_stats.sh TXC ROOT [DEVICE] - [reduction.split_column_var] and [reduction.split_var] on
 # statistics whose mean (1000) dwarfs their spread (0.3, normal): tests/split/midvar.tx (z = x +
 # 1000, x of spread 0.3) and tests/split/colvar.tx (x of mean 1000) at 2, 4 and 64 to 128 chunks
-# per column, tests/split/seqbn.tx (over (0, 2), w = 1, b = 0) at 32 and 8 runs. For each program
-# and size,
+# per column, tests/split/colvar02.tx (over (0, 2) of [B, C, T, F]: 8 chunks of T, and T = 97
+# whole), tests/split/colrun.tx (over the run (1, 2): 16 chunks), tests/split/seqbn.tx (over
+# (0, 2), w = 1, b = 0) at 32 and 8 runs. For each program and size,
 #  1. --explain names the rule once (the split plan is what runs);
 #  2. `txc run --device=ref` and `--device=DEVICE` (default cpu; gpu on the GPU machine:
 #     bench/split_stats_gpu.sh) on the same NumPy inputs, every output checked by
@@ -21,10 +22,14 @@ cases=(
   "midvar|B=3 T=4096 C=45|3,4096,45|0|1|1000|1e-3|var,norm|split_column_var|"
   "colvar|N=128 C=40|128,40|1000|0|0|1e-5|mean,var,norm|split_column_var|"
   "colvar|N=4096 C=64|4096,64|1000|0|0|1e-5|mean,var,norm|split_column_var|"
+  "colvar02|B=4 C=3 T=256 F=5|4,3,256,5|1000|0,2|0|1e-5|norm,mean,var|split_column_var|"
+  "colvar02|B=8 C=2 T=97 F=3|8,2,97,3|1000|0,2|0|1e-5|norm,mean,var|split_column_var|"
+  "colrun|B=2 T=64 H=8 C=5|2,64,8,5|1000|1,2|0|1e-5|norm,var|split_column_var|"
   "seqbn|B=32 C=16 L=64|32,16,64|1000|0,2|0|1e-5|norm,var,mean|split_var|w:16,1:1 b:16,1:0"
   "seqbn|B=8 C=24 L=1000|8,24,1000|1000|0,2|0|1e-5|norm,var,mean|split_var|w:24,1:1 b:24,1:0"
 )
-[ "$DEV" = gpu ] && cases+=("colvar|N=32768 C=118|32768,118|1000|0|0|1e-5|mean,var,norm|split_column_var|"
+[ "$DEV" = gpu ] && cases+=("colvar02|B=32 C=8 T=1000 F=80|32,8,1000,80|1000|0,2|0|1e-5|norm,mean,var|split_column_var|"
+  "colvar|N=32768 C=118|32768,118|1000|0|0|1e-5|mean,var,norm|split_column_var|"
   "seqbn|B=32 C=512 L=1000|32,512,1000|1000|0,2|0|1e-5|norm,var,mean|split_var|w:512,1:1 b:512,1:0")
 fail=0
 n=0

@@ -5,12 +5,13 @@
  * BatchNorm's column statistics of [32768, 512] become a two-stage column kernel over
  * [128, 256, 512] (axis 1: 65536 columns, a grid of at least 2 x 132 blocks), a combine and a
  * pointwise kernel ([reduction.split_column_var]); a sum over (0, 2) becomes a row then a column
- * reduction; nothing splits below the thresholds (a run of 31, a prime column length, 4096 kept
- * columns), for bf16, or with a symbolic run; the rewritten graph verifies. Both variances'
- * statistics are of x minus a per-output pilot that the chunk kernel also passes to the combine (a
- * max over the chunk of it), so the combine reads no tensor of x's size; bench verifies a split sum
- * for all the terms it adds (drv_out_terms). The numbers of the split plans against the reference:
- * tests/scripts/split_axes.sh; their f32 accuracy at a large mean: tests/scripts/split_stats.sh. */
+ * reduction; nothing splits below the thresholds (a run of 31, a prime column length, more kept
+ * columns than reduced ones or than fill the GPU whole), for bf16, or with a symbolic run; the
+ * rewritten graph verifies. Both variances' statistics are of x minus a per-output pilot that the
+ * chunk kernel also passes to the combine (a max over the chunk of it), so the combine reads no
+ * tensor of x's size; bench verifies a split sum for all the terms it adds (drv_out_terms). The
+ * numbers of the split plans against the reference: tests/scripts/split_axes.sh; their f32 accuracy
+ * at a large mean: tests/scripts/split_stats.sh. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,15 +39,22 @@ static const char *COLVAR = "fn f(x: f32[N, C]) -> (f32[1, C], f32[N, C]) {\n"
                             "  d = x - mu\n"
                             "  var = mean(d * d, axis=0, keepdim=true)\n"
                             "  return var, d * rsqrt(var + 1e-5)\n}\n";
+static const char *VAR02 =
+    "fn f(x: f32[B, C, T, F]) -> (f32[B, C, T, F], f32[1, C, 1, F], f32[1, C, 1, F]) {\n"
+    "  mu = mean(x, axis=(0, 2), keepdim=true)\n"
+    "  d = x - mu\n"
+    "  var = mean(d * d, axis=(0, 2), keepdim=true)\n"
+    "  return d * rsqrt(var + 1e-5), mu, var\n}\n";
+static const char *VAR12 = "fn f(x: f32[B, T, H, C]) -> (f32[B, T, H, C], f32[B, 1, 1, C]) {\n"
+                           "  mu = mean(x, axis=(1, 2), keepdim=true)\n"
+                           "  var = mean((x - mu) ** 2, axis=(1, 2), keepdim=true)\n"
+                           "  return (x - mu) * rsqrt(var + 1e-5), var\n}\n";
 static const char *SUM02 = "fn f(x: f32[B, C, L]) -> f32[C] { return sum(x, axis=(0, 2)) }\n";
 static const char *SUM02_BF16 =
     "fn f(x: bf16[B, C, L]) -> bf16[C] { return sum(x, axis=(0, 2)) }\n";
 
-/* Compiles src with dims "B=..,C=.." (NULL entries end) and plans it for the H200. */
-static ir_graph *plan3(const char *src, const char *n1, int64_t v1, const char *n2, int64_t v2,
-                       const char *n3, int64_t v3) {
-    fe_define defs[3] = {{n1, v1}, {n2, v2}, {n3, v3}};
-    unsigned nd = n3 ? 3 : n2 ? 2 : 1;
+/* Compiles src with the nd dims of defs and plans it for the H200. */
+static ir_graph *plan_defs(const char *src, const fe_define *defs, unsigned nd) {
     tx_diag d;
     tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
     fe_options fo = {.entry = NULL, .defines = defs, .ndefines = nd};
@@ -56,6 +64,19 @@ static ir_graph *plan3(const char *src, const char *n1, int64_t v1, const char *
     assert_true(pass_run_pipeline(g, &pc));
     assert_true(ir_verify(g, stderr));
     return g;
+}
+
+/* Compiles src with dims "B=..,C=.." (NULL entries end) and plans it for the H200. */
+static ir_graph *plan3(const char *src, const char *n1, int64_t v1, const char *n2, int64_t v2,
+                       const char *n3, int64_t v3) {
+    fe_define defs[3] = {{n1, v1}, {n2, v2}, {n3, v3}};
+    return plan_defs(src, defs, n3 ? 3 : n2 ? 2 : 1);
+}
+
+/* var_mean_02_4d's statistics over (0, 2) of [B, C, T, F] planned at those sizes. */
+static ir_graph *plan_var02(int64_t b, int64_t c, int64_t t, int64_t f) {
+    fe_define defs[4] = {{"B", b}, {"C", c}, {"T", t}, {"F", f}};
+    return plan_defs(VAR02, defs, 4);
 }
 
 /* Regions of kind k in g. */
@@ -163,8 +184,68 @@ static void test_column_var(void **s) {
     g = plan3(COLVAR, "N", 331, "C", 7, NULL, 0); /* prime: no chunks */
     assert_int_equal(dom(g, 0)->rank, 2);
     ir_graph_free(g);
-    g = plan3(COLVAR, "N", 32768, "C", 4096, NULL, 0); /* enough columns to fill the GPU */
+    /* 4096 columns, fewer than 128 x 132 and shorter than they are many: [reduction.column_stages]
+     * would keep the mean apart and the variance would read x twice more: 16 chunks of 2048 */
+    g = plan3(COLVAR, "N", 32768, "C", 4096, NULL, 0);
+    assert_int_equal(dom(g, 0)->rank, 3);
+    assert_int_equal(dom(g, 0)->dim[0], 16);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 4096, "C", 16384, NULL, 0); /* more kept than reduced: one kernel */
     assert_int_equal(dom(g, 0)->rank, 2);
+    assert_int_equal(g->nregions, 1);
+    ir_graph_free(g);
+    g = plan3(COLVAR, "N", 1024, "C", 20000, NULL, 0); /* 20000 columns fill the GPU whole */
+    assert_int_equal(dom(g, 0)->rank, 2);
+    ir_graph_free(g);
+}
+
+/* [reduction.split_column_var] over several axes, the innermost kept: var_mean over (0, 2) of
+ * [32, 8, 1000, 80] (640 kept) was a column_blocks mean and a column_split variance with the
+ * normalised batch (80 blocks, x read twice in it); now one two-stage chunk kernel over
+ * [32, 8, 2, 500, 80] (axis 3: 40960 columns), a combine over (0, 2) of its partials and a
+ * pointwise kernel. T odd: the batch index tells the chunks apart (axis 2 whole); T under 32:
+ * nothing. Over (1, 2) of [4, 1024, 8, 64] the adjacent axes are one run of 8192 in chunks. */
+static void test_column_var_axes(void **s) {
+    (void)s;
+    setenv("TX_SPLIT_COLVAR", "0", 1); /* the A/B knob: the column kernels of x */
+    ir_graph *g = plan_var02(32, 8, 1000, 80);
+    unsetenv("TX_SPLIT_COLVAR");
+    assert_int_equal(g->nregions, 2);
+    assert_int_equal(dom(g, 1)->rank, 4);
+    ir_graph_free(g);
+    g = plan_var02(32, 8, 1000, 80);
+    assert_int_equal(g->nregions, 3);
+    const ir_shape *d0 = dom(g, 0);
+    assert_int_equal(g->regions[0].kind, IR_RK_REDUCTION);
+    assert_int_equal(d0->rank, 5);
+    assert_int_equal(d0->dim[2], 2); /* 2 x 20480 columns >= 2 x 132 x 128 */
+    assert_int_equal(d0->dim[3], 500);
+    assert_int_equal(g->regions[0].red_axes, 1u << 3);
+    assert_int_equal(g->regions[0].stages, 2);
+    assert_true(has_pilot_max(g, 0));
+    assert_int_equal(g->regions[1].red_axes, (1u << 0) | (1u << 2));
+    assert_int_equal(max_read(g, 1), 32 * 8 * 2 * 80); /* the partials only */
+    assert_int_equal(g->regions[2].kind, IR_RK_POINTWISE);
+    assert_int_equal(max_read(g, 2), 32 * 8 * 1000 * 80);
+    ir_graph_free(g);
+    g = plan_var02(32, 8, 1001, 80);
+    assert_int_equal(g->nregions, 3);
+    assert_int_equal(dom(g, 0)->rank, 4);
+    assert_int_equal(g->regions[0].red_axes, 1u << 2);
+    assert_int_equal(g->regions[1].red_axes, 1u << 0);
+    ir_graph_free(g);
+    g = plan_var02(32, 8, 31, 80); /* chunks under 32: the column kernels of x over (0, 2) */
+    assert_int_equal(dom(g, 0)->rank, 4);
+    assert_int_equal(g->regions[0].red_axes, (1u << 0) | (1u << 2));
+    ir_graph_free(g);
+    fe_define defs[4] = {{"B", 4}, {"T", 1024}, {"H", 8}, {"C", 64}};
+    g = plan_defs(VAR12, defs, 4);
+    assert_int_equal(g->nregions, 3);
+    assert_int_equal(dom(g, 0)->rank, 4); /* [4, 256, 32, 64]: (1, 2) read as 256 chunks of 32 */
+    assert_int_equal(dom(g, 0)->dim[1], 256);
+    assert_int_equal(dom(g, 0)->dim[2], 32);
+    assert_int_equal(g->regions[0].red_axes, 1u << 2);
+    assert_int_equal(g->regions[1].red_axes, 1u << 1);
     ir_graph_free(g);
 }
 
@@ -173,6 +254,7 @@ int main(void) {
         cmocka_unit_test(test_seq_batchnorm),
         cmocka_unit_test(test_sum_outer),
         cmocka_unit_test(test_column_var),
+        cmocka_unit_test(test_column_var_axes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
