@@ -14,7 +14,8 @@
 # bench/heldout_check.sh --only amp_unscale against torch.compile. Files under $OUT (default
 # amp-out).
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" amp
+. "$(dirname "$0")/lib.sh"
+bench_start amp
 export OUT # bench/heldout_check.sh writes under it too
 printf 'fn f(g1: f32[N]) -> (f32[N], f32[]) {\n  u1 = g1 * 0.5\n  return u1, sum(u1 * u1)\n}\n' \
     >"$OUT/half_norm.tx"

@@ -20,7 +20,8 @@
 # About 150 s. Prints one line per case; writes $OUT/coal.txt (the summary) and $OUT/coal.log
 # (everything). Exit status 1 when a verification failed.
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" coal
+. "$(dirname "$0")/lib.sh"
+bench_start coal
 H=bench/heldout
 # bench ENV FILE DIMS...: one verified, timed run; prints the plan, the wgmma kernel's line
 bench() {

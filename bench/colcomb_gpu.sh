@@ -15,7 +15,8 @@
 # 3. sweep: bench/sweep.sh --only the column and middle-axis rows (against torch.compile).
 # About 90 s; writes $OUT/colcomb.txt (the summary, also printed) and $OUT/colcomb.log.
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" colcomb
+. "$(dirname "$0")/lib.sh"
+bench_start colcomb
 P=tests/colcomb
 
 # ---- 1. verify at ragged sizes ------------------------------------------------------------------

@@ -15,7 +15,8 @@
 # About 115 s in all; one line per case. Writes $OUT/cols.txt (the summary, also printed last),
 # $OUT/cols.log and the sub-scripts' files under $OUT.
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" cols
+. "$(dirname "$0")/lib.sh"
+bench_start cols
 
 # ---- 1. verify at ragged sizes ------------------------------------------------------------------
 verify() { # PROGRAM DIMS...

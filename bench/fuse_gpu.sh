@@ -16,7 +16,8 @@
 # About 100 s in all (at most 6 x 10 s + 62 s). Prints one line per case; writes $OUT/fuse.txt (the summary) and
 # $OUT/fuse.log (everything). Exit status 1 when a verification failed.
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" fuse
+. "$(dirname "$0")/lib.sh"
+bench_start fuse
 verify() { # PROGRAM RULE DIMS...
   local prog=$1 rule=$2
   shift 2

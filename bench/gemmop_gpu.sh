@@ -16,7 +16,8 @@
 # About 150 s in all. Prints one line per case; writes $OUT/gemmop.txt (the summary) and
 # $OUT/gemmop.log (everything). Exit status 1 when a verification failed.
 # shellcheck source=bench/lib.sh
-. "$(dirname "$0")/lib.sh" gemmop
+. "$(dirname "$0")/lib.sh"
+bench_start gemmop
 cat >"$W/bmm2d.tx" <<'EOF'
 fn f(a: f16[M, K], b: f16[B, K, N]) -> f32[B, M, N] {
   return f32(a @ b)

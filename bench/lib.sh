@@ -1,37 +1,63 @@
 # shellcheck shell=bash
-# bench/lib.sh NAME - the common start of the GPU checks that run from the repository root on the
-# GPU machine with dist/ carried (bash tools/make-dist.sh). Source it first, from bench/:
+# bench/lib.sh - the common start of the GPU checks that run from the repository root on the GPU
+# machine with dist/ carried (bash tools/make-dist.sh). Source it first, from bench/, then call
+# one of the starts below:
 #
-#   . "$(dirname "$0")/lib.sh" NAME
+#   . "$(dirname "$0")/lib.sh"
+#   bench_start NAME          # or: py_start NAME OUT_NAME
 #
-# It sets -uo pipefail, moves to the repository root and sets (an environment's value wins):
-# TXC (dist/bin/txc, exported for the sub-scripts), OUT (NAME-out, created), LOG=$OUT/NAME.log
-# and SUM=$OUT/NAME.txt (both emptied), T0 (the start, epoch s), W (a temporary folder removed on
-# exit) and the verification counters nv=0, nfail=0. Without an executable $TXC it says so and
-# exits 1. The functions below write only to stdout, $SUM, $LOG and files under $OUT or $W.
+# Sourcing sets -uo pipefail, moves to the repository root and exports TXC (an environment's
+# value wins; else dist/bin/txc). The functions write only to stdout, stderr, $SUM, $LOG and files
+# under $OUT or $W.
 set -uo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.." || exit 2
 export TXC=${TXC:-dist/bin/txc}
-OUT=${OUT:-$1-out}
-mkdir -p "$OUT"
-LOG=$OUT/$1.log
-SUM=$OUT/$1.txt
-: >"$LOG"
-: >"$SUM"
-T0=$(date +%s)
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-# shellcheck disable=SC2034 # the counters are the sourcing script's
-nv=0
-nfail=0
+
+# bench_start NAME: the start of the checks that say one line per case. Sets OUT (the
+# environment's, else NAME-out; created), LOG=$OUT/NAME.log and SUM=$OUT/NAME.txt (both emptied),
+# T0 (the start, epoch s), W (a temporary folder removed on exit) and the verification counters
+# nv=0, nfail=0; without an executable $TXC says so and exits 1.
+bench_start() {
+  OUT=${OUT:-$1-out}
+  mkdir -p "$OUT"
+  LOG=$OUT/$1.log
+  SUM=$OUT/$1.txt
+  : >"$LOG"
+  : >"$SUM"
+  T0=$(date +%s)
+  W=$(mktemp -d)
+  trap 'rm -rf "$W"' EXIT
+  # shellcheck disable=SC2034 # the counters are the calling script's
+  nv=0
+  nfail=0
+  [ -x "$TXC" ] || {
+    say "FAIL: no txc at $TXC (carry dist/)"
+    exit 1
+  }
+}
+
+# py_start NAME OUT_NAME: the start of the checks that hand over to a Python script. Exports OUT
+# (the environment's, else OUT_NAME-out; created) and PATH with the CUDA tools, sets PY (python3,
+# else python); without an executable $TXC says so on stderr, as NAME, and exits 2.
+py_start() {
+  export OUT=${OUT:-$2-out}
+  export PATH="$PATH:/usr/local/cuda/bin"
+  [ -x "$TXC" ] || {
+    echo "$1: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2
+    exit 2
+  }
+  mkdir -p "$OUT"
+  # shellcheck disable=SC2034 # the calling script's
+  PY=$(command -v python3 || command -v python)
+}
+
+# banner NAME: `NAME: <txc --version> on <the GPU's name>`.
+banner() {
+  echo "$1: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+}
 
 # say LINE...: prints the line and appends it to $SUM.
 say() { echo "$*" | tee -a "$SUM"; }
-
-[ -x "$TXC" ] || {
-  say "FAIL: no txc at $TXC (carry dist/)"
-  exit 1
-}
 
 # elapsed: the seconds since T0.
 elapsed() { echo $(($(date +%s) - T0)); }
