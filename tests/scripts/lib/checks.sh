@@ -36,3 +36,30 @@ cpu_vs_ref() {
   # shellcheck disable=SC2086
   $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($dev)" $half
 }
+
+# fused_unfused_vs_ref [--half] LABEL INPUTS PROG ARGS...: `txc run PROG ARGS...` on --device=ref
+# once, then on --device=cpu fused and with --no-fuse, each with --random-inputs=INPUTS; every
+# cpu run agrees with the reference by tests/gen/compare.py (label `LABEL (cpu MODE)`, --half as
+# for cpu_vs_ref). The outputs are left in $W/ref and $W/cpu (the last mode's).
+fused_unfused_vs_ref() {
+  local half=""
+  [ "$1" = --half ] && { half=half; shift; }
+  local label=$1 inputs=$2 prog=$3 ok=0 mode
+  shift 3
+  rm -rf "${W:?}/ref"
+  if ! "$TXC" run "$prog" "$@" --device=ref --random-inputs="$inputs" --output-dir "$W/ref" 2>"$W/err"; then
+    echo "FAIL $label: the reference run failed: $(head -3 "$W/err")"
+    return 1
+  fi
+  for mode in "" --no-fuse; do
+    rm -rf "${W:?}/cpu"
+    # shellcheck disable=SC2086
+    if ! "$TXC" run "$prog" "$@" $mode --device=cpu --random-inputs="$inputs" --output-dir "$W/cpu" 2>"$W/err"; then
+      echo "FAIL $label: --device=cpu $mode failed: $(head -3 "$W/err")"
+      ok=1
+    elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label (cpu $mode)" $half; then
+      ok=1
+    fi
+  done
+  return $ok
+}
