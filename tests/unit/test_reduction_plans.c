@@ -109,6 +109,16 @@ static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, in
     return plan_for(src, defs, ndefs, budget, raw, "h200");
 }
 
+/* The program of planned graph g (of source src) for target t; errors are reported on stderr
+ * and fail the test. */
+static cg_program *compile(const ir_graph *g, const char *src, cg_target t) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    cg_program *p = cg_program_new(g, t, &d);
+    assert_non_null(p);
+    return p;
+}
+
 /* The graph's single reduction region (fails the test when there is not exactly one). */
 static const ir_region *the_reduction(const ir_graph *g) {
     const ir_region *r = NULL;
@@ -314,10 +324,7 @@ static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
     fe_define defs[1] = {{"M", 3}};
     ir_graph *g = plan(src, defs, 1, BUDGET, NULL);
     assert_int_equal(the_reduction(g)->passes, passes);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, src, CG_SM90);
     size_t len = 0;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
@@ -370,10 +377,7 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
     assert_int_equal(r->passes, 1);
     assert_int_equal(r->red_extent, N);
     run_compare(g, raw, src, M, N, fill, seed);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, src, CG_SM90);
     size_t len = 0;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
@@ -458,10 +462,7 @@ static void test_staging_refused(void **s) {
     ir_graph *g = plan(SLICED, defs, 2, 0, &raw);
     assert_int_equal(the_reduction(g)->strategy, IR_RED_ONCHIP);
     run_compare(g, raw, SLICED, 3, 6001, NULL, 90);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", SLICED, strlen(SLICED));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, SLICED, CG_SM90);
     const char *ptx = cg_program_ptx(p, NULL);
     assert_non_null(ptx);
     assert_null(strstr(ptx, "tx_red_dyn_smem"));
@@ -819,10 +820,7 @@ static void check_sched_ptx(const char *const *srcs, const int64_t (*mn)[2], siz
         const ir_region *r = the_reduction(g);
         assert_int_equal(r->sched.id, e->sched);
         for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
+            cg_program *p = compile(g, srcs[i], t ? CG_SM80 : CG_SM90);
             size_t len = 0;
             const char *ptx = cg_program_ptx(p, &len);
             assert_non_null(ptx);
@@ -1031,10 +1029,7 @@ static void test_row_schedule_ptx(void **s) {
         const char *src = *cases[i].src;
         fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
         ir_graph *g = plan(src, defs, 2, 0, NULL);
-        tx_diag d;
-        tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-        cg_program *p = cg_program_new(g, CG_SM90, &d);
-        assert_non_null(p);
+        cg_program *p = compile(g, src, CG_SM90);
         size_t len = 0;
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(ptx);
@@ -1043,28 +1038,7 @@ static void test_row_schedule_ptx(void **s) {
                     (long long)cases[i].n, cases[i].load);
         assert_true(!cases[i].load || strstr(ptx, cases[i].load));
         assert_int_equal(strstr(ptx, "bar.sync") != NULL, cases[i].barrier);
-        char log[] = "/tmp/tx_rowsched_log_XXXXXX";
-        int lfd = mkstemp(log);
-        assert_true(lfd >= 0);
-        close(lfd);
-        int rc = tk_ptxas(ptx, len, "sm_90", log);
-        if (rc >= 0) {
-            assert_int_equal(rc, 0);
-            FILE *lf = fopen(log, "r");
-            assert_non_null(lf);
-            char line[512];
-            while (fgets(line, sizeof line, lf)) {
-                char *q = strstr(line, " bytes spill stores");
-                if (!q) continue;
-                while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
-                if (strtol(q, NULL, 10) != 0)
-                    fprintf(stderr, "%s%lld x %lld spills: %s", src, (long long)cases[i].m,
-                            (long long)cases[i].n, line);
-                assert_int_equal(strtol(q, NULL, 10), 0);
-            }
-            fclose(lf);
-        }
-        remove(log);
+        check_assembles(ptx, len, "sm_90", true, src);
         cg_program_free(p);
         ir_graph_free(g);
     }
@@ -1089,10 +1063,7 @@ static void test_cluster_ptx(void **s) {
         ir_graph *g = plan(src, defs, 2, 0, NULL);
         assert_int_equal(the_reduction(g)->tile[2], cases[i].c);
         for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
+            cg_program *p = compile(g, src, t ? CG_SM80 : CG_SM90);
             size_t len = 0;
             const char *ptx = cg_program_ptx(p, &len);
             assert_non_null(ptx);
@@ -1125,10 +1096,7 @@ static void test_schedule_ptx(void **s) {
     for (int i = 0; i < 3; i++) {
         fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
         ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
-        tx_diag d;
-        tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-        cg_program *p = cg_program_new(g, CG_SM90, &d);
-        assert_non_null(p);
+        cg_program *p = compile(g, srcs[i], CG_SM90);
         size_t len = 0;
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(ptx);
