@@ -13,18 +13,9 @@
 #     itself) agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
 # The cases are tests/coal/cases.txt's (shared with bench/coal_check.sh).
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 DEV=${TX_DIFF_DEVICE:-cpu}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: $PY with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 # the cases (tests/coal/cases.txt) but those only bench/coal_check.sh runs (form `-`)
 mapfile -t cases < <(grep -v -e '^#' -e '^-|' "$ROOT/tests/coal/cases.txt")
 [ ${#cases[@]} -gt 0 ] || { echo "FAIL: no cases in $ROOT/tests/coal/cases.txt"; exit 1; }
