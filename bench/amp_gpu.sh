@@ -13,12 +13,10 @@
 # reductions apart: 4 kernels, predicted 32.1 us against 39.1 one kernel per operation), then
 # bench/heldout_check.sh --only amp_unscale against torch.compile. Files under $OUT (default
 # amp-out).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export OUT=${OUT:-amp-out}
-export TXC=${TXC:-dist/bin/txc}
-mkdir -p "$OUT"
-T0=$(date +%s)
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_start amp
+export OUT # bench/heldout_check.sh writes under it too
 printf 'fn f(g1: f32[N]) -> (f32[N], f32[]) {\n  u1 = g1 * 0.5\n  return u1, sum(u1 * u1)\n}\n' \
     >"$OUT/half_norm.tx"
 printf '%s\n' 'fn f(x: f32[M, N]) -> f32[M, N] {' '  d = x - mean(x, axis=-1, keepdim=true)' \
@@ -38,6 +36,6 @@ run() { # NAME FILE -D ...: the plan's rule lines, then the bench
 run half_norm "$OUT/half_norm.tx" -D N=16777216
 run amp_unscale bench/heldout/amp_unscale.tx -D N=16777216 -D R=4096 -D C=4096
 run multi3 "$OUT/multi3.tx" -D M=1 -D N=1048576
-LEFT=$((112 - ($(date +%s) - T0)))
+LEFT=$(left 112)
 timeout -k 2 "$LEFT" bash bench/heldout_check.sh --budget $((LEFT - 8)) --only amp_unscale
-echo "amp_gpu: heldout_check rc $? ($(($(date +%s) - T0)) s in all)"
+echo "amp_gpu: heldout_check rc $? ($(elapsed) s in all)"

@@ -9,13 +9,8 @@
 # bench/bmm_check.py has the details: the sm_90a plans, tx verified and timed at the GPU sizes,
 # full verification at ragged sizes, cuBLAS and torch.compile timed under the same lock; a table
 # and a summary line last; files under $OUT (default bmm-out). Exit 1 when a verification failed.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export TXC=${TXC:-dist/bin/txc}
-export OUT=${OUT:-bmm-out}
-export PATH="$PATH:/usr/local/cuda/bin"
-[ -x "$TXC" ] || { echo "bmm_check: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2; exit 2; }
-mkdir -p "$OUT"
-PY=$(command -v python3 || command -v python)
-echo "bmm_check: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+py_start bmm_check bmm
+banner bmm_check
 exec "$PY" bench/bmm_check.py "$@"

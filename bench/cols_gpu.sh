@@ -14,22 +14,11 @@
 #    regression expected).
 # About 115 s in all; one line per case. Writes $OUT/cols.txt (the summary, also printed last),
 # $OUT/cols.log and the sub-scripts' files under $OUT.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export TXC=${TXC:-dist/bin/txc}
-OUT=${OUT:-cols-out}
-mkdir -p "$OUT"
-LOG=$OUT/cols.log
-SUM=$OUT/cols.txt
-: >"$LOG"
-: >"$SUM"
-T0=$(date +%s)
-say() { echo "$*" | tee -a "$SUM"; }
-[ -x "$TXC" ] || { say "FAIL: no txc at $TXC (carry dist/)"; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_start cols
 
 # ---- 1. verify at ragged sizes ------------------------------------------------------------------
-nv=0
-nfail=0
 verify() { # PROGRAM DIMS...
   local f=tests/split/$1.tx
   shift
@@ -39,11 +28,11 @@ verify() { # PROGRAM DIMS...
   rules=$("$TXC" "$f" "${d[@]}" --target=sm_90a --explain 2>&1 | grep -o '\[reduction\.split_[a-z_]*\]' |
     sort | uniq -c | tr -s ' \n' ' ')
   if timeout 10 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 3 "${d[@]}" >"$OUT/v.txt" 2>&1 &&
-    grep -qE ': verified, ' "$OUT/v.txt" && ! grep -q 'FAIL' "$OUT/v.txt"; then
+    verified "$OUT/v.txt"; then
     say "ok   verify $(basename "$f") $* ${rules:-(no split)}"
   else
     nfail=$((nfail + 1))
-    say "FAIL verify $(basename "$f") $* ${rules}: $(grep -m2 -E 'FAIL|error' "$OUT/v.txt" | tr '\n' ' ' | head -c 300)"
+    say "FAIL verify $(basename "$f") $* ${rules}: $(why "$OUT/v.txt")"
   fi
   cat "$OUT/v.txt" >>"$LOG"
 }
@@ -53,10 +42,10 @@ verify outer A=5 B=17 C=1000
 verify prologue A=3 B=7 C=5 D=333
 verify colvar N=30000 C=129
 verify midvar B=3 T=4096 C=45
-say "verify: $((nv - nfail)) of $nv split programs verified on the GPU ($(($(date +%s) - T0)) s)"
+say "verify: $((nv - nfail)) of $nv split programs verified on the GPU ($(elapsed) s)"
 
 # ---- 2. held-out statistics programs against torch.compile -------------------------------------
-BUDGET=$((68 - ($(date +%s) - T0)))
+BUDGET=$(left 68)
 OUT=$OUT/heldout timeout -k 2 $((BUDGET + 4)) bash bench/heldout_check.sh --budget "$BUDGET" \
   --only seq_batchnorm,batch_stats,multi_axis_reduce,var_mid_axis,group_norm,masked_mean_pool,instance_norm,group_norm_odd \
   >"$OUT/heldout.txt" 2>&1
@@ -65,12 +54,5 @@ grep -E '^\| (seq_batchnorm|batch_stats|multi_axis_reduce|var_mid_axis|group_nor
   "$OUT/heldout.txt" | tee -a "$SUM"
 
 # ---- 3. the sweep's column / middle-axis rows ---------------------------------------------------
-LEFT=$((113 - ($(date +%s) - T0)))
-OUT=$OUT/sweep timeout -k 2 "$LEFT" bash bench/sweep.sh --only colsum,colmax,colmean,midsum,midmax,midmean \
-  --deadline $((LEFT - 4)) --torch-reserve $(((LEFT - 4) * 2 / 5)) >"$OUT/sweep.txt" 2>&1
-echo "sweep rc $?" >>"$LOG"
-sed -n '/^row /,$p' "$OUT/sweep.txt" | tee -a "$SUM"
-
-echo
-echo "==== summary (also in $SUM; $(($(date +%s) - T0)) s) ===="
-cat "$SUM"
+sweep_rows "$(left 113)" colsum,colmax,colmean,midsum,midmax,midmean
+summary

@@ -15,19 +15,9 @@
 #    control): each verified and timed at its GPU sizes, torch.compile timed in the same run.
 # About 100 s in all (at most 6 x 10 s + 62 s). Prints one line per case; writes $OUT/fuse.txt (the summary) and
 # $OUT/fuse.log (everything). Exit status 1 when a verification failed.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
-TXC=${TXC:-dist/bin/txc}
-OUT=${OUT:-fuse-out}
-mkdir -p "$OUT"
-LOG=$OUT/fuse.log
-SUM=$OUT/fuse.txt
-: >"$LOG"
-: >"$SUM"
-say() { echo "$*" | tee -a "$SUM"; }
-[ -x "$TXC" ] || { say "FAIL: no txc at $TXC (carry dist/)"; exit 1; }
-nv=0
-nfail=0
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_start fuse
 verify() { # PROGRAM RULE DIMS...
   local prog=$1 rule=$2
   shift 2
@@ -38,13 +28,13 @@ verify() { # PROGRAM RULE DIMS...
   local ex
   ex=$("$TXC" "$f" "${d[@]}" --target=sm_90a --explain 2>&1 | grep -c "\[$rule\]")
   if timeout 10 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 "${d[@]}" >"$OUT/o" 2>&1 &&
-    grep -qE ': verified, ' "$OUT/o" && ! grep -q 'FAIL' "$OUT/o"; then
+    verified "$OUT/o"; then
     local nk
     nk=$(sed -n '/^kernels (/,/^  graph /p' "$OUT/o" | grep -vcE '^kernels|^  kernel |^  graph ')
     say "ok   verify $prog $* [$rule] x$ex: $nk kernels, graph (us GB/s %copy TFLOP/s pred err):$(grep -m1 -E '^  graph ' "$OUT/o" | tr -s ' ' | cut -c8-)"
   else
     nfail=$((nfail + 1))
-    say "FAIL verify $prog $* [$rule] x$ex: $(grep -m2 -E 'FAIL|error' "$OUT/o" | tr '\n' ' ' | head -c 300)"
+    say "FAIL verify $prog $* [$rule] x$ex: $(why "$OUT/o")"
   fi
   { echo "== $prog $*"; cat "$OUT/o"; } >>"$LOG"
 }
@@ -56,10 +46,5 @@ verify geglu_chunk simplify.slice_of_product M=203 D=64
 verify var_mid_axis simplify.iota_extreme B=5 T=999 C=77
 say "verify: $((nv - nfail)) of $nv runs verified on the GPU"
 
-OUT=$OUT/heldout timeout 62 bash bench/heldout_check.sh --budget 55 \
-  --only mamba_discretize,var_mid_axis,geglu_chunk,gated_attn_out,row_variance,swiglu_packed \
-  >"$OUT/heldout.txt" 2>&1
-echo "heldout_check rc $?" >>"$LOG"
-cat "$OUT/heldout.txt" >>"$LOG"
-tail -12 "$OUT/heldout.txt" | tee -a "$SUM"
+heldout_tail 62 55 mamba_discretize,var_mid_axis,geglu_chunk,gated_attn_out,row_variance,swiglu_packed 12
 [ $nfail = 0 ]

@@ -15,19 +15,9 @@
 #    controls ragged_gemm, prime_gemm_k7 (verified and timed, torch.compile in the same run).
 # About 150 s in all. Prints one line per case; writes $OUT/gemmop.txt (the summary) and
 # $OUT/gemmop.log (everything). Exit status 1 when a verification failed.
-set -uo pipefail
-cd "$(dirname "$0")/.." || exit 2
-TXC=${TXC:-dist/bin/txc}
-OUT=${OUT:-gemmop-out}
-mkdir -p "$OUT"
-LOG=$OUT/gemmop.log
-SUM=$OUT/gemmop.txt
-: >"$LOG"
-: >"$SUM"
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-say() { echo "$*" | tee -a "$SUM"; }
-[ -x "$TXC" ] || { say "FAIL: no txc at $TXC (carry dist/)"; exit 1; }
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+bench_start gemmop
 cat >"$W/bmm2d.tx" <<'EOF'
 fn f(a: f16[M, K], b: f16[B, K, N]) -> f32[B, M, N] {
   return f32(a @ b)
@@ -38,8 +28,6 @@ fn f(x: bf16[B, S, K], w: bf16[K, N]) -> bf16[B, S, N] {
   return x @ w
 }
 EOF
-nv=0
-nfail=0
 verify() { # FILE RULE DIMS...
   local f=$1 rule=$2
   shift 2
@@ -48,13 +36,13 @@ verify() { # FILE RULE DIMS...
   nv=$((nv + 1))
   local ex plan
   ex=$("$TXC" "$f" "${d[@]}" --target=sm_90a --explain -o "$W/k.ptx" 2>&1 | grep "\[$rule\]" | head -1 | grep -oE '(staged, wgmma|kept on mma.sync, in place|: staged|: read in place)$')
-  plan=$(python3 -c 'import json,sys; print("; ".join(k.get("template") or k["name"] for k in json.load(open(sys.argv[1]))["kernels"]))' "$W/k.ptx.json" 2>/dev/null)
+  plan=$(plan_of "$W/k.ptx.json")
   if timeout 20 "$TXC" bench "$f" --device=gpu --random-inputs=1 --iters 20 "${d[@]}" >"$OUT/o" 2>&1 &&
-    grep -qE ': verified, ' "$OUT/o" && ! grep -q 'FAIL' "$OUT/o"; then
+    verified "$OUT/o"; then
     say "ok   verify $(basename "$f" .tx) $* [$rule]${ex:+ $ex} | $plan | graph:$(grep -m1 -E '^  graph ' "$OUT/o" | tr -s ' ' | cut -c8-)"
   else
     nfail=$((nfail + 1))
-    say "FAIL verify $(basename "$f" .tx) $* [$rule] | $plan: $(grep -m2 -E 'FAIL|error' "$OUT/o" | tr '\n' ' ' | head -c 300)"
+    say "FAIL verify $(basename "$f" .tx) $* [$rule] | $plan: $(why "$OUT/o")"
   fi
   { echo "== $f $*"; cat "$OUT/o"; } >>"$LOG"
 }
@@ -71,24 +59,14 @@ verify tests/stage/im2col.tx matmul.stage_concat B=16 C=32 K=288 O=40
 verify tests/stage/concat_rows.tx matmul.stage_concat B=40 K=136
 say "verify: $((nv - nfail)) of $nv runs verified on the GPU"
 
-CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 if [ -x "$CS" ]; then
   for c in "$H/prime_bmm_f16.tx -D B=3 -D M=300 -D K=257 -D N=517" "$H/conv3x3_im2col.tx -D B=3 -D O=40"; do
     # shellcheck disable=SC2086
-    timeout 60 "$CS" --tool memcheck --error-exitcode 9 "$TXC" run $c --device=gpu --random-inputs=3 \
-      --output-dir "$W/so" >"$W/cs" 2>&1
-    rc=$?
-    cat "$W/cs" >>"$LOG"
-    if [ $rc = 0 ]; then say "ok   memcheck $c: $(grep -E 'ERROR SUMMARY' "$W/cs" | tail -1)"
-    else nfail=$((nfail + 1)); say "FAIL memcheck $c (rc $rc): $(grep -m2 -E 'ERROR|error' "$W/cs" | tr '\n' ' ' | head -c 300)"; fi
+    sanitize memcheck 60 $c
   done
 else
   say "skip memcheck: no compute-sanitizer"
 fi
 
-OUT=$OUT/heldout timeout 80 bash bench/heldout_check.sh --budget 70 \
-  --only prime_bmm_f16,conv3x3_im2col,ragged_gemm,prime_gemm_k7 >"$OUT/heldout.txt" 2>&1
-echo "heldout_check rc $?" >>"$LOG"
-cat "$OUT/heldout.txt" >>"$LOG"
-tail -8 "$OUT/heldout.txt" | tee -a "$SUM"
+heldout_tail 80 70 prime_bmm_f16,conv3x3_im2col,ragged_gemm,prime_gemm_k7 8
 [ $nfail = 0 ]

@@ -10,15 +10,10 @@
 # 2. bench/gemv_gpu.py: forced GEMV tiles fully verified at ragged sizes, then the f32 rows
 #    M = 1 .. 16 of x @ w against cuBLAS SGEMM, and the standard tile of before pinned for the
 #    A/B. One line per case; files under $OUT (default gemv-out).
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export TXC=${TXC:-dist/bin/txc}
-export OUT=${OUT:-gemv-out}
-export PATH="$PATH:/usr/local/cuda/bin"
-[ -x "$TXC" ] || { echo "gemv_gpu: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2; exit 2; }
-mkdir -p "$OUT"
-PY=$(command -v python3 || command -v python)
-echo "gemv_gpu: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+py_start gemv_gpu gemv
+banner gemv_gpu
 OUT=$OUT/heldout timeout 60 bash bench/heldout_check.sh --budget 50 \
   --only gemv_f32,prime_gemm_k7,bmm_broadcast,mixed_gemm,prime_bmm_f16 2>&1 | grep -E '^\|' | grep -vE '^\|---'
 rc1=${PIPESTATUS[0]}

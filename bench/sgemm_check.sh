@@ -9,13 +9,8 @@
 # sizes (split-K, small-K bf16 products, masks), then tx verified and timed at 10 shapes (split-K
 # shapes, 4096^3, transposed operands, a batched product, held-out f32 rows); a table and a summary
 # line last; files under $OUT (default sgemm-out). Exit 1 when a verification failed.
-set -uo pipefail
-cd "$(dirname "$0")/.."
-export TXC=${TXC:-dist/bin/txc}
-export OUT=${OUT:-sgemm-out}
-export PATH="$PATH:/usr/local/cuda/bin"
-[ -x "$TXC" ] || { echo "sgemm_check: no txc at $TXC (run bash tools/make-dist.sh and carry dist/)" >&2; exit 2; }
-mkdir -p "$OUT"
-PY=$(command -v python3 || command -v python)
-echo "sgemm_check: $("$TXC" --version 2>&1 | head -1) on $(nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | head -1)"
+# shellcheck source=bench/lib.sh
+. "$(dirname "$0")/lib.sh"
+py_start sgemm_check sgemm
+banner sgemm_check
 exec "$PY" bench/sgemm_check.py "$@"

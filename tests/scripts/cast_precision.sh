@@ -9,16 +9,8 @@
 # Products, quotients and selections of such values keep their relative error: the per-row
 # scaling n / (max(abs(n)) / 127) of bf16 rmsnorm rows (bench/heldout/rmsnorm_quant.tx) is checked
 # at bf16's tolerance, a sum f32(x) + f32(y) of bf16 values at f32's. Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 $PY - "$W" <<'PYEOF'
 import sys
 import numpy as np

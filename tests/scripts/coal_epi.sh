@@ -11,54 +11,20 @@
 #  2. ptxas -arch=sm_90a -v (when present) assembles every kernel without spills;
 #  3. the small cases: `txc run --device=cpu` (TX_DIFF_DEVICE=gpu on a GPU machine: the kernel
 #     itself) agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
-# TX_WG_MAX_STAGES=4 gives small shapes (whose deepest rings leave no room for slots) the slots.
+# The cases are tests/coal/cases.txt's (shared with bench/coal_check.sh).
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 DEV=${TX_DIFF_DEVICE:-cpu}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: $PY with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
-H=$ROOT/bench/heldout
-cp "$H/prime_bmm_f16.tx" "$H/ragged_gemm.tx" "$W"/
-cp "$ROOT"/tests/gemm/{swiglu,linres}.tx "$W"/
-cat >"$W/gelu_f32.tx" <<'EOF'
-fn f(x: bf16[M, K], w: bf16[K, N], b: bf16[N]) -> f32[M, N] {
-  return f32(gelu_tanh(x @ w + b))
-}
-EOF
-cat >"$W/two.tx" <<'EOF'
-fn f(a: bf16[K, M], b: bf16[K, N]) -> (bf16[M, N], f32[M, N]) {
-  y = transpose(a, 0, 1) @ b
-  return y, f32(silu(y))
-}
-EOF
-# form|env|program|sizes|explain's row bytes ("" for no coalesced line)|run on $DEV
-#   form: the template's epilogue word (cs2, cs2l, ...; "regs" none; "ts" TMA's)
-cases=(
-  "cs2 bat|-|prime_bmm_f16|B=7 M=509 K=257 N=1021|1021 x 2|no"
-  "cs1l|-|ragged_gemm|M=3001 K=2005 N=1999|1999 x 2|no"
-  "cs1|-|gelu_f32|M=3001 K=2005 N=1999|1999 x 4|no"
-  "regs|TX_WG_EPI_COAL=0|prime_bmm_f16|B=7 M=509 K=257 N=1021||no"
-  "ts2 bat|-|prime_bmm_f16|B=7 M=509 K=257 N=1024||no"
-  "cs2 bat|TX_WG_MAX_STAGES=4|prime_bmm_f16|B=3 M=131 K=257 N=203|203 x 2|yes"
-  "cs2 bat|TX_WG_MAX_STAGES=4 TX_WG_TILE=128x256|prime_bmm_f16|B=3 M=131 K=257 N=517|517 x 2|yes"
-  "cs2l|TX_WG_MAX_STAGES=4|ragged_gemm|M=300 K=200 N=333|333 x 2|yes"
-  "cs2|TX_WG_MAX_STAGES=4|gelu_f32|M=200 K=264 N=517|517 x 4|yes"
-  "cs2l|TX_WG_MAX_STAGES=4|swiglu|M=200 N=301 K=128|301 x 2|yes"
-  "cs2|TX_WG_MAX_STAGES=4|two|M=130 N=199 K=72|199 x 2|yes"
-  "cs2l|-|linres|M=256 N=1001 K=256|1001 x 2|yes"
-)
+# the cases (tests/coal/cases.txt) but those only bench/coal_check.sh runs (form `-`)
+mapfile -t cases < <(grep -v -e '^#' -e '^-|' "$ROOT/tests/coal/cases.txt")
+[ ${#cases[@]} -gt 0 ] || { echo "FAIL: no cases in $ROOT/tests/coal/cases.txt"; exit 1; }
 fail=0
 n=0
 for c in "${cases[@]}"; do
-  IFS='|' read -r form envs prog sizes bytes run <<<"$c"
+  IFS='|' read -r form envs path sizes bytes run <<<"$c"
+  f=$ROOT/$path
+  prog=$(basename "$path" .tx)
   defs=""
   for d in $sizes; do defs="$defs -D $d"; done
   ev=()
@@ -68,7 +34,7 @@ for c in "${cases[@]}"; do
   n=$((n + 1))
   bad=0
   # shellcheck disable=SC2086
-  if ! env "${ev[@]}" "$TXC" "$W/$prog.tx" --target=sm_90a $defs --explain -o "$W/k.ptx" >"$W/explain" 2>&1; then
+  if ! env "${ev[@]}" "$TXC" "$f" --target=sm_90a $defs --explain -o "$W/k.ptx" >"$W/explain" 2>&1; then
     echo "FAIL $label: sm_90a compile: $(grep -m2 error "$W/explain")"
     fail=1
     continue
@@ -113,13 +79,13 @@ print(len(k.get("tensor_maps", [])))' "$W/k.ptx.json" 2>/dev/null)
   if [ "$run" = yes ]; then
     rm -rf "${W:?}/ref" "${W:?}/dev"
     # shellcheck disable=SC2086
-    if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
+    if ! "$TXC" run "$f" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
       echo "FAIL $label: reference run: $(head -2 "$W/err")"
       fail=1
       continue
     fi
     # shellcheck disable=SC2086
-    if ! env "${ev[@]}" timeout 300 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
+    if ! env "${ev[@]}" timeout 300 "$TXC" run "$f" $defs --device="$DEV" --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
       echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
       fail=1
       continue

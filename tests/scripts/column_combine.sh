@@ -11,19 +11,9 @@
 set -u
 TXC=$1
 PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
+P=$2/tests/colcomb # the programs and the cases, shared with bench/colcomb_gpu.sh
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
-cat >"$W/colmean.tx" <<'EOF'
-fn f(x: f32[M, N]) -> f32[N] { return mean(x, axis=0) }
-EOF
-cat >"$W/midmax.tx" <<'EOF'
-fn f(x: f32[B, R, C]) -> f32[B, C] { return max(x, axis=1) }
-EOF
-cat >"$W/colstats.tx" <<'EOF'
-fn f(x: f32[M, N]) -> (f32[N], f32[N], f32[N], f32[N]) {
-  return sum(x, axis=0), max(x, axis=0), mean(x * 2, axis=0) + 1, min(x, axis=0)
-}
-EOF
 fail=0
 bad() {
   echo "FAIL $*"
@@ -36,18 +26,18 @@ text() {
   shift
   for kv in "$@"; do d+=(-D "$kv"); done
   local ex rep
-  ex=$("$TXC" "$W/$f" "${d[@]}" --target=sm_90a --explain 2>&1)
+  ex=$("$TXC" "$P/$f" "${d[@]}" --target=sm_90a --explain -o "$W/e.ptx" 2>&1)
   grep -q '^k0: \[reduction.column_blocks\] ([^)]*) chosen by the rule (no tuning measurement): the column split.s narrowest tile ([0-9]* x vec [0-9]* of [0-9]* kept elements) gives [0-9]* blocks\?, fewer than 2 x 132 SMs' <<<"$ex" ||
     bad "$f $*: --explain does not name the rule and its reason: $(head -1 <<<"$ex")"
   grep -q "model: + each column tile's last block combines its partials in the same kernel (no combine kernel, no launch)" <<<"$ex" ||
     bad "$f $*: --explain lacks the last-block combine line"
   ! grep -q 'combine kernel of the partials' <<<"$ex" || bad "$f $*: --explain still prices a combine kernel"
-  rep=$("$TXC" "$W/$f" "${d[@]}" --target=sm_90a --emit=report -o - 2>&1)
+  rep=$("$TXC" "$P/$f" "${d[@]}" --target=sm_90a --emit=report -o - 2>&1)
   grep -q "schedule: reduction.column_blocks([^)]*) from the rule (the column split" <<<"$rep" ||
     bad "$f $*: the report's schedule line does not name the rule"
   grep -q "last block combines its partials in the same kernel" <<<"$rep" ||
     bad "$f $*: the report lacks the last-block combine line"
-  "$TXC" "$W/$f" "${d[@]}" --target=sm_90a -o "$W/k.ptx" 2>"$W/err" || bad "$f $*: no PTX: $(head -2 "$W/err")"
+  "$TXC" "$P/$f" "${d[@]}" --target=sm_90a -o "$W/k.ptx" 2>"$W/err" || bad "$f $*: no PTX: $(head -2 "$W/err")"
   [ "$(grep -c '^\.visible \.entry' "$W/k.ptx")" = 1 ] || bad "$f $*: not one kernel"
   grep -q 'atom.relaxed.gpu.global.add.u32' "$W/k.ptx" || bad "$f $*: no ticket atomic in the PTX"
   if [ -x "$PTXAS" ]; then
@@ -64,9 +54,9 @@ twice() {
   local f=$1 d=()
   shift
   for kv in "$@"; do d+=(-D "$kv"); done
-  "$TXC" "$W/$f" "${d[@]}" --explain 2>&1 | grep -q '^k0: \[reduction.column_blocks\]' ||
+  "$TXC" "$P/$f" "${d[@]}" --explain -o "$W/e.ptx" 2>&1 | grep -q '^k0: \[reduction.column_blocks\]' ||
     bad "$f $*: not planned as column blocks"
-  if ! TX_HOST_RUNS=2 timeout 300 "$TXC" bench "$W/$f" "${d[@]}" --device=cpu --random-inputs=5 \
+  if ! TX_HOST_RUNS=2 timeout 300 "$TXC" bench "$P/$f" "${d[@]}" --device=cpu --random-inputs=5 \
     --iters 1 >"$W/out" 2>&1 || ! grep -q ': verified, reference ref' "$W/out"; then
     bad "$f $*: cpu (two runs) vs ref: $(head -3 "$W/out" | tr '\n' ' ')"
   fi
@@ -75,11 +65,12 @@ twice() {
 text colmean.tx M=1048576 N=16
 text midmax.tx B=16 R=8191 C=129
 text colmean.tx M=100003 N=20
-twice colmean.tx M=100003 N=16 # rows not a multiple of the slices: 48 chunks of vec 4
-twice colmean.tx M=70001 N=20  # 5 vectors of 4 a row
-twice colmean.tx M=65537 N=3   # columns not a multiple of the vector width: vec 1
-twice midmax.tx B=3 R=1001 C=37
-twice midmax.tx B=5 R=4099 C=129
-twice colstats.tx M=600 N=2103
+mapfile -t cases < <(grep -E '^[a-z]+\|.*\|cpu$' "$P/cases.txt")
+[ ${#cases[@]} -gt 0 ] || bad "no cpu cases in $P/cases.txt"
+for c in "${cases[@]}"; do
+  IFS='|' read -r prog sizes _ <<<"$c"
+  # shellcheck disable=SC2086
+  twice "$prog.tx" $sizes
+done
 [ $fail = 0 ] && echo "column_combine: ok"
 exit $fail

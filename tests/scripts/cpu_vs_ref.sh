@@ -9,17 +9,9 @@
 # TX_DIFF_DEVICE=gpu runs the same comparison for the CUDA path (on a GPU
 # machine); TX_PYTHON overrides /usr/bin/python3.
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 DEV=${TX_DIFF_DEVICE:-cpu}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 read -r FIRST COUNT <<<"${TX_GEN_SEEDS:-1 25}"
 fail=0
 n=0

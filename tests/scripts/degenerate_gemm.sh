@@ -14,6 +14,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 H=$ROOT/bench/heldout
 cat >"$W/bcast.tx" <<'EOF'
 fn bcast(x: f16[B, 1, M, 2], w: f16[H, 2, N]) -> f16[B, H, M, N] {
@@ -80,23 +82,13 @@ sys.exit(1 if bad else 0)
 PYEOF
     fail=1
   fi
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o "$W/k.cubin" 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    fail=1
-  fi
+  ptxas_ok "$label" || fail=1
   IFS=';' read -r -a runs <<<"$csizes"
   for s in "${runs[@]}"; do
     defs=""
     for d in $s; do defs="$defs -D $d"; done
-    rm -rf "$W/ref" "$W/dev"
     # shellcheck disable=SC2086
-    if ! "$TXC" run "$prog" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err" ||
-      ! timeout 120 "$TXC" run "$prog" $defs --device=cpu --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
-      echo "FAIL $label $s: run: $(head -2 "$W/err")"
-      fail=1
-      continue
-    fi
-    $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label $s (cpu)" || fail=1
+    cpu_vs_ref "$label $s" 5 "$prog" $defs || fail=1
   done
 done
 [ $fail = 0 ] && echo "ok: ${#cases[@]} degenerate products planned by their rules, assembled and run"

@@ -22,6 +22,8 @@
 # the sizes given). Skips (77) without /usr/bin/python3 + NumPy.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 # program | target | -D sizes | rule | lines naming it | kernels | CPU sizes (- none)
 cases=(
   "mamba_discretize|sm_90a|B=2 L=2048 H=32 N=128|k[0-9]*: \[pointwise.recompute\]|1|2|-"
@@ -60,10 +62,7 @@ for c in "${cases[@]}"; do
   if [ "$kernels" != - ]; then
     nk=$($PY -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["kernels"]))' "$W/k.ptx.json")
     [ "$nk" = "$kernels" ] || { echo "FAIL $label: $nk kernels, want $kernels"; bad=1; }
-    if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
-      echo "FAIL $label: ptxas: $(head -3 "$W/err")"
-      bad=1
-    fi
+    ptxas_ok "$label" || bad=1
   fi
   if [ "$cpu" != - ] && ! $PY "$ROOT/bench/heldout/check_cpu.py" "$TXC" "$ROOT" --only "$prog" \
     --sizes "$cpu" >"$W/cpu" 2>&1; then

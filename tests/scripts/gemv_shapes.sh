@@ -15,6 +15,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 S=$ROOT/bench/sgemm
 H=$ROOT/bench/heldout
 # program|sizes|TX_SIMT_TILE pin|expected (gemv: the GEMV tile, simt: a standard tile)|M|run (1/0)
@@ -76,20 +78,10 @@ sys.exit(1 if bad else 0)
 PYEOF
     fail=1
   fi
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o "$W/k.cubin" 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    fail=1
-  fi
+  ptxas_ok "$label" || fail=1
   [ "$run" = 1 ] || continue
-  rm -rf "$W/ref" "$W/dev"
   # shellcheck disable=SC2086
-  if ! TX_SIMT_TILE=$pin "$TXC" run "$prog" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err" ||
-    ! TX_SIMT_TILE=$pin timeout 120 "$TXC" run "$prog" $defs --device=cpu --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label (cpu)" || fail=1
+  TX_SIMT_TILE=$pin cpu_vs_ref "$label" 3 "$prog" $defs || fail=1
 done
 [ $fail = 0 ] && echo "ok: ${#cases[@]} GEMV shapes planned, assembled and run as their rules say"
 exit $fail

@@ -15,17 +15,11 @@
 #  3. `txc run --device=cpu` (or TX_DIFF_DEVICE=gpu on a GPU machine: the wgmma kernels
 #     themselves) agrees with `--device=ref` on the same random inputs at ragged sizes.
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 DEV=${TX_DIFF_DEVICE:-cpu}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 cat >"$W/mlp.tx" <<'EOF'
 fn f(x: bf16[B, S, D], w1: bf16[D, F], b1: bf16[F], w2: bf16[F, D], b2: bf16[D]) -> bf16[B, S, D] {
   return x + (gelu(x @ w1 + b1) @ w2 + b2)
@@ -205,23 +199,8 @@ PYEOF
       bad=1
     fi
   fi
-  rm -rf "$W/ref" "$W/dev"
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: reference run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  # shellcheck disable=SC2086
-  if ! timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
-    fail=1
-    continue
-  fi
+  cpu_vs_ref --half "$label" 5 "$W/$prog.tx" $defs || { fail=1; continue; }
   [ $bad = 1 ] && { fail=1; continue; }
   echo "ok $label: wgmma kernels at sm_90a: $want; $DEV agrees with the reference"
 done

@@ -10,17 +10,11 @@
 #     kernels themselves) agrees with `--device=ref` on the same random inputs
 #     (tests/gen/compare.py).
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 DEV=${TX_DIFF_DEVICE:-cpu}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 cp "$ROOT"/tests/gemm/{xw,linres,gelu,swiglu}.tx "$W"/ # the shared GEMM programs
 printf 'fn f(xt: bf16[K, M], w: bf16[N, K]) -> bf16[M, N] {\n  return transpose(xt, 0, 1) @ transpose(w, 0, 1)\n}\n' >"$W/at.tx"
 # file | -D sizes | staged operands the plan must name (A, B or A, B; none: only the output's
@@ -89,23 +83,8 @@ sys.exit(0 if ok else 1)
 PYEOF
     bad=1
   fi
-  rm -rf "$W/ref" "$W/dev"
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: reference run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  # shellcheck disable=SC2086
-  if ! timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
-    fail=1
-    continue
-  fi
+  cpu_vs_ref --half "$label" 3 "$W/$prog.tx" $defs || { fail=1; continue; }
   [ $bad = 1 ] && { fail=1; continue; }
   echo "ok $label: sm_90a: $([ "$want" = skinny ] && echo 'skinny kernel' || echo "staged operands: $want"); $DEV agrees with the reference"
 done

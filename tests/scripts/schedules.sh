@@ -5,16 +5,8 @@
 # kernels, chunks and partials as the GPU's) must agree with --device=ref (tests/gen/compare.py),
 # and, when ptxas is installed, the sm_90a PTX of the case must assemble (errors fail; spills are
 # listed). Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
 PTXAS=$(command -v ptxas || true)
 [ -n "$PTXAS" ] || echo "schedules: ptxas not installed; the PTX of the cases is not assembled"
 

@@ -13,6 +13,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 S=$ROOT/bench/sgemm
 # program|sizes|expected rule (splitk, small_k, simt: unsplit SIMT, wgmma)|run on the CPU (1/0)
 cases=(
@@ -69,22 +71,12 @@ sys.exit(1 if bad else 0)
 PYEOF
     fail=1
   fi
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o "$W/k.cubin" 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    fail=1
-  fi
+  ptxas_ok "$label" || fail=1
   [ "$run" = 1 ] || continue
-  rm -rf "$W/ref" "$W/dev"
-  # shellcheck disable=SC2086
-  if ! "$TXC" run "$S/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err" ||
-    ! timeout 120 "$TXC" run "$S/$prog.tx" $defs --device=cpu --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
   half=""
-  [ "$prog" = small_k ] && half=half
-  $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label (cpu)" $half || fail=1
+  [ "$prog" = small_k ] && half=--half
+  # shellcheck disable=SC2086
+  cpu_vs_ref $half "$label" 3 "$S/$prog.tx" $defs || fail=1
 done
 [ $fail = 0 ] && echo "ok: ${#cases[@]} SIMT shapes planned, assembled and run as their rules say"
 exit $fail

@@ -12,6 +12,8 @@
 # Skips (77) without Python + NumPy.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 # file | -D sizes | rewritten slices | the in-place slice offset the sm_90a plan must show (- none)
 cases=(
   "packed|M=37 D=72|2|40"
@@ -55,29 +57,11 @@ PYEOF
     echo "FAIL $label: the column slice is not read in place"
     bad=1
   fi
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/err")"
-    bad=1
-  fi
+  ptxas_ok "$label" || bad=1
   half=""
-  grep -qE '\b(f16|bf16)\b' "$f" && half=half
-  rm -rf "$W/ref"
+  grep -qE '\b(f16|bf16)\b' "$f" && half=--half
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$f" $defs --device=ref --random-inputs=7 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: the reference run failed: $(head -3 "$W/err")"
-    bad=1
-  else
-    for mode in "" --no-fuse; do
-      rm -rf "$W/cpu"
-      # shellcheck disable=SC2086
-      if ! "$TXC" run "$f" $defs $mode --device=cpu --random-inputs=7 --output-dir "$W/cpu" 2>"$W/err"; then
-        echo "FAIL $label: --device=cpu $mode failed: $(head -3 "$W/err")"
-        bad=1
-      elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label (cpu $mode)" $half; then
-        bad=1
-      fi
-    done
-  fi
+  fused_unfused_vs_ref $half "$label" 7 "$f" $defs || bad=1
   [ $bad = 0 ] || fail=1
 done
 echo "slice_product: $n programs, $([ $fail = 0 ] && echo all passed || echo FAILURES)"

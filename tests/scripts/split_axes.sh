@@ -10,6 +10,8 @@
 # Skips (77) without Python + NumPy.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 # file | -D sizes | split_axes split_prologue split_var split_column_var (counts on --explain)
 cases=(
   "seqbn|B=3 C=5 L=77|2 0 1 0"
@@ -52,27 +54,9 @@ for c in "${cases[@]}"; do
     got=$(grep -c "\[reduction.${rules[$i]}\]" "$W/explain")
     [ "$got" = "${counts[$i]}" ] || { echo "FAIL $label: [reduction.${rules[$i]}] $got times, want ${counts[$i]}"; bad=1; }
   done
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/err")"
-    bad=1
-  fi
-  rm -rf "$W/ref"
+  ptxas_ok "$label" || bad=1
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$f" $defs --device=ref --random-inputs=7 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: the reference run failed: $(head -3 "$W/err")"
-    bad=1
-  else
-    for mode in "" --no-fuse; do
-      rm -rf "$W/cpu"
-      # shellcheck disable=SC2086
-      if ! "$TXC" run "$f" $defs $mode --device=cpu --random-inputs=7 --output-dir "$W/cpu" 2>"$W/err"; then
-        echo "FAIL $label: --device=cpu $mode failed: $(head -3 "$W/err")"
-        bad=1
-      elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label (cpu $mode)"; then
-        bad=1
-      fi
-    done
-  fi
+  fused_unfused_vs_ref "$label" 7 "$f" $defs || bad=1
   [ $bad = 0 ] && echo "ok   $label"
   [ $bad = 0 ] || fail=1
 done

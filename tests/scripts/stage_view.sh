@@ -15,6 +15,8 @@
 # Skips (77) without Python + NumPy.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 # file | -D sizes | staged, read in place or none (no operand priced) | kernels of the sm_90a plan
 # (besides [matmul.wgmma.stage]'s pitch copies)
 cases=(
@@ -59,29 +61,11 @@ for c in "${cases[@]}"; do
   got=$($PY -c 'import json, sys; print(len([k for k in json.load(open(sys.argv[1]))["kernels"]
                                          if "_stage" not in k["name"]]))' "$W/k.ptx.json")
   [ "$got" = "$nk" ] || { echo "FAIL $label: $got kernels, want $nk"; bad=1; }
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/err"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/err")"
-    bad=1
-  fi
+  ptxas_ok "$label" || bad=1
   half=""
-  grep -qE '\b(f16|bf16)\b' "$f" && half=half
-  rm -rf "$W/ref"
+  grep -qE '\b(f16|bf16)\b' "$f" && half=--half
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$f" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: the reference run failed: $(head -3 "$W/err")"
-    bad=1
-  else
-    for mode in "" --no-fuse; do
-      rm -rf "$W/cpu"
-      # shellcheck disable=SC2086
-      if ! "$TXC" run "$f" $defs $mode --device=cpu --random-inputs=5 --output-dir "$W/cpu" 2>"$W/err"; then
-        echo "FAIL $label: --device=cpu $mode failed: $(head -3 "$W/err")"
-        bad=1
-      elif ! $PY "$ROOT/tests/gen/compare.py" "$W/cpu" "$W/ref" "$label (cpu $mode)" $half; then
-        bad=1
-      fi
-    done
-  fi
+  fused_unfused_vs_ref $half "$label" 5 "$f" $defs || bad=1
   [ $bad = 0 ] || fail=1
 done
 echo "stage_view: $n programs, $([ $fail = 0 ] && echo all passed || echo FAILURES)"

@@ -9,17 +9,11 @@
 #  2. `txc run --device=cpu` (TX_DIFF_DEVICE=gpu on a GPU machine: the stream-K kernel itself)
 #     agrees with `--device=ref` on the same random inputs (tests/gen/compare.py).
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 DEV=${TX_DIFF_DEVICE:-cpu}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 cp "$ROOT"/tests/gemm/{xw,linres,gelu,swiglu}.tx "$W"/ # the shared GEMM programs
 cases=(
   "xw|M=300 N=520 K=700"
@@ -61,23 +55,8 @@ sys.exit(0 if ok else 1)
 PYEOF
     bad=1
   fi
-  rm -rf "$W/ref" "$W/dev"
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: reference run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  # shellcheck disable=SC2086
-  if ! TX_WG_STREAMK=1 timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
-    fail=1
-    continue
-  fi
+  TX_WG_STREAMK=1 cpu_vs_ref --half "$label" 3 "$W/$prog.tx" $defs || { fail=1; continue; }
   [ $bad = 1 ] && { fail=1; continue; }
   echo "ok $label: stream-K for sm_90a ($(grep -o 'streamk[0-9]*' "$W/k.ptx.json" | head -1)); $DEV agrees with the reference"
 done

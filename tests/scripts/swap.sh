@@ -11,18 +11,11 @@
 # 3000 and 33 x 4096 x 4096 take matmul.wgmma_swap with the --explain line of the rule, square
 # shapes (2048^3, 1024^3) and a horizontal region do not; without the knob nothing does.
 # Skips (77) without Python + NumPy.
-set -u
-TXC=$1
-ROOT=$2
-PY=${TX_PYTHON:-/usr/bin/python3}
+# shellcheck source=tests/scripts/lib/setup.sh
+. "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 DEV=${TX_DIFF_DEVICE:-cpu}
-PTXAS=${PTXAS:-/usr/local/cuda/bin/ptxas}
-if ! $PY -c 'import numpy' 2>/dev/null; then
-  echo "skip: /usr/bin/python3 with NumPy not found"
-  exit 77
-fi
-W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
 cp "$ROOT"/tests/gemm/{xw,linres,gelu,swiglu}.tx "$W"/
 cases=( # row tile (- : the model's) | program | sizes
   "-|xw|M=300 N=520 K=700"
@@ -72,23 +65,8 @@ for c in "${cases[@]}"; do
       bad=1
     fi
   fi
-  rm -rf "$W/ref" "$W/dev"
   # shellcheck disable=SC2086
-  if ! "$TXC" run "$W/$prog.tx" $defs --device=ref --random-inputs=5 --output-dir "$W/ref" 2>"$W/err"; then
-    echo "FAIL $label: reference run: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  # shellcheck disable=SC2086
-  if ! TX_WG_SWAP=2 TX_WG_SWAP_BM=$pin timeout 120 "$TXC" run "$W/$prog.tx" $defs --device="$DEV" --random-inputs=5 --output-dir "$W/dev" 2>"$W/err"; then
-    echo "FAIL $label: --device=$DEV: $(head -2 "$W/err")"
-    fail=1
-    continue
-  fi
-  if ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($DEV)" half; then
-    fail=1
-    continue
-  fi
+  TX_WG_SWAP=2 TX_WG_SWAP_BM=$pin cpu_vs_ref --half "$label" 5 "$W/$prog.tx" $defs || { fail=1; continue; }
   [ $bad = 1 ] && { fail=1; continue; }
   echo "ok $label: $tm for sm_90a, ptxas clean; $DEV agrees with the reference"
 done

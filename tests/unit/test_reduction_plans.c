@@ -109,6 +109,16 @@ static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, in
     return plan_for(src, defs, ndefs, budget, raw, "h200");
 }
 
+/* The program of planned graph g (of source src) for target t; errors are reported on stderr
+ * and fail the test. */
+static cg_program *compile(const ir_graph *g, const char *src, cg_target t) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
+    cg_program *p = cg_program_new(g, t, &d);
+    assert_non_null(p);
+    return p;
+}
+
 /* The graph's single reduction region (fails the test when there is not exactly one). */
 static const ir_region *the_reduction(const ir_graph *g) {
     const ir_region *r = NULL;
@@ -314,10 +324,7 @@ static void check_ptx(const char *src, int passes, int extra, bool *assembled) {
     fe_define defs[1] = {{"M", 3}};
     ir_graph *g = plan(src, defs, 1, BUDGET, NULL);
     assert_int_equal(the_reduction(g)->passes, passes);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, src, CG_SM90);
     size_t len = 0;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
@@ -370,10 +377,7 @@ static void check_staged(const char *src, int64_t M, int64_t N, int extra, fill_
     assert_int_equal(r->passes, 1);
     assert_int_equal(r->red_extent, N);
     run_compare(g, raw, src, M, N, fill, seed);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, src, CG_SM90);
     size_t len = 0;
     const char *ptx = cg_program_ptx(p, &len);
     assert_non_null(ptx);
@@ -458,10 +462,7 @@ static void test_staging_refused(void **s) {
     ir_graph *g = plan(SLICED, defs, 2, 0, &raw);
     assert_int_equal(the_reduction(g)->strategy, IR_RED_ONCHIP);
     run_compare(g, raw, SLICED, 3, 6001, NULL, 90);
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test.tx", SLICED, strlen(SLICED));
-    cg_program *p = cg_program_new(g, CG_SM90, &d);
-    assert_non_null(p);
+    cg_program *p = compile(g, SLICED, CG_SM90);
     const char *ptx = cg_program_ptx(p, NULL);
     assert_non_null(ptx);
     assert_null(strstr(ptx, "tx_red_dyn_smem"));
@@ -774,41 +775,100 @@ static void test_occupancy_stream(void **s) {
     }
 }
 
+/* What the PTX of one split schedule must show, compiled for sm_90 and sm_80: the region's
+ * schedule, the kernel count, no cluster, for a ticket schedule the ticket's fence and atomic, the
+ * volatile loads of the partials and a zeroed workspace in the manifest; ptxas assembles it (and,
+ * with no_spill, without spill stores); `kernel` checks each kernel's geometry against the case's
+ * sizes {M, N} and the planned region. */
+typedef struct sched_ptx_expect {
+    int sched;
+    unsigned nkernels;
+    bool ticket, no_spill;
+    void (*kernel)(const cg_program *p, unsigned k, const int64_t mn[2], const char *src,
+                   const ir_region *r);
+} sched_ptx_expect;
+
+/* The manifest of `p` marks a workspace to zero before the launch. */
+static void check_zeroed_workspace(const cg_program *p) {
+    char *mbuf = NULL;
+    size_t mlen = 0;
+    FILE *mf = open_memstream(&mbuf, &mlen);
+    assert_non_null(mf);
+    assert_true(cg_manifest_write(p, mf));
+    fclose(mf);
+    assert_non_null(strstr(mbuf, "\"zero\": true"));
+    free(mbuf);
+}
+
+/* ptxas (when installed) assembles `ptx` for `arch`; with no_spill, without spill stores. */
+static void check_assembles(const char *ptx, size_t len, const char *arch, bool no_spill,
+                            const char *src) {
+    tk_ptxas_stats st;
+    int rc = tk_ptxas_stats_of(ptx, len, arch, &st);
+    if (rc < 0) return;
+    assert_int_equal(rc, 0);
+    if (no_spill && st.spill > 0) fprintf(stderr, "%s: %d bytes of spill stores\n", src, st.spill);
+    if (no_spill) assert_true(st.spill <= 0);
+}
+
+/* Plans each of the n programs srcs[i] at sizes mn[i] and checks its PTX against `e`. */
+static void check_sched_ptx(const char *const *srcs, const int64_t (*mn)[2], size_t n,
+                            const sched_ptx_expect *e) {
+    for (size_t i = 0; i < n; i++) {
+        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
+        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
+        const ir_region *r = the_reduction(g);
+        assert_int_equal(r->sched.id, e->sched);
+        for (int t = 0; t < 2; t++) {
+            cg_program *p = compile(g, srcs[i], t ? CG_SM80 : CG_SM90);
+            size_t len = 0;
+            const char *ptx = cg_program_ptx(p, &len);
+            assert_non_null(ptx);
+            assert_null(strstr(ptx, ".reqnctapercluster"));
+            assert_int_equal(cg_program_nkernels(p), e->nkernels);
+            if (e->ticket) {
+                assert_non_null(strstr(ptx, "fence.acq_rel.gpu"));
+                assert_non_null(strstr(ptx, "atom.relaxed.gpu.global.add.u32"));
+                assert_non_null(strstr(ptx, "ld.volatile.global"));
+                check_zeroed_workspace(p);
+            }
+            for (unsigned k = 0; k < e->nkernels; k++) e->kernel(p, k, mn[i], srcs[i], r);
+            check_assembles(ptx, len, t ? "sm_80" : "sm_90", e->no_spill, srcs[i]);
+            cg_program_free(p);
+        }
+        ir_graph_free(g);
+    }
+}
+
+/* Kernel k of a row_split2 plan: grid rows x splits, 256 threads. */
+static void row_split2_kernel(const cg_program *p, unsigned k, const int64_t mn[2], const char *src,
+                              const ir_region *r) {
+    (void)src;
+    unsigned grid[3], block[3], smem;
+    assert_true(cg_kernel_geometry(p, k, mn, grid, block, &smem));
+    assert_int_equal(grid[0], mn[0]);
+    assert_int_equal(grid[1], r->splits);
+    assert_int_equal(block[0], 256);
+}
+
 /* PTX of [reduction.row_split2] (sm_90 and sm_80): two kernels, each of grid rows x splits and
  * 256 threads, no cluster; ptxas accepts both. */
 static void test_row_split2_ptx(void **s) {
     (void)s;
     const char *srcs[] = {SOFTMAX, LOGSOFTMAX_BF16, LSE, GCLIP, MAXSCALE};
     const int64_t mn[][2] = {{4, 1048576}, {3, 65537}, {1, 16777219}, {1, 67108879}, {3, 1000003}};
-    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
-        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
-        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
-        const ir_region *r = the_reduction(g);
-        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_ROW_SPLIT2);
-        for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
-            size_t len = 0;
-            const char *ptx = cg_program_ptx(p, &len);
-            assert_non_null(ptx);
-            assert_null(strstr(ptx, ".reqnctapercluster"));
-            assert_int_equal(cg_program_nkernels(p), 2);
-            int64_t syms[2] = {mn[i][0], mn[i][1]};
-            for (unsigned k = 0; k < 2; k++) {
-                unsigned grid[3], block[3], smem;
-                assert_true(cg_kernel_geometry(p, k, syms, grid, block, &smem));
-                assert_int_equal(grid[0], mn[i][0]);
-                assert_int_equal(grid[1], r->splits);
-                assert_int_equal(block[0], 256);
-            }
-            int rc = tk_ptxas(ptx, len, t ? "sm_80" : "sm_90", NULL);
-            if (rc >= 0) assert_int_equal(rc, 0);
-            cg_program_free(p);
-        }
-        ir_graph_free(g);
-    }
+    const sched_ptx_expect e = {PASS_SCH_REDUCTION_ROW_SPLIT2, 2, false, false, row_split2_kernel};
+    check_sched_ptx(srcs, mn, sizeof srcs / sizeof srcs[0], &e);
+}
+
+/* The kernel of a row_split plan: grid rows (1 for a global reduction) x splits, 256 threads. */
+static void row_split_kernel(const cg_program *p, unsigned k, const int64_t mn[2], const char *src,
+                             const ir_region *r) {
+    unsigned grid[3], block[3], smem;
+    assert_true(cg_kernel_geometry(p, k, mn, grid, block, &smem));
+    assert_int_equal(grid[0], src == ROWSUM ? mn[0] : 1);
+    assert_int_equal(grid[1], r->splits);
+    assert_int_equal(block[0], 256);
 }
 
 /* PTX of [reduction.row_split] (sm_90 and sm_80: no cluster): one kernel, grid rows x splits,
@@ -818,37 +878,8 @@ static void test_row_split_ptx(void **s) {
     (void)s;
     const char *srcs[] = {ROWSUM, GSUM, LOSSES, GMEAN_BF16};
     const int64_t mn[][2] = {{3, 65537}, {8191, 1000}, {1000, 1003}, {129, 4097}};
-    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
-        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
-        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
-        const ir_region *r = the_reduction(g);
-        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_ROW_SPLIT);
-        for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
-            size_t len = 0;
-            const char *ptx = cg_program_ptx(p, &len);
-            assert_non_null(ptx);
-            assert_non_null(strstr(ptx, "fence.acq_rel.gpu"));
-            assert_non_null(strstr(ptx, "atom.relaxed.gpu.global.add.u32"));
-            assert_non_null(strstr(ptx, "ld.volatile.global"));
-            assert_null(strstr(ptx, ".reqnctapercluster"));
-            assert_int_equal(cg_program_nkernels(p), 1);
-            int64_t syms[2] = {mn[i][0], mn[i][1]};
-            unsigned grid[3], block[3], smem;
-            assert_true(cg_kernel_geometry(p, 0, syms, grid, block, &smem));
-            int64_t rows = srcs[i] == ROWSUM ? mn[i][0] : 1;
-            assert_int_equal(grid[0], rows);
-            assert_int_equal(grid[1], r->splits);
-            assert_int_equal(block[0], 256);
-            int rc = tk_ptxas(ptx, len, t ? "sm_80" : "sm_90", NULL);
-            if (rc >= 0) assert_int_equal(rc, 0);
-            cg_program_free(p);
-        }
-        ir_graph_free(g);
-    }
+    const sched_ptx_expect e = {PASS_SCH_REDUCTION_ROW_SPLIT, 1, true, false, row_split_kernel};
+    check_sched_ptx(srcs, mn, sizeof srcs / sizeof srcs[0], &e);
 }
 
 /* Host JIT against the interpreter for the column schedules at ragged sizes (lengths not a
@@ -918,6 +949,19 @@ static void test_column_blocks_fused(void **s) {
     unsetenv("TX_HOST_RUNS");
 }
 
+/* The kernel of a column_blocks plan: grid column tiles (of threads x vector width; MIDMAX keeps
+ * 16 x N columns) x splits, the region's threads. */
+static void column_blocks_kernel(const cg_program *p, unsigned k, const int64_t mn[2],
+                                 const char *src, const ir_region *r) {
+    unsigned grid[3], block[3], smem;
+    assert_true(cg_kernel_geometry(p, k, mn, grid, block, &smem));
+    int64_t kept = src == MIDMAX ? 16 * mn[1] : mn[1];
+    int64_t v = r->sched.p[3] > 1 ? r->sched.p[3] : 1, tc = r->sched.p[0] * v;
+    assert_int_equal(grid[0], (kept + tc - 1) / tc);
+    assert_int_equal(grid[1], r->splits);
+    assert_int_equal(block[0], r->threads);
+}
+
 /* PTX of [reduction.column_blocks] (sm_90 and sm_80): one kernel of grid tiles x splits, the
  * ticket's fence and atomic, the volatile loads of the partials, a zeroed workspace of one
  * ticket a tile in the manifest; ptxas assembles it without spills (colmean [1048576, 16],
@@ -926,51 +970,9 @@ static void test_column_blocks_ptx(void **s) {
     (void)s;
     const char *srcs[] = {COLMEAN, MIDMAX, COLSUM, COLMEAN_BF16};
     const int64_t mn[][2] = {{1048576, 16}, {8191, 129}, {100003, 16}, {4099, 1000}};
-    for (size_t i = 0; i < sizeof srcs / sizeof srcs[0]; i++) {
-        fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
-        ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
-        const ir_region *r = the_reduction(g);
-        assert_int_equal(r->sched.id, PASS_SCH_REDUCTION_COLUMN_BLOCKS);
-        for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
-            size_t len = 0;
-            const char *ptx = cg_program_ptx(p, &len);
-            assert_non_null(ptx);
-            assert_int_equal(cg_program_nkernels(p), 1);
-            assert_non_null(strstr(ptx, "fence.acq_rel.gpu"));
-            assert_non_null(strstr(ptx, "atom.relaxed.gpu.global.add.u32"));
-            assert_non_null(strstr(ptx, "ld.volatile.global"));
-            int64_t syms[2] = {mn[i][0], mn[i][1]};
-            unsigned grid[3], block[3], smem;
-            assert_true(cg_kernel_geometry(p, 0, syms, grid, block, &smem));
-            int64_t kept = srcs[i] == MIDMAX ? 16 * mn[i][1] : mn[i][1];
-            int64_t v = r->sched.p[3] > 1 ? r->sched.p[3] : 1, tc = r->sched.p[0] * v;
-            assert_int_equal(grid[0], (kept + tc - 1) / tc);
-            assert_int_equal(grid[1], r->splits);
-            assert_int_equal(block[0], r->threads);
-            char *mbuf = NULL;
-            size_t mlen = 0;
-            FILE *mf = open_memstream(&mbuf, &mlen);
-            assert_non_null(mf);
-            assert_true(cg_manifest_write(p, mf));
-            fclose(mf);
-            assert_non_null(strstr(mbuf, "\"zero\": true"));
-            free(mbuf);
-            tk_ptxas_stats st;
-            int rc = tk_ptxas_stats_of(ptx, len, t ? "sm_80" : "sm_90", &st);
-            if (rc >= 0) {
-                assert_int_equal(rc, 0);
-                if (st.spill > 0)
-                    fprintf(stderr, "%s: %d bytes of spill stores\n", srcs[i], st.spill);
-                assert_true(st.spill <= 0);
-            }
-            cg_program_free(p);
-        }
-        ir_graph_free(g);
-    }
+    const sched_ptx_expect e = {PASS_SCH_REDUCTION_COLUMN_BLOCKS, 1, true, true,
+                                column_blocks_kernel};
+    check_sched_ptx(srcs, mn, sizeof srcs / sizeof srcs[0], &e);
 }
 
 /* Without clusters (the A100) few long streamed rows get 1024 threads: reduction.row_few. */
@@ -1027,10 +1029,7 @@ static void test_row_schedule_ptx(void **s) {
         const char *src = *cases[i].src;
         fe_define defs[2] = {{"M", cases[i].m}, {"N", cases[i].n}};
         ir_graph *g = plan(src, defs, 2, 0, NULL);
-        tx_diag d;
-        tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-        cg_program *p = cg_program_new(g, CG_SM90, &d);
-        assert_non_null(p);
+        cg_program *p = compile(g, src, CG_SM90);
         size_t len = 0;
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(ptx);
@@ -1039,28 +1038,7 @@ static void test_row_schedule_ptx(void **s) {
                     (long long)cases[i].n, cases[i].load);
         assert_true(!cases[i].load || strstr(ptx, cases[i].load));
         assert_int_equal(strstr(ptx, "bar.sync") != NULL, cases[i].barrier);
-        char log[] = "/tmp/tx_rowsched_log_XXXXXX";
-        int lfd = mkstemp(log);
-        assert_true(lfd >= 0);
-        close(lfd);
-        int rc = tk_ptxas(ptx, len, "sm_90", log);
-        if (rc >= 0) {
-            assert_int_equal(rc, 0);
-            FILE *lf = fopen(log, "r");
-            assert_non_null(lf);
-            char line[512];
-            while (fgets(line, sizeof line, lf)) {
-                char *q = strstr(line, " bytes spill stores");
-                if (!q) continue;
-                while (q > line && q[-1] >= '0' && q[-1] <= '9') q--;
-                if (strtol(q, NULL, 10) != 0)
-                    fprintf(stderr, "%s%lld x %lld spills: %s", src, (long long)cases[i].m,
-                            (long long)cases[i].n, line);
-                assert_int_equal(strtol(q, NULL, 10), 0);
-            }
-            fclose(lf);
-        }
-        remove(log);
+        check_assembles(ptx, len, "sm_90", true, src);
         cg_program_free(p);
         ir_graph_free(g);
     }
@@ -1085,10 +1063,7 @@ static void test_cluster_ptx(void **s) {
         ir_graph *g = plan(src, defs, 2, 0, NULL);
         assert_int_equal(the_reduction(g)->tile[2], cases[i].c);
         for (int t = 0; t < 2; t++) {
-            tx_diag d;
-            tx_diag_init(&d, stderr, "test.tx", src, strlen(src));
-            cg_program *p = cg_program_new(g, t ? CG_SM80 : CG_SM90, &d);
-            assert_non_null(p);
+            cg_program *p = compile(g, src, t ? CG_SM80 : CG_SM90);
             size_t len = 0;
             const char *ptx = cg_program_ptx(p, &len);
             assert_non_null(ptx);
@@ -1121,10 +1096,7 @@ static void test_schedule_ptx(void **s) {
     for (int i = 0; i < 3; i++) {
         fe_define defs[2] = {{"M", mn[i][0]}, {"N", mn[i][1]}};
         ir_graph *g = plan(srcs[i], defs, 2, 0, NULL);
-        tx_diag d;
-        tx_diag_init(&d, stderr, "test.tx", srcs[i], strlen(srcs[i]));
-        cg_program *p = cg_program_new(g, CG_SM90, &d);
-        assert_non_null(p);
+        cg_program *p = compile(g, srcs[i], CG_SM90);
         size_t len = 0;
         const char *ptx = cg_program_ptx(p, &len);
         assert_non_null(ptx);
