@@ -290,7 +290,8 @@ void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_p
 void pass_io_free(pass_io *io);
 
 /* A one-hot sum (passes/pick.c): reduction `red`, sum over one axis `axis` of its input shape S
- * of cast*(where(hit, A, 0)) with hit = eq(iota(e), idx) (either way round, i32 operands) of shape
+ * of cast*(where(hit, A, 0)) with hit = eq(iota(e), idx) (either way round, i32 operands, the iota
+ * possibly behind reshapes that only insert or remove unit axes) of shape
  * Se broadcast to S, either directly or through reshapes that only insert or remove unit axes, e
  * the axis of Se under `axis`, idx constant along e: at most one term is not the constant zero, so
  * the sum is +0 + its input at element idx along `axis` when 0 <= idx < S[axis], else 0.

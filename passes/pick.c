@@ -36,28 +36,6 @@ static bool pk_is_zero(const ir_graph *g, ir_id x) {
     }
 }
 
-/* The axis of S that iota node v counts along when broadcast to S (right-aligned, NumPy rules),
- * or -1 when it is not an iota or its extent there is not S's. */
-static int pk_iota_axis(const ir_graph *g, ir_id v, const ir_shape *S) {
-    const ir_node *n = &g->nodes[v];
-    if (n->op != IR_OP_IOTA || n->shape.rank > S->rank || n->a.axis < 0 ||
-        n->a.axis >= (int32_t)n->shape.rank)
-        return -1;
-    int a = n->a.axis + (int)(S->rank - n->shape.rank);
-    return n->shape.dim[n->a.axis] == S->dim[a] ? a : -1;
-}
-
-/* True when the value of v broadcast to S does not change along axis a of S: v has extent 1 (or
- * no axis) there, or it is an iota along another axis. */
-static bool pk_row_const(const ir_graph *g, ir_id v, const ir_shape *S, unsigned a) {
-    const ir_node *n = &g->nodes[v];
-    if (n->shape.rank > S->rank) return false;
-    unsigned off = S->rank - n->shape.rank;
-    if (a < off || n->shape.dim[a - off] == 1) return true;
-    int ia = pk_iota_axis(g, v, S);
-    return ia >= 0 && (unsigned)ia != a;
-}
-
 /* The axis of `to` that axis ax of `from` is when reshape(from -> to) only inserts or removes
  * unit axes (their other extents equal in order) and from[ax] != 1; -1 otherwise. */
 static int pk_unit_reshape_axis(const ir_shape *from, const ir_shape *to, unsigned ax) {
@@ -73,6 +51,39 @@ static int pk_unit_reshape_axis(const ir_shape *from, const ir_shape *to, unsign
         i++, j++;
     }
     return i == from->rank && j == to->rank ? at : -1;
+}
+
+/* The axis that v counts along when v is an iota, or an iota behind reshapes that only insert or
+ * remove unit axes (it is then the iota of its own shape along that axis); -1 otherwise. */
+static int pk_iota_of(const ir_graph *g, ir_id v) {
+    const ir_node *n = &g->nodes[v];
+    if (n->op == IR_OP_IOTA)
+        return n->a.axis >= 0 && n->a.axis < (int32_t)n->shape.rank ? n->a.axis : -1;
+    if (n->op != IR_OP_RESHAPE || n->nin != 1) return -1;
+    ir_id x = ir_in(g, n, 0);
+    int ax = pk_iota_of(g, x);
+    return ax < 0 ? -1 : pk_unit_reshape_axis(&g->nodes[x].shape, &n->shape, (unsigned)ax);
+}
+
+/* The axis of S that iota v (pk_iota_of) counts along when broadcast to S (right-aligned,
+ * NumPy rules), or -1 when it is not one or its extent there is not S's. */
+static int pk_iota_axis(const ir_graph *g, ir_id v, const ir_shape *S) {
+    const ir_node *n = &g->nodes[v];
+    int ax = pk_iota_of(g, v);
+    if (ax < 0 || n->shape.rank > S->rank) return -1;
+    int a = ax + (int)(S->rank - n->shape.rank);
+    return n->shape.dim[ax] == S->dim[a] ? a : -1;
+}
+
+/* True when the value of v broadcast to S does not change along axis a of S: v has extent 1 (or
+ * no axis) there, or it is an iota along another axis. */
+static bool pk_row_const(const ir_graph *g, ir_id v, const ir_shape *S, unsigned a) {
+    const ir_node *n = &g->nodes[v];
+    if (n->shape.rank > S->rank) return false;
+    unsigned off = S->rank - n->shape.rank;
+    if (a < off || n->shape.dim[a - off] == 1) return true;
+    int ia = pk_iota_axis(g, v, S);
+    return ia >= 0 && (unsigned)ia != a;
 }
 
 /* The eq under where-condition c broadcast to S, directly or through unit-axis reshapes, with
@@ -234,7 +245,7 @@ static ir_id pk_gather_index(ir_graph *g, const pass_pick *pk, ir_id cond) {
     ir_id x = pk->idx;
     unsigned off = se.rank - xs.rank;
     if (pk->eaxis >= off && xs.dim[pk->eaxis - off] != 1) { /* an iota along another axis */
-        int ia = g->nodes[pk->idx].a.axis;
+        int ia = pk_iota_of(g, pk->idx);
         xs.dim[pk->eaxis - off] = 1;
         x = ir_add_iota(g, &xs, ia);
     }
