@@ -298,11 +298,11 @@ void pass_io_free(pass_io *io);
  * [reduction.pick] reads it once per row inside a reduction kernel (the innermost axis, hit of
  * shape S); [reduction.pick_gather] rewrites the others into a gather (pass_pick_gather). */
 typedef struct pass_pick {
-    ir_id red;     /* the sum */
-    ir_id idx;     /* the index: evaluate it at the row's element 0 (its value along the row) */
-    unsigned axis; /* the reduced axis of S */
-    ir_id where;   /* where(hit, A, 0) behind the sum's casts */
-    ir_id eq;      /* the eq */
+    ir_id red;      /* the sum */
+    ir_id idx;      /* the index: evaluate it at the row's element 0 (its value along the row) */
+    unsigned axis;  /* the reduced axis of S */
+    ir_id where;    /* where(hit, A, 0) behind the sum's casts */
+    ir_id eq;       /* the eq */
     unsigned eaxis; /* the axis of the eq's shape Se under `axis` */
 } pass_pick;
 /* True when reduction id is a one-hot sum over any one axis (the form above); fills *o. */

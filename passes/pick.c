@@ -1,18 +1,23 @@
-/* pick.c - the rule [reduction.pick]: a one-hot sum along a row,
+/* pick.c - one-hot sums,
  *
  *     sum(cast*(where(iota(axis a) == idx, A, 0)), axis=a)      (eq in either operand order)
  *
- * with idx constant along a (a per-row value broadcast over the row, or an iota along another
- * axis) is the row's element of the sum's input at e = idx when 0 <= idx < len, else 0: every
- * other term is the constant zero, so the sum of the terms is exactly +0 + that element (NaN and
- * infinities of A at the index as the one-hot sum; those elsewhere are not read by either). The
- * planner records the reductions the rule takes on the region (ir_region.picks); codegen reads
- * the one element per row after (outside) the streaming loop, and the model counts no
- * per-element instructions for it. Not taken (their meaning would change, or it is not one
- * element): a one-hot product sum(f32(hit) * A) (0 * inf = NaN where the one-hot sum of a where
- * gives A[idx]), a where summed with other terms (the split would round differently), a mean, a
- * float compare, column reductions and several reduced axes. TX_RED_PICK=0 turns the rule off
- * (A/B benchmarks). */
+ * with idx i32 and constant along a (a per-row value broadcast over it, or an iota along another
+ * axis), the hit reaching the where directly or through reshapes that only insert or remove unit
+ * axes: the sum is the element of its input at e = idx along a when 0 <= idx < len, else 0 (every
+ * other term is the constant zero, so the sum is exactly +0 + that element: NaN and infinities of
+ * A at the index as the one-hot sum; those elsewhere are read by neither). Two rules use it:
+ *  - [reduction.pick], over the innermost axis with the hit of the sum's input shape: the planner
+ *    records the reductions the rule takes on the region (ir_region.picks); codegen reads the one
+ *    element per row after (outside) the streaming loop, and the model counts no per-element
+ *    instructions for it;
+ *  - [reduction.pick_gather] (pass_pick_gather, the `pick` stage), over any other axis: the sum
+ *    becomes the elementwise gather pick(A, idx) (ir_add_pick), when the casts after the where
+ *    keep the sign of zero.
+ * Not taken (their meaning would change, or it is not one element): a one-hot product
+ * sum(f32(hit) * A) (0 * inf = NaN where the one-hot sum of a where gives A[idx]), a where summed
+ * with other terms (the split would round differently), a mean, a float compare, a nonzero else,
+ * several reduced axes. TX_RED_PICK=0 turns both rules off (A/B benchmarks). */
 #include "passes/passes.h"
 
 #include <stdio.h>
@@ -281,8 +286,8 @@ static void pk_say_gather(const ir_graph *g, const pass_ctx *c, ir_id p) {
 
 /* Rewrites one-hot sum pk (casts ts[0..nc), outermost first) into a gather; the sum keeps its id
  * as a reshape of the result. Appended nodes go before the sum in *before. */
-static void pk_gather(ir_graph *g, const pass_pick *pk, const ir_dtype *ts,
-                      int nc, ir_id **before, uint32_t *nb, uint32_t *cap) {
+static void pk_gather(ir_graph *g, const pass_pick *pk, const ir_dtype *ts, int nc, ir_id **before,
+                      uint32_t *nb, uint32_t *cap) {
     uint32_t n0 = g->n;
     ir_id v = pk->red, w = pk->where, src = ir_in(g, &g->nodes[w], 1);
     ir_dtype wdt = (ir_dtype)g->nodes[w].dtype;

@@ -207,8 +207,8 @@ static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint
                     bool along = n->op == IR_OP_PICK && k == 0 &&
                                  n->shape.rank - i == n->a.pick.axis; /* the source's len */
                     int64_t a = dim_value(g, in->dim[in->rank - i], syms),
-                            b = dim_value(g, along ? n->a.pick.len : n->shape.dim[n->shape.rank - i],
-                                          syms);
+                            b = dim_value(
+                                g, along ? n->a.pick.len : n->shape.dim[n->shape.rank - i], syms);
                     if (a >= 0 && b >= 0 && a != b && a != 1) {
                         snprintf(
                             msg, sizeof msg,

@@ -249,8 +249,9 @@ static bool eval_pick(interp *ip, ir_id id, rt_tensor *out) {
     const rt_tensor *src = &ip->vals[ir_in(ip->g, n, 0)], *ix = &ip->vals[ir_in(ip->g, n, 1)];
     int a = n->a.pick.axis;
     ir_dim ld = n->a.pick.len;
-    int64_t len = IR_DIM_IS_SYM(ld) ? (IR_DIM_SYMIDX(ld) < ip->g->nsyms ? ip->syms[IR_DIM_SYMIDX(ld)] : -1)
-                                    : ld;
+    int64_t len = IR_DIM_IS_SYM(ld)
+                      ? (IR_DIM_SYMIDX(ld) < ip->g->nsyms ? ip->syms[IR_DIM_SYMIDX(ld)] : -1)
+                      : ld;
     if (a < 0 || a >= out->rank || out->dim[a] != 1 || len < 0)
         return bad_node(ip, id, "pick axis or length out of range");
     int64_t want[IR_MAX_RANK];
@@ -270,7 +271,8 @@ static bool eval_pick(interp *ip, ir_id id, rt_tensor *out) {
     if (!alloc_value(ip, id, out)) return false;
     for (int64_t j = 0, total = rt_numel(out); j < total; j++, iter_next(&it)) {
         double i = rt_get(ix, it.off[1]), v = 0;
-        if (i >= 0 && i < (double)len) v = rt_get(src, it.off[0] + (int64_t)i * step) + 0.0; /* -0: +0 */
+        if (i >= 0 && i < (double)len)
+            v = rt_get(src, it.off[0] + (int64_t)i * step) + 0.0; /* -0: +0 */
         rt_set(out, j, v);
     }
     return true;

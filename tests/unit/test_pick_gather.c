@@ -47,9 +47,10 @@ static const char *EMB_I32 = "fn f(table: i32[V, D], ids: i32[B], y: i32[B, D]) 
                              "  hit = reshape(arange(V), (V, 1)) == reshape(ids, (B, 1, 1))\n"
                              "  return sum(where(hit, table, 0), axis=1) + y\n}\n";
 /* The diagonal along a middle axis: the index is an iota along another axis. */
-static const char *DIAG = "fn f(x: f32[B, V, V], ids: i32[B]) -> f32[B, V] {\n"
-                          "  hit = iota((B, V, V), axis=1) == iota((B, V, V), axis=2)\n"
-                          "  return sum(where(hit, x, 0.0), axis=1) + f32(reshape(ids, (B, 1))) * 0.0\n}\n";
+static const char *DIAG =
+    "fn f(x: f32[B, V, V], ids: i32[B]) -> f32[B, V] {\n"
+    "  hit = iota((B, V, V), axis=1) == iota((B, V, V), axis=2)\n"
+    "  return sum(where(hit, x, 0.0), axis=1) + f32(reshape(ids, (B, 1))) * 0.0\n}\n";
 /* T5's relative-position bias (bench/heldout/t5_rel_bucket.tx with the buckets as an input). */
 static const char *T5 =
     "fn f(table: f32[32, H], bucket: i32[Q, K], scores: f32[B, H, Q, K]) -> f32[B, H, Q, K] {\n"
@@ -85,8 +86,8 @@ static bool has_dim(const char *src, const char *name) {
     return false;
 }
 
-/* Compiles src with the sizes (name, value) of its signature bound and plans it for the H200 at sm_90a; *raw
- * (may be NULL) gets the unplanned copy; explain (may be NULL) receives --explain. */
+/* Compiles src with the sizes (name, value) of its signature bound and plans it for the H200 at
+ * sm_90a; *raw (may be NULL) gets the unplanned copy; explain (may be NULL) receives --explain. */
 static ir_graph *plan(const char *src, const fe_define *defs, unsigned ndefs, ir_graph **raw,
                       FILE *explain) {
     tx_diag d;
@@ -112,10 +113,10 @@ static unsigned count_op(const ir_graph *g, ir_op op) {
 }
 
 /* The sizes of the value tests (small, odd) and of the planning tests. */
-static const fe_define SMALL[] = {{"V", 7}, {"D", 5}, {"B", 3}, {"T", 11}, {"H", 3},
-                                  {"Q", 9}, {"K", 13}};
-static const fe_define BIG[] = {{"V", 32000}, {"D", 512}, {"B", 8}, {"T", 512}, {"H", 12},
-                                {"Q", 512}, {"K", 512}};
+static const fe_define SMALL[] = {{"V", 7}, {"D", 5}, {"B", 3}, {"T", 11},
+                                  {"H", 3}, {"Q", 9}, {"K", 13}};
+static const fe_define BIG[] = {{"V", 32000}, {"D", 512}, {"B", 8},  {"T", 512},
+                                {"H", 12},    {"Q", 512}, {"K", 512}};
 enum { NSIZES = sizeof SMALL / sizeof SMALL[0] };
 
 /* Every taking form has one pick node and no sum left, and --explain names the rule with the
@@ -125,9 +126,9 @@ static void test_gather_plans(void **s) {
     static const struct {
         const char **src;
         unsigned picks;
-    } cases[] = {{&EMB, 1},        {&EMB_BF16, 1}, {&EMB_COL, 1},  {&EMB_I32, 1},
-                 {&DIAG, 1},       {&NOT_NARROW, 0}, {&NOT_MUL, 0}, {&NOT_ELSE, 0},
-                 {&NOT_MEAN, 0},   {&NOT_FLOAT, 0}, {&NOT_ALONG, 0}};
+    } cases[] = {{&EMB, 1},      {&EMB_BF16, 1},   {&EMB_COL, 1},  {&EMB_I32, 1},
+                 {&DIAG, 1},     {&NOT_NARROW, 0}, {&NOT_MUL, 0},  {&NOT_ELSE, 0},
+                 {&NOT_MEAN, 0}, {&NOT_FLOAT, 0},  {&NOT_ALONG, 0}};
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         for (int off = 0; off < 2; off++) {
             char *buf = NULL;
@@ -139,8 +140,8 @@ static void test_gather_plans(void **s) {
             fclose(ex);
             unsigned want = off ? 0 : cases[i].picks;
             if (count_op(g, IR_OP_PICK) != want)
-                fprintf(stderr, "%s(TX_RED_PICK=%d): %u picks, expected %u\n", *cases[i].src,
-                        !off, count_op(g, IR_OP_PICK), want);
+                fprintf(stderr, "%s(TX_RED_PICK=%d): %u picks, expected %u\n", *cases[i].src, !off,
+                        count_op(g, IR_OP_PICK), want);
             assert_int_equal(count_op(g, IR_OP_PICK), want);
             assert_int_equal(count_op(g, IR_OP_SUM) + count_op(g, IR_OP_MEAN), want ? 0 : 1);
             assert_int_equal(strstr(buf, "[reduction.pick_gather]") != NULL, want > 0);
@@ -250,9 +251,11 @@ static void run_gather(const ir_graph *g, const ir_graph *raw, const char *src, 
             bad += !ok;
         }
         if (bad)
-            fprintf(stderr, "%soutput %u: %lld of %lld differ; first at %lld: jit %.9g ref %.9g "
-                    "planned ref %.9g\n", src, k, (long long)bad, (long long)n, (long long)first,
-                    rt_get(&a[k], first), rt_get(&b[k], first), rt_get(&c[k], first));
+            fprintf(stderr,
+                    "%soutput %u: %lld of %lld differ; first at %lld: jit %.9g ref %.9g "
+                    "planned ref %.9g\n",
+                    src, k, (long long)bad, (long long)n, (long long)first, rt_get(&a[k], first),
+                    rt_get(&b[k], first), rt_get(&c[k], first));
         assert_int_equal(bad, 0);
         rt_tensor_free(&a[k]), rt_tensor_free(&b[k]), rt_tensor_free(&c[k]);
     }
@@ -265,8 +268,8 @@ static void run_gather(const ir_graph *g, const ir_graph *raw, const char *src, 
 static void test_gather_values(void **s) {
     (void)s;
     const char **progs[] = {&EMB, &EMB_BF16, &EMB_COL, &EMB_I32, &DIAG, &T5, &NOT_NARROW};
-    const fe_define MID[] = {{"V", 33}, {"D", 130}, {"B", 5}, {"T", 67}, {"H", 4},
-                             {"Q", 17}, {"K", 300}};
+    const fe_define MID[] = {{"V", 33}, {"D", 130}, {"B", 5},  {"T", 67},
+                             {"H", 4},  {"Q", 17},  {"K", 300}};
     for (size_t i = 0; i < sizeof progs / sizeof progs[0]; i++) {
         for (int size = 0; size < 2; size++) {
             const fe_define *defs = size ? MID : SMALL;
