@@ -11,7 +11,7 @@
  *    records the reductions the rule takes on the region (ir_region.picks); codegen reads the one
  *    element per row after (outside) the streaming loop, and the model counts no per-element
  *    instructions for it;
- *  - [reduction.pick_gather] (pass_pick_gather, the `pick` stage), over any other axis: the sum
+ *  - [reduction.pick_gather] (pass_pick_gather, the `pick` stage), every other one: the sum
  *    becomes the elementwise gather pick(A, idx) (ir_add_pick), when the casts after the where
  *    keep the sign of zero.
  * Not taken (their meaning would change, or it is not one element): a one-hot product

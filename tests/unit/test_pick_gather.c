@@ -306,12 +306,39 @@ static void test_gather_ptx(void **s) {
     }
 }
 
+/* ir_verify holds a pick to ir_add_pick's contract: a well-formed one verifies; an axis that is
+ * not a unit axis of the result, a source that does not fit at len, an index that is not i32 or
+ * varies along the axis, and a dtype other than the source's are each reported. */
+static void test_pick_verify(void **s) {
+    (void)s;
+    for (int bad = 0; bad < 6; bad++) {
+        ir_graph *g = ir_graph_new("f", NULL);
+        ir_shape ts = {.rank = 2, .dim = {7, 5}}, is = {.rank = 3, .dim = {3, 1, 1}};
+        ir_shape os = {.rank = 3, .dim = {3, 1, 5}};
+        if (bad == 4) is.dim[1] = 7; /* the index varies along the axis */
+        ir_id t = ir_add_input(g, "t", IR_F32, &ts);
+        ir_id i = ir_add_input(g, "i", bad == 3 ? IR_F32 : IR_I32, &is);
+        ir_id p = ir_add_pick(g, t, i, &os, bad == 1 ? 2 : 1, bad == 2 ? 6 : 7);
+        if (bad == 5) g->nodes[p].dtype = IR_I32;
+        ir_add_output(g, &p, 1);
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        bool ok = ir_verify(g, m);
+        fclose(m);
+        if (ok != (bad == 0)) fprintf(stderr, "case %d: verify %d: %s\n", bad, ok, buf);
+        assert_int_equal(ok, bad == 0);
+        if (bad) assert_non_null(strstr(buf, "pick"));
+        free(buf);
+        ir_graph_free(g);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gather_plans),
-        cmocka_unit_test(test_gather_fuses),
-        cmocka_unit_test(test_gather_values),
-        cmocka_unit_test(test_gather_ptx),
+        cmocka_unit_test(test_gather_plans),  cmocka_unit_test(test_gather_fuses),
+        cmocka_unit_test(test_gather_values), cmocka_unit_test(test_gather_ptx),
+        cmocka_unit_test(test_pick_verify),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
