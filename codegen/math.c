@@ -514,6 +514,7 @@ static LLVMValueRef cg_math_body(cg_ctx *cx, ir_op op, LLVMValueRef x, LLVMValue
         case IR_OP_MEAN:
         case IR_OP_MAX:
         case IR_OP_MIN:
+        case IR_OP_PICK:
         case IR_OP_MATMUL:
         case IR_OP_PERMUTE:
         case IR_OP_RESHAPE:

@@ -587,6 +587,7 @@ static LLVMValueRef cg_float_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueR
         case IR_OP_INPUT:
         case IR_OP_CONST:
         case IR_OP_IOTA: /* cg_iota */
+        case IR_OP_PICK: /* cg_emit_pick */
         case IR_OP_SUM:
         case IR_OP_MEAN:
         case IR_OP_MAX:
@@ -708,6 +709,7 @@ static LLVMValueRef cg_int_op(cg_ctx *cx, ir_op op, LLVMValueRef a, LLVMValueRef
         case IR_OP_INPUT:
         case IR_OP_CONST:
         case IR_OP_IOTA: /* cg_iota */
+        case IR_OP_PICK: /* cg_emit_pick */
         case IR_OP_SUM:
         case IR_OP_MEAN:
         case IR_OP_MAX:
@@ -1155,6 +1157,38 @@ static LLVMValueRef cg_emit_view(cg_ctx *cx, const ir_node *n, cg_index *idx) {
 
 static LLVMValueRef cg_emit_value_node(cg_ctx *cx, ir_id id, const ir_node *n, cg_index *idx);
 
+/* Pick node n at idx (ir_add_pick's contract): the index i (input 1 at idx); behind a branch
+ * taken when 0 <= i < len (the source's loads only in range), the source at idx with n's axis set
+ * to i, plus +0 for floats; 0 otherwise. What the branch computes is memoised only inside it. */
+static LLVMValueRef cg_emit_pick(cg_ctx *cx, const ir_node *n, cg_index *idx) {
+    const ir_graph *g = cx->g;
+    ir_id src = ir_in(g, n, 0);
+    ir_dtype t = (ir_dtype)n->dtype;
+    LLVMValueRef iv = cg_operand(cx, n, 1, idx, IR_I32);
+    if (!iv) return NULL;
+    LLVMValueRef e = LLVMBuildSExt(cx->b, iv, cx->i64, "pick.e");
+    cg_index_dims(cx, idx);
+    LLVMValueRef var = cg_var(cx, LLVMConstNull(cg_ctype(cx, t)));
+    LLVMBasicBlockRef join =
+        cg_if_begin(cx, LLVMBuildICmp(cx->b, LLVMIntULT, e, cg_dim(cx, n->a.pick.len), "pick.in"));
+    unsigned mark = cg_memo_mark(cx);
+    unsigned a = (unsigned)n->a.pick.axis;
+    ir_shape s = n->shape; /* the result's shape with the source's extent at the axis */
+    s.dim[a] = n->a.pick.len;
+    LLVMValueRef d[IR_MAX_RANK];
+    for (unsigned k = 0; k < n->shape.rank; k++) d[k] = idx->dim[k];
+    d[a] = e;
+    cg_index at = cg_index_from_dims(cx, &s, d);
+    cg_index si = cg_index_bcast(cx, &at, &g->nodes[src].shape);
+    LLVMValueRef v = cg_emit_value(cx, src, &si);
+    if (!v) return NULL;
+    if (ir_dtype_is_float(t)) v = LLVMBuildFAdd(cx->b, v, cg_f32c(cx, 0.0), "pick.z");
+    LLVMBuildStore(cx->b, v, var);
+    cg_memo_reset(cx, mark);
+    cg_if_end(cx, join);
+    return LLVMBuildLoad2(cx->b, cg_ctype(cx, t), var, "pick");
+}
+
 /* The value of node id at idx; see codegen.h. */
 LLVMValueRef cg_emit_value(cg_ctx *cx, ir_id id, cg_index *idx) {
     const ir_graph *g = cx->g;
@@ -1198,6 +1232,8 @@ static LLVMValueRef cg_emit_value_node(cg_ctx *cx, ir_id id, const ir_node *n, c
         return NULL;
     } else if (tr & IR_T_ELEM) {
         v = cg_emit_elem(cx, n, idx);
+    } else if (n->op == IR_OP_PICK) {
+        v = cg_emit_pick(cx, n, idx);
     } else if (tr & IR_T_VIEW) {
         v = cg_emit_view(cx, n, idx);
     } else {

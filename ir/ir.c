@@ -275,6 +275,41 @@ ir_id ir_add_iota(ir_graph *g, const ir_shape *shape, int axis) {
     g->nodes[id].a.axis = axis;
     return id;
 }
+ir_id ir_add_pick(ir_graph *g, ir_id src, ir_id idx, const ir_shape *out, int axis, ir_dim len) {
+    ir_shape s = *out;
+    ir_id ins[2] = {src, idx};
+    ir_id id = ir_add(g, IR_OP_PICK, (ir_dtype)g->nodes[src].dtype, &s, ins, 2);
+    g->nodes[id].a.pick.axis = axis;
+    g->nodes[id].a.pick.len = len;
+    return id;
+}
+
+/* True when shape in broadcasts to out (aligned at the last axis), with in's extent at out's axis
+ * `skip` (when aligned there) allowed to be `len` instead. */
+static bool pick_fits(const ir_shape *in, const ir_shape *out, int skip, ir_dim len) {
+    if (in->rank > out->rank) return false;
+    unsigned off = out->rank - in->rank;
+    for (unsigned i = 0; i < in->rank; i++) {
+        ir_dim d = in->dim[i], o = out->dim[i + off];
+        if (d != 1 && d != o && !((int)(i + off) == skip && d == len)) return false;
+    }
+    return true;
+}
+
+const char *ir_pick_check(const ir_graph *g, const ir_node *n) {
+    if (n->op != IR_OP_PICK || n->nin != 2) return "pick takes two inputs";
+    const ir_node *src = &g->nodes[ir_in(g, n, 0)], *idx = &g->nodes[ir_in(g, n, 1)];
+    int a = n->a.pick.axis;
+    if (a < 0 || a >= (int)n->shape.rank || n->shape.dim[a] != 1)
+        return "pick axis is not a unit axis of the result";
+    if (idx->dtype != IR_I32) return "pick index is not i32";
+    if (n->dtype != src->dtype) return "pick result dtype is not its source's";
+    if (!pick_fits(&idx->shape, &n->shape, -1, 1)) return "pick index does not broadcast";
+    if (!pick_fits(&src->shape, &n->shape, a, n->a.pick.len))
+        return "pick source does not fit the result";
+    return NULL;
+}
+
 ir_id ir_add_unary(ir_graph *g, ir_op op, ir_id x) {
     ir_shape s = g->nodes[x].shape; /* a copy: ir_add may move the node array */
     return ir_add(g, op, (ir_dtype)g->nodes[x].dtype, &s, &x, 1);

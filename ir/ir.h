@@ -71,6 +71,9 @@ enum {
     IR_T_BOOLOK = 1u << 11, /* keeps bool operands (else the frontend makes bool operands i32) */
     IR_T_GEN = 1u << 12,    /* leaf computed from the index where it is read (const, iota):
                                no buffer, no region, no HBM traffic */
+    IR_T_GATHER = 1u << 13, /* reads its first input at an index computed from its second
+                               (pick): computed per element like an elementwise node, but that
+                               input does not broadcast to the result */
 };
 
 /* X(ENUM, name, arity, traits, flops_per_element, issue_per_element)
@@ -126,6 +129,7 @@ enum {
     X(NOT, "not", 1, IR_T_ELEM | IR_T_BOOLOK, 1, 1)                                       \
     X(AND, "and", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1, 1)                         \
     X(OR, "or", 2, IR_T_ELEM | IR_T_COMMUT | IR_T_BOOLOK, 1, 1)                           \
+    X(PICK, "pick", 2, IR_T_GATHER, 0, 6)                                                 \
     X(SUM, "sum", 1, IR_T_REDUCE | IR_T_CALL, 1, 0)                                       \
     X(MEAN, "mean", 1, IR_T_REDUCE | IR_T_CALL | IR_T_FLOAT, 1, 0)                        \
     X(MAX, "max", 1, IR_T_REDUCE | IR_T_CALL | IR_T_BOOLOK, 1, 0)                         \
@@ -262,6 +266,10 @@ typedef struct ir_node {
         } slice;      /* SLICE: [start, stop), normalised */
         int32_t axis; /* CONCAT: axis (normalised, >= 0); IOTA: the axis whose index
                          each element holds */
+        struct {
+            int32_t axis; /* the result's axis the index selects along (its extent is 1) */
+            ir_dim len;   /* the first input's extent there: indices outside [0, len) give 0 */
+        } pick;           /* PICK (ir_pick_check) */
     } a;
 } ir_node;
 
@@ -447,6 +455,14 @@ ir_id ir_add_broadcast(ir_graph *g, ir_id x, const ir_shape *to);
 ir_id ir_add_slice(ir_graph *g, ir_id x, int axis, int64_t start, int64_t stop);
 ir_id ir_add_concat(ir_graph *g, const ir_id *xs, unsigned n, int axis);
 ir_id ir_add_output(ir_graph *g, const ir_id *xs, unsigned n);
+/* pick(src, idx) {axis, len} of result shape `out` (extent 1 at axis): element o is
+ * src[o with axis = i] where i = idx[o] (src and idx broadcast to out by NumPy's rules, aligned at
+ * the last axis; src's extent at axis is len, or 1), when 0 <= i < len, else 0; a float result
+ * adds +0 (a -0 at the index gives +0). The result has src's dtype; idx is i32. A one-hot sum
+ * sum(where(iota == i, src, 0)) along axis is this gather (passes/pick.c). */
+ir_id ir_add_pick(ir_graph *g, ir_id src, ir_id idx, const ir_shape *out, int axis, ir_dim len);
+/* NULL when pick node n agrees with its inputs (ir_add_pick's contract), else what is wrong. */
+const char *ir_pick_check(const ir_graph *g, const ir_node *n);
 
 /* Compute dtype of elementwise node n: the dtype its operands are brought to
  * before the op (comparisons: the promoted operand dtype; a unary op with a

@@ -56,8 +56,14 @@ static void print_attrs(const ir_graph *g, const ir_node *n, FILE *out) {
                 (long long)n->a.slice.start, (long long)n->a.slice.stop);
     } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         fprintf(out, " {axis=%d}", n->a.axis);
+    } else if (n->op == IR_OP_PICK) {
+        ir_dim d = n->a.pick.len;
+        fprintf(out, " {axis=%d, len=", n->a.pick.axis);
+        if (IR_DIM_IS_SYM(d) && IR_DIM_SYMIDX(d) < g->nsyms)
+            fprintf(out, "%s}", g->syms[IR_DIM_SYMIDX(d)].name);
+        else
+            fprintf(out, "%lld}", (long long)d);
     }
-    (void)g;
 }
 
 static void print_node(const ir_graph *g, ir_id id, FILE *out) {

@@ -51,11 +51,14 @@ static void node_rules(const ir_graph *g, ir_id id, ir_shape_rule **v, uint32_t 
         dim_poly(&a, x->shape.dim[x->shape.rank - 1]);
         dim_poly(&b, y->shape.dim[y->shape.rank - 2]);
         push(v, n, cap, id, IR_RULE_EQ, &a, &b);
-    } else if ((ir_op_traits((ir_op)nd->op) & IR_T_ELEM) || nd->op == IR_OP_BROADCAST) {
+    } else if ((ir_op_traits((ir_op)nd->op) & IR_T_ELEM) || nd->op == IR_OP_BROADCAST ||
+               nd->op == IR_OP_PICK) {
         for (unsigned k = 0; k < nd->nin; k++) { /* NumPy broadcasting, aligned at the last dim */
             const ir_shape *in = &g->nodes[ir_in(g, nd, k)].shape;
             for (int i = 1; i <= in->rank && i <= nd->shape.rank; i++) {
                 ir_dim da = in->dim[in->rank - i], db = nd->shape.dim[nd->shape.rank - i];
+                if (nd->op == IR_OP_PICK && k == 0 && nd->shape.rank - i == nd->a.pick.axis)
+                    db = nd->a.pick.len; /* the source's extent along the picked axis */
                 if (da == db || (!IR_DIM_IS_SYM(da) && !IR_DIM_IS_SYM(db))) continue;
                 dim_poly(&a, da);
                 dim_poly(&b, db);

@@ -101,6 +101,7 @@ static bool float_rule(ir_op op, const double *x, double *r) {
         case IR_OP_MEAN:
         case IR_OP_MAX:
         case IR_OP_MIN:
+        case IR_OP_PICK:
         case IR_OP_MATMUL:
         case IR_OP_PERMUTE:
         case IR_OP_RESHAPE:
@@ -167,6 +168,7 @@ static bool int_rule(ir_op op, const double *x, double *r) {
         case IR_OP_MEAN:
         case IR_OP_MAX:
         case IR_OP_MIN:
+        case IR_OP_PICK:
         case IR_OP_MATMUL:
         case IR_OP_PERMUTE:
         case IR_OP_RESHAPE:
@@ -251,6 +253,7 @@ ir_op ir_scalar_reduce_combiner(ir_op op) {
         case IR_OP_AND:
         case IR_OP_OR:
         case IR_OP_IOTA:
+        case IR_OP_PICK:
         case IR_OP_MATMUL:
         case IR_OP_PERMUTE:
         case IR_OP_RESHAPE:

@@ -82,6 +82,10 @@ bool ir_verify(const ir_graph *g, FILE *err) {
                 !ir_shape_eq(&s, &n->shape))
                 FAIL("matmul shape");
         }
+        if (ok && n->op == IR_OP_PICK) {
+            const char *bad = ir_pick_check(g, n);
+            if (bad) FAIL("%s", bad);
+        }
         if (ok && (ir_op_traits((ir_op)n->op) & IR_T_REDUCE)) {
             const ir_shape *in = &g->nodes[ir_in(g, n, 0)].shape;
             if (n->a.red.axes >> in->rank) FAIL("reduction axis beyond rank");

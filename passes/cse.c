@@ -45,6 +45,8 @@ static uint64_t hash_attrs(const ir_node *n) {
                 (uint64_t)n->a.slice.stop);
     } else if (n->op == IR_OP_CONCAT || n->op == IR_OP_IOTA) {
         h = mix(h, (uint64_t)n->a.axis);
+    } else if (n->op == IR_OP_PICK) {
+        h = mix(mix(h, (uint64_t)n->a.pick.axis), (uint64_t)n->a.pick.len);
     }
     return h;
 }
@@ -61,6 +63,8 @@ static bool same_attrs(const ir_node *a, const ir_node *b) {
         return a->a.slice.axis == b->a.slice.axis && a->a.slice.start == b->a.slice.start &&
                a->a.slice.stop == b->a.slice.stop;
     if (a->op == IR_OP_CONCAT || a->op == IR_OP_IOTA) return a->a.axis == b->a.axis;
+    if (a->op == IR_OP_PICK)
+        return a->a.pick.axis == b->a.pick.axis && a->a.pick.len == b->a.pick.len;
     return true;
 }
 

@@ -304,16 +304,31 @@ void pass_region_io(const ir_graph *g, const pass_index *ix, uint32_t r, pass_io
 void pass_region_flops(const ir_graph *g, const pass_index *ix, uint32_t r, ir_poly *flops);
 void pass_io_free(pass_io *io);
 
-/* [reduction.pick] (passes/pick.c): reduction `red`, sum over the innermost axis `axis` of its
- * domain S of cast*(where(iota(axis) == idx, A, 0)) (eq either way round, i32 operands, idx
- * constant along the axis), equals +0 + its input at element idx of the row when 0 <= idx < the
- * row's length, else 0. */
+/* A one-hot sum (passes/pick.c): reduction `red`, sum over one axis `axis` of its input shape S
+ * of cast*(where(hit, A, 0)) with hit = eq(iota(e), idx) (either way round, i32 operands, the iota
+ * possibly behind reshapes that only insert or remove unit axes) of shape
+ * Se broadcast to S, either directly or through reshapes that only insert or remove unit axes, e
+ * the axis of Se under `axis`, idx constant along e: at most one term is not the constant zero, so
+ * the sum is +0 + its input at element idx along `axis` when 0 <= idx < S[axis], else 0.
+ * [reduction.pick] reads it once per row inside a reduction kernel (the innermost axis, hit of
+ * shape S); [reduction.pick_gather] rewrites the others into a gather (pass_pick_gather). */
 typedef struct pass_pick {
-    ir_id red;     /* the sum */
-    ir_id idx;     /* the index: evaluate it at the row's element 0 (its value along the row) */
-    unsigned axis; /* the reduced axis of S (its innermost) */
+    ir_id red;      /* the sum */
+    ir_id idx;      /* the index: evaluate it at the row's element 0 (its value along the row) */
+    unsigned axis;  /* the reduced axis of S */
+    ir_id where;    /* where(hit, A, 0) behind the sum's casts */
+    ir_id eq;       /* the eq */
+    unsigned eaxis; /* the axis of the eq's shape Se under `axis` */
 } pass_pick;
-/* True when reduction id has the form above; fills *o. */
+/* True when reduction id is a one-hot sum over any one axis (the form above); fills *o. */
+bool pass_onehot_sum(const ir_graph *g, ir_id id, pass_pick *o);
+/* [reduction.pick_gather] (after dce, before split): each one-hot sum that [reduction.pick] does
+ * not take, when its casts keep the sign of a zero (no narrowing float cast, no bool), becomes
+ * pick(A, idx) {axis, len} (ir_add_pick) of shape S with extent 1 at the axis, under the same
+ * casts, reshaped to the sum's shape: an elementwise gather, no reduction. Says each rewrite on
+ * c->explain. Off with TX_RED_PICK=0. True when the graph changed. */
+bool pass_pick_gather(ir_graph *g, pass_ctx *c);
+/* [reduction.pick]: pass_onehot_sum over the innermost axis with hit of shape S (no views). */
 bool pass_red_pick(const ir_graph *g, ir_id id, pass_pick *o);
 /* The picks of reduction region r (the planner's ir_region.picks): bit k for its k-th reduction
  * in id order when pass_red_pick holds; 0 for other kinds or with TX_RED_PICK=0. */

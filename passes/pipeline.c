@@ -13,6 +13,7 @@ const pass_def pass_pipeline[] = {
     {"simplify", pass_simplify, "algebraic identities, cast chains, view chains"},
     {"cse", pass_cse, "common subexpression elimination (hash-consing)"},
     {"dce", pass_dce, "dead-code elimination (parameters are kept)"},
+    {"pick", pass_pick_gather, "one-hot sums along a middle axis become gathers"},
     {"split", pass_split, "reductions over strided axes: the contiguous run, then the rest"},
     {"fuse", pass_fuse, "fusion planner: fills the region table"},
     {NULL, NULL, NULL},

@@ -151,6 +151,11 @@ static const char *infer(const ir_graph *g, ir_id id, ir_dtype *dt, ir_shape *s)
             *dt = d;
             return NULL;
         }
+        case IR_OP_PICK: {
+            const char *bad = ir_pick_check(g, n);
+            if (bad) return bad;
+            break; /* the shape is the node's, the dtype its source's */
+        }
         default: return "unknown op";
     }
     *dt = (ir_dtype)x->dtype; /* views keep the dtype */

@@ -198,13 +198,17 @@ static bool check_live_shapes(const ir_graph *g, const int64_t *syms, const uint
                          (long long)k1, (long long)k2);
                 why = msg;
             }
-        } else if ((ir_op_traits((ir_op)n->op) & IR_T_ELEM) || n->op == IR_OP_BROADCAST) {
+        } else if ((ir_op_traits((ir_op)n->op) & IR_T_ELEM) || n->op == IR_OP_BROADCAST ||
+                   n->op == IR_OP_PICK) {
             for (unsigned k = 0; k < n->nin && !why;
                  k++) { /* NumPy broadcasting, aligned at the last dim */
                 const ir_shape *in = &g->nodes[ir_in(g, n, k)].shape;
                 for (int i = 1; i <= in->rank && i <= n->shape.rank && !why; i++) {
+                    bool along = n->op == IR_OP_PICK && k == 0 &&
+                                 n->shape.rank - i == n->a.pick.axis; /* the source's len */
                     int64_t a = dim_value(g, in->dim[in->rank - i], syms),
-                            b = dim_value(g, n->shape.dim[n->shape.rank - i], syms);
+                            b = dim_value(
+                                g, along ? n->a.pick.len : n->shape.dim[n->shape.rank - i], syms);
                     if (a >= 0 && b >= 0 && a != b && a != 1) {
                         snprintf(
                             msg, sizeof msg,

@@ -240,6 +240,44 @@ static bool eval_elem(interp *ip, ir_id id, rt_tensor *out) {
     return true;
 }
 
+/* pick(src, idx) {axis a, len} (ir_add_pick): element o of the result is src at o with axis a
+ * set to i = idx[o] (+0 for floats) when 0 <= i < len, else 0; src and idx broadcast. */
+static bool eval_pick(interp *ip, ir_id id, rt_tensor *out) {
+    const ir_node *n = &ip->g->nodes[id];
+    if (n->nin != 2) return bad_node(ip, id, "wrong operand count");
+    if (!resolve_shape(ip, id, out)) return false;
+    const rt_tensor *src = &ip->vals[ir_in(ip->g, n, 0)], *ix = &ip->vals[ir_in(ip->g, n, 1)];
+    int a = n->a.pick.axis;
+    ir_dim ld = n->a.pick.len;
+    int64_t len = IR_DIM_IS_SYM(ld)
+                      ? (IR_DIM_SYMIDX(ld) < ip->g->nsyms ? ip->syms[IR_DIM_SYMIDX(ld)] : -1)
+                      : ld;
+    if (a < 0 || a >= out->rank || out->dim[a] != 1 || len < 0)
+        return bad_node(ip, id, "pick axis or length out of range");
+    int64_t want[IR_MAX_RANK];
+    memcpy(want, out->dim, (size_t)out->rank * sizeof *want);
+    int sa = a - (out->rank - src->rank); /* src's axis under a, or < 0 */
+    if (sa >= 0 && src->dim[sa] != 1) want[a] = len;
+    if (!broadcasts_to(ix, out->rank, out->dim) || !broadcasts_to(src, out->rank, want))
+        return bad_node(ip, id, "operand does not fit the result shape");
+    iter it;
+    iter_init(&it, out->rank, out->dim, 2);
+    int64_t cs[IR_MAX_RANK], step = 0;
+    c_strides(src, cs);
+    bcast_strides(src, out->rank, it.stride[0]);
+    if (sa >= 0 && src->dim[sa] != 1) step = cs[sa];
+    it.stride[0][a] = 0;
+    bcast_strides(ix, out->rank, it.stride[1]);
+    if (!alloc_value(ip, id, out)) return false;
+    for (int64_t j = 0, total = rt_numel(out); j < total; j++, iter_next(&it)) {
+        double i = rt_get(ix, it.off[1]), v = 0;
+        if (i >= 0 && i < (double)len)
+            v = rt_get(src, it.off[0] + (int64_t)i * step) + 0.0; /* -0: +0 */
+        rt_set(out, j, v);
+    }
+    return true;
+}
+
 /* sum/mean/max/min over the axes bitmask, accumulating in double; mean
  * divides by the reduced element count. */
 static bool eval_reduce(interp *ip, ir_id id, rt_tensor *out) {
@@ -511,6 +549,7 @@ static bool eval_node(interp *ip, ir_id id) {
     if (n->op == IR_OP_IOTA) return eval_iota(ip, id, out);
     if (n->op == IR_OP_MATMUL) return eval_matmul(ip, id, out);
     if (n->op == IR_OP_CONCAT) return eval_concat(ip, id, out);
+    if (n->op == IR_OP_PICK) return eval_pick(ip, id, out);
     /* the families: every elementwise op by its scalar rule (ir_scalar_eval) */
     if (tr & IR_T_ELEM) return eval_elem(ip, id, out);
     if (tr & IR_T_REDUCE) return eval_reduce(ip, id, out);

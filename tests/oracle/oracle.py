@@ -305,7 +305,7 @@ def prog_int_edges():
     return {"a": (a, "i32"), "b": (b, "i32"), "e": (e, "i32")}, expect
 
 
-EVERY_DEVICE = ("pow_edges", "pow_folded", "int_edges")
+EVERY_DEVICE = ("pow_edges", "pow_folded", "int_edges", "onehot")
 
 def prog_index():
     x = f32(5, 7)
@@ -322,11 +322,35 @@ def prog_index():
     return {"x": (x, "f32"), "m": (m, "bool")}, expect
 
 
+def prog_onehot():
+    V, D, B, T = 6, 5, 2, 7
+    table = f32(V, D)
+    table[1] = np.nan                        # rows some ids look up and others do not
+    table[3, 0], table[4, 2] = np.inf, -0.0
+    w = rb(f32(V, D)).astype(np.float32)
+    x = f32(V, T)
+    x[2, 3] = -np.inf
+    ids = RNG.integers(-2, V + 2, (B, T)).astype(np.int32)
+    ids[0, :4] = [-1, V, 1, 3]
+    itab = RNG.integers(-1000, 1000, (V, D)).astype(np.int32)
+    def expect(t):
+        hit = (t["ids"][..., None] == np.arange(V))[..., None]           # [B, T, V, 1]
+        chit = np.arange(V)[None, :, None] == t["ids"][:, None, :]       # [B, V, T]
+        with np.errstate(invalid="ignore"):
+            return [(np.where(hit, t["table"], 0.0).sum(axis=2), "f32"),
+                    (np.where(hit, t["w"], 0.0).sum(axis=2, keepdims=True) * 2.0, "f32"),
+                    (np.where(chit, t["x"], 0.0).sum(axis=1), "f32"),
+                    (np.where(hit, t["itab"], 0).sum(axis=2) + 1, "i32")]
+    return {"table": (table, "f32"), "ids": (ids, "i32"), "w": (w, "bf16"), "x": (x, "f32"),
+            "itab": (itab, "i32")}, expect
+
+
 PROGRAMS = {
     "pow_edges": prog_pow_edges, "pow_folded": prog_pow_folded, "int_edges": prog_int_edges,
     "unary": prog_unary, "binary": prog_binary, "compare": prog_compare, "casts": prog_casts,
     "reduce": prog_reduce, "matmul": prog_matmul, "views": prog_views, "composites": prog_composites,
     "attention": prog_attention, "half": prog_half, "ints": prog_ints, "index": prog_index,
+    "onehot": prog_onehot,
 }
 
 

@@ -104,7 +104,7 @@ static void check_invariants(const ir_graph *g, int64_t budget) {
             if (n->region != r || !pass_is_compute((ir_op)n->op)) continue;
             unsigned t = ir_op_traits((ir_op)n->op);
             nmm += (t & IR_T_MATMUL) != 0;
-            nel += (t & IR_T_ELEM) != 0;
+            nel += (t & (IR_T_ELEM | IR_T_GATHER)) != 0; /* a pick is pointwise work */
             if (t & IR_T_REDUCE) {
                 nred++;
                 if (rg->kind == IR_RK_REDUCTION) {

@@ -82,15 +82,15 @@ static void test_stage_names(void **state) {
     assert_false(pass_stage_known("bogus"));
     assert_false(pass_stage_known(""));
     assert_false(pass_stage_known(NULL));
-    const char *order[] = {"shapes", "fold", "simplify", "cse", "dce", "split", "fuse"};
+    const char *order[] = {"shapes", "fold", "simplify", "cse", "dce", "pick", "split", "fuse"};
     size_t n = 0;
     for (const pass_def *p = pass_pipeline; p->name; p++, n++) {
-        assert_true(n < 7);
+        assert_true(n < 8);
         assert_string_equal(p->name, order[n]);
         assert_non_null(p->run);
         assert_non_null(p->what);
     }
-    assert_int_equal(n, 7);
+    assert_int_equal(n, 8);
 }
 
 /* --dump-ir=all: one dump per stage in order; the repeated round changed
@@ -103,7 +103,7 @@ static void test_dump_all(void **state) {
     assert_true(pass_run_pipeline(g, &f.ctx));
     char hb[512];
     assert_string_equal(headers(dump_text(&f), hb, sizeof hb),
-                        "input shapes fold simplify cse dce split fuse");
+                        "input shapes fold simplify cse dce pick split fuse");
     assert_string_equal(err_text(&f), "");
     assert_true(ir_verify(g, stderr));
     ir_graph_free(g);
@@ -170,7 +170,7 @@ static void test_fixed_point(void **state) {
     assert_true(pass_run_pipeline(g, &f.ctx));
     char hb[512];
     assert_string_equal(headers(dump_text(&f), hb, sizeof hb),
-                        "input shapes fold simplify cse dce fold cse dce split fuse");
+                        "input shapes fold simplify cse dce fold cse dce pick split fuse");
     assert_int_equal(g->n, 3); /* x, const 0, output */
     assert_int_equal(g->nodes[1].op, IR_OP_CONST);
     assert_true(g->nodes[1].a.cval == 0.0);
