@@ -13,9 +13,10 @@
 
 enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
 /* The PTX instructions that split an element's offset by one extent into a quotient and a
- * remainder: a known extent by a multiply-high, a shift, a multiply and a subtraction; an unbound
- * one by the 32-bit division NVPTX emits where both fit (its SASS expansion). */
-enum { PW_DIV_CONST = 4, PW_DIV_SYM = 20 };
+ * remainder: a known power of two by a shift and a mask, another known extent by a
+ * multiply-high, a shift, a multiply and a subtraction, an unbound one by the 32-bit division
+ * NVPTX emits where both fit (its SASS expansion). */
+enum { PW_DIV_POW2 = 2, PW_DIV_CONST = 4, PW_DIV_SYM = 20 };
 /* A combine kernel (reduction.row_split2, attention's split KV) or a split row's last block
  * (reduction.row_split): two dependent DRAM round trips (the partials' stores becoming visible or
  * the fenced ticket, then the partials' loads) at the DRAM's loaded latency (~0.6 us on Hopper;
@@ -149,21 +150,24 @@ static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, do
     uint32_t cap = 64, n = 0;
     struct pw_item {
         ir_id v;
-        int pcls; /* the consumer's class, as it passes it on (views: PW_VAR but broadcasts) */
+        int pcls;  /* the consumer's class, as it passes it on (views: PW_VAR but broadcasts) */
+        bool view; /* read by a view: an index of its own (each view's reads counted apart) */
     } *st = ir_xmalloc(cap * sizeof *st);
     for (uint32_t i = 0; i < io->nwrites; i++) {
         const ir_node *v = &g->nodes[io->writes[i]];
         o->flat += (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
         o->nvec++;
         if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
-        st[n++] = (struct pw_item){io->writes[i], PW_LANE};
+        st[n++] = (struct pw_item){io->writes[i], PW_LANE, false};
     }
     while (n > 0) {
         struct pw_item it = st[--n];
         const ir_node *v = &g->nodes[it.v];
         int cls = pw_class(an, v, it.pcls);
-        if (seen[it.v] & cls) continue;
-        seen[it.v] |= (uint8_t)cls;
+        if (!(rd[it.v] && it.view)) {
+            if (seen[it.v] & cls) continue;
+            seen[it.v] |= (uint8_t)cls;
+        }
         double c = 0;
         if (rd[it.v] && cls == PW_LANE) {
             c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
@@ -179,11 +183,11 @@ static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, do
             }
         } else {
             c = ir_op_issue((ir_op)v->op);
-            bool view = (ir_op_traits((ir_op)v->op) & IR_T_VIEW) && v->op != IR_OP_BROADCAST;
-            int pass = view && cls != PW_CONST ? PW_VAR : cls;
+            bool view = ir_op_traits((ir_op)v->op) & IR_T_VIEW;
+            int pass = view && v->op != IR_OP_BROADCAST && cls != PW_CONST ? PW_VAR : cls;
             for (unsigned q = 0; q < v->nin; q++) {
                 if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
-                st[n++] = (struct pw_item){ir_in(g, v, q), pass};
+                st[n++] = (struct pw_item){ir_in(g, v, q), pass, view};
             }
         }
         o->flat += c;
@@ -208,7 +212,10 @@ void pass_model_pw_issue(const ir_graph *g, const pass_index *ix, uint32_t r, in
     o->flat += 4.0 / w; /* the group's index, bound test and step */
     if (!o->comps) return;
     for (unsigned i = 1; i < an->rank; i++) /* the element's offset into components */
-        if (an->dim[i] != 1) o->div += IR_DIM_IS_SYM(an->dim[i]) ? PW_DIV_SYM : PW_DIV_CONST;
+        if (an->dim[i] != 1)
+            o->div += IR_DIM_IS_SYM(an->dim[i])              ? PW_DIV_SYM
+                      : (an->dim[i] & (an->dim[i] - 1)) == 0 ? PW_DIV_POW2
+                                                             : PW_DIV_CONST;
     o->flat += o->div;
 }
 
@@ -778,6 +785,14 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
                                                                     : gpu->mem_latency_us,
             m->bw_GBps, gpu->hbm_GBps, m->waves);
+    if (m->pw_lanes > 0)
+        fprintf(out,
+                "  model: [pointwise.row] %lld rows of %lld elements, %u lanes a row: %.1f "
+                "instructions per element against pointwise.vector's %.1f (row constants %.1f "
+                "once a row, the offset split %.1f not per element; a scalar head and tail a "
+                "row)\n",
+                (long long)m->pw_rows, (long long)m->pw_rext, m->pw_lanes, m->instr, m->pw.flat,
+                m->pw.rowconst, m->pw.div);
     const char *bound =
         m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time";
     if (m->instr > 0 && gpu->sfu_Gops > 0)

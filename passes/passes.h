@@ -1008,6 +1008,9 @@ typedef struct pass_model {
                                   latency of a pipelined stream (mem_latency_us) */
     double instr;              /* pointwise: issued instructions per element (0: none) */
     double issue_us;           /* elements x instr over the GPU's issue rate */
+    pass_pw_issue pw;          /* pointwise.row: the flat loop's counts it is weighed against */
+    int64_t pw_rows, pw_rext;  /* pointwise.row: rows, elements a row */
+    unsigned pw_lanes;         /* pointwise.row: lanes a row */
     double sg_qk, sg_pv, sg_f; /* attention.simt: lane instructions per score of S, PV and F */
     double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
                         bytes at its share of the HBM bandwidth (passes/model.c) */

@@ -202,6 +202,9 @@ static bool pwr_model(const pass_sched_facts *f, const ir_region *rg, pass_model
     if (m->grid > PW_GRID_MAX) m->grid = PW_GRID_MAX;
     if (m->grid < 1) m->grid = 1;
     m->thread_bytes = (double)VEC_BYTES * (f->nbig > 0 ? f->nbig : 1);
+    m->pw = f->pw;
+    m->pw_rows = f->rows, m->pw_rext = f->rext;
+    m->pw_lanes = (unsigned)rg->sched.p[1];
     return true;
 }
 
@@ -229,9 +232,12 @@ double pass_schedule_instr(const pass_sched_facts *f, const ir_schedule *s) {
 }
 
 /* [pointwise.row] the rule's lanes a row: the fewest of 8, 16, 32 that cover the row's vector
- * groups. Taken when its instructions per element (pwr_instr) are at most PW_ROW_GAIN of the
- * flat loop's and the rows keep half the GPU's threads busy (rows x lanes >= SMs x 1024). The
- * A/B knob TX_PW_ROW: 0 never, 1 wherever the space offers it. */
+ * groups. Taken when the flat loop is instruction-issue bound (its instructions per element at
+ * the GPU's issue rate take at least the time of its bytes per element, the big inputs and a
+ * stored element of the widest dtype, at the HBM bandwidth), the row loop's instructions per
+ * element (pwr_instr) are at most PW_ROW_GAIN of the flat loop's and the rows keep half the
+ * GPU's threads busy (rows x lanes >= SMs x 1024). The A/B knob TX_PW_ROW: 0 never, 1 wherever
+ * the space offers it. */
 static bool pwr_rule(const pass_sched_facts *f, ir_schedule *s) {
     const char *k = getenv("TX_PW_ROW");
     bool force = k && !strcmp(k, "1");
@@ -239,7 +245,10 @@ static bool pwr_rule(const pass_sched_facts *f, ir_schedule *s) {
     int64_t w = VEC_BYTES / (f->velem > 0 ? f->velem : 1), g = f->rext > 0 ? f->rext / w : 0;
     if ((k && !strcmp(k, "0")) || !f->gpu || !pass_schedule_valid(f, &r)) return false;
     r.p[1] = g <= 8 ? 8 : g <= 16 ? 16 : 32;
-    if (!force && ((double)f->rows * r.p[1] < (double)f->gpu->sms * 1024 ||
+    const pass_gpu *gp = f->gpu;
+    double issue = f->instr / (gp->sms * 128.0 * gp->clock_GHz);
+    double mem = ((double)f->nbig * f->elem + f->velem) / gp->hbm_GBps;
+    if (!force && (issue < mem || (double)f->rows * r.p[1] < (double)gp->sms * 1024 ||
                    pwr_instr(f, r.p[1]) > PW_ROW_GAIN * f->instr))
         return false;
     r.source = s->source;
