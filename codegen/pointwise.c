@@ -93,6 +93,50 @@ static bool cg_pw_loop32(const cg_ctx *cx, LLVMValueRef n) {
            LLVMConstIntGetSExtValue(n) < (1LL << 31);
 }
 
+/* The index of element lin of shape s in the row whose leading components row (NULL: none, lin
+ * alone) gives, at innermost component col: no division recovers what the row loop knows. */
+static cg_index cg_pw_index(const ir_shape *s, LLVMValueRef lin, const cg_index *row,
+                            LLVMValueRef col) {
+    cg_index idx = cg_index_lin(s, lin);
+    if (!row) return idx;
+    for (unsigned i = 0; i + 1 < s->rank; i++) idx.dim[i] = row->dim[i];
+    idx.dim[s->rank - 1] = col;
+    return idx;
+}
+
+/* Stores items at the w elements from anchor offset base (a multiple of w): every HBM value of
+ * the anchor's shape read at them is one <w x T> load placed before the group's computation
+ * (cg_vec_begin), each item one vector store. row / col as cg_pw_index (col: lane 0's).
+ * Returns false with an error reported. */
+static bool cg_pw_group(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
+                        unsigned w, LLVMValueRef base, const cg_index *row, LLVMValueRef col) {
+    LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
+    LLVMValueRef br = LLVMBuildBr(cx->b, elem);
+    LLVMBuilderRef vb = LLVMCreateBuilderInContext(cx->llctx);
+    LLVMPositionBuilderBefore(vb, br);
+    LLVMPositionBuilderAtEnd(cx->b, elem);
+    LLVMValueRef lins[CG_VEC_MAXLIN], cols[CG_VEC_MAXLIN];
+    for (unsigned j = 0; j < w; j++) {
+        lins[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
+        cols[j] = row && j ? LLVMBuildNUWAdd(cx->b, col, cg_i64(cx, j), "") : col;
+    }
+    cg_vec_begin(cx, s, w, w, lins, vb);
+    cx->nmemo = 0;
+    bool ok = true;
+    LLVMValueRef vals[16];
+    for (unsigned t = 0; ok && t < nitems; t++) {
+        for (unsigned j = 0; ok && j < w; j++) {
+            cg_index idx = cg_pw_index(s, cx->veclin[j], row, cols[j]);
+            vals[j] = cg_emit_value(cx, items[t].node, &idx);
+            ok = vals[j] != NULL;
+        }
+        if (ok) cg_store_vec(cx, items[t].dst, items[t].dt, base, vals, w);
+    }
+    cg_vec_end(cx);
+    LLVMDisposeBuilder(vb);
+    return ok;
+}
+
 /* Emits the grid-stride loop over shape s storing items; w > 1 enables the
  * vector path (all items full). Returns false with an error reported. */
 static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
@@ -115,29 +159,7 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
         else
             gi = cg_loop_begin(cx, &l, lo, hi, step, "vec");
         LLVMValueRef base = LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), "base");
-        LLVMBasicBlockRef elem = LLVMAppendBasicBlockInContext(cx->llctx, cx->fn, "elem");
-        LLVMValueRef br = LLVMBuildBr(cx->b, elem);
-        LLVMBuilderRef vb = LLVMCreateBuilderInContext(cx->llctx);
-        LLVMPositionBuilderBefore(vb, br);
-        LLVMPositionBuilderAtEnd(cx->b, elem);
-        LLVMValueRef lins[CG_VEC_MAXLIN];
-        for (unsigned j = 0; j < w; j++)
-            lins[j] = j ? LLVMBuildNUWAdd(cx->b, base, cg_i64(cx, j), "") : base;
-        cg_vec_begin(cx, s, w, w, lins, vb);
-        cx->nmemo = 0;
-        bool ok = true;
-        LLVMValueRef vals[16];
-        for (unsigned t = 0; ok && t < nitems; t++) {
-            for (unsigned j = 0; ok && j < w; j++) {
-                cg_index idx = cg_index_lin(s, cx->veclin[j]);
-                vals[j] = cg_emit_value(cx, items[t].node, &idx);
-                ok = vals[j] != NULL;
-            }
-            if (ok) cg_store_vec(cx, items[t].dst, items[t].dt, base, vals, w);
-        }
-        cg_vec_end(cx);
-        LLVMDisposeBuilder(vb);
-        if (!ok) return false;
+        if (!cg_pw_group(cx, s, items, nitems, w, base, NULL, NULL)) return false;
         if (narrow) { /* cg_loop_end's latch in i32 */
             LLVMBasicBlockRef latch = LLVMGetInsertBlock(cx->b);
             LLVMValueRef next = LLVMBuildNUWAdd(cx->b, l.iv, l.step, "i.next");
@@ -167,6 +189,74 @@ static bool cg_pw_loop(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, u
     return true;
 }
 
+/* Stores items at the elements [lo, hi) of the row at anchor offset rbase whose leading
+ * components row gives, lane `lane` of `lanes` taking every lanes-th one, each alone. */
+static bool cg_pw_row_scalar(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items,
+                             unsigned nitems, const cg_index *row, LLVMValueRef rbase,
+                             LLVMValueRef lo, LLVMValueRef hi, LLVMValueRef lane, unsigned lanes,
+                             const char *name) {
+    cg_loop l;
+    LLVMValueRef col =
+        cg_loop_begin(cx, &l, LLVMBuildNUWAdd(cx->b, lo, lane, ""), hi, cg_i64(cx, lanes), name);
+    cx->nmemo = 0;
+    cg_index idx = cg_pw_index(s, LLVMBuildNUWAdd(cx->b, rbase, col, ""), row, col);
+    for (unsigned t = 0; t < nitems; t++)
+        if (!cg_pw_store_scalar(cx, &items[t], &idx)) return false;
+    cg_loop_end(cx, &l);
+    return true;
+}
+
+/* The loop of pointwise.row over shape s (rank >= 2) storing items: rows of the innermost extent
+ * C, `lanes` consecutive threads a row and threads / lanes rows a block, grid-stride over the
+ * rows (host: each program a contiguous range of rows, one lane). A row's leading components
+ * are split from its number once; its elements are a scalar head up to the first offset that is
+ * a multiple of w, the vector groups from there (w > 1: cg_pw_group, lanes striding), and a
+ * scalar tail. What depends on the row alone is loop-invariant in its three inner loops. */
+static bool cg_pw_rows(cg_ctx *cx, const ir_shape *s, const cg_pw_item *items, unsigned nitems,
+                       unsigned w, unsigned threads, unsigned lanes) {
+    ir_shape lead = *s;
+    lead.rank--;
+    LLVMValueRef c = cg_dim(cx, s->dim[s->rank - 1]), nrows = cg_numel(cx, &lead);
+    LLVMValueRef tid = LLVMBuildZExt(cx->b, cg_thread_id(cx), cx->i64, "");
+    LLVMValueRef lane = LLVMBuildURem(cx->b, tid, cg_i64(cx, lanes), "lane");
+    LLVMValueRef rpb = cg_i64(cx, threads / lanes);
+    LLVMValueRef gid = LLVMBuildAdd(cx->b, LLVMBuildMul(cx->b, cg_program_id(cx, 0), rpb, ""),
+                                    LLVMBuildUDiv(cx->b, tid, cg_i64(cx, lanes), ""), "row0");
+    LLVMValueRef stride = LLVMBuildMul(cx->b, cg_program_count(cx, 0), rpb, "rstride");
+    LLVMValueRef lo, hi, step;
+    cg_pw_range(cx, nrows, gid, stride, &lo, &hi, &step);
+    cg_loop rl;
+    LLVMValueRef r = cg_loop_begin(cx, &rl, lo, hi, step, "row");
+    LLVMValueRef rbase = LLVMBuildNUWMul(cx->b, r, c, "rbase");
+    cg_index row = cg_index_lin(&lead, r);
+    cg_index_dims(cx, &row);
+    LLVMValueRef zero = cg_i64(cx, 0), head = zero;
+    if (w > 1) { /* elements before the first offset that is a multiple of w, at most C */
+        head = LLVMBuildAnd(cx->b, LLVMBuildNeg(cx->b, rbase, ""), cg_i64(cx, w - 1), "");
+        head =
+            LLVMBuildSelect(cx->b, LLVMBuildICmp(cx->b, LLVMIntULT, head, c, ""), head, c, "head");
+    }
+    if (!cg_pw_row_scalar(cx, s, items, nitems, &row, rbase, zero, head, lane, lanes, "rhead"))
+        return false;
+    LLVMValueRef tail = head;
+    if (w > 1) {
+        LLVMValueRef ng =
+            LLVMBuildUDiv(cx->b, LLVMBuildNUWSub(cx->b, c, head, ""), cg_i64(cx, w), "rgroups");
+        cg_loop gl;
+        LLVMValueRef gi = cg_loop_begin(cx, &gl, lane, ng, cg_i64(cx, lanes), "rvec");
+        LLVMValueRef col =
+            LLVMBuildNUWAdd(cx->b, head, LLVMBuildNUWMul(cx->b, gi, cg_i64(cx, w), ""), "col");
+        LLVMValueRef base = LLVMBuildNUWAdd(cx->b, rbase, col, "base");
+        if (!cg_pw_group(cx, s, items, nitems, w, base, &row, col)) return false;
+        cg_loop_end(cx, &gl);
+        tail = LLVMBuildNUWAdd(cx->b, head, LLVMBuildNUWMul(cx->b, ng, cg_i64(cx, w), ""), "rtail");
+    }
+    if (!cg_pw_row_scalar(cx, s, items, nitems, &row, rbase, tail, c, lane, lanes, "rtail"))
+        return false;
+    cg_loop_end(cx, &rl);
+    return true;
+}
+
 /* Vector width for a loop whose items are all full: 16 bytes of the widest
  * stored or loaded dtype, at most 8 elements. 1 when some item is not full. */
 static unsigned cg_pw_width(cg_ctx *cx, const cg_pw_item *items, unsigned n) {
@@ -191,6 +281,31 @@ static void cg_pw_end(cg_ctx *cx, const ir_shape *s, unsigned w, unsigned thread
     int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
     unsigned block[3] = {threads, 1, 1};
     cg_kernel_end(cx, work, per, cap, block, 0);
+}
+
+/* pointwise.row's kernel for region `region` (schedule threads, lanes on the GPU; one lane of
+ * one thread a program on the host) over shape s storing items; its geometry: blocks of
+ * threads / lanes rows. Refuses a shape of rank below 2 or parameters it cannot emit. */
+static bool cg_pw_emit_rows(cg_ctx *cx, unsigned region, const ir_shape *s, const cg_pw_item *items,
+                            unsigned n) {
+    const ir_schedule *sc = &cx->g->regions[region].sched;
+    unsigned threads = cx->gpu ? (unsigned)sc->p[0] : 1, lanes = cx->gpu ? (unsigned)sc->p[1] : 1;
+    if (s->rank < 2 || threads < 32 * cx->gpu || threads > 1024 || (cx->gpu && threads % 32) ||
+        lanes < 1 || lanes > 32 || (lanes & (lanes - 1)) || threads % lanes) {
+        tx_error(cx->diag,
+                 "codegen: region %u: pointwise.row of %d threads x %d lanes over rank %u", region,
+                 (int)sc->p[0], (int)sc->p[1], (unsigned)s->rank);
+        return false;
+    }
+    unsigned w = cg_pw_width(cx, items, n);
+    if (!cg_pw_rows(cx, s, items, n, w, threads, lanes)) return false;
+    ir_shape work[3] = {*s, {0}, {0}};
+    work[0].rank--;
+    int64_t per[3] = {(int64_t)(threads / lanes), 1, 1};
+    int64_t cap[3] = {cx->gpu ? (1 << 20) : CG_HOST_PROGRAMS, 1, 1};
+    unsigned block[3] = {threads, 1, 1};
+    cg_kernel_end(cx, work, per, cap, block, 0);
+    return true;
 }
 
 /* Pointwise/copy region: iterates over the anchor's shape, stores every
@@ -231,6 +346,11 @@ bool cg_emit_pointwise(cg_ctx *cx, unsigned region) {
         cx->k = NULL;
         cg_kernel_drop(cx);
         return true;
+    }
+    if (ok && rg->sched.id == PASS_SCH_POINTWISE_ROW) { /* the planner's row schedule */
+        ok = cg_pw_emit_rows(cx, region, s, items, n);
+        free(items);
+        return ok;
     }
     unsigned threads = cx->gpu ? CG_PW_THREADS : 1, groups = CG_PW_GROUPS;
     if (cx->gpu && rg->sched.id == PASS_SCH_POINTWISE_VECTOR) { /* the planner's schedule */

@@ -12,6 +12,11 @@
 #include <string.h>
 
 enum { MAX_THREADS_SM = 2048, MAX_BLOCKS_SM = 32, VEC_BYTES = 16 };
+/* The PTX instructions that split an element's offset by one extent into a quotient and a
+ * remainder: a known power of two by a shift and a mask, another known extent by a
+ * multiply-high, a shift, a multiply and a subtraction, an unbound one by the 32-bit division
+ * NVPTX emits where both fit (its SASS expansion). */
+enum { PW_DIV_POW2 = 2, PW_DIV_CONST = 4, PW_DIV_SYM = 20 };
 /* A combine kernel (reduction.row_split2, attention's split KV) or a split row's last block
  * (reduction.row_split): two dependent DRAM round trips (the partials' stores becoming visible or
  * the fenced ticket, then the partials' loads) at the DRAM's loaded latency (~0.6 us on Hopper;
@@ -93,20 +98,125 @@ int pass_attention_split_pick(const pass_gpu *gpu, int64_t nb, int64_t rows, int
     return o->splits;
 }
 
-/* Instructions per element of pointwise region r: its operations (ir_op_issue: the op table's
- * PTX instructions per element at f32, counted in the vector loop of a one-op kernel for sm_90,
- * docs/cost-model.md "Instruction issue"), one conversion per f16/bf16 value it loads or stores,
- * and the loop's addressing, loads and stores, (4 + 2 x buffers) per group of w elements. */
-static double pointwise_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
-                              const pass_io *io, double w) {
-    double n = 0;
-    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++)
-        n += ir_op_issue((ir_op)g->nodes[ix->rids[j]].op);
-    for (uint32_t i = 0; i < io->nreads; i++)
-        n += ir_dtype_size((ir_dtype)g->nodes[io->reads[i]].dtype) == 2;
-    for (uint32_t i = 0; i < io->nwrites; i++)
-        n += ir_dtype_size((ir_dtype)g->nodes[io->writes[i]].dtype) == 2;
-    return n + (4.0 + 2.0 * (io->nreads + io->nwrites)) / w;
+/* Access classes of the walk (pw_walk): the element's index varies along the anchor's innermost
+ * dim and is a lane of the anchor's vector group (same shape, reached by elementwise operations
+ * only), varies but is not such a lane, or is constant along the innermost dim (a row constant:
+ * the value's shape, right-aligned to the anchor's, has innermost extent 1). */
+enum { PW_LANE = 1, PW_VAR = 2, PW_CONST = 4 };
+
+/* True when `to` equals the trailing dims of s after its own leading unit dims and has a
+ * multiple of w elements (codegen's vector row-broadcast, value.c cg_vec_bcast). */
+static bool pw_vec_bcast(const ir_shape *s, const ir_shape *to, double w) {
+    unsigned lead = 0;
+    while (lead < to->rank && to->dim[lead] == 1) lead++;
+    unsigned k = to->rank - lead;
+    if (k == 0 || k > s->rank) return false;
+    int64_t n = 1;
+    for (unsigned i = 0; i < k; i++) {
+        if (to->dim[lead + i] != s->dim[s->rank - k + i] || IR_DIM_IS_SYM(to->dim[lead + i]))
+            return false;
+        n *= to->dim[lead + i];
+    }
+    return fmod((double)n, w) == 0;
+}
+
+/* True when every dim of s is 1 (rank 0 included). */
+static bool pw_unit(const ir_shape *s) {
+    for (unsigned i = 0; i < s->rank; i++)
+        if (s->dim[i] != 1) return false;
+    return true;
+}
+
+/* The class of node v read by a consumer of class pcls (PW_LANE for a stored value): a varying
+ * index becomes a row constant where v's innermost extent is 1 and the anchor's is not, and
+ * stays a lane only where v has the anchor's shape. */
+static int pw_class(const ir_shape *an, const ir_node *v, int pcls) {
+    if (pcls == PW_CONST) return PW_CONST;
+    ir_dim last = an->rank ? an->dim[an->rank - 1] : 1;
+    if (last != 1 && (v->shape.rank == 0 || v->shape.dim[v->shape.rank - 1] == 1)) return PW_CONST;
+    return pcls == PW_LANE && ir_shape_eq(an, &v->shape) ? PW_LANE : PW_VAR;
+}
+
+/* Walks pointwise region r from its stored values to its HBM reads, as codegen evaluates it
+ * (cg_emit_value: each node once per index class), summing into o the instructions per element
+ * of its operations and loads: a load of the anchor's group (or a vector row-broadcast) costs 2
+ * per group of w plus a conversion for 16-bit dtypes, any other load 2 plus the conversion per
+ * element and needs the element's components; what a row constant computes or loads is also
+ * summed into o->rowconst. */
+static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, double w,
+                    pass_pw_issue *o) {
+    uint8_t *seen = ir_xcalloc(g->n ? g->n : 1, 1), *rd = ir_xcalloc(g->n ? g->n : 1, 1);
+    for (uint32_t i = 0; i < io->nreads; i++) rd[io->reads[i]] = 1;
+    uint32_t cap = 64, n = 0;
+    struct pw_item {
+        ir_id v;
+        int pcls;  /* the consumer's class, as it passes it on (views: PW_VAR but broadcasts) */
+        bool view; /* read by a view: an index of its own (each view's reads counted apart) */
+    } *st = ir_xmalloc(cap * sizeof *st);
+    for (uint32_t i = 0; i < io->nwrites; i++) {
+        const ir_node *v = &g->nodes[io->writes[i]];
+        o->flat += (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
+        o->nvec++;
+        if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
+        st[n++] = (struct pw_item){io->writes[i], PW_LANE, false};
+    }
+    while (n > 0) {
+        struct pw_item it = st[--n];
+        const ir_node *v = &g->nodes[it.v];
+        int cls = pw_class(an, v, it.pcls);
+        if (!(rd[it.v] && it.view)) {
+            if (seen[it.v] & cls) continue;
+            seen[it.v] |= (uint8_t)cls;
+        }
+        double c = 0;
+        if (rd[it.v] && cls == PW_LANE) {
+            c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
+            o->nvec++;
+        } else if (rd[it.v] && cls == PW_VAR && it.pcls == PW_LANE &&
+                   pw_vec_bcast(an, &v->shape, w)) {
+            c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
+            o->nvec++;
+        } else if (rd[it.v]) {
+            if (!pw_unit(&v->shape)) {
+                c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0;
+                o->comps = true;
+            }
+        } else {
+            c = ir_op_issue((ir_op)v->op);
+            bool view = ir_op_traits((ir_op)v->op) & IR_T_VIEW;
+            int pass = view && v->op != IR_OP_BROADCAST && cls != PW_CONST ? PW_VAR : cls;
+            for (unsigned q = 0; q < v->nin; q++) {
+                if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
+                st[n++] = (struct pw_item){ir_in(g, v, q), pass, view};
+            }
+        }
+        o->flat += c;
+        if (cls == PW_CONST) o->rowconst += c;
+    }
+    free(st);
+    free(rd);
+    free(seen);
+}
+
+void pass_model_pw_issue(const ir_graph *g, const pass_index *ix, uint32_t r, int elem,
+                         pass_pw_issue *o) {
+    memset(o, 0, sizeof *o);
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind != IR_RK_POINTWISE || rg->anchor >= g->n) return;
+    const ir_shape *an = &g->nodes[rg->anchor].shape;
+    double w = (double)(VEC_BYTES / (elem > 0 ? elem : 1));
+    pass_io io;
+    pass_region_io(g, ix, r, &io);
+    pw_walk(g, &io, an, w, o);
+    pass_io_free(&io);
+    o->flat += 4.0 / w; /* the group's index, bound test and step */
+    if (!o->comps) return;
+    for (unsigned i = 1; i < an->rank; i++) /* the element's offset into components */
+        if (an->dim[i] != 1)
+            o->div += IR_DIM_IS_SYM(an->dim[i])              ? PW_DIV_SYM
+                      : (an->dim[i] & (an->dim[i] - 1)) == 0 ? PW_DIV_POW2
+                                                             : PW_DIV_CONST;
+    o->flat += o->div;
 }
 
 /* Marks v live, and what it reads through views outside the region (a view carries no
@@ -126,10 +236,10 @@ static void issue_mark(const ir_graph *g, uint8_t *live, ir_id v) {
  * loop's reductions and the region's stored values read in the region), one
  * combine per reduction and element (4 for a float sum or mean: codegen's compensated sum), one
  * conversion per f16/bf16 value of that shape it loads, and the loop's addressing per group of w
- * elements as pointwise_issue. The reductions of `picks` ([reduction.pick]: bit k for the k-th
- * reduction in id order) read one element per row outside the loop: neither their combine nor
- * the operations only they read are counted. Values of the reduced shape are per row, not
- * counted. */
+ * elements as the pointwise count (pass_model_pw_issue). The reductions of `picks`
+ * ([reduction.pick]: bit k for the k-th reduction in id order) read one element per row outside the
+ * loop: neither their combine nor the operations only they read are counted. Values of the reduced
+ * shape are per row, not counted. */
 static double reduction_issue(const ir_graph *g, const pass_index *ix, uint32_t r,
                               const pass_io *io, double w, uint32_t picks) {
     const ir_shape *dom = NULL;
@@ -185,12 +295,9 @@ double pass_model_instr_picks(const ir_graph *g, const pass_index *ix, uint32_t 
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem) {
     if (g->regions[r].kind == IR_RK_REDUCTION)
         return pass_model_instr_picks(g, ix, r, elem, g->regions[r].picks);
-    if (g->regions[r].kind != IR_RK_POINTWISE) return 0;
-    pass_io io;
-    pass_region_io(g, ix, r, &io);
-    double n = pointwise_issue(g, ix, r, &io, (double)(VEC_BYTES / (elem > 0 ? elem : 1)));
-    pass_io_free(&io);
-    return n;
+    pass_pw_issue o;
+    pass_model_pw_issue(g, ix, r, elem, &o);
+    return o.flat;
 }
 
 /* [attention.simt]'s block (codegen/attention.c attn_sg_block): registers per thread that ptxas
@@ -382,7 +489,7 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
     double rate = pass_issue_rate(gpu);
     if (ok && (f->kind == IR_RK_POINTWISE || f->kind == IR_RK_REDUCTION) && f->instr > 0 &&
         rate > 0 && f->n > 0) {
-        m->instr = f->instr;
+        m->instr = pass_schedule_instr(f, &rg->sched);
         m->issue_us = (double)f->n * m->instr / rate;
     }
     if (!ok || m->threads == 0 || m->grid <= 0) {
@@ -678,6 +785,14 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
                                                                     : gpu->mem_latency_us,
             m->bw_GBps, gpu->hbm_GBps, m->waves);
+    if (m->pw_lanes > 0)
+        fprintf(out,
+                "  model: [pointwise.row] %lld rows of %lld elements, %u lanes a row: %.1f "
+                "instructions per element against pointwise.vector's %.1f (row constants %.1f "
+                "once a row, the offset split %.1f not per element; a scalar head and tail a "
+                "row)\n",
+                (long long)m->pw_rows, (long long)m->pw_rext, m->pw_lanes, m->instr, m->pw.flat,
+                m->pw.rowconst, m->pw.div);
     const char *bound =
         m->issue_us > m->mem_us ? "instruction-issue bound" : "under the memory time";
     if (m->instr > 0 && gpu->sfu_Gops > 0)

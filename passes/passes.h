@@ -482,6 +482,7 @@ void pass_region_cost(const ir_graph *g, const ir_uses *u, uint32_t r, const pas
 #define PASS_SCHEDULES(X)                                                                       \
     X(NONE, "roofline", IR_RK_COPY, "")                                                         \
     X(POINTWISE_VECTOR, "pointwise.vector", IR_RK_POINTWISE, "threads,groups")                  \
+    X(POINTWISE_ROW, "pointwise.row", IR_RK_POINTWISE, "threads,lanes")                         \
     X(REDUCTION_ROW, "reduction.row", IR_RK_REDUCTION, "threads")                               \
     X(REDUCTION_ROW_WIDE, "reduction.row_wide", IR_RK_REDUCTION, "threads")                     \
     X(REDUCTION_ROW_FEW, "reduction.row_few", IR_RK_REDUCTION, "threads")                       \
@@ -520,6 +521,18 @@ unsigned pass_schedule_nparams(unsigned id);
 void pass_schedule_str(const ir_schedule *s, char *buf, size_t cap);
 /* True when a and b name the same schedule with the same parameters. */
 bool pass_schedule_eq(const ir_schedule *a, const ir_schedule *b);
+
+/* The instruction counts of a pointwise region's loop per element of its anchor
+ * (pass_model_pw_issue). */
+typedef struct pass_pw_issue {
+    double flat;     /* pointwise.vector: its operations, loads, stores and addressing */
+    double rowconst; /* of which constant along the anchor's innermost dim: the operations and
+                        loads of values whose innermost extent is 1 (pointwise.row: once a row) */
+    double div;      /* of which the split of each element's offset into its components (the
+                        flat loop's, where a load needs them: a broadcast or view read) */
+    int nvec;        /* values loaded or stored as one vector per group */
+    bool comps;      /* some load needs the element's components */
+} pass_pw_issue;
 
 /* What the schedule rules read of one planned region (pass_schedule_facts). */
 /* ---- the sm_90a wgmma GEMM's tile space and model (passes/wgmma.c; docs/cost-model.md
@@ -900,6 +913,9 @@ typedef struct pass_sched_facts {
                            stage max (softmax, logsumexp; a running max and rescaled sum) */
     int wbytes;         /* reduction: bytes written per domain element (domain-shaped values) */
     double instr;       /* pointwise: issued instructions per element (pass_model_instr; 0: none) */
+    pass_pw_issue pw;   /* pointwise: the parts of instr (pass_model_pw_issue), for pointwise.row;
+                           rows and rext are then the anchor's rows and innermost extent, velem
+                           the widest dtype of every value it reads or writes (codegen's vector) */
     int64_t scratch;    /* reduction: block scratch bytes (0: one warp per row) */
     int64_t row_bytes;  /* reduction: on-chip bytes of one held row (0 unless held on chip) */
     int64_t rpb;        /* reduction: held rows per block of the strategy's plan */
@@ -928,6 +944,10 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s);
  * with its numbers, into buf (cap bytes): true for [reduction.column_blocks] (the column split's
  * narrowest tile leaves too few blocks); false, buf empty, for the rules that follow the model. */
 bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf, size_t cap);
+/* Instructions per element the model charges a region with facts f under schedule s: f->instr,
+ * but for pointwise.row (once a row what is constant along it, no offset split, the head and
+ * tail of each row, whole lane groups; docs/cost-model.md "Instruction issue (pointwise)"). */
+double pass_schedule_instr(const pass_sched_facts *f, const ir_schedule *s);
 /* Every schedule of f's kind valid for the region, in table then parameter order; at most cap
  * written, the count returned (0: the kind has no space or the sizes are unbound). */
 unsigned pass_schedule_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap);
@@ -1018,6 +1038,9 @@ typedef struct pass_model {
                                   latency of a pipelined stream (mem_latency_us) */
     double instr;              /* pointwise: issued instructions per element (0: none) */
     double issue_us;           /* elements x instr over the GPU's issue rate */
+    pass_pw_issue pw;          /* pointwise.row: the flat loop's counts it is weighed against */
+    int64_t pw_rows, pw_rext;  /* pointwise.row: rows, elements a row */
+    unsigned pw_lanes;         /* pointwise.row: lanes a row */
     double sg_qk, sg_pv, sg_f; /* attention.simt: lane instructions per score of S, PV and F */
     double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
                         bytes at its share of the HBM bandwidth (passes/model.c) */
@@ -1045,8 +1068,14 @@ void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, cons
 /* The same for region r planned as rg (a copy with another schedule) with facts f. */
 void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
                      const pass_gpu *gpu, const pass_cost *c, pass_model *m);
-/* Instructions per element codegen issues for pointwise region r whose widest big read has
- * `elem` bytes (docs/cost-model.md "Instruction issue"); 0 for other kinds. */
+/* The instruction counts of pointwise region r's loop per element of its anchor, vectors of
+ * 16 / elem elements (docs/cost-model.md "Instruction issue (pointwise)"); zeros for other
+ * kinds. */
+void pass_model_pw_issue(const ir_graph *g, const pass_index *ix, uint32_t r, int elem,
+                         pass_pw_issue *o);
+/* Instructions per element codegen issues for region r (pointwise: pass_pw_issue.flat, vectors
+ * of 16 / elem elements; reductions: their domain's loop; docs/cost-model.md "Instruction
+ * issue"); 0 for other kinds. */
 double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int elem);
 /* pass_model_instr of a reduction region with `picks` (ir_region.picks' form) in place of its
  * planned ones: what [reduction.pick] saves per element (--explain). */

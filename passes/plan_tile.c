@@ -766,8 +766,9 @@ static int64_t numel_of(const ir_shape *s) {
     return n;
 }
 
-/* The schedule facts of pointwise region r: its elements, and the reads of that many elements
- * (their count and widest dtype). */
+/* The schedule facts of pointwise region r: its elements, rows and innermost extent, the reads
+ * of that many elements (their count and widest dtype), the widest dtype it touches and its
+ * instruction counts. */
 static void pw_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                      int64_t budget, pass_sched_facts *f) {
     memset(f, 0, sizeof *f);
@@ -777,17 +778,26 @@ static void pw_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const 
     f->elem = 1;
     f->budget = budget;
     f->gpu = gpu;
+    f->velem = 1;
     pass_io io;
     pass_region_io(g, ix, r, &io);
-    for (uint32_t i = 0; i < io.nreads && f->n >= 0; i++) {
-        const ir_node *v = &g->nodes[io.reads[i]];
-        if (numel_of(&v->shape) != f->n) continue;
+    for (uint32_t i = 0; i < io.nreads + io.nwrites; i++) {
+        const ir_node *v = &g->nodes[i < io.nreads ? io.reads[i] : io.writes[i - io.nreads]];
+        if (ir_dtype_size((ir_dtype)v->dtype) > f->velem)
+            f->velem = ir_dtype_size((ir_dtype)v->dtype);
+        if (i >= io.nreads || f->n < 0 || numel_of(&v->shape) != f->n) continue;
         f->nbig++;
         if (ir_dtype_size((ir_dtype)v->dtype) > f->elem)
             f->elem = ir_dtype_size((ir_dtype)v->dtype);
     }
     pass_io_free(&io);
-    if (f->n > 0) f->instr = pass_model_instr(g, ix, r, f->elem);
+    const ir_shape *an = &g->nodes[g->regions[r].anchor].shape;
+    f->rext = an->rank ? (IR_DIM_IS_SYM(an->dim[an->rank - 1]) ? -1 : an->dim[an->rank - 1]) : 1;
+    f->rows = f->n >= 0 && f->rext > 0 ? f->n / f->rext : -1;
+    if (f->n > 0) {
+        pass_model_pw_issue(g, ix, r, f->velem, &f->pw);
+        f->instr = f->pw.flat;
+    }
 }
 
 /* The HBM bytes region r reads and writes (each value once, at its stored dtype); -1 when a size

@@ -15,6 +15,10 @@ enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
  * at most 64 registers per thread (H200: 4 per SM at 40 registers ran 1.33 waves) */
 enum { BLOCKS_LINE = 128, BLOCKS_WAVE = 2, BLOCKS_MAX_ROUNDS = 2 };
 enum { PW_THREADS = 256, PW_GROUPS = 2, PW_ISSUE_GROUPS = 8 };
+/* [pointwise.row]: a row's set-up instructions (its index, head and group bounds, three loop
+ * entries), and the fraction of the flat loop's instructions per element it must reach */
+enum { PW_ROW_SETUP = 24 };
+#define PW_ROW_GAIN 0.9
 enum { PW_GRID_MAX = 1 << 20, RED_GRID_MAX = 1 << 20 };
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
@@ -167,6 +171,88 @@ static bool pw_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     if (m->grid > PW_GRID_MAX) m->grid = PW_GRID_MAX;
     if (m->grid < 1) m->grid = 1;
     m->thread_bytes = (double)VEC_BYTES * (f->nbig > 0 ? f->nbig : 1);
+    return true;
+}
+
+/* pointwise.row(threads, lanes): `lanes` threads per row of the anchor's innermost extent,
+ * threads / lanes rows per block, the rows grid-stride (codegen/pointwise.c cg_pw_rows): a row's
+ * components are split once, its constants loaded and computed once, its elements from the first
+ * aligned one stored as vectors with a scalar head and tail. Offered for known sizes of rank 2 or
+ * more with rows of at least one vector. */
+static unsigned pwr_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
+    static const int32_t th[] = {128, 256, 512}, ln[] = {8, 16, 32};
+    unsigned n = 0;
+    int64_t w = VEC_BYTES / (f->velem > 0 ? f->velem : 1);
+    if (!f->concrete || f->rows < 2 || f->rext < w) return 0;
+    for (size_t i = 0; i < sizeof th / sizeof th[0]; i++)
+        for (size_t j = 0; j < sizeof ln / sizeof ln[0]; j++)
+            n = put(out, n, cap, PASS_SCH_POINTWISE_ROW, th[i], ln[j]);
+    return n;
+}
+static void pwr_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule *s) {
+    (void)f;
+    rg->threads = (uint32_t)s->p[0];
+    rg->tile[0] = 4 * (int64_t)s->p[0];
+    rg->sched = *s;
+}
+static bool pwr_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
+    if (f->rows <= 0) return false;
+    m->threads = (unsigned)rg->sched.p[0];
+    m->grid = cdiv(f->rows, rg->sched.p[0] / rg->sched.p[1]);
+    if (m->grid > PW_GRID_MAX) m->grid = PW_GRID_MAX;
+    if (m->grid < 1) m->grid = 1;
+    m->thread_bytes = (double)VEC_BYTES * (f->nbig > 0 ? f->nbig : 1);
+    m->pw = f->pw;
+    m->pw_rows = f->rows, m->pw_rext = f->rext;
+    m->pw_lanes = (unsigned)rg->sched.p[1];
+    return true;
+}
+
+/* Lane instruction slots per row of pointwise.row with `lanes` lanes a row, over the row's
+ * elements: whole lane groups of the vector body (each element's operations and loads but the
+ * row's constants and the offset split), one pass of the head and one of the tail where the
+ * extent is not a multiple of the vector (each element alone: every vector access a scalar one),
+ * and per lane the row's set-up (PW_ROW_SETUP, the row's components, its constants once in each
+ * of the three loops). */
+static double pwr_instr(const pass_sched_facts *f, int64_t lanes) {
+    const pass_pw_issue *p = &f->pw;
+    int64_t w = VEC_BYTES / (f->velem > 0 ? f->velem : 1), c = f->rext;
+    if (c <= 0 || lanes <= 0) return f->instr;
+    double body = p->flat - p->div - p->rowconst;
+    double scal = body + p->nvec * (2.0 - 2.0 / (double)w);
+    double setup = PW_ROW_SETUP + p->div + 3 * p->rowconst;
+    double slots = (double)(cdiv(c / w, lanes) * lanes * w) * body +
+                   (c % w ? 2.0 * (double)lanes * scal : 0) + (double)lanes * setup;
+    return slots / (double)c;
+}
+
+double pass_schedule_instr(const pass_sched_facts *f, const ir_schedule *s) {
+    if (s->id == PASS_SCH_POINTWISE_ROW && f->kind == IR_RK_POINTWISE) return pwr_instr(f, s->p[1]);
+    return f->instr;
+}
+
+/* [pointwise.row] the rule's lanes a row: the fewest of 8, 16, 32 that cover the row's vector
+ * groups. Taken when the flat loop is instruction-issue bound (its instructions per element at
+ * the GPU's issue rate take at least the time of its bytes per element, the big inputs and a
+ * stored element of the widest dtype, at the HBM bandwidth), the row loop's instructions per
+ * element (pwr_instr) are at most PW_ROW_GAIN of the flat loop's and the rows keep half the
+ * GPU's threads busy (rows x lanes >= SMs x 1024). The A/B knob TX_PW_ROW: 0 never, 1 wherever
+ * the space offers it. */
+static bool pwr_rule(const pass_sched_facts *f, ir_schedule *s) {
+    const char *k = getenv("TX_PW_ROW");
+    bool force = k && !strcmp(k, "1");
+    ir_schedule r = {.id = PASS_SCH_POINTWISE_ROW, .p = {PW_THREADS, 32}};
+    int64_t w = VEC_BYTES / (f->velem > 0 ? f->velem : 1), g = f->rext > 0 ? f->rext / w : 0;
+    if ((k && !strcmp(k, "0")) || !f->gpu || !pass_schedule_valid(f, &r)) return false;
+    r.p[1] = g <= 8 ? 8 : g <= 16 ? 16 : 32;
+    const pass_gpu *gp = f->gpu;
+    double issue = f->instr / (gp->sms * 128.0 * gp->clock_GHz);
+    double mem = ((double)f->nbig * f->elem + f->velem) / gp->hbm_GBps;
+    if (!force && (issue < mem || (double)f->rows * r.p[1] < (double)gp->sms * 1024 ||
+                   pwr_instr(f, r.p[1]) > PW_ROW_GAIN * f->instr))
+        return false;
+    r.source = s->source;
+    *s = r;
     return true;
 }
 
@@ -1022,6 +1108,7 @@ static bool sg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
 static const sch_def sch_defs[] = {
     [PASS_SCH_NONE] = {none_space, none_plan, none_model},
     [PASS_SCH_POINTWISE_VECTOR] = {pw_space, pw_plan, pw_model},
+    [PASS_SCH_POINTWISE_ROW] = {pwr_space, pwr_plan, pwr_model},
     [PASS_SCH_REDUCTION_ROW] = {row_space, row_plan, rows_model},
     [PASS_SCH_REDUCTION_ROW_WIDE] = {wide_space, row_plan, rows_model},
     [PASS_SCH_REDUCTION_ROW_FEW] = {few_space, row_plan, rows_model},
@@ -1080,6 +1167,7 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->source = IR_SCHED_MODEL;
     if (f->kind == IR_RK_POINTWISE) {
         s->id = PASS_SCH_POINTWISE_VECTOR, s->p[0] = PW_THREADS, s->p[1] = pw_groups(f);
+        pwr_rule(f, s);
     } else if (f->kind == IR_RK_REDUCTION && f->column) {
         column_rule(f, s);
     } else if (f->kind == IR_RK_REDUCTION) {

@@ -327,6 +327,12 @@ static void test_matmul_tuned(void **state) {
     ir_graph_free(g);
 }
 
+/* A [M, 7] @ [7, N] bf16 product with bias and sigmoid: one pointwise kernel after
+ * [simplify.small_k], its x values constant along each row of the output. */
+#define PW_K7                                                          \
+    "fn f(x: bf16[M, 7], w: bf16[7, N], b: bf16[N]) -> bf16[M, N] {\n" \
+    "  return sigmoid(x @ w + b)\n}\n"
+
 /* The rule's choices the docs name, from the shape alone. */
 static void test_rules(void **state) {
     (void)state;
@@ -356,6 +362,11 @@ static void test_rules(void **state) {
         {{"fn f(x: f32[M, N]) -> f32[M, N] { return softmax(x, axis=0) }\n", "M=16,N=4096"},
          PASS_SCH_REDUCTION_COLUMN},
         {{"fn f(x: f32[N]) -> f32[N] { return x * 2 }\n", "N=1000"}, PASS_SCH_POINTWISE_VECTOR},
+        /* [pointwise.row]: an issue-bound loop over odd rows with row constants; a memory-bound
+         * one keeps the flat loop */
+        {{PW_K7, "M=8191,N=4099"}, PASS_SCH_POINTWISE_ROW},
+        {{"fn f(x: f32[M, N], b: f32[N]) -> f32[M, N] { return x + b }\n", "M=8191,N=4099"},
+         PASS_SCH_POINTWISE_VECTOR},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ir_graph *g = compile(&cases[i].p, NULL, NULL, NULL);
@@ -363,6 +374,38 @@ static void test_rules(void **state) {
         assert_int_equal(g->regions[scheduled_region(g)].sched.source, IR_SCHED_MODEL);
         ir_graph_free(g);
     }
+}
+
+/* [pointwise.row]'s counts for PW_K7: the 7 x loads and converts (3 each) and their casts
+ * constant along a row, one offset split by 4099 (4), the row loop under 0.75 of the flat loop,
+ * named with both counts by --explain; TX_PW_ROW=0 keeps pointwise.vector. */
+static void test_pw_row(void **state) {
+    (void)state;
+    const prog p = {PW_K7, "M=8191,N=4099"};
+    char *ex = NULL;
+    ir_graph *g = compile(&p, NULL, NULL, &ex);
+    uint32_t r = scheduled_region(g);
+    assert_int_equal(g->regions[r].sched.id, PASS_SCH_POINTWISE_ROW);
+    assert_int_equal(g->regions[r].sched.p[1], 32);
+    pass_index ix;
+    assert_true(pass_index_build(g, &ix));
+    pass_sched_facts f;
+    pass_schedule_facts(g, &ix, r, pass_gpu_find("h200"), 49152, &f);
+    assert_true(fabs(f.pw.rowconst - 28.0) < 1e-9);
+    assert_true(fabs(f.pw.div - 4.0) < 1e-9);
+    assert_int_equal(f.rows, 8191);
+    assert_int_equal(f.rext, 4099);
+    double row = pass_schedule_instr(&f, &g->regions[r].sched);
+    assert_true(row < 0.75 * f.instr);
+    assert_non_null(strstr(ex, "[pointwise.row] 8191 rows of 4099 elements, 32 lanes a row"));
+    pass_index_free(&ix);
+    ir_graph_free(g);
+    free(ex);
+    setenv("TX_PW_ROW", "0", 1);
+    g = compile(&p, NULL, NULL, NULL);
+    unsetenv("TX_PW_ROW");
+    assert_int_equal(g->regions[scheduled_region(g)].sched.id, PASS_SCH_POINTWISE_VECTOR);
+    ir_graph_free(g);
 }
 
 static void key_of(const prog *p, char key[24]) {
@@ -532,9 +575,10 @@ static void test_cache_file(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_table),        cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_spaces),       cmocka_unit_test(test_keys),
-        cmocka_unit_test(test_tuned),        cmocka_unit_test(test_cache_file),
-        cmocka_unit_test(test_matmul_rules), cmocka_unit_test(test_matmul_tuned),
+        cmocka_unit_test(test_pw_row),       cmocka_unit_test(test_spaces),
+        cmocka_unit_test(test_keys),         cmocka_unit_test(test_tuned),
+        cmocka_unit_test(test_cache_file),   cmocka_unit_test(test_matmul_rules),
+        cmocka_unit_test(test_matmul_tuned),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
