@@ -5,12 +5,13 @@
  * (written, read back). Where recomputing them in C per element is cheaper, they are copied into
  * C (nodes flagged IR_NF_RECOMPUTE, which the planner never merges into a kernel of a value they
  * read): P then stores only its statistics (a few bytes per row) and C reads P's inputs and the
- * statistics (broadcast) instead. The decision is priced twice by the planner's own model: per
- * pair (P, C), the copies' issued instructions per element of D (ir_op_issue, one conversion per
- * 16-bit value loaded, as [pointwise.recompute]) at the GPU's issue rate against the bytes saved
- * at the HBM rate; then the whole graph planned with the copies must be predicted faster than
- * planned without them, and no kernel of that plan may store a copy (both plans are trial plans
- * of clones, this rule off). Runs once per graph: a graph holding copies is left as it is. */
+ * statistics (broadcast) instead; each such C gets its own copies, so no copy is read by two
+ * kernels. The decision is priced twice by the planner's own model: per pair (P, C), the copies'
+ * issued instructions per element of D (ir_op_issue, one conversion per 16-bit value loaded, as
+ * [pointwise.recompute]) at the GPU's issue rate against the bytes saved at the HBM rate; then the
+ * whole graph planned with the copies must be predicted faster than planned without them, and no
+ * kernel of that plan may store a copy (both plans are trial plans of clones, this rule off). Runs
+ * once per graph: a graph holding copies is left as it is. */
 #include "passes/passes.h"
 
 #include <stdio.h>
