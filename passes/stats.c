@@ -5,12 +5,13 @@
  * (written, read back). Where recomputing them in C per element is cheaper, they are copied into
  * C (nodes flagged IR_NF_RECOMPUTE, which the planner never merges into a kernel of a value they
  * read): P then stores only its statistics (a few bytes per row) and C reads P's inputs and the
- * statistics (broadcast) instead. The decision is priced twice by the planner's own model: per
- * pair (P, C), the copies' issued instructions per element of D (ir_op_issue, one conversion per
- * 16-bit value loaded, as [pointwise.recompute]) at the GPU's issue rate against the bytes saved
- * at the HBM rate; then the whole graph planned with the copies must be predicted faster than
- * planned without them, and no kernel of that plan may store a copy (both plans are trial plans
- * of clones, this rule off). Runs once per graph: a graph holding copies is left as it is. */
+ * statistics (broadcast) instead; each such C gets its own copies, so no copy is read by two
+ * kernels. The decision is priced twice by the planner's own model: per pair (P, C), the copies'
+ * issued instructions per element of D (ir_op_issue, one conversion per 16-bit value loaded, as
+ * [pointwise.recompute]) at the GPU's issue rate against the bytes saved at the HBM rate; then the
+ * whole graph planned with the copies must be predicted faster than planned without them, and no
+ * kernel of that plan may store a copy (both plans are trial plans of clones, this rule off). Runs
+ * once per graph: a graph holding copies is left as it is. */
 #include "passes/passes.h"
 
 #include <stdio.h>
@@ -226,10 +227,10 @@ static void sr_price_pair(const sr_trial *t, const pass_gpu *gpu, uint32_t p, ui
     pr->saved_us = (2.0 * (double)pr->cand_b - (double)pr->new_b) / (gpu->hbm_GBps * 1e3);
 }
 
-/* Chooses, in trial plan t, the values to recompute: need[x] = 1 for every node copied (the
- * candidates' cones), cand[v] = 1 for each candidate. Says each priced pair on c->explain.
+/* Chooses, in trial plan t, the values to recompute: cons[v] = the consumer region of each
+ * accepted candidate v (cons[] all IR_NONE on entry). Says each priced pair on c->explain.
  * Returns how many candidates were accepted. */
-static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint8_t *need, uint8_t *cand) {
+static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint32_t *cons) {
     const ir_graph *g = t->g;
     uint8_t *rd = ir_xcalloc(g->n, 1), *mine = ir_xcalloc(g->n, 1);
     unsigned taken = 0;
@@ -270,11 +271,8 @@ static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint8_t *need, u
                         pr.issue_us, pr.saved_us, pr.new_b / 1e6,
                         ok ? "recomputed there, the reduction kernel stores its statistics instead"
                            : "stored");
-            for (ir_id x = 0; x < g->n; x++) {
-                if (ok && mine[x]) need[x] = 1;
-                mine[x] = 0;
-            }
-            for (unsigned j = 0; ok && j < ns; j++) cand[set[j]] = 1, taken++;
+            memset(mine, 0, g->n);
+            for (unsigned j = 0; ok && j < ns; j++) cons[set[j]] = cr, taken++;
         }
     }
     free(rd);
@@ -282,47 +280,72 @@ static unsigned sr_choose(const sr_trial *t, const pass_ctx *c, uint8_t *need, u
     return taken;
 }
 
-/* Rewrites g (unplanned, node ids those of trial plan t) for the choice: every node with need[]
- * set gets a copy flagged IR_NF_RECOMPUTE reading the copies of its copied inputs; every read of
- * a candidate (cand[]) from outside its region in t reads the copy instead; originals left
- * without users are removed. The copies are placed before their first reader (topological). */
-static void sr_rewrite(ir_graph *g, const sr_trial *t, const uint8_t *need, const uint8_t *cand) {
-    uint32_t n0 = g->n;
-    ir_id *map = ir_xmalloc((size_t)n0 * sizeof *map), *before = ir_xmalloc(n0 * sizeof *before);
-    for (ir_id x = 0; x < n0; x++) {
+/* Copies into g (unplanned, node ids those of trial plan t, its first n0 nodes the originals)
+ * the cones (sr_cone) of the candidates consumer region cr reads (cons[v] == cr), once each,
+ * flagged IR_NF_RECOMPUTE, each copy reading the copies of its copied inputs, and makes cr's
+ * reads of those candidates read the copies. Marks the copied originals in need[]; map: scratch
+ * of n0 ids. */
+static void sr_copy_for(ir_graph *g, const sr_trial *t, const uint32_t *cons, uint32_t cr,
+                        uint32_t n0, uint8_t *need, ir_id *map) {
+    uint8_t *mine = ir_xcalloc(n0, 1);
+    for (ir_id v = 0; v < n0; v++) {
+        if (cons[v] != cr) continue;
+        uint32_t p = t->g->nodes[v].region;
+        ir_id cone[SR_CONE_MAX];
+        unsigned n = sr_cone(t->g, v, p, sr_domain(t->g, p), cone);
+        for (unsigned j = 0; j < n; j++) mine[cone[j]] = 1;
+    }
+    for (ir_id x = 0; x < n0; x++) { /* ascending: a copy's copied inputs are copied first */
         map[x] = IR_NONE;
-        if (!need[x]) continue;
+        if (!mine[x] || g->nodes[x].nin > 8) continue; /* elementwise: at most 3 inputs */
         ir_node o = g->nodes[x];
         ir_id ins[8];
-        if (o.nin > 8) continue; /* elementwise: at most 3 inputs */
         for (unsigned a = 0; a < o.nin; a++) {
             ir_id i = ir_in(g, &o, a);
-            ins[a] = map[i] != IR_NONE && i < x ? map[i] : i;
+            ins[a] = i < x && map[i] != IR_NONE ? map[i] : i;
         }
         map[x] = ir_add(g, (ir_op)o.op, (ir_dtype)o.dtype, &o.shape, ins, o.nin);
         ir_node *cp = &g->nodes[map[x]];
         cp->a = o.a, cp->line = o.line, cp->col = o.col, cp->name = o.name;
         cp->flags |= IR_NF_RECOMPUTE;
+        need[x] = 1;
     }
-    for (ir_id y = 0; y < n0; y++) { /* the consumers read the copies */
+    for (ir_id y = 0; y < n0; y++) { /* cr reads its copies */
+        if (t->g->nodes[y].region != cr) continue;
         ir_node *n = &g->nodes[y];
         for (unsigned a = 0; a < n->nin; a++) {
             ir_id v = ir_in(g, n, a);
-            if (cand[v] && map[v] != IR_NONE && t->g->nodes[y].region != t->g->nodes[v].region)
-                ir_set_in(g, n, a, map[v]);
+            if (v < n0 && cons[v] == cr && map[v] != IR_NONE) ir_set_in(g, n, a, map[v]);
         }
     }
+    free(mine);
+}
+
+/* Rewrites g (unplanned, node ids those of trial plan t) for the choice cons[] (sr_choose): each
+ * consumer region gets its own copies of the nodes its candidates need (sr_copy_for), so no copy
+ * is read by two kernels; originals left without users are removed. The copies are placed before
+ * their first reader (topological). */
+static void sr_rewrite(ir_graph *g, const sr_trial *t, const uint32_t *cons) {
+    uint32_t n0 = g->n;
+    ir_id *map = ir_xmalloc((size_t)n0 * sizeof *map);
+    uint8_t *need = ir_xcalloc(n0, 1), *done = ir_xcalloc(t->g->nregions + 1, 1);
+    for (ir_id v = 0; v < n0; v++) {
+        uint32_t cr = cons[v];
+        if (cr >= t->g->nregions || done[cr]) continue;
+        done[cr] = 1;
+        sr_copy_for(g, t, cons, cr, n0, need, map);
+    }
+    ir_id *before = ir_xmalloc(((size_t)g->n - n0 + 1) * sizeof *before);
     ir_uses u;
     bool uses = ir_uses_build(g, &u);
-    for (ir_id x = n0; x-- > 0;) { /* each copy before its first reader among the originals */
-        if (map[x] == IR_NONE) continue;
-        ir_id first = n0 - 1; /* the output node */
-        for (uint32_t k = uses ? u.start[map[x]] : 0; uses && k < u.start[map[x] + 1]; k++) {
-            ir_id y = u.ids[k];
+    for (ir_id x = g->n; x-- > n0;) { /* each copy before its first reader among the originals */
+        ir_id first = n0 - 1;         /* the output node */
+        for (uint32_t k = uses ? u.start[x] : 0; uses && k < u.start[x + 1]; k++) {
+            ir_id y = u.ids[k]; /* a copy reading x was appended after it: placed already */
             ir_id at = y >= n0 ? before[y - n0] : y;
             if (at < first) first = at;
         }
-        before[map[x] - n0] = first;
+        before[x - n0] = first;
     }
     uint32_t dead = 0;
     for (ir_id x = n0; uses && x-- > 0;) { /* originals no longer read */
@@ -337,6 +360,8 @@ static void sr_rewrite(ir_graph *g, const sr_trial *t, const uint8_t *need, cons
     if (dead) (void)ir_compact(g);
     free(map);
     free(before);
+    free(need);
+    free(done);
 }
 
 /* True when every node flagged IR_NF_RECOMPUTE in planned trial t is read only inside its own
@@ -363,11 +388,12 @@ bool pass_stats_recompute(ir_graph *g, pass_ctx *c) {
     sr_trial t0, t1;
     if (!sr_plan(g, c, &t0)) return false;
     bool changed = false;
-    uint8_t *need = ir_xcalloc(g->n, 1), *cand = ir_xcalloc(g->n, 1);
-    if (t0.g->n == g->n && t0.us >= 0 && sr_choose(&t0, c, need, cand)) {
+    uint32_t *cons = ir_xmalloc(((size_t)g->n + 1) * sizeof *cons);
+    for (ir_id x = 0; x < g->n; x++) cons[x] = IR_NONE;
+    if (t0.g->n == g->n && t0.us >= 0 && sr_choose(&t0, c, cons)) {
         ir_graph *h = ir_graph_clone(g);
         if (h) {
-            sr_rewrite(h, &t0, need, cand);
+            sr_rewrite(h, &t0, cons);
             if (sr_plan(h, c, &t1)) {
                 bool internal = sr_copies_internal(&t1);
                 changed = internal && t1.us >= 0 && t1.us < t0.us;
@@ -382,10 +408,9 @@ bool pass_stats_recompute(ir_graph *g, pass_ctx *c) {
             }
             ir_graph_free(h);
         }
-        if (changed) sr_rewrite(g, &t0, need, cand);
+        if (changed) sr_rewrite(g, &t0, cons);
     }
-    free(need);
-    free(cand);
+    free(cons);
     sr_free(&t0);
     return changed;
 }

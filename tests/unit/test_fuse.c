@@ -604,6 +604,58 @@ static void test_stats_recompute(void **st) {
     }
 }
 
+/* [reduction.stats_recompute] with two consumers: layernorm backward from saved mu and rstd, where
+ * the row kernel's g = f32(dy) is read by the column sum db and is also inside the copy of
+ * g * xhat the column sum dw reads. Each column kernel gets its own copies (a copy shared by both
+ * would be read by two kernels), so no kernel stores an f32 [M, D] value: the traffic is dy and x
+ * read by the row kernel and again by the column sums (merged, as siblings reading dy), dx
+ * written, and a few bytes per row and per column; every copy is read only inside its kernel. */
+static void test_stats_recompute_two_consumers(void **st) {
+    (void)st;
+    const int64_t m = 8192, d = 1024;
+    ir_graph *g = ir_graph_new("lnbwd", NULL);
+    ir_shape s = shp2(m, d), sr = shp2(m, 1), sw = shp1(d);
+    ir_id dy = ir_add_input(g, "dy", IR_BF16, &s), x = ir_add_input(g, "x", IR_BF16, &s);
+    ir_id mu = ir_add_input(g, "mu", IR_F32, &sr), rs = ir_add_input(g, "rstd", IR_F32, &sr);
+    ir_id w = ir_add_input(g, "w", IR_BF16, &sw);
+    ir_id gf = ir_add_cast(g, dy, IR_F32);
+    ir_id xh =
+        ir_add_binary(g, IR_OP_MUL, ir_add_binary(g, IR_OP_SUB, ir_add_cast(g, x, IR_F32), mu), rs);
+    ir_id wdy = ir_add_binary(g, IR_OP_MUL, gf, ir_add_cast(g, w, IR_F32));
+    ir_id c1 = ir_add_reduce(g, IR_OP_MEAN, wdy, 2, true);
+    ir_id c2 = ir_add_reduce(g, IR_OP_MEAN, ir_add_binary(g, IR_OP_MUL, wdy, xh), 2, true);
+    ir_id t = ir_add_binary(g, IR_OP_SUB, ir_add_binary(g, IR_OP_SUB, wdy, c1),
+                            ir_add_binary(g, IR_OP_MUL, xh, c2));
+    ir_id dx = ir_add_binary(g, IR_OP_MUL, rs, t);
+    ir_id dw = ir_add_reduce(g, IR_OP_SUM, ir_add_binary(g, IR_OP_MUL, gf, xh), 1, false);
+    ir_id db = ir_add_reduce(g, IR_OP_SUM, gf, 1, false);
+    ir_id outs[3] = {ir_add_cast(g, dx, IR_BF16), ir_add_cast(g, dw, IR_BF16),
+                     ir_add_cast(g, db, IR_BF16)};
+    ir_add_output(g, outs, 3);
+    ir_graph *h = ir_graph_clone(g);
+    assert_int_equal(plan_and_check(g, 0), 2);
+    double n = (double)m * d, small = 4.0 * m * 4 + 2.0 * d * 2 + 2.0 * d * 2 + 64.0 * d * 4;
+    assert_true(traffic(g) <= 2 * (2 * n * 2) + n * 2 + small);
+    ir_uses u;
+    assert_true(ir_uses_build(g, &u));
+    unsigned copies = 0;
+    for (ir_id i = 0; i < g->n; i++) {
+        if (!(g->nodes[i].flags & IR_NF_RECOMPUTE)) continue;
+        copies++;
+        for (uint32_t k = u.start[i]; k < u.start[i + 1]; k++)
+            assert_int_equal(g->nodes[u.ids[k]].region, g->nodes[i].region);
+    }
+    ir_uses_free(&u);
+    assert_true(copies >= 6); /* g for db; g, f32(x), x - mu, xhat, g * xhat for dw */
+    char *ex = NULL;
+    plan(h, false, 0, &ex);
+    assert_non_null(strstr(ex, "copies kept"));
+    assert_null(strstr(ex, "a kernel would store a copy"));
+    free(ex);
+    ir_graph_free(h);
+    ir_graph_free(g);
+}
+
 /* [pointwise.recompute]: a pointwise group of a smaller domain (more than the batch limit, used
  * only by the larger kernel) joins it when recomputing it per element is priced below a kernel of
  * its own: a bf16 cast (2 instructions per element) joins, exp then log (51) over 128 times the
@@ -983,6 +1035,7 @@ int main(void) {
         cmocka_unit_test(test_small_batch),
         cmocka_unit_test(test_pointwise_recompute),
         cmocka_unit_test(test_stats_recompute),
+        cmocka_unit_test(test_stats_recompute_two_consumers),
         cmocka_unit_test(test_views),
         cmocka_unit_test(test_view_alias),
         cmocka_unit_test(test_no_fuse_is_one_per_op),
