@@ -139,8 +139,9 @@ static ir_id contract_form(ir_graph *g, const contract *c, ir_id i, ir_id *befor
         p = ir_add_permute(g, p, perm);
         before[(*nb)++] = i;
     }
-    if (!ir_shape_eq(&g->nodes[p].shape, &g->nodes[i].shape)) {
-        p = ir_add_reshape(g, p, &g->nodes[i].shape);
+    ir_shape is = g->nodes[i].shape; /* a copy: appending nodes moves g->nodes */
+    if (!ir_shape_eq(&g->nodes[p].shape, &is)) {
+        p = ir_add_reshape(g, p, &is);
         before[(*nb)++] = i;
     }
     return p;

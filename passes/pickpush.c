@@ -30,7 +30,7 @@ typedef struct push {
     ir_graph *g;
     ir_id hit, sum;
     unsigned axis;
-    const ir_shape *S;
+    ir_shape S; /* the one-hot's shape (a copy: appending nodes moves g->nodes) */
     ir_id from[PUSH_MAX], to[PUSH_MAX];
     unsigned nmemo, nops, nleaves;
     ir_id *before;
@@ -95,7 +95,7 @@ static ir_id push_leaf(push *p, ir_id x) {
  * neither float nor i32. */
 static ir_id push_node(push *p, ir_id x) {
     ir_graph *g = p->g;
-    if (push_row_const(g, x, p->S, p->axis)) return x;
+    if (push_row_const(g, x, &p->S, p->axis)) return x;
     for (unsigned k = 0; k < p->nmemo; k++)
         if (p->from[k] == x) return p->to[k];
     if (p->nmemo == PUSH_MAX) return IR_NONE;
@@ -123,14 +123,14 @@ static ir_id push_node(push *p, ir_id x) {
  * F at idx, 0) through the sum's casts, reshaped to its shape; IR_NONE when not taken. */
 static ir_id push_rewrite(push *p, const pass_pick *pk) {
     ir_graph *g = p->g;
-    const ir_node *rn = &g->nodes[p->sum];
-    ir_id in = ir_in(g, rn, 0), w = push_casts(g, in), a = ir_in(g, &g->nodes[w], 1);
-    p->hit = ir_in(g, &g->nodes[w], 0), p->axis = pk->axis, p->S = &g->nodes[w].shape;
-    ir_dim len = p->S->dim[p->axis];
+    const ir_shape rs = g->nodes[p->sum].shape; /* copies: appending nodes moves g->nodes */
+    ir_id in = ir_in(g, &g->nodes[p->sum], 0), w = push_casts(g, in), a = ir_in(g, &g->nodes[w], 1);
+    p->hit = ir_in(g, &g->nodes[w], 0), p->axis = pk->axis, p->S = g->nodes[w].shape;
+    ir_dim len = p->S.dim[p->axis];
     unsigned budget = PUSH_MAX;
-    if (IR_DIM_IS_SYM(len) || len > INT32_MAX || push_row_const(g, a, p->S, p->axis) ||
+    if (IR_DIM_IS_SYM(len) || len > INT32_MAX || push_row_const(g, a, &p->S, p->axis) ||
         !(ir_op_traits((ir_op)g->nodes[a].op) & IR_T_ELEM) ||
-        !push_needs_stats(g, a, p->S, p->axis, &budget))
+        !push_needs_stats(g, a, &p->S, p->axis, &budget))
         return IR_NONE;
     ir_id v = push_node(p, a);
     if (v == IR_NONE) return IR_NONE;
@@ -141,15 +141,18 @@ static ir_id push_rewrite(push *p, const pass_pick *pk) {
                                             push_placed(p, ir_add_binary(g, IR_OP_LT, idx, n))));
     ir_id zero = push_placed(p, ir_add_const(g, 0.0, (ir_dtype)g->nodes[v].dtype));
     v = push_placed(p, ir_add_where(g, ok, v, zero));
-    ir_shape kd = *p->S;
+    ir_shape kd = p->S, vs = g->nodes[v].shape;
     kd.dim[p->axis] = 1;
-    if (!ir_shape_eq(&g->nodes[v].shape, &kd)) v = push_placed(p, ir_add_broadcast(g, v, &kd));
+    if (!ir_shape_eq(&vs, &kd)) v = push_placed(p, ir_add_broadcast(g, v, &kd));
     ir_id casts[16];
     unsigned nc = 0;
     for (ir_id c = in; c != w && nc < 16; c = ir_in(g, &g->nodes[c], 0)) casts[nc++] = c;
-    while (nc--) v = push_placed(p, ir_add_cast(g, v, (ir_dtype)g->nodes[casts[nc]].dtype));
-    if (!ir_shape_eq(&g->nodes[v].shape, &rn->shape))
-        v = push_placed(p, ir_add_reshape(g, v, &rn->shape));
+    while (nc--) {
+        ir_dtype dt = (ir_dtype)g->nodes[casts[nc]].dtype;
+        v = push_placed(p, ir_add_cast(g, v, dt));
+    }
+    vs = g->nodes[v].shape;
+    if (!ir_shape_eq(&vs, &rs)) v = push_placed(p, ir_add_reshape(g, v, &rs));
     return v;
 }
 
@@ -174,7 +177,7 @@ bool pass_pick_push(ir_graph *g, pass_ctx *c) {
                     "elementwise function of the row's statistics: the function (%u operations) "
                     "at the index, on %u picked value(s) each read at the index, 0 outside the "
                     "row's %lld elements (no pass over the picked value)\n",
-                    i, pk.axis, p.nops, p.nleaves, (long long)p.S->dim[pk.axis]);
+                    i, pk.axis, p.nops, p.nleaves, (long long)p.S.dim[pk.axis]);
     }
     pass_place_appended(g, n0, p.before);
     free(p.before);
