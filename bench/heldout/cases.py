@@ -2648,3 +2648,491 @@ BLOCK_SPARSE.add("attn_alibi_gqa")
 ROUND6 = ["lora_linear", "decode_linear_res", "int8_dequant_gemm", "layernorm_bwd", "softmax_bwd", "gelu_bwd",
           "swiglu_bwd", "ce_bwd", "token_logprobs", "grpo_loss", "logsumexp_mid", "vae_loss", "attn_sd_cross",
           "attn_alibi_gqa", "mamba2_gated_norm", "chamfer_loss", "qwen2_mlp"]
+
+
+# ---- round 7: whole blocks of well-known models, decode-time shapes, shapes that stress tiling ---
+F32MIN = -3.4028234663852886e38  # torch.finfo(torch.float32).min
+
+
+def lin(x, w, b=None):
+    """nn.Linear in bf16 (weights stored [in, out]): f32 accumulation, the bias added, one rounding."""
+    return rb(x @ w + (0.0 if b is None else b))
+
+
+def lin_res(r, x, w, b=None):
+    """A residual added to nn.Linear's output: one rounding of the f32 sum (the compiler computes the
+    residual in the product's epilogue, rounded once when stored, as the spec allows; torch rounds the
+    linear first, which differs by an ulp of the larger intermediate)."""
+    return rb(r + x @ w + (0.0 if b is None else b))
+
+
+def swap(t):
+    return np.swapaxes(t, -1, -2)
+
+
+def np_rot(t, c, s, r):
+    """HF rotary on the first r dims of the head (rotate_half), the rest passed through; bf16 ops."""
+    x, h = t[..., :r], r // 2
+    half = np.concatenate([-x[..., h:], x[..., :h]], -1)
+    return np.concatenate([rb(rb(x * c) + rb(half * s)), t[..., r:]], -1)
+
+
+def np_llama_norm(x, w, eps):
+    """LlamaRMSNorm: f32 statistics, cast back to bf16, then times the weight."""
+    return rb(w * rb(x / np.sqrt((x * x).mean(-1, keepdims=True) + eps)))
+
+
+def t_rot(t, c, s, r):
+    x, h = t[..., :r], r // 2
+    return T().cat([x * c + T().cat([-x[..., h:], x[..., :h]], -1) * s, t[..., r:]], -1)
+
+
+def t_llama_norm(x, w, eps):
+    xf = x.float()
+    return w * (xf * T().rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).to(x.dtype)
+
+
+def t_heads(t, b, s, h, dd):
+    return t.view(b, s, h, dd).transpose(1, 2)
+
+
+def t_merge(o):
+    b, h, s, dd = o.shape
+    return o.transpose(1, 2).reshape(b, s, h * dd)
+
+
+def t_ln(x, g, b, eps):
+    return F().layer_norm(x, (x.shape[-1],), g, b, eps)
+
+
+def ref_bert_layer(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    q, k, v = (split(lin(x, a["w" + n], a["b" + n]), b_, s_, 12, 64) for n in "qkv")
+    keep = np.arange(s_)[None, None, None, :] < a["len"][:, None, None, None]
+    sc = ROUND["f32"](rb(q @ swap(k)) / 8.0 + (1.0 - keep) * F32MIN)
+    ctx = merge(attend(sc, v, "bf16"))
+    h = rb(np_ln(lin_res(x, ctx, a["wo"], a["bo"]), a["g1"], a["b1"], 1e-12))
+    f = rb(np_gelu(lin(h, a["wi"], a["bi"])))
+    return [rb(np_ln(lin_res(h, f, a["wf"], a["bf"]), a["g2"], a["b2"], 1e-12))]
+
+
+def t_bert_layer(x, ln, wq, bq, wk, bk, wv, bv, wo, bo, g1, b1, wi, bi, wf, bf, g2, b2, d):
+    b_, s_ = d["B"], d["S"]
+    ext = (1.0 - t_lens_keep(ln, s_, x.device).float()) * T().finfo(T().float32).min
+    s = (t_heads(x @ wq + bq, b_, s_, 12, 64) @ t_heads(x @ wk + bk, b_, s_, 12, 64).transpose(-1, -2)).float() / 8.0
+    ctx = t_merge(T().softmax(s + ext, -1).to(x.dtype) @ t_heads(x @ wv + bv, b_, s_, 12, 64))
+    h = t_ln(ctx @ wo + bo + x, g1, b1, 1e-12)
+    return t_ln(F().gelu(h @ wi + bi) @ wf + bf + h, g2, b2, 1e-12)
+
+
+def w_in(*names_shapes):
+    """Weight inputs [(name, shape)]: matrices at 1 / sqrt(fan_in), vectors standard normal."""
+    return [(n, s, "bf16", "w" if len(s) == 2 else "n") for n, s in names_shapes]
+
+
+def ln_in(*names):
+    return [(n, (768,), "bf16", "n") for n in names]
+
+
+case("bert_layer_postln", [dict(B=2, S=5), dict(B=1, S=1), dict(B=3, S=67)], dict(B=8, S=512),
+     [("x", ("B", "S", 768), "bf16", "n"), ("len", ("B",), "i32", "lens")]
+     + w_in(("wq", (768, 768)), ("bq", (768,)), ("wk", (768, 768)), ("bk", (768,)), ("wv", (768, 768)), ("bv", (768,)),
+            ("wo", (768, 768)), ("bo", (768,)), ("g1", (768,)), ("b1", (768,)), ("wi", (768, 3072)), ("bi", (3072,)),
+            ("wf", (3072, 768)), ("bf", (768,)), ("g2", (768,)), ("b2", (768,))),
+     ref_bert_layer, t_bert_layer, fast=False)
+
+
+def ref_vit_block(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    qkv = lin(rb(np_ln(x, a["g1"], a["b1"], 1e-6)), a["wqkv"], a["bqkv"]).reshape(b_, s_, 3, 12, 64)
+    q, k, v = qkv.transpose(2, 0, 3, 1, 4)
+    x = lin_res(x, merge(attend(rb(q @ swap(k)) * 0.125, v, "bf16")), a["wp"], a["bp"])
+    h = rb(np_gelu(lin(rb(np_ln(x, a["g2"], a["b2"], 1e-6)), a["w1"], a["c1"])))
+    return [lin_res(x, h, a["w2"], a["c2"])]
+
+
+def t_vit_block(x, g1, b1, wqkv, bqkv, wp, bp, g2, b2, w1, c1, w2, c2, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (t_ln(x, g1, b1, 1e-6) @ wqkv + bqkv).reshape(b_, s_, 3, 12, 64).permute(2, 0, 3, 1, 4).unbind(0)
+    x = x + t_merge(F().scaled_dot_product_attention(q, k, v)) @ wp + bp
+    return x + F().gelu(t_ln(x, g2, b2, 1e-6) @ w1 + c1) @ w2 + c2
+
+
+case("vit_b16_block", [dict(B=2, S=5), dict(B=1, S=1), dict(B=1, S=197)], dict(B=64, S=197),
+     [("x", ("B", "S", 768), "bf16", "n")]
+     + w_in(("g1", (768,)), ("b1", (768,)), ("wqkv", (768, 2304)), ("bqkv", (2304,)), ("wp", (768, 768)), ("bp", (768,)),
+            ("g2", (768,)), ("b2", (768,)), ("w1", (768, 3072)), ("c1", (3072,)), ("w2", (3072, 768)), ("c2", (768,))),
+     ref_vit_block, t_vit_block, fast=False)
+
+
+def ref_pythia(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    qkv = split(lin(rb(np_ln(x, a["g1"], a["b1"], 1e-5)), a["wqkv"], a["bqkv"]), b_, s_, 16, 192)
+    q, k, v = np_rot(qkv[..., :64], cs, sn, 16), np_rot(qkv[..., 64:128], cs, sn, 16), qkv[..., 128:]
+    o = attend(np.where(causal(s_), rb(q @ swap(k)) * 0.125, -np.inf), v, "bf16")
+    attn = lin(merge(o), a["wd"], a["bd"])
+    mlp = rb(np_gelu(lin(rb(np_ln(x, a["g2"], a["b2"], 1e-5)), a["w1"], a["c1"])))
+    return [lin_res(attn + x, mlp, a["w2"], a["c2"])]
+
+
+def t_pythia(x, cs, sn, g1, b1, wqkv, bqkv, wd, bd, g2, b2, w1, c1, w2, c2, d):
+    b_, s_ = d["B"], d["S"]
+    qkv = t_heads(t_ln(x, g1, b1, 1e-5) @ wqkv + bqkv, b_, s_, 16, 192)
+    q, k, v = t_rot(qkv[..., :64], cs, sn, 16), t_rot(qkv[..., 64:128], cs, sn, 16), qkv[..., 128:]
+    attn = t_merge(F().scaled_dot_product_attention(q, k, v, is_causal=True)) @ wd + bd
+    return F().gelu(t_ln(x, g2, b2, 1e-5) @ w1 + c1) @ w2 + c2 + attn + x
+
+
+case("pythia_parallel_block", [dict(B=2, S=5), dict(B=1, S=1), dict(B=1, S=70)], dict(B=4, S=2048),
+     [("x", ("B", "S", 1024), "bf16", "n"), ("cs", ("S", 16), "bf16", "unit"), ("sn", ("S", 16), "bf16", "unit")]
+     + w_in(("g1", (1024,)), ("b1", (1024,)), ("wqkv", (1024, 3072)), ("bqkv", (3072,)), ("wd", (1024, 1024)),
+            ("bd", (1024,)), ("g2", (1024,)), ("b2", (1024,)), ("w1", (1024, 4096)), ("c1", (4096,)),
+            ("w2", (4096, 1024)), ("c2", (1024,))),
+     ref_pythia, t_pythia, fast=False)
+
+
+def np_gnorm(x, w):
+    return rb(x / np.sqrt((x * x).mean(-1, keepdims=True) + 1e-6) * (1.0 + w))
+
+
+def ref_gemma2(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = np_gnorm(x, a["n1"])
+    q = np_rot(split(rb(h @ a["wq"]), b_, s_, 8, 256), cs, sn, 256)
+    k = np.repeat(np_rot(split(rb(h @ a["wk"]), b_, s_, 4, 256), cs, sn, 256), 2, axis=1)
+    v = np.repeat(split(rb(h @ a["wv"]), b_, s_, 4, 256), 2, axis=1)
+    sc = np.tanh(rb(q @ swap(k)) * 0.0625 / 50.0) * 50.0
+    o = merge(attend(np.where(causal(s_), sc, -np.inf), v, "bf16"))
+    x = rb(x + np_gnorm(rb(o @ a["wo"]), a["n2"]))
+    g = np_gnorm(x, a["n3"])
+    act = rb(rb(np_gelu_tanh(rb(g @ a["wg"]))) * rb(g @ a["wu"]))
+    return [rb(x + np_gnorm(rb(act @ a["wd"]), a["n4"]))]
+
+
+def t_gemma2(x, cs, sn, n1, wq, wk, wv, wo, n2, n3, wg, wu, wd, n4, d):
+    tt = T()
+    b_, s_ = d["B"], d["S"]
+
+    def gn(t, w):
+        tf = t.float()
+        return (tf * tt.rsqrt(tf.pow(2).mean(-1, keepdim=True) + 1e-6) * (1.0 + w.float())).to(t.dtype)
+
+    h = gn(x, n1)
+    q = t_rot(t_heads(h @ wq, b_, s_, 8, 256), cs, sn, 256)
+    k = t_rot(t_heads(h @ wk, b_, s_, 4, 256), cs, sn, 256)
+    o = t_attn(q, k, t_heads(h @ wv, b_, s_, 4, 256), 0.0625, t_causal(s_, s_, x.device), cap=50.0, gqa=True)
+    x = x + gn(t_merge(o) @ wo, n2)
+    g = gn(x, n3)
+    return x + gn((F().gelu(g @ wg, approximate="tanh") * (g @ wu)) @ wd, n4)
+
+
+case("gemma2_block", [dict(B=1, S=5), dict(B=2, S=1), dict(B=1, S=33)], dict(B=2, S=2048),
+     [("x", ("B", "S", 2304), "bf16", "n"), ("cs", ("S", 256), "bf16", "unit"), ("sn", ("S", 256), "bf16", "unit"),
+      ("n1", (2304,), "bf16", "small")]
+     + w_in(("wq", (2304, 2048)), ("wk", (2304, 1024)), ("wv", (2304, 1024)), ("wo", (2048, 2304)))
+     + [(n, (2304,), "bf16", "small") for n in ("n2", "n3")]
+     + w_in(("wg", (2304, 9216)), ("wu", (2304, 9216)), ("wd", (9216, 2304))) + [("n4", (2304,), "bf16", "small")],
+     ref_gemma2, t_gemma2, fast=False)
+
+
+def ref_phi2(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = rb(np_ln(x, a["g"], a["b"], 1e-5))
+    q, k, v = (split(lin(h, a["w" + n], a["b" + n]), b_, s_, 32, 80) for n in "qkv")
+    q, k = np_rot(q, cs, sn, 32), np_rot(k, cs, sn, 32)
+    sc = ROUND["f32"](q @ swap(k)) / math.sqrt(80)
+    attn = lin(merge(attend(np.where(causal(s_), sc, -np.inf), v, "bf16")), a["wd"], a["bd"])
+    return [lin_res(attn + x, rb(np_gelu_tanh(lin(h, a["w1"], a["c1"]))), a["w2"], a["c2"])]
+
+
+def t_phi2(x, cs, sn, g, b, wq, bq, wk, bk, wv, bv, wd, bd, w1, c1, w2, c2, d):
+    tt = T()
+    b_, s_ = d["B"], d["S"]
+    h = t_ln(x, g, b, 1e-5)
+    q = t_rot(t_heads(h @ wq + bq, b_, s_, 32, 80), cs, sn, 32)
+    k = t_rot(t_heads(h @ wk + bk, b_, s_, 32, 80), cs, sn, 32)
+    s = (q.float() @ k.float().transpose(2, 3)) / math.sqrt(80)
+    s = s.masked_fill(~t_causal(s_, s_, x.device), float("-inf"))
+    o = tt.softmax(s, -1).to(x.dtype) @ t_heads(h @ wv + bv, b_, s_, 32, 80)
+    return t_merge(o) @ wd + bd + F().gelu(h @ w1 + c1, approximate="tanh") @ w2 + c2 + x
+
+
+case("phi2_block", [dict(B=1, S=5), dict(B=1, S=1), dict(B=2, S=19)], dict(B=2, S=2048),
+     [("x", ("B", "S", 2560), "bf16", "n"), ("cs", ("S", 32), "bf16", "unit"), ("sn", ("S", 32), "bf16", "unit")]
+     + w_in(("g", (2560,)), ("b", (2560,)), ("wq", (2560, 2560)), ("bq", (2560,)), ("wk", (2560, 2560)), ("bk", (2560,)),
+            ("wv", (2560, 2560)), ("bv", (2560,)), ("wd", (2560, 2560)), ("bd", (2560,)), ("w1", (2560, 10240)),
+            ("c1", (10240,)), ("w2", (10240, 2560)), ("c2", (2560,))),
+     ref_phi2, t_phi2, fast=False)
+
+
+def ref_mistral_swa(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = np_llama_norm(x, a["w"], 1e-5)
+    q = np_rot(split(rb(h @ a["wq"]), b_, s_, 32, 128), cs, sn, 128)
+    k = np.repeat(np_rot(split(rb(h @ a["wk"]), b_, s_, 8, 128), cs, sn, 128), 4, axis=1)
+    v = np.repeat(split(rb(h @ a["wv"]), b_, s_, 8, 128), 4, axis=1)
+    i, j = np.arange(s_)[:, None], np.arange(s_)[None, :]
+    sc = np.where((j <= i) & (i - j < 4096), rb(q @ swap(k)) * SC128, -np.inf)
+    return [lin_res(x, merge(attend(sc, v, "bf16")), a["wo"])]
+
+
+def swa_mask(s_, dev):
+    i = T().arange(s_, device=dev)
+    return (i[None, :] <= i[:, None]) & (i[:, None] - i[None, :] < 4096)
+
+
+def t_mistral_swa(x, cs, sn, w, wq, wk, wv, wo, d):
+    b_, s_ = d["B"], d["S"]
+    h = t_llama_norm(x, w, 1e-5)
+    q = t_rot(t_heads(h @ wq, b_, s_, 32, 128), cs, sn, 128)
+    k = t_rot(t_heads(h @ wk, b_, s_, 8, 128), cs, sn, 128)
+    o = sdpa(q, k, t_heads(h @ wv, b_, s_, 8, 128), SC128, swa_mask(s_, x.device), gqa=True)
+    return x + t_merge(o) @ wo
+
+
+case("mistral_swa_attn", [dict(B=1, S=5), dict(B=2, S=1), dict(B=1, S=40)], dict(B=1, S=8192),
+     [("x", ("B", "S", 4096), "bf16", "n"), ("cs", ("S", 128), "bf16", "unit"), ("sn", ("S", 128), "bf16", "unit"),
+      ("w", (4096,), "bf16", "n")]
+     + w_in(("wq", (4096, 4096)), ("wk", (4096, 1024)), ("wv", (4096, 1024)), ("wo", (4096, 4096))),
+     ref_mistral_swa, t_mistral_swa, fast=False)
+
+
+def ref_whisper(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    h = rb(np_ln(x, a["g1"], a["b1"], 1e-5))
+    q = split(rb(lin(h, a["wq"], a["bq"]) * 0.125), b_, s_, 12, 64)
+    k, v = split(rb(h @ a["wk"]), b_, s_, 12, 64), split(lin(h, a["wv"], a["bv"]), b_, s_, 12, 64)
+    x = lin_res(x, merge(attend(rb(q @ swap(k)), v, "bf16")), a["wo"], a["bo"])
+    f = rb(np_gelu(lin(rb(np_ln(x, a["g2"], a["b2"], 1e-5)), a["w1"], a["c1"])))
+    return [lin_res(x, f, a["w2"], a["c2"])]
+
+
+def t_whisper(x, g1, b1, wq, bq, wk, wv, bv, wo, bo, g2, b2, w1, c1, w2, c2, d):
+    b_, s_ = d["B"], d["S"]
+    h = t_ln(x, g1, b1, 1e-5)
+    q = t_heads((h @ wq + bq) * 0.125, b_, s_, 12, 64)
+    o = t_attn(q, t_heads(h @ wk, b_, s_, 12, 64), t_heads(h @ wv + bv, b_, s_, 12, 64), 1.0)
+    x = x + t_merge(o) @ wo + bo
+    return x + F().gelu(t_ln(x, g2, b2, 1e-5) @ w1 + c1) @ w2 + c2
+
+
+case("whisper_enc_block", [dict(B=1, S=5), dict(B=2, S=1), dict(B=1, S=150)], dict(B=16, S=1500),
+     [("x", ("B", "S", 768), "bf16", "n")]
+     + w_in(("g1", (768,)), ("b1", (768,)), ("wq", (768, 768)), ("bq", (768,)), ("wk", (768, 768)), ("wv", (768, 768)),
+            ("bv", (768,)), ("wo", (768, 768)), ("bo", (768,)), ("g2", (768,)), ("b2", (768,)), ("w1", (768, 3072)),
+            ("c1", (3072,)), ("w2", (3072, 768)), ("c2", (768,))),
+     ref_whisper, t_whisper, fast=False)
+
+
+def ref_clip_text(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    h = rb(np_ln(x, a["g1"], a["b1"], 1e-5))
+    q = split(rb(lin(h, a["wq"], a["bq"]) * 0.125), b_, s_, 12, 64)
+    k, v = (split(lin(h, a["w" + n], a["b" + n]), b_, s_, 12, 64) for n in "kv")
+    x = lin_res(x, merge(attend(np.where(causal(s_), rb(q @ swap(k)), -np.inf), v, "bf16")), a["wo"], a["bo"])
+    f = lin(rb(np_ln(x, a["g2"], a["b2"], 1e-5)), a["w1"], a["c1"])
+    return [lin_res(x, rb(f / (1 + np.exp(-1.702 * f))), a["w2"], a["c2"])]
+
+
+def t_clip_text(x, g1, b1, wq, bq, wk, bk, wv, bv, wo, bo, g2, b2, w1, c1, w2, c2, d):
+    b_, s_ = d["B"], d["S"]
+    h = t_ln(x, g1, b1, 1e-5)
+    q = t_heads((h @ wq + bq) * 0.125, b_, s_, 12, 64)
+    o = t_attn(q, t_heads(h @ wk + bk, b_, s_, 12, 64), t_heads(h @ wv + bv, b_, s_, 12, 64), 1.0,
+               t_causal(s_, s_, x.device))
+    x = x + t_merge(o) @ wo + bo
+    f = t_ln(x, g2, b2, 1e-5) @ w1 + c1
+    return x + (f * T().sigmoid(1.702 * f)) @ w2 + c2
+
+
+case("clip_text_layer", [dict(B=2, S=5), dict(B=1, S=1), dict(B=2, S=77)], dict(B=2, S=77),
+     [("x", ("B", "S", 768), "bf16", "n")]
+     + w_in(("g1", (768,)), ("b1", (768,)), ("wq", (768, 768)), ("bq", (768,)), ("wk", (768, 768)), ("bk", (768,)),
+            ("wv", (768, 768)), ("bv", (768,)), ("wo", (768, 768)), ("bo", (768,)), ("g2", (768,)), ("b2", (768,)),
+            ("w1", (768, 3072)), ("c1", (3072,)), ("w2", (3072, 768)), ("c2", (768,))),
+     ref_clip_text, t_clip_text, fast=False)
+
+
+def ref_add_rms(a, d):
+    r = rb(a["x"] + a["res"])
+    return [np_llama_norm(r, a["w"], 1e-5), r]
+
+
+def t_add_rms(x, res, w, d):
+    r = x + res
+    return t_llama_norm(r, w, 1e-5), r
+
+
+case("decode_add_rmsnorm", [dict(M=1, D=4096), dict(M=3, D=77), dict(M=1, D=1)], dict(M=1, D=4096),
+     [("x", ("M", "D"), "bf16", "n"), ("res", ("M", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n")],
+     ref_add_rms, t_add_rms, kernels=1)
+
+
+def np_log_softmax(z):
+    m = z.max(-1, keepdims=True)
+    return z - m - np.log(np.exp(z - m).sum(-1, keepdims=True))
+
+
+case("decode_temp_softmax", [dict(B=1, V=32000), dict(B=2, V=7), dict(B=1, V=1)], dict(B=1, V=32000),
+     [("logits", ("B", "V"), "f32", "big")],
+     lambda a, d: [np.exp(np_log_softmax(a["logits"] / 0.7))],
+     lambda logits, d: T().softmax(logits / 0.7, dim=-1), kernels=1)
+
+case("sample_probs_128k", [dict(B=4, V=1000), dict(B=1, V=1), dict(B=2, V=128256)], dict(B=4, V=128256),
+     [("logits", ("B", "V"), "bf16", "big"), ("temp", ("B", 1), "f32", "temp")],
+     lambda a, d: [np.exp(np_log_softmax(a["logits"] / a["temp"])), np_log_softmax(a["logits"] / a["temp"])],
+     lambda logits, temp, d: (T().softmax(logits.float() / temp, -1), T().log_softmax(logits.float() / temp, -1)),
+     kernels=1)
+
+
+def ref_decode_step(a, d):
+    b_, hh = d["B"], d["H"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = np_llama_norm(x, a["n1"], 1e-5)
+    q, k = (np_rot(split(rb(h @ a[w]), b_, 1, hh, 128), cs, sn, 128) for w in ("wq", "wk"))
+    v = split(rb(h @ a["wv"]), b_, 1, hh, 128)
+    keys, vals = np.concatenate([a["kc"], k], 2), np.concatenate([a["vc"], v], 2)
+    x = lin_res(x, merge(attend(rb(q @ swap(keys)) * SC128, vals, "bf16")), a["wo"])
+    g = np_llama_norm(x, a["n2"], 1e-5)
+    gg = rb(g @ a["wg"])
+    return [lin_res(x, rb(rb(gg / (1 + np.exp(-gg))) * rb(g @ a["wu"])), a["wd"]), k, v]
+
+
+def t_decode_step(x, cs, sn, kc, vc, n1, wq, wk, wv, wo, n2, wg, wu, wd, d):
+    tt = T()
+    b_, hh = d["B"], d["H"]
+    h = t_llama_norm(x, n1, 1e-5)
+    q = t_rot(t_heads(h @ wq, b_, 1, hh, 128), cs, sn, 128)
+    k = t_rot(t_heads(h @ wk, b_, 1, hh, 128), cs, sn, 128)
+    v = t_heads(h @ wv, b_, 1, hh, 128)
+    o = F().scaled_dot_product_attention(q, tt.cat([kc, k], 2), tt.cat([vc, v], 2), scale=SC128)
+    x = x + t_merge(o) @ wo
+    g = t_llama_norm(x, n2, 1e-5)
+    return x + (F().silu(g @ wg) * (g @ wu)) @ wd, k, v
+
+
+case("llama_decode_step", [dict(B=1, L=5, H=2, D=256, F=96), dict(B=2, L=1, H=1, D=128, F=40),
+                           dict(B=1, L=1000, H=2, D=256, F=64)],
+     dict(B=1, L=4095, H=32, D=4096, F=11008),
+     [("x", ("B", 1, "D"), "bf16", "n"), ("cs", ("B", 1, 1, 128), "bf16", "unit"),
+      ("sn", ("B", 1, 1, 128), "bf16", "unit"), ("kc", ("B", "H", "L", 128), "bf16", "n"),
+      ("vc", ("B", "H", "L", 128), "bf16", "n"), ("n1", ("D",), "bf16", "n")]
+     + w_in(("wq", ("D", "D")), ("wk", ("D", "D")), ("wv", ("D", "D")), ("wo", ("D", "D")))
+     + [("n2", ("D",), "bf16", "n")] + w_in(("wg", ("D", "F")), ("wu", ("D", "F")), ("wd", ("F", "D"))),
+     ref_decode_step, t_decode_step, fast=False)
+
+
+def ref_logits_sample(a, d):
+    z = rb(np_llama_norm(a["x"], a["w"], 1e-5) @ a["lm"].T) / 0.8
+    return [np.exp(np_log_softmax(z))]
+
+
+case("decode_logits_sample", [dict(B=1, D=64, V=1000), dict(B=3, D=33, V=7), dict(B=1, D=1, V=1)],
+     dict(B=1, D=4096, V=32000),
+     [("x", ("B", "D"), "bf16", "n"), ("w", ("D",), "bf16", "n"), ("lm", ("V", "D"), "bf16", "n")], ref_logits_sample,
+     lambda x, w, lm, d: T().softmax(F().linear(t_llama_norm(x, w, 1e-5), lm).float() / 0.8, dim=-1))
+
+
+def ref_phi3_d96(a, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (split(a["qkv"][..., i * 3072:(i + 1) * 3072], b_, s_, 32, 96) for i in range(3))
+    sc = np.where(causal(s_), rb(q @ swap(k)) * 96 ** -0.5, -np.inf)
+    return [merge(attend(sc, v, "bf16"))]
+
+
+def t_phi3_d96(qkv, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (t_heads(t, b_, s_, 32, 96) for t in qkv.split(3072, -1))
+    return t_merge(t_attn(q, k, v, 96 ** -0.5, t_causal(s_, s_, qkv.device)))
+
+
+def s_phi3_d96(qkv, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (t_heads(t, b_, s_, 32, 96) for t in qkv.split(3072, -1))
+    return t_merge(sdpa(q, k, v, 96 ** -0.5, causal=True))
+
+
+case("attn_phi3_d96", [dict(B=1, S=7), dict(B=2, S=1), dict(B=1, S=131)], dict(B=1, S=4001),
+     [("qkv", ("B", "S", 9216), "bf16", "n")], ref_phi3_d96, t_phi3_d96, attention=True)
+
+
+def mpt_bias(s_, np_or_t, dev=None):
+    """llm-foundry's ALiBi: slopes 2^(-8 (h + 1) / 64) times the key position minus S - 1."""
+    if np_or_t is np:
+        return (2.0 ** (-0.125 * (np.arange(64) + 1)))[:, None, None] * (np.arange(s_) - (s_ - 1))[None, None, :]
+    tt = T()
+    sl = 2.0 ** (-0.125 * (tt.arange(64, device=dev) + 1).float())
+    return sl[:, None, None] * (tt.arange(1 - s_, 1, device=dev).float())[None, None, :]
+
+
+def ref_mpt(a, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (split(a["qkv"][..., i * 7168:(i + 1) * 7168], b_, s_, 64, 112) for i in range(3))
+    sc = np.where(causal(s_), rb(q @ swap(k)) * 112 ** -0.5 + mpt_bias(s_, np), -np.inf)
+    return [merge(attend(sc, v, "bf16"))]
+
+
+def t_mpt(qkv, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (t_heads(t, b_, s_, 64, 112) for t in qkv.chunk(3, -1))
+    return t_merge(t_attn(q, k, v, 112 ** -0.5, t_causal(s_, s_, qkv.device), bias=mpt_bias(s_, None, qkv.device)))
+
+
+def s_mpt(qkv, d):
+    b_, s_ = d["B"], d["S"]
+    q, k, v = (t_heads(t, b_, s_, 64, 112) for t in qkv.chunk(3, -1))
+    m = mpt_bias(s_, None, qkv.device).masked_fill(~t_causal(s_, s_, qkv.device), float("-inf")).to(qkv.dtype)
+    return t_merge(sdpa(q, k, v, 112 ** -0.5, m))
+
+
+case("attn_mpt_alibi_d112", [dict(B=1, S=7), dict(B=1, S=1), dict(B=2, S=70)], dict(B=1, S=4093),
+     [("qkv", ("B", "S", 21504), "bf16", "n")], ref_mpt, t_mpt, attention=True)
+
+
+def ref_ner(a, d):
+    logits = lin(a["h"], a["w"], a["b"])
+    return [logits, np_log_softmax(logits)]
+
+
+case("ner_head_n9", [dict(B=2, S=5), dict(B=1, S=1), dict(B=3, S=130)], dict(B=64, S=256),
+     [("h", ("B", "S", 768), "bf16", "n"), ("w", (768, 9), "bf16", "w"), ("b", (9,), "bf16", "n")], ref_ner,
+     lambda h, w, b, d: (lambda lg: (lg, T().log_softmax(lg.float(), -1)))(h @ w + b), kernels=1)
+
+
+def ref_dlrm(a, d):
+    h = np.maximum(a["x"] @ a["w1"] + a["b1"], 0)
+    h = np.maximum(h @ a["w2"] + a["b2"], 0)
+    return [np.maximum(h @ a["w3"] + a["b3"], 0)]
+
+
+case("dlrm_bottom_k13", [dict(B=3), dict(B=1), dict(B=257)], dict(B=32768),
+     [("x", ("B", 13), "f32", "n"), ("w1", (13, 512), "f32", "w"), ("b1", (512,), "f32", "small"),
+      ("w2", (512, 256), "f32", "w"), ("b2", (256,), "f32", "small"), ("w3", (256, 128), "f32", "w"),
+      ("b3", (128,), "f32", "small")], ref_dlrm,
+     lambda x, w1, b1, w2, b2, w3, b3, d: T().relu(T().relu(T().relu(x @ w1 + b1) @ w2 + b2) @ w3 + b3), kernels=3)
+
+
+def ref_mlm_head(a, d):
+    t = rb(np_ln(rb(np_gelu(lin(a["h"], a["wt"], a["bt"]))), a["g"], a["b"], 1e-12))
+    return [lin(t, a["wdec"], a["bdec"])]
+
+
+case("bert_mlm_head", [dict(M=3, V=100), dict(M=1, V=1), dict(M=9, V=30522)], dict(M=4096, V=30522),
+     [("h", ("M", 768), "bf16", "n")] + w_in(("wt", (768, 768)), ("bt", (768,)), ("g", (768,)), ("b", (768,)),
+                                            ("wdec", (768, "V")), ("bdec", ("V",))), ref_mlm_head,
+     lambda h, wt, bt, g, b, wdec, bdec, d: t_ln(F().gelu(h @ wt + bt), g, b, 1e-12) @ wdec + bdec, kernels=2)
+
+SDPA.update({"attn_phi3_d96": s_phi3_d96, "attn_mpt_alibi_d112": s_mpt})
+BLOCK_SPARSE.update({"attn_phi3_d96", "attn_mpt_alibi_d112"})
+ROUND7 = ["bert_layer_postln", "vit_b16_block", "pythia_parallel_block", "gemma2_block", "phi2_block",
+          "mistral_swa_attn", "whisper_enc_block", "clip_text_layer", "decode_add_rmsnorm", "decode_temp_softmax",
+          "sample_probs_128k", "llama_decode_step", "decode_logits_sample", "attn_phi3_d96", "attn_mpt_alibi_d112",
+          "ner_head_n9", "dlrm_bottom_k13", "bert_mlm_head"]
