@@ -138,9 +138,9 @@ static LLVMValueRef m_exp2(cg_ctx *cx, LLVMValueRef x) {
  * subnormal x scaled by 2^23 first), f = m - 1 exact (Sterbenz), log1p(f) = f + f^2 Q(f) with Q
  * an 8-term fit of (log1p(f) - f) / f^2 on [-1/3, 1/3] minimax in the relative error of
  * log1p (0.44 ulp; Lawson's iteratively reweighted least squares on 6000 Chebyshev nodes in
- * double, coefficients rounded to f32). Returns log1p(f) and sets *kf to e * 2^23 as an f32
- * (exact: e has at most 8 bits). Valid for positive finite x; special inputs are patched by
- * the callers. No division: 21 PTX instructions, 2 of them register moves. */
+ * double, coefficients rounded to f32: tools/math_fit.py). Returns log1p(f) and sets *kf to e *
+ * 2^23 as an f32 (exact: e has at most 8 bits). Valid for positive finite x; special inputs are
+ * patched by the callers. No division: 21 PTX instructions, 2 of them register moves. */
 static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *kf) {
     LLVMBuilderRef b = cx->b;
     static const double q[] = {-0.49999937415122986, 0.33333197236061096, -0.2500782012939453,
@@ -209,11 +209,12 @@ static LLVMValueRef exp2_mid(cg_ctx *cx, LLVMValueRef q) {
  * 7-term fit of log2(erfc(x)) on [0.9, 4] minimax in the absolute error of erf, that is with
  * weight erfc(x) (0.03 ulp); 2^Q(4) = 2^-25.9 rounds 1 - 2^Q to 1, so |x| >= 4 needs no
  * branch of its own. Fits: Lawson's iteratively reweighted least squares on 4000 Chebyshev
- * nodes in double, coefficients rounded to f32; an f32 emulation with fma and an exact 2^q
- * gives 1.24 ulp (the host JIT, on the portable exp2: 1.37, tests/unit/test_math_dense.c);
- * on the GPU the SFU's 2^-22 relative error adds at most erfc(0.9) 2^-22 = 0.8 ulp.
- * Both branches are straight-line; a NaN fails the comparison and takes the polynomial, which
- * carries it; the sign by bits. 23 PTX instructions on the GPU, 3 of them register moves. */
+ * nodes in double, coefficients rounded to f32 (tools/math_fit.py); its f32 emulation with fma
+ * and an exact 2^q gives 1.29 ulp (the host JIT, on the portable exp2: 1.37,
+ * tests/unit/test_math_dense.c); on the GPU the SFU's 2^-22 relative error adds at most erfc(0.9)
+ * 2^-22 = 0.8 ulp. Both branches are straight-line; a NaN fails the comparison and takes the
+ * polynomial, which carries it; the sign by bits. 23 PTX instructions on the GPU, 3 of them
+ * register moves. */
 static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
     static const double ps[] = {0.12837915122509003,  -0.3761252462863922,
                                 0.11282140761613846,  -0.026778914034366608,
