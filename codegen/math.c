@@ -135,24 +135,27 @@ static LLVMValueRef m_exp2(cg_ctx *cx, LLVMValueRef x) {
 
 /* log decomposition, one definition for the host and the GPU: x = 2^e m with m in [2/3, 4/3)
  * (k = (bits(x) - bits(2/3)) & 0xff800000 is e in the exponent field, m's bits are bits(x) - k;
- * subnormal x scaled by 2^23 first), f = m - 1 exact (Sterbenz), log1p(f) = f + f^2 Q(f) with Q
- * an 8-term fit of (log1p(f) - f) / f^2 on [-1/3, 1/3] minimax in the relative error of
- * log1p (0.44 ulp; Lawson's iteratively reweighted least squares on 6000 Chebyshev nodes in
- * double, coefficients rounded to f32: tools/math_fit.py). Returns log1p(f) and sets *kf to e *
- * 2^23 as an f32 (exact: e has at most 8 bits). Valid for positive finite x; special inputs are
- * patched by the callers. No division: 21 PTX instructions, 2 of them register moves. */
+ * subnormal x scaled by 2^23 first, the 23 taken off its bits' exponent field), f = m - 1 exact
+ * (Sterbenz), log1p(f) = f + f^2 Q(f) with Q an 8-term fit of (log1p(f) - f) / f^2 on [-1/3, 1/3]
+ * minimax in the relative error of log1p (0.44 ulp; Lawson's iteratively reweighted least squares
+ * on 6000 Chebyshev nodes in double, coefficients rounded to f32: tools/math_fit.py). Returns
+ * log1p(f) and sets *kf to e * 2^23 as an f32 (exact: e has at most 8 bits). Valid for positive
+ * finite x; special inputs are patched by the callers. No division: 21 PTX instructions, 3 of them
+ * register moves. */
 static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *kf) {
     LLVMBuilderRef b = cx->b;
     static const double q[] = {-0.49999937415122986, 0.33333197236061096, -0.2500782012939453,
                                0.20011168718338013,  -0.1641596108675003, 0.13995806872844696,
                                -0.1538853943347931,  0.14026357233524323};
+    /* u: x's bits, or for a subnormal x those of x 2^23 with 23 taken off the exponent field
+     * (below zero: k below is a floor, so it still splits u into 2^(e - 23) and m) */
     LLVMValueRef tiny = fcmp(cx, LLVMRealOLT, x, F(cx, 1.1754943508222875e-38));
-    LLVMValueRef xs = sel(cx, tiny, fmul(cx, x, F(cx, 8388608.0)), x);
-    LLVMValueRef u = LLVMBuildBitCast(b, xs, cx->i32, "");
+    LLVMValueRef us = LLVMBuildSub(
+        b, LLVMBuildBitCast(b, fmul(cx, x, F(cx, 8388608.0)), cx->i32, ""), I(cx, 23 << 23), "");
+    LLVMValueRef u = sel(cx, tiny, us, LLVMBuildBitCast(b, x, cx->i32, ""));
     LLVMValueRef k = LLVMBuildAnd(b, LLVMBuildSub(b, u, I(cx, 0x3f2aaaab), ""),
                                   LLVMConstInt(cx->i32, 0xff800000u, 0), "");
     LLVMValueRef m = LLVMBuildBitCast(b, LLVMBuildSub(b, u, k, ""), cx->f32, "");
-    k = LLVMBuildAdd(b, k, sel(cx, tiny, I(cx, -23 * 8388608), I(cx, 0)), "");
     *kf = LLVMBuildSIToFP(b, k, cx->f32, "");
     LLVMValueRef f = fsub(cx, m, F(cx, 1.0));
     return ffma(cx, fmul(cx, f, f), poly(cx, f, q, 8), f);
