@@ -5,19 +5,19 @@
 
 One f32 input holds a dense sweep of each function's interesting range plus special values (0, -0,
 +-inf, NaN, subnormals, the overflow/underflow thresholds); one `txc run` computes exp, exp2, tanh,
-sigmoid, silu, gelu_tanh, log, rsqrt and erf of it. For each function it prints the largest error in
+sigmoid, silu, gelu_tanh, log, rsqrt, erf and log2 of it. For each function it prints the largest error in
 ulp (of the f32 nearest to the float64 reference) over results that are normal f32 numbers, how many
 elements exceed the limit below, and whether NaN/inf/0 land where the reference has them. Results the
 reference puts below FLT_MIN (2^-119 for silu and gelu_tanh, whose exponential underflowed there) are
 checked as absolute errors under that threshold (the GPU flushes them).
-Exit 1 when a function exceeds its limit: 4 ulp (exp, exp2, sigmoid, tanh, rsqrt, log), 5 (silu),
+Exit 1 when a function exceeds its limit: 4 ulp (exp, exp2, sigmoid, tanh, rsqrt, log, log2), 5 (silu),
 6 ulp (erf), 6 ulp per unit of condition number (gelu_tanh, see CONDITIONED). The limits are this project's contract for f32 math (docs/codegen.md)."""
 import argparse, os, subprocess, sys, tempfile
 import numpy as np
 
 PROG = """
-fn mathcheck(x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) {
-  return exp(x), exp2(x), tanh(x), sigmoid(x), silu(x), gelu_tanh(x), log(x), rsqrt(x), erf(x)
+fn mathcheck(x: f32[N]) -> (f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N], f32[N]) {
+  return exp(x), exp2(x), tanh(x), sigmoid(x), silu(x), gelu_tanh(x), log(x), rsqrt(x), erf(x), log2(x)
 }
 """
 
@@ -32,11 +32,11 @@ def ref_funcs(x):
             "sigmoid": 1.0 / (1.0 + np.exp(-x)), "silu": x / (1.0 + np.exp(-x)),
             # 0.5 x (1 + tanh u) = x / (1 + e^-2u): the same function without cancellation
             "gelu_tanh": x / (1.0 + np.exp(-2.0 * k * (x + 0.044715 * x ** 3))),
-            "log": np.log(x), "rsqrt": 1.0 / np.sqrt(x), "erf": verf(x),
+            "log": np.log(x), "rsqrt": 1.0 / np.sqrt(x), "erf": verf(x), "log2": np.log2(x),
         }
 
 # silu is sigmoid's error plus one multiply (4.03 ulp measured on the H200, 2026-11-30)
-LIMIT = {"exp": 4, "exp2": 4, "tanh": 4, "sigmoid": 4, "silu": 5, "gelu_tanh": 6, "log": 4, "rsqrt": 4, "erf": 6}
+LIMIT = {"exp": 4, "exp2": 4, "tanh": 4, "sigmoid": 4, "silu": 5, "gelu_tanh": 6, "log": 4, "rsqrt": 4, "erf": 6, "log2": 4}
 FLT_MIN = np.float64(np.finfo(np.float32).tiny)
 # Below these magnitudes an exponential inside the function underflowed (results flush on the GPU):
 # checked as absolute errors under the threshold. silu and gelu_tanh multiply it by |x| < 128.

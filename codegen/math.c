@@ -2,11 +2,13 @@
  * reduction and polynomials from llvm.fma, llvm.sqrt, llvm.rint, llvm.fabs and
  * llvm.copysign, which lower on both targets) for the host and the functions
  * the GPU has no faster path for, and GPU versions of exp, exp2, tanh,
- * sigmoid, silu and gelu_tanh on the special-function unit (g_*). Both stay
- * within a few ulp (limits and measurements in docs/codegen.md; checked by
- * bench/gpu_math.py on the GPU and tests/scripts/math_ulp.sh on the host).
- * Each is an internal function "tx.NAME" of the module, defined on first
- * use; O3 inlines them. */
+ * sigmoid, silu and gelu_tanh on the special-function unit (g_*). log, log2
+ * and erf are one formula for both, built for few GPU instructions (erf's
+ * tail 2^q alone is ex2.approx on the GPU). All stay within a few ulp
+ * (limits and measurements in docs/codegen.md; checked by bench/gpu_math.py
+ * on the GPU, tests/unit/test_math_dense.c and tests/scripts/math_ulp.sh on
+ * the host). Each is an internal function "tx.NAME" of the module, defined on
+ * first use; O3 inlines them. */
 #include "codegen/cg_impl.h"
 
 #include <string.h>
@@ -131,41 +133,32 @@ static LLVMValueRef m_exp2(cg_ctx *cx, LLVMValueRef x) {
     return sel(cx, isnanf_(cx, x), x, res);
 }
 
-static LLVMValueRef g_rcp(cg_ctx *cx, LLVMValueRef d);
-
-/* log decomposition: x = 2^e * m, m in [sqrt(1/2), sqrt(2)), f = m - 1;
- * returns log1p(f) (fdlibm's form) and sets *e (f32). Special inputs are
- * patched by the callers. On the GPU s = f / (f + 2) is f times the reciprocal
- * (rcp.approx + Newton, f + 2 in [1.7, 2.5]): an IEEE div.rn is a ptxas
- * subroutine with a slow-path branch, which serialised wgmma epilogues of many
- * logarithms (decay_gates: 64 divisions a thread); s enters log1p(f) only as
- * s (hfsq + R) = O(f^3), so its extra ulp moves the result by under 0.1 ulp
- * (f32 emulation: 0.92 ulp against 0.88 with the division). */
-static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *ef) {
+/* log decomposition, one definition for the host and the GPU: x = 2^e m with m in [2/3, 4/3)
+ * (k = (bits(x) - bits(2/3)) & 0xff800000 is e in the exponent field, m's bits are bits(x) - k;
+ * subnormal x scaled by 2^23 first, the 23 taken off its bits' exponent field), f = m - 1 exact
+ * (Sterbenz), log1p(f) = f + f^2 Q(f) with Q an 8-term fit of (log1p(f) - f) / f^2 on [-1/3, 1/3]
+ * minimax in the relative error of log1p (0.44 ulp; Lawson's iteratively reweighted least squares
+ * on 6000 Chebyshev nodes in double, coefficients rounded to f32: tools/math_fit.py). Returns
+ * log1p(f) and sets *kf to e * 2^23 as an f32 (exact: e has at most 8 bits). Valid for positive
+ * finite x; special inputs are patched by the callers. No division: 21 PTX instructions, 3 of them
+ * register moves. */
+static LLVMValueRef log_core(cg_ctx *cx, LLVMValueRef x, LLVMValueRef *kf) {
     LLVMBuilderRef b = cx->b;
+    static const double q[] = {-0.49999937415122986, 0.33333197236061096, -0.2500782012939453,
+                               0.20011168718338013,  -0.1641596108675003, 0.13995806872844696,
+                               -0.1538853943347931,  0.14026357233524323};
+    /* u: x's bits, or for a subnormal x those of x 2^23 with 23 taken off the exponent field
+     * (below zero: k below is a floor, so it still splits u into 2^(e - 23) and m) */
     LLVMValueRef tiny = fcmp(cx, LLVMRealOLT, x, F(cx, 1.1754943508222875e-38));
-    LLVMValueRef xs = sel(cx, tiny, fmul(cx, x, F(cx, 8388608.0)), x);
-    LLVMValueRef u = LLVMBuildBitCast(b, xs, cx->i32, "");
-    LLVMValueRef e = LLVMBuildSub(b, LLVMBuildLShr(b, u, I(cx, 23), ""), I(cx, 127), "");
-    e = LLVMBuildSub(b, e, sel(cx, tiny, I(cx, 23), I(cx, 0)), "");
-    LLVMValueRef mb =
-        LLVMBuildOr(b, LLVMBuildAnd(b, u, I(cx, 0x7fffff), ""), I(cx, 0x3f800000), "");
-    LLVMValueRef m = LLVMBuildBitCast(b, mb, cx->f32, "");
-    LLVMValueRef big = fcmp(cx, LLVMRealOGT, m, F(cx, 1.41421356237309505));
-    m = sel(cx, big, fmul(cx, m, F(cx, 0.5)), m);
-    e = LLVMBuildAdd(b, e, sel(cx, big, I(cx, 1), I(cx, 0)), "");
-    *ef = LLVMBuildSIToFP(b, e, cx->f32, "");
+    LLVMValueRef us = LLVMBuildSub(
+        b, LLVMBuildBitCast(b, fmul(cx, x, F(cx, 8388608.0)), cx->i32, ""), I(cx, 23 << 23), "");
+    LLVMValueRef u = sel(cx, tiny, us, LLVMBuildBitCast(b, x, cx->i32, ""));
+    LLVMValueRef k = LLVMBuildAnd(b, LLVMBuildSub(b, u, I(cx, 0x3f2aaaab), ""),
+                                  LLVMConstInt(cx->i32, 0xff800000u, 0), "");
+    LLVMValueRef m = LLVMBuildBitCast(b, LLVMBuildSub(b, u, k, ""), cx->f32, "");
+    *kf = LLVMBuildSIToFP(b, k, cx->f32, "");
     LLVMValueRef f = fsub(cx, m, F(cx, 1.0));
-    LLVMValueRef d = fadd(cx, f, F(cx, 2.0));
-    LLVMValueRef s = cx->gpu ? fmul(cx, f, g_rcp(cx, d)) : fdiv(cx, f, d);
-    LLVMValueRef z = fmul(cx, s, s);
-    static const double lg[] = {6.6666668653e-01, 4.0000000596e-01, 2.8571429849e-01,
-                                2.2222198546e-01, 1.8183572590e-01, 1.5313838422e-01,
-                                1.4798198640e-01};
-    LLVMValueRef R = fmul(cx, z, poly(cx, z, lg, 7));
-    LLVMValueRef hfsq = fmul(cx, F(cx, 0.5), fmul(cx, f, f));
-    /* log1p(f) = f - (hfsq - s*(hfsq+R)) */
-    return fsub(cx, f, fsub(cx, hfsq, fmul(cx, s, fadd(cx, hfsq, R))));
+    return ffma(cx, fmul(cx, f, f), poly(cx, f, q, 8), f);
 }
 
 /* Special values of log/log2: NaN for x < 0 or NaN, -inf at 0, +inf at inf. */
@@ -175,19 +168,19 @@ static LLVMValueRef log_special(cg_ctx *cx, LLVMValueRef x, LLVMValueRef r) {
     return sel(cx, fcmp(cx, LLVMRealULT, x, F(cx, 0.0)), F(cx, __builtin_nan("")), r);
 }
 
-/* log(x) = e ln2 + log1p(f). */
+/* log(x) = e ln2 + log1p(f) as kf (ln2_hi 2^-23) + (kf (ln2_lo 2^-23) + log1p(f)) in two fmas
+ * (ln2_hi = ln2 rounded to f32: the product is exact inside the fma). */
 static LLVMValueRef m_log(cg_ctx *cx, LLVMValueRef x) {
-    LLVMValueRef e, l1p = log_core(cx, x, &e);
-    /* e ln2_hi + (e ln2_lo + log1p(f)) with ln2_hi exact in e*ln2_hi */
-    LLVMValueRef r =
-        fadd(cx, fmul(cx, e, F(cx, 6.9313812256e-01)), ffma(cx, e, F(cx, 9.0580006145e-06), l1p));
+    LLVMValueRef kf, l1p = log_core(cx, x, &kf);
+    LLVMValueRef r = ffma(cx, kf, F(cx, 8.262958317573066e-08),
+                          ffma(cx, kf, F(cx, -2.2705247546743555e-16), l1p));
     return log_special(cx, x, r);
 }
 
 /* log2(x) = e + log1p(f) log2(e): exact at powers of two. */
 static LLVMValueRef m_log2(cg_ctx *cx, LLVMValueRef x) {
-    LLVMValueRef e, l1p = log_core(cx, x, &e);
-    LLVMValueRef r = ffma(cx, l1p, F(cx, LOG2E), e);
+    LLVMValueRef kf, l1p = log_core(cx, x, &kf);
+    LLVMValueRef r = ffma(cx, l1p, F(cx, LOG2E), fmul(cx, kf, F(cx, 1.0 / 8388608.0)));
     return log_special(cx, x, r);
 }
 
@@ -207,28 +200,37 @@ static LLVMValueRef m_tanh(cg_ctx *cx, LLVMValueRef x) {
     return sel(cx, isnanf_(cx, x), x, t);
 }
 
-/* erf: x + x P(x^2) for |x| < 1, P a 7-term relative-minimax fit of erf(x)/x - 1 (1.2e-9);
- * 1 - e^(-x^2) G(t) on [1, 3.92), t = (x - 2.46) / 1.46, G a 9-term fit of erfc(x) e^(x^2)
- * minimax in the absolute error of erf (2.4e-9): e^(-x^2) damps G's error and the rounding of
- * x^2 (at most 0.16 ulp of erf near 1), so neither needs more terms or a two-part square;
- * +-1 beyond (erfc(3.92) < 2^-26). Both branches are computed (straight-line); a NaN fails
- * both comparisons and takes the polynomial, which carries it. 0.89 ulp in f32 with a correctly
- * rounded exp (fits and the f32 emulation: docs/codegen.md). */
+/* 2^q for q in [-27, -2] (erf's tail): ex2.approx.ftz on the GPU (relative error about 2^-22;
+ * no flush: 2^q is normal), the portable exp2 on the host. */
+static LLVMValueRef exp2_mid(cg_ctx *cx, LLVMValueRef q) {
+    if (cx->gpu) return cg_call_intrinsic(cx, "llvm.nvvm.ex2.approx.ftz.f", false, &q, 1);
+    return cg_math(cx, IR_OP_EXP2, q, NULL);
+}
+
+/* erf, one formula for the host and the GPU: |x| (1 + P(x^2)) for |x| < 0.9, P a 6-term fit of
+ * erf(x)/x - 1 minimax in the relative error (0.20 ulp); 1 - 2^Q(min(|x|, 4)) above, Q a
+ * 7-term fit of log2(erfc(x)) on [0.9, 4] minimax in the absolute error of erf, that is with
+ * weight erfc(x) (0.03 ulp); 2^Q(4) = 2^-25.9 rounds 1 - 2^Q to 1, so |x| >= 4 needs no
+ * branch of its own. Fits: Lawson's iteratively reweighted least squares on 4000 Chebyshev
+ * nodes in double, coefficients rounded to f32 (tools/math_fit.py); its f32 emulation with fma
+ * and an exact 2^q gives 1.29 ulp (the host JIT, on the portable exp2: 1.37,
+ * tests/unit/test_math_dense.c); on the GPU the SFU's 2^-22 relative error adds at most erfc(0.9)
+ * 2^-22 = 0.8 ulp. Both branches are straight-line; a NaN fails the comparison and takes the
+ * polynomial, which carries it; the sign by bits. 23 PTX instructions on the GPU, 3 of them
+ * register moves. */
 static LLVMValueRef m_erf(cg_ctx *cx, LLVMValueRef x) {
-    static const double ts[] = {0.12837916612625122,   -0.3761262595653534,  0.1128358542919159,
-                                -0.026853816583752632, 0.005188336130231619, -0.0008010261226445436,
-                                7.854068098822609e-05};
-    static const double gc[] = {0.213821679353714,    -0.11150748282670975,  0.055236246436834335,
-                                -0.02649019844830036, 0.011119777336716652,  -0.00520316744223237,
-                                0.004698244389146566, 0.0026990403421223164, 0.002205808646976948};
+    static const double ps[] = {0.12837915122509003,  -0.3761252462863922,
+                                0.11282140761613846,  -0.026778914034366608,
+                                0.005011968780308962, -0.0006090385722927749};
+    static const double qs[] = {-0.0002560725260991603, -1.6269986629486084, -0.9190829396247864,
+                                -0.1500941663980484,    0.03213903680443764, -0.004408308304846287,
+                                0.00028447291697375476};
     LLVMValueRef ax = fun1(cx, "llvm.fabs", x);
-    LLVMValueRef small = ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ts, 7), ax); /* ax (1 + P) */
-    LLVMValueRef am = fclamp(cx, ax, 1.0, 4.0);
-    LLVMValueRef ex = cg_math(cx, IR_OP_EXP, LLVMBuildFNeg(cx->b, fmul(cx, am, am), ""), NULL);
-    LLVMValueRef t = ffma(cx, am, F(cx, 1.0 / 1.46), F(cx, -2.46 / 1.46));
-    LLVMValueRef mid = fsub(cx, F(cx, 1.0), fmul(cx, ex, poly(cx, t, gc, 9)));
-    LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 1.0)), mid, small);
-    r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 3.92)), F(cx, 1.0), r);
+    LLVMValueRef small = ffma(cx, ax, poly(cx, fmul(cx, ax, ax), ps, 6), ax);
+    LLVMValueRef mv[2] = {ax, F(cx, 4.0)};
+    LLVMValueRef am = cg_call_intrinsic(cx, "llvm.minnum", true, mv, 2);
+    LLVMValueRef big = fsub(cx, F(cx, 1.0), exp2_mid(cx, poly(cx, am, qs, 7)));
+    LLVMValueRef r = sel(cx, fcmp(cx, LLVMRealOGE, ax, F(cx, 0.9)), big, small);
     return fsignor(cx, r, x);
 }
 
@@ -280,9 +282,11 @@ static LLVMValueRef signbitf_(cg_ctx *cx, LLVMValueRef x) {
 static LLVMValueRef m_pow(cg_ctx *cx, LLVMValueRef a, LLVMValueRef bb) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef aa = fun1(cx, "llvm.fabs", a);
-    LLVMValueRef e, l1p = log_core(cx, aa, &e);
+    LLVMValueRef kf, l1p = log_core(cx, aa, &kf);
     LLVMValueRef ld = LLVMBuildFAdd(
-        b, LLVMBuildFPExt(b, e, cx->f64, ""),
+        b,
+        LLVMBuildFMul(b, LLVMBuildFPExt(b, kf, cx->f64, ""),
+                      LLVMConstReal(cx->f64, 1.0 / 8388608.0), ""),
         LLVMBuildFMul(b, LLVMBuildFPExt(b, l1p, cx->f64, ""), LLVMConstReal(cx->f64, LOG2E), ""),
         "");
     LLVMValueRef yd = LLVMBuildFMul(b, LLVMBuildFPExt(b, bb, cx->f64, ""), ld, "");

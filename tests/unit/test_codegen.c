@@ -304,12 +304,70 @@ static void test_math_accuracy(void **s) {
     assert_true(ok);
 }
 
+/* ---- issue counts ---------------------------------------------------------- */
+
+/* PTX instruction lines of the first backward branch's loop in ptx (from its label to the
+ * branch), or -1 when there is none. */
+static int loop_instrs(const char *ptx) {
+    const char *l = ptx;
+    while ((l = strstr(l, "\n$L__BB")) != NULL) {
+        l++;
+        const char *colon = strchr(l, ':'), *nl = strchr(l, '\n');
+        if (!colon || !nl || colon > nl) continue;
+        char lab[64];
+        int ln = (int)(colon - l);
+        if (ln >= (int)sizeof lab - 2) continue;
+        snprintf(lab, sizeof lab, "%.*s;", ln, l);
+        const char *br = strstr(nl, lab);
+        if (!br) continue;
+        int n = 0;
+        for (const char *q = nl + 1; q && q < br; q = strchr(q, '\n'), q = q ? q + 1 : q)
+            if (q[0] == '\t' && q[1] != '\0' && (q[1] == '@' || (q[1] >= 'a' && q[1] <= 'z'))) n++;
+        return n;
+    }
+    return -1;
+}
+
+/* Loop instructions of the sm_90 kernel y = op(x) (x + x for IR_OP_ADD) over f32[2^20]. */
+static int one_op_loop(ir_op op) {
+    ir_graph *g = ir_graph_new("iss", NULL);
+    ir_shape s = {1, {1 << 20}};
+    ir_id x = ir_add_input(g, "x", IR_F32, &s);
+    ir_id o = op == IR_OP_ADD ? ir_add_binary(g, IR_OP_ADD, x, x) : ir_add_unary(g, op, x);
+    ir_add_output(g, &o, 1);
+    plan(g, false);
+    cg_program *p = compile_check(g, CG_SM90);
+    int n = loop_instrs(cg_program_ptx(p, NULL));
+    cg_program_free(p);
+    ir_graph_free(g);
+    return n;
+}
+
+/* The op table's issue column is the PTX codegen emits per element for each math function
+ * expanded in PTX (the vector loop handles 4 elements; the loop's own instructions are those of
+ * x + x less its 4 additions), so the model's instruction-issue bound follows codegen. */
+static void test_math_issue(void **s) {
+    (void)s;
+    static const ir_op ops[] = {IR_OP_EXP,  IR_OP_EXP2, IR_OP_LOG,  IR_OP_LOG2,
+                                IR_OP_SIN,  IR_OP_COS,  IR_OP_TANH, IR_OP_SIGMOID,
+                                IR_OP_SILU, IR_OP_ERF,  IR_OP_GELU, IR_OP_GELU_TANH};
+    int base = one_op_loop(IR_OP_ADD) - 4;
+    assert_true(base > 0);
+    bool ok = true;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
+        int n = one_op_loop(ops[i]) - base;
+        printf("  %-10s %d PTX instructions per 4 elements, table %d per element\n",
+               ir_op_name(ops[i]), n, ir_op_issue(ops[i]));
+        if (n != 4 * ir_op_issue(ops[i])) ok = false;
+    }
+    assert_true(ok);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_targets),
-        cmocka_unit_test(test_vector_loads),
-        cmocka_unit_test(test_manifest),
-        cmocka_unit_test(test_math_accuracy),
+        cmocka_unit_test(test_targets),    cmocka_unit_test(test_vector_loads),
+        cmocka_unit_test(test_manifest),   cmocka_unit_test(test_math_accuracy),
+        cmocka_unit_test(test_math_issue),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
