@@ -739,9 +739,11 @@ static double cg_cpu_s(void);
  * correlated-propagation, reassociate, the loop passes, gvn or the unroller some tensor-core
  * kernel changes (more SASS instructions or registers; without the instcombine after the loop
  * rotation the mma.sync attention kernels' key loop grows by 1-5 instructions), div-rem-pairs
- * shortens the generic attention kernel (docs/codegen.md, "Compile time"). */
+ * shortens the generic attention kernel (docs/codegen.md, "Compile time"). nvvm-intr-range is
+ * not run: cg_sreg_ranges gives the same ranges before the pipeline without NVPTX's annotation
+ * cache (see there). */
 #define CG_GPU_PASSES                                                                              \
-    "forceattrs,function(nvvm-reflect,nvvm-intr-range),inferattrs,"                                \
+    "forceattrs,function(nvvm-reflect),inferattrs,"                                                \
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"                     \
     "ipsccp<no-func-spec>,globalopt,"                                                              \
     "function<eager-inv>(mem2reg," IC "," SC_F "),"                                                \
@@ -764,7 +766,7 @@ static double cg_cpu_s(void);
     "pairs," SC_Z "),globaldce"
 static const char cg_gpu_passes[] = CG_GPU_PASSES;
 #define CG_WGMMA_PASSES                                              \
-    "function(nvvm-intr-range),function<eager-inv>(" SC_E ","        \
+    "function<eager-inv>(" SC_E ","                                  \
     "sroa<modify-cfg>,"                                              \
     "early-cse<>),"                                                  \
     "ipsccp<no-func-spec>,"                                          \
@@ -858,6 +860,109 @@ static bool cg_verify(LLVMModuleRef m, tx_diag *d) {
     return true;
 }
 
+/* ---- launch bounds as value ranges --------------------------------------------- */
+
+/* A PTX special register with a bounded value: per-block reads (tid, ntid) are bounded by the
+ * function's threads per block, at most cap; the others lie in the fixed [lo, hi) (the bounds
+ * LLVM 19's nvvm-intr-range gives). */
+typedef enum { CG_SR_FIXED, CG_SR_TID, CG_SR_NTID } cg_sreg_kind;
+typedef struct {
+    const char *name; /* the intrinsic */
+    cg_sreg_kind kind;
+    uint64_t lo, hi; /* CG_SR_FIXED: the range; else hi is the cap */
+} cg_sreg_range;
+
+/* maxntidx of f in m's nvvm.annotations (read from the module itself); UINT32_MAX when none. */
+static uint64_t cg_fn_maxntid(LLVMModuleRef m, LLVMValueRef f) {
+    unsigned n = LLVMGetNamedMetadataNumOperands(m, "nvvm.annotations");
+    uint64_t v = UINT32_MAX;
+    if (n == 0) return v;
+    LLVMValueRef *md = ir_xmalloc(n * sizeof *md);
+    LLVMGetNamedMetadataOperands(m, "nvvm.annotations", md);
+    for (unsigned i = 0; i < n; i++) {
+        LLVMValueRef ops[8];
+        unsigned k = LLVMGetMDNodeNumOperands(md[i]);
+        if (k < 3 || k > 8) continue;
+        LLVMGetMDNodeOperands(md[i], ops);
+        for (unsigned j = 1; ops[0] == f && j + 1 < k; j += 2) {
+            unsigned len = 0;
+            const char *key = ops[j] ? LLVMGetMDString(ops[j], &len) : NULL;
+            if (key && len == 8 && !memcmp(key, "maxntidx", 8) && LLVMIsAConstantInt(ops[j + 1]))
+                v = LLVMConstIntGetZExtValue(ops[j + 1]);
+        }
+    }
+    free(md);
+    return v;
+}
+
+/* Adds the return range [lo, hi) to call c (an i32 special register read). */
+static void cg_add_range(LLVMContextRef ctx, LLVMValueRef c, uint64_t lo, uint64_t hi) {
+    unsigned kind = LLVMGetEnumAttributeKindForName("range", 5);
+    LLVMAttributeRef a = LLVMCreateConstantRangeAttribute(ctx, kind, 32, &lo, &hi);
+    LLVMAddCallSiteAttribute(c, LLVMAttributeReturnIndex, a);
+}
+
+/* The range [lo, hi) of a read of special register `callee` (len bytes) in a function of at
+ * most ntid threads per block; false when callee is no special register with a known range. */
+static bool cg_sreg_bounds(const char *callee, size_t len, uint64_t ntid, uint64_t *lo,
+                           uint64_t *hi) {
+    static const cg_sreg_range t[] = {
+        {"llvm.nvvm.read.ptx.sreg.tid.x", CG_SR_TID, 0, 1024},
+        {"llvm.nvvm.read.ptx.sreg.tid.y", CG_SR_TID, 0, 1024},
+        {"llvm.nvvm.read.ptx.sreg.tid.z", CG_SR_TID, 0, 64},
+        {"llvm.nvvm.read.ptx.sreg.ntid.x", CG_SR_NTID, 0, 1024},
+        {"llvm.nvvm.read.ptx.sreg.ntid.y", CG_SR_NTID, 0, 1024},
+        {"llvm.nvvm.read.ptx.sreg.ntid.z", CG_SR_NTID, 0, 64},
+        {"llvm.nvvm.read.ptx.sreg.ctaid.x", CG_SR_FIXED, 0, 0x7fffffff},
+        {"llvm.nvvm.read.ptx.sreg.ctaid.y", CG_SR_FIXED, 0, 0xffff},
+        {"llvm.nvvm.read.ptx.sreg.ctaid.z", CG_SR_FIXED, 0, 0xffff},
+        {"llvm.nvvm.read.ptx.sreg.nctaid.x", CG_SR_FIXED, 1, 0x80000000},
+        {"llvm.nvvm.read.ptx.sreg.nctaid.y", CG_SR_FIXED, 1, 0x10000},
+        {"llvm.nvvm.read.ptx.sreg.nctaid.z", CG_SR_FIXED, 1, 0x10000},
+        {"llvm.nvvm.read.ptx.sreg.warpsize", CG_SR_FIXED, 32, 33},
+        {"llvm.nvvm.read.ptx.sreg.laneid", CG_SR_FIXED, 0, 32},
+    };
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
+        if (strlen(t[i].name) != len || memcmp(t[i].name, callee, len)) continue;
+        uint64_t b = t[i].hi < ntid ? t[i].hi : ntid;
+        *lo = t[i].kind == CG_SR_NTID ? 1 : t[i].lo;
+        *hi = t[i].kind == CG_SR_FIXED ? t[i].hi : t[i].kind == CG_SR_TID ? b : b + 1;
+        return true;
+    }
+    return false;
+}
+
+/* Gives every special register read in m's functions its value range from the function's own
+ * launch bound (maxntidx in m's nvvm.annotations; the hardware bounds where it has none), as
+ * LLVM 19's nvvm-intr-range pass would. The optimisation pipelines do not run that pass: it
+ * reads the annotations through NVPTX's process-wide cache keyed by the Module and Function
+ * addresses, which only the NVPTX AsmPrinter clears, so a module optimised but never printed
+ * (the wgmma module, consumed by the link) leaves entries that a later compile's module and
+ * function allocated at the same addresses would read as theirs (another kernel's maxntidx:
+ * the ranges, and so the code, of the later kernel depended on the heap). Reads that already
+ * carry a range keep it. */
+static void cg_sreg_ranges(LLVMModuleRef m) {
+    if (!m) return;
+    LLVMContextRef ctx = LLVMGetModuleContext(m);
+    unsigned kind = LLVMGetEnumAttributeKindForName("range", 5);
+    for (LLVMValueRef f = LLVMGetFirstFunction(m); f; f = LLVMGetNextFunction(f)) {
+        if (!LLVMGetFirstBasicBlock(f)) continue;
+        uint64_t ntid = cg_fn_maxntid(m, f);
+        for (LLVMBasicBlockRef bb = LLVMGetFirstBasicBlock(f); bb; bb = LLVMGetNextBasicBlock(bb))
+            for (LLVMValueRef i = LLVMGetFirstInstruction(bb); i; i = LLVMGetNextInstruction(i)) {
+                LLVMValueRef callee = LLVMIsACallInst(i) ? LLVMGetCalledValue(i) : NULL;
+                if (!callee || !LLVMIsAFunction(callee)) continue;
+                size_t len;
+                const char *nm = LLVMGetValueName2(callee, &len);
+                uint64_t lo, hi;
+                if (!cg_sreg_bounds(nm, len, ntid, &lo, &hi) ||
+                    LLVMGetCallSiteEnumAttribute(i, LLVMAttributeReturnIndex, kind))
+                    continue;
+                cg_add_range(ctx, i, lo, hi);
+            }
+    }
+}
+
 /* Verifies and optimises the program's modules, then leaves every kernel in p->mod: the host by
  * default<O3> (its kernels want the loop vectorizer); the GPU targets each kernel by its kind's
  * pipeline: the wgmma GEMM kernels were emitted into a module of their own (p->wgmod, see
@@ -868,6 +973,7 @@ static bool cg_verify(LLVMModuleRef m, tx_diag *d) {
  * TX_CODEGEN_TIME, each kind's CPU time goes to stderr. */
 static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
     if (!cg_verify(p->mod, d) || !cg_verify(p->wgmod, d)) return false;
+    if (p->target != CG_HOST) cg_sreg_ranges(p->mod), cg_sreg_ranges(p->wgmod);
     const char *env = p->target == CG_HOST ? "default<O3>" : cg_env_pipeline();
     LLVMModuleRef part[CG_NPIPES] = {p->mod, env ? NULL : p->wgmod};
     if (env && p->wgmod && !cg_link_wgmma(p, d)) return false;

@@ -1312,6 +1312,52 @@ odd:
     cg_program_free(p);
 }
 
+/* The optimised LLVM IR of p as text (the caller frees it). */
+static char *llvm_text(cg_program *p) {
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    assert_true(cg_program_emit_llvm(p, f));
+    fclose(f);
+    return buf;
+}
+
+/* A program's PTX does not depend on what the process compiled before: the ragged bool GEMM (a
+ * 384-thread wgmma kernel) compiled after each compile of a 256-thread wgmma kernel is the same
+ * every time, and its thread index is bounded by its own 384 threads. (LLVM 19's nvvm-intr-range
+ * read the bound through NVPTX's annotation cache, keyed by the addresses of modules and
+ * functions, and the wgmma module's entries outlived it: a later kernel at the same addresses
+ * was optimised for 256 threads in about one compile of four.) */
+static void test_repeatable(void **state) {
+    (void)state;
+    static const char *sb = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bool[M, N] {\n"
+                            "  return (a @ b) > 0\n}\n";
+    static const char *sa = "fn f(a: bf16[M, K], b: bf16[K, N]) -> bf16[M, N] {\n"
+                            "  return a @ b\n}\n";
+    fe_define rag[3] = {{"M", 1000}, {"N", 1000}, {"K", 1000}};
+    fe_define thin[3] = {{"M", 64}, {"N", 4096}, {"K", 4096}};
+    cg_program *p = tk_compile_src(sb, CG_SM90A, rag, 3, NULL);
+    assert_non_null(strstr(tk_region_kernel(p)->tmpl, "wgmma"));
+    assert_int_equal(tk_region_kernel(p)->block[0], 384);
+    char *first = ir_xstrdup(cg_program_ptx(p, NULL));
+    char *ir = llvm_text(p);
+    assert_non_null(strstr(ir, "call range(i32 0, 384) i32 @llvm.nvvm.read.ptx.sreg.tid.x()"));
+    free(ir);
+    cg_program_free(p);
+    for (int i = 0; i < 24; i++) {
+        p = tk_compile_src(sa, CG_SM90A, thin, 3, NULL);
+        assert_non_null(strstr(tk_region_kernel(p)->tmpl, "wgmma"));
+        assert_int_equal(tk_region_kernel(p)->block[0], 256);
+        cg_program_free(p);
+        p = tk_compile_src(sb, CG_SM90A, rag, 3, NULL);
+        if (strcmp(cg_program_ptx(p, NULL), first) != 0)
+            fail_msg("compile %d of the ragged bool GEMM: PTX differs from the first", i + 2);
+        cg_program_free(p);
+    }
+    free(first);
+}
+
 static void test_tmap_check(void **state) {
     (void)state;
     char e[200];
@@ -1623,6 +1669,7 @@ int main(void) {
         cmocka_unit_test(test_epi_staging),
         cmocka_unit_test(test_epi_coalesced),
         cmocka_unit_test(test_epi_outputs),
+        cmocka_unit_test(test_repeatable),
         cmocka_unit_test(test_manifest_tmaps),
         cmocka_unit_test(test_horizontal_tmaps),
         cmocka_unit_test(test_merged_map),
