@@ -365,22 +365,26 @@ static void gvr_fmas(cg_ctx *cx, gvr_kern *g, LLVMValueRef s, LLVMValueRef (*cur
     }
 }
 
-/* The k loop over the warp's nk steps, software-pipelined in registers as gv_kloop: step s + 1's
- * pieces of w are loaded before step s's FMAs. */
+/* The k loop over the warp's nk steps, software-pipelined in registers as gv_kloop where w's
+ * pieces are 16-byte loads: step s + 1's pieces of w are loaded before step s's FMAs (the
+ * scalar path loads step s's own: its values are converted as they are loaded). */
 static void gvr_kloop(cg_ctx *cx, gvr_kern *g, LLVMValueRef nk) {
     LLVMBuilderRef b = cx->b;
     LLVMValueRef wv[4][4], cur[4][4];
     for (int64_t u = 0; u < g->U; u++)
         for (int64_t r = 0; r < g->R; r++) wv[u][r] = cg_var(cx, LLVMConstNull(g->raw));
-    gvr_fetch(cx, g, cg_i64(cx, 0), wv);
+    if (g->wvec) gvr_fetch(cx, g, cg_i64(cx, 0), wv);
     cg_loop kl;
     LLVMValueRef s = cg_loop_begin(cx, &kl, cg_i64(cx, 0), nk, cg_i64(cx, 1), "gvrk");
+    if (!g->wvec) gvr_fetch(cx, g, s, wv);
     for (int64_t u = 0; u < g->U; u++)
         for (int64_t r = 0; r < g->R; r++) cur[u][r] = LLVMBuildLoad2(b, g->raw, wv[u][r], "");
-    LLVMValueRef nx = LLVMBuildAdd(b, s, cg_i64(cx, 1), "");
-    LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nx, nk, ""));
-    gvr_fetch(cx, g, nx, wv);
-    cg_if_end(cx, c);
+    if (g->wvec) {
+        LLVMValueRef nx = LLVMBuildAdd(b, s, cg_i64(cx, 1), "");
+        LLVMBasicBlockRef c = cg_if_begin(cx, LLVMBuildICmp(b, LLVMIntSLT, nx, nk, ""));
+        gvr_fetch(cx, g, nx, wv);
+        cg_if_end(cx, c);
+    }
     gvr_fmas(cx, g, s, cur);
     cg_loop_end(cx, &kl);
 }

@@ -1167,11 +1167,12 @@ static bool wg_pinned(void) {
 
 /* [matmul.simt.gemv_rows]: the model's fastest rows-form GEMV tile of a 16-bit product of at
  * most 16 rows replaces s (the tensor-core choice, cur_us without its launch) when it is
- * predicted faster. */
+ * predicted faster, or when TX_SIMT_TILE pins one (a benchmark knob: the space is that tile). */
 static void rows_rule(const pass_sched_facts *f, ir_schedule *s, double cur_us) {
     pass_simt_time t;
     if (!f->sgs.w_rows || !pass_simt_pick(&f->sgs, f->gpu, f->wg_bytes, &t)) return;
-    if (t.time_us - f->gpu->launch_us >= cur_us) return;
+    const char *pin = getenv("TX_SIMT_TILE");
+    if (!(pin && pin[0]) && t.time_us - f->gpu->launch_us >= cur_us) return;
     memset(s, 0, sizeof *s);
     s->source = IR_SCHED_MODEL;
     s->id = PASS_SCH_MATMUL_SIMT;

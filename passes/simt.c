@@ -311,7 +311,7 @@ static double gemv_model(const pass_simt_shape *s, const pass_gpu *gpu, double h
 /* Registers a thread of a [matmul.simt.gemv_rows] tile holds (first estimate): M x R
  * accumulators, two steps' R x U 16-byte loads (4 each: the one computed, the next in flight),
  * x's M pieces as loaded (4 each), addresses (ptxas -v, sm_90a: 100 at M = 1, R = 2, U = 4;
- * 132 at M = 5; 169 at M = 8, R = 4, U = 2). */
+ * 132 at M = 5; 169 at M = 8, R = 4, U = 2; 158 at M = 16, R = 2, U = 4). */
 static int64_t rows_regs(int64_t M, int64_t R, int64_t U) {
     int64_t r = 40 + M * R + 8 * R * U + 4 * M;
     return r > 255 ? 255 : r;
