@@ -586,6 +586,15 @@ void cg_sg_rank_steps(cg_ctx *cx, LLVMValueRef nk, LLVMValueRef rank, int splits
  * sets l's shared bytes. False when the shape is not one it builds or the epilogue fails. */
 bool cg_gv_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
                  LLVMValueRef n0, LLVMValueRef rank, cg_mm_launch *l);
+/* The [matmul.simt.gemv_rows] block body (codegen/gemv.c; l->bm, bn, bk set, B = w^T): the
+ * block's bn rows of w at n0 of batch element bidx; no shared memory. False when the tile is not
+ * one it builds or the epilogue fails. */
+bool cg_gvr_block(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+                  LLVMValueRef n0, cg_mm_launch *l);
+/* The host's copy of the rows form: the outputs [m0, m0 + BM) x [n0, n0 + BN) of batch element
+ * bidx, each summed as the GPU kernel's lanes and butterfly sum it (same f32 values). */
+bool cg_gvr_host(cg_ctx *cx, const cg_mm_desc *d, const LLVMValueRef *bidx, LLVMValueRef m0,
+                 LLVMValueRef n0, int64_t BM, int64_t BN);
 
 /* ---- mma.c: building blocks ---- */
 /* One mma.sync.aligned.m16n8k16.row.col f32 += dt x dt (GPU; dt F16 or BF16): a[4], b[2] are

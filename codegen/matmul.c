@@ -868,11 +868,15 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
                      LLVMValueRef zstep, char *err, size_t cap) {
     int wm = 1, wn = 1;
     bool tc = cx->gpu && (d->cdt == IR_F16 || d->cdt == IR_BF16);
+    bool rows = !tc && pass_simt_is_gemv_rows(d->simt_bm, d->simt_bn);
     if (!cx->gpu) {
         l->bm = 16, l->bn = 256, l->bk = 0, l->threads = 1;
     } else if (tc) {
         mma_tile(cx, d, &l->bm, &l->bn, &l->bk, &wm, &wn);
         l->threads = (unsigned)(32 * wm * wn);
+    } else if (rows) { /* [matmul.simt.gemv_rows]: codegen/gemv.c */
+        l->bm = d->simt_bm, l->bn = d->simt_bn, l->bk = d->simt_bk;
+        l->threads = 32 * PASS_SIMT_GEMV_WARPS;
     } else if (pass_simt_is_gemv(d->simt_bm)) { /* [matmul.simt.gemv]: codegen/gemv.c */
         l->bm = d->simt_bm, l->bn = PASS_SIMT_GEMV_BN, l->bk = d->simt_bk > 0 ? d->simt_bk : 8;
         l->threads = 32 * PASS_SIMT_GEMV_WARPS;
@@ -898,8 +902,10 @@ bool cg_mm_emit_body(cg_ctx *cx, const cg_mm_desc *d, cg_mm_launch *l, const LLV
     LLVMValueRef bz = cg_loop_begin(cx, &bl, pid[2], nbatch, zstep ? zstep : nbatch, "bz");
     LLVMValueRef bidx[IR_MAX_RANK];
     cg_mm_unflatten(cx, bz, d->nb, d->bdim, bidx);
-    bool ok = !cx->gpu                        ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
+    bool ok = !cx->gpu && rows                ? cg_gvr_host(cx, d, bidx, m0, n0, l->bm, l->bn)
+              : !cx->gpu                      ? host_block(cx, d, bidx, m0, n0, l->bm, l->bn)
               : tc                            ? mma_block(cx, d, bidx, m0, n0, l, wm, wn)
+              : rows                          ? cg_gvr_block(cx, d, bidx, m0, n0, l)
               : pass_simt_is_gemv(d->simt_bm) ? cg_gv_block(cx, d, bidx, m0, n0, rank, l)
                                               : sgemm_block(cx, d, bidx, m0, n0, rank, l);
     cg_loop_end(cx, &bl);
@@ -1045,7 +1051,10 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
         d->simt_bm = rg->sched.p[0], d->simt_bn = rg->sched.p[1], d->simt_bk = rg->sched.p[2];
         if (rg->sched.p[3] > 1 && rg->sched.p[3] <= PASS_SIMT_MAX_SPLITS)
             d->simt_splits = rg->sched.p[3];
-        d->simt_kwarps = pass_simt_is_gemv(d->simt_bm) ? PASS_SIMT_GEMV_WARPS : 1;
+        d->simt_kwarps =
+            pass_simt_is_gemv(d->simt_bm) && !pass_simt_is_gemv_rows(d->simt_bm, d->simt_bn)
+                ? PASS_SIMT_GEMV_WARPS
+                : 1;
     }
 }
 
@@ -1084,7 +1093,10 @@ bool cg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region) {
     int64_t per[3] = {l.bm, l.bn, 1};
     int64_t cap[3] = {INT32_MAX, cx->gpu ? 65535 : INT32_MAX, cx->gpu ? 65535 : INT32_MAX};
     unsigned block[3] = {l.threads, 1, 1};
-    if (cx->gpu && !l.tensor_cores && pass_simt_is_gemv(l.bm)) {
+    if (cx->gpu && !l.tensor_cores && pass_simt_is_gemv_rows(l.bm, l.bn)) {
+        snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt gemv-rows %lldx%lldx%lld w%d",
+                 (long long)l.bm, (long long)l.bn, (long long)l.bk, PASS_SIMT_GEMV_WARPS);
+    } else if (cx->gpu && !l.tensor_cores && pass_simt_is_gemv(l.bm)) {
         snprintf(cx->k->tmpl, sizeof cx->k->tmpl, "simt gemv %lldx%lldx%lld w%d", (long long)l.bm,
                  (long long)l.bn, (long long)l.bk, PASS_SIMT_GEMV_WARPS);
     } else if (cx->gpu && !l.tensor_cores) { /* the SIMT kernel: tile, outputs a thread, products */

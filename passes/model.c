@@ -603,6 +603,27 @@ static void wg_epi_text(const pass_model *m, FILE *out) {
             (long long)t->epi_bytes, (long long)t->red_bytes);
 }
 
+/* [matmul.simt.gemv_rows]'s line: the tile, the in-flight rate, the issue time and the wgmma
+ * form it was chosen against. */
+static void explain_gemv_rows(const pass_model *m, FILE *out) {
+    const pass_simt_time *t = &m->sgt;
+    int64_t R = t->bn / PASS_SIMT_GEMV_WARPS, U = t->bk / 8;
+    fprintf(out,
+            "  model: [matmul.simt.gemv_rows] M = %lld <= %d rows, w [N, K] K-contiguous, f32 "
+            "FMAs: %lld blocks of %d warps x %lld rows of w, lanes along K in 16-byte loads, "
+            "%lld in flight a thread, %lld k steps of %lld a warp, %lld blocks per SM: HBM %.3f "
+            "us at %.0f GB/s, issue %.3f us%s, butterfly and epilogue %.3f us -> %.3f us "
+            "(launch included)",
+            (long long)t->M, PASS_SIMT_GEMV_M, (long long)t->tiles, PASS_SIMT_GEMV_WARPS,
+            (long long)R, (long long)(R * U), (long long)t->nk, (long long)(256 * U),
+            (long long)t->per_sm, t->mem_us, t->gbps, t->comp_us,
+            t->step_bound ? " (bound by the k steps' latency)" : "", t->red_us, t->time_us);
+    if (m->wgt.bm > 0)
+        fprintf(out, "; matmul.wgmma %dx%d: %.3f us", m->wgt.bm * m->wgt.mcast, m->wgt.bn,
+                m->wgm.time_us);
+    fprintf(out, "\n");
+}
+
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "attention.ksplit")) {
         const pass_attn_split *sp = &m->split;
@@ -734,6 +755,10 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     }
     if (m->concrete && !strcmp(m->schedule, "matmul.simt")) {
         const pass_simt_time *t = &m->sgt;
+        if (pass_simt_is_gemv_rows(t->bm, t->bn)) {
+            explain_gemv_rows(m, out);
+            return;
+        }
         if (pass_simt_is_gemv(t->bm)) {
             fprintf(out,
                     "  model: [matmul.simt.gemv] M = %lld <= %d rows, exact f32 FMAs: %lld "

@@ -820,6 +820,8 @@ typedef struct pass_simt_shape {
     unsigned nmm;           /* products of the region (a horizontal region shares A) */
     bool small_k;           /* f16/bf16 operands of the product's dtype: [matmul.simt.small_k] */
     bool b_ncols;           /* B is a plain buffer whose N axis is contiguous (w[K, N] as stored) */
+    bool w_rows; /* [matmul.simt.gemv_rows]: f16/bf16 operands, A and B = w^T K-contiguous with
+                    16-byte aligned rows (w [N, K] as nn.Linear stores it), K a multiple of 8 */
 } pass_simt_shape;
 /* [matmul.simt.gemv]: a product of at most PASS_SIMT_GEMV_M bound rows (one product, B
  * N-contiguous) may take the GEMV tiles of the SIMT schedule, bm = the power of two at or above
@@ -833,6 +835,24 @@ typedef struct pass_simt_shape {
 #define PASS_SIMT_GEMV_WARPS 8
 /* True when bm names a GEMV tile of matmul.simt (bm <= PASS_SIMT_GEMV_M). */
 bool pass_simt_is_gemv(int64_t bm);
+/* [matmul.simt.gemv_rows]: the GEMV tile of a 16-bit product whose B is w^T, w [N, K]
+ * K-contiguous (pass_simt_shape.w_rows): matmul.simt(bm, bn, bk, 1) with bm the power of two at
+ * or above M, bn = PASS_SIMT_GEMV_WARPS x R rows of w a block (each warp R rows: 1, 2, 4), bk =
+ * 8 x U the elements of w a lane loads a row a k step (U 16-byte loads: 1, 2, 4; a warp's step
+ * covers 256 U of K); lane l reads the 8-element pieces l, l + 32, ... of each of its warp's rows
+ * (and of x's rows), M x R f32 accumulators in k order, the next step's R x U loads issued
+ * before a step's FMAs, a warp butterfly at the end; no shared memory. At most
+ * PASS_SIMT_ROWS_ACC accumulators (M x R) and PASS_SIMT_ROWS_LOADS loads in flight (R x U). */
+#define PASS_SIMT_ROWS_ACC   32
+#define PASS_SIMT_ROWS_LOADS 8
+/* True when (bm, bn) names a [matmul.simt.gemv_rows] tile (a GEMV bm, bn below
+ * PASS_SIMT_GEMV_BN). */
+bool pass_simt_is_gemv_rows(int64_t bm, int64_t bn);
+/* Fills s for [matmul.simt.gemv_rows] from the wgmma facts w of region r of g (a rank-2 f16/bf16
+ * product of at most PASS_SIMT_GEMV_M bound rows, one product, both operands K-contiguous and
+ * read in place, K a multiple of 8); false (s zeroed) otherwise. */
+bool pass_simt_rows_facts(const ir_graph *g, uint32_t r, const pass_wg_shape *w,
+                          pass_simt_shape *s);
 /* [matmul.simt.small_k]: a product of f16/bf16 operands whose K is bound and at most this (less
  * than one 16-deep tensor-core instruction) runs on the SIMT kernel, not on tensor cores: there
  * it would be one 64-deep wgmma k step at most a quarter full, on staged copies of operands whose

@@ -837,6 +837,7 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
             f->wg = true;
             f->concrete = f->wgs.M > 0 && f->wgs.N > 0 && f->wgs.K > 0;
             f->wg_bytes = io_bytes(g, ix, r);
+            pass_simt_rows_facts(g, r, &f->wgs, &f->sgs); /* [matmul.simt.gemv_rows] */
         }
         return;
     }

@@ -1069,7 +1069,7 @@ static bool sk_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
  * (passes/simt.c), for products that do not run on tensor cores; codegen/matmul.c builds it. */
 static unsigned sg_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
     int64_t t[64][4];
-    if (f->kind != IR_RK_MATMUL || !f->simt) return 0;
+    if (f->kind != IR_RK_MATMUL || (!f->simt && !f->sgs.w_rows)) return 0;
     unsigned n = pass_simt_space(&f->sgs, f->gpu, t, 64), k = 0;
     for (unsigned i = 0; i < n && k < cap; i++) {
         k = put(out, k, cap, PASS_SCH_MATMUL_SIMT, t[i][0], t[i][1]);
@@ -1088,7 +1088,7 @@ static void sg_plan(ir_region *rg, const pass_sched_facts *f, const ir_schedule 
 }
 static bool sg_model(const pass_sched_facts *f, const ir_region *rg, pass_model *m) {
     const ir_schedule *s = &rg->sched;
-    if (!f->simt || !f->gpu || !f->concrete) return false;
+    if ((!f->simt && !f->sgs.w_rows) || !f->gpu || !f->concrete) return false;
     if (pass_simt_model(&f->sgs, f->gpu, f->wg_bytes, s->p[0], s->p[1], s->p[2],
                         s->p[3] > 1 ? s->p[3] : 1, &m->sgt) <= 0)
         return false;
@@ -1102,6 +1102,11 @@ static bool sg_model(const pass_sched_facts *f, const ir_region *rg, pass_model 
     m->mem_us = m->sgt.mem_us;
     m->time_us = m->sgt.time_us;
     m->kernels = 1;
+    /* [matmul.simt.gemv_rows]: the wgmma form it is chosen against (the report prints both);
+     * its time without the launch, as the wgmma schedules' (candidates add one) */
+    if (f->sgs.w_rows) m->time_us -= f->gpu->launch_us;
+    if (f->sgs.w_rows && f->wg && pass_wg_pick(&f->wgs, f->gpu, f->wg_bytes, &m->wgt))
+        pass_wg_model(&f->wgs, &m->wgt, f->gpu, f->wg_bytes, &m->wgm);
     return true;
 }
 
@@ -1162,6 +1167,20 @@ static bool wg_pinned(void) {
     return (t && t[0]) || (k && !strcmp(k, "1"));
 }
 
+/* [matmul.simt.gemv_rows]: the model's fastest rows-form GEMV tile of a 16-bit product of at
+ * most 16 rows replaces s (the tensor-core choice, cur_us without its launch) when it is
+ * predicted faster, or when TX_SIMT_TILE pins one (a benchmark knob: the space is that tile). */
+static void rows_rule(const pass_sched_facts *f, ir_schedule *s, double cur_us) {
+    pass_simt_time t;
+    if (!f->sgs.w_rows || !pass_simt_pick(&f->sgs, f->gpu, f->wg_bytes, &t)) return;
+    const char *pin = getenv("TX_SIMT_TILE");
+    if (!(pin && pin[0]) && t.time_us - f->gpu->launch_us >= cur_us) return;
+    memset(s, 0, sizeof *s);
+    s->source = IR_SCHED_MODEL;
+    s->id = PASS_SCH_MATMUL_SIMT;
+    s->p[0] = (int32_t)t.bm, s->p[1] = (int32_t)t.bn, s->p[2] = (int32_t)t.bk, s->p[3] = t.splits;
+}
+
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
     memset(s, 0, sizeof *s);
     s->source = IR_SCHED_MODEL;
@@ -1193,18 +1212,21 @@ void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s) {
             s->p[0] = sw.bm, s->p[1] = sw.bn, s->p[2] = sw.splits, s->p[3] = sw.stages;
             t = sw;
         }
+        double cur = pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt);
         if (pass_sk_pick(&f->wgs, f->gpu, f->wg_bytes, &k) &&
-            pass_sk_model(&f->wgs, &k, f->gpu, f->wg_bytes, &kt) <
-                pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt)) {
+            pass_sk_model(&f->wgs, &k, f->gpu, f->wg_bytes, &kt) < cur) {
             memset(s->p, 0, sizeof s->p);
             s->id = PASS_SCH_MATMUL_SKINNY, s->p[0] = k.bn, s->p[1] = k.splits;
+            cur = kt.time_us;
         } else if (f->wgs.nstage > 0 && !force && !wg_pinned() &&
                    pass_wg_model(&f->wgs, &t, f->gpu, f->wg_bytes, &wt) >= f->wgs.sync_us) {
             /* [matmul.wgmma.stage]: staging plus the wgmma kernel no faster than the mma.sync
              * kernel reading the operands in place: no schedule, the mma.sync kernel */
             memset(s, 0, sizeof *s);
             s->source = IR_SCHED_MODEL;
+            cur = f->wgs.sync_us;
         }
+        if (!force && !wg_pinned()) rows_rule(f, s, cur);
     } else if (f->kind == IR_RK_MATMUL && f->simt) {
         /* [matmul.simt]: the model's fastest SIMT tile and split-K ranks of the shape
          * ([matmul.simt.splitk] when more than 1); 128x128x8 unsplit at unbound sizes */

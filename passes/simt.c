@@ -33,6 +33,12 @@
 #define GV_HBM_EFF 0.90
 #define GV_LAT_US  1.0
 #define GV_SYNC_US 0.3
+/* [matmul.simt.gemv_rows] (first estimates, H200): GVR_ISSUE_EFF, the share of an SM's issue
+ * rate (4 warp instructions a cycle at clock_GHz) a block's step sustains (the loads, the
+ * 16-bit-to-f32 conversions, the FMAs and the addresses dual-issue imperfectly); GVR_STEP_INSTR,
+ * a step's address and loop instructions beside its loads, conversions and FMAs. */
+#define GVR_ISSUE_EFF  0.70
+#define GVR_STEP_INSTR 8.0
 
 static int64_t cdiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -67,6 +73,27 @@ bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_s
 }
 
 bool pass_simt_is_gemv(int64_t bm) { return bm >= 1 && bm <= PASS_SIMT_GEMV_M; }
+
+bool pass_simt_is_gemv_rows(int64_t bm, int64_t bn) {
+    return pass_simt_is_gemv(bm) && bn >= 1 && bn < PASS_SIMT_GEMV_BN;
+}
+
+bool pass_simt_rows_facts(const ir_graph *g, uint32_t r, const pass_wg_shape *w,
+                          pass_simt_shape *s) {
+    memset(s, 0, sizeof *s);
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind != IR_RK_MATMUL || rg->anchor >= g->n) return false;
+    const ir_node *mm = &g->nodes[rg->anchor];
+    if (mm->op != IR_OP_MATMUL || mm->shape.rank != 2) return false;
+    if (mm->dtype != IR_F16 && mm->dtype != IR_BF16) return false;
+    if (w->nmm != 1 || !w->a_kmajor || !w->b_kmajor || w->a_staged || w->b_staged || w->a_merged ||
+        w->batch != 0)
+        return false;
+    if (w->M < 1 || w->M > PASS_SIMT_GEMV_M || w->N <= 0 || w->K <= 0 || w->K % 8 != 0)
+        return false;
+    s->M = w->M, s->N = w->N, s->K = w->K, s->batch = 1, s->nmm = 1, s->w_rows = true;
+    return true;
+}
 
 /* The GEMV tile height of s: the power of two at or above M (0 when M is unbound or above
  * PASS_SIMT_GEMV_M). */
@@ -119,6 +146,33 @@ static bool gemv_builds(const pass_simt_shape *s, const pass_gpu *gpu, int64_t b
     return cdiv(s->K, bk) >= (int64_t)PASS_SIMT_GEMV_WARPS * splits;
 }
 
+/* True when (bm, bn, bk) is a [matmul.simt.gemv_rows] tile the kernel builds for s: s.w_rows,
+ * bm the shape's gemv_bm, R = bn / 8 rows of w a warp (1, 2, 4), U = bk / 8 loads a row (1, 2,
+ * 4), M x R <= PASS_SIMT_ROWS_ACC, R x U <= PASS_SIMT_ROWS_LOADS, unsplit; none under
+ * TX_SIMT_GEMV=0. */
+static bool rows_builds(const pass_simt_shape *s, int64_t bm, int64_t bn, int64_t bk, int splits) {
+    const char *e = getenv("TX_SIMT_GEMV");
+    if ((e && !strcmp(e, "0")) || !s->w_rows || bm != gemv_bm(s) || splits != 1) return false;
+    int64_t R = bn / PASS_SIMT_GEMV_WARPS, U = bk / 8;
+    if (bn != R * PASS_SIMT_GEMV_WARPS || bk != 8 * U || (R != 1 && R != 2 && R != 4) ||
+        (U != 1 && U != 2 && U != 4))
+        return false;
+    return s->M * R <= PASS_SIMT_ROWS_ACC && R * U <= PASS_SIMT_ROWS_LOADS;
+}
+
+/* The [matmul.simt.gemv_rows] tiles of s into out (R-major, then U), at most cap; the count. */
+static unsigned rows_space(const pass_simt_shape *s, int64_t (*out)[4], unsigned cap) {
+    unsigned n = 0;
+    for (int64_t R = 1; R <= 4; R *= 2)
+        for (int64_t U = 1; U <= 4 && n < cap; U *= 2) {
+            int64_t bn = R * PASS_SIMT_GEMV_WARPS, bk = 8 * U;
+            if (!rows_builds(s, gemv_bm(s), bn, bk, 1)) continue;
+            out[n][0] = gemv_bm(s), out[n][1] = bn, out[n][2] = bk, out[n][3] = 1;
+            n++;
+        }
+    return n;
+}
+
 static const int64_t sg_tiles[][2] = {{128, 128}, {128, 64}, {64, 128}, {64, 64}, {32, 32}};
 static const int64_t sg_bks[] = {8, 16, 32};
 static const int sg_splits[] = {1, 2, 4, PASS_SIMT_MAX_SPLITS};
@@ -147,6 +201,11 @@ static unsigned simt_pinned(const pass_simt_shape *s, const pass_gpu *gpu, int64
     const char *pin = getenv("TX_SIMT_TILE");
     int bm = 0, bn = 0, bk = 0, sp = 1;
     if (!pin || cap == 0 || sscanf(pin, "%dx%dx%ds%d", &bm, &bn, &bk, &sp) < 3) return 0;
+    if (s->w_rows) { /* the rows form's tiles only */
+        if (!rows_builds(s, bm, bn, bk, sp)) return 0;
+        out[0][0] = bm, out[0][1] = bn, out[0][2] = bk, out[0][3] = sp;
+        return 1;
+    }
     if (gemv_builds(s, gpu, bm, bn, bk, sp)) {
         out[0][0] = bm, out[0][1] = bn, out[0][2] = bk, out[0][3] = sp;
         return 1;
@@ -157,6 +216,7 @@ static unsigned simt_pinned(const pass_simt_shape *s, const pass_gpu *gpu, int64
 }
 
 int64_t pass_simt_part_bytes(int64_t bm, int64_t bn, int splits) {
+    if (pass_simt_is_gemv_rows(bm, bn)) return 0; /* a warp butterfly, no partials */
     if (pass_simt_is_gemv(bm)) return PASS_SIMT_GEMV_WARPS * bm * bn * 4;
     return splits > 1 ? bm * bn * 4 : 0;
 }
@@ -165,6 +225,7 @@ unsigned pass_simt_space(const pass_simt_shape *s, const pass_gpu *gpu, int64_t 
                          unsigned cap) {
     unsigned n = simt_pinned(s, gpu, out, cap);
     if (n) return n;
+    if (s->w_rows) return rows_space(s, out, cap); /* tensor cores' products: the rows form only */
     for (size_t i = 0; i < sizeof sg_tiles / sizeof sg_tiles[0]; i++)
         for (size_t j = 0; j < sizeof sg_bks / sizeof sg_bks[0]; j++)
             for (size_t q = 0; q < sizeof sg_splits / sizeof sg_splits[0] && n < cap; q++) {
@@ -247,6 +308,56 @@ static double gemv_model(const pass_simt_shape *s, const pass_gpu *gpu, double h
     return o->time_us;
 }
 
+/* Registers a thread of a [matmul.simt.gemv_rows] tile holds (first estimate): M x R
+ * accumulators, two steps' R x U 16-byte loads (4 each: the one computed, the next in flight),
+ * x's M pieces as loaded (4 each), addresses (ptxas -v, sm_90a: 100 at M = 1, R = 2, U = 4;
+ * 132 at M = 5; 169 at M = 8, R = 4, U = 2; 158 at M = 16, R = 2, U = 4). */
+static int64_t rows_regs(int64_t M, int64_t R, int64_t U) {
+    int64_t r = 40 + M * R + 8 * R * U + 4 * M;
+    return r > 255 ? 255 : r;
+}
+
+/* The [matmul.simt.gemv_rows] tile's time (pass_simt_model's contract, o's bm .. splits set):
+ * blocks of 8 warps over bn rows of w, per SM from registers; w's bytes at min(GV_HBM_EFF x HBM,
+ * the resident warps' R x U 16-byte loads in flight / GV_LAT_US) (o->gbps); the issue of the
+ * busiest SM's steps (x's M x U loads and 8 M U conversions, w's R x U loads and 8 R U
+ * conversions, 8 M R U FMAs, GVR_STEP_INSTR) at GVR_ISSUE_EFF of 4 warp instructions a cycle,
+ * at least a warp's k steps x GV_LAT_US a round (o->step_bound); the butterfly and epilogue
+ * (GV_SYNC_US); a launch. */
+static double rows_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes,
+                         pass_simt_time *o) {
+    int64_t R = o->bn / PASS_SIMT_GEMV_WARPS, U = o->bk / 8, threads = 32 * PASS_SIMT_GEMV_WARPS;
+    o->threads = (unsigned)threads;
+    o->tiles = cdiv(s->N, o->bn);
+    int64_t per = 2048 / threads, rg = gpu->regs_per_sm / (rows_regs(s->M, R, U) * threads);
+    if (rg < per) per = rg;
+    o->per_sm = per = per < 1 ? 1 : per;
+    int64_t slots = (int64_t)gpu->sms * per, blocks = o->tiles;
+    o->waves = (double)blocks / (double)slots;
+    int64_t resident = blocks < slots ? cdiv(blocks, gpu->sms) : per;
+    int64_t active = blocks < gpu->sms ? blocks : gpu->sms;
+    double inflight =
+        (double)active * (double)resident * (double)PASS_SIMT_GEMV_WARPS * (double)(R * U) * 512.0;
+    double rate = gpu->hbm_GBps * 1e3 * GV_HBM_EFF; /* bytes per us */
+    if (inflight / GV_LAT_US < rate) rate = inflight / GV_LAT_US;
+    o->gbps = rate / 1e3;
+    o->mem_us = hbm_bytes > 0 ? hbm_bytes / rate : 0;
+    int64_t nk = o->nk = cdiv(s->K, 256 * U); /* a warp's k steps */
+    double instr =
+        (double)s->M * U * 9.0 + (double)R * U * 9.0 + 8.0 * s->M * R * U + GVR_STEP_INSTR;
+    double warp_steps = (double)cdiv(blocks, gpu->sms) * PASS_SIMT_GEMV_WARPS * (double)nk;
+    double clk = gpu->clock_GHz > 0 ? gpu->clock_GHz : 1.5;
+    double issue_us = warp_steps * instr / (4.0 * clk * 1e3 * GVR_ISSUE_EFF);
+    double rounds = blocks > slots ? (double)cdiv(blocks, slots) : 1.0;
+    double floor_us = rounds * (double)nk * GV_LAT_US;
+    o->step_bound = floor_us > issue_us;
+    o->comp_us = floor_us > issue_us ? floor_us : issue_us;
+    o->red_us = GV_SYNC_US;
+    double t = o->comp_us > o->mem_us ? o->comp_us : o->mem_us;
+    o->time_us = t + o->red_us + gpu->launch_us;
+    return o->time_us;
+}
+
 double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm_bytes, int64_t bm,
                        int64_t bn, int64_t bk, int splits, pass_simt_time *o) {
     memset(o, 0, sizeof *o);
@@ -254,6 +365,7 @@ double pass_simt_model(const pass_simt_shape *s, const pass_gpu *gpu, double hbm
     o->small_k = s->small_k, o->K = s->K, o->M = s->M;
     if (pass_simt_is_gemv(bm)) {
         if (s->M <= 0 || s->N <= 0 || s->K <= 0 || s->batch <= 0 || !gpu || gpu->sms <= 0) return 0;
+        if (pass_simt_is_gemv_rows(bm, bn)) return s->w_rows ? rows_model(s, gpu, hbm_bytes, o) : 0;
         return gemv_model(s, gpu, hbm_bytes, o);
     }
     pass_simt_geom g = pass_simt_geom_of(bm, bn, bk, s->nmm);
