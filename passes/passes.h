@@ -339,6 +339,11 @@ void pass_red_pick_explain(const ir_graph *g, const pass_index *ix, uint32_t r, 
                            int64_t budget, FILE *out);
 /* The k-th reduction of region r in id order, or IR_NONE. */
 ir_id pass_red_pick_node(const ir_graph *g, const pass_index *ix, uint32_t r, unsigned k);
+/* Whether the one-hot pick rules ([reduction.pick], [reduction.pick_gather], [simplify.pick_push])
+ * are on: true unless the environment sets TX_RED_PICK=0. */
+bool pass_red_pick_on(void);
+/* The first node of the chain x, input 0 of x, ... that is not a cast (x itself when no cast). */
+ir_id pass_behind_casts(const ir_graph *g, ir_id x);
 
 /* Plans region r's tiles against `budget` for `gpu` (the schedule rules
  * that fill it read its SMs and shared memory per SM): fills threads, tile, sram_bytes,

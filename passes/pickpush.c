@@ -20,7 +20,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Most nodes of F the rewrite walks (a larger F keeps the sum). */
 enum { PUSH_MAX = 64 };
@@ -36,18 +35,6 @@ typedef struct push {
     ir_id *before;
     uint32_t nb, cap;
 } push;
-
-/* True unless TX_RED_PICK is set to 0. */
-static bool push_enabled(void) {
-    const char *e = getenv("TX_RED_PICK");
-    return !(e && strcmp(e, "0") == 0);
-}
-
-/* x behind casts. */
-static ir_id push_casts(const ir_graph *g, ir_id x) {
-    while (g->nodes[x].op == IR_OP_CAST) x = ir_in(g, &g->nodes[x], 0);
-    return x;
-}
 
 /* True when v, broadcast to S (right-aligned), is constant along axis a: extent 1 there, or no
  * such axis. */
@@ -124,7 +111,8 @@ static ir_id push_node(push *p, ir_id x) {
 static ir_id push_rewrite(push *p, const pass_pick *pk) {
     ir_graph *g = p->g;
     const ir_shape rs = g->nodes[p->sum].shape; /* copies: appending nodes moves g->nodes */
-    ir_id in = ir_in(g, &g->nodes[p->sum], 0), w = push_casts(g, in), a = ir_in(g, &g->nodes[w], 1);
+    ir_id in = ir_in(g, &g->nodes[p->sum], 0), w = pass_behind_casts(g, in),
+          a = ir_in(g, &g->nodes[w], 1);
     p->hit = ir_in(g, &g->nodes[w], 0), p->axis = pk->axis, p->S = g->nodes[w].shape;
     ir_dim len = p->S.dim[p->axis];
     unsigned budget = PUSH_MAX;
@@ -158,7 +146,7 @@ static ir_id push_rewrite(push *p, const pass_pick *pk) {
 
 /* See passes.h. */
 bool pass_pick_push(ir_graph *g, pass_ctx *c) {
-    if (!push_enabled()) return false;
+    if (!pass_red_pick_on()) return false;
     uint32_t n0 = g->n;
     push p = {.g = g};
     bool changed = false;
