@@ -125,6 +125,18 @@ bool pass_stats_recompute(ir_graph *g, pass_ctx *c);
  * before original node before[j - n0] (those before one node in the order they were appended);
  * every input is renumbered (passes/simplify.c). */
 void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before);
+/* The placements of the nodes a rewrite appends (pass_place_appended's before[]): before[j] is
+ * the original node the j-th appended node goes before; n entries of cap. Zero-initialised empty.
+ */
+typedef struct pass_placed {
+    ir_id *before;
+    uint32_t n, cap;
+} pass_placed;
+/* Records that node id, the last one appended, goes before original node i, and gives it i's
+ * source line and column; returns id. Every node appended after n0 is recorded once, in order. */
+ir_id pass_placed_at(ir_graph *g, pass_placed *p, ir_id id, ir_id i);
+/* pass_place_appended(g, n0, p->before), then frees p's array (p is left empty). */
+void pass_placed_apply(ir_graph *g, uint32_t n0, pass_placed *p);
 
 /* ---- reports (passes/report.c) -------------------------------------------
  * Each takes a planned graph (after pass_fuse), plans the same graph with

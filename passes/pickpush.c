@@ -32,8 +32,7 @@ typedef struct push {
     ir_shape S; /* the one-hot's shape (a copy: appending nodes moves g->nodes) */
     ir_id from[PUSH_MAX], to[PUSH_MAX];
     unsigned nmemo, nops, nleaves;
-    ir_id *before;
-    uint32_t nb, cap;
+    pass_placed placed; /* the appended nodes, each before the sum */
 } push;
 
 /* True when v, broadcast to S (right-aligned), is constant along axis a: extent 1 there, or no
@@ -58,15 +57,8 @@ static bool push_needs_stats(const ir_graph *g, ir_id x, const ir_shape *S, unsi
     return false;
 }
 
-/* Appends node id's placement (before the sum). */
-static ir_id push_placed(push *p, ir_id id) {
-    if (p->nb >= p->cap)
-        p->before = ir_xrealloc(p->before, (p->cap = 2 * p->cap + 16) * sizeof *p->before);
-    p->before[p->nb++] = p->sum;
-    ir_graph *g = p->g;
-    g->nodes[id].line = g->nodes[p->sum].line, g->nodes[id].col = g->nodes[p->sum].col;
-    return id;
-}
+/* Places node id, the last one appended, before the sum (pass_placed_at); returns id. */
+static ir_id push_placed(push *p, ir_id id) { return pass_placed_at(p->g, &p->placed, id, p->sum); }
 
 /* The one-hot pick of row-shaped leaf x: sum(where(hit, x, 0), axis, keepdim). */
 static ir_id push_leaf(push *p, ir_id x) {
@@ -167,7 +159,6 @@ bool pass_pick_push(ir_graph *g, pass_ctx *c) {
                     "row's %lld elements (no pass over the picked value)\n",
                     i, pk.axis, p.nops, p.nleaves, (long long)p.S.dim[pk.axis]);
     }
-    pass_place_appended(g, n0, p.before);
-    free(p.before);
+    pass_placed_apply(g, n0, &p.placed);
     return changed;
 }
