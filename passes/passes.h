@@ -546,10 +546,37 @@ typedef struct pass_pw_issue {
     double rowconst; /* of which constant along the anchor's innermost dim: the operations and
                         loads of values whose innermost extent is 1 (pointwise.row: once a row) */
     double div;      /* of which the split of each element's offset into its components (the
-                        flat loop's, where a load needs them: a broadcast or view read) */
+                        flat loop's, where a load needs them: a broadcast or view read), or, where
+                        only vector views need them, of each group's first element over w */
     int nvec;        /* values loaded or stored as one vector per group */
     bool comps;      /* some load needs the element's components */
+    bool gcomps;     /* some vector view (passes/vecview.c) needs its group's first element's */
 } pass_pw_issue;
+
+/* ---- vector groups through views (passes/vecview.c; codegen/value.c; docs/codegen.md) ---------
+ * A pointwise kernel evaluates its anchor in vector groups of w elements (w consecutive elements
+ * of a row from a w-aligned start, w dividing the row). A node read at a lane of such a group,
+ * through one of the views below, is read at a lane of a group of w consecutive elements of the
+ * view's input from a w-aligned start: codegen loads that group with one vector load, and the
+ * model (pass_model_pw_issue) prices it so. Shape facts only (codegen's tables of groups may
+ * still run out, then it loads elements alone). */
+enum { PASS_VEC_CAT_MAX = 8 }; /* most inputs of a concat read by vector groups */
+/* Slice n keeps a group whole: w divides its innermost (known) extent and, sliced along the
+ * innermost axis, its input's innermost extent and its start. */
+bool pass_vec_slice(const ir_graph *g, const ir_node *n, unsigned w);
+/* Concat n keeps a group whole: at most PASS_VEC_CAT_MAX inputs, w divides its innermost (known)
+ * extent and, joined along the innermost axis, every input's extent along it. */
+bool pass_vec_concat(const ir_graph *g, const ir_node *n, unsigned w);
+typedef enum pass_vec_bcast_kind {
+    PASS_VB_NONE,     /* no vector group: each element indexed alone */
+    PASS_VB_TRAILING, /* `to` is s's trailing dims (after its leading 1s), numel(to) a known
+                         multiple of w: the group at the start modulo numel(to) */
+    PASS_VB_OUTER,    /* broadcast along outer dims only: s's innermost (known) extent, a
+                         multiple of w, kept by `to` */
+} pass_vec_bcast_kind;
+/* How an operand of shape `to`, NumPy-broadcast to shape s (its rank at most s's), keeps a group
+ * of s whole. */
+pass_vec_bcast_kind pass_vec_bcast(const ir_shape *s, const ir_shape *to, unsigned w);
 
 /* What the schedule rules read of one planned region (pass_schedule_facts). */
 /* ---- the sm_90a wgmma GEMM's tile space and model (passes/wgmma.c; docs/cost-model.md
