@@ -31,7 +31,7 @@ typedef struct cg_memo_ent {
 } cg_memo_ent;
 
 #define CG_VEC_MAXLIN 32
-#define CG_VCAT_MAX   8 /* most inputs of a concat read by vector groups (cg_vec_concat) */
+#define CG_VCAT_MAX   PASS_VEC_CAT_MAX /* most inputs of a concat read by vector groups */
 
 /* Programs of a host pointwise or reduction kernel (their loops stride over the grid, so any count
  * covers the work): enough for cg_host_run to spread them over the machine's cores. */

@@ -69,18 +69,6 @@ static bool cg_shape_is_unit(const ir_shape *s) {
     return true;
 }
 
-/* True when `to` equals the trailing dims of s after dropping its leading
- * unit dims (a row-broadcast operand such as a bias [N] of [M, N]). */
-static bool cg_is_trailing(const ir_shape *s, const ir_shape *to) {
-    unsigned lead = 0;
-    while (lead < to->rank && to->dim[lead] == 1) lead++;
-    unsigned k = to->rank - lead;
-    if (k > s->rank || k == 0) return false;
-    for (unsigned i = 0; i < k; i++)
-        if (to->dim[lead + i] != s->dim[s->rank - k + i]) return false;
-    return true;
-}
-
 static void cg_vec_alias(cg_ctx *cx, LLVMValueRef lin, LLVMValueRef base, unsigned j,
                          const ir_shape *shape, bool bc);
 static bool cg_vec_of(cg_ctx *cx, const cg_index *idx, unsigned *j, LLVMValueRef *start);
@@ -121,18 +109,13 @@ static LLVMValueRef cg_vec_base(cg_ctx *cx, unsigned kind, const void *key, cons
     return base;
 }
 
-/* Vector path of a broadcast along outer dims only: when to keeps idx's innermost dim, whose
- * (concrete) extent the vector width divides, the group of lane j (from start) lies in one row
- * and maps to consecutive elements of to from an aligned base (cg_vec_base): registers an alias
- * so cg_load_value loads the group with one vector. NULL when not applicable. */
+/* Vector path of a broadcast along outer dims only (pass_vec_bcast: PASS_VB_OUTER): the group
+ * of lane j (from start) lies in one row and maps to consecutive elements of to from an aligned
+ * base (cg_vec_base): registers an alias so cg_load_value loads the group with one vector. NULL
+ * when the table of bases is full. */
 static LLVMValueRef cg_vec_bcast_outer(cg_ctx *cx, cg_index *idx, const ir_shape *to, unsigned j,
                                        LLVMValueRef start) {
     const ir_shape *s = idx->shape;
-    if (s->rank == 0 || to->rank == 0 || to->rank > s->rank) return NULL;
-    ir_dim in = s->dim[s->rank - 1];
-    if (IR_DIM_IS_SYM(in) || to->dim[to->rank - 1] != in || in % cx->vecw) return NULL;
-    for (unsigned i = 0; i < to->rank; i++) /* NumPy broadcasting: equal dims or 1 in to */
-        if (to->dim[i] != 1 && to->dim[i] != s->dim[i + s->rank - to->rank]) return NULL;
     LLVMValueRef base = cg_vec_base(cx, CG_VIX_BCAST, to, s, to, start);
     if (!base) return NULL;
     LLVMValueRef lin =
@@ -141,18 +124,19 @@ static LLVMValueRef cg_vec_bcast_outer(cg_ctx *cx, cg_index *idx, const ir_shape
     return lin;
 }
 
-/* Vector path of a broadcast: when idx is element j of the current vector
- * group and `to` is a row-broadcast shape whose element count is a multiple
- * of the vector width, the element's offset in `to` is base + j % w, where
- * base (the group start modulo numel(to)) is aligned: registers an alias so
- * cg_load_value loads the group with one vector. NULL when not applicable. */
+/* Vector path of a broadcast: when idx is element j of the current vector groups (cg_vec_of)
+ * and pass_vec_bcast(idx's shape, to) holds: along outer dims only, cg_vec_bcast_outer; a
+ * row-broadcast shape (PASS_VB_TRAILING), the element's offset in `to` is base + j % w, where
+ * base (the group start modulo numel(to)) is aligned: registers an alias so cg_load_value loads
+ * the group with one vector. NULL when not applicable. */
 static LLVMValueRef cg_vec_bcast(cg_ctx *cx, cg_index *idx, const ir_shape *to) {
     unsigned j;
     LLVMValueRef start;
     if (!cg_vec_of(cx, idx, &j, &start)) return NULL;
-    if (!cg_is_trailing(idx->shape, to)) return cg_vec_bcast_outer(cx, idx, to, j, start);
+    pass_vec_bcast_kind kind = pass_vec_bcast(idx->shape, to, cx->vecw);
+    if (kind == PASS_VB_OUTER) return cg_vec_bcast_outer(cx, idx, to, j, start);
+    if (kind != PASS_VB_TRAILING) return NULL;
     int64_t nt = ir_shape_numel(to);
-    if (nt <= 0 || nt % cx->vecw) return NULL;
     unsigned g0 = j - j % cx->vecw;
     LLVMValueRef base = NULL;
     for (unsigned a = 0; a < cx->nvecalias && !base; a++)
@@ -1005,33 +989,17 @@ static int cg_vec_concat_group(cg_ctx *cx, const ir_node *n, unsigned g, LLVMVal
     return (int)e;
 }
 
-/* True when every input of concat n has a concrete extent along the innermost axis that the
- * vector width w divides (so every input starts on a group boundary of the concat's rows). */
-static bool cg_concat_inner_aligned(const ir_graph *g, const ir_node *n, unsigned w) {
-    unsigned ax = n->shape.rank - 1;
-    for (unsigned k = 0; k < n->nin; k++) {
-        ir_dim d = g->nodes[ir_in(g, n, k)].shape.dim[ax];
-        if (IR_DIM_IS_SYM(d) || d % w) return false;
-    }
-    return true;
-}
-
 /* Vector path of concat n at idx: when idx is a lane of the current vector groups (cg_vec_of)
- * and the vector width divides the innermost (concrete) extent, and either the concat's axis is
- * not the innermost one or every input's extent along it is a multiple of the width, every
- * element of the lane's group lies in one input at consecutive positions from an aligned start;
+ * and pass_vec_concat holds, every element of the lane's group lies in one input at consecutive
+ * positions from an aligned start;
  * each input is read at its lane (recorded with cg_vec_alias: one vector load per group and
  * input) and the one the group lies in selected. NULL when not applicable (the scalar path
  * reads the element), or on an error (*failed set). */
 static LLVMValueRef cg_vec_concat(cg_ctx *cx, const ir_node *n, cg_index *idx, bool *failed) {
     const ir_graph *g = cx->g;
-    unsigned ax = (unsigned)n->a.axis, rk = n->shape.rank, j;
+    unsigned j;
     LLVMValueRef start;
-    if (!cx->vecw || ax >= rk || n->nin > CG_VCAT_MAX || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
-        n->shape.dim[rk - 1] % cx->vecw ||
-        (ax + 1 == rk && !cg_concat_inner_aligned(g, n, cx->vecw)) ||
-        !cg_vec_of(cx, idx, &j, &start))
-        return NULL;
+    if (!pass_vec_concat(g, n, cx->vecw) || !cg_vec_of(cx, idx, &j, &start)) return NULL;
     int e = cg_vec_concat_group(cx, n, j / cx->vecw, start);
     if (e < 0) return NULL;
     LLVMValueRef res = NULL;
@@ -1053,25 +1021,18 @@ static LLVMValueRef cg_vec_concat(cg_ctx *cx, const ir_node *n, cg_index *idx, b
     return res;
 }
 
-/* Vector path of slice n at idx: when idx is a lane of the current vector groups (cg_vec_of),
- * the vector width divides n's innermost (concrete) extent, and the slice is along an outer axis
- * or along the innermost one from a multiple of the width of an input whose innermost extent is
- * one too, the lane's group maps to consecutive elements of the input from an aligned start:
+/* Vector path of slice n at idx: when idx is a lane of the current vector groups (cg_vec_of)
+ * and pass_vec_slice holds, the lane's group maps to consecutive elements of the input from an
+ * aligned start:
  * the input is read at base + lane (recorded with cg_vec_alias: one vector load per group),
  * base the input's lin of the group's first element (cg_vec_base). NULL when not applicable
  * (the scalar path indexes the element). */
 static LLVMValueRef cg_vec_slice(cg_ctx *cx, const ir_node *n, cg_index *idx) {
     const ir_graph *g = cx->g;
-    unsigned ax = (unsigned)n->a.slice.axis, rk = n->shape.rank, j;
     const ir_shape *is = &g->nodes[ir_in(g, n, 0)].shape;
+    unsigned j;
     LLVMValueRef start;
-    if (!cx->vecw || rk == 0 || IR_DIM_IS_SYM(n->shape.dim[rk - 1]) ||
-        n->shape.dim[rk - 1] % cx->vecw)
-        return NULL;
-    if (ax + 1 == rk && (IR_DIM_IS_SYM(is->dim[rk - 1]) || is->dim[rk - 1] % cx->vecw ||
-                         n->a.slice.start % cx->vecw))
-        return NULL;
-    if (!cg_vec_of(cx, idx, &j, &start)) return NULL;
+    if (!pass_vec_slice(g, n, cx->vecw) || !cg_vec_of(cx, idx, &j, &start)) return NULL;
     LLVMValueRef base = cg_vec_base(cx, CG_VIX_SLICE, n, &n->shape, is, start);
     if (!base) return NULL;
     unsigned lane = j % cx->vecw;

@@ -89,9 +89,9 @@ static bool contract_match(const ir_graph *g, const ir_uses *u, ir_id i, contrac
 
 /* Appends, before node at, the view of operand x (padded shape xs) as [batch..., first, second]:
  * its batch axes and first and second in their order (a reshape that drops the others, all of
- * extent 1 in xs), then a permute; records each appended node's placement in before[*nb]. */
+ * extent 1 in xs), then a permute; each appended node placed before node at (p). */
 static ir_id operand_view(ir_graph *g, ir_id x, const ir_shape *xs, const contract *c, int first,
-                          int second, ir_id *before, uint32_t *nb, ir_id at) {
+                          int second, pass_placed *p, ir_id at) {
     ir_shape dense = {0};
     int pos[IR_MAX_RANK], np = 0;
     for (int i = 0; i < c->rank; i++)
@@ -101,10 +101,8 @@ static ir_id operand_view(ir_graph *g, ir_id x, const ir_shape *xs, const contra
             pos[i] = -1;
     dense.rank = (uint8_t)np;
     ir_id v = x;
-    if (!ir_shape_eq(&dense, &g->nodes[x].shape)) {
-        v = ir_add_reshape(g, x, &dense);
-        before[(*nb)++] = at;
-    }
+    if (!ir_shape_eq(&dense, &g->nodes[x].shape))
+        v = pass_placed_at(g, p, ir_add_reshape(g, x, &dense), at);
     uint8_t perm[IR_MAX_RANK];
     int q = 0;
     for (int i = 0; i < c->rank; i++)
@@ -112,19 +110,15 @@ static ir_id operand_view(ir_graph *g, ir_id x, const ir_shape *xs, const contra
     perm[q++] = (uint8_t)pos[first], perm[q++] = (uint8_t)pos[second];
     bool ident = true;
     for (int i = 0; i < q; i++) ident &= perm[i] == i;
-    if (ident) return v;
-    v = ir_add_permute(g, v, perm);
-    before[(*nb)++] = at;
-    return v;
+    return ident ? v : pass_placed_at(g, p, ir_add_permute(g, v, perm), at);
 }
 
 /* Appends the GEMM form of matched sum i before it: a' @ b', permuted to the product's axis
- * order and reshaped to the sum's shape. Returns the last node. */
-static ir_id contract_form(ir_graph *g, const contract *c, ir_id i, ir_id *before, uint32_t *nb) {
-    ir_id av = operand_view(g, c->a, &c->as, c, c->n, c->k, before, nb, i);
-    ir_id bv = operand_view(g, c->b, &c->bs, c, c->k, c->m, before, nb, i);
-    ir_id p = ir_add_matmul(g, av, bv); /* [batch..., N, M] */
-    before[(*nb)++] = i;
+ * order and reshaped to the sum's shape, each node placed before i (pl). Returns the last node. */
+static ir_id contract_form(ir_graph *g, const contract *c, ir_id i, pass_placed *pl) {
+    ir_id av = operand_view(g, c->a, &c->as, c, c->n, c->k, pl, i);
+    ir_id bv = operand_view(g, c->b, &c->bs, c, c->k, c->m, pl, i);
+    ir_id p = pass_placed_at(g, pl, ir_add_matmul(g, av, bv), i); /* [batch..., N, M] */
     int where[IR_MAX_RANK], nb_ = 0, q = 0; /* each product axis's position in p */
     for (int x = 0; x < c->rank; x++)
         if (c->role[x] == AX_BATCH) where[x] = nb_++;
@@ -135,15 +129,10 @@ static ir_id contract_form(ir_graph *g, const contract *c, ir_id i, ir_id *befor
             perm[q++] = (uint8_t)where[x];
     bool ident = true;
     for (int x = 0; x < q; x++) ident &= perm[x] == x;
-    if (!ident) {
-        p = ir_add_permute(g, p, perm);
-        before[(*nb)++] = i;
-    }
+    if (!ident) p = pass_placed_at(g, pl, ir_add_permute(g, p, perm), i);
     ir_shape is = g->nodes[i].shape; /* a copy: appending nodes moves g->nodes */
-    if (!ir_shape_eq(&g->nodes[p].shape, &is)) {
-        p = ir_add_reshape(g, p, &is);
-        before[(*nb)++] = i;
-    }
+    if (!ir_shape_eq(&g->nodes[p].shape, &is))
+        p = pass_placed_at(g, pl, ir_add_reshape(g, p, &is), i);
     return p;
 }
 
@@ -167,24 +156,19 @@ static void explain_contract(const ir_graph *g, pass_ctx *c, const contract *m, 
 bool pass_contract(ir_graph *g, pass_ctx *c) {
     ir_uses u;
     if (!ir_uses_build(g, &u)) return false;
-    uint32_t n0 = g->n, nb = 0, cap = 0;
-    ir_id *before = NULL;
+    uint32_t n0 = g->n;
+    pass_placed pl = {0};
     bool changed = false;
     for (ir_id i = 0; i < n0; i++) {
         contract m;
         if (!ir_nuses(&u, i) || !contract_match(g, &u, i, &m)) continue;
-        if (nb + 8 > cap) before = ir_xrealloc(before, (cap = 2 * cap + 16) * sizeof *before);
-        uint32_t first = g->n;
-        ir_id q = contract_form(g, &m, i, before, &nb);
-        for (ir_id j = first; j < g->n; j++)
-            g->nodes[j].line = g->nodes[i].line, g->nodes[j].col = g->nodes[i].col;
+        ir_id q = contract_form(g, &m, i, &pl);
         g->nodes[q].name = g->nodes[i].name, g->nodes[i].name = 0;
         ir_replace_uses(g, i, q);
         explain_contract(g, c, &m, i);
         changed = true;
     }
     ir_uses_free(&u);
-    pass_place_appended(g, n0, before);
-    free(before);
+    pass_placed_apply(g, n0, &pl);
     return changed;
 }

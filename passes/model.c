@@ -98,27 +98,15 @@ int pass_attention_split_pick(const pass_gpu *gpu, int64_t nb, int64_t rows, int
     return o->splits;
 }
 
-/* Access classes of the walk (pw_walk): the element's index varies along the anchor's innermost
- * dim and is a lane of the anchor's vector group (same shape, reached by elementwise operations
- * only), varies but is not such a lane, or is constant along the innermost dim (a row constant:
+/* Access classes of the walk (pw_walk), of the index a node is evaluated at: a lane of the
+ * anchor's vector group (its shape, reached by elementwise operations only: PW_LANE); a lane of a
+ * group codegen derives through a view or a broadcast that keeps groups whole (passes/vecview.c),
+ * then elementwise operations of the same shape (PW_ALANE); such a lane behind reshapes (PW_RLANE:
+ * the same offset, its reads one vector load per group, but no view or broadcast keeps it a
+ * lane); a varying index that is no lane (PW_VAR); or constant along the innermost dim (PW_CONST:
  * the value's shape, right-aligned to the anchor's, has innermost extent 1). */
-enum { PW_LANE = 1, PW_VAR = 2, PW_CONST = 4 };
-
-/* True when `to` equals the trailing dims of s after its own leading unit dims and has a
- * multiple of w elements (codegen's vector row-broadcast, value.c cg_vec_bcast). */
-static bool pw_vec_bcast(const ir_shape *s, const ir_shape *to, double w) {
-    unsigned lead = 0;
-    while (lead < to->rank && to->dim[lead] == 1) lead++;
-    unsigned k = to->rank - lead;
-    if (k == 0 || k > s->rank) return false;
-    int64_t n = 1;
-    for (unsigned i = 0; i < k; i++) {
-        if (to->dim[lead + i] != s->dim[s->rank - k + i] || IR_DIM_IS_SYM(to->dim[lead + i]))
-            return false;
-        n *= to->dim[lead + i];
-    }
-    return fmod((double)n, w) == 0;
-}
+enum { PW_LANE = 1, PW_VAR = 2, PW_CONST = 4, PW_ALANE = 8, PW_RLANE = 16 };
+#define PW_VECTOR (PW_LANE | PW_ALANE | PW_RLANE) /* classes whose reads are vector loads */
 
 /* True when every dim of s is 1 (rank 0 included). */
 static bool pw_unit(const ir_shape *s) {
@@ -127,30 +115,69 @@ static bool pw_unit(const ir_shape *s) {
     return true;
 }
 
-/* The class of node v read by a consumer of class pcls (PW_LANE for a stored value): a varying
- * index becomes a row constant where v's innermost extent is 1 and the anchor's is not, and
- * stays a lane only where v has the anchor's shape. */
-static int pw_class(const ir_shape *an, const ir_node *v, int pcls) {
-    if (pcls == PW_CONST) return PW_CONST;
-    ir_dim last = an->rank ? an->dim[an->rank - 1] : 1;
-    if (last != 1 && (v->shape.rank == 0 || v->shape.dim[v->shape.rank - 1] == 1)) return PW_CONST;
-    return pcls == PW_LANE && ir_shape_eq(an, &v->shape) ? PW_LANE : PW_VAR;
+/* The instructions that split an offset into the components of shape s (each non-unit extent
+ * after the first: PW_DIV_POW2, PW_DIV_CONST or PW_DIV_SYM). */
+static double pw_split(const ir_shape *s) {
+    double d = 0;
+    for (unsigned i = 1; i < s->rank; i++)
+        if (s->dim[i] != 1)
+            d += IR_DIM_IS_SYM(s->dim[i])             ? PW_DIV_SYM
+                 : (s->dim[i] & (s->dim[i] - 1)) == 0 ? PW_DIV_POW2
+                                                      : PW_DIV_CONST;
+    return d;
+}
+
+/* The class of v's input of shape is, v read at class cls, groups of w (codegen's index of the
+ * input, value.c cg_emit_view and cg_index_bcast): a slice or concat keeps a lane a lane where
+ * pass_vec_slice or pass_vec_concat holds, a reshape keeps a derived lane's offset, elementwise
+ * operands and broadcasts keep the class at v's shape and give a lane a derived one where
+ * pass_vec_bcast holds; other views index each element alone. The row constant stays one. */
+static int pw_in_class(const ir_graph *g, const ir_node *v, int cls, const ir_shape *is,
+                       unsigned w) {
+    bool lane = cls & (PW_LANE | PW_ALANE);
+    if (cls == PW_CONST) return PW_CONST;
+    switch ((ir_op)v->op) {
+        case IR_OP_SLICE: return lane && pass_vec_slice(g, v, w) ? PW_ALANE : PW_VAR;
+        case IR_OP_CONCAT: return lane && pass_vec_concat(g, v, w) ? PW_ALANE : PW_VAR;
+        case IR_OP_RESHAPE: return cls & (PW_ALANE | PW_RLANE) ? PW_RLANE : PW_VAR;
+        case IR_OP_BROADCAST: break;
+        default:
+            if (ir_op_traits((ir_op)v->op) & IR_T_VIEW) return PW_VAR;
+    }
+    if (ir_shape_eq(is, &v->shape)) return cls;
+    return lane && pass_vec_bcast(&v->shape, is, w) != PASS_VB_NONE ? PW_ALANE : PW_VAR;
+}
+
+/* Whether codegen's vector path through node v (read at class cls) splits the group's first
+ * element into components (cg_vec_base, cg_vec_concat_group): a vector slice or concat, or an
+ * operand broadcast along outer dims only (PASS_VB_OUTER). */
+static bool pw_view_splits(const ir_graph *g, const ir_node *v, int cls, unsigned w) {
+    if (!(cls & (PW_LANE | PW_ALANE))) return false;
+    if (v->op == IR_OP_SLICE) return pass_vec_slice(g, v, w);
+    if (v->op == IR_OP_CONCAT) return pass_vec_concat(g, v, w);
+    if (!(ir_op_traits((ir_op)v->op) & IR_T_ELEM) && v->op != IR_OP_BROADCAST) return false;
+    for (unsigned q = 0; q < v->nin; q++)
+        if (pass_vec_bcast(&v->shape, &g->nodes[ir_in(g, v, q)].shape, w) == PASS_VB_OUTER)
+            return true;
+    return false;
 }
 
 /* Walks pointwise region r from its stored values to its HBM reads, as codegen evaluates it
  * (cg_emit_value: each node once per index class), summing into o the instructions per element
- * of its operations and loads: a load of the anchor's group (or a vector row-broadcast) costs 2
- * per group of w plus a conversion for 16-bit dtypes, any other load 2 plus the conversion per
- * element and needs the element's components; what a row constant computes or loads is also
- * summed into o->rowconst. */
-static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, double w,
+ * of its operations and loads: a load at a lane of a vector group (the anchor's, or one a view
+ * or broadcast keeps whole: pw_in_class) costs 2 per group of w plus a conversion for 16-bit
+ * dtypes (o->gcomps where such a view splits the group's start, pw_view_splits); any other load 2
+ * plus the conversion per element and needs the element's components; what a row constant computes
+ * or loads is also summed into o->rowconst. */
+static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, unsigned w,
                     pass_pw_issue *o) {
     uint8_t *seen = ir_xcalloc(g->n ? g->n : 1, 1), *rd = ir_xcalloc(g->n ? g->n : 1, 1);
     for (uint32_t i = 0; i < io->nreads; i++) rd[io->reads[i]] = 1;
+    ir_dim last = an->rank ? an->dim[an->rank - 1] : 1;
     uint32_t cap = 64, n = 0;
     struct pw_item {
         ir_id v;
-        int pcls;  /* the consumer's class, as it passes it on (views: PW_VAR but broadcasts) */
+        int cls;   /* the index class it is read at (pw_in_class), before the row-constant test */
         bool view; /* read by a view: an index of its own (each view's reads counted apart) */
     } *st = ir_xmalloc(cap * sizeof *st);
     for (uint32_t i = 0; i < io->nwrites; i++) {
@@ -158,22 +185,21 @@ static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, do
         o->flat += (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
         o->nvec++;
         if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
-        st[n++] = (struct pw_item){io->writes[i], PW_LANE, false};
+        st[n++] =
+            (struct pw_item){io->writes[i], ir_shape_eq(an, &v->shape) ? PW_LANE : PW_VAR, false};
     }
     while (n > 0) {
         struct pw_item it = st[--n];
         const ir_node *v = &g->nodes[it.v];
-        int cls = pw_class(an, v, it.pcls);
+        int cls = it.cls;
+        if (last != 1 && (v->shape.rank == 0 || v->shape.dim[v->shape.rank - 1] == 1))
+            cls = PW_CONST;
         if (!(rd[it.v] && it.view)) {
             if (seen[it.v] & cls) continue;
             seen[it.v] |= (uint8_t)cls;
         }
         double c = 0;
-        if (rd[it.v] && cls == PW_LANE) {
-            c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
-            o->nvec++;
-        } else if (rd[it.v] && cls == PW_VAR && it.pcls == PW_LANE &&
-                   pw_vec_bcast(an, &v->shape, w)) {
+        if (rd[it.v] && (cls & PW_VECTOR)) {
             c = (ir_dtype_size((ir_dtype)v->dtype) == 2) + 2.0 / w;
             o->nvec++;
         } else if (rd[it.v]) {
@@ -183,11 +209,13 @@ static void pw_walk(const ir_graph *g, const pass_io *io, const ir_shape *an, do
             }
         } else {
             c = ir_op_issue((ir_op)v->op);
+            o->gcomps |= pw_view_splits(g, v, cls, w);
             bool view = ir_op_traits((ir_op)v->op) & IR_T_VIEW;
-            int pass = view && v->op != IR_OP_BROADCAST && cls != PW_CONST ? PW_VAR : cls;
             for (unsigned q = 0; q < v->nin; q++) {
+                ir_id in = ir_in(g, v, q);
                 if (n == cap) st = ir_xrealloc(st, (cap *= 2) * sizeof *st);
-                st[n++] = (struct pw_item){ir_in(g, v, q), pass, view};
+                st[n++] =
+                    (struct pw_item){in, pw_in_class(g, v, cls, &g->nodes[in].shape, w), view};
             }
         }
         o->flat += c;
@@ -204,19 +232,17 @@ void pass_model_pw_issue(const ir_graph *g, const pass_index *ix, uint32_t r, in
     const ir_region *rg = &g->regions[r];
     if (rg->kind != IR_RK_POINTWISE || rg->anchor >= g->n) return;
     const ir_shape *an = &g->nodes[rg->anchor].shape;
-    double w = (double)(VEC_BYTES / (elem > 0 ? elem : 1));
+    unsigned w = (unsigned)(VEC_BYTES / (elem > 0 ? elem : 1));
     pass_io io;
     pass_region_io(g, ix, r, &io);
     pw_walk(g, &io, an, w, o);
     pass_io_free(&io);
     o->flat += 4.0 / w; /* the group's index, bound test and step */
-    if (!o->comps) return;
-    for (unsigned i = 1; i < an->rank; i++) /* the element's offset into components */
-        if (an->dim[i] != 1)
-            o->div += IR_DIM_IS_SYM(an->dim[i])              ? PW_DIV_SYM
-                      : (an->dim[i] & (an->dim[i] - 1)) == 0 ? PW_DIV_POW2
-                                                             : PW_DIV_CONST;
-    o->flat += o->div;
+    /* the element's offset into components, or the group's first element's once a group (the
+     * views' splits of one start are one computation after LLVM's common-subexpression pass) */
+    double split = o->comps ? pw_split(an) : o->gcomps ? pw_split(an) / w : 0;
+    o->div += split;
+    o->flat += split;
 }
 
 /* Marks v live, and what it reads through views outside the region (a view carries no

@@ -125,6 +125,18 @@ bool pass_stats_recompute(ir_graph *g, pass_ctx *c);
  * before original node before[j - n0] (those before one node in the order they were appended);
  * every input is renumbered (passes/simplify.c). */
 void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before);
+/* The placements of the nodes a rewrite appends (pass_place_appended's before[]): before[j] is
+ * the original node the j-th appended node goes before; n entries of cap. Zero-initialised empty.
+ */
+typedef struct pass_placed {
+    ir_id *before;
+    uint32_t n, cap;
+} pass_placed;
+/* Records that node id, the last one appended, goes before original node i, and gives it i's
+ * source line and column; returns id. Every node appended after n0 is recorded once, in order. */
+ir_id pass_placed_at(ir_graph *g, pass_placed *p, ir_id id, ir_id i);
+/* pass_place_appended(g, n0, p->before), then frees p's array (p is left empty). */
+void pass_placed_apply(ir_graph *g, uint32_t n0, pass_placed *p);
 
 /* ---- reports (passes/report.c) -------------------------------------------
  * Each takes a planned graph (after pass_fuse), plans the same graph with
@@ -339,6 +351,11 @@ void pass_red_pick_explain(const ir_graph *g, const pass_index *ix, uint32_t r, 
                            int64_t budget, FILE *out);
 /* The k-th reduction of region r in id order, or IR_NONE. */
 ir_id pass_red_pick_node(const ir_graph *g, const pass_index *ix, uint32_t r, unsigned k);
+/* Whether the one-hot pick rules ([reduction.pick], [reduction.pick_gather], [simplify.pick_push])
+ * are on: true unless the environment sets TX_RED_PICK=0. */
+bool pass_red_pick_on(void);
+/* The first node of the chain x, input 0 of x, ... that is not a cast (x itself when no cast). */
+ir_id pass_behind_casts(const ir_graph *g, ir_id x);
 
 /* Plans region r's tiles against `budget` for `gpu` (the schedule rules
  * that fill it read its SMs and shared memory per SM): fills threads, tile, sram_bytes,
@@ -529,10 +546,37 @@ typedef struct pass_pw_issue {
     double rowconst; /* of which constant along the anchor's innermost dim: the operations and
                         loads of values whose innermost extent is 1 (pointwise.row: once a row) */
     double div;      /* of which the split of each element's offset into its components (the
-                        flat loop's, where a load needs them: a broadcast or view read) */
+                        flat loop's, where a load needs them: a broadcast or view read), or, where
+                        only vector views need them, of each group's first element over w */
     int nvec;        /* values loaded or stored as one vector per group */
     bool comps;      /* some load needs the element's components */
+    bool gcomps;     /* some vector view (passes/vecview.c) needs its group's first element's */
 } pass_pw_issue;
+
+/* ---- vector groups through views (passes/vecview.c; codegen/value.c; docs/codegen.md) ---------
+ * A pointwise kernel evaluates its anchor in vector groups of w elements (w consecutive elements
+ * of a row from a w-aligned start, w dividing the row). A node read at a lane of such a group,
+ * through one of the views below, is read at a lane of a group of w consecutive elements of the
+ * view's input from a w-aligned start: codegen loads that group with one vector load, and the
+ * model (pass_model_pw_issue) prices it so. Shape facts only (codegen's tables of groups may
+ * still run out, then it loads elements alone). */
+enum { PASS_VEC_CAT_MAX = 8 }; /* most inputs of a concat read by vector groups */
+/* Slice n keeps a group whole: w divides its innermost (known) extent and, sliced along the
+ * innermost axis, its input's innermost extent and its start. */
+bool pass_vec_slice(const ir_graph *g, const ir_node *n, unsigned w);
+/* Concat n keeps a group whole: at most PASS_VEC_CAT_MAX inputs, w divides its innermost (known)
+ * extent and, joined along the innermost axis, every input's extent along it. */
+bool pass_vec_concat(const ir_graph *g, const ir_node *n, unsigned w);
+typedef enum pass_vec_bcast_kind {
+    PASS_VB_NONE,     /* no vector group: each element indexed alone */
+    PASS_VB_TRAILING, /* `to` is s's trailing dims (after its leading 1s), numel(to) a known
+                         multiple of w: the group at the start modulo numel(to) */
+    PASS_VB_OUTER,    /* broadcast along outer dims only: s's innermost (known) extent, a
+                         multiple of w, kept by `to` */
+} pass_vec_bcast_kind;
+/* How an operand of shape `to`, NumPy-broadcast to shape s (its rank at most s's), keeps a group
+ * of s whole. */
+pass_vec_bcast_kind pass_vec_bcast(const ir_shape *s, const ir_shape *to, unsigned w);
 
 /* What the schedule rules read of one planned region (pass_schedule_facts). */
 /* ---- the sm_90a wgmma GEMM's tile space and model (passes/wgmma.c; docs/cost-model.md

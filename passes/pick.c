@@ -24,8 +24,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* x behind casts. */
-static ir_id pk_casts(const ir_graph *g, ir_id x) {
+/* See passes.h. */
+ir_id pass_behind_casts(const ir_graph *g, ir_id x) {
     while (g->nodes[x].op == IR_OP_CAST) x = ir_in(g, &g->nodes[x], 0);
     return x;
 }
@@ -118,7 +118,7 @@ bool pass_onehot_sum(const ir_graph *g, ir_id id, pass_pick *o) {
     if (S->rank == 0 || ax == 0 || (ax & (ax - 1)) || (ax >> S->rank)) return false;
     unsigned a = 0;
     while (!(ax & (1u << a))) a++;
-    ir_id wi = pk_casts(g, in);
+    ir_id wi = pass_behind_casts(g, in);
     const ir_node *w = &g->nodes[wi];
     if (w->op != IR_OP_WHERE || !ir_shape_eq(&w->shape, S) || !pk_is_zero(g, ir_in(g, w, 2)))
         return false;
@@ -148,14 +148,14 @@ bool pass_red_pick(const ir_graph *g, ir_id id, pass_pick *o) {
     return true;
 }
 
-/* True unless TX_RED_PICK is set to 0. */
-static bool pk_enabled(void) {
+/* See passes.h. */
+bool pass_red_pick_on(void) {
     const char *e = getenv("TX_RED_PICK");
     return !(e && strcmp(e, "0") == 0);
 }
 
 uint32_t pass_red_picks(const ir_graph *g, const pass_index *ix, uint32_t r) {
-    if (g->regions[r].kind != IR_RK_REDUCTION || !pk_enabled()) return 0;
+    if (g->regions[r].kind != IR_RK_REDUCTION || !pass_red_pick_on()) return 0;
     uint32_t m = 0;
     unsigned k = 0;
     for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1] && k < 32; j++) {
@@ -310,7 +310,7 @@ static void pk_gather(ir_graph *g, const pass_pick *pk, const ir_dtype *ts, int 
 }
 
 bool pass_pick_gather(ir_graph *g, pass_ctx *c) {
-    if (!pk_enabled()) return false;
+    if (!pass_red_pick_on()) return false;
     uint32_t n0 = g->n, nb = 0, cap = 0;
     ir_id *before = NULL;
     for (ir_id v = 0; v < n0; v++) {

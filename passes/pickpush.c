@@ -20,7 +20,6 @@
 
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 /* Most nodes of F the rewrite walks (a larger F keeps the sum). */
 enum { PUSH_MAX = 64 };
@@ -33,21 +32,8 @@ typedef struct push {
     ir_shape S; /* the one-hot's shape (a copy: appending nodes moves g->nodes) */
     ir_id from[PUSH_MAX], to[PUSH_MAX];
     unsigned nmemo, nops, nleaves;
-    ir_id *before;
-    uint32_t nb, cap;
+    pass_placed placed; /* the appended nodes, each before the sum */
 } push;
-
-/* True unless TX_RED_PICK is set to 0. */
-static bool push_enabled(void) {
-    const char *e = getenv("TX_RED_PICK");
-    return !(e && strcmp(e, "0") == 0);
-}
-
-/* x behind casts. */
-static ir_id push_casts(const ir_graph *g, ir_id x) {
-    while (g->nodes[x].op == IR_OP_CAST) x = ir_in(g, &g->nodes[x], 0);
-    return x;
-}
 
 /* True when v, broadcast to S (right-aligned), is constant along axis a: extent 1 there, or no
  * such axis. */
@@ -71,15 +57,8 @@ static bool push_needs_stats(const ir_graph *g, ir_id x, const ir_shape *S, unsi
     return false;
 }
 
-/* Appends node id's placement (before the sum). */
-static ir_id push_placed(push *p, ir_id id) {
-    if (p->nb >= p->cap)
-        p->before = ir_xrealloc(p->before, (p->cap = 2 * p->cap + 16) * sizeof *p->before);
-    p->before[p->nb++] = p->sum;
-    ir_graph *g = p->g;
-    g->nodes[id].line = g->nodes[p->sum].line, g->nodes[id].col = g->nodes[p->sum].col;
-    return id;
-}
+/* Places node id, the last one appended, before the sum (pass_placed_at); returns id. */
+static ir_id push_placed(push *p, ir_id id) { return pass_placed_at(p->g, &p->placed, id, p->sum); }
 
 /* The one-hot pick of row-shaped leaf x: sum(where(hit, x, 0), axis, keepdim). */
 static ir_id push_leaf(push *p, ir_id x) {
@@ -124,7 +103,8 @@ static ir_id push_node(push *p, ir_id x) {
 static ir_id push_rewrite(push *p, const pass_pick *pk) {
     ir_graph *g = p->g;
     const ir_shape rs = g->nodes[p->sum].shape; /* copies: appending nodes moves g->nodes */
-    ir_id in = ir_in(g, &g->nodes[p->sum], 0), w = push_casts(g, in), a = ir_in(g, &g->nodes[w], 1);
+    ir_id in = ir_in(g, &g->nodes[p->sum], 0), w = pass_behind_casts(g, in),
+          a = ir_in(g, &g->nodes[w], 1);
     p->hit = ir_in(g, &g->nodes[w], 0), p->axis = pk->axis, p->S = g->nodes[w].shape;
     ir_dim len = p->S.dim[p->axis];
     unsigned budget = PUSH_MAX;
@@ -158,7 +138,7 @@ static ir_id push_rewrite(push *p, const pass_pick *pk) {
 
 /* See passes.h. */
 bool pass_pick_push(ir_graph *g, pass_ctx *c) {
-    if (!push_enabled()) return false;
+    if (!pass_red_pick_on()) return false;
     uint32_t n0 = g->n;
     push p = {.g = g};
     bool changed = false;
@@ -179,7 +159,6 @@ bool pass_pick_push(ir_graph *g, pass_ctx *c) {
                     "row's %lld elements (no pass over the picked value)\n",
                     i, pk.axis, p.nops, p.nleaves, (long long)p.S.dim[pk.axis]);
     }
-    pass_place_appended(g, n0, p.before);
-    free(p.before);
+    pass_placed_apply(g, n0, &p.placed);
     return changed;
 }

@@ -507,27 +507,35 @@ void pass_place_appended(ir_graph *g, uint32_t n0, const ir_id *before) {
     free(cnt);
 }
 
+/* See passes.h. */
+ir_id pass_placed_at(ir_graph *g, pass_placed *p, ir_id id, ir_id i) {
+    if (p->n >= p->cap)
+        p->before = ir_xrealloc(p->before, (p->cap = 2 * p->cap + 16) * sizeof *p->before);
+    p->before[p->n++] = i;
+    g->nodes[id].line = g->nodes[i].line, g->nodes[id].col = g->nodes[i].col;
+    return id;
+}
+
+/* See passes.h. */
+void pass_placed_apply(ir_graph *g, uint32_t n0, pass_placed *p) {
+    pass_place_appended(g, n0, p->before);
+    free(p->before);
+    *p = (pass_placed){0};
+}
+
 /* Appends the column slice lo:hi of the last axis of bias (when its last dim is not 1; else bias
  * itself) added to product q in the operand order of the original add (bias operand bk), with
- * dtype dt; records the nodes appended before node i. Returns the sum. */
+ * dtype dt, placed before node i (p). Returns the sum. */
 static ir_id add_bias_slice(ir_graph *g, ir_id q, ir_id bias, unsigned bk, ir_dtype dt, int64_t lo,
-                            int64_t hi, ir_id i, ir_id **before, uint32_t *nb, uint32_t *cap) {
-    const ir_node *bn = &g->nodes[bias];
-    int ax = bn->shape.rank - 1;
-    if (*nb + 2 > *cap) *before = ir_xrealloc(*before, (*cap = *cap * 2 + 8) * sizeof **before);
+                            int64_t hi, ir_id i, pass_placed *p) {
+    int ax = g->nodes[bias].shape.rank - 1;
     ir_id bs = bias;
-    if (bn->shape.dim[ax] != 1) {
-        bs = ir_add_slice(g, bias, ax, lo, hi);
-        (*before)[(*nb)++] = i;
-    }
+    if (g->nodes[bias].shape.dim[ax] != 1)
+        bs = pass_placed_at(g, p, ir_add_slice(g, bias, ax, lo, hi), i);
     ir_id ins[2];
     ins[bk] = bs, ins[1 - bk] = q;
     ir_shape sh = g->nodes[q].shape;
-    ir_id s = ir_add(g, IR_OP_ADD, dt, &sh, ins, 2);
-    (*before)[(*nb)++] = i;
-    g->nodes[bs].line = g->nodes[s].line = g->nodes[i].line;
-    g->nodes[bs].col = g->nodes[s].col = g->nodes[i].col;
-    return s;
+    return pass_placed_at(g, p, ir_add(g, IR_OP_ADD, dt, &sh, ins, 2), i);
 }
 
 /* [simplify.slice_of_product] on every product (or biased product, product_of) of g that
@@ -537,8 +545,8 @@ static ir_id add_bias_slice(ir_graph *g, ir_id q, ir_id bias, unsigned bk, ir_dt
 static bool slice_products(ir_graph *g, pass_ctx *c) {
     ir_uses u;
     if (!ir_uses_build(g, &u)) return false;
-    uint32_t n0 = g->n, nb = 0, cap = 0;
-    ir_id *before = NULL;
+    uint32_t n0 = g->n;
+    pass_placed pl = {0};
     for (ir_id p = 0; p < n0; p++) {
         ir_id bias;
         unsigned bk = 0;
@@ -549,13 +557,9 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
             int64_t lo = g->nodes[i].a.slice.start, hi = g->nodes[i].a.slice.stop;
             int axis = g->nodes[b].shape.rank - 1;
             ir_dtype pdt = (ir_dtype)g->nodes[p].dtype;
-            if (nb + 2 > cap) before = ir_xrealloc(before, (cap = cap * 2 + 8) * sizeof *before);
-            ir_id bs = ir_add_slice(g, b, axis, lo, hi), q = ir_add_matmul(g, a, bs);
-            before[nb++] = i, before[nb++] = i;
-            g->nodes[bs].line = g->nodes[q].line = g->nodes[i].line;
-            g->nodes[bs].col = g->nodes[q].col = g->nodes[i].col;
-            if (bias != IR_NONE)
-                q = add_bias_slice(g, q, bias, bk, pdt, lo, hi, i, &before, &nb, &cap);
+            ir_id bs = pass_placed_at(g, &pl, ir_add_slice(g, b, axis, lo, hi), i);
+            ir_id q = pass_placed_at(g, &pl, ir_add_matmul(g, a, bs), i);
+            if (bias != IR_NONE) q = add_bias_slice(g, q, bias, bk, pdt, lo, hi, i, &pl);
             ir_node *qn = &g->nodes[q], *in = &g->nodes[i];
             qn->name = in->name, in->name = 0;
             ir_replace_uses(g, i, q);
@@ -573,9 +577,9 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
         }
     }
     ir_uses_free(&u);
-    pass_place_appended(g, n0, before);
-    free(before);
-    return nb > 0;
+    bool changed = pl.n > 0;
+    pass_placed_apply(g, n0, &pl);
+    return changed;
 }
 
 /* [simplify.small_k] unrolls products of a bound contraction extent up to this. The pointwise
@@ -593,26 +597,10 @@ static bool slice_products(ir_graph *g, pass_ctx *c) {
  * whose register tile reuses each loaded operand 8 times. */
 enum { SIMP_SMALL_K_MAX = 8 };
 
-/* Nodes appended by a rewrite: before[j] is the node the j-th appended node is to be placed
- * before (pass_place_appended). */
-typedef struct simp_placed {
-    ir_id *before;
-    uint32_t n, cap;
-} simp_placed;
-
-/* Records that node id, just appended, goes before node i, and gives it i's location. */
-static ir_id placed_at(ir_graph *g, simp_placed *p, ir_id id, ir_id i) {
-    if (p->n >= p->cap)
-        p->before = ir_xrealloc(p->before, (p->cap = 2 * p->cap + 16) * sizeof *p->before);
-    p->before[p->n++] = i;
-    g->nodes[id].line = g->nodes[i].line, g->nodes[id].col = g->nodes[i].col;
-    return id;
-}
-
 /* x converted to f32 (x itself when it is f32), appended before node i. */
-static ir_id f32_of(ir_graph *g, simp_placed *p, ir_id x, ir_id i) {
+static ir_id f32_of(ir_graph *g, pass_placed *p, ir_id x, ir_id i) {
     if (g->nodes[x].dtype == IR_F32) return x;
-    return placed_at(g, p, ir_add_cast(g, x, IR_F32), i);
+    return pass_placed_at(g, p, ir_add_cast(g, x, IR_F32), i);
 }
 
 /* Whether product m may be one of the two products of an attention pattern softmax(F(q @ kT)) @ v,
@@ -667,34 +655,34 @@ static bool attention_product(const ir_graph *g, const ir_uses *u, ir_id m) {
  * product's do. b's slices are not cast: the f32 multiply converts its f16/bf16 operand exactly
  * (promotion), so no value of b's shape but a view of b itself is made. Appends the nodes before
  * i; returns the last. */
-static ir_id small_k_form(ir_graph *g, simp_placed *p, ir_id i) {
+static ir_id small_k_form(ir_graph *g, pass_placed *p, ir_id i) {
     ir_id a = ir_in(g, &g->nodes[i], 0), b = ir_in(g, &g->nodes[i], 1), acc = IR_NONE;
     int ra = g->nodes[a].shape.rank, rb = g->nodes[b].shape.rank;
     int64_t kn = g->nodes[a].shape.dim[ra - 1];
     ir_dtype dt = (ir_dtype)g->nodes[i].dtype;
     for (int64_t k = 0; k < kn; k++) {
-        ir_id ak = f32_of(g, p, placed_at(g, p, ir_add_slice(g, a, ra - 1, k, k + 1), i), i);
-        ir_id bk = placed_at(g, p, ir_add_slice(g, b, rb - 2, k, k + 1), i);
-        ir_id t = placed_at(g, p, ir_add_binary(g, IR_OP_MUL, ak, bk), i);
-        acc = acc == IR_NONE ? t : placed_at(g, p, ir_add_binary(g, IR_OP_ADD, acc, t), i);
+        ir_id ak = f32_of(g, p, pass_placed_at(g, p, ir_add_slice(g, a, ra - 1, k, k + 1), i), i);
+        ir_id bk = pass_placed_at(g, p, ir_add_slice(g, b, rb - 2, k, k + 1), i);
+        ir_id t = pass_placed_at(g, p, ir_add_binary(g, IR_OP_MUL, ak, bk), i);
+        acc = acc == IR_NONE ? t : pass_placed_at(g, p, ir_add_binary(g, IR_OP_ADD, acc, t), i);
     }
-    return dt == IR_F32 ? acc : placed_at(g, p, ir_add_cast(g, acc, dt), i);
+    return dt == IR_F32 ? acc : pass_placed_at(g, p, ir_add_cast(g, acc, dt), i);
 }
 
 /* [simplify.matvec]: product i = a @ b of float dtype with b [..., K, 1] as the row reduction
  * sum(f32(a) * reshape(b, [..., 1, K]), axis=-1, keepdim) converted to i's dtype once (the f32
  * multiply converts b's elements exactly; b's reshape is a view the reduction reads in place).
  * Appends the nodes before i; returns the last. */
-static ir_id matvec_form(ir_graph *g, simp_placed *p, ir_id i) {
+static ir_id matvec_form(ir_graph *g, pass_placed *p, ir_id i) {
     ir_id a = ir_in(g, &g->nodes[i], 0), b = ir_in(g, &g->nodes[i], 1);
     ir_shape bs = g->nodes[b].shape;
     int r = g->nodes[i].shape.rank;
     bs.dim[bs.rank - 1] = bs.dim[bs.rank - 2], bs.dim[bs.rank - 2] = 1;
-    ir_id bt = placed_at(g, p, ir_add_reshape(g, b, &bs), i);
-    ir_id t = placed_at(g, p, ir_add_binary(g, IR_OP_MUL, f32_of(g, p, a, i), bt), i);
-    ir_id s = placed_at(g, p, ir_add_reduce(g, IR_OP_SUM, t, 1u << (r - 1), true), i);
+    ir_id bt = pass_placed_at(g, p, ir_add_reshape(g, b, &bs), i);
+    ir_id t = pass_placed_at(g, p, ir_add_binary(g, IR_OP_MUL, f32_of(g, p, a, i), bt), i);
+    ir_id s = pass_placed_at(g, p, ir_add_reduce(g, IR_OP_SUM, t, 1u << (r - 1), true), i);
     ir_dtype dt = (ir_dtype)g->nodes[i].dtype;
-    return dt == IR_F32 ? s : placed_at(g, p, ir_add_cast(g, s, dt), i);
+    return dt == IR_F32 ? s : pass_placed_at(g, p, ir_add_cast(g, s, dt), i);
 }
 
 /* Which degenerate-product rule applies to node i: 1 [simplify.small_k], 2 [simplify.matvec],
@@ -743,7 +731,7 @@ static bool degenerate_products(ir_graph *g, pass_ctx *c) {
     ir_uses u;
     if (!ir_uses_build(g, &u)) return false;
     uint32_t n0 = g->n;
-    simp_placed p = {0};
+    pass_placed p = {0};
     bool changed = false;
     for (ir_id i = 0; i < n0; i++) {
         int rule = degenerate_rule(g, i);
@@ -756,8 +744,7 @@ static bool degenerate_products(ir_graph *g, pass_ctx *c) {
         changed = true;
     }
     ir_uses_free(&u);
-    pass_place_appended(g, n0, p.before);
-    free(p.before);
+    pass_placed_apply(g, n0, &p);
     return changed;
 }
 

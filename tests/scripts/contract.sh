@@ -11,6 +11,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 C=$ROOT/tests/contract
 # program|sizes|rule lines|kernels|first template prefix (- any)
 cases=(
@@ -49,21 +51,9 @@ PYEOF
     echo "FAIL $label: kernels"
     bad=1
   fi
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    bad=1
-  fi
-  case $sizes in *1024*) ;; *)
-    rm -rf "$W/ref" "$W/dev"
-    # shellcheck disable=SC2086
-    if ! "$TXC" run "$C/$prog.tx" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err" ||
-      ! timeout 120 "$TXC" run "$C/$prog.tx" $defs --device=cpu --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-      echo "FAIL $label: run: $(head -2 "$W/err")"
-      bad=1
-    elif ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label (cpu)"; then
-      bad=1
-    fi ;;
-  esac
+  ptxas_ok "$label" || bad=1
+  # shellcheck disable=SC2086
+  case $sizes in *1024*) ;; *) cpu_vs_ref "$label" 3 "$C/$prog.tx" $defs || bad=1 ;; esac
   [ $bad = 0 ] && echo "ok   $label: $got rule line(s)"
   fail=$((fail | bad))
 done

@@ -11,6 +11,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 P=$ROOT/tests/pick_push
 fail=0
 # program|sizes|rule lines|ids shape (- : random inputs only)
@@ -34,13 +36,9 @@ for c in "${cases[@]}"; do
   fi
   got=$(grep -c '^simplify: \[simplify.pick_push\]' "$W/explain")
   [ "$got" = "$rules" ] || { echo "FAIL $label: $got [simplify.pick_push] lines, want $rules"; bad=1; }
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    bad=1
-  fi
+  ptxas_ok "$label" || bad=1
   for mode in random edge; do
-    rm -rf "$W/ref" "$W/dev"
-    inputs="--random-inputs=3"
+    ids_arg=""
     if [ $mode = edge ]; then
       n=$(sed 's/.*N=\([0-9]*\).*/\1/' <<<"$sizes")
       v=$(sed 's/.*V=\([0-9]*\).*/\1/' <<<"$sizes")
@@ -51,16 +49,10 @@ ids = np.arange(n, dtype=np.int32) % (v + 9) - 1  # -1, 0 .. v - 1, v .. v + 7
 ids[n // 2] = v
 np.save(w + "/ids.npy", ids.reshape((n, 1)) if shape == "N1" else ids)
 PYEOF
-      inputs="--random-inputs=3 --input ids=$W/ids.npy"
+      ids_arg="--input ids=$W/ids.npy"
     fi
     # shellcheck disable=SC2086
-    if ! "$TXC" run "$P/$prog.tx" $defs --device=ref $inputs --output-dir "$W/ref" 2>"$W/err" ||
-      ! "$TXC" run "$P/$prog.tx" $defs --device=cpu $inputs --output-dir "$W/dev" 2>"$W/err"; then
-      echo "FAIL $label ($mode): run: $(head -2 "$W/err")"
-      bad=1
-    elif ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label ($mode)"; then
-      bad=1
-    fi
+    cpu_vs_ref "$label ($mode)" 3 "$P/$prog.tx" $defs $ids_arg || bad=1
   done
   [ $bad = 0 ] && echo "ok   $label: $got rule line(s), cpu = ref on random and edge ids"
   fail=$((fail | bad))

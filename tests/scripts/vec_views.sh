@@ -13,6 +13,8 @@
 # Skips (77) without Python + NumPy; the ptxas step is skipped without ptxas.
 # shellcheck source=tests/scripts/lib/setup.sh
 . "$(dirname "$0")/lib/setup.sh" "$@"
+# shellcheck source=tests/scripts/lib/checks.sh
+. "$(dirname "$0")/lib/checks.sh"
 V=$ROOT/tests/vec_views
 # program|sizes|least vector loads|most scalar loads|run (1/0)
 cases=(
@@ -47,21 +49,9 @@ for c in "${cases[@]}"; do
   [ "$vec" -ge "$minv" ] || { echo "FAIL $label: $vec vector loads, want at least $minv"; bad=1; }
   [ "$maxs" = - ] || [ "$scalar" -le "$maxs" ] ||
     { echo "FAIL $label: $scalar scalar loads, want at most $maxs"; bad=1; }
-  if [ -x "$PTXAS" ] && ! "$PTXAS" -arch=sm_90a "$W/k.ptx" -o /dev/null 2>"$W/perr"; then
-    echo "FAIL $label: ptxas: $(head -3 "$W/perr")"
-    bad=1
-  fi
-  if [ "$run" = 1 ]; then
-    rm -rf "$W/ref" "$W/dev"
-    # shellcheck disable=SC2086
-    if ! "$TXC" run "$prog" $defs --device=ref --random-inputs=3 --output-dir "$W/ref" 2>"$W/err" ||
-      ! timeout 120 "$TXC" run "$prog" $defs --device=cpu --random-inputs=3 --output-dir "$W/dev" 2>"$W/err"; then
-      echo "FAIL $label: run: $(head -2 "$W/err")"
-      bad=1
-    elif ! $PY "$ROOT/tests/gen/compare.py" "$W/dev" "$W/ref" "$label (cpu)"; then
-      bad=1
-    fi
-  fi
+  ptxas_ok "$label" || bad=1
+  # shellcheck disable=SC2086
+  if [ "$run" = 1 ]; then cpu_vs_ref "$label" 3 "$prog" $defs || bad=1; fi
   [ $bad = 0 ] && echo "ok   $label: $vec vector loads, $scalar scalar"
   fail=$((fail | bad))
 done

@@ -3,7 +3,7 @@
  * (relu(x+y) 6N vs 10N, relu(exp(x)) 4N vs 8N in f16), symbolic formulas
  * and JSON nulls, tile-plan formulas, the tile scheduler simulation with
  * hand-checked hit counts, spilled bytes when the budget shrinks, and the instruction-issue term
- * of pointwise kernels. */
+ * of pointwise kernels (reads through views codegen vectorizes included). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -365,14 +365,104 @@ static void test_issue_term(void **st) {
     }
 }
 
+/* Rotary's half rotation of q bf16 [2, 16, 4, d] by cos and sin bf16 [16, 4, d / 2]:
+ * bf16(concat((x1 * c - x2 * s, x2 * c + x1 * s), axis=-1)), x1 and x2 the f32 halves of q. */
+static ir_graph *g_rotary(int64_t d) {
+    ir_graph *g = ir_graph_new("rotary", NULL);
+    ir_shape qs = {.rank = 4, .dim = {2, 16, 4, d}}, cs = {.rank = 3, .dim = {16, 4, d / 2}};
+    ir_id q = ir_add_input(g, "q", IR_BF16, &qs);
+    ir_id c = ir_add_cast(g, ir_add_input(g, "c", IR_BF16, &cs), IR_F32);
+    ir_id s = ir_add_cast(g, ir_add_input(g, "s", IR_BF16, &cs), IR_F32);
+    ir_id x1 = ir_add_cast(g, ir_add_slice(g, q, 3, 0, d / 2), IR_F32);
+    ir_id x2 = ir_add_cast(g, ir_add_slice(g, q, 3, d / 2, d), IR_F32);
+    ir_id h[2] = {ir_add_binary(g, IR_OP_SUB, ir_add_binary(g, IR_OP_MUL, x1, c),
+                                ir_add_binary(g, IR_OP_MUL, x2, s)),
+                  ir_add_binary(g, IR_OP_ADD, ir_add_binary(g, IR_OP_MUL, x2, c),
+                                ir_add_binary(g, IR_OP_MUL, x1, s))};
+    ir_id y = ir_add_cast(g, ir_add_concat(g, h, 2, 3), IR_BF16);
+    ir_add_output(g, &y, 1);
+    return g;
+}
+
+/* The pointwise count of reads through views codegen vectorizes (passes/vecview.c; docs/cost-
+ * model.md "Instruction issue"): at d = 64 (groups of 8 bf16) the concat along the innermost axis
+ * and both halves of q keep every group whole and cos and sin are row-broadcast: q is two vector
+ * loads (a start each), c and s one each, 1 + 2/8 per element each like the store; the casts,
+ * products and sums 11; the group's addressing 4/8; the split of each group's first element over
+ * [2, 16, 4, 64] once a group, 6/8: 18.5 per element (30.75 when the views were scalar reads).
+ * At d = 60 the halves of 30 are no whole groups: scalar reads of 2 + 1 (the bf16 conversion)
+ * per element and the per-element split of [2, 16, 4, 60] (2 + 2 + 4): 32.75. */
+static void test_vec_views(void **st) {
+    (void)st;
+    const pass_gpu *h = pass_gpu_find("h200");
+    for (int k = 0; k < 2; k++) {
+        ir_graph *g = g_rotary(k == 0 ? 64 : 60);
+        plan(g, false, 0, "h200");
+        assert_int_equal(g->nregions, 1);
+        pass_index u;
+        assert_true(pass_index_build(g, &u));
+        pass_pw_issue o;
+        pass_model_pw_issue(g, &u, 0, 2, &o);
+        if (k == 0) {
+            assert_int_equal(o.nvec, 5);
+            assert_false(o.comps);
+            assert_true(o.gcomps);
+            assert_true(fabs(o.div - 0.75) < 1e-9);
+            assert_true(fabs(o.flat - 18.5) < 1e-9);
+        } else {
+            assert_int_equal(o.nvec, 1);
+            assert_true(o.comps);
+            assert_true(fabs(o.div - 8.0) < 1e-9);
+            assert_true(fabs(o.flat - 32.75) < 1e-9);
+        }
+        pass_cost pc;
+        pass_region_cost_ix(g, &u, 0, h, &pc);
+        pass_model m;
+        pass_model_region(g, &u, 0, h, &pc, &m);
+        assert_true(fabs(m.instr - o.flat) < 1e-9);
+        pass_index_free(&u);
+        ir_graph_free(g);
+    }
+}
+
+/* The view facts codegen's vector paths and the model share (passes/vecview.c), groups of 8. */
+static void test_vec_view_facts(void **st) {
+    (void)st;
+    ir_graph *g = ir_graph_new("views", NULL);
+    ir_shape xs = {.rank = 2, .dim = {6, 64}}, ys = {.rank = 2, .dim = {6, 12}};
+    ir_id x = ir_add_input(g, "x", IR_BF16, &xs), y = ir_add_input(g, "y", IR_BF16, &ys);
+    const ir_node *n = &g->nodes[ir_add_slice(g, x, 1, 8, 24)];
+    assert_true(pass_vec_slice(g, n, 8));
+    assert_false(pass_vec_slice(g, n, 0));
+    assert_false(pass_vec_slice(g, &g->nodes[ir_add_slice(g, x, 1, 4, 20)], 8)); /* start 4 */
+    assert_false(pass_vec_slice(g, &g->nodes[ir_add_slice(g, x, 1, 0, 12)], 8)); /* 12 wide */
+    assert_true(pass_vec_slice(g, &g->nodes[ir_add_slice(g, x, 0, 1, 4)], 8));   /* outer axis */
+    assert_false(pass_vec_slice(g, &g->nodes[ir_add_slice(g, y, 0, 1, 4)], 8));  /* rows of 12 */
+    ir_id xx[2] = {x, x}, xy[2] = {x, y};
+    assert_true(pass_vec_concat(g, &g->nodes[ir_add_concat(g, xx, 2, 1)], 8));
+    assert_false(pass_vec_concat(g, &g->nodes[ir_add_concat(g, xy, 2, 1)], 8)); /* 64 + 12 */
+    assert_true(pass_vec_concat(g, &g->nodes[ir_add_concat(g, xx, 2, 0)], 8));
+    ir_shape s = {.rank = 3, .dim = {4, 6, 64}}, t = {.rank = 1, .dim = {64}};
+    ir_shape o = {.rank = 3, .dim = {4, 1, 64}}, r = {.rank = 3, .dim = {4, 6, 1}};
+    ir_shape l = {.rank = 2, .dim = {1, 12}}, sl = {.rank = 2, .dim = {5, 12}};
+    assert_int_equal(pass_vec_bcast(&s, &t, 8), PASS_VB_TRAILING);
+    assert_int_equal(pass_vec_bcast(&s, &xs, 8), PASS_VB_TRAILING);
+    assert_int_equal(pass_vec_bcast(&s, &o, 8), PASS_VB_OUTER);
+    assert_int_equal(pass_vec_bcast(&s, &r, 8), PASS_VB_NONE);  /* along the innermost axis */
+    assert_int_equal(pass_vec_bcast(&sl, &l, 8), PASS_VB_NONE); /* 12 elements */
+    assert_int_equal(pass_vec_bcast(&sl, &l, 4), PASS_VB_TRAILING);
+    ir_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_gpu_table),     cmocka_unit_test(test_ridge),
-        cmocka_unit_test(test_roofline_flip), cmocka_unit_test(test_traffic_hand_computed),
-        cmocka_unit_test(test_read_once),     cmocka_unit_test(test_symbolic_formulas),
-        cmocka_unit_test(test_json_fields),   cmocka_unit_test(test_tile_formulas),
-        cmocka_unit_test(test_scheduler),     cmocka_unit_test(test_spill_on_small_budget),
-        cmocka_unit_test(test_issue_term),
+        cmocka_unit_test(test_gpu_table),      cmocka_unit_test(test_ridge),
+        cmocka_unit_test(test_roofline_flip),  cmocka_unit_test(test_traffic_hand_computed),
+        cmocka_unit_test(test_read_once),      cmocka_unit_test(test_symbolic_formulas),
+        cmocka_unit_test(test_json_fields),    cmocka_unit_test(test_tile_formulas),
+        cmocka_unit_test(test_scheduler),      cmocka_unit_test(test_spill_on_small_budget),
+        cmocka_unit_test(test_issue_term),     cmocka_unit_test(test_vec_views),
+        cmocka_unit_test(test_vec_view_facts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -613,6 +613,42 @@ static void test_degenerate_attention_kept(void **state) {
     ir_graph_free(g);
 }
 
+/* pass_placed_at and pass_placed_apply: each appended node lands just before the node it was
+ * recorded for (those of one node in the order appended), takes that node's source location, and
+ * the inputs follow; the record is left empty. */
+static void test_placed(void **state) {
+    (void)state;
+    ir_graph *g = ir_graph_new("placed", NULL);
+    ir_id x = ir_add_input(g, "x", IR_F32, &S23);
+    ir_id a = ir_add_unary(g, IR_OP_EXP, x);
+    ir_id b = ir_add_unary(g, IR_OP_NEG, a);
+    g->nodes[a].line = 5, g->nodes[b].line = 6, g->nodes[b].col = 3;
+    ir_add_output(g, &b, 1);
+    uint32_t n0 = g->n;
+    pass_placed p = {0};
+    ir_id t1 = pass_placed_at(g, &p, ir_add_unary(g, IR_OP_ABS, x), b);
+    ir_id t2 = pass_placed_at(g, &p, ir_add_unary(g, IR_OP_RELU, t1), b);
+    assert_int_equal(pass_placed_at(g, &p, ir_add_unary(g, IR_OP_TANH, x), a), t2 + 1);
+    assert_int_equal(p.n, 3);
+    ir_set_in(g, &g->nodes[b], 0, t2);
+    pass_placed_apply(g, n0, &p);
+    assert_null(p.before);
+    assert_int_equal(p.n, 0);
+    assert_true(ir_verify(g, stderr));
+    const int ops[] = {IR_OP_INPUT, IR_OP_TANH, IR_OP_EXP,   IR_OP_ABS,
+                       IR_OP_RELU,  IR_OP_NEG,  IR_OP_OUTPUT};
+    const uint32_t lines[] = {0, 5, 5, 6, 6, 6, 0};
+    assert_int_equal(g->n, 7);
+    for (ir_id i = 0; i < g->n; i++) {
+        assert_int_equal(g->nodes[i].op, ops[i]);
+        if (i != 0 && i != 6) assert_int_equal(g->nodes[i].line, lines[i]);
+    }
+    assert_int_equal(g->nodes[3].col, 3);
+    assert_int_equal(ir_in(g, &g->nodes[4], 0), 3);
+    assert_int_equal(ir_in(g, &g->nodes[5], 0), 4);
+    ir_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_identities),
@@ -633,6 +669,7 @@ int main(void) {
         cmocka_unit_test(test_degenerate_attention_kept),
         cmocka_unit_test(test_contract),
         cmocka_unit_test(test_cast_before_reshape),
+        cmocka_unit_test(test_placed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
