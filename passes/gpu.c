@@ -30,6 +30,11 @@
  * bench/results/2026-12-01-h200-gemm2; docs/cost-model.md "Matrix products"); the H100 is
  * assumed equal; the others have no wgmma (0). */
 #define WG_H 0.98
+/* col_latency_us: the unloaded latency of a column schedule's counted loads, fitted to issue 12's
+ * `txc tune` rows on the H200 (colsum bf16 [16384, 4096], [65536, 1024], [8192, 2048],
+ * [30000, 3000]: 12 column_split and column_blocks candidates, one constant; docs/cost-model.md
+ * "Column schedules"); the H100 is assumed equal; the others have none (0: mem_latency_us). */
+#define COL_H 0.9
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,
@@ -46,7 +51,8 @@ static const pass_gpu gpu_table[] = {
      1.98,
      ATTN_H,
      0.0,
-     WG_H},
+     WG_H,
+     COL_H},
     {"h200",
      132,
      232448,
@@ -62,7 +68,8 @@ static const pass_gpu gpu_table[] = {
      1.98,
      ATTN_H,
      0.0,
-     WG_H},
+     WG_H,
+     COL_H},
     {"a100",
      108,
      166912,
@@ -76,6 +83,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      1.41,
+     0.0,
      0.0,
      0.0,
      0.0},
@@ -94,6 +102,7 @@ static const pass_gpu gpu_table[] = {
      2.04,
      0.0,
      0.0,
+     0.0,
      0.0},
     {"rtx4090",
      128,
@@ -108,6 +117,7 @@ static const pass_gpu gpu_table[] = {
      0.0,
      0,
      2.52,
+     0.0,
      0.0,
      0.0,
      0.0},

@@ -30,6 +30,10 @@ typedef struct pass_gpu {
     double wg_eff;    /* the sm_90a wgmma kernel (codegen/wgmma.c): the share of the tensor-core
                          rate its k steps sustain where the wgmma issue, not shared memory, bounds
                          them (passes/wgmma.c); 0: no such kernel (matmul keeps the roofline) */
+    double col_latency_us; /* the unloaded latency of a column schedule's counted loads (each
+                              thread's unrolled groups, nothing pipelined beyond them): Little's
+                              law with a latency that grows by the bytes queued ahead at the HBM
+                              rate (passes/model.c pass_model_column); 0: the mem_latency_us form */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -941,8 +945,8 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
  * "Schedules": the rule names). */
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s);
 /* Why the rule took schedule s for facts f without weighing the model's ranking of the space,
- * with its numbers, into buf (cap bytes): true for [reduction.column_blocks] (the column split's
- * narrowest tile leaves too few blocks); false, buf empty, for the rules that follow the model. */
+ * with its numbers, into buf (cap bytes): true for a rule that does not follow the model; false,
+ * buf empty, for those that do (every rule now: [reduction.column_rank] ranks the columns). */
 bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf, size_t cap);
 /* Instructions per element the model charges a region with facts f under schedule s: f->instr,
  * but for pointwise.row (once a row what is constant along it, no offset split, the head and
@@ -1017,6 +1021,8 @@ typedef struct pass_model {
     bool concrete;
     int64_t grid;              /* blocks launched */
     unsigned threads;          /* per block */
+    int regs;                  /* column schedules: estimated registers per thread (schedule.c
+                                  col_regs; 0: registers not counted) */
     int64_t per_sm;            /* blocks resident per SM (threads, shared memory, 32 at most) */
     double active_sms;         /* SMs the grid keeps busy */
     double occupancy;          /* resident threads per busy SM / 2048 */
@@ -1065,6 +1071,17 @@ typedef struct pass_model {
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);
+/* Blocks of `threads` threads, `sram` shared bytes and `regs` registers a thread (0: not counted)
+ * one SM of gpu holds at once: at least 1, at most 32. */
+int64_t pass_model_resident(const pass_gpu *gpu, unsigned threads, int64_t sram, int regs);
+/* The memory time of a column schedule's block m (grid, threads, regs, thread_bytes, ticket and
+ * comb_bytes set by its model block) moving `bytes` with `sram` shared bytes a block
+ * (docs/cost-model.md "Column schedules"): resident blocks by threads, shared memory and
+ * registers; each wave of resident blocks (the last one partial) at the bandwidth of Little's
+ * law, bytes in flight over gpu->col_latency_us + the bytes queued ahead at the HBM rate; plus a
+ * column tile's combine. Fills per_sm, active_sms, occupancy, inflight, waves, bw_GBps, mem_us,
+ * extra_us; returns mem_us + extra_us (0 when gpu has no col_latency_us). */
+double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_model *m);
 /* The same for region r planned as rg (a copy with another schedule) with facts f. */
 void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
                      const pass_gpu *gpu, const pass_cost *c, pass_model *m);
