@@ -560,13 +560,18 @@ int64_t pass_model_resident(const pass_gpu *gpu, unsigned threads, int64_t sram,
     return per < 1 ? 1 : per;
 }
 
-/* GB/s that `blocks` resident blocks of m sustain: Little's law with the loaded latency, the
- * unloaded col_latency_us plus the bytes in flight drained at the HBM rate ahead of a request:
- * 1 / bw = 1 / HBM + latency / bytes in flight. */
+/* GB/s that `blocks` resident blocks of m sustain: their bytes in flight, at most col_sm_bytes a
+ * busy SM (its outstanding loads), spread at random over the HBM's channels; a channel is busy
+ * while a request waits on it, so the share of the bandwidth delivered is that of channels with
+ * at least one request, 1 - exp(-in flight / (HBM x col_latency_us)), the bytes in flight over
+ * the bandwidth-delay product (Little's law for requests that do not queue evenly). */
 static double col_gbps(const pass_gpu *gpu, const pass_model *m, int64_t blocks) {
+    int64_t busy = blocks < gpu->sms ? blocks : gpu->sms;
     double fly = (double)blocks * m->threads * m->thread_bytes;
-    if (fly <= 0) return gpu->hbm_GBps;
-    return 1.0 / (1.0 / gpu->hbm_GBps + gpu->col_latency_us * 1e3 / fly);
+    if (gpu->col_sm_bytes > 0 && fly > (double)busy * gpu->col_sm_bytes)
+        fly = (double)busy * gpu->col_sm_bytes;
+    double bdp = gpu->hbm_GBps * gpu->col_latency_us * 1e3; /* bytes */
+    return fly > 0 ? gpu->hbm_GBps * -expm1(-fly / bdp) : gpu->hbm_GBps;
 }
 
 double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_model *m) {
@@ -824,11 +829,12 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
         fprintf(out,
                 "  model: %s: %lld blocks x %u threads (up to %lld per SM at ~%d registers a "
                 "thread), %.0f SMs busy at %.0f%% occupancy, %.0f B in flight per SM (%.0f per "
-                "thread) / (%.3f us latency + the bytes queued ahead at %.0f GB/s) -> %.0f GB/s, "
-                "%.2f waves (the last one's blocks alone)\n",
+                "thread, at most %lld) over %.0f GB/s x %.3f us -> %.0f GB/s, %.2f waves (the "
+                "last one's blocks alone)\n",
                 m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->regs,
                 m->active_sms, 100.0 * m->occupancy, m->inflight, m->thread_bytes,
-                gpu->col_latency_us, gpu->hbm_GBps, m->bw_GBps, m->waves);
+                (long long)gpu->col_sm_bytes, gpu->hbm_GBps, gpu->col_latency_us, m->bw_GBps,
+                m->waves);
     } else
     fprintf(out,
             "  model: %s: %lld blocks x %u threads (up to %lld per SM), %.0f SMs busy at %.0f%% "
