@@ -36,7 +36,7 @@
  * timings, two constants; docs/cost-model.md "Column schedules"): the column split of 32 slices
  * (32 KB in flight an SM) and the column blocks (64 KB) reach the same bandwidth per SM. The H100
  * is assumed equal; the others have none (0: mem_latency_us). */
-#define COL_H 1.0
+#define COL_H    1.0
 #define COL_SM_H 49152
 static const pass_gpu gpu_table[] = {
     {"h100",

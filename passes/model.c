@@ -592,8 +592,8 @@ double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_m
     m->bw_GBps = m->mem_us > 0 ? bytes / (m->mem_us * 1e3) : gpu->hbm_GBps;
     /* a column tile's last block: one round trip (the fenced ticket), then the tile's partials
      * (comb_bytes) at a busy SM's share of the HBM bandwidth */
-    m->extra_us = m->ticket ? DRAM_LATENCY_US + m->comb_bytes / (gpu->hbm_GBps / gpu->sms * 1e3)
-                            : 0;
+    m->extra_us =
+        m->ticket ? DRAM_LATENCY_US + m->comb_bytes / (gpu->hbm_GBps / gpu->sms * 1e3) : 0;
     return m->mem_us + m->extra_us;
 }
 
@@ -835,8 +835,9 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 m->active_sms, 100.0 * m->occupancy, m->inflight, m->thread_bytes,
                 (long long)gpu->col_sm_bytes, gpu->hbm_GBps, gpu->col_latency_us, m->bw_GBps,
                 m->waves);
-    } else
-    fprintf(out,
+    } else {
+        fprintf(
+            out,
             "  model: %s: %lld blocks x %u threads (up to %lld per SM), %.0f SMs busy at %.0f%% "
             "occupancy, "
             "%.0f B in flight per SM (%.0f per thread) / %.3f us latency -> %.0f GB/s of %.0f, "
@@ -846,6 +847,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
                                                                     : gpu->mem_latency_us,
             m->bw_GBps, gpu->hbm_GBps, m->waves);
+    }
     if (m->pw_lanes > 0)
         fprintf(out,
                 "  model: [pointwise.row] %lld rows of %lld elements, %u lanes a row: %.1f "

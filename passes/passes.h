@@ -945,8 +945,8 @@ void pass_schedule_facts(const ir_graph *g, const pass_index *ix, uint32_t r, co
  * "Schedules": the rule names). */
 void pass_schedule_rule(const pass_sched_facts *f, ir_schedule *s);
 /* Why the rule took schedule s for facts f without weighing the model's ranking of the space,
- * with its numbers, into buf (cap bytes): true for a rule that does not follow the model; false,
- * buf empty, for those that do (every rule now: [reduction.column_rank] ranks the columns). */
+ * with its numbers, into buf (cap bytes): true for [reduction.column_blocks] (the column split's
+ * narrowest tile leaves too few blocks); false, buf empty, for the rules that follow the model. */
 bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf, size_t cap);
 /* Instructions per element the model charges a region with facts f under schedule s: f->instr,
  * but for pointwise.row (once a row what is constant along it, no offset split, the head and
@@ -1079,8 +1079,9 @@ int64_t pass_model_resident(const pass_gpu *gpu, unsigned threads, int64_t sram,
  * (docs/cost-model.md "Column schedules"): resident blocks by threads, shared memory and
  * registers; each wave of resident blocks (the last one partial) at the bandwidth its bytes in
  * flight sustain (at most col_sm_bytes an SM) against the bandwidth-delay product of
- * col_latency_us; plus a column tile's combine. Fills per_sm, active_sms, occupancy, inflight, waves, bw_GBps, mem_us,
- * extra_us; returns mem_us + extra_us (0 when gpu has no col_latency_us). */
+ * col_latency_us; plus a column tile's combine. Fills per_sm, active_sms, occupancy, inflight,
+ * waves, bw_GBps, mem_us, extra_us; returns mem_us + extra_us (0 when gpu has no col_latency_us).
+ */
 double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_model *m);
 /* The same for region r planned as rg (a copy with another schedule) with facts f. */
 void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,

@@ -16,7 +16,7 @@ enum { BLOCKS_LINE = 128, BLOCKS_MAX_ROUNDS = 2 };
 /* Registers of a column thread besides its loaded elements and accumulators (addressing, loop
  * bounds, the combine's indices), as CLUSTER_REGS for held rows: layernorm_bwd's merged column
  * kernel (2 bf16 inputs x 32 elements + 2 x 8 accumulators + 24 = 104) gets 102 from ptxas. */
-enum { COL_REGS = 24 };
+enum { COL_REGS = 24, PTXAS_UNROLL = 4 };
 enum { PW_THREADS = 256, PW_GROUPS = 2, PW_ISSUE_GROUPS = 8 };
 /* [pointwise.row]: a row's set-up instructions (its index, head and group bounds, three loop
  * entries), and the fraction of the flat loop's instructions per element it must reach */
@@ -776,6 +776,22 @@ static int col_regs(const pass_sched_facts *f, int64_t u, int64_t v) {
     return r > 255 ? 255 : (int)r;
 }
 
+/* True when the column model (pass_model_column: a nonzero m->regs) prices the region's column
+ * schedules: one stage, no value of the domain's shape written (the column sums it was fitted
+ * to); other columns (softmax over a column, a variance that stores the normalised values) keep
+ * the streamed-row latency of the general model. */
+static bool col_priced(const pass_sched_facts *f) { return f->stages == 1 && !f->dom_writes; }
+
+/* The groups of a column thread's loads in flight: codegen's u unrolled groups, or where the
+ * reduced length left fewer than PTXAS_UNROLL (a prime length: one), the PTXAS_UNROLL that
+ * ptxas unrolls such a short loop body by (its loads hoisted ahead of the adds), within the
+ * 32-byte group of the widest row input. */
+static int64_t col_fly_groups(const pass_sched_facts *f, int64_t u, int64_t v) {
+    int64_t top = 32 / f->elem > 16 ? 16 : 32 / f->elem;
+    if (top > 32 / v) top = 32 / v;
+    return u >= PTXAS_UNROLL || top <= u ? u : (top < PTXAS_UNROLL ? top : PTXAS_UNROLL);
+}
+
 /* reduction.column(cols): one thread per kept element along the contiguous axis, a serial loop
  * over the reduced axis. */
 static unsigned col_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
@@ -801,9 +817,11 @@ static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model
      * PASS_ROW_HOLD elements) loads all of it at once */
     int64_t v = 32 / f->elem > 16 ? 16 : 32 / f->elem;
     while (v > 1 && f->rext % v) v /= 2;
-    if (f->strategy == IR_RED_ONCHIP && f->rext <= PASS_ROW_HOLD) v = f->rext;
-    m->thread_bytes = (double)(v > 1 ? v : 1) * f->elem * f->nbig;
-    m->regs = col_regs(f, v > 1 ? v : 1, 1);
+    bool held = f->strategy == IR_RED_ONCHIP && f->rext <= PASS_ROW_HOLD;
+    if (held) v = f->rext;
+    if (v < 1) v = 1;
+    m->thread_bytes = (double)(held ? v : col_fly_groups(f, v, 1)) * f->elem * f->nbig;
+    m->regs = col_priced(f) ? col_regs(f, v, 1) : 0;
     return true;
 }
 
@@ -899,13 +917,14 @@ static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_mod
     if (v < 1) v = 1;
     m->threads = (unsigned)(c * r);
     m->grid = cdiv(f->rows, c * v);
-    m->thread_bytes = (double)split_unroll(f, r, v) * v * f->elem * f->nbig;
-    m->regs = col_regs(f, split_unroll(f, r, v), v);
+    m->thread_bytes = (double)col_fly_groups(f, split_unroll(f, r, v), v) * v * f->elem * f->nbig;
+    m->regs = col_priced(f) ? col_regs(f, split_unroll(f, r, v), v) : 0;
     return true;
 }
 
 /* [reduction.column_blocks] for facts f (docs/cost-model.md "Schedules"): a one-stage column
- * reduction that writes no value of its domain's shape: blocks of C threads along the kept axis
+ * reduction that writes no value of its domain's shape, whose kept elements are too few for the
+ * column split to give every SM 2 blocks: blocks of C threads along the kept axis
  * with vec = col_vec kept elements each (C = one warp's 512 bytes of vectors, or for scalar
  * columns one 128-byte line of the widest row input; at most 128, narrowed to the kept count, not
  * below col_min) by R = 512 / C slices, and the reduced axis cut into `splits` chunks, one grid
@@ -919,8 +938,10 @@ static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     if (f->kind != IR_RK_REDUCTION || !f->column || f->stages != 1 || f->rext <= 0 ||
         f->rows <= 0 || sms <= 0 || f->dom_writes)
         return false;
-    int64_t v = col_vec(f), cmin = col_min(f, v);
-    int64_t c = v > 1 ? 32 : BLOCKS_LINE / f->elem; /* a warp's 512 bytes, or one 128-byte line */
+    int64_t v = col_vec(f), cmin = col_min(f, v), c = COL_THREADS;
+    while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
+    if (cdiv(f->rows, c * v) >= 2LL * sms) return false;
+    c = v > 1 ? 32 : BLOCKS_LINE / f->elem; /* a warp's 512 bytes, or one 128-byte line */
     if (c > COL_THREADS) c = COL_THREADS;
     while (c > cmin && (c / 2) * v >= f->rows) c /= 2;
     int64_t rs = SPLIT_THREADS / c, tiles = cdiv(f->rows, c * v);
@@ -940,9 +961,17 @@ static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
 
 bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf,
                             size_t cap) {
-    (void)f, (void)s; /* every rule now follows the model's ranking of its space */
     if (cap) buf[0] = 0;
-    return false;
+    int sms = f->gpu ? f->gpu->sms : 0;
+    if (s->id != PASS_SCH_REDUCTION_COLUMN_BLOCKS || sms <= 0 || f->rows <= 0 || !cap) return false;
+    int64_t v = col_vec(f), cmin = col_min(f, v), c = COL_THREADS; /* as blocks_rule */
+    while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
+    snprintf(buf, cap,
+             "the column split's narrowest tile (%lld x vec %lld of %lld kept elements) gives %lld "
+             "block%s, fewer than 2 x %d SMs",
+             (long long)c, (long long)v, (long long)f->rows, (long long)cdiv(f->rows, c * v),
+             cdiv(f->rows, c * v) == 1 ? "" : "s", sms);
+    return true;
 }
 
 /* reduction.column_blocks(cols, slices, splits, vec): the rule's block only (blocks_rule); its
@@ -1140,39 +1169,14 @@ _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
 
 /* ---- the rule, the space, the plan ----------------------------------------------------------- */
 
-/* [reduction.column_rank]: where the GPU has a column latency (pass_model_column), the fastest of
- * the region's column, column split and column blocks candidates by that model, priced on the
- * facts' bytes (each row input once per pass at the widest dtype): the reduced axis split into
- * slices or blocks as the bytes each choice keeps in flight, its residency and its last wave
- * decide; the first of equal times in space order. False without such a latency or candidate. */
-static bool column_ranked(const pass_sched_facts *f, ir_schedule *s) {
-    ir_schedule sp[PASS_MAX_CANDIDATES];
-    if (!f->gpu || f->gpu->col_latency_us <= 0 || f->n <= 0) return false;
-    unsigned n = pass_schedule_space(f, sp, PASS_MAX_CANDIDATES);
-    double bytes = (double)f->n * f->elem * (f->nbig > 0 ? f->nbig : 1) *
-                   (f->passes > 0 ? f->passes : 1),
-           best = -1;
-    for (unsigned i = 0; i < n; i++) {
-        ir_region tmp;
-        pass_model m;
-        memset(&tmp, 0, sizeof tmp), memset(&m, 0, sizeof m);
-        tmp.kind = IR_RK_REDUCTION;
-        sch_defs[sp[i].id].plan(&tmp, f, &sp[i]);
-        if (!sch_defs[sp[i].id].model(f, &tmp, &m)) continue;
-        double t = pass_model_column(f->gpu, bytes, tmp.sram_bytes, &m);
-        if (t > 0 && (best < 0 || t < best)) best = t, *s = sp[i];
-    }
-    return best > 0;
-}
-
-/* [reduction.column_rank] (column_ranked) where it applies; else [reduction.column_blocks] when
- * blocks_rule applies; else [reduction.column_split] with vec = col_vec, C: the largest of 128,
- * 64, ... (not below col_min) whose tiles of C x vec kept elements still give 2 blocks per SM;
- * R = 512 / C halved until every slice has 8 elements; else [reduction.column] with C = 128. */
+/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] with vec =
+ * col_vec, C: the largest of 128, 64, ... (not below col_min) whose tiles of C x vec kept
+ * elements still give 2 blocks per SM; R = 512 / C halved until every slice has 8 elements; else
+ * [reduction.column] with C = 128. The model ranks the space (pass_schedule_candidates) for
+ * `txc tune` and --explain's runners-up. */
 static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
     int sms = f->gpu ? f->gpu->sms : 0;
-    if (column_ranked(f, s)) return;
     if (!split_stages_ok(f) || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
     if (blocks_rule(f, s)) return;
     int64_t v = col_vec(f), cmin, c, rs;

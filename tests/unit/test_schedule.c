@@ -624,8 +624,8 @@ static void test_column_order(void **state) {
             t[k] = model_of(g, &s[k], &m);
             double ratio = t[k] / rows[i].measured[k];
             if (ratio < 1 / 1.6 || ratio > 1.6)
-                fail_msg("%s candidate %u: predicted %.1f us, measured %.1f", rows[i].dims, k,
-                         t[k], rows[i].measured[k]);
+                fail_msg("%s candidate %u: predicted %.1f us, measured %.1f", rows[i].dims, k, t[k],
+                         rows[i].measured[k]);
         }
         for (unsigned a = 0; a < 4; a++)
             for (unsigned b = 0; b < 4; b++)
@@ -687,8 +687,8 @@ static void test_column_inflight(void **state) {
         pass_index ix;
         assert_true(pass_index_build(g, &ix));
         pass_cost c;
-        pass_model_region(g, &ix, r, pass_gpu_find("h200"), (pass_region_cost_ix(g, &ix, r,
-                          pass_gpu_find("h200"), &c), &c), &m);
+        pass_model_region(g, &ix, r, pass_gpu_find("h200"),
+                          (pass_region_cost_ix(g, &ix, r, pass_gpu_find("h200"), &c), &c), &m);
         assert_int_equal(m.regs, 104);
         assert_int_equal(m.per_sm, 1);
         pass_index_free(&ix);
@@ -748,12 +748,18 @@ static void test_tune_check(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_table),        cmocka_unit_test(test_rules),
-        cmocka_unit_test(test_pw_row),       cmocka_unit_test(test_spaces),
-        cmocka_unit_test(test_keys),         cmocka_unit_test(test_tuned),
-        cmocka_unit_test(test_cache_file),   cmocka_unit_test(test_matmul_rules),
-        cmocka_unit_test(test_matmul_tuned), cmocka_unit_test(test_column_order),
-        cmocka_unit_test(test_column_inflight), cmocka_unit_test(test_tune_check),
+        cmocka_unit_test(test_table),
+        cmocka_unit_test(test_rules),
+        cmocka_unit_test(test_pw_row),
+        cmocka_unit_test(test_spaces),
+        cmocka_unit_test(test_keys),
+        cmocka_unit_test(test_tuned),
+        cmocka_unit_test(test_cache_file),
+        cmocka_unit_test(test_matmul_rules),
+        cmocka_unit_test(test_matmul_tuned),
+        cmocka_unit_test(test_column_order),
+        cmocka_unit_test(test_column_inflight),
+        cmocka_unit_test(test_tune_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
