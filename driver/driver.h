@@ -158,6 +158,13 @@ typedef struct drv_tune_opts {
  * and prints what it measured. Without a usable GPU: false with one line. */
 bool drv_tune(const ir_graph *g, const ir_graph *raw, pass_ctx *pc, const rt_tensor *inputs,
               const drv_tune_opts *o, FILE *out, tx_diag *d);
+/* True when a tuning candidate's outputs got agree with the model's plan's ref (n outputs of
+ * planned graph g): each within its dtype's tolerance, or, for an f32 sum of T terms
+ * (drv_out_terms), within twice the scaled bound of rt_tolerance_sum (4 sqrt(T) f32 ulps of the
+ * largest |ref| each): both are sums of the same terms in other orders, each that close to the
+ * exact sum. False when shapes or dtypes differ. */
+bool drv_tune_outputs_agree(const ir_graph *g, const rt_tensor *got, const rt_tensor *ref,
+                            uint32_t n);
 
 /* Sets the cost model's hbm_GBps and launch_us from a calibration. */
 void drv_calib_apply(const rt_calib *cal, pass_gpu *gpu);

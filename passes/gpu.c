@@ -30,6 +30,14 @@
  * bench/results/2026-12-01-h200-gemm2; docs/cost-model.md "Matrix products"); the H100 is
  * assumed equal; the others have no wgmma (0). */
 #define WG_H 0.98
+/* col_latency_us, col_sm_bytes: the column schedules' bandwidth-delay latency and the bytes of
+ * loads one SM keeps in flight, fitted to issue 12's `txc tune` rows on the H200 (colsum bf16
+ * [16384, 4096], [65536, 1024], [8192, 2048], [30000, 3000]: 16 column_split and column_blocks
+ * timings, two constants; docs/cost-model.md "Column schedules"): the column split of 32 slices
+ * (32 KB in flight an SM) and the column blocks (64 KB) reach the same bandwidth per SM. The H100
+ * is assumed equal; the others have none (0: mem_latency_us). */
+#define COL_H    1.0
+#define COL_SM_H 49152
 static const pass_gpu gpu_table[] = {
     {"h100",
      132,
@@ -46,7 +54,9 @@ static const pass_gpu gpu_table[] = {
      1.98,
      ATTN_H,
      0.0,
-     WG_H},
+     WG_H,
+     COL_H,
+     COL_SM_H},
     {"h200",
      132,
      232448,
@@ -62,7 +72,9 @@ static const pass_gpu gpu_table[] = {
      1.98,
      ATTN_H,
      0.0,
-     WG_H},
+     WG_H,
+     COL_H,
+     COL_SM_H},
     {"a100",
      108,
      166912,
@@ -78,7 +90,9 @@ static const pass_gpu gpu_table[] = {
      1.41,
      0.0,
      0.0,
-     0.0},
+     0.0,
+     0.0,
+     0},
     {"l4",
      58,
      101376,
@@ -94,7 +108,9 @@ static const pass_gpu gpu_table[] = {
      2.04,
      0.0,
      0.0,
-     0.0},
+     0.0,
+     0.0,
+     0},
     {"rtx4090",
      128,
      101376,
@@ -110,7 +126,9 @@ static const pass_gpu gpu_table[] = {
      2.52,
      0.0,
      0.0,
-     0.0},
+     0.0,
+     0.0,
+     0},
 };
 
 /* Returns the table entry named `name` (exact, lower case); NULL when unknown. */

@@ -524,11 +524,15 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
         m->grid = 0;
         return;
     }
-    int64_t per = MAX_THREADS_SM / m->threads;
-    if (per > MAX_BLOCKS_SM) per = MAX_BLOCKS_SM;
-    if (rg->sram_bytes > 0 && gpu->smem_per_sm / rg->sram_bytes < per)
-        per = gpu->smem_per_sm / rg->sram_bytes;
-    if (per < 1) per = 1;
+    if (m->regs > 0 && gpu->col_latency_us > 0) { /* a column schedule (pass_model_column) */
+        m->time_us = pass_model_column(gpu, bytes, rg->sram_bytes, m);
+        m->time_us -= m->extra_us;
+        if (m->comp_us > m->time_us) m->time_us = m->comp_us;
+        if (m->issue_us > m->time_us) m->time_us = m->issue_us;
+        m->time_us += m->extra_us;
+        return;
+    }
+    int64_t per = pass_model_resident(gpu, m->threads, rg->sram_bytes, 0);
     m->per_sm = per;
     int64_t busy = m->grid < gpu->sms ? m->grid : gpu->sms, conc = cdiv(m->grid, gpu->sms);
     if (conc > per) conc = per;
@@ -571,6 +575,52 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
                            ? DRAM_LATENCY_US + m->comb_bytes / (gpu->hbm_GBps / gpu->sms * 1e3)
                            : COMBINE_ROUNDS * DRAM_LATENCY_US;
     m->time_us += m->extra_us;
+}
+
+int64_t pass_model_resident(const pass_gpu *gpu, unsigned threads, int64_t sram, int regs) {
+    int64_t per = threads > 0 ? MAX_THREADS_SM / threads : 1;
+    if (per > MAX_BLOCKS_SM) per = MAX_BLOCKS_SM;
+    if (sram > 0 && gpu->smem_per_sm / sram < per) per = gpu->smem_per_sm / sram;
+    if (regs > 0 && threads > 0 && gpu->regs_per_sm / ((int64_t)regs * threads) < per)
+        per = gpu->regs_per_sm / ((int64_t)regs * threads);
+    return per < 1 ? 1 : per;
+}
+
+/* GB/s that `blocks` resident blocks of m sustain: their bytes in flight, at most col_sm_bytes a
+ * busy SM (its outstanding loads), spread at random over the HBM's channels; a channel is busy
+ * while a request waits on it, so the share of the bandwidth delivered is that of channels with
+ * at least one request, 1 - exp(-in flight / (HBM x col_latency_us)), the bytes in flight over
+ * the bandwidth-delay product (Little's law for requests that do not queue evenly). */
+static double col_gbps(const pass_gpu *gpu, const pass_model *m, int64_t blocks) {
+    int64_t busy = blocks < gpu->sms ? blocks : gpu->sms;
+    double fly = (double)blocks * m->threads * m->thread_bytes;
+    if (gpu->col_sm_bytes > 0 && fly > (double)busy * gpu->col_sm_bytes)
+        fly = (double)busy * gpu->col_sm_bytes;
+    double bdp = gpu->hbm_GBps * gpu->col_latency_us * 1e3; /* bytes */
+    return fly > 0 ? gpu->hbm_GBps * -expm1(-fly / bdp) : gpu->hbm_GBps;
+}
+
+double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_model *m) {
+    if (gpu->col_latency_us <= 0 || m->grid <= 0 || m->threads == 0 || gpu->sms <= 0) return 0;
+    int64_t per = pass_model_resident(gpu, m->threads, sram, m->regs);
+    int64_t slots = per * gpu->sms, full = m->grid / slots, last = m->grid % slots;
+    int64_t busy = m->grid < gpu->sms ? m->grid : gpu->sms, conc = cdiv(m->grid, gpu->sms);
+    if (conc > per) conc = per;
+    m->per_sm = per;
+    m->active_sms = (double)busy;
+    m->occupancy = (double)(conc * m->threads) / MAX_THREADS_SM;
+    m->inflight = (double)conc * m->threads * m->thread_bytes;
+    m->waves = (double)m->grid / (double)slots;
+    double block = bytes / (double)m->grid; /* each block's share, in GB per us below */
+    m->mem_us = ((double)(full * slots) * block / col_gbps(gpu, m, slots) +
+                 (last ? (double)last * block / col_gbps(gpu, m, last) : 0)) /
+                1e3;
+    m->bw_GBps = m->mem_us > 0 ? bytes / (m->mem_us * 1e3) : gpu->hbm_GBps;
+    /* a column tile's last block: one round trip (the fenced ticket), then the tile's partials
+     * (comb_bytes) at a busy SM's share of the HBM bandwidth */
+    m->extra_us =
+        m->ticket ? DRAM_LATENCY_US + m->comb_bytes / (gpu->hbm_GBps / gpu->sms * 1e3) : 0;
+    return m->mem_us + m->extra_us;
 }
 
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
@@ -826,7 +876,19 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
         fprintf(out, "  model: %s (max of compute and HBM time)\n", m->schedule);
         return;
     }
-    fprintf(out,
+    if (m->regs > 0 && gpu->col_latency_us > 0) {
+        fprintf(out,
+                "  model: %s: %lld blocks x %u threads (up to %lld per SM at ~%d registers a "
+                "thread), %.0f SMs busy at %.0f%% occupancy, %.0f B in flight per SM (%.0f per "
+                "thread, at most %lld) over %.0f GB/s x %.3f us -> %.0f GB/s, %.2f waves (the "
+                "last one's blocks alone)\n",
+                m->schedule, (long long)m->grid, m->threads, (long long)m->per_sm, m->regs,
+                m->active_sms, 100.0 * m->occupancy, m->inflight, m->thread_bytes,
+                (long long)gpu->col_sm_bytes, gpu->hbm_GBps, gpu->col_latency_us, m->bw_GBps,
+                m->waves);
+    } else {
+        fprintf(
+            out,
             "  model: %s: %lld blocks x %u threads (up to %lld per SM), %.0f SMs busy at %.0f%% "
             "occupancy, "
             "%.0f B in flight per SM (%.0f per thread) / %.3f us latency -> %.0f GB/s of %.0f, "
@@ -836,6 +898,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
             m->unpipelined && DRAM_LATENCY_US > gpu->mem_latency_us ? DRAM_LATENCY_US
                                                                     : gpu->mem_latency_us,
             m->bw_GBps, gpu->hbm_GBps, m->waves);
+    }
     if (m->pw_lanes > 0)
         fprintf(out,
                 "  model: [pointwise.row] %lld rows of %lld elements, %u lanes a row: %.1f "

@@ -30,6 +30,10 @@ typedef struct pass_gpu {
     double wg_eff;    /* the sm_90a wgmma kernel (codegen/wgmma.c): the share of the tensor-core
                          rate its k steps sustain where the wgmma issue, not shared memory, bounds
                          them (passes/wgmma.c); 0: no such kernel (matmul keeps the roofline) */
+    double col_latency_us; /* column schedules (passes/model.c pass_model_column): the latency of
+                              the bandwidth-delay product their counted loads (each thread's
+                              unrolled groups) must fill; 0: the mem_latency_us form */
+    int64_t col_sm_bytes;  /* column schedules: the most bytes of loads one SM keeps in flight */
 } pass_gpu;
 
 /* Looks a GPU up by name ("h100 h200 a100 l4 rtx4090"); NULL when unknown. */
@@ -1081,6 +1085,8 @@ typedef struct pass_model {
     bool concrete;
     int64_t grid;              /* blocks launched */
     unsigned threads;          /* per block */
+    int regs;                  /* column schedules: estimated registers per thread (schedule.c
+                                  col_regs; 0: registers not counted) */
     int64_t per_sm;            /* blocks resident per SM (threads, shared memory, 32 at most) */
     double active_sms;         /* SMs the grid keeps busy */
     double occupancy;          /* resident threads per busy SM / 2048 */
@@ -1129,6 +1135,18 @@ typedef struct pass_model {
 } pass_model;
 void pass_model_region(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                        const pass_cost *c, pass_model *m);
+/* Blocks of `threads` threads, `sram` shared bytes and `regs` registers a thread (0: not counted)
+ * one SM of gpu holds at once: at least 1, at most 32. */
+int64_t pass_model_resident(const pass_gpu *gpu, unsigned threads, int64_t sram, int regs);
+/* The memory time of a column schedule's block m (grid, threads, regs, thread_bytes, ticket and
+ * comb_bytes set by its model block) moving `bytes` with `sram` shared bytes a block
+ * (docs/cost-model.md "Column schedules"): resident blocks by threads, shared memory and
+ * registers; each wave of resident blocks (the last one partial) at the bandwidth its bytes in
+ * flight sustain (at most col_sm_bytes an SM) against the bandwidth-delay product of
+ * col_latency_us; plus a column tile's combine. Fills per_sm, active_sms, occupancy, inflight,
+ * waves, bw_GBps, mem_us, extra_us; returns mem_us + extra_us (0 when gpu has no col_latency_us).
+ */
+double pass_model_column(const pass_gpu *gpu, double bytes, int64_t sram, pass_model *m);
 /* The same for region r planned as rg (a copy with another schedule) with facts f. */
 void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_facts *f,
                      const pass_gpu *gpu, const pass_cost *c, pass_model *m);

@@ -11,9 +11,12 @@
 
 enum { VEC_BYTES = 16, WARP_ROW_MAX = 512 };
 enum { COL_THREADS = 128, SPLIT_THREADS = 512, SPLIT_MIN_PER = 8 };
-/* [reduction.column_blocks]: BLOCKS_WAVE blocks of 512 threads per SM, one wave while ptxas gives
- * at most 64 registers per thread (H200: 4 per SM at 40 registers ran 1.33 waves) */
-enum { BLOCKS_LINE = 128, BLOCKS_WAVE = 2, BLOCKS_MAX_ROUNDS = 2 };
+/* [reduction.column_blocks]: the block's line, and the combine's unrolled rounds at most */
+enum { BLOCKS_LINE = 128, BLOCKS_MAX_ROUNDS = 2 };
+/* Registers of a column thread besides its loaded elements and accumulators (addressing, loop
+ * bounds, the combine's indices), as CLUSTER_REGS for held rows: layernorm_bwd's merged column
+ * kernel (2 bf16 inputs x 32 elements + 2 x 8 accumulators + 24 = 104) gets 102 from ptxas. */
+enum { COL_REGS = 24, PTXAS_UNROLL = 4 };
 enum { PW_THREADS = 256, PW_GROUPS = 2, PW_ISSUE_GROUPS = 8 };
 /* [pointwise.row]: a row's set-up instructions (its index, head and group bounds, three loop
  * entries), and the fraction of the flat loop's instructions per element it must reach */
@@ -764,6 +767,31 @@ static bool rsplit2_model(const pass_sched_facts *f, const ir_region *rg, pass_m
     return true;
 }
 
+/* Registers a column thread takes (the model's residency): its loaded elements (u unrolled
+ * groups of v kept elements per row input), its v accumulators per reduction and COL_REGS,
+ * rounded up to ptxas's allocation unit of 8. */
+static int col_regs(const pass_sched_facts *f, int64_t u, int64_t v) {
+    int64_t r = u * v * (f->nbig > 0 ? f->nbig : 1) + v * (f->nred > 0 ? f->nred : 1) + COL_REGS;
+    r = (r + 7) / 8 * 8;
+    return r > 255 ? 255 : (int)r;
+}
+
+/* True when the column model (pass_model_column: a nonzero m->regs) prices the region's column
+ * schedules: one stage, no value of the domain's shape written (the column sums it was fitted
+ * to); other columns (softmax over a column, a variance that stores the normalised values) keep
+ * the streamed-row latency of the general model. */
+static bool col_priced(const pass_sched_facts *f) { return f->stages == 1 && !f->dom_writes; }
+
+/* The groups of a column thread's loads in flight: codegen's u unrolled groups, or where the
+ * reduced length left fewer than PTXAS_UNROLL (a prime length: one), the PTXAS_UNROLL that
+ * ptxas unrolls such a short loop body by (its loads hoisted ahead of the adds), within the
+ * 32-byte group of the widest row input. */
+static int64_t col_fly_groups(const pass_sched_facts *f, int64_t u, int64_t v) {
+    int64_t top = 32 / f->elem > 16 ? 16 : 32 / f->elem;
+    if (top > 32 / v) top = 32 / v;
+    return u >= PTXAS_UNROLL || top <= u ? u : (top < PTXAS_UNROLL ? top : PTXAS_UNROLL);
+}
+
 /* reduction.column(cols): one thread per kept element along the contiguous axis, a serial loop
  * over the reduced axis. */
 static unsigned col_space(const pass_sched_facts *f, ir_schedule *out, unsigned cap) {
@@ -789,8 +817,11 @@ static bool col_model(const pass_sched_facts *f, const ir_region *rg, pass_model
      * PASS_ROW_HOLD elements) loads all of it at once */
     int64_t v = 32 / f->elem > 16 ? 16 : 32 / f->elem;
     while (v > 1 && f->rext % v) v /= 2;
-    if (f->strategy == IR_RED_ONCHIP && f->rext <= PASS_ROW_HOLD) v = f->rext;
-    m->thread_bytes = (double)(v > 1 ? v : 1) * f->elem * f->nbig;
+    bool held = f->strategy == IR_RED_ONCHIP && f->rext <= PASS_ROW_HOLD;
+    if (held) v = f->rext;
+    if (v < 1) v = 1;
+    m->thread_bytes = (double)(held ? v : col_fly_groups(f, v, 1)) * f->elem * f->nbig;
+    m->regs = col_priced(f) ? col_regs(f, v, 1) : 0;
     return true;
 }
 
@@ -886,17 +917,20 @@ static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_mod
     if (v < 1) v = 1;
     m->threads = (unsigned)(c * r);
     m->grid = cdiv(f->rows, c * v);
-    m->thread_bytes = (double)split_unroll(f, r, v) * v * f->elem * f->nbig;
+    m->thread_bytes = (double)col_fly_groups(f, split_unroll(f, r, v), v) * v * f->elem * f->nbig;
+    m->regs = col_priced(f) ? col_regs(f, split_unroll(f, r, v), v) : 0;
     return true;
 }
 
 /* [reduction.column_blocks] for facts f (docs/cost-model.md "Schedules"): a one-stage column
  * reduction that writes no value of its domain's shape, whose kept elements are too few for the
- * column split to give every SM 2 blocks: blocks of C threads along the kept axis with vec =
- * col_vec kept elements each (C = one warp's 512 bytes of vectors, or for scalar columns one
- * 128-byte line of the widest row input; at most 128, narrowed to the kept count, not below
- * col_min) by R = 512 / C slices, and the reduced axis cut into `splits` chunks, one grid row each,
- * so that the grid fills BLOCKS_WAVE blocks per SM; each chunk leaves every slice at least 2 groups
+ * column split to give every SM 2 blocks: blocks of C threads along the kept axis
+ * with vec = col_vec kept elements each (C = one warp's 512 bytes of vectors, or for scalar
+ * columns one 128-byte line of the widest row input; at most 128, narrowed to the kept count, not
+ * below col_min) by R = 512 / C slices, and the reduced axis cut into `splits` chunks, one grid
+ * row each: as many as one wave of resident blocks holds (pass_model_resident: threads, shared
+ * memory and the col_regs estimate, e.g. 2 blocks per SM at 64 registers) over the tiles, rounded
+ * down so that no block waits for a second wave; each chunk leaves every slice at least 2 groups
  * of SPLIT_MIN_PER elements, and the combine (each tile's last block) at most BLOCKS_MAX_ROUNDS
  * unrolled groups of 8 partials per slice. False when it does not apply (fewer than 2 chunks). */
 static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
@@ -911,10 +945,14 @@ static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     if (c > COL_THREADS) c = COL_THREADS;
     while (c > cmin && (c / 2) * v >= f->rows) c /= 2;
     int64_t rs = SPLIT_THREADS / c, tiles = cdiv(f->rows, c * v);
-    int64_t p = cdiv((int64_t)BLOCKS_WAVE * sms, tiles);
+    int64_t words = 4 * c * rs * col_words(v);
+    int64_t sram = f->sram_base > words ? f->sram_base : words;
+    int64_t per = pass_model_resident(f->gpu, (unsigned)(c * rs), sram,
+                                      col_regs(f, split_unroll(f, rs, v), v));
+    int64_t p = per * sms / tiles;
     if (p > rs * 8 * BLOCKS_MAX_ROUNDS) p = rs * 8 * BLOCKS_MAX_ROUNDS;
     if (p > f->rext / (rs * 2 * SPLIT_MIN_PER)) p = f->rext / (rs * 2 * SPLIT_MIN_PER);
-    if (p < 2 || rs < v || 4 * c * rs * col_words(v) > f->budget) return false;
+    if (p < 2 || rs < v || words > f->budget) return false;
     memset(s, 0, sizeof *s);
     s->id = PASS_SCH_REDUCTION_COLUMN_BLOCKS;
     s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs, s->p[2] = (int32_t)p, s->p[3] = (int32_t)v;
@@ -1139,7 +1177,8 @@ _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
 /* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] with vec =
  * col_vec, C: the largest of 128, 64, ... (not below col_min) whose tiles of C x vec kept
  * elements still give 2 blocks per SM; R = 512 / C halved until every slice has 8 elements; else
- * [reduction.column] with C = 128. */
+ * [reduction.column] with C = 128. The model ranks the space (pass_schedule_candidates) for
+ * `txc tune` and --explain's runners-up. */
 static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
     int sms = f->gpu ? f->gpu->sms : 0;

@@ -529,7 +529,8 @@ static void test_column_blocks(void **s) {
     (void)s;
     check_split(COLSUM, 65536, 1024, 32, 16, 512, 1, 33, 4); /* 8 tiles of 32 x 4 -> x 33 */
     check_block(COLSUM, 4096, 65536, 32, 16, 512, 1, 4);     /* plenty of columns: 512 tiles */
-    check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 17, 8); /* bf16: 8 per thread */
+    check_split(COLMEAN_BF16, 32768, 4096, 32, 16, 512, 1, 16, 8); /* bf16: 8 per thread; 2 per
+                                                                      SM at 64 registers: 16 x 16 */
     check_split(COLSUM, 1048576, 16, 4, 128, 512, 1, 264, 4); /* rows of 16: 4 x v4, 264 chunks */
     check_split(COLMAX, 513, 37, 32, 16, 512, 1, 2, 1);       /* two chunks of 16 x 16 groups */
     check_block(COLMAX, 511, 37, 8, 32, 256, 1, 1);           /* one chunk: the column split */
