@@ -148,7 +148,7 @@ case_ colw.tx reduction.column_blocks M=4099 N=130
 case_ colh.tx reduction.column_blocks M=20001 N=129
 case_ colh.tx reduction.column_blocks M=4096 N=129  # groups of 16 bf16 elements
 case_ coli.tx reduction.column_blocks M=5000 N=3
-case_ colrow.tx reduction.column_split M=3000 N=37 # y written: one kernel while [fusion.model_guard] prices it faster (5000 or 2003 rows: apart, column blocks)
+case_ colrow.tx reduction.column_split M=2500 N=37 # y written: one kernel while [fusion.model_guard] prices it faster (3000 or 5000 rows: apart, column blocks)
 case_ mid.tx reduction.column_blocks B=3 R=20011 C=45
 case_ mid.tx reduction.column_split B=64 R=64 C=256
 # Column splits of several stages (streamed columns longer than a thread holds): softmax's online
