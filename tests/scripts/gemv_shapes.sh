@@ -89,9 +89,10 @@ PYEOF
   # shellcheck disable=SC2086
   TX_SIMT_TILE=$pin cpu_vs_ref "$label" 3 "$prog" $defs || fail=1
 done
-# program|sizes|TX_SIMT_TILE pin (off: TX_SIMT_GEMV=0)|expected (rows / tc)|M|run (1/0)
+# program|sizes|TX_SIMT_TILE pin (off: TX_SIMT_GEMV=0; rows: TX_SIMT_GEMV_ROWS=1, the rule by the model)|expected (rows / tc)|M|run (1/0)
 rcases=(
-  "$H/decode_linear_res.tx|M=5 K=11008 N=4096||rows|5|0"
+  "$H/decode_linear_res.tx|M=5 K=11008 N=4096|rows|rows|5|0"
+  "$H/decode_linear_res.tx|M=5 K=11008 N=4096||tc|5|0"
   "$H/decode_linear_res.tx|M=1 K=1024 N=301|1x16x32s1|rows|1|1"
   "$H/decode_linear_res.tx|M=3 K=2000 N=257|4x32x8s1|rows|3|1"
   "$S/lin_bf16.tx|M=16 K=1536 N=130|16x16x16s1|rows|16|1"
@@ -106,10 +107,11 @@ for c in "${rcases[@]}"; do
   defs="--target=sm_90a"
   for d in $sizes; do defs="$defs -D $d"; done
   label="$(basename "$prog" .tx) $sizes${pin:+ pin $pin}"
-  gv=1 tile=$pin
+  gv=1 tile=$pin rows_on=0
   [ "$pin" = off ] && gv=0 tile=""
+  [ "$pin" = rows ] && rows_on=1 tile=""
   # shellcheck disable=SC2086
-  if ! TX_SIMT_GEMV=$gv TX_SIMT_TILE=$tile "$TXC" "$prog" $defs --explain -o "$W/k.ptx" >"$W/explain" 2>"$W/err"; then
+  if ! TX_SIMT_GEMV=$gv TX_SIMT_GEMV_ROWS=$rows_on TX_SIMT_TILE=$tile "$TXC" "$prog" $defs --explain -o "$W/k.ptx" >"$W/explain" 2>"$W/err"; then
     echo "FAIL $label: sm_90a compile: $(head -2 "$W/err")"
     fail=1
     continue

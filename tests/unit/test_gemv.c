@@ -329,7 +329,8 @@ static bool rows_chosen(const char *src, int64_t M, int64_t N, int64_t K) {
     if (pass_wg_swap_pick(&f.wgs, f.gpu, f.wg_bytes, &st) &&
         pass_wg_model(&f.wgs, &st, f.gpu, f.wg_bytes, &sm) < wg)
         wg = sm.time_us;
-    bool want = gt.time_us - f.gpu->launch_us < wg;
+    const char *on = getenv("TX_SIMT_GEMV_ROWS");
+    bool want = on && !strcmp(on, "1") && gt.time_us - f.gpu->launch_us < wg;
     if (got != want)
         fail_msg("M=%lld N=%lld K=%lld: rows %s, model %.3f us against %.3f", (long long)M,
                  (long long)N, (long long)K, got ? "chosen" : "not chosen",
@@ -340,6 +341,9 @@ static bool rows_chosen(const char *src, int64_t M, int64_t N, int64_t K) {
 
 static void test_rows_rule(void **state) {
     (void)state;
+    assert_false(rows_chosen(LR, 5, 4096, 11008)); /* off by default (TX_SIMT_GEMV_ROWS) */
+    assert_false(rows_chosen(LR, 1, 4096, 11008));
+    setenv("TX_SIMT_GEMV_ROWS", "1", 1);
     for (int64_t M = 1; M <= 16; M++) {
         rows_chosen(LR, M, 4096, 11008);
         rows_chosen(LB, M, 11008, 4096);
@@ -354,6 +358,7 @@ static void test_rows_rule(void **state) {
     setenv("TX_SIMT_GEMV", "0", 1);
     assert_false(rows_chosen(LR, 5, 4096, 11008));
     unsetenv("TX_SIMT_GEMV");
+    unsetenv("TX_SIMT_GEMV_ROWS");
 }
 
 /* Codegen of src at M x N x K forced to the rows tile bm x bn x bk (sm_90a). */
