@@ -104,6 +104,10 @@ bool pass_exact_upcast(ir_graph *g, pass_ctx *c);
  * the f32 cast of a 16-bit value found behind that operand, else IR_NONE. */
 bool pass_exact_upcast_ok(const ir_graph *g, ir_id i, ir_id *ca, ir_id *cb, ir_id va[],
                           unsigned *na, ir_id vb[], unsigned *nb);
+/* The dtype the tensor cores would read product mm's operands in: f16 / bf16 when both operands
+ * have it and mm is of that dtype or f32 (the f32 product of [matmul.exact_upcast]); else mm's
+ * own dtype (f32, i32: the CUDA cores; mixed operands: converted in the prologue). */
+ir_dtype pass_mm_tc_dtype(const ir_graph *g, const ir_node *mm);
 /* [simplify.pick_push] (passes/pickpush.c, run by pass_simplify): a one-hot pick of an
  * elementwise function of the row's statistics becomes that function at the index of picked
  * operands (0 outside the row); says each rewrite on c->explain. True when one happened. */

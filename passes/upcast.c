@@ -105,3 +105,11 @@ bool pass_exact_upcast(ir_graph *g, pass_ctx *c) {
     free(before);
     return changed;
 }
+
+ir_dtype pass_mm_tc_dtype(const ir_graph *g, const ir_node *mm) {
+    ir_dtype dt = (ir_dtype)mm->dtype;
+    if (mm->op != IR_OP_MATMUL || mm->nin != 2) return dt;
+    ir_dtype da = (ir_dtype)g->nodes[ir_in(g, mm, 0)].dtype;
+    bool ok = is_16bit(da) && g->nodes[ir_in(g, mm, 1)].dtype == da && (dt == da || dt == IR_F32);
+    return ok ? da : dt;
+}
