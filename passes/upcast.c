@@ -3,8 +3,9 @@
  * reshapes, broadcasts, slices) becomes the product of the 16-bit values themselves with an f32
  * result, a @ b -> f32. Each product of two bf16 (8-bit significand) or f16 (11-bit) values is
  * exact in f32, so the tensor cores' 16-bit operands with f32 accumulation compute the IR's f32
- * product; only the order of the f32 sums differs, as in any f32 GEMM. Nothing is rounded to 16
- * bits: the product's dtype stays f32. TX_EXACT_UPCAST=0 turns the rule off. */
+ * product; only the order of the f32 sums differs, as in any f32 GEMM (and bf16 products below
+ * f32's normal range, |a b| < 2^-126, which f32 rounds and tensor cores may flush). Nothing is
+ * rounded to 16 bits: the product's dtype stays f32. TX_EXACT_UPCAST=0 turns the rule off. */
 #include "passes/passes.h"
 
 #include <stdio.h>
