@@ -1040,9 +1040,10 @@ static void mm_desc_fill(cg_ctx *cx, const ir_graph *g, unsigned region, const c
     d->nmm = st->nmm;
     for (unsigned m = 0; m < st->nmm; m++)
         cg_mm_resolve_opnd(cx, region, ir_in(g, &g->nodes[st->mm[m]], 1), d->nb, &d->b[m]);
-    ir_dtype dt = (ir_dtype)mm->dtype;
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
     bool half = dt == IR_F16 || dt == IR_BF16, simt = rg->sched.id == PASS_SCH_MATMUL_SIMT;
-    /* f32 FMAs on the SIMT schedule (a small-K f16/bf16 product too), else tensor cores */
+    /* f32 FMAs on the SIMT schedule (a small-K f16/bf16 product too), else tensor cores on the
+     * 16-bit operands (the product's own dtype or f32: the accumulator is rounded to it) */
     d->cdt = half && !simt && an->dtype == dt && g->nodes[ib].dtype == dt ? dt : IR_F32;
     d->bm = rg->tile[0], d->bn = rg->tile[1], d->bk = rg->tile[2];
     d->stages = rg->stages;

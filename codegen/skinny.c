@@ -300,7 +300,7 @@ int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         sc->id != PASS_SCH_MATMUL_SKINNY || st->nmm < 1 || st->nmm > CG_MM_MAXH)
         return -1;
     const ir_node *mm = &g->nodes[st->mm[0]];
-    ir_dtype dt = (ir_dtype)mm->dtype;
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
     if (mm->shape.rank != 2 || (dt != IR_BF16 && dt != IR_F16)) return -1;
     ir_id ia = ir_in(g, mm, 0), ba, bb[CG_MM_MAXH];
     bool ak, bk = false;
@@ -308,7 +308,8 @@ int cg_sk_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
     for (unsigned h = 0; h < st->nmm; h++) {
         const ir_node *mh = &g->nodes[st->mm[h]];
         bool bkh;
-        if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
+        if (mh->dtype != mm->dtype || pass_mm_tc_dtype(g, mh) != dt ||
+            !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, region, ir_in(g, mh, 1), dt, false, &bb[h], &bkh) ||
             (h > 0 && bkh != bk))
             return -1;

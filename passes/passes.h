@@ -97,6 +97,21 @@ bool pass_simplify(ir_graph *g, pass_ctx *c); /* algebraic simplification */
  * bound and large enough for a GEMM tile; says each rewrite on c->explain. True when one
  * happened. */
 bool pass_contract(ir_graph *g, pass_ctx *c);
+/* [matmul.exact_upcast] (passes/upcast.c, run by pass_simplify): every used f32 product
+ * f32(a) @ f32(b) whose operands are, behind one-input views, f32 casts of one 16-bit dtype becomes
+ * a @ b (those views rebuilt on the 16-bit values) with an f32 result: each product of two f16 or
+ * two bf16 values is exact in f32, so the tensor cores compute it. TX_EXACT_UPCAST=0: off.
+ * Says each rewrite on c->explain. True when the graph changed. */
+bool pass_exact_upcast(ir_graph *g, pass_ctx *c);
+/* Whether product i is the rule's: true with the operands' casts in *ca, *cb and the views above
+ * them (outermost first) in va[0 .. *na), vb[0 .. *nb) (arrays of 8); when false, *ca / *cb name
+ * the f32 cast of a 16-bit value found behind that operand, else IR_NONE. */
+bool pass_exact_upcast_ok(const ir_graph *g, ir_id i, ir_id *ca, ir_id *cb, ir_id va[],
+                          unsigned *na, ir_id vb[], unsigned *nb);
+/* The dtype the tensor cores would read product mm's operands in: f16 / bf16 when both operands
+ * have it and mm is of that dtype or f32 (the f32 product of [matmul.exact_upcast]); else mm's
+ * own dtype (f32, i32: the CUDA cores; mixed operands: converted in the prologue). */
+ir_dtype pass_mm_tc_dtype(const ir_graph *g, const ir_node *mm);
 /* [simplify.pick_push] (passes/pickpush.c, run by pass_simplify): a one-hot pick of an
  * elementwise function of the row's statistics becomes that function at the index of picked
  * operands (0 outside the row); says each rewrite on c->explain. True when one happened. */

@@ -767,6 +767,7 @@ bool pass_simplify(ir_graph *g, pass_ctx *c) {
     bool sliced = slice_products(g, c);
     sliced |= pass_contract(g, c);
     sliced |= pass_pick_push(g, c);
+    sliced |= pass_exact_upcast(g, c);
     sliced |= degenerate_products(g, c);
     simp s = {g, c, count_uses(g), ir_xmalloc((size_t)g->n * sizeof(ir_id) + 1), NULL, g->n, g->n};
     for (ir_id i = 0; i < g->n; i++) s.fwd[i] = i;

@@ -49,7 +49,7 @@ bool pass_simt_facts(const ir_graph *g, const pass_index *ix, uint32_t r, pass_s
     const ir_node *mm = &g->nodes[rg->anchor];
     if (mm->op != IR_OP_MATMUL || mm->shape.rank < 2) return false;
     const ir_node *a = &g->nodes[ir_in(g, mm, 0)], *b = &g->nodes[ir_in(g, mm, 1)];
-    ir_dtype dt = (ir_dtype)mm->dtype;
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
     bool half = dt == IR_F16 || dt == IR_BF16;
     ir_dim kd = a->shape.dim[a->shape.rank - 1];
     s->small_k = half && a->dtype == dt && b->dtype == dt;

@@ -221,10 +221,11 @@ static bool tma_reads(const ir_graph *g, const pass_ctx *c, ir_id m, unsigned k)
     const ir_node *mm = &g->nodes[m];
     ir_id base;
     int perm[3];
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
     if (c->gpu->wg_eff <= 0 || k != 0 || /* the target's GPU has the wgmma kernel */
-        (mm->dtype != IR_BF16 && mm->dtype != IR_F16))
+        (dt != IR_BF16 && dt != IR_F16))
         return false;
-    return pass_wg_opnd_merged(g, IR_NONE, ir_in(g, mm, 0), (ir_dtype)mm->dtype, &base, perm);
+    return pass_wg_opnd_merged(g, IR_NONE, ir_in(g, mm, 0), dt, &base, perm);
 }
 
 bool pass_stage_views(ir_graph *g, pass_ctx *c) {

@@ -169,7 +169,9 @@ bool pass_wg_epi_outs(const ir_graph *g, const ir_node *mm, const ir_id *outs, u
     if (nouts < 1 || nouts > 8 || IR_DIM_IS_SYM(N) || N >= ((int64_t)1 << 31) ||
         pass_wg_rows(&mm->shape) >= ((int64_t)1 << 31))
         return false;
-    bool calc = false, half = true;
+    /* the looped epilogue stages the products in their 16-bit dtype: an f32 product
+     * ([matmul.exact_upcast]) is stored from the registers */
+    bool calc = false, half = mm->dtype == IR_F16 || mm->dtype == IR_BF16;
     int w = 0, odd = 0;
     for (unsigned o = 0; o < nouts; o++) {
         const ir_node *n = &g->nodes[outs[o]];
@@ -748,7 +750,7 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     const ir_region *rg = &g->regions[r];
     if (rg->kind != IR_RK_MATMUL || !gpu || gpu->wg_eff <= 0 || rg->anchor >= g->n) return false;
     const ir_node *mm = &g->nodes[rg->anchor];
-    ir_dtype dt = (ir_dtype)mm->dtype;
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
     unsigned rank = mm->shape.rank;
     if (mm->op != IR_OP_MATMUL || rank < 2 || (dt != IR_BF16 && dt != IR_F16)) return false;
     ir_id ia = ir_in(g, mm, 0);
@@ -767,7 +769,8 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
         const ir_node *mh = &g->nodes[ix->rids[j]];
         if (mh->op != IR_OP_MATMUL) continue;
         bool bkh;
-        if (mh->dtype != dt || !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
+        if (mh->dtype != mm->dtype || pass_mm_tc_dtype(g, mh) != dt ||
+            !ir_shape_eq(&mh->shape, &mm->shape) || ir_in(g, mh, 0) != ia ||
             !pass_wg_opnd(g, r, ir_in(g, mh, 1), dt, false, &base, &bkh) || (nmm > 0 && bkh != bk))
             return false;
         /* leading dims of A fold into M (B broadcast over them); else a batched product
