@@ -43,7 +43,10 @@ KNOWN = {
     "ner_head_n9": "log_softmax over N = 9 in its own kernel: [matmul.epilogue_reduction]: %6 reduces over "
                    "[64, 256, 9]; a matmul kernel fuses elementwise work only",
 }
-TOL = {"bf16": (2e-2, 2e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0), "bool": (0, 0)}
+# (atol x the output's rms, rtol) by dtype; "bf16x2" (a case's tol): twice bf16's, for a bf16 block
+# whose norms amplify the FlashAttention rounding of P (cases.py gemma2_block says why)
+TOL = {"bf16": (2e-2, 2e-2), "bf16x2": (4e-2, 4e-2), "f16": (5e-3, 5e-3), "f32": (1e-4, 1e-4), "i32": (0, 0),
+       "bool": (0, 0)}
 
 
 def compare(got, want, dt):
