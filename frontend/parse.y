@@ -106,10 +106,10 @@ nls_opt: %empty | nls_opt NL ;
 
 func: FN NAME '(' params_opt ')' nls_opt '{' body '}'
         { $$ = mkfunc(ctx, $2, @2, &$4, NULL, false, &$8); }
-    | FN NAME '(' params_opt ')' ARROW type nls_opt '{' body '}'
-        { fe_vec r = {0}; vpush(ctx, &r, $7); $$ = mkfunc(ctx, $2, @2, &$4, &r, false, &$10); }
-    | FN NAME '(' params_opt ')' ARROW '(' types ')' nls_opt '{' body '}'
-        { $$ = mkfunc(ctx, $2, @2, &$4, &$8, true, &$12); }
+    | FN NAME '(' params_opt ')' nls_opt ARROW nls_opt type nls_opt '{' body '}'
+        { fe_vec r = {0}; vpush(ctx, &r, $9); $$ = mkfunc(ctx, $2, @2, &$4, &r, false, &$12); }
+    | FN NAME '(' params_opt ')' nls_opt ARROW nls_opt '(' types ')' nls_opt '{' body '}'
+        { $$ = mkfunc(ctx, $2, @2, &$4, &$10, true, &$14); }
     ;
 
 params_opt: %empty { memset(&$$, 0, sizeof $$); }

@@ -23,7 +23,7 @@ typedef struct pass_rep {
     ir_poly flops, bytes;          /* totals of the plan; bytes = read + written + spilled */
     bool concrete;
     double f, b, us;
-    uint32_t un_kernels;
+    uint32_t kernels, un_kernels; /* kernels launched (pass_model.kernels of each region) */
     ir_poly un_bytes;
     bool un_concrete;
     double un_b, un_us;

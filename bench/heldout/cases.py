@@ -27,7 +27,7 @@ def case(name, cpu, gpu, inputs, ref, torch, attention=False, fast=True, kernels
     operand in place below staging it for wgmma, [matmul.wgmma.stage]).
     tol: the dtype whose tolerance every output is compared at (default: the output's own), for
     outputs computed from a rounded f16/bf16 intermediate, where a correct summation order of that
-    intermediate flips its rounding by one ulp."""
+    intermediate flips its rounding by one ulp; "bf16x2" (check_cpu.TOL) twice bf16's."""
     CASES.append(dict(name=name, cpu=cpu, gpu=gpu, inputs=inputs, ref=ref, torch=torch,
                       attention=attention, fast=fast, kernels=kernels, ref_plan=ref_plan, tol=tol,
                       mma_sync=mma_sync))
@@ -2837,7 +2837,12 @@ case("gemma2_block", [dict(B=1, S=5), dict(B=2, S=1), dict(B=1, S=33)], dict(B=2
      + w_in(("wq", (2304, 2048)), ("wk", (2304, 1024)), ("wv", (2304, 1024)), ("wo", (2048, 2304)))
      + [(n, (2304,), "bf16", "small") for n in ("n2", "n3")]
      + w_in(("wg", (2304, 9216)), ("wu", (2304, 9216)), ("wd", (9216, 2304))) + [("n4", (2304,), "bf16", "small")],
-     ref_gemma2, t_gemma2, fast=False)
+     # tol: the host's attention rounds P = exp(s - m) to bf16 against the running max (as the GPU
+     # kernels do per key tile, FlashAttention's rounding), the reference rounds the normalised
+     # bf16(p): both within an ulp of the exact product, they differ by ~1 ulp, and the post-attention
+     # RMSNorm (x2.5) and the MLP half with its post-norm amplify that past bf16's tolerance in
+     # 6-8 of 76032 elements at S = 33 (FINDINGS round 7, item A)
+     ref_gemma2, t_gemma2, fast=False, tol="bf16x2")
 
 
 def ref_phi2(a, d):

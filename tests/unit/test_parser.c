@@ -134,6 +134,35 @@ static void test_functions(void **st) {
     fe_arena_free(&a);
 }
 
+/* A return type may start on a new line: newlines and comments between `)` and `->` and
+ * between `->` and the type (a single type or a tuple). */
+static void test_return_type_lines(void **st) {
+    (void)st;
+    const char *src =
+        "fn a(x: f32[N])\n  -> f32[N] {\n  return x\n}\n"
+        "fn b(x: f32[N],\n     y: i32[N])  # two outputs\n"
+        "  # on lines of their own\n  ->\n  (f32[N],\n   i32[N])\n{\n  return x, y\n}\n"
+        "fn c(x: bf16[N]) ->\n\n  bf16[N]\n{\n  return x\n}\n";
+    fe_arena a = {0};
+    cap c;
+    fe_program p;
+    bool ok = parse(&a, &c, src, &p);
+    if (!ok) fprintf(stderr, "%s", cap_text(&c));
+    assert_true(ok);
+    assert_int_equal(p.nfuncs, 3);
+    assert_int_equal(p.funcs[0]->nrets, 1);
+    assert_false(p.funcs[0]->ret_tuple);
+    assert_int_equal(p.funcs[0]->rets[0]->dtype, IR_F32);
+    assert_int_equal(p.funcs[1]->nrets, 2);
+    assert_true(p.funcs[1]->ret_tuple);
+    assert_int_equal(p.funcs[1]->rets[1]->dtype, IR_I32);
+    assert_int_equal(p.funcs[1]->body[0]->loc.line, 12);
+    assert_int_equal(p.funcs[2]->nrets, 1);
+    assert_int_equal(p.funcs[2]->rets[0]->dtype, IR_BF16);
+    cap_close(&c);
+    fe_arena_free(&a);
+}
+
 static void test_prelude_defaults(void **st) {
     (void)st;
     fe_arena a = {0};
@@ -178,6 +207,10 @@ static void test_syntax_errors(void **st) {
     expect_error("fn f(x) {\n  return\n}\n", "t.tx:2:9: error: unexpected newline\n");
     expect_error("fn f(x) -> f32[N]\n  return x\n}\n",
                  "t.tx:2:3: error: expected newline or '{', found 'return'\n");
+    expect_error("fn f(x)\n  f32[N] {\n  return x\n}\n",
+                 "t.tx:2:3: error: expected '->', newline or '{', found 'f32'\n");
+    expect_error("fn f(x) ->\n  {\n  return x\n}\n",
+                 "t.tx:2:3: error: expected newline, name or '(', found '{'\n");
     expect_error("x = 1\n", "t.tx:1:1: error: expected end of file, 'fn' or newline, found 'x'\n");
     expect_error("fn f(x) {\n  f(x)\n}\n", "t.tx:2:4: error: expected ',' or '=', found '('\n");
 }
@@ -233,9 +266,10 @@ static void test_nesting(void **st) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_precedence),    cmocka_unit_test(test_atoms_calls_tuples),
-        cmocka_unit_test(test_functions),     cmocka_unit_test(test_prelude_defaults),
-        cmocka_unit_test(test_syntax_errors), cmocka_unit_test(test_nesting),
+        cmocka_unit_test(test_precedence),       cmocka_unit_test(test_atoms_calls_tuples),
+        cmocka_unit_test(test_functions),        cmocka_unit_test(test_return_type_lines),
+        cmocka_unit_test(test_prelude_defaults), cmocka_unit_test(test_syntax_errors),
+        cmocka_unit_test(test_nesting),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
