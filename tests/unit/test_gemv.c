@@ -165,6 +165,20 @@ static int count_of(const char *s, const char *pat) {
     return n;
 }
 
+/* The program of g for target tg (asserted to compile) and, in *k, the kernel of its product's
+ * region (asserted present). */
+static cg_program *mm_program(ir_graph *g, cg_target tg, const cg_kernel **k) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    cg_program *p = cg_program_new(g, tg, &d);
+    assert_non_null(p);
+    *k = NULL;
+    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
+        if (cg_program_kernel(p, i)->region == (int)tk_mm_region(g)) *k = cg_program_kernel(p, i);
+    assert_non_null(*k);
+    return p;
+}
+
 /* Codegen of src at M x N x K with the schedule forced to the GEMV tile (bm, bk, sk) for tg. */
 static void forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm, int32_t bk,
                    int32_t sk, cg_target tg, const char *arch) {
@@ -173,14 +187,8 @@ static void forced(const char *src, int64_t M, int64_t N, int64_t K, int32_t bm,
     assert_int_equal(rg->sched.id, PASS_SCH_MATMUL_SIMT);
     rg->sched.p[0] = bm, rg->sched.p[1] = PASS_SIMT_GEMV_BN, rg->sched.p[2] = bk;
     rg->sched.p[3] = sk;
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    cg_program *p = cg_program_new(g, tg, &d);
-    assert_non_null(p);
-    const cg_kernel *k = NULL;
-    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
-        if (cg_program_kernel(p, i)->region == (int)tk_mm_region(g)) k = cg_program_kernel(p, i);
-    assert_non_null(k);
+    const cg_kernel *k;
+    cg_program *p = mm_program(g, tg, &k);
     char want[64];
     snprintf(want, sizeof want, "simt gemv %dx%dx%d w%d", bm, PASS_SIMT_GEMV_BN, bk,
              PASS_SIMT_GEMV_WARPS);
@@ -369,14 +377,8 @@ static void forced_rows(const char *src, int64_t M, int64_t N, int64_t K, int32_
     memset(&rg->sched, 0, sizeof rg->sched);
     rg->sched.id = PASS_SCH_MATMUL_SIMT;
     rg->sched.p[0] = bm, rg->sched.p[1] = bn, rg->sched.p[2] = bk, rg->sched.p[3] = 1;
-    tx_diag d;
-    tx_diag_init(&d, stderr, "test", NULL, 0);
-    cg_program *p = cg_program_new(g, CG_SM90A, &d);
-    assert_non_null(p);
-    const cg_kernel *k = NULL;
-    for (unsigned i = 0; i < cg_program_nkernels(p); i++)
-        if (cg_program_kernel(p, i)->region == (int)tk_mm_region(g)) k = cg_program_kernel(p, i);
-    assert_non_null(k);
+    const cg_kernel *k;
+    cg_program *p = mm_program(g, CG_SM90A, &k);
     char want[64];
     snprintf(want, sizeof want, "simt gemv-rows %dx%dx%d w%d", bm, bn, bk, PASS_SIMT_GEMV_WARPS);
     if (strcmp(k->tmpl, want) != 0) fail_msg("template %s, want %s", k->tmpl, want);
