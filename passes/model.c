@@ -398,6 +398,7 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     if (sm < res) res = sm;
     if (res < 1) res = 1;
     double scores = (double)blocks * sg.bm * (double)(cdiv(sk, sg.bn) * sg.bn);
+    if (pass_attention_live(g, rg, sg.bm, sg.bn, &m->live)) scores *= m->live.frac;
     m->schedule = "attention.simt";
     m->threads = PASS_ATTN_SG_THREADS;
     m->grid = blocks;
@@ -413,11 +414,15 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     return true;
 }
 
+/* The keys of one step of the FA3 kernel at head dim d (codegen/attention.c cg_attn_wg_plan_for:
+ * 128 up to d = 128, then what fits beside O's registers). */
+static int64_t fa3_key_tile(int64_t d) { return d <= 128 ? 128 : d <= 192 ? 96 : 64; }
+
 /* Attention on the sm_90a kernel (codegen/attention.c; docs/codegen-attention.md) where the
  * rule [attention.fa3] (pass_attention_fa3) holds and the query rows are known: persistent CTAs of
  * 384 threads over tiles of 128 query rows, the tensor cores at gpu->attn_eff of the peak
- * (measured). The planner's FLOPs count every score, so a kernel that skips dead tiles (causal)
- * runs faster than this predicts. */
+ * (measured), over the share of the score tiles the kernel visits ([attention.block_sparse],
+ * pass_attention_live: about half for causal masks; the report's FLOPs count every score). */
 static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
                             const pass_cost *c, pass_model *m) {
     if (rg->strategy == IR_RED_KSPLIT && rg->anchor < g->n) {
@@ -478,6 +483,7 @@ static bool model_attention(const ir_graph *g, const ir_region *rg, const pass_g
     m->active_sms = (double)m->grid;
     m->waves = (double)tiles / (double)gpu->sms;
     m->comp_us = c->f * pad / (gpu->peak_TFLOPs[q->dtype] * gpu->attn_eff * 1e6);
+    if (pass_attention_live(g, rg, 128, fa3_key_tile(d), &m->live)) m->comp_us *= m->live.frac;
     m->time_us = m->mem_us > m->comp_us ? m->mem_us : m->comp_us;
     return true;
 }
@@ -700,6 +706,24 @@ static void explain_gemv_rows(const pass_model *m, FILE *out) {
     fprintf(out, "\n");
 }
 
+/* [attention.block_sparse]'s line: the score tiles an attention kernel was priced to visit. */
+static void live_text(const pass_model *m, FILE *out) {
+    const pass_attn_live *l = &m->live;
+    if (l->tiles <= 0) return;
+    if (l->frac >= 1) {
+        fprintf(out,
+                "  model: [attention.block_sparse] every one of %lld tiles of %lld x %lld scores "
+                "priced: no tile is -inf by the positions and constants known at compile time\n",
+                (long long)l->tiles, (long long)l->bm, (long long)l->bn);
+        return;
+    }
+    fprintf(out,
+            "  model: [attention.block_sparse] %lld of %lld tiles of %lld x %lld scores visited "
+            "(%.1f%%%s): the rest are -inf by the mask's positions; compute priced for those\n",
+            (long long)l->visited, (long long)l->tiles, (long long)l->bm, (long long)l->bn,
+            100.0 * l->frac, l->sampled ? ", from a sample of the query tiles" : "");
+}
+
 void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
     if (m->concrete && !strcmp(m->schedule, "attention.ksplit")) {
         const pass_attn_split *sp = &m->split;
@@ -734,6 +758,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 (long long)m->grid, m->threads, (long long)m->per_sm, SG_REGS, m->waves, m->instr,
                 m->sg_qk, m->sg_pv, m->sg_f, 100.0 * SG_ISSUE_EFF, pass_issue_rate(gpu) / 1e3,
                 m->issue_us, m->mem_us);
+        live_text(m, out);
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "attention.fa3")) {
@@ -743,6 +768,7 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 "%.3f us, HBM %.3f us\n",
                 (long long)m->grid, m->threads, m->waves, 100.0 * gpu->attn_eff, m->comp_us,
                 m->mem_us);
+        live_text(m, out);
         return;
     }
     if (m->concrete && !strcmp(m->schedule, "matmul.wgmma")) {

@@ -418,6 +418,22 @@ bool pass_attention_ksplit(const ir_graph *g, uint32_t r);
  * T query rows and each K/V tile is loaded once per group. TX_ATTN_GQA_PACK=0 in the compiling
  * process's environment turns it off (benchmarks). */
 int pass_attention_gqa_pack(const ir_graph *g, const ir_region *rg, int64_t *t);
+/* [attention.block_sparse]'s price (passes/attn_live.c): of the tiles of bm query rows x bn keys of
+ * an attention region's scores, the share the kernel visits: per block of query rows, the key
+ * tiles from the first to the last that may hold a score other than -inf, by codegen's interval
+ * rules over the values known at compile time (iota positions, scalar constants; a run-time value
+ * such as a length per sequence counts as unknown: its tiles as visited). */
+typedef struct pass_attn_live {
+    int64_t bm, bn;  /* the tile */
+    int64_t tiles;   /* query tiles x key tiles */
+    int64_t visited; /* of them visited (frac x tiles, rounded) */
+    double frac;     /* visited / tiles (1: every tile) */
+    bool sampled;    /* more than 65536 pairs: an even sample of the query tiles was evaluated */
+} pass_attn_live;
+/* Fills *o for region rg; false (o: zeros, frac 0) when the scores' rows or keys are not known or
+ * F has no mask (no where, no input read other than through the product: a plain scale). */
+bool pass_attention_live(const ir_graph *g, const ir_region *rg, int64_t bm, int64_t bn,
+                         pass_attn_live *o);
 /* [attention.split_kv] with sizes bound at run time: the fewest key-split blocks the known sizes
  * allow (the product of the output's batch dims known at compile time, symbols counted as 1,
  * over a packed GQA group), from which the planner's chunks fill the region's split_slots. */
@@ -1137,6 +1153,7 @@ typedef struct pass_model {
     double mem_us, comp_us, time_us; /* time = max(memory, compute, issue, floor) + extra_us; the
                                         first kernel's launch not included */
     double alt_us;                   /* attention.ksplit: the runner-up's time (the 64-row tiles) */
+    pass_attn_live live;             /* attention.fa3 / simt: the score tiles visited (priced) */
     pass_attn_split split;           /* attention.ksplit: the split-KV plan and its price */
     double split1_us;                /* attention.ksplit with splits > 1: the same unsplit */
     pass_wg_tile wgt;                /* matmul.wgmma: the tile and the parts of its time */

@@ -319,7 +319,8 @@ static void text_roofline(const ir_graph *g, const pass_index *ix, const pass_co
     }
 }
 
-/* The predicted timeline: kernels back to back, each after its launch gap. */
+/* The predicted timeline: kernels back to back, each after its launch gap, each as long as the
+ * schedule model predicts (the totals' predicted time is where the last one ends). */
 static void text_timeline(const pass_rep *r, FILE *out) {
     const ir_graph *g = r->g;
     enum { COLS = 40 };
@@ -336,7 +337,7 @@ static void text_timeline(const pass_rep *r, FILE *out) {
             "dur_us", "gap_us", "bar");
     for (uint32_t k = 0; k < g->nregions; k++) {
         const pass_cost *pc = &r->cost[k];
-        double gap = r->gpu->launch_us, st = t + gap, en = st + pc->roofline_us;
+        double gap = r->gpu->launch_us, st = t + gap, en = st + pc->model_us;
         char bar[COLS + 1];
         int c0 = (int)floor(st / total * COLS), c1 = (int)ceil(en / total * COLS);
         if (c1 <= c0) c1 = c0 + 1;
@@ -346,8 +347,8 @@ static void text_timeline(const pass_rep *r, FILE *out) {
         char nm[16];
         snprintf(nm, sizeof nm, "k%u", k);
         fprintf(out, "  %-6s %-10s %12.3f %12.3f %12.3f %10.3f  |%s|\n", nm,
-                ir_region_kind_name((ir_region_kind)g->regions[k].kind), st, en, pc->roofline_us,
-                gap, bar);
+                ir_region_kind_name((ir_region_kind)g->regions[k].kind), st, en, pc->model_us, gap,
+                bar);
         t = en;
     }
 }

@@ -18,6 +18,7 @@
  * - ptxas -arch=sm_90a -v of each kernel kind (plain, causal, GQA, ALiBi, soft cap, f16, head
  *   dim 64, ragged S): no spills, no wgmma serialisation warnings, 168 registers (setmaxnreg;
  *   skipped with a message when ptxas is absent). */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -1301,6 +1302,94 @@ static void test_no_skip(void **state) {
     cg_program_free(p);
 }
 
+/* The attention region of src planned for sm_90a on the h200 model with S bound to sq (B 2, H 4);
+ * the caller frees *g. */
+static const ir_region *live_plan(const char *src, int64_t sq, ir_graph **g) {
+    tx_diag d;
+    tx_diag_init(&d, stderr, "test", NULL, 0);
+    fe_define defs[3] = {{"S", sq}, {"B", 2}, {"H", 4}};
+    fe_options fo = {.defines = defs, .ndefines = 3};
+    *g = fe_compile("t.tx", src, strlen(src), &fo, &d);
+    assert_non_null(*g);
+    pass_gpu buf;
+    pass_target t = {90, true, false};
+    pass_ctx pc = {.diag = &d, .gpu = pass_target_gpu(pass_gpu_find("h200"), t, &buf), .target = t};
+    assert_true(pass_run_pipeline(*g, &pc));
+    for (uint32_t r = 0; r < (*g)->nregions; r++)
+        if ((*g)->regions[r].kind == IR_RK_ATTENTION) return &(*g)->regions[r];
+    fail_msg("no attention region");
+    abort();
+}
+
+/* [attention.block_sparse]'s price (passes/attn_live.c) against tile counts worked out by hand
+ * with codegen's interval rules, over 128 x 128 tiles of S = 1000 (8 x 8 tiles, the last ragged)
+ * and S = 1024:
+ * - causal: query tile q visits key tiles 0 .. q: 1 + 2 + ... + 8 = 36 of 64;
+ * - a window d = i - j in [0, 256): d over tile (q, k) lies in [128 (q - k) - 127, 128 (q - k) +
+ *   127], may be >= 0 for k <= q and may be < 256 for k >= q - 2 (the interval loses that d is
+ *   one value): 1 + 2 + 3 x 6 = 21 of 64;
+ * - a mask from lengths (a run-time input) and a bool mask input: every tile (priced dense);
+ * - a plain scale (no mask): no price (false).
+ * The FA3 model's compute time scales by the share: causal against the same scores unmasked. */
+static void test_live_tiles(void **state) {
+    (void)state;
+    const char *head =
+        "fn f(q: bf16[B, H, S, 64], k: bf16[B, H, S, 64], v: bf16[B, H, S, 64]%s) -> "
+        "bf16[B, H, S, 64] {\n  s = f32(q @ transpose(k, -1, -2)) * 0.125\n  d = iota((S, S), "
+        "axis=0) - iota((S, S), axis=1)\n  return bf16(softmax(%s, axis=-1)) @ v\n}\n";
+    const struct {
+        const char *args, *scores;
+        int64_t sq, visited;
+        bool priced;
+    } cs[] = {
+        {"", "where(d >= 0, s, -inf)", 1000, 36, true},
+        {"", "where(d >= 0, s, -inf)", 1024, 36, true},
+        {"", "where(d >= 0 & d < 256, s, -inf)", 1024, 21, true},
+        {", n: i32[B]", "where(iota((B, 1, 1, S), axis=3) < reshape(n, (B, 1, 1, 1)), s, -inf)",
+         1000, 64, true},
+        {", m: bool[B, 1, S, S]", "where(m, s, -inf)", 1000, 64, true},
+        {"", "s", 1000, 0, false},
+    };
+    char src[1024];
+    for (unsigned c = 0; c < sizeof cs / sizeof cs[0]; c++) {
+        snprintf(src, sizeof src, head, cs[c].args, cs[c].scores);
+        ir_graph *g;
+        const ir_region *rg = live_plan(src, cs[c].sq, &g);
+        pass_attn_live l;
+        bool got = pass_attention_live(g, rg, 128, 128, &l);
+        assert_int_equal(got, cs[c].priced);
+        if (got) {
+            assert_int_equal(l.tiles, 64);
+            assert_int_equal(l.visited, cs[c].visited);
+            assert_false(l.sampled);
+        }
+        ir_graph_free(g);
+    }
+    /* the model at S = 4096 (compute-bound): causal over unmasked = 528 / 1024 tiles, within the
+     * score function's own FLOPs (both count every score) */
+    double us[2];
+    for (int c = 0; c < 2; c++) {
+        snprintf(src, sizeof src, head, "", c ? "s" : "where(d >= 0, s, -inf)");
+        ir_graph *g;
+        const ir_region *rg = live_plan(src, 4096, &g);
+        pass_gpu buf;
+        const pass_gpu *gpu =
+            pass_target_gpu(pass_gpu_find("h200"), (pass_target){90, true, false}, &buf);
+        pass_index ix;
+        assert_true(pass_index_build(g, &ix));
+        pass_cost pc;
+        pass_region_cost_ix(g, &ix, (uint32_t)(rg - g->regions), gpu, &pc);
+        pass_model m;
+        pass_model_region(g, &ix, (uint32_t)(rg - g->regions), gpu, &pc, &m);
+        assert_string_equal(m.schedule, "attention.fa3");
+        assert_true(m.comp_us > m.mem_us);
+        us[c] = m.comp_us;
+        pass_index_free(&ix);
+        ir_graph_free(g);
+    }
+    assert_true(fabs(us[0] / us[1] - 528.0 / 1024.0) < 0.01);
+}
+
 /* The consumer's arithmetic per score (docs/codegen-attention.md): in the plain D128 kernel
  * (TX_ATTN_PIPELINE=0: NS = bn / 2 scores and 64 outputs per thread, the scale 0.125) every
  * 16-bit convert is paired: NS / 2 to round the products, NS / 2 to pack P, 32 to store O; one
@@ -1636,6 +1725,7 @@ int main(void) {
         cmocka_unit_test(test_d128_knobs),      cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),         cmocka_unit_test(test_producer_spills),
         cmocka_unit_test(test_score_arith),     cmocka_unit_test(test_ptxas),
+        cmocka_unit_test(test_live_tiles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
