@@ -538,7 +538,7 @@ void pass_model_plan(const ir_graph *g, const ir_region *rg, const pass_sched_fa
         m->time_us += m->extra_us;
         return;
     }
-    int64_t per = pass_model_resident(gpu, m->threads, rg->sram_bytes, 0);
+    int64_t per = pass_model_resident(gpu, m->threads, rg->sram_bytes, m->res_regs);
     m->per_sm = per;
     int64_t busy = m->grid < gpu->sms ? m->grid : gpu->sms, conc = cdiv(m->grid, gpu->sms);
     if (conc > per) conc = per;

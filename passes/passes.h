@@ -1118,6 +1118,9 @@ typedef struct pass_model {
     unsigned threads;          /* per block */
     int regs;                  /* column schedules: estimated registers per thread (schedule.c
                                   col_regs; 0: registers not counted) */
+    int res_regs;              /* a column split the column model does not price: registers
+                                  per thread for the general model's residency (schedule.c
+                                  split_regs; 0: not counted) */
     int64_t per_sm;            /* blocks resident per SM (threads, shared memory, 32 at most) */
     double active_sms;         /* SMs the grid keeps busy */
     double occupancy;          /* resident threads per busy SM / 2048 */

@@ -17,6 +17,9 @@ enum { BLOCKS_LINE = 128, BLOCKS_MAX_ROUNDS = 2 };
  * bounds, the combine's indices), as CLUSTER_REGS for held rows: layernorm_bwd's merged column
  * kernel (2 bf16 inputs x 32 elements + 2 x 8 accumulators + 24 = 104) gets 102 from ptxas. */
 enum { COL_REGS = 24, PTXAS_UNROLL = 4 };
+/* [reduction.column_split.waves]: registers per reduction of an online column thread (Welford's
+ * count, mean and M2, the compensated sums) beyond col_regs */
+enum { COL_ONLINE_REGS = 8 };
 enum { PW_THREADS = 256, PW_GROUPS = 2, PW_ISSUE_GROUPS = 8 };
 /* [pointwise.row]: a row's set-up instructions (its index, head and group bounds, three loop
  * entries), and the fraction of the flat loop's instructions per element it must reach */
@@ -782,6 +785,12 @@ static int col_regs(const pass_sched_facts *f, int64_t u, int64_t v) {
  * the streamed-row latency of the general model. */
 static bool col_priced(const pass_sched_facts *f) { return f->stages == 1 && !f->dom_writes; }
 
+/* True for the columns whose residency the wave rule and the general model count registers of
+ * (split_regs): several stages (an online variance's chunk statistics), no value of the domain's
+ * shape written. A middle-axis softmax (which stores its normalised values) is not counted: its
+ * 40 registers (ptxas, [64, 1024, 768]) are fewer than split_regs' estimate. */
+static bool waves_priced(const pass_sched_facts *f) { return f->stages > 1 && !f->dom_writes; }
+
 /* The groups of a column thread's loads in flight: codegen's u unrolled groups, or where the
  * reduced length left fewer than PTXAS_UNROLL (a prime length: one), the PTXAS_UNROLL that
  * ptxas unrolls such a short loop body by (its loads hoisted ahead of the adds), within the
@@ -859,6 +868,7 @@ static int64_t col_min(const pass_sched_facts *f, int64_t v) {
 /* Shared words per thread of a column split with vec v: its partial, or its v partials and one
  * word of the two-level combine (codegen/reduction.c cg_red_colv_row). */
 static int64_t col_words(int64_t v) { return v > 1 ? v + 1 : 1; }
+static int split_regs(const pass_sched_facts *f, int64_t r, int64_t v);
 
 /* The unrolled groups of a column slice (codegen/reduction.c): 32 bytes of the widest row input
  * (at most 16 elements, and at most CG_VEC_MAXLIN = 32 loaded elements with the thread's v
@@ -919,6 +929,7 @@ static bool split_model(const pass_sched_facts *f, const ir_region *rg, pass_mod
     m->grid = cdiv(f->rows, c * v);
     m->thread_bytes = (double)col_fly_groups(f, split_unroll(f, r, v), v) * v * f->elem * f->nbig;
     m->regs = col_priced(f) ? col_regs(f, split_unroll(f, r, v), v) : 0;
+    m->res_regs = waves_priced(f) ? split_regs(f, r, v) : 0;
     return true;
 }
 
@@ -959,10 +970,37 @@ static bool blocks_rule(const pass_sched_facts *f, ir_schedule *s) {
     return true;
 }
 
+static void split_base(const pass_sched_facts *f, int64_t *v, int64_t *c, int64_t *rs);
+static bool waves_rule(const pass_sched_facts *f, int64_t v, int64_t *c, int64_t *rs);
+static int64_t split_rounds(const pass_sched_facts *f, int64_t c, int64_t r, int64_t v,
+                            int64_t *waves);
+
+/* [reduction.column_split.waves]'s reason for column split s into buf, with the base tile's and
+ * the chosen tile's blocks, waves and rounds; false (buf empty) when s is not the rule's
+ * narrowed tile. */
+static bool waves_why(const pass_sched_facts *f, const ir_schedule *s, char *buf, size_t cap) {
+    if (!f->gpu || f->gpu->sms <= 0 || f->rows <= 0 || f->rext <= 0 || !cap) return false;
+    int64_t v, c, rs, c0, r0, w0, w;
+    split_base(f, &v, &c, &rs);
+    c0 = c, r0 = rs;
+    if (rs < 2 || !waves_rule(f, v, &c, &rs) || s->p[0] != c || s->p[1] != rs || s->p[2] != v)
+        return false;
+    int64_t n0 = split_rounds(f, c0, r0, v, &w0), n = split_rounds(f, c, rs, v, &w);
+    snprintf(buf, cap,
+             "[reduction.column_split.waves] cols=%lld, slices=%lld: %lld blocks at %d registers "
+             "(estimated) -> %lld waves x %lld groups a slice = %lld serial rounds; cols=%lld, "
+             "slices=%lld: %lld blocks, %lld waves x %lld = %lld",
+             (long long)c0, (long long)r0, (long long)cdiv(f->rows, c0 * v), split_regs(f, r0, v),
+             (long long)w0, (long long)(n0 / w0), (long long)n0, (long long)c, (long long)rs,
+             (long long)cdiv(f->rows, c * v), (long long)w, (long long)(n / w), (long long)n);
+    return true;
+}
+
 bool pass_schedule_rule_why(const pass_sched_facts *f, const ir_schedule *s, char *buf,
                             size_t cap) {
     if (cap) buf[0] = 0;
     int sms = f->gpu ? f->gpu->sms : 0;
+    if (s->id == PASS_SCH_REDUCTION_COLUMN_SPLIT) return waves_why(f, s, buf, cap);
     if (s->id != PASS_SCH_REDUCTION_COLUMN_BLOCKS || sms <= 0 || f->rows <= 0 || !cap) return false;
     int64_t v = col_vec(f), cmin = col_min(f, v), c = COL_THREADS; /* as blocks_rule */
     while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
@@ -1174,26 +1212,84 @@ _Static_assert(sizeof sch_defs / sizeof sch_defs[0] == PASS_SCH_COUNT,
 
 /* ---- the rule, the space, the plan ----------------------------------------------------------- */
 
-/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] with vec =
- * col_vec, C: the largest of 128, 64, ... (not below col_min) whose tiles of C x vec kept
- * elements still give 2 blocks per SM; R = 512 / C halved until every slice has 8 elements; else
- * [reduction.column] with C = 128. The model ranks the space (pass_schedule_candidates) for
- * `txc tune` and --explain's runners-up. */
+/* Registers a column split's thread (r slices, vec v) takes for the wave rule's residency:
+ * col_regs, and for a column of several stages (online: Welford's variance, the shifted
+ * compensated mean) COL_ONLINE_REGS more per reduction (var_mean f32 [32, 8, 1000, 80] over axes
+ * (0, 2): 56 estimated, 60 by ptxas). */
+static int split_regs(const pass_sched_facts *f, int64_t r, int64_t v) {
+    int regs = col_regs(f, split_unroll(f, r, v), v);
+    if (f->stages > 1) regs += COL_ONLINE_REGS * (f->nred > 0 ? f->nred : 1);
+    return regs > 255 ? 255 : regs;
+}
+
+/* The serial rounds of column split (c, r, v) on a busy SM: its waves (the tiles of c x v kept
+ * elements over the resident blocks of all SMs, rounded up) times one slice's unrolled groups
+ * (the reduced length's groups of split_unroll over r slices, rounded up); *waves the waves. */
+static int64_t split_rounds(const pass_sched_facts *f, int64_t c, int64_t r, int64_t v,
+                            int64_t *waves) {
+    int64_t words = 4 * c * r * col_words(v), u = split_unroll(f, r, v);
+    int64_t sram = f->sram_base > words ? f->sram_base : words;
+    int64_t per = pass_model_resident(f->gpu, (unsigned)(c * r), sram, split_regs(f, r, v));
+    *waves = cdiv(cdiv(f->rows, c * v), per * f->gpu->sms);
+    return *waves * cdiv(cdiv(f->rext, u), r);
+}
+
+/* The column split's slices for c columns: SPLIT_THREADS / c, halved until every slice has
+ * SPLIT_MIN_PER elements. */
+static int64_t split_slices(const pass_sched_facts *f, int64_t c) {
+    int64_t rs = SPLIT_THREADS / c;
+    while (rs > 1 && f->rext < SPLIT_MIN_PER * rs) rs /= 2;
+    return rs;
+}
+
+/* [reduction.column_split.waves] for a scalar column split that the column model does not price
+ * (waves_priced: an online variance's chunk statistics, whose registers limit the resident
+ * blocks): of C = *c,
+ * *c / 2, ... (not below col_min, slices split_slices, shared words within the budget), the C
+ * with the fewest serial rounds on a busy SM (split_rounds: a thread's loop is latency bound, so
+ * a block takes as long in a partial last wave as in a full one); ties keep the wider C.
+ * var_mean over axes (0, 2) of f32 [32, 8, 1000, 80]: C 128 gives 320 blocks at 2 per SM (2
+ * waves x 32 groups), C 32 gives 1280 (5 waves x 8). True when it narrowed *c. */
+static bool waves_rule(const pass_sched_facts *f, int64_t v, int64_t *c, int64_t *rs) {
+    if (v != 1 || !waves_priced(f) || !f->gpu || f->gpu->sms <= 0) return false;
+    int64_t w, best = split_rounds(f, *c, *rs, v, &w), c0 = *c;
+    for (int64_t k = *c / 2; k >= col_min(f, v); k /= 2) {
+        int64_t r = split_slices(f, k);
+        if (r < 2 || 4 * k * r * col_words(v) > f->budget) break;
+        int64_t n = split_rounds(f, k, r, v, &w);
+        if (n < best) best = n, *c = k, *rs = r;
+    }
+    return *c != c0;
+}
+
+/* The column split's base tile (before the wave rule): vec = col_vec, C the largest of 128, 64,
+ * ... (not below col_min) whose tiles of C x vec kept elements still give 2 blocks per SM,
+ * split_slices R; vec 1 when R leaves fewer than vec slices. */
+static void split_base(const pass_sched_facts *f, int64_t *v, int64_t *c, int64_t *rs) {
+    int sms = f->gpu->sms;
+    *v = col_vec(f);
+    for (;;) { /* vectors need at least vec slices (the two-level combine); else one column */
+        int64_t cmin = col_min(f, *v);
+        *c = COL_THREADS;
+        while (*c > cmin && cdiv(f->rows, *c * *v) < 2LL * sms) *c /= 2;
+        *rs = split_slices(f, *c);
+        if (*rs >= *v || *v == 1) break;
+        *v = 1;
+    }
+}
+
+/* [reduction.column_blocks] when blocks_rule applies; else [reduction.column_split] with
+ * split_base's tile, narrowed by waves_rule; else [reduction.column] with C = 128. The model
+ * ranks the space (pass_schedule_candidates) for `txc tune` and --explain's runners-up. */
 static void column_rule(const pass_sched_facts *f, ir_schedule *s) {
     s->id = PASS_SCH_REDUCTION_COLUMN, s->p[0] = COL_THREADS;
     int sms = f->gpu ? f->gpu->sms : 0;
     if (!split_stages_ok(f) || f->rext <= 0 || f->rows <= 0 || sms <= 0) return;
     if (blocks_rule(f, s)) return;
-    int64_t v = col_vec(f), cmin, c, rs;
-    for (;;) { /* vectors need at least vec slices (the two-level combine); else one column */
-        cmin = col_min(f, v), c = COL_THREADS;
-        while (c > cmin && cdiv(f->rows, c * v) < 2LL * sms) c /= 2;
-        rs = SPLIT_THREADS / c;
-        while (rs > 1 && f->rext < SPLIT_MIN_PER * rs) rs /= 2;
-        if (rs >= v || v == 1) break;
-        v = 1;
-    }
+    int64_t v, c, rs;
+    split_base(f, &v, &c, &rs);
     if (rs < 2 || 4 * c * rs * col_words(v) > f->budget) return;
+    waves_rule(f, v, &c, &rs);
     s->id = PASS_SCH_REDUCTION_COLUMN_SPLIT, s->p[0] = (int32_t)c, s->p[1] = (int32_t)rs;
     s->p[2] = (int32_t)v;
 }

@@ -249,12 +249,38 @@ static void test_column_var_axes(void **s) {
     ir_graph_free(g);
 }
 
+/* [reduction.column_split.waves]: the chunk kernel of var_mean over (0, 2) of [32, 8, 1000, 80]
+ * (an online column: 60 registers, 2 blocks of 512 threads per SM) was column_split(128, 4): 320
+ * blocks, a second wave of 56; now (32, 16): 1280 blocks, 5 waves of 8 groups a slice instead of
+ * 2 of 32. Counter-shapes keep the base tile: the combine (640 columns, already the narrowest
+ * tile) and a one-stage column mean of the same [32, 8, 2, 500, 80] (the column model's). */
+static void test_column_var_waves(void **s) {
+    (void)s;
+    ir_graph *g = plan_var02(32, 8, 1000, 80);
+    const ir_schedule *k0 = &g->regions[0].sched, *k1 = &g->regions[1].sched;
+    assert_int_equal(k0->id, PASS_SCH_REDUCTION_COLUMN_SPLIT);
+    assert_int_equal(k0->p[0], 32);
+    assert_int_equal(k0->p[1], 16);
+    assert_int_equal(k0->p[2], 1);
+    assert_int_equal(k1->id, PASS_SCH_REDUCTION_COLUMN_SPLIT);
+    assert_int_equal(k1->p[0], 8);
+    assert_int_equal(k1->p[1], 8);
+    ir_graph_free(g);
+    static const char *MEAN3 = "fn f(x: f32[B, C, S, T, F]) -> f32[B, C, S, 1, F] { return mean(x, "
+                               "axis=3, keepdim=true) }\n";
+    fe_define defs[5] = {{"B", 32}, {"C", 8}, {"S", 2}, {"T", 500}, {"F", 80}};
+    g = plan_defs(MEAN3, defs, 5);
+    assert_int_equal(g->regions[0].sched.id, PASS_SCH_REDUCTION_COLUMN_SPLIT);
+    assert_int_equal(g->regions[0].sched.p[0], 128);
+    assert_int_equal(g->regions[0].sched.p[1], 4);
+    ir_graph_free(g);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_seq_batchnorm),
-        cmocka_unit_test(test_sum_outer),
-        cmocka_unit_test(test_column_var),
-        cmocka_unit_test(test_column_var_axes),
+        cmocka_unit_test(test_seq_batchnorm),    cmocka_unit_test(test_sum_outer),
+        cmocka_unit_test(test_column_var),       cmocka_unit_test(test_column_var_axes),
+        cmocka_unit_test(test_column_var_waves),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
