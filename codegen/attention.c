@@ -17,6 +17,7 @@
  * same online recurrence, one key at a time. Notes: docs/codegen-matmul.md. */
 #include "codegen/cg_impl.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1646,6 +1647,8 @@ enum { AWG_MAX_COND = 4, AWG_RESCALE_LOG2 = 8 };
 typedef struct awg_fplan {
     ir_id peel;     /* F's node c x substituted by x (F' = F / c), or IR_NONE (F' = F) */
     float cl;       /* c log2(e) (c = 1 without a peeled scale): exp(F - m) = ex2(cl (F' - m')) */
+    bool diff;      /* ex2((F' - m') cl) by FSUB + FMUL, not FFMA(F', cl, -m' cl): F's magnitude
+                     * (awg_frange) times cl exceeds FLT_MAX, where m' cl could overflow */
     unsigned ncond; /* conditions of F's wheres that depend on positions only */
     ir_id cond[AWG_MAX_COND]; /* (iv_static: bool), taken as true in tiles where they are */
     bool always_clean;        /* no condition and Sk a known multiple of the key tile */
@@ -2095,6 +2098,103 @@ static bool awg_is_inf(const ir_graph *g, ir_id id) {
     return n->op == IR_OP_CONST && n->shape.rank == 0 && isinf(n->a.cval);
 }
 
+/* AWG_PRODUCT_BOUND: the magnitude awg_frange takes for the product (a bf16 product past it
+ * has an accumulator near f32 overflow: out of the kernel's range); AWG_BOUND_NODES: how many
+ * nodes awg_frange visits. */
+#define AWG_PRODUCT_BOUND 18446744073709551616.0 /* 2^64 */
+enum { AWG_BOUND_NODES = 4096 };
+
+/* An interval [lo, hi] of the finite values a node of F can take (lo > hi: none, as for an
+ * infinite constant: an infinite score is a mask, exp gives 0 or NaN as in PyTorch). */
+typedef struct awg_iv {
+    double lo, hi;
+} awg_iv;
+
+/* The finite range of dtype t. */
+static awg_iv awg_dtype_iv(ir_dtype t) {
+    double m = t == IR_F16 ? 65504.0 : t == IR_BF16 ? 3.3895313892515355e38 : FLT_MAX;
+    if (t == IR_I32) return (awg_iv){-2147483648.0, 2147483647.0};
+    if (t == IR_BOOL) return (awg_iv){0, 1};
+    return (awg_iv){-m, m};
+}
+
+static bool awg_iv_none(awg_iv v) { return v.lo > v.hi; }
+
+/* The hull of x and y (a range of none is neutral). */
+static awg_iv awg_iv_hull(awg_iv x, awg_iv y) {
+    if (awg_iv_none(x)) return y;
+    if (awg_iv_none(y)) return x;
+    return (awg_iv){fmin(x.lo, y.lo), fmax(x.hi, y.hi)};
+}
+
+/* x op y for the arithmetic ops (ADD, SUB, MUL; a range of none gives none). */
+static awg_iv awg_iv_arith(ir_op op, awg_iv x, awg_iv y) {
+    if (awg_iv_none(x) || awg_iv_none(y)) return (awg_iv){1, 0};
+    if (op == IR_OP_ADD) return (awg_iv){x.lo + y.lo, x.hi + y.hi};
+    if (op == IR_OP_SUB) return (awg_iv){x.lo - y.hi, x.hi - y.lo};
+    double p[4] = {x.lo * y.lo, x.lo * y.hi, x.hi * y.lo, x.hi * y.hi};
+    return (awg_iv){fmin(fmin(p[0], p[1]), fmin(p[2], p[3])),
+                    fmax(fmax(p[0], p[1]), fmax(p[2], p[3]))};
+}
+
+/* The range of node id's finite values by its op from its operands' (awg_frange), before the
+ * clamp to its dtype's range (an op not listed: that range). */
+static awg_iv awg_range_op(const ir_graph *g, const attn_match *am, ir_id id, unsigned *budget);
+
+/* The range of F's node id: the product taken as [-AWG_PRODUCT_BOUND, AWG_PRODUCT_BOUND],
+ * each node clamped to its dtype's finite range; at most *budget nodes visited (a shared node
+ * once per path), past that a node's dtype range. */
+static awg_iv awg_frange(const ir_graph *g, const attn_match *am, ir_id id, unsigned *budget) {
+    const ir_node *n = &g->nodes[id];
+    awg_iv d = awg_dtype_iv((ir_dtype)n->dtype), v = d;
+    if (id == am->mm1)
+        v = (awg_iv){-AWG_PRODUCT_BOUND, AWG_PRODUCT_BOUND};
+    else if (*budget > 0)
+        --*budget, v = awg_range_op(g, am, id, budget);
+    if (awg_iv_none(v)) return v;
+    return (awg_iv){fmax(fmin(v.lo, d.hi), d.lo), fmin(fmax(v.hi, d.lo), d.hi)};
+}
+
+static awg_iv awg_range_op(const ir_graph *g, const attn_match *am, ir_id id, unsigned *budget) {
+    const ir_node *n = &g->nodes[id];
+    awg_iv d = awg_dtype_iv((ir_dtype)n->dtype), x = d, y = d;
+    if (n->nin >= 1) x = awg_frange(g, am, ir_in(g, n, 0), budget);
+    if (n->nin >= 2) y = awg_frange(g, am, ir_in(g, n, n->nin - 1), budget);
+    bool none = awg_iv_none(x);
+    switch (n->op) {
+        case IR_OP_CONST:
+            if (isinf(n->a.cval)) return (awg_iv){1, 0};
+            return isnan(n->a.cval) ? d : (awg_iv){n->a.cval, n->a.cval};
+        case IR_OP_IOTA: return (awg_iv){0, d.hi};
+        case IR_OP_ADD:
+        case IR_OP_SUB:
+        case IR_OP_MUL: return awg_iv_arith((ir_op)n->op, x, y);
+        case IR_OP_DIV: {
+            const ir_node *kn = &g->nodes[ir_in(g, n, 1)];
+            if (kn->op != IR_OP_CONST || !isfinite(kn->a.cval) || kn->a.cval == 0) return d;
+            return awg_iv_arith(IR_OP_MUL, x, (awg_iv){1 / kn->a.cval, 1 / kn->a.cval});
+        }
+        case IR_OP_NEG: return none ? x : (awg_iv){-x.hi, -x.lo};
+        case IR_OP_ABS:
+            return none ? x : (awg_iv){x.lo > 0 ? x.lo : x.hi < 0 ? -x.hi : 0, fmax(-x.lo, x.hi)};
+        case IR_OP_EXP:
+        case IR_OP_EXP2: {
+            double e = n->op == IR_OP_EXP ? 2.718281828459045 : 2;
+            return none ? x : (awg_iv){0, pow(e, fmin(x.hi, 1024))};
+        }
+        case IR_OP_TANH: return (awg_iv){-1, 1};
+        case IR_OP_SIGMOID: return (awg_iv){0, 1};
+        case IR_OP_MAXIMUM:
+        case IR_OP_MINIMUM: return awg_iv_hull(x, y);
+        case IR_OP_WHERE: return awg_iv_hull(awg_frange(g, am, ir_in(g, n, 1), budget), y);
+        case IR_OP_CAST:
+        case IR_OP_MAX:
+        case IR_OP_MIN:
+        case IR_OP_MEAN: return x;
+        default: return (ir_op_traits((ir_op)n->op) & IR_T_VIEW) ? x : d;
+    }
+}
+
 /* Collects into fp->cond the conditions of F's wheres that are functions of positions and
  * per-batch values only (iv_static: bool), walking F from node id (not into the product). */
 static void awg_conds(attn_gen *a, awg_fplan *fp, ir_id id, uint8_t *seen, unsigned *budget) {
@@ -2139,6 +2239,10 @@ static void awg_fplan_for(attn_gen *a, const attn_wgk *k, awg_fplan *fp) {
         if (fp->peel == IR_NONE) c = 1;
     }
     fp->cl = (float)(c * 1.4426950408889634);
+    unsigned nodes = AWG_BOUND_NODES;
+    awg_iv rg = awg_frange(g, am, am->scores, &nodes);
+    double mag = awg_iv_none(rg) ? 0 : fmax(-rg.lo, rg.hi);
+    if (fp->peel == IR_NONE) fp->diff = mag * fp->cl > FLT_MAX;
     if (am->scores != am->mm1) {
         uint8_t *seen = ir_xcalloc(g->n, 1);
         unsigned budget = 4096;
@@ -2334,9 +2438,9 @@ static void awg_exps(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVM
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     unsigned NS = (unsigned)k->p.bn / 2;
-    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), bias[2];
+    LLVMValueRef cl = cg_f32c(cx, k->fp.cl), bias[2], msafe[2];
     for (int h = 0; h < 2; h++) {
-        LLVMValueRef mx = rmx[h], msafe;
+        LLVMValueRef mx = rmx[h];
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 1));
         mx = fmaxnum(cx, mx, cg_shfl_xor(cx, mx, 2));
         /* the running max moves only when the tile's max exceeds it by more than
@@ -2347,17 +2451,18 @@ static void awg_exps(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, const LLVM
                           cg_f32c(cx, AWG_RESCALE_LOG2), "grow");
         LLVMValueRef mu = LLVMBuildSelect(b, grow, mn, mo, "");
         LLVMValueRef ninf = LLVMBuildFCmp(b, LLVMRealOEQ, mu, cg_f32c(cx, -INFINITY), "");
-        msafe = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
+        msafe[h] = LLVMBuildSelect(b, ninf, cg_f32c(cx, 0), mu, "");
         alpha[h] =
-            LLVMBuildSelect(b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe, ""), cl)),
+            LLVMBuildSelect(b, grow, awg_ex2(cx, fmul(cx, LLVMBuildFSub(b, mo, msafe[h], ""), cl)),
                             cg_f32c(cx, 1), "alpha");
         st(cx, mu, mv[h]);
-        bias[h] = LLVMBuildFNeg(b, fmul(cx, msafe, cl), "");
+        bias[h] = k->fp.diff ? NULL : LLVMBuildFNeg(b, fmul(cx, msafe[h], cl), "");
     }
     for (unsigned i = 0; i < NS; i++) {
         unsigned h = (i / 2) % 2;
         LLVMValueRef fa[3] = {s[i], cl, bias[h]};
-        LLVMValueRef y = cg_call_intrinsic(cx, "llvm.fma", true, fa, 3);
+        LLVMValueRef y = k->fp.diff ? fmul(cx, LLVMBuildFSub(b, s[i], msafe[h], ""), cl)
+                                    : cg_call_intrinsic(cx, "llvm.fma", true, fa, 3);
         s[i] = k->poly && i % (unsigned)k->poly == (unsigned)k->poly - 1 ? awg_ex2_poly(cx, y)
                                                                          : awg_ex2(cx, y);
     }
@@ -2444,7 +2549,7 @@ static void awg_softmax(attn_gen *a, const attn_wgk *k, LLVMValueRef *s, LLVMVal
         bool c = LLVMConstIntGetZExtValue(clean) != 0;
         awg_scores(a, k, s, r0, col0, c);
         awg_rowmax(a, k, s, x, w, false, rmx);
-        spec = k->spec && want == AWG_CLEAN && c && w[0] != NULL;
+        spec = k->spec && !k->fp.diff && want == AWG_CLEAN && c && w[0] != NULL;
         for (unsigned i = 0; i < NS && spec; i++) spec = s[i] == x[i];
     } else {
         LLVMValueRef sc[128], sm[128], mc[2], mm[2];
@@ -3021,10 +3126,10 @@ static bool awg_emit(attn_gen *a, unsigned region, const cg_attn_wg_view vw[3],
         snprintf(dn, sizeof dn, "d%dp%d", dv, k.p.d);
     char poly[16] = "";
     if (k.poly) snprintf(poly, sizeof poly, " poly%d", k.poly);
-    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s%s%s", k.p.bm,
+    snprintf(kr->tmpl, sizeof kr->tmpl, "fa3-wgmma-tma-ws %dx%d %s s%d%s%s%s%s%s%s%s%s%s", k.p.bm,
              k.p.bn, dn, k.p.stages, k.p.qbufs == 2 ? " q2" : "", k.skip ? "" : " noskip",
-             k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.zig ? "" : " nozig",
-             k.spec ? " spec" : "", k.ones ? " ones" : "", poly);
+             k.pipe ? " pipe" : "", k.pingpong ? " pingpong" : "", k.fp.diff ? " ex2diff" : "",
+             k.zig ? "" : " nozig", k.spec ? " spec" : "", k.ones ? " ones" : "", poly);
     return true;
 }
 

@@ -87,6 +87,17 @@ def case_mask(b, h, s):
     return {"q": q, "k": k, "v": v, "m": m, "bias": bias}, attend(np.where(m, scores(q, k) + bias, -np.inf), v)
 
 
+def case_padmask(b, h, s):
+    """HF's additive mask (1 - keep) * finfo(f32).min from lengths 1, S, 0 (a wholly padded row:
+    every score -3.4e38 in f32, softmax uniform as in PyTorch eager, not NaN)."""
+    q, k, v = bf((b, h, s, 64)), bf((b, h, s, 64)), bf((b, h, s, 64))
+    ln = lengths(b, s)
+    keep = (np.arange(s)[None, :] < ln[:, None]).astype(np.float32)[:, None, None, :]
+    ext = (np.float32(1) - keep) * np.float32(-3.4028234663852886e38)
+    sc = (rb(q @ np.swapaxes(k, -1, -2)) / 8).astype(np.float32) + ext
+    return {"q": q, "k": k, "v": v, "len": ln}, attend(sc.astype(np.float64), v)
+
+
 def case_gqa(b, s):
     q, k, v = bf((b, 32, s, 128)), bf((b, 8, s, 128)), bf((b, 8, s, 128))
     i, j = ij(s)
@@ -161,6 +172,9 @@ for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
     for name, fn in (("causal", case_causal), ("window", case_window), ("alibi", case_alibi),
                      ("softcap", case_softcap), ("mask", case_mask)):
         CASES.append((f"{name} B={b} H={h} S={s}", name, {"B": b, "H": h, "S": s}, lambda fn=fn, b=b, h=h, s=s: fn(b, h, s)))
+for b, h, s in ((3, 2, 1), (3, 2, 67), (4, 1, 130)):
+    CASES.append((f"padmask B={b} H={h} S={s}", "padmask", {"B": b, "H": h, "S": s},
+                  lambda b=b, h=h, s=s: case_padmask(b, h, s)))
 for b, s in ((1, 1), (1, 77)):
     CASES.append((f"gqa B={b} S={s}", "gqa", {"B": b, "S": s}, lambda b=b, s=s: case_gqa(b, s)))
 for b, s in ((1, 1), (2, 77), (1, 130)):

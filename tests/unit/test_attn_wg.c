@@ -1510,6 +1510,41 @@ static void test_producer_spills(void **state) {
     assert_int_equal(st.spill, 0); /* reported (a stack frame line) and zero */
 }
 
+/* F = c x + (1 - keep) finfo(f32).min (HF's additive padding mask): |F| up to FLT_MAX, so
+ * FFMA(F, log2 e, -m log2 e) would overflow for a wholly padded row (every F -3.4e38: bias
+ * +inf, 0 / 0); the kernel exponentiates (F - m) log2 e ("ex2diff") exactly where |F| log2 e
+ * can pass FLT_MAX (-2.5e38: yes; -1.7e38 or -1e30: no, the FFMA form stays, as for a plain
+ * scale). ptxas clean. */
+static void test_huge_additive(void **state) {
+    (void)state;
+    static const char *fmt =
+        "fn f(q: bf16[B, H, S, 64], k: bf16[B, H, S, 64], v: bf16[B, H, S, 64], len: i32[B]) -> "
+        "bf16[B, H, S, 64] {\n"
+        "  keep = f32(iota((B, 1, 1, S), axis=3) < reshape(len, (B, 1, 1, 1)))\n"
+        "  s = f32(q @ transpose(k, -1, -2)) / 8.0 + (1.0 - keep) * %s\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    static const struct {
+        const char *mask;
+        bool diff;
+    } cases[] = {
+        {"-3.4028234663852886e38", true}, {"-1e30", false}, {"-1.7e38", false}, {"-2.5e38", true}};
+    char src[1024];
+    for (unsigned c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        snprintf(src, sizeof src, fmt, cases[c].mask);
+        cg_program *p = tk_compile_src(src, CG_SM90A, NULL, 0, NULL);
+        const char *t = tk_region_kernel(p)->tmpl;
+        assert_non_null(strstr(t, "fa3-wgmma-tma-ws "));
+        if ((strstr(t, " ex2diff") != NULL) != cases[c].diff)
+            fail_msg("mask %s: template %s", cases[c].mask, t);
+        cg_program_free(p);
+    }
+    cg_program *pp = tk_compile_src(SRC_PLAIN, CG_SM90A, NULL, 0, NULL);
+    assert_null(strstr(tk_region_kernel(pp)->tmpl, "ex2diff"));
+    cg_program_free(pp);
+    snprintf(src, sizeof src, fmt, cases[0].mask);
+    ptxas_check(src, NULL, 0, 0);
+}
+
 static void test_ptxas(void **state) {
     (void)state;
     fe_define d128[1] = {{"D", 128}}, d64[3] = {{"D", 64}, {"S", 1000}, {"B", 2}};
@@ -1725,7 +1760,7 @@ int main(void) {
         cmocka_unit_test(test_d128_knobs),      cmocka_unit_test(test_tile_order),
         cmocka_unit_test(test_no_skip),         cmocka_unit_test(test_producer_spills),
         cmocka_unit_test(test_score_arith),     cmocka_unit_test(test_ptxas),
-        cmocka_unit_test(test_live_tiles),
+        cmocka_unit_test(test_live_tiles),      cmocka_unit_test(test_huge_additive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
