@@ -128,6 +128,7 @@ verify "" "$V/gqa_causal.tx" -D B=2 -D S=1000
 verify "" "$V/mha_d64.tx" -D B=3 -D S=130
 verify_in "lens=$W/hlens.npy" "$V/mha_lens.tx" -D B=3 -D S=300
 verify "" "$V/attn_block.tx" -D B=2 -D S=300
+verify "" "$V/qkv_timm.tx" -D B=2 -D S=197
 "$PY" -c "import numpy as np; np.save('$W/flens.npy', np.full(4, 2048, '<i4'))"
 tbench h_mha_causal "" "$V/mha_causal.tx" -D B=4 -D S=2048
 tbench h_gqa_causal "" "$V/gqa_causal.tx" -D B=4 -D S=2048

@@ -26,13 +26,64 @@ static bool map_dim(pass_attn_view *v, unsigned *j, uint8_t role, unsigned b0, u
     return true;
 }
 
+/* The one slice of a view (IR_NONE: none): the fine axes g[0..ng-1] (outer to inner) of its
+ * axis, g[0] of full extent fx and view extent vx[g[0]]; the view starts `start` steps of fine
+ * axis unit in. contig: the start is no whole step of g[0], so the group must stay consecutive
+ * in memory for one base offset to address it. */
+typedef struct view_slice {
+    ir_id sl;
+    uint8_t g[PASS_FINE_MAX], ng, unit;
+    int64_t start;
+    bool contig;
+} view_slice;
+
+/* Follows slice node id (input axis extent F, output extent len) in w: the sliced axis's fine
+ * axes keep their view extents in vx and the outermost takes its full extent in w (a new fine
+ * axis of view extent 1 when the output axis has extent 1), so the walk goes on through the
+ * views above. False with why for a second slice, a symbolic sliced extent or rows that do not
+ * hold whole groups of the inner fine axes. */
+static bool slice_step(const ir_graph *g, ir_id id, pass_fine_walk *w, ir_dim *vx, view_slice *s,
+                       char *why, size_t cap) {
+    const ir_node *n = &g->nodes[id], *in = &g->nodes[ir_in(g, n, 0)];
+    unsigned a = (unsigned)n->a.slice.axis;
+    ir_dim F = in->shape.dim[a], len = n->shape.dim[a];
+    if (len == F) return true; /* the whole axis */
+    if (s->sl != IR_NONE)
+        return say(why, cap, "slice %%%u is a second slice (a TMA map has one row pitch)", id),
+               false;
+    if (IR_DIM_IS_SYM(F) || IR_DIM_IS_SYM(len))
+        return say(why, cap, "slice %%%u is of an axis of a symbolic extent", id), false;
+    int64_t inner = 1;
+    for (unsigned j = 1; j < w->cnt[a]; j++) inner *= vx[w->ax[a][j]];
+    if (F % inner) {
+        say(why, cap, "slice %%%u: rows of %lld do not hold whole groups of %lld", id, (long long)F,
+            (long long)inner);
+        return false;
+    }
+    if (w->cnt[a] == 0) { /* an extent-1 slice: a fine axis that the view reads at index 0 */
+        if (w->nf >= PASS_FINE_MAX)
+            return say(why, cap, "slice %%%u needs too many fine axes", id), false;
+        vx[w->nf] = 1;
+        w->ax[a][w->cnt[a]++] = (uint8_t)w->nf++;
+    }
+    s->sl = id, s->ng = w->cnt[a];
+    memcpy(s->g, w->ax[a], s->ng);
+    int64_t st = n->a.slice.start;
+    s->contig = st % inner != 0;
+    s->unit = s->contig ? s->g[s->ng - 1] : s->g[0];
+    s->start = s->contig ? st : st / inner;
+    w->fx[s->g[0]] = F / inner;
+    return true;
+}
+
 /* The walk from operand opnd down to its buffer through in-region same-dtype casts, permutes,
- * reshapes and at most one slice of the buffer's last axis (then the buffer is the slice's
- * input): w holds, per axis of the buffer, its fine axes. *x the buffer; *sl the slice or
- * IR_NONE. False with why when a step cannot be followed. */
+ * reshapes and at most one slice of any axis (slice_step): w holds, per axis of the buffer, its
+ * fine axes at their full extents, vx their extents in the view. *x the buffer. False with why
+ * when a step cannot be followed. */
 static bool view_walk(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt,
-                      pass_fine_walk *w, ir_id *x, ir_id *sl, char *why, size_t cap) {
-    *x = opnd, *sl = IR_NONE;
+                      pass_fine_walk *w, ir_dim *vx, ir_id *x, view_slice *s, char *why,
+                      size_t cap) {
+    *x = opnd, s->sl = IR_NONE;
     for (unsigned guard = 0; guard < 32; guard++) {
         const ir_node *n = &g->nodes[*x];
         if (n->op == IR_OP_INPUT || n->nin < 1) return true;
@@ -52,23 +103,46 @@ static bool view_walk(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype d
                 return false;
             }
         } else if (n->op == IR_OP_SLICE) {
-            /* a column range of wider rows (nanoGPT's qkv.split): the map's base moves to the
-             * range's first column and the rows keep the buffer's full pitch */
-            if ((unsigned)n->a.slice.axis + 1 != in->shape.rank ||
-                IR_DIM_IS_SYM(in->shape.dim[in->shape.rank - 1])) {
-                say(why, cap,
-                    "slice %%%u is not of the last axis of a known extent (a TMA map moves its "
-                    "base by columns only)",
-                    *x);
-                return false;
-            }
-            *sl = *x;
-            *x = ir_in(g, n, 0);
-            return true;
+            if (!slice_step(g, *x, w, vx, s, why, cap)) return false;
         } else {
             return true;
         }
         *x = ir_in(g, n, 0);
+    }
+    return true;
+}
+
+/* The base offset and pitch of slice s over the buffer's fine axes mem[0..nm-1] (minor first,
+ * full extents fx): v->offset the start's elements, v->pitch the stride of the fine axis above
+ * the slice's group (0: none above), *pm that axis's position in mem (nm: none). False with why
+ * when a stride is symbolic, the group that a ragged start needs consecutive is not, or the
+ * offset or pitch is no multiple of 16 bytes. */
+static bool slice_place(const view_slice *s, const int *mem, int nm, const ir_dim *fx, ir_dtype dt,
+                        pass_attn_view *v, int *pm, char *why, size_t cap) {
+    int at[PASS_FINE_MAX];         /* each fine axis's position in mem */
+    int64_t st[PASS_FINE_MAX + 1]; /* st[m]: the elements below position m (-1: symbolic) */
+    st[0] = 1;
+    for (int m = 0; m < nm; m++) {
+        at[mem[m]] = m;
+        st[m + 1] = st[m] < 0 || IR_DIM_IS_SYM(fx[mem[m]]) ? -1 : st[m] * fx[mem[m]];
+    }
+    int top = at[s->g[0]];
+    for (unsigned i = 0; s->contig && i < s->ng; i++)
+        if (at[s->g[i]] != top - (int)i)
+            return say(why, cap, "slice %%%u starts inside a group that is apart in memory", s->sl),
+                   false;
+    *pm = top + 1;
+    int64_t below = st[at[s->unit]], pitch = *pm < nm ? st[top + 1] : 0;
+    if (below < 0 || pitch < 0)
+        return say(why, cap, "slice %%%u lies above symbolic extents of its buffer", s->sl), false;
+    int64_t es = ir_dtype_size(dt);
+    v->offset = s->start * below, v->pitch = pitch;
+    if ((v->offset * es) % 16 || (pitch * es) % 16) {
+        say(why, cap,
+            "slice %%%u starts at element %lld of rows of %lld: TMA needs 16-byte aligned "
+            "starts and pitches",
+            s->sl, (long long)v->offset, (long long)pitch);
+        return false;
     }
     return true;
 }
@@ -82,8 +156,11 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
     pass_fine_walk w;
     int fine[IR_MAX_RANK]; /* the fine axis of each operand axis (-1: extent 1) */
     pass_fine_start(&w, fine, &on->shape);
-    ir_id x, sl;
-    if (!view_walk(g, region, opnd, dt, &w, &x, &sl, why, cap)) return false;
+    ir_dim vx[PASS_FINE_MAX]; /* the fine axes' extents in the view (w.fx: in the buffer) */
+    memcpy(vx, w.fx, sizeof vx);
+    ir_id x;
+    view_slice s;
+    if (!view_walk(g, region, opnd, dt, &w, vx, &x, &s, why, cap)) return false;
     const ir_node *b = &g->nodes[x];
     if (b->op == IR_OP_CONST || b->op == IR_OP_OUTPUT ||
         (b->region == region && b->op != IR_OP_INPUT) || (ir_op_traits((ir_op)b->op) & IR_T_VIEW) ||
@@ -95,28 +172,16 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
     for (unsigned i = 0; i < b->shape.rank; i++)
         if (!IR_DIM_IS_SYM(b->shape.dim[i]) && b->shape.dim[i] >= ((int64_t)1 << 31))
             return say(why, cap, "%%%u has an extent of 2^31 or more", x), false;
-    unsigned nlast = 0; /* with a slice: the fine axes of the buffer's last (sliced) axis */
-    if (sl != IR_NONE) {
-        const ir_node *sn = &g->nodes[sl];
-        int64_t es = ir_dtype_size(dt), full = b->shape.dim[b->shape.rank - 1];
-        if ((sn->a.slice.start * es) % 16 || (full * es) % 16) {
-            say(why, cap,
-                "slice %%%u starts at column %lld of rows of %lld: TMA needs 16-byte aligned "
-                "starts and pitches",
-                sl, (long long)sn->a.slice.start, (long long)full);
-            return false;
-        }
-        v->offset = sn->a.slice.start, v->pitch = full;
-        nlast = w.cnt[b->shape.rank - 1];
-    }
     /* memory order of the fine axes, minor first */
     int mem[PASS_FINE_MAX], nm = 0;
     for (unsigned i = b->shape.rank; i-- > 0;)
         for (unsigned j = w.cnt[i]; j-- > 0;) mem[nm++] = w.ax[i][j];
     if ((unsigned)nm != w.nf)
         return say(why, cap, "%%%u's axes do not map on its buffer", opnd), false;
+    int pm = -1; /* with a slice: the position in mem of the first fine axis above its group */
+    if (s.sl != IR_NONE && !slice_place(&s, mem, nm, w.fx, dt, v, &pm, why, cap)) return false;
     int dax = fine[trans ? r - 2 : r - 1], rax = fine[trans ? r - 1 : r - 2];
-    if (dax < 0 || nm < 1 || mem[0] != dax || w.fx[dax] != d) {
+    if (dax < 0 || nm < 1 || mem[0] != dax || vx[dax] != d) {
         say(why, cap, "the head dim of %%%u is not the contiguous axis of its buffer", opnd);
         return false;
     }
@@ -128,9 +193,10 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
     if (rax < 0) map_dim(v, &j, PASS_AV_ROW, 0, 0, 1); /* one row: a map dim of extent 1 */
     bool deep = false;
     for (int m = 1; m < nm; m++) {
-        if (sl != IR_NONE && (unsigned)m == nlast) v->pdim = (uint8_t)j; /* the full pitch */
+        if (m == pm) v->pdim = (uint8_t)j; /* the slice's full pitch */
+        if (s.sl != IR_NONE && mem[m] == s.g[0] && vx[mem[m]] == 1) continue; /* index 0 */
         if (mem[m] == rax) {
-            deep |= !map_dim(v, &j, PASS_AV_ROW, 0, 0, w.fx[rax]);
+            deep |= !map_dim(v, &j, PASS_AV_ROW, 0, 0, vx[rax]);
             continue;
         }
         int bax = -1;
@@ -143,8 +209,7 @@ bool pass_attn_view_of(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype 
         while (b0 > 0) {
             if (fine[b0 - 1] < 0) {
                 b0--, nb++;
-            } else if (m + 1 < nm && mem[m + 1] == fine[b0 - 1] &&
-                       !(sl != IR_NONE && (unsigned)m + 1 == nlast)) {
+            } else if (m + 1 < nm && mem[m + 1] == fine[b0 - 1] && m + 1 != pm) {
                 b0--, nb++, nreal++, m++;
             } else {
                 break;

@@ -2273,6 +2273,8 @@ static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
         if (vw[i].pitch > 0)
             fprintf(c->explain, " (columns from %lld of rows of %lld)", (long long)vw[i].offset,
                     (long long)vw[i].pitch);
+        else if (vw[i].offset > 0)
+            fprintf(c->explain, " (from element %lld)", (long long)vw[i].offset);
     }
     fputc('\n', c->explain);
 }

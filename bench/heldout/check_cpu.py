@@ -34,8 +34,6 @@ KNOWN = {
                      "mma.sync online-softmax kernel runs",
     "bmm_bcast_heads": "x[:, None] @ w, the unit dim inserted by a reshape: pass_wg_batch right-aligns the base "
                        "[B, M, K] against the product's batch dims [B, H] and refuses; mma.sync, no rule in --explain",
-    "vit_b16_block": "timm's qkv permute: [attention.fa3] not taken: q is no TMA view: slice %29 is not of the last "
-                     "axis of a known extent (a TMA map moves its base by columns only); the mma.sync kernel runs",
     "pythia_parallel_block": "partial rotary: [attention.fa3] not taken: q is no TMA view: %41 (concat) behind %41 "
                              "is no dense bf16 buffer outside the kernel; the mma.sync kernel runs",
     "llama_decode_step": "o_proj's A is reshape(transpose(o, 1, 2)) of [B, 32, 1, 128]: pass_wg_facts refuses the "

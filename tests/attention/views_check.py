@@ -88,10 +88,17 @@ def attn_block(b, s):
     return dict(x=x, **w), rb(x + rb(o @ w["wo"]))
 
 
+def qkv_timm(b, s):
+    qkv = bf((b, s, 2304))
+    t = qkv.reshape(b, s, 3, 12, 64).transpose(2, 0, 3, 1, 4)
+    return {"qkv": qkv}, merge(attend(rb(t[0] @ np.swapaxes(t[1], -1, -2)) * 0.125, t[2]))
+
+
 CASES = [("mha_causal", mha_causal, 2, 77), ("mha_causal", mha_causal, 1, 1), ("mha_causal", mha_causal, 3, 130),
          ("mha_d64", mha_d64, 2, 77), ("gqa_causal", gqa_causal, 2, 77), ("gqa_causal", gqa_causal, 1, 130),
          ("mha_lens", mha_lens, 3, 77), ("attn_block", attn_block, 2, 33), ("mha_d80", mha_d80, 2, 77),
-         ("mha_d96", mha_d96, 1, 130)]
+         ("mha_d96", mha_d96, 1, 130), ("qkv_timm", qkv_timm, 2, 77), ("qkv_timm", qkv_timm, 1, 1),
+         ("qkv_timm", qkv_timm, 1, 197)]
 
 
 def fa3_plan(txc, path, work):

@@ -469,13 +469,61 @@ static void test_views(void **state) {
         "fn f(x: bf16[S, 200], k: bf16[S, 64], v: bf16[S, 64]) -> bf16[S, 64] {\n"
         "  s = f32(slice(x, axis=1, start=4, stop=68) @ transpose(k, -1, -2)) * 0.125\n"
         "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    /* timm's Attention: the fused qkv split into (3, H, D) and permuted (2, 0, 3, 1, 4), then
+     * sliced on axis 0: columns 256 o.. of rows of 768 like `qkv` */
+    static const char *timm = "fn f(x: bf16[B, S, 768]) -> bf16[B, 4, S, 64] {\n"
+                              "  t = permute(reshape(x, (B, S, 3, 4, 64)), (2, 0, 3, 1, 4))\n"
+                              "  q = reshape(slice(t, axis=0, start=0, stop=1), (B, 4, S, 64))\n"
+                              "  k = reshape(slice(t, axis=0, start=1, stop=2), (B, 4, S, 64))\n"
+                              "  v = reshape(slice(t, axis=0, start=2, stop=3), (B, 4, S, 64))\n"
+                              "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+                              "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    /* unbind(2) of (B, S, 3, H, D) without the permute, as slices of axis 2 */
+    static const char *unbind =
+        "fn h(t, i) {\n  return permute(reshape(slice(reshape(t, (B, S, 3, 4, 64)), axis=2, "
+        "start=i, stop=i + 1), (B, S, 4, 64)), (0, 2, 1, 3))\n}\n"
+        "fn f(x: bf16[B, S, 768]) -> bf16[B, 4, S, 64] {\n"
+        "  s = f32(h(x, 0) @ transpose(h(x, 1), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ h(x, 2)\n}\n";
+    /* HF's qkv.view(B, S, H, 3 * D) split on its last axis: rows of 192 per head */
+    static const char *hfview =
+        "fn h(t, i) {\n  return permute(slice(reshape(t, (B, S, 4, 192)), axis=3, start=64 * i, "
+        "stop=64 * i + 64), (0, 2, 1, 3))\n}\n"
+        "fn f(x: bf16[B, S, 768]) -> bf16[B, 4, S, 64] {\n"
+        "  s = f32(h(x, 0) @ transpose(h(x, 1), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ h(x, 2)\n}\n";
+    /* GQA's packed qkv (B, S, KVH, G + 2, D): q the first G of each group (a 5-D map), k and v
+     * one each (the sliced axis of extent 1 has no map dim) */
+    static const char *gqa_qkv =
+        "fn h(t, a, e) {\n  return permute(slice(reshape(t, (B, S, 2, 5, 64)), axis=3, start=a, "
+        "stop=e), (0, 2, 3, 1, 4))\n}\n"
+        "fn f(x: bf16[B, S, 640]) -> bf16[B, 2, 3, S, 64] {\n"
+        "  s = f32(h(x, 0, 3) @ transpose(h(x, 3, 4), -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ h(x, 4, 5)\n}\n";
+    /* rows 8.. of a longer buffer (the outermost axis: an offset, no pitch) */
+    static const char *rows =
+        "fn f(x: bf16[80, 64], k: bf16[S, 64], v: bf16[S, 64]) -> bf16[72, 64] {\n"
+        "  s = f32(slice(x, axis=0, start=8, stop=80) @ transpose(k, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
+    /* columns and then rows of q sliced: two pitches, refused */
+    static const char *two =
+        "fn f(x: bf16[80, 128], k: bf16[S, 64], v: bf16[S, 64]) -> bf16[72, 64] {\n"
+        "  q = slice(slice(x, axis=1, start=0, stop=64), axis=0, start=8, stop=80)\n"
+        "  s = f32(q @ transpose(k, -1, -2)) * 0.125\n"
+        "  return bf16(softmax(s, axis=-1)) @ v\n}\n";
     fe_define defs[4] = {{"S", 72}, {"B", 2}, {"H", 3}, {"D", 64}};
-    const char *srcs[] = {split,     split1, SRC_GQA, SRC_PLAIN, split2,
-                          gqa_split, five,   six,     qkv,       qkv_odd};
-    unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1, 2, 1};
+    const char *srcs[] = {split, split1,  SRC_GQA, SRC_PLAIN, split2, gqa_split, five, six,
+                          qkv,   qkv_odd, timm,    unbind,    hfview, gqa_qkv,   rows, two};
+    unsigned ndefs[] = {1, 1, 2, 4, 1, 2, 2, 1, 2, 1, 2, 2, 2, 2, 1, 1};
     /* per case and operand: the map's rank */
-    unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {4, 4, 4},
-                           {4, 4, 4}, {5, 4, 4}, {0, 3, 3}, {4, 4, 4}, {0, 3, 3}};
+    unsigned ranks[][3] = {{3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {3, 3, 3}, {4, 4, 4}, {4, 4, 4},
+                           {5, 4, 4}, {0, 3, 3}, {4, 4, 4}, {0, 3, 3}, {4, 4, 4}, {4, 4, 4},
+                           {4, 4, 4}, {5, 4, 4}, {3, 3, 3}, {0, 3, 3}};
+    /* per sliced case (10 ..) and operand: the independent offset, pitch and pitch dim */
+    static const int64_t sliced[][3][3] = {
+        {{0, 768, 2}, {256, 768, 2}, {512, 768, 2}}, {{0, 768, 2}, {256, 768, 2}, {512, 768, 2}},
+        {{0, 192, 1}, {64, 192, 1}, {128, 192, 1}},  {{0, 320, 2}, {192, 320, 1}, {256, 320, 1}},
+        {{512, 0, 0}, {0, 0, 0}, {0, 0, 0}},         {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}}};
     for (unsigned c = 0; c < sizeof srcs / sizeof srcs[0]; c++) {
         ir_graph *g;
         cg_program *p = tk_compile_src(srcs[c], CG_SM90A, defs, ndefs[c], &g);
@@ -527,6 +575,16 @@ static void test_views(void **state) {
                 assert_int_equal(k->tmaps[o].pdim, 2);
                 assert_int_equal(k->tmaps[o].offset, 256 * o);
             }
+            if (c >= 10) { /* the view's slice against the numbers above, the kernel's map */
+                assert_int_equal(v.offset, sliced[c - 10][o][0]);
+                assert_int_equal(v.pitch, sliced[c - 10][o][1]);
+                assert_int_equal(v.pdim, sliced[c - 10][o][2]);
+            }
+            if (c >= 10 && k->ntmaps) {
+                assert_int_equal(k->tmaps[o].offset, v.offset);
+                assert_int_equal(k->tmaps[o].pitch, v.pitch);
+                assert_int_equal(k->tmaps[o].pdim, v.pdim);
+            }
             if (c == 6 && o == 0) { /* {D, KVH, G, S, B} */
                 assert_int_equal(v.dim[1], 2);
                 assert_int_equal(v.dim[2], 3);
@@ -540,6 +598,7 @@ static void test_views(void **state) {
         assert_int_equal(pass_attention_fa3(g, region, NULL, why, sizeof why), ok);
         if (c == 9) assert_non_null(strstr(why, "16-byte aligned"));
         if (c == 7) assert_non_null(strstr(why, "more than 5 dims"));
+        if (c == 15) assert_non_null(strstr(why, "second slice"));
         cg_program_free(p);
         ir_graph_free(g);
     }
