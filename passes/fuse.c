@@ -819,10 +819,12 @@ ir_id pass_attn_ostore(const ir_graph *g, ir_id cp) {
 }
 
 /* [attention.store_transposed]: group b is one staged copy of the output of attention group a
- * (ostore_source), which the attention kernel then stores itself. */
+ * (ostore_source), which the attention kernel then stores itself. TX_ATTN_OSTORE=0 turns the
+ * rule off (benchmarks of the copy it saves). */
 static bool ostore_for(fz *f, uint32_t a, uint32_t b) {
     const grp *A = &f->gs[a];
-    if (A->kind != IR_RK_ATTENTION || f->gs[b].kind != IR_RK_POINTWISE || f->nxt[b] != IR_NONE)
+    const char *ev = getenv("TX_ATTN_OSTORE");
+    if ((ev && !strcmp(ev, "0")) || A->kind != IR_RK_ATTENTION || f->gs[b].kind != IR_RK_POINTWISE || f->nxt[b] != IR_NONE)
         return false;
     ir_id u = ostore_source(f->g, b);
     return u != IR_NONE && u == A->anchor && in_grp(f, u, a);
