@@ -824,7 +824,8 @@ ir_id pass_attn_ostore(const ir_graph *g, ir_id cp) {
 static bool ostore_for(fz *f, uint32_t a, uint32_t b) {
     const grp *A = &f->gs[a];
     const char *ev = getenv("TX_ATTN_OSTORE");
-    if ((ev && !strcmp(ev, "0")) || A->kind != IR_RK_ATTENTION || f->gs[b].kind != IR_RK_POINTWISE || f->nxt[b] != IR_NONE)
+    if ((ev && !strcmp(ev, "0")) || A->kind != IR_RK_ATTENTION ||
+        f->gs[b].kind != IR_RK_POINTWISE || f->nxt[b] != IR_NONE)
         return false;
     ir_id u = ostore_source(f->g, b);
     return u != IR_NONE && u == A->anchor && in_grp(f, u, a);
