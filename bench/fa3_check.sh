@@ -9,7 +9,8 @@
 # 1. verify: `txc bench --device=gpu` (the check compares every output with the reference
 #    interpreter, or samples it when too large) at ragged sizes: S = 1, 17, 130, 1000 with head
 #    dims 64 and 128, f16 and bf16, causal / window / ALiBi / soft cap / GQA, rows wholly masked
-#    by a length of 0, and the causal kernel with block skipping off (TX_ATTN_NO_SKIP=1);
+#    by a length of 0, the causal kernel with block skipping off (TX_ATTN_NO_SKIP=1), and the output
+#    stored into [B, S, H x D] for o_proj ([attention.store_transposed], tests/ostore/*.tx);
 # 2. sanitize: compute-sanitizer memcheck, racecheck and synccheck on `txc run` of a causal
 #    D128 S=300 and a GQA S=130 program;
 # 3. time: `txc bench --json` (median of the whole graph) at the issue's sizes, and SDPA in the
@@ -96,6 +97,17 @@ if has verify 10; then
   VCFG="$P1" verify_cfg "$X/attn_causal.tx" -D B=1 -D H=3 -D S=1100
   VCFG="$P1" verify_cfg "$A" -D B=1 -D H=3 -D S=1000 -D D=128
   VCFG="$KS" verify_cfg "$X/attn_decode.tx" -D B=3 -D H=2 -D T=3 -D L=1
+  # [attention.store_transposed]: the output stored into [B, S, H x D] for o_proj (ragged S, GQA
+  # 5-D heads), each against the copy kernel it replaces (TX_ATTN_OSTORE=0)
+  for c in "tests/ostore/mha.tx|-D B=32 -D H=12 -D S=197 -D D=64 -D E=768 -D N=768" \
+           "tests/ostore/mha.tx|-D B=32 -D H=12 -D S=77 -D D=64 -D E=768 -D N=768" \
+           "tests/ostore/gqa.tx|-D B=16 -D KVH=4 -D G=2 -D S=77 -D D=128 -D E=1024 -D N=1024" \
+           "tests/ostore/gqa.tx|-D B=2 -D KVH=4 -D G=2 -D S=1500 -D D=128 -D E=1024 -D N=1024"; do
+    # shellcheck disable=SC2086
+    verify "${c%%|*}" ${c#*|}
+    # shellcheck disable=SC2086
+    VCFG="TX_ATTN_OSTORE=0" verify_cfg "${c%%|*}" ${c#*|}
+  done
 fi
 
 if has sanitize 12; then
@@ -104,7 +116,8 @@ if has sanitize 12; then
     log "sanitize: compute-sanitizer not found"
   else
     for c in "racecheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" "synccheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
-             "memcheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300" "memcheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300"; do
+             "memcheck:ks-decode:$X/attn_decode.tx:-D B=3 -D H=2 -D T=2 -D L=300" "memcheck:pp-causal:$X/attn_causal.tx:-D B=1 -D H=2 -D S=300" \
+             "memcheck:ostore-gqa:tests/ostore/gqa.tx:-D B=16 -D KVH=4 -D G=2 -D S=77 -D D=128 -D E=1024 -D N=1024"; do
       tool=${c%%:*}; r=${c#*:}; n=${r%%:*}; r=${r#*:}; f=${r%%:*}; sz=${r#*:}
       [ "$(left)" -gt 8 ] || { log "skipped $tool $n: out of time"; continue; }
       cfg=""

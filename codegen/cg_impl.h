@@ -182,6 +182,8 @@ typedef struct cg_ctx {
     struct pass_index *pix; /* the planner's region index: each region's HBM reads and writes */
     uint32_t *bufidx;       /* per node: index within that kind */
     uint32_t *outslots;     /* per node: first output slot returning it, or UINT32_MAX */
+    uint32_t *ostore;       /* per node: the [attention.store_transposed] copy whose buffer
+                               (laid out as the copy) is its home (pass_attn_ostore), or IR_NONE */
     unsigned ntmap_params;  /* cg_kernel_begin: tensor-map parameters to append (GPU) */
     /* cg_kernel_begin: a scratch temp (cg_scratch_temp) to append to the region's buffers:
      * temp index + 1 (0: none), whether the kernel writes it; its parameter is xtemp_ptr. */

@@ -1005,7 +1005,8 @@ bool cg_mm_collect_outs(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_ep
         const ir_node *n = &g->nodes[i];
         if (n->region != region) continue;
         for (unsigned k = 0; k < n->nin && !dep[i]; k++) dep[i] = dep[ir_in(g, n, k)];
-        if (!cg_is_region_output(cx, i)) continue;
+        if (!cg_is_region_output(cx, i) || pass_attn_ostore(g, i) != IR_NONE)
+            continue; /* [attention.store_transposed]: its product's stores write it */
         bool own = false;
         for (unsigned j = 0; j < st->nown; j++) own |= st->own[j] == i;
         if (own) continue;

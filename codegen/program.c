@@ -172,6 +172,25 @@ static bool cg_is_alias(const cg_ctx *cx, ir_id v) {
     return u != IR_NONE && g->nodes[v].region == g->nodes[u].region;
 }
 
+/* [attention.store_transposed] (pass_attn_ostore): each staged copy cp that its attention
+ * kernel stores gets a temp laid out as cp, which is also the home of the product u it copies
+ * (cx->ostore[u] = cp): the kernel stores u through the view's strides (cg_home_lin), cp's
+ * readers load it densely. */
+static void cg_assign_ostore(cg_ctx *cx) {
+    const ir_graph *g = cx->g;
+    cx->ostore = ir_xmalloc(g->n * sizeof *cx->ostore);
+    for (ir_id i = 0; i < g->n; i++) cx->ostore[i] = IR_NONE;
+    for (ir_id cp = 0; cp < g->n; cp++) {
+        ir_id u = pass_attn_ostore(g, cp);
+        if (u == IR_NONE || cx->bufidx_kind[cp] || cx->bufidx_kind[u]) continue;
+        const ir_node *c = &g->nodes[cp];
+        unsigned t = cg_scratch_temp(cx, cp, (ir_dtype)c->dtype, &c->shape);
+        cx->bufidx_kind[cp] = cx->bufidx_kind[u] = CG_BUF_TEMP + 1;
+        cx->bufidx[cp] = cx->bufidx[u] = t;
+        cx->ostore[u] = cp;
+    }
+}
+
 /* Assigns every value that crosses HBM its buffer: graph inputs, returned
  * values (first return slot), and values produced in one region and read in
  * another (temps). Fails on a non-leaf node without a region. */
@@ -212,6 +231,7 @@ static bool cg_assign_homes(cg_ctx *cx) {
         cx->bufidx_kind[u] = CG_BUF_OUTPUT + 1;
         cx->bufidx[u] = k;
     }
+    cg_assign_ostore(cx);
     for (ir_id i = 0; i < out; i++) { /* temps: read (through views) from another region */
         if (!cg_is_member(cx, i)) continue;
         const ir_node *n = &g->nodes[i];
@@ -410,6 +430,9 @@ bool cg_kernel_begin(cg_ctx *cx, unsigned region, const char *suffix) {
     unsigned nown = region != IR_NONE ? k->nbufs - cx->nstage - (wbuf != UINT32_MAX) : k->nbufs;
     for (unsigned i = 0; i < nown; i++)
         if (i != xbuf) cx->valptr[k->bufs[i].value] = LLVMGetParam(cx->fn, i);
+    for (ir_id u = 0; region != IR_NONE && u < g->n; u++) /* a product stored into its copy */
+        if (cx->ostore[u] != IR_NONE && g->nodes[u].region == region)
+            cx->valptr[u] = cx->valptr[cx->ostore[u]];
     cx->xtemp_ptr = xbuf != UINT32_MAX ? LLVMGetParam(cx->fn, xbuf) : NULL;
     cx->ws_ptr = wbuf != UINT32_MAX ? LLVMGetParam(cx->fn, wbuf) : NULL;
     for (uint32_t s = 0; s < g->nsyms; s++) cx->symval[s] = cg_i64(cx, g->syms[s].value);
@@ -496,6 +519,9 @@ LLVMValueRef cg_buf_ptr(cg_ctx *cx, ir_id id) { return cx->valptr[id]; }
 
 bool cg_home_strides(cg_ctx *cx, ir_id o, pass_view_strides *st) {
     const ir_graph *g = cx->g;
+    if (cx->ostore && cx->ostore[o] != IR_NONE)
+        return pass_view_strides_of(g, o, ir_in(g, &g->nodes[cx->ostore[o]], 0), st) &&
+               st->permuted;
     const ir_node *out = &g->nodes[ir_output(g)];
     for (unsigned k = 0; k < out->nin; k++) {
         ir_id v = ir_in(g, out, k);
@@ -698,6 +724,7 @@ static void cg_ctx_fini(cg_ctx *cx) {
     free(cx->bufidx_kind);
     free(cx->bufidx);
     free(cx->outslots);
+    free(cx->ostore);
     if (cx->pix) pass_index_free(cx->pix);
     free(cx->pix);
 }

@@ -613,10 +613,13 @@ static int cmp_id(const void *x, const void *y) {
     return a < b ? -1 : a > b;
 }
 
+static ir_id ostore_source(const ir_graph *g, ir_id cp);
+
 /* View contract for non-pointwise regions: a view inside the region may
  * read an HBM value, an in-region value that does not depend on a
  * reduction or matmul of the region, or broadcast/reshape a per-row value
- * back onto the domain. Returns the offending view or IR_NONE. */
+ * back onto the domain, or be the view an [attention.store_transposed] copy
+ * reads (the kernel stores through it). Returns the offending view or IR_NONE. */
 static ir_id bad_view(fz *f, uint32_t a, uint32_t b, const grp *st) {
     ir_graph *g = f->g;
     if (st->kind == IR_RK_POINTWISE || !(f->gs[a].vin || f->gs[b].vin)) return IR_NONE;
@@ -644,7 +647,7 @@ static ir_id bad_view(fz *f, uint32_t a, uint32_t b, const grp *st) {
                     fits_dom(&g->nodes[src[s]].shape, &st->dom, st->raxes) &&
                     !ir_shape_eq(&g->nodes[src[s]].shape, &st->dom) &&
                     fits_dom(&g->nodes[in].shape, &st->dom, st->raxes);
-                if (!rowb) return in;
+                if (!rowb && ostore_source(g, m) != src[s]) return in;
             }
         }
         f->mark[m] = taint;
@@ -774,6 +777,60 @@ static bool recompute_rule(fz *f, uint32_t a, uint32_t b, why *w) {
     return false;
 }
 
+/* How many nodes (the output node included) read x. */
+static unsigned nusers(const ir_graph *g, ir_id x) {
+    unsigned c = 0;
+    for (ir_id i = 0; i < g->n; i++)
+        for (unsigned k = 0; k < g->nodes[i].nin; k++) c += ir_in(g, &g->nodes[i], k) == x;
+    return c;
+}
+
+static ir_id rp_root(const ir_graph *g, ir_id v);
+
+/* The product u whose staged copy cp is ([attention.store_transposed], graph facts only): cp a
+ * cast to its own dtype flagged IR_NF_STAGE ([matmul.stage_view]) of a chain of reshapes and
+ * permutes (at least one permute) over u, a product that is not returned, u and every node of
+ * the chain read once (by the next), the chain's strides over u a product of extents with u's
+ * last axis contiguous (pass_view_strides_of): a kernel that computes u can store its element i
+ * at cp's offset of i. IR_NONE otherwise. */
+static ir_id ostore_source(const ir_graph *g, ir_id cp) {
+    const ir_node *c = &g->nodes[cp];
+    if (c->op != IR_OP_CAST || !(c->flags & IR_NF_STAGE) || c->nin != 1) return IR_NONE;
+    ir_id v = ir_in(g, c, 0), u = rp_root(g, v);
+    if (v == u || g->nodes[u].op != IR_OP_MATMUL || g->nodes[u].dtype != c->dtype) return IR_NONE;
+    for (ir_id x = v;; x = ir_in(g, &g->nodes[x], 0)) {
+        if (nusers(g, x) != 1) return IR_NONE;
+        if (x == u) break;
+    }
+    pass_view_strides st;
+    if (!pass_view_strides_of(g, u, v, &st) || !st.permuted || !st.inner) return IR_NONE;
+    return u;
+}
+
+ir_id pass_attn_ostore(const ir_graph *g, ir_id cp) {
+    if (cp >= g->n) return IR_NONE;
+    ir_id u = ostore_source(g, cp);
+    if (u == IR_NONE) return IR_NONE;
+    uint32_t r = g->nodes[u].region;
+    if (r >= g->nregions || g->regions[r].kind != IR_RK_ATTENTION || g->regions[r].anchor != u ||
+        g->nodes[cp].region != r)
+        return IR_NONE;
+    return u;
+}
+
+/* [attention.store_transposed]: group b is one staged copy of the output of attention group a
+ * (ostore_source), which the attention kernel then stores itself. TX_ATTN_OSTORE=0 turns the
+ * rule off (benchmarks of the copy it saves). */
+static bool ostore_for(fz *f, uint32_t a, uint32_t b) {
+    const grp *A = &f->gs[a];
+    const char *ev = getenv("TX_ATTN_OSTORE");
+    if ((ev && !strcmp(ev, "0")) || A->kind != IR_RK_ATTENTION ||
+        f->gs[b].kind != IR_RK_POINTWISE || f->nxt[b] != IR_NONE)
+        return false;
+    ir_id u = ostore_source(f->g, b);
+    return u != IR_NONE && u == A->anchor && in_grp(f, u, a);
+}
+
 /* Attention with anything: only a pointwise epilogue of its output shape (which may compute
  * inputs' pointwise chains, epilogue_input_for), or the decode query's pointwise prologue
  * (q_prologue_for). */
@@ -781,6 +838,10 @@ static bool check_attention(fz *f, uint32_t a, uint32_t b, grp *st, why *w) {
     const grp *A = &f->gs[a], *B = &f->gs[b];
     char d1[128];
     if (A->kind == IR_RK_ATTENTION && B->kind == IR_RK_POINTWISE && ir_shape_eq(&A->dom, &B->dom)) {
+        st->fusion |= IR_FUSE_EPILOGUE;
+        return true;
+    }
+    if (ostore_for(f, a, b)) {
         st->fusion |= IR_FUSE_EPILOGUE;
         return true;
     }
@@ -2154,14 +2215,6 @@ bool pass_view_strides_of(const ir_graph *g, ir_id u, ir_id v, pass_view_strides
     return true;
 }
 
-/* How many nodes (the output node included) read x. */
-static unsigned nusers(const ir_graph *g, ir_id x) {
-    unsigned c = 0;
-    for (ir_id i = 0; i < g->n; i++)
-        for (unsigned k = 0; k < g->nodes[i].nin; k++) c += ir_in(g, &g->nodes[i], k) == x;
-    return c;
-}
-
 ir_id pass_view_alias(const ir_graph *g, ir_id v) {
     if (g->nodes[v].op != IR_OP_RESHAPE && g->nodes[v].op != IR_OP_PERMUTE) return IR_NONE;
     ir_id u = rp_root(g, v);
@@ -2485,6 +2538,24 @@ static void explain_pieces(fz *f) {
 
 /* Writes one line per producer-consumer pair left in different kernels and
  * per sibling pair (groups reading one tensor) not merged. */
+/* --explain: each [attention.store_transposed] copy (pass_attn_ostore) with the bytes saved. */
+static void explain_ostore(fz *f) {
+    const ir_graph *g = f->g;
+    char n1[96], n2[96], d1[128];
+    for (ir_id cp = 0; cp < g->n; cp++) {
+        ir_id u = pass_attn_ostore(g, cp);
+        if (u == IR_NONE) continue;
+        double mb = (double)ir_shape_numel(&g->nodes[cp].shape) *
+                    (double)ir_dtype_size((ir_dtype)g->nodes[cp].dtype) / 1e6;
+        fprintf(f->c->explain,
+                "k%u: [attention.store_transposed] the staged copy %s of %s (%s) is stored by the "
+                "attention kernel k%u through the view's strides: no copy kernel, %.2f MB not "
+                "read and written again; its reader takes it as a dense operand\n",
+                g->nodes[u].region, nname(g, cp, n1, sizeof n1), nname(g, u, n2, sizeof n2),
+                ir_shape_str(g, &g->nodes[cp].shape, d1, sizeof d1), g->nodes[u].region, mb);
+    }
+}
+
 static void explain_pairs(fz *f) {
     ir_graph *g = f->g;
     char n1[96], n2[96], what[320];
@@ -2816,6 +2887,7 @@ bool pass_fuse(ir_graph *g, pass_ctx *c) {
     }
     if (c->explain) {
         explain_pairs(&f);
+        explain_ostore(&f);
         explain_pieces(&f);
         explain_recompute(&f);
         explain_epilogue_inputs(&f);

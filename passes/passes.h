@@ -211,6 +211,14 @@ enum { PASS_SRC_CAP = 1024 };
  * every node of the chain have one user, the next (v: the output). IR_NONE otherwise (a copy
  * region materialises v). */
 ir_id pass_view_alias(const ir_graph *g, ir_id v);
+/* [attention.store_transposed]: the product u (an attention region's output, its anchor) whose
+ * [matmul.stage_view] copy cp (a cast to its own dtype flagged IR_NF_STAGE of a chain of
+ * reshapes and permutes over u, e.g. reshape(transpose(o, 1, 2), (B, S, H x D))) the planner put
+ * into u's region: that kernel stores u's element i at cp's offset of i (the chain's strides,
+ * pass_view_strides_of; u's last axis contiguous), u and cp share one buffer laid out as cp, and
+ * cp's readers take it as a dense value. u and every view of the chain have one user. IR_NONE
+ * when cp is no such copy. */
+ir_id pass_attn_ostore(const ir_graph *g, ir_id cp);
 /* Where the elements of u lie in the dense buffer of v, a chain of permutes and reshapes over u:
  * the element at index i of u is at sum_a i[a] * stride(a), stride(a) the product of the extents
  * f[a][0 .. n[a]) (none: 1; an extent-1 axis has none and reads 0). inner: u's last axis has
