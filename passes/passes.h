@@ -770,8 +770,9 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops);
  * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
  * whether leading dims fold into M), or a column slice of one (pass_wg_opnd_buf), read in place
  * by a tensor map at the buffer's pitch, or an in-region reshape of such a buffer written outside
- * the region (the same bytes as a buffer of the reshape's shape; its rows 16-byte multiples). TMA reads rows whose pitch is a multiple of 16 bytes: an
- * operand whose inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
+ * the region (the same bytes as a buffer of the reshape's shape; its rows 16-byte multiples). TMA
+ * reads rows whose pitch is a multiple of 16 bytes: an operand whose inner extent is not
+ * (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
 /* The buffer an operand base of pass_wg_opnd reads: base itself, or, for a base that is a slice

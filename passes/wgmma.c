@@ -877,9 +877,10 @@ bool pass_wg_why_not(const ir_graph *g, const pass_index *ix, uint32_t r, const 
         snprintf(what, sizeof what, "the product %%%u is not a 16-bit tensor-core product",
                  rg->anchor);
     else if (!wg_opnd_refused(g, ix, r, dt, what, sizeof what))
-        snprintf(what, sizeof what,
-                 "the products' operands, shapes or batch dims are not one wgmma kernel's (at "
-                 "most 4 products of one A and equal shapes; leading dims folded into M or batched)");
+        snprintf(
+            what, sizeof what,
+            "the products' operands, shapes or batch dims are not one wgmma kernel's (at "
+            "most 4 products of one A and equal shapes; leading dims folded into M or batched)");
     size_t n = strlen(why);
     snprintf(why + n, cap - n, "%s[matmul.wgmma] not taken: %s; the mma.sync kernel runs",
              n ? "; " : "", what);
