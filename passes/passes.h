@@ -793,15 +793,18 @@ void pass_wg_calibrate(pass_gpu *gpu, double tflops);
  * false for B). False unless that value is a plain buffer of rank >= 2 and dtype dt whose inner
  * extent is known (and positive), it and its rows (pass_wg_rows) below 2^31 (pass_wg_fold says
  * whether leading dims fold into M), or a column slice of one (pass_wg_opnd_buf), read in place
- * by a tensor map at the buffer's pitch. TMA reads rows whose pitch is a multiple of 16 bytes: an
- * operand whose inner extent is not (pass_wg_pitch differs from it) is read from a staged copy. */
+ * by a tensor map at the buffer's pitch, or an in-region reshape of such a buffer written outside
+ * the region (the same bytes as a buffer of the reshape's shape; its rows 16-byte multiples). TMA
+ * reads rows whose pitch is a multiple of 16 bytes: an operand whose inner extent is not
+ * (pass_wg_pitch differs from it) is read from a staged copy. */
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor);
 /* The buffer an operand base of pass_wg_opnd reads: base itself, or, for a base that is a slice
  * of the last axis of a 2-D value of known inner extent (a column slice, which pass_wg_opnd takes
  * when that value is a plain buffer and the slice's start and the rows are at multiples of 16
  * bytes), that value, with *pitch its row stride and *off the slice's start in elements (both 0
- * for base itself). */
+ * for base itself); for a base that is a reshape of a plain buffer, that buffer, *pitch the
+ * reshape's inner extent and *off 0. */
 ir_id pass_wg_opnd_buf(const ir_graph *g, ir_id base, int64_t *pitch, int64_t *off);
 /* The rows of a shape whose last axis is the columns: the product of every other dim (1 for
  * rank 1); -1 when one is symbolic, 2^31 when the product reaches it. */
@@ -860,6 +863,12 @@ int64_t pass_wg_pitch(int64_t inner, int es);
  * buffers through casts and transposes with a known inner extent, 2-D or with leading dims that
  * fold into M (pass_wg_fold: M is then their product), or merged heads as A); false when it does
  * not qualify or gpu has no such kernel (wg_eff 0). */
+/* [matmul.wgmma] not taken: for matmul region r on a gpu with the wgmma kernel (wg_eff > 0)
+ * whose facts pass_wg_facts refused, appends to why the condition that failed (the first
+ * operand pass_wg_opnd refuses, or the dtype, or the products' shapes); false (why unchanged)
+ * for other regions or gpus. */
+bool pass_wg_why_not(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                     char *why, size_t cap);
 bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
                    int64_t budget, pass_wg_shape *s);
 

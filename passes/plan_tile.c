@@ -908,6 +908,8 @@ bool pass_plan_region_with(ir_graph *g, const pass_index *ix, uint32_t r, int64_
                 s.id == PASS_SCH_MATMUL_SIMT || s.id == PASS_SCH_MATMUL_WGMMA_SWAP)
                 pass_schedule_plan(rg, &f, &s);
             if (f.wg && f.concrete && f.wgs.nstage > 0) stage_why(&f, &s, why, cap);
+            if (!f.wg && !f.simt && !f.wgs.batch_why)
+                (void)pass_wg_why_not(g, ix, r, gpu, why, cap);
             if (!f.wg && f.wgs.batch_why) {
                 size_t n = strlen(why);
                 const pass_wg_shape *w = &f.wgs;

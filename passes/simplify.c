@@ -7,6 +7,9 @@
  *   neg(neg(x)) -> x;  x**2 -> x*x (exact for floats, wraps like i32 ** 2)
  *   cast to the same dtype -> x; cast(cast(x, m), t) -> cast(x, t) when x's
  *     dtype converts to m without loss (then t == x's dtype gives x itself)
+ *   [simplify.permute_reshape] a permute that keeps the order of its non-unit axes (every
+ *     moved axis of extent 1 but one; a symbolic extent counts as non-unit) -> reshape: the
+ *     same elements in the same order (at S = 1, `transpose(o, 1, 2)` of [B, H, 1, D])
  *   permute(permute(x)) composed; identity permute, reshape or broadcast_to
  *     to the same shape, full slices -> x; reshape(reshape(x)) and
  *     broadcast_to(broadcast_to(x)) collapsed
@@ -202,6 +205,41 @@ static bool simplify_cast(simp *s, ir_id i) {
     return true;
 }
 
+/* True when permute node n of an input of shape `in` keeps the order of every axis whose
+ * extent is not a concrete 1 (symbolic extents count as not 1): the row-major order of the
+ * elements is then unchanged, so the permute reads the same bytes as a reshape. */
+static bool permute_is_reshape(const ir_node *n, const ir_shape *in) {
+    int last = -1;
+    for (int d = 0; d < n->shape.rank; d++) {
+        int a = n->a.perm[d];
+        if (in->dim[a] == 1) continue;
+        if (a < last) return false;
+        last = a;
+    }
+    return true;
+}
+
+/* [simplify.permute_reshape]: permute node i that keeps the order of its non-unit axes becomes
+ * reshape(x) (x's own input when x is a reshape): exact, the same elements in the same order (at
+ * S = 1, `transpose(o, 1, 2)` of [B, H, 1, D]). A later reshape of it then collapses, and the
+ * view reads as a dense buffer. */
+static bool permute_reshape(simp *s, ir_id i) {
+    ir_graph *g = s->g;
+    ir_id x = ir_in(g, &g->nodes[i], 0);
+    if (!permute_is_reshape(&g->nodes[i], &g->nodes[x].shape)) return false;
+    if (g->nodes[x].op == IR_OP_RESHAPE) x = ir_in(g, &g->nodes[x], 0);
+    if (s->c && s->c->explain) {
+        char b1[96], b2[96];
+        fprintf(s->c->explain,
+                "simplify: [simplify.permute_reshape] %%%u = permute of %s to %s moves only unit "
+                "axes: a reshape (the same bytes)\n",
+                i, ir_shape_str(g, &g->nodes[ir_in(g, &g->nodes[i], 0)].shape, b1, sizeof b1),
+                ir_shape_str(g, &g->nodes[i].shape, b2, sizeof b2));
+    }
+    become(s, i, IR_OP_RESHAPE, x);
+    return true;
+}
+
 /* View rules of node i: compose chains, drop identities. */
 static bool simplify_view(simp *s, ir_id i) {
     ir_graph *g = s->g;
@@ -227,6 +265,7 @@ static bool simplify_view(simp *s, ir_id i) {
     if (n->op == IR_OP_SLICE) identity &= n->a.slice.start == 0;
     if (n->op == IR_OP_CONCAT) identity &= n->nin == 1;
     if (identity) return replace_with(s, i, x) || changed;
+    if (n->op == IR_OP_PERMUTE) return permute_reshape(s, i) || changed;
     return changed;
 }
 

@@ -9,7 +9,8 @@
  * the product's kernel (docs/fusion.md, docs/cost-model.md "Staged operands").
  * [matmul.stage_concat]: an operand that is a concat of views (im2col: the shifted windows of an
  * image side by side on the channel axis) is gathered by the same element-at-a-time loads and is
- * priced and staged the same way. */
+ * priced and staged the same way, except the V of an attention along its key axis
+ * ([attention.kv_concat]: the attention kernel reads it in place, as its K). */
 #include "passes/passes.h"
 
 #include <math.h>
@@ -228,6 +229,50 @@ static bool tma_reads(const ir_graph *g, const pass_ctx *c, ir_id m, unsigned k)
     return pass_wg_opnd_merged(g, IR_NONE, ir_in(g, mm, 0), dt, &base, perm);
 }
 
+/* Whether product m is the p @ v of an attention: its A operand is computed from another
+ * product through elementwise ops, views and at least one reduction (the softmax), the
+ * pattern the fusion planner fuses into one attention kernel. */
+static bool attn_pv(const ir_graph *g, ir_id m) {
+    const unsigned mask = IR_T_ELEM | IR_T_VIEW | IR_T_REDUCE;
+    uint8_t *seen = ir_xcalloc(g->n, 1); /* bit 1: reached, bit 2: reached past a reduction */
+    ir_id *st = ir_xmalloc(2 * (size_t)g->n * sizeof *st);
+    uint8_t *sb = ir_xmalloc(2 * (size_t)g->n);
+    unsigned sp = 0;
+    bool found = false;
+    st[sp] = ir_in(g, &g->nodes[m], 0), sb[sp++] = 1;
+    while (sp && !found) {
+        ir_id y = st[--sp];
+        uint8_t bits = sb[sp];
+        const ir_node *n = &g->nodes[y];
+        unsigned t = ir_op_traits((ir_op)n->op);
+        if (n->op == IR_OP_MATMUL) {
+            found = (bits & 2) != 0;
+            continue;
+        }
+        if (!(t & mask)) continue;
+        if (t & IR_T_REDUCE) bits |= 2;
+        for (unsigned k = 0; k < n->nin; k++) {
+            ir_id z = ir_in(g, n, k);
+            if ((seen[z] | bits) == seen[z]) continue;
+            seen[z] |= bits;
+            st[sp] = z, sb[sp++] = bits;
+        }
+    }
+    free(seen);
+    free(st);
+    free(sb);
+    return found;
+}
+
+/* [attention.kv_concat]: operand k of product m is the V of an attention (attn_pv) and a concat
+ * along its key axis (a KV cache and the new rows): the attention kernel reads it in place, each
+ * key from its piece, as it reads a K concat; no staging copy. */
+static bool attn_kv_concat(const ir_graph *g, ir_id m, unsigned k) {
+    const ir_node *v = &g->nodes[ir_in(g, &g->nodes[m], k)];
+    return k == 1 && v->op == IR_OP_CONCAT && v->shape.rank >= 2 &&
+           (unsigned)v->a.axis == v->shape.rank - 2u && attn_pv(g, m);
+}
+
 bool pass_stage_views(ir_graph *g, pass_ctx *c) {
     if (!c->gpu || c->gpu->hbm_GBps <= 0 || c->gpu->sms <= 0) return false;
     uint32_t n0 = g->n, nb = 0, cap = 0;
@@ -241,6 +286,14 @@ bool pass_stage_views(ir_graph *g, pass_ctx *c) {
             if (stage_candidate(g, m, k, &src) && !tma_reads(g, c, m, k)) {
                 run = inner_run(g, v, src);
                 rule = "[matmul.stage_view] read through views without a stride form";
+            } else if (attn_kv_concat(g, m, k)) {
+                if (c->explain)
+                    fprintf(c->explain,
+                            "%%%u (B of the product %%%u): [attention.kv_concat] a concat of key "
+                            "ranges as an attention's V: read in place by the attention kernel, "
+                            "each key from its piece (as its K), not staged\n",
+                            v, m);
+                continue;
             } else if (concat_candidate(g, m, k, &run)) {
                 rule = "[matmul.stage_concat] a concat of views, gathered by the product's loads";
             } else {

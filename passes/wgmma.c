@@ -502,6 +502,19 @@ static bool wg_unit_reshape(const ir_shape *in, const ir_shape *n) {
     }
 }
 
+/* Whether node x is a reshape, in `region`, of a plain dense buffer y of dtype dt written
+ * outside the region (an input, or a non-view value of another region): the reshape then reads
+ * y's bytes in y's order as a buffer of its own shape (pass_wg_opnd_buf gives y, at the reshape's
+ * row pitch). */
+static bool wg_reshape_of_buf(const ir_graph *g, uint32_t region, ir_id x, ir_dtype dt) {
+    const ir_node *n = &g->nodes[x];
+    if (n->op != IR_OP_RESHAPE || n->region != region || n->shape.rank < 2) return false;
+    const ir_node *y = &g->nodes[ir_in(g, n, 0)];
+    return y->dtype == dt && y->op != IR_OP_CONST && y->op != IR_OP_OUTPUT &&
+           !(ir_op_traits((ir_op)y->op) & IR_T_VIEW) &&
+           (y->op == IR_OP_INPUT || (y->region != region && y->region != IR_NONE));
+}
+
 bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, bool k_last,
                   ir_id *base, bool *kmajor) {
     int perm[2] = {0, 1}; /* operand matrix axis i reads base matrix axis perm[i] */
@@ -517,6 +530,8 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
             (n->op == IR_OP_RESHAPE &&
              wg_unit_reshape(&g->nodes[ir_in(g, n, 0)].shape, &n->shape))) {
             x = ir_in(g, n, 0);
+        } else if (wg_reshape_of_buf(g, region, x, dt)) {
+            break; /* the reshape is the base: its buffer is its input's */
         } else if (n->op == IR_OP_PERMUTE && lead) {
             int p0 = n->a.perm[r - 2] - (int)(r - 2), p1 = n->a.perm[r - 1] - (int)(r - 2);
             int np[2] = {perm[p0], perm[p1]};
@@ -529,7 +544,9 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
     const ir_node *b = &g->nodes[x];
     int64_t pitch, off;
     ir_id src = pass_wg_opnd_buf(g, x, &pitch, &off);
-    if (src != x) { /* a column slice of a 2-D buffer, read in place at its pitch */
+    if (src != x && b->op == IR_OP_RESHAPE) { /* a reshape of a buffer: rows at TMA's pitch */
+        if ((pitch * (int64_t)ir_dtype_size(dt)) % 16 != 0) return false;
+    } else if (src != x) { /* a column slice of a 2-D buffer, read in place at its pitch */
         const ir_node *sn = &g->nodes[src];
         int64_t es = (int64_t)ir_dtype_size(dt);
         if (sn->op == IR_OP_CONST || sn->op == IR_OP_OUTPUT || sn->dtype != dt ||
@@ -557,6 +574,14 @@ bool pass_wg_opnd(const ir_graph *g, uint32_t region, ir_id id, ir_dtype dt, boo
 ir_id pass_wg_opnd_buf(const ir_graph *g, ir_id base, int64_t *pitch, int64_t *off) {
     const ir_node *b = &g->nodes[base];
     *pitch = 0, *off = 0;
+    if (b->op == IR_OP_RESHAPE && b->shape.rank >= 2) { /* a base reshape (pass_wg_opnd) */
+        ir_dim inner = b->shape.dim[b->shape.rank - 1];
+        const ir_node *y = &g->nodes[ir_in(g, b, 0)];
+        if (IR_DIM_IS_SYM(inner) || inner <= 0 || (ir_op_traits((ir_op)y->op) & IR_T_VIEW))
+            return base;
+        *pitch = inner;
+        return ir_in(g, b, 0);
+    }
     if (b->op != IR_OP_SLICE || b->shape.rank != 2 || b->a.slice.axis != 1) return base;
     ir_id src = ir_in(g, b, 0);
     ir_dim inner = g->nodes[src].shape.dim[g->nodes[src].shape.rank - 1];
@@ -819,6 +844,46 @@ bool pass_wg_facts(const ir_graph *g, const pass_index *ix, uint32_t r, const pa
     s->a_kmajor = ak, s->b_kmajor = bk, s->nmm = nmm;
     s->smem = budget < gpu->smem_per_block ? budget : gpu->smem_per_block;
     s->sms = gpu->sms;
+    return true;
+}
+
+/* The first operand of matmul region r's products that pass_wg_opnd refuses, the view node
+ * that stops it written into `what`; false when every operand is readable. */
+static bool wg_opnd_refused(const ir_graph *g, const pass_index *ix, uint32_t r, ir_dtype dt,
+                            char *what, size_t cap) {
+    for (uint32_t j = ix->rstart[r]; j < ix->rstart[r + 1]; j++) {
+        const ir_node *mh = &g->nodes[ix->rids[j]];
+        if (mh->op != IR_OP_MATMUL) continue;
+        for (unsigned k = 0; k < 2; k++) {
+            ir_id base, x = ir_in(g, mh, k);
+            bool km;
+            if (pass_wg_opnd(g, r, x, dt, k == 0, &base, &km)) continue;
+            snprintf(what, cap, "%s %%%u (%s) of the product %%%u is no buffer a tensor map reads",
+                     k ? "B" : "A", x, ir_op_name((ir_op)g->nodes[x].op), ix->rids[j]);
+            return true;
+        }
+    }
+    return false;
+}
+
+bool pass_wg_why_not(const ir_graph *g, const pass_index *ix, uint32_t r, const pass_gpu *gpu,
+                     char *why, size_t cap) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->kind != IR_RK_MATMUL || !gpu || gpu->wg_eff <= 0 || rg->anchor >= g->n) return false;
+    const ir_node *mm = &g->nodes[rg->anchor];
+    ir_dtype dt = pass_mm_tc_dtype(g, mm);
+    char what[200];
+    if (mm->op != IR_OP_MATMUL || mm->shape.rank < 2 || (dt != IR_BF16 && dt != IR_F16))
+        snprintf(what, sizeof what, "the product %%%u is not a 16-bit tensor-core product",
+                 rg->anchor);
+    else if (!wg_opnd_refused(g, ix, r, dt, what, sizeof what))
+        snprintf(
+            what, sizeof what,
+            "the products' operands, shapes or batch dims are not one wgmma kernel's (at "
+            "most 4 products of one A and equal shapes; leading dims folded into M or batched)");
+    size_t n = strlen(why);
+    snprintf(why + n, cap - n, "%s[matmul.wgmma] not taken: %s; the mma.sync kernel runs",
+             n ? "; " : "", what);
     return true;
 }
 

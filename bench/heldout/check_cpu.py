@@ -36,8 +36,6 @@ KNOWN = {
                        "[B, M, K] against the product's batch dims [B, H] and refuses; mma.sync, no rule in --explain",
     "pythia_parallel_block": "partial rotary: [attention.fa3] not taken: q is no TMA view: %41 (concat) behind %41 "
                              "is no dense bf16 buffer outside the kernel; the mma.sync kernel runs",
-    "llama_decode_step": "o_proj's A is reshape(transpose(o, 1, 2)) of [B, 32, 1, 128]: pass_wg_facts refuses the "
-                         "view at S = 1 and [matmul.stage_view] does not stage it; mma.sync, no rule in --explain",
     "ner_head_n9": "log_softmax over N = 9 in its own kernel: [matmul.epilogue_reduction]: %6 reduces over "
                    "[64, 256, 9]; a matmul kernel fuses elementwise work only",
 }

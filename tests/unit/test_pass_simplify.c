@@ -216,6 +216,40 @@ static void test_views(void **state) {
     ir_graph_free(g);
 }
 
+/* [simplify.permute_reshape]: a permute that moves only unit axes ([B, H, 1, D] -> [B, 1, H, D],
+ * B symbolic) becomes a reshape of its input, and a reshape after it collapses onto the input;
+ * a permute that swaps two non-unit axes, or a symbolic axis with a non-unit one, stays. */
+static void test_permute_reshape(void **state) {
+    (void)state;
+    fixture f;
+    fixture_init(&f);
+    ir_graph *g = ir_graph_new("t", NULL);
+    ir_dim b = IR_DIM_SYM(ir_sym_get(g, "B"));
+    ir_shape s = {.rank = 4, .dim = {b, 32, 1, 128}}, t = {.rank = 4, .dim = {b, 32, 7, 128}};
+    ir_id x = ir_add_input(g, "x", IR_BF16, &s), y = ir_add_input(g, "y", IR_BF16, &t);
+    uint8_t p12[4] = {0, 2, 1, 3}, p01[4] = {1, 0, 2, 3};
+    ir_id unit = ir_add_permute(g, x, p12);
+    ir_shape flat = {.rank = 3, .dim = {b, 1, 4096}};
+    ir_id merged = ir_add_reshape(g, ir_add_permute(g, x, p12), &flat);
+    ir_id swap = ir_add_permute(g, y, p12);  /* 32 and 7 swap: a transpose */
+    ir_id symsw = ir_add_permute(g, x, p01); /* B and 32 swap */
+    ir_id outs[4] = {unit, merged, swap, symsw};
+    ir_add_output(g, outs, 4);
+    assert_true(run_simplify(g, &f));
+    const ir_node *u = out_in(g, 0), *m = out_in(g, 1), *w = out_in(g, 2), *v = out_in(g, 3);
+    assert_int_equal(u->op, IR_OP_RESHAPE);
+    assert_int_equal(ir_in(g, u, 0), 0);
+    assert_int_equal(u->shape.dim[1], 1);
+    assert_int_equal(u->shape.dim[2], 32);
+    assert_int_equal(m->op, IR_OP_RESHAPE);
+    assert_int_equal(ir_in(g, m, 0), 0);
+    assert_int_equal(m->shape.dim[2], 4096);
+    assert_int_equal(w->op, IR_OP_PERMUTE);
+    assert_int_equal(v->op, IR_OP_PERMUTE);
+    assert_false(run_simplify(g, &f));
+    ir_graph_free(g);
+}
+
 /* A broadcast rank-0 value feeding an elementwise op is used directly when
  * the op's shape stays; where it would shrink the shape it stays. */
 static void test_scalar_broadcast(void **state) {
@@ -658,6 +692,7 @@ int main(void) {
         cmocka_unit_test(test_cast_chains),
         cmocka_unit_test(test_neg_and_pow),
         cmocka_unit_test(test_views),
+        cmocka_unit_test(test_permute_reshape),
         cmocka_unit_test(test_scalar_broadcast),
         cmocka_unit_test(test_name_moves),
         cmocka_unit_test(test_chain),
