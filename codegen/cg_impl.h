@@ -55,7 +55,7 @@ typedef struct cg_memo_ent {
 typedef struct cg_vframe cg_vframe;
 
 /* The modules kernels are emitted into (cg_ctx.mods). */
-enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_MOD_FA3, CG_NMODS };
+enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_MOD_WGTMA, CG_MOD_FA3, CG_NMODS };
 /* The most external shared arrays a program declares (tx_mm_, tx_wg_, tx_red_dyn_smem). */
 #define CG_MAX_EXTERNS 8
 
@@ -79,10 +79,10 @@ typedef struct cg_ctx {
     const ir_graph *g;
     LLVMContextRef llctx;
     /* The module kernels are emitted into: mods[modi]. GPU: the wgmma GEMM kernels go to
-     * mods[CG_MOD_WGMMA] and the sm_90a FA3 attention kernels to mods[CG_MOD_FA3] (each made
-     * on first use), everything else to mods[CG_MOD_MAIN] (the
-     * program's), so each kind is optimised by its own pipeline without a module clone
-     * (cg_optimize). Helpers are defined per module. */
+     * mods[CG_MOD_WGTMA] when their epilogue is the looped TMA store, else to
+     * mods[CG_MOD_WGMMA], and the sm_90a FA3 attention kernels to mods[CG_MOD_FA3] (each made on
+     * first use), everything else to mods[CG_MOD_MAIN] (the program's), so each kind is optimised
+     * by its own pipeline without a module clone (cg_optimize). Helpers are defined per module. */
     LLVMModuleRef mod;
     LLVMModuleRef mods[CG_NMODS];
     unsigned modi;

@@ -775,7 +775,7 @@ static const char cg_gpu_passes[] = CG_GPU_PASSES;
  * bench/suite-extra, tests/ptx and the held-out programs at their GPU and CPU-check sizes) and
  * took a fifth of their optimisation time (docs/codegen.md, "Compile time"). */
 static const char cg_fa3_passes[] = CG_GPU_PASSES_("");
-#define CG_WGMMA_PASSES                                              \
+#define CG_WGMMA_PASSES_(slp)                                        \
     "function<eager-inv>(" SC_E ","                                  \
     "sroa<modify-cfg>,"                                              \
     "early-cse<>),"                                                  \
@@ -793,7 +793,7 @@ static const char cg_fa3_passes[] = CG_GPU_PASSES_("");
     "correlated-propagation,"                                        \
     "loop-mssa(licm<allowspeculation>)),"                            \
     "function<eager-inv>(loop(loop-deletion),"                       \
-    "" SC_L ",slp-vectorizer,infer-alignment," IC ","                \
+    "" SC_L "," slp "infer-alignment," IC ","                        \
     "loop-mssa(licm<allowspeculation>),"                             \
     "div-rem-pairs,"                                                 \
     "" SC_Z ")"
@@ -802,12 +802,21 @@ static const char cg_fa3_passes[] = CG_GPU_PASSES_("");
  * that change none of them, found by removing each pass in turn, cumulatively, and keeping it
  * removed when ptxas's registers, spills and SASS of every such kernel of the suite, examples and
  * ragged shapes stayed the same (docs/codegen.md, "Compile time"). */
-static const char cg_wgmma_passes[] = CG_WGMMA_PASSES;
+static const char cg_wgmma_passes[] = CG_WGMMA_PASSES_("slp-vectorizer,");
+
+/* The pipeline of the wgmma GEMM kernels whose epilogue stores through shared memory and TMA
+ * from the looped epilogue (cg_wg_epi.loop): cg_wgmma_passes less the SLP vectorizer, which
+ * changes none of them (their PTX is byte-identical without it, the same programs as
+ * cg_fa3_passes); the other wgmma kernels keep it (without it the per-register staged epilogue's
+ * PTX changes, and the guarded register stores of mlp_block at M 2000 D 1000 F 3000 take 8 more
+ * SASS instructions). */
+static const char cg_wgtma_passes[] = CG_WGMMA_PASSES_("");
 
 /* The pipeline of each kernel kind, indexed by the module its kernels are emitted into (CG_MOD_*,
  * cg_use_module): every kernel of a kind is optimised by its kind's pipeline (cg_optimize). */
-static const char *const cg_pipe_text[CG_NMODS] = {cg_gpu_passes, cg_wgmma_passes, cg_fa3_passes};
-static const char *const cg_pipe_name[CG_NMODS] = {"full", "wgmma", "fa3"};
+static const char *const cg_pipe_text[CG_NMODS] = {cg_gpu_passes, cg_wgmma_passes, cg_wgtma_passes,
+                                                   cg_fa3_passes};
+static const char *const cg_pipe_name[CG_NMODS] = {"full", "wgmma", "wgmma-tma-store", "fa3"};
 
 /* The LLVM function of kernel k (in p->mod or one of p->xmod); NULL when it has none (dropped as a
  * repeat, or a kernel without code). */
