@@ -3442,6 +3442,7 @@ bool cg_emit_attention(cg_ctx *cx, const ir_graph *g, unsigned region) {
                 pass_attention_ks_tma(g, region, kvw, NULL, 0);
     /* the sm_90a kernel takes the Q, K, V tensor maps, the key split by TMA those of K and V */
     cx->ntmap_params = wg ? 3 : ktma ? 2 : 0;
+    if (wg) cg_use_module(cx, CG_MOD_FA3); /* its own pipeline; the caller returns to main */
     bool began = cg_kernel_begin(cx, region, splits > 1 ? "_part" : NULL);
     cx->ntmap_params = 0;
     cx->xtemp = 0;

@@ -55,7 +55,7 @@ typedef struct cg_memo_ent {
 typedef struct cg_vframe cg_vframe;
 
 /* The modules kernels are emitted into (cg_ctx.mods). */
-enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_NMODS };
+enum { CG_MOD_MAIN, CG_MOD_WGMMA, CG_MOD_WGTMA, CG_MOD_FA3, CG_NMODS };
 /* The most external shared arrays a program declares (tx_mm_, tx_wg_, tx_red_dyn_smem). */
 #define CG_MAX_EXTERNS 8
 
@@ -79,9 +79,10 @@ typedef struct cg_ctx {
     const ir_graph *g;
     LLVMContextRef llctx;
     /* The module kernels are emitted into: mods[modi]. GPU: the wgmma GEMM kernels go to
-     * mods[CG_MOD_WGMMA] (made on first use), everything else to mods[CG_MOD_MAIN] (the
-     * program's), so each kind is optimised by its own pipeline without a module clone
-     * (cg_optimize). Helpers are defined per module. */
+     * mods[CG_MOD_WGTMA] when their epilogue is the looped TMA store, else to
+     * mods[CG_MOD_WGMMA], and the sm_90a FA3 attention kernels to mods[CG_MOD_FA3] (each made on
+     * first use), everything else to mods[CG_MOD_MAIN] (the program's), so each kind is optimised
+     * by its own pipeline without a module clone (cg_optimize). Helpers are defined per module. */
     LLVMModuleRef mod;
     LLVMModuleRef mods[CG_NMODS];
     unsigned modi;
@@ -225,9 +226,11 @@ struct cg_program {
     cg_target target;
     LLVMTargetMachineRef tm;
     LLVMContextRef llctx;
-    void *tsc;           /* host: LLVMOrcThreadSafeContextRef owning llctx */
-    LLVMModuleRef mod;   /* NULL once handed to the JIT */
-    LLVMModuleRef wgmod; /* GPU: the wgmma GEMM kernels until cg_optimize links them into mod */
+    void *tsc;         /* host: LLVMOrcThreadSafeContextRef owning llctx */
+    LLVMModuleRef mod; /* NULL once handed to the JIT */
+    /* GPU: xmod[i] (i > CG_MOD_MAIN) holds the kernels emitted into the context's mods[i] until
+     * cg_optimize links it into mod; xmod[CG_MOD_MAIN] is always NULL. */
+    LLVMModuleRef xmod[CG_NMODS];
     char *ptx;
     size_t ptxlen;
     cg_kernel *kernels;

@@ -637,7 +637,10 @@ static bool cg_emit_all(cg_ctx *cx) {
             case IR_RK_COPY: ok = cg_emit_pointwise(cx, r); break;
             case IR_RK_REDUCTION: ok = cg_emit_reduction(cx, r); break;
             case IR_RK_MATMUL: ok = cg_emit_matmul(cx, g, r); break;
-            case IR_RK_ATTENTION: ok = cg_emit_attention(cx, g, r); break;
+            case IR_RK_ATTENTION:
+                ok = cg_emit_attention(cx, g, r);
+                cg_use_module(cx, CG_MOD_MAIN); /* the FA3 kernel's is mods[CG_MOD_FA3] */
+                break;
             default:
                 tx_error(cx->diag, "codegen: region %u has an unknown kind %u", r,
                          g->regions[r].kind);
@@ -769,7 +772,7 @@ static double cg_cpu_s(void);
  * shortens the generic attention kernel (docs/codegen.md, "Compile time"). nvvm-intr-range is
  * not run: cg_sreg_ranges gives the same ranges before the pipeline without NVPTX's annotation
  * cache (see there). */
-#define CG_GPU_PASSES                                                                              \
+#define CG_GPU_PASSES_(slp)                                                                        \
     "forceattrs,function(nvvm-reflect),inferattrs,"                                                \
     "function<eager-inv>(lower-expect," SC_E ",sroa<modify-cfg>,early-cse<>),"                     \
     "ipsccp<no-func-spec>,globalopt,"                                                              \
@@ -787,12 +790,19 @@ static double cg_cpu_s(void);
     "globaldce,"                                                                                   \
     "function<eager-inv>(lower-constant-intrinsics,"                                               \
     "loop(loop-rotate<header-duplication;no-prepare-for-lto>,loop-deletion),"                      \
-    "inject-tli-mappings,infer-alignment," SC_L ",slp-vectorizer,vector-combine,"                  \
+    "inject-tli-mappings,infer-alignment," SC_L "," slp "vector-combine,"                          \
     "loop-unroll<O3>,sroa<preserve-cfg>,infer-alignment," IC ","                                   \
     "loop-mssa(licm<allowspeculation>),alignment-from-assumptions,instsimplify,div-rem-"           \
     "pairs," SC_Z "),globaldce"
+#define CG_GPU_PASSES CG_GPU_PASSES_("slp-vectorizer,")
 static const char cg_gpu_passes[] = CG_GPU_PASSES;
-#define CG_WGMMA_PASSES                                              \
+
+/* The pipeline of the sm_90a FA3 attention kernels: cg_gpu_passes less the SLP vectorizer, which
+ * changes none of them (their PTX is byte-identical without it over the suite, the examples,
+ * bench/suite-extra, tests/ptx and the held-out programs at their GPU and CPU-check sizes) and
+ * took a fifth of their optimisation time (docs/codegen.md, "Compile time"). */
+static const char cg_fa3_passes[] = CG_GPU_PASSES_("");
+#define CG_WGMMA_PASSES_(slp)                                        \
     "function<eager-inv>(" SC_E ","                                  \
     "sroa<modify-cfg>,"                                              \
     "early-cse<>),"                                                  \
@@ -810,7 +820,7 @@ static const char cg_gpu_passes[] = CG_GPU_PASSES;
     "correlated-propagation,"                                        \
     "loop-mssa(licm<allowspeculation>)),"                            \
     "function<eager-inv>(loop(loop-deletion),"                       \
-    "" SC_L ",slp-vectorizer,infer-alignment," IC ","                \
+    "" SC_L "," slp "infer-alignment," IC ","                        \
     "loop-mssa(licm<allowspeculation>),"                             \
     "div-rem-pairs,"                                                 \
     "" SC_Z ")"
@@ -819,19 +829,28 @@ static const char cg_gpu_passes[] = CG_GPU_PASSES;
  * that change none of them, found by removing each pass in turn, cumulatively, and keeping it
  * removed when ptxas's registers, spills and SASS of every such kernel of the suite, examples and
  * ragged shapes stayed the same (docs/codegen.md, "Compile time"). */
-static const char cg_wgmma_passes[] = CG_WGMMA_PASSES;
+static const char cg_wgmma_passes[] = CG_WGMMA_PASSES_("slp-vectorizer,");
 
-/* Kernel kinds with a pipeline of their own: every kernel of a kind is optimised by its kind's
- * pipeline (cg_optimize), the others by cg_gpu_passes. */
-enum { CG_PIPE_FULL, CG_PIPE_WGMMA, CG_NPIPES };
-static const char *const cg_pipe_text[CG_NPIPES] = {cg_gpu_passes, cg_wgmma_passes};
-static const char *const cg_pipe_name[CG_NPIPES] = {"full", "wgmma"};
+/* The pipeline of the wgmma GEMM kernels whose epilogue stores through shared memory and TMA
+ * from the looped epilogue (cg_wg_epi.loop): cg_wgmma_passes less the SLP vectorizer, which
+ * changes none of them (their PTX is byte-identical without it, the same programs as
+ * cg_fa3_passes); the other wgmma kernels keep it (without it the per-register staged epilogue's
+ * PTX changes, and the guarded register stores of mlp_block at M 2000 D 1000 F 3000 take 8 more
+ * SASS instructions). */
+static const char cg_wgtma_passes[] = CG_WGMMA_PASSES_("");
 
-/* The LLVM function of kernel k (in p->mod or p->wgmod); NULL when it has none (dropped as a
+/* The pipeline of each kernel kind, indexed by the module its kernels are emitted into (CG_MOD_*,
+ * cg_use_module): every kernel of a kind is optimised by its kind's pipeline (cg_optimize). */
+static const char *const cg_pipe_text[CG_NMODS] = {cg_gpu_passes, cg_wgmma_passes, cg_wgtma_passes,
+                                                   cg_fa3_passes};
+static const char *const cg_pipe_name[CG_NMODS] = {"full", "wgmma", "wgmma-tma-store", "fa3"};
+
+/* The LLVM function of kernel k (in p->mod or one of p->xmod); NULL when it has none (dropped as a
  * repeat, or a kernel without code). */
 static LLVMValueRef cg_kernel_fn(const cg_program *p, unsigned k) {
     LLVMValueRef f = LLVMGetNamedFunction(p->mod, p->kernels[k].name);
-    if (!f && p->wgmod) f = LLVMGetNamedFunction(p->wgmod, p->kernels[k].name);
+    for (unsigned i = 1; !f && i < CG_NMODS; i++)
+        if (p->xmod[i]) f = LLVMGetNamedFunction(p->xmod[i], p->kernels[k].name);
     return f;
 }
 
@@ -844,13 +863,19 @@ static const char *cg_env_pipeline(void) {
     return e && e[0] ? e : NULL;
 }
 
-/* Links p->wgmod into p->mod (p->wgmod is consumed either way). */
-static bool cg_link_wgmma(cg_program *p, tx_diag *d) {
-    LLVMModuleRef w = p->wgmod;
-    p->wgmod = NULL;
-    if (!LLVMLinkModules2(p->mod, w)) return true;
-    tx_error(d, "codegen: internal error: the wgmma kernels' module does not link");
-    return false;
+/* Links every p->xmod[i] into p->mod, in module order (each is consumed either way). */
+static bool cg_link_kinds(cg_program *p, tx_diag *d) {
+    bool ok = true;
+    for (unsigned i = 1; i < CG_NMODS; i++) {
+        LLVMModuleRef w = p->xmod[i];
+        p->xmod[i] = NULL;
+        if (w && !ok) LLVMDisposeModule(w);
+        if (!w || !ok || !LLVMLinkModules2(p->mod, w)) continue; /* the link consumes w */
+        tx_error(d, "codegen: internal error: the %s kernels' module does not link",
+                 cg_pipe_name[i]);
+        ok = false;
+    }
+    return ok;
 }
 
 /* Runs pipeline text on m with p's target machine (NVPTX's own passes included). */
@@ -992,21 +1017,25 @@ static void cg_sreg_ranges(LLVMModuleRef m) {
 
 /* Verifies and optimises the program's modules, then leaves every kernel in p->mod: the host by
  * default<O3> (its kernels want the loop vectorizer); the GPU targets each kernel by its kind's
- * pipeline: the wgmma GEMM kernels were emitted into a module of their own (p->wgmod, see
- * cg_use_module), optimised by cg_wgmma_passes and then linked into p->mod, whose kernels
- * cg_gpu_passes optimises (skipped when it holds none). The function passes see each kernel
- * alone either way, so a kernel's code is what its pipeline makes of it whatever it is compiled
- * with. TX_LLVM_PASSES (cg_env_pipeline) runs its text once over the linked module. With
- * TX_CODEGEN_TIME, each kind's CPU time goes to stderr. */
+ * pipeline: the wgmma GEMM kernels and the FA3 attention kernels were emitted into modules of
+ * their own (p->xmod, see cg_use_module), each optimised by its kind's pipeline (cg_pipe_text)
+ * and then linked into p->mod, whose kernels cg_gpu_passes optimises (a module without kernels
+ * is skipped). The function passes see each kernel alone either way, so a kernel's code is what
+ * its pipeline makes of it whatever it is compiled with. TX_LLVM_PASSES (cg_env_pipeline) runs
+ * its text once over the linked module. With TX_CODEGEN_TIME, each kind's CPU time goes to
+ * stderr. */
 static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
-    if (!cg_verify(p->mod, d) || !cg_verify(p->wgmod, d)) return false;
-    if (p->target != CG_HOST) cg_sreg_ranges(p->mod), cg_sreg_ranges(p->wgmod);
+    LLVMModuleRef part[CG_NMODS];
+    memcpy(part, p->xmod, sizeof part);
+    part[CG_MOD_MAIN] = p->mod;
+    for (unsigned q = 0; q < CG_NMODS; q++) {
+        if (!cg_verify(part[q], d)) return false;
+        if (p->target != CG_HOST) cg_sreg_ranges(part[q]);
+    }
     const char *env = p->target == CG_HOST ? "default<O3>" : cg_env_pipeline();
-    LLVMModuleRef part[CG_NPIPES] = {p->mod, env ? NULL : p->wgmod};
-    if (env && p->wgmod && !cg_link_wgmma(p, d)) return false;
-    if (env) return cg_run_pipeline(p, p->mod, env, d);
+    if (env) return cg_link_kinds(p, d) && cg_run_pipeline(p, p->mod, env, d);
     bool ok = true;
-    for (int q = 0; q < CG_NPIPES && ok; q++) {
+    for (unsigned q = 0; q < CG_NMODS && ok; q++) {
         unsigned n = cg_module_kernels(p, part[q]);
         if (!n) continue;
         double t0 = timed ? cg_cpu_s() : 0;
@@ -1015,7 +1044,7 @@ static bool cg_optimize(cg_program *p, tx_diag *d, bool timed) {
             fprintf(stderr, "txc: codegen time (CPU ms): optimise %s pipeline, %u kernels: %.1f\n",
                     cg_pipe_name[q], n, 1e3 * (cg_cpu_s() - t0));
     }
-    return ok && (!p->wgmod || cg_link_wgmma(p, d));
+    return cg_link_kinds(p, d) && ok;
 }
 
 /* Declares the cluster shape of every clustered kernel in p->ptx: `.reqnctapercluster 1, C, 1`
@@ -1463,13 +1492,14 @@ cg_program *cg_program_new(const ir_graph *g, cg_target t, tx_diag *d) {
     bool ok = cg_assign_homes(&cx) && cg_emit_all(&cx);
     p->kernels = cx.kernels;
     p->nkernels = cx.nkernels;
-    p->wgmod = cx.mods[CG_MOD_WGMMA];
+    for (unsigned i = 1; i < CG_NMODS; i++) p->xmod[i] = cx.mods[i];
     p->temps = cx.temps;
     p->ntemps = cx.ntemps;
     cg_ctx_fini(&cx);
     if (ok) cg_share_temps(p);
     if (ok && t != CG_HOST) cg_dedup_kernels(p);
-    if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod) + cg_module_insts(p->wgmod);
+    if (tl) t1 = cg_cpu_s(), n_emit = cg_module_insts(p->mod);
+    for (unsigned i = 1; tl && i < CG_NMODS; i++) n_emit += cg_module_insts(p->xmod[i]);
     if (ok) ok = cg_optimize(p, d, tl);
     unsigned n_opt = tl && ok ? cg_module_insts(p->mod) : 0;
     if (tl) t2 = cg_cpu_s();
@@ -1508,7 +1538,8 @@ void cg_program_free(cg_program *p) {
     free(p->io);
     free(p->ptx);
     if (p->mod) LLVMDisposeModule(p->mod);
-    if (p->wgmod) LLVMDisposeModule(p->wgmod);
+    for (unsigned i = 1; i < CG_NMODS; i++)
+        if (p->xmod[i]) LLVMDisposeModule(p->xmod[i]);
     if (p->tsc)
         LLVMOrcDisposeThreadSafeContext((LLVMOrcThreadSafeContextRef)p->tsc);
     else if (p->llctx)

@@ -1786,7 +1786,9 @@ int cg_wg_emit_matmul(cg_ctx *cx, const ir_graph *g, unsigned region, cg_mm_epi_
         cx->temps[wt].staged = true, cx->temps[wt].zeroed = true;
         cx->wstemp = wt + 1;
     }
-    cg_use_module(cx, CG_MOD_WGMMA); /* the caller returns to CG_MOD_MAIN */
+    /* the looped TMA-store epilogue's kernels have a pipeline of their own; the caller returns
+     * to CG_MOD_MAIN */
+    cg_use_module(cx, k.tma_st && k.epi.loop ? CG_MOD_WGTMA : CG_MOD_WGMMA);
     bool began = cg_kernel_begin(cx, region, NULL);
     cx->ntmap_params = 0;
     cx->wstemp = 0;
