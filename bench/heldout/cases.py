@@ -3326,14 +3326,18 @@ case("gptj_block", [dict(B=1, S=5, F=64), dict(B=2, S=1, F=32), dict(B=1, S=40, 
      ref_gptj, t_gptj, fast=False)
 
 
-def ref_t5_layer(a, d):
+def ref_t5_layer(a, d, plan=False):
+    """plan: the fused plan's precision, the scores q @ k^T rounded to bf16 (a product's result) but
+    their sum with the masked bias kept in f32 on chip (the spec's one rounding when stored; torch
+    rounds the bf16 sum, which the reference interpreter follows)."""
     b_, s_ = d["B"], d["S"]
     x = a["x"]
     h = np_llama_norm(x, a["n1"], 1e-6)
     q, k, v = (split(rb(h @ a["w" + n]), b_, s_, 12, 64) for n in "qkv")
     keep = np.arange(s_)[None, None, None, :] < a["len"][:, None, None, None]
     pbm = rb(a["pb"] + np.where(keep, 0.0, F16BF_MIN))
-    o = attend(rb(rb(q @ swap(k)) + pbm), v, "bf16")
+    sc = rb(q @ swap(k)) + pbm
+    o = attend(sc if plan else rb(sc), v, "bf16")
     x = lin_res(x, merge(o), a["wo"])
     return [lin_res(x, rb(np.maximum(rb(np_llama_norm(x, a["n2"], 1e-6) @ a["wi"]), 0.0)), a["wf"])]
 
@@ -3359,7 +3363,7 @@ case("t5_encoder_layer", [dict(B=2, S=5), dict(B=1, S=1), dict(B=3, S=67)], dict
       ("n1", (768,), "bf16", "n")]
      + w_in(("wq", (768, 768)), ("wk", (768, 768)), ("wv", (768, 768)), ("wo", (768, 768)))
      + [("n2", (768,), "bf16", "n")] + w_in(("wi", (768, 3072)), ("wf", (3072, 768))),
-     ref_t5_layer, t_t5_layer, fast=False)
+     ref_t5_layer, t_t5_layer, fast=False, ref_plan=lambda a, d: ref_t5_layer(a, d, plan=True))
 
 
 def ref_convnext(a, d):
