@@ -3221,7 +3221,11 @@ case("llama3_8b_block", [dict(B=1, S=5, F=96), dict(B=2, S=1, F=64), dict(B=1, S
      [("x", ("B", "S", 4096), "bf16", "n"), ("n1", (4096,), "bf16", "n")]
      + w_in(("wq", (4096, 4096)), ("wk", (4096, 1024)), ("wv", (4096, 1024)), ("wo", (4096, 4096)))
      + [("n2", (4096,), "bf16", "n")] + w_in(("wg", (4096, "F")), ("wu", (4096, "F")), ("wd", ("F", 4096))),
-     ref_llama3, t_llama3, fast=False)
+     # tol: out = x + mlp where the residual stream x reaches |x| ~ 4 (a bf16 ulp of 0.03) and the MLP
+     # cancels it to ~0.1 in 1-2 of 274432 elements at S = 67: one rounding of x + attn here, two in
+     # the reference interpreter, one in the host JIT's epilogue, each 1-2 ulps of x from the others
+     # (both devices missed bf16's 2% of rms there, at different elements; FINDINGS round 8)
+     ref_llama3, t_llama3, fast=False, tol="bf16x2")
 
 
 def ref_qwen2(a, d):

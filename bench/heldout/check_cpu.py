@@ -32,8 +32,6 @@ KNOWN = {
                    "and visits every key tile",
     "attn_sd_cross": "head dim 40 (Stable Diffusion 1.5): [attention.fa3] takes D a multiple of 16 only; the "
                      "mma.sync online-softmax kernel runs",
-    "bmm_bcast_heads": "x[:, None] @ w, the unit dim inserted by a reshape: pass_wg_batch right-aligns the base "
-                       "[B, M, K] against the product's batch dims [B, H] and refuses; mma.sync, no rule in --explain",
     "vit_b16_block": "timm's qkv permute: [attention.fa3] not taken: q is no TMA view: slice %29 is not of the last "
                      "axis of a known extent (a TMA map moves its base by columns only); the mma.sync kernel runs",
     "pythia_parallel_block": "partial rotary: [attention.fa3] not taken: q is no TMA view: %41 (concat) behind %41 "
