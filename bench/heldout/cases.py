@@ -75,6 +75,25 @@ def np_input(rng, shape, dtype, kind, dims):
         return a
     if kind == "bool":
         return rng.random(shape) < 0.7
+    if kind in ("lpad", "rpad", "prefix"):  # bool [B, S]: left / right padding, a prefix of each row
+        b_, s_ = shape
+        lo = 1 if kind == "rpad" else 0  # lpad: a wholly padded row first; prefix: an empty prefix first
+        n = np.array(([lo, 1, s_] + [int(rng.integers(lo, s_ + 1)) for _ in range(b_)])[:b_])[:, None]
+        j = np.arange(s_)[None, :]
+        return j >= s_ - n if kind == "lpad" else j < n
+    if kind == "cachepos":  # the Sq new tokens' positions after Sk - Sq cached ones
+        return np.arange(dims["Sk"] - dims["Sq"], dims["Sk"], dtype=np.int32)
+    if kind == "tok128k":  # Llama-3 token ids: 0, the last id, multiples of 1000 and their neighbours, random
+        a = rng.integers(0, 128256, size=shape)
+        a.flat[:6] = [0, 128255, 5000, 4999, 127000, 999][:a.size]
+        a.flat[6::7] = (rng.integers(0, 128, size=a.flat[6::7].shape) * 1000)
+        return a.astype(np.int32)
+    if kind == "i32big":  # any int32 (products with these wrap)
+        return rng.integers(-2 ** 31, 2 ** 31, size=shape, dtype=np.int64).astype(np.int32)
+    if kind == "f16max":  # f16 activations up to f16's max: |x| ~ 1e4 .. 65504, every tenth exactly +-65504
+        a = rng.uniform(-65504, 65504, size=shape)
+        a.flat[::10] = 65504.0 * np.sign(rng.standard_normal(a.flat[::10].shape))
+        return a.astype(np.float16)
     if kind == "i8":  # int8 codes -128 .. 127 (carried as i32: tx has no int8 dtype)
         return rng.integers(-128, 128, size=shape).astype(np.int32)
     if kind == "ids":  # token ids with pad (0) runs at the end of some rows and a few inside
@@ -3144,3 +3163,417 @@ ROUND7 = ["bert_layer_postln", "vit_b16_block", "pythia_parallel_block", "gemma2
           "mistral_swa_attn", "whisper_enc_block", "clip_text_layer", "decode_add_rmsnorm", "decode_temp_softmax",
           "sample_probs_128k", "llama_decode_step", "decode_logits_sample", "attn_phi3_d96", "attn_mpt_alibi_d112",
           "ner_head_n9", "dlrm_bottom_k13", "bert_mlm_head"]
+
+
+# ---- round 8: blocks of Llama-3 / Qwen2 / Falcon / GPT-J / T5 / ConvNeXt, head dims 32 .. 192, ----
+# ---- continuation masks, training-step tails, f16 range and int32 exactness ----------------------
+F16BF_MIN = -3.3895313892515355e38  # torch.finfo(torch.bfloat16).min
+
+
+def rope_tables(s_, theta, dim):
+    """LlamaRotaryEmbedding's cos / sin [S, dim] in bf16: inv_freq and the angles in f32."""
+    inv = (np.float32(1.0) / (np.float32(theta) ** (np.arange(0, dim, 2, dtype=np.float32) / np.float32(dim))))
+    fr = (np.arange(s_, dtype=np.float32)[:, None] * inv.astype(np.float32)[None, :]).astype(np.float32)
+    emb = np.concatenate([fr, fr], -1).astype(np.float64)
+    return rb(np.cos(emb)), rb(np.sin(emb))
+
+
+def t_rope_tables(s_, theta, dim, dev):
+    tt = T()
+    inv = 1.0 / (theta ** (tt.arange(0, dim, 2, dtype=tt.int64, device=dev).float() / dim))
+    fr = tt.arange(s_, device=dev).float()[:, None] * inv[None, :]
+    emb = tt.cat((fr, fr), -1)
+    return emb.cos().to(tt.bfloat16), emb.sin().to(tt.bfloat16)
+
+
+def np_swiglu_res(x, g, wg, wu, wd):
+    gg = rb(g @ wg)
+    return lin_res(x, rb(rb(gg / (1 + np.exp(-gg))) * rb(g @ wu)), wd)
+
+
+def ref_llama3(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    cs, sn = rope_tables(s_, 500000.0, 128)
+    h = np_llama_norm(x, a["n1"], 1e-5)
+    q = np_rot(split(rb(h @ a["wq"]), b_, s_, 32, 128), cs, sn, 128)
+    k = np.repeat(np_rot(split(rb(h @ a["wk"]), b_, s_, 8, 128), cs, sn, 128), 4, axis=1)
+    v = np.repeat(split(rb(h @ a["wv"]), b_, s_, 8, 128), 4, axis=1)
+    o = attend(np.where(causal(s_), rb(q @ swap(k)) * SC128, -np.inf), v, "bf16")
+    x = lin_res(x, merge(o), a["wo"])
+    return [np_swiglu_res(x, np_llama_norm(x, a["n2"], 1e-5), a["wg"], a["wu"], a["wd"])]
+
+
+def t_llama3(x, n1, wq, wk, wv, wo, n2, wg, wu, wd, d):
+    b_, s_ = d["B"], d["S"]
+    cs, sn = t_rope_tables(s_, 500000.0, 128, x.device)
+    h = t_llama_norm(x, n1, 1e-5)
+    q = t_rot(t_heads(h @ wq, b_, s_, 32, 128), cs, sn, 128)
+    k = t_rot(t_heads(h @ wk, b_, s_, 8, 128), cs, sn, 128)
+    o = sdpa(q, k, t_heads(h @ wv, b_, s_, 8, 128), SC128, causal=True, gqa=True)
+    x = x + t_merge(o) @ wo
+    g = t_llama_norm(x, n2, 1e-5)
+    return x + (F().silu(g @ wg) * (g @ wu)) @ wd
+
+
+case("llama3_8b_block", [dict(B=1, S=5, F=96), dict(B=2, S=1, F=64), dict(B=1, S=67, F=160)],
+     dict(B=2, S=4096, F=14336),
+     [("x", ("B", "S", 4096), "bf16", "n"), ("n1", (4096,), "bf16", "n")]
+     + w_in(("wq", (4096, 4096)), ("wk", (4096, 1024)), ("wv", (4096, 1024)), ("wo", (4096, 4096)))
+     + [("n2", (4096,), "bf16", "n")] + w_in(("wg", (4096, "F")), ("wu", (4096, "F")), ("wd", ("F", 4096))),
+     # tol: out = x + mlp where the residual stream x reaches |x| ~ 4 (a bf16 ulp of 0.03) and the MLP
+     # cancels it to ~0.1 in 1-2 of 274432 elements at S = 67: one rounding of x + attn here, two in
+     # the reference interpreter, one in the host JIT's epilogue, each 1-2 ulps of x from the others
+     # (both devices missed bf16's 2% of rms there, at different elements; FINDINGS round 8)
+     ref_llama3, t_llama3, fast=False, tol="bf16x2")
+
+
+def ref_qwen2(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = np_llama_norm(x, a["w"], 1e-6)
+    q = np_rot(split(lin(h, a["wq"], a["bq"]), b_, s_, 28, 128), cs, sn, 128)
+    k = np.repeat(np_rot(split(lin(h, a["wk"], a["bk"]), b_, s_, 4, 128), cs, sn, 128), 7, axis=1)
+    v = np.repeat(split(lin(h, a["wv"], a["bv"]), b_, s_, 4, 128), 7, axis=1)
+    o = attend(np.where(causal(s_), rb(q @ swap(k)) * SC128, -np.inf), v, "bf16")
+    return [lin_res(x, merge(o), a["wo"])]
+
+
+def t_qwen2(x, cs, sn, w, wq, bq, wk, bk, wv, bv, wo, d):
+    b_, s_ = d["B"], d["S"]
+    h = t_llama_norm(x, w, 1e-6)
+    q = t_rot(t_heads(h @ wq + bq, b_, s_, 28, 128), cs, sn, 128)
+    k = t_rot(t_heads(h @ wk + bk, b_, s_, 4, 128), cs, sn, 128)
+    o = sdpa(q, k, t_heads(h @ wv + bv, b_, s_, 4, 128), SC128, causal=True, gqa=True)
+    return x + t_merge(o) @ wo
+
+
+case("qwen2_attn", [dict(B=1, S=5), dict(B=2, S=1), dict(B=1, S=67)], dict(B=4, S=2048),
+     [("x", ("B", "S", 3584), "bf16", "n"), ("cs", ("S", 128), "bf16", "unit"), ("sn", ("S", 128), "bf16", "unit"),
+      ("w", (3584,), "bf16", "n")]
+     + w_in(("wq", (3584, 3584)), ("bq", (3584,)), ("wk", (3584, 512)), ("bk", (512,)), ("wv", (3584, 512)),
+            ("bv", (512,)), ("wo", (3584, 3584))),
+     ref_qwen2, t_qwen2, fast=False)
+
+
+def ref_falcon(a, d):
+    b_, s_ = d["B"], d["S"]
+    x, cs, sn = a["x"], a["cs"], a["sn"]
+    h = rb(np_ln(x, a["g"], a["b"], 1e-5))
+    qkv = rb(h @ a["wqkv"]).reshape(b_, s_, 73, 64).transpose(0, 2, 1, 3)
+    q, k, v = np_rot(qkv[:, :71], cs, sn, 64), np_rot(qkv[:, 71:72], cs, sn, 64), qkv[:, 72:73]
+    o = attend(np.where(causal(s_), rb(q @ swap(k)) * 0.125, -np.inf), v, "bf16")
+    attn = rb(merge(o) @ a["wd"])
+    return [lin_res(attn + x, rb(np_gelu(rb(h @ a["w1"]))), a["w2"])]
+
+
+def t_falcon(x, cs, sn, g, b, wqkv, wd, w1, w2, d):
+    b_, s_ = d["B"], d["S"]
+    h = t_ln(x, g, b, 1e-5)
+    qkv = (h @ wqkv).view(b_, s_, 73, 64)
+    q = t_rot(qkv[:, :, :71].transpose(1, 2), cs, sn, 64)
+    k = t_rot(qkv[:, :, 71:72].transpose(1, 2), cs, sn, 64)
+    v = qkv[:, :, 72:73].transpose(1, 2)
+    o = sdpa(q, k.expand(-1, 71, -1, -1), v.expand(-1, 71, -1, -1), 0.125, causal=True)
+    return F().gelu(h @ w1) @ w2 + t_merge(o) @ wd + x
+
+
+case("falcon7b_block", [dict(B=1, S=5, F=64), dict(B=2, S=1, F=32), dict(B=1, S=67, F=128)],
+     dict(B=2, S=2048, F=18176),
+     [("x", ("B", "S", 4544), "bf16", "n"), ("cs", ("S", 64), "bf16", "unit"), ("sn", ("S", 64), "bf16", "unit")]
+     + w_in(("g", (4544,)), ("b", (4544,)), ("wqkv", (4544, 4672)), ("wd", (4544, 4544)), ("w1", (4544, "F")),
+            ("w2", ("F", 4544))),
+     ref_falcon, t_falcon, fast=False)
+
+
+def np_rot2(t, cs, sn):
+    """GPT-J's rotate_every_two on the first 64 dims of [B, S, 16, 256], against f32 tables [S, 32]
+    repeated twice; the rotated part is f32 (bf16 x f32), the rest passes through."""
+    x = t[..., :64]
+    c, s = np.repeat(cs, 2, -1)[:, None, :], np.repeat(sn, 2, -1)[:, None, :]
+    r2 = np.stack([-x[..., 1::2], x[..., ::2]], -1).reshape(x.shape)
+    return np.concatenate([ROUND["f32"](x * c + r2 * s), t[..., 64:]], -1)
+
+
+def ref_gptj(a, d):
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    h = rb(np_ln(x, a["g"], a["b"], 1e-5))
+    q, k = (np_rot2(rb(h @ a[w]).reshape(b_, s_, 16, 256), a["cs"], a["sn"]).transpose(0, 2, 1, 3) for w in ("wq", "wk"))
+    v = split(rb(h @ a["wv"]), b_, s_, 16, 256)
+    o = attend(np.where(causal(s_), ROUND["f32"](q @ swap(k)), F32MIN) / 16.0, v, "bf16")
+    attn = rb(merge(o) @ a["wo"])
+    return [lin_res(attn + x, rb(np_gelu_tanh(lin(h, a["w1"], a["c1"]))), a["w2"], a["c2"])]
+
+
+def t_gptj(x, cs, sn, g, b, wq, wk, wv, wo, w1, c1, w2, c2, d):
+    tt = T()
+    b_, s_ = d["B"], d["S"]
+    h = t_ln(x, g, b, 1e-5)
+    c, s = tt.repeat_interleave(cs[:, None, :], 2, 2), tt.repeat_interleave(sn[:, None, :], 2, 2)
+
+    def rot(t):
+        r = t[..., :64]
+        r2 = tt.stack((-r[..., 1::2], r[..., ::2]), dim=-1).flatten(-2)
+        return tt.cat([r * c + r2 * s, t[..., 64:]], -1).permute(0, 2, 1, 3)
+
+    q, k = rot((h @ wq).view(b_, s_, 16, 256)), rot((h @ wk).view(b_, s_, 16, 256))
+    w = tt.where(t_causal(s_, s_, x.device), q.float() @ k.float().transpose(-1, -2), tt.finfo(tt.float32).min) / 16.0
+    o = tt.softmax(w, -1).to(x.dtype) @ t_heads(h @ wv, b_, s_, 16, 256)
+    return t_merge(o) @ wo + (F().gelu(h @ w1 + c1, approximate="tanh") @ w2 + c2) + x
+
+
+case("gptj_block", [dict(B=1, S=5, F=64), dict(B=2, S=1, F=32), dict(B=1, S=40, F=96)], dict(B=1, S=2048, F=16384),
+     [("x", ("B", "S", 4096), "bf16", "n"), ("cs", ("S", 32), "f32", "unit"), ("sn", ("S", 32), "f32", "unit")]
+     + w_in(("g", (4096,)), ("b", (4096,)), ("wq", (4096, 4096)), ("wk", (4096, 4096)), ("wv", (4096, 4096)),
+            ("wo", (4096, 4096)), ("w1", (4096, "F")), ("c1", ("F",)), ("w2", ("F", 4096)), ("c2", (4096,))),
+     ref_gptj, t_gptj, fast=False)
+
+
+def ref_t5_layer(a, d, plan=False):
+    """plan: the fused plan's precision, the scores q @ k^T rounded to bf16 (a product's result) but
+    their sum with the masked bias kept in f32 on chip (the spec's one rounding when stored; torch
+    rounds the bf16 sum, which the reference interpreter follows)."""
+    b_, s_ = d["B"], d["S"]
+    x = a["x"]
+    h = np_llama_norm(x, a["n1"], 1e-6)
+    q, k, v = (split(rb(h @ a["w" + n]), b_, s_, 12, 64) for n in "qkv")
+    keep = np.arange(s_)[None, None, None, :] < a["len"][:, None, None, None]
+    pbm = rb(a["pb"] + np.where(keep, 0.0, F16BF_MIN))
+    sc = rb(q @ swap(k)) + pbm
+    o = attend(sc if plan else rb(sc), v, "bf16")
+    x = lin_res(x, merge(o), a["wo"])
+    return [lin_res(x, rb(np.maximum(rb(np_llama_norm(x, a["n2"], 1e-6) @ a["wi"]), 0.0)), a["wf"])]
+
+
+def t_t5_layer(x, ln, pb, n1, wq, wk, wv, wo, n2, wi, wf, d):
+    tt = T()
+    b_, s_ = d["B"], d["S"]
+
+    def norm(t, w):
+        var = t.to(tt.float32).pow(2).mean(-1, keepdim=True)
+        return w * (t * tt.rsqrt(var + 1e-6)).to(w.dtype)
+
+    h = norm(x, n1)
+    q, k, v = (t_heads(h @ w_, b_, s_, 12, 64) for w_ in (wq, wk, wv))
+    ext = (1.0 - t_lens_keep(ln, s_, x.device).to(x.dtype)) * tt.finfo(x.dtype).min
+    s = q @ k.transpose(3, 2) + (pb + ext)
+    x = x + t_merge(tt.softmax(s.float(), -1).type_as(s) @ v) @ wo
+    return x + F().relu(norm(x, n2) @ wi) @ wf
+
+
+case("t5_encoder_layer", [dict(B=2, S=5), dict(B=1, S=1), dict(B=3, S=67)], dict(B=8, S=512),
+     [("x", ("B", "S", 768), "bf16", "n"), ("len", ("B",), "i32", "lens"), ("pb", (1, 12, "S", "S"), "bf16", "n"),
+      ("n1", (768,), "bf16", "n")]
+     + w_in(("wq", (768, 768)), ("wk", (768, 768)), ("wv", (768, 768)), ("wo", (768, 768)))
+     + [("n2", (768,), "bf16", "n")] + w_in(("wi", (768, 3072)), ("wf", (3072, 768))),
+     ref_t5_layer, t_t5_layer, fast=False, ref_plan=lambda a, d: ref_t5_layer(a, d, plan=True))
+
+
+def ref_convnext(a, d):
+    t = rb(np_gelu(lin(rb(np_ln(a["y"], a["g"], a["b"], 1e-6)), a["w1"], a["b1"])))
+    return [rb(a["x"] + rb(a["gamma"] * lin(t, a["w2"], a["b2"])))]
+
+
+case("convnext_block", [dict(B=2, H=3, W=5, C=96, F=384), dict(B=1, H=1, W=1, C=8, F=32),
+                        dict(B=1, H=14, W=14, C=384, F=1536)], dict(B=64, H=14, W=14, C=384, F=1536),
+     [("x", ("B", "H", "W", "C"), "bf16", "n"), ("y", ("B", "H", "W", "C"), "bf16", "n")]
+     + w_in(("g", ("C",)), ("b", ("C",)), ("w1", ("C", "F")), ("b1", ("F",)), ("w2", ("F", "C")), ("b2", ("C",)))
+     + [("gamma", ("C",), "bf16", "small")], ref_convnext,
+     lambda x, y, g, b, w1, b1, w2, b2, gamma, d: x + gamma * (F().gelu(t_ln(y, g, b, 1e-6) @ w1 + b1) @ w2 + b2))
+
+
+def attn_case(name, dd, causal_, cpu, gpu):
+    """Plain MHA q, k, v [B, H, S, dd] (scale dd^-0.5), causal or not."""
+    sc = dd ** -0.5
+
+    def ref(a, d):
+        s = rb(a["q"] @ swap(a["k"])) * sc
+        return [attend(np.where(causal(d["S"]), s, -np.inf) if causal_ else s, a["v"], "bf16")]
+
+    def tor(q, k, v, d):
+        return t_attn(q, k, v, sc, t_causal(d["S"], d["S"], q.device) if causal_ else None)
+
+    case(name, cpu, gpu, [(n, ("B", "H", "S", dd), "bf16", "n") for n in "qkv"], ref, tor, attention=True)
+    SDPA[name] = lambda q, k, v, d: sdpa(q, k, v, sc, causal=causal_)
+
+
+attn_case("attn_d32", 32, False, [dict(B=1, H=2, S=7), dict(B=2, H=1, S=1), dict(B=1, H=2, S=131)],
+          dict(B=16, H=16, S=1024))
+attn_case("attn_d48_causal", 48, True, [dict(B=1, H=2, S=7), dict(B=1, H=1, S=1), dict(B=2, H=1, S=130)],
+          dict(B=4, H=16, S=2048))
+attn_case("attn_d160_causal", 160, True, [dict(B=1, H=2, S=7), dict(B=1, H=1, S=1), dict(B=1, H=2, S=67)],
+          dict(B=2, H=16, S=2048))
+attn_case("attn_d192", 192, False, [dict(B=1, H=2, S=7), dict(B=2, H=1, S=1), dict(B=1, H=1, S=129)],
+          dict(B=2, H=16, S=2048))
+BLOCK_SPARSE |= {"attn_d48_causal", "attn_d160_causal"}
+
+
+def ref_many_short(a, d):
+    keep = np.arange(d["S"])[None, None, None, :] < a["len"][:, None, None, None]
+    return [attend(np.where(keep, rb(a["q"] @ swap(a["k"])) * 0.125, -np.inf), a["v"], "bf16")]
+
+
+case("attn_many_short", [dict(B=3, S=5), dict(B=1, S=1), dict(B=9, S=32)], dict(B=256, S=32),
+     [(n, ("B", 12, "S", 64), "bf16", "n") for n in "qkv"] + [("len", ("B",), "i32", "lens1")], ref_many_short,
+     lambda q, k, v, ln, d: t_attn(q, k, v, 0.125, t_lens_keep(ln, d["S"], q.device)), attention=True)
+SDPA["attn_many_short"] = lambda q, k, v, ln, d: sdpa(q, k, v, 0.125, t_lens_keep(ln, d["S"], q.device))
+
+
+def lower_right(sq, sk):
+    return np.arange(sk)[None, :] - (sk - 1) <= np.arange(sq)[:, None] - (sq - 1)
+
+
+def ref_prefill(keep):
+    def ref(a, d):
+        k, v = np.repeat(a["k"], 4, axis=1), np.repeat(a["v"], 4, axis=1)
+        return [attend(np.where(keep(a, d), rb(a["q"] @ swap(k)) * SC128, -np.inf), v, "bf16")]
+    return ref
+
+
+def t_lower_right(sq, sk, dev):
+    tt = T()
+    return tt.arange(sk, device=dev)[None, :] - (sk - 1) <= tt.arange(sq, device=dev)[:, None] - (sq - 1)
+
+
+PREFILL_IN = [("q", ("B", 32, "Sq", 128), "bf16", "n"), ("k", ("B", 8, "Sk", 128), "bf16", "n"),
+              ("v", ("B", 8, "Sk", 128), "bf16", "n")]
+PREFILL_CPU = [dict(B=1, Sq=5, Sk=9), dict(B=2, Sq=1, Sk=1), dict(B=1, Sq=1, Sk=40), dict(B=1, Sq=33, Sk=70)]
+case("attn_prefill_offset", PREFILL_CPU, dict(B=1, Sq=512, Sk=4096), PREFILL_IN,
+     ref_prefill(lambda a, d: lower_right(d["Sq"], d["Sk"])),
+     lambda q, k, v, d: t_attn(q, k, v, SC128, t_lower_right(d["Sq"], d["Sk"], q.device), gqa=True), attention=True)
+case("attn_prefill_cachepos", PREFILL_CPU, dict(B=1, Sq=512, Sk=4096), PREFILL_IN + [("pos", ("Sq",), "i32", "cachepos")],
+     ref_prefill(lambda a, d: np.arange(d["Sk"])[None, :] <= a["pos"][:, None]),
+     lambda q, k, v, pos, d: t_attn(q, k, v, SC128, T().arange(d["Sk"], device=q.device)[None, :] <= pos[:, None],
+                                    gqa=True), attention=True)
+SDPA.update({"attn_prefill_offset": lambda q, k, v, d: sdpa(q, k, v, SC128, t_lower_right(d["Sq"], d["Sk"], q.device),
+                                                            gqa=True)})
+BLOCK_SPARSE |= {"attn_prefill_offset"}
+
+
+def ref_prefix_or_pad(a, d):
+    keep = (causal(d["S"]) | a["pre"][:, None, None, :]) & a["am"][:, None, None, :]
+    return [attend(np.where(keep, rb(a["q"] @ swap(a["k"])) * 0.0625, -np.inf), a["v"], "bf16")]
+
+
+def t_prefix_or_pad(q, k, v, pre, am, d):
+    keep = (t_causal(d["S"], d["S"], q.device) | pre[:, None, None, :]) & am[:, None, None, :]
+    return t_attn(q, k, v, 0.0625, keep)
+
+
+case("attn_prefix_or_pad", [dict(B=3, S=6), dict(B=1, S=1), dict(B=3, S=70)], dict(B=4, S=1024),
+     [("q", ("B", 8, "S", 256), "bf16", "n"), ("k", ("B", 1, "S", 256), "bf16", "n"),
+      ("v", ("B", 1, "S", 256), "bf16", "n"), ("pre", ("B", "S"), "bool", "prefix"), ("am", ("B", "S"), "bool", "rpad")],
+     ref_prefix_or_pad, t_prefix_or_pad, attention=True)
+
+
+def ref_leftpad_nan(a, d):
+    keep = causal(d["S"]) & a["am"][:, None, None, :]
+    return [attend(np.where(keep, rb(a["q"] @ swap(a["k"])) * SC128, -np.inf), a["v"], "bf16")]
+
+
+case("attn_leftpad_nan", [dict(B=3, S=6), dict(B=1, S=1), dict(B=4, S=67)], dict(B=4, S=1024),
+     [(n, ("B", 16, "S", 128), "bf16", "n") for n in "qkv"] + [("am", ("B", "S"), "bool", "lpad")], ref_leftpad_nan,
+     lambda q, k, v, am, d: t_attn(q, k, v, SC128, t_causal(d["S"], d["S"], q.device) & am[:, None, None, :]),
+     attention=True)
+
+
+def ref_rms_res_bwd(a, d):
+    h = rb(a["x"] + a["r"])
+    rstd = 1 / np.sqrt((h * h).mean(-1, keepdims=True) + 1e-5)
+    n = h * rstd
+    g = rb(a["dy"] * a["w"])
+    dx = rb(rb(rstd * (g - n * (g * n).mean(-1, keepdims=True))) + a["dh"])
+    return [dx, rb(rb(a["dy"] * rb(n)).sum(0))]
+
+
+def t_rms_res_bwd(x, r, w, dy, dh, d):
+    hf = (x + r).float()
+    rstd = T().rsqrt(hf.pow(2).mean(-1, keepdim=True) + 1e-5)
+    n = hf * rstd
+    g = (dy * w).float()
+    dx = (rstd * (g - n * (g * n).mean(-1, keepdim=True))).to(x.dtype) + dh
+    return dx, (dy * n.to(x.dtype)).sum(0)
+
+
+case("rmsnorm_res_bwd", [dict(M=5, D=4096), dict(M=3, D=77), dict(M=1, D=1)], dict(M=16384, D=4096),
+     [(n, ("M", "D"), "bf16", "n") for n in ("x", "r")] + [("w", ("D",), "bf16", "n")]
+     + [(n, ("M", "D"), "bf16", "n") for n in ("dy", "dh")], ref_rms_res_bwd, t_rms_res_bwd)
+
+
+def ref_ce_fb(a, d):
+    x, lab = a["logits"], a["labels"]
+    keep = lab != -100
+    m = x.max(-1, keepdims=True)
+    e = np.exp(x - m)
+    z = e.sum(-1, keepdims=True)
+    p = e / z
+    nll = (np.log(z) + m)[:, 0] - x[np.arange(len(lab)), np.where(keep, lab, 0)]
+    with np.errstate(invalid="ignore", divide="ignore"):
+        loss = np.where(keep, nll, 0.0).sum() / keep.sum()
+        p[np.arange(len(lab))[keep], lab[keep]] -= 1.0
+        return [np.float64(loss), rb(np.where(keep[:, None], p / keep.sum(), 0.0))]
+
+
+def t_ce_fb(logits, labels, d):
+    tt = T()
+    x = logits.float()
+    loss = F().cross_entropy(x, labels.long(), ignore_index=-100)
+    keep = labels != -100
+    p = tt.softmax(x, -1) - F().one_hot(labels.clamp(min=0).long(), d["V"]).float()
+    return loss, (p * keep[:, None] / keep.sum()).to(logits.dtype)
+
+
+case("ce_fwd_bwd_128k", [dict(N=7, V=33), dict(N=2, V=1), dict(N=4, V=128256)], dict(N=8192, V=128256),
+     [("logits", ("N", "V"), "bf16", "big"), ("labels", ("N",), "i32", "labels_ign")], ref_ce_fb, t_ce_fb, fast=False)
+
+
+def ref_zloss_fb(a, d):
+    x = a["logits"]
+    m = x.max(-1, keepdims=True)
+    e = np.exp(x - m)
+    z = e.sum(-1, keepdims=True)
+    lse = np.log(z) + m
+    return [np.float64(1e-4 * (lse * lse).mean()), rb(2e-4 * lse * (e / z) / x.shape[0])]
+
+
+def t_zloss_fb(logits, d):
+    lse = T().logsumexp(logits.float(), -1, keepdim=True)
+    return 1e-4 * (lse * lse).mean(), (2e-4 * lse * T().softmax(logits.float(), -1) / logits.shape[0]).to(logits.dtype)
+
+
+case("zloss_fwd_bwd", [dict(N=5, V=1000), dict(N=1, V=1), dict(N=3, V=256000)], dict(N=4096, V=256000),
+     [("logits", ("N", "V"), "bf16", "big")], ref_zloss_fb, t_zloss_fb)
+
+
+def ref_f16_edge(a, d):
+    x = a["x"]
+    return [rh(np_softmax(x, -1)), rh(np_ln(x, a["w"], a["b"], 1e-5)), rh(x.mean(-1)), rh(x.sum(-1))]
+
+
+case("f16_edge_norms", [dict(N=5, D=64), dict(N=1, D=1), dict(N=3, D=1000)], dict(N=16384, D=4096),
+     [("x", ("N", "D"), "f16", "f16max"), ("w", ("D",), "f16", "n"), ("b", ("D",), "f16", "n")], ref_f16_edge,
+     lambda x, w, b, d: (T().softmax(x, -1), F().layer_norm(x, (d["D"],), w, b, 1e-5), x.mean(-1), x.sum(-1)))
+
+
+def ref_i32_index(a, d):
+    lab, prev = a["labels"].astype(np.int64), a["prev"].astype(np.int64)
+    off = np.arange(d["N"], dtype=np.int64) * 128256 + lab
+    wrap = ((prev * 1000003 + lab + 2 ** 31) % 2 ** 32) - 2 ** 31
+    return [off, off.max(), wrap, off.astype(np.float32).astype(np.float64),
+            np.trunc(lab.astype(np.float32) / np.float32(1000.0)).astype(np.int64)]
+
+
+def t_i32_index(labels, prev, d):
+    tt = T()
+    off = tt.arange(d["N"], device=labels.device, dtype=tt.int32) * 128256 + labels
+    return off, off.max(), prev * 1000003 + labels, off.float(), (labels.float() / 1000.0).int()
+
+
+case("i32_index_math", [dict(N=5), dict(N=1), dict(N=16384)], dict(N=16384),
+     [("labels", ("N",), "i32", "tok128k"), ("prev", ("N",), "i32", "i32big")], ref_i32_index, t_i32_index)
+
+ROUND8 = ["llama3_8b_block", "qwen2_attn", "falcon7b_block", "gptj_block", "t5_encoder_layer", "convnext_block",
+          "attn_d32", "attn_d48_causal", "attn_d160_causal", "attn_d192", "attn_many_short", "attn_prefill_offset",
+          "attn_prefill_cachepos", "attn_prefix_or_pad", "attn_leftpad_nan", "rmsnorm_res_bwd", "ce_fwd_bwd_128k",
+          "zloss_fwd_bwd", "f16_edge_norms", "i32_index_math"]
