@@ -418,19 +418,20 @@ static bool numel_is(fz *f, const ir_shape *e, double coef, const ir_shape *d) {
 enum { PIECE_STEPS = 4096, PIECE_DEPTH = 32, PIECE_MAX = 4 };
 
 /* The view chain below v as group o's values are read through it: -1 when some path reaches a
- * member of o not inside a concat of domain d whose inputs each have o's domain's elements
- * (a piece), 1 when o is reached only inside such concats (*cat: the innermost), 0 when o is not
+ * member of o not inside an input with o's domain's elements (a piece) of a concat of domain d
+ * (its other inputs, e.g. partial rotary's pass-through dims, are views of other values), 1 when o is reached only inside such concats (*cat: the innermost), 0 when o is not
  * reached. *steps bounds the walk (exhausted: -1). */
 static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under, ir_id *cat,
                       int depth, unsigned *steps) {
     const ir_node *n = &f->g->nodes[v];
     if (!(*steps)-- || depth > PIECE_DEPTH) return -1;
     if (!is_view(f->g, v)) return in_grp(f, v, o) ? (under ? 1 : -1) : 0;
-    bool piece = n->op == IR_OP_CONCAT && n->nin <= PIECE_MAX && numel_is(f, &n->shape, 1, d) &&
-                 numel_is(f, &f->gs[o].dom, n->nin, d);
+    bool cat_d = n->op == IR_OP_CONCAT && n->nin <= PIECE_MAX && numel_is(f, &n->shape, 1, d);
     int res = 0;
     for (unsigned k = 0; k < n->nin; k++) {
-        int r = piece_path(f, ir_in(f->g, n, k), o, d, under || piece, cat, depth + 1, steps);
+        ir_id in = ir_in(f->g, n, k); /* a piece: an input with o's domain's elements */
+        bool piece = cat_d && numel_is(f, &f->gs[o].dom, 1, &f->g->nodes[in].shape);
+        int r = piece_path(f, in, o, d, under || piece, cat, depth + 1, steps);
         if (r < 0) return -1;
         if (r > 0 && piece && !under) *cat = v;
         res |= r;
@@ -440,8 +441,8 @@ static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under,
 
 /* A pointwise group o of a smaller domain joins the group `other` of domain d as the pieces of a
  * concat (rotary's two halves, an interleaved pair's concat on a new axis): o is used only inside
- * the merge, `other` reads it only through concats of domain d of at most PIECE_MAX inputs that
- * each have as many elements as o's domain, so each element of d computes o's values once, at one
+ * the merge, `other` reads it only through inputs with as many elements as o's domain of concats
+ * of domain d of at most PIECE_MAX inputs, so each element of d computes o's values once, at one
  * index, for the piece it selects. Returns the concat (IR_NONE: not so). */
 static ir_id absorbs_pieces(fz *f, uint32_t o, uint32_t other, const ir_shape *d) {
     if (f->gs[o].kind != IR_RK_POINTWISE || !internal_only(f, o, o, other)) return IR_NONE;
@@ -2831,7 +2832,9 @@ static void guard_explain(const ir_graph *g, const pass_index *ix, const guard_s
 }
 
 bool pass_fuse(ir_graph *g, pass_ctx *c) {
-    if (!c->no_fuse) (void)pass_stage_views(g, c), (void)pass_stats_recompute(g, c);
+    if (!c->no_fuse)
+        (void)pass_stage_views(g, c), (void)pass_attn_materialize_qk(g, c),
+            (void)pass_stats_recompute(g, c);
     fz f = {.g = g, .c = c};
     for (ir_id id = 0; id < g->n; id++) f.has_rc |= (g->nodes[id].flags & IR_NF_RECOMPUTE) != 0;
     /* Every pass after this one keeps a view's sources in PASS_SRC_CAP entries. */

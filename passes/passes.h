@@ -133,6 +133,12 @@ bool pass_column_few(const ir_shape *dom, uint32_t axes, const pass_gpu *gpu);
  * a copy becomes a copy (a cast to its own dtype flagged IR_NF_STAGE) that the product reads
  * dense; says each decision with its numbers on c->explain. True when one was inserted. */
 bool pass_stage_views(ir_graph *g, pass_ctx *c);
+/* [attention.materialize_qk] (passes/attn_qk.c, run by pass_fuse after pass_stage_views): a q
+ * or k operand of softmax(F(q @ kT)) @ v that is a concat (partial rotary) becomes a copy (a cast
+ * to its own dtype flagged IR_NF_STAGE) the attention reads by TMA, where the model prices the
+ * sm_90a FA3 kernel plus the copy's bytes below the mma.sync kernel; says each decision on
+ * c->explain. True when one was inserted. */
+bool pass_attn_materialize_qk(ir_graph *g, pass_ctx *c);
 /* [reduction.stats_recompute] (passes/stats.c, run by pass_fuse after pass_stage_views): a
  * reduction kernel's pointwise values of its whole domain, computed from its inputs and its
  * statistics and read only by one other kernel of the same domain, are copied (flagged
