@@ -80,6 +80,14 @@ static bool slice_step(const ir_graph *g, ir_id id, pass_fine_walk *w, ir_dim *v
  * reshapes and at most one slice of any axis (slice_step): w holds, per axis of the buffer, its
  * fine axes at their full extents, vx their extents in the view. *x the buffer. False with why
  * when a step cannot be followed. */
+/* True when view node id is materialised: the anchor of a copy region (a returned view). Any other
+ * view, whichever region it was placed in, is read through by index arithmetic (pass_region_io
+ * writes computed nodes only), so the buffer behind it is its source's. */
+static bool view_copied(const ir_graph *g, ir_id id) {
+    uint32_t r = g->nodes[id].region;
+    return r < g->nregions && g->regions[r].kind == IR_RK_COPY && g->regions[r].anchor == id;
+}
+
 static bool view_walk(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype dt,
                       pass_fine_walk *w, ir_dim *vx, ir_id *x, view_slice *s, char *why,
                       size_t cap) {
@@ -89,7 +97,7 @@ static bool view_walk(const ir_graph *g, unsigned region, ir_id opnd, ir_dtype d
         if (n->op == IR_OP_INPUT || n->nin < 1) return true;
         const ir_node *in = &g->nodes[ir_in(g, n, 0)];
         if (n->op == IR_OP_CAST && n->region == region && n->dtype == dt) {
-        } else if (n->op == IR_OP_PERMUTE && n->region == region) {
+        } else if (n->op == IR_OP_PERMUTE && (n->region == region || !view_copied(g, *x))) {
             pass_fine_walk o = *w;
             for (unsigned i = 0; i < n->shape.rank; i++) {
                 unsigned a = n->a.perm[i];

@@ -419,8 +419,9 @@ enum { PIECE_STEPS = 4096, PIECE_DEPTH = 32, PIECE_MAX = 4 };
 
 /* The view chain below v as group o's values are read through it: -1 when some path reaches a
  * member of o not inside an input with o's domain's elements (a piece) of a concat of domain d
- * (its other inputs, e.g. partial rotary's pass-through dims, are views of other values), 1 when o is reached only inside such concats (*cat: the innermost), 0 when o is not
- * reached. *steps bounds the walk (exhausted: -1). */
+ * (its other inputs, e.g. partial rotary's pass-through dims, are views of other values), 1 when o
+ * is reached only inside such concats (*cat: the innermost), 0 when o is not reached. *steps bounds
+ * the walk (exhausted: -1). */
 static int piece_path(fz *f, ir_id v, uint32_t o, const ir_shape *d, bool under, ir_id *cat,
                       int depth, unsigned *steps) {
     const ir_node *n = &f->g->nodes[v];
