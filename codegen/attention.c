@@ -1311,13 +1311,13 @@ static void sg_qk(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sq, LLVMValueR
 /* O (vars o[i][c], c = g vw + e) += P[ty tm + i][key] V[key][16 vw g + vw tx + e] over the tile's
  * keys, 4 at a time (P's 128-bit loads). */
 static void sg_pv(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sp, LLVMValueRef sv,
-                  LLVMValueRef ty, LLVMValueRef tx, LLVMValueRef o[4][8]) {
+                  LLVMValueRef ty, LLVMValueRef tx, LLVMValueRef o[4][PASS_ATTN_SG_MAXC]) {
     LLVMBuilderRef b = cx->b;
     cg_loop cl;
     LLVMValueRef c4 =
         cg_loop_begin(cx, &cl, cg_i64(cx, 0), cg_i64(cx, s->bn / 4), cg_i64(cx, 1), "pv");
     LLVMValueRef cc = LLVMBuildMul(b, LLVMBuildTrunc(b, c4, cx->i32, ""), cg_i32(cx, 4), "");
-    LLVMValueRef pv[4], acc[4][8];
+    LLVMValueRef pv[4], acc[4][PASS_ATTN_SG_MAXC];
     for (int i = 0; i < s->tm; i++) {
         LLVMValueRef r =
             LLVMBuildAdd(b, LLVMBuildMul(b, ty, cg_i32(cx, s->tm), ""), cg_i32(cx, i), "");
@@ -1349,7 +1349,8 @@ static void sg_pv(cg_ctx *cx, const pass_attn_sg *s, LLVMValueRef sp, LLVMValueR
  * rounded to its dtype at P[ty tm + i][tx + 16 j]. */
 static void sg_softmax(attn_gen *a, const pass_attn_sg *s, LLVMValueRef acc[4][4], LLVMValueRef r0,
                        LLVMValueRef j0, LLVMValueRef ke, LLVMValueRef sp, LLVMValueRef ty,
-                       LLVMValueRef tx, LLVMValueRef *m, LLVMValueRef *l, LLVMValueRef o[4][8]) {
+                       LLVMValueRef tx, LLVMValueRef *m, LLVMValueRef *l,
+                       LLVMValueRef o[4][PASS_ATTN_SG_MAXC]) {
     cg_ctx *cx = a->cx;
     LLVMBuilderRef b = cx->b;
     LLVMValueRef sc[4][4], tx64 = LLVMBuildZExt(b, tx, cx->i64, "");
@@ -1383,7 +1384,7 @@ static void sg_softmax(attn_gen *a, const pass_attn_sg *s, LLVMValueRef acc[4][4
 
 /* Normalises and stores the thread's O (rows r0 + i below Sq, columns below Dv). */
 static bool sg_store(attn_gen *a, const pass_attn_sg *s, LLVMValueRef r0, LLVMValueRef tx,
-                     LLVMValueRef *l, LLVMValueRef o[4][8]) {
+                     LLVMValueRef *l, LLVMValueRef o[4][PASS_ATTN_SG_MAXC]) {
     cg_ctx *cx = a->cx;
     const cg_attn_desc *d = &a->d;
     LLVMBuilderRef b = cx->b;
@@ -1425,7 +1426,7 @@ static bool attn_sg_block(attn_gen *a, LLVMValueRef q0, cg_mm_launch *l, const p
     cg_mm_tile tq = {&d->q, d->nb, a->bidx, q0, cg_i64(cx, 0), d->Sq,  d->D,
                      s->bm, s->dp, s->pq,   1,  IR_F32,        part[0]};
     sg_tile_load(cx, &tq, tid);
-    LLVMValueRef m[4], lv[4], acc[4][4], o[4][8];
+    LLVMValueRef m[4], lv[4], acc[4][4], o[4][PASS_ATTN_SG_MAXC];
     for (int i = 0; i < s->tm; i++) {
         m[i] = cg_var(cx, cg_f32c(cx, -INFINITY)), lv[i] = cg_var(cx, cg_f32c(cx, 0));
         for (int j = 0; j < s->tn; j++) acc[i][j] = cg_var(cx, cg_f32c(cx, 0));

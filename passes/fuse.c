@@ -2314,9 +2314,13 @@ static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
     pass_attn_view vw[3];
     char reason[256] = "";
     if (!pass_attention_fa3(g, r, vw, reason, sizeof reason)) {
+        const ir_region *rg = &g->regions[r];
         fprintf(c->explain, "k%u: [attention.fa3] not taken: %s; the %s kernel runs\n", r, reason,
-                g->regions[r].strategy == IR_RED_KSPLIT ? "mma-attn-ksplit (decode)"
-                                                        : "mma.sync online-softmax");
+                rg->strategy == IR_RED_KSPLIT ? "mma-attn-ksplit (decode)"
+                : !pass_attention_simt(g, r)  ? "mma.sync online-softmax"
+                : rg->threads == PASS_ATTN_SG_THREADS
+                    ? "[attention.simt] CUDA-core (exact f32) online-softmax"
+                    : "CUDA-core warp-per-row (exact f32) online-softmax");
         return;
     }
     fprintf(c->explain, "k%u: [attention.fa3] the sm_90a kernel fa3-wgmma-tma-ws runs: TMA maps",

@@ -327,7 +327,7 @@ double pass_model_instr(const ir_graph *g, const pass_index *ix, uint32_t r, int
 }
 
 /* [attention.simt]'s block (codegen/attention.c attn_sg_block): registers per thread that ptxas
- * gives it (128 at the tiles of pass_attention_simt_tile for head dims 32 .. 128: two blocks of 256
+ * gives it (128 at the tiles of pass_attention_simt_tile for head dims 32 .. 256: two blocks of 256
  * threads per SM), and the instructions per element of a tile load (address, bound test,
  * load, conversion, shared store). */
 enum { SG_REGS = 128, SG_LOAD_INSTR = 8 };

@@ -493,7 +493,7 @@ bool pass_attention_simt(const ir_graph *g, uint32_t r);
  * Q [bm][pq] at qoff, K [bn][pq] at koff (pq >= D rounded to 4, pq / 4 odd: a quarter-warp's
  * 128-bit loads of 8 consecutive keys hit distinct banks), V [bn][dvp] at voff (dvp: Dv rounded to
  * 16), P [bm][pp] at poff (tm pp = 16 mod 32: a warp's two rows of P stores on distinct banks). */
-enum { PASS_ATTN_SG_THREADS = 256, PASS_ATTN_SG_MAXD = 128 };
+enum { PASS_ATTN_SG_THREADS = 256, PASS_ATTN_SG_MAXD = 256, PASS_ATTN_SG_MAXC = 16 };
 typedef struct pass_attn_sg {
     int tm, tn, nc, vw;
     int64_t bm, bn, dp, dvp, pq, pp;
@@ -502,12 +502,13 @@ typedef struct pass_attn_sg {
 /* The tile [attention.simt] picks from the shape (sq, sk: query and key rows, <= 0 unknown; d,
  * dv: head dims): bm = 16, 32 or 64 rows (the fewest 16-row lanes covering sq, 64 when unknown or
  * larger), bn = 16, 32 or 64 keys (64 for head dims <= 64, else 32: the shared memory of two
- * blocks per SM; fewer for sk <= 32). False when a head dim is unknown or above
+ * blocks per SM; fewer for sk <= 32; at most 32 rows for head dims above 128, so that a thread's
+ * O columns tm nc stay at 32 registers). False when a head dim is unknown or above
  * PASS_ATTN_SG_MAXD (the warp-per-row body runs). */
 bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
                               int64_t *bn);
 /* The block's geometry for tile bm x bn (as pass_attention_simt_tile gives) and head dims d, dv;
- * false for a tile it does not build. */
+ * false for a tile it does not build (nc above PASS_ATTN_SG_MAXC or tm nc above 32 O registers). */
 bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pass_attn_sg *s);
 
 /* Roofline: FLOP/B where compute time equals memory time for dtype dt. */

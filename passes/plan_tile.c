@@ -46,6 +46,7 @@ bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int
     if (d < 1 || dv < 1 || d > PASS_ATTN_SG_MAXD || dv > PASS_ATTN_SG_MAXD) return false;
     *bm = sq >= 1 && sq <= 16 ? 16 : sq >= 1 && sq <= 32 ? 32 : 64;
     *bn = d <= 64 && dv <= 64 ? 64 : 32;
+    if ((d > 128 || dv > 128) && *bm > 32) *bm = 32;
     if (sk >= 1 && sk <= 32 && *bn > 32) *bn = 32;
     if (sk >= 1 && sk <= 16) *bn = 16;
     return true;
@@ -62,6 +63,7 @@ bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pas
     s->dvp = (dv + 15) / 16 * 16;
     s->nc = (int)(s->dvp / 16);
     s->vw = s->nc % 4 == 0 ? 4 : s->nc % 2 == 0 ? 2 : 1;
+    if (s->nc > PASS_ATTN_SG_MAXC || s->tm * s->nc > 32) return false;
     s->pp = bn;
     while ((s->tm * s->pp) % 32 != 16) s->pp += 4; /* tm pp = 16 mod 32 within 8 steps */
     s->qoff = 0;

@@ -32,11 +32,6 @@ KNOWN = {
                    "and visits every key tile",
     "attn_sd_cross": "head dim 40 (Stable Diffusion 1.5): [attention.fa3] takes D a multiple of 16 only; the "
                      "mma.sync online-softmax kernel runs",
-    "pythia_parallel_block": "partial rotary: [attention.fa3] not taken: q is no TMA view: %41 (concat) behind %41 "
-                             "is no dense bf16 buffer outside the kernel; the mma.sync kernel runs",
-    "falcon7b_block": "multi-query qkv viewed (B, S, 73, 64), k and v the slices 71:72 and 72:73 of axis 2: "
-                      "[attention.fa3] not taken: v is no TMA view: slice %41 is not of the last axis of a known "
-                      "extent; the mma.sync kernel runs and visits every key tile",
     "attn_many_short": "S = 32: [attention.fa3] not taken: 32 query rows (decode): the 128-row tiles would idle; the "
                        "mma.sync online-softmax kernel runs (predicted 13.0 us against an HBM floor of 10.5 us)",
     "ner_head_n9": "log_softmax over N = 9 in its own kernel: [matmul.epilogue_reduction]: %6 reduces over "
