@@ -94,16 +94,31 @@ def qkv_timm(b, s):
     return {"qkv": qkv}, merge(attend(rb(t[0] @ np.swapaxes(t[1], -1, -2)) * 0.125, t[2]))
 
 
+def mqa_qkv(b, s):
+    """Falcon's _split_heads for multi_query: qkv.view(B, S, 9, 64), heads :7 q, 7 k, 8 v"""
+    t = bf((b, s, 576)).reshape(b, s, 9, 64).transpose(0, 2, 1, 3)
+    q, k, v = t[:, :7], t[:, 7:8], t[:, 8:9]
+    return {"qkv": t.transpose(0, 2, 1, 3).reshape(b, s, 576)}, merge(
+        attend(np.where(causal(s), rb(q @ np.swapaxes(k, -1, -2)) * 0.125, -np.inf), v))
+
+
+def mqa_v_view(b, s):
+    q, k, kv = bf((b, 7, s, 64)), bf((b, 1, s, 64)), bf((b, s, 128))
+    v = kv.reshape(b, s, 2, 64)[:, :, 1:2].transpose(0, 2, 1, 3)
+    return {"q": q, "k": k, "kv": kv}, attend(rb(q @ np.swapaxes(k, -1, -2)) * 0.125, v)
+
+
 CASES = [("mha_causal", mha_causal, 2, 77), ("mha_causal", mha_causal, 1, 1), ("mha_causal", mha_causal, 3, 130),
          ("mha_d64", mha_d64, 2, 77), ("gqa_causal", gqa_causal, 2, 77), ("gqa_causal", gqa_causal, 1, 130),
          ("mha_lens", mha_lens, 3, 77), ("attn_block", attn_block, 2, 33), ("mha_d80", mha_d80, 2, 77),
          ("mha_d96", mha_d96, 1, 130), ("qkv_timm", qkv_timm, 2, 77), ("qkv_timm", qkv_timm, 1, 1),
-         ("qkv_timm", qkv_timm, 1, 197)]
+         ("qkv_timm", qkv_timm, 1, 197), ("mqa_qkv", mqa_qkv, 2, 77), ("mqa_qkv", mqa_qkv, 1, 130),
+         ("mqa_v_view", mqa_v_view, 2, 5), ("mqa_v_view", mqa_v_view, 1, 130)]
 
 
 def fa3_plan(txc, path, work):
-    """The kernels of the sm_90a plan at B=2 S=1000: exactly one FA3 attention kernel over 4-D maps,
-    and no other kernel (the merge back to [B, S, H * D] stored by it: view.alias) unless the program
+    """The kernels of the sm_90a plan at B=2 S=1000: exactly one FA3 attention kernel over 4-D maps
+    (3-D for multi-query's one key / value head: no head dim in their maps), and no other kernel (the merge back to [B, S, H * D] stored by it: view.alias) unless the program
     has projections."""
     ptx = os.path.join(work, "p.ptx")
     r = subprocess.run([txc, path, "--target=sm_90a", "-D", "B=2", "-D", "S=1000", "-o", ptx],
@@ -115,7 +130,7 @@ def fa3_plan(txc, path, work):
     att = [k for k in ks if "attention" in k.get("template", "") or k.get("template", "").startswith(("fa3", "mma-attn"))]
     if len(fa3) != 1 or len(att) != 1 or ("attn_block" not in path and len(ks) != 1):
         return "kernels %s: not one FA3 attention kernel" % [k.get("template") or k["name"] for k in ks]
-    if any(len(t["dims"]) + (1 if "outer" in t else 0) < 4 for t in fa3[0]["tensor_maps"]):
+    if "mqa" not in path and any(len(t["dims"]) + (1 if "outer" in t else 0) < 4 for t in fa3[0]["tensor_maps"]):
         return "the FA3 kernel's maps are not 4-D: %s" % fa3[0]["tensor_maps"]
     return None
 
