@@ -7,6 +7,7 @@
  * attention reads the dense copy by TMA (docs/fusion.md). */
 #include "passes/passes.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -69,6 +70,13 @@ static double numel_of(const ir_graph *g, const ir_shape *s) {
     return !p.overflow && ir_poly_is_const(&p, &v) ? v : -1;
 }
 
+/* Lane instructions per element the mma.sync kernel spends gathering a concat operand in its tile
+ * loads (cg_mm_opnd_load per element: the concat's column compare and the select between its
+ * pieces' addresses, each piece's index arithmetic, a scalar 16-bit load, the conversion and the
+ * shared store; codegen/attention.c's operand tiles), issued beside the products, not overlapped
+ * with them as the cp.async tiles of dense operands are. */
+enum { QK_GATHER_INSTR = 16 };
+
 /* The rule for the attention of products m1, m2: the concats to copy (cat[k] for operand k of m1,
  * IR_NONE: none) and whether the model takes it, said on c->explain with its numbers. */
 static bool qk_decide(ir_graph *g, const pass_ctx *c, ir_id m1, ir_id m2, ir_id cat[2],
@@ -99,15 +107,33 @@ static bool qk_decide(ir_graph *g, const pass_ctx *c, ir_id m1, ir_id m2, ir_id 
     double pad = (double)((d + 63) / 64 * 64) / (double)d, peak = gpu->peak_TFLOPs[dt] * 1e6;
     double t_mma = flops / (peak * gpu->tc_eff), t_fa3 = flops * pad / (peak * gpu->attn_eff);
     double t_copy = 2.0 * bytes / (gpu->hbm_GBps * 1e3);
-    bool take = t_fa3 + t_copy < t_mma;
+    /* in place, the mma.sync kernel gathers q's concat once and k's once per query tile of its
+     * row tile bq (pass_attention_fit, as plan_tile.c plans it) */
+    int64_t bq = 64, bkv = 0, dv = p->shape.dim[p->shape.rank - 1];
+    int st = 0;
+    if (!pass_attention_fit(d, IR_DIM_IS_SYM(dv) ? d : dv, ir_dtype_size(dt), pass_sram_budget(c),
+                            &bq, &bkv, &st))
+        bq = 64;
+    ir_dim sqd = g->nodes[m1].shape.dim[g->nodes[m1].shape.rank - 2];
+    double sq = (double)(IR_DIM_IS_SYM(sqd) ? g->syms[IR_DIM_SYMIDX(sqd)].value : sqd);
+    double gathered = 0, rate = pass_issue_rate(gpu);
+    for (unsigned k = 0; k < 2; k++)
+        if (cat[k] != IR_NONE)
+            gathered += numel_of(g, &g->nodes[cat[k]].shape) *
+                        (k == 0 || sq < 1 ? 1.0 : ceil(sq / (double)bq));
+    double t_gather = rate > 0 ? gathered * QK_GATHER_INSTR / rate : 0;
+    bool take = t_fa3 + t_copy < t_mma + t_gather;
     if (c->explain)
         fprintf(c->explain,
                 "attention %%%u .. %%%u: [attention.materialize_qk] %s%s%s a concat (no TMA "
                 "view): written whole by its producer kernel, %.2f MB written and read back -> "
-                "%.1f us; FA3 %.1f us + %.1f us vs the mma.sync kernel %.1f us (%.2f GFLOP): %s\n",
+                "%.1f us; FA3 %.1f us + %.1f us vs the mma.sync kernel %.1f us (%.2f GFLOP) + "
+                "its in-place gather %.1f us (%.1f M elements x %d instructions, k once per "
+                "%lld-row query tile): %s\n",
                 m1, m2, cat[0] != IR_NONE ? "q" : "", ncat == 2 ? " and " : "",
                 cat[1] != IR_NONE ? "k" : "", bytes / 1e6, t_copy, t_fa3, t_copy, t_mma,
-                flops / 1e9, take ? "materialised" : "read in place");
+                flops / 1e9, t_gather, gathered / 1e6, (int)QK_GATHER_INSTR, (long long)bq,
+                take ? "materialised" : "read in place");
     return take;
 }
 
