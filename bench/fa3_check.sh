@@ -11,7 +11,8 @@
 #    dims 64 and 128, f16 and bf16, causal / window / ALiBi / soft cap / GQA, rows wholly masked
 #    by a length of 0, the causal kernel with block skipping off (TX_ATTN_NO_SKIP=1), and the output
 #    stored into [B, S, H x D] for o_proj ([attention.store_transposed], tests/ostore/*.tx), multi-query
-#    slices of a fused projection (tests/attention/views/mqa_*.tx);
+#    slices of a fused projection (tests/attention/views/mqa_*.tx), the scale after the mask
+#    (examples/attention_scale_last.tx: tiles skipped through the division);
 # 2. sanitize: compute-sanitizer memcheck, racecheck and synccheck on `txc run` of a causal
 #    D128 S=300 and a GQA S=130 program;
 # 3. time: `txc bench --json` (median of the whole graph) at the issue's sizes, and SDPA in the
@@ -111,7 +112,8 @@ if has verify 10; then
   done
   # multi-query (Falcon): one key / value head as extent-1 slices of a fused projection
   for c in "tests/attention/views/mqa_qkv.tx|-D B=2 -D S=77" "tests/attention/views/mqa_qkv.tx|-D B=1 -D S=1000" \
-           "tests/attention/views/mqa_v_view.tx|-D B=2 -D S=130"; do
+           "tests/attention/views/mqa_v_view.tx|-D B=2 -D S=130" \
+           "examples/attention_scale_last.tx|-D B=1 -D H=3 -D S=1100" "examples/attention_scale_last.tx|-D B=2 -D H=2 -D S=77"; do
     # shellcheck disable=SC2086
     verify "${c%%|*}" ${c#*|}
   done

@@ -351,6 +351,11 @@ static attn_iv iv_eval(attn_gen *a, ir_id id, const attn_tile *t, unsigned depth
             return x[0].kind == 1 && ir_dtype_is_float((ir_dtype)n->dtype) ? x[0] : iv_top();
         default: break;
     }
+    double sm;
+    int si = pass_attn_pos_scale(g, id, &sm);
+    if (si >= 0 && x[si].kind == 1) /* a positive scale keeps the order and -inf */
+        return (attn_iv){false, 1, LLVMBuildFMul(b, x[si].lo, cg_f32c(cx, (float)sm), ""),
+                         LLVMBuildFMul(b, x[si].hi, cg_f32c(cx, (float)sm), "")};
     if (ir_op_traits(op) & IR_T_CMP) {
         if (x[0].kind != 0 || x[1].kind != 0) return iv_top();
         LLVMValueRef mt, mf;
@@ -387,6 +392,9 @@ static int iv_static(attn_gen *a, ir_id id, unsigned depth) {
         if (k[1] < 0 || k[2] < 0) return k[1] == 1 || k[2] == 1 ? 1 : -1; /* one side the scores */
         return k[1] == k[2] ? k[1] : -1;
     }
+    double sm;
+    int si = pass_attn_pos_scale(g, id, &sm);
+    if (si >= 0) return k[si] == 1 ? 1 : -1;
     /* m & causal: one known side decides where it is false (|: where it is true) */
     if ((op == IR_OP_AND || op == IR_OP_OR) && (k[0] == 2 || k[1] == 2)) return 2;
     for (unsigned i = 0; i < n->nin; i++)

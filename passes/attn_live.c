@@ -85,6 +85,29 @@ static al_iv al_where(const al_iv x[3]) {
     return (al_iv){false, x[1].kind, fmin(x[1].lo, x[2].lo), fmax(x[1].hi, x[2].hi)};
 }
 
+/* A rank-0 f32 constant behind broadcasts: its value in *v. */
+static bool scalar_const(const ir_graph *g, ir_id id, double *v) {
+    const ir_node *n = &g->nodes[id];
+    while (n->op == IR_OP_BROADCAST) n = &g->nodes[ir_in(g, n, 0)];
+    if (n->op != IR_OP_CONST || ir_shape_numel(&n->shape) != 1 || n->dtype != IR_F32) return false;
+    *v = n->a.cval;
+    return true;
+}
+
+/* See passes.h. */
+int pass_attn_pos_scale(const ir_graph *g, ir_id id, double *m) {
+    const ir_node *n = &g->nodes[id];
+    if ((n->op != IR_OP_MUL && n->op != IR_OP_DIV) || n->nin != 2 || n->dtype != IR_F32) return -1;
+    for (unsigned k = 0; k < 2; k++) {
+        double c;
+        if (n->op == IR_OP_DIV && k == 0) continue; /* the divisor only */
+        if (!scalar_const(g, ir_in(g, n, k), &c) || !isfinite(c) || !(c > 0)) continue;
+        *m = n->op == IR_OP_DIV ? 1.0 / c : c;
+        return 1 - (int)k;
+    }
+    return -1;
+}
+
 /* The interval of node id over the tile (codegen/attention.c iv_eval's rules at compile time). */
 static al_iv al_eval(al_ctx *x, ir_id id, unsigned depth) {
     const ir_graph *g = x->g;
@@ -118,6 +141,9 @@ static al_iv al_eval(al_ctx *x, ir_id id, unsigned depth) {
             return (al_iv){false, 1, a[0].lo, a[0].hi};
         default: break;
     }
+    double sm;
+    int si = pass_attn_pos_scale(g, id, &sm);
+    if (si >= 0 && a[si].kind == 1) return (al_iv){false, 1, a[si].lo * sm, a[si].hi * sm};
     if (ir_op_traits(op) & IR_T_CMP) {
         if (a[0].kind != 0 || a[1].kind != 0) return al_top();
         bool t, f;

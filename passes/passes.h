@@ -448,6 +448,12 @@ typedef struct pass_attn_live {
  * F has no mask (no where, no input read other than through the product: a plain scale). */
 bool pass_attention_live(const ir_graph *g, const ir_region *rg, int64_t bm, int64_t bn,
                          pass_attn_live *o);
+/* The interval rule of a positive scale in a score function F (shared by attn_live.c and codegen's
+ * iv_eval, so that price and kernel skip the same tiles): node id is an f32 x * c, c * x or x / c
+ * with c a scalar constant, finite and > 0. Returns the operand index of x and sets *m to the
+ * multiplier (c, or 1 / c); -1 otherwise. -inf stays -inf, so where(keep, s, -inf) / c is -inf
+ * wherever the where is. */
+int pass_attn_pos_scale(const ir_graph *g, ir_id id, double *m);
 /* [attention.split_kv] with sizes bound at run time: the fewest key-split blocks the known sizes
  * allow (the product of the output's batch dims known at compile time, symbols counted as 1,
  * over a packed GQA group), from which the planner's chunks fill the region's split_slots. */

@@ -46,7 +46,10 @@ bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int
     if (d < 1 || dv < 1 || d > PASS_ATTN_SG_MAXD || dv > PASS_ATTN_SG_MAXD) return false;
     *bm = sq >= 1 && sq <= 16 ? 16 : sq >= 1 && sq <= 32 ? 32 : 64;
     *bn = d <= 64 && dv <= 64 ? 64 : 32;
-    if ((d > 128 || dv > 128) && *bm > 32) *bm = 32;
+    /* above head dim 128: 32 rows (two blocks an SM, O in 32 registers a thread), or 64 with
+     * TX_ATTN_SG_WIDE=1 (one block of 254 registers an SM; for A/B measurement) */
+    const char *wide = getenv("TX_ATTN_SG_WIDE");
+    if ((d > 128 || dv > 128) && *bm > 32 && !(wide && wide[0] == '1')) *bm = 32;
     if (sk >= 1 && sk <= 32 && *bn > 32) *bn = 32;
     if (sk >= 1 && sk <= 16) *bn = 16;
     return true;
@@ -63,7 +66,7 @@ bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pas
     s->dvp = (dv + 15) / 16 * 16;
     s->nc = (int)(s->dvp / 16);
     s->vw = s->nc % 4 == 0 ? 4 : s->nc % 2 == 0 ? 2 : 1;
-    if (s->nc > PASS_ATTN_SG_MAXC || s->tm * s->nc > 32) return false;
+    if (s->nc > PASS_ATTN_SG_MAXC || s->tm * s->nc > 64) return false;
     s->pp = bn;
     while ((s->tm * s->pp) % 32 != 16) s->pp += 4; /* tm pp = 16 mod 32 within 8 steps */
     s->qoff = 0;

@@ -57,6 +57,13 @@ def case_causal(b, h, s):
     return {"q": q, "k": k, "v": v}, attend(np.where(i >= j, scores(q, k), -np.inf), v)
 
 
+def case_scale_last(b, h, s):
+    """GPT-2 / GPT-J eager order: mask, then / sqrt(128)"""
+    q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
+    i, j = ij(s)
+    return {"q": q, "k": k, "v": v}, attend(np.where(i >= j, rb(q @ np.swapaxes(k, -1, -2)), -np.inf) / 11.313708498984761, v)
+
+
 def case_window(b, h, s):
     q, k, v = bf((b, h, s, 128)), bf((b, h, s, 128)), bf((b, h, s, 128))
     i, j = ij(s)
@@ -170,7 +177,7 @@ def case_lse(b, h, s):
 CASES = []
 for b, h, s in ((1, 2, 1), (2, 3, 77), (1, 2, 130)):
     for name, fn in (("causal", case_causal), ("window", case_window), ("alibi", case_alibi),
-                     ("softcap", case_softcap), ("mask", case_mask)):
+                     ("softcap", case_softcap), ("mask", case_mask), ("scale_last", case_scale_last)):
         CASES.append((f"{name} B={b} H={h} S={s}", name, {"B": b, "H": h, "S": s}, lambda fn=fn, b=b, h=h, s=s: fn(b, h, s)))
 for b, h, s in ((3, 2, 1), (3, 2, 67), (4, 1, 130)):
     CASES.append((f"padmask B={b} H={h} S={s}", "padmask", {"B": b, "H": h, "S": s},

@@ -1407,6 +1407,12 @@ static void test_live_tiles(void **state) {
         {", n: i32[B]", "where(iota((B, 1, 1, S), axis=3) < reshape(n, (B, 1, 1, 1)), s, -inf)",
          1000, 64, true},
         {", m: bool[B, 1, S, S]", "where(m, s, -inf)", 1000, 64, true},
+        /* a positive scale after the mask keeps -inf (pass_attn_pos_scale); a negative one, a
+         * tensor divisor or a finite fill value (finfo.min) does not skip */
+        {"", "where(d >= 0, s, -inf) / 16.0", 1000, 36, true},
+        {"", "0.5 * where(d >= 0, s, -inf) * 2.0", 1024, 36, true},
+        {"", "where(d >= 0, s, -inf) / -16.0", 1000, 64, true},
+        {"", "where(d >= 0, s, -3.4028234663852886e38) / 16.0", 1000, 64, true},
         {"", "s", 1000, 0, false},
     };
     char src[1024];
