@@ -514,7 +514,7 @@ typedef struct pass_attn_sg {
 bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
                               int64_t *bn);
 /* The block's geometry for tile bm x bn (as pass_attention_simt_tile gives) and head dims d, dv;
- * false for a tile it does not build (nc above PASS_ATTN_SG_MAXC or tm nc above 32 O registers). */
+ * false for a tile it does not build (nc above PASS_ATTN_SG_MAXC or tm nc above 64 O registers). */
 bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pass_attn_sg *s);
 
 /* Roofline: FLOP/B where compute time equals memory time for dtype dt. */
