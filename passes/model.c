@@ -336,6 +336,10 @@ enum { SG_REGS = 128, SG_LOAD_INSTR = 8 };
  * Swin-V2 k2 [4704 x 64 x 64, D 32] 136 us for 78.7 at the full rate (0.58), f32 S = 64 D = 32
  * 0.51, S = 256 D = 64 0.75, S = 1024 D = 64 0.64, S = 1024 D = 128 0.61. */
 #define SG_ISSUE_EFF 0.6
+/* Above head dim 128 (64-row blocks of 254 registers, one an SM, O += PV's V loads 4 nc / vw per 4
+ * keys): measured on the H200 (2026-12-04) f32 d256 causal S = 2048 0.44, S = 512 0.43, GPT-J's
+ * k7 (finfo.min mask, every tile) 0.37. */
+#define SG_ISSUE_EFF_WIDE 0.42
 
 /* Lane instructions per score of the SIMT block sg: S = Q K^T (dp fmas, a 128-bit shared load
  * per 4 of them and tm + tn fragments), O += P V (dvp fmas; tm P fragments and 4 x nc / vw V
@@ -373,8 +377,9 @@ static double sg_instr(const ir_graph *g, uint32_t r, const pass_attn_sg *sg, do
 /* [attention.simt] (f32 operands on the CUDA cores): blocks of the planner's tile over every batch
  * element's query tiles, as many per SM as registers (SG_REGS) and shared memory allow; the time
  * is the larger of HBM's and the issue of the lane instructions of every score of the padded
- * tiles (sg_instr) at SG_ISSUE_EFF of the GPU's issue rate (pass_issue_rate: 4 warp instructions
- * per SM per cycle; fmas issue at that rate, f32 peak = 2 x it), the last wave's tail included. */
+ * tiles (sg_instr) at SG_ISSUE_EFF (SG_ISSUE_EFF_WIDE above head dim 128) of the GPU's issue rate
+ * (pass_issue_rate: 4 warp instructions per SM per cycle; fmas issue at that rate, f32 peak = 2 x
+ * it), the last wave's tail included. */
 static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const pass_gpu *gpu,
                                  pass_model *m) {
     uint32_t r = g->nodes[rg->anchor].region;
@@ -393,7 +398,10 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     double qk, pv, f, per = sg_instr(g, r, &sg, &qk, &pv, &f), rate = pass_issue_rate(gpu);
     if (rate <= 0) return false;
     int64_t blocks = nb * cdiv(sq, sg.bm);
-    int64_t res = gpu->regs_per_sm / (SG_REGS * PASS_ATTN_SG_THREADS),
+    bool wide = d > 128 || dv > 128;
+    m->sg_regs = wide ? 2 * SG_REGS : SG_REGS;
+    m->sg_eff = wide ? SG_ISSUE_EFF_WIDE : SG_ISSUE_EFF;
+    int64_t res = gpu->regs_per_sm / (m->sg_regs * PASS_ATTN_SG_THREADS),
             sm = gpu->smem_per_sm / sg.bytes;
     if (sm < res) res = sm;
     if (res < 1) res = 1;
@@ -408,7 +416,7 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     m->instr = per;
     m->sg_qk = qk, m->sg_pv = pv, m->sg_f = f;
     m->issue_us =
-        scores * per / (rate * SG_ISSUE_EFF) * (m->waves > 1 ? ceil(m->waves) / m->waves : 1.0);
+        scores * per / (rate * m->sg_eff) * (m->waves > 1 ? ceil(m->waves) / m->waves : 1.0);
     m->comp_us = m->issue_us;
     m->time_us = m->mem_us > m->issue_us ? m->mem_us : m->issue_us;
     return true;
@@ -755,9 +763,9 @@ void pass_model_text(const pass_model *m, const pass_gpu *gpu, FILE *out) {
                 "per SM at %d registers a thread), %.2f waves; %.1f lane instructions per score "
                 "(S = QK^T %.1f, O += PV %.1f, F and softmax %.1f, row updates and tile loads the "
                 "rest) at %.0f%% of %.0f per ns (measured): issue %.3f us, HBM %.3f us\n",
-                (long long)m->grid, m->threads, (long long)m->per_sm, SG_REGS, m->waves, m->instr,
-                m->sg_qk, m->sg_pv, m->sg_f, 100.0 * SG_ISSUE_EFF, pass_issue_rate(gpu) / 1e3,
-                m->issue_us, m->mem_us);
+                (long long)m->grid, m->threads, (long long)m->per_sm, m->sg_regs, m->waves,
+                m->instr, m->sg_qk, m->sg_pv, m->sg_f, 100.0 * m->sg_eff,
+                pass_issue_rate(gpu) / 1e3, m->issue_us, m->mem_us);
         live_text(m, out);
         return;
     }

@@ -508,8 +508,9 @@ typedef struct pass_attn_sg {
 /* The tile [attention.simt] picks from the shape (sq, sk: query and key rows, <= 0 unknown; d,
  * dv: head dims): bm = 16, 32 or 64 rows (the fewest 16-row lanes covering sq, 64 when unknown or
  * larger), bn = 16, 32 or 64 keys (64 for head dims <= 64, else 32: the shared memory of two
- * blocks per SM; fewer for sk <= 32; at most 32 rows for head dims above 128, so that a thread's
- * O columns tm nc stay at 32 registers). False when a head dim is unknown or above
+ * blocks per SM; fewer for sk <= 32; above head dim 128 a thread's O columns tm nc take 64
+ * registers, one block an SM; TX_ATTN_SG_WIDE=0: at most 32 rows there). False when a head dim is
+ * unknown or above
  * PASS_ATTN_SG_MAXD (the warp-per-row body runs). */
 bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
                               int64_t *bn);
@@ -1176,6 +1177,8 @@ typedef struct pass_model {
     int64_t pw_rows, pw_rext;  /* pointwise.row: rows, elements a row */
     unsigned pw_lanes;         /* pointwise.row: lanes a row */
     double sg_qk, sg_pv, sg_f; /* attention.simt: lane instructions per score of S, PV and F */
+    double sg_eff;             /* attention.simt: the share of the issue rate it sustains */
+    int sg_regs;               /* attention.simt: registers a thread (the model's residency) */
     double floor_us; /* fill and drain: FILL_ROUNDS DRAM round trips + a busy SM's share of the
                         bytes at its share of the HBM bandwidth (passes/model.c) */
     int64_t xrows;   /* cluster rows: the rows one cluster runs one after the other (0: none) */
