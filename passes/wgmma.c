@@ -331,8 +331,12 @@ double pass_wg_model(const pass_wg_shape *s, const pass_wg_tile *t, const pass_g
     int sms = gpu->sms > 0 ? gpu->sms : s->sms;
     double clk_per_us = peak * 1e6 / (sms * WG_FLOP_CLK); /* the tensor cores' clock, in MHz */
     double mma = (double)t->bm * s->nmm * t->bn * WG_BK * 2 / WG_FLOP_CLK / eff;
-    double smem = (double)t->consumers * (64.0 + (double)s->nmm * t->bn) * 128.0 /
-                  (WG_SMEM_B_CLK * WG_SMEM_EFF);
+    /* shared memory a k step moves: each consumer's wgmma reads of its 64 A rows and the B tiles,
+     * and the TMA writes of the CTA's A rows and B tiles (a multicast peer's half lands here
+     * too), 128 bytes a row */
+    double smem = ((double)t->consumers * (64.0 + (double)s->nmm * t->bn) +
+                   ((double)t->bm + (double)s->nmm * t->bn)) *
+                  128.0 / (WG_SMEM_B_CLK * WG_SMEM_EFF);
     double core_us = (mma > smem ? mma : smem) / clk_per_us, l2 = step_l2_bytes(s, t);
     double floor_us = WG_STEP_US + WG_STEP_US_KB * l2 / 1024.0;
     if (core_us < floor_us) core_us = floor_us;
