@@ -2073,33 +2073,18 @@ static void awg_issue_pv(attn_gen *a, const attn_wgk *k, LLVMValueRef sv, LLVMVa
  * max, one FFMA + MUFU.EX2 (exp2 form), one FADD of the row sum, half a paired convert of P; the
  * key-bound mask and the position-only masks only in tiles that need them. */
 
-/* Whether node id of F is x * c or x / k with c, k > 0 finite scalar constants and x the product
- * or its f32 cast (*c gets c, or 1 / k). */
+/* Whether node id of F is a positive scale (pass_attn_pos_scale) of the 16-bit product or its f32
+ * cast; *c gets the multiplier (c, or 1 / k) when it is. */
 static bool awg_scaled(const ir_graph *g, const attn_match *am, ir_id id, double *c) {
-    const ir_node *n = &g->nodes[id];
-    if (n->op == IR_OP_DIV && n->dtype == IR_F32) { /* x / k, as users write / sqrt(d): 1 / k */
-        ir_id x = ir_in(g, n, 0);
-        const ir_node *xn = &g->nodes[x], *kn = &g->nodes[ir_in(g, n, 1)];
-        if (xn->op == IR_OP_CAST && xn->dtype == IR_F32 && ir_in(g, xn, 0) == am->mm1) x = am->mm1;
-        if (x == am->mm1 && g->nodes[am->mm1].dtype != IR_F32 && kn->op == IR_OP_CONST &&
-            kn->shape.rank == 0 && kn->a.cval > 0 && isfinite(kn->a.cval)) {
-            *c = 1.0 / kn->a.cval;
-            return true;
-        }
-        return false;
-    }
-    if (n->op != IR_OP_MUL || n->dtype != IR_F32) return false;
-    for (unsigned s = 0; s < 2; s++) {
-        ir_id x = ir_in(g, n, s);
-        const ir_node *xn = &g->nodes[x], *kn = &g->nodes[ir_in(g, n, 1 - s)];
-        if (xn->op == IR_OP_CAST && xn->dtype == IR_F32 && ir_in(g, xn, 0) == am->mm1) x = am->mm1;
-        if (x == am->mm1 && g->nodes[am->mm1].dtype != IR_F32 && kn->op == IR_OP_CONST &&
-            kn->shape.rank == 0 && kn->a.cval > 0 && isfinite(kn->a.cval)) {
-            *c = kn->a.cval;
-            return true;
-        }
-    }
-    return false;
+    double m;
+    int s = pass_attn_pos_scale(g, id, &m);
+    if (s < 0) return false;
+    ir_id x = ir_in(g, &g->nodes[id], (unsigned)s);
+    const ir_node *xn = &g->nodes[x];
+    if (xn->op == IR_OP_CAST && xn->dtype == IR_F32 && ir_in(g, xn, 0) == am->mm1) x = am->mm1;
+    if (x != am->mm1 || g->nodes[am->mm1].dtype == IR_F32) return false;
+    *c = m;
+    return true;
 }
 
 static bool awg_is_inf(const ir_graph *g, ir_id id) {

@@ -85,15 +85,6 @@ static al_iv al_where(const al_iv x[3]) {
     return (al_iv){false, x[1].kind, fmin(x[1].lo, x[2].lo), fmax(x[1].hi, x[2].hi)};
 }
 
-/* A rank-0 f32 constant behind broadcasts: its value in *v. */
-static bool scalar_const(const ir_graph *g, ir_id id, double *v) {
-    const ir_node *n = &g->nodes[id];
-    while (n->op == IR_OP_BROADCAST) n = &g->nodes[ir_in(g, n, 0)];
-    if (n->op != IR_OP_CONST || ir_shape_numel(&n->shape) != 1 || n->dtype != IR_F32) return false;
-    *v = n->a.cval;
-    return true;
-}
-
 /* See passes.h. */
 int pass_attn_pos_scale(const ir_graph *g, ir_id id, double *m) {
     const ir_node *n = &g->nodes[id];
@@ -101,7 +92,10 @@ int pass_attn_pos_scale(const ir_graph *g, ir_id id, double *m) {
     for (unsigned k = 0; k < 2; k++) {
         double c;
         if (n->op == IR_OP_DIV && k == 0) continue; /* the divisor only */
-        if (!scalar_const(g, ir_in(g, n, k), &c) || !isfinite(c) || !(c > 0)) continue;
+        const ir_node *kn = &g->nodes[ir_in(g, n, k)];
+        if (kn->op != IR_OP_CONST || kn->shape.rank != 0) continue;
+        c = kn->a.cval;
+        if (!isfinite(c) || !(c > 0)) continue;
         *m = n->op == IR_OP_DIV ? 1.0 / c : c;
         return 1 - (int)k;
     }

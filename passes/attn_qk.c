@@ -109,11 +109,10 @@ static bool qk_decide(ir_graph *g, const pass_ctx *c, ir_id m1, ir_id m2, ir_id 
     double t_copy = 2.0 * bytes / (gpu->hbm_GBps * 1e3);
     /* in place, the mma.sync kernel gathers q's concat once and k's once per query tile of its
      * row tile bq (pass_attention_fit, as plan_tile.c plans it) */
-    int64_t bq = 64, bkv = 0, dv = p->shape.dim[p->shape.rank - 1];
+    int64_t bq = 64, bkv = 0, dv = p->shape.dim[p->shape.rank - 1]; /* 64: no tile fits */
     int st = 0;
-    if (!pass_attention_fit(d, IR_DIM_IS_SYM(dv) ? d : dv, ir_dtype_size(dt), pass_sram_budget(c),
-                            &bq, &bkv, &st))
-        bq = 64;
+    pass_attention_fit(d, IR_DIM_IS_SYM(dv) ? d : dv, ir_dtype_size(dt), pass_sram_budget(c), &bq,
+                       &bkv, &st);
     ir_dim sqd = g->nodes[m1].shape.dim[g->nodes[m1].shape.rank - 2];
     double sq = (double)(IR_DIM_IS_SYM(sqd) ? g->syms[IR_DIM_SYMIDX(sqd)].value : sqd);
     double gathered = 0, rate = pass_issue_rate(gpu);

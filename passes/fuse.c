@@ -2306,6 +2306,16 @@ static void plan_tuned(pass_ctx *c, ir_graph *g, const pass_index *ix, uint32_t 
     if (c->explain) pass_red_pick_explain(g, ix, r, gpu, budget, c->explain);
 }
 
+/* The kernel attention region r runs where FA3 does not (plan_tile.c's choice). */
+static const char *attn_kernel_name(const ir_graph *g, uint32_t r) {
+    const ir_region *rg = &g->regions[r];
+    if (rg->strategy == IR_RED_KSPLIT) return "mma-attn-ksplit (decode)";
+    if (!pass_attention_simt(g, r)) return "mma.sync online-softmax";
+    if (rg->threads == PASS_ATTN_SG_THREADS)
+        return "[attention.simt] CUDA-core (exact f32) online-softmax";
+    return "CUDA-core warp-per-row (exact f32) online-softmax";
+}
+
 /* The --explain line of attention region r's kernel on a target with the sm_90a kernel: the
  * rule [attention.fa3] (pass_attention_fa3, the one codegen emits by), with how TMA reads each
  * operand, or the reason it fails and the kernel that runs instead. */
@@ -2314,13 +2324,8 @@ static void explain_fa3(pass_ctx *c, const ir_graph *g, uint32_t r) {
     pass_attn_view vw[3];
     char reason[256] = "";
     if (!pass_attention_fa3(g, r, vw, reason, sizeof reason)) {
-        const ir_region *rg = &g->regions[r];
         fprintf(c->explain, "k%u: [attention.fa3] not taken: %s; the %s kernel runs\n", r, reason,
-                rg->strategy == IR_RED_KSPLIT ? "mma-attn-ksplit (decode)"
-                : !pass_attention_simt(g, r)  ? "mma.sync online-softmax"
-                : rg->threads == PASS_ATTN_SG_THREADS
-                    ? "[attention.simt] CUDA-core (exact f32) online-softmax"
-                    : "CUDA-core warp-per-row (exact f32) online-softmax");
+                attn_kernel_name(g, r));
         return;
     }
     fprintf(c->explain, "k%u: [attention.fa3] the sm_90a kernel fa3-wgmma-tma-ws runs: TMA maps",

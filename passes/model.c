@@ -398,7 +398,7 @@ static bool model_attention_simt(const ir_graph *g, const ir_region *rg, const p
     double qk, pv, f, per = sg_instr(g, r, &sg, &qk, &pv, &f), rate = pass_issue_rate(gpu);
     if (rate <= 0) return false;
     int64_t blocks = nb * cdiv(sq, sg.bm);
-    bool wide = d > 128 || dv > 128;
+    bool wide = pass_attention_simt_wide(d, dv);
     m->sg_regs = wide ? 2 * SG_REGS : SG_REGS;
     m->sg_eff = wide ? SG_ISSUE_EFF_WIDE : SG_ISSUE_EFF;
     int64_t res = gpu->regs_per_sm / (m->sg_regs * PASS_ATTN_SG_THREADS),

@@ -449,10 +449,10 @@ typedef struct pass_attn_live {
 bool pass_attention_live(const ir_graph *g, const ir_region *rg, int64_t bm, int64_t bn,
                          pass_attn_live *o);
 /* The interval rule of a positive scale in a score function F (shared by attn_live.c and codegen's
- * iv_eval, so that price and kernel skip the same tiles): node id is an f32 x * c, c * x or x / c
- * with c a scalar constant, finite and > 0. Returns the operand index of x and sets *m to the
- * multiplier (c, or 1 / c); -1 otherwise. -inf stays -inf, so where(keep, s, -inf) / c is -inf
- * wherever the where is. */
+ * iv_eval, so that price and kernel skip the same tiles, and by FA3's scale peel): node id is an
+ * f32 x * c, c * x or x / c with c a rank-0 constant, finite and > 0. Returns the operand index of
+ * x and sets *m to the multiplier (c, or 1 / c); -1 otherwise. -inf stays -inf, so where(keep, s,
+ * -inf) / c is -inf wherever the where is. */
 int pass_attn_pos_scale(const ir_graph *g, ir_id id, double *m);
 /* [attention.split_kv] with sizes bound at run time: the fewest key-split blocks the known sizes
  * allow (the product of the output's batch dims known at compile time, symbols counted as 1,
@@ -514,6 +514,9 @@ typedef struct pass_attn_sg {
  * PASS_ATTN_SG_MAXD (the warp-per-row body runs). */
 bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
                               int64_t *bn);
+/* Whether head dims d, dv take [attention.simt]'s wide blocks (above 128: 64 O registers a
+ * thread, one block an SM, priced at their own measured issue share). */
+bool pass_attention_simt_wide(int64_t d, int64_t dv);
 /* The block's geometry for tile bm x bn (as pass_attention_simt_tile gives) and head dims d, dv;
  * false for a tile it does not build (nc above PASS_ATTN_SG_MAXC or tm nc above 64 O registers). */
 bool pass_attention_simt_geom(int64_t bm, int64_t bn, int64_t d, int64_t dv, pass_attn_sg *s);

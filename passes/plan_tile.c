@@ -41,6 +41,8 @@ bool pass_attention_fit(int64_t d, int64_t dv, int e, int64_t budget, int64_t *b
 
 static int64_t cdiv(int64_t a, int64_t b) { return a / b + (a % b != 0); }
 
+bool pass_attention_simt_wide(int64_t d, int64_t dv) { return d > 128 || dv > 128; }
+
 bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int64_t *bm,
                               int64_t *bn) {
     if (d < 1 || dv < 1 || d > PASS_ATTN_SG_MAXD || dv > PASS_ATTN_SG_MAXD) return false;
@@ -50,7 +52,7 @@ bool pass_attention_simt_tile(int64_t sq, int64_t sk, int64_t d, int64_t dv, int
      * measured on the H200 (2026-12-04) 1.12-1.47x faster than 32 rows (two blocks an SM, O in 32
      * registers; TX_ATTN_SG_WIDE=0 for the A/B): GPT-J's d256 attention 3892 against 5724 us */
     const char *wide = getenv("TX_ATTN_SG_WIDE");
-    if ((d > 128 || dv > 128) && *bm > 32 && wide && wide[0] == '0') *bm = 32;
+    if (pass_attention_simt_wide(d, dv) && *bm > 32 && wide && wide[0] == '0') *bm = 32;
     if (sk >= 1 && sk <= 32 && *bn > 32) *bn = 32;
     if (sk >= 1 && sk <= 16) *bn = 16;
     return true;
